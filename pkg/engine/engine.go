@@ -1,0 +1,333 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/attache-dev/attache/pkg/diag"
+	"github.com/attache-dev/attache/pkg/gatewayapi"
+	"github.com/attache-dev/attache/pkg/merge"
+	"github.com/attache-dev/attache/pkg/policy"
+	"github.com/attache-dev/attache/pkg/topology"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// crdGroupKind identifies CustomResourceDefinition objects.
+var crdGroupKind = topology.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
+
+// attachment is a policy attached to one node (one resolved declared target).
+type attachment struct {
+	id     merge.Src
+	pol    *pstate
+	node   topology.NodeID
+	nsName string // set for attachments to a Namespace
+	spec   *merge.Tree
+	// Tallies over the contexts it is part of.
+	reach      Reach
+	conflicted int
+	lostTo     map[Attachment]map[string]bool
+	affects    map[topology.NodeID]bool
+}
+
+// pstate is a policy being processed.
+type pstate struct {
+	p         *policy.Policy
+	ancestors []ancestorState
+	atts      []*attachment
+	// targetProblems are why declared targets resolved to nothing (selectors).
+	noTarget []string
+}
+
+type ancestorState struct {
+	ref    topology.Ref
+	att    *attachment // nil when not accepted
+	reason string
+	msg    string
+}
+
+// computation holds the state of one Compute call.
+type computation struct {
+	opts     Options
+	graph    *topology.Graph
+	grants   *gatewayapi.Grants
+	kinds    map[topology.GroupKind]*policy.Kind
+	policies []*pstate
+	atts     []*attachment
+	problems []diag.Problem
+	result   *Result
+}
+
+// Compute runs the engine over objects.
+func Compute(objs []Object, opts Options) *Result {
+	if opts.ControllerName == "" {
+		opts.ControllerName = DefaultControllerName
+	}
+	if opts.ConditionDomain == "" {
+		opts.ConditionDomain = DefaultConditionDomain
+	}
+	c := &computation{opts: opts, kinds: map[topology.GroupKind]*policy.Kind{}, result: &Result{}}
+	topoObjs, policyObjs := c.classify(objs)
+	b := topology.NewBuilder()
+	grants, probs := gatewayapi.Add(b, topoObjs)
+	c.grants = grants
+	c.problems = append(c.problems, probs...)
+	c.parsePolicies(policyObjs)
+	c.addVirtualTargets(b)
+	g, cycles := b.Build()
+	for _, cy := range cycles {
+		c.problems = append(c.problems, diag.Problem{Object: cy.Child, Message: cy.Error()})
+	}
+	c.graph = g
+	c.result.Graph = g
+	c.resolveTargets()
+	for _, k := range c.sortedKinds() {
+		c.computeKind(k)
+	}
+	c.finishStatus()
+	sort.SliceStable(c.problems, func(i, j int) bool { return problemLess(c.problems[i], c.problems[j]) })
+	c.result.Problems = c.problems
+	return c.result
+}
+
+func problemLess(a, b diag.Problem) bool {
+	if c := a.Object.Compare(b.Object); c != 0 {
+		return c < 0
+	}
+	if a.Field != b.Field {
+		return a.Field < b.Field
+	}
+	return a.Message < b.Message
+}
+
+func (c *computation) sortedKinds() []*policy.Kind {
+	out := make([]*policy.Kind, 0, len(c.kinds))
+	for _, k := range c.kinds {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	c.result.Kinds = out
+	return out
+}
+
+// classify finds policy kinds (CRDs and Go kinds) and splits objects into
+// topology objects and policies. Objects of no known kind are ignored.
+func (c *computation) classify(objs []Object) (topo []*unstructured.Unstructured, pols []Object) {
+	seen := map[topology.Ref]string{}
+	var rest []Object
+	for _, o := range objs {
+		u := o.Object
+		if u == nil {
+			continue
+		}
+		gvk := u.GroupVersionKind()
+		ref := topology.Ref{Group: gvk.Group, Kind: gvk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
+		if gvk.Kind == "" || u.GetAPIVersion() == "" {
+			c.problems = append(c.problems, diag.Problem{Object: ref, Source: o.Source, Message: "object has no apiVersion or kind; ignored"})
+			continue
+		}
+		if ref.Name == "" {
+			c.problems = append(c.problems, diag.Problem{Object: ref, Source: o.Source, Field: "metadata.name", Message: "object has no name; ignored"})
+			continue
+		}
+		if prev, dup := seen[ref]; dup {
+			c.problems = append(c.problems, diag.Problem{Object: ref, Source: o.Source, Message: fmt.Sprintf("duplicate object (first seen in %s); this copy is ignored", orUnknown(prev))})
+			continue
+		}
+		seen[ref] = o.Source
+		if ref.GroupKind() == crdGroupKind {
+			k, prob := policy.KindFromCRD(u, nil)
+			if prob != nil {
+				prob.Source = o.Source
+				c.problems = append(c.problems, *prob)
+				continue
+			}
+			if k == nil {
+				continue
+			}
+			if f, ok := c.opts.Custom[k.GroupKind]; ok {
+				k, prob = policy.KindFromCRD(u, f)
+				if prob != nil {
+					prob.Source = o.Source
+					c.problems = append(c.problems, *prob)
+					continue
+				}
+			}
+			c.kinds[k.GroupKind] = k
+			continue
+		}
+		rest = append(rest, o)
+	}
+	for _, k := range c.opts.Kinds {
+		c.kinds[k.GroupKind] = k
+	}
+	for _, o := range rest {
+		gk := topology.GroupKind{Group: o.Object.GroupVersionKind().Group, Kind: o.Object.GetKind()}
+		if _, isPolicy := c.kinds[gk]; isPolicy {
+			pols = append(pols, o)
+		} else if gatewayapi.Handles(gk) {
+			topo = append(topo, o.Object)
+		}
+	}
+	return topo, pols
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "the input"
+	}
+	return s
+}
+
+func (c *computation) parsePolicies(objs []Object) {
+	for _, o := range objs {
+		gk := topology.GroupKind{Group: o.Object.GroupVersionKind().Group, Kind: o.Object.GetKind()}
+		p := policy.Parse(o.Object, c.kinds[gk])
+		for i := range p.Problems {
+			p.Problems[i].Source = o.Source
+		}
+		c.problems = append(c.problems, p.Problems...)
+		c.policies = append(c.policies, &pstate{p: p})
+	}
+	sort.Slice(c.policies, func(i, j int) bool { return c.policies[i].p.Ref.Less(c.policies[j].p.Ref) })
+}
+
+// knownKind reports whether objects of gk come from the topology (so a
+// missing one is TargetNotFound rather than a virtual target).
+func knownKind(gk topology.GroupKind) bool {
+	return gk == topology.KindNamespace || gatewayapi.Handles(gk)
+}
+
+// clusterScoped kinds have no namespace.
+func clusterScoped(gk topology.GroupKind) bool {
+	return gk == topology.KindNamespace || gk == topology.KindGatewayClass
+}
+
+// targetRef turns a by-name TargetRef into the node ref it names.
+func targetRef(t policy.TargetRef) topology.Ref {
+	r := topology.Ref{Group: t.Group, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name, SectionName: t.SectionName}
+	if clusterScoped(r.GroupKind()) {
+		r.Namespace = ""
+	}
+	return r
+}
+
+// addVirtualTargets adds nodes for targets of kinds the topology does not
+// know, when the policy kind allows them (GEP-713 "Targeting virtual types").
+func (c *computation) addVirtualTargets(b *topology.Builder) {
+	for _, ps := range c.policies {
+		if ps.p.Invalid() {
+			continue
+		}
+		for _, t := range ps.p.Targets {
+			if t.Selector != nil || knownKind(t.GroupKind()) || !ps.p.Kind.AllowsTarget(t.GroupKind()) {
+				continue
+			}
+			r := targetRef(t)
+			obj := b.AddNode(r.Object(), nil, 0)
+			if r.IsSection() {
+				b.AddSection(obj, r.SectionName)
+			}
+		}
+	}
+}
+
+// resolveTargets turns declared targets into attachments, or into ancestors
+// that are not accepted, with the reason.
+func (c *computation) resolveTargets() {
+	for _, ps := range c.policies {
+		p := ps.p
+		if p.Invalid() {
+			continue
+		}
+		for _, t := range p.Targets {
+			gk := t.GroupKind()
+			if !p.Kind.AllowsTarget(gk) {
+				ps.ancestors = append(ps.ancestors, ancestorState{ref: targetRef(t), reason: ReasonInvalid,
+					msg: fmt.Sprintf("%s: kind %s is not a target kind of %s (allowed: %s)", t.Field, gk, p.Kind, kindList(p.Kind.TargetKinds))})
+				continue
+			}
+			if t.Selector != nil {
+				n := 0
+				for _, id := range c.graph.ByKind(gk) {
+					node := c.graph.Node(id)
+					if node.Ref.Namespace != "" && node.Ref.Namespace != p.Ref.Namespace {
+						continue
+					}
+					if !t.Selector.Matches(labels.Set(node.Labels)) {
+						continue
+					}
+					n++
+					c.attach(ps, id, t)
+				}
+				if n == 0 {
+					ps.noTarget = append(ps.noTarget, fmt.Sprintf("%s: selector %q matches no %s in namespace %s", t.Field, t.Selector.String(), gk, p.Ref.Namespace))
+				}
+				continue
+			}
+			ref := targetRef(t)
+			if !c.grantAllows(p, ref) {
+				ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonInvalid,
+					msg: fmt.Sprintf("%s: no ReferenceGrant in namespace %s allows %s from namespace %s to target %s", t.Field, targetNamespace(ref), p.Ref.GroupKind(), p.Ref.Namespace, ref)})
+				continue
+			}
+			id, ok := c.graph.Lookup(ref)
+			if !ok {
+				msg := fmt.Sprintf("%s: %s not found", t.Field, ref)
+				if ref.IsSection() {
+					if _, objOK := c.graph.Lookup(ref.Object()); objOK {
+						msg = fmt.Sprintf("%s: %s has no section %q", t.Field, ref.Object(), ref.SectionName)
+					}
+				}
+				ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonTargetNotFound, msg: msg})
+				continue
+			}
+			c.attach(ps, id, t)
+		}
+	}
+}
+
+func targetNamespace(r topology.Ref) string {
+	if r.GroupKind() == topology.KindNamespace {
+		return r.Name
+	}
+	return r.Namespace
+}
+
+// grantAllows checks project decision 9: a target in another namespace needs
+// a ReferenceGrant there.
+func (c *computation) grantAllows(p *policy.Policy, ref topology.Ref) bool {
+	ns := targetNamespace(ref)
+	if ns == "" || ns == p.Ref.Namespace {
+		return true
+	}
+	to := ref.Object()
+	to.Namespace = ns
+	return c.grants.Allows(p.Ref.GroupKind(), p.Ref.Namespace, to)
+}
+
+func (c *computation) attach(ps *pstate, id topology.NodeID, t policy.TargetRef) {
+	for _, a := range ps.atts {
+		if a.node == id {
+			return // two targetRefs reaching one target attach once
+		}
+	}
+	a := &attachment{id: merge.Src(len(c.atts)), pol: ps, node: id}
+	ref := c.graph.Node(id).Ref
+	if ref.GroupKind() == topology.KindNamespace {
+		a.nsName = ref.Name
+	}
+	a.spec = merge.FromValue(ps.p.Spec, a.id)
+	c.atts = append(c.atts, a)
+	ps.atts = append(ps.atts, a)
+	ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, att: a})
+}
+
+func kindList(gks []topology.GroupKind) string {
+	s := make([]string, len(gks))
+	for i, gk := range gks {
+		s[i] = gk.String()
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,190 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/attache-dev/attache/pkg/diag"
+	"github.com/attache-dev/attache/pkg/merge"
+	"github.com/attache-dev/attache/pkg/policy"
+	"github.com/attache-dev/attache/pkg/topology"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// Object is an input object and where it came from (a file and document, a
+// cluster resource), for messages.
+type Object struct {
+	Object *unstructured.Unstructured
+	Source string
+}
+
+// Options configure a computation.
+type Options struct {
+	// ControllerName keys the PolicyAncestorStatus entries. Default
+	// DefaultControllerName.
+	ControllerName string
+	// ConditionDomain prefixes <Kind>Affected condition types. Default
+	// DefaultConditionDomain.
+	ConditionDomain string
+	// Kinds are policy kinds registered from Go; they replace a CRD-discovered
+	// kind of the same group and kind.
+	Kinds []*policy.Kind
+	// Custom gives Custom merge functions to CRD-discovered kinds.
+	Custom map[topology.GroupKind]merge.CustomFunc
+}
+
+// Defaults for Options.
+const (
+	DefaultControllerName  = "attache.dev/policy-controller"
+	DefaultConditionDomain = "attache.dev"
+)
+
+// MaxAncestors is the most PolicyAncestorStatus entries a policy status may
+// hold (Gateway API limit).
+const MaxAncestors = 16
+
+// Condition is a status condition without timestamps (the engine has no
+// clock; writers stamp lastTransitionTime).
+type Condition struct {
+	Type               string `json:"type"`
+	Status             string `json:"status"`
+	Reason             string `json:"reason"`
+	Message            string `json:"message"`
+	ObservedGeneration int64  `json:"observedGeneration,omitempty"`
+}
+
+// Condition types and reasons (GEP-713 latest; project decision 7).
+const (
+	CondAccepted   = "Accepted"
+	CondProgrammed = "Programmed"
+
+	ReasonAccepted            = "Accepted"
+	ReasonConflicted          = "Conflicted"
+	ReasonInvalid             = "Invalid"
+	ReasonTargetNotFound      = "TargetNotFound"
+	ReasonProgrammed          = "Programmed"
+	ReasonPartiallyProgrammed = "PartiallyProgrammed"
+	ReasonReconciling         = "Reconciling"
+	ReasonOverridden          = "Overridden"
+	ReasonAffected            = "Affected"
+)
+
+// Result is everything the engine computed.
+type Result struct {
+	Graph *topology.Graph
+	// Kinds are the policy kinds, sorted.
+	Kinds []*policy.Kind
+	// Policies are every policy instance with its status, sorted by kind then ref.
+	Policies []*PolicyStatus
+	// Effective are the effective policies, sorted by kind then target.
+	Effective []*Effective
+	// Affected are the effective targets affected by at least one policy,
+	// per kind, sorted.
+	Affected []*Affected
+	// Problems found in the input (invalid objects, cycles, ...), sorted.
+	Problems []diag.Problem
+}
+
+// PolicyStatus is a policy and the status the engine computed for it.
+type PolicyStatus struct {
+	Policy *policy.Policy
+	// Conditions summarize all ancestors: Accepted, and Programmed when accepted.
+	Conditions []Condition
+	// Ancestors has one entry per declared target (at most MaxAncestors;
+	// see AncestorsOmitted), in targetRefs order.
+	Ancestors []Ancestor
+	// AncestorsOmitted counts the entries left out beyond MaxAncestors.
+	AncestorsOmitted int
+	// Affects are the effective targets this policy contributes to.
+	Affects []topology.Ref
+	// Reach summarizes where the policy wins, per context.
+	Reach Reach
+}
+
+// Reach counts a policy's contexts (target and distinct stack) by outcome.
+type Reach struct {
+	Contexts int `json:"contexts"`
+	Full     int `json:"full"`
+	Partial  int `json:"partial"`
+	None     int `json:"none"`
+}
+
+// Ancestor is one PolicyAncestorStatus entry: a declared target and its conditions.
+type Ancestor struct {
+	Ref        topology.Ref
+	Conditions []Condition
+}
+
+// GatewayAPI returns the entry as Gateway API's PolicyAncestorStatus.
+func (a Ancestor) GatewayAPI(controllerName string, generation int64, now time.Time) gwv1.PolicyAncestorStatus {
+	return toAncestorStatus(a, controllerName, generation, now)
+}
+
+// Effective is the effective policy of one kind for one target: one result
+// per distinct context.
+type Effective struct {
+	Kind     *policy.Kind
+	Target   topology.Ref
+	Contexts []*Context
+}
+
+// Context is a distinct stack of policies reaching a target, its fold, and
+// the paths that carry it.
+type Context struct {
+	// Stack lists the policies on the path, most general first.
+	Stack []StackEntry
+	// Spec is the effective spec proper.
+	Spec map[string]any
+	// Fields gives, for every leaf field of Spec, who set it.
+	Fields []FieldSource
+	// Errors are failures of Custom merge functions in this context.
+	Errors []string
+	paths  func(yield func([]topology.Ref) bool)
+}
+
+// Paths yields every path (root to target inclusive) of this context.
+func (c *Context) Paths(yield func([]topology.Ref) bool) { c.paths(yield) }
+
+// StackEntry is one policy in a context: where it attaches, with what
+// strategy, and which fields it lost to whom.
+type StackEntry struct {
+	Policy   topology.Ref
+	At       topology.Ref
+	Strategy merge.Strategy
+	Stanza   string
+	// Outcome is "full", "partial" or "none".
+	Outcome string
+	Lost    []LostField
+	// Conflicted is set when the None strategy rejected this policy here.
+	Conflicted bool
+}
+
+// LostField is a field a policy set but that is not in the effective spec.
+type LostField struct {
+	Path string
+	To   []Attachment
+}
+
+// Attachment is a policy attached to a target.
+type Attachment struct {
+	Policy topology.Ref
+	At     topology.Ref
+}
+
+// FieldSource says who set a field of an effective spec.
+type FieldSource struct {
+	Path     string
+	Value    any
+	Policy   topology.Ref
+	At       topology.Ref
+	Strategy merge.Strategy
+}
+
+// Affected lists the policies of one kind affecting one target (decision 8)
+// and the condition a controller writes on it.
+type Affected struct {
+	Kind      *policy.Kind
+	Target    topology.Ref
+	Policies  []topology.Ref
+	Condition Condition
+}

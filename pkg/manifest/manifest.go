@@ -1,0 +1,161 @@
+// Package manifest reads Kubernetes objects from files, folders and standard
+// input: multi-document YAML or JSON, and List objects. It is the file
+// adapter in front of the engine. A document that cannot be read is reported
+// with its file and position, and the rest is still read.
+package manifest
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/attache-dev/attache/pkg/diag"
+	"github.com/attache-dev/attache/pkg/engine"
+)
+
+// Extensions read when walking a folder.
+var Extensions = []string{".yaml", ".yml", ".json"}
+
+// Read reads every path ("-" is stdin). Folders are walked recursively, in
+// lexical order, reading files with one of Extensions. It returns the objects
+// read, the problems met (bad documents), and an error only for paths that
+// could not be read at all.
+func Read(paths []string, stdin io.Reader) ([]engine.Object, []diag.Problem, error) {
+	var objs []engine.Object
+	var probs []diag.Problem
+	var errs []error
+	for _, p := range paths {
+		if p == "-" {
+			o, pr := Decode(stdin, "<stdin>")
+			objs, probs = append(objs, o...), append(probs, pr...)
+			continue
+		}
+		files, err := expand(p)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("cannot read %s: %w", f, unwrapPathError(err)))
+				continue
+			}
+			o, pr := Decode(bytes.NewReader(data), f)
+			objs, probs = append(objs, o...), append(probs, pr...)
+		}
+	}
+	return objs, probs, errors.Join(errs...)
+}
+
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func expand(p string) ([]string, error) {
+	info, err := os.Stat(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("cannot read %s: no such file or directory", p)
+		}
+		return nil, fmt.Errorf("cannot read %s: %w", p, unwrapPathError(err))
+	}
+	if !info.IsDir() {
+		return []string{p}, nil
+	}
+	var out []string
+	err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("cannot read %s: %w", path, unwrapPathError(err))
+		}
+		if d.IsDir() {
+			return nil
+		}
+		ext := strings.ToLower(filepath.Ext(path))
+		for _, e := range Extensions {
+			if ext == e {
+				out = append(out, path)
+				break
+			}
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
+}
+
+// Decode reads every document of r. source names r in messages.
+func Decode(r io.Reader, source string) ([]engine.Object, []diag.Problem) {
+	var objs []engine.Object
+	var probs []diag.Problem
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(r))
+	for doc := 1; ; doc++ {
+		raw, err := reader.Read()
+		if err == io.EOF {
+			break
+		}
+		src := fmt.Sprintf("%s#%d", source, doc)
+		if err != nil {
+			probs = append(probs, diag.Problem{Source: src, Message: fmt.Sprintf("cannot read document: %v", err)})
+			break
+		}
+		if len(bytes.TrimSpace(stripComments(raw))) == 0 {
+			doc--
+			continue
+		}
+		o, pr := decodeDoc(raw, src)
+		objs, probs = append(objs, o...), append(probs, pr...)
+	}
+	return objs, probs
+}
+
+func stripComments(b []byte) []byte {
+	var out [][]byte
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		if t := bytes.TrimSpace(l); len(t) > 0 && t[0] != '#' && !bytes.Equal(t, []byte("---")) {
+			out = append(out, l)
+		}
+	}
+	return bytes.Join(out, []byte("\n"))
+}
+
+func decodeDoc(raw []byte, src string) ([]engine.Object, []diag.Problem) {
+	js, err := yaml.YAMLToJSON(raw)
+	if err != nil {
+		return nil, []diag.Problem{{Source: src, Message: fmt.Sprintf("not valid YAML or JSON: %v", err)}}
+	}
+	if bytes.Equal(bytes.TrimSpace(js), []byte("null")) {
+		return nil, nil
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(js); err != nil {
+		return nil, []diag.Problem{{Source: src, Message: fmt.Sprintf("not a Kubernetes object: %v", err)}}
+	}
+	if u.IsList() {
+		list, err := u.ToList()
+		if err != nil {
+			return nil, []diag.Problem{{Source: src, Message: fmt.Sprintf("not a valid List: %v", err)}}
+		}
+		out := make([]engine.Object, 0, len(list.Items))
+		for i := range list.Items {
+			out = append(out, engine.Object{Object: &list.Items[i], Source: fmt.Sprintf("%s.items[%d]", src, i)})
+		}
+		return out, nil
+	}
+	return []engine.Object{{Object: u, Source: src}}, nil
+}

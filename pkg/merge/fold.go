@@ -1,0 +1,282 @@
+package merge
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+)
+
+// Layer is one policy in a stack: its spec proper as a tree, and its merge
+// strategy.
+type Layer struct {
+	Spec     *Tree
+	Strategy Strategy
+	// Custom is the merge function when Strategy is Custom.
+	Custom CustomFunc
+	// Src identifies the layer; Spec's nodes carry it.
+	Src Src
+}
+
+// Loss says that Loser's field at Path is not in the result because of
+// Winners (the sources whose values replaced or deleted it, or which won an
+// atomic merge).
+type Loss struct {
+	Loser   Src
+	Path    string
+	Winners []Src
+}
+
+// Result is an effective policy: the merged tree and what was lost on the way.
+type Result struct {
+	Tree   *Tree
+	Losses []Loss
+	// Errors are failures of Custom merge functions; the failing step keeps
+	// the challenger (the more specific result) unchanged.
+	Errors []error
+}
+
+// Fold computes the effective policy of a stack ordered from the most
+// general (established) to the most specific. Per project decision 3, each
+// policy's own strategy combines it, as established, with the combined result
+// of everything below it (the challenger); an override is therefore final.
+func Fold(stack []Layer) Result {
+	var r Result
+	if len(stack) == 0 {
+		return r
+	}
+	acc := spec(stack[len(stack)-1])
+	for i := len(stack) - 2; i >= 0; i-- {
+		acc = r.combine(stack[i], acc)
+	}
+	r.Tree = acc
+	// Losses are recorded while walking maps, so their order would vary from
+	// run to run; sort them (stably, by loser then path) so that status built
+	// from them does not flap.
+	sort.SliceStable(r.Losses, func(i, j int) bool {
+		a, b := r.Losses[i], r.Losses[j]
+		if a.Loser != b.Loser {
+			return a.Loser < b.Loser
+		}
+		return a.Path < b.Path
+	})
+	return r
+}
+
+// spec returns the layer's spec; a nil Spec is an empty object (it used to
+// make an atomic-defaults step panic).
+func spec(l Layer) *Tree {
+	if l.Spec == nil {
+		return &Tree{obj: map[string]*Tree{}, src: l.Src}
+	}
+	return l.Spec
+}
+
+func (r *Result) combine(est Layer, chal *Tree) *Tree {
+	est.Spec = spec(est)
+	switch est.Strategy {
+	case AtomicDefaults:
+		r.loseAll(est.Spec, chal.sources())
+		return chal
+	case PatchDefaults:
+		return r.patch(est.Spec, chal)
+	case PatchOverrides:
+		return r.patch(chal, est.Spec)
+	case Custom:
+		return r.custom(est, chal)
+	default: // None and AtomicOverrides: the established spec wins whole.
+		r.loseAll(chal, []Src{est.Src})
+		return est.Spec
+	}
+}
+
+// loseAll records every leaf of t as lost to winners.
+func (r *Result) loseAll(t *Tree, winners []Src) {
+	t.walk("", func(path string, n *Tree) { r.lose(n.src, path, winners) })
+}
+
+// lose records a loss. The loser is never one of its own winners: the same
+// source attached at two levels does not beat itself, so it is left out of
+// the winners, and nothing is recorded when no other winner remains. (It
+// used to be dropped only when it was the sole winner, so an atomic merge
+// whose challenger mixed it with others listed it as beating itself.) Each
+// loss gets its own copy of the winners.
+func (r *Result) lose(loser Src, path string, winners []Src) {
+	w := make([]Src, 0, len(winners))
+	for _, s := range winners {
+		if s != loser {
+			w = append(w, s)
+		}
+	}
+	if len(w) == 0 {
+		return
+	}
+	r.Losses = append(r.Losses, Loss{Loser: loser, Path: path, Winners: w})
+}
+
+// patch applies p onto t as an RFC 7386 merge patch, keeping nulls as
+// deletion markers, and records what t loses.
+func (r *Result) patch(t, p *Tree) *Tree {
+	return r.patchAt("", t, p)
+}
+
+func (r *Result) patchAt(path string, t, p *Tree) *Tree {
+	switch {
+	case p == nil:
+		return t
+	case t == nil:
+		return p
+	case p.obj == nil: // scalar, list or null replaces whatever was there
+		t.walkAt(path, func(lp string, n *Tree) { r.lose(n.src, lp, []Src{p.src}) })
+		return p
+	case t.obj == nil: // an object replaces a non-object
+		if !t.null {
+			r.lose(t.src, path, p.sources())
+		}
+		return p
+	case len(p.obj) == 0:
+		return t
+	}
+	out := &Tree{obj: make(map[string]*Tree, len(t.obj)+len(p.obj)), src: t.src}
+	for k, c := range t.obj {
+		out.obj[k] = c
+	}
+	for k, pc := range p.obj {
+		out.obj[k] = r.patchAt(JoinPath(path, k), t.obj[k], pc)
+	}
+	if !out.live() {
+		// The merge left an empty object, a leaf of its own. Only the patch
+		// can have emptied it (every member of the patch is null), so the
+		// patch's source set it. It used to keep the target's source, whose
+		// spec may have held {a: 1} there: the leaf was attributed to a
+		// policy that never set it, and a later replacement recorded a loss
+		// for a field that policy does not have.
+		out.src = p.src
+	}
+	return out
+}
+
+// walkAt is walk with a starting path.
+func (t *Tree) walkAt(path string, fn func(string, *Tree)) {
+	if t == nil {
+		return
+	}
+	if t.obj == nil {
+		if !t.null {
+			fn(path, t)
+		}
+		return
+	}
+	t.walk(path, fn)
+	if len(t.obj) == 0 && path == "" {
+		fn(path, t)
+	}
+}
+
+// custom runs an implementer's merge function and attributes each leaf of
+// its result to the challenger's leaf that held the same value at the same
+// path, or else to the established policy (whose strategy decided it).
+//
+// Losses: a leaf of either operand that is not in the result as it was is
+// lost to whoever holds its path in the result; a leaf the result does not
+// have at all is lost to the established policy when it is the challenger's
+// (the function dropped it), and to the challenger's sources when it is the
+// established policy's own (its function preferred the challenger, as
+// atomic-defaults does). An empty object whose path is an object in the
+// result was merged, not lost. When the function fails (error, panic, or no
+// function) the step keeps the challenger, records an error, and records the
+// established policy's leaves as lost to the challenger, exactly as an
+// atomic-defaults step would: before, they vanished without a loss, so a
+// policy whose function failed looked fully in effect.
+func (r *Result) custom(est Layer, chal *Tree) *Tree {
+	v, err := callCustom(est.Custom, est.Spec.Object(), chal.Object())
+	if err != nil {
+		r.Errors = append(r.Errors, err)
+		r.loseAll(est.Spec, chal.sources())
+		return chal
+	}
+	res := FromValue(v, est.Src)
+	type leaf struct {
+		v   any
+		src Src
+	}
+	index := func(t *Tree) map[string]leaf {
+		m := map[string]leaf{}
+		t.walk("", func(p string, n *Tree) { m[p] = leaf{n.Value(), n.src} })
+		return m
+	}
+	chalLeaves, estLeaves := index(chal), index(est.Spec)
+	// res was just built and is not shared: its leaves (the same ones walk
+	// and Leaves see, empty objects included) can be re-sourced in place.
+	resSrc := map[string]Src{}
+	res.walk("", func(path string, n *Tree) {
+		s := est.Src
+		if l, ok := chalLeaves[path]; ok && reflect.DeepEqual(l.v, n.Value()) {
+			s = l.src
+		}
+		n.src = s
+		resSrc[path] = s
+	})
+	resObj := map[string]bool{}
+	res.walkObjects("", func(path string) { resObj[path] = true })
+	var chalSrcs []Src
+	for _, side := range []struct {
+		m     map[string]leaf
+		isEst bool
+	}{{chalLeaves, false}, {estLeaves, true}} {
+		for p, l := range side.m {
+			w, ok := resSrc[p]
+			switch {
+			case ok && w == l.src:
+				continue
+			case ok:
+				r.lose(l.src, p, []Src{w})
+			case isEmptyObject(l.v) && resObj[p]:
+				continue // merged into an object of the result
+			case side.isEst:
+				if chalSrcs == nil {
+					chalSrcs = chal.sources()
+				}
+				r.lose(l.src, p, chalSrcs)
+			default:
+				r.lose(l.src, p, []Src{est.Src})
+			}
+		}
+	}
+	return res
+}
+
+// callCustom runs f, turning a missing function, an error and a panic into
+// an error. Only the call is guarded, so a panic cannot leave a step half
+// recorded.
+func callCustom(f CustomFunc, est, chal map[string]any) (v map[string]any, err error) {
+	if f == nil {
+		return nil, fmt.Errorf("custom merge strategy has no merge function")
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			v, err = nil, fmt.Errorf("custom merge function panicked: %v", p)
+		}
+	}()
+	v, err = f(est, chal)
+	if err != nil {
+		return nil, fmt.Errorf("custom merge function failed: %w", err)
+	}
+	return v, nil
+}
+
+func isEmptyObject(v any) bool {
+	m, ok := v.(map[string]any)
+	return ok && len(m) == 0
+}
+
+// walkObjects calls fn with the path of every non-null object below t (t
+// itself excluded).
+func (t *Tree) walkObjects(path string, fn func(string)) {
+	for k, c := range t.obj {
+		if c.obj != nil {
+			p := JoinPath(path, k)
+			fn(p)
+			c.walkObjects(p, fn)
+		}
+	}
+}

@@ -1,0 +1,182 @@
+package merge
+
+import (
+	"sort"
+	"strconv"
+)
+
+// Src identifies who set a value; the engine uses attachment ids (a policy
+// attached to one target).
+type Src int32
+
+// Tree is an immutable JSON value annotated with its source. Objects are
+// maps of subtrees; every other value (scalar, list, null) is a leaf. A null
+// leaf is a deletion marker: it never appears in Value or Leaves.
+type Tree struct {
+	obj  map[string]*Tree // non-nil iff the value is an object
+	val  any              // the value when not an object
+	null bool             // explicit null
+	src  Src
+}
+
+// FromValue converts a JSON value into a tree whose every node has source src.
+func FromValue(v any, src Src) *Tree {
+	switch x := v.(type) {
+	case map[string]any:
+		t := &Tree{obj: make(map[string]*Tree, len(x)), src: src}
+		for k, c := range x {
+			t.obj[k] = FromValue(c, src)
+		}
+		return t
+	case nil:
+		return &Tree{null: true, src: src}
+	default:
+		return &Tree{val: v, src: src}
+	}
+}
+
+// Src returns the source of the tree's root.
+func (t *Tree) Src() Src { return t.src }
+
+// Value returns the JSON value with every null removed from objects (also
+// objects inside lists, as json-patch does). A nil or null tree gives nil.
+func (t *Tree) Value() any {
+	if t == nil || t.null {
+		return nil
+	}
+	if t.obj == nil {
+		return pruneValue(t.val)
+	}
+	m := make(map[string]any, len(t.obj))
+	for k, c := range t.obj {
+		if c.null {
+			continue
+		}
+		m[k] = c.Value()
+	}
+	return m
+}
+
+// Object returns Value as an object, or an empty object when the tree is
+// not one.
+func (t *Tree) Object() map[string]any {
+	if m, ok := t.Value().(map[string]any); ok {
+		return m
+	}
+	return map[string]any{}
+}
+
+func pruneValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, c := range x {
+			if c != nil {
+				m[k] = pruneValue(c)
+			}
+		}
+		return m
+	case []any:
+		out := make([]any, len(x))
+		for i, c := range x {
+			out[i] = pruneValue(c)
+		}
+		return out
+	}
+	return v
+}
+
+// Leaf is one leaf field of a tree: a scalar, a list, or an empty object.
+type Leaf struct {
+	Path  string
+	Value any
+	Src   Src
+}
+
+// Leaves returns the tree's leaf fields (nulls excluded), sorted by path.
+// Paths are dotted keys; keys that are not plain identifiers are quoted in
+// brackets, e.g. metadata["a.b"].
+func (t *Tree) Leaves() []Leaf {
+	var out []Leaf
+	t.walk("", func(path string, n *Tree) { out = append(out, Leaf{Path: path, Value: n.Value(), Src: n.src}) })
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// walk calls fn for every non-null leaf below t.
+func (t *Tree) walk(path string, fn func(string, *Tree)) {
+	if t == nil || t.null {
+		return
+	}
+	if t.obj == nil {
+		fn(path, t)
+		return
+	}
+	n := 0
+	for k, c := range t.obj {
+		if !c.null {
+			n++
+			c.walk(JoinPath(path, k), fn)
+		}
+	}
+	if n == 0 && path != "" {
+		fn(path, t) // an empty object is a value of its own
+	}
+}
+
+// live reports whether t is an object with at least one non-null member;
+// an object without one is the empty object, a leaf.
+func (t *Tree) live() bool {
+	for _, c := range t.obj {
+		if !c.null {
+			return true
+		}
+	}
+	return false
+}
+
+// plainKey reports whether key matches ^[A-Za-z0-9_-]+$, i.e. can be written
+// in a path without quoting. (A byte loop rather than a regexp: JoinPath runs
+// for every key a merge visits.)
+func plainKey(key string) bool {
+	if key == "" {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// JoinPath appends key to a field path.
+func JoinPath(path, key string) string {
+	if !plainKey(key) {
+		return path + "[" + strconv.Quote(key) + "]"
+	}
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// sources returns the distinct sources of t's leaves, or t's own source when
+// it has none, sorted. A nil tree has no sources.
+func (t *Tree) sources() []Src {
+	if t == nil {
+		return nil
+	}
+	seen := map[Src]bool{}
+	t.walk("", func(_ string, n *Tree) { seen[n.src] = true })
+	if len(seen) == 0 {
+		return []Src{t.src}
+	}
+	out := make([]Src, 0, len(seen))
+	for s := range seen {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}

@@ -1,0 +1,212 @@
+package topology
+
+import (
+	"fmt"
+	"sort"
+)
+
+// NodeID indexes a node in a Graph. IDs are dense, from 0.
+type NodeID int32
+
+// Node is one target: an object, a section of one, or a virtual object.
+type Node struct {
+	Ref Ref
+	// Labels are the object's labels (for label-selector targetRefs and
+	// namespace selectors). Sections share their object's labels.
+	Labels map[string]string
+	// Generation is the object's metadata.generation (0 when unknown); it
+	// becomes the observedGeneration of Affected conditions.
+	Generation int64
+	// Parents and Children are the edges of the hierarchy, less specific
+	// to more specific. A section's first parent is its object.
+	Parents  []NodeID
+	Children []NodeID
+}
+
+// Graph is an immutable hierarchy DAG with lookup indexes. Namespaces are
+// nodes (so they can be targeted and selected) but carry no edges: the engine
+// places a Namespace on each path directly above the first object of that
+// namespace (project decision 1).
+type Graph struct {
+	nodes  []Node
+	index  map[Ref]NodeID
+	byKind map[GroupKind][]NodeID
+	order  []NodeID
+}
+
+// Len returns the number of nodes.
+func (g *Graph) Len() int { return len(g.nodes) }
+
+// Node returns the node with the given id.
+func (g *Graph) Node(id NodeID) *Node { return &g.nodes[id] }
+
+// Lookup finds the node for ref.
+func (g *Graph) Lookup(ref Ref) (NodeID, bool) {
+	id, ok := g.index[ref]
+	return id, ok
+}
+
+// ByKind returns the object nodes (not sections) of a kind, sorted by ref.
+func (g *Graph) ByKind(gk GroupKind) []NodeID { return g.byKind[gk] }
+
+// Order returns every node in a topological order: parents before children.
+func (g *Graph) Order() []NodeID { return g.order }
+
+// Sections returns the section nodes of an object node.
+func (g *Graph) Sections(obj NodeID) []NodeID {
+	var out []NodeID
+	for _, c := range g.nodes[obj].Children {
+		if g.nodes[c].Ref.IsSection() && g.nodes[c].Ref.Object() == g.nodes[obj].Ref {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Builder accumulates nodes and edges; Build freezes them into a Graph.
+// Building is linear in nodes plus edges.
+type Builder struct {
+	g     Graph
+	edges map[[2]NodeID]struct{}
+}
+
+// NewBuilder returns an empty builder.
+func NewBuilder() *Builder {
+	return &Builder{
+		g:     Graph{index: map[Ref]NodeID{}, byKind: map[GroupKind][]NodeID{}},
+		edges: map[[2]NodeID]struct{}{},
+	}
+}
+
+// AddNode adds (or finds) the node for ref. Labels and generation are set
+// on first addition or when given non-empty later (an object seen first as
+// a reference and later for real).
+func (b *Builder) AddNode(ref Ref, labels map[string]string, generation int64) NodeID {
+	if id, ok := b.g.index[ref]; ok {
+		n := &b.g.nodes[id]
+		if labels != nil {
+			n.Labels = labels
+		}
+		if generation != 0 {
+			n.Generation = generation
+		}
+		return id
+	}
+	id := NodeID(len(b.g.nodes))
+	b.g.nodes = append(b.g.nodes, Node{Ref: ref, Labels: labels, Generation: generation})
+	b.g.index[ref] = id
+	if !ref.IsSection() {
+		b.g.byKind[ref.GroupKind()] = append(b.g.byKind[ref.GroupKind()], id)
+	}
+	return id
+}
+
+// AddSection adds the section node of an object node, linked below it.
+func (b *Builder) AddSection(obj NodeID, section string) NodeID {
+	o := b.g.nodes[obj]
+	id := b.AddNode(o.Ref.WithSection(section), o.Labels, o.Generation)
+	b.AddEdge(obj, id)
+	return id
+}
+
+// Lookup finds a node added so far.
+func (b *Builder) Lookup(ref Ref) (NodeID, bool) {
+	id, ok := b.g.index[ref]
+	return id, ok
+}
+
+// Node returns a node added so far.
+func (b *Builder) Node(id NodeID) *Node { return &b.g.nodes[id] }
+
+// AddEdge links parent above child. Duplicate edges and self loops are ignored.
+func (b *Builder) AddEdge(parent, child NodeID) {
+	if parent == child {
+		return
+	}
+	k := [2]NodeID{parent, child}
+	if _, dup := b.edges[k]; dup {
+		return
+	}
+	b.edges[k] = struct{}{}
+	b.g.nodes[parent].Children = append(b.g.nodes[parent].Children, child)
+	b.g.nodes[child].Parents = append(b.g.nodes[child].Parents, parent)
+}
+
+// CycleError reports an edge dropped because it closed a cycle.
+type CycleError struct{ Parent, Child Ref }
+
+func (e CycleError) Error() string {
+	return fmt.Sprintf("%s -> %s closes a cycle in the hierarchy; that edge is ignored", e.Parent, e.Child)
+}
+
+// Build sorts the graph topologically and returns it. Edges that close a
+// cycle (possible with mesh routes whose backends are their own parents) are
+// removed and reported, so the result is always a DAG. The builder must not
+// be used afterwards.
+func (b *Builder) Build() (*Graph, []CycleError) {
+	g := &b.g
+	b.edges = nil
+	for gk := range g.byKind {
+		ids := g.byKind[gk]
+		sort.Slice(ids, func(i, j int) bool { return g.nodes[ids[i]].Ref.Less(g.nodes[ids[j]].Ref) })
+	}
+	var cycles []CycleError
+	// Iterative DFS colouring finds back edges; dropping them leaves a DAG.
+	const (
+		white = 0
+		grey  = 1
+		black = 2
+	)
+	color := make([]uint8, len(g.nodes))
+	type frame struct {
+		id NodeID
+		i  int
+	}
+	var back [][2]NodeID
+	post := make([]NodeID, 0, len(g.nodes))
+	for root := range g.nodes {
+		if color[root] != white {
+			continue
+		}
+		stack := []frame{{NodeID(root), 0}}
+		color[root] = grey
+		for len(stack) > 0 {
+			top := &stack[len(stack)-1]
+			ch := g.nodes[top.id].Children
+			if top.i < len(ch) {
+				c := ch[top.i]
+				top.i++
+				switch color[c] {
+				case white:
+					color[c] = grey
+					stack = append(stack, frame{c, 0})
+				case grey:
+					back = append(back, [2]NodeID{top.id, c})
+				}
+				continue
+			}
+			color[top.id] = black
+			post = append(post, top.id)
+			stack = stack[:len(stack)-1]
+		}
+	}
+	for _, e := range back {
+		g.nodes[e[0]].Children = remove(g.nodes[e[0]].Children, e[1])
+		g.nodes[e[1]].Parents = remove(g.nodes[e[1]].Parents, e[0])
+		cycles = append(cycles, CycleError{Parent: g.nodes[e[0]].Ref, Child: g.nodes[e[1]].Ref})
+	}
+	g.order = make([]NodeID, len(post))
+	for i, id := range post {
+		g.order[len(post)-1-i] = id
+	}
+	return g, cycles
+}
+
+func remove(s []NodeID, x NodeID) []NodeID {
+	for i, v := range s {
+		if v == x {
+			return append(s[:i:i], s[i+1:]...)
+		}
+	}
+	return s
+}
