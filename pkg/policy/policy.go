@@ -24,8 +24,8 @@ type TargetRef struct {
 	// Group and Kind of the target; Group "" is the core group.
 	Group string
 	Kind  string
-	// Name, Namespace (defaults to the policy's) and SectionName for a
-	// reference by name.
+	// Name, Namespace (the policy's when absent or empty) and SectionName
+	// for a reference by name.
 	Name        string
 	Namespace   string
 	SectionName string
@@ -299,7 +299,7 @@ func (p *Policy) parseIntent(spec map[string]any, bad func(string, string, ...an
 		if bodyField == "spec" && (key == "targetRefs" || key == "targetRef") {
 			continue
 		}
-		if key == "strategyX" {
+		if key == "strategy" {
 			continue
 		}
 		p.Spec[key] = v
@@ -319,7 +319,10 @@ func (p *Policy) parseIntent(spec map[string]any, bad func(string, string, ...an
 }
 
 // resolveStrategy picks the strategy named by the stanza and strategy word,
-// among those the kind supports, in GEP-713's order of preference.
+// among those the kind supports, in GEP-713's order of preference. A stanza
+// selects among the strategies of its own semantics (defaults or overrides);
+// custom is selected only by the word "custom" or, for a bare spec without a
+// word, when it is the first the kind supports.
 func resolveStrategy(k *Kind, stanza, word string) (merge.Strategy, error) {
 	supported := strings.Join(strategyNames(k.Strategies), ", ")
 	if k.Supports(merge.None) {

@@ -1,0 +1,121 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	"github.com/attache-dev/attache/pkg/merge"
+)
+
+// FuzzParse parses fuzz bytes, decoded as a JSON object, either as the spec
+// of a policy (whole=false) or as the whole policy object (whole=true),
+// against a Direct and an Inherited kind.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		`{"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "gw"}], "color": "blue"}`,
+		`{"targetRef": {"group": "gateway.networking.k8s.io/v1", "kind": "Gateway", "name": "gw", "sectionName": "https"}, "defaults": {"color": "blue"}}`,
+		`{"targetRefs": [{"kind": "HTTPRoute", "selector": {"matchLabels": {"a": "b"}, "matchExpressions": [{"key": "k", "operator": "In", "values": ["v"]}]}}], "overrides": {"strategy": "patch", "x": 1}}`,
+		`{"targetRefs": [{"kind": "Service", "name": "s", "namespace": ""}, {"kind": "Service", "name": "s"}], "strategy": "merge", "override": {"x": null}}`,
+		`{"targetRefs": [{"kind": "Gateway", "selector": {"matchExpressions": [{"key": "k", "operator": "Foo"}]}}], "defaults": {}, "overrides": {}}`,
+		`{"targetRefs": ["x", 1, null, [], {"kind": 2}], "default": "x", "strategy": 3}`,
+		`{"apiVersion": "policies.example.com/v1", "kind": "ColorPolicy", "metadata": {"name": "p", "namespace": "n", "creationTimestamp": "2024-01-01T00:00:00Z"}, "spec": {"targetRefs": [{"kind": "Gateway", "name": "g"}], "color": "red"}}`,
+		`{"metadata": "x", "spec": {}}`,
+		`{"metadata": {"creationTimestamp": 5, "name": 1}, "spec": []}`,
+	} {
+		f.Add([]byte(s), false)
+		f.Add([]byte(s), true)
+	}
+	direct := directKind(f)
+	inherited := inheritedKind(f)
+	f.Fuzz(func(t *testing.T, data []byte, whole bool) {
+		var m map[string]any
+		if err := utiljson.Unmarshal(data, &m); err != nil || m == nil {
+			return
+		}
+		for _, k := range []*Kind{direct, inherited} {
+			u := &unstructured.Unstructured{}
+			if whole {
+				u.Object = m
+			} else {
+				u.Object = map[string]any{
+					"apiVersion": "policies.example.com/v1",
+					"kind":       "ColorPolicy",
+					"metadata":   map[string]any{"name": "p1", "namespace": "ns1"},
+					"spec":       m,
+				}
+			}
+			checkPolicy(t, Parse(u, k), k)
+		}
+	})
+}
+
+// checkPolicy asserts the invariants of every parsed policy.
+func checkPolicy(t *testing.T, p *Policy, k *Kind) {
+	t.Helper()
+	if p == nil {
+		t.Fatal("Parse returned nil")
+	}
+	if p.Kind != k {
+		t.Fatal("Parse did not keep the kind")
+	}
+	for _, pr := range p.Problems {
+		if pr.Object != p.Ref {
+			t.Fatalf("problem %v is not about the policy %v", pr, p.Ref)
+		}
+		if pr.Field == "" || pr.Message == "" {
+			t.Fatalf("problem without a field or message: %+v", pr)
+		}
+		if pr.Field != "spec" && pr.Field != "metadata.name" && pr.Field != "metadata.creationTimestamp" && !strings.HasPrefix(pr.Field, "spec.") {
+			t.Fatalf("problem field %q is outside metadata and spec", pr.Field)
+		}
+	}
+	if p.Invalid() {
+		return
+	}
+	if !k.Supports(p.Strategy) {
+		t.Fatalf("strategy %q is not one of the kind's %v", p.Strategy, k.Strategies)
+	}
+	if p.Stanza != "" && p.Strategy.Stanza() != p.Stanza && p.Strategy != merge.Custom {
+		t.Fatalf("stanza %q with strategy %q", p.Stanza, p.Strategy)
+	}
+	if n := len(p.Targets); n == 0 || n > MaxTargetRefs {
+		t.Fatalf("valid policy with %d targets", n)
+	}
+	if p.Spec == nil {
+		t.Fatal("valid policy with a nil spec proper")
+	}
+	if p.Stanza == "" {
+		for _, key := range []string{"targetRefs", "targetRef", "strategy"} {
+			if _, ok := p.Spec[key]; ok {
+				t.Fatalf("spec proper holds %s", key)
+			}
+		}
+	}
+	if _, ok := p.Spec["strategy"]; ok {
+		t.Fatal("spec proper holds strategy")
+	}
+	seen := map[string]bool{}
+	for _, tr := range p.Targets {
+		if tr.Kind == "" || tr.Field == "" || strings.Contains(tr.Group, "/") {
+			t.Fatalf("bad target %+v", tr)
+		}
+		if (tr.Name == "") == (tr.Selector == nil) {
+			t.Fatalf("target %+v must have exactly one of name and selector", tr)
+		}
+		if tr.Selector != nil && tr.SectionName != "" {
+			t.Fatalf("selector target with a sectionName: %+v", tr)
+		}
+		sel := "<nil>"
+		if tr.Selector != nil {
+			sel = "sel:" + tr.Selector.String()
+		}
+		key := strings.Join([]string{tr.Group, tr.Kind, tr.Namespace, tr.Name, tr.SectionName, sel}, "\x00")
+		if seen[key] {
+			t.Fatalf("duplicate target %+v", tr)
+		}
+		seen[key] = true
+	}
+}

@@ -1,0 +1,552 @@
+package policy
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/attache-dev/attache/pkg/diag"
+	"github.com/attache-dev/attache/pkg/merge"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+const testCRDName = "colorpolicies.policies.example.com"
+
+var (
+	colorGK = topology.GroupKind{Group: "policies.example.com", Kind: "ColorPolicy"}
+	crdRef  = topology.Ref{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Name: testCRDName}
+
+	inheritedOrder = []merge.Strategy{merge.AtomicDefaults, merge.PatchDefaults, merge.AtomicOverrides, merge.PatchOverrides}
+)
+
+func customFn(established, challenger map[string]any) (map[string]any, error) { return challenger, nil }
+
+// newCRD builds a policy CRD; a nil labels map means no labels at all.
+func newCRD(labels, annotations map[string]string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1",
+		"kind":       "CustomResourceDefinition",
+		"metadata":   map[string]any{"name": testCRDName},
+		"spec": map[string]any{
+			"group": "policies.example.com",
+			"names": map[string]any{"kind": "ColorPolicy", "plural": "colorpolicies"},
+			"scope": "Namespaced",
+		},
+	}}
+	if labels != nil {
+		u.SetLabels(labels)
+	}
+	if annotations != nil {
+		u.SetAnnotations(annotations)
+	}
+	return u
+}
+
+func policyLabel(v string) map[string]string { return map[string]string{LabelPolicy: v} }
+
+func annField(key string) string { return "metadata.annotations[" + key + "]" }
+
+func mustKindFromCRD(t *testing.T, crd *unstructured.Unstructured, custom merge.CustomFunc) *Kind {
+	t.Helper()
+	k, p := KindFromCRD(crd, custom)
+	if p != nil {
+		t.Fatalf("KindFromCRD: unexpected problem: %v", p)
+	}
+	if k == nil {
+		t.Fatalf("KindFromCRD: nil kind for a labelled CRD")
+	}
+	return k
+}
+
+func wantCRDProblem(t *testing.T, k *Kind, p *diag.Problem, field, substr string) {
+	t.Helper()
+	if p == nil {
+		t.Fatalf("want a problem at %s containing %q, got kind %+v", field, substr, k)
+	}
+	if k != nil {
+		t.Errorf("a problem must come with a nil kind, got %+v", k)
+	}
+	if p.Object != crdRef {
+		t.Errorf("problem object = %+v, want the CRD %+v", p.Object, crdRef)
+	}
+	if p.Field != field {
+		t.Errorf("problem field = %q, want %q (message %q)", p.Field, field, p.Message)
+	}
+	if !strings.Contains(p.Message, substr) {
+		t.Errorf("problem message %q does not contain %q", p.Message, substr)
+	}
+	if !strings.Contains(p.Error(), testCRDName) {
+		t.Errorf("problem %q does not name the CRD", p.Error())
+	}
+}
+
+func gks(ss ...string) []topology.GroupKind {
+	out := make([]topology.GroupKind, len(ss))
+	for i, s := range ss {
+		out[i] = topology.ParseGroupKind(s)
+	}
+	return out
+}
+
+func TestKindFromCRDLabel(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  Class
+	}{
+		{"Direct", Direct},
+		{"direct", Direct},
+		{" direct ", Direct},
+		{"DIRECT", Direct},
+		{"true", Direct},
+		{"True", Direct},
+		{"Inherited", Inherited},
+		{"inherited", Inherited},
+		{"INHERITED", Inherited},
+	} {
+		t.Run(tc.value, func(t *testing.T) {
+			k := mustKindFromCRD(t, newCRD(policyLabel(tc.value), nil), nil)
+			if k.Class != tc.want {
+				t.Errorf("class = %q, want %q", k.Class, tc.want)
+			}
+			if k.GroupKind != colorGK {
+				t.Errorf("group kind = %v, want %v", k.GroupKind, colorGK)
+			}
+			if k.Origins["class"] != FromLabel {
+				t.Errorf("class origin = %q, want %q", k.Origins["class"], FromLabel)
+			}
+		})
+	}
+	for _, bad := range []string{"garbage", "", "false", "directly", "inherit"} {
+		t.Run("bad/"+bad, func(t *testing.T) {
+			k, p := KindFromCRD(newCRD(policyLabel(bad), nil), nil)
+			wantCRDProblem(t, k, p, "metadata.labels["+LabelPolicy+"]", `"`+bad+`"`)
+		})
+	}
+	t.Run("missing", func(t *testing.T) {
+		for _, labels := range []map[string]string{nil, {"app": "x"}} {
+			k, p := KindFromCRD(newCRD(labels, map[string]string{AnnotationMergeStrategies: "bogus"}), nil)
+			if k != nil || p != nil {
+				t.Errorf("labels %v: got (%v, %v), want (nil, nil) for a CRD that is not a policy", labels, k, p)
+			}
+		}
+	})
+}
+
+func TestKindFromCRDNoKindName(t *testing.T) {
+	crd := newCRD(policyLabel("Direct"), nil)
+	unstructured.RemoveNestedField(crd.Object, "spec", "names", "kind")
+	k, p := KindFromCRD(crd, nil)
+	wantCRDProblem(t, k, p, "spec.names.kind", "no kind name")
+}
+
+func TestKindFromCRDDirectDefaults(t *testing.T) {
+	k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), nil), nil)
+	if !slices.Equal(k.Hierarchy, topology.DefaultHierarchy) {
+		t.Errorf("hierarchy = %v, want the default %v", k.Hierarchy, topology.DefaultHierarchy)
+	}
+	if !slices.Equal(k.TargetKinds, k.Hierarchy) {
+		t.Errorf("target kinds = %v, want the hierarchy kinds %v", k.TargetKinds, k.Hierarchy)
+	}
+	if !slices.Equal(k.EffectiveTargetKinds, k.TargetKinds) {
+		t.Errorf("effective target kinds = %v, want the target kinds %v", k.EffectiveTargetKinds, k.TargetKinds)
+	}
+	if !slices.Equal(k.Strategies, []merge.Strategy{merge.None}) {
+		t.Errorf("strategies = %v, want [none]", k.Strategies)
+	}
+	wantOrigins(t, k, map[string]Origin{
+		"class": FromLabel, "targetKinds": FromDefault, "effectiveTargetKinds": FromDefault,
+		"hierarchy": FromDefault, "strategies": FromDefault,
+	})
+	// The defaults must be copies: changing the kind must not change the package default.
+	k.Hierarchy[0] = topology.GroupKind{Kind: "Changed"}
+	if topology.DefaultHierarchy[0].Kind == "Changed" {
+		t.Fatal("kind hierarchy aliases topology.DefaultHierarchy")
+	}
+}
+
+func TestKindFromCRDDirectTargetKinds(t *testing.T) {
+	k := mustKindFromCRD(t, newCRD(policyLabel("direct"), map[string]string{
+		AnnotationTargetKinds: " HTTPRoute.gateway.networking.k8s.io , Service,",
+	}), nil)
+	want := []topology.GroupKind{topology.KindHTTPRoute, topology.KindService}
+	if !slices.Equal(k.TargetKinds, want) {
+		t.Errorf("target kinds = %v, want %v", k.TargetKinds, want)
+	}
+	if !slices.Equal(k.EffectiveTargetKinds, want) {
+		t.Errorf("effective target kinds = %v, want the target kinds %v", k.EffectiveTargetKinds, want)
+	}
+	if !slices.Equal(k.Hierarchy, topology.DefaultHierarchy) {
+		t.Errorf("hierarchy = %v, want the default", k.Hierarchy)
+	}
+	wantOrigins(t, k, map[string]Origin{
+		"class": FromLabel, "targetKinds": FromAnnotation, "effectiveTargetKinds": FromDefault,
+		"hierarchy": FromDefault, "strategies": FromDefault,
+	})
+}
+
+func TestKindFromCRDDirectHierarchyOnly(t *testing.T) {
+	k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{
+		AnnotationHierarchy: "Gateway.gateway.networking.k8s.io,HTTPRoute.gateway.networking.k8s.io",
+	}), nil)
+	want := []topology.GroupKind{topology.KindGateway, topology.KindHTTPRoute}
+	if !slices.Equal(k.Hierarchy, want) || !slices.Equal(k.TargetKinds, want) || !slices.Equal(k.EffectiveTargetKinds, want) {
+		t.Errorf("hierarchy/target/effective = %v/%v/%v, want all %v", k.Hierarchy, k.TargetKinds, k.EffectiveTargetKinds, want)
+	}
+}
+
+func TestKindFromCRDInheritedDefaults(t *testing.T) {
+	k := mustKindFromCRD(t, newCRD(policyLabel("Inherited"), nil), nil)
+	if !slices.Equal(k.Hierarchy, topology.DefaultHierarchy) {
+		t.Errorf("hierarchy = %v, want the default", k.Hierarchy)
+	}
+	if !slices.Equal(k.TargetKinds, topology.DefaultHierarchy) {
+		t.Errorf("target kinds = %v, want the hierarchy kinds", k.TargetKinds)
+	}
+	last := topology.DefaultHierarchy[len(topology.DefaultHierarchy)-1]
+	if !slices.Equal(k.EffectiveTargetKinds, []topology.GroupKind{last}) {
+		t.Errorf("effective target kinds = %v, want [%v]", k.EffectiveTargetKinds, last)
+	}
+	if !slices.Equal(k.Strategies, inheritedOrder) {
+		t.Errorf("strategies = %v, want %v", k.Strategies, inheritedOrder)
+	}
+	if k.Custom != nil {
+		t.Error("Custom set without a function")
+	}
+}
+
+func TestKindFromCRDInheritedHierarchy(t *testing.T) {
+	k := mustKindFromCRD(t, newCRD(policyLabel("Inherited"), map[string]string{
+		AnnotationHierarchy: "GatewayClass.gateway.networking.k8s.io, Gateway.gateway.networking.k8s.io, HTTPRoute.gateway.networking.k8s.io",
+	}), nil)
+	if !slices.Equal(k.EffectiveTargetKinds, []topology.GroupKind{topology.KindHTTPRoute}) {
+		t.Errorf("effective target kinds = %v, want the last hierarchy kind [HTTPRoute]", k.EffectiveTargetKinds)
+	}
+	if !slices.Equal(k.TargetKinds, k.Hierarchy) {
+		t.Errorf("target kinds = %v, want the hierarchy %v", k.TargetKinds, k.Hierarchy)
+	}
+	if !k.InHierarchy(topology.KindGateway) || k.InHierarchy(topology.KindService) {
+		t.Error("InHierarchy disagrees with the hierarchy annotation")
+	}
+}
+
+func TestKindFromCRDAllAnnotations(t *testing.T) {
+	k := mustKindFromCRD(t, newCRD(policyLabel("Inherited"), map[string]string{
+		AnnotationTargetKinds:          "Gateway.gateway.networking.k8s.io",
+		AnnotationEffectiveTargetKinds: "HTTPRoute.gateway.networking.k8s.io,GRPCRoute.gateway.networking.k8s.io",
+		AnnotationHierarchy:            "Gateway.gateway.networking.k8s.io,HTTPRoute.gateway.networking.k8s.io,GRPCRoute.gateway.networking.k8s.io",
+		AnnotationMergeStrategies:      " patch-overrides , atomic-defaults, custom",
+	}), customFn)
+	if !slices.Equal(k.TargetKinds, gks("Gateway.gateway.networking.k8s.io")) {
+		t.Errorf("target kinds = %v", k.TargetKinds)
+	}
+	if !slices.Equal(k.EffectiveTargetKinds, []topology.GroupKind{topology.KindHTTPRoute, topology.KindGRPCRoute}) {
+		t.Errorf("effective target kinds = %v", k.EffectiveTargetKinds)
+	}
+	if !slices.Equal(k.Hierarchy, []topology.GroupKind{topology.KindGateway, topology.KindHTTPRoute, topology.KindGRPCRoute}) {
+		t.Errorf("hierarchy = %v", k.Hierarchy)
+	}
+	// GEP-713 order of preference, whatever the annotation's order.
+	if want := []merge.Strategy{merge.AtomicDefaults, merge.PatchOverrides, merge.Custom}; !slices.Equal(k.Strategies, want) {
+		t.Errorf("strategies = %v, want %v", k.Strategies, want)
+	}
+	if k.Custom == nil {
+		t.Error("Custom function not recorded")
+	}
+	wantOrigins(t, k, map[string]Origin{
+		"class": FromLabel, "targetKinds": FromAnnotation, "effectiveTargetKinds": FromAnnotation,
+		"hierarchy": FromAnnotation, "strategies": FromAnnotation,
+	})
+	if !k.AllowsTarget(topology.KindGateway) || k.AllowsTarget(topology.KindHTTPRoute) {
+		t.Error("AllowsTarget disagrees with the target-kinds annotation")
+	}
+	if !k.IsEffectiveTarget(topology.KindGRPCRoute) || k.IsEffectiveTarget(topology.KindGateway) {
+		t.Error("IsEffectiveTarget disagrees with the effective-target-kinds annotation")
+	}
+	if !k.Supports(merge.Custom) || k.Supports(merge.AtomicOverrides) {
+		t.Error("Supports disagrees with the merge-strategies annotation")
+	}
+	if k.String() != "ColorPolicy.policies.example.com" {
+		t.Errorf("String() = %q", k.String())
+	}
+}
+
+func TestKindFromCRDDuplicateStrategiesCollapse(t *testing.T) {
+	k := mustKindFromCRD(t, newCRD(policyLabel("Inherited"), map[string]string{
+		AnnotationMergeStrategies: "atomic-overrides,atomic-overrides",
+	}), nil)
+	if !slices.Equal(k.Strategies, []merge.Strategy{merge.AtomicOverrides}) {
+		t.Errorf("strategies = %v, want [atomic-overrides]", k.Strategies)
+	}
+}
+
+func TestKindFromCRDDirectExplicitNone(t *testing.T) {
+	k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationMergeStrategies: "none"}), nil)
+	if !slices.Equal(k.Strategies, []merge.Strategy{merge.None}) || k.Origins["strategies"] != FromAnnotation {
+		t.Errorf("strategies = %v (origin %q), want [none] from the annotation", k.Strategies, k.Origins["strategies"])
+	}
+}
+
+func TestKindFromCRDInvalidAnnotations(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		label  string
+		ann    map[string]string
+		custom merge.CustomFunc
+		field  string
+		substr string
+	}{
+		{"empty target kinds", "Direct", map[string]string{AnnotationTargetKinds: ""}, nil, annField(AnnotationTargetKinds), "lists no kinds"},
+		{"blank target kinds", "Direct", map[string]string{AnnotationTargetKinds: " , ,"}, nil, annField(AnnotationTargetKinds), "lists no kinds"},
+		{"empty effective kinds", "Inherited", map[string]string{AnnotationEffectiveTargetKinds: ""}, nil, annField(AnnotationEffectiveTargetKinds), "lists no kinds"},
+		{"empty hierarchy", "Inherited", map[string]string{AnnotationHierarchy: " "}, nil, annField(AnnotationHierarchy), "lists no kinds"},
+		{"empty strategies", "Inherited", map[string]string{AnnotationMergeStrategies: ""}, nil, annField(AnnotationMergeStrategies), "lists no strategies"},
+		{"blank strategies", "Inherited", map[string]string{AnnotationMergeStrategies: ",,"}, nil, annField(AnnotationMergeStrategies), "lists no strategies"},
+		{"unknown strategy", "Inherited", map[string]string{AnnotationMergeStrategies: "atomic-defaults,bogus"}, nil, annField(AnnotationMergeStrategies), `"bogus"`},
+		{"strategy case", "Inherited", map[string]string{AnnotationMergeStrategies: "Atomic-Defaults"}, nil, annField(AnnotationMergeStrategies), `"Atomic-Defaults"`},
+		{"none with others", "Direct", map[string]string{AnnotationMergeStrategies: "none, atomic-defaults"}, nil, annField(AnnotationMergeStrategies), "none cannot be combined"},
+		{"custom without function", "Inherited", map[string]string{AnnotationMergeStrategies: "atomic-defaults,custom"}, nil, annField(AnnotationMergeStrategies), "custom"},
+		{"duplicate hierarchy kind", "Inherited", map[string]string{AnnotationHierarchy: "Gateway.gateway.networking.k8s.io, HTTPRoute.gateway.networking.k8s.io, Gateway.gateway.networking.k8s.io"}, nil, annField(AnnotationHierarchy), "Gateway.gateway.networking.k8s.io twice"},
+		{"target kind without kind name", "Direct", map[string]string{AnnotationTargetKinds: "Gateway.gateway.networking.k8s.io,.gateway.networking.k8s.io"}, nil, annField(AnnotationTargetKinds), "no kind name"},
+		{"effective kind without kind name", "Inherited", map[string]string{AnnotationEffectiveTargetKinds: ".x"}, nil, annField(AnnotationEffectiveTargetKinds), "no kind name"},
+		{"hierarchy kind without kind name", "Inherited", map[string]string{AnnotationHierarchy: "Gateway.gateway.networking.k8s.io,.g"}, nil, annField(AnnotationHierarchy), "no kind name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k, p := KindFromCRD(newCRD(policyLabel(tc.label), tc.ann), tc.custom)
+			wantCRDProblem(t, k, p, tc.field, tc.substr)
+		})
+	}
+}
+
+func TestKindFromCRDCustomWithFunction(t *testing.T) {
+	k := mustKindFromCRD(t, newCRD(policyLabel("Inherited"), map[string]string{AnnotationMergeStrategies: "custom"}), customFn)
+	if !slices.Equal(k.Strategies, []merge.Strategy{merge.Custom}) || k.Custom == nil {
+		t.Errorf("strategies = %v, custom set = %v; want [custom] with the function", k.Strategies, k.Custom != nil)
+	}
+}
+
+func wantOrigins(t *testing.T, k *Kind, want map[string]Origin) {
+	t.Helper()
+	if !reflect.DeepEqual(k.Origins, want) {
+		t.Errorf("origins = %v, want %v", k.Origins, want)
+	}
+}
+
+func TestNewKindCustom(t *testing.T) {
+	k, err := NewKind(Spec{
+		GroupKind:  colorGK,
+		Class:      Inherited,
+		Hierarchy:  []topology.GroupKind{topology.KindGateway, topology.KindHTTPRoute},
+		Strategies: []merge.Strategy{merge.Custom, merge.AtomicDefaults},
+		Custom:     customFn,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []merge.Strategy{merge.AtomicDefaults, merge.Custom}; !slices.Equal(k.Strategies, want) {
+		t.Errorf("strategies = %v, want %v (GEP order)", k.Strategies, want)
+	}
+	if k.Custom == nil {
+		t.Error("Custom function not kept")
+	}
+	if got, _ := k.Custom(map[string]any{"a": 1}, map[string]any{"b": 2}); got["b"] != 2 {
+		t.Errorf("Custom function is not the one given: %v", got)
+	}
+	if !slices.Equal(k.TargetKinds, k.Hierarchy) {
+		t.Errorf("target kinds = %v, want the hierarchy", k.TargetKinds)
+	}
+	if !slices.Equal(k.EffectiveTargetKinds, []topology.GroupKind{topology.KindHTTPRoute}) {
+		t.Errorf("effective target kinds = %v, want [HTTPRoute]", k.EffectiveTargetKinds)
+	}
+	wantOrigins(t, k, map[string]Origin{
+		"class": FromGo, "targetKinds": FromDefault, "effectiveTargetKinds": FromDefault,
+		"hierarchy": FromGo, "strategies": FromGo,
+	})
+}
+
+func TestNewKindDefaults(t *testing.T) {
+	d, err := NewKind(Spec{GroupKind: colorGK, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindGateway}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(d.Strategies, []merge.Strategy{merge.None}) {
+		t.Errorf("direct strategies = %v, want [none]", d.Strategies)
+	}
+	if !slices.Equal(d.EffectiveTargetKinds, []topology.GroupKind{topology.KindGateway}) {
+		t.Errorf("direct effective target kinds = %v, want the target kinds", d.EffectiveTargetKinds)
+	}
+	if !slices.Equal(d.Hierarchy, topology.DefaultHierarchy) {
+		t.Errorf("direct hierarchy = %v, want the default", d.Hierarchy)
+	}
+	i, err := NewKind(Spec{GroupKind: colorGK, Class: Inherited})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(i.Strategies, inheritedOrder) {
+		t.Errorf("inherited strategies = %v, want %v", i.Strategies, inheritedOrder)
+	}
+}
+
+func TestNewKindDoesNotAliasSpec(t *testing.T) {
+	s := Spec{
+		GroupKind:   colorGK,
+		Class:       Inherited,
+		TargetKinds: []topology.GroupKind{topology.KindGateway},
+		Hierarchy:   []topology.GroupKind{topology.KindGateway, topology.KindHTTPRoute},
+	}
+	k, err := NewKind(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.TargetKinds[0] = topology.KindService
+	s.Hierarchy[1] = topology.KindService
+	if k.TargetKinds[0] != topology.KindGateway || k.Hierarchy[1] != topology.KindHTTPRoute {
+		t.Errorf("kind changed with the caller's Spec: targets %v, hierarchy %v", k.TargetKinds, k.Hierarchy)
+	}
+}
+
+func TestNewKindErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		spec   Spec
+		substr string
+	}{
+		{"no kind name", Spec{Class: Direct}, "no kind name"},
+		{"no class", Spec{GroupKind: colorGK}, "neither Direct nor Inherited"},
+		{"lowercase class", Spec{GroupKind: colorGK, Class: "direct"}, "neither Direct nor Inherited"},
+		{"custom without function", Spec{GroupKind: colorGK, Class: Inherited, Strategies: []merge.Strategy{merge.Custom}}, "custom"},
+		{"none with others", Spec{GroupKind: colorGK, Class: Direct, Strategies: []merge.Strategy{merge.None, merge.PatchDefaults}}, "none cannot be combined"},
+		{"duplicate hierarchy", Spec{GroupKind: colorGK, Class: Inherited, Hierarchy: []topology.GroupKind{topology.KindGateway, topology.KindGateway}}, "twice"},
+		{"unknown strategy", Spec{GroupKind: colorGK, Class: Inherited, Strategies: []merge.Strategy{"bogus"}}, `"bogus"`},
+		{"empty target kind", Spec{GroupKind: colorGK, Class: Direct, TargetKinds: []topology.GroupKind{{Group: "g"}}}, "no kind name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k, err := NewKind(tc.spec)
+			if err == nil {
+				t.Fatalf("want an error containing %q, got kind %+v", tc.substr, k)
+			}
+			if k != nil {
+				t.Errorf("an error must come with a nil kind")
+			}
+			if !strings.Contains(err.Error(), tc.substr) {
+				t.Errorf("error %q does not contain %q", err, tc.substr)
+			}
+		})
+	}
+}
+
+// checkKind asserts the invariants every valid kind holds.
+func checkKind(t *testing.T, k *Kind) {
+	t.Helper()
+	if k.GroupKind.Kind == "" {
+		t.Fatalf("kind without a kind name: %+v", k)
+	}
+	if k.Class != Direct && k.Class != Inherited {
+		t.Fatalf("class %q", k.Class)
+	}
+	for name, list := range map[string][]topology.GroupKind{"targetKinds": k.TargetKinds, "effectiveTargetKinds": k.EffectiveTargetKinds, "hierarchy": k.Hierarchy} {
+		if len(list) == 0 {
+			t.Fatalf("%s is empty", name)
+		}
+		for _, gk := range list {
+			if gk.Kind == "" {
+				t.Fatalf("%s has an entry without a kind name: %v", name, list)
+			}
+		}
+	}
+	seen := map[topology.GroupKind]bool{}
+	for _, gk := range k.Hierarchy {
+		if seen[gk] {
+			t.Fatalf("hierarchy repeats %v", gk)
+		}
+		seen[gk] = true
+	}
+	if len(k.Strategies) == 0 {
+		t.Fatal("no strategies")
+	}
+	// Strategies are known, unique and in GEP order.
+	last := -1
+	for _, s := range k.Strategies {
+		i := slices.Index(merge.All, s)
+		if i < 0 || i <= last {
+			t.Fatalf("strategies %v are not known, unique and in GEP order", k.Strategies)
+		}
+		last = i
+	}
+	if k.Supports(merge.None) && len(k.Strategies) != 1 {
+		t.Fatalf("none combined with others: %v", k.Strategies)
+	}
+	if k.Supports(merge.Custom) && k.Custom == nil {
+		t.Fatal("custom without a function")
+	}
+	for _, key := range []string{"class", "targetKinds", "effectiveTargetKinds", "hierarchy", "strategies"} {
+		if k.Origins[key] == "" {
+			t.Fatalf("no origin for %s: %v", key, k.Origins)
+		}
+	}
+}
+
+func FuzzKindFromCRD(f *testing.F) {
+	f.Add("Inherited", "", "", "", "", uint8(0), false)
+	f.Add("Direct", "Gateway.gateway.networking.k8s.io", "", "", "none", uint8(0b11111), false)
+	f.Add("true", "", "", "Gateway.g,HTTPRoute.g", "", uint8(0b00100), false)
+	f.Add("inherited", "Gateway.g", "HTTPRoute.g", "Gateway.g,HTTPRoute.g", "patch-overrides,custom", uint8(0b11111), true)
+	f.Add("INHERITED", ",", " .x ", "A,A", "custom", uint8(0b11111), false)
+	f.Add("garbage", "", "", "", "", uint8(0b10000), false)
+	f.Fuzz(func(t *testing.T, label, targets, effective, hierarchy, strategies string, present uint8, withCustom bool) {
+		labels := map[string]string{}
+		if present&0b10000 == 0 {
+			labels[LabelPolicy] = label
+		}
+		ann := map[string]string{}
+		for i, kv := range [][2]string{
+			{AnnotationTargetKinds, targets},
+			{AnnotationEffectiveTargetKinds, effective},
+			{AnnotationHierarchy, hierarchy},
+			{AnnotationMergeStrategies, strategies},
+		} {
+			if present&(1<<i) != 0 {
+				ann[kv[0]] = kv[1]
+			}
+		}
+		var custom merge.CustomFunc
+		if withCustom {
+			custom = customFn
+		}
+		k, p := KindFromCRD(newCRD(labels, ann), custom)
+		if _, labelled := labels[LabelPolicy]; !labelled {
+			if k != nil || p != nil {
+				t.Fatalf("unlabelled CRD gave (%v, %v)", k, p)
+			}
+			return
+		}
+		if (k == nil) == (p == nil) {
+			t.Fatalf("want exactly one of kind and problem, got (%v, %v)", k, p)
+		}
+		if p != nil {
+			if p.Object != crdRef || p.Field == "" || p.Message == "" {
+				t.Fatalf("problem does not name the CRD and a field: %+v", p)
+			}
+			if p.Field != "metadata.labels["+LabelPolicy+"]" && p.Field != "spec.names.kind" && !strings.HasPrefix(p.Field, "metadata.annotations[attache.dev/") {
+				t.Fatalf("problem field %q is not the label or an annotation", p.Field)
+			}
+			return
+		}
+		checkKind(t, k)
+		// A valid kind's settings must survive revalidation from Go unchanged.
+		k2, err := NewKind(Spec{
+			GroupKind: k.GroupKind, Class: k.Class, TargetKinds: k.TargetKinds,
+			EffectiveTargetKinds: k.EffectiveTargetKinds, Hierarchy: k.Hierarchy,
+			Strategies: k.Strategies, Custom: k.Custom,
+		})
+		if err != nil {
+			t.Fatalf("valid kind %+v fails NewKind: %v", k, err)
+		}
+		if !slices.Equal(k2.Strategies, k.Strategies) || !slices.Equal(k2.TargetKinds, k.TargetKinds) ||
+			!slices.Equal(k2.EffectiveTargetKinds, k.EffectiveTargetKinds) || !slices.Equal(k2.Hierarchy, k.Hierarchy) {
+			t.Fatalf("revalidation changed the kind: %+v vs %+v", k, k2)
+		}
+	})
+}
