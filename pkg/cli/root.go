@@ -22,5 +22,8 @@ each field, and the status of every policy and of what it affects.`,
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	root.AddCommand(newEffectiveCommand(streams))
+	for _, f := range commands {
+		root.AddCommand(f(streams))
+	}
 	return root
 }

@@ -212,16 +212,24 @@ func (c *computation) programmed(atts []*attachment) Condition {
 	case r.Contexts == 0:
 		cond.Status, cond.Reason, cond.Message = "True", ReasonProgrammed, "Policy is programmed; no effective target is in its scope yet"
 	case r.Full == r.Contexts:
-		cond.Status, cond.Reason, cond.Message = "True", ReasonProgrammed, fmt.Sprintf("Policy is programmed in full in all %d contexts", r.Contexts)
+		cond.Status, cond.Reason, cond.Message = "True", ReasonProgrammed, "Policy is programmed in full in " + contexts(r.Contexts)
 	case r.None == r.Contexts:
 		cond.Status, cond.Reason = "False", ReasonOverridden
-		cond.Message = fmt.Sprintf("Policy is overridden in all %d contexts: %s", r.Contexts, lossSummary(lostTo))
+		cond.Message = fmt.Sprintf("Policy is overridden in %s: %s", contexts(r.Contexts), lossSummary(lostTo))
 	default:
 		cond.Status, cond.Reason = "True", ReasonPartiallyProgrammed
 		cond.Message = fmt.Sprintf("Policy is programmed in full in %d of %d contexts, in part in %d, not at all in %d: %s",
 			r.Full, r.Contexts, r.Partial, r.None, lossSummary(lostTo))
 	}
 	return cond
+}
+
+// contexts says "its only context" or "all N contexts".
+func contexts(n int) string {
+	if n == 1 {
+		return "its only context"
+	}
+	return fmt.Sprintf("all %d contexts", n)
 }
 
 // lossSummary names who beat the policy, where, and on which fields.

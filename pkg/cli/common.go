@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/attache-dev/attache/pkg/cluster"
+	"github.com/attache-dev/attache/pkg/diag"
+	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/manifest"
+)
+
+// commonOptions are the kubectl-style flags every query command shares.
+type commonOptions struct {
+	config         *genericclioptions.ConfigFlags
+	files          []string
+	allNamespaces  bool
+	selector       string
+	output         string
+	controllerName string
+	domain         string
+}
+
+func newCommonOptions() *commonOptions {
+	return &commonOptions{config: genericclioptions.NewConfigFlags(true)}
+}
+
+// addFlags registers -f, -A, -l, -o and the kubeconfig flags (-n,
+// --context, --kubeconfig, ...). outputs lists the accepted -o values, the
+// first being the default.
+func (o *commonOptions) addFlags(cmd *cobra.Command, outputs ...string) {
+	fs := cmd.Flags()
+	fs.StringArrayVarP(&o.files, "filename", "f", nil, "read manifests from a file, folder, or - (stdin) instead of the cluster (repeatable)")
+	fs.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "show objects of every namespace")
+	fs.StringVarP(&o.selector, "selector", "l", "", "label selector to filter the listed objects")
+	fs.StringVar(&o.controllerName, "controller-name", engine.DefaultControllerName, "controllerName of policy ancestor status entries")
+	fs.StringVar(&o.domain, "condition-domain", engine.DefaultConditionDomain, "domain prefix of <Kind>Affected conditions")
+	if len(outputs) > 0 {
+		fs.StringVarP(&o.output, "output", "o", outputs[0], fmt.Sprintf("output format: one of %v", outputs))
+	}
+	o.config.AddFlags(fs)
+}
+
+// namespace is the namespace the question is scoped to: "" with -A, else
+// -n, else the kubeconfig context's namespace (or "default"; with -f and no
+// -n, "" meaning every namespace).
+func (o *commonOptions) namespace() string {
+	if o.allNamespaces {
+		return ""
+	}
+	if o.config.Namespace != nil && *o.config.Namespace != "" {
+		return *o.config.Namespace
+	}
+	if len(o.files) > 0 {
+		return ""
+	}
+	ns, _, err := o.config.ToRawKubeConfigLoader().Namespace()
+	if err != nil || ns == "" {
+		return "default"
+	}
+	return ns
+}
+
+// loaded is the input of a question and the engine's answer.
+type loaded struct {
+	Objects  []engine.Object
+	Problems []diag.Problem
+	// Partial lists what could not be read (e.g. lists forbidden by RBAC);
+	// the answer is then partial and commands say so.
+	Partial []string
+	Result  *engine.Result
+}
+
+// load reads the input (files with -f, else the cluster) and runs the engine.
+func (o *commonOptions) load(ctx context.Context, streams genericiooptions.IOStreams) (*loaded, error) {
+	l := &loaded{}
+	if len(o.files) > 0 {
+		objs, probs, err := manifest.Read(o.files, streams.In)
+		if err != nil {
+			return nil, fmt.Errorf("%w (check the -f paths)", err)
+		}
+		l.Objects, l.Problems = objs, probs
+	} else {
+		cfg, err := o.config.ToRESTConfig()
+		if err != nil {
+			return nil, fmt.Errorf("cannot reach a cluster: %w (set --kubeconfig/--context, or read manifests with -f PATH)", err)
+		}
+		snap, err := cluster.Read(ctx, cfg, cluster.Options{Namespace: o.namespace()})
+		if err != nil {
+			return nil, err
+		}
+		l.Objects, l.Partial = snap.Objects, snap.Skipped
+	}
+	l.Result = engine.Compute(l.Objects, engine.Options{ControllerName: o.controllerName, ConditionDomain: o.domain})
+	return l, nil
+}
+
+// warn prints the problems and the partial-read notes on stderr.
+func (l *loaded) warn(streams genericiooptions.IOStreams) {
+	for _, p := range l.Problems {
+		fmt.Fprintf(streams.ErrOut, "warning: %s\n", p.Error())
+	}
+	for _, p := range l.Result.Problems {
+		fmt.Fprintf(streams.ErrOut, "warning: %s\n", p.Error())
+	}
+	for _, s := range l.Partial {
+		fmt.Fprintf(streams.ErrOut, "warning: partial answer: %s\n", s)
+	}
+}
