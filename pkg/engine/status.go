@@ -212,7 +212,7 @@ func (c *computation) programmed(atts []*attachment) Condition {
 	case r.Contexts == 0:
 		cond.Status, cond.Reason, cond.Message = "True", ReasonProgrammed, "Policy is programmed; no effective target is in its scope yet"
 	case r.Full == r.Contexts:
-		cond.Status, cond.Reason, cond.Message = "True", ReasonProgrammed, "Policy is programmed in full in " + contexts(r.Contexts)
+		cond.Status, cond.Reason, cond.Message = "True", ReasonProgrammed, "Policy is programmed in full in "+contexts(r.Contexts)
 	case r.None == r.Contexts:
 		cond.Status, cond.Reason = "False", ReasonOverridden
 		cond.Message = fmt.Sprintf("Policy is overridden in %s: %s", contexts(r.Contexts), lossSummary(lostTo))

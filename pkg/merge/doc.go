@@ -11,6 +11,7 @@
 // the inherited value all the way up the stack, and nulls are removed only
 // from the final effective spec. Each single step agrees with
 // github.com/evanphx/json-patch's MergePatch, which the tests use as the
-// oracle; the package keeps its own tree because that library cannot carry
+// oracle (up to that library's one inconsistency about nulls inside lists,
+// see Tree.Value); the package keeps its own tree because that library cannot carry
 // provenance through a merge.
 package merge

@@ -38,8 +38,10 @@ func FromValue(v any, src Src) *Tree {
 // Src returns the source of the tree's root.
 func (t *Tree) Src() Src { return t.src }
 
-// Value returns the JSON value with every null removed from objects (also
-// objects inside lists, as json-patch does). A nil or null tree gives nil.
+// Value returns the JSON value with every null removed from objects, also
+// from objects inside lists (as json-patch does when it inserts a list, though
+// not when a list replaces an object: see TestJSONPatchListQuirk). A nil or
+// null tree gives nil.
 func (t *Tree) Value() any {
 	if t == nil || t.null {
 		return nil
