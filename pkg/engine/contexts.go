@@ -124,13 +124,24 @@ type kindDP struct {
 
 // stackResult is a folded stack, shared by every target and path carrying it.
 type stackResult struct {
-	atts     []*attachment
-	result   merge.Result
-	spec     map[string]any
-	fields   []FieldSource
-	entries  []StackEntry
-	contrib  map[merge.Src]int
-	outcomes map[merge.Src]string
+	atts    []*attachment
+	result  merge.Result
+	spec    map[string]any
+	fields  []FieldSource
+	entries []StackEntry
+	contrib []int // leaves contributed, by position in atts
+	// policies are the outcomes per policy (a policy may be attached at
+	// several levels of one path).
+	policies []policyOutcome
+}
+
+// policyOutcome is one policy's outcome in a stack, over all its
+// attachments on the path.
+type policyOutcome struct {
+	pol        *pstate
+	contrib    int
+	lost       bool
+	conflicted bool
 }
 
 func (c *computation) computeKind(k *policy.Kind) {

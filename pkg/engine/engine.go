@@ -27,13 +27,15 @@ type attachment struct {
 	// Tallies over the contexts it is part of.
 	reach      Reach
 	conflicted int
-	lostTo     map[Attachment]map[string]bool
-	affects    map[topology.NodeID]bool
+	lostTo     map[merge.Src]map[string]bool // winner attachment id -> fields
+	ref        *Attachment
+	affects    []topology.NodeID // effective targets it contributes to (no repeats)
 }
 
 // pstate is a policy being processed.
 type pstate struct {
 	p         *policy.Policy
+	reach     Reach // over distinct contexts, all attachments together
 	ancestors []ancestorState
 	atts      []*attachment
 	// targetProblems are why declared targets resolved to nothing (selectors).
@@ -55,6 +57,7 @@ type computation struct {
 	kinds    map[topology.GroupKind]*policy.Kind
 	policies []*pstate
 	atts     []*attachment
+	attByRef map[*Attachment]merge.Src
 	problems []diag.Problem
 	result   *Result
 }
@@ -67,7 +70,7 @@ func Compute(objs []Object, opts Options) *Result {
 	if opts.ConditionDomain == "" {
 		opts.ConditionDomain = DefaultConditionDomain
 	}
-	c := &computation{opts: opts, kinds: map[topology.GroupKind]*policy.Kind{}, result: &Result{}}
+	c := &computation{opts: opts, kinds: map[topology.GroupKind]*policy.Kind{}, result: &Result{}, attByRef: map[*Attachment]merge.Src{}}
 	topoObjs, policyObjs := c.classify(objs)
 	b := topology.NewBuilder()
 	grants, probs := gatewayapi.Add(b, topoObjs)
@@ -259,6 +262,12 @@ func (c *computation) resolveTargets() {
 						continue
 					}
 					n++
+					// A selected Namespace other than the policy's own is a
+					// cross-namespace target too (decision 9).
+					if !c.grantAllows(p, node.Ref) {
+						ps.ancestors = append(ps.ancestors, noGrant(p, t, node.Ref))
+						continue
+					}
 					c.attach(ps, id, t)
 				}
 				if n == 0 {
@@ -268,8 +277,7 @@ func (c *computation) resolveTargets() {
 			}
 			ref := targetRef(t)
 			if !c.grantAllows(p, ref) {
-				ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonInvalid,
-					msg: fmt.Sprintf("%s: no ReferenceGrant in namespace %s allows %s from namespace %s to target %s", t.Field, targetNamespace(ref), p.Ref.GroupKind(), p.Ref.Namespace, ref)})
+				ps.ancestors = append(ps.ancestors, noGrant(p, t, ref))
 				continue
 			}
 			id, ok := c.graph.Lookup(ref)
@@ -286,6 +294,12 @@ func (c *computation) resolveTargets() {
 			c.attach(ps, id, t)
 		}
 	}
+}
+
+// noGrant is the ancestor of a cross-namespace target no ReferenceGrant allows.
+func noGrant(p *policy.Policy, t policy.TargetRef, ref topology.Ref) ancestorState {
+	return ancestorState{ref: ref, reason: ReasonInvalid,
+		msg: fmt.Sprintf("%s: no ReferenceGrant in namespace %s allows %s from namespace %s to target %s", t.Field, targetNamespace(ref), p.Ref.GroupKind(), p.Ref.Namespace, ref)}
 }
 
 func targetNamespace(r topology.Ref) string {
@@ -319,7 +333,9 @@ func (c *computation) attach(ps *pstate, id topology.NodeID, t policy.TargetRef)
 		a.nsName = ref.Name
 	}
 	a.spec = merge.FromValue(ps.p.Spec, a.id)
+	a.ref = &Attachment{Policy: ps.p.Ref, At: ref}
 	c.atts = append(c.atts, a)
+	c.attByRef[a.ref] = a.id
 	ps.atts = append(ps.atts, a)
 	ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, att: a})
 }

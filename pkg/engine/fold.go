@@ -21,7 +21,7 @@ func (d *kindDP) fold(s stackID) *stackResult {
 		return sr
 	}
 	atts := d.stackAtts(s)
-	sr := &stackResult{atts: atts, contrib: map[merge.Src]int{}, outcomes: map[merge.Src]string{}}
+	sr := &stackResult{atts: atts}
 	conflicted := map[merge.Src]*attachment{}
 	if d.kind.Supports(merge.None) {
 		// None: the established policy (oldest, then by name; levels do not
@@ -45,72 +45,125 @@ func (d *kindDP) fold(s stackID) *stackResult {
 		}
 		sr.result = merge.Fold(layers)
 	}
-	byID := map[merge.Src]*attachment{}
-	for _, a := range atts {
-		byID[a.id] = a
+	pos := func(src merge.Src) int {
+		for i, a := range atts {
+			if a.id == src {
+				return i
+			}
+		}
+		return -1
 	}
+	sr.contrib = make([]int, len(atts))
 	if sr.result.Tree != nil {
 		sr.spec = sr.result.Tree.Object()
-		for _, l := range sr.result.Tree.Leaves() {
-			a := byID[l.Src]
-			sr.contrib[l.Src]++
-			sr.fields = append(sr.fields, FieldSource{Path: l.Path, Value: l.Value, Policy: a.pol.p.Ref, At: d.c.graph.Node(a.node).Ref, Strategy: a.pol.p.Strategy})
+		leaves := sr.result.Tree.Leaves()
+		sr.fields = make([]FieldSource, 0, len(leaves))
+		for _, l := range leaves {
+			i := pos(l.Src)
+			a := atts[i]
+			sr.contrib[i]++
+			sr.fields = append(sr.fields, FieldSource{Path: l.Path, Value: l.Value, Attachment: a.ref, Strategy: a.pol.p.Strategy})
 		}
 	} else {
 		sr.spec = map[string]any{}
 	}
-	lost := map[merge.Src]map[string]map[merge.Src]bool{}
+	// Group losses by loser and path (Fold returns them sorted by loser,
+	// then path), merging the winners.
+	lost := make([][]LostField, len(atts))
 	for _, l := range sr.result.Losses {
-		if lost[l.Loser] == nil {
-			lost[l.Loser] = map[string]map[merge.Src]bool{}
-		}
-		if lost[l.Loser][l.Path] == nil {
-			lost[l.Loser][l.Path] = map[merge.Src]bool{}
-		}
+		i := pos(l.Loser)
+		var to []*Attachment
 		for _, w := range l.Winners {
-			lost[l.Loser][l.Path][w] = true
+			wa := atts[pos(w)]
+			// A policy attached at two levels never beats itself.
+			if wa.pol != atts[i].pol && !containsAtt(to, wa.ref) {
+				to = append(to, wa.ref)
+			}
 		}
+		if len(to) == 0 {
+			continue
+		}
+		lf := lost[i]
+		if n := len(lf); n > 0 && lf[n-1].Path == l.Path {
+			for _, w := range to {
+				if !containsAtt(lf[n-1].To, w) {
+					lf[n-1].To = append(lf[n-1].To, w)
+				}
+			}
+		} else {
+			lf = append(lf, LostField{Path: l.Path, To: to})
+		}
+		lost[i] = lf
 	}
-	for _, a := range atts {
-		e := StackEntry{Policy: a.pol.p.Ref, At: d.c.graph.Node(a.node).Ref, Strategy: a.pol.p.Strategy, Stanza: a.pol.p.Stanza}
+	for i, a := range atts {
+		e := StackEntry{Attachment: a.ref, Strategy: a.pol.p.Strategy, Stanza: a.pol.p.Stanza}
 		if w, ok := conflicted[a.id]; ok {
 			e.Conflicted = true
 			e.Outcome = OutcomeNone
 			for _, l := range a.spec.Leaves() {
-				e.Lost = append(e.Lost, LostField{Path: l.Path, To: []Attachment{d.attRef(w)}})
+				e.Lost = append(e.Lost, LostField{Path: l.Path, To: []*Attachment{w.ref}})
 			}
 		} else {
-			paths := make([]string, 0, len(lost[a.id]))
-			for p := range lost[a.id] {
-				paths = append(paths, p)
-			}
-			sort.Strings(paths)
-			for _, p := range paths {
-				lf := LostField{Path: p}
-				for w := range lost[a.id][p] {
-					lf.To = append(lf.To, d.attRef(byID[w]))
+			e.Lost = lost[i]
+			for _, lf := range e.Lost {
+				if len(lf.To) > 1 {
+					sort.Slice(lf.To, func(i, j int) bool { return attLess(*lf.To[i], *lf.To[j]) })
 				}
-				sort.Slice(lf.To, func(i, j int) bool { return attLess(lf.To[i], lf.To[j]) })
-				e.Lost = append(e.Lost, lf)
 			}
 			switch {
 			case len(e.Lost) == 0:
 				e.Outcome = OutcomeFull
-			case sr.contrib[a.id] > 0:
+			case sr.contrib[i] > 0:
 				e.Outcome = OutcomePartial
 			default:
 				e.Outcome = OutcomeNone
 			}
 		}
-		sr.outcomes[a.id] = e.Outcome
+		// Who beat whom is a property of the stack, so it is tallied once
+		// per stack, not once per context.
+		if len(e.Lost) > 0 && a.lostTo == nil {
+			a.lostTo = map[merge.Src]map[string]bool{}
+		}
+		for _, lf := range e.Lost {
+			for _, w := range lf.To {
+				id := d.c.attByRef[w]
+				if a.lostTo[id] == nil {
+					a.lostTo[id] = map[string]bool{}
+				}
+				a.lostTo[id][lf.Path] = true
+			}
+		}
 		sr.entries = append(sr.entries, e)
+	}
+	// A policy's outcome in the context combines its attachments on the
+	// path: it is full when none of them lost anything.
+	for i, a := range atts {
+		k := -1
+		for j, po := range sr.policies {
+			if po.pol == a.pol {
+				k = j
+			}
+		}
+		if k < 0 {
+			sr.policies = append(sr.policies, policyOutcome{pol: a.pol})
+			k = len(sr.policies) - 1
+		}
+		po := &sr.policies[k]
+		po.contrib += sr.contrib[i]
+		po.lost = po.lost || len(sr.entries[i].Lost) > 0
+		po.conflicted = po.conflicted || sr.entries[i].Conflicted
 	}
 	d.memo[s] = sr
 	return sr
 }
 
-func (d *kindDP) attRef(a *attachment) Attachment {
-	return Attachment{Policy: a.pol.p.Ref, At: d.c.graph.Node(a.node).Ref}
+func containsAtt(l []*Attachment, a *Attachment) bool {
+	for _, x := range l {
+		if x == a {
+			return true
+		}
+	}
+	return false
 }
 
 func attLess(a, b Attachment) bool {
@@ -137,22 +190,22 @@ func (d *kindDP) context(sr *stackResult, target topology.NodeID, paths func(fun
 		if e.Conflicted {
 			a.conflicted++
 		}
-		if sr.contrib[a.id] > 0 {
-			if a.affects == nil {
-				a.affects = map[topology.NodeID]bool{}
-			}
-			a.affects[target] = true
+
+		// Contexts of one target come one after another, so comparing with
+		// the last target recorded keeps the list free of repeats.
+		if sr.contrib[i] > 0 && (len(a.affects) == 0 || a.affects[len(a.affects)-1] != target) {
+			a.affects = append(a.affects, target)
 		}
-		for _, lf := range e.Lost {
-			for _, w := range lf.To {
-				if a.lostTo == nil {
-					a.lostTo = map[Attachment]map[string]bool{}
-				}
-				if a.lostTo[w] == nil {
-					a.lostTo[w] = map[string]bool{}
-				}
-				a.lostTo[w][lf.Path] = true
-			}
+	}
+	for _, po := range sr.policies {
+		po.pol.reach.Contexts++
+		switch {
+		case po.conflicted || (po.lost && po.contrib == 0):
+			po.pol.reach.None++
+		case po.lost:
+			po.pol.reach.Partial++
+		default:
+			po.pol.reach.Full++
 		}
 	}
 	ctx := &Context{Stack: sr.entries, Spec: sr.spec, Fields: sr.fields, paths: paths}

@@ -76,7 +76,10 @@ func (c *computation) finishStatus() {
 			if len(notAccepted) > 0 {
 				msg = fmt.Sprintf("Policy is accepted for %d of %d targets; not accepted: %s", len(accepted), len(accepted)+len(notAccepted), strings.Join(notAccepted, "; "))
 			}
-			st.Conditions = []Condition{{Type: CondAccepted, Status: "True", Reason: ReasonAccepted, Message: msg}, c.programmed(accepted)}
+			// Programmed summarizes every context the policy reaches, also
+			// those of targets where it was rejected (decision 7: it then
+			// "loses some contexts").
+			st.Conditions = []Condition{{Type: CondAccepted, Status: "True", Reason: ReasonAccepted, Message: msg}, c.programmedFrom(ps.reach, ps.atts)}
 		case firstBad != nil:
 			st.Conditions = []Condition{{Type: CondAccepted, Status: "False", Reason: firstBad.reason, Message: strings.Join(notAccepted, "; ")}}
 		default:
@@ -87,12 +90,9 @@ func (c *computation) finishStatus() {
 			st.Conditions = []Condition{{Type: CondAccepted, Status: "False", Reason: ReasonTargetNotFound, Message: msg}}
 		}
 		seen := map[topology.NodeID]bool{}
-		for _, a := range accepted {
-			st.Reach.Contexts += a.reach.Contexts
-			st.Reach.Full += a.reach.Full
-			st.Reach.Partial += a.reach.Partial
-			st.Reach.None += a.reach.None
-			for n := range a.affects {
+		st.Reach = ps.reach
+		for _, a := range ps.atts {
+			for _, n := range a.affects {
 				k := akey{ps.p.Kind, n}
 				if affected[k] == nil {
 					affected[k] = map[topology.Ref]bool{}
@@ -177,7 +177,8 @@ func (c *computation) capAncestors(st *PolicyStatus) {
 
 func (c *computation) conflictMessage(a *attachment) string {
 	var winners []string
-	for w := range a.lostTo {
+	for id := range a.lostTo {
+		w := c.atts[id].ref
 		winners = append(winners, fmt.Sprintf("%s %s (on %s)", w.Policy.Kind, shortName(w.Policy), w.At))
 	}
 	sort.Strings(winners)
@@ -192,13 +193,22 @@ func (c *computation) conflictMessage(a *attachment) string {
 // Overridden when it contributes nothing anywhere, else PartiallyProgrammed.
 func (c *computation) programmed(atts []*attachment) Condition {
 	var r Reach
-	lostTo := map[Attachment]map[string]bool{}
 	for _, a := range atts {
 		r.Contexts += a.reach.Contexts
 		r.Full += a.reach.Full
 		r.Partial += a.reach.Partial
 		r.None += a.reach.None
-		for w, paths := range a.lostTo {
+	}
+	return c.programmedFrom(r, atts)
+}
+
+// programmedFrom derives Programmed from a reach and the attachments'
+// losses (for the message).
+func (c *computation) programmedFrom(r Reach, atts []*attachment) Condition {
+	lostTo := map[Attachment]map[string]bool{}
+	for _, a := range atts {
+		for id, paths := range a.lostTo {
+			w := *c.atts[id].ref
 			if lostTo[w] == nil {
 				lostTo[w] = map[string]bool{}
 			}

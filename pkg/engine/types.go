@@ -148,8 +148,8 @@ func (c *Context) Paths(yield func([]topology.Ref) bool) { c.paths(yield) }
 // StackEntry is one policy in a context: where it attaches, with what
 // strategy, and which fields it lost to whom.
 type StackEntry struct {
-	Policy   topology.Ref
-	At       topology.Ref
+	// Attachment (Policy and At) is shared by every context of the policy.
+	*Attachment
 	Strategy merge.Strategy
 	Stanza   string
 	// Outcome is "full", "partial" or "none".
@@ -162,7 +162,7 @@ type StackEntry struct {
 // LostField is a field a policy set but that is not in the effective spec.
 type LostField struct {
 	Path string
-	To   []Attachment
+	To   []*Attachment
 }
 
 // Attachment is a policy attached to a target.
@@ -173,10 +173,11 @@ type Attachment struct {
 
 // FieldSource says who set a field of an effective spec.
 type FieldSource struct {
-	Path     string
-	Value    any
-	Policy   topology.Ref
-	At       topology.Ref
+	Path  string
+	Value any
+	// Attachment (Policy and At: where the policy attaches, its level) is
+	// shared by every field the policy sets.
+	*Attachment
 	Strategy merge.Strategy
 }
 
