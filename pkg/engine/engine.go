@@ -58,6 +58,7 @@ type computation struct {
 	policies []*pstate
 	atts     []*attachment
 	attByRef map[*Attachment]merge.Src
+	sources  map[topology.Ref]string // where each object came from
 	problems []diag.Problem
 	result   *Result
 }
@@ -70,12 +71,17 @@ func Compute(objs []Object, opts Options) *Result {
 	if opts.ConditionDomain == "" {
 		opts.ConditionDomain = DefaultConditionDomain
 	}
-	c := &computation{opts: opts, kinds: map[topology.GroupKind]*policy.Kind{}, result: &Result{}, attByRef: map[*Attachment]merge.Src{}}
+	c := &computation{opts: opts, kinds: map[topology.GroupKind]*policy.Kind{}, result: &Result{}, attByRef: map[*Attachment]merge.Src{}, sources: map[topology.Ref]string{}}
 	topoObjs, policyObjs := c.classify(objs)
 	b := topology.NewBuilder()
 	grants, probs := gatewayapi.Add(b, topoObjs)
 	c.grants = grants
-	c.problems = append(c.problems, probs...)
+	for _, p := range probs {
+		if p.Source == "" {
+			p.Source = c.sources[p.Object.Object()]
+		}
+		c.problems = append(c.problems, p)
+	}
 	c.parsePolicies(policyObjs)
 	c.addVirtualTargets(b)
 	g, cycles := b.Build()
@@ -118,6 +124,7 @@ func (c *computation) sortedKinds() []*policy.Kind {
 // topology objects and policies. Objects of no known kind are ignored.
 func (c *computation) classify(objs []Object) (topo []*unstructured.Unstructured, pols []Object) {
 	seen := map[topology.Ref]string{}
+	invalidKinds := map[topology.GroupKind]string{} // kind -> its invalid CRD
 	var rest []Object
 	for _, o := range objs {
 		u := o.Object
@@ -139,11 +146,13 @@ func (c *computation) classify(objs []Object) (topo []*unstructured.Unstructured
 			continue
 		}
 		seen[ref] = o.Source
+		c.sources[ref] = o.Source
 		if ref.GroupKind() == crdGroupKind {
 			k, prob := policy.KindFromCRD(u, nil)
 			if prob != nil {
 				prob.Source = o.Source
 				c.problems = append(c.problems, *prob)
+				invalidKinds[crdKind(u)] = ref.Name
 				continue
 			}
 			if k == nil {
@@ -169,11 +178,25 @@ func (c *computation) classify(objs []Object) (topo []*unstructured.Unstructured
 		gk := topology.GroupKind{Group: o.Object.GroupVersionKind().Group, Kind: o.Object.GetKind()}
 		if _, isPolicy := c.kinds[gk]; isPolicy {
 			pols = append(pols, o)
+		} else if crd, bad := invalidKinds[gk]; bad {
+			c.problems = append(c.problems, diag.Problem{Object: refOf(o.Object), Source: o.Source,
+				Message: fmt.Sprintf("ignored: its policy kind is not usable because CRD %s is invalid (see the error about it)", crd)})
 		} else if gatewayapi.Handles(gk) {
 			topo = append(topo, o.Object)
 		}
 	}
 	return topo, pols
+}
+
+// crdKind is the group and kind a CRD defines.
+func crdKind(u *unstructured.Unstructured) topology.GroupKind {
+	g, _, _ := unstructured.NestedString(u.Object, "spec", "group")
+	k, _, _ := unstructured.NestedString(u.Object, "spec", "names", "kind")
+	return topology.GroupKind{Group: g, Kind: k}
+}
+
+func refOf(u *unstructured.Unstructured) topology.Ref {
+	return topology.Ref{Group: u.GroupVersionKind().Group, Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
 }
 
 func orUnknown(s string) string {

@@ -1,0 +1,599 @@
+package gatewayapi
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/attache-dev/attache/pkg/diag"
+	"github.com/attache-dev/attache/pkg/topology"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// KindReferenceGrant is the ReferenceGrant kind. Add reads ReferenceGrants
+// into the Grants it returns; they are not nodes.
+var KindReferenceGrant = topology.GroupKind{Group: topology.GatewayGroup, Kind: "ReferenceGrant"}
+
+var handled = map[topology.GroupKind]bool{
+	topology.KindGatewayClass: true,
+	topology.KindGateway:      true,
+	topology.KindHTTPRoute:    true,
+	topology.KindGRPCRoute:    true,
+	topology.KindTLSRoute:     true,
+	topology.KindTCPRoute:     true,
+	topology.KindUDPRoute:     true,
+	topology.KindService:      true,
+	topology.KindNamespace:    true,
+	KindReferenceGrant:        true,
+}
+
+// Handles reports whether Add reads objects of this kind: GatewayClass,
+// Gateway, the route kinds of topology.RouteKinds, Service, Namespace and
+// ReferenceGrant.
+func Handles(gk topology.GroupKind) bool { return handled[gk] }
+
+// clusterScoped kinds have no namespace: their refs have none, whatever
+// metadata.namespace says.
+func clusterScoped(gk topology.GroupKind) bool {
+	return gk == topology.KindGatewayClass || gk == topology.KindNamespace
+}
+
+// Protocol defaults of listeners without allowedRoutes.kinds.
+var (
+	httpKinds = []topology.GroupKind{topology.KindHTTPRoute, topology.KindGRPCRoute}
+	tlsKinds  = []topology.GroupKind{topology.KindTLSRoute}
+	tcpKinds  = []topology.GroupKind{topology.KindTCPRoute}
+	udpKinds  = []topology.GroupKind{topology.KindUDPRoute}
+)
+
+// meta is what every node needs from an object.
+type meta struct {
+	ref    topology.Ref
+	labels map[string]string
+	gen    int64
+}
+
+func newMeta(ref topology.Ref, om *objectMeta) meta {
+	return meta{ref: ref, labels: om.Labels, gen: om.Generation}
+}
+
+type gatewayObj struct {
+	meta
+	spec gatewaySpec
+}
+
+type serviceObj struct {
+	meta
+	ports []servicePort
+}
+
+// route is any route kind, reduced to what the hierarchy needs.
+type route struct {
+	meta
+	parents []gwv1.ParentReference
+	// hostnamed is set for the kinds whose hostnames must intersect the
+	// listener's (HTTPRoute, GRPCRoute, TLSRoute).
+	hostnamed bool
+	hostnames []gwv1.Hostname
+	rules     []routeRule
+}
+
+// gateway is a Gateway's listeners, with what admission needs precomputed.
+type gateway struct {
+	ns        string
+	listeners []*listener
+	byName    map[string]*listener
+}
+
+type listener struct {
+	id       topology.NodeID
+	name     string
+	port     int32
+	hostname string // "" for none
+	// from is Same, All, Selector or None (unknown values and unusable
+	// selectors become None, after a problem is reported).
+	from gwv1.FromNamespaces
+	sel  labels.Selector
+	// nsOK caches sel's verdict per route namespace: many routes share a
+	// namespace, and matching is the costly part of admission.
+	nsOK    map[string]bool
+	kinds   []topology.GroupKind
+	anyKind bool
+}
+
+// adder holds the state of one Add call.
+type adder struct {
+	b        *topology.Builder
+	problems []diag.Problem
+	grants   *Grants
+	// nsLabels holds the labels of the Namespace objects given; a
+	// namespace without one has no labels.
+	nsLabels map[string]labels.Set
+	// owned marks, by node id, the object nodes Add made: links go only to
+	// objects among the input, never to whatever else the builder holds.
+	// (A slice over the dense ids, rather than another map keyed by Ref.)
+	owned    []bool
+	gateways map[topology.Ref]*gateway
+}
+
+// addObject adds the node of an object of the input.
+func (a *adder) addObject(m meta) topology.NodeID {
+	id := a.b.AddNode(m.ref, m.labels, m.gen)
+	for int(id) >= len(a.owned) {
+		a.owned = append(a.owned, make([]bool, len(a.owned)+64)...)
+	}
+	a.owned[id] = true
+	return id
+}
+
+// object finds the node of an object of the input.
+func (a *adder) object(ref topology.Ref) (topology.NodeID, bool) {
+	id, ok := a.b.Lookup(ref)
+	if !ok || int(id) >= len(a.owned) || !a.owned[id] {
+		return 0, false
+	}
+	return id, true
+}
+
+// Add adds every object of a kind it Handles to b, links them, and returns
+// the ReferenceGrant index. Objects of other kinds, and nil ones, are
+// ignored. Invalid objects are reported, naming the object and the field,
+// and skipped or partly used. The result does not depend on the order of
+// objs, except which of two copies of one object is kept (the first).
+func Add(b *topology.Builder, objs []*unstructured.Unstructured) (*Grants, []diag.Problem) {
+	a := &adder{
+		b:        b,
+		grants:   &Grants{},
+		nsLabels: map[string]labels.Set{},
+		gateways: map[topology.Ref]*gateway{},
+	}
+	var (
+		classes, namespaces []meta
+		gateways            []*gatewayObj
+		services            []*serviceObj
+		routes              []*route
+	)
+	seen := make(map[topology.Ref]struct{}, len(objs))
+	implicitNS := map[string]struct{}{}
+	for _, u := range objs {
+		if u == nil || u.Object == nil {
+			continue
+		}
+		gvk := u.GroupVersionKind()
+		gk := topology.GroupKind{Group: gvk.Group, Kind: gvk.Kind}
+		if !Handles(gk) {
+			continue
+		}
+		ref, ok := a.objectRef(u, gk)
+		if !ok {
+			continue
+		}
+		if ref.Namespace != "" {
+			implicitNS[ref.Namespace] = struct{}{}
+		}
+		if _, dup := seen[ref]; dup {
+			a.problem(ref, "", "duplicate object; this copy is ignored")
+			continue
+		}
+		seen[ref] = struct{}{}
+
+		switch gk {
+		case topology.KindGatewayClass:
+			var o metaObject
+			if a.decode(u, ref, &o) {
+				classes = append(classes, newMeta(ref, &o.Metadata))
+			}
+		case topology.KindNamespace:
+			var o metaObject
+			if a.decode(u, ref, &o) {
+				namespaces = append(namespaces, newMeta(ref, &o.Metadata))
+			}
+		case topology.KindGateway:
+			var o gatewayObject
+			if a.decode(u, ref, &o) {
+				gateways = append(gateways, &gatewayObj{meta: newMeta(ref, &o.Metadata), spec: o.Spec})
+			}
+		case topology.KindService:
+			var o serviceObject
+			if a.decode(u, ref, &o) {
+				services = append(services, &serviceObj{meta: newMeta(ref, &o.Metadata), ports: o.Spec.Ports})
+			}
+		case KindReferenceGrant:
+			var o referenceGrantObject
+			if a.decode(u, ref, &o) {
+				a.grants.add(ref.Namespace, &o.Spec)
+			}
+		case topology.KindTCPRoute, topology.KindUDPRoute:
+			var o plainRouteObject
+			if a.decode(u, ref, &o) {
+				routes = append(routes, &route{meta: newMeta(ref, &o.Metadata), parents: o.Spec.ParentRefs, rules: o.Spec.Rules})
+			}
+		default: // HTTPRoute, GRPCRoute, TLSRoute
+			var o routeObject
+			if a.decode(u, ref, &o) {
+				routes = append(routes, &route{meta: newMeta(ref, &o.Metadata), parents: o.Spec.ParentRefs,
+					hostnamed: true, hostnames: o.Spec.Hostnames, rules: o.Spec.Rules})
+			}
+		}
+	}
+
+	// Sorting makes node ids, hence the graph's order and which edge of a
+	// cycle Build drops, independent of the input order.
+	slices.SortFunc(classes, func(x, y meta) int { return x.ref.Compare(y.ref) })
+	slices.SortFunc(namespaces, func(x, y meta) int { return x.ref.Compare(y.ref) })
+	slices.SortFunc(gateways, func(x, y *gatewayObj) int { return x.ref.Compare(y.ref) })
+	slices.SortFunc(services, func(x, y *serviceObj) int { return x.ref.Compare(y.ref) })
+	slices.SortFunc(routes, func(x, y *route) int { return x.ref.Compare(y.ref) })
+
+	for _, c := range classes {
+		a.addObject(c)
+	}
+	a.addNamespaces(namespaces, implicitNS)
+	for _, g := range gateways {
+		a.addGateway(g)
+	}
+	for _, s := range services {
+		a.addService(s)
+	}
+	// Every route node exists before any is linked, so that a backendRef to
+	// a route links whatever the order.
+	ids := make([]topology.NodeID, len(routes))
+	for i, r := range routes {
+		ids[i] = a.addObject(r.meta)
+	}
+	for i, r := range routes {
+		a.linkRoute(r, ids[i])
+	}
+	return a.grants, a.problems
+}
+
+// objectRef returns the ref of object u of kind gk, or reports why it has
+// none. (The unstructured accessors would turn a name or namespace of the
+// wrong type into "", and an object into a cluster-wide one.)
+func (a *adder) objectRef(u *unstructured.Unstructured, gk topology.GroupKind) (topology.Ref, bool) {
+	ref := topology.Ref{Group: gk.Group, Kind: gk.Kind}
+	md, isMap := u.Object["metadata"].(map[string]any)
+	if !isMap {
+		if v := u.Object["metadata"]; v != nil {
+			a.problem(ref, "metadata", "%s; the object is ignored", want("an object", v))
+		} else {
+			a.problem(ref, "metadata.name", "object has no name; it is ignored")
+		}
+		return ref, false
+	}
+	// Both are read before either is reported, so that a problem names
+	// the object as well as it can.
+	name, nameOK := md["name"].(string)
+	ns, nsOK := md["namespace"].(string)
+	if nameOK {
+		ref.Name = name
+	}
+	if nsOK && !clusterScoped(gk) {
+		ref.Namespace = ns
+	}
+	if v := md["name"]; v != nil && !nameOK {
+		a.problem(ref, "metadata.name", "%s; the object is ignored", want("a string", v))
+		return ref, false
+	}
+	if v := md["namespace"]; v != nil && !nsOK && !clusterScoped(gk) {
+		a.problem(ref, "metadata.namespace", "%s; the object is ignored", want("a string", v))
+		return ref, false
+	}
+	if ref.Name == "" {
+		a.problem(ref, "metadata.name", "object has no name; it is ignored")
+		return ref, false
+	}
+	return ref, true
+}
+
+func (a *adder) problem(obj topology.Ref, field, format string, args ...any) {
+	a.problems = append(a.problems, diag.Newf(obj, field, format, args...))
+}
+
+// decode decodes u into its projection into (see types.go), reporting a
+// failure.
+func (a *adder) decode(u *unstructured.Unstructured, ref topology.Ref, into any) bool {
+	if e := decode(u.Object, into); e != nil {
+		a.problem(ref, e.field, "cannot decode the object (%s); it is ignored", e.msg)
+		return false
+	}
+	return true
+}
+
+// addNamespaces adds a node for every Namespace object, and one without
+// labels for every other namespace holding an object of a kind Add reads
+// (even an invalid one: it shows that the namespace exists), so that
+// policies can target it. Namespaces get no edges: the engine places them
+// on paths.
+func (a *adder) addNamespaces(namespaces []meta, implicit map[string]struct{}) {
+	for _, n := range namespaces {
+		a.nsLabels[n.ref.Name] = n.labels
+		a.addObject(n)
+		delete(implicit, n.ref.Name)
+	}
+	names := make([]string, 0, len(implicit))
+	for ns := range implicit {
+		names = append(names, ns)
+	}
+	slices.Sort(names)
+	for _, ns := range names {
+		a.addObject(meta{ref: topology.Ref{Group: topology.KindNamespace.Group, Kind: topology.KindNamespace.Kind, Name: ns}})
+	}
+}
+
+func (a *adder) addGateway(g *gatewayObj) {
+	id := a.addObject(g.meta)
+	class := topology.Ref{Group: topology.KindGatewayClass.Group, Kind: topology.KindGatewayClass.Kind, Name: string(g.spec.GatewayClassName)}
+	if cid, ok := a.object(class); ok {
+		a.b.AddEdge(cid, id)
+	}
+	gw := &gateway{ns: g.ref.Namespace, byName: make(map[string]*listener, len(g.spec.Listeners))}
+	for i := range g.spec.Listeners {
+		l := &g.spec.Listeners[i]
+		field := fmt.Sprintf("spec.listeners[%d]", i)
+		name := string(l.Name)
+		if name == "" {
+			a.problem(g.ref, field+".name", "listener has no name; it is ignored")
+			continue
+		}
+		if _, dup := gw.byName[name]; dup {
+			a.problem(g.ref, field+".name", "duplicate listener name %q; this listener is ignored", name)
+			continue
+		}
+		li := &listener{id: a.b.AddSection(id, name), name: name, port: int32(l.Port)}
+		if l.Hostname != nil {
+			li.hostname = string(*l.Hostname)
+		}
+		a.admission(li, l, g.ref, field)
+		gw.byName[name] = li
+		gw.listeners = append(gw.listeners, li)
+	}
+	a.gateways[g.ref] = gw
+}
+
+// admission precomputes which namespaces and kinds listener l admits.
+func (a *adder) admission(li *listener, l *listenerSpec, gw topology.Ref, field string) {
+	li.from = gwv1.NamespacesFromSame
+	ar := l.AllowedRoutes
+	if ar != nil && ar.Namespaces != nil {
+		rn := ar.Namespaces
+		if rn.From != nil && *rn.From != "" {
+			li.from = *rn.From
+		}
+		switch li.from {
+		case gwv1.NamespacesFromSame, gwv1.NamespacesFromAll, gwv1.NamespacesFromNone:
+		case gwv1.NamespacesFromSelector:
+			if rn.Selector == nil {
+				a.problem(gw, field+".allowedRoutes.namespaces.selector", "from is Selector but there is no selector; the listener admits no routes")
+				li.from = gwv1.NamespacesFromNone
+				break
+			}
+			sel, err := metav1.LabelSelectorAsSelector(rn.Selector)
+			if err != nil {
+				a.problem(gw, field+".allowedRoutes.namespaces.selector", "invalid selector: %v; the listener admits no routes", err)
+				li.from = gwv1.NamespacesFromNone
+				break
+			}
+			li.sel, li.nsOK = sel, map[string]bool{}
+		default:
+			a.problem(gw, field+".allowedRoutes.namespaces.from", "unknown value %q (want All, Same, Selector or None); the listener admits no routes", string(li.from))
+			li.from = gwv1.NamespacesFromNone
+		}
+	}
+	if ar != nil && len(ar.Kinds) > 0 {
+		li.kinds = make([]topology.GroupKind, len(ar.Kinds))
+		for i, k := range ar.Kinds {
+			li.kinds[i] = topology.GroupKind{Group: topology.GatewayGroup, Kind: string(k.Kind)}
+			if k.Group != nil {
+				li.kinds[i].Group = string(*k.Group)
+			}
+		}
+		return
+	}
+	switch l.Protocol {
+	case gwv1.HTTPProtocolType, gwv1.HTTPSProtocolType:
+		li.kinds = httpKinds
+	case gwv1.TLSProtocolType:
+		li.kinds = tlsKinds
+	case gwv1.TCPProtocolType:
+		li.kinds = tcpKinds
+	case gwv1.UDPProtocolType:
+		li.kinds = udpKinds
+	default:
+		// Implementation-specific protocols: only the implementation knows
+		// its route kinds, so none is excluded.
+		li.anyKind = true
+	}
+}
+
+// admits reports whether listener l of a Gateway in namespace gwNS admits
+// route r: by namespace, kind and hostname.
+func (a *adder) admits(l *listener, gwNS string, r *route) bool {
+	if !l.anyKind && !slices.Contains(l.kinds, r.ref.GroupKind()) {
+		return false
+	}
+	switch l.from {
+	case gwv1.NamespacesFromAll:
+	case gwv1.NamespacesFromSame:
+		if r.ref.Namespace != gwNS {
+			return false
+		}
+	case gwv1.NamespacesFromSelector:
+		ok, cached := l.nsOK[r.ref.Namespace]
+		if !cached {
+			ok = l.sel.Matches(a.nsLabels[r.ref.Namespace])
+			l.nsOK[r.ref.Namespace] = ok
+		}
+		if !ok {
+			return false
+		}
+	default:
+		return false
+	}
+	return !r.hostnamed || hostnamesIntersect(l.hostname, r.hostnames)
+}
+
+func (a *adder) addService(s *serviceObj) {
+	id := a.addObject(s.meta)
+	seen := make(map[string]struct{}, len(s.ports))
+	for i := range s.ports {
+		p := &s.ports[i]
+		name := p.Name
+		if name == "" {
+			name = strconv.Itoa(int(p.Port))
+		}
+		if _, dup := seen[name]; dup {
+			a.problem(s.ref, fmt.Sprintf("spec.ports[%d]", i), "port %q is already a section of the Service; this port is ignored", name)
+			continue
+		}
+		seen[name] = struct{}{}
+		a.b.AddSection(id, name)
+	}
+}
+
+// linkRoute links route r (node id) below its parents and its rules below
+// it.
+func (a *adder) linkRoute(r *route, id topology.NodeID) {
+	for i := range r.parents {
+		a.attach(r, id, &r.parents[i], i)
+	}
+	a.addRules(r, id)
+}
+
+// attach links route r below what its i-th parentRef p names.
+func (a *adder) attach(r *route, id topology.NodeID, p *gwv1.ParentReference, i int) {
+	if p.Name == "" {
+		a.problem(r.ref, fmt.Sprintf("spec.parentRefs[%d].name", i), "parentRef has no name; it is ignored")
+		return
+	}
+	parent := topology.Ref{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: r.ref.Namespace, Name: string(p.Name)}
+	// A nil group defaults to Gateway API's, but an explicit "" is the core
+	// group (GAMMA Service parents).
+	if p.Group != nil {
+		parent.Group = string(*p.Group)
+	}
+	if p.Kind != nil && *p.Kind != "" {
+		parent.Kind = string(*p.Kind)
+	}
+	if p.Namespace != nil && *p.Namespace != "" {
+		parent.Namespace = string(*p.Namespace)
+	}
+	switch parent.GroupKind() {
+	case topology.KindGateway:
+		gw := a.gateways[parent]
+		if gw == nil {
+			return
+		}
+		if p.SectionName != nil && *p.SectionName != "" {
+			l := gw.byName[string(*p.SectionName)]
+			if l != nil && (p.Port == nil || int32(*p.Port) == l.port) && a.admits(l, gw.ns, r) {
+				a.b.AddEdge(l.id, id)
+			}
+			return
+		}
+		for _, l := range gw.listeners {
+			if (p.Port == nil || int32(*p.Port) == l.port) && a.admits(l, gw.ns, r) {
+				a.b.AddEdge(l.id, id)
+			}
+		}
+	case topology.KindService:
+		// GAMMA: the route hangs below the Service object itself, even when
+		// the parentRef names a port (there is no per-port mesh routing in
+		// the hierarchy).
+		if sid, ok := a.object(parent); ok {
+			a.b.AddEdge(sid, id)
+		}
+	}
+}
+
+// addRules adds the rule sections of route r (see the package doc for
+// their names) and links each to its backends.
+func (a *adder) addRules(r *route, id topology.NodeID) {
+	// explicit maps explicit names to the first rule that has them, so that
+	// a default name gives way to the explicit name of a later rule too.
+	// Without explicit names (the common case) no name can collide.
+	var explicit map[string]int
+	for i := range r.rules {
+		if n := r.rules[i].Name; n != nil && *n != "" {
+			if explicit == nil {
+				explicit = map[string]int{}
+			}
+			if _, dup := explicit[string(*n)]; !dup {
+				explicit[string(*n)] = i
+			}
+		}
+	}
+	var used map[string]struct{}
+	if explicit != nil {
+		used = make(map[string]struct{}, len(r.rules))
+	}
+	for i := range r.rules {
+		var name string
+		if n := r.rules[i].Name; n != nil && *n != "" {
+			name = string(*n)
+			if _, dup := used[name]; dup {
+				a.problem(r.ref, fmt.Sprintf("spec.rules[%d].name", i), "duplicate rule name %q; this rule is ignored", name)
+				continue
+			}
+		} else {
+			name = "rule-" + strconv.Itoa(i)
+			if owner, taken := explicit[name]; taken {
+				base := name
+				for n := 1; ; n++ {
+					name = base + "-" + strconv.Itoa(n)
+					_, isExplicit := explicit[name]
+					_, isUsed := used[name]
+					if !isExplicit && !isUsed {
+						break
+					}
+				}
+				a.problem(r.ref, fmt.Sprintf("spec.rules[%d]", i),
+					"the rule has no name and its default name %q is the name of spec.rules[%d]; it is named %q instead", base, owner, name)
+			}
+		}
+		if used != nil {
+			used[name] = struct{}{}
+		}
+		sid := a.b.AddSection(id, name)
+		for j := range r.rules[i].BackendRefs {
+			a.linkBackend(r, sid, &r.rules[i].BackendRefs[j], i, j)
+		}
+	}
+}
+
+// linkBackend links rule section sid of route r to backendRef br
+// (spec.rules[i].backendRefs[j]).
+func (a *adder) linkBackend(r *route, sid topology.NodeID, br *gwv1.BackendObjectReference, i, j int) {
+	ref := topology.Ref{Group: topology.CoreGroup, Kind: "Service", Namespace: r.ref.Namespace, Name: string(br.Name)}
+	if br.Group != nil {
+		ref.Group = string(*br.Group)
+	}
+	if br.Kind != nil && *br.Kind != "" {
+		ref.Kind = string(*br.Kind)
+	}
+	if br.Namespace != nil && *br.Namespace != "" {
+		ref.Namespace = string(*br.Namespace)
+	}
+	if ref.Name == "" {
+		a.problem(r.ref, fmt.Sprintf("spec.rules[%d].backendRefs[%d].name", i, j), "backendRef has no name; it is ignored")
+		return
+	}
+	if !a.grants.Allows(r.ref.GroupKind(), r.ref.Namespace, ref) {
+		return
+	}
+	if gk := ref.GroupKind(); Handles(gk) {
+		// Kinds read from the input are never invented: only an object
+		// among the input is linked (for Services, the rule above). And a
+		// Namespace gets no edges.
+		if gk != topology.KindNamespace {
+			if bid, ok := a.object(ref); ok {
+				a.b.AddEdge(sid, bid)
+			}
+		}
+		return
+	}
+	a.b.AddEdge(sid, a.b.AddNode(ref, nil, 0))
+}

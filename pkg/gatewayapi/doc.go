@@ -1,0 +1,51 @@
+// Package gatewayapi adapts Gateway API and core objects, given as
+// unstructured objects, to the topology: it adds GatewayClasses, Gateways
+// and their listeners, routes (HTTPRoute, GRPCRoute, TLSRoute, TCPRoute,
+// UDPRoute) and their rules, Services and their ports, and Namespaces to a
+// topology.Builder, links them, and indexes ReferenceGrants. It is pure: no
+// I/O, no clients.
+//
+// Objects are recognised by group and kind, whatever version their
+// apiVersion names, and decoded with the unstructured converter into
+// projections: structs holding only the fields the hierarchy reads, typed
+// with the sigs.k8s.io/gateway-api apis/v1 and k8s.io/api/core/v1 types of
+// those fields (v1.6.3 serves every handled Gateway API kind in v1, and
+// the older versions' types have the same shape; a test checks it). Status
+// and every other field are not read. An object whose read fields do not
+// decode is reported, naming the field, and skipped.
+//
+// # Hierarchy
+//
+//	GatewayClass > Gateway > listener > route > rule > backend
+//	Service > route (GAMMA: a parentRef of group "" and kind Service)
+//	Service > port
+//
+// Namespaces are nodes without edges; the engine places them on paths.
+//
+// # Section names
+//
+// A Gateway's sections are its listeners, by name. A Service's sections are
+// its ports, by name, or by the port number in decimal when the port has no
+// name. A route's sections are its rules: rules[i].name when set, else
+// "rule-<i>", i being the 0-based index of the rule. When that default name
+// is the explicit name of another rule of the route, the unnamed rule is
+// named "rule-<i>-<n>" instead, with the smallest n (from 1) that no other
+// rule of the route uses, and the collision is reported.
+//
+// # Attachment
+//
+// A route's parentRef to a Gateway attaches it to the listener its
+// sectionName names, or to the listeners on its port, or else to every
+// listener; always only to listeners that admit the route: by
+// allowedRoutes.namespaces (Same by default, All, Selector over the labels
+// of the Namespace objects given; None and unknown values admit nothing),
+// by allowedRoutes.kinds or the protocol's default kinds, and by hostname
+// intersection for HTTPRoute, GRPCRoute and TLSRoute. A parentRef to a
+// Gateway, listener or Service that is not among the objects links nothing.
+//
+// A rule links to each of its backendRefs (filter-level backends are
+// ignored): to the Service when it is among the objects; to a node of its
+// own kind (a virtual backend) when its kind is not one this package
+// handles; to nothing when it is in another namespace and no ReferenceGrant
+// allows it.
+package gatewayapi

@@ -1,0 +1,95 @@
+package gatewayapi_test
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/attache-dev/attache/pkg/gatewayapi"
+	"github.com/attache-dev/attache/pkg/topology"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+)
+
+// fuzzKinds are the kinds FuzzAdd gives to documents that do not name a
+// handled one.
+var fuzzKinds = append(slices.Clone(topology.DefaultHierarchy), gatewayapi.KindReferenceGrant)
+
+// FuzzAdd feeds Add arbitrary JSON: a list of documents, each an object of a
+// handled kind (its own when it names one, else one picked by kinds), and
+// checks that Add and Build neither panic nor break the invariants.
+func FuzzAdd(f *testing.F) {
+	for _, tc := range addCases {
+		var docs []any
+		for _, u := range parse(f, tc.in) {
+			docs = append(docs, u.Object)
+		}
+		data, err := json.Marshal(docs)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data, []byte{0, 1, 2})
+	}
+	f.Add([]byte(`[{"metadata":{"name":"a","namespace":"b"},"spec":{"listeners":"x"}}]`), []byte{2})
+	f.Add([]byte(`[{"metadata":{"name":"a","namespace":"b"},"spec":{"rules":[{},{"name":"rule-1"}],"parentRefs":[{"group":"","kind":"Service","name":"a"}]}}]`), []byte{3})
+	f.Add([]byte(`[null, 1, "x", [], {}]`), []byte{})
+
+	f.Fuzz(func(t *testing.T, data []byte, kinds []byte) {
+		var v any
+		if err := utiljson.Unmarshal(data, &v); err != nil {
+			return
+		}
+		docs, ok := v.([]any)
+		if !ok {
+			docs = []any{v}
+		}
+		objs := make([]*unstructured.Unstructured, 0, len(docs))
+		for i, d := range docs {
+			m, ok := d.(map[string]any)
+			if !ok {
+				objs = append(objs, &unstructured.Unstructured{})
+				continue
+			}
+			u := &unstructured.Unstructured{Object: m}
+			gvk := u.GroupVersionKind()
+			if !gatewayapi.Handles(topology.GroupKind{Group: gvk.Group, Kind: gvk.Kind}) && len(kinds) > 0 {
+				gk := fuzzKinds[int(kinds[i%len(kinds)])%len(fuzzKinds)]
+				api := "v1"
+				if gk.Group != "" {
+					api = gk.Group + "/v1"
+				}
+				m["apiVersion"], m["kind"] = api, gk.Kind
+			}
+			objs = append(objs, u)
+		}
+
+		b := topology.NewBuilder()
+		grants, probs := gatewayapi.Add(b, objs)
+		if grants == nil {
+			t.Fatal("nil Grants")
+		}
+		for _, p := range probs {
+			if p.Object.Kind == "" || p.Message == "" {
+				t.Errorf("problem without object kind or message: %+v", p)
+			}
+		}
+		g, _ := b.Build()
+		if len(g.Order()) != g.Len() {
+			t.Errorf("order has %d nodes, graph %d", len(g.Order()), g.Len())
+		}
+		for i := range g.Len() {
+			n := g.Node(topology.NodeID(i))
+			if n.Ref.GroupKind() == topology.KindNamespace && len(n.Parents)+len(n.Children) != 0 {
+				t.Errorf("%s has edges", n.Ref)
+			}
+			if n.Ref.IsSection() {
+				if len(n.Parents) == 0 || g.Node(n.Parents[0]).Ref != n.Ref.Object() {
+					t.Errorf("section %s is not below its object", n.Ref)
+				}
+			}
+		}
+		for _, u := range objs {
+			grants.Allows(topology.KindHTTPRoute, u.GetNamespace(), topology.Ref{Kind: "Service", Namespace: u.GetName(), Name: u.GetName()})
+		}
+	})
+}

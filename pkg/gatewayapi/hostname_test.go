@@ -1,0 +1,44 @@
+package gatewayapi
+
+import (
+	"testing"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+func TestHostnameIntersects(t *testing.T) {
+	cases := []struct {
+		a, b string
+		want bool
+	}{
+		{"foo.example.com", "foo.example.com", true},
+		{"foo.example.com", "bar.example.com", false},
+		{"*.example.com", "foo.example.com", true},
+		{"*.example.com", "a.b.example.com", true},  // one label or more
+		{"*.example.com", "example.com", false},     // but not none
+		{"*.example.com", "fooexample.com", false},  // on a label boundary
+		{"*.example.com", "foo.example.org", false}, // same length, other suffix
+		{"*.example.com", "*.example.com", true},
+		{"*.example.com", "*.foo.example.com", true},
+		{"*.foo.example.com", "*.bar.example.com", false},
+		{"*.com", "*.example.org", false},
+		{"*", "foo", false}, // not a wildcard: "*." is
+	}
+	for _, tc := range cases {
+		if got := hostnameIntersects(tc.a, tc.b); got != tc.want {
+			t.Errorf("hostnameIntersects(%q, %q) = %t, want %t", tc.a, tc.b, got, tc.want)
+		}
+		if got := hostnameIntersects(tc.b, tc.a); got != tc.want {
+			t.Errorf("hostnameIntersects(%q, %q) = %t, want %t (symmetry)", tc.b, tc.a, got, tc.want)
+		}
+	}
+	if !hostnamesIntersect("", []gwv1.Hostname{"x"}) || !hostnamesIntersect("x", nil) || !hostnamesIntersect("", nil) {
+		t.Error("a side without hostnames intersects everything")
+	}
+	if hostnamesIntersect("a.example.com", []gwv1.Hostname{"b.example.com", "*.example.org"}) {
+		t.Error("no pair intersects")
+	}
+	if !hostnamesIntersect("a.example.com", []gwv1.Hostname{"b.example.com", "*.example.com"}) {
+		t.Error("one pair intersects")
+	}
+}
