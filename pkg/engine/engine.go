@@ -12,7 +12,11 @@ import (
 	"github.com/attache-dev/attache/pkg/topology"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
+
+// DefaultNamespace is given to namespaced objects that name no namespace.
+const DefaultNamespace = "default"
 
 // crdGroupKind identifies CustomResourceDefinition objects.
 var crdGroupKind = topology.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
@@ -125,11 +129,27 @@ func (c *computation) sortedKinds() []*policy.Kind {
 func (c *computation) classify(objs []Object) (topo []*unstructured.Unstructured, pols []Object) {
 	seen := map[topology.Ref]string{}
 	invalidKinds := map[topology.GroupKind]string{} // kind -> its invalid CRD
+	clusterCRDs := map[topology.GroupKind]bool{}    // kinds of CRDs with scope Cluster
+	for _, o := range objs {
+		if o.Object != nil && o.Object.GroupVersionKind().GroupKind() == (schema.GroupKind{Group: crdGroupKind.Group, Kind: crdGroupKind.Kind}) {
+			if scope, _, _ := unstructured.NestedString(o.Object.Object, "spec", "scope"); scope == "Cluster" {
+				clusterCRDs[crdKind(o.Object)] = true
+			}
+		}
+	}
 	var rest []Object
 	for _, o := range objs {
 		u := o.Object
 		if u == nil {
 			continue
+		}
+		gk := topology.GroupKind{Group: u.GroupVersionKind().Group, Kind: u.GetKind()}
+		if u.GetNamespace() == "" && gk.Kind != "" && gk != crdGroupKind && !clusterScoped(gk) && !clusterCRDs[gk] {
+			// As kubectl apply would: a namespaced object without a
+			// namespace lands in "default".
+			u = u.DeepCopy()
+			u.SetNamespace(DefaultNamespace)
+			o.Object = u
 		}
 		gvk := u.GroupVersionKind()
 		ref := topology.Ref{Group: gvk.Group, Kind: gvk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
@@ -148,7 +168,7 @@ func (c *computation) classify(objs []Object) (topo []*unstructured.Unstructured
 		seen[ref] = o.Source
 		c.sources[ref] = o.Source
 		if ref.GroupKind() == crdGroupKind {
-			k, prob := policy.KindFromCRD(u, nil)
+			k, prob := policy.KindFromCRD(u, c.opts.Custom[crdKind(u)])
 			if prob != nil {
 				prob.Source = o.Source
 				c.problems = append(c.problems, *prob)
@@ -157,14 +177,6 @@ func (c *computation) classify(objs []Object) (topo []*unstructured.Unstructured
 			}
 			if k == nil {
 				continue
-			}
-			if f, ok := c.opts.Custom[k.GroupKind]; ok {
-				k, prob = policy.KindFromCRD(u, f)
-				if prob != nil {
-					prob.Source = o.Source
-					c.problems = append(c.problems, *prob)
-					continue
-				}
 			}
 			c.kinds[k.GroupKind] = k
 			continue

@@ -66,15 +66,21 @@ func (g *Graph) Sections(obj NodeID) []NodeID {
 // Builder accumulates nodes and edges; Build freezes them into a Graph.
 // Building is linear in nodes plus edges.
 type Builder struct {
-	g     Graph
-	edges map[[2]NodeID]struct{}
+	g Graph
+	// parentSets index the parents of nodes with many of them (a route
+	// under 64 listeners), so duplicate edges are found without a scan;
+	// short parent lists are scanned, which is cheaper than any map.
+	parentSets map[NodeID]map[NodeID]struct{}
 }
+
+// scanLimit is the parent count up to which duplicates are found by a scan.
+const scanLimit = 16
 
 // NewBuilder returns an empty builder.
 func NewBuilder() *Builder {
 	return &Builder{
-		g:     Graph{index: map[Ref]NodeID{}, byKind: map[GroupKind][]NodeID{}},
-		edges: map[[2]NodeID]struct{}{},
+		g:          Graph{index: map[Ref]NodeID{}, byKind: map[GroupKind][]NodeID{}},
+		parentSets: map[NodeID]map[NodeID]struct{}{},
 	}
 }
 
@@ -123,13 +129,29 @@ func (b *Builder) AddEdge(parent, child NodeID) {
 	if parent == child {
 		return
 	}
-	k := [2]NodeID{parent, child}
-	if _, dup := b.edges[k]; dup {
-		return
+	c := &b.g.nodes[child]
+	if set, ok := b.parentSets[child]; ok {
+		if _, dup := set[parent]; dup {
+			return
+		}
+		set[parent] = struct{}{}
+	} else {
+		for _, p := range c.Parents {
+			if p == parent {
+				return
+			}
+		}
+		if len(c.Parents) == scanLimit {
+			set := make(map[NodeID]struct{}, 2*scanLimit)
+			for _, p := range c.Parents {
+				set[p] = struct{}{}
+			}
+			set[parent] = struct{}{}
+			b.parentSets[child] = set
+		}
 	}
-	b.edges[k] = struct{}{}
 	b.g.nodes[parent].Children = append(b.g.nodes[parent].Children, child)
-	b.g.nodes[child].Parents = append(b.g.nodes[child].Parents, parent)
+	c.Parents = append(c.Parents, parent)
 }
 
 // CycleError reports an edge dropped because it closed a cycle.
@@ -145,7 +167,7 @@ func (e CycleError) Error() string {
 // be used afterwards.
 func (b *Builder) Build() (*Graph, []CycleError) {
 	g := &b.g
-	b.edges = nil
+	b.parentSets = nil
 	for gk := range g.byKind {
 		ids := g.byKind[gk]
 		sort.Slice(ids, func(i, j int) bool { return g.nodes[ids[i]].Ref.Less(g.nodes[ids[j]].Ref) })

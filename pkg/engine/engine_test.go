@@ -1,0 +1,244 @@
+package engine_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/manifest"
+	"github.com/attache-dev/attache/pkg/merge"
+	"github.com/attache-dev/attache/pkg/policy"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+const topo = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g1}
+spec:
+  gatewayClassName: example
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r1}
+spec:
+  parentRefs: [{name: g1}]
+  rules: [{backendRefs: [{name: s1, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s1}
+spec: {ports: [{name: http, port: 80}]}
+`
+
+const colorCRD = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: colorpolicies.policies.example.com
+  labels: {gateway.networking.k8s.io/policy: Inherited}
+  annotations:
+    attache.dev/hierarchy: Gateway.gateway.networking.k8s.io,HTTPRoute.gateway.networking.k8s.io,Service
+    attache.dev/merge-strategies: %s
+spec:
+  group: policies.example.com
+  names: {kind: ColorPolicy, plural: colorpolicies}
+`
+
+func compute(t *testing.T, opts engine.Options, docs ...string) *engine.Result {
+	t.Helper()
+	objs, probs := manifest.Decode(strings.NewReader(strings.Join(docs, "\n---\n")), t.Name())
+	if len(probs) > 0 {
+		t.Fatalf("decode: %v", probs)
+	}
+	return engine.Compute(objs, opts)
+}
+
+func colorPolicy(name, target, kind, body string) string {
+	return fmt.Sprintf(`
+apiVersion: policies.example.com/v1
+kind: ColorPolicy
+metadata: {name: %s}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: %s, name: %s}]
+  %s
+`, name, kind, target, body)
+}
+
+func TestObjectsWithoutNamespaceLandInDefault(t *testing.T) {
+	res := compute(t, engine.Options{}, fmt.Sprintf(colorCRD, "atomic-defaults"), topo, colorPolicy("p", "g1", "Gateway", "color: red"))
+	if len(res.Problems) > 0 {
+		t.Fatalf("problems: %v", res.Problems)
+	}
+	if len(res.Effective) != 1 {
+		t.Fatalf("got %d effective policies, want 1", len(res.Effective))
+	}
+	if got := res.Effective[0].Target; got.Namespace != "default" || got.Name != "s1" {
+		t.Errorf("target %v, want default/s1", got)
+	}
+	if got := res.Policies[0].Policy.Ref.Namespace; got != "default" {
+		t.Errorf("policy namespace %q, want default", got)
+	}
+}
+
+func TestCustomMergeFromOptions(t *testing.T) {
+	// Custom: concatenate the colors, established first.
+	concat := func(est, chal map[string]any) (map[string]any, error) {
+		return map[string]any{"color": fmt.Sprint(est["color"]) + "+" + fmt.Sprint(chal["color"]), "kept": chal["kept"]}, nil
+	}
+	gk := topology.GroupKind{Group: "policies.example.com", Kind: "ColorPolicy"}
+	res := compute(t, engine.Options{Custom: map[topology.GroupKind]merge.CustomFunc{gk: concat}},
+		fmt.Sprintf(colorCRD, "custom"), topo,
+		colorPolicy("top", "g1", "Gateway", "color: red"),
+		colorPolicy("low", "r1", "HTTPRoute", "color: blue\n  kept: yes-please"))
+	if len(res.Problems) > 0 {
+		t.Fatalf("problems: %v", res.Problems)
+	}
+	ctx := res.Effective[0].Contexts[0]
+	if got := ctx.Spec["color"]; got != "red+blue" {
+		t.Errorf("color = %v, want red+blue", got)
+	}
+	src := map[string]string{}
+	for _, f := range ctx.Fields {
+		src[f.Path] = f.Policy.Name
+	}
+	// A value neither operand had is the established policy's doing; a
+	// value kept from the challenger stays the challenger's.
+	if src["color"] != "top" || src["kept"] != "low" {
+		t.Errorf("sources = %v, want color<-top, kept<-low", src)
+	}
+}
+
+func TestCustomMergeFailureIsReportedInTheContext(t *testing.T) {
+	fail := func(est, chal map[string]any) (map[string]any, error) { return nil, fmt.Errorf("no colors today") }
+	gk := topology.GroupKind{Group: "policies.example.com", Kind: "ColorPolicy"}
+	res := compute(t, engine.Options{Custom: map[topology.GroupKind]merge.CustomFunc{gk: fail}},
+		fmt.Sprintf(colorCRD, "custom"), topo,
+		colorPolicy("top", "g1", "Gateway", "color: red"),
+		colorPolicy("low", "r1", "HTTPRoute", "color: blue"))
+	ctx := res.Effective[0].Contexts[0]
+	if len(ctx.Errors) != 1 || !strings.Contains(ctx.Errors[0], "no colors today") {
+		t.Errorf("errors = %v", ctx.Errors)
+	}
+	if ctx.Spec["color"] != "blue" {
+		t.Errorf("a failed custom step keeps the challenger; got %v", ctx.Spec)
+	}
+}
+
+func TestGoRegisteredKindReplacesCRD(t *testing.T) {
+	k, err := policy.NewKind(policy.Spec{
+		GroupKind:  topology.GroupKind{Group: "policies.example.com", Kind: "ColorPolicy"},
+		Class:      policy.Inherited,
+		Hierarchy:  []topology.GroupKind{topology.KindGateway, topology.KindHTTPRoute, topology.KindService},
+		Strategies: []merge.Strategy{merge.AtomicOverrides},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := compute(t, engine.Options{Kinds: []*policy.Kind{k}}, fmt.Sprintf(colorCRD, "atomic-defaults"), topo,
+		colorPolicy("top", "g1", "Gateway", "color: red"),
+		colorPolicy("low", "r1", "HTTPRoute", "color: blue"))
+	// With only atomic overrides, the Gateway's policy wins.
+	if got := res.Effective[0].Contexts[0].Spec["color"]; got != "red" {
+		t.Errorf("color = %v, want red (the Go kind's overrides)", got)
+	}
+}
+
+func TestAncestorsAreCappedAtSixteen(t *testing.T) {
+	var docs []string
+	docs = append(docs, fmt.Sprintf(colorCRD, "atomic-defaults"))
+	var refs []string
+	for i := range 20 {
+		docs = append(docs, fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata: {name: s%02d}\nspec: {ports: [{port: 80}]}", i))
+		if i < 16 {
+			refs = append(refs, fmt.Sprintf("{group: \"\", kind: Service, name: s%02d}", i))
+		}
+	}
+	// 16 targetRefs, one of them missing, plus a selector matching 20
+	// Services: 36 ancestors, reported as 16 with the missing one first.
+	refs[15] = `{group: "", kind: Service, name: missing}`
+	docs = append(docs, fmt.Sprintf(`apiVersion: policies.example.com/v1
+kind: ColorPolicy
+metadata: {name: wide}
+spec:
+  targetRefs: [%s]
+  color: red`, strings.Join(refs, ", ")))
+	res := compute(t, engine.Options{}, docs...)
+	st := res.Policies[0]
+	if len(st.Ancestors) != engine.MaxAncestors {
+		t.Fatalf("got %d ancestors, want %d", len(st.Ancestors), engine.MaxAncestors)
+	}
+	if st.AncestorsOmitted != 0 {
+		// 16 targetRefs give exactly 16 ancestors.
+		t.Fatalf("omitted %d, want 0", st.AncestorsOmitted)
+	}
+	if st.Ancestors[15].Ref.Name != "missing" || st.Ancestors[15].Conditions[0].Reason != engine.ReasonTargetNotFound {
+		t.Errorf("last ancestor %+v, want the missing target, TargetNotFound", st.Ancestors[15])
+	}
+	// Now a selector over all 20 Services: more than 16.
+	docs[len(docs)-1] = `apiVersion: policies.example.com/v1
+kind: ColorPolicy
+metadata: {name: wide}
+spec:
+  targetRefs: [{group: "", kind: Service, name: missing}, {group: "", kind: Service, selector: {}}]
+  color: red`
+	res = compute(t, engine.Options{}, docs...)
+	st = res.Policies[0]
+	if len(st.Ancestors) != 16 || st.AncestorsOmitted != 5 {
+		t.Fatalf("got %d ancestors and %d omitted, want 16 and 5", len(st.Ancestors), st.AncestorsOmitted)
+	}
+	if st.Ancestors[0].Ref.Name != "missing" {
+		t.Errorf("not-accepted ancestors come first; got %v", st.Ancestors[0].Ref)
+	}
+	var truncated *engine.Condition
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == engine.ConditionTruncated {
+			truncated = &st.Conditions[i]
+		}
+	}
+	if truncated == nil || !strings.Contains(truncated.Message, "5 ancestor entries were left out") {
+		t.Errorf("truncation condition = %+v", truncated)
+	}
+}
+
+func TestDuplicateAndKindlessObjectsAreReported(t *testing.T) {
+	res := compute(t, engine.Options{}, topo, "apiVersion: v1\nkind: Service\nmetadata: {name: s1}\nspec: {ports: [{port: 81}]}")
+	found := false
+	for _, p := range res.Problems {
+		if strings.Contains(p.Message, "duplicate object") && p.Object.Name == "s1" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("duplicate Service not reported: %v", res.Problems)
+	}
+}
+
+func TestAncestorStatusInGatewayAPITypes(t *testing.T) {
+	res := compute(t, engine.Options{}, fmt.Sprintf(colorCRD, "atomic-defaults"), topo, colorPolicy("p", "g1", "Gateway", "color: red"))
+	now := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	st := res.Policies[0].Ancestors[0].GatewayAPI("example.com/ctrl", 7, now)
+	if string(st.ControllerName) != "example.com/ctrl" || string(st.AncestorRef.Name) != "g1" || *st.AncestorRef.Kind != "Gateway" || string(*st.AncestorRef.Namespace) != "default" {
+		t.Errorf("ancestor ref %+v", st)
+	}
+	if len(st.Conditions) != 2 || st.Conditions[0].ObservedGeneration != 7 || !st.Conditions[1].LastTransitionTime.Time.Equal(now) {
+		t.Errorf("conditions %+v", st.Conditions)
+	}
+}
+
+func TestAffectedConditionNamesPoliciesAndGeneration(t *testing.T) {
+	svc := "apiVersion: v1\nkind: Service\nmetadata: {name: s1, generation: 4}\nspec: {ports: [{name: http, port: 80}]}"
+	res := compute(t, engine.Options{ConditionDomain: "colors.example.com"}, fmt.Sprintf(colorCRD, "atomic-defaults"),
+		strings.Replace(topo, "apiVersion: v1\nkind: Service\nmetadata: {name: s1}\nspec: {ports: [{name: http, port: 80}]}", svc, 1),
+		colorPolicy("p", "g1", "Gateway", "color: red"))
+	if len(res.Affected) != 1 {
+		t.Fatalf("affected = %v", res.Affected)
+	}
+	c := res.Affected[0].Condition
+	if c.Type != "colors.example.com/ColorPolicyAffected" || c.Status != "True" || c.Reason != "Affected" || c.ObservedGeneration != 4 || !strings.Contains(c.Message, "default/p") {
+		t.Errorf("condition %+v", c)
+	}
+}

@@ -1,0 +1,104 @@
+package topology
+
+import (
+	"fmt"
+	"testing"
+)
+
+func ref(kind, name string) Ref { return Ref{Kind: kind, Namespace: "ns", Name: name} }
+
+func TestBuilderDeduplicatesEdgesAcrossTheScanLimit(t *testing.T) {
+	b := NewBuilder()
+	child := b.AddNode(ref("Route", "r"), nil, 0)
+	var parents []NodeID
+	for i := range 3 * scanLimit {
+		parents = append(parents, b.AddNode(ref("Listener", fmt.Sprint(i)), nil, 0))
+	}
+	for round := 0; round < 2; round++ { // every edge twice
+		for _, p := range parents {
+			b.AddEdge(p, child)
+		}
+	}
+	b.AddEdge(child, child) // self loop: ignored
+	g, cycles := b.Build()
+	if len(cycles) != 0 {
+		t.Fatalf("cycles: %v", cycles)
+	}
+	if got := len(g.Node(child).Parents); got != len(parents) {
+		t.Errorf("child has %d parents, want %d", got, len(parents))
+	}
+	for _, p := range parents {
+		if len(g.Node(p).Children) != 1 {
+			t.Errorf("parent %v has children %v", g.Node(p).Ref, g.Node(p).Children)
+		}
+	}
+}
+
+func TestBuildBreaksCyclesAndOrdersTopologically(t *testing.T) {
+	b := NewBuilder()
+	svc := b.AddNode(ref("Service", "s"), nil, 0)
+	route := b.AddNode(ref("HTTPRoute", "r"), nil, 0)
+	rule := b.AddSection(route, "rule-0")
+	b.AddEdge(svc, route)
+	b.AddEdge(rule, svc) // closes svc -> route -> rule -> svc
+	g, cycles := b.Build()
+	if len(cycles) != 1 {
+		t.Fatalf("got %d cycles, want 1: %v", len(cycles), cycles)
+	}
+	pos := map[NodeID]int{}
+	for i, id := range g.Order() {
+		pos[id] = i
+	}
+	if len(pos) != g.Len() {
+		t.Fatalf("order has %d nodes, graph %d", len(pos), g.Len())
+	}
+	for id := range g.Len() {
+		for _, c := range g.Node(NodeID(id)).Children {
+			if pos[NodeID(id)] >= pos[c] {
+				t.Errorf("%v is not before its child %v", g.Node(NodeID(id)).Ref, g.Node(c).Ref)
+			}
+		}
+	}
+	if msg := cycles[0].Error(); msg == "" {
+		t.Error("empty cycle message")
+	}
+}
+
+func TestSectionsAndLookup(t *testing.T) {
+	b := NewBuilder()
+	gw := b.AddNode(ref("Gateway", "g"), map[string]string{"a": "b"}, 3)
+	l1 := b.AddSection(gw, "http")
+	b.AddSection(gw, "https")
+	b.AddNode(ref("Gateway", "a"), nil, 0)
+	g, _ := b.Build()
+	if got := len(g.Sections(gw)); got != 2 {
+		t.Errorf("got %d sections, want 2", got)
+	}
+	n := g.Node(l1)
+	if n.Ref != ref("Gateway", "g").WithSection("http") || n.Labels["a"] != "b" || n.Generation != 3 {
+		t.Errorf("section node %+v does not carry its object's ref, labels and generation", n)
+	}
+	if id, ok := g.Lookup(ref("Gateway", "g").WithSection("https")); !ok || g.Node(id).Ref.SectionName != "https" {
+		t.Errorf("lookup of a section failed")
+	}
+	byKind := g.ByKind(GroupKind{Kind: "Gateway"})
+	if len(byKind) != 2 || g.Node(byKind[0]).Ref.Name != "a" {
+		t.Errorf("ByKind returns objects only, sorted: %v", byKind)
+	}
+}
+
+func TestRefStringAndParse(t *testing.T) {
+	r := Ref{Group: GatewayGroup, Kind: "Gateway", Namespace: "infra", Name: "g", SectionName: "http"}
+	if got, want := r.String(), "Gateway.gateway.networking.k8s.io infra/g#http"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	if gk := ParseGroupKind(" HTTPRoute.gateway.networking.k8s.io "); gk != KindHTTPRoute {
+		t.Errorf("ParseGroupKind = %v", gk)
+	}
+	if gk := ParseGroupKind("Service"); gk != KindService {
+		t.Errorf("ParseGroupKind = %v", gk)
+	}
+	if !(Ref{Name: "a"}).Less(Ref{Name: "b"}) || (Ref{Name: "a"}).Compare(Ref{Name: "a"}) != 0 {
+		t.Error("ordering is wrong")
+	}
+}
