@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/attache-dev/attache/pkg/merge"
+	"github.com/attache-dev/attache/pkg/policy"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+func newGetPolicyKindsCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "policykinds [KIND[,KIND...]]",
+		Aliases: []string{"policykind"},
+		Short:   "List the discovered policy kinds and the semantics attache applies to them",
+		Long: `Lists the policy kinds: CRDs labelled gateway.networking.k8s.io/policy (and
+kinds registered from Go), with their class, the kinds their policies may
+target, the kinds that get effective policies, the hierarchy (-o wide) and the
+supported merge strategies. With -o wide every setting says where it came from:
+(label), (annotation), (default) or (go). -l filters on the CRDs' labels;
+-n and -A do not apply, policy kinds are cluster-wide.`,
+		Example: `  attache get policykinds -f examples/parable -o wide
+  attache get policykinds retrypolicy -o yaml`,
+		Args: cobra.MaximumNArgs(1),
+	}
+	o := newGetOptions(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error { return o.runPolicyKinds(cmd, streams, args) }
+	return cmd
+}
+
+// policyKindList is the -o json|yaml document of `attache get policykinds`.
+type policyKindList struct {
+	APIVersion string           `json:"apiVersion"`
+	Kind       string           `json:"kind"`
+	Items      []policyKindItem `json:"items"`
+}
+
+// policyKindItem is one policy kind's descriptor. Kinds are written Kind or
+// Kind.group, as in the CRD annotations; origins is keyed by the setting
+// ("class", "targetKinds", "effectiveTargetKinds", "hierarchy", "strategies").
+type policyKindItem struct {
+	PolicyKind           string            `json:"policyKind"`
+	Group                string            `json:"group,omitempty"`
+	Kind                 string            `json:"kind"`
+	CRD                  string            `json:"crd,omitempty"`
+	Class                string            `json:"class"`
+	TargetKinds          []string          `json:"targetKinds"`
+	EffectiveTargetKinds []string          `json:"effectiveTargetKinds"`
+	Hierarchy            []string          `json:"hierarchy"`
+	Strategies           []string          `json:"strategies"`
+	Origins              map[string]string `json:"origins"`
+}
+
+func (o *getOptions) runPolicyKinds(cmd *cobra.Command, streams genericiooptions.IOStreams, args []string) error {
+	sel, err := o.validate()
+	if err != nil {
+		return err
+	}
+	l, err := o.common.load(cmd.Context(), streams)
+	if err != nil {
+		return err
+	}
+	l.warn(streams)
+	crds := policyCRDs(l.Objects)
+	kinds := l.Result.Kinds
+	if len(args) == 1 {
+		if kinds, err = resolvePolicyKinds(cmd, args[0], kinds, crds); err != nil {
+			return err
+		}
+	}
+	var shown []*policy.Kind
+	var items []policyKindItem
+	for _, k := range kinds {
+		// A kind registered from Go has no CRD, hence no labels: it only
+		// matches an empty selector.
+		crd := crds[k.GroupKind]
+		if !sel.Matches(labels.Set(crd.labels)) {
+			continue
+		}
+		shown = append(shown, k)
+		items = append(items, newPolicyKindItem(k, crd.name))
+	}
+
+	if o.structured() {
+		if items == nil {
+			items = []policyKindItem{}
+		}
+		return write(streams.Out, policyKindList{APIVersion: listAPIVersion, Kind: "PolicyKindList", Items: items}, o.output)
+	}
+	if len(items) == 0 {
+		fmt.Fprintln(streams.ErrOut, "No policy kinds found (a policy kind is a CRD labelled gateway.networking.k8s.io/policy; with -f, include the CRDs).")
+		return nil
+	}
+	return o.printTable(streams.Out, policyKindTable(shown, o.output == "wide"))
+}
+
+func groupKindNames(gks []topology.GroupKind) []string {
+	out := make([]string, len(gks))
+	for i, gk := range gks {
+		out[i] = gk.String()
+	}
+	return out
+}
+
+func strategyNames(ss []merge.Strategy) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = string(s)
+	}
+	return out
+}
+
+func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
+	it := policyKindItem{
+		PolicyKind:           k.String(),
+		Group:                k.GroupKind.Group,
+		Kind:                 k.GroupKind.Kind,
+		CRD:                  crd,
+		Class:                string(k.Class),
+		TargetKinds:          groupKindNames(k.TargetKinds),
+		EffectiveTargetKinds: groupKindNames(k.EffectiveTargetKinds),
+		Hierarchy:            groupKindNames(k.Hierarchy),
+		Strategies:           strategyNames(k.Strategies),
+		Origins:              make(map[string]string, len(k.Origins)),
+	}
+	for setting, origin := range k.Origins {
+		it.Origins[setting] = string(origin)
+	}
+	return it
+}
+
+// policyKindTable builds the table; with -o wide each setting is followed by
+// its origin in parentheses, and the hierarchy is shown.
+func policyKindTable(kinds []*policy.Kind, wide bool) *metav1.Table {
+	t := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{
+		{Name: "Kind", Type: "string", Format: "name"},
+		{Name: "Class", Type: "string"},
+		{Name: "Target-Kinds", Type: "string"},
+		{Name: "Effective-Target-Kinds", Type: "string"},
+		{Name: "Hierarchy", Type: "string", Priority: 1},
+		{Name: "Strategies", Type: "string"},
+	}}
+	for _, k := range kinds {
+		// origin suffixes a cell with where its setting came from (wide only).
+		origin := func(setting, cell string) string {
+			if !wide {
+				return cell
+			}
+			o, ok := k.Origins[setting]
+			if !ok {
+				return cell
+			}
+			return fmt.Sprintf("%s (%s)", cell, o)
+		}
+		t.Rows = append(t.Rows, metav1.TableRow{Cells: []any{
+			k.GroupKind.String(),
+			origin("class", string(k.Class)),
+			origin("targetKinds", shortKinds(k.TargetKinds)),
+			origin("effectiveTargetKinds", shortKinds(k.EffectiveTargetKinds)),
+			origin("hierarchy", shortKinds(k.Hierarchy)),
+			origin("strategies", strings.Join(strategyNames(k.Strategies), ",")),
+		}})
+	}
+	return t
+}

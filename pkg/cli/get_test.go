@@ -1,0 +1,359 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// getExamples are the inputs of the golden tests, by golden name.
+var getExamples = []struct{ name, path string }{
+	{"parable", "../../examples/parable"},
+	{"example-2", "../../examples/gep-713/example-2"},
+	{"example-3", "../../examples/gep-713/example-3"},
+}
+
+// getFormats are the -o values of the golden tests and their file suffixes.
+var getFormats = []struct{ flag, suffix string }{
+	{"", ".txt"},
+	{"wide", "-wide.txt"},
+	{"json", ".json"},
+	{"yaml", ".yaml"},
+}
+
+func TestGetGolden(t *testing.T) {
+	for _, typ := range []string{"policies", "policykinds"} {
+		for _, ex := range getExamples {
+			for _, f := range getFormats {
+				name := "get-" + typ + "-" + ex.name + f.suffix
+				t.Run(name, func(t *testing.T) {
+					args := []string{"get", typ, "-f", ex.path}
+					if f.flag != "" {
+						args = append(args, "-o", f.flag)
+					}
+					out, errOut, err := run(t, args...)
+					if err != nil {
+						t.Fatalf("attache %s: %v (stderr %q)", strings.Join(args, " "), err, errOut)
+					}
+					// The examples are valid: any warning is a regression.
+					if errOut != "" {
+						t.Errorf("unexpected stderr:\n%s", errOut)
+					}
+					golden(t, name, []byte(out))
+				})
+			}
+		}
+	}
+}
+
+// getLabelledInput is an input for the filters: policies with labels, targets across
+// namespaces, by selector and by section, and more targets than the table
+// shows.
+const getLabelledInput = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: colorpolicies.policies.example.com
+  labels: {gateway.networking.k8s.io/policy: Inherited, owner: platform}
+  annotations:
+    attache.dev/effective-target-kinds: Service
+spec:
+  group: policies.example.com
+  names: {kind: ColorPolicy, plural: colorpolicies, singular: colorpolicy, shortNames: [cp]}
+  scope: Namespaced
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: tlspolicies.policies.example.com
+  labels: {gateway.networking.k8s.io/policy: Direct}
+  annotations:
+    attache.dev/target-kinds: Service
+spec:
+  group: policies.example.com
+  names: {kind: TLSPolicy, plural: tlspolicies}
+  scope: Namespaced
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra}
+spec:
+  gatewayClassName: example
+  listeners: [{name: http, protocol: HTTP, port: 80, allowedRoutes: {namespaces: {from: All}}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: app, labels: {tier: web}}
+spec:
+  parentRefs: [{name: gw, namespace: infra}]
+  rules: [{backendRefs: [{name: web, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: app}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: policies.example.com/v1
+kind: ColorPolicy
+metadata: {name: many, namespace: app, labels: {team: web}}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}
+  - {group: gateway.networking.k8s.io, kind: HTTPRoute, selector: {matchLabels: {tier: web}}}
+  - {group: gateway.networking.k8s.io, kind: Gateway, namespace: infra, name: gw, sectionName: http}
+  - {group: "", kind: Namespace, name: app}
+  color: red
+---
+apiVersion: policies.example.com/v1
+kind: ColorPolicy
+metadata: {name: plain, namespace: app}
+spec:
+  targetRefs: [{group: "", kind: Service, name: web}]
+  color: blue
+---
+apiVersion: policies.example.com/v1
+kind: TLSPolicy
+metadata: {name: web-tls, namespace: app, labels: {team: web}}
+spec:
+  targetRefs: [{group: "", kind: Service, name: web}]
+  hostname: web.app
+`
+
+func writeGetLabelledInput(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "labelled.yaml")
+	if err := os.WriteFile(path, []byte(getLabelledInput), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// names returns the NAME column of a policies table printed with -A or -f
+// (KIND, NAMESPACE, NAME, ...).
+func nameColumn(t *testing.T, table string) []string {
+	t.Helper()
+	var out []string
+	for i, line := range strings.Split(strings.TrimSpace(table), "\n") {
+		f := strings.Fields(line)
+		if i == 0 {
+			if len(f) < 3 || f[1] != "NAMESPACE" || f[2] != "NAME" {
+				t.Fatalf("unexpected header %q", line)
+			}
+			continue
+		}
+		out = append(out, f[2])
+	}
+	return out
+}
+
+func TestGetPoliciesFilters(t *testing.T) {
+	path := writeGetLabelledInput(t)
+	for _, tc := range []struct {
+		args []string
+		want string // NAME column, comma-separated
+	}{
+		{[]string{}, "many,plain,web-tls"},
+		{[]string{"-A"}, "many,plain,web-tls"},
+		{[]string{"-l", "team=web"}, "many,web-tls"},
+		{[]string{"-l", "team=web,!owner"}, "many,web-tls"},
+		{[]string{"-l", "team notin (web)"}, "plain"},
+		{[]string{"colorpolicy"}, "many,plain"},
+		{[]string{"colorpolicies"}, "many,plain"},
+		{[]string{"cp", "-l", "team"}, "many"},
+		{[]string{"ColorPolicy.policies.example.com"}, "many,plain"},
+		{[]string{"tlspolicies,colorpolicy"}, "many,plain,web-tls"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			out, _, err := run(t, append([]string{"get", "policies", "-f", path}, tc.args...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(nameColumn(t, out), ","); got != tc.want {
+				t.Errorf("names %s, want %s\n%s", got, tc.want, out)
+			}
+		})
+	}
+}
+
+func TestGetPoliciesNamespace(t *testing.T) {
+	// -n drops the NAMESPACE column (as kubectl does) and other namespaces.
+	out, _, err := run(t, "get", "policies", "-f", "../../examples/parable", "-n", "infra")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || strings.Contains(lines[0], "NAMESPACE") || !strings.Contains(lines[1], "gateway-timeouts") {
+		t.Errorf("-n infra:\n%s", out)
+	}
+}
+
+func TestGetPoliciesCells(t *testing.T) {
+	path := writeGetLabelledInput(t)
+	out, _, err := run(t, "get", "policies", "-f", path, "colorpolicy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The policy's own namespace is implied, another one is spelt out; the
+	// table shows 3 targets and counts the rest.
+	want := "HTTPRoute/web,HTTPRoute[tier=web],Gateway/infra/gw#http + 1 more..."
+	if !strings.Contains(out, want) {
+		t.Errorf("TARGETS cell: want %q in\n%s", want, out)
+	}
+	out, _, err = run(t, "get", "policies", "-f", path, "colorpolicy", "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := want[:strings.Index(want, " + ")] + ",Namespace/app"; !strings.Contains(out, want) {
+		t.Errorf("wide TARGETS cell: want %q in\n%s", want, out)
+	}
+}
+
+func TestGetEmpty(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		wantErr string
+	}{
+		{[]string{"get", "policies", "-f", "../../examples/parable", "-n", "nowhere"}, "No policies found in namespace nowhere.\n"},
+		{[]string{"get", "policies", "-f", "../../examples/parable", "-l", "team=none"}, "No policies found.\n"},
+		{[]string{"get", "policies", "-f", "../../examples/parable", "-n", "infra", "retrypolicy"}, "No RetryPolicy policies found in namespace infra.\n"},
+		{[]string{"get", "policykinds", "-f", "../../examples/parable", "-l", "team=none"}, "No policy kinds found"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			out, errOut, err := run(t, tc.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out != "" || !strings.HasPrefix(errOut, tc.wantErr) {
+				t.Errorf("stdout %q, stderr %q; want nothing and %q", out, errOut, tc.wantErr)
+			}
+		})
+	}
+	// Documents stay documents when empty.
+	out, errOut, err := run(t, "get", "policies", "-f", "../../examples/parable", "-n", "nowhere", "-o", "json")
+	if err != nil || errOut != "" || !strings.Contains(out, `"items": []`) {
+		t.Errorf("empty -o json: %v, stderr %q, stdout\n%s", err, errOut, out)
+	}
+}
+
+func TestGetPolicyKindsFilters(t *testing.T) {
+	path := writeGetLabelledInput(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{}, "ColorPolicy.policies.example.com,TLSPolicy.policies.example.com"},
+		{[]string{"-l", "owner=platform"}, "ColorPolicy.policies.example.com"},
+		{[]string{"tlspolicy"}, "TLSPolicy.policies.example.com"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			out, _, err := run(t, append([]string{"get", "policykinds", "-f", path, "--no-headers"}, tc.args...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+				got = append(got, strings.Fields(line)[0])
+			}
+			if strings.Join(got, ",") != tc.want {
+				t.Errorf("kinds %v, want %s\n%s", got, tc.want, out)
+			}
+		})
+	}
+}
+
+// TestGetWarnings checks that input problems reach stderr and do not stop
+// the listing.
+func TestGetWarnings(t *testing.T) {
+	in := getLabelledInput + `---
+apiVersion: policies.example.com/v1
+kind: ColorPolicy
+metadata: {name: both, namespace: app}
+spec:
+  targetRefs: [{group: "", kind: Service, name: web}]
+  defaults: {color: red}
+  overrides: {color: blue}
+`
+	path := filepath.Join(t.TempDir(), "invalid.yaml")
+	if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := run(t, "get", "policies", "-f", path, "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errOut, "warning: ") || !strings.Contains(errOut, "ColorPolicy") || !strings.Contains(errOut, "app/both") {
+		t.Errorf("stderr should warn about ColorPolicy app/both: %q", errOut)
+	}
+	var line string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, " both ") {
+			line = l
+		}
+	}
+	if !strings.Contains(line, "Invalid") || !strings.Contains(line, "a policy takes exactly one merge strategy") {
+		t.Errorf("the invalid policy should be listed as Invalid with its message:\n%s", out)
+	}
+}
+
+func TestGetErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string // substrings of the error
+	}{
+		{[]string{"get", "policies", "-f", "../../examples/parable", "-o", "table"}, []string{`unknown output format "table"`, "-o wide, -o json or -o yaml"}},
+		{[]string{"get", "policykinds", "-f", "../../examples/parable", "-o", "jsonpath"}, []string{`unknown output format "jsonpath"`, "-o json"}},
+		{[]string{"get", "policies", "-f", "../../examples/parable", "nosuchpolicy"}, []string{`unknown policy kind "nosuchpolicy"`, "retrypolicy", "attache get policykinds"}},
+		{[]string{"get", "policykinds", "-f", "../../examples/parable", "nosuchpolicy"}, []string{`unknown policy kind "nosuchpolicy"`, "backendtlspolicy"}},
+		{[]string{"get", "policies", "-f", "testdata/no-such-dir"}, []string{"testdata/no-such-dir", "check the -f paths"}},
+		{[]string{"get", "policykinds", "-f", "testdata/no-such-file.yaml"}, []string{"testdata/no-such-file.yaml", "check the -f paths"}},
+		{[]string{"get", "policies", "-f", "../../examples/parable", "-l", "team in"}, []string{`invalid label selector "team in"`, "-l team=baker"}},
+		{[]string{"get"}, []string{"missing TYPE", "attache get policies"}},
+		{[]string{"get", "retrypolicies"}, []string{`unknown type "retrypolicies"`, "attache get policies retrypolicies"}},
+		{[]string{"get", "policies", "a", "b"}, []string{"accepts at most 1 arg"}},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			out, _, err := run(t, tc.args...)
+			if err == nil {
+				t.Fatalf("no error; stdout:\n%s", out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if out != "" {
+				t.Errorf("stdout not empty on error:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestGetAmbiguousKind: two policy kinds of the same name in different
+// groups are shown and resolved as Kind.group.
+func TestGetAmbiguousKind(t *testing.T) {
+	in := getLabelledInput + `---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: colorpolicies.other.example.com
+  labels: {gateway.networking.k8s.io/policy: Direct}
+spec:
+  group: other.example.com
+  names: {kind: ColorPolicy, plural: colorpolicies}
+`
+	path := filepath.Join(t.TempDir(), "ambiguous.yaml")
+	if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := run(t, "get", "policies", "-f", path, "colorpolicy")
+	if err == nil || !strings.Contains(err.Error(), "ambiguous") || !strings.Contains(err.Error(), "Kind.group") {
+		t.Errorf("want an ambiguity error naming Kind.group, got %v", err)
+	}
+	out, _, err := run(t, "get", "policies", "-f", path, "colorpolicy.policies.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "ColorPolicy.policies.example.com   app ") {
+		t.Errorf("KIND column should spell out the group:\n%s", out)
+	}
+}
