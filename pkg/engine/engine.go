@@ -317,10 +317,10 @@ func (c *computation) resolveTargets() {
 			}
 			id, ok := c.graph.Lookup(ref)
 			if !ok {
-				msg := fmt.Sprintf("%s: %s not found", t.Field, ref)
+				msg := fmt.Sprintf("%s: %s not found", t.Field, ref.Short())
 				if ref.IsSection() {
 					if _, objOK := c.graph.Lookup(ref.Object()); objOK {
-						msg = fmt.Sprintf("%s: %s has no section %q", t.Field, ref.Object(), ref.SectionName)
+						msg = fmt.Sprintf("%s: %s has no section %q", t.Field, ref.Object().Short(), ref.SectionName)
 					}
 				}
 				ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonTargetNotFound, msg: msg})
@@ -334,7 +334,7 @@ func (c *computation) resolveTargets() {
 // noGrant is the ancestor of a cross-namespace target no ReferenceGrant allows.
 func noGrant(p *policy.Policy, t policy.TargetRef, ref topology.Ref) ancestorState {
 	return ancestorState{ref: ref, reason: ReasonInvalid,
-		msg: fmt.Sprintf("%s: no ReferenceGrant in namespace %s allows %s from namespace %s to target %s", t.Field, targetNamespace(ref), p.Ref.GroupKind(), p.Ref.Namespace, ref)}
+		msg: fmt.Sprintf("%s: no ReferenceGrant in namespace %s allows %s from namespace %s to target %s", t.Field, targetNamespace(ref), p.Ref.GroupKind(), p.Ref.Namespace, ref.Short())}
 }
 
 func targetNamespace(r topology.Ref) string {

@@ -179,7 +179,7 @@ func (c *computation) conflictMessage(a *attachment) string {
 	var winners []string
 	for id := range a.lostTo {
 		w := c.atts[id].ref
-		winners = append(winners, fmt.Sprintf("%s %s (on %s)", w.Policy.Kind, shortName(w.Policy), w.At))
+		winners = append(winners, fmt.Sprintf("%s %s (on %s)", w.Policy.Kind, shortName(w.Policy), w.At.Short()))
 	}
 	sort.Strings(winners)
 	if len(winners) == 0 {
@@ -228,8 +228,16 @@ func (c *computation) programmedFrom(r Reach, atts []*attachment) Condition {
 		cond.Message = fmt.Sprintf("Policy is overridden in %s: %s", contexts(r.Contexts), lossSummary(lostTo))
 	default:
 		cond.Status, cond.Reason = "True", ReasonPartiallyProgrammed
-		cond.Message = fmt.Sprintf("Policy is programmed in full in %d of %d contexts, in part in %d, not at all in %d: %s",
-			r.Full, r.Contexts, r.Partial, r.None, lossSummary(lostTo))
+		var how []string
+		for _, p := range []struct {
+			n    int
+			what string
+		}{{r.Full, "in full in %d"}, {r.Partial, "in part in %d"}, {r.None, "not at all in %d"}} {
+			if p.n > 0 {
+				how = append(how, fmt.Sprintf(p.what, p.n))
+			}
+		}
+		cond.Message = fmt.Sprintf("Policy is programmed %s of %d contexts: %s", strings.Join(how, ", "), r.Contexts, lossSummary(lostTo))
 	}
 	return cond
 }
@@ -256,7 +264,7 @@ func lossSummary(lostTo map[Attachment]map[string]bool) string {
 			paths = append(paths, p)
 		}
 		sort.Strings(paths)
-		parts = append(parts, fmt.Sprintf("%s beaten by %s %s (on %s)", strings.Join(paths, ", "), w.Policy.Kind, shortName(w.Policy), w.At))
+		parts = append(parts, fmt.Sprintf("%s beaten by %s %s (on %s)", strings.Join(paths, ", "), w.Policy.Kind, shortName(w.Policy), w.At.Short()))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -45,6 +45,20 @@ func (r Ref) String() string {
 	return b.String()
 }
 
+// Short renders r as Kind [namespace/]name[#section], without the group:
+// the form for messages meant to be read.
+func (r Ref) Short() string {
+	s := r.Kind + " "
+	if r.Namespace != "" {
+		s += r.Namespace + "/"
+	}
+	s += r.Name
+	if r.SectionName != "" {
+		s += "#" + r.SectionName
+	}
+	return s
+}
+
 // Less orders refs by group, kind, namespace, name and section.
 func (r Ref) Less(o Ref) bool { return r.Compare(o) < 0 }
 
