@@ -1,9 +1,11 @@
 package merge
 
 import (
+	"cmp"
 	"fmt"
 	"reflect"
-	"sort"
+	"slices"
+	"strings"
 )
 
 // Layer is one policy in a stack: its spec proper as a tree, and its merge
@@ -28,11 +30,14 @@ type Loss struct {
 
 // Result is an effective policy: the merged tree and what was lost on the way.
 type Result struct {
-	Tree   *Tree
+	Tree *Tree
+	// Losses are sorted by Loser, then Path.
 	Losses []Loss
 	// Errors are failures of Custom merge functions; the failing step keeps
 	// the challenger (the more specific result) unchanged.
 	Errors []error
+
+	winners []Src // buffer for the losses' winners while folding
 }
 
 // Fold computes the effective policy of a stack ordered from the most
@@ -49,17 +54,38 @@ func Fold(stack []Layer) Result {
 		acc = r.combine(stack[i], acc)
 	}
 	r.Tree = acc
-	// Losses are recorded while walking maps, so their order would vary from
-	// run to run; sort them (stably, by loser then path) so that status built
-	// from them does not flap.
-	sort.SliceStable(r.Losses, func(i, j int) bool {
-		a, b := r.Losses[i], r.Losses[j]
-		if a.Loser != b.Loser {
-			return a.Loser < b.Loser
-		}
-		return a.Path < b.Path
-	})
+	r.Losses = sortLosses(r.Losses)
+	r.winners = nil
 	return r
+}
+
+// sortLosses sorts losses stably by loser, then path. Losses are recorded
+// while walking maps, so their order used to vary from run to run, and so
+// would any status built from them. It sorts indices rather than the
+// losses themselves, which are large and hold pointers.
+func sortLosses(ls []Loss) []Loss {
+	if len(ls) < 2 {
+		return ls
+	}
+	idx := make([]int32, len(ls))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(i, j int32) int {
+		a, b := &ls[i], &ls[j]
+		if c := cmp.Compare(a.Loser, b.Loser); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return cmp.Compare(i, j) // stable
+	})
+	out := make([]Loss, len(ls))
+	for i, j := range idx {
+		out[i] = ls[j]
+	}
+	return out
 }
 
 // spec returns the layer's spec; a nil Spec is an empty object (it used to
@@ -99,18 +125,20 @@ func (r *Result) loseAll(t *Tree, winners []Src) {
 // the winners, and nothing is recorded when no other winner remains. (It
 // used to be dropped only when it was the sole winner, so an atomic merge
 // whose challenger mixed it with others listed it as beating itself.) Each
-// loss gets its own copy of the winners.
+// loss gets its own winners, carved from one buffer (capacity capped, so an
+// append to one loss's winners cannot write into another's).
 func (r *Result) lose(loser Src, path string, winners []Src) {
-	w := make([]Src, 0, len(winners))
+	start := len(r.winners)
 	for _, s := range winners {
 		if s != loser {
-			w = append(w, s)
+			r.winners = append(r.winners, s)
 		}
 	}
-	if len(w) == 0 {
+	end := len(r.winners)
+	if end == start {
 		return
 	}
-	r.Losses = append(r.Losses, Loss{Loser: loser, Path: path, Winners: w})
+	r.Losses = append(r.Losses, Loss{Loser: loser, Path: path, Winners: r.winners[start:end:end]})
 }
 
 // patch applies p onto t as an RFC 7386 merge patch, keeping nulls as
