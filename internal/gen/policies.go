@@ -15,11 +15,20 @@ const (
 // Policies returns the CRD of an Inherited policy kind with the default
 // hierarchy (effective targets: Services) and n policies over the Topology
 // of p, spread over every level and every strategy: 2 on the GatewayClass,
-// one per Namespace (up to n/25) and per Gateway (up to n/50), n/20 on
-// listeners, and the rest over routes (45%), route rules (30%) and Services
-// (25%). Strategies rotate over atomic/patch defaults/overrides; specs share
-// some fields (so merges conflict) and carry some of their own.
+// one per Namespace (up to n/25) and per Gateway (up to n/50), on listeners
+// n/20 but at most one per 10 listeners (so the density of listener
+// policies is the same whatever the size), and the rest over routes (45%),
+// route rules (30%) and Services (25%). Strategies rotate over atomic/patch
+// defaults/overrides; specs share some fields (so merges conflict) and
+// carry some of their own.
 func Policies(p Params, n int) []*unstructured.Unstructured {
+	return PoliciesWithListeners(p, n, min(n/20, p.Gateways*p.ListenersPerGateway/10))
+}
+
+// PoliciesWithListeners is Policies with the number of listener policies
+// given: many listener policies on few listeners make every listener a
+// distinct context (the worst case for the engine).
+func PoliciesWithListeners(p Params, n, listenerPolicies int) []*unstructured.Unstructured {
 	p.Namespaces = max(p.Namespaces, 1)
 	out := []*unstructured.Unstructured{policyCRD()}
 	i := 0
@@ -38,7 +47,7 @@ func Policies(p Params, n int) []*unstructured.Unstructured {
 		add(InfraNamespace, gw, "Gateway", gwName(g), "")
 	}
 	if p.Gateways > 0 && p.ListenersPerGateway > 0 {
-		for k := range n / 20 {
+		for k := range listenerPolicies {
 			j := k * 7919
 			add(InfraNamespace, gw, "Gateway", gwName(j%p.Gateways), fmt.Sprintf("l%d", (j/p.Gateways)%p.ListenersPerGateway))
 		}

@@ -1,10 +1,7 @@
 package engine_test
 
 import (
-	"fmt"
 	"testing"
-
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/attache-dev/attache/internal/gen"
 	"github.com/attache-dev/attache/pkg/engine"
@@ -16,11 +13,17 @@ type benchCase struct {
 	name   string
 	params gen.Params
 	p      int
+	// listeners, when > 0, is the number of listener policies (else the
+	// generator's density of one per 10 listeners).
+	listeners int
 }
 
 var benchCases = []benchCase{
-	{"G=1,L=16,R=1000,S=1000,P=500", gen.Params{Gateways: 1, ListenersPerGateway: 16, Routes: 1000, Services: 1000, Namespaces: 10, Seed: 1}, 500},
-	{"G=50,L=64,R=10000,S=10000,P=5000", gen.Params{Gateways: 50, ListenersPerGateway: 64, Routes: 10000, Services: 10000, Namespaces: 100, Seed: 1}, 5000},
+	{"G=1,L=16,R=1000,S=1000,P=500", gen.Params{Gateways: 1, ListenersPerGateway: 16, Routes: 1000, Services: 1000, Namespaces: 10, Seed: 1}, 500, 0},
+	// Worst case: 25 policies on 16 listeners make every listener a
+	// distinct context, so every route has 16 contexts.
+	{"G=1,L=16,R=1000,S=1000,P=500,dense-listeners", gen.Params{Gateways: 1, ListenersPerGateway: 16, Routes: 1000, Services: 1000, Namespaces: 10, Seed: 1}, 500, 25},
+	{"G=50,L=64,R=10000,S=10000,P=5000", gen.Params{Gateways: 50, ListenersPerGateway: 64, Routes: 10000, Services: 10000, Namespaces: 100, Seed: 1}, 5000, 0},
 }
 
 // BenchmarkCompute measures the full computation: topology, effective
@@ -53,7 +56,11 @@ func benchObjects(bc benchCase) []engine.Object {
 	for _, u := range gen.Topology(bc.params) {
 		objs = append(objs, engine.Object{Object: u})
 	}
-	for _, u := range gen.Policies(bc.params, bc.p) {
+	pols := gen.Policies(bc.params, bc.p)
+	if bc.listeners > 0 {
+		pols = gen.PoliciesWithListeners(bc.params, bc.p, bc.listeners)
+	}
+	for _, u := range pols {
 		objs = append(objs, engine.Object{Object: u})
 	}
 	return objs
@@ -62,7 +69,7 @@ func benchObjects(bc benchCase) []engine.Object {
 // TestBenchObjectsAreSound guards the benchmark against measuring nothing:
 // every policy must be accepted and most must take effect.
 func TestBenchObjectsAreSound(t *testing.T) {
-	bc := benchCase{"small", gen.Params{Gateways: 2, ListenersPerGateway: 4, Routes: 40, Services: 20, Namespaces: 4, Seed: 1}, 60}
+	bc := benchCase{"small", gen.Params{Gateways: 2, ListenersPerGateway: 4, Routes: 40, Services: 20, Namespaces: 4, Seed: 1}, 60, 3}
 	res := engine.Compute(benchObjects(bc), engine.Options{})
 	if len(res.Problems) > 0 {
 		t.Fatalf("problems: %v", res.Problems)
@@ -85,6 +92,4 @@ func TestBenchObjectsAreSound(t *testing.T) {
 	if len(res.Effective) != 20 {
 		t.Errorf("got %d effective targets, want every Service (20)", len(res.Effective))
 	}
-	_ = fmt.Sprint
-	_ = unstructured.Unstructured{}
 }

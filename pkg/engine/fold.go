@@ -21,7 +21,7 @@ func (d *kindDP) fold(s stackID) *stackResult {
 		return sr
 	}
 	atts := d.stackAtts(s)
-	sr := &stackResult{atts: atts}
+	sr := &stackResult{atts: atts, entries: make([]StackEntry, 0, len(atts)), policies: make([]policyOutcome, 0, len(atts))}
 	conflicted := map[merge.Src]*attachment{}
 	if d.kind.Supports(merge.None) {
 		// None: the established policy (oldest, then by name; levels do not

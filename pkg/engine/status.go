@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/attache-dev/attache/pkg/merge"
 	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
 )
@@ -45,6 +46,7 @@ func (c *computation) finishStatus() {
 		}
 		var accepted []*attachment
 		var firstBad *ancestorState
+		var summary *Condition
 		var notAccepted []string
 		for i := range ps.ancestors {
 			an := &ps.ancestors[i]
@@ -60,9 +62,13 @@ func (c *computation) finishStatus() {
 				notAccepted = append(notAccepted, an.msg)
 			} else {
 				accepted = append(accepted, an.att)
+				prog := c.programmed([]*attachment{an.att})
+				if len(ps.atts) == 1 {
+					summary = &prog // one target: the summary says the same
+				}
 				anc.Conditions = []Condition{
 					{Type: CondAccepted, Status: "True", Reason: ReasonAccepted, Message: "Policy is accepted for this target"},
-					c.programmed([]*attachment{an.att}),
+					prog,
 				}
 			}
 			st.Ancestors = append(st.Ancestors, anc)
@@ -79,7 +85,11 @@ func (c *computation) finishStatus() {
 			// Programmed summarizes every context the policy reaches, also
 			// those of targets where it was rejected (decision 7: it then
 			// "loses some contexts").
-			st.Conditions = []Condition{{Type: CondAccepted, Status: "True", Reason: ReasonAccepted, Message: msg}, c.programmedFrom(ps.reach, ps.atts)}
+			if summary == nil {
+				p := c.programmedFrom(ps.reach, ps.atts)
+				summary = &p
+			}
+			st.Conditions = []Condition{{Type: CondAccepted, Status: "True", Reason: ReasonAccepted, Message: msg}, *summary}
 		case firstBad != nil:
 			st.Conditions = []Condition{{Type: CondAccepted, Status: "False", Reason: firstBad.reason, Message: strings.Join(notAccepted, "; ")}}
 		default:
@@ -205,18 +215,6 @@ func (c *computation) programmed(atts []*attachment) Condition {
 // programmedFrom derives Programmed from a reach and the attachments'
 // losses (for the message).
 func (c *computation) programmedFrom(r Reach, atts []*attachment) Condition {
-	lostTo := map[Attachment]map[string]bool{}
-	for _, a := range atts {
-		for id, paths := range a.lostTo {
-			w := *c.atts[id].ref
-			if lostTo[w] == nil {
-				lostTo[w] = map[string]bool{}
-			}
-			for p := range paths {
-				lostTo[w][p] = true
-			}
-		}
-	}
 	cond := Condition{Type: CondProgrammed}
 	switch {
 	case r.Contexts == 0:
@@ -225,7 +223,7 @@ func (c *computation) programmedFrom(r Reach, atts []*attachment) Condition {
 		cond.Status, cond.Reason, cond.Message = "True", ReasonProgrammed, "Policy is programmed in full in "+contexts(r.Contexts)
 	case r.None == r.Contexts:
 		cond.Status, cond.Reason = "False", ReasonOverridden
-		cond.Message = fmt.Sprintf("Policy is overridden in %s: %s", contexts(r.Contexts), lossSummary(lostTo))
+		cond.Message = fmt.Sprintf("Policy is overridden in %s: %s", contexts(r.Contexts), c.lossSummary(atts))
 	default:
 		cond.Status, cond.Reason = "True", ReasonPartiallyProgrammed
 		var how []string
@@ -237,7 +235,7 @@ func (c *computation) programmedFrom(r Reach, atts []*attachment) Condition {
 				how = append(how, fmt.Sprintf(p.what, p.n))
 			}
 		}
-		cond.Message = fmt.Sprintf("Policy is programmed %s of %d contexts: %s", strings.Join(how, ", "), r.Contexts, lossSummary(lostTo))
+		cond.Message = fmt.Sprintf("Policy is programmed %s of %d contexts: %s", strings.Join(how, ", "), r.Contexts, c.lossSummary(atts))
 	}
 	return cond
 }
@@ -250,17 +248,37 @@ func contexts(n int) string {
 	return fmt.Sprintf("all %d contexts", n)
 }
 
-// lossSummary names who beat the policy, where, and on which fields.
-func lossSummary(lostTo map[Attachment]map[string]bool) string {
-	ws := make([]Attachment, 0, len(lostTo))
-	for w := range lostTo {
-		ws = append(ws, w)
+// maxWinnersNamed bounds how many winners a message names, so that a
+// policy beaten in thousands of places still gets a readable message.
+const maxWinnersNamed = 5
+
+// lossSummary names who beat the attachments, where, and on which fields.
+func (c *computation) lossSummary(atts []*attachment) string {
+	lostTo := map[merge.Src]map[string]bool{}
+	for _, a := range atts {
+		for id, paths := range a.lostTo {
+			if lostTo[id] == nil {
+				lostTo[id] = map[string]bool{}
+			}
+			for p := range paths {
+				lostTo[id][p] = true
+			}
+		}
 	}
-	sort.Slice(ws, func(i, j int) bool { return attLess(ws[i], ws[j]) })
-	parts := make([]string, 0, len(ws))
-	for _, w := range ws {
-		paths := make([]string, 0, len(lostTo[w]))
-		for p := range lostTo[w] {
+	ws := make([]*Attachment, 0, len(lostTo))
+	for id := range lostTo {
+		ws = append(ws, c.atts[id].ref)
+	}
+	sort.Slice(ws, func(i, j int) bool { return attLess(*ws[i], *ws[j]) })
+	parts := make([]string, 0, min(len(ws), maxWinnersNamed)+1)
+	for i, w := range ws {
+		if i == maxWinnersNamed {
+			parts = append(parts, fmt.Sprintf("and %d more policies", len(ws)-i))
+			break
+		}
+		set := lostTo[c.attByRef[w]]
+		paths := make([]string, 0, len(set))
+		for p := range set {
 			paths = append(paths, p)
 		}
 		sort.Strings(paths)

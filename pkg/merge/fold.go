@@ -92,7 +92,7 @@ func sortLosses(ls []Loss) []Loss {
 // make an atomic-defaults step panic).
 func spec(l Layer) *Tree {
 	if l.Spec == nil {
-		return &Tree{obj: map[string]*Tree{}, src: l.Src}
+		return &Tree{obj: map[string]*Tree{}, src: l.Src} // the root: path ""
 	}
 	return l.Spec
 }
@@ -164,12 +164,12 @@ func (r *Result) patchAt(path string, t, p *Tree) *Tree {
 	case len(p.obj) == 0:
 		return t
 	}
-	out := &Tree{obj: make(map[string]*Tree, len(t.obj)+len(p.obj)), src: t.src}
+	out := &Tree{obj: make(map[string]*Tree, len(t.obj)+len(p.obj)), src: t.src, path: t.path}
 	for k, c := range t.obj {
 		out.obj[k] = c
 	}
 	for k, pc := range p.obj {
-		out.obj[k] = r.patchAt(JoinPath(path, k), t.obj[k], pc)
+		out.obj[k] = r.patchAt(pc.path, t.obj[k], pc)
 	}
 	if !out.live() {
 		// The merge left an empty object, a leaf of its own. Only the patch

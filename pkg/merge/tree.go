@@ -17,21 +17,27 @@ type Tree struct {
 	val  any              // the value when not an object
 	null bool             // explicit null
 	src  Src
+	// path is the node's field path from the spec root, computed once when
+	// the tree is built: merges keep every key at its position, so a node's
+	// path never changes wherever the node is shared.
+	path string
 }
 
 // FromValue converts a JSON value into a tree whose every node has source src.
-func FromValue(v any, src Src) *Tree {
+func FromValue(v any, src Src) *Tree { return fromValue(v, src, "") }
+
+func fromValue(v any, src Src, path string) *Tree {
 	switch x := v.(type) {
 	case map[string]any:
-		t := &Tree{obj: make(map[string]*Tree, len(x)), src: src}
+		t := &Tree{obj: make(map[string]*Tree, len(x)), src: src, path: path}
 		for k, c := range x {
-			t.obj[k] = FromValue(c, src)
+			t.obj[k] = fromValue(c, src, JoinPath(path, k))
 		}
 		return t
 	case nil:
-		return &Tree{null: true, src: src}
+		return &Tree{null: true, src: src, path: path}
 	default:
-		return &Tree{val: v, src: src}
+		return &Tree{val: v, src: src, path: path}
 	}
 }
 
@@ -69,6 +75,9 @@ func (t *Tree) Object() map[string]any {
 }
 
 func pruneValue(v any) any {
+	if !hasNullMember(v) {
+		return v // nothing to prune: share the (immutable) value, no copy
+	}
 	switch x := v.(type) {
 	case map[string]any:
 		m := make(map[string]any, len(x))
@@ -86,6 +95,26 @@ func pruneValue(v any) any {
 		return out
 	}
 	return v
+}
+
+// hasNullMember reports whether v holds an object with a null member at any
+// depth (what pruneValue removes).
+func hasNullMember(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, c := range x {
+			if c == nil || hasNullMember(c) {
+				return true
+			}
+		}
+	case []any:
+		for _, c := range x {
+			if hasNullMember(c) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Leaf is one leaf field of a tree: a scalar, a list, or an empty object.
@@ -115,10 +144,10 @@ func (t *Tree) walk(path string, fn func(string, *Tree)) {
 		return
 	}
 	n := 0
-	for k, c := range t.obj {
+	for _, c := range t.obj {
 		if !c.null {
 			n++
-			c.walk(JoinPath(path, k), fn)
+			c.walk(c.path, fn)
 		}
 	}
 	if n == 0 && path != "" {
