@@ -1,0 +1,333 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/manifest"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+const (
+	describeParable  = "../../examples/parable"
+	describeExample3 = "../../examples/gep-713/example-3"
+)
+
+func TestDescribeGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		// Ana's question: the namespace retries must show at once.
+		{"describe-httproute-baker.txt", []string{"describe", "httproute/baker", "-n", "baker", "-f", describeParable}},
+		{"describe-httproute-baker.json", []string{"describe", "httproute/baker", "-n", "baker", "-f", describeParable, "-o", "json"}},
+		{"describe-httproute-baker.yaml", []string{"describe", "httproute/baker", "-n", "baker", "-f", describeParable, "-o", "yaml"}},
+		{"describe-httproute-frosting.txt", []string{"describe", "httproute/frosting", "-n", "baker", "-f", describeParable}},
+		{"describe-service-oven.txt", []string{"describe", "service/oven", "-n", "baker", "-f", describeParable}},
+		{"describe-gateway-cupcakes.txt", []string{"describe", "gateway/cupcakes", "-n", "infra", "-f", describeParable}},
+		{"describe-gateway-cupcakes-http.txt", []string{"describe", "gateway/cupcakes", "-n", "infra", "--section", "http", "-f", describeParable}},
+		{"describe-namespace-baker.txt", []string{"describe", "namespace/baker", "-f", describeParable}},
+		// Chihiro's question: how many things does this policy affect?
+		{"describe-policy-namespace-retries.txt", []string{"describe", "policy", "retrypolicy/namespace-retries", "-n", "baker", "-f", describeParable}},
+		{"describe-policy-baker-timeouts.txt", []string{"describe", "policy", "timeoutpolicy/baker-timeouts", "-n", "baker", "-f", describeParable}},
+		{"describe-policy-baker-timeouts.json", []string{"describe", "policy", "timeoutpolicy/baker-timeouts", "-n", "baker", "-f", describeParable, "-o", "json"}},
+		{"describe-policy-baker-timeouts.yaml", []string{"describe", "policy", "timeoutpolicy/baker-timeouts", "-n", "baker", "-f", describeParable, "-o", "yaml"}},
+		{"describe-example-3-service-b1.txt", []string{"describe", "service/b1", "-n", "default", "-f", describeExample3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, err := run(t, tc.args...)
+			if err != nil {
+				t.Fatalf("attache %s: %v (stderr %q)", strings.Join(tc.args, " "), err, errOut)
+			}
+			// The examples are valid: any warning is a regression.
+			if errOut != "" {
+				t.Errorf("unexpected stderr:\n%s", errOut)
+			}
+			golden(t, tc.name, []byte(out))
+		})
+	}
+}
+
+// TestDescribeSameAnswer checks the other spellings of a question give the
+// same answer: kubectl's TYPE NAME, TYPE/NAME#SECTION, a policy kind as TYPE,
+// -A, and the plural policy kind.
+func TestDescribeSameAnswer(t *testing.T) {
+	for _, tc := range []struct{ want, got []string }{
+		{[]string{"describe", "httproute/baker", "-n", "baker"}, []string{"describe", "httproutes", "baker", "-A"}},
+		{[]string{"describe", "gateway/cupcakes", "--section", "http"}, []string{"describe", "gtw/cupcakes#http", "-n", "infra"}},
+		{[]string{"describe", "policy", "retrypolicy/namespace-retries", "-n", "baker"}, []string{"describe", "retrypolicy/namespace-retries"}},
+		{[]string{"describe", "policy", "retrypolicy/namespace-retries"}, []string{"describe", "policies", "retrypolicies", "namespace-retries", "-n", "baker"}},
+	} {
+		t.Run(strings.Join(tc.got, " "), func(t *testing.T) {
+			want, _, err := run(t, append(tc.want, "-f", describeParable)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _, err := run(t, append(tc.got, "-f", describeParable)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("got\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}
+
+func TestDescribeErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"describe", "widget/baker"}, []string{`unknown type "widget"`, "httproute", "describe policy KIND/NAME"}},
+		{[]string{"describe", "httproute/bakr", "-n", "baker"}, []string{"httproute/bakr not found in namespace baker", "-A", "baker, frosting, sprinkles"}},
+		{[]string{"describe", "httproute/baker", "-n", "infra"}, []string{"httproute/baker not found in namespace infra", "it exists in namespace baker: use -n baker"}},
+		{[]string{"describe", "service/nope"}, []string{"service/nope not found in any namespace", "Service objects in any namespace"}},
+		{[]string{"describe", "grpcroute/x"}, []string{"grpcroute/x not found", "there is no GRPCRoute", "attache get policies -A"}},
+		{[]string{"describe", "httproute"}, []string{`"httproute" is not TYPE/NAME`, "httproute/baker"}},
+		{[]string{"describe", "/baker"}, []string{"is not TYPE/NAME"}},
+		{[]string{"describe"}, []string{"takes one TYPE/NAME", "describe httproute/baker -n baker"}},
+		{[]string{"describe", "gateway/cupcakes", "--section", "https"}, []string{`has no section "https"`, "its sections are: http"}},
+		{[]string{"describe", "namespace/baker", "--section", "x"}, []string{"Namespace baker has no sections", "without --section"}},
+		{[]string{"describe", "gateway/cupcakes#http", "--section", "admin"}, []string{"two sections given"}},
+		{[]string{"describe", "httproute/baker", "-o", "wide"}, []string{`unknown output format "wide"`, "-o text, -o json or -o yaml"}},
+		{[]string{"describe", "httproute/baker", "-l", "team=baker"}, []string{"no -l selector", "attache get policies -l team=baker"}},
+		{[]string{"describe", "policy", "widgetpolicy/x"}, []string{`unknown policy kind "widgetpolicy"`, "retrypolicy", "get policykinds"}},
+		{[]string{"describe", "policy", "retrypolicy/nope", "-n", "baker"}, []string{`RetryPolicy "nope" not found in namespace baker`, "attache get policies -A"}},
+		{[]string{"describe", "policy", "retrypolicy"}, []string{"is not TYPE/NAME"}},
+		{[]string{"describe", "policy", "retrypolicy,timeoutpolicy/x"}, []string{"takes one policy kind"}},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			_, _, err := run(t, append(tc.args, "-f", describeParable)...)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestDescribeNotInEffect covers what the parable does not show: a policy
+// attached to the object that is in no context (a missing ReferenceGrant,
+// a missing section), and an object no policy reaches.
+func TestDescribeNotInEffect(t *testing.T) {
+	dir := t.TempDir()
+	input := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: colorpolicies.policies.example.com
+  labels: {gateway.networking.k8s.io/policy: Inherited}
+  annotations: {attache.dev/effective-target-kinds: Service}
+spec:
+  group: policies.example.com
+  names: {kind: ColorPolicy, plural: colorpolicies}
+  scope: Namespaced
+  versions: [{name: v1, served: true, storage: true}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra}
+spec:
+  gatewayClassName: example
+  listeners: [{name: http, protocol: HTTP, port: 80, allowedRoutes: {namespaces: {from: All}}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: app}
+spec:
+  parentRefs: [{name: gw, namespace: infra}]
+  rules: [{backendRefs: [{name: s, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: app}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: alone, namespace: quiet}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: policies.example.com/v1
+kind: ColorPolicy
+metadata: {name: on-gw, namespace: app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: infra}]
+  color: red
+---
+apiVersion: policies.example.com/v1
+kind: ColorPolicy
+metadata: {name: on-rule, namespace: app}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r, sectionName: rule-0}
+  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r, sectionName: rule-9}
+  color: blue
+`
+	path := filepath.Join(dir, "in.yaml")
+	if err := os.WriteFile(path, []byte(input), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"describe", "gateway/gw", "-n", "infra"}, []string{
+			"Affected by policies: yes (1; 1 more is attached but not in effect)",
+			"ColorPolicy app/on-rule  on HTTPRoute app/r#rule-0 (below)",
+			"Attached here but not in effect (1):",
+			"ColorPolicy app/on-gw  on Gateway infra/gw (this object)",
+			"here (Gateway infra/gw): Accepted=False Invalid:", "ReferenceGrant",
+		}},
+		{[]string{"describe", "httproute/r", "-n", "app"}, []string{
+			"on HTTPRoute app/r#rule-0 (a section of this object)",
+			`color: "blue"  <- ColorPolicy app/on-rule (HTTPRoute app/r#rule-0, bare spec, atomic-defaults)`,
+			"for gw/http > r/rule-0 > Service s",
+		}},
+		{[]string{"describe", "service/alone"}, []string{
+			"Affected by policies: no\n",
+			"No policy of any kind reaches it",
+			"ColorPolicy: none here (no ColorPolicy in effect on any path through this Service)",
+		}},
+		{[]string{"describe", "policy", "colorpolicy/on-rule"}, []string{
+			"Affects 1 Service in 1 namespace; 1 context: 1 full, 0 partial, 0 none",
+			"Targets:      HTTPRoute app/r#rule-0, HTTPRoute app/r#rule-9",
+			"attached at HTTPRoute app/r#rule-0",
+			"Targets not found: HTTPRoute app/r#rule-9",
+		}},
+		{[]string{"describe", "policy", "colorpolicy/on-gw"}, []string{
+			"Affects nothing; 0 contexts: 0 full, 0 partial, 0 none",
+			"Not accepted at:", "Gateway infra/gw: Accepted=False Invalid:",
+		}},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			out, _, err := run(t, append(tc.args, "-f", path)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output does not say %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
+
+// TestDescribeAgreesWithEngine checks, on every example and conformance
+// input, that describe's own per-context tallies match the engine's: the
+// outcome of a policy in a context is recomputed here (the engine does not
+// expose it per context), so a change in the engine's rule must show.
+func TestDescribeAgreesWithEngine(t *testing.T) {
+	inputs, _ := filepath.Glob("../../conformance/testdata/*/manifests.yaml")
+	inputs = append(inputs, describeParable, describeExample3, "../../examples/gep-713/example-1", "../../examples/gep-713/example-2", "../../examples/gep-713/abstract")
+	checked := 0
+	for _, in := range inputs {
+		objs, _, err := manifest.Read([]string{in}, strings.NewReader(""))
+		if err != nil {
+			continue // inputs that cannot be read are another test's business
+		}
+		res := engine.Compute(objs, engine.Options{})
+		d := newDescriber(res, "")
+		for _, ps := range res.Policies {
+			checked++
+			desc := d.policy(ps)
+			var got engine.Reach
+			for _, c := range desc.Reach.Contexts {
+				got.Contexts++
+				switch c.Outcome {
+				case engine.OutcomeFull:
+					got.Full++
+				case engine.OutcomePartial:
+					got.Partial++
+				default:
+					got.None++
+				}
+			}
+			if got != ps.Reach {
+				t.Errorf("%s: %s: describe counts %+v, engine %+v", in, ps.Policy.Ref.Short(), got, ps.Reach)
+			}
+		}
+		// Every effective target: the policies describe says set fields are
+		// those the engine says affect it.
+		affected := map[topology.Ref]map[topology.Ref]bool{}
+		for _, a := range res.Affected {
+			for _, p := range a.Policies {
+				if affected[a.Target] == nil {
+					affected[a.Target] = map[topology.Ref]bool{}
+				}
+				affected[a.Target][p] = true
+			}
+		}
+		for _, e := range res.Effective {
+			desc := d.target(e.Target)
+			for _, p := range desc.Policies {
+				if p.PolicyKind != e.Kind.String() {
+					continue
+				}
+				if p.SetsFields != affected[e.Target][p.Policy] {
+					t.Errorf("%s: %s: describe says %s sets fields: %v; engine Affected: %v", in, e.Target.Short(), p.Policy.Short(), p.SetsFields, affected[e.Target][p.Policy])
+				}
+			}
+		}
+	}
+	t.Logf("%d policies checked", checked)
+	// Guard against a glob that silently matches nothing.
+	if checked < 50 {
+		t.Fatalf("only %d policies checked; are the inputs still there?", checked)
+	}
+}
+
+// TestDescribeJSONShape pins the top-level field names of the documents.
+func TestDescribeJSONShape(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		keys []string
+	}{
+		{[]string{"describe", "service/oven", "-n", "baker"}, []string{"apiVersion", "kind", "object", "affected", "policies", "effective"}},
+		{[]string{"describe", "policy", "retrypolicy/namespace-retries", "-n", "baker"}, []string{"apiVersion", "kind", "policy", "policyKind", "class", "targets", "stanza", "strategy", "spec", "conditions", "ancestors", "reach"}},
+	} {
+		out, _, err := run(t, append(tc.args, "-f", describeParable, "-o", "json")...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range tc.keys {
+			if _, ok := doc[k]; !ok {
+				t.Errorf("%s: no %q in %s", strings.Join(tc.args, " "), k, out)
+			}
+		}
+	}
+}
+
+func TestDescribePath(t *testing.T) {
+	gw := topology.Ref{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: "infra", Name: "cupcakes"}
+	rt := topology.Ref{Group: topology.GatewayGroup, Kind: "HTTPRoute", Namespace: "baker", Name: "baker"}
+	svc := topology.Ref{Kind: "Service", Namespace: "baker", Name: "baker"}
+	for _, tc := range []struct {
+		path []topology.Ref
+		want string
+	}{
+		{[]topology.Ref{{Group: topology.GatewayGroup, Kind: "GatewayClass", Name: "cupcakes"}, {Kind: "Namespace", Name: "infra"}, gw, gw.WithSection("http"),
+			{Kind: "Namespace", Name: "baker"}, rt, rt.WithSection("orders"), svc}, "cupcakes/http > baker/orders > Service baker"},
+		{[]topology.Ref{svc}, "Service baker"},
+		{[]topology.Ref{gw.WithSection("http")}, "Gateway cupcakes/http"},
+		// Mesh: a parent Service keeps its kind.
+		{[]topology.Ref{svc, rt, rt.WithSection("rule-0"), {Kind: "Service", Namespace: "baker", Name: "oven"}}, "Service baker > baker/rule-0 > Service oven"},
+	} {
+		if got := describePath(tc.path); got != tc.want {
+			t.Errorf("describePath = %q, want %q", got, tc.want)
+		}
+	}
+}
