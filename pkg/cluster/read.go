@@ -2,31 +2,417 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
+	"golang.org/x/sync/errgroup"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/gatewayapi"
+	"github.com/attache-dev/attache/pkg/topology"
 )
+
+// PolicyLabel is the label that marks a CRD as a policy kind (GEP-713); its
+// value is the policy class (Direct or Inherited).
+const PolicyLabel = "gateway.networking.k8s.io/policy"
+
+// DefaultPageSize is the list page size when Options.PageSize is not set.
+const DefaultPageSize = 500
 
 // Options scope a read.
 type Options struct {
 	// Namespace, when set, is the namespace the question is about; lists
 	// that cannot be made cluster-wide fall back to it.
 	Namespace string
-	// PageSize is the list page size (default 500).
+	// PageSize is the list page size (default DefaultPageSize).
 	PageSize int64
 }
 
 // Snapshot is what was read.
 type Snapshot struct {
+	// Objects are the policy CRDs, their policies and the topology objects,
+	// without managedFields. Each Source reads like
+	// `cluster: HTTPRoute baker/baker`.
 	Objects []engine.Object
-	// Skipped says, one line each, what could not be read and why
-	// (e.g. `policies.example.com/colorpolicies: forbidden cluster-wide and in namespace baker`).
+	// Skipped says, one line each, what could not be read and why, e.g.
+	// `gatewayapi HTTPRoute: cannot list cluster-wide (forbidden); read namespace baker only`
+	// or `policies.cupcakes.example RetryPolicy: forbidden in namespace baker; its policies are not shown`.
+	// A snapshot with Skipped lines gives a partial answer.
 	Skipped []string
 }
 
-// Read lists policy CRDs, policies and the topology objects from the cluster.
+// TopologyKinds are the kinds Read lists besides the policy kinds: those the
+// engine reads (gatewayapi.Handles). A kind the cluster does not serve (no
+// Gateway API CRDs, no TCPRoute CRD, ...) is left out without a word.
+var TopologyKinds = []topology.GroupKind{
+	topology.KindNamespace,
+	topology.KindService,
+	topology.KindGatewayClass,
+	topology.KindGateway,
+	topology.KindHTTPRoute,
+	topology.KindGRPCRoute,
+	topology.KindTLSRoute,
+	topology.KindTCPRoute,
+	topology.KindUDPRoute,
+	gatewayapi.KindReferenceGrant,
+}
+
+var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// maxParallelLists bounds the lists in flight: enough to hide the round
+// trips of a remote API server, few enough to be a polite client.
+const maxParallelLists = 8
+
+// resource is one kind to list.
+type resource struct {
+	label      string // for Skipped lines: `gatewayapi HTTPRoute`
+	kind       string
+	gvr        schema.GroupVersionResource
+	namespaced bool
+	policy     bool
+}
+
+// result is what reading one resource gave.
+type result struct {
+	objects []engine.Object
+	skipped []string
+}
+
+// reader holds the clients and options of one Read.
+type reader struct {
+	dyn  dynamic.Interface
+	host string
+	opts Options
+}
+
+// Read lists, from the cluster that cfg points at, the policy CRDs (those
+// labelled PolicyLabel), every policy of those kinds and the topology
+// objects of TopologyKinds that the cluster serves. Lists are paginated
+// (Options.PageSize). A list that RBAC forbids cluster-wide is made in
+// Options.Namespace instead, and what could not be read at all is left out;
+// both are said in Snapshot.Skipped and are not errors. Any other failure
+// (unreachable server, rejected credentials, ...) is an error that says what
+// to check.
 func Read(ctx context.Context, cfg *rest.Config, opts Options) (*Snapshot, error) {
-	return nil, fmt.Errorf("reading a live cluster is not implemented yet; use -f PATH")
+	if opts.PageSize <= 0 {
+		opts.PageSize = DefaultPageSize
+	}
+	cfg = rest.CopyConfig(cfg)
+	// client-go's defaults when unset (5 QPS, burst 10) would throttle the
+	// parallel lists of one read, pages included.
+	if cfg.QPS == 0 {
+		cfg.QPS = 50
+	}
+	if cfg.Burst == 0 {
+		cfg.Burst = 100
+	}
+	r := &reader{host: strings.TrimSuffix(cfg.Host, "/"), opts: opts}
+	// One HTTP client for discovery and the lists, so that they share
+	// connections.
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, r.fatal("creating a client", err)
+	}
+	if r.dyn, err = dynamic.NewForConfigAndClient(cfg, hc); err != nil {
+		return nil, r.fatal("creating a client", err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, hc)
+	if err != nil {
+		return nil, r.fatal("creating a discovery client", err)
+	}
+
+	snap := &Snapshot{}
+	topo, skipped, err := r.discoverTopology(ctx, disc)
+	if err != nil {
+		return nil, err
+	}
+	crds, pols, crdSkipped, err := r.readPolicyCRDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	snap.Objects = append(snap.Objects, crds...)
+	snap.Skipped = append(snap.Skipped, crdSkipped...)
+	snap.Skipped = append(snap.Skipped, skipped...)
+
+	todo := append(topo, pols...)
+	results := make([]result, len(todo))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(maxParallelLists)
+	for i, res := range todo {
+		g.Go(func() error {
+			var err error
+			results[i], err = r.read(gctx, res)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	// Results are gathered in the order of todo, not of completion, so that
+	// two reads of the same cluster give the same snapshot.
+	for _, res := range results {
+		snap.Objects = append(snap.Objects, res.objects...)
+		snap.Skipped = append(snap.Skipped, res.skipped...)
+	}
+	return snap, nil
+}
+
+// discoverTopology finds, through discovery, the served version of each of
+// TopologyKinds: the group's preferred version when it serves the kind, else
+// the highest-priority version that does.
+func (r *reader) discoverTopology(ctx context.Context, disc *discovery.DiscoveryClient) ([]resource, []string, error) {
+	lists, err := disc.ServerPreferredResourcesWithContext(ctx)
+	var failed *discovery.ErrGroupDiscoveryFailed
+	if err != nil && !errors.As(err, &failed) {
+		return nil, nil, r.fatal("discovering the served kinds", err)
+	}
+	var skipped []string
+	if failed != nil {
+		// Only the groups of the kinds we need matter; a broken aggregated
+		// API of another group must not stop the read.
+		for gv, gerr := range failed.Groups {
+			for _, gk := range TopologyKinds {
+				if gk.Group == gv.Group {
+					skipped = append(skipped, fmt.Sprintf("%s: discovery of %s failed (%v); its kinds are not shown", groupLabel(gv.Group), gv, gerr))
+					break
+				}
+			}
+		}
+		slices.Sort(skipped) // map order
+	}
+	found := map[topology.GroupKind]resource{}
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, ar := range l.APIResources {
+			gk := topology.GroupKind{Group: gv.Group, Kind: ar.Kind}
+			if strings.Contains(ar.Name, "/") || !gatewayapi.Handles(gk) || !slices.Contains(ar.Verbs, "list") {
+				continue // subresources (httproutes/status) share the kind
+			}
+			if _, dup := found[gk]; dup {
+				continue
+			}
+			found[gk] = resource{
+				label:      label(gv.Group, ar.Kind),
+				kind:       ar.Kind,
+				gvr:        gv.WithResource(ar.Name),
+				namespaced: ar.Namespaced,
+			}
+		}
+	}
+	var out []resource
+	for _, gk := range TopologyKinds {
+		if res, ok := found[gk]; ok {
+			out = append(out, res)
+		}
+	}
+	return out, skipped, nil
+}
+
+// readPolicyCRDs lists the policy CRDs and returns them as objects, with the
+// policy kinds to list.
+func (r *reader) readPolicyCRDs(ctx context.Context) ([]engine.Object, []resource, []string, error) {
+	items, err := r.list(ctx, r.dyn.Resource(crdGVR), "", PolicyLabel)
+	if apierrors.IsForbidden(err) {
+		return nil, nil, []string{"apiextensions.k8s.io CustomResourceDefinition: cannot list (forbidden); " +
+			"policy kinds cannot be discovered, so no policies are shown"}, nil
+	}
+	if err != nil {
+		return nil, nil, nil, r.fatal("listing the policy CRDs", err)
+	}
+	var objs []engine.Object
+	var pols []resource
+	var skipped []string
+	for i := range items {
+		u := &items[i]
+		objs = append(objs, object(u, "CustomResourceDefinition"))
+		res, why := policyResource(u)
+		if why != "" {
+			skipped = append(skipped, why)
+			continue
+		}
+		pols = append(pols, res)
+	}
+	return objs, pols, skipped, nil
+}
+
+// policyResource is the resource of a policy CRD's instances, at its storage
+// version when served, else its first served version. why is set when there
+// is none to list.
+func policyResource(crd *unstructured.Unstructured) (res resource, why string) {
+	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+	kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
+	plural, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "plural")
+	scope, _, _ := unstructured.NestedString(crd.Object, "spec", "scope")
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	lbl := label(group, kind)
+	if kind == "" || plural == "" {
+		return res, fmt.Sprintf("%s: CRD %s names no kind or plural; its policies are not shown", lbl, crd.GetName())
+	}
+	var version string
+	for _, v := range versions {
+		m, _ := v.(map[string]any)
+		name, _ := m["name"].(string)
+		served, _ := m["served"].(bool)
+		storage, _ := m["storage"].(bool)
+		if !served || name == "" {
+			continue
+		}
+		if storage || version == "" {
+			version = name
+		}
+		if storage {
+			break
+		}
+	}
+	if version == "" {
+		return res, fmt.Sprintf("%s: CRD %s serves no version; its policies are not shown", lbl, crd.GetName())
+	}
+	return resource{
+		label:      lbl,
+		kind:       kind,
+		gvr:        schema.GroupVersionResource{Group: group, Version: version, Resource: plural},
+		namespaced: scope != "Cluster",
+		policy:     true,
+	}, ""
+}
+
+// read lists one resource cluster-wide, falling back to Options.Namespace
+// when that is forbidden.
+func (r *reader) read(ctx context.Context, res resource) (result, error) {
+	ri := r.dyn.Resource(res.gvr)
+	what := "objects"
+	if res.policy {
+		what = "policies"
+	}
+	items, err := r.list(ctx, ri, "", "")
+	switch {
+	case err == nil:
+		return r.result(res, items, nil), nil
+	case apierrors.IsNotFound(err):
+		// Deleted since discovery, or a CRD not established yet.
+		return result{skipped: []string{fmt.Sprintf("%s: not served by the API server (%s); its %s are not shown", res.label, res.gvr, what)}}, nil
+	case !apierrors.IsForbidden(err):
+		return result{}, r.fatal("listing "+res.label, err)
+	}
+
+	ns := r.opts.Namespace
+	if ns == "" {
+		return result{skipped: []string{fmt.Sprintf("%s: cannot list cluster-wide (forbidden); its %s are not shown", res.label, what)}}, nil
+	}
+	narrowed := fmt.Sprintf("%s: cannot list cluster-wide (forbidden); read namespace %s only", res.label, ns)
+	if !res.namespaced {
+		if res.gvr.Resource != "namespaces" || res.gvr.Group != "" {
+			return result{skipped: []string{fmt.Sprintf("%s: cannot list (forbidden; cluster-scoped, so namespace %s does not help); its %s are not shown", res.label, ns, what)}}, nil
+		}
+		// RBAC authorizes a get of namespace N as a request in N, so a
+		// RoleBinding in the namespace can grant it.
+		u, err := ri.Get(ctx, ns, metav1.GetOptions{})
+		switch {
+		case err == nil:
+			return r.result(res, []unstructured.Unstructured{*u}, []string{narrowed}), nil
+		case apierrors.IsNotFound(err):
+			return result{skipped: []string{narrowed}}, nil
+		case apierrors.IsForbidden(err):
+			return result{skipped: []string{fmt.Sprintf("%s: cannot list cluster-wide nor get namespace %s (forbidden); namespaces are not shown", res.label, ns)}}, nil
+		default:
+			return result{}, r.fatal("getting namespace "+ns, err)
+		}
+	}
+	items, err = r.list(ctx, ri, ns, "")
+	switch {
+	case err == nil:
+		return r.result(res, items, []string{narrowed}), nil
+	case apierrors.IsForbidden(err):
+		return result{skipped: []string{fmt.Sprintf("%s: forbidden in namespace %s; its %s are not shown", res.label, ns, what)}}, nil
+	case apierrors.IsNotFound(err):
+		return result{skipped: []string{fmt.Sprintf("%s: not served by the API server (%s); its %s are not shown", res.label, res.gvr, what)}}, nil
+	default:
+		return result{}, r.fatal("listing "+res.label+" in namespace "+ns, err)
+	}
+}
+
+func (r *reader) result(res resource, items []unstructured.Unstructured, skipped []string) result {
+	out := result{skipped: skipped, objects: make([]engine.Object, 0, len(items))}
+	for i := range items {
+		u := &items[i]
+		if u.GetKind() == "" {
+			u.SetGroupVersionKind(res.gvr.GroupVersion().WithKind(res.kind))
+		}
+		out.objects = append(out.objects, object(u, res.kind))
+	}
+	return out
+}
+
+// list lists every page of a resource in namespace ("" for all, or for a
+// cluster-scoped resource).
+func (r *reader) list(ctx context.Context, ri dynamic.NamespaceableResourceInterface, ns, selector string) ([]unstructured.Unstructured, error) {
+	opts := metav1.ListOptions{Limit: r.opts.PageSize, LabelSelector: selector}
+	var items []unstructured.Unstructured
+	restarted := false
+	for {
+		l, err := ri.Namespace(ns).List(ctx, opts)
+		if err != nil {
+			// A continue token expires with etcd compaction (410 Gone):
+			// start over once rather than return a list with a hole.
+			if apierrors.IsResourceExpired(err) && opts.Continue != "" && !restarted {
+				restarted, items, opts.Continue = true, nil, ""
+				continue
+			}
+			return nil, err
+		}
+		items = append(items, l.Items...)
+		if l.GetContinue() == "" {
+			return items, nil
+		}
+		opts.Continue = l.GetContinue()
+	}
+}
+
+// fatal wraps an error that stops the read with what to check.
+func (r *reader) fatal(doing string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("reading the cluster at %s: %s: %w", r.host, doing, err)
+	}
+	hint := "is it running and reachable? Check --kubeconfig and --context, or read manifests with -f PATH"
+	if apierrors.IsUnauthorized(err) {
+		hint = "the API server rejected the credentials: check the user of --kubeconfig and --context (an expired token or certificate?)"
+	}
+	return fmt.Errorf("reading the cluster at %s: %s: %w; %s", r.host, doing, err, hint)
+}
+
+// object strips managedFields, which the engine never reads and which are
+// often the bulk of an object, and says where the object came from.
+func object(u *unstructured.Unstructured, kind string) engine.Object {
+	u.SetManagedFields(nil)
+	name := u.GetName()
+	if ns := u.GetNamespace(); ns != "" {
+		name = ns + "/" + name
+	}
+	return engine.Object{Object: u, Source: "cluster: " + kind + " " + name}
+}
+
+// label names a kind in Skipped lines: `gatewayapi HTTPRoute`,
+// `core Service`, `policies.cupcakes.example RetryPolicy`.
+func label(group, kind string) string { return groupLabel(group) + " " + kind }
+
+func groupLabel(group string) string {
+	switch group {
+	case "":
+		return "core"
+	case topology.GatewayGroup:
+		return "gatewayapi"
+	}
+	return group
 }

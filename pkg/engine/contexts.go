@@ -120,6 +120,7 @@ type kindDP struct {
 	entries [][]entry
 	useNs   bool
 	memo    map[stackID]*stackResult
+	pre     []*stackResult // stacks folded ahead, in parallel, by prefold
 }
 
 // stackResult is a folded stack, shared by every target and path carrying it.
@@ -291,6 +292,24 @@ func dedupePreds(p []predRef) []predRef {
 // distinct non-empty stack reaching it.
 func (d *kindDP) collect() {
 	g := d.c.graph
+	// Fold every distinct stack reaching an effective target first, in
+	// parallel; the loop below then only assembles contexts.
+	seen := make([]bool, len(d.trie.parent))
+	var stacks []stackID
+	for _, gk := range d.kind.EffectiveTargetKinds {
+		if !d.kind.InHierarchy(gk) {
+			continue
+		}
+		for _, n := range g.ByKind(gk) {
+			for _, e := range d.entries[n] {
+				if e.stack != 0 && !seen[e.stack] {
+					seen[e.stack] = true
+					stacks = append(stacks, e.stack)
+				}
+			}
+		}
+	}
+	d.prefold(stacks)
 	for _, gk := range d.kind.EffectiveTargetKinds {
 		if !d.kind.InHierarchy(gk) {
 			continue

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"fmt"
+	"runtime"
 	"sort"
+	"sync"
 
 	"github.com/attache-dev/attache/pkg/merge"
 	"github.com/attache-dev/attache/pkg/topology"
@@ -20,6 +22,58 @@ func (d *kindDP) fold(s stackID) *stackResult {
 	if sr, ok := d.memo[s]; ok {
 		return sr
 	}
+	var sr *stackResult
+	if int(s) < len(d.pre) && d.pre[s] != nil {
+		sr = d.pre[s]
+	} else {
+		sr = d.compute(s)
+	}
+	// Who beat whom is a property of the stack, so it is tallied once per
+	// stack, not once per context.
+	for i, a := range sr.atts {
+		e := &sr.entries[i]
+		if len(e.Lost) > 0 && a.lostTo == nil {
+			a.lostTo = map[merge.Src]map[string]bool{}
+		}
+		for _, lf := range e.Lost {
+			for _, w := range lf.To {
+				id := d.c.attByRef[w]
+				if a.lostTo[id] == nil {
+					a.lostTo[id] = map[string]bool{}
+				}
+				a.lostTo[id][lf.Path] = true
+			}
+		}
+	}
+	d.memo[s] = sr
+	return sr
+}
+
+// prefold computes the stacks in parallel, one goroutine per CPU: folds
+// only read shared, immutable state (trees, the trie, attachments), so they
+// need no locks; their tallies are made afterwards, in order, by fold.
+func (d *kindDP) prefold(stacks []stackID) {
+	workers := min(runtime.GOMAXPROCS(0), len(stacks)/64+1)
+	if workers < 2 {
+		return
+	}
+	d.pre = make([]*stackResult, len(d.trie.parent))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(stacks); i += workers {
+				d.pre[stacks[i]] = d.compute(stacks[i])
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// compute folds a stack and derives its entries, fields and outcomes. It
+// must stay free of writes to shared state: prefold runs it concurrently.
+func (d *kindDP) compute(s stackID) *stackResult {
 	atts := d.stackAtts(s)
 	sr := &stackResult{atts: atts, entries: make([]StackEntry, 0, len(atts)), policies: make([]policyOutcome, 0, len(atts))}
 	conflicted := map[merge.Src]*attachment{}
@@ -119,20 +173,6 @@ func (d *kindDP) fold(s stackID) *stackResult {
 				e.Outcome = OutcomeNone
 			}
 		}
-		// Who beat whom is a property of the stack, so it is tallied once
-		// per stack, not once per context.
-		if len(e.Lost) > 0 && a.lostTo == nil {
-			a.lostTo = map[merge.Src]map[string]bool{}
-		}
-		for _, lf := range e.Lost {
-			for _, w := range lf.To {
-				id := d.c.attByRef[w]
-				if a.lostTo[id] == nil {
-					a.lostTo[id] = map[string]bool{}
-				}
-				a.lostTo[id][lf.Path] = true
-			}
-		}
 		sr.entries = append(sr.entries, e)
 	}
 	// A policy's outcome in the context combines its attachments on the
@@ -153,7 +193,6 @@ func (d *kindDP) fold(s stackID) *stackResult {
 		po.lost = po.lost || len(sr.entries[i].Lost) > 0
 		po.conflicted = po.conflicted || sr.entries[i].Conflicted
 	}
-	d.memo[s] = sr
 	return sr
 }
 

@@ -29,7 +29,9 @@ type Options struct {
 	// Kinds are policy kinds registered from Go; they replace a CRD-discovered
 	// kind of the same group and kind.
 	Kinds []*policy.Kind
-	// Custom gives Custom merge functions to CRD-discovered kinds.
+	// Custom gives Custom merge functions to CRD-discovered kinds. Like
+	// every Custom function, they may be called concurrently (the engine
+	// folds distinct stacks in parallel) and must not modify their inputs.
 	Custom map[topology.GroupKind]merge.CustomFunc
 }
 

@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/attache-dev/attache/internal/testenv"
+	"github.com/attache-dev/attache/pkg/cluster/clustertest"
+)
+
+// TestLive runs the commands against a real API server holding the parable,
+// through --kubeconfig files: as the admin, who reads everything, and as Ana,
+// whose RBAC (clustertest.Ana) hides RetryPolicies and the shared Gateway.
+// One control plane serves all the subtests.
+func TestLive(t *testing.T) {
+	t0 := time.Now()
+	env := testenv.Start(t)
+	clustertest.Parable(t, env, filepath.Join("..", ".."))
+	admin := clustertest.WriteKubeconfig(t, env.Config, "default")
+	ana := clustertest.WriteKubeconfig(t, clustertest.Ana(t, env), "baker")
+	t.Logf("control plane up and parable applied in %v", time.Since(t0).Round(time.Millisecond))
+
+	const anaRetries = "warning: partial answer: policies.cupcakes.example RetryPolicy: forbidden in namespace baker; its policies are not shown"
+
+	t.Run("GetPoliciesAdmin", func(t *testing.T) {
+		out, errOut := runLive(t, "get", "policies", "-A", "--kubeconfig", admin)
+		for _, want := range []string{"namespace-retries", "frosting-retries", "gateway-timeouts", "baker-timeouts", "oven-tls-new"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("stdout lacks %q:\n%s", want, out)
+			}
+		}
+		if strings.Contains(errOut, "partial answer") {
+			t.Errorf("admin's answer is partial:\n%s", errOut)
+		}
+	})
+
+	// The live answer is the answer over the same manifests with -f.
+	t.Run("GetPoliciesAdminSameAsFiles", func(t *testing.T) {
+		live, _ := runLive(t, "get", "policies", "-A", "-o", "json", "--kubeconfig", admin)
+		files, _ := runLive(t, "get", "policies", "-A", "-o", "json", "-f", filepath.Join("..", "..", "examples", "parable"))
+		if live != files {
+			t.Errorf("get policies -A -o json differs between the cluster and -f:\n--- cluster\n%s\n--- files\n%s", live, files)
+		}
+	})
+
+	t.Run("DescribeHTTPRouteAdmin", func(t *testing.T) {
+		out, errOut := runLive(t, "describe", "httproute/baker", "-n", "baker", "--kubeconfig", admin)
+		for _, want := range []string{"namespace-retries", "baker-timeouts", "gateway-timeouts"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("stdout lacks %q:\n%s", want, out)
+			}
+		}
+		if strings.Contains(errOut, "partial answer") {
+			t.Errorf("admin's answer is partial:\n%s", errOut)
+		}
+	})
+
+	// Without -n, the namespace is the kubeconfig context's: baker.
+	t.Run("GetPoliciesAna", func(t *testing.T) {
+		out, errOut := runLive(t, "get", "policies", "--kubeconfig", ana)
+		t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
+		if !strings.Contains(errOut, anaRetries) {
+			t.Errorf("stderr lacks %q:\n%s", anaRetries, errOut)
+		}
+		if !strings.Contains(errOut, "gatewayapi Gateway: forbidden in namespace baker") {
+			t.Errorf("stderr does not name the Gateways as forbidden:\n%s", errOut)
+		}
+		if !strings.Contains(out, "baker-timeouts") || strings.Contains(out, "namespace-retries") {
+			t.Errorf("stdout should list baker-timeouts and not namespace-retries:\n%s", out)
+		}
+	})
+
+	t.Run("GetPoliciesAnaAllNamespaces", func(t *testing.T) {
+		_, errOut := runLive(t, "get", "policies", "-A", "--kubeconfig", ana)
+		want := "warning: partial answer: policies.cupcakes.example RetryPolicy: cannot list cluster-wide (forbidden); its policies are not shown"
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	})
+
+	t.Run("DescribeHTTPRouteAna", func(t *testing.T) {
+		out, errOut := runLive(t, "describe", "httproute/baker", "-n", "baker", "--kubeconfig", ana)
+		t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
+		if !strings.Contains(errOut, anaRetries) {
+			t.Errorf("stderr lacks %q:\n%s", anaRetries, errOut)
+		}
+		if !strings.Contains(out, "baker-timeouts") || strings.Contains(out, "namespace-retries") {
+			t.Errorf("stdout should show baker-timeouts and not namespace-retries:\n%s", out)
+		}
+	})
+}
+
+// TestLiveUnreachable: a kubeconfig pointing at a closed port fails with an
+// error that says what to check.
+func TestLiveUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := "https://" + l.Addr().String()
+	l.Close()
+	kc := clustertest.WriteKubeconfig(t, &rest.Config{Host: host, BearerToken: "x", TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, "baker")
+	_, errOut, err := run(t, "get", "policies", "--kubeconfig", kc)
+	if err == nil {
+		t.Fatalf("no error reading a closed port; stderr:\n%s", errOut)
+	}
+	for _, want := range []string{host, "connection refused", "--kubeconfig", "--context"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+}
+
+func runLive(t *testing.T, args ...string) (stdout, stderr string) {
+	t.Helper()
+	out, errOut, err := run(t, args...)
+	if err != nil {
+		t.Fatalf("attache %s: %v\nstderr:\n%s", strings.Join(args, " "), err, errOut)
+	}
+	return out, errOut
+}

@@ -1,0 +1,480 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+
+	"github.com/attache-dev/attache/internal/testenv"
+	"github.com/attache-dev/attache/pkg/cluster/clustertest"
+	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/gatewayapi"
+	"github.com/attache-dev/attache/pkg/manifest"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+var (
+	parableDir   = filepath.Join("..", "..", "examples", "parable")
+	parableFiles = []string{filepath.Join(parableDir, "topology.yaml"), filepath.Join(parableDir, "policies.yaml")}
+)
+
+// shared is the one control plane of this package's tests, started by the
+// first test that needs it (tests that do not, run without the ~10 s cost)
+// and stopped by TestMain.
+var shared struct {
+	once   sync.Once
+	failed bool
+	env    *testenv.Env
+	// beforeGatewayAPI is what Read gave before the Gateway API CRDs were
+	// installed: the parable's Namespaces, Services and policies only.
+	beforeGatewayAPI    *Snapshot
+	beforeGatewayAPIErr error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.env != nil {
+		if err := shared.env.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "stopping the control plane: %v\n", err)
+		}
+	}
+	os.Exit(code)
+}
+
+// parable returns the shared control plane holding the parable: its CRDs,
+// the Gateway API CRDs but TCPRoute, its topology and policies. On the way
+// it reads the cluster once before the Gateway API CRDs are installed.
+func parable(t *testing.T) *testenv.Env {
+	t.Helper()
+	shared.once.Do(func() {
+		shared.failed = true // until the end: t.Fatal below ends the func
+		t0 := time.Now()
+		env, err := testenv.New(testenv.WithCRDDirectoryPaths(filepath.Join(parableDir, "crds.yaml")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		shared.env = env
+		clustertest.Apply(t, env.Config, clustertest.NotGatewayAPI, parableFiles...)
+		shared.beforeGatewayAPI, shared.beforeGatewayAPIErr = Read(ctx(t), env.Config, Options{})
+		clustertest.InstallCRDs(t, env.Config, clustertest.GatewayAPICRDs(t, "tcproutes")...)
+		clustertest.Apply(t, env.Config, clustertest.IsGatewayAPI, parableFiles...)
+		t.Logf("control plane up and parable applied in %v", time.Since(t0).Round(time.Millisecond))
+		shared.failed = false
+	})
+	if shared.failed {
+		t.Fatal("setting up the shared control plane failed (see the first test that ran)")
+	}
+	return shared.env
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return c
+}
+
+// id names an object as the tests compare them.
+func id(u *unstructured.Unstructured) string {
+	gvk := u.GroupVersionKind()
+	return fmt.Sprintf("%s/%s %s/%s", gvk.Group, gvk.Kind, u.GetNamespace(), u.GetName())
+}
+
+func ids(objs []engine.Object) map[string]string {
+	out := map[string]string{}
+	for _, o := range objs {
+		out[id(o.Object)] = o.Object.GetResourceVersion()
+	}
+	return out
+}
+
+// parableIDs are the objects of the parable's manifests, CRDs included.
+func parableIDs(t *testing.T) map[string]bool {
+	t.Helper()
+	objs, probs, err := manifest.Read([]string{parableDir}, nil)
+	if err != nil || len(probs) > 0 {
+		t.Fatalf("reading %s: %v %v", parableDir, err, probs)
+	}
+	out := map[string]bool{}
+	for _, o := range objs {
+		out[id(o.Object)] = true
+	}
+	return out
+}
+
+func read(t *testing.T, cfg *rest.Config, opts Options) *Snapshot {
+	t.Helper()
+	t0 := time.Now()
+	snap, err := Read(ctx(t), cfg, opts)
+	if err != nil {
+		t.Fatalf("Read(%+v): %v", opts, err)
+	}
+	t.Logf("Read(%+v): %d objects, %d skipped, in %v", opts, len(snap.Objects), len(snap.Skipped), time.Since(t0).Round(time.Millisecond))
+	return snap
+}
+
+func TestReadAdmin(t *testing.T) {
+	env := parable(t)
+	snap := read(t, env.Config, Options{Namespace: "baker"})
+	if len(snap.Skipped) > 0 {
+		t.Errorf("admin: Skipped = %q, want none", snap.Skipped)
+	}
+	got := ids(snap.Objects)
+	for want := range parableIDs(t) {
+		if _, ok := got[want]; !ok {
+			t.Errorf("missing %s", want)
+		}
+	}
+	// Policy kinds come from their labelled CRDs: the Gateway API's own
+	// BackendTLSPolicy CRD is one.
+	if _, ok := got["apiextensions.k8s.io/CustomResourceDefinition /backendtlspolicies.gateway.networking.k8s.io"]; !ok {
+		t.Errorf("the Gateway API's BackendTLSPolicy CRD (labelled %s) is missing", PolicyLabel)
+	}
+	sources := map[string]bool{}
+	for _, o := range snap.Objects {
+		u := o.Object
+		gk := u.GroupVersionKind().GroupKind()
+		isCRD := gk.Group == "apiextensions.k8s.io" && gk.Kind == "CustomResourceDefinition"
+		if isCRD {
+			if _, ok := u.GetLabels()[PolicyLabel]; !ok {
+				t.Errorf("CRD %s has no %s label", u.GetName(), PolicyLabel)
+			}
+		} else if gk.Group != "policies.cupcakes.example" && !gatewayapi.Handles(topology.GroupKind{Group: gk.Group, Kind: gk.Kind}) {
+			t.Errorf("%s: the engine does not read this kind", id(u))
+		}
+		if u.GetManagedFields() != nil {
+			t.Errorf("%s: managedFields kept", id(u))
+		}
+		if u.GetAPIVersion() == "" || u.GetKind() == "" {
+			t.Errorf("%s: no apiVersion/kind", id(u))
+		}
+		sources[o.Source] = true
+	}
+	for _, s := range []string{
+		"cluster: HTTPRoute baker/baker",
+		"cluster: GatewayClass cupcakes",
+		"cluster: Namespace baker",
+		"cluster: RetryPolicy baker/namespace-retries",
+		"cluster: CustomResourceDefinition retrypolicies.policies.cupcakes.example",
+	} {
+		if !sources[s] {
+			t.Errorf("no object with Source %q", s)
+		}
+	}
+
+	// Options.Namespace only matters when a cluster-wide list is forbidden.
+	if all := ids(read(t, env.Config, Options{}).Objects); !maps.Equal(all, got) {
+		t.Errorf("with and without Namespace: different objects:\n%v\n%v", all, got)
+	}
+}
+
+func ref(group, kind, ns, name string) topology.Ref {
+	return topology.Ref{Group: group, Kind: kind, Namespace: ns, Name: name}
+}
+
+// TestReadWithoutGatewayAPI: a cluster that serves no Gateway API kinds is
+// read without error or Skipped lines (see parable for when it was read).
+func TestReadWithoutGatewayAPI(t *testing.T) {
+	parable(t)
+	snap, err := shared.beforeGatewayAPI, shared.beforeGatewayAPIErr
+	if err != nil {
+		t.Fatalf("Read before the Gateway API CRDs: %v", err)
+	}
+	if len(snap.Skipped) > 0 {
+		t.Errorf("Skipped = %q, want none: missing kinds are not an error", snap.Skipped)
+	}
+	got := ids(snap.Objects)
+	for want := range parableIDs(t) {
+		_, ok := got[want]
+		if gw := strings.HasPrefix(want, "gateway.networking.k8s.io/"); ok == gw {
+			t.Errorf("%s: in the snapshot = %v, want %v", want, ok, !gw)
+		}
+	}
+}
+
+// TestReadPaginated reads with pages of 2 objects: the same objects, read
+// through continue tokens.
+func TestReadPaginated(t *testing.T) {
+	env := parable(t)
+	want := ids(read(t, env.Config, Options{}).Objects)
+
+	cfg := rest.CopyConfig(env.Config)
+	var continued, unlimited atomic.Int32
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			q := req.URL.Query()
+			if q.Get("continue") != "" {
+				continued.Add(1)
+			}
+			if strings.HasPrefix(req.URL.Path, "/api/v1/") || strings.Contains(req.URL.Path, ".") { // lists, not discovery
+				if q.Get("limit") != "2" {
+					unlimited.Add(1)
+				}
+			}
+			return rt.RoundTrip(req)
+		})
+	})
+	got := ids(read(t, cfg, Options{PageSize: 2}).Objects)
+	if !maps.Equal(got, want) {
+		t.Errorf("PageSize 2: objects differ from one page each:\ngot  %v\nwant %v", got, want)
+	}
+	// Namespaces (6), Services (5), HTTPRoutes (3) and the policies need
+	// several pages each.
+	t.Logf("%d requests with a continue token", continued.Load())
+	if n := continued.Load(); n < 6 {
+		t.Errorf("%d requests with a continue token, want at least 6", n)
+	}
+	if n := unlimited.Load(); n > 0 {
+		t.Errorf("%d lists without limit=2", n)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestReadEngineMatchesFiles computes the engine over the live snapshot and
+// over the parable's manifests (-f): the same policy status and effective
+// policies; namespace-retries affects every baker Service.
+func TestReadEngineMatchesFiles(t *testing.T) {
+	env := parable(t)
+	live := engine.Compute(read(t, env.Config, Options{}).Objects, engine.Options{})
+	objs, _, err := manifest.Read([]string{parableDir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := engine.Compute(objs, engine.Options{})
+
+	ps := live.PolicyStatus(ref("policies.cupcakes.example", "RetryPolicy", "baker", "namespace-retries"))
+	if ps == nil {
+		t.Fatal("no status for RetryPolicy baker/namespace-retries")
+	}
+	var affects []string
+	for _, r := range ps.Affects {
+		affects = append(affects, r.String())
+	}
+	for _, svc := range []string{"baker", "oven", "frosting", "sprinkles"} {
+		if !slices.Contains(affects, "Service baker/"+svc) {
+			t.Errorf("namespace-retries affects %q, want Service baker/%s among them", affects, svc)
+		}
+	}
+
+	if got, want := policySummary(live), policySummary(files); len(want) != 6 || !maps.Equal(got, want) {
+		t.Errorf("policy status differs between cluster and files:\ncluster %v\nfiles   %v", got, want)
+	}
+	if got, want := effectiveSummary(t, live), effectiveSummary(t, files); len(want) == 0 || !maps.Equal(got, want) {
+		t.Errorf("effective policies differ between cluster and files:\ncluster %v\nfiles   %v", got, want)
+	}
+}
+
+func policySummary(r *engine.Result) map[string]string {
+	out := map[string]string{}
+	for _, ps := range r.Policies {
+		var b strings.Builder
+		for _, c := range ps.Conditions {
+			fmt.Fprintf(&b, "%s=%s/%s ", c.Type, c.Status, c.Reason)
+		}
+		for _, a := range ps.Affects {
+			fmt.Fprintf(&b, "[%s]", a)
+		}
+		out[ps.Policy.Ref.String()] = b.String()
+	}
+	return out
+}
+
+func effectiveSummary(t *testing.T, r *engine.Result) map[string]string {
+	out := map[string]string{}
+	for _, e := range r.Effective {
+		var specs []string
+		for _, c := range e.Contexts {
+			js, err := json.Marshal(c.Spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			specs = append(specs, string(js))
+		}
+		out[e.Kind.String()+" "+e.Target.String()] = strings.Join(specs, " | ")
+	}
+	return out
+}
+
+// anaSkipped is what Ana (clustertest.Ana) cannot read when asking about
+// baker, in Read's order: topology kinds, then policy kinds by CRD name.
+var anaSkipped = []string{
+	"core Namespace: cannot list cluster-wide (forbidden); read namespace baker only",
+	"core Service: cannot list cluster-wide (forbidden); read namespace baker only",
+	"gatewayapi GatewayClass: cannot list (forbidden; cluster-scoped, so namespace baker does not help); its objects are not shown",
+	"gatewayapi Gateway: forbidden in namespace baker; its objects are not shown",
+	"gatewayapi HTTPRoute: cannot list cluster-wide (forbidden); read namespace baker only",
+	"gatewayapi GRPCRoute: cannot list cluster-wide (forbidden); read namespace baker only",
+	"gatewayapi TLSRoute: cannot list cluster-wide (forbidden); read namespace baker only",
+	"gatewayapi UDPRoute: cannot list cluster-wide (forbidden); read namespace baker only",
+	"gatewayapi ReferenceGrant: forbidden in namespace baker; its objects are not shown",
+	"gatewayapi BackendTLSPolicy: forbidden in namespace baker; its policies are not shown",
+	"policies.cupcakes.example BackendTLSPolicy: cannot list cluster-wide (forbidden); read namespace baker only",
+	"policies.cupcakes.example RetryPolicy: forbidden in namespace baker; its policies are not shown",
+	"policies.cupcakes.example TimeoutPolicy: cannot list cluster-wide (forbidden); read namespace baker only",
+}
+
+func TestReadRBAC(t *testing.T) {
+	env := parable(t)
+	ana := clustertest.Ana(t, env)
+
+	t.Run("AnaInBaker", func(t *testing.T) {
+		snap := read(t, ana, Options{Namespace: "baker"})
+		if !slices.Equal(snap.Skipped, anaSkipped) {
+			t.Errorf("Skipped:\n%s\nwant:\n%s", strings.Join(snap.Skipped, "\n"), strings.Join(anaSkipped, "\n"))
+		}
+		got := ids(snap.Objects)
+		for _, want := range []string{
+			"/Namespace /baker",
+			"/Service baker/oven",
+			"gateway.networking.k8s.io/HTTPRoute baker/frosting",
+			"policies.cupcakes.example/TimeoutPolicy baker/baker-timeouts",
+			"policies.cupcakes.example/BackendTLSPolicy baker/oven-tls",
+			"apiextensions.k8s.io/CustomResourceDefinition /retrypolicies.policies.cupcakes.example",
+		} {
+			if _, ok := got[want]; !ok {
+				t.Errorf("missing %s", want)
+			}
+		}
+		for o := range got {
+			if strings.Contains(o, "RetryPolicy ") || strings.Contains(o, "/Gateway") || strings.Contains(o, "infra") || strings.Contains(o, " default/") {
+				t.Errorf("%s: Ana cannot read it", o)
+			}
+		}
+		res := engine.Compute(snap.Objects, engine.Options{})
+		if ps := res.PolicyStatus(ref("policies.cupcakes.example", "TimeoutPolicy", "baker", "baker-timeouts")); ps == nil {
+			t.Error("no status for TimeoutPolicy baker/baker-timeouts")
+		}
+		if ps := res.PolicyStatus(ref("policies.cupcakes.example", "RetryPolicy", "baker", "namespace-retries")); ps != nil {
+			t.Error("a status for RetryPolicy baker/namespace-retries, which Ana cannot read")
+		}
+	})
+
+	t.Run("AnaAllNamespaces", func(t *testing.T) {
+		snap := read(t, ana, Options{})
+		if len(snap.Skipped) != len(anaSkipped) {
+			t.Errorf("Skipped has %d lines, want %d:\n%s", len(snap.Skipped), len(anaSkipped), strings.Join(snap.Skipped, "\n"))
+		}
+		for _, s := range snap.Skipped {
+			if !strings.Contains(s, "(forbidden)") && !strings.Contains(s, "(forbidden;") {
+				t.Errorf("Skipped %q does not say forbidden", s)
+			}
+		}
+		if !slices.Contains(snap.Skipped, "policies.cupcakes.example RetryPolicy: cannot list cluster-wide (forbidden); its policies are not shown") {
+			t.Errorf("Skipped lacks RetryPolicy:\n%s", strings.Join(snap.Skipped, "\n"))
+		}
+		for _, o := range snap.Objects {
+			if gk := o.Object.GroupVersionKind().GroupKind(); gk.Kind != "CustomResourceDefinition" {
+				t.Errorf("%s: read without any cluster-wide right", id(o.Object))
+			}
+		}
+	})
+
+	t.Run("NoRights", func(t *testing.T) {
+		snap := read(t, env.UserConfig(t, "nobody"), Options{Namespace: "baker"})
+		want := "apiextensions.k8s.io CustomResourceDefinition: cannot list (forbidden); policy kinds cannot be discovered, so no policies are shown"
+		if len(snap.Skipped) == 0 || snap.Skipped[0] != want {
+			t.Errorf("Skipped[0] = %q, want %q", snap.Skipped, want)
+		}
+		if len(snap.Objects) > 0 {
+			t.Errorf("read %d objects without rights", len(snap.Objects))
+		}
+	})
+
+	t.Run("ClusterAdminUser", func(t *testing.T) {
+		env.BindClusterRole(t, "chihiro", "cluster-admin")
+		snap := read(t, env.UserConfig(t, "chihiro"), Options{Namespace: "baker"})
+		if len(snap.Skipped) > 0 {
+			t.Errorf("Skipped = %q, want none", snap.Skipped)
+		}
+		if got, want := ids(snap.Objects), ids(read(t, env.Config, Options{}).Objects); !maps.Equal(got, want) {
+			t.Errorf("cluster-admin user and system:masters read different objects:\n%v\n%v", got, want)
+		}
+	})
+}
+
+// TestReadUnreachable: a server that is not there is an error that says
+// what to check.
+func TestReadUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := "https://" + l.Addr().String()
+	l.Close()
+	t0 := time.Now()
+	_, err = Read(ctx(t), &rest.Config{Host: host}, Options{Namespace: "baker"})
+	if err == nil {
+		t.Fatal("Read of a closed port: no error")
+	}
+	t.Logf("after %v: %v", time.Since(t0).Round(time.Millisecond), err)
+	for _, want := range []string{host, "--kubeconfig", "--context", "-f PATH"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+}
+
+// TestReadUnauthorized: credentials the API server rejects are an error
+// that says to check the user.
+func TestReadUnauthorized(t *testing.T) {
+	env := parable(t)
+	cfg := &rest.Config{Host: env.Config.Host, BearerToken: "not-a-token", TLSClientConfig: rest.TLSClientConfig{CAData: env.Config.CAData}}
+	_, err := Read(ctx(t), cfg, Options{Namespace: "baker"})
+	if err == nil || !strings.Contains(err.Error(), "rejected the credentials") || !strings.Contains(err.Error(), "--kubeconfig") {
+		t.Fatalf("Read with a bogus token: err = %v, want a hint about the credentials", err)
+	}
+}
+
+func TestPolicyResource(t *testing.T) {
+	crd := func(versions ...map[string]any) *unstructured.Unstructured {
+		vs := make([]any, len(versions))
+		for i, v := range versions {
+			vs[i] = v
+		}
+		return &unstructured.Unstructured{Object: map[string]any{
+			"metadata": map[string]any{"name": "retrypolicies.x.example"},
+			"spec": map[string]any{
+				"group": "x.example", "scope": "Namespaced",
+				"names":    map[string]any{"kind": "RetryPolicy", "plural": "retrypolicies"},
+				"versions": vs,
+			},
+		}}
+	}
+	v := func(name string, served, storage bool) map[string]any {
+		return map[string]any{"name": name, "served": served, "storage": storage}
+	}
+	for _, tc := range []struct {
+		name, want, why string
+		crd             *unstructured.Unstructured
+	}{
+		{"storage", "v1", "", crd(v("v1alpha1", true, false), v("v1", true, true))},
+		{"storage not served", "v1beta1", "", crd(v("v1", false, true), v("v1beta1", true, false), v("v1alpha1", true, false))},
+		{"none served", "", "policies are not shown", crd(v("v1", false, true))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, why := policyResource(tc.crd)
+			if res.gvr.Version != tc.want || (tc.why == "") != (why == "") || !strings.Contains(why, tc.why) {
+				t.Errorf("got %v %q, want version %q, why %q", res.gvr, why, tc.want, tc.why)
+			}
+			if why == "" && (res.gvr.Resource != "retrypolicies" || !res.namespaced || !res.policy || res.label != "x.example RetryPolicy") {
+				t.Errorf("resource %+v", res)
+			}
+		})
+	}
+}
