@@ -77,7 +77,8 @@ func Compute(objs []Object, opts Options) *Result {
 	}
 	c := &computation{opts: opts, kinds: map[topology.GroupKind]*policy.Kind{}, result: &Result{}, attByRef: map[*Attachment]merge.Src{}, sources: map[topology.Ref]string{}}
 	topoObjs, policyObjs := c.classify(objs)
-	b := topology.NewBuilder()
+	// Objects with sections (listeners, rules, ports) make several nodes.
+	b := topology.NewBuilderSize(4 * len(topoObjs))
 	grants, probs := gatewayapi.Add(b, topoObjs)
 	c.grants = grants
 	for _, p := range probs {

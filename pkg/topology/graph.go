@@ -77,9 +77,13 @@ type Builder struct {
 const scanLimit = 16
 
 // NewBuilder returns an empty builder.
-func NewBuilder() *Builder {
+func NewBuilder() *Builder { return NewBuilderSize(0) }
+
+// NewBuilderSize returns an empty builder with room for about n nodes, so a
+// large topology is built without regrowing its index again and again.
+func NewBuilderSize(n int) *Builder {
 	return &Builder{
-		g:          Graph{index: map[Ref]NodeID{}, byKind: map[GroupKind][]NodeID{}},
+		g:          Graph{nodes: make([]Node, 0, n), index: make(map[Ref]NodeID, n), byKind: map[GroupKind][]NodeID{}},
 		parentSets: map[NodeID]map[NodeID]struct{}{},
 	}
 }
