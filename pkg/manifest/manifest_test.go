@@ -1,0 +1,83 @@
+package manifest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const svc = "apiVersion: v1\nkind: Service\nmetadata: {name: %s}\n"
+
+func TestDecodeKeepsGoingPastBadDocuments(t *testing.T) {
+	in := strings.Join([]string{
+		"# a comment only\n",
+		strings.Replace(svc, "%s", "a", 1),
+		"kind: [unclosed\n",                     // not YAML
+		"apiVersion: v1\nmetadata: {name: x}\n", // no kind
+		strings.Replace(svc, "%s", "b", 1),
+		`{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "c"}}]}`,
+	}, "---\n")
+	objs, probs := Decode(strings.NewReader(in), "in.yaml")
+	var names []string
+	for _, o := range objs {
+		names = append(names, o.Object.GetName()+"@"+o.Source)
+	}
+	if got := strings.Join(names, " "); got != "a@in.yaml#1 b@in.yaml#4 c@in.yaml#5.items[0]" {
+		t.Errorf("objects: %s", got)
+	}
+	if len(probs) != 2 {
+		t.Fatalf("got %d problems, want 2: %v", len(probs), probs)
+	}
+	if probs[0].Source != "in.yaml#2" || !strings.Contains(probs[0].Message, "not valid YAML") {
+		t.Errorf("first problem %+v", probs[0])
+	}
+	if probs[1].Source != "in.yaml#3" || !strings.Contains(probs[1].Message, "Kind") {
+		t.Errorf("second problem %+v", probs[1])
+	}
+}
+
+func TestReadFoldersFilesAndStdin(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel, content string) {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("b/two.yml", strings.Replace(svc, "%s", "two", 1))
+	write("a/one.yaml", strings.Replace(svc, "%s", "one", 1))
+	write("a/notes.txt", "not read")
+	write("three.json", `{"apiVersion":"v1","kind":"Service","metadata":{"name":"three"}}`)
+	objs, probs, err := Read([]string{dir, "-"}, strings.NewReader(strings.Replace(svc, "%s", "four", 1)))
+	if err != nil || len(probs) != 0 {
+		t.Fatalf("err %v, problems %v", err, probs)
+	}
+	var names []string
+	for _, o := range objs {
+		names = append(names, o.Object.GetName())
+	}
+	// Folders are walked in lexical order; stdin comes where "-" is.
+	if got := strings.Join(names, ","); got != "one,two,three,four" {
+		t.Errorf("order %s", got)
+	}
+}
+
+func TestReadReportsUnreadablePathsAndContinues(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	if err := os.WriteFile(good, []byte(strings.Replace(svc, "%s", "ok", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.yaml")
+	objs, _, err := Read([]string{missing, good}, nil)
+	if err == nil || !strings.Contains(err.Error(), "cannot read "+missing+": no such file or directory") {
+		t.Errorf("error %v", err)
+	}
+	if len(objs) != 1 || objs[0].Object.GetName() != "ok" {
+		t.Errorf("the readable file must still be read: %v", objs)
+	}
+}
