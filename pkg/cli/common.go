@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -107,7 +108,26 @@ func (l *loaded) warn(streams genericiooptions.IOStreams) {
 	for _, p := range l.Result.Problems {
 		fmt.Fprintf(streams.ErrOut, "warning: %s\n", p.Error())
 	}
+	// What could not be read at all hides policies and changes answers:
+	// say it first. Lists narrowed to one namespace are only context.
+	var hidden, narrowed []string
 	for _, s := range l.Partial {
+		if strings.Contains(s, "read namespace") && strings.HasSuffix(s, "only") {
+			narrowed = append(narrowed, s)
+		} else {
+			hidden = append(hidden, s)
+		}
+	}
+	for _, s := range hidden {
 		fmt.Fprintf(streams.ErrOut, "warning: partial answer: %s\n", s)
+	}
+	if len(narrowed) > 0 {
+		fmt.Fprintf(streams.ErrOut, "warning: partial answer: %d kinds could only be read in one namespace:\n", len(narrowed))
+		for _, s := range narrowed {
+			fmt.Fprintf(streams.ErrOut, "  %s\n", s)
+		}
+	}
+	if len(hidden) > 0 {
+		fmt.Fprintf(streams.ErrOut, "warning: this answer is PARTIAL: %d kinds could not be read with your permissions, and policies of those kinds may change the results shown\n", len(hidden))
 	}
 }
