@@ -92,6 +92,14 @@ func TestLive(t *testing.T) {
 		if !strings.Contains(out, "baker-timeouts") || strings.Contains(out, "namespace-retries") {
 			t.Errorf("stdout should show baker-timeouts and not namespace-retries:\n%s", out)
 		}
+		// The hidden kinds come first and the verdict closes the warnings.
+		lines := strings.Split(strings.TrimSpace(errOut), "\n")
+		if last := lines[len(lines)-1]; !strings.Contains(last, "this answer is PARTIAL") {
+			t.Errorf("stderr does not end with the partial verdict:\n%s", errOut)
+		}
+		if strings.Index(errOut, anaRetries) > strings.Index(errOut, "could only be read in one namespace") {
+			t.Errorf("hidden kinds must come before the narrowed ones:\n%s", errOut)
+		}
 	})
 }
 
