@@ -161,7 +161,7 @@ func (o *describeOptions) runTarget(cmd *cobra.Command, streams genericiooptions
 	d := newDescriber(res, o.common.controllerName)
 	desc := d.target(ref)
 	if o.common.output != "text" {
-		return describeWrite(streams.Out, desc, o.common.output)
+		return write(streams.Out, desc, o.common.output)
 	}
 	return d.printTarget(streams.Out, desc)
 }
@@ -204,7 +204,7 @@ func (o *describeOptions) describePolicy(cmd *cobra.Command, streams genericioop
 	d := newDescriber(l.Result, o.common.controllerName)
 	desc := d.policy(ps)
 	if o.common.output != "text" {
-		return describeWrite(streams.Out, desc, o.common.output)
+		return write(streams.Out, desc, o.common.output)
 	}
 	return d.printPolicy(streams.Out, desc)
 }

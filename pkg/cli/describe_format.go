@@ -8,8 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/merge"
 	"github.com/attache-dev/attache/pkg/topology"
@@ -55,24 +53,6 @@ func describeCondition(conds []engine.Condition, typ string) *engine.Condition {
 		}
 	}
 	return nil
-}
-
-// describeWrite prints v as indented JSON, or as YAML.
-func describeWrite(w io.Writer, v any, format string) error {
-	js, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	if format == "yaml" {
-		y, err := yaml.JSONToYAML(js)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(y)
-		return err
-	}
-	_, err = w.Write(append(js, '\n'))
-	return err
 }
 
 // policyName renders a policy ref: `RetryPolicy baker/namespace-retries`.

@@ -132,7 +132,7 @@ func (o *graphOptions) run(cmd *cobra.Command, streams genericiooptions.IOStream
 			return err
 		}
 		ref := res.Graph.Node(id).Ref
-		m = buildGraphModel(res, graphScopeFrom(res.Graph, []topology.NodeID{id}), "", graphRefTitle(ref))
+		m = buildGraphModel(res, graphScopeFrom(res.Graph, []topology.NodeID{id}), "", refTitle(ref))
 	case ns != "":
 		m = buildGraphModel(res, graphScopeNamespace(res.Graph, ns), ns, "namespace "+ns)
 	default:
@@ -215,9 +215,9 @@ func graphLookup(g *topology.Graph, gk topology.GroupKind, ns, name, section str
 		}
 		slices.Sort(names)
 		if len(names) == 0 {
-			return 0, fmt.Errorf("%s has no section %q: it has no sections", graphRefTitle(g.Node(id).Ref), section)
+			return 0, fmt.Errorf("%s has no section %q: it has no sections", refTitle(g.Node(id).Ref), section)
 		}
-		return 0, fmt.Errorf("%s has no section %q; its sections: %s", graphRefTitle(g.Node(id).Ref), section, strings.Join(names, ", "))
+		return 0, fmt.Errorf("%s has no section %q; its sections: %s", refTitle(g.Node(id).Ref), section, strings.Join(names, ", "))
 	}
 	return sid, nil
 }
@@ -272,28 +272,6 @@ func graphCompare(a, b topology.Ref) int {
 		return c
 	}
 	return a.Compare(b)
-}
-
-// graphRefTitle renders a ref as "Kind namespace/name#section".
-func graphRefTitle(r topology.Ref) string {
-	s := graphKindName(r.GroupKind()) + " "
-	if r.Namespace != "" {
-		s += r.Namespace + "/"
-	}
-	s += r.Name
-	if r.SectionName != "" {
-		s += "#" + r.SectionName
-	}
-	return s
-}
-
-// graphKindName is a kind as drawn: the bare Kind for the core and Gateway
-// API groups, Kind.group otherwise.
-func graphKindName(gk topology.GroupKind) string {
-	if gk.Group == topology.CoreGroup || gk.Group == topology.GatewayGroup {
-		return gk.Kind
-	}
-	return gk.String()
 }
 
 // Policy and attachment states, which pick the colours.

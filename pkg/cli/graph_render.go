@@ -47,7 +47,7 @@ func graphTargetLines(t graphTarget) []string {
 	if r.IsSection() {
 		return []string{"#" + r.SectionName}
 	}
-	lines := []string{graphKindName(r.GroupKind()), r.Name}
+	lines := []string{kindName(r.GroupKind()), r.Name}
 	if t.missing {
 		if r.SectionName != "" {
 			lines[1] += "#" + r.SectionName

@@ -407,7 +407,7 @@ func impactTotals(ts []impactTarget) []impactTotal {
 			continue
 		}
 		seen[t.Target] = true
-		counts[[2]string{t.Target.Namespace, impactKindName(t.Target.GroupKind())}]++
+		counts[[2]string{t.Target.Namespace, kindName(t.Target.GroupKind())}]++
 	}
 	out := []impactTotal{}
 	for k, n := range counts {
@@ -517,15 +517,6 @@ func impactCount(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// impactKindName is a target kind as printed: the bare Kind for the core
-// and Gateway API groups, Kind.group otherwise.
-func impactKindName(gk topology.GroupKind) string {
-	if gk.Group == topology.CoreGroup || gk.Group == topology.GatewayGroup {
-		return gk.Kind
-	}
-	return gk.String()
-}
-
 // impactPolicyKindName prints a policy kind (Kind.group) as its bare Kind,
 // unless ambiguous lists it with other kinds of the same Kind.
 func impactPolicyKindName(kind string, ambiguous map[string]bool) string {
@@ -534,19 +525,6 @@ func impactPolicyKindName(kind string, ambiguous map[string]bool) string {
 		return kind
 	}
 	return k
-}
-
-// impactRefString renders a ref as "Kind namespace/name#section".
-func impactRefString(r topology.Ref) string {
-	s := impactKindName(r.GroupKind()) + " "
-	if r.Namespace != "" {
-		s += r.Namespace + "/"
-	}
-	s += r.Name
-	if r.SectionName != "" {
-		s += "#" + r.SectionName
-	}
-	return s
 }
 
 // impactObjectString renders an object (a policy, an applied object) as
@@ -588,7 +566,7 @@ func impactPathString(p []topology.Ref) string {
 			last = r
 			continue
 		}
-		s := impactKindName(r.GroupKind()) + "/"
+		s := kindName(r.GroupKind()) + "/"
 		if r.Namespace != "" && r.Namespace != ns {
 			s += r.Namespace + "/"
 		}
@@ -648,7 +626,7 @@ func printImpact(w io.Writer, rep *impactReport) {
 		fmt.Fprintf(w, "Effective policies that would change (%s):\n", impactCount(len(n), "target", "targets"))
 		for _, t := range rep.Effective {
 			kind := impactPolicyKindName(t.PolicyKind, amb)
-			fmt.Fprintf(w, "\n  %s of %s", kind, impactRefString(t.Target))
+			fmt.Fprintf(w, "\n  %s of %s", kind, refTitle(t.Target))
 			switch t.Change {
 			case "removed":
 				fmt.Fprintf(w, ": no %s would apply to it any more", kind)

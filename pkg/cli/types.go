@@ -99,3 +99,17 @@ func lookupPolicy(res *engine.Result, k *policy.Kind, ns, name string) (*engine.
 	}
 	return nil, fmt.Errorf("%s %q exists in several namespaces; choose one with -n", k.GroupKind.Kind, name)
 }
+
+// kindName is a kind as shown to people: the bare Kind for the core and
+// Gateway API groups, Kind.group otherwise.
+func kindName(gk topology.GroupKind) string {
+	if gk.Group == topology.CoreGroup || gk.Group == topology.GatewayGroup {
+		return gk.Kind
+	}
+	return gk.String()
+}
+
+// refTitle renders a ref as "Kind namespace/name#section" with kindName.
+func refTitle(r topology.Ref) string {
+	return kindName(r.GroupKind()) + " " + strings.TrimPrefix(r.Short(), r.Kind+" ")
+}
