@@ -75,7 +75,7 @@ func describePath(p []topology.Ref) string {
 	for i := 0; i < len(p); i++ {
 		r := p[i]
 		gk := r.GroupKind()
-		if gk == topology.KindGatewayClass || gk == topology.KindNamespace {
+		if topology.ClusterScoped(gk) {
 			continue
 		}
 		s := r.Name

@@ -93,7 +93,7 @@ func (d *describer) policy(ps *engine.PolicyStatus) *policyDescription {
 		dt := declaredTarget{Group: t.Group, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name, SectionName: t.SectionName}
 		// Namespace and GatewayClass targets have no namespace, whatever
 		// the targetRef says (as the engine reads them).
-		if gk := t.GroupKind(); gk == topology.KindNamespace || gk == topology.KindGatewayClass {
+		if gk := t.GroupKind(); topology.ClusterScoped(gk) {
 			dt.Namespace = ""
 		}
 		if t.Selector != nil {

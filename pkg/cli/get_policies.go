@@ -192,7 +192,7 @@ func newPolicyItem(ps *engine.PolicyStatus, lbls map[string]string) policyItem {
 	}
 	for _, t := range p.Targets {
 		ti := targetItem{Group: t.Group, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name, SectionName: t.SectionName}
-		if clusterScopedKind(t.GroupKind()) {
+		if topology.ClusterScoped(t.GroupKind()) {
 			ti.Namespace = ""
 		}
 		if t.Selector != nil {
@@ -201,12 +201,6 @@ func newPolicyItem(ps *engine.PolicyStatus, lbls map[string]string) policyItem {
 		it.Targets = append(it.Targets, ti)
 	}
 	return it
-}
-
-// clusterScopedKind mirrors the engine: Namespace and GatewayClass targets
-// have no namespace, whatever the targetRef or the policy says.
-func clusterScopedKind(gk topology.GroupKind) bool {
-	return gk == topology.KindNamespace || gk == topology.KindGatewayClass
 }
 
 func findCondition(conds []engine.Condition, typ string) *engine.Condition {

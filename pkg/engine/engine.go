@@ -145,7 +145,7 @@ func (c *computation) classify(objs []Object) (topo []*unstructured.Unstructured
 			continue
 		}
 		gk := topology.GroupKind{Group: u.GroupVersionKind().Group, Kind: u.GetKind()}
-		if u.GetNamespace() == "" && gk.Kind != "" && gk != crdGroupKind && !clusterScoped(gk) && !clusterCRDs[gk] {
+		if u.GetNamespace() == "" && gk.Kind != "" && gk != crdGroupKind && !topology.ClusterScoped(gk) && !clusterCRDs[gk] {
 			// As kubectl apply would: a namespaced object without a
 			// namespace lands in "default".
 			u = u.DeepCopy()
@@ -238,15 +238,10 @@ func knownKind(gk topology.GroupKind) bool {
 	return gk == topology.KindNamespace || gatewayapi.Handles(gk)
 }
 
-// clusterScoped kinds have no namespace.
-func clusterScoped(gk topology.GroupKind) bool {
-	return gk == topology.KindNamespace || gk == topology.KindGatewayClass
-}
-
 // targetRef turns a by-name TargetRef into the node ref it names.
 func targetRef(t policy.TargetRef) topology.Ref {
 	r := topology.Ref{Group: t.Group, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name, SectionName: t.SectionName}
-	if clusterScoped(r.GroupKind()) {
+	if topology.ClusterScoped(r.GroupKind()) {
 		r.Namespace = ""
 	}
 	return r

@@ -35,12 +35,6 @@ var handled = map[topology.GroupKind]bool{
 // ReferenceGrant.
 func Handles(gk topology.GroupKind) bool { return handled[gk] }
 
-// clusterScoped kinds have no namespace: their refs have none, whatever
-// metadata.namespace says.
-func clusterScoped(gk topology.GroupKind) bool {
-	return gk == topology.KindGatewayClass || gk == topology.KindNamespace
-}
-
 // Protocol defaults of listeners without allowedRoutes.kinds.
 var (
 	httpKinds = []topology.GroupKind{topology.KindHTTPRoute, topology.KindGRPCRoute}
@@ -271,14 +265,14 @@ func (a *adder) objectRef(u *unstructured.Unstructured, gk topology.GroupKind) (
 	if nameOK {
 		ref.Name = name
 	}
-	if nsOK && !clusterScoped(gk) {
+	if nsOK && !topology.ClusterScoped(gk) {
 		ref.Namespace = ns
 	}
 	if v := md["name"]; v != nil && !nameOK {
 		a.problem(ref, "metadata.name", "%s; the object is ignored", want("a string", v))
 		return ref, false
 	}
-	if v := md["namespace"]; v != nil && !nsOK && !clusterScoped(gk) {
+	if v := md["namespace"]; v != nil && !nsOK && !topology.ClusterScoped(gk) {
 		a.problem(ref, "metadata.namespace", "%s; the object is ignored", want("a string", v))
 		return ref, false
 	}

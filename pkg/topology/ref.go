@@ -116,6 +116,10 @@ var (
 	KindNamespace    = GroupKind{CoreGroup, "Namespace"}
 )
 
+// ClusterScoped reports whether objects of a kind the topology knows have no
+// namespace (GatewayClass, Namespace).
+func ClusterScoped(gk GroupKind) bool { return gk == KindGatewayClass || gk == KindNamespace }
+
 // RouteKinds are the route kinds the default hierarchy knows, in order.
 var RouteKinds = []GroupKind{KindHTTPRoute, KindGRPCRoute, KindTLSRoute, KindTCPRoute, KindUDPRoute}
 
