@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -12,7 +11,6 @@ import (
 	"github.com/attache-dev/attache/pkg/diag"
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/manifest"
-	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -140,7 +138,7 @@ func (o *impactOptions) run(cmd *cobra.Command, streams genericiooptions.IOStrea
 	var change impactChange
 	var afterObjs []engine.Object
 	if o.delete {
-		k, err := impactPolicyKind(typ, before.Kinds)
+		k, err := resolvePolicyKind(typ, before.Kinds)
 		if err != nil {
 			return fmt.Errorf("%w (list them with: %s get policykinds)", err, cmd.Root().DisplayName())
 		}
@@ -174,32 +172,6 @@ func (o *impactOptions) run(cmd *cobra.Command, streams genericiooptions.IOStrea
 	}
 	printImpact(streams.Out, rep)
 	return nil
-}
-
-// impactPolicyKind resolves KIND like resolvePolicyKind, also accepting the
-// English plurals kubectl users type (retrypolicies).
-func impactPolicyKind(typ string, kinds []*policy.Kind) (*policy.Kind, error) {
-	k, err := resolvePolicyKind(typ, kinds)
-	if err == nil {
-		return k, nil
-	}
-	base, dot, group := typ, "", ""
-	if i := strings.IndexByte(typ, '.'); i >= 0 {
-		base, dot, group = typ[:i], ".", typ[i+1:]
-	}
-	var singular string
-	switch {
-	case strings.HasSuffix(base, "ies"):
-		singular = strings.TrimSuffix(base, "ies") + "y"
-	case strings.HasSuffix(base, "es"):
-		singular = strings.TrimSuffix(base, "es")
-	default:
-		return nil, err
-	}
-	if k, err2 := resolvePolicyKind(singular+dot+group, kinds); err2 == nil {
-		return k, nil
-	}
-	return nil, err
 }
 
 // impactScopes returns the group/kinds whose objects are cluster-scoped:

@@ -65,9 +65,13 @@ func resolveTargetType(typ string, kinds []*policy.Kind) (topology.GroupKind, er
 // optionally with a plural "s" or ".group").
 func resolvePolicyKind(typ string, kinds []*policy.Kind) (*policy.Kind, error) {
 	var names []string
+	base, group, _ := strings.Cut(typ, ".")
 	for _, k := range kinds {
 		kind := strings.ToLower(k.GroupKind.Kind)
-		if typ == kind || typ == kind+"s" || typ == strings.ToLower(k.GroupKind.String()) {
+		if group != "" && group != strings.ToLower(k.GroupKind.Group) {
+			continue
+		}
+		if base == kind || base == pluralKind(kind) {
 			return k, nil
 		}
 		names = append(names, strings.ToLower(k.GroupKind.Kind))
@@ -76,6 +80,18 @@ func resolvePolicyKind(typ string, kinds []*policy.Kind) (*policy.Kind, error) {
 		return nil, fmt.Errorf("unknown policy kind %q: no policy kinds found (a policy CRD carries the label gateway.networking.k8s.io/policy)", typ)
 	}
 	return nil, fmt.Errorf("unknown policy kind %q; known policy kinds: %s", typ, strings.Join(names, ", "))
+}
+
+// pluralKind is the English plural kubectl users type for a lower-case kind
+// (retrypolicy: retrypolicies; gateway: gateways).
+func pluralKind(kind string) string {
+	switch {
+	case strings.HasSuffix(kind, "y") && !strings.HasSuffix(kind, "ay") && !strings.HasSuffix(kind, "ey"):
+		return strings.TrimSuffix(kind, "y") + "ies"
+	case strings.HasSuffix(kind, "s"), strings.HasSuffix(kind, "x"), strings.HasSuffix(kind, "ch"):
+		return kind + "es"
+	}
+	return kind + "s"
 }
 
 // lookupPolicy finds a policy by kind and name in a namespace ("" = any; an
