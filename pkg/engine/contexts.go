@@ -1,8 +1,8 @@
 package engine
 
 import (
+	"encoding/binary"
 	"sort"
-	"strings"
 
 	"github.com/attache-dev/attache/pkg/merge"
 	"github.com/attache-dev/attache/pkg/policy"
@@ -78,15 +78,16 @@ func (n *nsSets) with(set, x int32) int32 {
 	}
 	m := append(append([]int32(nil), n.members[set]...), x)
 	sort.Slice(m, func(i, j int) bool { return m[i] < m[j] })
-	var b strings.Builder
+	// Fixed-width members make distinct sets distinct keys.
+	key := make([]byte, 0, 4*len(m))
 	for _, v := range m {
-		b.WriteString(string(rune(v + 1)))
+		key = binary.BigEndian.AppendUint32(key, uint32(v))
 	}
-	id, ok := n.index[b.String()]
+	id, ok := n.index[string(key)]
 	if !ok {
 		id = int32(len(n.members))
 		n.members = append(n.members, m)
-		n.index[b.String()] = id
+		n.index[string(key)] = id
 	}
 	n.add[k] = id
 	return id

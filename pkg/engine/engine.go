@@ -29,11 +29,12 @@ type attachment struct {
 	nsName string // set for attachments to a Namespace
 	spec   *merge.Tree
 	// Tallies over the contexts it is part of.
-	reach      Reach
-	conflicted int
-	lostTo     map[merge.Src]map[string]bool // winner attachment id -> fields
-	ref        *Attachment
-	affects    []topology.NodeID // effective targets it contributes to (no repeats)
+	reach        Reach
+	conflicted   int
+	conflictedBy map[*Attachment]bool          // winners that rejected it (strategy none)
+	lostTo       map[merge.Src]map[string]bool // winner attachment id -> fields
+	ref          *Attachment
+	affects      []topology.NodeID // effective targets it contributes to (no repeats)
 }
 
 // pstate is a policy being processed.
@@ -42,6 +43,7 @@ type pstate struct {
 	reach     Reach // over distinct contexts, all attachments together
 	ancestors []ancestorState
 	atts      []*attachment
+	attached  map[topology.NodeID]bool // nodes in atts
 	// targetProblems are why declared targets resolved to nothing (selectors).
 	noTarget []string
 }
@@ -307,6 +309,13 @@ func (c *computation) resolveTargets() {
 				continue
 			}
 			ref := targetRef(t)
+			if ref.IsSection() && p.Kind.Class == policy.Inherited && p.Kind.IsEffectiveTarget(gk) {
+				// Sections sit below their object, and contexts end at the
+				// effective target: a policy there could never apply.
+				ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonInvalid,
+					msg: fmt.Sprintf("%s: %s is a section of an effective target of %s; policies apply to %s objects, so target %s instead", t.Field, ref.Short(), p.Kind, gk.Kind, ref.Object().Short())})
+				continue
+			}
 			if !c.grantAllows(p, ref) {
 				ps.ancestors = append(ps.ancestors, noGrant(p, t, ref))
 				continue
@@ -353,11 +362,13 @@ func (c *computation) grantAllows(p *policy.Policy, ref topology.Ref) bool {
 }
 
 func (c *computation) attach(ps *pstate, id topology.NodeID, t policy.TargetRef) {
-	for _, a := range ps.atts {
-		if a.node == id {
-			return // two targetRefs reaching one target attach once
-		}
+	if ps.attached[id] {
+		return // two targetRefs reaching one target attach once
 	}
+	if ps.attached == nil {
+		ps.attached = map[topology.NodeID]bool{}
+	}
+	ps.attached[id] = true
 	a := &attachment{id: merge.Src(len(c.atts)), pol: ps, node: id}
 	ref := c.graph.Node(id).Ref
 	if ref.GroupKind() == topology.KindNamespace {

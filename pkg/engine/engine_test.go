@@ -242,3 +242,77 @@ func TestAffectedConditionNamesPoliciesAndGeneration(t *testing.T) {
 		t.Errorf("condition %+v", c)
 	}
 }
+
+func TestNoneStrategyPolicyOnTwoLevelsDoesNotConflictWithItself(t *testing.T) {
+	p := `
+apiVersion: policies.example.com/v1
+kind: ColorPolicy
+metadata: {name: both}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: Gateway, name: g1}
+  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}
+  color: red
+`
+	res := compute(t, engine.Options{}, fmt.Sprintf(colorCRD, "none"), topo, p)
+	st := res.Policies[0]
+	for _, a := range st.Ancestors {
+		if a.Conditions[0].Reason != engine.ReasonAccepted || a.Conditions[1].Reason != engine.ReasonProgrammed {
+			t.Errorf("ancestor %v: %+v", a.Ref, a.Conditions)
+		}
+	}
+	if st.Conditions[1].Reason != engine.ReasonProgrammed {
+		t.Errorf("summary %+v", st.Conditions)
+	}
+}
+
+func TestConflictedMessageNamesTheWinnerEvenForAnEmptySpec(t *testing.T) {
+	pol := func(name, ts, body string) string {
+		return fmt.Sprintf("apiVersion: policies.example.com/v1\nkind: ColorPolicy\nmetadata: {name: %s, creationTimestamp: %q}\nspec:\n  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g1}]\n%s", name, ts, body)
+	}
+	res := compute(t, engine.Options{}, fmt.Sprintf(colorCRD, "none"), topo,
+		pol("old", "2024-01-01T00:00:00Z", "  color: red\n"), pol("new", "2024-02-01T00:00:00Z", ""))
+	var newSt *engine.PolicyStatus
+	for _, p := range res.Policies {
+		if p.Policy.Ref.Name == "new" {
+			newSt = p
+		}
+	}
+	c := newSt.Conditions[0]
+	if c.Reason != engine.ReasonConflicted || !strings.Contains(c.Message, "ColorPolicy default/old") {
+		t.Errorf("condition %+v does not name the winner", c)
+	}
+}
+
+func TestSectionOfAnEffectiveTargetIsInvalid(t *testing.T) {
+	crd := strings.Replace(fmt.Sprintf(colorCRD, "atomic-defaults"), "    attache.dev/hierarchy", "    attache.dev/target-kinds: Service\n    attache.dev/hierarchy", 1)
+	p := `
+apiVersion: policies.example.com/v1
+kind: ColorPolicy
+metadata: {name: port}
+spec:
+  targetRefs: [{group: "", kind: Service, name: s1, sectionName: http}]
+  color: red
+`
+	res := compute(t, engine.Options{}, crd, topo, p)
+	c := res.Policies[0].Conditions[0]
+	if c.Status != "False" || c.Reason != engine.ReasonInvalid || !strings.Contains(c.Message, "target Service default/s1 instead") {
+		t.Errorf("condition %+v", c)
+	}
+}
+
+func TestDuplicateEffectiveTargetKindsCountOnce(t *testing.T) {
+	crd := strings.Replace(fmt.Sprintf(colorCRD, "atomic-defaults"), "    attache.dev/hierarchy", "    attache.dev/effective-target-kinds: Service,Service\n    attache.dev/hierarchy", 1)
+	res := compute(t, engine.Options{}, crd, topo, colorPolicy("p", "g1", "Gateway", "color: red"))
+	if len(res.Effective) != 1 || res.Policies[0].Reach.Contexts != 1 {
+		t.Errorf("effective %d, reach %+v", len(res.Effective), res.Policies[0].Reach)
+	}
+}
+
+func TestInheritedKindOutsideItsHierarchyIsRejected(t *testing.T) {
+	crd := strings.Replace(fmt.Sprintf(colorCRD, "atomic-defaults"), "    attache.dev/hierarchy", "    attache.dev/target-kinds: Namespace\n    attache.dev/hierarchy", 1)
+	res := compute(t, engine.Options{}, crd, topo)
+	if len(res.Problems) != 1 || !strings.Contains(res.Problems[0].Message, "target kind Namespace is not in the hierarchy") {
+		t.Errorf("problems %v", res.Problems)
+	}
+}

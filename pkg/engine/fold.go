@@ -87,8 +87,10 @@ func (d *kindDP) compute(s stackID) *stackResult {
 			}
 		}
 		sr.result = merge.Fold([]merge.Layer{{Spec: winner.spec, Strategy: merge.None, Src: winner.id}})
+		// The winner is a policy: its other attachments on the path are
+		// not its challengers.
 		for _, a := range atts {
-			if a != winner {
+			if a.pol != winner.pol {
 				conflicted[a.id] = winner
 			}
 		}
@@ -153,6 +155,7 @@ func (d *kindDP) compute(s stackID) *stackResult {
 		e := StackEntry{Attachment: a.ref, Strategy: a.pol.p.Strategy, Stanza: a.pol.p.Stanza}
 		if w, ok := conflicted[a.id]; ok {
 			e.Conflicted = true
+			e.ConflictedBy = []*Attachment{w.ref}
 			e.Outcome = OutcomeNone
 			for _, l := range a.spec.Leaves() {
 				e.Lost = append(e.Lost, LostField{Path: l.Path, To: []*Attachment{w.ref}})
@@ -228,6 +231,14 @@ func (d *kindDP) context(sr *stackResult, target topology.NodeID, paths func(fun
 		}
 		if e.Conflicted {
 			a.conflicted++
+			// The winner is named even when the loser's spec is empty (it
+			// then loses no field to record it by).
+			if a.conflictedBy == nil {
+				a.conflictedBy = map[*Attachment]bool{}
+			}
+			for _, w := range e.ConflictedBy {
+				a.conflictedBy[w] = true
+			}
 		}
 
 		// Contexts of one target come one after another, so comparing with

@@ -187,8 +187,7 @@ func (c *computation) capAncestors(st *PolicyStatus) {
 
 func (c *computation) conflictMessage(a *attachment) string {
 	var winners []string
-	for id := range a.lostTo {
-		w := c.atts[id].ref
+	for w := range a.conflictedBy {
 		winners = append(winners, fmt.Sprintf("%s %s (on %s)", w.Policy.Kind, shortName(w.Policy), w.At.Short()))
 	}
 	sort.Strings(winners)

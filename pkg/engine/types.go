@@ -157,8 +157,10 @@ type StackEntry struct {
 	// Outcome is "full", "partial" or "none".
 	Outcome string
 	Lost    []LostField
-	// Conflicted is set when the None strategy rejected this policy here.
-	Conflicted bool
+	// Conflicted is set when the None strategy rejected this policy here,
+	// and ConflictedBy names the established policy that won.
+	Conflicted   bool
+	ConflictedBy []*Attachment
 }
 
 // LostField is a field a policy set but that is not in the effective spec.

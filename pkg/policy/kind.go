@@ -189,6 +189,22 @@ func (k *Kind) complete() error {
 		}
 		seen[gk] = true
 	}
+	k.TargetKinds, k.EffectiveTargetKinds = dedupe(k.TargetKinds), dedupe(k.EffectiveTargetKinds)
+	if k.Class == Inherited {
+		// An Inherited kind reaches its effective targets along paths of
+		// its hierarchy: a target or effective target outside it could
+		// never take part in a context.
+		for _, gk := range k.TargetKinds {
+			if !seen[gk] {
+				return settingErrorf("targetKinds", "target kind %s is not in the hierarchy (%s); add it there or remove it", gk, kindsString(k.Hierarchy))
+			}
+		}
+		for _, gk := range k.EffectiveTargetKinds {
+			if !seen[gk] {
+				return settingErrorf("effectiveTargetKinds", "effective target kind %s is not in the hierarchy (%s); add it there or remove it", gk, kindsString(k.Hierarchy))
+			}
+		}
+	}
 	if slices.Contains(k.Strategies, merge.None) && len(k.Strategies) > 1 {
 		return settingErrorf("strategies", "merge strategy none cannot be combined with other strategies (GEP-713)")
 	}
@@ -300,4 +316,23 @@ func KindFromCRD(crd *unstructured.Unstructured, custom merge.CustomFunc) (*Kind
 		return fail(field, "%v", err)
 	}
 	return k, nil
+}
+
+// dedupe drops repeated kinds, keeping the first of each.
+func dedupe(gks []topology.GroupKind) []topology.GroupKind {
+	out := gks[:0:0]
+	for _, gk := range gks {
+		if !slices.Contains(out, gk) {
+			out = append(out, gk)
+		}
+	}
+	return out
+}
+
+func kindsString(gks []topology.GroupKind) string {
+	s := make([]string, len(gks))
+	for i, gk := range gks {
+		s[i] = gk.String()
+	}
+	return strings.Join(s, ", ")
 }
