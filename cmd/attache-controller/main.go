@@ -1,0 +1,194 @@
+// Command attache-controller runs the attache policy controller: it watches
+// every CRD labelled gateway.networking.k8s.io/policy (also those created
+// after start), the Gateway API objects, Services, Namespaces and
+// ReferenceGrants, and writes GEP-713 status for the policy kinds it owns:
+// Accepted and Programmed with status.ancestors on the policies, and the
+// <domain>/<Kind>Affected condition (or annotation) on what they affect.
+//
+// Usage:
+//
+//	attache-controller --controller-name=example.com/policy-controller \
+//	    --owned-kinds=ColorPolicy.policies.example.com --leader-elect
+//
+// Kinds are owned when listed in --owned-kinds or when their CRD carries the
+// annotation attache.dev/owned-by: <controller-name>. Logs are structured
+// (JSON by default) on standard error; /healthz and /readyz are served on
+// --health-probe-bind-address and Prometheus metrics on
+// --metrics-bind-address. SIGTERM and SIGINT stop it gracefully (the leader
+// lease is released).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/attache-dev/attache/pkg/controller"
+	"github.com/attache-dev/attache/pkg/engine"
+)
+
+func main() {
+	f, err := parseFlags(os.Args[1:], os.Stderr)
+	if err == nil {
+		log := newLogger(f, os.Stderr)
+		// controller-runtime's own packages log through the global logger.
+		ctrllog.SetLogger(log)
+		err = run(signals.SetupSignalHandler(), f, log, nil)
+	}
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "attache-controller:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+// flags are the command-line settings.
+type flags struct {
+	kubeconfig         string
+	controllerName     string
+	conditionDomain    string
+	ownedKinds         string
+	leaderElect        bool
+	leaderElectionNS   string
+	leaderElectionID   string
+	metricsAddr        string
+	probeAddr          string
+	targetWriteQPS     float64
+	resync             time.Duration
+	logFormat          string
+	verbosity          int
+	gracefulShutdownIn time.Duration
+}
+
+func parseFlags(args []string, out io.Writer) (*flags, error) {
+	f := &flags{}
+	fs := flag.NewFlagSet("attache-controller", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
+	fs.StringVar(&f.controllerName, "controller-name", engine.DefaultControllerName, "controller name keying this controller's status.ancestors entries (domain/path)")
+	fs.StringVar(&f.conditionDomain, "condition-domain", engine.DefaultConditionDomain, "domain of the <domain>/<Kind>Affected conditions and annotations on affected objects")
+	fs.StringVar(&f.ownedKinds, "owned-kinds", "", "comma-separated policy kinds (Kind.group) whose status this controller writes; CRDs annotated "+controller.AnnotationOwnedBy+": <controller-name> are owned too")
+	fs.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader among replicas: only the leader writes")
+	fs.StringVar(&f.leaderElectionNS, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's namespace)")
+	fs.StringVar(&f.leaderElectionID, "leader-election-id", "attache-controller", "name of the leader election Lease")
+	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
+	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (0 disables them)")
+	fs.Float64Var(&f.targetWriteQPS, "target-write-qps", 20, "most writes per second on affected objects")
+	fs.DurationVar(&f.resync, "resync-period", time.Hour, "how often everything is recomputed and compared without an event (0: never)")
+	fs.StringVar(&f.logFormat, "log-format", "json", "log format: json or text")
+	fs.IntVar(&f.verbosity, "v", 0, "log verbosity (1 logs every write)")
+	fs.DurationVar(&f.gracefulShutdownIn, "graceful-shutdown-timeout", 30*time.Second, "time given to in-flight work on shutdown")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if f.logFormat != "json" && f.logFormat != "text" {
+		return nil, fmt.Errorf("--log-format must be json or text, not %q", f.logFormat)
+	}
+	return f, nil
+}
+
+// newLogger builds the structured logger: log/slog behind logr, as
+// controller-runtime logs through logr. Verbosity n enables logr's V(n).
+func newLogger(f *flags, out io.Writer) logr.Logger {
+	opts := &slog.HandlerOptions{Level: slog.Level(-f.verbosity)}
+	var h slog.Handler = slog.NewJSONHandler(out, opts)
+	if f.logFormat == "text" {
+		h = slog.NewTextHandler(out, opts)
+	}
+	return logr.FromSlogHandler(h)
+}
+
+// run runs the controller until ctx is done. cfg, when not nil, replaces
+// the configuration from the kubeconfig (tests).
+func run(ctx context.Context, f *flags, log logr.Logger, cfg *rest.Config) error {
+	owned, err := controller.ParseKinds(f.ownedKinds)
+	if err != nil {
+		return fmt.Errorf("--owned-kinds: %w", err)
+	}
+	if cfg == nil {
+		if f.kubeconfig != "" {
+			cfg, err = clientcmd.BuildConfigFromFlags("", f.kubeconfig)
+		} else {
+			cfg, err = config.GetConfig()
+		}
+		if err != nil {
+			return fmt.Errorf("loading the cluster configuration: %w", err)
+		}
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = "attache-controller/" + rest.DefaultKubernetesUserAgent()
+
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	mgr, err := manager.New(cfg, manager.Options{
+		Scheme:                        scheme,
+		Logger:                        log,
+		Cache:                         controller.CacheOptions(cache.Options{}),
+		Metrics:                       metricsserver.Options{BindAddress: f.metricsAddr},
+		HealthProbeBindAddress:        f.probeAddr,
+		LeaderElection:                f.leaderElect,
+		LeaderElectionID:              f.leaderElectionID,
+		LeaderElectionNamespace:       f.leaderElectionNS,
+		LeaderElectionReleaseOnCancel: true,
+		GracefulShutdownTimeout:       &f.gracefulShutdownIn,
+	})
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	c, err := controller.New(mgr, controller.Options{
+		ControllerName:  f.controllerName,
+		ConditionDomain: f.conditionDomain,
+		OwnedKinds:      owned,
+		TargetWriteQPS:  f.targetWriteQPS,
+		ResyncPeriod:    resyncOption(f.resync),
+	})
+	if err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("controller", c.ReadyCheck); err != nil {
+		return err
+	}
+	log.Info("starting attache-controller", "controllerName", f.controllerName, "conditionDomain", f.conditionDomain,
+		"ownedKinds", f.ownedKinds, "leaderElect", f.leaderElect)
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("running: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// resyncOption maps the flag (0: never) to Options.ResyncPeriod (negative:
+// never).
+func resyncOption(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
+}

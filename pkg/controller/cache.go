@@ -1,0 +1,68 @@
+package controller
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// CacheOptions returns o completed for the controller: managedFields are
+// stripped from every cached object (unless o sets a DefaultTransform), and
+// CustomResourceDefinitions are cached without their schemas, which are
+// most of their size (the Gateway API's are hundreds of kilobytes each) and
+// which the controller never reads. Pass the result as the manager's
+// Options.Cache.
+func CacheOptions(o cache.Options) cache.Options {
+	if o.DefaultTransform == nil {
+		o.DefaultTransform = cache.TransformStripManagedFields()
+	}
+	if o.ByObject == nil {
+		o.ByObject = map[client.Object]cache.ByObject{}
+	}
+	o.ByObject[protoFor(crdGVK)] = cache.ByObject{Transform: TransformCRD}
+	return o
+}
+
+// TransformCRD is a cache transform that keeps of a CustomResourceDefinition
+// only what the controller reads: metadata (without managedFields), group,
+// names, scope, the versions' names, served, storage and subresources, and
+// the status conditions.
+func TransformCRD(in any) (any, error) {
+	u, ok := in.(*unstructured.Unstructured)
+	if !ok {
+		return in, nil
+	}
+	u.SetManagedFields(nil)
+	spec, _ := u.Object["spec"].(map[string]any)
+	if spec == nil {
+		return u, nil
+	}
+	slim := map[string]any{}
+	for _, k := range []string{"group", "names", "scope"} {
+		if v, ok := spec[k]; ok {
+			slim[k] = v
+		}
+	}
+	if vs, ok := spec["versions"].([]any); ok {
+		out := make([]any, 0, len(vs))
+		for _, v := range vs {
+			m, ok := v.(map[string]any)
+			if !ok {
+				continue
+			}
+			sv := map[string]any{}
+			for _, k := range []string{"name", "served", "storage", "subresources"} {
+				if x, ok := m[k]; ok {
+					sv[k] = x
+				}
+			}
+			out = append(out, sv)
+		}
+		slim["versions"] = out
+	}
+	u.Object["spec"] = slim
+	if st, ok := u.Object["status"].(map[string]any); ok {
+		u.Object["status"] = map[string]any{"conditions": st["conditions"]}
+	}
+	return u, nil
+}

@@ -1,0 +1,640 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"golang.org/x/time/rate"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// Items of the main queue. There are only two, so that any number of events
+// coalesce into at most one recomputation and one policy status check.
+const (
+	// itemRecompute recomputes everything from the cache.
+	itemRecompute = "recompute"
+	// itemPolicies compares the policies' status with the last
+	// computation's, after a change to their status only.
+	itemPolicies = "policies"
+)
+
+// errNotSynced says an informer has not synced yet: computing now would
+// miss objects and remove conditions that are still true.
+var errNotSynced = errors.New("informers not synced yet")
+
+// Controller computes policy status from the informer cache and writes it.
+// Build it with New; the manager runs it (with leader election when the
+// manager has it enabled).
+type Controller struct {
+	opts     Options
+	mgr      manager.Manager
+	cache    cache.Cache
+	client   client.Client
+	api      client.Reader
+	authz    authorizationv1client.SelfSubjectAccessReviewInterface
+	recorder recorder.EventRecorder
+	log      logr.Logger
+	goKinds  map[topology.GroupKind]bool
+	owned    map[topology.GroupKind]bool // from Options.OwnedKinds
+
+	queue   workqueue.TypedRateLimitingInterface[string]
+	targets workqueue.TypedRateLimitingInterface[objKey]
+	limiter *rate.Limiter
+	busy    atomic.Bool // the main worker is processing an item
+	// targetBusy is set while the target worker processes an item.
+	targetBusy atomic.Bool
+
+	mu       sync.Mutex
+	watches  map[topology.GroupKind]*watch
+	policies map[objKey]*policyDesired // last computation's, owned kinds only
+	desired  map[objKey]*targetDesired // last computation's
+	// stale holds, per object, resourceVersions the controller has written
+	// past: while the cache still shows one of them, it has not seen our
+	// write yet, and comparing with it would write again.
+	stale map[objKey]map[string]bool
+	// unsettled maps objects whose write the API server did not keep in
+	// full to the fingerprint of that content: it is not written again
+	// until the desired content changes.
+	unsettledWrites map[objKey]string
+	problems        string // last problems logged, to log only changes
+
+	accessMu sync.Mutex
+	access   map[topology.GroupKind]access // access checks, see canWatch
+
+	computations atomic.Int64 // completed recomputations, for tests
+	leader       atomic.Bool  // Start was called: this replica writes
+	synced       atomic.Bool  // a first computation completed
+}
+
+// New builds a Controller and adds it to mgr. The manager's cache should be
+// built with CacheOptions (it strips what the controller does not read);
+// its client is used for writes, its API reader for fresh reads after a
+// conflict.
+func New(mgr manager.Manager, opts Options) (*Controller, error) {
+	if mgr == nil {
+		return nil, errors.New("controller: nil manager")
+	}
+	if err := opts.complete(); err != nil {
+		return nil, fmt.Errorf("controller: %w", err)
+	}
+	c := &Controller{
+		opts:            opts,
+		mgr:             mgr,
+		cache:           mgr.GetCache(),
+		client:          mgr.GetClient(),
+		api:             mgr.GetAPIReader(),
+		recorder:        mgr.GetEventRecorder(eventRecorderName(opts.ControllerName)),
+		log:             mgr.GetLogger().WithName("attache").WithValues("controllerName", opts.ControllerName),
+		goKinds:         map[topology.GroupKind]bool{},
+		owned:           map[topology.GroupKind]bool{},
+		watches:         map[topology.GroupKind]*watch{},
+		policies:        map[objKey]*policyDesired{},
+		desired:         map[objKey]*targetDesired{},
+		stale:           map[objKey]map[string]bool{},
+		unsettledWrites: map[objKey]string{},
+		access:          map[topology.GroupKind]access{},
+		limiter:         rate.NewLimiter(rate.Limit(opts.TargetWriteQPS), opts.TargetWriteBurst),
+	}
+	// A client of its own, so that the manager's scheme needs no
+	// authorization types.
+	ac, err := authorizationv1client.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return nil, fmt.Errorf("controller: %w", err)
+	}
+	c.authz = ac.SelfSubjectAccessReviews()
+	for _, k := range opts.Kinds {
+		c.goKinds[k.GroupKind] = true
+	}
+	for _, gk := range opts.OwnedKinds {
+		c.owned[gk] = true
+	}
+	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](500*time.Millisecond, 30*time.Second),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "attache_recompute"})
+	c.targets = workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[objKey](500*time.Millisecond, 60*time.Second),
+		workqueue.TypedRateLimitingQueueConfig[objKey]{Name: "attache_targets"})
+	if err := mgr.Add(c); err != nil {
+		return nil, fmt.Errorf("controller: adding to the manager: %w", err)
+	}
+	return c, nil
+}
+
+// eventRecorderName derives the events' reportingController, a qualified
+// name, from the controller name (domain/path).
+func eventRecorderName(controllerName string) string {
+	name := strings.NewReplacer("/", "-", "_", "-", "~", "-").Replace(controllerName)
+	if len(name) > 63 {
+		name = name[:63]
+	}
+	return strings.Trim(name, "-.")
+}
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable: only the
+// leader writes.
+func (c *Controller) NeedLeaderElection() bool { return true }
+
+// ReadyCheck is a healthz.Checker for /readyz: a replica waiting for
+// leadership is ready; the leader once its first computation completed.
+func (c *Controller) ReadyCheck(_ *http.Request) error {
+	if c.leader.Load() && !c.synced.Load() {
+		return errors.New("first computation not completed yet")
+	}
+	return nil
+}
+
+// Start runs the controller until ctx is done. The manager calls it.
+func (c *Controller) Start(ctx context.Context) error {
+	c.leader.Store(true)
+	c.log.Info("starting")
+	crdInf, err := c.cache.GetInformer(ctx, protoFor(crdGVK))
+	if err != nil {
+		return fmt.Errorf("watching CustomResourceDefinitions: %w", err)
+	}
+	reg, err := crdInf.AddEventHandler(c.crdHandler())
+	if err != nil {
+		return fmt.Errorf("watching CustomResourceDefinitions: %w", err)
+	}
+	defer func() { _ = crdInf.RemoveEventHandler(reg) }()
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for c.processTarget(ctx) {
+		}
+	}()
+	if c.opts.ResyncPeriod > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := time.NewTicker(c.opts.ResyncPeriod)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					c.queue.Add(itemRecompute)
+				}
+			}
+		}()
+	}
+	go func() {
+		<-ctx.Done()
+		c.queue.ShutDown()
+		c.targets.ShutDown()
+	}()
+	c.queue.Add(itemRecompute)
+	for c.processNext(ctx) {
+	}
+	wg.Wait()
+	c.mu.Lock()
+	for _, w := range c.watches {
+		_ = w.inf.RemoveEventHandler(w.reg)
+	}
+	c.watches = map[topology.GroupKind]*watch{}
+	c.mu.Unlock()
+	c.log.Info("stopped")
+	return nil
+}
+
+// enqueue schedules a recomputation after the debounce delay; events while
+// it is waiting or running merge into it.
+func (c *Controller) enqueue(item string) {
+	c.queue.AddAfter(item, c.opts.Debounce)
+}
+
+func (c *Controller) observeQueues() {
+	queueDepth.WithLabelValues(c.opts.ControllerName, "recompute").Set(float64(c.queue.Len()))
+	queueDepth.WithLabelValues(c.opts.ControllerName, "targets").Set(float64(c.targets.Len()))
+}
+
+func (c *Controller) processNext(ctx context.Context) bool {
+	item, shutdown := c.queue.Get()
+	if shutdown {
+		return false
+	}
+	c.busy.Store(true)
+	defer func() {
+		c.queue.Done(item)
+		c.busy.Store(false)
+		c.observeQueues()
+	}()
+	c.observeQueues()
+	switch item {
+	case itemRecompute:
+		t0 := time.Now()
+		err := c.safeRecompute(ctx)
+		result := "ok"
+		switch {
+		case errors.Is(err, errNotSynced):
+			result = "not_synced"
+			c.queue.AddAfter(item, 200*time.Millisecond)
+		case err != nil:
+			result = "error"
+			if ctx.Err() == nil {
+				c.log.Error(err, "recomputation failed; retrying")
+				c.queue.AddRateLimited(item)
+			}
+		default:
+			c.queue.Forget(item)
+		}
+		reconcileDuration.WithLabelValues(c.opts.ControllerName, result).Observe(time.Since(t0).Seconds())
+	case itemPolicies:
+		c.mu.Lock()
+		desired := make([]*policyDesired, 0, len(c.policies))
+		for _, d := range c.policies {
+			desired = append(desired, d)
+		}
+		c.mu.Unlock()
+		if err := c.writePolicies(ctx, desired, nil); err != nil && ctx.Err() == nil {
+			c.log.Error(err, "writing policy status; retrying")
+			c.queue.AddRateLimited(item)
+		} else {
+			c.queue.Forget(item)
+		}
+	}
+	return true
+}
+
+// safeRecompute is recompute with a panic (a bug, or input the engine
+// chokes on) turned into an error: retried with backoff, never a crash of
+// the manager.
+func (c *Controller) safeRecompute(ctx context.Context) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("recomputation panicked: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return c.recompute(ctx)
+}
+
+// recompute is one computation: cache → engine → Program → policy status,
+// then the affected objects are queued for the target worker.
+func (c *Controller) recompute(ctx context.Context) error {
+	crds, err := c.listCRDs(ctx)
+	if err != nil {
+		return err
+	}
+	ready, err := c.syncInformers(ctx, crds)
+	if err != nil {
+		return err
+	}
+	if !ready {
+		return errNotSynced
+	}
+	objs, err := c.snapshot(ctx, crds)
+	if err != nil {
+		return err
+	}
+	res := engine.Compute(objs, engine.Options{
+		ControllerName:  c.opts.ControllerName,
+		ConditionDomain: c.opts.ConditionDomain,
+		Kinds:           c.opts.Kinds,
+		Custom:          c.opts.Custom,
+	})
+	c.logProblems(res)
+	owned := c.ownedKinds(crds)
+
+	progErr := c.runProgram(ctx, res, func() {
+		// Program is slow: say Reconciling on the policies whose status
+		// is about to change, so that nobody reads the old status as the
+		// outcome of the new spec.
+		pending := c.desiredPolicies(res, owned, crds, nil, true)
+		if err := c.writePolicies(ctx, pending, c.desiredPolicies(res, owned, crds, nil, false)); err != nil {
+			c.log.Error(err, "writing Reconciling status")
+		}
+	})
+	if progErr != nil {
+		c.log.Error(progErr, "Program failed; retrying with backoff")
+	}
+	desired := c.desiredPolicies(res, owned, crds, progErr, false)
+	targets := c.desiredTargets(res, owned)
+	c.mu.Lock()
+	c.policies = map[objKey]*policyDesired{}
+	for _, d := range desired {
+		c.policies[d.key] = d
+	}
+	c.desired = targets
+	c.mu.Unlock()
+
+	writeErr := c.writePolicies(ctx, desired, nil)
+	c.queueTargets(objs, targets)
+	c.pruneStale(objs)
+	c.computations.Add(1)
+	c.synced.Store(true)
+	if writeErr != nil {
+		return writeErr
+	}
+	if progErr != nil {
+		return fmt.Errorf("program: %w", progErr)
+	}
+	return nil
+}
+
+// runProgram calls the Program hook, recovering a panic as an error, and
+// calls slow if it has not returned after ReconcilingAfter.
+func (c *Controller) runProgram(ctx context.Context, res *engine.Result, slow func()) error {
+	if c.opts.Program == nil {
+		return nil
+	}
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- fmt.Errorf("program panicked: %v", r)
+			}
+		}()
+		done <- c.opts.Program(ctx, res)
+	}()
+	t := time.NewTimer(c.opts.ReconcilingAfter)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		slow()
+	}
+	return <-done
+}
+
+// ownedKinds are the policy kinds this controller writes status for.
+func (c *Controller) ownedKinds(crds map[topology.GroupKind]*crdInfo) map[topology.GroupKind]bool {
+	out := make(map[topology.GroupKind]bool, len(c.owned))
+	for gk := range c.owned {
+		out[gk] = true
+	}
+	for gk, ci := range crds {
+		if ci.ownedBy == c.opts.ControllerName {
+			out[gk] = true
+		}
+	}
+	return out
+}
+
+func (c *Controller) logProblems(res *engine.Result) {
+	var b strings.Builder
+	for _, p := range res.Problems {
+		b.WriteString(p.Error())
+		b.WriteByte('\n')
+	}
+	s := b.String()
+	c.mu.Lock()
+	changed := s != c.problems
+	c.problems = s
+	c.mu.Unlock()
+	if changed && s != "" {
+		c.log.Info("problems in the input", "count", len(res.Problems), "problems", strings.Split(strings.TrimSpace(s), "\n"))
+	}
+}
+
+// snapshot builds the engine's input from the cache: the policy CRDs and
+// every object of the watched kinds.
+func (c *Controller) snapshot(ctx context.Context, crds map[topology.GroupKind]*crdInfo) ([]engine.Object, error) {
+	var objs []engine.Object
+	for _, ci := range crds {
+		if ci.policy {
+			objs = append(objs, engine.Object{Object: ci.obj, Source: "cluster: CustomResourceDefinition " + ci.name})
+		}
+	}
+	for _, w := range c.watchList() {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(w.gvk.GroupVersion().WithKind(w.gvk.Kind + "List"))
+		// The engine does not modify its input: no copies of the cache.
+		if err := c.cache.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+			return nil, fmt.Errorf("listing %s from the cache: %w", w.gk, err)
+		}
+		for i := range list.Items {
+			u := &list.Items[i]
+			objs = append(objs, engine.Object{Object: u, Source: "cluster: " + keyOf(u).String()})
+		}
+	}
+	return objs, nil
+}
+
+// handler returns the event handler for a watched kind: a change the
+// engine reads schedules a recomputation; a change of status or of our
+// annotations only is compared with the last computation, without one.
+func (c *Controller) handler(gk topology.GroupKind) toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(any) { c.enqueue(itemRecompute) },
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(*unstructured.Unstructured)
+			n, ok2 := newObj.(*unstructured.Unstructured)
+			if !ok1 || !ok2 || c.relevantChange(o, n) {
+				c.enqueue(itemRecompute)
+				return
+			}
+			if o.GetResourceVersion() == n.GetResourceVersion() {
+				return // informer resync: the periodic recomputation covers it
+			}
+			if c.isPolicyKind(gk) {
+				c.enqueue(itemPolicies)
+				return
+			}
+			c.targets.Add(keyOf(n))
+			c.observeQueues()
+		},
+		DeleteFunc: func(any) { c.enqueue(itemRecompute) },
+	}
+}
+
+// crdHandler schedules a recomputation on changes of the CRDs that matter:
+// policy kinds (labelled, before or after), Go-registered kinds and the
+// topology kinds.
+func (c *Controller) crdHandler() toolscache.ResourceEventHandler {
+	relevant := func(obj any) bool {
+		if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return true
+		}
+		ci := readCRD(u)
+		if ci.policy || c.goKinds[ci.gk] {
+			return true
+		}
+		for _, gk := range topologyKinds {
+			if gk == ci.gk {
+				return true
+			}
+		}
+		return false
+	}
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if relevant(obj) {
+				c.enqueue(itemRecompute)
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			if relevant(oldObj) || relevant(newObj) {
+				c.enqueue(itemRecompute)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if relevant(obj) {
+				c.enqueue(itemRecompute)
+			}
+		},
+	}
+}
+
+// relevantChange reports whether an update changes what the engine reads:
+// anything but status, our own annotations and bookkeeping metadata
+// (resourceVersion, generation, managedFields). Policies without a status
+// subresource bump their generation on our status writes, hence generation
+// is ignored; a spec change that bumps it is seen in the spec.
+func (c *Controller) relevantChange(o, n *unstructured.Unstructured) bool {
+	for k, v := range n.Object {
+		if k == "status" || k == "metadata" {
+			continue
+		}
+		if !reflect.DeepEqual(o.Object[k], v) {
+			return true
+		}
+	}
+	for k := range o.Object {
+		if _, ok := n.Object[k]; !ok && k != "status" && k != "metadata" {
+			return true
+		}
+	}
+	if !reflect.DeepEqual(o.GetLabels(), n.GetLabels()) {
+		return true
+	}
+	return !reflect.DeepEqual(c.foreignAnnotations(o), c.foreignAnnotations(n))
+}
+
+// foreignAnnotations are an object's annotations but ours.
+func (c *Controller) foreignAnnotations(u *unstructured.Unstructured) map[string]string {
+	var out map[string]string
+	for k, v := range u.GetAnnotations() {
+		if c.isOurs(k) {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// isOurs reports whether a condition type or annotation key is one this
+// controller manages on targets: <domain>/<anything>Affected.
+func (c *Controller) isOurs(name string) bool {
+	return strings.HasPrefix(name, c.opts.ConditionDomain+"/") && strings.HasSuffix(name, "Affected")
+}
+
+// objKey identifies an object.
+type objKey struct {
+	Group, Kind, Namespace, Name string
+}
+
+func keyOf(u *unstructured.Unstructured) objKey {
+	return objKey{Group: u.GroupVersionKind().Group, Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
+}
+
+func keyOfRef(r topology.Ref) objKey {
+	return objKey{Group: r.Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
+}
+
+func (k objKey) gk() topology.GroupKind { return topology.GroupKind{Group: k.Group, Kind: k.Kind} }
+
+// String renders the key as Kind[.group] [namespace/]name.
+func (k objKey) String() string {
+	return topology.Ref{Group: k.Group, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name}.String()
+}
+
+// markStale records that the object was written from these resource
+// versions.
+func (c *Controller) markStale(k objKey, rvs ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stale[k] == nil {
+		c.stale[k] = map[string]bool{}
+	}
+	for _, rv := range rvs {
+		if rv != "" {
+			c.stale[k][rv] = true
+		}
+	}
+}
+
+// markUnsettled records that the API server did not keep the content we
+// wrote on an object, and says so once.
+func (c *Controller) markUnsettled(k objKey, fingerprint, what string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.unsettledWrites[k] == fingerprint {
+		return
+	}
+	c.unsettledWrites[k] = fingerprint
+	c.log.Error(nil, "the API server did not keep all of the "+what+" written (does its schema have the fields?); not writing it again until it changes", "object", k.String())
+}
+
+// unsettled reports whether this content was already written to the object
+// and not kept.
+func (c *Controller) unsettled(k objKey, fingerprint string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f, ok := c.unsettledWrites[k]
+	return ok && f == fingerprint
+}
+
+// pruneStale forgets the write records of objects that are gone.
+func (c *Controller) pruneStale(objs []engine.Object) {
+	present := make(map[objKey]bool, len(objs))
+	for _, o := range objs {
+		present[keyOf(o.Object)] = true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.stale {
+		if !present[k] {
+			delete(c.stale, k)
+		}
+	}
+	for k := range c.unsettledWrites {
+		if !present[k] {
+			delete(c.unsettledWrites, k)
+		}
+	}
+}
+
+// isStale reports whether the cache still shows a version the controller
+// wrote past; once it does not, the record is dropped.
+func (c *Controller) isStale(k objKey, rv string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	set := c.stale[k]
+	if set == nil {
+		return false
+	}
+	if set[rv] {
+		return true
+	}
+	delete(c.stale, k)
+	return false
+}

@@ -1,0 +1,119 @@
+package controller
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// exampleWant is what a GEP-713 example must converge to.
+type exampleWant struct {
+	// policies: name -> "Accepted-status/reason Programmed-status/reason".
+	policies map[string]string
+	// ancestors: policy name -> its one ancestorRef, as Kind/name.
+	ancestors map[string]string
+	// services: name -> the policies named by ColorPolicyAffected ("" none).
+	services map[string]string
+}
+
+func exampleFile(n int) string {
+	return filepath.Join("..", "..", "examples", "gep-713", fmt.Sprintf("example-%d", n), "manifests.yaml")
+}
+
+// TestGEPExample2 applies GEP-713 Example 2 (atomic defaults and
+// overrides) and checks every policy status and Affected condition.
+func TestGEPExample2(t *testing.T) {
+	runExample(t, 2, "ex2", exampleWant{
+		policies: map[string]string{
+			"p1": "True/Accepted True/PartiallyProgrammed",
+			"p2": "True/Accepted True/Programmed",
+			"p3": "True/Accepted True/Programmed",
+			"p4": "True/Accepted False/Overridden",
+		},
+		ancestors: map[string]string{"p1": "Gateway/g1", "p2": "HTTPRoute/r1", "p3": "Gateway/g2", "p4": "HTTPRoute/r4"},
+		services:  map[string]string{"b1": "p1, p2, p3", "b2": "p3"},
+	})
+}
+
+// TestGEPExample3 applies GEP-713 Example 3 (merged specs: atomic and
+// patch) and checks every policy status and Affected condition.
+func TestGEPExample3(t *testing.T) {
+	runExample(t, 3, "ex3", example3)
+}
+
+// example3 is what GEP-713 Example 3 converges to.
+var example3 = exampleWant{
+	policies: map[string]string{
+		"p1": "True/Accepted True/PartiallyProgrammed",
+		"p2": "True/Accepted True/Programmed",
+		"p3": "True/Accepted True/Programmed",
+		"p4": "True/Accepted True/PartiallyProgrammed",
+	},
+	ancestors: map[string]string{"p1": "Gateway/g1", "p2": "HTTPRoute/r1", "p3": "Gateway/g2", "p4": "HTTPRoute/r4"},
+	services:  map[string]string{"b1": "p1, p2, p3", "b2": "p3, p4"},
+}
+
+func runExample(t *testing.T, n int, ns string, want exampleWant) {
+	k := newKube(t)
+	r := startController(t, Options{}, nil)
+	k.namespace(ns)
+	k.applyFile(exampleFile(n), ns)
+	checkExample(t, k, ns, want)
+	r.waitIdle(t, 0)
+	t.Logf("converged with %d write requests: %v", r.writes.count(), r.writes.since(0))
+}
+
+// checkExample waits until the policies and Services of an example applied
+// in ns have the wanted status.
+func checkExample(t *testing.T, k *kube, ns string, want exampleWant) {
+	t.Helper()
+	waitFor(t, "the example's status", func() string {
+		var bad []string
+		for _, name := range sortedKeys(want.policies) {
+			u := k.get(gvkColorPolicy, ns, name)
+			if got := policySummary(u); got != want.policies[name] {
+				bad = append(bad, fmt.Sprintf("%s: %s, want %s", name, got, want.policies[name]))
+				continue
+			}
+			anc := ancestorsOf(u, testControllerName)
+			if len(anc) != 1 {
+				bad = append(bad, fmt.Sprintf("%s: %d ancestor entries, want 1", name, len(anc)))
+				continue
+			}
+			ref, _ := anc[0]["ancestorRef"].(map[string]any)
+			if got := fmt.Sprintf("%v/%v", ref["kind"], ref["name"]); got != want.ancestors[name] || ref["namespace"] != ns {
+				bad = append(bad, fmt.Sprintf("%s: ancestor %s in %v, want %s in %s", name, got, ref["namespace"], want.ancestors[name], ns))
+			}
+			if got := condSummary(condition(&unstructured.Unstructured{Object: anc[0]}, "Accepted", "conditions")); got != "True/Accepted" {
+				bad = append(bad, fmt.Sprintf("%s: ancestor Accepted %s", name, got))
+			}
+		}
+		for _, name := range sortedKeys(want.services) {
+			svc := k.get(gvkService, ns, name)
+			c := condition(svc, "attache.dev/ColorPolicyAffected")
+			wantMsg := "Affected by ColorPolicy " + prefixAll(ns+"/", want.services[name])
+			if c == nil || c["status"] != "True" || c["reason"] != "Affected" || c["message"] != wantMsg {
+				bad = append(bad, fmt.Sprintf("Service %s: condition %v, want True/Affected %q", name, c, wantMsg))
+			}
+		}
+		return strings.Join(bad, "; ")
+	})
+	// Routes are not effective targets of ColorPolicy here: they carry
+	// nothing.
+	for _, route := range []string{"r1", "r2", "r3", "r4"} {
+		if a := k.get(gvkHTTPRoute, ns, route).GetAnnotations()["attache.dev/ColorPolicyAffected"]; a != "" {
+			t.Errorf("HTTPRoute %s has the Affected annotation %q", route, a)
+		}
+	}
+}
+
+func prefixAll(prefix, list string) string {
+	parts := strings.Split(list, ", ")
+	for i := range parts {
+		parts[i] = prefix + parts[i]
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,337 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/attache-dev/attache/pkg/gatewayapi"
+	"github.com/attache-dev/attache/pkg/policy"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// crdGVK is the kind of CustomResourceDefinitions, always watched.
+var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
+
+// topologyKinds are the kinds the engine reads besides policies. The core
+// ones are always watched; the others when their CRD is installed and
+// established (a cluster need not serve every route kind).
+var topologyKinds = []topology.GroupKind{
+	topology.KindNamespace,
+	topology.KindService,
+	topology.KindGatewayClass,
+	topology.KindGateway,
+	topology.KindHTTPRoute,
+	topology.KindGRPCRoute,
+	topology.KindTLSRoute,
+	topology.KindTCPRoute,
+	topology.KindUDPRoute,
+	gatewayapi.KindReferenceGrant,
+}
+
+// coreVersions are the versions of the topology kinds served without a CRD.
+var coreVersions = map[topology.GroupKind]string{
+	topology.KindNamespace: "v1",
+	topology.KindService:   "v1",
+}
+
+var coreResources = map[topology.GroupKind]string{
+	topology.KindNamespace: "namespaces",
+	topology.KindService:   "services",
+}
+
+// crdInfo is what the controller needs from a CustomResourceDefinition.
+type crdInfo struct {
+	name   string
+	gk     topology.GroupKind
+	plural string
+	obj    *unstructured.Unstructured
+	scope  string
+	// version is the version watched: the storage version when served,
+	// else the first served one; "" when none is served.
+	version     string
+	established bool
+	// statusSubresource says whether that version has the status
+	// subresource: policy status is then patched there, else on the object.
+	statusSubresource bool
+	// policy says the CRD is labelled gateway.networking.k8s.io/policy.
+	policy  bool
+	ownedBy string
+}
+
+func readCRD(u *unstructured.Unstructured) *crdInfo {
+	ci := &crdInfo{name: u.GetName(), obj: u}
+	ci.gk.Group, _, _ = unstructured.NestedString(u.Object, "spec", "group")
+	ci.gk.Kind, _, _ = unstructured.NestedString(u.Object, "spec", "names", "kind")
+	ci.scope, _, _ = unstructured.NestedString(u.Object, "spec", "scope")
+	ci.plural, _, _ = unstructured.NestedString(u.Object, "spec", "names", "plural")
+	_, ci.policy = u.GetLabels()[policy.LabelPolicy]
+	ci.ownedBy = u.GetAnnotations()[AnnotationOwnedBy]
+	versions, _, _ := unstructured.NestedSlice(u.Object, "spec", "versions")
+	var first map[string]any
+	for _, v := range versions {
+		m, ok := v.(map[string]any)
+		if !ok {
+			continue
+		}
+		if served, _ := m["served"].(bool); !served {
+			continue
+		}
+		if first == nil {
+			first = m
+		}
+		if storage, _ := m["storage"].(bool); storage {
+			first = m
+			break
+		}
+	}
+	if first != nil {
+		ci.version, _ = first["name"].(string)
+		_, ci.statusSubresource, _ = unstructured.NestedMap(first, "subresources", "status")
+	}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
+			ci.established = true
+		}
+	}
+	return ci
+}
+
+// role says what a watched kind is to the controller.
+type role int
+
+const (
+	roleTopology role = iota
+	rolePolicy
+)
+
+// watch is one watched kind: its informer and our handler on it.
+type watch struct {
+	gk       topology.GroupKind
+	resource string // plural, for the access check
+	gvk      schema.GroupVersionKind
+	role     role
+	proto    *unstructured.Unstructured // for cache calls: the GVK
+	inf      cache.Informer
+	reg      toolscache.ResourceEventHandlerRegistration
+}
+
+func protoFor(gvk schema.GroupVersionKind) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	return u
+}
+
+// listCRDs reads every CRD from the cache.
+func (c *Controller) listCRDs(ctx context.Context) (map[topology.GroupKind]*crdInfo, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(crdGVK.GroupVersion().WithKind("CustomResourceDefinitionList"))
+	if err := c.cache.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing CRDs from the cache: %w", err)
+	}
+	out := make(map[topology.GroupKind]*crdInfo, len(list.Items))
+	for i := range list.Items {
+		ci := readCRD(&list.Items[i])
+		if ci.gk.Kind == "" {
+			continue
+		}
+		out[ci.gk] = ci
+	}
+	return out, nil
+}
+
+// wantedKinds says which kinds to watch, and with which role, given the CRDs.
+func (c *Controller) wantedKinds(crds map[topology.GroupKind]*crdInfo) map[topology.GroupKind]*watch {
+	want := map[topology.GroupKind]*watch{}
+	add := func(gk topology.GroupKind, version, resource string, r role) {
+		want[gk] = &watch{gk: gk, gvk: schema.GroupVersionKind{Group: gk.Group, Version: version, Kind: gk.Kind}, resource: resource, role: r}
+	}
+	for _, gk := range topologyKinds {
+		if v, ok := coreVersions[gk]; ok {
+			add(gk, v, coreResources[gk], roleTopology)
+			continue
+		}
+		if ci := crds[gk]; ci != nil && ci.established && ci.version != "" {
+			add(gk, ci.version, ci.plural, roleTopology)
+		}
+	}
+	for gk, ci := range crds {
+		if (ci.policy || c.goKinds[gk]) && ci.established && ci.version != "" && want[gk] == nil {
+			add(gk, ci.version, ci.plural, rolePolicy)
+		}
+	}
+	return want
+}
+
+// syncInformers starts informers for the kinds that became watchable (a
+// policy CRD created after start, a route CRD installed later), stops those
+// whose CRD is gone, and reports whether every watched informer has synced.
+// Only the controller's worker calls it.
+func (c *Controller) syncInformers(ctx context.Context, crds map[topology.GroupKind]*crdInfo) (bool, error) {
+	want := c.wantedKinds(crds)
+	var add []*watch
+	// Only this worker changes c.watches; the lock is for the event
+	// handlers' reads, and is not held across API calls.
+	c.mu.Lock()
+	var remove []*watch
+	for gk, w := range c.watches {
+		if nw := want[gk]; nw != nil && nw.gvk == w.gvk {
+			w.role = nw.role
+			continue
+		}
+		remove = append(remove, w)
+		delete(c.watches, gk)
+	}
+	for _, w := range want {
+		if c.watches[w.gk] == nil {
+			add = append(add, w)
+		}
+	}
+	c.mu.Unlock()
+
+	for _, w := range remove {
+		if err := w.inf.RemoveEventHandler(w.reg); err != nil {
+			c.log.Error(err, "removing event handler", "kind", w.gk.String())
+		}
+		// The informer of a kind that is no longer served would retry its
+		// list forever; one that is still served (a CRD that lost its
+		// label, a changed version) is left to whoever else uses it.
+		if want[w.gk] == nil && crds[w.gk] == nil && coreVersions[w.gk] == "" {
+			if err := c.cache.RemoveInformer(ctx, w.proto); err != nil {
+				c.log.Error(err, "removing informer", "kind", w.gk.String())
+			}
+		}
+		c.log.Info("stopped watching", "kind", w.gk.String(), "version", w.gvk.Version)
+	}
+
+	sort.Slice(add, func(i, j int) bool { return add[i].gk.String() < add[j].gk.String() })
+	var errs []error
+	for _, w := range add {
+		ok, err := c.canWatch(ctx, w)
+		if err != nil {
+			// Not known: computing without the kind could remove
+			// conditions that are still true.
+			errs = append(errs, err)
+			continue
+		}
+		if !ok {
+			if w.role == rolePolicy {
+				// A policy kind this controller may not read is left
+				// out (its policies are not seen), rather than
+				// blocking every other kind.
+				continue
+			}
+			// Without a topology kind, targets would look missing and
+			// policies would be written TargetNotFound: wait instead.
+			errs = append(errs, fmt.Errorf("cannot list and watch %s: forbidden; grant it to the controller", w.gk))
+			continue
+		}
+		w.proto = protoFor(w.gvk)
+		inf, err := c.cache.GetInformer(ctx, w.proto, cache.BlockUntilSynced(false))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("watching %s: %w", w.gk, err))
+			continue
+		}
+		reg, err := inf.AddEventHandler(c.handler(w.gk))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("watching %s: %w", w.gk, err))
+			continue
+		}
+		w.inf, w.reg = inf, reg
+		c.mu.Lock()
+		c.watches[w.gk] = w
+		c.mu.Unlock()
+		c.log.Info("watching", "kind", w.gk.String(), "version", w.gvk.Version, "policy", w.role == rolePolicy)
+	}
+	if len(errs) > 0 {
+		return false, errors.Join(errs...)
+	}
+	for _, w := range c.watchList() {
+		if !w.inf.HasSynced() || !w.reg.HasSynced() {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// watchOf returns the watch of a kind, or nil.
+func (c *Controller) watchOf(gk topology.GroupKind) *watch {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.watches[gk]
+}
+
+// isPolicyKind reports whether gk is watched as a policy kind.
+func (c *Controller) isPolicyKind(gk topology.GroupKind) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w := c.watches[gk]
+	return w != nil && w.role == rolePolicy
+}
+
+// watchList returns the watches, sorted by kind, for a deterministic input.
+func (c *Controller) watchList() []*watch {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*watch, 0, len(c.watches))
+	for _, w := range c.watches {
+		out = append(out, w)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].gk.String() < out[j].gk.String() })
+	return out
+}
+
+// recheckAccess is how long a denied access check is trusted.
+const recheckAccess = time.Minute
+
+// access is the outcome of an access check.
+type access struct {
+	allowed bool
+	at      time.Time
+}
+
+// canWatch asks the API server (SelfSubjectAccessReview) whether this
+// controller may list and watch a kind cluster-wide. An allowed kind is not
+// asked again; a denied one after recheckAccess, so that a grant made later
+// is picked up.
+func (c *Controller) canWatch(ctx context.Context, w *watch) (bool, error) {
+	c.accessMu.Lock()
+	prev, ok := c.access[w.gk]
+	c.accessMu.Unlock()
+	if ok && (prev.allowed || time.Since(prev.at) < recheckAccess) {
+		return prev.allowed, nil
+	}
+	allowed := true
+	for _, verb := range []string{"list", "watch"} {
+		sar := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: w.gk.Group, Resource: w.resource},
+		}}
+		res, err := c.authz.Create(ctx, sar, metav1.CreateOptions{})
+		if err != nil {
+			return false, fmt.Errorf("checking access to %s: %w", w.gk, err)
+		}
+		allowed = allowed && res.Status.Allowed
+	}
+	c.accessMu.Lock()
+	c.access[w.gk] = access{allowed: allowed, at: time.Now()}
+	c.accessMu.Unlock()
+	if !allowed {
+		if w.role == rolePolicy {
+			c.log.Info("not watching a policy kind: list and watch are not allowed; its policies are ignored", "kind", w.gk.String(), "resource", w.resource)
+		} else {
+			c.log.Error(nil, "cannot list and watch a kind the engine needs; waiting for access", "kind", w.gk.String(), "resource", w.resource)
+		}
+	}
+	return allowed, nil
+}

@@ -1,0 +1,160 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/merge"
+	"github.com/attache-dev/attache/pkg/policy"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// AnnotationOwnedBy on a policy CRD names the controller (its
+// ControllerName) that owns the kind: that controller writes the status of
+// its instances, as if the kind were listed in Options.OwnedKinds.
+const AnnotationOwnedBy = "attache.dev/owned-by"
+
+// ProgramFunc is the implementer's hook: it receives every computation and
+// applies the effective policies of the kinds it implements (for example to
+// a data plane). It must be idempotent: it is called again on every
+// recomputation, also when nothing changed (a resync). An error makes the
+// Programmed condition of every accepted policy False (reason Reconciling,
+// message the error) and the computation is retried with backoff; return
+// PolicyErrors to fail only some policies.
+type ProgramFunc func(ctx context.Context, res *engine.Result) error
+
+// PolicyErrors is an error a ProgramFunc returns when only some policies
+// could not be programmed: those get Programmed=False with their error, the
+// others Programmed=True.
+type PolicyErrors map[topology.Ref]error
+
+// Error lists the policies and their errors.
+func (pe PolicyErrors) Error() string {
+	refs := make([]topology.Ref, 0, len(pe))
+	for r := range pe {
+		refs = append(refs, r)
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].Less(refs[j]) })
+	parts := make([]string, len(refs))
+	for i, r := range refs {
+		parts[i] = fmt.Sprintf("%s: %v", r.Short(), pe[r])
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Options configure a Controller. ControllerName and ConditionDomain take
+// the engine's defaults when empty.
+type Options struct {
+	// ControllerName keys this controller's status.ancestors entries
+	// (a Gateway API controller name: domain/path).
+	ControllerName string
+	// ConditionDomain prefixes the <Kind>Affected condition and annotation
+	// written on affected objects. Every condition and annotation named
+	// <ConditionDomain>/<anything>Affected is this controller's to add and
+	// remove.
+	ConditionDomain string
+	// OwnedKinds are the policy kinds whose status this controller writes
+	// (together with the kinds whose CRD carries AnnotationOwnedBy with
+	// ControllerName). Other policy kinds are read, and take part in the
+	// computation, but are never written, and their Affected conditions are
+	// not written either.
+	OwnedKinds []topology.GroupKind
+	// Kinds are policy kinds registered from Go (policy.NewKind); they
+	// replace a CRD-discovered kind of the same group and kind. Their
+	// instances are watched when their CRD is installed, labelled or not.
+	Kinds []*policy.Kind
+	// Custom gives Custom merge functions to CRD-discovered kinds.
+	Custom map[topology.GroupKind]merge.CustomFunc
+	// Program is the implementer's hook (optional: nil programs nothing and
+	// always succeeds).
+	Program ProgramFunc
+	// EffectivePolicies is reserved for the EffectivePolicy objects of issue
+	// 4 (GEP-713's PolicyBinding). It is not implemented: New refuses true.
+	EffectivePolicies bool
+
+	// Debounce delays a recomputation after the first event, so that a burst
+	// of events (a kubectl apply of many objects) costs one. Default 100ms.
+	Debounce time.Duration
+	// ReconcilingAfter is how long Program may run before the policies whose
+	// status is about to change are written Programmed=False/Reconciling
+	// (then again when it returns). Default 2s.
+	ReconcilingAfter time.Duration
+	// TargetWriteQPS and TargetWriteBurst rate-limit the writes on affected
+	// objects. Defaults 20 and 40.
+	TargetWriteQPS   float64
+	TargetWriteBurst int
+	// ResyncPeriod is how often everything is recomputed and compared with
+	// the cache without an event (the writes only happen if something
+	// drifted). Default 1h; negative disables.
+	ResyncPeriod time.Duration
+}
+
+// controllerNameRE is Gateway API's GatewayController pattern.
+var controllerNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9\/\-._~%!$&'()*+,;=:]+$`)
+
+// complete applies defaults and validates.
+func (o *Options) complete() error {
+	if o.ControllerName == "" {
+		o.ControllerName = engine.DefaultControllerName
+	}
+	if o.ConditionDomain == "" {
+		o.ConditionDomain = engine.DefaultConditionDomain
+	}
+	var errs []error
+	if len(o.ControllerName) > 253 || !controllerNameRE.MatchString(o.ControllerName) {
+		errs = append(errs, fmt.Errorf("controller name %q is not a Gateway API controller name (domain/path)", o.ControllerName))
+	}
+	if msgs := validation.IsDNS1123Subdomain(o.ConditionDomain); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("condition domain %q: %s", o.ConditionDomain, strings.Join(msgs, "; ")))
+	}
+	if o.EffectivePolicies {
+		errs = append(errs, errors.New("EffectivePolicies is reserved and not implemented yet"))
+	}
+	for i, k := range o.Kinds {
+		if k == nil {
+			errs = append(errs, fmt.Errorf("Kinds[%d] is nil", i))
+		}
+	}
+	if o.Debounce <= 0 {
+		o.Debounce = 100 * time.Millisecond
+	}
+	if o.ReconcilingAfter <= 0 {
+		o.ReconcilingAfter = 2 * time.Second
+	}
+	if o.TargetWriteQPS <= 0 {
+		o.TargetWriteQPS = 20
+	}
+	if o.TargetWriteBurst <= 0 {
+		o.TargetWriteBurst = 40
+	}
+	if o.ResyncPeriod == 0 {
+		o.ResyncPeriod = time.Hour
+	}
+	return errors.Join(errs...)
+}
+
+// ParseKinds parses a comma-separated list of kinds written Kind (core
+// group) or Kind.group, as the --owned-kinds flag takes them.
+func ParseKinds(s string) ([]topology.GroupKind, error) {
+	var out []topology.GroupKind
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		gk := topology.ParseGroupKind(part)
+		if gk.Kind == "" {
+			return nil, fmt.Errorf("%q: no kind name", part)
+		}
+		out = append(out, gk)
+	}
+	return out, nil
+}
