@@ -53,18 +53,7 @@ type Snapshot struct {
 // TopologyKinds are the kinds Read lists besides the policy kinds: those the
 // engine reads (gatewayapi.Handles). A kind the cluster does not serve (no
 // Gateway API CRDs, no TCPRoute CRD, ...) is left out without a word.
-var TopologyKinds = []topology.GroupKind{
-	topology.KindNamespace,
-	topology.KindService,
-	topology.KindGatewayClass,
-	topology.KindGateway,
-	topology.KindHTTPRoute,
-	topology.KindGRPCRoute,
-	topology.KindTLSRoute,
-	topology.KindTCPRoute,
-	topology.KindUDPRoute,
-	gatewayapi.KindReferenceGrant,
-}
+var TopologyKinds = gatewayapi.Kinds
 
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 

@@ -26,18 +26,7 @@ var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1
 // topologyKinds are the kinds the engine reads besides policies. The core
 // ones are always watched; the others when their CRD is installed and
 // established (a cluster need not serve every route kind).
-var topologyKinds = []topology.GroupKind{
-	topology.KindNamespace,
-	topology.KindService,
-	topology.KindGatewayClass,
-	topology.KindGateway,
-	topology.KindHTTPRoute,
-	topology.KindGRPCRoute,
-	topology.KindTLSRoute,
-	topology.KindTCPRoute,
-	topology.KindUDPRoute,
-	gatewayapi.KindReferenceGrant,
-}
+var topologyKinds = gatewayapi.Kinds
 
 // coreVersions are the versions of the topology kinds served without a CRD.
 var coreVersions = map[topology.GroupKind]string{

@@ -17,18 +17,28 @@ import (
 // into the Grants it returns; they are not nodes.
 var KindReferenceGrant = topology.GroupKind{Group: topology.GatewayGroup, Kind: "ReferenceGrant"}
 
-var handled = map[topology.GroupKind]bool{
-	topology.KindGatewayClass: true,
-	topology.KindGateway:      true,
-	topology.KindHTTPRoute:    true,
-	topology.KindGRPCRoute:    true,
-	topology.KindTLSRoute:     true,
-	topology.KindTCPRoute:     true,
-	topology.KindUDPRoute:     true,
-	topology.KindService:      true,
-	topology.KindNamespace:    true,
-	KindReferenceGrant:        true,
+// Kinds are the kinds Add reads, in a fixed order: what an adapter must
+// list or watch for the engine besides policies and their CRDs.
+var Kinds = []topology.GroupKind{
+	topology.KindNamespace,
+	topology.KindService,
+	topology.KindGatewayClass,
+	topology.KindGateway,
+	topology.KindHTTPRoute,
+	topology.KindGRPCRoute,
+	topology.KindTLSRoute,
+	topology.KindTCPRoute,
+	topology.KindUDPRoute,
+	KindReferenceGrant,
 }
+
+var handled = func() map[topology.GroupKind]bool {
+	m := make(map[topology.GroupKind]bool, len(Kinds))
+	for _, gk := range Kinds {
+		m[gk] = true
+	}
+	return m
+}()
 
 // Handles reports whether Add reads objects of this kind: GatewayClass,
 // Gateway, the route kinds of topology.RouteKinds, Service, Namespace and
