@@ -2,9 +2,12 @@ package engine_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/attache-dev/attache/internal/gen"
 	"github.com/attache-dev/attache/pkg/engine"
@@ -119,5 +122,103 @@ func TestParallelFoldIsDeterministic(t *testing.T) {
 	}
 	if !strings.Contains(seq, `"outcome":"partial"`) {
 		t.Fatal("the input does not exercise merges")
+	}
+}
+
+// BenchmarkIncremental measures one policy change in the large topology
+// (issue 4: under 50 ms): an Incremental has computed everything once;
+// each iteration edits one policy (its spec, or its target) and
+// recomputes. The level of the policy bounds what a change can reach: a
+// rule's policy reaches its backends, a Gateway's every route behind it,
+// the GatewayClass's everything (the worst case, no cheaper than Compute).
+func BenchmarkIncremental(b *testing.B) {
+	bc := benchCases[2]
+	objs := benchObjects(bc)
+	type edit struct {
+		name string
+		// level picks the policy by its target; mutate makes variant v of it.
+		level  func(ref map[string]any) bool
+		mutate func(u *unstructured.Unstructured, v int)
+	}
+	setTimeout := func(u *unstructured.Unstructured, v int) {
+		spec := u.Object["spec"].(map[string]any)
+		for _, st := range []string{"defaults", "overrides"} {
+			if body, ok := spec[st].(map[string]any); ok {
+				body["timeout"] = fmt.Sprintf("%ds", 100+v)
+			}
+		}
+	}
+	kindIs := func(kind string, section bool) func(map[string]any) bool {
+		return func(ref map[string]any) bool { _, s := ref["sectionName"]; return ref["kind"] == kind && s == section }
+	}
+	edits := []edit{
+		{"spec/rule", kindIs("HTTPRoute", true), setTimeout},
+		{"spec/route", kindIs("HTTPRoute", false), setTimeout},
+		{"spec/service", kindIs("Service", false), setTimeout},
+		{"spec/namespace", kindIs("Namespace", false), setTimeout},
+		{"spec/listener", kindIs("Gateway", true), setTimeout},
+		{"spec/gateway", kindIs("Gateway", false), setTimeout},
+		{"retarget/route", kindIs("HTTPRoute", false), func(u *unstructured.Unstructured, v int) {
+			ref := u.Object["spec"].(map[string]any)["targetRefs"].([]any)[0].(map[string]any)
+			ref["name"] = fmt.Sprintf("route-%d", 100+v) // same namespace: route-i is in ns-(i mod 100)
+		}},
+		{"spec/gatewayclass (worst case)", kindIs("GatewayClass", false), setTimeout},
+	}
+	for _, ed := range edits {
+		idx := -1
+		for i, o := range objs {
+			if o.Object.GetKind() != gen.PolicyKind {
+				continue
+			}
+			refs, _, _ := unstructured.NestedSlice(o.Object.Object, "spec", "targetRefs")
+			if len(refs) == 1 && ed.level(refs[0].(map[string]any)) {
+				idx = i
+				break
+			}
+		}
+		if idx < 0 {
+			b.Fatalf("%s: no such policy", ed.name)
+		}
+		// Two variants to alternate, so that every iteration is a change.
+		orig := objs[idx].Object
+		var variants [2]*unstructured.Unstructured
+		for v := range variants {
+			variants[v] = orig.DeepCopy()
+			variants[v].SetResourceVersion(fmt.Sprint(v + 1))
+			ed.mutate(variants[v], v)
+		}
+		if ed.name == "retarget/route" {
+			ns := orig.GetNamespace()
+			variants[0].SetNamespace(ns)
+			variants[1].SetNamespace(ns)
+			for v := range variants {
+				ref := variants[v].Object["spec"].(map[string]any)["targetRefs"].([]any)[0].(map[string]any)
+				var r int
+				fmt.Sscanf(ns, "ns-%d", &r)
+				ref["name"] = fmt.Sprintf("route-%d", r+100*(1+v))
+			}
+		}
+		b.Run(ed.name, func(b *testing.B) {
+			in := engine.NewIncremental(engine.Options{})
+			in.Compute(objs)
+			targets := 0
+			v := 0
+			for b.Loop() {
+				objs[idx].Object = variants[v]
+				v = 1 - v
+				in.Compute(objs)
+				ch := in.LastChange()
+				if ch.Full {
+					b.Fatalf("recomputed in full: %s", ch.Reason)
+				}
+				for _, ts := range ch.Targets {
+					targets += len(ts)
+				}
+			}
+			b.StopTimer()
+			objs[idx].Object = orig
+			b.ReportMetric(float64(targets)/float64(b.N), "targets/op")
+			b.ReportMetric(float64(len(in.LastChange().Statuses)), "statuses")
+		})
 	}
 }

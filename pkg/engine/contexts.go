@@ -108,7 +108,10 @@ type entry struct {
 	preds []predRef
 }
 
-// kindDP is the per-kind state of the context computation.
+// kindDP is the per-kind state of the context computation. It outlives
+// one computation in an Incremental: entries, the trie, the folded stacks
+// and the per-target results are updated in place for the nodes a change
+// can reach.
 type kindDP struct {
 	c       *computation
 	kind    *policy.Kind
@@ -122,6 +125,26 @@ type kindDP struct {
 	useNs   bool
 	memo    map[stackID]*stackResult
 	pre     []*stackResult // stacks folded ahead, in parallel, by prefold
+	// targets holds, per effective target with at least one context, its
+	// contexts and the stacks tallied for them.
+	targets map[topology.NodeID]*targetState
+	// order lists the keys of targets, sorted by ref.
+	order []topology.NodeID
+	// touched, during an update, collects the policies of every context
+	// replaced or added: their status may change.
+	touched map[*pstate]bool
+	// beforeAff and beforeLoss, during an update, hold whether each tally
+	// entry that moved was there before it (see movedAff).
+	beforeAff  map[affKey]bool
+	beforeLoss map[lossKey]bool
+}
+
+// targetState is the effective policy of one target and what was tallied
+// for it, so that an update can take it back.
+type targetState struct {
+	eff      *Effective
+	stacks   []*stackResult // one per context, in eff.Contexts order
+	affected *Affected      // nil when no policy contributes a field
 }
 
 // stackResult is a folded stack, shared by every target and path carrying it.
@@ -135,6 +158,11 @@ type stackResult struct {
 	// policies are the outcomes per policy (a policy may be attached at
 	// several levels of one path).
 	policies []policyOutcome
+	// losses flattens the entries' Lost fields, per winner, for tallies.
+	losses []stackLoss
+	// uses counts the contexts tallied with this stack: who beat whom is
+	// tallied once, when the first context uses it.
+	uses int
 }
 
 // policyOutcome is one policy's outcome in a stack, over all its
@@ -146,25 +174,16 @@ type policyOutcome struct {
 	conflicted bool
 }
 
-func (c *computation) computeKind(k *policy.Kind) {
+// newKindDP indexes the attachments of kind k by level.
+func (c *computation) newKindDP(k *policy.Kind) *kindDP {
 	d := &kindDP{c: c, kind: k, trie: newStackTrie(), sets: newNsSets(),
-		atNode: map[topology.NodeID][]*attachment{}, nsIndex: map[string]int32{}, memo: map[stackID]*stackResult{}}
+		atNode: map[topology.NodeID][]*attachment{}, nsIndex: map[string]int32{}, memo: map[stackID]*stackResult{},
+		targets: map[topology.NodeID]*targetState{}}
 	for _, a := range c.atts {
-		if a.pol.p.Kind != k {
+		if a.dead || a.pol.p.Kind != k {
 			continue
 		}
-		if a.nsName != "" && k.Class == policy.Inherited {
-			i, ok := d.nsIndex[a.nsName]
-			if !ok {
-				i = int32(len(d.atNs))
-				d.nsIndex[a.nsName] = i
-				d.atNs = append(d.atNs, nil)
-				d.nsNames = append(d.nsNames, a.nsName)
-			}
-			d.atNs[i] = append(d.atNs[i], a)
-			continue
-		}
-		d.atNode[a.node] = append(d.atNode[a.node], a)
+		d.place(a)
 	}
 	for _, l := range d.atNode {
 		sortSameLevel(l)
@@ -172,13 +191,56 @@ func (c *computation) computeKind(k *policy.Kind) {
 	for _, l := range d.atNs {
 		sortSameLevel(l)
 	}
-	d.useNs = len(d.atNs) > 0 && k.InHierarchy(topology.KindNamespace)
+	d.useNs = d.wantNs()
+	return d
+}
+
+// place adds an attachment to its level's list (unsorted) and returns the
+// level.
+func (d *kindDP) place(a *attachment) level {
+	if a.nsName != "" && d.kind.Class == policy.Inherited {
+		i := d.nsLevel(a.nsName)
+		d.atNs[i] = append(d.atNs[i], a)
+		return level(-(i + 1))
+	}
+	d.atNode[a.node] = append(d.atNode[a.node], a)
+	return level(a.node)
+}
+
+// nsLevel returns the index of a namespace's level, adding it if new.
+func (d *kindDP) nsLevel(ns string) int32 {
+	i, ok := d.nsIndex[ns]
+	if !ok {
+		i = int32(len(d.atNs))
+		d.nsIndex[ns] = i
+		d.atNs = append(d.atNs, nil)
+		d.nsNames = append(d.nsNames, ns)
+	}
+	return i
+}
+
+// wantNs reports whether namespace levels take part in paths.
+func (d *kindDP) wantNs() bool {
+	if !d.kind.InHierarchy(topology.KindNamespace) {
+		return false
+	}
+	for _, l := range d.atNs {
+		if len(l) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *computation) computeKind(k *policy.Kind) {
+	d := c.newKindDP(k)
+	c.dps[k] = d
 	if k.Class == policy.Direct {
 		d.direct()
 		return
 	}
-	d.run()
-	d.collect()
+	d.run(nil)
+	d.collect(nil)
 }
 
 // sortSameLevel orders policies at one level: older first (established),
@@ -195,10 +257,14 @@ func establishedBefore(a, b *policy.Policy) bool {
 	return a.Ref.Namespace+"/"+a.Ref.Name < b.Ref.Namespace+"/"+b.Ref.Name
 }
 
-// run is the dynamic programme over the topology in topological order.
-func (d *kindDP) run() {
+// run is the dynamic programme over the topology in topological order:
+// over every node, or, when only is set, over the nodes it holds (whose
+// parents outside it must be up to date).
+func (d *kindDP) run(only map[topology.NodeID]bool) {
 	g := d.c.graph
-	d.entries = make([][]entry, g.Len())
+	if d.entries == nil {
+		d.entries = make([][]entry, g.Len())
+	}
 	type item struct {
 		stack stackID
 		nsSet int32
@@ -208,6 +274,9 @@ func (d *kindDP) run() {
 	var items []item
 	keyIdx := map[[2]int32]int{}
 	for _, n := range g.Order() {
+		if only != nil && !only[n] {
+			continue
+		}
 		node := g.Node(n)
 		gk := node.Ref.GroupKind()
 		if gk == topology.KindNamespace {
@@ -231,7 +300,7 @@ func (d *kindDP) run() {
 		atts := d.atNode[n]
 		var nsIdx int32 = -1
 		if inH && d.useNs && !node.Ref.IsSection() && node.Ref.Namespace != "" {
-			if i, ok := d.nsIndex[node.Ref.Namespace]; ok {
+			if i, ok := d.nsIndex[node.Ref.Namespace]; ok && len(d.atNs[i]) > 0 {
 				nsIdx = i
 			}
 		}
@@ -289,75 +358,151 @@ func dedupePreds(p []predRef) []predRef {
 	return out
 }
 
-// collect builds one Effective per effective target, one Context per
-// distinct non-empty stack reaching it.
-func (d *kindDP) collect() {
-	g := d.c.graph
-	// Fold every distinct stack reaching an effective target first, in
-	// parallel; the loop below then only assembles contexts.
-	seen := make([]bool, len(d.trie.parent))
-	var stacks []stackID
+// effectiveNodes returns the effective targets of the kind, in ref order
+// within each effective target kind; with only set, those it holds.
+func (d *kindDP) effectiveNodes(only map[topology.NodeID]bool) []topology.NodeID {
+	var out []topology.NodeID
 	for _, gk := range d.kind.EffectiveTargetKinds {
 		if !d.kind.InHierarchy(gk) {
 			continue
 		}
-		for _, n := range g.ByKind(gk) {
-			for _, e := range d.entries[n] {
-				if e.stack != 0 && !seen[e.stack] {
-					seen[e.stack] = true
+		for _, n := range d.c.graph.ByKind(gk) {
+			if only == nil || only[n] {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// collect builds one Effective per effective target, one Context per
+// distinct non-empty stack reaching it: for every effective target, or,
+// with only set, for those it holds (their previous contexts are taken
+// back first).
+func (d *kindDP) collect(only map[topology.NodeID]bool) {
+	nodes := d.effectiveNodes(only)
+	// Fold every distinct stack reaching these targets first, in
+	// parallel; the loop below then only assembles contexts.
+	seen := map[stackID]bool{}
+	var stacks []stackID
+	for _, n := range nodes {
+		for _, e := range d.entries[n] {
+			if e.stack != 0 && !seen[e.stack] {
+				seen[e.stack] = true
+				if _, done := d.memo[e.stack]; !done {
 					stacks = append(stacks, e.stack)
 				}
 			}
 		}
 	}
 	d.prefold(stacks)
-	for _, gk := range d.kind.EffectiveTargetKinds {
-		if !d.kind.InHierarchy(gk) {
+	for _, n := range nodes {
+		d.setTarget(n, d.dpTarget(n))
+	}
+	d.pre = nil
+}
+
+// dpTarget computes the contexts of an effective target from its entries.
+func (d *kindDP) dpTarget(n topology.NodeID) *targetState {
+	es := d.entries[n]
+	byStack := map[stackID][]int32{}
+	var order []stackID
+	for i, e := range es {
+		if e.stack == 0 {
 			continue
 		}
-		for _, n := range g.ByKind(gk) {
-			es := d.entries[n]
-			byStack := map[stackID][]int32{}
-			var order []stackID
-			for i, e := range es {
-				if e.stack == 0 {
-					continue
+		if _, ok := byStack[e.stack]; !ok {
+			order = append(order, e.stack)
+		}
+		byStack[e.stack] = append(byStack[e.stack], int32(i))
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	ts := &targetState{eff: &Effective{Kind: d.kind, Target: d.c.graph.Node(n).Ref}}
+	// The paths are walked from this node's entries as they are now: the
+	// closure keeps this entries table, which an update replaces rather
+	// than modifies, so earlier Results keep their paths.
+	entries := d.entries
+	for _, s := range order {
+		sr := d.fold(s)
+		idxs := byStack[s]
+		ts.stacks = append(ts.stacks, sr)
+		ts.eff.Contexts = append(ts.eff.Contexts, newContext(sr, func(yield func([]topology.Ref) bool) {
+			for _, i := range idxs {
+				if !d.enumerate(entries, n, i, nil, yield) {
+					return
 				}
-				if _, ok := byStack[e.stack]; !ok {
-					order = append(order, e.stack)
-				}
-				byStack[e.stack] = append(byStack[e.stack], int32(i))
 			}
-			if len(order) == 0 {
-				continue
-			}
-			eff := &Effective{Kind: d.kind, Target: g.Node(n).Ref}
-			for _, s := range order {
-				sr := d.fold(s)
-				idxs := byStack[s]
-				node := n
-				eff.Contexts = append(eff.Contexts, d.context(sr, n, func(yield func([]topology.Ref) bool) {
-					for _, i := range idxs {
-						if !d.enumerate(node, i, nil, yield) {
-							return
-						}
-					}
-				}))
-			}
-			d.c.result.Effective = append(d.c.result.Effective, eff)
+		}))
+	}
+	return ts
+}
+
+// setTarget replaces the state of target n: it takes back what was tallied
+// for the old one, tallies the new one and derives its Affected entry.
+func (d *kindDP) setTarget(n topology.NodeID, ts *targetState) {
+	old := d.targets[n]
+	if old != nil {
+		d.tally(old, n, -1)
+		d.touch(old)
+	}
+	if ts == nil {
+		if old != nil {
+			delete(d.targets, n)
+			d.removeOrder(n)
+		}
+		return
+	}
+	d.tally(ts, n, +1)
+	d.touch(ts)
+	ts.affected = d.affected(ts, n)
+	d.targets[n] = ts
+	if old == nil {
+		d.insertOrder(n)
+	}
+}
+
+// touch records, during an update, the policies of a target's contexts.
+func (d *kindDP) touch(ts *targetState) {
+	if d.touched == nil {
+		return
+	}
+	for _, sr := range ts.stacks {
+		for _, po := range sr.policies {
+			d.touched[po.pol] = true
 		}
 	}
 }
 
+// insertOrder and removeOrder keep order sorted by ref.
+func (d *kindDP) insertOrder(n topology.NodeID) {
+	g := d.c.graph
+	ref := g.Node(n).Ref
+	i := sort.Search(len(d.order), func(i int) bool { return !g.Node(d.order[i]).Ref.Less(ref) })
+	d.order = append(d.order, 0)
+	copy(d.order[i+1:], d.order[i:])
+	d.order[i] = n
+}
+
+func (d *kindDP) removeOrder(n topology.NodeID) {
+	g := d.c.graph
+	ref := g.Node(n).Ref
+	i := sort.Search(len(d.order), func(i int) bool { return !g.Node(d.order[i]).Ref.Less(ref) })
+	if i < len(d.order) && d.order[i] == n {
+		d.order = append(d.order[:i], d.order[i+1:]...)
+	}
+}
+
 // enumerate walks back-pointers from (n, idx) to roots, yielding paths.
-func (d *kindDP) enumerate(n topology.NodeID, idx int32, suffix []topology.NodeID, yield func([]topology.Ref) bool) bool {
-	e := &d.entries[n][idx]
+func (d *kindDP) enumerate(entries [][]entry, n topology.NodeID, idx int32, suffix []topology.NodeID, yield func([]topology.Ref) bool) bool {
+	e := &entries[n][idx]
 	suffix = append(suffix, n)
 	if e.top && !yield(d.pathRefs(suffix)) {
 		return false
 	}
 	for _, p := range e.preds {
-		if !d.enumerate(p.node, p.idx, suffix, yield) {
+		if !d.enumerate(entries, p.node, p.idx, suffix, yield) {
 			return false
 		}
 	}
@@ -385,20 +530,21 @@ func (d *kindDP) pathRefs(rev []topology.NodeID) []topology.Ref {
 // direct computes Direct kinds: the declared target is the effective
 // target, and its context is the target alone.
 func (d *kindDP) direct() {
-	g := d.c.graph
-	nodes := make([]topology.NodeID, 0, len(d.atNode))
 	for n := range d.atNode {
-		nodes = append(nodes, n)
+		d.setTarget(n, d.directTarget(n))
 	}
-	sort.Slice(nodes, func(i, j int) bool { return g.Node(nodes[i]).Ref.Less(g.Node(nodes[j]).Ref) })
-	for _, n := range nodes {
-		s := d.trie.extend(0, level(n))
-		sr := d.fold(s)
-		ref := g.Node(n).Ref
-		eff := &Effective{Kind: d.kind, Target: ref}
-		eff.Contexts = append(eff.Contexts, d.context(sr, n, func(yield func([]topology.Ref) bool) { yield([]topology.Ref{ref}) }))
-		d.c.result.Effective = append(d.c.result.Effective, eff)
+}
+
+// directTarget computes the one context of a Direct kind's target.
+func (d *kindDP) directTarget(n topology.NodeID) *targetState {
+	if len(d.atNode[n]) == 0 {
+		return nil
 	}
+	sr := d.fold(d.trie.extend(0, level(n)))
+	ref := d.c.graph.Node(n).Ref
+	ts := &targetState{eff: &Effective{Kind: d.kind, Target: ref}, stacks: []*stackResult{sr}}
+	ts.eff.Contexts = []*Context{newContext(sr, func(yield func([]topology.Ref) bool) { yield([]topology.Ref{ref}) })}
+	return ts
 }
 
 // stackAtts returns the attachments of a stack, most general first.

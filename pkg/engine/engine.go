@@ -28,13 +28,19 @@ type attachment struct {
 	node   topology.NodeID
 	nsName string // set for attachments to a Namespace
 	spec   *merge.Tree
-	// Tallies over the contexts it is part of.
+	ref    *Attachment
+	// dead is set when an update removed the policy: the id stays taken.
+	dead bool
+	// Tallies over the contexts it is part of (see kindDP.tally): counts,
+	// so that an update can take contexts back.
 	reach        Reach
 	conflicted   int
-	conflictedBy map[*Attachment]bool          // winners that rejected it (strategy none)
-	lostTo       map[merge.Src]map[string]bool // winner attachment id -> fields
-	ref          *Attachment
-	affects      []topology.NodeID // effective targets it contributes to (no repeats)
+	conflictedBy map[*Attachment]int          // winners that rejected it (strategy none)
+	lostTo       map[merge.Src]map[string]int // winner attachment id -> fields
+	affects      map[topology.NodeID]int      // effective targets it contributes to
+	// lossMsg caches lossSummary of this attachment alone; nil when the
+	// fields it lost changed since.
+	lossMsg *string
 }
 
 // pstate is a policy being processed.
@@ -46,6 +52,12 @@ type pstate struct {
 	attached  map[topology.NodeID]bool // nodes in atts
 	// targetProblems are why declared targets resolved to nothing (selectors).
 	noTarget []string
+	// lossMsg caches lossSummary of all its attachments, and affects the
+	// sorted effective targets it contributes to; nil when stale. A
+	// policy high in the hierarchy shares contexts with every change
+	// below it: these keep its status cheap to derive again.
+	lossMsg *string
+	affects []topology.Ref
 }
 
 type ancestorState struct {
@@ -55,29 +67,45 @@ type ancestorState struct {
 	msg    string
 }
 
-// computation holds the state of one Compute call.
+// computation holds the state of a computation. Compute uses it once; an
+// Incremental keeps it and updates it.
 type computation struct {
 	opts     Options
 	graph    *topology.Graph
 	grants   *gatewayapi.Grants
 	kinds    map[topology.GroupKind]*policy.Kind
-	policies []*pstate
+	policies []*pstate // sorted by ref
+	byRef    map[topology.Ref]*pstate
 	atts     []*attachment
 	attByRef map[*Attachment]merge.Src
 	sources  map[topology.Ref]string // where each object came from
+	// problems are those of the input but policies; a policy's own are in
+	// its Policy.Problems.
 	problems []diag.Problem
-	result   *Result
+	// invalidKinds are the kinds whose CRD is invalid, with its name.
+	invalidKinds map[topology.GroupKind]string
+	dps          map[*policy.Kind]*kindDP
+	status       map[*pstate]*PolicyStatus
+	sortedKinds  []*policy.Kind
+	dead         int // attachments of removed policies, still in atts
 }
 
 // Compute runs the engine over objects.
 func Compute(objs []Object, opts Options) *Result {
+	return newComputation(opts, objs).result()
+}
+
+// newComputation runs the whole computation over objects.
+func newComputation(opts Options, objs []Object) *computation {
 	if opts.ControllerName == "" {
 		opts.ControllerName = DefaultControllerName
 	}
 	if opts.ConditionDomain == "" {
 		opts.ConditionDomain = DefaultConditionDomain
 	}
-	c := &computation{opts: opts, kinds: map[topology.GroupKind]*policy.Kind{}, result: &Result{}, attByRef: map[*Attachment]merge.Src{}, sources: map[topology.Ref]string{}}
+	c := &computation{opts: opts, kinds: map[topology.GroupKind]*policy.Kind{}, attByRef: map[*Attachment]merge.Src{},
+		sources: map[topology.Ref]string{}, invalidKinds: map[topology.GroupKind]string{},
+		dps: map[*policy.Kind]*kindDP{}, status: map[*pstate]*PolicyStatus{}}
 	topoObjs, policyObjs := c.classify(objs)
 	// Objects with sections (listeners, rules, ports) make several nodes.
 	b := topology.NewBuilderSize(4 * len(topoObjs))
@@ -96,15 +124,17 @@ func Compute(objs []Object, opts Options) *Result {
 		c.problems = append(c.problems, diag.Problem{Object: cy.Child, Message: cy.Error()})
 	}
 	c.graph = g
-	c.result.Graph = g
-	c.resolveTargets()
-	for _, k := range c.sortedKinds() {
+	for _, ps := range c.policies {
+		c.resolve(ps)
+	}
+	c.sortKinds()
+	for _, k := range c.sortedKinds {
 		c.computeKind(k)
 	}
-	c.finishStatus()
-	sort.SliceStable(c.problems, func(i, j int) bool { return problemLess(c.problems[i], c.problems[j]) })
-	c.result.Problems = c.problems
-	return c.result
+	for _, ps := range c.policies {
+		c.status[ps] = c.policyStatus(ps)
+	}
+	return c
 }
 
 func problemLess(a, b diag.Problem) bool {
@@ -117,22 +147,21 @@ func problemLess(a, b diag.Problem) bool {
 	return a.Message < b.Message
 }
 
-func (c *computation) sortedKinds() []*policy.Kind {
+func (c *computation) sortKinds() {
 	out := make([]*policy.Kind, 0, len(c.kinds))
 	for _, k := range c.kinds {
 		out = append(out, k)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
-	c.result.Kinds = out
-	return out
+	c.sortedKinds = out
 }
 
 // classify finds policy kinds (CRDs and Go kinds) and splits objects into
 // topology objects and policies. Objects of no known kind are ignored.
 func (c *computation) classify(objs []Object) (topo []*unstructured.Unstructured, pols []Object) {
 	seen := map[topology.Ref]string{}
-	invalidKinds := map[topology.GroupKind]string{} // kind -> its invalid CRD
-	clusterCRDs := map[topology.GroupKind]bool{}    // kinds of CRDs with scope Cluster
+	invalidKinds := c.invalidKinds               // kind -> its invalid CRD
+	clusterCRDs := map[topology.GroupKind]bool{} // kinds of CRDs with scope Cluster
 	for _, o := range objs {
 		if o.Object != nil && o.Object.GroupVersionKind().GroupKind() == (schema.GroupKind{Group: crdGroupKind.Group, Kind: crdGroupKind.Kind}) {
 			if scope, _, _ := unstructured.NestedString(o.Object.Object, "spec", "scope"); scope == "Cluster" {
@@ -224,14 +253,22 @@ func orUnknown(s string) string {
 func (c *computation) parsePolicies(objs []Object) {
 	for _, o := range objs {
 		gk := topology.GroupKind{Group: o.Object.GroupVersionKind().Group, Kind: o.Object.GetKind()}
-		p := policy.Parse(o.Object, c.kinds[gk])
-		for i := range p.Problems {
-			p.Problems[i].Source = o.Source
-		}
-		c.problems = append(c.problems, p.Problems...)
-		c.policies = append(c.policies, &pstate{p: p})
+		c.policies = append(c.policies, &pstate{p: c.parse(o, c.kinds[gk])})
 	}
 	sort.Slice(c.policies, func(i, j int) bool { return c.policies[i].p.Ref.Less(c.policies[j].p.Ref) })
+	c.byRef = make(map[topology.Ref]*pstate, len(c.policies))
+	for _, ps := range c.policies {
+		c.byRef[ps.p.Ref] = ps
+	}
+}
+
+// parse parses a policy object, its problems naming where it came from.
+func (c *computation) parse(o Object, k *policy.Kind) *policy.Policy {
+	p := policy.Parse(o.Object, k)
+	for i := range p.Problems {
+		p.Problems[i].Source = o.Source
+	}
+	return p
 }
 
 // knownKind reports whether objects of gk come from the topology (so a
@@ -269,70 +306,68 @@ func (c *computation) addVirtualTargets(b *topology.Builder) {
 	}
 }
 
-// resolveTargets turns declared targets into attachments, or into ancestors
-// that are not accepted, with the reason.
-func (c *computation) resolveTargets() {
-	for _, ps := range c.policies {
-		p := ps.p
-		if p.Invalid() {
+// resolve turns a policy's declared targets into attachments, or into
+// ancestors that are not accepted, with the reason.
+func (c *computation) resolve(ps *pstate) {
+	p := ps.p
+	if p.Invalid() {
+		return
+	}
+	for _, t := range p.Targets {
+		gk := t.GroupKind()
+		if !p.Kind.AllowsTarget(gk) {
+			ps.ancestors = append(ps.ancestors, ancestorState{ref: targetRef(t), reason: ReasonInvalid,
+				msg: fmt.Sprintf("%s: kind %s is not a target kind of %s (allowed: %s)", t.Field, gk, p.Kind, kindList(p.Kind.TargetKinds))})
 			continue
 		}
-		for _, t := range p.Targets {
-			gk := t.GroupKind()
-			if !p.Kind.AllowsTarget(gk) {
-				ps.ancestors = append(ps.ancestors, ancestorState{ref: targetRef(t), reason: ReasonInvalid,
-					msg: fmt.Sprintf("%s: kind %s is not a target kind of %s (allowed: %s)", t.Field, gk, p.Kind, kindList(p.Kind.TargetKinds))})
-				continue
-			}
-			if t.Selector != nil {
-				n := 0
-				for _, id := range c.graph.ByKind(gk) {
-					node := c.graph.Node(id)
-					if node.Ref.Namespace != "" && node.Ref.Namespace != p.Ref.Namespace {
-						continue
-					}
-					if !t.Selector.Matches(labels.Set(node.Labels)) {
-						continue
-					}
-					n++
-					// A selected Namespace other than the policy's own is a
-					// cross-namespace target too (decision 9).
-					if !c.grantAllows(p, node.Ref) {
-						ps.ancestors = append(ps.ancestors, noGrant(p, t, node.Ref))
-						continue
-					}
-					c.attach(ps, id, t)
+		if t.Selector != nil {
+			n := 0
+			for _, id := range c.graph.ByKind(gk) {
+				node := c.graph.Node(id)
+				if node.Ref.Namespace != "" && node.Ref.Namespace != p.Ref.Namespace {
+					continue
 				}
-				if n == 0 {
-					ps.noTarget = append(ps.noTarget, fmt.Sprintf("%s: selector %q matches no %s in namespace %s", t.Field, t.Selector.String(), gk, p.Ref.Namespace))
+				if !t.Selector.Matches(labels.Set(node.Labels)) {
+					continue
 				}
-				continue
-			}
-			ref := targetRef(t)
-			if ref.IsSection() && p.Kind.Class == policy.Inherited && p.Kind.IsEffectiveTarget(gk) {
-				// Sections sit below their object, and contexts end at the
-				// effective target: a policy there could never apply.
-				ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonInvalid,
-					msg: fmt.Sprintf("%s: %s is a section of an effective target of %s; policies apply to %s objects, so target %s instead", t.Field, ref.Short(), p.Kind, gk.Kind, ref.Object().Short())})
-				continue
-			}
-			if !c.grantAllows(p, ref) {
-				ps.ancestors = append(ps.ancestors, noGrant(p, t, ref))
-				continue
-			}
-			id, ok := c.graph.Lookup(ref)
-			if !ok {
-				msg := fmt.Sprintf("%s: %s not found", t.Field, ref.Short())
-				if ref.IsSection() {
-					if _, objOK := c.graph.Lookup(ref.Object()); objOK {
-						msg = fmt.Sprintf("%s: %s has no section %q", t.Field, ref.Object().Short(), ref.SectionName)
-					}
+				n++
+				// A selected Namespace other than the policy's own is a
+				// cross-namespace target too (decision 9).
+				if !c.grantAllows(p, node.Ref) {
+					ps.ancestors = append(ps.ancestors, noGrant(p, t, node.Ref))
+					continue
 				}
-				ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonTargetNotFound, msg: msg})
-				continue
+				c.attach(ps, id, t)
 			}
-			c.attach(ps, id, t)
+			if n == 0 {
+				ps.noTarget = append(ps.noTarget, fmt.Sprintf("%s: selector %q matches no %s in namespace %s", t.Field, t.Selector.String(), gk, p.Ref.Namespace))
+			}
+			continue
 		}
+		ref := targetRef(t)
+		if ref.IsSection() && p.Kind.Class == policy.Inherited && p.Kind.IsEffectiveTarget(gk) {
+			// Sections sit below their object, and contexts end at the
+			// effective target: a policy there could never apply.
+			ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonInvalid,
+				msg: fmt.Sprintf("%s: %s is a section of an effective target of %s; policies apply to %s objects, so target %s instead", t.Field, ref.Short(), p.Kind, gk.Kind, ref.Object().Short())})
+			continue
+		}
+		if !c.grantAllows(p, ref) {
+			ps.ancestors = append(ps.ancestors, noGrant(p, t, ref))
+			continue
+		}
+		id, ok := c.graph.Lookup(ref)
+		if !ok {
+			msg := fmt.Sprintf("%s: %s not found", t.Field, ref.Short())
+			if ref.IsSection() {
+				if _, objOK := c.graph.Lookup(ref.Object()); objOK {
+					msg = fmt.Sprintf("%s: %s has no section %q", t.Field, ref.Object().Short(), ref.SectionName)
+				}
+			}
+			ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonTargetNotFound, msg: msg})
+			continue
+		}
+		c.attach(ps, id, t)
 	}
 }
 

@@ -28,23 +28,6 @@ func (d *kindDP) fold(s stackID) *stackResult {
 	} else {
 		sr = d.compute(s)
 	}
-	// Who beat whom is a property of the stack, so it is tallied once per
-	// stack, not once per context.
-	for i, a := range sr.atts {
-		e := &sr.entries[i]
-		if len(e.Lost) > 0 && a.lostTo == nil {
-			a.lostTo = map[merge.Src]map[string]bool{}
-		}
-		for _, lf := range e.Lost {
-			for _, w := range lf.To {
-				id := d.c.attByRef[w]
-				if a.lostTo[id] == nil {
-					a.lostTo[id] = map[string]bool{}
-				}
-				a.lostTo[id][lf.Path] = true
-			}
-		}
-	}
 	d.memo[s] = sr
 	return sr
 }
@@ -177,6 +160,11 @@ func (d *kindDP) compute(s stackID) *stackResult {
 			}
 		}
 		sr.entries = append(sr.entries, e)
+		for _, lf := range e.Lost {
+			for _, w := range lf.To {
+				sr.losses = append(sr.losses, stackLoss{att: i, winner: d.c.attByRef[w], path: lf.Path})
+			}
+		}
 	}
 	// A policy's outcome in the context combines its attachments on the
 	// path: it is full when none of them lost anything.
@@ -215,52 +203,162 @@ func attLess(a, b Attachment) bool {
 	return a.At.Less(b.At)
 }
 
-// context records one (target, stack) context: it tallies each policy's
-// outcome and returns the public Context.
-func (d *kindDP) context(sr *stackResult, target topology.NodeID, paths func(func([]topology.Ref) bool)) *Context {
-	for i, a := range sr.atts {
-		e := &sr.entries[i]
-		a.reach.Contexts++
-		switch e.Outcome {
-		case OutcomeFull:
-			a.reach.Full++
-		case OutcomePartial:
-			a.reach.Partial++
-		default:
-			a.reach.None++
-		}
-		if e.Conflicted {
-			a.conflicted++
-			// The winner is named even when the loser's spec is empty (it
-			// then loses no field to record it by).
-			if a.conflictedBy == nil {
-				a.conflictedBy = map[*Attachment]bool{}
-			}
-			for _, w := range e.ConflictedBy {
-				a.conflictedBy[w] = true
-			}
-		}
-
-		// Contexts of one target come one after another, so comparing with
-		// the last target recorded keeps the list free of repeats.
-		if sr.contrib[i] > 0 && (len(a.affects) == 0 || a.affects[len(a.affects)-1] != target) {
-			a.affects = append(a.affects, target)
-		}
-	}
-	for _, po := range sr.policies {
-		po.pol.reach.Contexts++
-		switch {
-		case po.conflicted || (po.lost && po.contrib == 0):
-			po.pol.reach.None++
-		case po.lost:
-			po.pol.reach.Partial++
-		default:
-			po.pol.reach.Full++
-		}
-	}
+// newContext is the public Context of a folded stack.
+func newContext(sr *stackResult, paths func(func([]topology.Ref) bool)) *Context {
 	ctx := &Context{Stack: sr.entries, Spec: sr.spec, Fields: sr.fields, paths: paths}
 	for _, err := range sr.result.Errors {
 		ctx.Errors = append(ctx.Errors, fmt.Sprint(err))
 	}
 	return ctx
+}
+
+// tally adds (sign +1) or takes back (sign -1) the contexts of a target in
+// the counts the status is derived from: each attachment's and policy's
+// reach, rejections, losses and the targets it contributes to. Counts,
+// rather than sets, make an update able to take a context back.
+func (d *kindDP) tally(ts *targetState, target topology.NodeID, sign int) {
+	for _, sr := range ts.stacks {
+		sr.uses += sign
+		// Who beat whom is a property of the stack, so it is tallied while
+		// at least one context uses the stack, once.
+		if (sign > 0 && sr.uses == 1) || (sign < 0 && sr.uses == 0) {
+			d.tallyLosses(sr, sign)
+		}
+		for i, a := range sr.atts {
+			e := &sr.entries[i]
+			a.reach.add(e.Outcome, sign)
+			if e.Conflicted {
+				a.conflicted += sign
+				// The winner is named even when the loser's spec is empty
+				// (it then loses no field to record it by).
+				if a.conflictedBy == nil {
+					a.conflictedBy = map[*Attachment]int{}
+				}
+				for _, w := range e.ConflictedBy {
+					countIn(a.conflictedBy, w, sign)
+				}
+			}
+			if sr.contrib[i] > 0 {
+				if a.affects == nil {
+					a.affects = map[topology.NodeID]int{}
+				}
+				if countIn(a.affects, target, sign) {
+					d.movedAff(affKey{a, target}, sign)
+				}
+			}
+		}
+		for _, po := range sr.policies {
+			switch {
+			case po.conflicted || (po.lost && po.contrib == 0):
+				po.pol.reach.add(OutcomeNone, sign)
+			case po.lost:
+				po.pol.reach.add(OutcomePartial, sign)
+			default:
+				po.pol.reach.add(OutcomeFull, sign)
+			}
+		}
+	}
+}
+
+// tallyLosses adds or takes back the fields each attachment of a stack
+// lost, per winner.
+func (d *kindDP) tallyLosses(sr *stackResult, sign int) {
+	for _, l := range sr.losses {
+		a := sr.atts[l.att]
+		if a.lostTo == nil {
+			a.lostTo = map[merge.Src]map[string]int{}
+		}
+		m := a.lostTo[l.winner]
+		if m == nil {
+			m = map[string]int{}
+			a.lostTo[l.winner] = m
+		}
+		if countIn(m, l.path, sign) {
+			d.movedLoss(lossKey{a, l.winner, l.path}, sign)
+		}
+		if len(m) == 0 {
+			delete(a.lostTo, l.winner)
+		}
+	}
+}
+
+// stackLoss is a field an attachment of a stack lost to a winner.
+type stackLoss struct {
+	att    int
+	winner merge.Src
+	path   string
+}
+
+// affKey and lossKey name an entry of an attachment's affects and lostTo.
+type affKey struct {
+	a *attachment
+	n topology.NodeID
+}
+
+type lossKey struct {
+	a    *attachment
+	w    merge.Src
+	path string
+}
+
+// movedAff and movedLoss record that an entry appeared (sign +1) or
+// disappeared: during an update, where a context is taken back and
+// tallied again, the first move of an entry tells whether it was there
+// before; settle compares at the end. Outside updates, caches are built
+// after the tallies.
+func (d *kindDP) movedAff(k affKey, sign int) {
+	if d.touched == nil {
+		return
+	}
+	if _, ok := d.beforeAff[k]; !ok {
+		d.beforeAff[k] = sign < 0
+	}
+}
+
+func (d *kindDP) movedLoss(k lossKey, sign int) {
+	if d.touched == nil {
+		return
+	}
+	if _, ok := d.beforeLoss[k]; !ok {
+		d.beforeLoss[k] = sign < 0
+	}
+}
+
+// settle drops the cached messages and lists whose entries changed in net.
+func (d *kindDP) settle() {
+	for k, was := range d.beforeAff {
+		if (k.a.affects[k.n] > 0) != was {
+			k.a.pol.affects = nil
+		}
+	}
+	for k, was := range d.beforeLoss {
+		if (k.a.lostTo[k.w][k.path] > 0) != was {
+			k.a.lossMsg, k.a.pol.lossMsg = nil, nil
+		}
+	}
+}
+
+// countIn adds sign to m[k], deleting the key at zero. It reports whether
+// the key appeared or disappeared.
+func countIn[K comparable](m map[K]int, k K, sign int) bool {
+	old := m[k]
+	if n := old + sign; n != 0 {
+		m[k] = n
+		return old == 0
+	}
+	delete(m, k)
+	return true
+}
+
+// add counts (or, with sign -1, takes back) one context of an outcome.
+func (r *Reach) add(outcome string, sign int) {
+	r.Contexts += sign
+	switch outcome {
+	case OutcomeFull:
+		r.Full += sign
+	case OutcomePartial:
+		r.Partial += sign
+	default:
+		r.None += sign
+	}
 }

@@ -2,6 +2,9 @@ package engine
 
 import (
 	"fmt"
+	"slices"
+
+	"github.com/attache-dev/attache/pkg/diag"
 	"sort"
 	"strings"
 	"time"
@@ -10,7 +13,6 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/attache-dev/attache/pkg/merge"
-	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -18,145 +20,177 @@ import (
 // left out beyond MaxAncestors.
 const ConditionTruncated = "attache.dev/AncestorsTruncated"
 
-// finishStatus derives every policy's conditions and ancestors, and the
-// Affected lists, from the tallies of the contexts.
-func (c *computation) finishStatus() {
-	type akey struct {
-		kind *policy.Kind
-		node topology.NodeID
-	}
-	affected := map[akey]map[topology.Ref]bool{}
+// result assembles the Result from the per-policy statuses and the
+// per-kind targets. It shares them: an update builds a new Result.
+func (c *computation) result() *Result {
+	r := &Result{Graph: c.graph, Kinds: c.sortedKinds}
+	r.Policies = make([]*PolicyStatus, 0, len(c.policies))
 	for _, ps := range c.policies {
-		st := &PolicyStatus{Policy: ps.p}
-		c.result.Policies = append(c.result.Policies, st)
-		if ps.p.Invalid() {
-			msgs := make([]string, len(ps.p.Problems))
-			for i, pr := range ps.p.Problems {
-				msgs[i] = pr.Field + ": " + pr.Message
-			}
-			cond := Condition{Type: CondAccepted, Status: "False", Reason: ReasonInvalid, Message: strings.Join(msgs, "; ")}
-			st.Conditions = []Condition{cond}
-			for _, t := range ps.p.Targets {
-				if t.Selector == nil {
-					st.Ancestors = append(st.Ancestors, Ancestor{Ref: targetRef(t), Conditions: []Condition{cond}})
-				}
-			}
-			c.capAncestors(st)
-			continue
-		}
-		var accepted []*attachment
-		var firstBad *ancestorState
-		var summary *Condition
-		var notAccepted []string
-		for i := range ps.ancestors {
-			an := &ps.ancestors[i]
-			anc := Ancestor{Ref: an.ref}
-			if an.att != nil && an.att.reach.Contexts > 0 && an.att.conflicted == an.att.reach.Contexts {
-				an.reason, an.msg = ReasonConflicted, c.conflictMessage(an.att)
-			}
-			if an.reason != "" {
-				anc.Conditions = []Condition{{Type: CondAccepted, Status: "False", Reason: an.reason, Message: an.msg}}
-				if firstBad == nil {
-					firstBad = an
-				}
-				notAccepted = append(notAccepted, an.msg)
-			} else {
-				accepted = append(accepted, an.att)
-				prog := c.programmed([]*attachment{an.att})
-				if len(ps.atts) == 1 {
-					summary = &prog // one target: the summary says the same
-				}
-				anc.Conditions = []Condition{
-					{Type: CondAccepted, Status: "True", Reason: ReasonAccepted, Message: "Policy is accepted for this target"},
-					prog,
-				}
-			}
-			st.Ancestors = append(st.Ancestors, anc)
-		}
-		for _, m := range ps.noTarget {
-			notAccepted = append(notAccepted, m)
-		}
-		switch {
-		case len(accepted) > 0:
-			msg := "Policy is accepted"
-			if len(notAccepted) > 0 {
-				msg = fmt.Sprintf("Policy is accepted for %d of %d targets; not accepted: %s", len(accepted), len(accepted)+len(notAccepted), strings.Join(notAccepted, "; "))
-			}
-			// Programmed summarizes every context the policy reaches, also
-			// those of targets where it was rejected (decision 7: it then
-			// "loses some contexts").
-			if summary == nil {
-				p := c.programmedFrom(ps.reach, ps.atts)
-				summary = &p
-			}
-			st.Conditions = []Condition{{Type: CondAccepted, Status: "True", Reason: ReasonAccepted, Message: msg}, *summary}
-		case firstBad != nil:
-			st.Conditions = []Condition{{Type: CondAccepted, Status: "False", Reason: firstBad.reason, Message: strings.Join(notAccepted, "; ")}}
-		default:
-			msg := "Policy has no target"
-			if len(ps.noTarget) > 0 {
-				msg = strings.Join(ps.noTarget, "; ")
-			}
-			st.Conditions = []Condition{{Type: CondAccepted, Status: "False", Reason: ReasonTargetNotFound, Message: msg}}
-		}
-		seen := map[topology.NodeID]bool{}
-		st.Reach = ps.reach
-		for _, a := range ps.atts {
-			for _, n := range a.affects {
-				k := akey{ps.p.Kind, n}
-				if affected[k] == nil {
-					affected[k] = map[topology.Ref]bool{}
-				}
-				affected[k][ps.p.Ref] = true
-				if !seen[n] {
-					seen[n] = true
-					st.Affects = append(st.Affects, c.graph.Node(n).Ref)
-				}
-			}
-		}
-		sort.Slice(st.Affects, func(i, j int) bool { return st.Affects[i].Less(st.Affects[j]) })
-		c.capAncestors(st)
+		r.Policies = append(r.Policies, c.status[ps])
 	}
-	sort.SliceStable(c.result.Policies, func(i, j int) bool {
-		a, b := c.result.Policies[i].Policy, c.result.Policies[j].Policy
+	sort.SliceStable(r.Policies, func(i, j int) bool {
+		a, b := r.Policies[i].Policy, r.Policies[j].Policy
 		if a.Kind != b.Kind {
 			return a.Kind.String() < b.Kind.String()
 		}
 		return a.Ref.Less(b.Ref)
 	})
-	for k, pols := range affected {
-		af := &Affected{Kind: k.kind, Target: c.graph.Node(k.node).Ref}
-		for p := range pols {
-			af.Policies = append(af.Policies, p)
-		}
-		sort.Slice(af.Policies, func(i, j int) bool { return af.Policies[i].Less(af.Policies[j]) })
-		names := make([]string, len(af.Policies))
-		for i, p := range af.Policies {
-			names[i] = shortName(p)
-		}
-		af.Condition = Condition{
-			Type:               c.opts.ConditionDomain + "/" + k.kind.GroupKind.Kind + "Affected",
-			Status:             "True",
-			Reason:             ReasonAffected,
-			Message:            fmt.Sprintf("Affected by %s %s", k.kind.GroupKind.Kind, strings.Join(names, ", ")),
-			ObservedGeneration: c.graph.Node(k.node).Generation,
-		}
-		c.result.Affected = append(c.result.Affected, af)
+	// Kinds are sorted by name; within a kind, targets by ref.
+	n := 0
+	for _, k := range c.sortedKinds {
+		n += len(c.dps[k].order)
 	}
-	sort.Slice(c.result.Affected, func(i, j int) bool {
-		a, b := c.result.Affected[i], c.result.Affected[j]
-		if a.Kind != b.Kind {
-			return a.Kind.String() < b.Kind.String()
+	r.Effective = make([]*Effective, 0, n)
+	for _, k := range c.sortedKinds {
+		d := c.dps[k]
+		for _, t := range d.order {
+			ts := d.targets[t]
+			r.Effective = append(r.Effective, ts.eff)
+			if ts.affected != nil {
+				r.Affected = append(r.Affected, ts.affected)
+			}
 		}
-		return a.Target.Less(b.Target)
-	})
-	sort.SliceStable(c.result.Effective, func(i, j int) bool {
-		a, b := c.result.Effective[i], c.result.Effective[j]
-		if a.Kind != b.Kind {
-			return a.Kind.String() < b.Kind.String()
+	}
+	r.Problems = append([]diag.Problem(nil), c.problems...)
+	for _, ps := range c.policies {
+		r.Problems = append(r.Problems, ps.p.Problems...)
+	}
+	sort.SliceStable(r.Problems, func(i, j int) bool { return problemLess(r.Problems[i], r.Problems[j]) })
+	return r
+}
+
+// affected is the Affected entry of a target (decision 8): the policies
+// contributing at least one field in at least one of its contexts.
+func (d *kindDP) affected(ts *targetState, n topology.NodeID) *Affected {
+	node := d.c.graph.Node(n)
+	af := &Affected{Kind: d.kind, Target: node.Ref}
+	for _, sr := range ts.stacks {
+		for i, a := range sr.atts {
+			if sr.contrib[i] > 0 && !containsRef(af.Policies, a.pol.p.Ref) {
+				af.Policies = append(af.Policies, a.pol.p.Ref)
+			}
 		}
-		return a.Target.Less(b.Target)
-	})
+	}
+	if len(af.Policies) == 0 {
+		return nil
+	}
+	sort.Slice(af.Policies, func(i, j int) bool { return af.Policies[i].Less(af.Policies[j]) })
+	names := make([]string, len(af.Policies))
+	for i, p := range af.Policies {
+		names[i] = shortName(p)
+	}
+	af.Condition = Condition{
+		Type:               d.c.opts.ConditionDomain + "/" + d.kind.GroupKind.Kind + "Affected",
+		Status:             "True",
+		Reason:             ReasonAffected,
+		Message:            fmt.Sprintf("Affected by %s %s", d.kind.GroupKind.Kind, strings.Join(names, ", ")),
+		ObservedGeneration: node.Generation,
+	}
+	return af
+}
+
+func containsRef(l []topology.Ref, r topology.Ref) bool {
+	for _, x := range l {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}
+
+// policyStatus derives a policy's conditions and ancestors from the
+// tallies of its contexts.
+func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
+	st := &PolicyStatus{Policy: ps.p}
+	if ps.p.Invalid() {
+		msgs := make([]string, len(ps.p.Problems))
+		for i, pr := range ps.p.Problems {
+			msgs[i] = pr.Field + ": " + pr.Message
+		}
+		cond := Condition{Type: CondAccepted, Status: "False", Reason: ReasonInvalid, Message: strings.Join(msgs, "; ")}
+		st.Conditions = []Condition{cond}
+		for _, t := range ps.p.Targets {
+			if t.Selector == nil {
+				st.Ancestors = append(st.Ancestors, Ancestor{Ref: targetRef(t), Conditions: []Condition{cond}})
+			}
+		}
+		c.capAncestors(st)
+		return st
+	}
+	var accepted []*attachment
+	var firstBad *ancestorState
+	var summary *Condition
+	var notAccepted []string
+	for i := range ps.ancestors {
+		// A copy: whether an attachment is Conflicted is a matter of this
+		// computation's tallies, which an update may change.
+		an := ps.ancestors[i]
+		anc := Ancestor{Ref: an.ref}
+		if an.att != nil && an.att.reach.Contexts > 0 && an.att.conflicted == an.att.reach.Contexts {
+			an.reason, an.msg = ReasonConflicted, c.conflictMessage(an.att)
+		}
+		if an.reason != "" {
+			anc.Conditions = []Condition{{Type: CondAccepted, Status: "False", Reason: an.reason, Message: an.msg}}
+			if firstBad == nil {
+				firstBad = &an
+			}
+			notAccepted = append(notAccepted, an.msg)
+		} else {
+			accepted = append(accepted, an.att)
+			prog := c.programmed(ps, an.att)
+			if len(ps.atts) == 1 {
+				summary = &prog // one target: the summary says the same
+			}
+			anc.Conditions = []Condition{
+				{Type: CondAccepted, Status: "True", Reason: ReasonAccepted, Message: "Policy is accepted for this target"},
+				prog,
+			}
+		}
+		st.Ancestors = append(st.Ancestors, anc)
+	}
+	notAccepted = append(notAccepted, ps.noTarget...)
+	switch {
+	case len(accepted) > 0:
+		msg := "Policy is accepted"
+		if len(notAccepted) > 0 {
+			msg = fmt.Sprintf("Policy is accepted for %d of %d targets; not accepted: %s", len(accepted), len(accepted)+len(notAccepted), strings.Join(notAccepted, "; "))
+		}
+		// Programmed summarizes every context the policy reaches, also
+		// those of targets where it was rejected (decision 7: it then
+		// "loses some contexts").
+		if summary == nil {
+			p := c.programmedFrom(ps.reach, func() string { return c.cachedLossSummary(&ps.lossMsg, ps.atts) })
+			summary = &p
+		}
+		st.Conditions = []Condition{{Type: CondAccepted, Status: "True", Reason: ReasonAccepted, Message: msg}, *summary}
+	case firstBad != nil:
+		st.Conditions = []Condition{{Type: CondAccepted, Status: "False", Reason: firstBad.reason, Message: strings.Join(notAccepted, "; ")}}
+	default:
+		msg := "Policy has no target"
+		if len(ps.noTarget) > 0 {
+			msg = strings.Join(ps.noTarget, "; ")
+		}
+		st.Conditions = []Condition{{Type: CondAccepted, Status: "False", Reason: ReasonTargetNotFound, Message: msg}}
+	}
+	st.Reach = ps.reach
+	if ps.affects == nil {
+		seen := map[topology.NodeID]bool{}
+		ps.affects = []topology.Ref{}
+		for _, a := range ps.atts {
+			for n := range a.affects {
+				if !seen[n] {
+					seen[n] = true
+					ps.affects = append(ps.affects, c.graph.Node(n).Ref)
+				}
+			}
+		}
+		sort.Slice(ps.affects, func(i, j int) bool { return ps.affects[i].Less(ps.affects[j]) })
+	}
+	if len(ps.affects) > 0 {
+		st.Affects = ps.affects
+	}
+	c.capAncestors(st)
+	return st
 }
 
 func shortName(r topology.Ref) string {
@@ -197,23 +231,26 @@ func (c *computation) conflictMessage(a *attachment) string {
 	return fmt.Sprintf("Conflicts with the established %s; with merge strategy none the established (older) policy wins", strings.Join(winners, ", "))
 }
 
-// programmed derives the Programmed condition from attachments' tallies
-// (decision 7): Programmed when the policy loses nothing anywhere,
-// Overridden when it contributes nothing anywhere, else PartiallyProgrammed.
-func (c *computation) programmed(atts []*attachment) Condition {
-	var r Reach
-	for _, a := range atts {
-		r.Contexts += a.reach.Contexts
-		r.Full += a.reach.Full
-		r.Partial += a.reach.Partial
-		r.None += a.reach.None
-	}
-	return c.programmedFrom(r, atts)
+// programmed derives the Programmed condition of one attachment from its
+// tallies (decision 7): Programmed when the policy loses nothing anywhere,
+// Overridden when it contributes nothing anywhere, else
+// PartiallyProgrammed.
+func (c *computation) programmed(ps *pstate, a *attachment) Condition {
+	return c.programmedFrom(a.reach, func() string { return c.cachedLossSummary(&a.lossMsg, []*attachment{a}) })
 }
 
-// programmedFrom derives Programmed from a reach and the attachments'
-// losses (for the message).
-func (c *computation) programmedFrom(r Reach, atts []*attachment) Condition {
+// cachedLossSummary is lossSummary, kept in *cache until the losses change.
+func (c *computation) cachedLossSummary(cache **string, atts []*attachment) string {
+	if *cache == nil {
+		s := c.lossSummary(atts)
+		*cache = &s
+	}
+	return **cache
+}
+
+// programmedFrom derives Programmed from a reach; losses tells who beat
+// the policy, for the message.
+func (c *computation) programmedFrom(r Reach, losses func() string) Condition {
 	cond := Condition{Type: CondProgrammed}
 	switch {
 	case r.Contexts == 0:
@@ -222,7 +259,7 @@ func (c *computation) programmedFrom(r Reach, atts []*attachment) Condition {
 		cond.Status, cond.Reason, cond.Message = "True", ReasonProgrammed, "Policy is programmed in full in "+contexts(r.Contexts)
 	case r.None == r.Contexts:
 		cond.Status, cond.Reason = "False", ReasonOverridden
-		cond.Message = fmt.Sprintf("Policy is overridden in %s: %s", contexts(r.Contexts), c.lossSummary(atts))
+		cond.Message = fmt.Sprintf("Policy is overridden in %s: %s", contexts(r.Contexts), losses())
 	default:
 		cond.Status, cond.Reason = "True", ReasonPartiallyProgrammed
 		var how []string
@@ -234,7 +271,7 @@ func (c *computation) programmedFrom(r Reach, atts []*attachment) Condition {
 				how = append(how, fmt.Sprintf(p.what, p.n))
 			}
 		}
-		cond.Message = fmt.Sprintf("Policy is programmed %s of %d contexts: %s", strings.Join(how, ", "), r.Contexts, c.lossSummary(atts))
+		cond.Message = fmt.Sprintf("Policy is programmed %s of %d contexts: %s", strings.Join(how, ", "), r.Contexts, losses())
 	}
 	return cond
 }
@@ -251,37 +288,58 @@ func contexts(n int) string {
 // policy beaten in thousands of places still gets a readable message.
 const maxWinnersNamed = 5
 
-// lossSummary names who beat the attachments, where, and on which fields.
+// lossSummary names who beat the attachments, where, and on which fields:
+// the first maxWinnersNamed winners, and how many more.
 func (c *computation) lossSummary(atts []*attachment) string {
-	lostTo := map[merge.Src]map[string]bool{}
-	for _, a := range atts {
-		for id, paths := range a.lostTo {
-			if lostTo[id] == nil {
-				lostTo[id] = map[string]bool{}
-			}
-			for p := range paths {
-				lostTo[id][p] = true
+	var ids []merge.Src
+	if len(atts) == 1 {
+		ids = make([]merge.Src, 0, len(atts[0].lostTo))
+		for id := range atts[0].lostTo {
+			ids = append(ids, id)
+		}
+	} else {
+		seen := map[merge.Src]bool{}
+		for _, a := range atts {
+			for id := range a.lostTo {
+				if !seen[id] {
+					seen[id] = true
+					ids = append(ids, id)
+				}
 			}
 		}
 	}
-	ws := make([]*Attachment, 0, len(lostTo))
-	for id := range lostTo {
-		ws = append(ws, c.atts[id].ref)
-	}
-	sort.Slice(ws, func(i, j int) bool { return attLess(*ws[i], *ws[j]) })
-	parts := make([]string, 0, min(len(ws), maxWinnersNamed)+1)
-	for i, w := range ws {
-		if i == maxWinnersNamed {
-			parts = append(parts, fmt.Sprintf("and %d more policies", len(ws)-i))
-			break
+	// A policy high up may lose to thousands: select the ones named
+	// rather than sort them all.
+	less := func(x, y merge.Src) bool { return attLess(*c.atts[x].ref, *c.atts[y].ref) }
+	var named []merge.Src
+	for _, id := range ids {
+		if len(named) == maxWinnersNamed && !less(id, named[len(named)-1]) {
+			continue
 		}
-		set := lostTo[c.attByRef[w]]
+		i := sort.Search(len(named), func(i int) bool { return less(id, named[i]) })
+		named = slices.Insert(named, i, id)
+		if len(named) > maxWinnersNamed {
+			named = named[:maxWinnersNamed]
+		}
+	}
+	parts := make([]string, 0, len(named)+1)
+	for _, id := range named {
+		set := map[string]bool{}
+		for _, a := range atts {
+			for p := range a.lostTo[id] {
+				set[p] = true
+			}
+		}
 		paths := make([]string, 0, len(set))
 		for p := range set {
 			paths = append(paths, p)
 		}
 		sort.Strings(paths)
+		w := c.atts[id].ref
 		parts = append(parts, fmt.Sprintf("%s beaten by %s %s (on %s)", strings.Join(paths, ", "), w.Policy.Kind, shortName(w.Policy), w.At.Short()))
+	}
+	if more := len(ids) - len(named); more > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more policies", more))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -1,0 +1,606 @@
+package engine
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"unsafe"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/attache-dev/attache/pkg/gatewayapi"
+	"github.com/attache-dev/attache/pkg/policy"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// Incremental is the engine for a long-running caller (a controller): it
+// keeps its state between computations, and each Compute after the first
+// recomputes only what the objects that changed since the previous call
+// can affect. Its Results are those Compute would return for the same
+// objects.
+//
+// A policy added, removed or edited is an incremental change: only its
+// kind is touched; the stacks of policies are rebuilt only below the
+// levels where it attaches (before and after the change), only the stacks
+// holding those levels are folded again, only the effective targets below
+// them get new contexts, and only the policies that share a context with
+// them get a new status. Any other change (a topology object, a policy
+// CRD, a ReferenceGrant, a policy targeting a virtual kind) recomputes
+// everything, as Compute does.
+//
+// Objects are compared by identity first (an informer cache hands out the
+// same content while an object is unchanged), then by resourceVersion,
+// then by what the engine reads of them, so status writes, which change
+// neither specs nor labels, cost no recomputation.
+//
+// Objects passed in must not be modified in place afterwards: a changed
+// object is a new object (as informers and decoders make them). An
+// Incremental is not safe for concurrent use. Results it returned stay
+// valid after later calls.
+type Incremental struct {
+	opts Options
+	c    *computation
+	res  *Result
+	last Change
+	// The previous input, by ref and by identity; a slot carries the
+	// stamp of the last computation that saw it.
+	prev  map[topology.Ref]*slot
+	byPtr map[unsafe.Pointer]*slot
+	stamp uint64
+}
+
+// slot is one object of the previous input.
+type slot struct {
+	obj   Object
+	ref   topology.Ref
+	stamp uint64
+}
+
+// Change says what the last Incremental.Compute recomputed.
+type Change struct {
+	// Full is set when everything was recomputed; Reason says why.
+	Full   bool
+	Reason string
+	// Policies are the policies added, removed or edited (when not Full).
+	Policies []topology.Ref
+	// Statuses are the policies whose status was derived again (when not
+	// Full); the status of the others is the previous Result's.
+	Statuses []topology.Ref
+	// Targets are, per policy kind, the effective targets whose contexts
+	// were recomputed (when not Full); the effective policy and Affected
+	// entry of the others are the previous Result's.
+	Targets map[topology.GroupKind][]topology.Ref
+}
+
+// NewIncremental returns an Incremental engine with the given options.
+func NewIncremental(opts Options) *Incremental {
+	return &Incremental{opts: opts}
+}
+
+// LastChange says what the last Compute recomputed.
+func (in *Incremental) LastChange() Change { return in.last }
+
+// Compute computes the Result for objs, the whole input (not a delta),
+// recomputing only what changed since the previous call.
+func (in *Incremental) Compute(objs []Object) *Result {
+	if in.c == nil {
+		return in.full(objs, "first computation")
+	}
+	changes, regen, reason := in.diff(objs)
+	if reason == "" {
+		reason = in.c.cannotUpdate(changes)
+	}
+	if reason != "" {
+		return in.full(objs, reason)
+	}
+	if len(changes) == 0 && len(regen) == 0 {
+		in.last = Change{}
+		return in.res
+	}
+	in.last = in.c.update(changes)
+	for _, x := range regen {
+		// Only the generation moved (a kind without a status subresource
+		// counts status writes in it): the status reports the new one.
+		x.ps.p = x.p
+		in.c.status[x.ps] = in.c.policyStatus(x.ps)
+		if !slices.Contains(in.last.Statuses, x.p.Ref) {
+			in.last.Statuses = append(in.last.Statuses, x.p.Ref)
+		}
+	}
+	sort.Slice(in.last.Statuses, func(i, j int) bool { return in.last.Statuses[i].Less(in.last.Statuses[j]) })
+	in.res = in.c.result()
+	return in.res
+}
+
+// regeneration is a policy whose new parse differs from the old in its
+// generation only.
+type regeneration struct {
+	ps *pstate
+	p  *policy.Policy
+}
+
+// full recomputes everything.
+func (in *Incremental) full(objs []Object, reason string) *Result {
+	in.c = newComputation(in.opts, objs)
+	in.prev = make(map[topology.Ref]*slot, len(objs))
+	in.byPtr = make(map[unsafe.Pointer]*slot, len(objs))
+	for _, o := range objs {
+		if o.Object != nil {
+			s := &slot{obj: o, ref: rawRef(o.Object)}
+			in.prev[s.ref] = s
+			if id := identity(o.Object); id != nil {
+				in.byPtr[id] = s
+			}
+		}
+	}
+	in.res = in.c.result()
+	in.last = Change{Full: true, Reason: reason}
+	return in.res
+}
+
+// identity is the address of an object's content: the same while an
+// informer cache holds the object unchanged, also through the copies of
+// the Unstructured value a List makes (they share the map).
+func identity(u *unstructured.Unstructured) unsafe.Pointer {
+	if u.Object == nil {
+		return nil
+	}
+	return reflect.ValueOf(u.Object).UnsafePointer()
+}
+
+// rawRef identifies an input object as it is (no namespace defaulting).
+func rawRef(u *unstructured.Unstructured) topology.Ref {
+	return topology.Ref{Group: u.GroupVersionKind().Group, Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
+}
+
+// policyChange is a policy added (old nil), removed (p nil) or edited.
+type policyChange struct {
+	ref topology.Ref
+	old *pstate
+	p   *policy.Policy
+	src string
+}
+
+// diff compares objs with the previous input, which it then replaces. It
+// returns the policy changes and the policies whose generation alone
+// changed, or a reason to recompute everything. Objects the previous input
+// held at the same address are unchanged, and cost a lookup.
+func (in *Incremental) diff(objs []Object) (changes []policyChange, regen []regeneration, reason string) {
+	c := in.c
+	in.stamp++
+	stamp := in.stamp
+	seen := 0 // slots of the previous input met again
+	var fresh []Object
+	for _, o := range objs {
+		if o.Object == nil {
+			continue
+		}
+		if s, ok := in.byPtr[identity(o.Object)]; ok && s.obj.Object.Object != nil {
+			if s.stamp == stamp {
+				return nil, nil, fmt.Sprintf("%s appears twice", s.ref)
+			}
+			s.stamp = stamp
+			s.obj.Source = o.Source
+			seen++
+			continue
+		}
+		fresh = append(fresh, o)
+	}
+	for _, o := range fresh {
+		u := o.Object
+		ref := rawRef(u)
+		if ref.Kind == "" || ref.Name == "" || u.GetAPIVersion() == "" {
+			return nil, nil, fmt.Sprintf("%s has no apiVersion, kind or name", ref)
+		}
+		s, had := in.prev[ref]
+		if had && s.stamp == stamp {
+			return nil, nil, fmt.Sprintf("%s appears twice", ref)
+		}
+		var prevObj *unstructured.Unstructured
+		if had {
+			prevObj = s.obj.Object
+			delete(in.byPtr, identity(prevObj))
+			s.obj, s.stamp = o, stamp
+			seen++
+		} else {
+			s = &slot{obj: o, ref: ref, stamp: stamp}
+			in.prev[ref] = s
+		}
+		if id := identity(u); id != nil {
+			in.byPtr[id] = s
+		}
+		k, isPolicy := c.kinds[ref.GroupKind()]
+		if !isPolicy {
+			if had && sameObject(prevObj, u) {
+				continue
+			}
+			if c.readsKind(ref.GroupKind()) {
+				return nil, nil, fmt.Sprintf("%s changed", ref)
+			}
+			continue
+		}
+		if had && sameVersion(prevObj, u) {
+			continue
+		}
+		if ref.Namespace == "" {
+			return nil, nil, fmt.Sprintf("%s has no namespace", ref)
+		}
+		p := c.parse(o, k)
+		ps := c.byRef[ref]
+		if ps != nil && samePolicy(ps.p, p) {
+			if ps.p.Generation != p.Generation {
+				regen = append(regen, regeneration{ps: ps, p: p})
+			}
+			continue
+		}
+		changes = append(changes, policyChange{ref: ref, old: ps, p: p, src: o.Source})
+	}
+	if seen < len(in.prev) {
+		// Some objects are gone.
+		for ref, s := range in.prev {
+			if s.stamp == stamp {
+				continue
+			}
+			delete(in.prev, ref)
+			delete(in.byPtr, identity(s.obj.Object))
+			if ps := c.byRef[ref]; ps != nil {
+				changes = append(changes, policyChange{ref: ref, old: ps})
+				continue
+			}
+			_, isPolicy := c.kinds[ref.GroupKind()]
+			if _, isPolicy := c.kinds[ref.GroupKind()]; isPolicy && ref.Namespace != "" {
+				continue // it was a duplicate
+			}
+			if isPolicy || c.readsKind(ref.GroupKind()) {
+				return nil, nil, fmt.Sprintf("%s was removed", ref)
+			}
+		}
+	}
+	sort.Slice(changes, func(i, j int) bool { return changes[i].ref.Less(changes[j].ref) })
+	return changes, regen, ""
+}
+
+// readsKind reports whether objects of gk (not a policy kind) are read by
+// the computation.
+func (c *computation) readsKind(gk topology.GroupKind) bool {
+	if gk == crdGroupKind || gatewayapi.Handles(gk) {
+		return true
+	}
+	_, bad := c.invalidKinds[gk]
+	return bad
+}
+
+// sameVersion reports whether two copies of an object carry the same
+// resourceVersion (so the same content).
+func sameVersion(a, b *unstructured.Unstructured) bool {
+	rv := a.GetResourceVersion()
+	return rv != "" && rv == b.GetResourceVersion()
+}
+
+// sameObject reports whether the engine reads the same from two copies of
+// a non-policy object: everything but status and bookkeeping metadata.
+// Annotations count only on CRDs (they describe policy kinds); our own
+// Affected annotations on routes therefore cost no recomputation.
+func sameObject(a, b *unstructured.Unstructured) bool {
+	if a == b || sameVersion(a, b) {
+		return true
+	}
+	for k, v := range a.Object {
+		if k == "status" || k == "metadata" {
+			continue
+		}
+		if !reflect.DeepEqual(v, b.Object[k]) {
+			return false
+		}
+	}
+	for k := range b.Object {
+		if _, ok := a.Object[k]; !ok && k != "status" && k != "metadata" {
+			return false
+		}
+	}
+	if a.GetName() != b.GetName() || a.GetNamespace() != b.GetNamespace() || a.GetGeneration() != b.GetGeneration() ||
+		!a.GetCreationTimestamp().Time.Equal(b.GetCreationTimestamp().Time) ||
+		!reflect.DeepEqual(a.GetLabels(), b.GetLabels()) {
+		return false
+	}
+	if rawRef(a).GroupKind() == crdGroupKind && !reflect.DeepEqual(a.GetAnnotations(), b.GetAnnotations()) {
+		return false
+	}
+	return true
+}
+
+// samePolicy reports whether two parses of a policy say the same, the
+// generation aside.
+func samePolicy(a, b *policy.Policy) bool {
+	return a.Ref == b.Ref && a.Kind == b.Kind && a.Created.Equal(b.Created) && a.Stanza == b.Stanza &&
+		a.Strategy == b.Strategy && reflect.DeepEqual(a.Targets, b.Targets) &&
+		reflect.DeepEqual(a.Spec, b.Spec) && reflect.DeepEqual(a.Problems, b.Problems)
+}
+
+// hasVirtualTarget reports whether a policy names a target of a kind the
+// topology does not know: such targets are nodes of their own, so adding
+// or removing the policy changes the topology.
+func hasVirtualTarget(p *policy.Policy) bool {
+	if p == nil || p.Invalid() {
+		return false
+	}
+	for _, t := range p.Targets {
+		if t.Selector == nil && !knownKind(t.GroupKind()) && p.Kind.AllowsTarget(t.GroupKind()) {
+			return true
+		}
+	}
+	return false
+}
+
+// cannotUpdate returns why changes need a whole computation, or "".
+func (c *computation) cannotUpdate(changes []policyChange) string {
+	for _, ch := range changes {
+		if (ch.old != nil && hasVirtualTarget(ch.old.p)) || hasVirtualTarget(ch.p) {
+			return fmt.Sprintf("%s targets a virtual kind", ch.ref)
+		}
+	}
+	// Attachments of removed policies keep their ids; start afresh once
+	// they are as many as the live ones.
+	if c.dead > 1024 && c.dead > len(c.atts)-c.dead {
+		return "compaction"
+	}
+	return ""
+}
+
+// update applies policy changes: per kind, the attachments are moved, the
+// stacks below the levels that changed are rebuilt, the stacks holding
+// those levels folded again, and the status of every policy sharing a
+// context with them derived again.
+func (c *computation) update(changes []policyChange) Change {
+	ch := Change{Targets: map[topology.GroupKind][]topology.Ref{}}
+	byKind := map[*policy.Kind][]policyChange{}
+	for _, x := range changes {
+		ch.Policies = append(ch.Policies, x.ref)
+		k := c.kinds[x.ref.GroupKind()]
+		byKind[k] = append(byKind[k], x)
+	}
+	touched := map[*pstate]bool{}
+	for _, k := range c.sortedKinds {
+		xs := byKind[k]
+		if len(xs) == 0 {
+			continue
+		}
+		targets := c.updateKind(k, xs, touched)
+		refs := make([]topology.Ref, len(targets))
+		for i, n := range targets {
+			refs[i] = c.graph.Node(n).Ref
+		}
+		sort.Slice(refs, func(i, j int) bool { return refs[i].Less(refs[j]) })
+		ch.Targets[k.GroupKind] = refs
+	}
+	for ps := range touched {
+		if _, live := c.status[ps]; live {
+			c.status[ps] = c.policyStatus(ps)
+			ch.Statuses = append(ch.Statuses, ps.p.Ref)
+		}
+	}
+	sort.Slice(ch.Statuses, func(i, j int) bool { return ch.Statuses[i].Less(ch.Statuses[j]) })
+	return ch
+}
+
+// updateKind applies the changes of one kind and returns the effective
+// targets it recomputed. Policies whose status may have changed are added
+// to touched.
+func (c *computation) updateKind(k *policy.Kind, xs []policyChange, touched map[*pstate]bool) []topology.NodeID {
+	d := c.dps[k]
+	dirtyNodes := map[topology.NodeID]bool{}
+	dirtyNs := map[int32]bool{}
+	wasEmpty := map[level]bool{} // per level changed, before the update
+	mark := func(l level, empty bool) {
+		if l < 0 {
+			dirtyNs[int32(-l-1)] = true
+		} else {
+			dirtyNodes[topology.NodeID(l)] = true
+		}
+		if _, ok := wasEmpty[l]; !ok {
+			wasEmpty[l] = empty
+		}
+	}
+	for _, x := range xs {
+		if x.old != nil {
+			for _, a := range x.old.atts {
+				l, before, _ := d.detach(a)
+				mark(l, before == 0)
+				a.dead = true
+				c.dead++
+			}
+			c.removePolicy(x.old)
+		}
+		if x.p != nil {
+			ps := &pstate{p: x.p}
+			c.sources[x.ref] = x.src
+			c.insertPolicy(ps)
+			touched[ps] = true
+			c.resolve(ps)
+			for _, a := range ps.atts {
+				l, before := d.reattach(a)
+				mark(l, before == 0)
+			}
+		}
+	}
+	// Stacks are sequences of levels with policies: they change only when
+	// a level gains its first policy or loses its last.
+	structural := false
+	for l, empty := range wasEmpty {
+		if l < 0 {
+			structural = structural || empty != (len(d.atNs[-l-1]) == 0)
+		} else {
+			structural = structural || empty != (len(d.atNode[topology.NodeID(l)]) == 0)
+		}
+	}
+	d.touched, d.beforeAff, d.beforeLoss = touched, map[affKey]bool{}, map[lossKey]bool{}
+	defer func() {
+		d.settle()
+		d.touched, d.beforeAff, d.beforeLoss = nil, nil, nil
+	}()
+
+	if k.Class == policy.Direct {
+		var out []topology.NodeID
+		for n := range dirtyNodes {
+			delete(d.memo, d.trie.extend(0, level(n)))
+			d.setTarget(n, d.directTarget(n))
+			out = append(out, n)
+		}
+		return out
+	}
+	if d.useNs != d.wantNs() {
+		// Namespace levels appear on every path or leave them all.
+		return c.recomputeKind(k, touched)
+	}
+	seeds := make(map[topology.NodeID]bool, len(dirtyNodes))
+	for n := range dirtyNodes {
+		seeds[n] = true
+	}
+	if len(dirtyNs) > 0 {
+		names := map[string]bool{}
+		for i := range dirtyNs {
+			names[d.nsNames[i]] = true
+		}
+		for n := range c.graph.Len() {
+			r := c.graph.Node(topology.NodeID(n)).Ref
+			if !r.IsSection() && names[r.Namespace] {
+				seeds[topology.NodeID(n)] = true
+			}
+		}
+	}
+	below := c.descendants(seeds)
+	if structural {
+		// Earlier Results walk their paths in the entries table they were
+		// built with: change a copy.
+		d.entries = slices.Clone(d.entries)
+		d.run(below)
+	}
+	// Forget the folds of stacks holding a level that changed: only
+	// targets below it carry them.
+	checked := map[stackID]bool{}
+	targets := d.effectiveNodes(below)
+	for _, n := range targets {
+		for _, e := range d.entries[n] {
+			if e.stack == 0 || checked[e.stack] {
+				continue
+			}
+			checked[e.stack] = true
+			for _, l := range d.trie.levels(e.stack) {
+				if (l >= 0 && dirtyNodes[topology.NodeID(l)]) || (l < 0 && dirtyNs[int32(-l-1)]) {
+					delete(d.memo, e.stack)
+					break
+				}
+			}
+		}
+	}
+	// Targets that had contexts and no longer do are below too: collect
+	// visits every effective target below.
+	d.collect(below)
+	return targets
+}
+
+// detach removes an attachment from its level's list and returns the
+// level and the list's lengths before and after.
+func (d *kindDP) detach(a *attachment) (l level, before, after int) {
+	if a.nsName != "" && d.kind.Class == policy.Inherited {
+		i := d.nsLevel(a.nsName)
+		before = len(d.atNs[i])
+		d.atNs[i] = slices.DeleteFunc(d.atNs[i], func(b *attachment) bool { return b == a })
+		return level(-(i + 1)), before, len(d.atNs[i])
+	}
+	list := d.atNode[a.node]
+	before = len(list)
+	list = slices.DeleteFunc(list, func(b *attachment) bool { return b == a })
+	if len(list) == 0 {
+		delete(d.atNode, a.node)
+	} else {
+		d.atNode[a.node] = list
+	}
+	return level(a.node), before, len(list)
+}
+
+// reattach places an attachment at its level, keeping the level's order,
+// and returns the level and the list's length before.
+func (d *kindDP) reattach(a *attachment) (l level, before int) {
+	if a.nsName != "" && d.kind.Class == policy.Inherited {
+		i := d.nsLevel(a.nsName)
+		before = len(d.atNs[i])
+		d.atNs[i] = append(d.atNs[i], a)
+		sortSameLevel(d.atNs[i])
+		return level(-(i + 1)), before
+	}
+	before = len(d.atNode[a.node])
+	d.atNode[a.node] = append(d.atNode[a.node], a)
+	sortSameLevel(d.atNode[a.node])
+	return level(a.node), before
+}
+
+// recomputeKind recomputes a kind from scratch (its tallies reset); every
+// policy of the kind is touched. It returns the effective targets.
+func (c *computation) recomputeKind(k *policy.Kind, touched map[*pstate]bool) []topology.NodeID {
+	old := c.dps[k]
+	for _, a := range c.atts {
+		if a.pol.p.Kind == k {
+			a.reach, a.conflicted, a.conflictedBy, a.lostTo, a.affects, a.lossMsg = Reach{}, 0, nil, nil, nil, nil
+		}
+	}
+	for _, ps := range c.policies {
+		if ps.p.Kind == k {
+			ps.reach, ps.lossMsg, ps.affects = Reach{}, nil, nil
+			touched[ps] = true
+		}
+	}
+	c.computeKind(k)
+	seen := map[topology.NodeID]bool{}
+	var out []topology.NodeID
+	for _, l := range [][]topology.NodeID{old.order, c.dps[k].order} {
+		for _, n := range l {
+			if !seen[n] {
+				seen[n] = true
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// descendants returns the nodes reachable from seeds, seeds included.
+func (c *computation) descendants(seeds map[topology.NodeID]bool) map[topology.NodeID]bool {
+	out := make(map[topology.NodeID]bool, len(seeds))
+	stack := make([]topology.NodeID, 0, len(seeds))
+	for n := range seeds {
+		out[n] = true
+		stack = append(stack, n)
+	}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, ch := range c.graph.Node(n).Children {
+			if !out[ch] {
+				out[ch] = true
+				stack = append(stack, ch)
+			}
+		}
+	}
+	return out
+}
+
+// insertPolicy and removePolicy keep c.policies sorted by ref.
+func (c *computation) insertPolicy(ps *pstate) {
+	i := sort.Search(len(c.policies), func(i int) bool { return !c.policies[i].p.Ref.Less(ps.p.Ref) })
+	c.policies = slices.Insert(c.policies, i, ps)
+	c.byRef[ps.p.Ref] = ps
+	c.status[ps] = nil // live; derived after the update
+}
+
+func (c *computation) removePolicy(ps *pstate) {
+	i := sort.Search(len(c.policies), func(i int) bool { return !c.policies[i].p.Ref.Less(ps.p.Ref) })
+	if i < len(c.policies) && c.policies[i] == ps {
+		c.policies = slices.Delete(c.policies, i, i+1)
+	}
+	if c.byRef[ps.p.Ref] == ps {
+		delete(c.byRef, ps.p.Ref)
+	}
+	delete(c.status, ps)
+}

@@ -1,0 +1,404 @@
+package engine_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/attache-dev/attache/internal/gen"
+	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/report"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// dump renders a Result in full and in its own order (the public report
+// sorts; this does not), paths included.
+func dump(t *testing.T, r *engine.Result) string {
+	t.Helper()
+	var b strings.Builder
+	for _, e := range r.Effective {
+		fmt.Fprintf(&b, "E %s %s\n", e.Kind, e.Target)
+		for _, c := range e.Contexts {
+			spec, _ := json.Marshal(c.Spec)
+			fmt.Fprintf(&b, "  C %s errors=%v\n", spec, c.Errors)
+			for _, s := range c.Stack {
+				fmt.Fprintf(&b, "    S %s@%s %s %s %s conflicted=%v by=%d lost=", s.Policy, s.At, s.Strategy, s.Stanza, s.Outcome, s.Conflicted, len(s.ConflictedBy))
+				for _, l := range s.Lost {
+					fmt.Fprintf(&b, "%s->", l.Path)
+					for _, w := range l.To {
+						fmt.Fprintf(&b, "%s@%s,", w.Policy, w.At)
+					}
+					b.WriteString(";")
+				}
+				b.WriteString("\n")
+			}
+			for _, f := range c.Fields {
+				fmt.Fprintf(&b, "    F %s=%v <- %s@%s %s\n", f.Path, f.Value, f.Policy, f.At, f.Strategy)
+			}
+			c.Paths(func(p []topology.Ref) bool {
+				fmt.Fprintf(&b, "    P %v\n", p)
+				return true
+			})
+		}
+	}
+	for _, a := range r.Affected {
+		fmt.Fprintf(&b, "A %s %s %v %+v\n", a.Kind, a.Target, a.Policies, a.Condition)
+	}
+	rep, err := json.MarshalIndent(report.Build(r, "", nil), "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Write(rep)
+	return b.String()
+}
+
+// firstDiff shows where two dumps part.
+func firstDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < len(al) || i < len(bl); i++ {
+		var x, y string
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y {
+			return fmt.Sprintf("line %d:\n incremental: %s\n compute:     %s", i+1, x, y)
+		}
+	}
+	return "no difference"
+}
+
+// editor makes random changes to a generated input.
+type editor struct {
+	rng     *rand.Rand
+	objs    []engine.Object
+	targets []map[string]any // targetRefs candidates
+	next    int
+}
+
+const directGroup = "direct.attache.dev"
+
+// directObjects adds a Direct kind (strategy none) with conflicting
+// instances on Services, so that both classes are updated.
+func directObjects(services, namespaces int) []*unstructured.Unstructured {
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "tlspolicies." + directGroup, "labels": map[string]any{"gateway.networking.k8s.io/policy": "Direct"},
+			"annotations": map[string]any{"attache.dev/target-kinds": "Service"}},
+		"spec": map[string]any{"group": directGroup, "scope": "Namespaced", "names": map[string]any{"kind": "TLSPolicy", "plural": "tlspolicies"}},
+	}}
+	out := []*unstructured.Unstructured{crd}
+	for i := range 12 {
+		s := (i * 7) % services
+		out = append(out, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": directGroup + "/v1", "kind": "TLSPolicy",
+			"metadata": map[string]any{"name": fmt.Sprintf("tls-%d", i), "namespace": fmt.Sprintf("ns-%d", s%namespaces),
+				"creationTimestamp": fmt.Sprintf("2026-01-01T00:00:%02dZ", 59-i)},
+			"spec": map[string]any{"targetRefs": []any{map[string]any{"group": "", "kind": "Service", "name": fmt.Sprintf("svc-%d", s)}},
+				"mode": fmt.Sprintf("m%d", i%3)},
+		}})
+	}
+	return out
+}
+
+func newEditor(seed uint64, p gen.Params, n int) *editor {
+	e := &editor{rng: rand.New(rand.NewPCG(seed, 7))}
+	for _, u := range gen.Topology(p) {
+		e.objs = append(e.objs, engine.Object{Object: u, Source: "topology"})
+	}
+	for _, u := range gen.Policies(p, n) {
+		e.objs = append(e.objs, engine.Object{Object: u, Source: "policies"})
+	}
+	for _, u := range directObjects(p.Services, p.Namespaces) {
+		e.objs = append(e.objs, engine.Object{Object: u, Source: "direct"})
+	}
+	gw := "gateway.networking.k8s.io"
+	ref := func(group, kind, name, section string) map[string]any {
+		m := map[string]any{"group": group, "kind": kind, "name": name}
+		if section != "" {
+			m["sectionName"] = section
+		}
+		return m
+	}
+	e.targets = append(e.targets, ref(gw, "GatewayClass", gen.ClassName, ""), ref(gw, "HTTPRoute", "route-9999", ""),
+		ref(gw, "Gateway", "gw-0", "nope"), ref("", "Service", "svc-0", "http"), ref("", "Service", "svc-1", ""))
+	for g := range p.Gateways {
+		e.targets = append(e.targets, ref(gw, "Gateway", fmt.Sprintf("gw-%d", g), ""), ref(gw, "Gateway", fmt.Sprintf("gw-%d", g), "l1"))
+	}
+	for r := range 8 {
+		e.targets = append(e.targets, ref(gw, "HTTPRoute", fmt.Sprintf("route-%d", r), ""), ref(gw, "HTTPRoute", fmt.Sprintf("route-%d", r), "rule-1"))
+	}
+	for s := range 6 {
+		e.targets = append(e.targets, ref("", "Service", fmt.Sprintf("svc-%d", s), ""))
+	}
+	for k := range p.Namespaces {
+		e.targets = append(e.targets, ref("", "Namespace", fmt.Sprintf("ns-%d", k), ""))
+	}
+	return e
+}
+
+// policies returns the indexes of the policy objects of a kind.
+func (e *editor) policies(kind string) []int {
+	var out []int
+	for i, o := range e.objs {
+		if o.Object.GetKind() == kind {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// edit changes one thing and says what; policyOnly reports whether only
+// policies changed.
+func (e *editor) edit() (what string, policyOnly bool) {
+	bench := e.policies(gen.PolicyKind)
+	pick := func(l []int) int { return l[e.rng.IntN(len(l))] }
+	replace := func(i int, f func(u *unstructured.Unstructured)) {
+		u := e.objs[i].Object.DeepCopy()
+		f(u)
+		e.objs[i].Object = u
+	}
+	stanzaOf := func(u *unstructured.Unstructured) string {
+		if _, ok := u.Object["spec"].(map[string]any)["overrides"]; ok {
+			return "overrides"
+		}
+		return "defaults"
+	}
+	switch op := e.rng.IntN(12); op {
+	case 0, 1: // edit a field of the spec proper
+		i := pick(bench)
+		replace(i, func(u *unstructured.Unstructured) {
+			st := stanzaOf(u)
+			switch e.rng.IntN(3) {
+			case 0:
+				_ = unstructured.SetNestedField(u.Object, fmt.Sprintf("%ds", e.rng.IntN(99)), "spec", st, "timeout")
+			case 1:
+				unstructured.RemoveNestedField(u.Object, "spec", st, "retries")
+			default:
+				_ = unstructured.SetNestedField(u.Object, nil, "spec", st, "headers")
+			}
+		})
+		return "spec of " + e.objs[i].Object.GetName(), true
+	case 2: // defaults <-> overrides, patch <-> atomic
+		i := pick(bench)
+		replace(i, func(u *unstructured.Unstructured) {
+			spec := u.Object["spec"].(map[string]any)
+			st := stanzaOf(u)
+			body := spec[st].(map[string]any)
+			if e.rng.IntN(2) == 0 {
+				delete(spec, st)
+				if st == "defaults" {
+					spec["overrides"] = body
+				} else {
+					spec["defaults"] = body
+				}
+			} else if body["strategy"] == "patch" {
+				body["strategy"] = "atomic"
+			} else {
+				body["strategy"] = "patch"
+			}
+		})
+		return "stanza or strategy of " + e.objs[i].Object.GetName(), true
+	case 3, 4: // retarget
+		i := pick(bench)
+		t := e.targets[e.rng.IntN(len(e.targets))]
+		replace(i, func(u *unstructured.Unstructured) {
+			refs := []any{copyMap(t)}
+			if e.rng.IntN(4) == 0 {
+				refs = append(refs, copyMap(e.targets[e.rng.IntN(len(e.targets))]))
+			}
+			_ = unstructured.SetNestedSlice(u.Object, refs, "spec", "targetRefs")
+			if t["kind"] == "Namespace" {
+				u.SetNamespace(t["name"].(string))
+			}
+		})
+		return fmt.Sprintf("retarget %s to %v", e.objs[i].Object.GetName(), t), true
+	case 5: // delete
+		i := pick(bench)
+		name := e.objs[i].Object.GetName()
+		e.objs = append(e.objs[:i:i], e.objs[i+1:]...)
+		return "delete " + name, true
+	case 6: // add
+		i := pick(bench)
+		u := e.objs[i].Object.DeepCopy()
+		e.next++
+		u.SetName(fmt.Sprintf("new-%d", e.next))
+		t := e.targets[e.rng.IntN(len(e.targets))]
+		_ = unstructured.SetNestedSlice(u.Object, []any{copyMap(t)}, "spec", "targetRefs")
+		if t["kind"] == "Namespace" {
+			u.SetNamespace(t["name"].(string))
+		}
+		_ = unstructured.SetNestedField(u.Object, fmt.Sprintf("2026-01-01T00:00:%02dZ", e.rng.IntN(60)), "metadata", "creationTimestamp")
+		e.objs = append(e.objs, engine.Object{Object: u, Source: "added"})
+		return "add " + u.GetName(), true
+	case 7: // age
+		i := pick(bench)
+		replace(i, func(u *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(u.Object, fmt.Sprintf("2025-01-01T00:00:%02dZ", e.rng.IntN(60)), "metadata", "creationTimestamp")
+		})
+		return "age of " + e.objs[i].Object.GetName(), true
+	case 8: // invalid, or valid again
+		i := pick(bench)
+		replace(i, func(u *unstructured.Unstructured) {
+			spec := u.Object["spec"].(map[string]any)
+			if _, both := spec["overrides"]; both {
+				if _, ok := spec["defaults"]; ok {
+					delete(spec, "overrides")
+					return
+				}
+			}
+			spec["overrides"] = map[string]any{"timeout": "1s"}
+			spec["defaults"] = map[string]any{"timeout": "2s"}
+		})
+		return "invalid " + e.objs[i].Object.GetName(), true
+	case 9: // a Direct policy
+		d := e.policies("TLSPolicy")
+		i := pick(d)
+		replace(i, func(u *unstructured.Unstructured) {
+			if e.rng.IntN(2) == 0 {
+				_ = unstructured.SetNestedField(u.Object, fmt.Sprintf("m%d", e.rng.IntN(5)), "spec", "mode")
+			} else {
+				_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"group": "", "kind": "Service", "name": fmt.Sprintf("svc-%d", e.rng.IntN(8))}}, "spec", "targetRefs")
+			}
+		})
+		return "direct " + e.objs[i].Object.GetName(), true
+	case 10: // a copy with the same content, or a status-only write
+		i := pick(bench)
+		replace(i, func(u *unstructured.Unstructured) {
+			if e.rng.IntN(2) == 0 {
+				u.Object["status"] = map[string]any{"ancestors": []any{}}
+			}
+		})
+		return "same " + e.objs[i].Object.GetName(), true
+	default: // the topology: a route's rules, or a Service's labels
+		for {
+			i := e.rng.IntN(len(e.objs))
+			u := e.objs[i].Object
+			switch u.GetKind() {
+			case "HTTPRoute":
+				replace(i, func(u *unstructured.Unstructured) {
+					rules, _, _ := unstructured.NestedSlice(u.Object, "spec", "rules")
+					if len(rules) > 1 {
+						_ = unstructured.SetNestedSlice(u.Object, rules[:1], "spec", "rules")
+					}
+				})
+				return "rules of " + u.GetName(), false
+			case "Service":
+				replace(i, func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"edited": "yes"}) })
+				return "labels of " + u.GetName(), false
+			}
+		}
+	}
+}
+
+func copyMap(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// TestIncrementalMatchesCompute applies random sequences of changes and
+// checks, after each, that the Incremental's Result is Compute's, in full
+// and in order, that it was incremental where it should be, and that the
+// previous Result did not change.
+func TestIncrementalMatchesCompute(t *testing.T) {
+	steps := 80
+	if testing.Short() {
+		steps = 20
+	}
+	for seed := uint64(1); seed <= 6; seed++ {
+		p := gen.Params{Gateways: 2, ListenersPerGateway: 3, Routes: 30, Services: 24, Namespaces: 4, Seed: int64(seed)}
+		e := newEditor(seed, p, 90)
+		in := engine.NewIncremental(engine.Options{})
+		res := in.Compute(e.objs)
+		if !in.LastChange().Full {
+			t.Fatal("the first computation must be full")
+		}
+		want := dump(t, engine.Compute(e.objs, engine.Options{}))
+		if got := dump(t, res); got != want {
+			t.Fatalf("seed %d: first computation differs: %s", seed, firstDiff(got, want))
+		}
+		incremental := 0
+		for step := range steps {
+			prev, prevDump := res, dump(t, res)
+			what, policyOnly := e.edit()
+			res = in.Compute(e.objs)
+			ch := in.LastChange()
+			if policyOnly && ch.Full && !strings.Contains(ch.Reason, "virtual") && ch.Reason != "compaction" {
+				t.Fatalf("seed %d step %d (%s): recomputed in full: %s", seed, step, what, ch.Reason)
+			}
+			if !policyOnly && !ch.Full {
+				t.Fatalf("seed %d step %d (%s): a topology change must recompute in full", seed, step, what)
+			}
+			if !ch.Full {
+				incremental++
+			}
+			want := dump(t, engine.Compute(e.objs, engine.Options{}))
+			if got := dump(t, res); got != want {
+				t.Fatalf("seed %d step %d (%s, change %+v): %s", seed, step, what, ch, firstDiff(got, want))
+			}
+			if again := dump(t, prev); again != prevDump {
+				t.Fatalf("seed %d step %d (%s): the previous Result changed: %s", seed, step, what, firstDiff(again, prevDump))
+			}
+		}
+		if incremental < steps/2 {
+			t.Errorf("seed %d: only %d of %d steps were incremental", seed, incremental, steps)
+		}
+	}
+}
+
+// TestIncrementalScopesTheChange checks that an edit recomputes only the
+// targets below the edited policy and the policies sharing its contexts.
+func TestIncrementalScopesTheChange(t *testing.T) {
+	p := gen.Params{Gateways: 4, ListenersPerGateway: 2, Routes: 40, Services: 40, Namespaces: 4, Seed: 1}
+	e := newEditor(1, p, 120)
+	in := engine.NewIncremental(engine.Options{})
+	in.Compute(e.objs)
+	// The policy on one route's rule: its targets are that rule's backends.
+	var idx = -1
+	for i, o := range e.objs {
+		refs, _, _ := unstructured.NestedSlice(o.Object.Object, "spec", "targetRefs")
+		if o.Object.GetKind() == gen.PolicyKind && len(refs) == 1 && refs[0].(map[string]any)["sectionName"] == "rule-0" {
+			idx = i
+			break
+		}
+	}
+	if idx < 0 {
+		t.Fatal("no rule policy in the input")
+	}
+	u := e.objs[idx].Object.DeepCopy()
+	spec := u.Object["spec"].(map[string]any)
+	for _, st := range []string{"defaults", "overrides"} {
+		if body, ok := spec[st].(map[string]any); ok {
+			body["timeout"] = "77s"
+		}
+	}
+	e.objs[idx].Object = u
+	res := in.Compute(e.objs)
+	ch := in.LastChange()
+	if ch.Full {
+		t.Fatalf("recomputed in full: %s", ch.Reason)
+	}
+	gk := topology.GroupKind{Group: gen.PolicyGroup, Kind: gen.PolicyKind}
+	if n := len(ch.Targets[gk]); n == 0 || n > 2 {
+		t.Errorf("recomputed %d targets (%v), want the rule's one or two backends", n, ch.Targets[gk])
+	}
+	if n := len(ch.Statuses); n == 0 || n*4 > len(res.Policies) {
+		t.Errorf("derived the status of %d of %d policies again", n, len(res.Policies))
+	}
+	if len(ch.Policies) != 1 || ch.Policies[0].Name != u.GetName() {
+		t.Errorf("changed policies %v, want %s", ch.Policies, u.GetName())
+	}
+	// Nothing changed: nothing is recomputed, and the Result is the same.
+	if again := in.Compute(e.objs); again != res || in.LastChange().Full || len(in.LastChange().Statuses) > 0 {
+		t.Errorf("a computation with nothing changed recomputed something: %+v", in.LastChange())
+	}
+}
