@@ -35,6 +35,9 @@ const (
 	// itemPolicies compares the policies' status with the last
 	// computation's, after a change to their status only.
 	itemPolicies = "policies"
+	// itemResync recomputes and compares every policy and affected object
+	// with the cache, whatever changed.
+	itemResync = "resync"
 )
 
 // errNotSynced says an informer has not synced yet: computing now would
@@ -55,6 +58,14 @@ type Controller struct {
 	log      logr.Logger
 	goKinds  map[topology.GroupKind]bool
 	owned    map[topology.GroupKind]bool // from Options.OwnedKinds
+	// inc is the engine: it recomputes only what changed since the last
+	// computation (see engine.Incremental).
+	inc *engine.Incremental
+	// compareAll makes the next computation compare every owned policy
+	// and affected object with the cache, not only those the engine
+	// recomputed: at start, on resync, and after a failed write or
+	// Program.
+	compareAll bool
 
 	queue   workqueue.TypedRateLimitingInterface[string]
 	targets workqueue.TypedRateLimitingInterface[objKey]
@@ -113,7 +124,14 @@ func New(mgr manager.Manager, opts Options) (*Controller, error) {
 		unsettledWrites: map[objKey]string{},
 		access:          map[topology.GroupKind]access{},
 		limiter:         rate.NewLimiter(rate.Limit(opts.TargetWriteQPS), opts.TargetWriteBurst),
+		compareAll:      true,
 	}
+	c.inc = engine.NewIncremental(engine.Options{
+		ControllerName:  opts.ControllerName,
+		ConditionDomain: opts.ConditionDomain,
+		Kinds:           opts.Kinds,
+		Custom:          opts.Custom,
+	})
 	// A client of its own, so that the manager's scheme needs no
 	// authorization types.
 	ac, err := authorizationv1client.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
@@ -194,7 +212,7 @@ func (c *Controller) Start(ctx context.Context) error {
 				case <-ctx.Done():
 					return
 				case <-t.C:
-					c.queue.Add(itemRecompute)
+					c.queue.Add(itemResync)
 				}
 			}
 		}()
@@ -242,7 +260,10 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	}()
 	c.observeQueues()
 	switch item {
-	case itemRecompute:
+	case itemRecompute, itemResync:
+		if item == itemResync {
+			c.compareAll = true
+		}
 		t0 := time.Now()
 		err := c.safeRecompute(ctx)
 		result := "ok"
@@ -307,12 +328,11 @@ func (c *Controller) recompute(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	res := engine.Compute(objs, engine.Options{
-		ControllerName:  c.opts.ControllerName,
-		ConditionDomain: c.opts.ConditionDomain,
-		Kinds:           c.opts.Kinds,
-		Custom:          c.opts.Custom,
-	})
+	res := c.inc.Compute(objs)
+	change := c.inc.LastChange()
+	if change.Full && change.Reason != "first computation" {
+		c.log.V(1).Info("recomputed everything", "reason", change.Reason)
+	}
 	c.logProblems(res)
 	owned := c.ownedKinds(crds)
 
@@ -320,18 +340,32 @@ func (c *Controller) recompute(ctx context.Context) error {
 		// Program is slow: say Reconciling on the policies whose status
 		// is about to change, so that nobody reads the old status as the
 		// outcome of the new spec.
-		pending := c.desiredPolicies(res, owned, crds, nil, true)
-		if err := c.writePolicies(ctx, pending, c.desiredPolicies(res, owned, crds, nil, false)); err != nil {
+		pending := c.desiredPolicies(res, owned, crds, nil, true, nil)
+		if err := c.writePolicies(ctx, pending, c.desiredPolicies(res, owned, crds, nil, false, nil)); err != nil {
 			c.log.Error(err, "writing Reconciling status")
 		}
 	})
 	if progErr != nil {
 		c.log.Error(progErr, "Program failed; retrying with backoff")
 	}
-	desired := c.desiredPolicies(res, owned, crds, progErr, false)
+	// Compare only what the engine recomputed, unless everything must be.
+	all := c.compareAll || change.Full || progErr != nil
+	var only map[topology.Ref]bool
+	if !all {
+		only = map[topology.Ref]bool{}
+		for _, r := range change.Statuses {
+			only[r] = true
+		}
+	}
+	desired := c.desiredPolicies(res, owned, crds, progErr, false, only)
 	targets := c.desiredTargets(res, owned)
 	c.mu.Lock()
-	c.policies = map[objKey]*policyDesired{}
+	if all {
+		c.policies = map[objKey]*policyDesired{}
+	}
+	for _, r := range change.Policies {
+		delete(c.policies, keyOfRef(r)) // removed, or rewritten below
+	}
 	for _, d := range desired {
 		c.policies[d.key] = d
 	}
@@ -339,10 +373,17 @@ func (c *Controller) recompute(ctx context.Context) error {
 	c.mu.Unlock()
 
 	writeErr := c.writePolicies(ctx, desired, nil)
-	c.queueTargets(objs, targets)
+	if all {
+		c.queueTargets(objs, targets)
+	} else {
+		c.queueChangedTargets(ctx, change, targets)
+	}
 	c.pruneStale(objs)
 	c.computations.Add(1)
 	c.synced.Store(true)
+	// A failed write or Program leaves the cluster behind the
+	// computation: compare everything next time.
+	c.compareAll = writeErr != nil || progErr != nil
 	if writeErr != nil {
 		return writeErr
 	}

@@ -56,15 +56,15 @@ type policyDesired struct {
 	omitted     int
 }
 
-// desiredPolicies derives the status of every policy of an owned kind from
-// a computation and the outcome of Program: progErr, or pending while it
-// runs.
-func (c *Controller) desiredPolicies(res *engine.Result, owned map[topology.GroupKind]bool, crds map[topology.GroupKind]*crdInfo, progErr error, pending bool) []*policyDesired {
+// desiredPolicies derives the status of every policy of an owned kind
+// (with only set, of those it holds) from a computation and the outcome of
+// Program: progErr, or pending while it runs.
+func (c *Controller) desiredPolicies(res *engine.Result, owned map[topology.GroupKind]bool, crds map[topology.GroupKind]*crdInfo, progErr error, pending bool, only map[topology.Ref]bool) []*policyDesired {
 	var out []*policyDesired
 	for _, st := range res.Policies {
 		p := st.Policy
 		gk := p.Ref.GroupKind()
-		if !owned[gk] {
+		if !owned[gk] || (only != nil && !only[p.Ref]) {
 			continue
 		}
 		w := c.watchOf(gk)

@@ -140,6 +140,39 @@ func (c *Controller) queueTargets(objs []engine.Object, desired map[objKey]*targ
 	c.observeQueues()
 }
 
+// queueChangedTargets is queueTargets for the objects whose targets (or
+// sections) the engine recomputed in its last, incremental, computation:
+// no other object's Affected conditions can have changed.
+func (c *Controller) queueChangedTargets(ctx context.Context, change engine.Change, desired map[objKey]*targetDesired) {
+	seen := map[objKey]bool{}
+	n := 0
+	for _, refs := range change.Targets {
+		for _, r := range refs {
+			k := keyOfRef(r.Object())
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			w := c.watchOf(k.gk())
+			if w == nil {
+				continue // not watched (a virtual target): nothing to write
+			}
+			u, err := c.cached(ctx, w.gvk, k)
+			if err != nil || u == nil {
+				continue
+			}
+			if p := c.planTarget(u, desired[k]); p.any() {
+				c.targets.Add(k)
+				n++
+			}
+		}
+	}
+	if n > 0 {
+		c.log.V(1).Info("queued affected objects", "count", n)
+	}
+	c.observeQueues()
+}
+
 // carriesOurs reports whether an object has one of our conditions or
 // annotations.
 func (c *Controller) carriesOurs(u *unstructured.Unstructured) bool {
