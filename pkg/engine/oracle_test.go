@@ -25,7 +25,9 @@ import (
 // each level (older first, then by namespace/name), and fold the stack (or,
 // for strategy none, take the established policy whole). Every (target,
 // path) must get exactly the engine's effective spec and stack, and the
-// Affected sets must be the policies that set a field somewhere (decision 8).
+// Affected sets must be the policies that set a field somewhere (decision 8),
+// and each policy's Accepted and Programmed reasons must follow from its
+// outcomes over the distinct contexts it reaches (decisions 5 and 7).
 func TestContextsAgainstPathEnumeration(t *testing.T) {
 	iterations := 400
 	if testing.Short() {
@@ -35,11 +37,12 @@ func TestContextsAgainstPathEnumeration(t *testing.T) {
 	for seed := int64(1); seed <= int64(iterations); seed++ {
 		objs := randomWorld(rand.New(rand.NewSource(seed)))
 		res := engine.Compute(objs, engine.Options{})
-		want, wantAffected, ok := enumerateContexts(res)
+		oracle, ok := enumerateContexts(res)
 		if !ok {
 			continue // too many paths for the oracle
 		}
-		got, gotAffected := engineContexts(res)
+		want, wantAffected, wantStatus := oracle.contexts, oracle.affected, oracle.status
+		got, gotAffected, gotStatus := engineContexts(res)
 		compared += len(want)
 		if !reflect.DeepEqual(keys(got), keys(want)) {
 			t.Fatalf("seed %d: contexts differ\n got: %s\nwant: %s\n%s", seed, strings.Join(keys(got), "\n      "), strings.Join(keys(want), "\n      "), dumpWorld(objs))
@@ -52,6 +55,9 @@ func TestContextsAgainstPathEnumeration(t *testing.T) {
 		if !reflect.DeepEqual(gotAffected, wantAffected) {
 			t.Fatalf("seed %d: affected\n got: %v\nwant: %v\n%s", seed, gotAffected, wantAffected, dumpWorld(objs))
 		}
+		if !reflect.DeepEqual(gotStatus, wantStatus) {
+			t.Fatalf("seed %d: policy status\n got: %v\nwant: %v\n%s", seed, gotStatus, wantStatus, dumpWorld(objs))
+		}
 	}
 	t.Logf("%d contexts compared over %d worlds", compared, iterations)
 	if compared < iterations {
@@ -63,6 +69,20 @@ func TestContextsAgainstPathEnumeration(t *testing.T) {
 type outcome struct {
 	Spec  map[string]any
 	Stack []string // policy@level, most general first
+}
+
+// reasons renders Accepted[/Programmed] reasons.
+func reasons(cs []engine.Condition) string {
+	var st string
+	for _, c := range cs {
+		switch c.Type {
+		case engine.CondAccepted:
+			st = c.Reason + st
+		case engine.CondProgrammed:
+			st += "/" + c.Reason
+		}
+	}
+	return st
 }
 
 func keys(m map[string]outcome) []string {
@@ -85,7 +105,7 @@ func pathKey(kind *policy.Kind, path []topology.Ref) string {
 func attKey(pol, at topology.Ref) string { return pol.Namespace + "/" + pol.Name + "@" + at.String() }
 
 // engineContexts flattens the engine's result into the oracle's shape.
-func engineContexts(res *engine.Result) (map[string]outcome, map[string][]string) {
+func engineContexts(res *engine.Result) (map[string]outcome, map[string][]string, map[string]string) {
 	out := map[string]outcome{}
 	for _, e := range res.Effective {
 		if e.Kind.Class != policy.Inherited {
@@ -112,7 +132,30 @@ func engineContexts(res *engine.Result) (map[string]outcome, map[string][]string
 			affected[k] = append(affected[k], p.Namespace+"/"+p.Name)
 		}
 	}
-	return out, affected
+	status := map[string]string{}
+	for _, ps := range res.Policies {
+		p := ps.Policy
+		if p.Kind.Class != policy.Inherited || p.Invalid() {
+			continue
+		}
+		status[policyKey(p)] = reasons(ps.Conditions)
+		var anc []string
+		for _, a := range ps.Ancestors {
+			anc = append(anc, a.Ref.String()+"="+reasons(a.Conditions))
+		}
+		sort.Strings(anc)
+		status[policyKey(p)] += " " + strings.Join(anc, " ")
+	}
+	return out, affected, status
+}
+
+// oracleResult is what the oracle expects: contexts by (kind, path),
+// Affected sets by (kind, target), and each policy's Accepted/Programmed
+// reasons, in summary and per ancestor.
+type oracleResult struct {
+	contexts map[string]outcome
+	affected map[string][]string
+	status   map[string]string
 }
 
 // oracleAtt is a policy attached to a level: a node or a namespace.
@@ -121,13 +164,47 @@ type oracleAtt struct {
 	at topology.Ref
 }
 
+// tally counts contexts by a policy's (or one attachment's) outcome there.
+type tally struct{ contexts, full, partial, none, conflicted int }
+
+func (t *tally) add(conflicted, lost, contrib bool) {
+	t.contexts++
+	switch {
+	case conflicted:
+		t.none++
+		t.conflicted++
+	case !lost:
+		t.full++
+	case contrib:
+		t.partial++
+	default:
+		t.none++
+	}
+}
+
+// reason is decision 7's Programmed reason for a tally.
+func (t tally) reason() string {
+	switch {
+	case t.full == t.contexts:
+		return "Programmed"
+	case t.none == t.contexts:
+		return "Overridden"
+	}
+	return "PartiallyProgrammed"
+}
+
+func policyKey(p *policy.Policy) string { return p.Ref.Kind + " " + p.Ref.Namespace + "/" + p.Ref.Name }
+
 // enumerateContexts is the oracle: it recomputes every context of every
 // Inherited kind by enumerating paths. It reports false when a world has
 // too many paths to enumerate.
-func enumerateContexts(res *engine.Result) (map[string]outcome, map[string][]string, bool) {
+func enumerateContexts(res *engine.Result) (oracleResult, bool) {
 	g := res.Graph
 	out := map[string]outcome{}
 	affected := map[string]map[string]bool{}
+	polTally := map[*policy.Policy]*tally{}
+	attTally := map[oracleAtt]*tally{}
+	atts := map[*policy.Policy][]oracleAtt{}
 	for _, k := range res.Kinds {
 		if k.Class != policy.Inherited {
 			continue
@@ -141,6 +218,7 @@ func enumerateContexts(res *engine.Result) (map[string]outcome, map[string][]str
 			if p.Kind != k || p.Invalid() {
 				continue
 			}
+			polTally[p] = &tally{}
 			for _, t := range p.Targets {
 				r := topology.Ref{Group: t.Group, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name, SectionName: t.SectionName}
 				if topology.ClusterScoped(r.GroupKind()) {
@@ -151,16 +229,14 @@ func enumerateContexts(res *engine.Result) (map[string]outcome, map[string][]str
 				}
 				if !slices.Contains(atNode[r], p) {
 					atNode[r] = append(atNode[r], p)
+					a := oracleAtt{p, r}
+					atts[p] = append(atts[p], a)
+					attTally[a] = &tally{}
 				}
 			}
 		}
 		for _, l := range atNode {
-			sort.SliceStable(l, func(i, j int) bool {
-				if !l[i].Created.Equal(l[j].Created) {
-					return l[i].Created.Before(l[j].Created)
-				}
-				return l[i].Ref.Namespace+"/"+l[i].Ref.Name < l[j].Ref.Namespace+"/"+l[j].Ref.Name
-			})
+			sort.SliceStable(l, func(i, j int) bool { return olderOrFirst(l[i], l[j]) })
 		}
 		inH := func(r topology.Ref) bool { return k.InHierarchy(r.GroupKind()) }
 		withNs := k.InHierarchy(topology.KindNamespace)
@@ -203,10 +279,11 @@ func enumerateContexts(res *engine.Result) (map[string]outcome, map[string][]str
 			n := g.Node(id)
 			if len(n.Parents) == 0 && n.Ref.GroupKind() != topology.KindNamespace {
 				if !walk(id, nil) {
-					return nil, nil, false
+					return oracleResult{}, false
 				}
 			}
 		}
+		seenContext := map[string]bool{}
 		for key, path := range paths {
 			var stack []oracleAtt
 			for _, r := range path {
@@ -221,22 +298,31 @@ func enumerateContexts(res *engine.Result) (map[string]outcome, map[string][]str
 			for _, a := range stack {
 				o.Stack = append(o.Stack, attKey(a.p.Ref, a.at))
 			}
-			var winner map[merge.Src]bool
+			// Per stack entry: rejected by strategy none, lost a field to
+			// another policy (a policy never beats itself), set a field.
+			conflicted := make([]bool, len(stack))
+			lost := make([]bool, len(stack))
+			contrib := make([]bool, len(stack))
 			if k.Supports(merge.None) {
 				// Decision 5: the established policy (oldest, then by
-				// name; levels do not matter) wins whole.
+				// name; levels do not matter) wins whole; every other
+				// policy is rejected here.
 				w := stack[0].p
 				for _, a := range stack[1:] {
-					if a.p.Created.Before(w.Created) || (a.p.Created.Equal(w.Created) && a.p.Ref.Namespace+"/"+a.p.Ref.Name < w.Ref.Namespace+"/"+w.Ref.Name) {
+					if olderOrFirst(a.p, w) {
 						w = a.p
 					}
 				}
-				r := merge.Fold([]merge.Layer{{Spec: merge.FromValue(w.Spec, 0), Strategy: merge.None}})
-				o.Spec = r.Tree.Object()
-				if len(r.Tree.Leaves()) > 0 {
-					winner = map[merge.Src]bool{0: true}
+				var first = -1
+				for i, a := range stack {
+					conflicted[i] = a.p != w
+					if a.p == w && first < 0 {
+						first = i
+					}
 				}
-				stack = []oracleAtt{{w, topology.Ref{}}}
+				r := merge.Fold([]merge.Layer{{Spec: merge.FromValue(w.Spec, merge.Src(first)), Strategy: merge.None, Src: merge.Src(first)}})
+				o.Spec = r.Tree.Object()
+				contrib[first] = len(r.Tree.Leaves()) > 0
 			} else {
 				// Decisions 2 and 3: most general first; each policy's
 				// own strategy folds it onto everything below it.
@@ -246,22 +332,76 @@ func enumerateContexts(res *engine.Result) (map[string]outcome, map[string][]str
 				}
 				r := merge.Fold(layers)
 				o.Spec = r.Tree.Object()
-				winner = map[merge.Src]bool{}
 				for _, l := range r.Tree.Leaves() {
-					winner[l.Src] = true
+					contrib[l.Src] = true
+				}
+				for _, l := range r.Losses {
+					for _, w := range l.Winners {
+						if stack[w].p != stack[l.Loser].p {
+							lost[l.Loser] = true
+						}
+					}
 				}
 			}
 			out[key] = o
 			target := path[len(path)-1]
 			ak := k.String() + " " + target.String()
-			for src := range winner {
-				p := stack[src].p
-				if affected[ak] == nil {
-					affected[ak] = map[string]bool{}
+			for i, a := range stack {
+				if contrib[i] {
+					if affected[ak] == nil {
+						affected[ak] = map[string]bool{}
+					}
+					affected[ak][a.p.Ref.Namespace+"/"+a.p.Ref.Name] = true
 				}
-				affected[ak][p.Ref.Namespace+"/"+p.Ref.Name] = true
+			}
+			// Status counts distinct contexts: a target and a stack.
+			ck := target.String() + " " + strings.Join(o.Stack, ",")
+			if seenContext[ck] {
+				continue
+			}
+			seenContext[ck] = true
+			type combined struct{ conflicted, lost, contrib bool }
+			byPolicy := map[*policy.Policy]*combined{}
+			for i, a := range stack {
+				attTally[a].add(conflicted[i], lost[i], contrib[i])
+				c := byPolicy[a.p]
+				if c == nil {
+					c = &combined{}
+					byPolicy[a.p] = c
+				}
+				c.conflicted = c.conflicted || conflicted[i]
+				c.lost = c.lost || lost[i]
+				c.contrib = c.contrib || contrib[i]
+			}
+			for p, c := range byPolicy {
+				polTally[p].add(c.conflicted, c.lost, c.contrib)
 			}
 		}
+	}
+	// Decision 7: an ancestor is Conflicted when strategy none rejects its
+	// attachment in every context it reaches, else Accepted with the
+	// Programmed reason of its own contexts; the policy is accepted when
+	// one ancestor is, with the Programmed reason of every distinct context
+	// it reaches through any target (losing a context is losing something).
+	status := map[string]string{}
+	for p, pt := range polTally {
+		var anc []string
+		accepted := false
+		for _, a := range atts[p] {
+			at := attTally[a]
+			if at.contexts > 0 && at.conflicted == at.contexts {
+				anc = append(anc, a.at.String()+"=Conflicted")
+				continue
+			}
+			accepted = true
+			anc = append(anc, a.at.String()+"=Accepted/"+at.reason())
+		}
+		sort.Strings(anc)
+		sum := "Conflicted"
+		if accepted {
+			sum = "Accepted/" + pt.reason()
+		}
+		status[policyKey(p)] = sum + " " + strings.Join(anc, " ")
 	}
 	aff := map[string][]string{}
 	for k, set := range affected {
@@ -270,7 +410,16 @@ func enumerateContexts(res *engine.Result) (map[string]outcome, map[string][]str
 		}
 		sort.Strings(aff[k])
 	}
-	return out, aff, true
+	return oracleResult{out, aff, status}, true
+}
+
+// olderOrFirst is decision 2's order at one level (and strategy none's
+// order everywhere): older first, then by namespace/name.
+func olderOrFirst(a, b *policy.Policy) bool {
+	if !a.Created.Equal(b.Created) {
+		return a.Created.Before(b.Created)
+	}
+	return a.Ref.Namespace+"/"+a.Ref.Name < b.Ref.Namespace+"/"+b.Ref.Name
 }
 
 // randomWorld generates a small world: GatewayClasses, Gateways with
@@ -392,43 +541,51 @@ func randomWorld(rnd *rand.Rand) []engine.Object {
 		}
 		add(crd)
 		allowed := func(gk string) bool { return k.levels == nil || slices.Contains(k.levels, gk) }
-		for i := range rnd.Intn(9) {
-			var ns string
-			var ref map[string]any
+		// target picks a target of an allowed kind and the namespace it is
+		// in ("" for a GatewayClass: any policy may target it).
+		target := func() (string, map[string]any, bool) {
 			switch rnd.Intn(7) {
 			case 0:
-				if !allowed("GatewayClass.gateway.networking.k8s.io") {
-					continue
-				}
-				ns, ref = pick(nss...), map[string]any{"group": "gateway.networking.k8s.io", "kind": "GatewayClass", "name": pick("gc1", "gc2")}
+				return "", map[string]any{"group": "gateway.networking.k8s.io", "kind": "GatewayClass", "name": pick("gc1", "gc2")}, allowed("GatewayClass.gateway.networking.k8s.io")
 			case 1:
-				if !allowed("Namespace") {
-					continue
-				}
-				ns = pick(nss...)
-				ref = map[string]any{"group": "", "kind": "Namespace", "name": ns}
+				ns := pick(nss...)
+				return ns, map[string]any{"group": "", "kind": "Namespace", "name": ns}, allowed("Namespace")
 			case 2, 3:
-				if !allowed("Gateway.gateway.networking.k8s.io") {
-					continue
-				}
 				gw := gateways[rnd.Intn(len(gateways))]
-				ns, ref = gw.ns, map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": gw.name}
+				ref := map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": gw.name}
 				if rnd.Intn(2) == 0 {
 					ls := listeners[gw]
 					ref["sectionName"] = ls[rnd.Intn(len(ls))]
 				}
+				return gw.ns, ref, allowed("Gateway.gateway.networking.k8s.io")
 			case 4, 5:
-				if !allowed("HTTPRoute.gateway.networking.k8s.io") {
-					continue
-				}
 				r := routes[rnd.Intn(len(routes))]
-				ns, ref = r.ns, map[string]any{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": r.name}
+				ref := map[string]any{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": r.name}
 				if rnd.Intn(2) == 0 {
 					ref["sectionName"] = fmt.Sprintf("rule-%d", rnd.Intn(rules[r]))
 				}
-			default:
-				s := services[rnd.Intn(len(services))]
-				ns, ref = s.ns, map[string]any{"group": "", "kind": "Service", "name": s.name}
+				return r.ns, ref, allowed("HTTPRoute.gateway.networking.k8s.io")
+			}
+			s := services[rnd.Intn(len(services))]
+			return s.ns, map[string]any{"group": "", "kind": "Service", "name": s.name}, true
+		}
+		for i := range rnd.Intn(9) {
+			ns, ref, ok := target()
+			if !ok {
+				continue
+			}
+			if ns == "" {
+				ns = pick(nss...)
+			}
+			refs := []any{ref}
+			// A second target in the same namespace (no ReferenceGrant
+			// needed), often on the same paths: a policy at two levels.
+			for range 3 {
+				ns2, ref2, ok := target()
+				if ok && (ns2 == "" || ns2 == ns) && rnd.Intn(2) == 0 {
+					refs = append(refs, ref2)
+					break
+				}
 			}
 			spec := map[string]any{}
 			for _, key := range []string{"a", "b", "c"} {
@@ -455,7 +612,7 @@ func randomWorld(rnd *rand.Rand) []engine.Object {
 					spec["strategy"] = w
 				}
 			}
-			spec["targetRefs"] = []any{ref}
+			spec["targetRefs"] = refs
 			p := obj("policies.example.com/v1", k.kind, ns, fmt.Sprintf("p%d", i), nil, spec)
 			if ts := pick(stamps...); ts != "" {
 				p["metadata"].(map[string]any)["creationTimestamp"] = ts
