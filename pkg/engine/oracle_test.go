@@ -35,34 +35,50 @@ func TestContextsAgainstPathEnumeration(t *testing.T) {
 	}
 	compared := 0
 	for seed := int64(1); seed <= int64(iterations); seed++ {
-		objs := randomWorld(rand.New(rand.NewSource(seed)))
-		res := engine.Compute(objs, engine.Options{})
-		oracle, ok := enumerateContexts(res)
-		if !ok {
-			continue // too many paths for the oracle
-		}
-		want, wantAffected, wantStatus := oracle.contexts, oracle.affected, oracle.status
-		got, gotAffected, gotStatus := engineContexts(res)
-		compared += len(want)
-		if !reflect.DeepEqual(keys(got), keys(want)) {
-			t.Fatalf("seed %d: contexts differ\n got: %s\nwant: %s\n%s", seed, strings.Join(keys(got), "\n      "), strings.Join(keys(want), "\n      "), dumpWorld(objs))
-		}
-		for k, w := range want {
-			if g := got[k]; !reflect.DeepEqual(g, w) {
-				t.Fatalf("seed %d: context %s\n got: %+v\nwant: %+v\n%s", seed, k, g, w, dumpWorld(objs))
-			}
-		}
-		if !reflect.DeepEqual(gotAffected, wantAffected) {
-			t.Fatalf("seed %d: affected\n got: %v\nwant: %v\n%s", seed, gotAffected, wantAffected, dumpWorld(objs))
-		}
-		if !reflect.DeepEqual(gotStatus, wantStatus) {
-			t.Fatalf("seed %d: policy status\n got: %v\nwant: %v\n%s", seed, gotStatus, wantStatus, dumpWorld(objs))
-		}
+		compared += checkAgainstOracle(t, seed)
 	}
 	t.Logf("%d contexts compared over %d worlds", compared, iterations)
 	if compared < iterations {
 		t.Fatalf("only %d contexts compared over %d worlds: the generator is too sparse to test anything", compared, iterations)
 	}
+}
+
+// FuzzContextsAgainstPathEnumeration runs the same comparison on worlds
+// generated from fuzzed seeds.
+func FuzzContextsAgainstPathEnumeration(f *testing.F) {
+	for seed := range int64(8) {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, seed int64) { checkAgainstOracle(t, seed) })
+}
+
+// checkAgainstOracle compares the engine with the oracle on the world of a
+// seed and returns how many contexts it compared.
+func checkAgainstOracle(t *testing.T, seed int64) int {
+	t.Helper()
+	objs := randomWorld(rand.New(rand.NewSource(seed)))
+	res := engine.Compute(objs, engine.Options{})
+	oracle, ok := enumerateContexts(res)
+	if !ok {
+		return 0 // too many paths for the oracle
+	}
+	want, wantAffected, wantStatus := oracle.contexts, oracle.affected, oracle.status
+	got, gotAffected, gotStatus := engineContexts(res)
+	if !reflect.DeepEqual(keys(got), keys(want)) {
+		t.Fatalf("seed %d: contexts differ\n got: %s\nwant: %s\n%s", seed, strings.Join(keys(got), "\n      "), strings.Join(keys(want), "\n      "), dumpWorld(objs))
+	}
+	for k, w := range want {
+		if g := got[k]; !reflect.DeepEqual(g, w) {
+			t.Fatalf("seed %d: context %s\n got: %+v\nwant: %+v\n%s", seed, k, g, w, dumpWorld(objs))
+		}
+	}
+	if !reflect.DeepEqual(gotAffected, wantAffected) {
+		t.Fatalf("seed %d: affected\n got: %v\nwant: %v\n%s", seed, gotAffected, wantAffected, dumpWorld(objs))
+	}
+	if !reflect.DeepEqual(gotStatus, wantStatus) {
+		t.Fatalf("seed %d: policy status\n got: %v\nwant: %v\n%s", seed, gotStatus, wantStatus, dumpWorld(objs))
+	}
+	return len(want)
 }
 
 // outcome is what a (kind, target, path) context must hold.
