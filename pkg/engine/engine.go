@@ -280,8 +280,7 @@ func (c *computation) resolveTargets() {
 		for _, t := range p.Targets {
 			gk := t.GroupKind()
 			if !p.Kind.AllowsTarget(gk) {
-				ps.ancestors = append(ps.ancestors, ancestorState{ref: targetRef(t), reason: ReasonInvalid,
-					msg: fmt.Sprintf("%s: kind %s is not a target kind of %s (allowed: %s)", t.Field, gk, p.Kind, kindList(p.Kind.TargetKinds))})
+				c.invalidTarget(ps, t, targetRef(t), fmt.Sprintf("kind %s is not a target kind of %s (allowed: %s)", gk, p.Kind, kindList(p.Kind.TargetKinds)))
 				continue
 			}
 			if t.Selector != nil {
@@ -298,7 +297,7 @@ func (c *computation) resolveTargets() {
 					// A selected Namespace other than the policy's own is a
 					// cross-namespace target too (decision 9).
 					if !c.grantAllows(p, node.Ref) {
-						ps.ancestors = append(ps.ancestors, noGrant(p, t, node.Ref))
+						c.invalidTarget(ps, t, node.Ref, noGrant(p, node.Ref))
 						continue
 					}
 					c.attach(ps, id, t)
@@ -312,12 +311,11 @@ func (c *computation) resolveTargets() {
 			if ref.IsSection() && p.Kind.Class == policy.Inherited && p.Kind.IsEffectiveTarget(gk) {
 				// Sections sit below their object, and contexts end at the
 				// effective target: a policy there could never apply.
-				ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonInvalid,
-					msg: fmt.Sprintf("%s: %s is a section of an effective target of %s; policies apply to %s objects, so target %s instead", t.Field, ref.Short(), p.Kind, gk.Kind, ref.Object().Short())})
+				c.invalidTarget(ps, t, ref, fmt.Sprintf("%s is a section of an effective target of %s; policies apply to %s objects, so target %s instead", ref.Short(), p.Kind, gk.Kind, ref.Object().Short()))
 				continue
 			}
 			if !c.grantAllows(p, ref) {
-				ps.ancestors = append(ps.ancestors, noGrant(p, t, ref))
+				c.invalidTarget(ps, t, ref, noGrant(p, ref))
 				continue
 			}
 			id, ok := c.graph.Lookup(ref)
@@ -336,10 +334,18 @@ func (c *computation) resolveTargets() {
 	}
 }
 
-// noGrant is the ancestor of a cross-namespace target no ReferenceGrant allows.
-func noGrant(p *policy.Policy, t policy.TargetRef, ref topology.Ref) ancestorState {
-	return ancestorState{ref: ref, reason: ReasonInvalid,
-		msg: fmt.Sprintf("%s: no ReferenceGrant in namespace %s allows %s from namespace %s to target %s", t.Field, targetNamespace(ref), p.Ref.GroupKind(), p.Ref.Namespace, ref.Short())}
+// invalidTarget records a declared target the policy may not have: its
+// ancestor is Accepted=False, reason Invalid, and, like every other failed
+// validation, it is reported as a problem naming the policy and the field.
+// (A target that is not found is not: it may be created later.)
+func (c *computation) invalidTarget(ps *pstate, t policy.TargetRef, ref topology.Ref, msg string) {
+	ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonInvalid, msg: t.Field + ": " + msg})
+	c.problems = append(c.problems, diag.Problem{Object: ps.p.Ref, Source: c.sources[ps.p.Ref], Field: t.Field, Message: msg})
+}
+
+// noGrant says that no ReferenceGrant allows policy p to target ref.
+func noGrant(p *policy.Policy, ref topology.Ref) string {
+	return fmt.Sprintf("no ReferenceGrant in namespace %s allows %s from namespace %s to target %s", targetNamespace(ref), p.Ref.GroupKind(), p.Ref.Namespace, ref.Short())
 }
 
 func targetNamespace(r topology.Ref) string {
