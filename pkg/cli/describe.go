@@ -61,8 +61,9 @@ virtual kind some policy kind targets):
          that were beaten, by whom; contexts with the same result are grouped
 
 Paths are abbreviated: GatewayClass and Namespace levels are left out and a
-section is written after its object (cupcakes/http > baker/orders > Service
-baker); -o json and -o yaml give them in full.
+section is written after its object (cupcakes#http > baker#orders > Service
+baker: listener http of Gateway cupcakes, rule orders of HTTPRoute baker);
+-o json and -o yaml give them in full.
 
 --section (or TYPE/NAME#SECTION) narrows the question to a listener, a route
 rule or a Service port.

@@ -561,7 +561,7 @@ func (d *describer) printResult(w io.Writer, r effectiveResult) {
 			fmt.Fprintln(w, "      beaten:")
 			header = true
 		}
-		outcome := p.Outcome
+		outcome := beatenWords(p.Outcome)
 		if p.Conflicted {
 			outcome += ", Conflicted"
 		}
@@ -571,6 +571,18 @@ func (d *describer) printResult(w io.Writer, r effectiveResult) {
 	for _, e := range r.Errors {
 		fmt.Fprintf(w, "      error: %s\n", e)
 	}
+}
+
+// beatenWords renders the outcome of a policy that lost fields, under the
+// "beaten:" heading: "beaten in part" (partial) or "beaten entirely" (none).
+func beatenWords(outcome string) string {
+	switch outcome {
+	case engine.OutcomePartial:
+		return "beaten in part"
+	case engine.OutcomeNone:
+		return "beaten entirely"
+	}
+	return outcome
 }
 
 // printLosses prints lost fields: `path: value  (beaten by P on LEVEL)`.

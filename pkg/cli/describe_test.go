@@ -190,7 +190,7 @@ spec:
 		{[]string{"describe", "httproute/r", "-n", "app"}, []string{
 			"on HTTPRoute app/r#rule-0 (a section of this object)",
 			`color: "blue"  <- ColorPolicy app/on-rule (HTTPRoute app/r#rule-0, bare spec, atomic-defaults)`,
-			"for gw/http > r/rule-0 > Service s",
+			"for gw#http > r#rule-0 > Service s",
 		}},
 		{[]string{"describe", "service/alone"}, []string{
 			"Affected by policies: no\n",
@@ -320,11 +320,11 @@ func TestDescribePath(t *testing.T) {
 		want string
 	}{
 		{[]topology.Ref{{Group: topology.GatewayGroup, Kind: "GatewayClass", Name: "cupcakes"}, {Kind: "Namespace", Name: "infra"}, gw, gw.WithSection("http"),
-			{Kind: "Namespace", Name: "baker"}, rt, rt.WithSection("orders"), svc}, "cupcakes/http > baker/orders > Service baker"},
+			{Kind: "Namespace", Name: "baker"}, rt, rt.WithSection("orders"), svc}, "cupcakes#http > baker#orders > Service baker"},
 		{[]topology.Ref{svc}, "Service baker"},
-		{[]topology.Ref{gw.WithSection("http")}, "Gateway cupcakes/http"},
+		{[]topology.Ref{gw.WithSection("http")}, "Gateway cupcakes#http"},
 		// Mesh: a parent Service keeps its kind.
-		{[]topology.Ref{svc, rt, rt.WithSection("rule-0"), {Kind: "Service", Namespace: "baker", Name: "oven"}}, "Service baker > baker/rule-0 > Service oven"},
+		{[]topology.Ref{svc, rt, rt.WithSection("rule-0"), {Kind: "Service", Namespace: "baker", Name: "oven"}}, "Service baker > baker#rule-0 > Service oven"},
 	} {
 		if got := describePath(tc.path); got != tc.want {
 			t.Errorf("describePath = %q, want %q", got, tc.want)
