@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -86,6 +87,9 @@ func (o *commonOptions) load(ctx context.Context, streams genericiooptions.IOStr
 		}
 		l.Objects, l.Problems = objs, probs
 	} else {
+		if err := o.checkClusterConfigured(); err != nil {
+			return nil, err
+		}
 		cfg, err := o.config.ToRESTConfig()
 		if err != nil {
 			return nil, fmt.Errorf("cannot reach a cluster: %w (set --kubeconfig/--context, or read manifests with -f PATH)", err)
@@ -98,6 +102,24 @@ func (o *commonOptions) load(ctx context.Context, streams genericiooptions.IOStr
 	}
 	l.Result = engine.Compute(l.Objects, engine.Options{ControllerName: o.controllerName, ConditionDomain: o.domain})
 	return l, nil
+}
+
+// checkClusterConfigured fails when there is no cluster to read: no
+// kubeconfig, no --server and not in a pod. client-go would otherwise fall
+// back to http://localhost:8080 and fail with "connection refused", which
+// does not tell a new user what is missing.
+func (o *commonOptions) checkClusterConfigured() error {
+	if o.config.APIServer != nil && *o.config.APIServer != "" {
+		return nil
+	}
+	if os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
+		return nil // in a pod: client-go uses the in-cluster configuration
+	}
+	raw, err := o.config.ToRawKubeConfigLoader().RawConfig()
+	if err != nil || len(raw.Clusters) > 0 {
+		return nil // a broken kubeconfig is reported by ToRESTConfig
+	}
+	return fmt.Errorf("no cluster to read: no kubeconfig found (--kubeconfig, $KUBECONFIG or ~/.kube/config); point --kubeconfig at one, or read manifests with -f PATH (for example -f examples/parable)")
 }
 
 // warn prints the problems and the partial-read notes on stderr.

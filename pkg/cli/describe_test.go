@@ -89,6 +89,8 @@ func TestDescribeErrors(t *testing.T) {
 		{[]string{"describe", "service/nope"}, []string{"service/nope not found in any namespace", "Service objects in any namespace"}},
 		{[]string{"describe", "grpcroute/x"}, []string{"grpcroute/x not found", "there is no GRPCRoute", "attache get policies -A"}},
 		{[]string{"describe", "httproute"}, []string{`"httproute" is not TYPE/NAME`, "httproute/baker"}},
+		{[]string{"describe", "gatewayclass/nope", "-n", "baker"}, []string{"gatewayclass/nope not found in the input", "GatewayClass objects in the input: cupcakes"}},
+		{[]string{"describe", "policy", "retrypolicy/namespace-retries", "-n", "infra"}, []string{`RetryPolicy "namespace-retries" not found in namespace infra`, "it exists in namespace baker: use -n baker"}},
 		{[]string{"describe", "/baker"}, []string{"is not TYPE/NAME"}},
 		{[]string{"describe"}, []string{"takes one TYPE/NAME", "describe httproute/baker -n baker"}},
 		{[]string{"describe", "gateway/cupcakes", "--section", "https"}, []string{`has no section "https"`, "its sections are: http"}},

@@ -142,7 +142,7 @@ func (o *impactOptions) run(cmd *cobra.Command, streams genericiooptions.IOStrea
 		if err != nil {
 			return fmt.Errorf("%w (list them with: %s get policykinds)", err, cmd.Root().DisplayName())
 		}
-		ps, err := lookupPolicy(before, k, ns, name)
+		ps, err := lookupPolicy(before, k, ns, name, cmd.Root().DisplayName())
 		if err != nil {
 			return err
 		}
