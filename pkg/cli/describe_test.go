@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,6 +38,11 @@ func TestDescribeGolden(t *testing.T) {
 		{"describe-policy-baker-timeouts.json", []string{"describe", "policy", "timeoutpolicy/baker-timeouts", "-n", "baker", "-f", describeParable, "-o", "json"}},
 		{"describe-policy-baker-timeouts.yaml", []string{"describe", "policy", "timeoutpolicy/baker-timeouts", "-n", "baker", "-f", describeParable, "-o", "yaml"}},
 		{"describe-example-3-service-b1.txt", []string{"describe", "service/b1", "-n", "default", "-f", describeExample3}},
+		{"describe-gatewayclass-cupcakes.txt", []string{"describe", "gatewayclass/cupcakes", "-f", describeParable}},
+		// A route rule: the section of Ana's route that sends to Service baker.
+		{"describe-httproute-baker-orders.txt", []string{"describe", "httproute/baker", "-n", "baker", "--section", "orders", "-f", describeParable}},
+		{"describe-namespace-baker.json", []string{"describe", "namespace/baker", "-f", describeParable, "-o", "json"}},
+		{"describe-policy-namespace-retries.yaml", []string{"describe", "policy", "retrypolicy/namespace-retries", "-n", "baker", "-f", describeParable, "-o", "yaml"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errOut, err := run(t, tc.args...)
@@ -50,6 +56,34 @@ func TestDescribeGolden(t *testing.T) {
 			golden(t, tc.name, []byte(out))
 		})
 	}
+}
+
+// TestDescribeRouteKinds describes an object of every route kind, and a
+// rule, behind one Gateway (testdata/route-kinds.yaml): each one shows the
+// Gateway's policy, and the TCPRoute rule its own policy beating it.
+func TestDescribeRouteKinds(t *testing.T) {
+	var all strings.Builder
+	for _, args := range [][]string{
+		{"httproute/web"},
+		{"grpcroute/orders"},
+		{"tlsroute/vault"},
+		{"tcproute/db"},
+		{"udproute/dns"},
+		{"tcproute/db", "--section", "primary"},
+		{"grpcroute/orders#list"},
+	} {
+		args = append([]string{"describe"}, args...)
+		args = append(args, "-n", "apps", "-f", "testdata/route-kinds.yaml")
+		out, errOut, err := run(t, args...)
+		if err != nil {
+			t.Fatalf("attache %s: %v (stderr %q)", strings.Join(args, " "), err, errOut)
+		}
+		if errOut != "" {
+			t.Errorf("attache %s: unexpected stderr:\n%s", strings.Join(args, " "), errOut)
+		}
+		fmt.Fprintf(&all, "$ attache %s\n%s\n", strings.Join(args, " "), out)
+	}
+	golden(t, "describe-route-kinds.txt", []byte(all.String()))
 }
 
 // TestDescribeSameAnswer checks the other spellings of a question give the
