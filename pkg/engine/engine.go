@@ -287,7 +287,8 @@ func (c *computation) resolveTargets() {
 				n := 0
 				for _, id := range c.graph.ByKind(gk) {
 					node := c.graph.Node(id)
-					if node.Ref.Namespace != "" && node.Ref.Namespace != p.Ref.Namespace {
+					// A cluster-scoped policy selects in every namespace.
+					if node.Ref.Namespace != "" && p.Ref.Namespace != "" && node.Ref.Namespace != p.Ref.Namespace {
 						continue
 					}
 					if !t.Selector.Matches(labels.Set(node.Labels)) {
@@ -303,7 +304,11 @@ func (c *computation) resolveTargets() {
 					c.attach(ps, id, t)
 				}
 				if n == 0 {
-					ps.noTarget = append(ps.noTarget, fmt.Sprintf("%s: selector %q matches no %s in namespace %s", t.Field, t.Selector.String(), gk, p.Ref.Namespace))
+					where := "in namespace " + p.Ref.Namespace
+					if p.Ref.Namespace == "" {
+						where = "in any namespace"
+					}
+					ps.noTarget = append(ps.noTarget, fmt.Sprintf("%s: selector %q matches no %s %s", t.Field, t.Selector.String(), gk, where))
 				}
 				continue
 			}
@@ -312,6 +317,11 @@ func (c *computation) resolveTargets() {
 				// Sections sit below their object, and contexts end at the
 				// effective target: a policy there could never apply.
 				c.invalidTarget(ps, t, ref, fmt.Sprintf("%s is a section of an effective target of %s; policies apply to %s objects, so target %s instead", ref.Short(), p.Kind, gk.Kind, ref.Object().Short()))
+				continue
+			}
+			if p.Ref.Namespace == "" && ref.Namespace == "" && knownKind(gk) && !topology.ClusterScoped(gk) {
+				// A cluster-scoped policy has no namespace to default to.
+				c.invalidTarget(ps, t, ref, fmt.Sprintf("%s objects are namespaced and the policy is cluster-scoped: give the target's namespace", gk.Kind))
 				continue
 			}
 			if !c.grantAllows(p, ref) {
@@ -355,11 +365,13 @@ func targetNamespace(r topology.Ref) string {
 	return r.Namespace
 }
 
-// grantAllows checks project decision 9: a target in another namespace needs
-// a ReferenceGrant there.
+// grantAllows checks project decision 9: a target in another namespace than
+// a namespaced policy's needs a ReferenceGrant there.
 func (c *computation) grantAllows(p *policy.Policy, ref topology.Ref) bool {
 	ns := targetNamespace(ref)
-	if ns == "" || ns == p.Ref.Namespace {
+	// A cluster-scoped policy is in no namespace: its references cross none
+	// (and a ReferenceGrant could not name it: its from needs a namespace).
+	if ns == "" || ns == p.Ref.Namespace || p.Ref.Namespace == "" {
 		return true
 	}
 	to := ref.Object()
