@@ -159,7 +159,7 @@ func (o *describeOptions) runTarget(cmd *cobra.Command, streams genericiooptions
 	if err != nil {
 		return err
 	}
-	d := newDescriber(res, o.common.controllerName)
+	d := newDescriber(res, o.common.controllerName).withUnread(l)
 	desc := d.target(ref)
 	if o.common.output != "text" {
 		return write(streams.Out, desc, o.common.output)
@@ -203,7 +203,7 @@ func (o *describeOptions) describePolicy(cmd *cobra.Command, streams genericioop
 	if err != nil {
 		return err
 	}
-	d := newDescriber(l.Result, o.common.controllerName)
+	d := newDescriber(l.Result, o.common.controllerName).withUnread(l)
 	desc := d.policy(ps)
 	if o.common.output != "text" {
 		return write(streams.Out, desc, o.common.output)
@@ -301,6 +301,26 @@ type describer struct {
 	// specLeaves caches each policy's spec leaves, to show beaten values
 	// (the engine records what was lost, not the value).
 	specLeaves map[topology.Ref]map[string]any
+	// For answers read from a cluster that could not all be read: the
+	// documents' partial list, the line text answers start with, and the
+	// policy kinds not read in full (nil: everything was read).
+	partial     []string
+	partialLine string
+	unreadKind  func(topology.GroupKind) (ns string, ok bool)
+}
+
+// withUnread marks the descriptions of d as partial when l could not read
+// everything.
+func (d *describer) withUnread(l *loaded) *describer {
+	if len(l.Unread) == 0 {
+		return d
+	}
+	d.partial = l.partial()
+	var b strings.Builder
+	l.printPartial(&b)
+	d.partialLine = strings.TrimSuffix(b.String(), "\n")
+	d.unreadKind = l.unreadPolicyKind
+	return d
 }
 
 func newDescriber(res *engine.Result, controllerName string) *describer {

@@ -103,9 +103,9 @@ func (o *graphOptions) run(cmd *cobra.Command, streams genericiooptions.IOStream
 		dotPath = p
 	}
 	// The scope is walked over the whole hierarchy (a route's Gateway may
-	// be in another namespace), so everything is read.
+	// be in another namespace): load reads every namespace, and falls back
+	// to ns only for the lists RBAC forbids cluster-wide.
 	ns := o.common.namespace()
-	o.common.allNamespaces = true
 	l, err := o.common.load(cmd.Context(), streams)
 	if err != nil {
 		return err
@@ -140,6 +140,10 @@ func (o *graphOptions) run(cmd *cobra.Command, streams genericiooptions.IOStream
 		m = buildGraphModel(res, graphScopeNamespace(res.Graph, ns), ns, "namespace "+ns)
 	default:
 		m = buildGraphModel(res, nil, "", "")
+	}
+	// A drawing cannot carry the warnings: its title says it is partial.
+	if note := l.partialNote(); note != "" {
+		m.title = strings.TrimPrefix(m.title+" (PARTIAL answer, "+note+")", " ")
 	}
 
 	var out bytes.Buffer
