@@ -205,9 +205,24 @@ func decodeDoc(raw []byte, src string) ([]engine.Object, []diag.Problem) {
 		}
 		return objs, probs
 	}
+	// apimachinery's own error for a document without kind quotes the
+	// whole document: say what is missing instead.
+	var head struct {
+		APIVersion any `json:"apiVersion"`
+		Kind       any `json:"kind"`
+	}
+	if err := json.Unmarshal(js, &head); err != nil {
+		return nil, []diag.Problem{{Source: src, Message: "not a Kubernetes object: a document must be a mapping with apiVersion and kind; it is skipped (leave such files out of -f)"}}
+	}
+	if k, _ := head.Kind.(string); k == "" {
+		return nil, []diag.Problem{{Source: src, Message: "not a Kubernetes object: it has no kind; it is skipped (give it apiVersion and kind, or leave the file out of -f)"}}
+	}
+	if v, _ := head.APIVersion.(string); v == "" {
+		return nil, []diag.Problem{{Source: src, Message: "not a Kubernetes object: it has no apiVersion; it is skipped (give it apiVersion and kind, or leave the file out of -f)"}}
+	}
 	u := &unstructured.Unstructured{}
 	if err := u.UnmarshalJSON(js); err != nil {
-		return nil, []diag.Problem{{Source: src, Message: fmt.Sprintf("not a Kubernetes object: %v", err)}}
+		return nil, []diag.Problem{{Source: src, Message: fmt.Sprintf("not a Kubernetes object: %v; it is skipped", err)}}
 	}
 	if u.IsList() {
 		list, err := u.ToList()

@@ -32,7 +32,7 @@ func TestDecodeKeepsGoingPastBadDocuments(t *testing.T) {
 	if probs[0].Source != "in.yaml#2" || !strings.Contains(probs[0].Message, "not valid YAML") {
 		t.Errorf("first problem %+v", probs[0])
 	}
-	if probs[1].Source != "in.yaml#3" || !strings.Contains(probs[1].Message, "Kind") {
+	if probs[1].Source != "in.yaml#3" || !strings.Contains(probs[1].Message, "it has no kind") {
 		t.Errorf("second problem %+v", probs[1])
 	}
 }
@@ -100,6 +100,10 @@ func TestDecodeJSONStreamsAndArrays(t *testing.T) {
 		{"YAML flow mapping is not JSON", "{apiVersion: v1, kind: Service, metadata: {name: a}}", "a@in#1", nil},
 		{"broken value after good ones", obj("a") + obj("b") + `{"apiVersion": "v1", "kind": `, "a@in#1 b@in#2", []string{"in#3: not valid JSON"}},
 		{"array with a bad item", "[" + obj("a") + `, {"metadata": {}}, 3]`, "a@in#1[0]", []string{"in#1[1]: not a Kubernetes object", "in#1[2]: not a Kubernetes object"}},
+		// What is missing is named, and the document is not quoted whole.
+		{"no kind", `{"affected": {"s1": ["good"]}, "effective": {}}`, "", []string{"in#1: not a Kubernetes object: it has no kind; it is skipped (give it apiVersion and kind, or leave the file out of -f)"}},
+		{"no apiVersion", `{"kind": "Service", "metadata": {"name": "a"}}`, "", []string{"in#1: not a Kubernetes object: it has no apiVersion"}},
+		{"a scalar", `"just a string"`, "", []string{"in#1: not a Kubernetes object: a document must be a mapping with apiVersion and kind"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
