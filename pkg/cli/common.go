@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,6 +15,7 @@ import (
 	"github.com/attache-dev/attache/pkg/diag"
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/manifest"
+	"github.com/attache-dev/attache/pkg/topology"
 )
 
 // commonOptions are the kubectl-style flags every query command shares.
@@ -24,6 +27,9 @@ type commonOptions struct {
 	output         string
 	controllerName string
 	domain         string
+	// policyKindsOnly reads only the policy CRDs from a cluster: for
+	// questions about the kinds, which need nothing else.
+	policyKindsOnly bool
 }
 
 func newCommonOptions() *commonOptions {
@@ -70,10 +76,10 @@ func (o *commonOptions) namespace() string {
 type loaded struct {
 	Objects  []engine.Object
 	Problems []diag.Problem
-	// Partial lists what could not be read (e.g. lists forbidden by RBAC);
+	// Unread lists what could not be read (e.g. lists forbidden by RBAC);
 	// the answer is then partial and commands say so.
-	Partial []string
-	Result  *engine.Result
+	Unread []cluster.Unread
+	Result *engine.Result
 }
 
 // load reads the input (files with -f, else the cluster) and runs the engine.
@@ -86,18 +92,39 @@ func (o *commonOptions) load(ctx context.Context, streams genericiooptions.IOStr
 		}
 		l.Objects, l.Problems = objs, probs
 	} else {
+		if err := o.checkClusterConfigured(); err != nil {
+			return nil, err
+		}
 		cfg, err := o.config.ToRESTConfig()
 		if err != nil {
 			return nil, fmt.Errorf("cannot reach a cluster: %w (set --kubeconfig/--context, or read manifests with -f PATH)", err)
 		}
-		snap, err := cluster.Read(ctx, cfg, cluster.Options{Namespace: o.namespace()})
+		snap, err := cluster.Read(ctx, cfg, cluster.Options{Namespace: o.namespace(), PolicyKindsOnly: o.policyKindsOnly})
 		if err != nil {
 			return nil, err
 		}
-		l.Objects, l.Partial = snap.Objects, snap.Skipped
+		l.Objects, l.Unread = snap.Objects, snap.Unread
 	}
 	l.Result = engine.Compute(l.Objects, engine.Options{ControllerName: o.controllerName, ConditionDomain: o.domain})
 	return l, nil
+}
+
+// checkClusterConfigured fails when there is no cluster to read: no
+// kubeconfig, no --server and not in a pod. client-go would otherwise fall
+// back to http://localhost:8080 and fail with "connection refused", which
+// does not tell a new user what is missing.
+func (o *commonOptions) checkClusterConfigured() error {
+	if o.config.APIServer != nil && *o.config.APIServer != "" {
+		return nil
+	}
+	if os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
+		return nil // in a pod: client-go uses the in-cluster configuration
+	}
+	raw, err := o.config.ToRawKubeConfigLoader().RawConfig()
+	if err != nil || len(raw.Clusters) > 0 {
+		return nil // a broken kubeconfig is reported by ToRESTConfig
+	}
+	return fmt.Errorf("no cluster to read: no kubeconfig found (--kubeconfig, $KUBECONFIG or ~/.kube/config); point --kubeconfig at one, or read manifests with -f PATH (for example -f examples/parable)")
 }
 
 // warn prints the problems and the partial-read notes on stderr.
@@ -109,25 +136,88 @@ func (l *loaded) warn(streams genericiooptions.IOStreams) {
 		fmt.Fprintf(streams.ErrOut, "warning: %s\n", p.Error())
 	}
 	// What could not be read at all hides policies and changes answers:
-	// say it first. Lists narrowed to one namespace are only context.
-	var hidden, narrowed []string
-	for _, s := range l.Partial {
-		if strings.Contains(s, "read namespace") && strings.HasSuffix(s, "only") {
-			narrowed = append(narrowed, s)
-		} else {
-			hidden = append(hidden, s)
-		}
-	}
-	for _, s := range hidden {
-		fmt.Fprintf(streams.ErrOut, "warning: partial answer: %s\n", s)
+	// say it first, then the lists narrowed to one namespace.
+	hidden, narrowed := l.unreadSplit()
+	for _, u := range hidden {
+		fmt.Fprintf(streams.ErrOut, "warning: partial answer: %s\n", u.Message)
 	}
 	if len(narrowed) > 0 {
 		fmt.Fprintf(streams.ErrOut, "warning: partial answer: %d kinds could only be read in one namespace:\n", len(narrowed))
-		for _, s := range narrowed {
-			fmt.Fprintf(streams.ErrOut, "  %s\n", s)
+		for _, u := range narrowed {
+			fmt.Fprintf(streams.ErrOut, "  %s\n", u.Message)
 		}
 	}
-	if len(hidden) > 0 {
-		fmt.Fprintf(streams.ErrOut, "warning: this answer is PARTIAL: %d kinds could not be read with your permissions, and policies of those kinds may change the results shown\n", len(hidden))
+	if note := l.partialNote(); note != "" {
+		fmt.Fprintf(streams.ErrOut, "warning: this answer is PARTIAL: %s; what was not read may change the results shown\n", note)
 	}
+}
+
+// unreadSplit separates what could not be read at all from the kinds read
+// in one namespace only.
+func (l *loaded) unreadSplit() (hidden, narrowed []cluster.Unread) {
+	for _, u := range l.Unread {
+		if u.Namespace != "" {
+			narrowed = append(narrowed, u)
+		} else {
+			hidden = append(hidden, u)
+		}
+	}
+	return hidden, narrowed
+}
+
+// partial lists, for the -o json|yaml documents, what could not be read:
+// the answer is partial when it is not empty.
+func (l *loaded) partial() []string {
+	var out []string
+	for _, u := range l.Unread {
+		out = append(out, u.Message)
+	}
+	return out
+}
+
+// partialNote says why the answer is partial ("5 kinds could not be read
+// and 8 kinds only in namespace baker"), "" when it is not: for the stderr
+// verdict, and the line text answers carry on stdout.
+func (l *loaded) partialNote() string {
+	hidden, narrowed := l.unreadSplit()
+	var parts []string
+	if len(hidden) > 0 {
+		parts = append(parts, plural(len(hidden), "kind")+" could not be read")
+	}
+	if len(narrowed) > 0 {
+		nss := map[string]bool{}
+		for _, u := range narrowed {
+			nss[u.Namespace] = true
+		}
+		where := "one namespace"
+		if len(nss) == 1 {
+			where = "namespace " + narrowed[0].Namespace
+		}
+		parts = append(parts, fmt.Sprintf("%s only in %s", plural(len(narrowed), "kind"), where))
+		if len(hidden) == 0 {
+			parts[len(parts)-1] = plural(len(narrowed), "kind") + " could only be read in " + where
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, " and ")
+}
+
+// printPartial prints, at the top of a text answer, that it is partial.
+func (l *loaded) printPartial(w io.Writer) {
+	if note := l.partialNote(); note != "" {
+		fmt.Fprintf(w, "PARTIAL ANSWER: %s (see the warnings); what was not read may change what is shown here.\n", note)
+	}
+}
+
+// unreadPolicyKind says whether the policies of kind gk could not all be
+// read: ok, and the one namespace read ("" when none).
+func (l *loaded) unreadPolicyKind(gk topology.GroupKind) (ns string, ok bool) {
+	for _, u := range l.Unread {
+		if u.Policy && u.Group == gk.Group && u.Kind == gk.Kind {
+			return u.Namespace, true
+		}
+	}
+	return "", false
 }

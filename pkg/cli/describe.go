@@ -27,19 +27,22 @@ type describeOptions struct {
 func newDescribeOptions(cmd *cobra.Command) *describeOptions {
 	o := &describeOptions{common: newCommonOptions()}
 	o.common.addFlags(cmd, describeOutputs...)
+	// describe answers for one object: -l is refused (see validate), so it
+	// is not offered in the help either.
+	_ = cmd.Flags().MarkHidden("selector")
 	return o
 }
 
 // validate checks the flags that need no input, so that a typo fails before
 // a (possibly slow) cluster read.
-func (o *describeOptions) validate() error {
+func (o *describeOptions) validate(cmd *cobra.Command) error {
 	if !slices.Contains(describeOutputs, o.common.output) {
 		return fmt.Errorf("unknown output format %q: use -o text, -o json or -o yaml", o.common.output)
 	}
 	// -l comes with the shared flags, but describe answers for one object:
 	// ignoring it silently would answer another question than the one asked.
 	if o.common.selector != "" {
-		return fmt.Errorf("describe takes one object and no -l selector; list policies by label with: attache get policies -l %s", o.common.selector)
+		return fmt.Errorf("describe takes one object and no -l selector; list policies by label with: %s get policies -l %s", cmd.Root().DisplayName(), o.common.selector)
 	}
 	return nil
 }
@@ -61,8 +64,9 @@ virtual kind some policy kind targets):
          that were beaten, by whom; contexts with the same result are grouped
 
 Paths are abbreviated: GatewayClass and Namespace levels are left out and a
-section is written after its object (cupcakes/http > baker/orders > Service
-baker); -o json and -o yaml give them in full.
+section is written after its object (cupcakes#http > baker#orders > Service
+baker: listener http of Gateway cupcakes, rule orders of HTTPRoute baker);
+-o json and -o yaml give them in full.
 
 --section (or TYPE/NAME#SECTION) narrows the question to a listener, a route
 rule or a Service port.
@@ -125,19 +129,16 @@ func describeExample(cmd *cobra.Command, what string) string {
 }
 
 func (o *describeOptions) runTarget(cmd *cobra.Command, streams genericiooptions.IOStreams, args []string) error {
-	if err := o.validate(); err != nil {
+	if err := o.validate(cmd); err != nil {
 		return err
 	}
 	typ, name, err := describeArg(cmd, args, "TYPE/NAME")
 	if err != nil {
 		return err
 	}
-	section := o.section
-	if n, s, ok := strings.Cut(name, "#"); ok {
-		if section != "" && section != s {
-			return fmt.Errorf("two sections given: #%s and --section %s; give one", s, section)
-		}
-		name, section = n, s
+	name, section, err := splitSection(name, o.section)
+	if err != nil {
+		return err
 	}
 	l, err := o.common.load(cmd.Context(), streams)
 	if err != nil {
@@ -154,11 +155,11 @@ func (o *describeOptions) runTarget(cmd *cobra.Command, streams genericiooptions
 		}
 		return fmt.Errorf("%w; to describe a policy: %s policy KIND/NAME", typeErr, cmd.CommandPath())
 	}
-	ref, err := findTarget(res.Graph, gk, typ, name, section, o.common.namespace())
+	ref, err := findTarget(res.Graph, gk, typ, name, section, o.common.namespace(), cmd.Root().DisplayName())
 	if err != nil {
 		return err
 	}
-	d := newDescriber(res, o.common.controllerName)
+	d := newDescriber(res, o.common.controllerName).withUnread(l)
 	desc := d.target(ref)
 	if o.common.output != "text" {
 		return write(streams.Out, desc, o.common.output)
@@ -167,7 +168,7 @@ func (o *describeOptions) runTarget(cmd *cobra.Command, streams genericiooptions
 }
 
 func (o *describeOptions) runPolicy(cmd *cobra.Command, streams genericiooptions.IOStreams, args []string) error {
-	if err := o.validate(); err != nil {
+	if err := o.validate(cmd); err != nil {
 		return err
 	}
 	typ, name, err := describeArg(cmd, args, "KIND/NAME")
@@ -191,17 +192,18 @@ func (o *describeOptions) runPolicy(cmd *cobra.Command, streams genericiooptions
 
 func (o *describeOptions) describePolicy(cmd *cobra.Command, streams genericiooptions.IOStreams, l *loaded, k *policy.Kind, name string) error {
 	ns := o.common.namespace()
-	ps, err := lookupPolicy(l.Result, k, ns, name)
+	root := cmd.Root().DisplayName()
+	ps, err := lookupPolicy(l.Result, k, ns, name, root)
 	if err != nil && ns != "" {
 		// Cluster-scoped policies are found whatever -n says, as kubectl does.
-		if cs, csErr := lookupPolicy(l.Result, k, "", name); csErr == nil && cs.Policy.Ref.Namespace == "" {
+		if cs, csErr := lookupPolicy(l.Result, k, "", name, root); csErr == nil && cs.Policy.Ref.Namespace == "" {
 			ps, err = cs, nil
 		}
 	}
 	if err != nil {
 		return err
 	}
-	d := newDescriber(l.Result, o.common.controllerName)
+	d := newDescriber(l.Result, o.common.controllerName).withUnread(l)
 	desc := d.policy(ps)
 	if o.common.output != "text" {
 		return write(streams.Out, desc, o.common.output)
@@ -209,10 +211,11 @@ func (o *describeOptions) describePolicy(cmd *cobra.Command, streams genericioop
 	return d.printPolicy(streams.Out, desc)
 }
 
-// findTarget finds the object (and section) to describe. ns "" searches every
-// namespace; cluster-scoped objects are found whatever ns says. Errors name
-// what was looked for and say what to do.
-func findTarget(g *topology.Graph, gk topology.GroupKind, typ, name, section, ns string) (topology.Ref, error) {
+// findTarget finds the object (and section) to describe or draw. ns ""
+// searches every namespace; cluster-scoped objects are found whatever ns
+// says. Errors name what was looked for and say what to do; root is the
+// command users type (attache or kubectl attache).
+func findTarget(g *topology.Graph, gk topology.GroupKind, typ, name, section, ns, root string) (topology.Ref, error) {
 	var found, elsewhere []topology.Ref
 	var here []string
 	for _, id := range g.ByKind(gk) {
@@ -228,7 +231,10 @@ func findTarget(g *topology.Graph, gk topology.GroupKind, typ, name, section, ns
 		}
 	}
 	where := "any namespace"
-	if ns != "" {
+	switch {
+	case topology.ClusterScoped(gk):
+		where, ns = "the input", ""
+	case ns != "":
 		where = "namespace " + ns
 	}
 	switch {
@@ -253,7 +259,7 @@ func findTarget(g *topology.Graph, gk topology.GroupKind, typ, name, section, ns
 		if len(here) > 0 {
 			hints = append(hints, fmt.Sprintf("%s objects in %s: %s", describeKind(gk), where, describeList(here, 10)))
 		} else {
-			hints = append(hints, fmt.Sprintf("there is no %s in %s (attache get policies -A lists the policies and their targets)", describeKind(gk), where))
+			hints = append(hints, fmt.Sprintf("there is no %s in %s; %s get policies -A lists the policies and their targets", describeKind(gk), where, root))
 		}
 		return topology.Ref{}, fmt.Errorf("%s (%s)", msg, strings.Join(hints, "; "))
 	}
@@ -295,6 +301,26 @@ type describer struct {
 	// specLeaves caches each policy's spec leaves, to show beaten values
 	// (the engine records what was lost, not the value).
 	specLeaves map[topology.Ref]map[string]any
+	// For answers read from a cluster that could not all be read: the
+	// documents' partial list, the line text answers start with, and the
+	// policy kinds not read in full (nil: everything was read).
+	partial     []string
+	partialLine string
+	unreadKind  func(topology.GroupKind) (ns string, ok bool)
+}
+
+// withUnread marks the descriptions of d as partial when l could not read
+// everything.
+func (d *describer) withUnread(l *loaded) *describer {
+	if len(l.Unread) == 0 {
+		return d
+	}
+	d.partial = l.partial()
+	var b strings.Builder
+	l.printPartial(&b)
+	d.partialLine = strings.TrimSuffix(b.String(), "\n")
+	d.unreadKind = l.unreadPolicyKind
+	return d
 }
 
 func newDescriber(res *engine.Result, controllerName string) *describer {

@@ -66,7 +66,8 @@ func (d *describer) policyName(r topology.Ref) string {
 
 // describePath abbreviates a path for text output: GatewayClass and
 // Namespace levels are left out (one class per Gateway; namespaces are
-// implied), a section is written after its object (`cupcakes/http`), and the
+// implied), a section is written after its object as everywhere else in
+// the output (`cupcakes#http`; a slash would read as namespace/name), and the
 // last entry, the effective target, keeps its kind. Intermediate objects of
 // other kinds than Gateway and routes (a mesh parent Service, a virtual
 // kind) keep theirs too.
@@ -80,9 +81,9 @@ func describePath(p []topology.Ref) string {
 		}
 		s := r.Name
 		if r.IsSection() {
-			s += "/" + r.SectionName
+			s += "#" + r.SectionName
 		} else if i+1 < len(p) && p[i+1].IsSection() && p[i+1].Object() == r {
-			s += "/" + p[i+1].SectionName
+			s += "#" + p[i+1].SectionName
 			i++
 		}
 		if i == len(p)-1 || (gk != topology.KindGateway && !isRouteKind(gk)) {

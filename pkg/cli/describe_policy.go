@@ -31,6 +31,9 @@ type policyDescription struct {
 	Ancestors        []report.Ancestor  `json:"ancestors"`
 	AncestorsOmitted int                `json:"ancestorsOmitted,omitempty"`
 	Reach            policyReach        `json:"reach"`
+	// Partial lists what could not be read from the cluster (forbidden
+	// lists, ...): when set, the reach and status may lack contexts.
+	Partial []string `json:"partial,omitempty"`
 }
 
 // declaredTarget is an entry of the policy's targetRefs: by name (with the
@@ -82,7 +85,7 @@ func (d *describer) policy(ps *engine.PolicyStatus) *policyDescription {
 	out := &policyDescription{APIVersion: describeAPIVersion, Kind: "PolicyDescription",
 		Policy: p.Ref, PolicyKind: p.Kind.String(), Class: string(p.Kind.Class), Targets: []declaredTarget{},
 		Stanza: p.Stanza, Strategy: string(p.Strategy), Spec: p.Spec, Conditions: ps.Conditions,
-		Ancestors: []report.Ancestor{}, AncestorsOmitted: ps.AncestorsOmitted}
+		Ancestors: []report.Ancestor{}, AncestorsOmitted: ps.AncestorsOmitted, Partial: d.partial}
 	if out.Spec == nil {
 		out.Spec = map[string]any{}
 	}
@@ -204,6 +207,9 @@ func reachSummary(r policyReach) string {
 // printPolicy prints the text form of a policy description.
 func (d *describer) printPolicy(w io.Writer, p *policyDescription) error {
 	fmt.Fprintln(w, d.policyName(p.Policy))
+	if d.partialLine != "" {
+		fmt.Fprintln(w, d.partialLine)
+	}
 	fmt.Fprintln(w, p.Reach.Summary)
 
 	targets := make([]string, len(p.Targets))

@@ -35,6 +35,9 @@ type targetDescription struct {
 	// Effective has one entry per policy kind: the effective policies of
 	// the contexts through Object, grouped by result.
 	Effective []kindResults `json:"effective"`
+	// Partial lists what could not be read from the cluster (forbidden
+	// lists, ...): when set, the answer is partial.
+	Partial []string `json:"partial,omitempty"`
 }
 
 // reachingPolicy is a policy reaching the described object.
@@ -86,6 +89,9 @@ type kindResults struct {
 	// NoContext says why no context of this kind passes through the object
 	// (when Results is empty).
 	NoContext string `json:"noContext,omitempty"`
+	// Unread says which policies of this kind could not be read from the
+	// cluster: the results may lack them.
+	Unread string `json:"unread,omitempty"`
 }
 
 // effectiveResult is one effective spec and its provenance, and the
@@ -139,7 +145,7 @@ type describedLoss struct {
 // target describes ref: which policies reach it and what they set.
 func (d *describer) target(ref topology.Ref) *targetDescription {
 	out := &targetDescription{APIVersion: describeAPIVersion, Kind: "TargetDescription", Object: ref,
-		Policies: []reachingPolicy{}, Effective: []kindResults{}}
+		Policies: []reachingPolicy{}, Effective: []kindResults{}, Partial: d.partial}
 	type reach struct {
 		rp    *reachingPolicy
 		order int // kind index, then the first stack position: most general first
@@ -259,13 +265,32 @@ func (d *describer) target(ref topology.Ref) *targetDescription {
 		out.Policies = append(out.Policies, *r.rp)
 	}
 	for _, k := range d.res.Kinds {
-		if kr := results[k]; kr != nil {
-			out.Effective = append(out.Effective, *kr)
-		} else {
-			out.Effective = append(out.Effective, kindResults{PolicyKind: k.String(), Results: []effectiveResult{}, NoContext: d.noContextReason(k, ref)})
+		kr := results[k]
+		if kr == nil {
+			kr = &kindResults{PolicyKind: k.String(), Results: []effectiveResult{}, NoContext: d.noContextReason(k, ref)}
 		}
+		if !neverApplies(k, ref) {
+			kr.Unread = d.unreadReason(k)
+		}
+		out.Effective = append(out.Effective, *kr)
 	}
 	return out
+}
+
+// unreadReason says which policies of kind k could not be read, "" when
+// all were.
+func (d *describer) unreadReason(k *policy.Kind) string {
+	if d.unreadKind == nil {
+		return ""
+	}
+	ns, ok := d.unreadKind(k.GroupKind)
+	switch {
+	case !ok:
+		return ""
+	case ns == "":
+		return fmt.Sprintf("no %s could be read", d.kindName[k.GroupKind])
+	}
+	return fmt.Sprintf("only the %s of namespace %s could be read", d.kindName[k.GroupKind], ns)
 }
 
 // reachingPolicy starts the entry of a policy: its spec settings and status.
@@ -347,6 +372,14 @@ func relation(path []topology.Ref, ref, at topology.Ref) string {
 	return relAbove
 }
 
+// neverApplies reports whether kind k can have no context through ref
+// whatever the policies: a Direct kind that cannot target ref's kind, or a
+// kind whose hierarchy does not hold ref's kind.
+func neverApplies(k *policy.Kind, ref topology.Ref) bool {
+	gk := ref.GroupKind()
+	return (k.Class == policy.Direct && !k.AllowsTarget(gk)) || (k.Class != policy.Direct && !k.InHierarchy(gk))
+}
+
 // noContextReason says why no context of kind k passes through ref.
 func (d *describer) noContextReason(k *policy.Kind, ref topology.Ref) string {
 	gk := ref.GroupKind()
@@ -373,6 +406,9 @@ func describeKinds(gks []topology.GroupKind) string {
 // printTarget prints the text form of a target description.
 func (d *describer) printTarget(w io.Writer, t *targetDescription) error {
 	fmt.Fprintln(w, describeLevel(t.Object))
+	if d.partialLine != "" {
+		fmt.Fprintln(w, d.partialLine)
+	}
 
 	// THAT.
 	var setting, beaten, idle int
@@ -410,8 +446,11 @@ func (d *describer) printTarget(w io.Writer, t *targetDescription) error {
 		notes = append(notes, fmt.Sprintf("%d%s are attached but not in effect", idle, many))
 	}
 	that := "no"
-	if t.Affected {
+	switch {
+	case t.Affected:
 		that = "yes"
+	case len(t.Partial) > 0:
+		that = "none found, but this answer is partial"
 	}
 	if len(notes) > 0 {
 		that += " (" + strings.Join(notes, "; ") + ")"
@@ -446,6 +485,9 @@ func (d *describer) printTarget(w io.Writer, t *targetDescription) error {
 	for _, kr := range t.Effective {
 		if len(kr.Results) > 0 {
 			fmt.Fprintf(w, "  %s\n", d.kindName[topology.ParseGroupKind(kr.PolicyKind)])
+			if kr.Unread != "" {
+				fmt.Fprintf(w, "    partial: %s; the others may change this\n", kr.Unread)
+			}
 			for _, r := range kr.Results {
 				d.printResult(w, r)
 			}
@@ -453,7 +495,13 @@ func (d *describer) printTarget(w io.Writer, t *targetDescription) error {
 	}
 	for _, kr := range t.Effective {
 		if len(kr.Results) == 0 {
-			fmt.Fprintf(w, "  %s: none here (%s)\n", d.kindName[topology.ParseGroupKind(kr.PolicyKind)], kr.NoContext)
+			name := d.kindName[topology.ParseGroupKind(kr.PolicyKind)]
+			if kr.Unread != "" {
+				// "none here" would be an answer; it is not known.
+				fmt.Fprintf(w, "  %s: unknown (%s)\n", name, kr.Unread)
+				continue
+			}
+			fmt.Fprintf(w, "  %s: none here (%s)\n", name, kr.NoContext)
 		}
 	}
 	return nil
@@ -561,7 +609,7 @@ func (d *describer) printResult(w io.Writer, r effectiveResult) {
 			fmt.Fprintln(w, "      beaten:")
 			header = true
 		}
-		outcome := p.Outcome
+		outcome := beatenWords(p.Outcome)
 		if p.Conflicted {
 			outcome += ", Conflicted"
 		}
@@ -571,6 +619,18 @@ func (d *describer) printResult(w io.Writer, r effectiveResult) {
 	for _, e := range r.Errors {
 		fmt.Fprintf(w, "      error: %s\n", e)
 	}
+}
+
+// beatenWords renders the outcome of a policy that lost fields, under the
+// "beaten:" heading: "beaten in part" (partial) or "beaten entirely" (none).
+func beatenWords(outcome string) string {
+	switch outcome {
+	case engine.OutcomePartial:
+		return "beaten in part"
+	case engine.OutcomeNone:
+		return "beaten entirely"
+	}
+	return outcome
 }
 
 // printLosses prints lost fields: `path: value  (beaten by P on LEVEL)`.

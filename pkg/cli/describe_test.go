@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,6 +38,11 @@ func TestDescribeGolden(t *testing.T) {
 		{"describe-policy-baker-timeouts.json", []string{"describe", "policy", "timeoutpolicy/baker-timeouts", "-n", "baker", "-f", describeParable, "-o", "json"}},
 		{"describe-policy-baker-timeouts.yaml", []string{"describe", "policy", "timeoutpolicy/baker-timeouts", "-n", "baker", "-f", describeParable, "-o", "yaml"}},
 		{"describe-example-3-service-b1.txt", []string{"describe", "service/b1", "-n", "default", "-f", describeExample3}},
+		{"describe-gatewayclass-cupcakes.txt", []string{"describe", "gatewayclass/cupcakes", "-f", describeParable}},
+		// A route rule: the section of Ana's route that sends to Service baker.
+		{"describe-httproute-baker-orders.txt", []string{"describe", "httproute/baker", "-n", "baker", "--section", "orders", "-f", describeParable}},
+		{"describe-namespace-baker.json", []string{"describe", "namespace/baker", "-f", describeParable, "-o", "json"}},
+		{"describe-policy-namespace-retries.yaml", []string{"describe", "policy", "retrypolicy/namespace-retries", "-n", "baker", "-f", describeParable, "-o", "yaml"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errOut, err := run(t, tc.args...)
@@ -50,6 +56,34 @@ func TestDescribeGolden(t *testing.T) {
 			golden(t, tc.name, []byte(out))
 		})
 	}
+}
+
+// TestDescribeRouteKinds describes an object of every route kind, and a
+// rule, behind one Gateway (testdata/route-kinds.yaml): each one shows the
+// Gateway's policy, and the TCPRoute rule its own policy beating it.
+func TestDescribeRouteKinds(t *testing.T) {
+	var all strings.Builder
+	for _, args := range [][]string{
+		{"httproute/web"},
+		{"grpcroute/orders"},
+		{"tlsroute/vault"},
+		{"tcproute/db"},
+		{"udproute/dns"},
+		{"tcproute/db", "--section", "primary"},
+		{"grpcroute/orders#list"},
+	} {
+		args = append([]string{"describe"}, args...)
+		args = append(args, "-n", "apps", "-f", "testdata/route-kinds.yaml")
+		out, errOut, err := run(t, args...)
+		if err != nil {
+			t.Fatalf("attache %s: %v (stderr %q)", strings.Join(args, " "), err, errOut)
+		}
+		if errOut != "" {
+			t.Errorf("attache %s: unexpected stderr:\n%s", strings.Join(args, " "), errOut)
+		}
+		fmt.Fprintf(&all, "$ attache %s\n%s\n", strings.Join(args, " "), out)
+	}
+	golden(t, "describe-route-kinds.txt", []byte(all.String()))
 }
 
 // TestDescribeSameAnswer checks the other spellings of a question give the
@@ -89,6 +123,8 @@ func TestDescribeErrors(t *testing.T) {
 		{[]string{"describe", "service/nope"}, []string{"service/nope not found in any namespace", "Service objects in any namespace"}},
 		{[]string{"describe", "grpcroute/x"}, []string{"grpcroute/x not found", "there is no GRPCRoute", "attache get policies -A"}},
 		{[]string{"describe", "httproute"}, []string{`"httproute" is not TYPE/NAME`, "httproute/baker"}},
+		{[]string{"describe", "gatewayclass/nope", "-n", "baker"}, []string{"gatewayclass/nope not found in the input", "GatewayClass objects in the input: cupcakes"}},
+		{[]string{"describe", "policy", "retrypolicy/namespace-retries", "-n", "infra"}, []string{`RetryPolicy "namespace-retries" not found in namespace infra`, "it exists in namespace baker: use -n baker"}},
 		{[]string{"describe", "/baker"}, []string{"is not TYPE/NAME"}},
 		{[]string{"describe"}, []string{"takes one TYPE/NAME", "describe httproute/baker -n baker"}},
 		{[]string{"describe", "gateway/cupcakes", "--section", "https"}, []string{`has no section "https"`, "its sections are: http"}},
@@ -190,7 +226,7 @@ spec:
 		{[]string{"describe", "httproute/r", "-n", "app"}, []string{
 			"on HTTPRoute app/r#rule-0 (a section of this object)",
 			`color: "blue"  <- ColorPolicy app/on-rule (HTTPRoute app/r#rule-0, bare spec, atomic-defaults)`,
-			"for gw/http > r/rule-0 > Service s",
+			"for gw#http > r#rule-0 > Service s",
 		}},
 		{[]string{"describe", "service/alone"}, []string{
 			"Affected by policies: no\n",
@@ -320,11 +356,11 @@ func TestDescribePath(t *testing.T) {
 		want string
 	}{
 		{[]topology.Ref{{Group: topology.GatewayGroup, Kind: "GatewayClass", Name: "cupcakes"}, {Kind: "Namespace", Name: "infra"}, gw, gw.WithSection("http"),
-			{Kind: "Namespace", Name: "baker"}, rt, rt.WithSection("orders"), svc}, "cupcakes/http > baker/orders > Service baker"},
+			{Kind: "Namespace", Name: "baker"}, rt, rt.WithSection("orders"), svc}, "cupcakes#http > baker#orders > Service baker"},
 		{[]topology.Ref{svc}, "Service baker"},
-		{[]topology.Ref{gw.WithSection("http")}, "Gateway cupcakes/http"},
+		{[]topology.Ref{gw.WithSection("http")}, "Gateway cupcakes#http"},
 		// Mesh: a parent Service keeps its kind.
-		{[]topology.Ref{svc, rt, rt.WithSection("rule-0"), {Kind: "Service", Namespace: "baker", Name: "oven"}}, "Service baker > baker/rule-0 > Service oven"},
+		{[]topology.Ref{svc, rt, rt.WithSection("rule-0"), {Kind: "Service", Namespace: "baker", Name: "oven"}}, "Service baker > baker#rule-0 > Service oven"},
 	} {
 		if got := describePath(tc.path); got != tc.want {
 			t.Errorf("describePath = %q, want %q", got, tc.want)

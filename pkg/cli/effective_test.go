@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 func TestEffectiveGolden(t *testing.T) {
@@ -21,6 +25,29 @@ func TestEffectiveGolden(t *testing.T) {
 			}
 			golden(t, name, []byte(out))
 		})
+	}
+}
+
+// TestEffectiveYAML: -o yaml is the same document as -o json.
+func TestEffectiveYAML(t *testing.T) {
+	out, errOut, err := run(t, "effective", "-f", "../../examples/gep-713/example-3", "-o", "yaml")
+	if err != nil {
+		t.Fatalf("%v (stderr %q)", err, errOut)
+	}
+	golden(t, "effective-example-3.yaml", []byte(out))
+	js, _, err := run(t, "effective", "-f", "../../examples/gep-713/example-3", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fromYAML, fromJSON any
+	if err := yaml.Unmarshal([]byte(out), &fromYAML); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(js), &fromJSON); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(fromYAML, fromJSON) {
+		t.Error("-o yaml and -o json give different documents")
 	}
 }
 

@@ -79,8 +79,11 @@ semantics. TYPE is one of:
 		Example: `  attache get policies -A
   attache get policies retrypolicy -n baker -o wide
   attache get policykinds -f examples/parable -o wide`,
-		// Unknown TYPE words reach RunE, so the error can say what to type.
-		Args: cobra.ArbitraryArgs,
+		// Unknown TYPE words reach RunE, so the error can say what to type,
+		// even when flags of the subcommands come with them (attache get
+		// retrypolicies -f examples/parable).
+		Args:               cobra.ArbitraryArgs,
+		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			get := cmd.CommandPath()
 			if len(args) == 0 {

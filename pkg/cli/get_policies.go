@@ -53,6 +53,9 @@ type policyList struct {
 	APIVersion string       `json:"apiVersion"`
 	Kind       string       `json:"kind"`
 	Items      []policyItem `json:"items"`
+	// Partial lists what could not be read from the cluster (forbidden
+	// lists, ...): when set, policies and status may be missing or differ.
+	Partial []string `json:"partial,omitempty"`
 }
 
 // policyItem is one policy: what the table shows, unabridged.
@@ -124,7 +127,7 @@ func (o *getOptions) runPolicies(cmd *cobra.Command, streams genericiooptions.IO
 		if items == nil {
 			items = []policyItem{}
 		}
-		return write(streams.Out, policyList{APIVersion: listAPIVersion, Kind: "PolicyList", Items: items}, o.output)
+		return write(streams.Out, policyList{APIVersion: listAPIVersion, Kind: "PolicyList", Items: items, Partial: l.partial()}, o.output)
 	}
 	if len(items) == 0 {
 		fmt.Fprintln(streams.ErrOut, noPoliciesMessage(only, ns))

@@ -39,6 +39,9 @@ type policyKindList struct {
 	APIVersion string           `json:"apiVersion"`
 	Kind       string           `json:"kind"`
 	Items      []policyKindItem `json:"items"`
+	// Partial lists what could not be read from the cluster (the policy
+	// CRDs, when listing them is forbidden).
+	Partial []string `json:"partial,omitempty"`
 }
 
 // policyKindItem is one policy kind's descriptor. Kinds are written Kind or
@@ -62,6 +65,10 @@ func (o *getOptions) runPolicyKinds(cmd *cobra.Command, streams genericiooptions
 	if err != nil {
 		return err
 	}
+	// The kinds come from their CRDs alone: listing policies and targets
+	// would cost time and, for a user with narrow RBAC, call an answer
+	// partial that is not.
+	o.common.policyKindsOnly = true
 	l, err := o.common.load(cmd.Context(), streams)
 	if err != nil {
 		return err
@@ -91,7 +98,7 @@ func (o *getOptions) runPolicyKinds(cmd *cobra.Command, streams genericiooptions
 		if items == nil {
 			items = []policyKindItem{}
 		}
-		return write(streams.Out, policyKindList{APIVersion: listAPIVersion, Kind: "PolicyKindList", Items: items}, o.output)
+		return write(streams.Out, policyKindList{APIVersion: listAPIVersion, Kind: "PolicyKindList", Items: items, Partial: l.partial()}, o.output)
 	}
 	if len(items) == 0 {
 		fmt.Fprintln(streams.ErrOut, "No policy kinds found (a policy kind is a CRD labelled gateway.networking.k8s.io/policy; with -f, include the CRDs).")

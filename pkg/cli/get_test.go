@@ -309,6 +309,8 @@ func TestGetErrors(t *testing.T) {
 		{[]string{"get", "policies", "-f", "../../examples/parable", "-l", "team in"}, []string{`invalid label selector "team in"`, "-l team=baker"}},
 		{[]string{"get"}, []string{"missing TYPE", "attache get policies"}},
 		{[]string{"get", "retrypolicies"}, []string{`unknown type "retrypolicies"`, "attache get policies retrypolicies"}},
+		// kubectl habits: the flags of get policies come along.
+		{[]string{"get", "retrypolicies", "-n", "baker", "-o", "wide", "-f", "../../examples/parable"}, []string{`unknown type "retrypolicies"`, "attache get policies retrypolicies"}},
 		{[]string{"get", "policies", "a", "b"}, []string{"accepts at most 1 arg"}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -325,6 +327,32 @@ func TestGetErrors(t *testing.T) {
 				t.Errorf("stdout not empty on error:\n%s", out)
 			}
 		})
+	}
+}
+
+// TestNoCluster: without -f and without any kubeconfig, the error says
+// that no cluster is configured and how to give one or read files, instead
+// of client-go's refused connection to localhost:8080.
+func TestNoCluster(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	for _, args := range [][]string{
+		{"get", "policies"},
+		{"get", "policykinds"},
+		{"describe", "httproute/baker", "-n", "baker"},
+		{"impact", "retrypolicy/namespace-retries", "-n", "baker", "--delete"},
+		{"graph"},
+	} {
+		_, _, err := run(t, args...)
+		if err == nil {
+			t.Fatalf("attache %s: no error without a cluster", strings.Join(args, " "))
+		}
+		for _, want := range []string{"no kubeconfig found", "--kubeconfig", "-f PATH"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("attache %s: error %q does not say %q", strings.Join(args, " "), err, want)
+			}
+		}
 	}
 }
 

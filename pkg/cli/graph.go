@@ -89,6 +89,9 @@ func (o *graphOptions) run(cmd *cobra.Command, streams genericiooptions.IOStream
 		if typ, name, err = parseTypeName(args[0]); err != nil {
 			return err
 		}
+		if name, o.section, err = splitSection(name, o.section); err != nil {
+			return err
+		}
 	}
 	// Rendering needs dot: fail before reading the input.
 	dotPath := ""
@@ -100,9 +103,9 @@ func (o *graphOptions) run(cmd *cobra.Command, streams genericiooptions.IOStream
 		dotPath = p
 	}
 	// The scope is walked over the whole hierarchy (a route's Gateway may
-	// be in another namespace), so everything is read.
+	// be in another namespace): load reads every namespace, and falls back
+	// to ns only for the lists RBAC forbids cluster-wide.
 	ns := o.common.namespace()
-	o.common.allNamespaces = true
 	l, err := o.common.load(cmd.Context(), streams)
 	if err != nil {
 		return err
@@ -121,22 +124,26 @@ func (o *graphOptions) run(cmd *cobra.Command, streams genericiooptions.IOStream
 			if o.section != "" {
 				return fmt.Errorf("a Namespace has no sections: drop --section")
 			}
-			if _, ok := res.Graph.Lookup(topology.Ref{Kind: gk.Kind, Name: name}); !ok {
-				return fmt.Errorf("Namespace %q not found (it holds no object of the input)", name)
+			if _, err := findTarget(res.Graph, gk, typ, name, "", "", cmd.Root().DisplayName()); err != nil {
+				return err
 			}
 			m = buildGraphModel(res, graphScopeNamespace(res.Graph, name), name, "namespace "+name)
 			break
 		}
-		id, err := graphLookup(res.Graph, gk, ns, name, o.section)
+		ref, err := findTarget(res.Graph, gk, typ, name, o.section, ns, cmd.Root().DisplayName())
 		if err != nil {
 			return err
 		}
-		ref := res.Graph.Node(id).Ref
+		id, _ := res.Graph.Lookup(ref)
 		m = buildGraphModel(res, graphScopeFrom(res.Graph, []topology.NodeID{id}), "", refTitle(ref))
 	case ns != "":
 		m = buildGraphModel(res, graphScopeNamespace(res.Graph, ns), ns, "namespace "+ns)
 	default:
 		m = buildGraphModel(res, nil, "", "")
+	}
+	// A drawing cannot carry the warnings: its title says it is partial.
+	if note := l.partialNote(); note != "" {
+		m.title = strings.TrimPrefix(m.title+" (PARTIAL answer, "+note+")", " ")
 	}
 
 	var out bytes.Buffer
@@ -175,51 +182,6 @@ func graphRender(ctx context.Context, dotPath, format string, src []byte) ([]byt
 		return nil, fmt.Errorf("graphviz dot failed to render %s: %s (the source is printed by -o dot)", format, msg)
 	}
 	return stdout.Bytes(), nil
-}
-
-// graphLookup finds the node of TYPE/NAME (and section): in namespace ns,
-// or anywhere when ns is "" (an ambiguous name is then an error);
-// cluster-scoped kinds ignore ns.
-func graphLookup(g *topology.Graph, gk topology.GroupKind, ns, name, section string) (topology.NodeID, error) {
-	var found []topology.NodeID
-	for _, id := range g.ByKind(gk) {
-		r := g.Node(id).Ref
-		if r.Name == name && (ns == "" || r.Namespace == ns || r.Namespace == "") {
-			found = append(found, id)
-		}
-	}
-	where := "any namespace"
-	if ns != "" {
-		where = "namespace " + ns
-	}
-	switch len(found) {
-	case 0:
-		return 0, fmt.Errorf("%s %q not found in %s", gk.Kind, name, where)
-	case 1:
-	default:
-		var nss []string
-		for _, id := range found {
-			nss = append(nss, g.Node(id).Ref.Namespace)
-		}
-		return 0, fmt.Errorf("%s %q exists in several namespaces (%s); choose one with -n", gk.Kind, name, strings.Join(nss, ", "))
-	}
-	id := found[0]
-	if section == "" {
-		return id, nil
-	}
-	sid, ok := g.Lookup(g.Node(id).Ref.WithSection(section))
-	if !ok {
-		var names []string
-		for _, s := range g.Sections(id) {
-			names = append(names, g.Node(s).Ref.SectionName)
-		}
-		slices.Sort(names)
-		if len(names) == 0 {
-			return 0, fmt.Errorf("%s has no section %q: it has no sections", refTitle(g.Node(id).Ref), section)
-		}
-		return 0, fmt.Errorf("%s has no section %q; its sections: %s", refTitle(g.Node(id).Ref), section, strings.Join(names, ", "))
-	}
-	return sid, nil
 }
 
 // graphScopeFrom returns the start nodes with all their ancestors and

@@ -80,6 +80,9 @@ func TestGraphScopes(t *testing.T) {
 		// The Namespace type is the same scope as -n.
 		{args: []string{"namespace/baker"},
 			want: []string{`label="namespace baker"`, "namespace-retries", `"target:Namespace baker" [shape=folder`}},
+		// TYPE/NAME#SECTION, as describe prints sections, is --section.
+		{args: []string{"gateway/cupcakes#http", "-n", "infra"},
+			want: []string{`label="Gateway infra/cupcakes#http"`}},
 		// Any namespace when reading files without -n.
 		{args: []string{"svc/oven"},
 			want:    []string{"oven-tls-new", `label="Conflicted"`},
@@ -235,13 +238,15 @@ func TestGraphErrors(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"httproute/nope", "-n", "baker"}, []string{`HTTPRoute "nope" not found in namespace baker`}},
-		{[]string{"gateway/cupcakes", "--section", "https", "-n", "infra"}, []string{`Gateway infra/cupcakes has no section "https"`, "its sections: http"}},
+		{[]string{"httproute/nope", "-n", "baker"}, []string{`httproute/nope not found in namespace baker`, "HTTPRoute objects in namespace baker: baker, frosting, sprinkles"}},
+		{[]string{"httproute/baker", "-n", "infra"}, []string{`httproute/baker not found in namespace infra`, "it exists in namespace baker: use -n baker"}},
+		{[]string{"gateway/cupcakes", "--section", "https", "-n", "infra"}, []string{`Gateway infra/cupcakes has no section "https"`, "its sections are: http"}},
+		{[]string{"gateway/cupcakes#http", "--section", "https", "-n", "infra"}, []string{"two sections given"}},
 		{[]string{"--section", "http"}, []string{"--section needs TYPE/NAME"}},
 		{[]string{"widget/x"}, []string{`unknown type "widget"`}},
 		{[]string{"httproute"}, []string{"is not TYPE/NAME"}},
 		{[]string{"-o", "pdf"}, []string{`unknown output format "pdf"`, "-o mermaid"}},
-		{[]string{"namespace/nowhere"}, []string{`Namespace "nowhere" not found`}},
+		{[]string{"namespace/nowhere"}, []string{`namespace/nowhere not found`, "Namespace objects in the input: baker, infra"}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			_, _, err := run(t, append(append([]string{"graph"}, tc.args...), "-f", graphParable)...)

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -125,9 +126,9 @@ func (o *impactOptions) run(cmd *cobra.Command, streams genericiooptions.IOStrea
 	}
 	// -n names the policy to delete (or the namespace of namespace-less
 	// objects to apply); the input itself is read in every namespace, since
-	// a policy's reach does not stop at its namespace.
+	// a policy's reach does not stop at its namespace (load falls back to
+	// ns only for the lists RBAC forbids cluster-wide).
 	ns := o.common.namespace()
-	o.common.allNamespaces = true
 	l, err := o.common.load(cmd.Context(), streams)
 	if err != nil {
 		return err
@@ -142,7 +143,7 @@ func (o *impactOptions) run(cmd *cobra.Command, streams genericiooptions.IOStrea
 		if err != nil {
 			return fmt.Errorf("%w (list them with: %s get policykinds)", err, cmd.Root().DisplayName())
 		}
-		ps, err := lookupPolicy(before, k, ns, name)
+		ps, err := lookupPolicy(before, k, ns, name, cmd.Root().DisplayName())
 		if err != nil {
 			return err
 		}
@@ -167,6 +168,12 @@ func (o *impactOptions) run(cmd *cobra.Command, streams genericiooptions.IOStrea
 	impactWarnNew(streams, before.Problems, after.Problems)
 
 	rep := buildImpact(before, after, change)
+	if len(l.Unread) > 0 {
+		rep.Partial = l.partial()
+		var b strings.Builder
+		l.printPartial(&b)
+		rep.partialLine = strings.TrimSuffix(b.String(), "\n")
+	}
 	if o.common.output != "text" {
 		return write(streams.Out, rep, o.common.output)
 	}

@@ -35,6 +35,13 @@ type impactReport struct {
 	// Totals count the changed targets per namespace and target kind.
 	Totals  []impactTotal `json:"totals"`
 	Verdict string        `json:"verdict"`
+	// Partial lists what could not be read from the cluster (forbidden
+	// lists, ...): when set, changes to what was not read are not shown.
+	Partial []string `json:"partial,omitempty"`
+
+	// partialLine is the line the text output starts with when Partial is
+	// set.
+	partialLine string
 }
 
 // impactChange is the change assessed.
@@ -611,6 +618,9 @@ func printImpact(w io.Writer, rep *impactReport) {
 
 	action := impactAction(rep.Change)
 	fmt.Fprintf(w, "Impact of %s\n", action)
+	if rep.partialLine != "" {
+		fmt.Fprintln(w, rep.partialLine)
+	}
 	for _, o := range rep.Change.Objects {
 		fmt.Fprintf(w, "  %s %s\n", o.Action, impactObjectString(o.Ref))
 	}

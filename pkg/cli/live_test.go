@@ -3,6 +3,7 @@ package cli
 import (
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -45,6 +46,50 @@ func TestLive(t *testing.T) {
 		files, _ := runLive(t, "get", "policies", "-A", "-o", "json", "-f", filepath.Join("..", "..", "examples", "parable"))
 		if live != files {
 			t.Errorf("get policies -A -o json differs between the cluster and -f:\n--- cluster\n%s\n--- files\n%s", live, files)
+		}
+	})
+
+	// Every command and format gives, from the cluster, what it gives from
+	// the same objects in files: the parable and the Gateway API CRDs the
+	// cluster serves (one of them, BackendTLSPolicy, is a policy kind).
+	files := []string{"-f", filepath.Join("..", "..", "examples", "parable")}
+	for _, f := range clustertest.GatewayAPICRDs(t, "tcproutes") {
+		files = append(files, "-f", f)
+	}
+	for _, args := range [][]string{
+		{"get", "policykinds", "-o", "wide"},
+		{"get", "policykinds", "-o", "yaml"},
+		{"get", "policies", "-n", "baker", "-o", "wide"},
+		{"describe", "httproute/baker", "-n", "baker"},
+		{"describe", "httproute/baker", "-n", "baker", "-o", "json"},
+		{"describe", "gateway/cupcakes", "-n", "infra", "--section", "http"},
+		{"describe", "namespace/baker", "-o", "yaml"},
+		{"describe", "policy", "retrypolicy/namespace-retries", "-n", "baker"},
+		{"describe", "policy", "timeoutpolicy/gateway-timeouts", "-n", "infra", "-o", "yaml"},
+		{"impact", "retrypolicy/namespace-retries", "-n", "baker", "--delete"},
+		{"impact", "--apply", filepath.Join("testdata", "impact-gateway-retries.yaml"), "-o", "json"},
+		{"graph", "httproute/baker", "-n", "baker"},
+		// Not -A: the cluster has Services of its own (default/kubernetes).
+		{"graph", "-n", "baker", "-o", "mermaid"},
+	} {
+		t.Run("SameAsFiles "+strings.Join(args, " "), func(t *testing.T) {
+			live, _ := runLive(t, append(slices.Clone(args), "--kubeconfig", admin)...)
+			want, _ := runLive(t, append(slices.Clone(args), files...)...)
+			if live != want {
+				t.Errorf("differs between the cluster and -f:\n--- cluster\n%s\n--- files\n%s", live, want)
+			}
+		})
+	}
+
+	// Ana may list the policy CRDs: the kinds are a full answer for her,
+	// however little else she can read.
+	t.Run("GetPolicyKindsAna", func(t *testing.T) {
+		out, errOut := runLive(t, "get", "policykinds", "--kubeconfig", ana)
+		if errOut != "" {
+			t.Errorf("stderr should be empty, the answer is not partial:\n%s", errOut)
+		}
+		if !strings.Contains(out, "RetryPolicy.policies.cupcakes.example") {
+			t.Errorf("stdout lacks RetryPolicy, which Ana cannot list but whose CRD she can:\n%s", out)
 		}
 	})
 
@@ -99,6 +144,44 @@ func TestLive(t *testing.T) {
 		}
 		if strings.Index(errOut, anaRetries) > strings.Index(errOut, "could only be read in one namespace") {
 			t.Errorf("hidden kinds must come before the narrowed ones:\n%s", errOut)
+		}
+		// The answer itself says it is partial, and does not say "none"
+		// for the RetryPolicies Ana cannot read: that is the parable's
+		// question, and its answer is unknown to her.
+		for _, want := range []string{
+			"HTTPRoute baker/baker\nPARTIAL ANSWER: 5 kinds could not be read and 8 kinds only in namespace baker (see the warnings)",
+			"RetryPolicy: unknown (no RetryPolicy could be read)",
+			"TimeoutPolicy\n    partial: only the TimeoutPolicy of namespace baker could be read; the others may change this\n",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("stdout lacks %q:\n%s", want, out)
+			}
+		}
+		if strings.Contains(out, "RetryPolicy: none") {
+			t.Errorf("stdout says no RetryPolicy applies, which Ana cannot know:\n%s", out)
+		}
+	})
+
+	// Every answer Ana gets is marked partial, on stdout too: the -o json
+	// documents list what was not read, text answers start with a line,
+	// drawings say it in their title.
+	t.Run("PartialAnswersAna", func(t *testing.T) {
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"get", "policies", "-o", "json"}, `"partial": [`},
+			{[]string{"describe", "httproute/baker", "-o", "yaml"}, "unread: no RetryPolicy could be read"},
+			{[]string{"describe", "policy", "timeoutpolicy/baker-timeouts"}, "TimeoutPolicy baker/baker-timeouts\nPARTIAL ANSWER: "},
+			{[]string{"describe", "policy", "timeoutpolicy/baker-timeouts", "-o", "json"}, "policies.cupcakes.example RetryPolicy: forbidden in namespace baker; its policies are not shown"},
+			{[]string{"impact", "timeoutpolicy/baker-timeouts", "--delete"}, "Impact of deleting TimeoutPolicy baker/baker-timeouts\nPARTIAL ANSWER: "},
+			{[]string{"impact", "timeoutpolicy/baker-timeouts", "--delete", "-o", "yaml"}, "partial:\n- "},
+			{[]string{"graph", "httproute/baker", "-o", "mermaid"}, "title: HTTPRoute baker/baker (PARTIAL answer, 5 kinds could not be read and 8 kinds only in namespace baker)"},
+		} {
+			out, _ := runLive(t, append(tc.args, "--kubeconfig", ana)...)
+			if !strings.Contains(out, tc.want) {
+				t.Errorf("attache %s: stdout lacks %q:\n%s", strings.Join(tc.args, " "), tc.want, out)
+			}
 		}
 	})
 }

@@ -42,4 +42,21 @@ func TestPluginCommand(t *testing.T) {
 	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "kubectl attache get policykinds") {
 		t.Errorf("plugin errors should name kubectl attache, got %v", err)
 	}
+
+	// Every hint names the command the user has: kubectl attache, not
+	// attache, which a plugin user may not have installed.
+	for _, args := range [][]string{
+		{"describe", "grpcroute/x", "-n", "baker"},
+		{"describe", "policy", "retrypolicy/x", "-n", "baker"},
+		{"impact", "retrypolicy/x", "-n", "baker", "--delete"},
+		{"graph", "grpcroute/x", "-n", "baker"},
+		{"describe", "httproute/baker", "-l", "team=baker"},
+	} {
+		cmd = NewPluginCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+		cmd.SetArgs(append(args, "-f", "../../examples/parable"))
+		err := cmd.Execute()
+		if err == nil || !strings.Contains(err.Error(), "kubectl attache get policies") {
+			t.Errorf("kubectl attache %s: error should name kubectl attache get policies, got %v", strings.Join(args, " "), err)
+		}
+	}
 }

@@ -40,6 +40,19 @@ func parseTypeName(arg string) (typ, name string, err error) {
 	return strings.ToLower(typ), name, nil
 }
 
+// splitSection reads NAME#SECTION, the form describe prints sections in, as
+// NAME and --section SECTION; flag is the --section value.
+func splitSection(name, flag string) (string, string, error) {
+	n, s, ok := strings.Cut(name, "#")
+	if !ok {
+		return name, flag, nil
+	}
+	if flag != "" && flag != s {
+		return "", "", fmt.Errorf("two sections given: #%s and --section %s; give one", s, flag)
+	}
+	return n, s, nil
+}
+
 // resolveTargetType finds the target kind for a TYPE word: a known word, a
 // Kind or Kind.group, or a virtual kind some policy kind allows.
 func resolveTargetType(typ string, kinds []*policy.Kind) (topology.GroupKind, error) {
@@ -95,12 +108,24 @@ func pluralKind(kind string) string {
 }
 
 // lookupPolicy finds a policy by kind and name in a namespace ("" = any; an
-// ambiguous name across namespaces is an error).
-func lookupPolicy(res *engine.Result, k *policy.Kind, ns, name string) (*engine.PolicyStatus, error) {
+// ambiguous name across namespaces is an error). root is the command users
+// type (attache or kubectl attache), for the hints of the errors.
+func lookupPolicy(res *engine.Result, k *policy.Kind, ns, name, root string) (*engine.PolicyStatus, error) {
 	var found []*engine.PolicyStatus
+	var elsewhere, here []string
 	for _, p := range res.Policies {
-		if p.Policy.Kind == k && p.Policy.Ref.Name == name && (ns == "" || p.Policy.Ref.Namespace == ns) {
+		if p.Policy.Kind != k {
+			continue
+		}
+		r := p.Policy.Ref
+		inScope := ns == "" || r.Namespace == ns
+		switch {
+		case r.Name == name && inScope:
 			found = append(found, p)
+		case r.Name == name:
+			elsewhere = append(elsewhere, r.Namespace)
+		case inScope:
+			here = append(here, r.Name)
 		}
 	}
 	switch len(found) {
@@ -109,11 +134,23 @@ func lookupPolicy(res *engine.Result, k *policy.Kind, ns, name string) (*engine.
 		if ns != "" {
 			where = "namespace " + ns
 		}
-		return nil, fmt.Errorf("%s %q not found in %s (list them with: attache get policies -A)", k.GroupKind.Kind, name, where)
+		var hints []string
+		if len(elsewhere) > 0 {
+			hints = append(hints, fmt.Sprintf("it exists in namespace %s: use -n %s", strings.Join(elsewhere, ", "), elsewhere[0]))
+		}
+		if len(here) > 0 {
+			hints = append(hints, fmt.Sprintf("%s policies in %s: %s", k.GroupKind.Kind, where, describeList(here, 10)))
+		}
+		hints = append(hints, fmt.Sprintf("list every policy with: %s get policies -A", root))
+		return nil, fmt.Errorf("%s %q not found in %s (%s)", k.GroupKind.Kind, name, where, strings.Join(hints, "; "))
 	case 1:
 		return found[0], nil
 	}
-	return nil, fmt.Errorf("%s %q exists in several namespaces; choose one with -n", k.GroupKind.Kind, name)
+	nss := make([]string, len(found))
+	for i, p := range found {
+		nss[i] = p.Policy.Ref.Namespace
+	}
+	return nil, fmt.Errorf("%s %q exists in several namespaces (%s); choose one with -n", k.GroupKind.Kind, name, strings.Join(nss, ", "))
 }
 
 // kindName is a kind as shown to people: the bare Kind for the core and

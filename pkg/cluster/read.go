@@ -35,6 +35,10 @@ type Options struct {
 	Namespace string
 	// PageSize is the list page size (default DefaultPageSize).
 	PageSize int64
+	// PolicyKindsOnly reads the policy CRDs and nothing else: enough for
+	// questions about the policy kinds themselves, which then need no
+	// discovery, no other list, and no RBAC beyond listing CRDs.
+	PolicyKindsOnly bool
 }
 
 // Snapshot is what was read.
@@ -48,6 +52,27 @@ type Snapshot struct {
 	// or `policies.cupcakes.example RetryPolicy: forbidden in namespace baker; its policies are not shown`.
 	// A snapshot with Skipped lines gives a partial answer.
 	Skipped []string
+	// Unread says the same, structured: one entry per Skipped line, in the
+	// same order, so that answers about a kind can say it was not read.
+	Unread []Unread
+}
+
+// Unread is a kind whose objects could not all be read.
+type Unread struct {
+	// Group and Kind name the kind: apiextensions.k8s.io
+	// CustomResourceDefinition when the policy CRDs could not be listed (no
+	// policy kind is then known), and Kind "" for every kind of Group when
+	// the group's discovery failed.
+	Group string
+	Kind  string
+	// Policy is true for a policy kind.
+	Policy bool
+	// Namespace is the one namespace that was read when the cluster-wide
+	// list was forbidden but a list in Options.Namespace was not; "" when
+	// no object of the kind was read.
+	Namespace string
+	// Message is the Skipped line.
+	Message string
 }
 
 // TopologyKinds are the kinds Read lists besides the policy kinds: those the
@@ -73,7 +98,13 @@ type resource struct {
 // result is what reading one resource gave.
 type result struct {
 	objects []engine.Object
-	skipped []string
+	unread  []Unread
+}
+
+// unread records that res could not be read in full: in namespace ns only
+// ("" for not at all), for the reason msg.
+func (res resource) unread(ns, msg string) []Unread {
+	return []Unread{{Group: res.gvr.Group, Kind: res.kind, Policy: res.policy, Namespace: ns, Message: msg}}
 }
 
 // reader holds the clients and options of one Read.
@@ -85,9 +116,14 @@ type reader struct {
 
 // Read lists, from the cluster that cfg points at, the policy CRDs (those
 // labelled PolicyLabel), every policy of those kinds and the topology
-// objects of TopologyKinds that the cluster serves. Lists are paginated
-// (Options.PageSize). A list that RBAC forbids cluster-wide is made in
-// Options.Namespace instead, and what could not be read at all is left out;
+// objects of TopologyKinds that the cluster serves (with
+// Options.PolicyKindsOnly, the policy CRDs only). Lists are paginated
+// (Options.PageSize) and cluster-wide even when Options.Namespace is set: a
+// policy's effect crosses namespaces (a route in one namespace hangs below a
+// Gateway in another, whose policies reach the route, and a policy's status
+// depends on every context it is in), so an answer about one namespace
+// needs the objects of the others. A list that RBAC forbids cluster-wide is
+// made in Options.Namespace instead, and what could not be read at all is left out;
 // both are said in Snapshot.Skipped and are not errors. Any other failure
 // (unreachable server, rejected credentials, ...) is an error that says what
 // to check.
@@ -120,17 +156,26 @@ func Read(ctx context.Context, cfg *rest.Config, opts Options) (*Snapshot, error
 	}
 
 	snap := &Snapshot{}
+	if opts.PolicyKindsOnly {
+		crds, _, crdUnread, err := r.readPolicyCRDs(ctx)
+		if err != nil {
+			return nil, err
+		}
+		snap.Objects = crds
+		snap.addUnread(crdUnread)
+		return snap, nil
+	}
 	topo, skipped, err := r.discoverTopology(ctx, disc)
 	if err != nil {
 		return nil, err
 	}
-	crds, pols, crdSkipped, err := r.readPolicyCRDs(ctx)
+	crds, pols, crdUnread, err := r.readPolicyCRDs(ctx)
 	if err != nil {
 		return nil, err
 	}
 	snap.Objects = append(snap.Objects, crds...)
-	snap.Skipped = append(snap.Skipped, crdSkipped...)
-	snap.Skipped = append(snap.Skipped, skipped...)
+	snap.addUnread(crdUnread)
+	snap.addUnread(skipped)
 
 	todo := append(topo, pols...)
 	results := make([]result, len(todo))
@@ -150,33 +195,42 @@ func Read(ctx context.Context, cfg *rest.Config, opts Options) (*Snapshot, error
 	// two reads of the same cluster give the same snapshot.
 	for _, res := range results {
 		snap.Objects = append(snap.Objects, res.objects...)
-		snap.Skipped = append(snap.Skipped, res.skipped...)
+		snap.addUnread(res.unread)
 	}
 	return snap, nil
+}
+
+// addUnread records what could not be read, in Unread and Skipped.
+func (s *Snapshot) addUnread(us []Unread) {
+	for _, u := range us {
+		s.Unread = append(s.Unread, u)
+		s.Skipped = append(s.Skipped, u.Message)
+	}
 }
 
 // discoverTopology finds, through discovery, the served version of each of
 // TopologyKinds: the group's preferred version when it serves the kind, else
 // the highest-priority version that does.
-func (r *reader) discoverTopology(ctx context.Context, disc *discovery.DiscoveryClient) ([]resource, []string, error) {
+func (r *reader) discoverTopology(ctx context.Context, disc *discovery.DiscoveryClient) ([]resource, []Unread, error) {
 	lists, err := disc.ServerPreferredResourcesWithContext(ctx)
 	var failed *discovery.ErrGroupDiscoveryFailed
 	if err != nil && !errors.As(err, &failed) {
 		return nil, nil, r.fatal("discovering the served kinds", err)
 	}
-	var skipped []string
+	var skipped []Unread
 	if failed != nil {
 		// Only the groups of the kinds we need matter; a broken aggregated
 		// API of another group must not stop the read.
 		for gv, gerr := range failed.Groups {
 			for _, gk := range TopologyKinds {
 				if gk.Group == gv.Group {
-					skipped = append(skipped, fmt.Sprintf("%s: discovery of %s failed (%v); its kinds are not shown", groupLabel(gv.Group), gv, gerr))
+					msg := fmt.Sprintf("%s: discovery of %s failed (%v); its kinds are not shown", groupLabel(gv.Group), gv, gerr)
+					skipped = append(skipped, Unread{Group: gv.Group, Message: msg})
 					break
 				}
 			}
 		}
-		slices.Sort(skipped) // map order
+		slices.SortFunc(skipped, func(a, b Unread) int { return strings.Compare(a.Message, b.Message) }) // map order
 	}
 	found := map[topology.GroupKind]resource{}
 	for _, l := range lists {
@@ -211,24 +265,27 @@ func (r *reader) discoverTopology(ctx context.Context, disc *discovery.Discovery
 
 // readPolicyCRDs lists the policy CRDs and returns them as objects, with the
 // policy kinds to list.
-func (r *reader) readPolicyCRDs(ctx context.Context) ([]engine.Object, []resource, []string, error) {
+func (r *reader) readPolicyCRDs(ctx context.Context) ([]engine.Object, []resource, []Unread, error) {
 	items, err := r.list(ctx, r.dyn.Resource(crdGVR), "", PolicyLabel)
 	if apierrors.IsForbidden(err) {
-		return nil, nil, []string{"apiextensions.k8s.io CustomResourceDefinition: cannot list (forbidden); " +
-			"policy kinds cannot be discovered, so no policies are shown"}, nil
+		return nil, nil, []Unread{{Group: crdGVR.Group, Kind: "CustomResourceDefinition", Policy: true,
+			Message: "apiextensions.k8s.io CustomResourceDefinition: cannot list (forbidden); " +
+				"policy kinds cannot be discovered, so no policies are shown"}}, nil
 	}
 	if err != nil {
 		return nil, nil, nil, r.fatal("listing the policy CRDs", err)
 	}
 	var objs []engine.Object
 	var pols []resource
-	var skipped []string
+	var skipped []Unread
 	for i := range items {
 		u := &items[i]
 		objs = append(objs, object(u, "CustomResourceDefinition"))
 		res, why := policyResource(u)
 		if why != "" {
-			skipped = append(skipped, why)
+			group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
+			kind, _, _ := unstructured.NestedString(u.Object, "spec", "names", "kind")
+			skipped = append(skipped, Unread{Group: group, Kind: kind, Policy: true, Message: why})
 			continue
 		}
 		pols = append(pols, res)
@@ -291,30 +348,30 @@ func (r *reader) read(ctx context.Context, res resource) (result, error) {
 		return r.result(res, items, nil), nil
 	case apierrors.IsNotFound(err):
 		// Deleted since discovery, or a CRD not established yet.
-		return result{skipped: []string{fmt.Sprintf("%s: not served by the API server (%s); its %s are not shown", res.label, res.gvr, what)}}, nil
+		return result{unread: res.unread("", fmt.Sprintf("%s: not served by the API server (%s); its %s are not shown", res.label, res.gvr, what))}, nil
 	case !apierrors.IsForbidden(err):
 		return result{}, r.fatal("listing "+res.label, err)
 	}
 
 	ns := r.opts.Namespace
 	if ns == "" {
-		return result{skipped: []string{fmt.Sprintf("%s: cannot list cluster-wide (forbidden); its %s are not shown", res.label, what)}}, nil
+		return result{unread: res.unread("", fmt.Sprintf("%s: cannot list cluster-wide (forbidden); its %s are not shown", res.label, what))}, nil
 	}
 	narrowed := fmt.Sprintf("%s: cannot list cluster-wide (forbidden); read namespace %s only", res.label, ns)
 	if !res.namespaced {
 		if res.gvr.Resource != "namespaces" || res.gvr.Group != "" {
-			return result{skipped: []string{fmt.Sprintf("%s: cannot list (forbidden; cluster-scoped, so namespace %s does not help); its %s are not shown", res.label, ns, what)}}, nil
+			return result{unread: res.unread("", fmt.Sprintf("%s: cannot list (forbidden; cluster-scoped, so namespace %s does not help); its %s are not shown", res.label, ns, what))}, nil
 		}
 		// RBAC authorizes a get of namespace N as a request in N, so a
 		// RoleBinding in the namespace can grant it.
 		u, err := ri.Get(ctx, ns, metav1.GetOptions{})
 		switch {
 		case err == nil:
-			return r.result(res, []unstructured.Unstructured{*u}, []string{narrowed}), nil
+			return r.result(res, []unstructured.Unstructured{*u}, res.unread(ns, narrowed)), nil
 		case apierrors.IsNotFound(err):
-			return result{skipped: []string{narrowed}}, nil
+			return result{unread: res.unread(ns, narrowed)}, nil
 		case apierrors.IsForbidden(err):
-			return result{skipped: []string{fmt.Sprintf("%s: cannot list cluster-wide nor get namespace %s (forbidden); namespaces are not shown", res.label, ns)}}, nil
+			return result{unread: res.unread("", fmt.Sprintf("%s: cannot list cluster-wide nor get namespace %s (forbidden); namespaces are not shown", res.label, ns))}, nil
 		default:
 			return result{}, r.fatal("getting namespace "+ns, err)
 		}
@@ -322,18 +379,18 @@ func (r *reader) read(ctx context.Context, res resource) (result, error) {
 	items, err = r.list(ctx, ri, ns, "")
 	switch {
 	case err == nil:
-		return r.result(res, items, []string{narrowed}), nil
+		return r.result(res, items, res.unread(ns, narrowed)), nil
 	case apierrors.IsForbidden(err):
-		return result{skipped: []string{fmt.Sprintf("%s: forbidden in namespace %s; its %s are not shown", res.label, ns, what)}}, nil
+		return result{unread: res.unread("", fmt.Sprintf("%s: forbidden in namespace %s; its %s are not shown", res.label, ns, what))}, nil
 	case apierrors.IsNotFound(err):
-		return result{skipped: []string{fmt.Sprintf("%s: not served by the API server (%s); its %s are not shown", res.label, res.gvr, what)}}, nil
+		return result{unread: res.unread("", fmt.Sprintf("%s: not served by the API server (%s); its %s are not shown", res.label, res.gvr, what))}, nil
 	default:
 		return result{}, r.fatal("listing "+res.label+" in namespace "+ns, err)
 	}
 }
 
-func (r *reader) result(res resource, items []unstructured.Unstructured, skipped []string) result {
-	out := result{skipped: skipped, objects: make([]engine.Object, 0, len(items))}
+func (r *reader) result(res resource, items []unstructured.Unstructured, unread []Unread) result {
+	out := result{unread: unread, objects: make([]engine.Object, 0, len(items))}
 	for i := range items {
 		u := &items[i]
 		if u.GetKind() == "" {

@@ -338,6 +338,33 @@ func TestReadRBAC(t *testing.T) {
 		if !slices.Equal(snap.Skipped, anaSkipped) {
 			t.Errorf("Skipped:\n%s\nwant:\n%s", strings.Join(snap.Skipped, "\n"), strings.Join(anaSkipped, "\n"))
 		}
+		// Unread is Skipped, structured: the kind, and the namespace read.
+		if len(snap.Unread) != len(snap.Skipped) {
+			t.Fatalf("%d Unread entries for %d Skipped lines", len(snap.Unread), len(snap.Skipped))
+		}
+		for i, u := range snap.Unread {
+			if u.Message != snap.Skipped[i] {
+				t.Errorf("Unread[%d].Message = %q, Skipped[%d] = %q", i, u.Message, i, snap.Skipped[i])
+			}
+			if u.Kind == "" || !strings.Contains(u.Message, " "+u.Kind+":") {
+				t.Errorf("Unread[%d] names kind %q, its message %q", i, u.Kind, u.Message)
+			}
+			if narrowed := strings.HasSuffix(u.Message, "read namespace baker only"); narrowed != (u.Namespace == "baker") {
+				t.Errorf("Unread[%d]: Namespace %q for %q", i, u.Namespace, u.Message)
+			}
+		}
+		for _, want := range []Unread{
+			{Group: "policies.cupcakes.example", Kind: "RetryPolicy", Policy: true},
+			{Group: "policies.cupcakes.example", Kind: "TimeoutPolicy", Policy: true, Namespace: "baker"},
+			{Group: "gateway.networking.k8s.io", Kind: "Gateway"},
+		} {
+			if !slices.ContainsFunc(snap.Unread, func(u Unread) bool {
+				u.Message = ""
+				return u == want
+			}) {
+				t.Errorf("Unread lacks %+v:\n%+v", want, snap.Unread)
+			}
+		}
 		got := ids(snap.Objects)
 		for _, want := range []string{
 			"/Namespace /baker",
@@ -406,6 +433,58 @@ func TestReadRBAC(t *testing.T) {
 			t.Errorf("cluster-admin user and system:masters read different objects:\n%v\n%v", got, want)
 		}
 	})
+}
+
+// TestReadPolicyKindsOnly: with PolicyKindsOnly, Read lists the policy CRDs
+// and nothing else (no discovery, no other list), so that Ana, who cannot
+// list RetryPolicies or Gateways, gets a full answer about the kinds.
+func TestReadPolicyKindsOnly(t *testing.T) {
+	env := parable(t)
+	var crds []string
+	for o := range ids(read(t, env.Config, Options{}).Objects) {
+		if strings.HasPrefix(o, "apiextensions.k8s.io/CustomResourceDefinition ") {
+			crds = append(crds, o)
+		}
+	}
+	slices.Sort(crds)
+	if len(crds) < 4 { // the parable's three and the Gateway API's BackendTLSPolicy
+		t.Fatalf("full read: %d policy CRDs, want at least 4: %v", len(crds), crds)
+	}
+
+	cfg := rest.CopyConfig(clustertest.Ana(t, env))
+	var paths []string
+	var mu sync.Mutex
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			mu.Lock()
+			paths = append(paths, req.URL.Path)
+			mu.Unlock()
+			return rt.RoundTrip(req)
+		})
+	})
+	snap := read(t, cfg, Options{Namespace: "baker", PolicyKindsOnly: true})
+	if len(snap.Skipped) > 0 {
+		t.Errorf("Ana, policy kinds only: Skipped = %q, want none (she may list CRDs)", snap.Skipped)
+	}
+	var got []string
+	for o := range ids(snap.Objects) {
+		got = append(got, o)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, crds) {
+		t.Errorf("policy kinds only: objects\n%v\nwant the policy CRDs of a full read\n%v", got, crds)
+	}
+	for _, p := range paths {
+		if p != "/apis/apiextensions.k8s.io/v1/customresourcedefinitions" {
+			t.Errorf("policy kinds only: request to %s; only the CRD list is needed", p)
+		}
+	}
+
+	snap = read(t, env.UserConfig(t, "nobody"), Options{PolicyKindsOnly: true})
+	want := "apiextensions.k8s.io CustomResourceDefinition: cannot list (forbidden); policy kinds cannot be discovered, so no policies are shown"
+	if !slices.Equal(snap.Skipped, []string{want}) || len(snap.Objects) > 0 {
+		t.Errorf("nobody, policy kinds only: Skipped = %q, %d objects; want [%q], none", snap.Skipped, len(snap.Objects), want)
+	}
 }
 
 // TestReadUnreachable: a server that is not there is an error that says

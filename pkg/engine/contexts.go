@@ -280,7 +280,16 @@ func (d *kindDP) run(only map[topology.NodeID]bool) {
 		node := g.Node(n)
 		gk := node.Ref.GroupKind()
 		if gk == topology.KindNamespace {
-			continue // namespaces are placed on paths, not reached by edges
+			// Namespaces are placed on paths, not reached by edges. A
+			// Namespace that is itself an effective target has one
+			// context: the Namespace alone, with its own policies.
+			d.entries[n] = nil
+			if d.useNs && d.kind.IsEffectiveTarget(gk) {
+				if i, ok := d.nsIndex[node.Ref.Name]; ok && len(d.atNs[i]) > 0 {
+					d.entries[n] = []entry{{stack: d.trie.extend(0, level(-(i + 1))), nsSet: d.sets.with(0, i), top: true}}
+				}
+			}
+			continue
 		}
 		items = items[:0]
 		if len(node.Parents) == 0 {

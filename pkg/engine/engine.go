@@ -84,6 +84,8 @@ type computation struct {
 	problems []diag.Problem
 	// invalidKinds are the kinds whose CRD is invalid, with its name.
 	invalidKinds map[topology.GroupKind]string
+	// clusterKinds are the kinds whose CRD has scope Cluster.
+	clusterKinds map[topology.GroupKind]bool
 	dps          map[*policy.Kind]*kindDP
 	status       map[*pstate]*PolicyStatus
 	sortedKinds  []*policy.Kind
@@ -104,7 +106,7 @@ func newComputation(opts Options, objs []Object) *computation {
 		opts.ConditionDomain = DefaultConditionDomain
 	}
 	c := &computation{opts: opts, kinds: map[topology.GroupKind]*policy.Kind{}, attByRef: map[*Attachment]merge.Src{},
-		sources: map[topology.Ref]string{}, invalidKinds: map[topology.GroupKind]string{},
+		sources: map[topology.Ref]string{}, invalidKinds: map[topology.GroupKind]string{}, clusterKinds: map[topology.GroupKind]bool{},
 		dps: map[*policy.Kind]*kindDP{}, status: map[*pstate]*PolicyStatus{}}
 	topoObjs, policyObjs := c.classify(objs)
 	// Objects with sections (listeners, rules, ports) make several nodes.
@@ -160,8 +162,8 @@ func (c *computation) sortKinds() {
 // topology objects and policies. Objects of no known kind are ignored.
 func (c *computation) classify(objs []Object) (topo []*unstructured.Unstructured, pols []Object) {
 	seen := map[topology.Ref]string{}
-	invalidKinds := c.invalidKinds               // kind -> its invalid CRD
-	clusterCRDs := map[topology.GroupKind]bool{} // kinds of CRDs with scope Cluster
+	invalidKinds := c.invalidKinds // kind -> its invalid CRD
+	clusterCRDs := c.clusterKinds  // kinds of CRDs with scope Cluster
 	for _, o := range objs {
 		if o.Object != nil && o.Object.GroupVersionKind().GroupKind() == (schema.GroupKind{Group: crdGroupKind.Group, Kind: crdGroupKind.Kind}) {
 			if scope, _, _ := unstructured.NestedString(o.Object.Object, "spec", "scope"); scope == "Cluster" {
@@ -309,72 +311,90 @@ func (c *computation) addVirtualTargets(b *topology.Builder) {
 // resolve turns a policy's declared targets into attachments, or into
 // ancestors that are not accepted, with the reason.
 func (c *computation) resolve(ps *pstate) {
-	p := ps.p
-	if p.Invalid() {
-		return
-	}
-	for _, t := range p.Targets {
-		gk := t.GroupKind()
-		if !p.Kind.AllowsTarget(gk) {
-			ps.ancestors = append(ps.ancestors, ancestorState{ref: targetRef(t), reason: ReasonInvalid,
-				msg: fmt.Sprintf("%s: kind %s is not a target kind of %s (allowed: %s)", t.Field, gk, p.Kind, kindList(p.Kind.TargetKinds))})
-			continue
+	{
+		p := ps.p
+		if p.Invalid() {
+			return
 		}
-		if t.Selector != nil {
-			n := 0
-			for _, id := range c.graph.ByKind(gk) {
-				node := c.graph.Node(id)
-				if node.Ref.Namespace != "" && node.Ref.Namespace != p.Ref.Namespace {
-					continue
-				}
-				if !t.Selector.Matches(labels.Set(node.Labels)) {
-					continue
-				}
-				n++
-				// A selected Namespace other than the policy's own is a
-				// cross-namespace target too (decision 9).
-				if !c.grantAllows(p, node.Ref) {
-					ps.ancestors = append(ps.ancestors, noGrant(p, t, node.Ref))
-					continue
-				}
-				c.attach(ps, id, t)
+		for _, t := range p.Targets {
+			gk := t.GroupKind()
+			if !p.Kind.AllowsTarget(gk) {
+				c.invalidTarget(ps, t, targetRef(t), fmt.Sprintf("kind %s is not a target kind of %s (allowed: %s)", gk, p.Kind, kindList(p.Kind.TargetKinds)))
+				continue
 			}
-			if n == 0 {
-				ps.noTarget = append(ps.noTarget, fmt.Sprintf("%s: selector %q matches no %s in namespace %s", t.Field, t.Selector.String(), gk, p.Ref.Namespace))
-			}
-			continue
-		}
-		ref := targetRef(t)
-		if ref.IsSection() && p.Kind.Class == policy.Inherited && p.Kind.IsEffectiveTarget(gk) {
-			// Sections sit below their object, and contexts end at the
-			// effective target: a policy there could never apply.
-			ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonInvalid,
-				msg: fmt.Sprintf("%s: %s is a section of an effective target of %s; policies apply to %s objects, so target %s instead", t.Field, ref.Short(), p.Kind, gk.Kind, ref.Object().Short())})
-			continue
-		}
-		if !c.grantAllows(p, ref) {
-			ps.ancestors = append(ps.ancestors, noGrant(p, t, ref))
-			continue
-		}
-		id, ok := c.graph.Lookup(ref)
-		if !ok {
-			msg := fmt.Sprintf("%s: %s not found", t.Field, ref.Short())
-			if ref.IsSection() {
-				if _, objOK := c.graph.Lookup(ref.Object()); objOK {
-					msg = fmt.Sprintf("%s: %s has no section %q", t.Field, ref.Object().Short(), ref.SectionName)
+			if t.Selector != nil {
+				n := 0
+				for _, id := range c.graph.ByKind(gk) {
+					node := c.graph.Node(id)
+					// A cluster-scoped policy selects in every namespace.
+					if node.Ref.Namespace != "" && p.Ref.Namespace != "" && node.Ref.Namespace != p.Ref.Namespace {
+						continue
+					}
+					if !t.Selector.Matches(labels.Set(node.Labels)) {
+						continue
+					}
+					n++
+					// A selected Namespace other than the policy's own is a
+					// cross-namespace target too (decision 9).
+					if !c.grantAllows(p, node.Ref) {
+						c.invalidTarget(ps, t, node.Ref, noGrant(p, node.Ref))
+						continue
+					}
+					c.attach(ps, id, t)
 				}
+				if n == 0 {
+					where := "in namespace " + p.Ref.Namespace
+					if p.Ref.Namespace == "" {
+						where = "in any namespace"
+					}
+					ps.noTarget = append(ps.noTarget, fmt.Sprintf("%s: selector %q matches no %s %s", t.Field, t.Selector.String(), gk, where))
+				}
+				continue
 			}
-			ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonTargetNotFound, msg: msg})
-			continue
+			ref := targetRef(t)
+			if ref.IsSection() && p.Kind.Class == policy.Inherited && p.Kind.IsEffectiveTarget(gk) {
+				// Sections sit below their object, and contexts end at the
+				// effective target: a policy there could never apply.
+				c.invalidTarget(ps, t, ref, fmt.Sprintf("%s is a section of an effective target of %s; policies apply to %s objects, so target %s instead", ref.Short(), p.Kind, gk.Kind, ref.Object().Short()))
+				continue
+			}
+			if p.Ref.Namespace == "" && ref.Namespace == "" && knownKind(gk) && !topology.ClusterScoped(gk) {
+				// A cluster-scoped policy has no namespace to default to.
+				c.invalidTarget(ps, t, ref, fmt.Sprintf("%s objects are namespaced and the policy is cluster-scoped: give the target's namespace", gk.Kind))
+				continue
+			}
+			if !c.grantAllows(p, ref) {
+				c.invalidTarget(ps, t, ref, noGrant(p, ref))
+				continue
+			}
+			id, ok := c.graph.Lookup(ref)
+			if !ok {
+				msg := fmt.Sprintf("%s: %s not found", t.Field, ref.Short())
+				if ref.IsSection() {
+					if _, objOK := c.graph.Lookup(ref.Object()); objOK {
+						msg = fmt.Sprintf("%s: %s has no section %q", t.Field, ref.Object().Short(), ref.SectionName)
+					}
+				}
+				ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonTargetNotFound, msg: msg})
+				continue
+			}
+			c.attach(ps, id, t)
 		}
-		c.attach(ps, id, t)
 	}
 }
 
-// noGrant is the ancestor of a cross-namespace target no ReferenceGrant allows.
-func noGrant(p *policy.Policy, t policy.TargetRef, ref topology.Ref) ancestorState {
-	return ancestorState{ref: ref, reason: ReasonInvalid,
-		msg: fmt.Sprintf("%s: no ReferenceGrant in namespace %s allows %s from namespace %s to target %s", t.Field, targetNamespace(ref), p.Ref.GroupKind(), p.Ref.Namespace, ref.Short())}
+// invalidTarget records a declared target the policy may not have: its
+// ancestor is Accepted=False, reason Invalid, and, like every other failed
+// validation, it is reported as a problem naming the policy and the field.
+// (A target that is not found is not: it may be created later.)
+func (c *computation) invalidTarget(ps *pstate, t policy.TargetRef, ref topology.Ref, msg string) {
+	ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonInvalid, msg: t.Field + ": " + msg})
+	c.problems = append(c.problems, diag.Problem{Object: ps.p.Ref, Source: c.sources[ps.p.Ref], Field: t.Field, Message: msg})
+}
+
+// noGrant says that no ReferenceGrant allows policy p to target ref.
+func noGrant(p *policy.Policy, ref topology.Ref) string {
+	return fmt.Sprintf("no ReferenceGrant in namespace %s allows %s from namespace %s to target %s", targetNamespace(ref), p.Ref.GroupKind(), p.Ref.Namespace, ref.Short())
 }
 
 func targetNamespace(r topology.Ref) string {
@@ -384,11 +404,13 @@ func targetNamespace(r topology.Ref) string {
 	return r.Namespace
 }
 
-// grantAllows checks project decision 9: a target in another namespace needs
-// a ReferenceGrant there.
+// grantAllows checks project decision 9: a target in another namespace than
+// a namespaced policy's needs a ReferenceGrant there.
 func (c *computation) grantAllows(p *policy.Policy, ref topology.Ref) bool {
 	ns := targetNamespace(ref)
-	if ns == "" || ns == p.Ref.Namespace {
+	// A cluster-scoped policy is in no namespace: its references cross none
+	// (and a ReferenceGrant could not name it: its from needs a namespace).
+	if ns == "" || ns == p.Ref.Namespace || p.Ref.Namespace == "" {
 		return true
 	}
 	to := ref.Object()

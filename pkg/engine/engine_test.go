@@ -316,3 +316,80 @@ func TestInheritedKindOutsideItsHierarchyIsRejected(t *testing.T) {
 		t.Errorf("problems %v", res.Problems)
 	}
 }
+
+// A Namespace can be an effective target of an Inherited kind: its context
+// is the Namespace alone, with the policies attached to it (decision 2
+// orders them). It used to get no effective policy at all, silently, while
+// its policies reported "no effective target in scope".
+func TestNamespaceAsEffectiveTarget(t *testing.T) {
+	res := compute(t, engine.Options{}, `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: nspolicies.policies.example.com
+  labels: {gateway.networking.k8s.io/policy: Inherited}
+  annotations:
+    attache.dev/effective-target-kinds: Namespace,Service
+    attache.dev/merge-strategies: patch-defaults
+spec:
+  group: policies.example.com
+  names: {kind: NsPolicy, plural: nspolicies}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: app}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s1, namespace: app}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: policies.example.com/v1
+kind: NsPolicy
+metadata: {name: old, namespace: app, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec:
+  targetRefs: [{group: "", kind: Namespace, name: app}]
+  a: old
+  b: old
+---
+apiVersion: policies.example.com/v1
+kind: NsPolicy
+metadata: {name: new, namespace: app, creationTimestamp: "2026-01-02T00:00:00Z"}
+spec:
+  targetRefs: [{group: "", kind: Namespace, name: app}]
+  a: new
+`)
+	if len(res.Problems) > 0 {
+		t.Fatalf("problems: %v", res.Problems)
+	}
+	got := map[string]string{}
+	for _, e := range res.Effective {
+		for _, c := range e.Contexts {
+			c.Paths(func(p []topology.Ref) bool {
+				var parts []string
+				for _, r := range p {
+					parts = append(parts, r.Short())
+				}
+				got[strings.Join(parts, " > ")] = fmt.Sprint(c.Spec)
+				return true
+			})
+		}
+	}
+	// Same level, patch defaults: the newer wins a, the older keeps b
+	// (decision 4); the Service below the Namespace gets the same.
+	want := map[string]string{
+		"Namespace app":                  "map[a:new b:old]",
+		"Namespace app > Service app/s1": "map[a:new b:old]",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("effective policies\n got: %v\nwant: %v", got, want)
+	}
+	for _, ps := range res.Policies {
+		if c := ps.Conditions[len(ps.Conditions)-1]; c.Reason == engine.ReasonProgrammed && strings.Contains(c.Message, "no effective target") {
+			t.Errorf("%s: %s", ps.Policy.Ref.Name, c.Message)
+		}
+	}
+	if len(res.Affected) != 2 {
+		t.Errorf("affected %v, want the Namespace and the Service", res.Affected)
+	}
+}

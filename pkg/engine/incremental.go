@@ -223,7 +223,8 @@ func (in *Incremental) diff(objs []Object) (changes []policyChange, regen []rege
 		if had && sameVersion(prevObj, u) {
 			continue
 		}
-		if ref.Namespace == "" {
+		if ref.Namespace == "" && !c.clusterKinds[ref.GroupKind()] {
+			// Compute puts it in the default namespace.
 			return nil, nil, fmt.Sprintf("%s has no namespace", ref)
 		}
 		p := c.parse(o, k)
@@ -249,7 +250,7 @@ func (in *Incremental) diff(objs []Object) (changes []policyChange, regen []rege
 				continue
 			}
 			_, isPolicy := c.kinds[ref.GroupKind()]
-			if _, isPolicy := c.kinds[ref.GroupKind()]; isPolicy && ref.Namespace != "" {
+			if isPolicy && (ref.Namespace != "" || c.clusterKinds[ref.GroupKind()]) {
 				continue // it was a duplicate
 			}
 			if isPolicy || c.readsKind(ref.GroupKind()) {
@@ -464,7 +465,9 @@ func (c *computation) updateKind(k *policy.Kind, xs []policyChange, touched map[
 		}
 		for n := range c.graph.Len() {
 			r := c.graph.Node(topology.NodeID(n)).Ref
-			if !r.IsSection() && names[r.Namespace] {
+			// The objects of the namespace, and the Namespace itself (an
+			// effective target of kinds that list it).
+			if (!r.IsSection() && names[r.Namespace]) || (r.GroupKind() == topology.KindNamespace && names[r.Name]) {
 				seeds[topology.NodeID(n)] = true
 			}
 		}

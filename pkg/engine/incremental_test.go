@@ -107,6 +107,33 @@ func directObjects(services, namespaces int) []*unstructured.Unstructured {
 	return out
 }
 
+const clusterGroup = "cluster.attache.dev"
+
+// clusterObjects adds a cluster-scoped Inherited kind whose effective
+// targets include Namespaces, with instances on Namespaces and routes.
+func clusterObjects(namespaces int) []*unstructured.Unstructured {
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "quotapolicies." + clusterGroup, "labels": map[string]any{"gateway.networking.k8s.io/policy": "Inherited"},
+			"annotations": map[string]any{"attache.dev/target-kinds": "Namespace,HTTPRoute.gateway.networking.k8s.io",
+				"attache.dev/effective-target-kinds": "Namespace,Service"}},
+		"spec": map[string]any{"group": clusterGroup, "scope": "Cluster", "names": map[string]any{"kind": "QuotaPolicy", "plural": "quotapolicies"}},
+	}}
+	out := []*unstructured.Unstructured{crd}
+	for i := range 6 {
+		ref := map[string]any{"group": "", "kind": "Namespace", "name": fmt.Sprintf("ns-%d", i%namespaces)}
+		if i%3 == 2 {
+			ref = map[string]any{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "namespace": fmt.Sprintf("ns-%d", i%namespaces), "name": fmt.Sprintf("route-%d", i%namespaces)}
+		}
+		out = append(out, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": clusterGroup + "/v1", "kind": "QuotaPolicy",
+			"metadata": map[string]any{"name": fmt.Sprintf("quota-%d", i), "creationTimestamp": fmt.Sprintf("2026-01-01T00:00:%02dZ", i)},
+			"spec": map[string]any{"targetRefs": []any{ref}, "defaults": map[string]any{"rps": int64(10 * i), "burst": int64(i)}},
+		}})
+	}
+	return out
+}
+
 func newEditor(seed uint64, p gen.Params, n int) *editor {
 	e := &editor{rng: rand.New(rand.NewPCG(seed, 7))}
 	for _, u := range gen.Topology(p) {
@@ -117,6 +144,9 @@ func newEditor(seed uint64, p gen.Params, n int) *editor {
 	}
 	for _, u := range directObjects(p.Services, p.Namespaces) {
 		e.objs = append(e.objs, engine.Object{Object: u, Source: "direct"})
+	}
+	for _, u := range clusterObjects(p.Namespaces) {
+		e.objs = append(e.objs, engine.Object{Object: u, Source: "cluster-scoped"})
 	}
 	gw := "gateway.networking.k8s.io"
 	ref := func(group, kind, name, section string) map[string]any {
@@ -170,7 +200,7 @@ func (e *editor) edit() (what string, policyOnly bool) {
 		}
 		return "defaults"
 	}
-	switch op := e.rng.IntN(12); op {
+	switch op := e.rng.IntN(13); op {
 	case 0, 1: // edit a field of the spec proper
 		i := pick(bench)
 		replace(i, func(u *unstructured.Unstructured) {
@@ -268,6 +298,21 @@ func (e *editor) edit() (what string, policyOnly bool) {
 			}
 		})
 		return "direct " + e.objs[i].Object.GetName(), true
+	case 11: // a cluster-scoped policy
+		q := e.policies("QuotaPolicy")
+		i := pick(q)
+		replace(i, func(u *unstructured.Unstructured) {
+			switch e.rng.IntN(3) {
+			case 0:
+				_ = unstructured.SetNestedField(u.Object, int64(e.rng.IntN(9)), "spec", "defaults", "rps")
+			case 1:
+				_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"group": "", "kind": "Namespace", "name": fmt.Sprintf("ns-%d", e.rng.IntN(4))}}, "spec", "targetRefs")
+			default:
+				unstructured.RemoveNestedField(u.Object, "spec", "defaults")
+				_ = unstructured.SetNestedField(u.Object, map[string]any{"rps": int64(1)}, "spec", "overrides")
+			}
+		})
+		return "cluster-scoped " + e.objs[i].Object.GetName(), true
 	case 10: // a copy with the same content, or a status-only write
 		i := pick(bench)
 		replace(i, func(u *unstructured.Unstructured) {
@@ -325,6 +370,17 @@ func TestIncrementalMatchesCompute(t *testing.T) {
 		want := dump(t, engine.Compute(e.objs, engine.Options{}))
 		if got := dump(t, res); got != want {
 			t.Fatalf("seed %d: first computation differs: %s", seed, firstDiff(got, want))
+		}
+		// The input exercises both classes, Namespaces as effective
+		// targets and cluster-scoped policies.
+		kinds := map[string]bool{}
+		for _, ef := range res.Effective {
+			kinds[ef.Kind.GroupKind.Kind+"/"+ef.Target.Kind] = true
+		}
+		for _, k := range []string{"BenchPolicy/Service", "TLSPolicy/Service", "QuotaPolicy/Namespace", "QuotaPolicy/Service"} {
+			if !kinds[k] {
+				t.Fatalf("seed %d: no effective %s in the input (have %v)", seed, k, kinds)
+			}
 		}
 		incremental := 0
 		for step := range steps {

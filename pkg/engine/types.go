@@ -14,7 +14,10 @@ import (
 // Object is an input object and where it came from (a file and document, a
 // cluster resource), for messages.
 type Object struct {
+	// Object is the object itself.
 	Object *unstructured.Unstructured
+	// Source says where it came from ("file.yaml#2", a resource URL); it
+	// prefixes the problems found in it.
 	Source string
 }
 
@@ -48,11 +51,15 @@ const MaxAncestors = 16
 // Condition is a status condition without timestamps (the engine has no
 // clock; writers stamp lastTransitionTime).
 type Condition struct {
-	Type               string `json:"type"`
-	Status             string `json:"status"`
-	Reason             string `json:"reason"`
-	Message            string `json:"message"`
-	ObservedGeneration int64  `json:"observedGeneration,omitempty"`
+	// Type, Status ("True" or "False"), Reason and Message are those of a
+	// metav1.Condition.
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+	// ObservedGeneration is set on Affected conditions: the target's
+	// metadata.generation.
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }
 
 // Condition types and reasons (GEP-713 latest; project decision 7).
@@ -73,6 +80,7 @@ const (
 
 // Result is everything the engine computed.
 type Result struct {
+	// Graph is the hierarchy built from the objects.
 	Graph *topology.Graph
 	// Kinds are the policy kinds, sorted.
 	Kinds []*policy.Kind
@@ -89,6 +97,7 @@ type Result struct {
 
 // PolicyStatus is a policy and the status the engine computed for it.
 type PolicyStatus struct {
+	// Policy is the parsed policy.
 	Policy *policy.Policy
 	// Conditions summarize all ancestors: Accepted, and Programmed when accepted.
 	Conditions []Condition
@@ -105,6 +114,8 @@ type PolicyStatus struct {
 
 // Reach counts a policy's contexts (target and distinct stack) by outcome.
 type Reach struct {
+	// Contexts is how many distinct contexts the policy is part of; Full,
+	// Partial and None split them by its outcome there.
 	Contexts int `json:"contexts"`
 	Full     int `json:"full"`
 	Partial  int `json:"partial"`
@@ -113,7 +124,10 @@ type Reach struct {
 
 // Ancestor is one PolicyAncestorStatus entry: a declared target and its conditions.
 type Ancestor struct {
-	Ref        topology.Ref
+	// Ref is the declared target, with its sectionName.
+	Ref topology.Ref
+	// Conditions are Accepted and, when accepted, Programmed, for this
+	// target alone.
 	Conditions []Condition
 }
 
@@ -125,8 +139,11 @@ func (a Ancestor) GatewayAPI(controllerName string, generation int64, now time.T
 // Effective is the effective policy of one kind for one target: one result
 // per distinct context.
 type Effective struct {
-	Kind     *policy.Kind
-	Target   topology.Ref
+	// Kind is the policy kind.
+	Kind *policy.Kind
+	// Target is the effective target.
+	Target topology.Ref
+	// Contexts are the distinct stacks of policies reaching Target.
 	Contexts []*Context
 }
 
@@ -152,11 +169,14 @@ func (c *Context) Paths(yield func([]topology.Ref) bool) { c.paths(yield) }
 type StackEntry struct {
 	// Attachment (Policy and At) is shared by every context of the policy.
 	*Attachment
+	// Strategy and Stanza are the policy's resolved merge strategy and
+	// its stanza ("defaults", "overrides", or "" for a bare spec).
 	Strategy merge.Strategy
 	Stanza   string
 	// Outcome is "full", "partial" or "none".
 	Outcome string
-	Lost    []LostField
+	// Lost lists the fields it set that are not in the effective spec.
+	Lost []LostField
 	// Conflicted is set when the None strategy rejected this policy here,
 	// and ConflictedBy names the established policy that won.
 	Conflicted   bool
@@ -165,31 +185,43 @@ type StackEntry struct {
 
 // LostField is a field a policy set but that is not in the effective spec.
 type LostField struct {
+	// Path is the field's path in the spec proper (dotted).
 	Path string
-	To   []*Attachment
+	// To are the policies that beat it: the one whose value replaced or
+	// deleted it, or the winning side of an atomic merge.
+	To []*Attachment
 }
 
 // Attachment is a policy attached to a target.
 type Attachment struct {
+	// Policy is the policy object.
 	Policy topology.Ref
-	At     topology.Ref
+	// At is the target it attaches to (with its section): its level.
+	At topology.Ref
 }
 
 // FieldSource says who set a field of an effective spec.
 type FieldSource struct {
-	Path  string
+	// Path is the leaf's path in the spec proper (dotted; odd keys quoted).
+	Path string
+	// Value is the leaf's value: a scalar, a list or an empty object.
 	Value any
 	// Attachment (Policy and At: where the policy attaches, its level) is
 	// shared by every field the policy sets.
 	*Attachment
+	// Strategy is that policy's merge strategy.
 	Strategy merge.Strategy
 }
 
 // Affected lists the policies of one kind affecting one target (decision 8)
 // and the condition a controller writes on it.
 type Affected struct {
-	Kind      *policy.Kind
-	Target    topology.Ref
-	Policies  []topology.Ref
+	// Kind is the policy kind and Target the affected effective target.
+	Kind   *policy.Kind
+	Target topology.Ref
+	// Policies are those contributing a field to Target's effective
+	// policy in some context, sorted.
+	Policies []topology.Ref
+	// Condition is the <domain>/<Kind>Affected condition for Target.
 	Condition Condition
 }

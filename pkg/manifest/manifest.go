@@ -1,5 +1,6 @@
 // Package manifest reads Kubernetes objects from files, folders and standard
-// input: multi-document YAML or JSON, and List objects. It is the file
+// input: multi-document YAML, JSON (one object, a stream of objects, or an
+// array of them), and List objects. It is the file
 // adapter in front of the engine. A document that cannot be read is reported
 // with its file and position, and the rest is still read.
 package manifest
@@ -7,6 +8,7 @@ package manifest
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -118,10 +120,55 @@ func Decode(r io.Reader, source string) ([]engine.Object, []diag.Problem) {
 			doc--
 			continue
 		}
-		o, pr := decodeDoc(raw, src)
-		objs, probs = append(objs, o...), append(probs, pr...)
+		vals, jsonErr := splitJSON(raw)
+		if len(vals) == 0 {
+			// Not a JSON document (or its first value is broken): read it
+			// as YAML, which reports what is wrong with it.
+			o, pr := decodeDoc(raw, src)
+			objs, probs = append(objs, o...), append(probs, pr...)
+			continue
+		}
+		// A JSON stream: each value is a document of its own (YAML would
+		// read the first value and silently drop the rest).
+		for i, v := range vals {
+			if i > 0 {
+				doc++
+				src = fmt.Sprintf("%s#%d", source, doc)
+			}
+			o, pr := decodeDoc(v, src)
+			objs, probs = append(objs, o...), append(probs, pr...)
+		}
+		if jsonErr != nil {
+			doc++
+			probs = append(probs, diag.Problem{Source: fmt.Sprintf("%s#%d", source, doc), Message: fmt.Sprintf("not valid JSON: %v; the rest of the stream is not read", jsonErr)})
+		}
 	}
 	return objs, probs
+}
+
+// splitJSON splits a document that is a stream of JSON values ({...} {...}
+// or one [...]) into its values. It returns no values when the document
+// does not start like JSON or its first value is not valid JSON (it is then
+// YAML, such as a flow mapping, or broken), and the values read before the
+// first invalid one, with that error, when a later value is broken.
+func splitJSON(raw []byte) ([][]byte, error) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || (t[0] != '{' && t[0] != '[') {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(t))
+	var vals [][]byte
+	for {
+		var v json.RawMessage
+		err := dec.Decode(&v)
+		if err == io.EOF {
+			return vals, nil
+		}
+		if err != nil {
+			return vals, err
+		}
+		vals = append(vals, v)
+	}
 }
 
 func stripComments(b []byte) []byte {
@@ -139,12 +186,43 @@ func decodeDoc(raw []byte, src string) ([]engine.Object, []diag.Problem) {
 	if err != nil {
 		return nil, []diag.Problem{{Source: src, Message: fmt.Sprintf("not valid YAML or JSON: %v", err)}}
 	}
-	if bytes.Equal(bytes.TrimSpace(js), []byte("null")) {
+	js = bytes.TrimSpace(js)
+	if bytes.Equal(js, []byte("null")) {
 		return nil, nil
+	}
+	if len(js) > 0 && js[0] == '[' {
+		// A bare list of objects (a JSON array or a YAML sequence), read
+		// like the items of a List.
+		var items []json.RawMessage
+		if err := json.Unmarshal(js, &items); err != nil {
+			return nil, []diag.Problem{{Source: src, Message: fmt.Sprintf("not a list of Kubernetes objects: %v", err)}}
+		}
+		var objs []engine.Object
+		var probs []diag.Problem
+		for i, it := range items {
+			o, pr := decodeDoc(it, fmt.Sprintf("%s[%d]", src, i))
+			objs, probs = append(objs, o...), append(probs, pr...)
+		}
+		return objs, probs
+	}
+	// apimachinery's own error for a document without kind quotes the
+	// whole document: say what is missing instead.
+	var head struct {
+		APIVersion any `json:"apiVersion"`
+		Kind       any `json:"kind"`
+	}
+	if err := json.Unmarshal(js, &head); err != nil {
+		return nil, []diag.Problem{{Source: src, Message: "not a Kubernetes object: a document must be a mapping with apiVersion and kind; it is skipped (leave such files out of -f)"}}
+	}
+	if k, _ := head.Kind.(string); k == "" {
+		return nil, []diag.Problem{{Source: src, Message: "not a Kubernetes object: it has no kind; it is skipped (give it apiVersion and kind, or leave the file out of -f)"}}
+	}
+	if v, _ := head.APIVersion.(string); v == "" {
+		return nil, []diag.Problem{{Source: src, Message: "not a Kubernetes object: it has no apiVersion; it is skipped (give it apiVersion and kind, or leave the file out of -f)"}}
 	}
 	u := &unstructured.Unstructured{}
 	if err := u.UnmarshalJSON(js); err != nil {
-		return nil, []diag.Problem{{Source: src, Message: fmt.Sprintf("not a Kubernetes object: %v", err)}}
+		return nil, []diag.Problem{{Source: src, Message: fmt.Sprintf("not a Kubernetes object: %v; it is skipped", err)}}
 	}
 	if u.IsList() {
 		list, err := u.ToList()

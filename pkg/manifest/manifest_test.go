@@ -32,7 +32,7 @@ func TestDecodeKeepsGoingPastBadDocuments(t *testing.T) {
 	if probs[0].Source != "in.yaml#2" || !strings.Contains(probs[0].Message, "not valid YAML") {
 		t.Errorf("first problem %+v", probs[0])
 	}
-	if probs[1].Source != "in.yaml#3" || !strings.Contains(probs[1].Message, "Kind") {
+	if probs[1].Source != "in.yaml#3" || !strings.Contains(probs[1].Message, "it has no kind") {
 		t.Errorf("second problem %+v", probs[1])
 	}
 }
@@ -79,5 +79,50 @@ func TestReadReportsUnreadablePathsAndContinues(t *testing.T) {
 	}
 	if len(objs) != 1 || objs[0].Object.GetName() != "ok" {
 		t.Errorf("the readable file must still be read: %v", objs)
+	}
+}
+
+// A JSON stream (objects one after another, as jq -c writes them) used to be
+// read as YAML, which kept the first object and silently dropped the rest.
+func TestDecodeJSONStreamsAndArrays(t *testing.T) {
+	obj := func(name string) string {
+		return `{"apiVersion":"v1","kind":"Service","metadata":{"name":"` + name + `"}}`
+	}
+	cases := []struct {
+		name, in  string
+		want      string // name@source of every object read
+		wantProbs []string
+	}{
+		{"stream", obj("a") + "\n" + obj("b") + obj("c"), "a@in#1 b@in#2 c@in#3", nil},
+		{"stream then YAML document", obj("a") + " " + obj("b") + "\n---\n" + strings.Replace(svc, "%s", "c", 1), "a@in#1 b@in#2 c@in#3", nil},
+		{"JSON array", "[" + obj("a") + "," + obj("b") + "]", "a@in#1[0] b@in#1[1]", nil},
+		{"YAML sequence", "- " + obj("a") + "\n- {apiVersion: v1, kind: Service, metadata: {name: b}}\n", "a@in#1[0] b@in#1[1]", nil},
+		{"YAML flow mapping is not JSON", "{apiVersion: v1, kind: Service, metadata: {name: a}}", "a@in#1", nil},
+		{"broken value after good ones", obj("a") + obj("b") + `{"apiVersion": "v1", "kind": `, "a@in#1 b@in#2", []string{"in#3: not valid JSON"}},
+		{"array with a bad item", "[" + obj("a") + `, {"metadata": {}}, 3]`, "a@in#1[0]", []string{"in#1[1]: not a Kubernetes object", "in#1[2]: not a Kubernetes object"}},
+		// What is missing is named, and the document is not quoted whole.
+		{"no kind", `{"affected": {"s1": ["good"]}, "effective": {}}`, "", []string{"in#1: not a Kubernetes object: it has no kind; it is skipped (give it apiVersion and kind, or leave the file out of -f)"}},
+		{"no apiVersion", `{"kind": "Service", "metadata": {"name": "a"}}`, "", []string{"in#1: not a Kubernetes object: it has no apiVersion"}},
+		{"a scalar", `"just a string"`, "", []string{"in#1: not a Kubernetes object: a document must be a mapping with apiVersion and kind"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			objs, probs := Decode(strings.NewReader(tc.in), "in")
+			var got []string
+			for _, o := range objs {
+				got = append(got, o.Object.GetName()+"@"+o.Source)
+			}
+			if strings.Join(got, " ") != tc.want {
+				t.Errorf("objects %q, want %q", strings.Join(got, " "), tc.want)
+			}
+			if len(probs) != len(tc.wantProbs) {
+				t.Fatalf("problems %v, want %v", probs, tc.wantProbs)
+			}
+			for i, p := range probs {
+				if !strings.Contains(p.Error(), tc.wantProbs[i]) {
+					t.Errorf("problem %q does not contain %q", p.Error(), tc.wantProbs[i])
+				}
+			}
+		})
 	}
 }

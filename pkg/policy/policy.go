@@ -30,7 +30,8 @@ type TargetRef struct {
 	Namespace   string
 	SectionName string
 	// Selector, for a reference by labels, over objects of Group/Kind in the
-	// policy's namespace (all namespaces for cluster-scoped kinds).
+	// policy's namespace (all namespaces for cluster-scoped kinds, and for
+	// cluster-scoped policies).
 	Selector labels.Selector
 	// Field is the path of this entry in the policy, for messages.
 	Field string

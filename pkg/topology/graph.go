@@ -158,9 +158,11 @@ func (b *Builder) AddEdge(parent, child NodeID) {
 	c.Parents = append(c.Parents, parent)
 }
 
-// CycleError reports an edge dropped because it closed a cycle.
+// CycleError reports an edge dropped because it closed a cycle: Parent was
+// to be linked above Child.
 type CycleError struct{ Parent, Child Ref }
 
+// Error says which edge was dropped.
 func (e CycleError) Error() string {
 	return fmt.Sprintf("%s -> %s closes a cycle in the hierarchy; that edge is ignored", e.Parent, e.Child)
 }
