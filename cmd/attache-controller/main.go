@@ -77,6 +77,8 @@ type flags struct {
 	logFormat          string
 	verbosity          int
 	gracefulShutdownIn time.Duration
+	effectivePolicies  bool
+	effectivePolicyNS  string
 }
 
 func parseFlags(args []string, out io.Writer) (*flags, error) {
@@ -96,6 +98,8 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	fs.DurationVar(&f.resync, "resync-period", time.Hour, "how often everything is recomputed and compared without an event (0: never)")
 	fs.StringVar(&f.logFormat, "log-format", "json", "log format: json or text")
 	fs.IntVar(&f.verbosity, "v", 0, "log verbosity (1 logs every write)")
+	fs.BoolVar(&f.effectivePolicies, "effective-policies", false, "write an EffectivePolicy object per affected object (its CRD must be installed: deploy/crds/effectivepolicies.attache.dev.yaml)")
+	fs.StringVar(&f.effectivePolicyNS, "effective-policy-namespace", controller.DefaultEffectivePolicyNamespace, "namespace of the EffectivePolicy objects of cluster-scoped objects other than Namespaces")
 	fs.DurationVar(&f.gracefulShutdownIn, "graceful-shutdown-timeout", 30*time.Second, "time given to in-flight work on shutdown")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -165,6 +169,9 @@ func run(ctx context.Context, f *flags, log logr.Logger, cfg *rest.Config) error
 		OwnedKinds:      owned,
 		TargetWriteQPS:  f.targetWriteQPS,
 		ResyncPeriod:    resyncOption(f.resync),
+
+		EffectivePolicies:        f.effectivePolicies,
+		EffectivePolicyNamespace: f.effectivePolicyNS,
 	})
 	if err != nil {
 		return err

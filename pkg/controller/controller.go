@@ -78,6 +78,9 @@ type Controller struct {
 	watches  map[topology.GroupKind]*watch
 	policies map[objKey]*policyDesired // last computation's, owned kinds only
 	desired  map[objKey]*targetDesired // last computation's
+	// effective are the EffectivePolicy entries of the last computation,
+	// by target object.
+	effective map[objKey]*effectiveDesired
 	// stale holds, per object, resourceVersions the controller has written
 	// past: while the cache still shows one of them, it has not seen our
 	// write yet, and comparing with it would write again.
@@ -193,6 +196,17 @@ func (c *Controller) Start(ctx context.Context) error {
 		return fmt.Errorf("watching CustomResourceDefinitions: %w", err)
 	}
 	defer func() { _ = crdInf.RemoveEventHandler(reg) }()
+	if c.opts.EffectivePolicies {
+		epInf, err := c.cache.GetInformer(ctx, protoFor(EffectivePolicyGVK))
+		if err != nil {
+			return fmt.Errorf("%w (%v)", errEffectiveCRD, err)
+		}
+		epReg, err := epInf.AddEventHandler(c.effectiveHandler())
+		if err != nil {
+			return fmt.Errorf("watching EffectivePolicies: %w", err)
+		}
+		defer func() { _ = epInf.RemoveEventHandler(epReg) }()
+	}
 
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -359,7 +373,9 @@ func (c *Controller) recompute(ctx context.Context) error {
 	}
 	desired := c.desiredPolicies(res, owned, crds, progErr, false, only)
 	targets := c.desiredTargets(res, owned)
+	effective := c.desiredEffective(res, owned)
 	c.mu.Lock()
+	c.effective = effective
 	if all {
 		c.policies = map[objKey]*policyDesired{}
 	}
@@ -375,6 +391,12 @@ func (c *Controller) recompute(ctx context.Context) error {
 	writeErr := c.writePolicies(ctx, desired, nil)
 	if all {
 		c.queueTargets(objs, targets)
+		for tk := range effective {
+			if c.effectiveNeedsWrite(ctx, tk) {
+				c.targets.Add(tk)
+			}
+		}
+		c.queueEffectiveCleanup(ctx, effective)
 	} else {
 		c.queueChangedTargets(ctx, change, targets)
 	}

@@ -27,8 +27,19 @@
 // attache_reconcile_duration_seconds and attache_queue_depth are registered
 // on controller-runtime's metrics registry.
 //
-// Not implemented yet: EffectivePolicy objects (Options.EffectivePolicies),
-// incremental recomputation (every event recomputes everything, from the
-// cache), and listener-level conditions (an affected section is reported on
-// its object).
+// With Options.EffectivePolicies, every object affected by an owned kind
+// also gets an EffectivePolicy object (GEP-713 v1.0.0's PolicyBinding) in
+// its namespace, named <kind>.<name>, holding under the controller's name
+// the policies affecting it and the effective spec per policy kind and
+// context, each field with the policy that set it; entries of other
+// controllers are kept, and the object is deleted with the last entry.
+//
+// Computations are incremental (engine.Incremental): an event that changes
+// policies recomputes only the contexts below where they attach, and only
+// the policies and objects the engine recomputed are compared with the
+// cache and written; any other change recomputes everything. Everything is
+// compared at start, on resync and after a failed write or Program.
+//
+// Not implemented: listener-level conditions (an affected section is
+// reported on its object).
 package controller

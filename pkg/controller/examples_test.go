@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/attache-dev/attache/pkg/manifest"
 )
 
 // exampleWant is what a GEP-713 example must converge to.
@@ -21,6 +23,47 @@ type exampleWant struct {
 
 func exampleFile(n int) string {
 	return filepath.Join("..", "..", "examples", "gep-713", fmt.Sprintf("example-%d", n), "manifests.yaml")
+}
+
+// TestGEPExample1 applies GEP-713 Example 1 (a Direct policy, strategy
+// none) and checks its outcomes: b1 is affected by p1 alone, p1 is
+// enforced, p2 conflicts with p1 and is not accepted, b2 is untouched.
+func TestGEPExample1(t *testing.T) {
+	k := newKube(t)
+	// Example 1's ColorPolicy is Direct; the other tests' is Inherited:
+	// put theirs back after.
+	t.Cleanup(func() {
+		objs, _, _ := manifest.Read([]string{exampleFile(3)}, nil)
+		for _, o := range objs {
+			if o.Object.GetKind() == "CustomResourceDefinition" {
+				k.applyCRD(o.Object)
+			}
+		}
+	})
+	const ns = "ex1"
+	r := startController(t, Options{}, nil)
+	k.namespace(ns)
+	k.applyFile(exampleFile(1), ns)
+	waitFor(t, "Example 1's status", func() string {
+		var bad []string
+		if got := policySummary(k.get(gvkColorPolicy, ns, "p1")); got != "True/Accepted True/Programmed" {
+			bad = append(bad, "p1: "+got)
+		}
+		p2 := k.get(gvkColorPolicy, ns, "p2")
+		if got := policySummary(p2); got != "False/Conflicted -" {
+			bad = append(bad, "p2: "+got)
+		} else if msg, _ := condition(p2, "Accepted")["message"].(string); !strings.Contains(msg, ns+"/p1") {
+			bad = append(bad, "p2's message does not name p1: "+msg)
+		}
+		if c := condition(k.get(gvkService, ns, "b1"), "attache.dev/ColorPolicyAffected"); c == nil || c["message"] != "Affected by ColorPolicy "+ns+"/p1" {
+			bad = append(bad, fmt.Sprintf("b1: %v", c))
+		}
+		return strings.Join(bad, "; ")
+	})
+	r.waitIdle(t, 0)
+	if c := condition(k.get(gvkService, ns, "b2"), "attache.dev/ColorPolicyAffected"); c != nil {
+		t.Errorf("b2 carries %v", c)
+	}
 }
 
 // TestGEPExample2 applies GEP-713 Example 2 (atomic defaults and

@@ -76,9 +76,17 @@ type Options struct {
 	// Program is the implementer's hook (optional: nil programs nothing and
 	// always succeeds).
 	Program ProgramFunc
-	// EffectivePolicies is reserved for the EffectivePolicy objects of issue
-	// 4 (GEP-713's PolicyBinding). It is not implemented: New refuses true.
+	// EffectivePolicies makes the controller write, per object affected
+	// by an owned kind, an EffectivePolicy object (GEP-713 v1.0.0's
+	// PolicyBinding: EffectivePolicyGVK) holding, under ControllerName,
+	// the policies affecting it and the effective spec per kind and
+	// context with per-field provenance, and remove it when no longer
+	// true. The EffectivePolicy CRD must be installed.
 	EffectivePolicies bool
+	// EffectivePolicyNamespace holds the EffectivePolicy objects of
+	// cluster-scoped objects other than Namespaces (a Namespace's is in
+	// it). Default DefaultEffectivePolicyNamespace.
+	EffectivePolicyNamespace string
 
 	// Debounce delays a recomputation after the first event, so that a burst
 	// of events (a kubectl apply of many objects) costs one. Default 100ms.
@@ -115,8 +123,11 @@ func (o *Options) complete() error {
 	if msgs := validation.IsDNS1123Subdomain(o.ConditionDomain); len(msgs) > 0 {
 		errs = append(errs, fmt.Errorf("condition domain %q: %s", o.ConditionDomain, strings.Join(msgs, "; ")))
 	}
-	if o.EffectivePolicies {
-		errs = append(errs, errors.New("EffectivePolicies is reserved and not implemented yet"))
+	if o.EffectivePolicyNamespace == "" {
+		o.EffectivePolicyNamespace = DefaultEffectivePolicyNamespace
+	}
+	if msgs := validation.IsDNS1123Label(o.EffectivePolicyNamespace); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("EffectivePolicy namespace %q: %s", o.EffectivePolicyNamespace, strings.Join(msgs, "; ")))
 	}
 	for i, k := range o.Kinds {
 		if k == nil {

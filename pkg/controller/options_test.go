@@ -20,7 +20,7 @@ func TestOptionsComplete(t *testing.T) {
 	for _, bad := range []Options{
 		{ControllerName: "no-slash"},
 		{ConditionDomain: "Not_A_Domain"},
-		{EffectivePolicies: true},
+		{EffectivePolicies: true, EffectivePolicyNamespace: "Not A Namespace"},
 	} {
 		if err := bad.complete(); err == nil {
 			t.Errorf("%+v: no error", bad)

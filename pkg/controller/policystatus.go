@@ -246,23 +246,29 @@ func (c *Controller) patch(ctx context.Context, gvk schema.GroupVersionKind, k o
 	}
 	kind := k.gk().String()
 	if err != nil {
-		reason := "Other"
-		switch {
-		case apierrors.IsConflict(err):
-			reason = "Conflict"
-		case apierrors.IsNotFound(err):
-			reason = "NotFound"
-		case apierrors.IsInvalid(err):
-			reason = "Invalid"
-		case apierrors.IsForbidden(err):
-			reason = "Forbidden"
-		}
-		statusWriteErrors.WithLabelValues(kind, reason).Inc()
+		statusWriteErrors.WithLabelValues(kind, writeErrorReason(err)).Inc()
 		return nil, err
 	}
 	statusWrites.WithLabelValues(kind).Inc()
 	c.log.V(1).Info("wrote", "object", k.String(), "subresource", status, "patch", string(data))
 	return u, nil
+}
+
+// writeErrorReason is the reason label of attache_status_write_errors_total.
+func writeErrorReason(err error) string {
+	switch {
+	case apierrors.IsConflict(err):
+		return "Conflict"
+	case apierrors.IsNotFound(err):
+		return "NotFound"
+	case apierrors.IsAlreadyExists(err):
+		return "AlreadyExists"
+	case apierrors.IsInvalid(err):
+		return "Invalid"
+	case apierrors.IsForbidden(err):
+		return "Forbidden"
+	}
+	return "Other"
 }
 
 // mergePolicyStatus returns obj's status with this controller's conditions

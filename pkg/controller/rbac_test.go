@@ -79,11 +79,12 @@ func TestShippedClusterRole(t *testing.T) {
 	// The shipped ColorPolicy CRD: with the status subresource the role
 	// grants patch on.
 	k.applyFile(filepath.Join(deployDir, "crds", "colorpolicies.policies.example.com.yaml"), "")
+	k.applyFile(filepath.Join(deployDir, "crds", "effectivepolicies.attache.dev.yaml"), "")
 	k.apply("", sizePolicyCRD())
 	const ns = "rbac"
 	k.namespace(ns)
 	forbidden0 := forbiddenWrites(t)
-	r := startController(t, Options{}, env.UserConfig(t, user))
+	r := startController(t, Options{EffectivePolicies: true}, env.UserConfig(t, user))
 
 	// Example 3 without its CRD (the shipped one stays).
 	objs, probs, err := manifest.Read([]string{exampleFile(3)}, nil)
@@ -96,6 +97,14 @@ func TestShippedClusterRole(t *testing.T) {
 		}
 	}
 	checkExample(t, k, ns, example3)
+	waitFor(t, "the EffectivePolicies of b1 and b2", func() string {
+		for _, svc := range []string{"b1", "b2"} {
+			if effectiveEntry(k.get(gvkEffectivePolicy, ns, "service."+svc), testControllerName) == nil {
+				return "no EffectivePolicy service." + svc
+			}
+		}
+		return ""
+	})
 
 	var conds []string
 	for i := range 8 {

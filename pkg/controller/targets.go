@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
@@ -153,9 +154,14 @@ func (c *Controller) queueChangedTargets(ctx context.Context, change engine.Chan
 				continue
 			}
 			seen[k] = true
+			if c.effectiveNeedsWrite(ctx, k) {
+				c.targets.Add(k)
+				n++
+				continue
+			}
 			w := c.watchOf(k.gk())
 			if w == nil {
-				continue // not watched (a virtual target): nothing to write
+				continue // not watched (a virtual target): no condition to write
 			}
 			u, err := c.cached(ctx, w.gvk, k)
 			if err != nil || u == nil {
@@ -292,9 +298,9 @@ func (c *Controller) processTarget(ctx context.Context) bool {
 		c.observeQueues()
 	}()
 	c.yield(ctx)
-	if err := c.syncTarget(ctx, k); err != nil {
+	if err := errors.Join(c.syncTarget(ctx, k), c.syncEffective(ctx, k)); err != nil {
 		if ctx.Err() == nil {
-			c.log.Error(err, "writing Affected condition; retrying", "object", k.String())
+			c.log.Error(err, "writing Affected condition or EffectivePolicy; retrying", "object", k.String())
 			c.targets.AddRateLimited(k)
 		}
 		return true

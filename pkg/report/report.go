@@ -153,6 +153,10 @@ func Build(r *engine.Result, controllerName string, extra []diag.Problem) *Repor
 	return out
 }
 
+// SourcesOf renders who set each field of a context's effective spec and
+// what each policy of its stack lost, as the report's sources.
+func SourcesOf(c *engine.Context) Sources { return sources(c) }
+
 func sources(c *engine.Context) Sources {
 	s := Sources{Fields: make([]FieldSource, 0, len(c.Fields)), Policies: make([]PolicySource, 0, len(c.Stack))}
 	for _, f := range c.Fields {
