@@ -37,7 +37,7 @@ func newGetOptions(cmd *cobra.Command) *getOptions {
 	// -o is registered here rather than through addFlags because the table
 	// has no -o value of its own (kubectl prints a table when -o is absent).
 	o.common.addFlags(cmd)
-	cmd.Flags().StringVarP(&o.output, "output", "o", "", "output format: wide, json or yaml (default: a table)")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "", "output format: table (the default), wide, json or yaml")
 	cmd.Flags().BoolVar(&o.noHeaders, "no-headers", false, "print tables without the header line")
 	return o
 }
@@ -46,9 +46,11 @@ func newGetOptions(cmd *cobra.Command) *getOptions {
 // a (possibly slow) cluster read. It returns the parsed -l selector.
 func (o *getOptions) validate() (labels.Selector, error) {
 	switch o.output {
+	case "table":
+		o.output = "" // the default, named
 	case "", "wide", "json", "yaml":
 	default:
-		return nil, fmt.Errorf("unknown output format %q: use -o wide, -o json or -o yaml, or no -o for a table", o.output)
+		return nil, fmt.Errorf("unknown output format %q: use -o table (the default), -o wide, -o json or -o yaml", o.output)
 	}
 	sel, err := labels.Parse(o.common.selector)
 	if err != nil {

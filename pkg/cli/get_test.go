@@ -17,6 +17,7 @@ var getExamples = []struct{ name, path string }{
 // getFormats are the -o values of the golden tests and their file suffixes.
 var getFormats = []struct{ flag, suffix string }{
 	{"", ".txt"},
+	{"table", ".txt"}, // the default, named: the same golden
 	{"wide", "-wide.txt"},
 	{"json", ".json"},
 	{"yaml", ".yaml"},
@@ -300,7 +301,7 @@ func TestGetErrors(t *testing.T) {
 		args []string
 		want []string // substrings of the error
 	}{
-		{[]string{"get", "policies", "-f", "../../examples/parable", "-o", "table"}, []string{`unknown output format "table"`, "-o wide, -o json or -o yaml"}},
+		{[]string{"get", "policies", "-f", "../../examples/parable", "-o", "tabel"}, []string{`unknown output format "tabel"`, "-o table (the default), -o wide, -o json or -o yaml"}},
 		{[]string{"get", "policykinds", "-f", "../../examples/parable", "-o", "jsonpath"}, []string{`unknown output format "jsonpath"`, "-o json"}},
 		{[]string{"get", "policies", "-f", "../../examples/parable", "nosuchpolicy"}, []string{`unknown policy kind "nosuchpolicy"`, "retrypolicy", "attache get policykinds"}},
 		{[]string{"get", "policykinds", "-f", "../../examples/parable", "nosuchpolicy"}, []string{`unknown policy kind "nosuchpolicy"`, "backendtlspolicy"}},

@@ -50,8 +50,15 @@ whole input is compared, every namespace: a policy's reach does not stop at
 its own namespace.`,
 		Example: `  # Before deleting the namespace-wide RetryPolicy (the GEP-713 parable):
   attache impact retrypolicy/namespace-retries -n baker --delete -f examples/parable
-  # Before applying a change:
-  attache impact --apply gateway-retries.yaml -f examples/parable -o yaml`,
+  # Before applying a change (a file, a folder, or - for standard input):
+  attache impact --apply - -f examples/parable <<'EOF'
+  apiVersion: policies.cupcakes.example/v1
+  kind: RetryPolicy
+  metadata: {name: gateway-retries, namespace: infra}
+  spec:
+    targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: cupcakes}]
+    overrides: {numRetries: 1, strategy: patch}
+  EOF`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, streams, args) },
 	}

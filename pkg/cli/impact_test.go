@@ -158,7 +158,7 @@ func TestImpactErrors(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"retrypolicy/nope", "-n", "baker", "--delete", "-f", impactParable}, []string{`RetryPolicy "nope" not found in namespace baker`, "RetryPolicy policies in namespace baker: frosting-retries, namespace-retries", "attache get policies -A"}},
+		{[]string{"retrypolicy/nope", "-n", "baker", "--delete", "-f", impactParable}, []string{`RetryPolicy "nope" not found in namespace baker`, "RetryPolicies in namespace baker: frosting-retries, namespace-retries", "attache get policies -A"}},
 		{[]string{"retrypolicy/namespace-retries", "-n", "infra", "--delete", "-f", impactParable}, []string{`RetryPolicy "namespace-retries" not found in namespace infra`, "it exists in namespace baker: use -n baker"}},
 		{[]string{"nopolicy/x", "--delete", "-f", impactParable}, []string{`unknown policy kind "nopolicy"`, "retrypolicy"}},
 		{[]string{"--delete", "-f", impactParable}, []string{"--delete needs the policy", "KIND/NAME --delete"}},

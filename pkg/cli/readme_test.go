@@ -1,9 +1,16 @@
 package cli
 
 import (
+	"bytes"
+	"io"
 	"os"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
 // readmeCommand is a command shown in README.md and the output shown for it.
@@ -107,5 +114,62 @@ func TestREADMEOutputs(t *testing.T) {
 	// not pass.
 	if checked < 5 {
 		t.Errorf("only %d README commands with output found; is the parser still right?", checked)
+	}
+}
+
+// TestHelpExamplesRun runs, from the repository root, every example of every
+// command's help that reads the bundled examples (-f examples/...): a new
+// user copying one must not hit an error. Pipes and redirections are cut
+// off; a heredoc (<<'EOF') is given on standard input.
+func TestHelpExamplesRun(t *testing.T) {
+	t.Chdir("../..")
+	_, dotErr := exec.LookPath("dot")
+	var walk func(*cobra.Command)
+	ran := 0
+	walk = func(c *cobra.Command) {
+		lines := strings.Split(c.Example, "\n")
+		for i := 0; i < len(lines); i++ {
+			line := strings.TrimSpace(lines[i])
+			rest, ok := strings.CutPrefix(line, "attache ")
+			if !ok || !strings.Contains(rest, "-f examples/") {
+				continue
+			}
+			var args []string
+			var stdin strings.Builder
+			for _, f := range strings.Fields(rest) {
+				if f == "|" || f == ">" {
+					break
+				}
+				if f == "<<'EOF'" {
+					for i++; i < len(lines) && strings.TrimSpace(lines[i]) != "EOF"; i++ {
+						stdin.WriteString(strings.TrimPrefix(lines[i], "  ") + "\n")
+					}
+					break
+				}
+				args = append(args, f)
+			}
+			if slices.Contains(args, "svg") || slices.Contains(args, "png") {
+				if dotErr != nil {
+					continue // TestGraphWithoutGraphviz covers this case
+				}
+			}
+			var out, errOut bytes.Buffer
+			root := NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(stdin.String()), Out: &out, ErrOut: &errOut})
+			root.SetArgs(args)
+			if err := root.Execute(); err != nil {
+				t.Errorf("%s --help example %q: %v", c.CommandPath(), line, err)
+			}
+			if errOut.Len() > 0 {
+				t.Errorf("%s --help example %q: stderr:\n%s", c.CommandPath(), line, errOut.String())
+			}
+			ran++
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}))
+	if ran < 8 {
+		t.Errorf("only %d help examples ran; is the parser still right?", ran)
 	}
 }

@@ -139,7 +139,7 @@ func lookupPolicy(res *engine.Result, k *policy.Kind, ns, name, root string) (*e
 			hints = append(hints, fmt.Sprintf("it exists in namespace %s: use -n %s", strings.Join(elsewhere, ", "), elsewhere[0]))
 		}
 		if len(here) > 0 {
-			hints = append(hints, fmt.Sprintf("%s policies in %s: %s", k.GroupKind.Kind, where, describeList(here, 10)))
+			hints = append(hints, fmt.Sprintf("%s in %s: %s", impactPlural(k.GroupKind.Kind), where, describeList(here, 10)))
 		}
 		hints = append(hints, fmt.Sprintf("list every policy with: %s get policies -A", root))
 		return nil, fmt.Errorf("%s %q not found in %s (%s)", k.GroupKind.Kind, name, where, strings.Join(hints, "; "))
