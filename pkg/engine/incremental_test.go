@@ -128,7 +128,7 @@ func clusterObjects(namespaces int) []*unstructured.Unstructured {
 		out = append(out, &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": clusterGroup + "/v1", "kind": "QuotaPolicy",
 			"metadata": map[string]any{"name": fmt.Sprintf("quota-%d", i), "creationTimestamp": fmt.Sprintf("2026-01-01T00:00:%02dZ", i)},
-			"spec": map[string]any{"targetRefs": []any{ref}, "defaults": map[string]any{"rps": int64(10 * i), "burst": int64(i)}},
+			"spec":     map[string]any{"targetRefs": []any{ref}, "defaults": map[string]any{"rps": int64(10 * i), "burst": int64(i)}},
 		}})
 	}
 	return out
