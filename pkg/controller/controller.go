@@ -90,6 +90,9 @@ type Controller struct {
 	// until the desired content changes.
 	unsettledWrites map[objKey]string
 	problems        string // last problems logged, to log only changes
+	// invalidCRDs maps the policy CRDs reported invalid to the problem
+	// reported, to report each once.
+	invalidCRDs map[string]string
 
 	accessMu sync.Mutex
 	access   map[topology.GroupKind]access // access checks, see canWatch
@@ -125,6 +128,7 @@ func New(mgr manager.Manager, opts Options) (*Controller, error) {
 		desired:         map[objKey]*targetDesired{},
 		stale:           map[objKey]map[string]bool{},
 		unsettledWrites: map[objKey]string{},
+		invalidCRDs:     map[string]string{},
 		access:          map[topology.GroupKind]access{},
 		limiter:         rate.NewLimiter(rate.Limit(opts.TargetWriteQPS), opts.TargetWriteBurst),
 		compareAll:      true,
@@ -348,6 +352,7 @@ func (c *Controller) recompute(ctx context.Context) error {
 		c.log.V(1).Info("recomputed everything", "reason", change.Reason)
 	}
 	c.logProblems(res)
+	c.reportInvalidKinds(res, crds)
 	owned := c.ownedKinds(crds)
 
 	progErr := c.runProgram(ctx, res, func() {
@@ -453,6 +458,41 @@ func (c *Controller) ownedKinds(crds map[topology.GroupKind]*crdInfo) map[topolo
 		}
 	}
 	return out
+}
+
+// reportInvalidKinds puts a Warning Event on each policy CRD the engine
+// cannot use (its annotations are invalid), once per distinct problem: its
+// instances are ignored, and the CRD's author learns why where they look.
+func (c *Controller) reportInvalidKinds(res *engine.Result, crds map[topology.GroupKind]*crdInfo) {
+	byName := map[string]*crdInfo{}
+	for _, ci := range crds {
+		byName[ci.name] = ci
+	}
+	crdGK := topology.GroupKind{Group: crdGVK.Group, Kind: crdGVK.Kind}
+	seen := map[string]bool{}
+	for _, p := range res.Problems {
+		ci := byName[p.Object.Name]
+		if p.Object.GroupKind() != crdGK || ci == nil {
+			continue
+		}
+		msg := p.Field + ": " + p.Message
+		seen[ci.name] = true
+		c.mu.Lock()
+		reported := c.invalidCRDs[ci.name] == msg
+		c.invalidCRDs[ci.name] = msg
+		c.mu.Unlock()
+		if !reported {
+			c.log.Error(nil, "policy kind not usable", "crd", ci.name, "problem", msg)
+			c.recorder.Eventf(ci.obj, nil, "Warning", "InvalidPolicyKind", "Validate", "%s; instances of %s are ignored", msg, ci.gk)
+		}
+	}
+	c.mu.Lock()
+	for name := range c.invalidCRDs {
+		if !seen[name] {
+			delete(c.invalidCRDs, name)
+		}
+	}
+	c.mu.Unlock()
 }
 
 func (c *Controller) logProblems(res *engine.Result) {
