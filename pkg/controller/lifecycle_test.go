@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -285,14 +286,17 @@ func counterValue(t *testing.T, kind string) float64 {
 func TestWriteCounts(t *testing.T) {
 	k := newKube(t)
 	k.apply("", tintPolicyCRD())
+	k.applyFile(filepath.Join("..", "..", "deploy", "crds", "effectivepolicies.attache.dev.yaml"), "")
 	const ns = "count"
 	k.namespace(ns)
 	k.apply(ns, gateway("g"), route("r1", "g", "a"), route("r2", "g", "b"), service("a"), service("b"))
-	r := startController(t, Options{}, nil)
+	opts := Options{EffectivePolicies: true}
+	r := startController(t, opts, nil)
 	r.waitIdle(t, 0)
 	before := r.writes.count()
 
-	// Creating a policy that affects N=2 Services: at most N+1 writes.
+	// Creating a policy that affects N=2 Services: at most N+1 writes for
+	// status and Affected conditions, plus N EffectivePolicies.
 	t0 := time.Now()
 	k.apply(ns, pol(gvkTintPolicy, "t1", "Gateway", "g", map[string]any{"tint": "red"}))
 	waitFor(t, "t1 accepted, a and b affected", func() string {
@@ -303,14 +307,17 @@ func TestWriteCounts(t *testing.T) {
 			if got := affected(k.get(gvkService, ns, s), "TintPolicy"); got != "Affected by TintPolicy count/t1" {
 				return "Service " + s + ": " + got
 			}
+			if effectiveEntry(k.get(gvkEffectivePolicy, ns, "service."+s), testControllerName) == nil {
+				return "no EffectivePolicy service." + s
+			}
 		}
 		return ""
 	})
 	r.waitIdle(t, 0)
 	created := inNamespace(r.writes.since(before), ns)
 	t.Logf("creating t1 (N=2): %d writes in %v: %v", len(created), time.Since(t0).Round(time.Millisecond), created)
-	if len(created) > 3 {
-		t.Errorf("creating a policy affecting 2 Services cost %d writes, want at most 3", len(created))
+	if eff := countContaining(created, "/effectivepolicies"); len(created)-eff > 3 || eff > 2 {
+		t.Errorf("creating a policy affecting 2 Services cost %d writes (%d of EffectivePolicies), want at most 3 + 2", len(created), eff)
 	}
 
 	// A resync with nothing changed writes nothing.
@@ -334,11 +341,19 @@ func TestWriteCounts(t *testing.T) {
 		}
 		return ""
 	})
+	waitFor(t, "the EffectivePolicies showing blue", func() string {
+		for _, svc := range []string{"a", "b"} {
+			if v := entryField(effectiveEntry(k.get(gvkEffectivePolicy, ns, "service."+svc), testControllerName), "tint", "t1"); v != "blue" {
+				return fmt.Sprintf("%s: tint %v", svc, v)
+			}
+		}
+		return ""
+	})
 	r.waitIdle(t, c0)
 	w := r.writes.since(n0)
 	t.Logf("editing t1's spec: %v", w)
-	if len(w) != 1 || !strings.HasSuffix(w[0], "/tintpolicies/t1/status") {
-		t.Errorf("editing t1's spec wrote %v, want only t1's status", w)
+	if eff := countContaining(w, "/effectivepolicies/service."); len(w) != 3 || eff != 2 || countContaining(w, "/tintpolicies/t1/status") != 1 {
+		t.Errorf("editing t1's spec wrote %v, want only t1's status and the 2 EffectivePolicies", w)
 	}
 	if d := counterValue(t, "Service") - svcBefore; d != 0 {
 		t.Errorf("attache_status_writes_total{kind=Service} grew by %v", d)
@@ -349,13 +364,24 @@ func TestWriteCounts(t *testing.T) {
 
 	// A restart with nothing changed writes nothing.
 	r.stop()
-	r2 := startController(t, Options{}, nil)
+	r2 := startController(t, opts, nil)
 	r2.waitIdle(t, 0)
 	// Only this test's objects: others' (with -shuffle) may need a write
 	// from a new controller.
 	if w := inNamespace(r2.writes.since(0), ns); len(w) > 0 {
 		t.Errorf("restart with nothing changed wrote %v", w)
 	}
+}
+
+// countContaining counts the writes whose path contains s.
+func countContaining(writes []string, s string) int {
+	n := 0
+	for _, w := range writes {
+		if strings.Contains(w, s) {
+			n++
+		}
+	}
+	return n
 }
 
 // TestOtherWritersKept checks that another controller's ancestor entry and

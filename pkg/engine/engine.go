@@ -50,8 +50,11 @@ type pstate struct {
 	ancestors []ancestorState
 	atts      []*attachment
 	attached  map[topology.NodeID]bool // nodes in atts
-	// targetProblems are why declared targets resolved to nothing (selectors).
+	// noTarget says why declared targets resolved to nothing (selectors).
 	noTarget []string
+	// targetProblems are the invalid targets, reported as problems of the
+	// input too; kept with the policy, so that an update replaces them.
+	targetProblems []diag.Problem
 	// lossMsg caches lossSummary of all its attachments, and affects the
 	// sorted effective targets it contributes to; nil when stale. A
 	// policy high in the hierarchy shares contexts with every change
@@ -80,7 +83,7 @@ type computation struct {
 	attByRef map[*Attachment]merge.Src
 	sources  map[topology.Ref]string // where each object came from
 	// problems are those of the input but policies; a policy's own are in
-	// its Policy.Problems.
+	// its Policy.Problems and its pstate's targetProblems.
 	problems []diag.Problem
 	// invalidKinds are the kinds whose CRD is invalid, with its name.
 	invalidKinds map[topology.GroupKind]string
@@ -389,7 +392,7 @@ func (c *computation) resolve(ps *pstate) {
 // (A target that is not found is not: it may be created later.)
 func (c *computation) invalidTarget(ps *pstate, t policy.TargetRef, ref topology.Ref, msg string) {
 	ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonInvalid, msg: t.Field + ": " + msg})
-	c.problems = append(c.problems, diag.Problem{Object: ps.p.Ref, Source: c.sources[ps.p.Ref], Field: t.Field, Message: msg})
+	ps.targetProblems = append(ps.targetProblems, diag.Problem{Object: ps.p.Ref, Source: c.sources[ps.p.Ref], Field: t.Field, Message: msg})
 }
 
 // noGrant says that no ReferenceGrant allows policy p to target ref.

@@ -68,7 +68,8 @@ func firstDiff(a, b string) string {
 			y = bl[i]
 		}
 		if x != y {
-			return fmt.Sprintf("line %d:\n incremental: %s\n compute:     %s", i+1, x, y)
+			ctx := strings.Join(al[max(0, i-25):i], "\n")
+			return fmt.Sprintf("line %d:\n incremental: %s\n compute:     %s\ncontext (incremental):\n%s", i+1, x, y, ctx)
 		}
 	}
 	return "no difference"
@@ -327,15 +328,20 @@ func (e *editor) edit() (what string, policyOnly bool) {
 			u := e.objs[i].Object
 			switch u.GetKind() {
 			case "HTTPRoute":
+				// Always a change: one rule less, or one more.
 				replace(i, func(u *unstructured.Unstructured) {
 					rules, _, _ := unstructured.NestedSlice(u.Object, "spec", "rules")
 					if len(rules) > 1 {
-						_ = unstructured.SetNestedSlice(u.Object, rules[:1], "spec", "rules")
+						rules = rules[:1]
+					} else {
+						rules = append(rules, rules...)
 					}
+					_ = unstructured.SetNestedSlice(u.Object, rules, "spec", "rules")
 				})
 				return "rules of " + u.GetName(), false
 			case "Service":
-				replace(i, func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"edited": "yes"}) })
+				e.next++
+				replace(i, func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"edited": fmt.Sprint(e.next)}) })
 				return "labels of " + u.GetName(), false
 			}
 		}

@@ -54,6 +54,7 @@ func (c *computation) result() *Result {
 	r.Problems = append([]diag.Problem(nil), c.problems...)
 	for _, ps := range c.policies {
 		r.Problems = append(r.Problems, ps.p.Problems...)
+		r.Problems = append(r.Problems, ps.targetProblems...)
 	}
 	sort.SliceStable(r.Problems, func(i, j int) bool { return problemLess(r.Problems[i], r.Problems[j]) })
 	return r
