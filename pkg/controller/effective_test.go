@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -77,7 +76,7 @@ func entryField(e map[string]any, path, policy string) any {
 // condition; deleting the policies deletes the objects.
 func TestEffectivePolicies(t *testing.T) {
 	k := newKube(t)
-	k.applyFile(filepath.Join("..", "..", "deploy", "crds", "effectivepolicies.attache.dev.yaml"), "")
+	k.applyFile(effectivePolicyCRD, "")
 	const ns = "ep3"
 	k.namespace(ns)
 	k.applyFile(exampleFile(3), ns)

@@ -41,7 +41,8 @@ func TestGEPExample1(t *testing.T) {
 		}
 	})
 	const ns = "ex1"
-	r := startController(t, Options{}, nil)
+	k.applyFile(effectivePolicyCRD, "")
+	r := startController(t, Options{EffectivePolicies: true}, nil)
 	k.namespace(ns)
 	k.applyFile(exampleFile(1), ns)
 	waitFor(t, "Example 1's status", func() string {
@@ -58,11 +59,17 @@ func TestGEPExample1(t *testing.T) {
 		if c := condition(k.get(gvkService, ns, "b1"), "attache.dev/ColorPolicyAffected"); c == nil || c["message"] != "Affected by ColorPolicy "+ns+"/p1" {
 			bad = append(bad, fmt.Sprintf("b1: %v", c))
 		}
+		if got := entryField(effectiveEntry(k.get(gvkEffectivePolicy, ns, "service.b1"), testControllerName), "color", "p1"); got != "red" {
+			bad = append(bad, fmt.Sprintf("EffectivePolicy service.b1: color by p1 = %v, want red", got))
+		}
 		return strings.Join(bad, "; ")
 	})
 	r.waitIdle(t, 0)
 	if c := condition(k.get(gvkService, ns, "b2"), "attache.dev/ColorPolicyAffected"); c != nil {
 		t.Errorf("b2 carries %v", c)
+	}
+	if u := k.get(gvkEffectivePolicy, ns, "service.b2"); u != nil {
+		t.Errorf("b2, affected by nothing, has an EffectivePolicy")
 	}
 }
 
@@ -101,7 +108,8 @@ var example3 = exampleWant{
 
 func runExample(t *testing.T, n int, ns string, want exampleWant) {
 	k := newKube(t)
-	r := startController(t, Options{}, nil)
+	k.applyFile(effectivePolicyCRD, "")
+	r := startController(t, Options{EffectivePolicies: true}, nil)
 	k.namespace(ns)
 	k.applyFile(exampleFile(n), ns)
 	checkExample(t, k, ns, want)
@@ -109,8 +117,12 @@ func runExample(t *testing.T, n int, ns string, want exampleWant) {
 	t.Logf("converged with %d write requests: %v", r.writes.count(), r.writes.since(0))
 }
 
+// effectivePolicyCRD is the shipped EffectivePolicy CRD.
+var effectivePolicyCRD = filepath.Join("..", "..", "deploy", "crds", "effectivepolicies.attache.dev.yaml")
+
 // checkExample waits until the policies and Services of an example applied
-// in ns have the wanted status.
+// in ns have the wanted status, and, the controller writing them, the
+// wanted EffectivePolicies: one per affected Service naming its policies.
 func checkExample(t *testing.T, k *kube, ns string, want exampleWant) {
 	t.Helper()
 	waitFor(t, "the example's status", func() string {
@@ -140,6 +152,9 @@ func checkExample(t *testing.T, k *kube, ns string, want exampleWant) {
 			wantMsg := "Affected by ColorPolicy " + prefixAll(ns+"/", want.services[name])
 			if c == nil || c["status"] != "True" || c["reason"] != "Affected" || c["message"] != wantMsg {
 				bad = append(bad, fmt.Sprintf("Service %s: condition %v, want True/Affected %q", name, c, wantMsg))
+			}
+			if got := entryPolicies(effectiveEntry(k.get(gvkEffectivePolicy, ns, "service."+name), testControllerName)); got != want.services[name] {
+				bad = append(bad, fmt.Sprintf("EffectivePolicy service.%s: policies %q, want %q", name, got, want.services[name]))
 			}
 		}
 		return strings.Join(bad, "; ")
