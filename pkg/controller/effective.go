@@ -214,19 +214,25 @@ func splitEntries(u *unstructured.Unstructured, controllerName string) (all, oth
 	return all, others, ours
 }
 
+// effectiveOf returns the desired EffectivePolicy entry of an object (nil:
+// none) and the key of its EffectivePolicy.
+func (c *Controller) effectiveOf(tk objKey) (*effectiveDesired, objKey) {
+	c.mu.Lock()
+	d := c.effective[tk]
+	c.mu.Unlock()
+	if d != nil {
+		return d, d.key
+	}
+	return nil, effectiveKey(topology.Ref{Group: tk.Group, Kind: tk.Kind, Namespace: tk.Namespace, Name: tk.Name}, c.opts.EffectivePolicyNamespace)
+}
+
 // effectiveNeedsWrite reports whether an object's EffectivePolicy differs
 // from desired, as the cache shows it.
 func (c *Controller) effectiveNeedsWrite(ctx context.Context, tk objKey) bool {
 	if !c.opts.EffectivePolicies {
 		return false
 	}
-	c.mu.Lock()
-	d := c.effective[tk]
-	c.mu.Unlock()
-	key := effectiveKey(topology.Ref{Group: tk.Group, Kind: tk.Kind, Namespace: tk.Namespace, Name: tk.Name}, c.opts.EffectivePolicyNamespace)
-	if d != nil {
-		key = d.key
-	}
+	d, key := c.effectiveOf(tk)
 	u, err := c.cached(ctx, EffectivePolicyGVK, key)
 	if err != nil {
 		return true
@@ -270,13 +276,7 @@ func (c *Controller) syncEffective(ctx context.Context, tk objKey) error {
 	if !c.opts.EffectivePolicies || !c.synced.Load() {
 		return nil
 	}
-	c.mu.Lock()
-	d := c.effective[tk]
-	c.mu.Unlock()
-	key := effectiveKey(topology.Ref{Group: tk.Group, Kind: tk.Kind, Namespace: tk.Namespace, Name: tk.Name}, c.opts.EffectivePolicyNamespace)
-	if d != nil {
-		key = d.key
-	}
+	d, key := c.effectiveOf(tk)
 	useFresh := false
 	for attempt := 0; ; attempt++ {
 		var u *unstructured.Unstructured
