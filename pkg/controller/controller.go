@@ -133,12 +133,7 @@ func New(mgr manager.Manager, opts Options) (*Controller, error) {
 		limiter:         rate.NewLimiter(rate.Limit(opts.TargetWriteQPS), opts.TargetWriteBurst),
 		compareAll:      true,
 	}
-	c.inc = engine.NewIncremental(engine.Options{
-		ControllerName:  opts.ControllerName,
-		ConditionDomain: opts.ConditionDomain,
-		Kinds:           opts.Kinds,
-		Custom:          opts.Custom,
-	})
+	c.inc = c.newEngine()
 	// A client of its own, so that the manager's scheme needs no
 	// authorization types.
 	ac, err := authorizationv1client.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
@@ -162,6 +157,17 @@ func New(mgr manager.Manager, opts Options) (*Controller, error) {
 		return nil, fmt.Errorf("controller: adding to the manager: %w", err)
 	}
 	return c, nil
+}
+
+// newEngine returns an incremental engine with no state: its first
+// computation is a full one.
+func (c *Controller) newEngine() *engine.Incremental {
+	return engine.NewIncremental(engine.Options{
+		ControllerName:  c.opts.ControllerName,
+		ConditionDomain: c.opts.ConditionDomain,
+		Kinds:           c.opts.Kinds,
+		Custom:          c.opts.Custom,
+	})
 }
 
 // eventRecorderName derives the events' reportingController, a qualified
@@ -280,6 +286,9 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	switch item {
 	case itemRecompute, itemResync:
 		if item == itemResync {
+			// A full computation too, as a safety net under the
+			// incremental ones.
+			c.inc = c.newEngine()
 			c.compareAll = true
 		}
 		t0 := time.Now()
@@ -323,6 +332,10 @@ func (c *Controller) safeRecompute(ctx context.Context) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("recomputation panicked: %v\n%s", r, debug.Stack())
+			// The engine's state may be half updated: start afresh, and
+			// compare everything with the cluster.
+			c.inc = c.newEngine()
+			c.compareAll = true
 		}
 	}()
 	return c.recompute(ctx)
@@ -706,7 +719,8 @@ func (c *Controller) unsettled(k objKey, fingerprint string) bool {
 	return ok && f == fingerprint
 }
 
-// pruneStale forgets the write records of objects that are gone.
+// pruneStale forgets the write records of objects that are gone (and of
+// EffectivePolicies no longer desired).
 func (c *Controller) pruneStale(objs []engine.Object) {
 	present := make(map[objKey]bool, len(objs))
 	for _, o := range objs {
@@ -714,6 +728,10 @@ func (c *Controller) pruneStale(objs []engine.Object) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// EffectivePolicies are not input: keep the records of those desired.
+	for _, d := range c.effective {
+		present[d.key] = true
+	}
 	for k := range c.stale {
 		if !present[k] {
 			delete(c.stale, k)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -156,6 +157,9 @@ func (c *Controller) effectiveHandler() toolscache.ResourceEventHandler {
 		}
 	}
 	return toolscache.ResourceEventHandlerFuncs{
+		// Add too: an object we created may have to go again before the
+		// cache showed it.
+		AddFunc:    func(o any) { queue(o) },
 		UpdateFunc: func(_, n any) { queue(n) },
 		DeleteFunc: queue,
 	}
@@ -286,6 +290,10 @@ func (c *Controller) syncEffective(ctx context.Context, tk objKey) error {
 		} else {
 			u, err = c.cached(ctx, EffectivePolicyGVK, key)
 		}
+		if meta.IsNoMatchError(err) {
+			c.markUnsettled(key, "no-crd", "EffectivePolicy (is its CRD installed?)")
+			return nil // said once; the next full comparison tries again
+		}
 		if err != nil {
 			return err
 		}
@@ -297,19 +305,27 @@ func (c *Controller) syncEffective(ctx context.Context, tk objKey) error {
 			return nil // our last write is on its way to the cache
 		}
 		controllers, create, write := planEffective(u, d, c.opts.ControllerName)
-		if !write {
+		if !write || (d != nil && c.unsettled(key, string(d.json))) {
 			return nil
 		}
 
 		if err := c.limiter.Wait(ctx); err != nil {
 			return err
 		}
-		err = c.writeEffective(ctx, key, u, d, controllers, create)
+		stored, err := c.writeEffective(ctx, key, u, d, controllers, create)
 		switch {
 		case err == nil:
 			c.markStale(key, rv)
-			if u == nil || controllers == nil {
+			if create {
+				// The cache may show no object a while yet.
 				c.markStale(key, absent)
+			}
+			if stored != nil && d != nil {
+				if _, _, again := planEffective(stored, d, c.opts.ControllerName); again {
+					// The API server did not keep what we wrote: writing
+					// it again would loop.
+					c.markUnsettled(key, string(d.json), "EffectivePolicy")
+				}
 			}
 			return nil
 		case (apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)) && attempt < maxConflictRetries:
@@ -325,8 +341,9 @@ func (c *Controller) syncEffective(ctx context.Context, tk objKey) error {
 	}
 }
 
-// writeEffective sends one write of an EffectivePolicy and counts it.
-func (c *Controller) writeEffective(ctx context.Context, key objKey, u *unstructured.Unstructured, d *effectiveDesired, controllers []any, create bool) error {
+// writeEffective sends one write of an EffectivePolicy and counts it. It
+// returns the object stored (nil after a delete).
+func (c *Controller) writeEffective(ctx context.Context, key objKey, u *unstructured.Unstructured, d *effectiveDesired, controllers []any, create bool) (*unstructured.Unstructured, error) {
 	kind := key.gk().String()
 	var err error
 	switch {
@@ -338,6 +355,7 @@ func (c *Controller) writeEffective(ctx context.Context, key objKey, u *unstruct
 		obj.Object["targetRef"] = refMap(d.target)
 		obj.Object["controllers"] = controllers
 		err = c.client.Create(ctx, obj)
+		u = obj
 	case controllers == nil:
 		// Our entry was the last: the object goes, if nobody wrote meanwhile.
 		rv := u.GetResourceVersion()
@@ -350,16 +368,18 @@ func (c *Controller) writeEffective(ctx context.Context, key objKey, u *unstruct
 		if d != nil {
 			patch["targetRef"] = refMap(d.target)
 		}
-		_, err = c.patch(ctx, EffectivePolicyGVK, key, patch, false)
-		return err // patch counts itself
+		return c.patch(ctx, EffectivePolicyGVK, key, patch, false) // counts itself
 	}
 	if err != nil {
 		statusWriteErrors.WithLabelValues(kind, writeErrorReason(err)).Inc()
-		return err
+		return nil, err
 	}
 	statusWrites.WithLabelValues(kind).Inc()
 	c.log.V(1).Info("wrote", "object", key.String(), "create", create, "delete", controllers == nil && !create)
-	return nil
+	if !create {
+		return nil, nil
+	}
+	return u, nil
 }
 
 // refMap renders a target as the targetRef of an EffectivePolicy.

@@ -320,9 +320,10 @@ func TestWriteCounts(t *testing.T) {
 		t.Errorf("creating a policy affecting 2 Services cost %d writes (%d of EffectivePolicies), want at most 3 + 2", len(created), eff)
 	}
 
-	// A resync with nothing changed writes nothing.
+	// A resync (a full computation, everything compared) with nothing
+	// changed writes nothing.
 	n0, c0 := r.writes.count(), r.c.computations.Load()
-	r.c.queue.Add(itemRecompute)
+	r.c.queue.Add(itemResync)
 	r.waitIdle(t, c0)
 	if w := r.writes.since(n0); len(w) > 0 {
 		t.Errorf("resync with nothing changed wrote %v", w)

@@ -137,6 +137,12 @@ type kindDP struct {
 	// entry that moved was there before it (see movedAff).
 	beforeAff  map[affKey]bool
 	beforeLoss map[lossKey]bool
+	// unused, during an update, lists the folds whose last context was
+	// taken back: evicted from memo at the end unless used again, so that
+	// memo only holds folds some target uses (an update invalidates the
+	// folds of the targets below what changed; a fold no target uses
+	// would escape that and come back stale).
+	unused []*stackResult
 }
 
 // targetState is the effective policy of one target and what was tallied
@@ -163,6 +169,8 @@ type stackResult struct {
 	// uses counts the contexts tallied with this stack: who beat whom is
 	// tallied once, when the first context uses it.
 	uses int
+	// id is the stack folded.
+	id stackID
 }
 
 // policyOutcome is one policy's outcome in a stack, over all its

@@ -28,6 +28,7 @@ func (d *kindDP) fold(s stackID) *stackResult {
 	} else {
 		sr = d.compute(s)
 	}
+	sr.id = s
 	d.memo[s] = sr
 	return sr
 }
@@ -223,6 +224,9 @@ func (d *kindDP) tally(ts *targetState, target topology.NodeID, sign int) {
 		// at least one context uses the stack, once.
 		if (sign > 0 && sr.uses == 1) || (sign < 0 && sr.uses == 0) {
 			d.tallyLosses(sr, sign)
+		}
+		if sign < 0 && sr.uses == 0 && d.touched != nil {
+			d.unused = append(d.unused, sr)
 		}
 		for i, a := range sr.atts {
 			e := &sr.entries[i]

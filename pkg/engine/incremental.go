@@ -48,6 +48,9 @@ type Incremental struct {
 	prev  map[topology.Ref]*slot
 	byPtr map[unsafe.Pointer]*slot
 	stamp uint64
+	// duplicates is set when the previous input held an object twice: its
+	// problems are the input's, recomputed in full next time.
+	duplicates bool
 }
 
 // slot is one object of the previous input.
@@ -87,6 +90,9 @@ func (in *Incremental) Compute(objs []Object) *Result {
 	if in.c == nil {
 		return in.full(objs, "first computation")
 	}
+	if in.duplicates {
+		return in.full(objs, "the previous input held duplicates")
+	}
 	changes, regen, reason := in.diff(objs)
 	if reason == "" {
 		reason = in.c.cannotUpdate(changes)
@@ -123,11 +129,16 @@ type regeneration struct {
 // full recomputes everything.
 func (in *Incremental) full(objs []Object, reason string) *Result {
 	in.c = newComputation(in.opts, objs)
+	in.duplicates = false
 	in.prev = make(map[topology.Ref]*slot, len(objs))
 	in.byPtr = make(map[unsafe.Pointer]*slot, len(objs))
 	for _, o := range objs {
 		if o.Object != nil {
 			s := &slot{obj: o, ref: rawRef(o.Object)}
+			if _, dup := in.prev[s.ref]; dup {
+				in.duplicates = true
+				continue
+			}
 			in.prev[s.ref] = s
 			if id := identity(o.Object); id != nil {
 				in.byPtr[id] = s
@@ -438,7 +449,12 @@ func (c *computation) updateKind(k *policy.Kind, xs []policyChange, touched map[
 	d.touched, d.beforeAff, d.beforeLoss = touched, map[affKey]bool{}, map[lossKey]bool{}
 	defer func() {
 		d.settle()
-		d.touched, d.beforeAff, d.beforeLoss = nil, nil, nil
+		for _, sr := range d.unused {
+			if sr.uses == 0 && d.memo[sr.id] == sr {
+				delete(d.memo, sr.id)
+			}
+		}
+		d.touched, d.beforeAff, d.beforeLoss, d.unused = nil, nil, nil, nil
 	}()
 
 	if k.Class == policy.Direct {

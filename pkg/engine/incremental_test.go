@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/attache-dev/attache/internal/gen"
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/manifest"
 	"github.com/attache-dev/attache/pkg/report"
 	"github.com/attache-dev/attache/pkg/topology"
 )
@@ -462,5 +464,86 @@ func TestIncrementalScopesTheChange(t *testing.T) {
 	// Nothing changed: nothing is recomputed, and the Result is the same.
 	if again := in.Compute(e.objs); again != res || in.LastChange().Full || len(in.LastChange().Statuses) > 0 {
 		t.Errorf("a computation with nothing changed recomputed something: %+v", in.LastChange())
+	}
+}
+
+// TestIncrementalStaleFold replays a sequence random edits rarely make: a
+// stack goes unused (a policy is added below it), a policy on it is edited
+// while no target uses it, and it comes back (the policy below is
+// removed). Its fold must not be the one from before the edit.
+func TestIncrementalStaleFold(t *testing.T) {
+	objs, probs, err := manifest.Read([]string{filepath.Join("..", "..", "examples", "gep-713", "example-3")}, nil)
+	if err != nil || len(probs) > 0 {
+		t.Fatal(err, probs)
+	}
+	var p1 *unstructured.Unstructured
+	for _, o := range objs {
+		u := o.Object
+		if u.GetKind() == "CustomResourceDefinition" {
+			// Services may be targeted too.
+			ann := u.GetAnnotations()
+			ann["attache.dev/target-kinds"] += ",Service"
+			u.SetAnnotations(ann)
+		}
+		if u.GetName() == "p1" {
+			p1 = u
+		}
+	}
+	in := engine.NewIncremental(engine.Options{})
+	check := func(step string) {
+		t.Helper()
+		got := dump(t, in.Compute(objs))
+		if ch := in.LastChange(); ch.Full && step != "start" {
+			t.Fatalf("%s: recomputed in full: %s", step, ch.Reason)
+		}
+		if want := dump(t, engine.Compute(objs, engine.Options{})); got != want {
+			t.Fatalf("%s: %s", step, firstDiff(got, want))
+		}
+	}
+	check("start")
+	c := p1.DeepCopy()
+	c.SetName("c-on-b1")
+	_ = unstructured.SetNestedSlice(c.Object, []any{map[string]any{"group": "", "kind": "Service", "name": "b1"}}, "spec", "targetRefs")
+	objs = append(objs, engine.Object{Object: c, Source: "test"})
+	check("a policy on b1")
+	for i, o := range objs {
+		if o.Object.GetName() == "p1" {
+			u := o.Object.DeepCopy()
+			_ = unstructured.SetNestedField(u.Object, "blue", "spec", "colors", "dark")
+			objs[i].Object = u
+		}
+	}
+	check("p1 edited")
+	objs = objs[:len(objs)-1]
+	check("the policy on b1 removed")
+}
+
+// TestIncrementalDuplicates checks that a duplicate in the first input
+// does not hide a later change: Compute keeps the first copy.
+func TestIncrementalDuplicates(t *testing.T) {
+	objs, _, err := manifest.Read([]string{filepath.Join("..", "..", "examples", "gep-713", "example-3")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p4 engine.Object
+	for _, o := range objs {
+		if o.Object.GetName() == "p4" {
+			p4 = o
+		}
+	}
+	second := p4.Object.DeepCopy()
+	_ = unstructured.SetNestedField(second.Object, "black", "spec", "colors", "dark")
+	in := engine.NewIncremental(engine.Options{})
+	in.Compute(append(objs, engine.Object{Object: second, Source: "second copy"}))
+	// Now only the second copy.
+	var next []engine.Object
+	for _, o := range objs {
+		if o.Object.GetName() != "p4" {
+			next = append(next, o)
+		}
+	}
+	next = append(next, engine.Object{Object: second, Source: "second copy"})
+	if got, want := dump(t, in.Compute(next)), dump(t, engine.Compute(next, engine.Options{})); got != want {
+		t.Fatal(firstDiff(got, want))
 	}
 }
