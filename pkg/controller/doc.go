@@ -37,8 +37,9 @@
 // Computations are incremental (engine.Incremental): an event that changes
 // policies recomputes only the contexts below where they attach, and only
 // the policies and objects the engine recomputed are compared with the
-// cache and written; any other change recomputes everything. Everything is
-// compared at start, on resync and after a failed write or Program.
+// cache and written; any other change recomputes everything. At start and
+// on resync everything is recomputed and compared; after a failed write or
+// Program, everything is compared.
 //
 // Not implemented: listener-level conditions (an affected section is
 // reported on its object).

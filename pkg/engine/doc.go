@@ -13,4 +13,10 @@
 // incoming paths that carry the same policies holds one state; each distinct
 // stack is folded once, whatever the number of targets and paths sharing it.
 // Paths are enumerated only on request, from back-pointers.
+//
+// Compute runs once over its input. Incremental keeps its state between
+// computations, for a controller: a change of policies re-runs the
+// programme only below the levels where they attach, folds again only the
+// stacks holding those levels, and re-derives only the status of the
+// policies sharing a context with them; its Results equal Compute's.
 package engine
