@@ -45,13 +45,29 @@ func TestParseFlags(t *testing.T) {
 // freeAddr returns a local address nobody listens on.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	handedOutMu.Lock()
+	defer handedOutMu.Unlock()
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		// The port is free again once closed: the kernel may give it
+		// back to the next call, for an instance's other server.
+		if !handedOut[addr] {
+			handedOut[addr] = true
+			return addr
+		}
 	}
-	defer l.Close()
-	return l.Addr().String()
 }
+
+// handedOut are the addresses freeAddr returned.
+var (
+	handedOutMu sync.Mutex
+	handedOut   = map[string]bool{}
+)
 
 // syncBuffer is a log sink written by the controller and read by the test.
 type syncBuffer struct {
