@@ -391,7 +391,7 @@ func (c *Controller) recompute(ctx context.Context) error {
 	}
 	desired := c.desiredPolicies(res, owned, crds, progErr, false, only)
 	targets := c.desiredTargets(res, owned)
-	effective := c.desiredEffective(res, owned)
+	effective := c.desiredEffectiveFor(res, owned, all, change)
 	c.mu.Lock()
 	c.effective = effective
 	if all {

@@ -63,16 +63,48 @@ func effectiveKey(target topology.Ref, ns string) objKey {
 	return objKey{Group: EffectivePolicyGVK.Group, Kind: EffectivePolicyGVK.Kind, Namespace: ns, Name: name}
 }
 
-// desiredEffective derives, per affected object (by the key of its target
-// object), this controller's EffectivePolicy entry: for each owned policy
-// kind affecting it, the policies and, per context, the paths, the
-// effective spec and who set each field and who lost what.
-func (c *Controller) desiredEffective(res *engine.Result, owned map[topology.GroupKind]bool) map[objKey]*effectiveDesired {
+// desiredEffectiveFor is desiredEffective for every affected object, or,
+// after an incremental computation, the last computation's entries with
+// those of the objects whose targets were recomputed derived again:
+// rendering every context's paths and sources is the costly part.
+func (c *Controller) desiredEffectiveFor(res *engine.Result, owned map[topology.GroupKind]bool, all bool, change engine.Change) map[objKey]*effectiveDesired {
 	if !c.opts.EffectivePolicies {
 		return nil
 	}
+	if all {
+		return c.desiredEffective(res, owned, nil)
+	}
+	only := map[objKey]bool{}
+	for _, refs := range change.Targets {
+		for _, r := range refs {
+			only[keyOfRef(r.Object())] = true
+		}
+	}
+	c.mu.Lock()
+	out := make(map[objKey]*effectiveDesired, len(c.effective))
+	for k, d := range c.effective {
+		if !only[k] {
+			out[k] = d
+		}
+	}
+	c.mu.Unlock()
+	for k, d := range c.desiredEffective(res, owned, only) {
+		out[k] = d
+	}
+	return out
+}
+
+// desiredEffective derives, per affected object (by the key of its target
+// object; with only set, of those it holds), this controller's
+// EffectivePolicy entry: for each owned policy kind affecting it, the
+// policies and, per context, the paths, the effective spec and who set
+// each field and who lost what.
+func (c *Controller) desiredEffective(res *engine.Result, owned map[topology.GroupKind]bool, only map[objKey]bool) map[objKey]*effectiveDesired {
 	effective := map[topology.GroupKind]map[topology.Ref]*engine.Effective{}
 	for _, e := range res.Effective {
+		if only != nil && !only[keyOfRef(e.Target.Object())] {
+			continue
+		}
 		if owned[e.Kind.GroupKind] {
 			if effective[e.Kind.GroupKind] == nil {
 				effective[e.Kind.GroupKind] = map[topology.Ref]*engine.Effective{}
@@ -83,7 +115,7 @@ func (c *Controller) desiredEffective(res *engine.Result, owned map[topology.Gro
 	out := map[objKey]*effectiveDesired{}
 	kinds := map[objKey][]any{}
 	for _, af := range res.Affected { // sorted by kind, then target
-		if !owned[af.Kind.GroupKind] {
+		if !owned[af.Kind.GroupKind] || (only != nil && !only[keyOfRef(af.Target.Object())]) {
 			continue
 		}
 		e := effective[af.Kind.GroupKind][af.Target]
