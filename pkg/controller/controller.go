@@ -126,6 +126,7 @@ func New(mgr manager.Manager, opts Options) (*Controller, error) {
 		watches:         map[topology.GroupKind]*watch{},
 		policies:        map[objKey]*policyDesired{},
 		desired:         map[objKey]*targetDesired{},
+		effective:       map[objKey]*effectiveDesired{},
 		stale:           map[objKey]map[string]bool{},
 		unsettledWrites: map[objKey]string{},
 		invalidCRDs:     map[string]string{},
@@ -382,29 +383,7 @@ func (c *Controller) recompute(ctx context.Context) error {
 	}
 	// Compare only what the engine recomputed, unless everything must be.
 	all := c.compareAll || change.Full || progErr != nil
-	var only map[topology.Ref]bool
-	if !all {
-		only = map[topology.Ref]bool{}
-		for _, r := range change.Statuses {
-			only[r] = true
-		}
-	}
-	desired := c.desiredPolicies(res, owned, crds, progErr, false, only)
-	targets := c.desiredTargets(res, owned)
-	effective := c.desiredEffectiveFor(res, owned, all, change)
-	c.mu.Lock()
-	c.effective = effective
-	if all {
-		c.policies = map[objKey]*policyDesired{}
-	}
-	for _, r := range change.Policies {
-		delete(c.policies, keyOfRef(r)) // removed, or rewritten below
-	}
-	for _, d := range desired {
-		c.policies[d.key] = d
-	}
-	c.desired = targets
-	c.mu.Unlock()
+	desired, targets, effective := c.derive(res, owned, crds, progErr, all, change)
 
 	writeErr := c.writePolicies(ctx, desired, nil)
 	if all {
@@ -431,6 +410,65 @@ func (c *Controller) recompute(ctx context.Context) error {
 		return fmt.Errorf("program: %w", progErr)
 	}
 	return nil
+}
+
+// derive updates, from a computation, the desired status of the owned
+// policies, the desired Affected conditions and the desired
+// EffectivePolicies: all of them, or (all false, after an incremental
+// computation) those of the policies and objects the engine recomputed,
+// the others staying as they are. It returns the policies derived and the
+// whole desired conditions and EffectivePolicies.
+func (c *Controller) derive(res *engine.Result, owned map[topology.GroupKind]bool, crds map[topology.GroupKind]*crdInfo, progErr error, all bool, change engine.Change) ([]*policyDesired, map[objKey]*targetDesired, map[objKey]*effectiveDesired) {
+	var only map[topology.Ref]bool
+	if !all {
+		only = map[topology.Ref]bool{}
+		for _, r := range change.Statuses {
+			only[r] = true
+		}
+	}
+	desired := c.desiredPolicies(res, owned, crds, progErr, false, only)
+	// The desired Affected conditions and EffectivePolicies: of every
+	// object, or of the objects whose targets the engine recomputed (the
+	// others' stay as they are).
+	var objects map[objKey]bool
+	if !all {
+		objects = map[objKey]bool{}
+		for _, refs := range change.Targets {
+			for _, r := range refs {
+				objects[keyOfRef(r.Object())] = true
+			}
+		}
+	}
+	targets := c.desiredTargets(res, owned, objects)
+	effective := map[objKey]*effectiveDesired{}
+	if c.opts.EffectivePolicies {
+		effective = c.desiredEffective(res, owned, objects)
+	}
+	c.mu.Lock()
+	if all {
+		c.policies = map[objKey]*policyDesired{}
+		c.desired, c.effective = targets, effective
+	} else {
+		for k := range objects {
+			delete(c.desired, k)
+			delete(c.effective, k)
+		}
+		for k, d := range targets {
+			c.desired[k] = d
+		}
+		for k, d := range effective {
+			c.effective[k] = d
+		}
+	}
+	for _, r := range change.Policies {
+		delete(c.policies, keyOfRef(r)) // removed, or rewritten below
+	}
+	for _, d := range desired {
+		c.policies[d.key] = d
+	}
+	targets, effective = c.desired, c.effective
+	c.mu.Unlock()
+	return desired, targets, effective
 }
 
 // runProgram calls the Program hook, recovering a panic as an error, and

@@ -63,37 +63,6 @@ func effectiveKey(target topology.Ref, ns string) objKey {
 	return objKey{Group: EffectivePolicyGVK.Group, Kind: EffectivePolicyGVK.Kind, Namespace: ns, Name: name}
 }
 
-// desiredEffectiveFor is desiredEffective for every affected object, or,
-// after an incremental computation, the last computation's entries with
-// those of the objects whose targets were recomputed derived again:
-// rendering every context's paths and sources is the costly part.
-func (c *Controller) desiredEffectiveFor(res *engine.Result, owned map[topology.GroupKind]bool, all bool, change engine.Change) map[objKey]*effectiveDesired {
-	if !c.opts.EffectivePolicies {
-		return nil
-	}
-	if all {
-		return c.desiredEffective(res, owned, nil)
-	}
-	only := map[objKey]bool{}
-	for _, refs := range change.Targets {
-		for _, r := range refs {
-			only[keyOfRef(r.Object())] = true
-		}
-	}
-	c.mu.Lock()
-	out := make(map[objKey]*effectiveDesired, len(c.effective))
-	for k, d := range c.effective {
-		if !only[k] {
-			out[k] = d
-		}
-	}
-	c.mu.Unlock()
-	for k, d := range c.desiredEffective(res, owned, only) {
-		out[k] = d
-	}
-	return out
-}
-
 // desiredEffective derives, per affected object (by the key of its target
 // object; with only set, of those it holds), this controller's
 // EffectivePolicy entry: for each owned policy kind affecting it, the

@@ -58,9 +58,10 @@ func (d *targetDesired) fingerprint() string {
 }
 
 // desiredTargets derives, from a computation, the Affected conditions of
-// every affected object for the owned kinds. A section (a listener, a
-// route rule, a Service port) is reported on its object.
-func (c *Controller) desiredTargets(res *engine.Result, owned map[topology.GroupKind]bool) map[objKey]*targetDesired {
+// every affected object for the owned kinds (with only set, of the objects
+// it holds). A section (a listener, a route rule, a Service port) is
+// reported on its object.
+func (c *Controller) desiredTargets(res *engine.Result, owned map[topology.GroupKind]bool, only map[objKey]bool) map[objKey]*targetDesired {
 	type kk struct {
 		obj  objKey
 		kind string
@@ -70,7 +71,11 @@ func (c *Controller) desiredTargets(res *engine.Result, owned map[topology.Group
 		if !owned[af.Kind.GroupKind] {
 			continue
 		}
-		k := kk{keyOfRef(af.Target.Object()), af.Condition.Type}
+		obj := keyOfRef(af.Target.Object())
+		if only != nil && !only[obj] {
+			continue
+		}
+		k := kk{obj, af.Condition.Type}
 		merged[k] = append(merged[k], af)
 	}
 	out := map[objKey]*targetDesired{}
