@@ -204,15 +204,15 @@ func (c *computation) newKindDP(k *policy.Kind) *kindDP {
 }
 
 // place adds an attachment to its level's list (unsorted) and returns the
-// level.
-func (d *kindDP) place(a *attachment) level {
+// level and the list.
+func (d *kindDP) place(a *attachment) (l level, list []*attachment) {
 	if a.nsName != "" && d.kind.Class == policy.Inherited {
 		i := d.nsLevel(a.nsName)
 		d.atNs[i] = append(d.atNs[i], a)
-		return level(-(i + 1))
+		return level(-(i + 1)), d.atNs[i]
 	}
 	d.atNode[a.node] = append(d.atNode[a.node], a)
-	return level(a.node)
+	return level(a.node), d.atNode[a.node]
 }
 
 // nsLevel returns the index of a namespace's level, adding it if new.
@@ -248,7 +248,7 @@ func (c *computation) computeKind(k *policy.Kind) {
 		return
 	}
 	d.run(nil)
-	d.collect(nil)
+	d.collect(d.effectiveNodes(nil))
 }
 
 // sortSameLevel orders policies at one level: older first (established),
@@ -392,12 +392,10 @@ func (d *kindDP) effectiveNodes(only map[topology.NodeID]bool) []topology.NodeID
 	return out
 }
 
-// collect builds one Effective per effective target, one Context per
-// distinct non-empty stack reaching it: for every effective target, or,
-// with only set, for those it holds (their previous contexts are taken
-// back first).
-func (d *kindDP) collect(only map[topology.NodeID]bool) {
-	nodes := d.effectiveNodes(only)
+// collect builds one Effective per effective target of nodes, one Context
+// per distinct non-empty stack reaching it (a target's previous contexts
+// are taken back first).
+func (d *kindDP) collect(nodes []topology.NodeID) {
 	// Fold every distinct stack reaching these targets first, in
 	// parallel; the loop below then only assembles contexts.
 	seen := map[stackID]bool{}

@@ -291,6 +291,12 @@ func targetRef(t policy.TargetRef) topology.Ref {
 	return r
 }
 
+// isVirtual reports whether a by-name target is of a kind the topology
+// does not know and the policy kind allows: a node of its own.
+func isVirtual(p *policy.Policy, t policy.TargetRef) bool {
+	return t.Selector == nil && !knownKind(t.GroupKind()) && p.Kind.AllowsTarget(t.GroupKind())
+}
+
 // addVirtualTargets adds nodes for targets of kinds the topology does not
 // know, when the policy kind allows them (GEP-713 "Targeting virtual types").
 func (c *computation) addVirtualTargets(b *topology.Builder) {
@@ -299,7 +305,7 @@ func (c *computation) addVirtualTargets(b *topology.Builder) {
 			continue
 		}
 		for _, t := range ps.p.Targets {
-			if t.Selector != nil || knownKind(t.GroupKind()) || !ps.p.Kind.AllowsTarget(t.GroupKind()) {
+			if !isVirtual(ps.p, t) {
 				continue
 			}
 			r := targetRef(t)

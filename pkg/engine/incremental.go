@@ -338,7 +338,7 @@ func hasVirtualTarget(p *policy.Policy) bool {
 		return false
 	}
 	for _, t := range p.Targets {
-		if t.Selector == nil && !knownKind(t.GroupKind()) && p.Kind.AllowsTarget(t.GroupKind()) {
+		if isVirtual(p, t) {
 			return true
 		}
 	}
@@ -515,7 +515,7 @@ func (c *computation) updateKind(k *policy.Kind, xs []policyChange, touched map[
 	}
 	// Targets that had contexts and no longer do are below too: collect
 	// visits every effective target below.
-	d.collect(below)
+	d.collect(targets)
 	return targets
 }
 
@@ -542,17 +542,9 @@ func (d *kindDP) detach(a *attachment) (l level, before, after int) {
 // reattach places an attachment at its level, keeping the level's order,
 // and returns the level and the list's length before.
 func (d *kindDP) reattach(a *attachment) (l level, before int) {
-	if a.nsName != "" && d.kind.Class == policy.Inherited {
-		i := d.nsLevel(a.nsName)
-		before = len(d.atNs[i])
-		d.atNs[i] = append(d.atNs[i], a)
-		sortSameLevel(d.atNs[i])
-		return level(-(i + 1)), before
-	}
-	before = len(d.atNode[a.node])
-	d.atNode[a.node] = append(d.atNode[a.node], a)
-	sortSameLevel(d.atNode[a.node])
-	return level(a.node), before
+	l, list := d.place(a)
+	sortSameLevel(list)
+	return l, len(list) - 1
 }
 
 // recomputeKind recomputes a kind from scratch (its tallies reset); every
