@@ -79,6 +79,7 @@ type flags struct {
 	gracefulShutdownIn time.Duration
 	effectivePolicies  bool
 	effectivePolicyNS  string
+	profiles           bool
 }
 
 func parseFlags(args []string, out io.Writer) (*flags, error) {
@@ -100,6 +101,7 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	fs.IntVar(&f.verbosity, "v", 0, "log verbosity (1 logs every write)")
 	fs.BoolVar(&f.effectivePolicies, "effective-policies", false, "write an EffectivePolicy object per affected object (its CRD must be installed: deploy/crds/effectivepolicies.attache.dev.yaml)")
 	fs.StringVar(&f.effectivePolicyNS, "effective-policy-namespace", controller.DefaultEffectivePolicyNamespace, "namespace of the EffectivePolicy objects of cluster-scoped objects other than Namespaces")
+	fs.BoolVar(&f.profiles, "profiles", true, "apply attache's built-in profiles of the implementations' policy kinds (Envoy Gateway, Istio, ...; docs/profiles.md); false: only CRDs labelled gateway.networking.k8s.io/policy are policy kinds")
 	fs.DurationVar(&f.gracefulShutdownIn, "graceful-shutdown-timeout", 30*time.Second, "time given to in-flight work on shutdown")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -171,6 +173,7 @@ func run(ctx context.Context, f *flags, log logr.Logger, cfg *rest.Config) error
 		ResyncPeriod:    resyncOption(f.resync),
 
 		EffectivePolicies:        f.effectivePolicies,
+		DisableProfiles:          !f.profiles,
 		EffectivePolicyNamespace: f.effectivePolicyNS,
 	})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/attache-dev/attache/pkg/diag"
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/manifest"
+	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -27,6 +29,7 @@ type commonOptions struct {
 	output         string
 	controllerName string
 	domain         string
+	profiles       bool
 	// policyKindsOnly reads only the policy CRDs from a cluster: for
 	// questions about the kinds, which need nothing else.
 	policyKindsOnly bool
@@ -46,10 +49,19 @@ func (o *commonOptions) addFlags(cmd *cobra.Command, outputs ...string) {
 	fs.StringVarP(&o.selector, "selector", "l", "", "label selector to filter the listed objects")
 	fs.StringVar(&o.controllerName, "controller-name", engine.DefaultControllerName, "controllerName of policy ancestor status entries")
 	fs.StringVar(&o.domain, "condition-domain", engine.DefaultConditionDomain, "domain prefix of <Kind>Affected conditions")
+	fs.BoolVar(&o.profiles, "profiles", true, profilesFlagHelp)
 	if len(outputs) > 0 {
 		fs.StringVarP(&o.output, "output", "o", outputs[0], fmt.Sprintf("output format: one of %v", outputs))
 	}
 	o.config.AddFlags(fs)
+}
+
+// profilesFlagHelp documents --profiles, shared by every command.
+const profilesFlagHelp = "apply attache's built-in profiles of the implementations' policy kinds (Envoy Gateway, Istio, NGINX Gateway Fabric, Kuadrant, ...; docs/profiles.md); --profiles=false: only CRDs labelled gateway.networking.k8s.io/policy are policy kinds"
+
+// engineOptions are the engine options the flags give.
+func (o *commonOptions) engineOptions() engine.Options {
+	return engine.Options{ControllerName: o.controllerName, ConditionDomain: o.domain, DisableProfiles: !o.profiles}
 }
 
 // namespace is the namespace the question is scoped to: "" with -A, else
@@ -99,13 +111,13 @@ func (o *commonOptions) load(ctx context.Context, streams genericiooptions.IOStr
 		if err != nil {
 			return nil, fmt.Errorf("cannot reach a cluster: %w (set --kubeconfig/--context, or read manifests with -f PATH)", err)
 		}
-		snap, err := cluster.Read(ctx, cfg, cluster.Options{Namespace: o.namespace(), PolicyKindsOnly: o.policyKindsOnly})
+		snap, err := cluster.Read(ctx, cfg, cluster.Options{Namespace: o.namespace(), PolicyKindsOnly: o.policyKindsOnly, DisableProfiles: !o.profiles})
 		if err != nil {
 			return nil, err
 		}
 		l.Objects, l.Unread = snap.Objects, snap.Unread
 	}
-	l.Result = engine.Compute(l.Objects, engine.Options{ControllerName: o.controllerName, ConditionDomain: o.domain})
+	l.Result = engine.Compute(l.Objects, o.engineOptions())
 	return l, nil
 }
 
@@ -135,6 +147,9 @@ func (l *loaded) warn(streams genericiooptions.IOStreams) {
 	for _, p := range l.Result.Problems {
 		fmt.Fprintf(streams.ErrOut, "warning: %s\n", p.Error())
 	}
+	for _, w := range lookAlikes(l.Objects, l.Result.Kinds) {
+		fmt.Fprintf(streams.ErrOut, "warning: %s\n", w)
+	}
 	// What could not be read at all hides policies and changes answers:
 	// say it first, then the lists narrowed to one namespace.
 	hidden, narrowed := l.unreadSplit()
@@ -150,6 +165,36 @@ func (l *loaded) warn(streams genericiooptions.IOStreams) {
 	if note := l.partialNote(); note != "" {
 		fmt.Fprintf(streams.ErrOut, "warning: this answer is PARTIAL: %s; what was not read may change the results shown\n", note)
 	}
+}
+
+// lookAlikes warns about CRDs whose schema has a policy's targetRef(s) or
+// targetSelectors while attache reads them as no policy kind (neither
+// labelled nor known to a profile): their policies would be ignored
+// without a word. The warning says how to declare them.
+func lookAlikes(objs []engine.Object, kinds []*policy.Kind) []string {
+	known := map[topology.GroupKind]bool{}
+	for _, k := range kinds {
+		known[k.GroupKind] = true
+	}
+	var out []string
+	for _, o := range objs {
+		u := o.Object
+		if u == nil || u.GetKind() != "CustomResourceDefinition" || !policy.LooksLikePolicy(u) {
+			continue
+		}
+		if _, labelled := u.GetLabels()[policy.LabelPolicy]; labelled {
+			continue // labelled: a valid kind, or an error already reported
+		}
+		var gk topology.GroupKind
+		gk.Group, _, _ = unstructured.NestedString(u.Object, "spec", "group")
+		gk.Kind, _, _ = unstructured.NestedString(u.Object, "spec", "names", "kind")
+		if known[gk] {
+			continue
+		}
+		out = append(out, fmt.Sprintf("CRD %s: %s looks like a policy kind (its spec has targetRef, targetRefs or targetSelectors) but is neither labelled %s nor known to a built-in profile, so its policies are ignored; declare it with `kubectl label crd %s %s=Inherited` (or Direct) and, where the defaults do not fit, the attache.dev/* annotations (docs/semantics.md)",
+			u.GetName(), gk, policy.LabelPolicy, u.GetName(), policy.LabelPolicy))
+	}
+	return out
 }
 
 // unreadSplit separates what could not be read at all from the kinds read

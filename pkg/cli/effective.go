@@ -19,6 +19,7 @@ type effectiveOptions struct {
 	output         string
 	controllerName string
 	domain         string
+	profiles       bool
 }
 
 func newEffectiveCommand(streams genericiooptions.IOStreams) *cobra.Command {
@@ -27,8 +28,9 @@ func newEffectiveCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Use:   "effective -f PATH [-f PATH ...] [-o json|yaml]",
 		Short: "Compute effective policies and policy status from manifests",
 		Long: `Reads manifests (files, folders, or - for standard input; multi-document YAML
-or JSON), finds policy kinds from CRDs labelled gateway.networking.k8s.io/policy,
-and prints every effective policy per target and context (path) with per-field
+or JSON), finds policy kinds from CRDs labelled gateway.networking.k8s.io/policy
+and from the CRDs of the implementations' kinds attache has a built-in profile
+for (docs/profiles.md), and prints every effective policy per target and context (path) with per-field
 provenance, every policy's status, and what each policy affects.
 
 Invalid objects are reported on standard error and in "errors"; they never stop
@@ -42,6 +44,7 @@ the run. The output format is documented in docs/output.md.`,
 	cmd.Flags().StringVarP(&o.output, "output", "o", "json", "output format: json or yaml")
 	cmd.Flags().StringVar(&o.controllerName, "controller-name", engine.DefaultControllerName, "controllerName of the policy ancestor status entries")
 	cmd.Flags().StringVar(&o.domain, "condition-domain", engine.DefaultConditionDomain, "domain prefix of <Kind>Affected conditions")
+	cmd.Flags().BoolVar(&o.profiles, "profiles", true, profilesFlagHelp)
 	return cmd
 }
 
@@ -53,7 +56,7 @@ func (o *effectiveOptions) run(streams genericiooptions.IOStreams) error {
 		return fmt.Errorf("unknown output format %q: use -o json or -o yaml", o.output)
 	}
 	objs, probs, readErr := manifest.Read(o.files, streams.In)
-	res := engine.Compute(objs, engine.Options{ControllerName: o.controllerName, ConditionDomain: o.domain})
+	res := engine.Compute(objs, engine.Options{ControllerName: o.controllerName, ConditionDomain: o.domain, DisableProfiles: !o.profiles})
 	rep := report.Build(res, o.controllerName, probs)
 	for _, p := range rep.Errors {
 		fmt.Fprintf(streams.ErrOut, "warning: %s\n", p.Error())

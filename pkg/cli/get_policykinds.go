@@ -22,8 +22,12 @@ func newGetPolicyKindsCommand(streams genericiooptions.IOStreams) *cobra.Command
 		Long: `Lists the policy kinds: CRDs labelled gateway.networking.k8s.io/policy (and
 kinds registered from Go), with their class, the kinds their policies may
 target, the kinds that get effective policies, the hierarchy (-o wide) and the
-supported merge strategies. With -o wide every setting says where it came from:
-(label), (annotation), (default) or (go). -l filters on the CRDs' labels;
+supported merge strategies; -o wide adds the settings beyond GEP-713's
+descriptor (same-level resolution, merge-type field, composition, ...) that
+differ from the defaults. With -o wide every setting says where it came from:
+(label), (annotation), (profile: <implementation>), (default) or (go). Kinds
+with a built-in profile (docs/profiles.md) are policy kinds even without the
+label; --profiles=false turns profiles off. -l filters on the CRDs' labels;
 -n and -A do not apply, policy kinds are cluster-wide.`,
 		Example: `  attache get policykinds -f examples/parable -o wide
   attache get policykinds retrypolicy -o yaml`,
@@ -48,16 +52,29 @@ type policyKindList struct {
 // Kind.group, as in the CRD annotations; origins is keyed by the setting
 // ("class", "targetKinds", "effectiveTargetKinds", "hierarchy", "strategies").
 type policyKindItem struct {
-	PolicyKind           string            `json:"policyKind"`
-	Group                string            `json:"group,omitempty"`
-	Kind                 string            `json:"kind"`
-	CRD                  string            `json:"crd,omitempty"`
-	Class                string            `json:"class"`
-	TargetKinds          []string          `json:"targetKinds"`
-	EffectiveTargetKinds []string          `json:"effectiveTargetKinds"`
-	Hierarchy            []string          `json:"hierarchy"`
-	Strategies           []string          `json:"strategies"`
-	Origins              map[string]string `json:"origins"`
+	PolicyKind           string   `json:"policyKind"`
+	Group                string   `json:"group,omitempty"`
+	Kind                 string   `json:"kind"`
+	CRD                  string   `json:"crd,omitempty"`
+	Class                string   `json:"class"`
+	TargetKinds          []string `json:"targetKinds"`
+	EffectiveTargetKinds []string `json:"effectiveTargetKinds"`
+	Hierarchy            []string `json:"hierarchy"`
+	Strategies           []string `json:"strategies"`
+	// The settings beyond GEP-713's descriptor (docs/semantics.md, "Policy
+	// kinds"); added fields, so older readers are unaffected.
+	EffectiveSectionKinds []string `json:"effectiveSectionKinds,omitempty"`
+	SameLevel             string   `json:"sameLevel"`
+	MergeTypeField        string   `json:"mergeTypeField,omitempty"`
+	Composition           string   `json:"composition"`
+	NamedRules            []string `json:"namedRules,omitempty"`
+	DirectSections        bool     `json:"directSections,omitempty"`
+	Ancestor              string   `json:"ancestor"`
+	TargetingFields       []string `json:"targetingFields,omitempty"`
+	// Profile names the implementation whose built-in profile gave
+	// settings, if any.
+	Profile string            `json:"profile,omitempty"`
+	Origins map[string]string `json:"origins"`
 }
 
 func (o *getOptions) runPolicyKinds(cmd *cobra.Command, streams genericiooptions.IOStreams, args []string) error {
@@ -101,10 +118,54 @@ func (o *getOptions) runPolicyKinds(cmd *cobra.Command, streams genericiooptions
 		return write(streams.Out, policyKindList{APIVersion: listAPIVersion, Kind: "PolicyKindList", Items: items, Partial: l.partial()}, o.output)
 	}
 	if len(items) == 0 {
-		fmt.Fprintln(streams.ErrOut, "No policy kinds found (a policy kind is a CRD labelled gateway.networking.k8s.io/policy; with -f, include the CRDs).")
+		fmt.Fprintln(streams.ErrOut, "No policy kinds found (a policy kind is a CRD labelled gateway.networking.k8s.io/policy or one of the implementations' kinds in docs/profiles.md; with -f, include the CRDs).")
 		return nil
 	}
 	return o.printTable(streams.Out, policyKindTable(shown, o.output == "wide"))
+}
+
+// effectiveKinds renders the effective target kinds, a kind whose sections
+// are the effective targets as "HTTPRoute rules".
+func effectiveKinds(k *policy.Kind) string {
+	s := make([]string, len(k.EffectiveTargetKinds))
+	for i, gk := range k.EffectiveTargetKinds {
+		s[i] = shortKind(gk)
+		if k.IsEffectiveSection(gk) {
+			s[i] += " " + policy.SectionNoun(gk)
+		}
+	}
+	return strings.Join(s, ",")
+}
+
+// semantics renders the settings that differ from GEP-713's defaults, for
+// the wide table: "-" when there is none.
+func semantics(k *policy.Kind, origin func(setting, cell string) string) string {
+	var parts []string
+	if k.SameLevel != policy.SameLevelGEP {
+		parts = append(parts, origin(policy.SettingSameLevel, "same-level="+string(k.SameLevel)))
+	}
+	if k.MergeTypeField != "" {
+		parts = append(parts, origin(policy.SettingMergeTypeField, "merge-type-field="+k.MergeTypeField))
+	}
+	if k.Composition != policy.CompositionMerge {
+		parts = append(parts, origin(policy.SettingComposition, "composition="+string(k.Composition)))
+	}
+	if len(k.NamedRules) > 0 {
+		parts = append(parts, origin(policy.SettingNamedRules, "named-rules="+strings.Join(k.NamedRules, ",")))
+	}
+	if k.DirectSections {
+		parts = append(parts, origin(policy.SettingDirectSections, "direct-sections"))
+	}
+	if k.Ancestor != policy.AncestorTarget {
+		parts = append(parts, origin(policy.SettingAncestor, "ancestor="+string(k.Ancestor)))
+	}
+	if len(k.TargetingFields) > 0 {
+		parts = append(parts, origin(policy.SettingTargetingFields, "targeting-fields="+strings.Join(k.TargetingFields, ",")))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, "; ")
 }
 
 func groupKindNames(gks []topology.GroupKind) []string {
@@ -125,16 +186,28 @@ func strategyNames(ss []merge.Strategy) []string {
 
 func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	it := policyKindItem{
-		PolicyKind:           k.String(),
-		Group:                k.GroupKind.Group,
-		Kind:                 k.GroupKind.Kind,
-		CRD:                  crd,
-		Class:                string(k.Class),
-		TargetKinds:          groupKindNames(k.TargetKinds),
-		EffectiveTargetKinds: groupKindNames(k.EffectiveTargetKinds),
-		Hierarchy:            groupKindNames(k.Hierarchy),
-		Strategies:           strategyNames(k.Strategies),
-		Origins:              make(map[string]string, len(k.Origins)),
+		PolicyKind:            k.String(),
+		Group:                 k.GroupKind.Group,
+		Kind:                  k.GroupKind.Kind,
+		CRD:                   crd,
+		Class:                 string(k.Class),
+		TargetKinds:           groupKindNames(k.TargetKinds),
+		EffectiveTargetKinds:  groupKindNames(k.EffectiveTargetKinds),
+		Hierarchy:             groupKindNames(k.Hierarchy),
+		Strategies:            strategyNames(k.Strategies),
+		EffectiveSectionKinds: groupKindNames(k.EffectiveSectionKinds),
+		SameLevel:             string(k.SameLevel),
+		MergeTypeField:        k.MergeTypeField,
+		Composition:           string(k.Composition),
+		NamedRules:            k.NamedRules,
+		DirectSections:        k.DirectSections,
+		Ancestor:              string(k.Ancestor),
+		TargetingFields:       k.TargetingFields,
+		Profile:               k.Implementation,
+		Origins:               make(map[string]string, len(k.Origins)),
+	}
+	if len(it.EffectiveSectionKinds) == 0 {
+		it.EffectiveSectionKinds = nil
 	}
 	for setting, origin := range k.Origins {
 		it.Origins[setting] = string(origin)
@@ -152,6 +225,7 @@ func policyKindTable(kinds []*policy.Kind, wide bool) *metav1.Table {
 		{Name: "Effective-Target-Kinds", Type: "string"},
 		{Name: "Hierarchy", Type: "string", Priority: 1},
 		{Name: "Strategies", Type: "string"},
+		{Name: "Semantics", Type: "string", Priority: 1},
 	}}
 	for _, k := range kinds {
 		// origin suffixes a cell with where its setting came from (wide only).
@@ -169,9 +243,10 @@ func policyKindTable(kinds []*policy.Kind, wide bool) *metav1.Table {
 			k.GroupKind.String(),
 			origin("class", string(k.Class)),
 			origin("targetKinds", shortKinds(k.TargetKinds)),
-			origin("effectiveTargetKinds", shortKinds(k.EffectiveTargetKinds)),
+			origin("effectiveTargetKinds", effectiveKinds(k)),
 			origin("hierarchy", shortKinds(k.Hierarchy)),
 			origin("strategies", strings.Join(strategyNames(k.Strategies), ",")),
+			semantics(k, origin),
 		}})
 	}
 	return t

@@ -168,6 +168,7 @@ func (c *Controller) newEngine() *engine.Incremental {
 		ConditionDomain: c.opts.ConditionDomain,
 		Kinds:           c.opts.Kinds,
 		Custom:          c.opts.Custom,
+		DisableProfiles: c.opts.DisableProfiles,
 	})
 }
 
@@ -625,7 +626,7 @@ func (c *Controller) crdHandler() toolscache.ResourceEventHandler {
 		if !ok {
 			return true
 		}
-		ci := readCRD(u)
+		ci := readCRD(u, !c.opts.DisableProfiles)
 		if ci.policy || c.goKinds[ci.gk] {
 			return true
 		}

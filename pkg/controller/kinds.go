@@ -17,6 +17,7 @@ import (
 
 	"github.com/attache-dev/attache/pkg/gatewayapi"
 	"github.com/attache-dev/attache/pkg/policy"
+	"github.com/attache-dev/attache/pkg/profiles"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -53,18 +54,22 @@ type crdInfo struct {
 	// statusSubresource says whether that version has the status
 	// subresource: policy status is then patched there, else on the object.
 	statusSubresource bool
-	// policy says the CRD is labelled gateway.networking.k8s.io/policy.
+	// policy says the CRD is labelled gateway.networking.k8s.io/policy or
+	// its kind has a built-in profile (when profiles are on).
 	policy  bool
 	ownedBy string
 }
 
-func readCRD(u *unstructured.Unstructured) *crdInfo {
+func readCRD(u *unstructured.Unstructured, withProfiles bool) *crdInfo {
 	ci := &crdInfo{name: u.GetName(), obj: u}
 	ci.gk.Group, _, _ = unstructured.NestedString(u.Object, "spec", "group")
 	ci.gk.Kind, _, _ = unstructured.NestedString(u.Object, "spec", "names", "kind")
 	ci.scope, _, _ = unstructured.NestedString(u.Object, "spec", "scope")
 	ci.plural, _, _ = unstructured.NestedString(u.Object, "spec", "names", "plural")
 	_, ci.policy = u.GetLabels()[policy.LabelPolicy]
+	if _, known := profiles.Lookup(ci.gk); known && withProfiles {
+		ci.policy = true
+	}
 	ci.ownedBy = u.GetAnnotations()[AnnotationOwnedBy]
 	versions, _, _ := unstructured.NestedSlice(u.Object, "spec", "versions")
 	var first map[string]any
@@ -131,7 +136,7 @@ func (c *Controller) listCRDs(ctx context.Context) (map[topology.GroupKind]*crdI
 	}
 	out := make(map[topology.GroupKind]*crdInfo, len(list.Items))
 	for i := range list.Items {
-		ci := readCRD(&list.Items[i])
+		ci := readCRD(&list.Items[i], !c.opts.DisableProfiles)
 		if ci.gk.Kind == "" {
 			continue
 		}

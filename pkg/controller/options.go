@@ -73,6 +73,10 @@ type Options struct {
 	Kinds []*policy.Kind
 	// Custom gives Custom merge functions to CRD-discovered kinds.
 	Custom map[topology.GroupKind]merge.CustomFunc
+	// DisableProfiles turns off the built-in kind profiles (package
+	// profiles): only CRDs labelled gateway.networking.k8s.io/policy are
+	// policy kinds then.
+	DisableProfiles bool
 	// Program is the implementer's hook (optional: nil programs nothing and
 	// always succeeds).
 	Program ProgramFunc

@@ -383,9 +383,18 @@ func (d *kindDP) effectiveNodes(only map[topology.NodeID]bool) []topology.NodeID
 		if !d.kind.InHierarchy(gk) {
 			continue
 		}
+		sections := d.kind.IsEffectiveSection(gk)
 		for _, n := range d.c.graph.ByKind(gk) {
-			if only == nil || only[n] {
-				out = append(out, n)
+			if !sections {
+				if only == nil || only[n] {
+					out = append(out, n)
+				}
+				continue
+			}
+			for _, sn := range d.c.graph.Sections(n) {
+				if only == nil || only[sn] {
+					out = append(out, sn)
+				}
 			}
 		}
 	}
@@ -543,23 +552,78 @@ func (d *kindDP) pathRefs(rev []topology.NodeID) []topology.Ref {
 }
 
 // direct computes Direct kinds: the declared target is the effective
-// target, and its context is the target alone.
+// target, and its context is the target alone (with DirectSections, the
+// sections of an object are the effective targets, below the object).
 func (d *kindDP) direct() {
+	done := map[topology.NodeID]bool{}
 	for n := range d.atNode {
-		d.setTarget(n, d.directTarget(n))
+		for _, t := range d.directTargets(n) {
+			if !done[t] {
+				done[t] = true
+				d.setTarget(t, d.directTarget(t))
+			}
+		}
 	}
+}
+
+// directSectionsOf reports whether a Direct kind's policies on objects of
+// kind gk cover their sections, which are the effective targets.
+func (d *kindDP) directSectionsOf(gk topology.GroupKind) bool {
+	return d.kind.DirectSections && d.kind.IsEffectiveSection(gk)
+}
+
+// directTargets returns the effective targets that the attachments at node
+// n reach for a Direct kind: n itself, or with DirectSections, the
+// sections of the object n.
+func (d *kindDP) directTargets(n topology.NodeID) []topology.NodeID {
+	ref := d.c.graph.Node(n).Ref
+	if ref.IsSection() || !d.directSectionsOf(ref.GroupKind()) {
+		return []topology.NodeID{n}
+	}
+	return d.c.graph.Sections(n)
+}
+
+// directStack is the stack of a Direct kind's effective target n: its own
+// level, below its object's when the object's policies cover it.
+func (d *kindDP) directStack(n topology.NodeID) stackID {
+	ref := d.c.graph.Node(n).Ref
+	var s stackID
+	if ref.IsSection() && d.directSectionsOf(ref.GroupKind()) {
+		if obj, ok := d.c.graph.Lookup(ref.Object()); ok && len(d.atNode[obj]) > 0 {
+			s = d.trie.extend(s, level(obj))
+		}
+	}
+	if len(d.atNode[n]) > 0 {
+		s = d.trie.extend(s, level(n))
+	}
+	return s
 }
 
 // directTarget computes the one context of a Direct kind's target.
 func (d *kindDP) directTarget(n topology.NodeID) *targetState {
-	if len(d.atNode[n]) == 0 {
+	s := d.directStack(n)
+	if s == 0 {
 		return nil
 	}
-	sr := d.fold(d.trie.extend(0, level(n)))
+	sr := d.fold(s)
 	ref := d.c.graph.Node(n).Ref
 	ts := &targetState{eff: &Effective{Kind: d.kind, Target: ref}, stacks: []*stackResult{sr}}
 	ts.eff.Contexts = []*Context{newContext(sr, func(yield func([]topology.Ref) bool) { yield([]topology.Ref{ref}) })}
 	return ts
+}
+
+// stackLevels returns the attachments of a stack grouped by level, most
+// general first; within a level, in established order.
+func (d *kindDP) stackLevels(s stackID) [][]*attachment {
+	var out [][]*attachment
+	for _, l := range d.trie.levels(s) {
+		if l < 0 {
+			out = append(out, d.atNs[-l-1])
+		} else {
+			out = append(out, d.atNode[topology.NodeID(l)])
+		}
+	}
+	return out
 }
 
 // stackAtts returns the attachments of a stack, most general first.

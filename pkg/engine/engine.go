@@ -9,6 +9,7 @@ import (
 	"github.com/attache-dev/attache/pkg/gatewayapi"
 	"github.com/attache-dev/attache/pkg/merge"
 	"github.com/attache-dev/attache/pkg/policy"
+	"github.com/attache-dev/attache/pkg/profiles"
 	"github.com/attache-dev/attache/pkg/topology"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -205,7 +206,7 @@ func (c *computation) classify(objs []Object) (topo []*unstructured.Unstructured
 		seen[ref] = o.Source
 		c.sources[ref] = o.Source
 		if ref.GroupKind() == crdGroupKind {
-			k, prob := policy.KindFromCRD(u, c.opts.Custom[crdKind(u)])
+			k, prob := policy.KindFromCRDWithProfile(u, c.opts.Custom[crdKind(u)], c.profile(crdKind(u)))
 			if prob != nil {
 				prob.Source = o.Source
 				c.problems = append(c.problems, *prob)
@@ -235,6 +236,16 @@ func (c *computation) classify(objs []Object) (topo []*unstructured.Unstructured
 		}
 	}
 	return topo, pols
+}
+
+// profile returns the built-in profile of a policy kind, unless profiles
+// are off.
+func (c *computation) profile(gk topology.GroupKind) *policy.Profile {
+	if c.opts.DisableProfiles {
+		return nil
+	}
+	p, _ := profiles.Lookup(gk)
+	return p
 }
 
 // crdKind is the group and kind a CRD defines.
@@ -325,6 +336,9 @@ func (c *computation) resolve(ps *pstate) {
 		if p.Invalid() {
 			return
 		}
+		if p.UnmodelledTargeting != "" {
+			ps.noTarget = append(ps.noTarget, fmt.Sprintf("%s: selects its targets in a way attache does not model (workloads, not Gateway API objects); its effect is not computed", p.UnmodelledTargeting))
+		}
 		for _, t := range p.Targets {
 			gk := t.GroupKind()
 			if !p.Kind.AllowsTarget(gk) {
@@ -335,33 +349,41 @@ func (c *computation) resolve(ps *pstate) {
 				n := 0
 				for _, id := range c.graph.ByKind(gk) {
 					node := c.graph.Node(id)
-					// A cluster-scoped policy selects in every namespace.
-					if node.Ref.Namespace != "" && p.Ref.Namespace != "" && node.Ref.Namespace != p.Ref.Namespace {
+					if !c.inSelectorScope(p, t, node.Ref) {
 						continue
 					}
 					if !t.Selector.Matches(labels.Set(node.Labels)) {
 						continue
 					}
-					n++
-					// A selected Namespace other than the policy's own is a
-					// cross-namespace target too (decision 9).
 					if !c.grantAllows(p, node.Ref) {
+						if t.Namespaces != nil {
+							// Envoy Gateway's targetSelectors skip what no
+							// ReferenceGrant allows in a wider scope.
+							continue
+						}
+						n++
+						// A selected Namespace other than the policy's own is a
+						// cross-namespace target too (decision 9).
 						c.invalidTarget(ps, t, node.Ref, noGrant(p, node.Ref))
 						continue
 					}
+					n++
 					c.attach(ps, id, t)
 				}
 				if n == 0 {
 					where := "in namespace " + p.Ref.Namespace
-					if p.Ref.Namespace == "" {
-						where = "in any namespace"
+					switch {
+					case p.Ref.Namespace == "" || (t.Namespaces != nil && t.Namespaces.From == policy.NamespacesAll):
+						where = "in any namespace (that a ReferenceGrant opens to it)"
+					case t.Namespaces != nil:
+						where = fmt.Sprintf("in the namespaces matching %q (that a ReferenceGrant opens to it)", t.Namespaces.Selector.String())
 					}
 					ps.noTarget = append(ps.noTarget, fmt.Sprintf("%s: selector %q matches no %s %s", t.Field, t.Selector.String(), gk, where))
 				}
 				continue
 			}
 			ref := targetRef(t)
-			if ref.IsSection() && p.Kind.Class == policy.Inherited && p.Kind.IsEffectiveTarget(gk) {
+			if ref.IsSection() && p.Kind.Class == policy.Inherited && p.Kind.IsEffectiveTarget(gk) && !p.Kind.IsEffectiveSection(gk) {
 				// Sections sit below their object, and contexts end at the
 				// effective target: a policy there could never apply.
 				c.invalidTarget(ps, t, ref, fmt.Sprintf("%s is a section of an effective target of %s; policies apply to %s objects, so target %s instead", ref.Short(), p.Kind, gk.Kind, ref.Object().Short()))
@@ -390,6 +412,27 @@ func (c *computation) resolve(ps *pstate) {
 			c.attach(ps, id, t)
 		}
 	}
+}
+
+// inSelectorScope reports whether a selector of policy p may select the
+// object ref by namespace: the policy's own namespace (every namespace for a
+// cluster-scoped policy, or a cluster-scoped object), or the namespaces its
+// namespace filter names.
+func (c *computation) inSelectorScope(p *policy.Policy, t policy.TargetRef, ref topology.Ref) bool {
+	if ref.Namespace == "" || p.Ref.Namespace == "" || ref.Namespace == p.Ref.Namespace {
+		return true
+	}
+	if t.Namespaces == nil {
+		return false
+	}
+	switch t.Namespaces.From {
+	case policy.NamespacesAll:
+		return true
+	case policy.NamespacesSelector:
+		id, ok := c.graph.Lookup(topology.Ref{Kind: topology.KindNamespace.Kind, Name: ref.Namespace})
+		return ok && t.Namespaces.Selector.Matches(labels.Set(c.graph.Node(id).Labels))
+	}
+	return false
 }
 
 // invalidTarget records a declared target the policy may not have: its
@@ -440,12 +483,26 @@ func (c *computation) attach(ps *pstate, id topology.NodeID, t policy.TargetRef)
 	if ref.GroupKind() == topology.KindNamespace {
 		a.nsName = ref.Name
 	}
-	a.spec = merge.FromValue(ps.p.Spec, a.id)
+	a.spec = merge.FromValue(specOf(ps.p), a.id)
 	a.ref = &Attachment{Policy: ps.p.Ref, At: ref}
 	c.atts = append(c.atts, a)
 	c.attByRef[a.ref] = a.id
 	ps.atts = append(ps.atts, a)
 	ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, att: a})
+}
+
+// specOf is the spec a policy contributes to a fold: its spec proper, or,
+// for additive kinds, the spec proper under the policy's
+// "namespace/name", so that every policy reaching a target keeps its own.
+func specOf(p *policy.Policy) map[string]any {
+	if p.Kind.Composition != policy.CompositionAdditive {
+		return p.Spec
+	}
+	key := p.Ref.Name
+	if p.Ref.Namespace != "" {
+		key = p.Ref.Namespace + "/" + p.Ref.Name
+	}
+	return map[string]any{key: p.Spec}
 }
 
 func kindList(gks []topology.GroupKind) string {

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/attache-dev/attache/pkg/merge"
+	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -58,10 +60,42 @@ func (d *kindDP) prefold(stacks []stackID) {
 // compute folds a stack and derives its entries, fields and outcomes. It
 // must stay free of writes to shared state: prefold runs it concurrently.
 func (d *kindDP) compute(s stackID) *stackResult {
-	atts := d.stackAtts(s)
+	groups := d.stackLevels(s)
+	var atts []*attachment
+	for _, g := range groups {
+		atts = append(atts, g...)
+	}
 	sr := &stackResult{atts: atts, entries: make([]StackEntry, 0, len(atts)), policies: make([]policyOutcome, 0, len(atts))}
 	conflicted := map[merge.Src]*attachment{}
-	if d.kind.Supports(merge.None) {
+	switch {
+	case d.kind.Composition == policy.CompositionAdditive:
+		// Every policy applies: their specs sit side by side (each under
+		// its own key, see attach), so the patches never meet.
+		layers := make([]merge.Layer, len(atts))
+		for i, a := range atts {
+			layers[i] = merge.Layer{Spec: a.spec, Strategy: merge.PatchDefaults, Src: a.id}
+		}
+		sr.result = merge.Fold(layers)
+	case d.kind.Supports(merge.None) && (d.kind.DirectSections || d.kind.SameLevel == policy.SameLevelMergeDisjoint):
+		// Per level (an object, then its section), the kind's same-level
+		// rule (oldest wins, unless disjoint policies merge); then the
+		// more specific level wins whole: a policy on a section beats one
+		// on its object there, and neither is Conflicted for it.
+		layers := make([]merge.Layer, 0, len(groups))
+		for _, g := range groups {
+			kept := d.resolveLevel(g, conflicted)
+			l := merge.Layer{Spec: kept[0].spec, Strategy: merge.AtomicDefaults, Src: kept[0].id}
+			if len(kept) > 1 {
+				sub := make([]merge.Layer, len(kept))
+				for i, a := range kept {
+					sub[i] = merge.Layer{Spec: a.spec, Strategy: merge.PatchDefaults, Src: a.id}
+				}
+				l.Spec = merge.Fold(sub).Tree
+			}
+			layers = append(layers, l)
+		}
+		sr.result = merge.Fold(layers)
+	case d.kind.Supports(merge.None):
 		// None: the established policy (oldest, then by name; levels do not
 		// matter) wins whole; every challenger is rejected (decision 5).
 		winner := atts[0]
@@ -78,10 +112,26 @@ func (d *kindDP) compute(s stackID) *stackResult {
 				conflicted[a.id] = winner
 			}
 		}
-	} else {
-		layers := make([]merge.Layer, len(atts))
-		for i, a := range atts {
-			layers[i] = merge.Layer{Spec: a.spec, Strategy: a.pol.p.Strategy, Custom: d.kind.Custom, Src: a.id}
+	default:
+		layers := make([]merge.Layer, 0, len(atts))
+		for _, g := range groups {
+			kept := d.resolveLevel(g, conflicted)
+			if len(kept) == 1 || d.kind.SameLevel != policy.SameLevelMergeDisjoint {
+				for _, a := range kept {
+					layers = append(layers, d.layer(a))
+				}
+				continue
+			}
+			// Disjoint policies at one level merge into one layer, which
+			// then meets the levels around it by the established
+			// policy's strategy.
+			sub := make([]merge.Layer, len(kept))
+			for i, a := range kept {
+				sub[i] = merge.Layer{Spec: a.spec, Strategy: merge.PatchDefaults, Src: a.id}
+			}
+			l := d.layer(kept[0])
+			l.Spec = merge.Fold(sub).Tree
+			layers = append(layers, l)
 		}
 		sr.result = merge.Fold(layers)
 	}
@@ -186,6 +236,78 @@ func (d *kindDP) compute(s stackID) *stackResult {
 		po.conflicted = po.conflicted || sr.entries[i].Conflicted
 	}
 	return sr
+}
+
+// layer is an attachment's layer in a fold.
+func (d *kindDP) layer(a *attachment) merge.Layer {
+	l := merge.Layer{Spec: a.spec, Strategy: a.pol.p.Strategy, Custom: d.kind.Custom, Src: a.id}
+	if a.pol.p.MergeType != "" {
+		// Both merge types merge with the nearest policy above; the
+		// schema-aware one reads list types from the CRD's schema.
+		l.MergeUp = merge.PatchDefaults
+	}
+	return l
+}
+
+// resolveLevel applies the kind's same-level resolution to the policies
+// attached at one level (in established order: oldest first, then by
+// name), recording those rejected there in conflicted with the policy that
+// beat them, and returns those that take part in the fold.
+func (d *kindDP) resolveLevel(g []*attachment, conflicted map[merge.Src]*attachment) []*attachment {
+	if len(g) < 2 {
+		return g
+	}
+	same := d.kind.SameLevel
+	if same == policy.SameLevelGEP && d.kind.Supports(merge.None) {
+		same = policy.SameLevelOldestWins // strategy none: the established wins (decision 5)
+	}
+	switch same {
+	case policy.SameLevelOldestWins:
+		for _, a := range g[1:] {
+			conflicted[a.id] = g[0]
+		}
+		return g[:1]
+	case policy.SameLevelMergeDisjoint:
+		// The older of two policies setting the same field keeps it; the
+		// newer is rejected at this level whole.
+		owner := map[string]*attachment{}
+		kept := g[:0:0]
+		for _, a := range g {
+			leaves := a.spec.Leaves()
+			var beaten *attachment
+			for _, l := range leaves {
+				if o, ok := owner[l.Path]; ok {
+					beaten = o
+					break
+				}
+				if o := overlaps(owner, l.Path); o != nil {
+					beaten = o
+					break
+				}
+			}
+			if beaten != nil {
+				conflicted[a.id] = beaten
+				continue
+			}
+			for _, l := range leaves {
+				owner[l.Path] = a
+			}
+			kept = append(kept, a)
+		}
+		return kept
+	}
+	return g
+}
+
+// overlaps returns the owner of a field that contains path or that path
+// contains (an object set whole against one of its fields), if any.
+func overlaps(owner map[string]*attachment, path string) *attachment {
+	for p, o := range owner {
+		if strings.HasPrefix(path, p+".") || strings.HasPrefix(p, path+".") {
+			return o
+		}
+	}
+	return nil
 }
 
 func containsAtt(l []*Attachment, a *Attachment) bool {

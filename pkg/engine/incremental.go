@@ -459,10 +459,28 @@ func (c *computation) updateKind(k *policy.Kind, xs []policyChange, touched map[
 
 	if k.Class == policy.Direct {
 		var out []topology.NodeID
+		done := map[topology.NodeID]bool{}
 		for n := range dirtyNodes {
-			delete(d.memo, d.trie.extend(0, level(n)))
-			d.setTarget(n, d.directTarget(n))
-			out = append(out, n)
+			for _, t := range d.directTargets(n) {
+				if done[t] {
+					continue
+				}
+				done[t] = true
+				out = append(out, t)
+			}
+		}
+		// Forget the folds of every stack the targets had or will have
+		// (their levels' attachments changed), then compute them again.
+		for _, t := range out {
+			if old := d.targets[t]; old != nil {
+				for _, sr := range old.stacks {
+					delete(d.memo, sr.id)
+				}
+			}
+			delete(d.memo, d.directStack(t))
+		}
+		for _, t := range out {
+			d.setTarget(t, d.directTarget(t))
 		}
 		return out
 	}

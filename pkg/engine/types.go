@@ -36,6 +36,10 @@ type Options struct {
 	// every Custom function, they may be called concurrently (the engine
 	// folds distinct stacks in parallel) and must not modify their inputs.
 	Custom map[topology.GroupKind]merge.CustomFunc
+	// DisableProfiles turns off the built-in kind profiles (package
+	// profiles): only CRDs labelled gateway.networking.k8s.io/policy are
+	// policy kinds, with the defaults and their annotations.
+	DisableProfiles bool
 }
 
 // Defaults for Options.

@@ -17,6 +17,13 @@ type Layer struct {
 	Custom CustomFunc
 	// Src identifies the layer; Spec's nodes carry it.
 	Src Src
+	// MergeUp, when set (PatchDefaults), makes this layer merge with the
+	// nearest layer above it instead of being replaced by it or replacing
+	// it: that layer combines with the result this layer heads by MergeUp
+	// rather than by its own strategy (Envoy Gateway's mergeType, chosen by
+	// the more specific policy). The merged result is then headed by the
+	// layer above, whose own MergeUp decides the next step.
+	MergeUp Strategy
 }
 
 // Loss says that Loser's field at Path is not in the result because of
@@ -50,8 +57,19 @@ func Fold(stack []Layer) Result {
 		return r
 	}
 	acc := spec(stack[len(stack)-1])
+	// up is the MergeUp of the layer heading acc: the last one that won
+	// whole or merged (a layer beaten by an atomic default leaves it).
+	up := stack[len(stack)-1].MergeUp
 	for i := len(stack) - 2; i >= 0; i-- {
-		acc = r.combine(stack[i], acc)
+		l := stack[i]
+		switch {
+		case up != "":
+			l.Strategy = up
+			up = l.MergeUp
+		case l.Strategy.IsOverride() || l.Strategy == None:
+			up = l.MergeUp
+		}
+		acc = r.combine(l, acc)
 	}
 	r.Tree = acc
 	r.Losses = sortLosses(r.Losses)

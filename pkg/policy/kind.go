@@ -66,8 +66,39 @@ type Kind struct {
 	Strategies []merge.Strategy
 	// Custom is the Custom merge function, required when Strategies holds Custom.
 	Custom merge.CustomFunc
-	// Origins says where each setting came from, keyed by "class",
-	// "targetKinds", "effectiveTargetKinds", "hierarchy", "strategies".
+	// EffectiveSectionKinds are kinds whose sections (listeners, rules,
+	// ports) are the effective targets instead of the objects; each is in
+	// EffectiveTargetKinds too.
+	EffectiveSectionKinds []topology.GroupKind
+	// SameLevel is how policies attached at one level resolve (default
+	// SameLevelGEP).
+	SameLevel SameLevel
+	// MergeTypeField, when set, names a top-level spec field whose value
+	// (MergeTypeJSON, MergeTypeStrategic) makes a policy merge with the
+	// nearest policy above it instead of replacing it; it is never part of
+	// the effective spec.
+	MergeTypeField string
+	// Composition is CompositionMerge (default) or CompositionAdditive.
+	Composition Composition
+	// NamedRules are dotted spec paths of named-rule maps: in a merge,
+	// their entries are replaced whole, nothing merges inside one.
+	NamedRules []string
+	// DirectSections: a Direct policy on a whole object also covers the
+	// object's sections, where a policy on the section beats it.
+	DirectSections bool
+	// Ancestor says what status.ancestors entries name (default
+	// AncestorTarget).
+	Ancestor AncestorMode
+	// TargetingFields are top-level spec fields that select targets in the
+	// kind's own way; they are no part of the spec proper.
+	TargetingFields []string
+	// Implementation names the project whose profile gave settings, if any.
+	Implementation string
+	// Schema is the CRD's openAPIV3Schema of spec, when known; schema-aware
+	// merges read list types from it.
+	Schema map[string]any
+	// Origins says where each setting came from, keyed by the Setting*
+	// names ("class", "targetKinds", ...).
 	Origins map[string]Origin
 }
 
@@ -89,38 +120,69 @@ func (k *Kind) IsEffectiveTarget(gk topology.GroupKind) bool {
 func (k *Kind) Supports(s merge.Strategy) bool { return slices.Contains(k.Strategies, s) }
 
 // Spec is the Go form of a kind's descriptor; zero fields take the defaults
-// documented in docs/semantics.md.
+// documented in docs/semantics.md. The fields mean what Kind's fields of the
+// same names mean.
 type Spec struct {
-	GroupKind            topology.GroupKind
-	Class                Class
-	TargetKinds          []topology.GroupKind
-	EffectiveTargetKinds []topology.GroupKind
-	Hierarchy            []topology.GroupKind
-	Strategies           []merge.Strategy
-	Custom               merge.CustomFunc
+	GroupKind             topology.GroupKind
+	Class                 Class
+	TargetKinds           []topology.GroupKind
+	EffectiveTargetKinds  []topology.GroupKind
+	EffectiveSectionKinds []topology.GroupKind
+	Hierarchy             []topology.GroupKind
+	Strategies            []merge.Strategy
+	Custom                merge.CustomFunc
+	SameLevel             SameLevel
+	MergeTypeField        string
+	Composition           Composition
+	NamedRules            []string
+	DirectSections        bool
+	Ancestor              AncestorMode
+	TargetingFields       []string
 }
 
 // NewKind builds and validates a kind from a Go descriptor, applying defaults.
 func NewKind(s Spec) (*Kind, error) {
-	k := &Kind{GroupKind: s.GroupKind, Class: s.Class, Custom: s.Custom, Origins: map[string]Origin{"class": FromGo}}
-	set := func(name string, given bool) {
-		if given {
-			k.Origins[name] = FromGo
-		} else {
-			k.Origins[name] = FromDefault
-		}
-	}
-	// Copies, so that the caller's later changes to s do not reach the kind.
-	k.TargetKinds, k.Hierarchy = slices.Clone(s.TargetKinds), slices.Clone(s.Hierarchy)
-	k.EffectiveTargetKinds, k.Strategies = slices.Clone(s.EffectiveTargetKinds), slices.Clone(s.Strategies)
-	set("targetKinds", len(s.TargetKinds) > 0)
-	set("hierarchy", len(s.Hierarchy) > 0)
-	set("effectiveTargetKinds", len(s.EffectiveTargetKinds) > 0)
-	set("strategies", len(s.Strategies) > 0)
+	k := &Kind{GroupKind: s.GroupKind, Origins: map[string]Origin{}}
+	k.apply(s, FromGo, true)
+	k.fillDefaultOrigins()
 	if err := k.complete(); err != nil {
 		return nil, err
 	}
 	return k, nil
+}
+
+// apply copies the settings s gives into k, recording origin for each. When
+// all is set, every setting counts as given (Go descriptors: Class and the
+// booleans are always given); otherwise only non-zero ones do (profiles).
+// Settings k already has an origin for are kept (the CRD's own label and
+// annotations win over a profile).
+func (k *Kind) apply(s Spec, origin Origin, all bool) {
+	set := func(name string, given bool, do func()) {
+		if _, done := k.Origins[name]; done {
+			return
+		}
+		if given {
+			do()
+			k.Origins[name] = origin
+		}
+	}
+	set(SettingClass, all || s.Class != "", func() { k.Class = s.Class })
+	// Copies, so that the caller's later changes to s do not reach the kind.
+	set(SettingTargetKinds, len(s.TargetKinds) > 0, func() { k.TargetKinds = slices.Clone(s.TargetKinds) })
+	set(SettingHierarchy, len(s.Hierarchy) > 0, func() { k.Hierarchy = slices.Clone(s.Hierarchy) })
+	set(SettingEffectiveTargetKinds, len(s.EffectiveTargetKinds) > 0, func() { k.EffectiveTargetKinds = slices.Clone(s.EffectiveTargetKinds) })
+	set(SettingEffectiveSectionKinds, len(s.EffectiveSectionKinds) > 0, func() { k.EffectiveSectionKinds = slices.Clone(s.EffectiveSectionKinds) })
+	set(SettingStrategies, len(s.Strategies) > 0, func() { k.Strategies = slices.Clone(s.Strategies) })
+	set(SettingSameLevel, s.SameLevel != "", func() { k.SameLevel = s.SameLevel })
+	set(SettingMergeTypeField, s.MergeTypeField != "", func() { k.MergeTypeField = s.MergeTypeField })
+	set(SettingComposition, s.Composition != "", func() { k.Composition = s.Composition })
+	set(SettingNamedRules, len(s.NamedRules) > 0, func() { k.NamedRules = slices.Clone(s.NamedRules) })
+	set(SettingDirectSections, all || s.DirectSections, func() { k.DirectSections = s.DirectSections })
+	set(SettingAncestor, s.Ancestor != "", func() { k.Ancestor = s.Ancestor })
+	set(SettingTargetingFields, len(s.TargetingFields) > 0, func() { k.TargetingFields = slices.Clone(s.TargetingFields) })
+	if s.Custom != nil && k.Custom == nil {
+		k.Custom = s.Custom
+	}
 }
 
 // settingError is an error of complete about one setting, keyed as in
@@ -161,6 +223,31 @@ func (k *Kind) complete() error {
 			return settingErrorf("strategies", "%v", err)
 		}
 	}
+	if k.SameLevel == "" {
+		k.SameLevel = SameLevelGEP
+	} else if _, err := ParseSameLevel(string(k.SameLevel)); err != nil {
+		return settingErrorf(SettingSameLevel, "%v", err)
+	}
+	if k.Composition == "" {
+		k.Composition = CompositionMerge
+	} else if _, err := ParseComposition(string(k.Composition)); err != nil {
+		return settingErrorf(SettingComposition, "%v", err)
+	}
+	if k.Ancestor == "" {
+		k.Ancestor = AncestorTarget
+	} else if _, err := ParseAncestorMode(string(k.Ancestor)); err != nil {
+		return settingErrorf(SettingAncestor, "%v", err)
+	}
+	for _, f := range append(slices.Clone(k.TargetingFields), k.MergeTypeField) {
+		if strings.ContainsAny(f, ". ") {
+			return settingErrorf(SettingTargetingFields, "%q is not a top-level spec field name", f)
+		}
+	}
+	for _, p := range k.NamedRules {
+		if p == "" || strings.HasPrefix(p, ".") || strings.HasSuffix(p, ".") || strings.Contains(p, "..") {
+			return settingErrorf(SettingNamedRules, "%q is not a dotted spec path", p)
+		}
+	}
 	if len(k.Hierarchy) == 0 {
 		k.Hierarchy = slices.Clone(topology.DefaultHierarchy)
 	}
@@ -189,7 +276,15 @@ func (k *Kind) complete() error {
 		}
 		seen[gk] = true
 	}
+	// A kind whose sections are effective targets has them among its
+	// effective target kinds too.
+	for _, gk := range k.EffectiveSectionKinds {
+		if !slices.Contains(k.EffectiveTargetKinds, gk) {
+			k.EffectiveTargetKinds = append(k.EffectiveTargetKinds, gk)
+		}
+	}
 	k.TargetKinds, k.EffectiveTargetKinds = dedupe(k.TargetKinds), dedupe(k.EffectiveTargetKinds)
+	k.EffectiveSectionKinds = dedupe(k.EffectiveSectionKinds)
 	if k.Class == Inherited {
 		// An Inherited kind reaches its effective targets along paths of
 		// its hierarchy: a target or effective target outside it could
@@ -201,6 +296,9 @@ func (k *Kind) complete() error {
 		}
 		for _, gk := range k.EffectiveTargetKinds {
 			if !seen[gk] {
+				if slices.Contains(k.EffectiveSectionKinds, gk) {
+					return settingErrorf(SettingEffectiveSectionKinds, "effective section kind %s is not in the hierarchy (%s); add it there or remove it", gk, kindsString(k.Hierarchy))
+				}
 				return settingErrorf("effectiveTargetKinds", "effective target kind %s is not in the hierarchy (%s); add it there or remove it", gk, kindsString(k.Hierarchy))
 			}
 		}
@@ -224,10 +322,38 @@ func (k *Kind) complete() error {
 
 // annotationOf maps a setting (as keyed in Kind.Origins) to its annotation.
 var annotationOf = map[string]string{
-	"targetKinds":          AnnotationTargetKinds,
-	"effectiveTargetKinds": AnnotationEffectiveTargetKinds,
-	"hierarchy":            AnnotationHierarchy,
-	"strategies":           AnnotationMergeStrategies,
+	SettingTargetKinds:           AnnotationTargetKinds,
+	SettingEffectiveTargetKinds:  AnnotationEffectiveTargetKinds,
+	SettingEffectiveSectionKinds: AnnotationEffectiveSectionKinds,
+	SettingHierarchy:             AnnotationHierarchy,
+	SettingStrategies:            AnnotationMergeStrategies,
+	SettingSameLevel:             AnnotationSameLevel,
+	SettingMergeTypeField:        AnnotationMergeTypeField,
+	SettingComposition:           AnnotationComposition,
+	SettingNamedRules:            AnnotationNamedRules,
+	SettingDirectSections:        AnnotationDirectSections,
+	SettingAncestor:              AnnotationAncestor,
+	SettingTargetingFields:       AnnotationTargetingFields,
+}
+
+// allSettings lists every setting, in the order they are shown.
+var allSettings = []string{
+	SettingClass, SettingTargetKinds, SettingEffectiveTargetKinds, SettingEffectiveSectionKinds,
+	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingMergeTypeField, SettingComposition,
+	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields,
+}
+
+// Settings lists the names of every setting of a kind, the keys of
+// Kind.Origins, in the order they are shown.
+func Settings() []string { return slices.Clone(allSettings) }
+
+// fillDefaultOrigins marks every setting nothing gave as a default.
+func (k *Kind) fillDefaultOrigins() {
+	for _, name := range allSettings {
+		if _, ok := k.Origins[name]; !ok {
+			k.Origins[name] = FromDefault
+		}
+	}
 }
 
 // KindFromCRD reads a policy kind from a CustomResourceDefinition object. It
@@ -236,23 +362,38 @@ var annotationOf = map[string]string{
 // descriptor is invalid. custom, when not nil, is the kind's Custom merge
 // function (registered from Go by an implementer).
 func KindFromCRD(crd *unstructured.Unstructured, custom merge.CustomFunc) (*Kind, *diag.Problem) {
+	return KindFromCRDWithProfile(crd, custom, nil)
+}
+
+// KindFromCRDWithProfile is KindFromCRD with the built-in profile of the
+// CRD's kind, when there is one: the CRD is then a policy kind even without
+// the label, and the label and every attache.dev/* annotation replace the
+// profile's setting of the same name. Bare kind names in annotations resolve
+// among the topology's kinds (topology.ResolveGroupKind).
+func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomFunc, prof *Profile) (*Kind, *diag.Problem) {
 	ref := topology.Ref{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Name: crd.GetName()}
-	label, ok := crd.GetLabels()[LabelPolicy]
-	if !ok {
+	label, labelled := crd.GetLabels()[LabelPolicy]
+	if !labelled && prof == nil {
 		return nil, nil
 	}
 	fail := func(field, format string, args ...any) (*Kind, *diag.Problem) {
 		p := diag.Newf(ref, field, format, args...)
 		return nil, &p
 	}
-	k := &Kind{Origins: map[string]Origin{"class": FromLabel}, Custom: custom}
-	switch strings.ToLower(strings.TrimSpace(label)) {
-	case "direct", "true":
-		k.Class = Direct
-	case "inherited":
-		k.Class = Inherited
-	default:
-		return fail("metadata.labels["+LabelPolicy+"]", "value %q is not Direct, Inherited or true", label)
+	k := &Kind{Origins: map[string]Origin{}, Custom: custom}
+	if labelled && prof != nil && prof.ShippedLabel != "" && strings.EqualFold(strings.TrimSpace(label), prof.ShippedLabel) {
+		labelled = false // the implementation's own label: the profile knows better
+	}
+	if labelled {
+		k.Origins[SettingClass] = FromLabel
+		switch strings.ToLower(strings.TrimSpace(label)) {
+		case "direct", "true":
+			k.Class = Direct
+		case "inherited":
+			k.Class = Inherited
+		default:
+			return fail("metadata.labels["+LabelPolicy+"]", "value %q is not Direct, Inherited or true", label)
+		}
 	}
 	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
 	kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
@@ -260,62 +401,139 @@ func KindFromCRD(crd *unstructured.Unstructured, custom merge.CustomFunc) (*Kind
 		return fail("spec.names.kind", "policy CRD has no kind name")
 	}
 	k.GroupKind = topology.GroupKind{Group: group, Kind: kind}
+	k.Schema = SpecSchema(crd)
 	ann := crd.GetAnnotations()
-	kinds := func(key, name string) ([]topology.GroupKind, bool) {
+	annField := func(key string) string { return "metadata.annotations[" + key + "]" }
+	kinds := func(key, name string, dst *[]topology.GroupKind) *diag.Problem {
 		v, ok := ann[key]
 		if !ok {
-			k.Origins[name] = FromDefault
-			return nil, true
+			return nil
 		}
 		k.Origins[name] = FromAnnotation
-		var out []topology.GroupKind
-		for _, s := range strings.Split(v, ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				out = append(out, topology.ParseGroupKind(s))
+		for _, s := range splitList(v) {
+			gk, err := topology.ResolveGroupKind(s, topology.KnownKinds())
+			if err != nil {
+				_, p := fail(annField(key), "%v", err)
+				return p
 			}
+			*dst = append(*dst, gk)
 		}
-		return out, len(out) > 0
+		if len(*dst) == 0 {
+			_, p := fail(annField(key), "lists no kinds")
+			return p
+		}
+		return nil
 	}
-	var good bool
-	if k.TargetKinds, good = kinds(AnnotationTargetKinds, "targetKinds"); !good {
-		return fail("metadata.annotations["+AnnotationTargetKinds+"]", "lists no kinds")
-	}
-	if k.EffectiveTargetKinds, good = kinds(AnnotationEffectiveTargetKinds, "effectiveTargetKinds"); !good {
-		return fail("metadata.annotations["+AnnotationEffectiveTargetKinds+"]", "lists no kinds")
-	}
-	if k.Hierarchy, good = kinds(AnnotationHierarchy, "hierarchy"); !good {
-		return fail("metadata.annotations["+AnnotationHierarchy+"]", "lists no kinds")
+	for _, x := range []struct {
+		key, name string
+		dst       *[]topology.GroupKind
+	}{
+		{AnnotationTargetKinds, SettingTargetKinds, &k.TargetKinds},
+		{AnnotationEffectiveTargetKinds, SettingEffectiveTargetKinds, &k.EffectiveTargetKinds},
+		{AnnotationEffectiveSectionKinds, SettingEffectiveSectionKinds, &k.EffectiveSectionKinds},
+		{AnnotationHierarchy, SettingHierarchy, &k.Hierarchy},
+	} {
+		if p := kinds(x.key, x.name, x.dst); p != nil {
+			return nil, p
+		}
 	}
 	if v, ok := ann[AnnotationMergeStrategies]; ok {
-		k.Origins["strategies"] = FromAnnotation
-		for _, s := range strings.Split(v, ",") {
-			if s = strings.TrimSpace(s); s == "" {
-				continue
-			}
+		k.Origins[SettingStrategies] = FromAnnotation
+		for _, s := range splitList(v) {
 			st, err := merge.ParseStrategy(s)
 			if err != nil {
-				return fail("metadata.annotations["+AnnotationMergeStrategies+"]", "%v", err)
+				return fail(annField(AnnotationMergeStrategies), "%v", err)
 			}
 			k.Strategies = append(k.Strategies, st)
 		}
 		if len(k.Strategies) == 0 {
-			return fail("metadata.annotations["+AnnotationMergeStrategies+"]", "lists no strategies")
+			return fail(annField(AnnotationMergeStrategies), "lists no strategies")
 		}
-	} else {
-		k.Origins["strategies"] = FromDefault
 	}
+	type word struct {
+		key, name string
+		set       func(string) error
+	}
+	for _, w := range []word{
+		{AnnotationSameLevel, SettingSameLevel, func(v string) (err error) { k.SameLevel, err = ParseSameLevel(v); return }},
+		{AnnotationComposition, SettingComposition, func(v string) (err error) { k.Composition, err = ParseComposition(v); return }},
+		{AnnotationAncestor, SettingAncestor, func(v string) (err error) { k.Ancestor, err = ParseAncestorMode(v); return }},
+		{AnnotationDirectSections, SettingDirectSections, func(v string) (err error) { k.DirectSections, err = parseBool(v); return }},
+		{AnnotationMergeTypeField, SettingMergeTypeField, func(v string) error { k.MergeTypeField = strings.TrimSpace(v); return nil }},
+		{AnnotationNamedRules, SettingNamedRules, func(v string) error { k.NamedRules = splitList(v); return nil }},
+		{AnnotationTargetingFields, SettingTargetingFields, func(v string) error { k.TargetingFields = splitList(v); return nil }},
+	} {
+		v, ok := ann[w.key]
+		if !ok {
+			continue
+		}
+		k.Origins[w.name] = FromAnnotation
+		if err := w.set(v); err != nil {
+			return fail(annField(w.key), "%v", err)
+		}
+	}
+	if prof != nil {
+		k.Implementation = prof.Implementation
+		k.apply(prof.Spec, FromProfile(prof.Implementation), false)
+	}
+	if k.Class == "" {
+		// Unreachable for the built-in profiles, which all give a class.
+		return fail("metadata.labels["+LabelPolicy+"]", "no class: label the CRD Direct or Inherited")
+	}
+	k.fillDefaultOrigins()
 	if err := k.complete(); err != nil {
 		// Name the annotation the offending setting came from.
 		field := "metadata.annotations"
 		var se *settingError
 		if errors.As(err, &se) {
 			if key, ok := annotationOf[se.setting]; ok {
-				field = "metadata.annotations[" + key + "]"
+				field = annField(key)
+				if o := k.Origins[se.setting]; o != FromAnnotation && o != FromDefault {
+					return fail(field, "%v (setting %s from %s)", err, se.setting, o)
+				}
 			}
 		}
 		return fail(field, "%v", err)
 	}
 	return k, nil
+}
+
+// SpecSchema returns the openAPIV3Schema of spec of the CRD's storage
+// version (else its first version), or nil when the CRD has none.
+func SpecSchema(crd *unstructured.Unstructured) map[string]any {
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	var chosen map[string]any
+	for _, v := range versions {
+		m, ok := v.(map[string]any)
+		if !ok {
+			continue
+		}
+		if chosen == nil {
+			chosen = m
+		}
+		if st, _ := m["storage"].(bool); st {
+			chosen = m
+			break
+		}
+	}
+	if chosen == nil {
+		return nil
+	}
+	spec, _, _ := unstructured.NestedMap(chosen, "schema", "openAPIV3Schema", "properties", "spec")
+	return spec
+}
+
+// LooksLikePolicy reports whether a CRD's spec schema has the fields of a
+// policy (targetRef, targetRefs or targetSelectors): a kind that is likely a
+// policy kind though neither labelled nor known to a profile.
+func LooksLikePolicy(crd *unstructured.Unstructured) bool {
+	props, _, _ := unstructured.NestedMap(SpecSchema(crd), "properties")
+	for _, f := range []string{"targetRef", "targetRefs", "targetSelectors"} {
+		if _, ok := props[f]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // dedupe drops repeated kinds, keeping the first of each.

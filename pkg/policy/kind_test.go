@@ -327,8 +327,18 @@ func TestKindFromCRDCustomWithFunction(t *testing.T) {
 	}
 }
 
+// wantOrigins checks every setting's origin: those in want as given, every
+// other one FromDefault.
 func wantOrigins(t *testing.T, k *Kind, want map[string]Origin) {
 	t.Helper()
+	full := map[string]Origin{}
+	for _, s := range Settings() {
+		full[s] = FromDefault
+	}
+	for s, o := range want {
+		full[s] = o
+	}
+	want = full
 	if !reflect.DeepEqual(k.Origins, want) {
 		t.Errorf("origins = %v, want %v", k.Origins, want)
 	}
@@ -362,7 +372,7 @@ func TestNewKindCustom(t *testing.T) {
 	}
 	wantOrigins(t, k, map[string]Origin{
 		"class": FromGo, "targetKinds": FromDefault, "effectiveTargetKinds": FromDefault,
-		"hierarchy": FromGo, "strategies": FromGo,
+		"hierarchy": FromGo, "strategies": FromGo, "directSections": FromGo,
 	})
 }
 

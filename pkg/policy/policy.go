@@ -33,9 +33,30 @@ type TargetRef struct {
 	// policy's namespace (all namespaces for cluster-scoped kinds, and for
 	// cluster-scoped policies).
 	Selector labels.Selector
+	// Namespaces, for a selector from Envoy Gateway's targetSelectors,
+	// widens the namespaces it selects in; nil means the policy's own.
+	Namespaces *NamespaceFilter
 	// Field is the path of this entry in the policy, for messages.
 	Field string
 }
+
+// NamespaceFilter says in which namespaces a selector selects (Envoy
+// Gateway's targetSelectors[].namespaces). Targets it selects in another
+// namespace than the policy's without a ReferenceGrant are skipped, not
+// invalid, as Envoy Gateway does.
+type NamespaceFilter struct {
+	// From is "Same", "All" or "Selector".
+	From string
+	// Selector selects Namespaces by label when From is "Selector".
+	Selector labels.Selector
+}
+
+// Namespace filter values.
+const (
+	NamespacesSame     = "Same"
+	NamespacesAll      = "All"
+	NamespacesSelector = "Selector"
+)
 
 // GroupKind returns the target's group and kind.
 func (t TargetRef) GroupKind() topology.GroupKind {
@@ -61,6 +82,15 @@ type Policy struct {
 	Strategy merge.Strategy
 	// Spec is the spec proper: no targetRefs, stanza wrapper or strategy field.
 	Spec map[string]any
+	// MergeType is the value of the kind's MergeTypeField (MergeTypeJSON,
+	// MergeTypeStrategic), "" when absent: the policy then merges with the
+	// nearest policy above it instead of replacing it.
+	MergeType string
+	// UnmodelledTargeting names the field that selects the policy's targets
+	// when it is one of the kind's TargetingFields attache does not model
+	// (e.g. "spec.selector", Istio's workload selector); the policy then
+	// has no Targets and is not Invalid.
+	UnmodelledTargeting string
 	// Problems make the policy Invalid; each names the field.
 	Problems []diag.Problem
 }
@@ -120,6 +150,7 @@ func Parse(u *unstructured.Unstructured, k *Kind) *Policy {
 func (p *Policy) parseTargets(spec map[string]any, bad func(string, string, ...any)) {
 	refs, hasRefs := spec["targetRefs"]
 	ref, hasRef := spec["targetRef"]
+	sels, hasSels := spec["targetSelectors"]
 	var entries []any
 	var field string
 	switch {
@@ -136,12 +167,33 @@ func (p *Policy) parseTargets(spec map[string]any, bad func(string, string, ...a
 	case hasRef:
 		entries, field = []any{ref}, "spec.targetRef"
 	}
-	if len(entries) == 0 {
+	var selEntries []any
+	if hasSels && sels != nil {
+		list, ok := sels.([]any)
+		if !ok {
+			bad("spec.targetSelectors", "must be a list, not %s", typeName(sels))
+			return
+		}
+		selEntries = list
+	}
+	if len(entries) == 0 && len(selEntries) == 0 {
+		for _, f := range p.Kind.TargetingFields {
+			if v, ok := spec[f]; ok && v != nil {
+				// Selected in the kind's own way (Istio's workload
+				// selector): valid, but nothing attache can resolve.
+				p.UnmodelledTargeting = "spec." + f
+				return
+			}
+		}
 		bad("spec.targetRefs", "policy has no targets")
 		return
 	}
 	if len(entries) > MaxTargetRefs {
 		bad("spec.targetRefs", "has %d entries; at most %d are allowed", len(entries), MaxTargetRefs)
+		return
+	}
+	if len(selEntries) > MaxTargetRefs {
+		bad("spec.targetSelectors", "has %d entries; at most %d are allowed", len(selEntries), MaxTargetRefs)
 		return
 	}
 	type refKey struct{ group, kind, namespace, name, section, selector string }
@@ -185,9 +237,21 @@ func (p *Policy) parseTargets(spec map[string]any, bad func(string, string, ...a
 		if i := strings.IndexByte(t.Group, '/'); i >= 0 {
 			t.Group = t.Group[:i]
 		}
+		t.Group = topology.NormalizeGroup(t.Group)
 		if t.Kind == "" && okAll {
 			bad(f+".kind", "is required")
 			okAll = false
+		}
+		if _, given := m["group"]; !given && t.Kind != "" && okAll {
+			// A kind written without its group is the one known kind of
+			// that name (Gateway is Gateway.gateway.networking.k8s.io).
+			gk, found, err := topology.ResolveKindName(t.Kind, topology.KnownKinds())
+			if err != nil {
+				bad(f+".kind", "%v", err)
+				okAll = false
+			} else if found {
+				t.Group = gk.Group
+			}
 		}
 		if sel, present := m["selector"]; present && sel != nil {
 			if t.Name != "" {
@@ -231,6 +295,106 @@ func (p *Policy) parseTargets(spec map[string]any, bad func(string, string, ...a
 		seen[key] = true
 		p.Targets = append(p.Targets, t)
 	}
+	for i, e := range selEntries {
+		t, ok := p.parseTargetSelector(fmt.Sprintf("spec.targetSelectors[%d]", i), e, bad)
+		if !ok {
+			continue
+		}
+		key := refKey{group: t.Group, kind: t.Kind, selector: "targetSelector:" + t.Selector.String()}
+		if t.Namespaces != nil {
+			key.namespace = t.Namespaces.From + ":" + fmt.Sprint(t.Namespaces.Selector)
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		p.Targets = append(p.Targets, t)
+	}
+}
+
+// parseTargetSelector reads one entry of Envoy Gateway's targetSelectors:
+// {group (default gateway.networking.k8s.io), kind, matchLabels,
+// matchExpressions, namespaces: {from: Same|All|Selector, selector}}.
+func (p *Policy) parseTargetSelector(f string, e any, bad func(string, string, ...any)) (TargetRef, bool) {
+	m, ok := e.(map[string]any)
+	if !ok {
+		bad(f, "must be an object, not %s", typeName(e))
+		return TargetRef{}, false
+	}
+	t := TargetRef{Field: f, Namespace: p.Ref.Namespace, Group: topology.GatewayGroup}
+	for key, dst := range map[string]*string{"group": &t.Group, "kind": &t.Kind} {
+		v, present := m[key]
+		if !present || v == nil {
+			continue
+		}
+		str, isStr := v.(string)
+		if !isStr {
+			bad(f+"."+key, "must be a string, not %s", typeName(v))
+			return TargetRef{}, false
+		}
+		*dst = str
+	}
+	t.Group = topology.NormalizeGroup(t.Group)
+	if t.Kind == "" {
+		bad(f+".kind", "is required")
+		return TargetRef{}, false
+	}
+	ls := map[string]any{}
+	for _, key := range []string{"matchLabels", "matchExpressions"} {
+		if v, present := m[key]; present && v != nil {
+			ls[key] = v
+		}
+	}
+	sel, err := labelSelector(ls)
+	if err != nil {
+		bad(f, "is not a valid label selector: %v", err)
+		return TargetRef{}, false
+	}
+	t.Selector = sel
+	if raw, present := m["namespaces"]; present && raw != nil {
+		nm, isMap := raw.(map[string]any)
+		if !isMap {
+			bad(f+".namespaces", "must be an object, not %s", typeName(raw))
+			return TargetRef{}, false
+		}
+		nf := &NamespaceFilter{From: NamespacesSame}
+		if v, present := nm["from"]; present && v != nil {
+			from, isStr := v.(string)
+			if !isStr || (from != NamespacesSame && from != NamespacesAll && from != NamespacesSelector) {
+				bad(f+".namespaces.from", "must be Same, All or Selector, not %v", v)
+				return TargetRef{}, false
+			}
+			nf.From = from
+		}
+		if nf.From == NamespacesSelector {
+			raw, present := nm["selector"]
+			sm, isMap := raw.(map[string]any)
+			if !present || !isMap {
+				bad(f+".namespaces.selector", "is required (a label selector) when from is Selector")
+				return TargetRef{}, false
+			}
+			nsel, err := labelSelector(sm)
+			if err != nil {
+				bad(f+".namespaces.selector", "is not a valid label selector: %v", err)
+				return TargetRef{}, false
+			}
+			nf.Selector = nsel
+		}
+		if nf.From != NamespacesSame {
+			t.Namespaces = nf
+		}
+	}
+	return t, true
+}
+
+// labelSelector converts a label selector object, refusing unknown fields:
+// a misspelt matchLabels would otherwise select every object of the kind.
+func labelSelector(m map[string]any) (labels.Selector, error) {
+	var ls metav1.LabelSelector
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(m, &ls, true); err != nil {
+		return nil, err
+	}
+	return metav1.LabelSelectorAsSelector(&ls)
 }
 
 func (p *Policy) parseIntent(spec map[string]any, bad func(string, string, ...any)) {
@@ -270,7 +434,7 @@ func (p *Policy) parseIntent(spec map[string]any, bad func(string, string, ...an
 		}
 		var extra []string
 		for key := range spec {
-			if key != stanzaKey && key != "targetRefs" && key != "targetRef" && key != "strategy" {
+			if key != stanzaKey && !isTargeting(k, key) && key != "strategy" {
 				extra = append(extra, key)
 			}
 		}
@@ -297,13 +461,23 @@ func (p *Policy) parseIntent(spec map[string]any, bad func(string, string, ...an
 	}
 	p.Spec = make(map[string]any, len(body))
 	for key, v := range body {
-		if bodyField == "spec" && (key == "targetRefs" || key == "targetRef") {
+		if bodyField == "spec" && isTargeting(k, key) {
 			continue
 		}
 		if key == "strategy" {
 			continue
 		}
 		p.Spec[key] = v
+	}
+	if k.MergeTypeField != "" {
+		if v, ok := spec[k.MergeTypeField]; ok && v != nil {
+			mt, isStr := v.(string)
+			if !isStr || (mt != MergeTypeJSON && mt != MergeTypeStrategic) {
+				bad("spec."+k.MergeTypeField, "must be %s or %s, not %v", MergeTypeJSON, MergeTypeStrategic, v)
+				return
+			}
+			p.MergeType = mt
+		}
 	}
 	s, err := resolveStrategy(k, p.Stanza, strategyWord)
 	if err != nil {
@@ -317,6 +491,13 @@ func (p *Policy) parseIntent(spec map[string]any, bad func(string, string, ...an
 		return
 	}
 	p.Strategy = s
+}
+
+// isTargeting reports whether a top-level spec field says where the policy
+// applies or how it merges rather than what it sets: targetRef(s),
+// targetSelectors, and the kind's own targeting and merge-type fields.
+func isTargeting(k *Kind, key string) bool {
+	return key == "targetRefs" || key == "targetRef" || key == "targetSelectors" || k.IsTargetingField(key)
 }
 
 // resolveStrategy picks the strategy named by the stanza and strategy word,

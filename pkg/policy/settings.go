@@ -1,0 +1,215 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// SameLevel says how policies of one kind attached at the same level (the
+// same target) resolve against each other.
+type SameLevel string
+
+// Same-level resolutions.
+const (
+	// SameLevelGEP is GEP-713's rule, the default: the strategies decide
+	// (defaults: the newer wins; overrides: the older wins; decision 4).
+	SameLevelGEP SameLevel = "gep"
+	// SameLevelOldestWins: the oldest policy (then first by
+	// namespace/name) wins whole at its level; the others are rejected
+	// there (Conflicted when rejected everywhere). Envoy Gateway,
+	// BackendTLSPolicy.
+	SameLevelOldestWins SameLevel = "oldest-wins"
+	// SameLevelMergeDisjoint: policies at one level that set disjoint
+	// fields merge; of two that set the same field, the newer is rejected
+	// there. NGINX Gateway Fabric.
+	SameLevelMergeDisjoint SameLevel = "merge-disjoint"
+)
+
+// Composition says whether the policies reaching a target replace one
+// another or all apply.
+type Composition string
+
+// Compositions.
+const (
+	// CompositionMerge is GEP-713's: policies combine by merge strategy.
+	CompositionMerge Composition = "merge"
+	// CompositionAdditive: every policy reaching a target applies and none
+	// replaces another (Istio's authorization, authentication, telemetry);
+	// the effective spec holds each policy's spec under its
+	// "namespace/name", most general first in the sources.
+	CompositionAdditive Composition = "additive"
+)
+
+// AncestorMode says which object a policy's status.ancestors entries name.
+type AncestorMode string
+
+// Ancestor modes.
+const (
+	// AncestorTarget names each declared target (GEP-713, the default).
+	AncestorTarget AncestorMode = "target"
+	// AncestorGateway names each Gateway through which the policy takes
+	// effect (GEP-713 "Using upstream PolicyAncestorStatus"; GEP-1897 for
+	// BackendTLSPolicy).
+	AncestorGateway AncestorMode = "gateway"
+)
+
+// Merge types a MergeTypeField may hold (Envoy Gateway's values).
+const (
+	// MergeTypeJSON merges the policy with the nearest policy above it as
+	// RFC 7386 JSON merge patch.
+	MergeTypeJSON = "JSONMerge"
+	// MergeTypeStrategic merges it schema-aware: lists with
+	// x-kubernetes-list-type map merge item by item on their keys.
+	MergeTypeStrategic = "StrategicMerge"
+)
+
+// Annotations of the settings beyond GEP-713's descriptor.
+const (
+	// AnnotationEffectiveSectionKinds lists kinds whose sections (listeners,
+	// rules, ports), rather than the objects, are effective targets.
+	AnnotationEffectiveSectionKinds = "attache.dev/effective-section-kinds"
+	// AnnotationSameLevel is the same-level resolution: gep, oldest-wins
+	// or merge-disjoint.
+	AnnotationSameLevel = "attache.dev/same-level"
+	// AnnotationMergeTypeField names the spec field whose value
+	// (JSONMerge, StrategicMerge) makes a policy merge with the one above.
+	AnnotationMergeTypeField = "attache.dev/merge-type-field"
+	// AnnotationComposition is merge or additive.
+	AnnotationComposition = "attache.dev/composition"
+	// AnnotationNamedRules lists the spec paths (dotted) of named-rule maps,
+	// whose entries merge whole.
+	AnnotationNamedRules = "attache.dev/named-rules"
+	// AnnotationDirectSections says ("true"/"false") whether a Direct
+	// policy on a whole object also covers its sections.
+	AnnotationDirectSections = "attache.dev/direct-sections"
+	// AnnotationAncestor is target or gateway.
+	AnnotationAncestor = "attache.dev/ancestor"
+	// AnnotationTargetingFields lists top-level spec fields that select
+	// targets in the kind's own way (e.g. a workload selector) and are
+	// therefore no part of the spec proper.
+	AnnotationTargetingFields = "attache.dev/targeting-fields"
+)
+
+// Setting names, the keys of Kind.Origins.
+const (
+	SettingClass                 = "class"
+	SettingTargetKinds           = "targetKinds"
+	SettingEffectiveTargetKinds  = "effectiveTargetKinds"
+	SettingEffectiveSectionKinds = "effectiveSectionKinds"
+	SettingHierarchy             = "hierarchy"
+	SettingStrategies            = "strategies"
+	SettingSameLevel             = "sameLevel"
+	SettingMergeTypeField        = "mergeTypeField"
+	SettingComposition           = "composition"
+	SettingNamedRules            = "namedRules"
+	SettingDirectSections        = "directSections"
+	SettingAncestor              = "ancestor"
+	SettingTargetingFields       = "targetingFields"
+)
+
+// Profile is a built-in descriptor of a policy kind an implementation ships
+// (package profiles holds them). Its settings apply when the kind's CRD is
+// present; the CRD's label and attache.dev/* annotations replace them
+// setting by setting.
+type Profile struct {
+	// Implementation names the project, e.g. "Envoy Gateway"; it is the
+	// origin shown for the settings the profile gave.
+	Implementation string
+	// Spec holds the settings; zero fields are left to the CRD and the
+	// defaults. Spec.GroupKind names the kind the profile describes.
+	Spec Spec
+	// ShippedLabel is the gateway.networking.k8s.io/policy label value
+	// the implementation's own CRD carries ("" when none). A label with
+	// that value is the implementation's, not the user's choice, and does
+	// not replace the profile's class (kgateway labels its inherited
+	// TrafficPolicy "Direct").
+	ShippedLabel string
+}
+
+// FromProfile returns the origin of a setting given by a profile of impl.
+func FromProfile(impl string) Origin { return Origin("profile: " + impl) }
+
+// ParseSameLevel validates a same-level resolution name.
+func ParseSameLevel(s string) (SameLevel, error) {
+	switch v := SameLevel(strings.TrimSpace(s)); v {
+	case SameLevelGEP, SameLevelOldestWins, SameLevelMergeDisjoint:
+		return v, nil
+	}
+	return "", fmt.Errorf("unknown same-level resolution %q (known: gep, oldest-wins, merge-disjoint)", s)
+}
+
+// ParseComposition validates a composition name.
+func ParseComposition(s string) (Composition, error) {
+	switch v := Composition(strings.TrimSpace(s)); v {
+	case CompositionMerge, CompositionAdditive:
+		return v, nil
+	}
+	return "", fmt.Errorf("unknown composition %q (known: merge, additive)", s)
+}
+
+// ParseAncestorMode validates an ancestor mode name.
+func ParseAncestorMode(s string) (AncestorMode, error) {
+	switch v := AncestorMode(strings.TrimSpace(s)); v {
+	case AncestorTarget, AncestorGateway:
+		return v, nil
+	}
+	return "", fmt.Errorf("unknown ancestor mode %q (known: target, gateway)", s)
+}
+
+// SectionNoun names the sections of objects of kind gk, for messages:
+// listeners, rules, ports, or sections.
+func SectionNoun(gk topology.GroupKind) string {
+	switch {
+	case gk == topology.KindGateway || gk.Kind == "ListenerSet" || gk.Kind == "XListenerSet":
+		return "listeners"
+	case slices.Contains(topology.RouteKinds, gk):
+		return "rules"
+	case gk == topology.KindService:
+		return "ports"
+	}
+	return "sections"
+}
+
+// IsEffectiveSection reports whether the sections of objects of kind gk are
+// this kind's effective targets (instead of the objects).
+func (k *Kind) IsEffectiveSection(gk topology.GroupKind) bool {
+	return slices.Contains(k.EffectiveSectionKinds, gk)
+}
+
+// IsEffectiveNode reports whether a node with this ref is an effective
+// target of the kind: an object of an effective target kind, or a section
+// of an effective section kind.
+func (k *Kind) IsEffectiveNode(r topology.Ref) bool {
+	if r.IsSection() {
+		return k.IsEffectiveSection(r.GroupKind())
+	}
+	return k.IsEffectiveTarget(r.GroupKind()) && !k.IsEffectiveSection(r.GroupKind())
+}
+
+// IsTargetingField reports whether a top-level spec field selects targets
+// (and so is no part of the spec proper).
+func (k *Kind) IsTargetingField(f string) bool {
+	return (k.MergeTypeField != "" && f == k.MergeTypeField) || slices.Contains(k.TargetingFields, f)
+}
+
+func parseBool(s string) (bool, error) {
+	b, err := strconv.ParseBool(strings.TrimSpace(s))
+	if err != nil {
+		return false, fmt.Errorf("%q is neither true nor false", s)
+	}
+	return b, nil
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

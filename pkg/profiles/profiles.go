@@ -1,0 +1,181 @@
+// Package profiles holds attache's built-in kind profiles: for the policy
+// kinds that Gateway API implementations ship (Gateway API itself, Envoy
+// Gateway, Istio, NGINX Gateway Fabric, Kuadrant, Gloo Gateway, kgateway),
+// the semantics each implementation gives them, so that attache understands
+// a cluster's policies without annotations. docs/profiles.md says, per kind,
+// where each setting comes from and what attache cannot model yet.
+//
+// A profile applies when its kind's CRD is present; the CRD's label and
+// attache.dev/* annotations replace its settings one by one
+// (policy.KindFromCRDWithProfile).
+package profiles
+
+import (
+	"slices"
+
+	"github.com/attache-dev/attache/pkg/merge"
+	"github.com/attache-dev/attache/pkg/policy"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// Implementation names, the origins shown for the settings they give.
+const (
+	GatewayAPI   = "Gateway API"
+	EnvoyGateway = "Envoy Gateway"
+	Istio        = "Istio"
+	NGF          = "NGINX Gateway Fabric"
+	Kuadrant     = "Kuadrant"
+	Gloo         = "Gloo Gateway"
+	KGateway     = "kgateway"
+)
+
+var (
+	gk           = func(group, kind string) topology.GroupKind { return topology.GroupKind{Group: group, Kind: kind} }
+	gatewayClass = topology.KindGatewayClass
+	gateway      = topology.KindGateway
+	listenerSet  = gk(topology.GatewayGroup, "ListenerSet")
+	xListenerSet = gk("gateway.networking.x-k8s.io", "XListenerSet")
+	httpRoute    = topology.KindHTTPRoute
+	grpcRoute    = topology.KindGRPCRoute
+	tlsRoute     = topology.KindTLSRoute
+	tcpRoute     = topology.KindTCPRoute
+	udpRoute     = topology.KindUDPRoute
+	service      = topology.KindService
+	serviceEntry = gk("networking.istio.io", "ServiceEntry")
+)
+
+func kinds(gks ...topology.GroupKind) []topology.GroupKind { return gks }
+
+func entry(impl, group, kind, shipped string, s policy.Spec) policy.Profile {
+	s.GroupKind = gk(group, kind)
+	return policy.Profile{Implementation: impl, Spec: s, ShippedLabel: shipped}
+}
+
+// builtin lists every profile; docs/profiles.md documents each.
+var builtin = func() []policy.Profile {
+	egRoutes := kinds(httpRoute, grpcRoute, tcpRoute, udpRoute, tlsRoute)
+	egInherited := func(kind string, routes []topology.GroupKind) policy.Profile {
+		h := append(kinds(gateway, listenerSet), routes...)
+		return entry(EnvoyGateway, "gateway.envoyproxy.io", kind, "", policy.Spec{
+			Class: policy.Inherited, Hierarchy: h, TargetKinds: h, EffectiveSectionKinds: routes,
+			Strategies: []merge.Strategy{merge.AtomicDefaults}, SameLevel: policy.SameLevelOldestWins,
+			MergeTypeField: "mergeType",
+		})
+	}
+	istioTargets := kinds(gateway, gatewayClass, service, serviceEntry)
+	istio := func(group, kind string, comp policy.Composition, selector string) policy.Profile {
+		return entry(Istio, group, kind, "", policy.Spec{
+			Class: policy.Direct, TargetKinds: istioTargets, Composition: comp,
+			TargetingFields: []string{selector},
+		})
+	}
+	ngfRoutes := kinds(httpRoute, grpcRoute)
+	ngfInherited := func(kind string) policy.Profile {
+		h := append(kinds(gateway), ngfRoutes...)
+		return entry(NGF, "gateway.nginx.org", kind, "inherited", policy.Spec{
+			Class: policy.Inherited, Hierarchy: h, TargetKinds: h, EffectiveTargetKinds: ngfRoutes,
+			Strategies: []merge.Strategy{merge.PatchDefaults}, SameLevel: policy.SameLevelMergeDisjoint,
+		})
+	}
+	kuadrant := func(kind string, routes []topology.GroupKind, named []string) policy.Profile {
+		return entry(Kuadrant, "kuadrant.io", kind, "inherited", policy.Spec{
+			Class: policy.Inherited, Hierarchy: append(kinds(gatewayClass, gateway), routes...),
+			TargetKinds: append(kinds(gateway), routes...), EffectiveSectionKinds: routes,
+			NamedRules: named,
+		})
+	}
+	listenerDirect := func(impl, group, kind, shipped string, same policy.SameLevel, targets ...topology.GroupKind) policy.Profile {
+		return entry(impl, group, kind, shipped, policy.Spec{
+			Class: policy.Direct, TargetKinds: targets, EffectiveSectionKinds: kinds(targets[0]),
+			DirectSections: true, SameLevel: same,
+		})
+	}
+	return []policy.Profile{
+		// Gateway API.
+		entry(GatewayAPI, topology.GatewayGroup, "BackendTLSPolicy", "Direct", policy.Spec{
+			Class: policy.Direct, TargetKinds: kinds(service), EffectiveSectionKinds: kinds(service),
+			DirectSections: true, SameLevel: policy.SameLevelOldestWins,
+		}),
+		entry(GatewayAPI, "gateway.networking.x-k8s.io", "XBackendTrafficPolicy", "Direct", policy.Spec{
+			Class: policy.Direct, TargetKinds: kinds(service), SameLevel: policy.SameLevelOldestWins,
+		}),
+		// Envoy Gateway.
+		entry(EnvoyGateway, "gateway.envoyproxy.io", "ClientTrafficPolicy", "", policy.Spec{
+			Class: policy.Direct, TargetKinds: kinds(gateway, listenerSet), EffectiveSectionKinds: kinds(gateway, listenerSet),
+			DirectSections: true, SameLevel: policy.SameLevelOldestWins,
+		}),
+		egInherited("BackendTrafficPolicy", egRoutes),
+		egInherited("SecurityPolicy", kinds(httpRoute, grpcRoute, tcpRoute)),
+		egInherited("EnvoyExtensionPolicy", egRoutes),
+		entry(EnvoyGateway, "gateway.envoyproxy.io", "EnvoyPatchPolicy", "", policy.Spec{
+			Class: policy.Direct, TargetKinds: kinds(gatewayClass, gateway), Composition: policy.CompositionAdditive,
+		}),
+		// Istio.
+		istio("security.istio.io", "AuthorizationPolicy", policy.CompositionAdditive, "selector"),
+		istio("security.istio.io", "RequestAuthentication", policy.CompositionAdditive, "selector"),
+		istio("telemetry.istio.io", "Telemetry", policy.CompositionMerge, "selector"),
+		istio("extensions.istio.io", "WasmPlugin", policy.CompositionAdditive, "selector"),
+		istio("networking.istio.io", "EnvoyFilter", policy.CompositionAdditive, "workloadSelector"),
+		// NGINX Gateway Fabric.
+		ngfInherited("ClientSettingsPolicy"),
+		ngfInherited("ProxySettingsPolicy"),
+		ngfInherited("RateLimitPolicy"),
+		entry(NGF, "gateway.nginx.org", "ObservabilityPolicy", "direct", policy.Spec{
+			Class: policy.Direct, TargetKinds: ngfRoutes, SameLevel: policy.SameLevelMergeDisjoint,
+		}),
+		entry(NGF, "gateway.nginx.org", "UpstreamSettingsPolicy", "direct", policy.Spec{
+			Class: policy.Direct, TargetKinds: kinds(service), SameLevel: policy.SameLevelMergeDisjoint,
+		}),
+		entry(NGF, "gateway.nginx.org", "SnippetsPolicy", "direct", policy.Spec{
+			Class: policy.Direct, TargetKinds: kinds(gateway), Composition: policy.CompositionAdditive,
+		}),
+		// Kuadrant.
+		kuadrant("RateLimitPolicy", kinds(httpRoute, grpcRoute), []string{"limits"}),
+		kuadrant("AuthPolicy", kinds(httpRoute, grpcRoute), []string{"patterns", "rules.authentication", "rules.metadata",
+			"rules.authorization", "rules.callbacks", "rules.response.success.headers", "rules.response.success.filters"}),
+		kuadrant("TokenRateLimitPolicy", kinds(httpRoute), []string{"limits"}),
+		listenerDirect(Kuadrant, "kuadrant.io", "DNSPolicy", "direct", policy.SameLevelOldestWins, gateway),
+		listenerDirect(Kuadrant, "kuadrant.io", "TLSPolicy", "direct", policy.SameLevelOldestWins, gateway),
+		// Gloo Gateway.
+		entry(Gloo, "gateway.solo.io", "RouteOption", "", policy.Spec{
+			Class: policy.Direct, TargetKinds: kinds(httpRoute), SameLevel: policy.SameLevelMergeDisjoint,
+		}),
+		listenerDirect(Gloo, "gateway.solo.io", "VirtualHostOption", "", policy.SameLevelMergeDisjoint, gateway, xListenerSet),
+		listenerDirect(Gloo, "gateway.solo.io", "ListenerOption", "", policy.SameLevelOldestWins, gateway, xListenerSet),
+		listenerDirect(Gloo, "gateway.solo.io", "HttpListenerOption", "", policy.SameLevelOldestWins, gateway, xListenerSet),
+		// kgateway.
+		entry(KGateway, "gateway.kgateway.dev", "TrafficPolicy", "Direct", policy.Spec{
+			Class: policy.Inherited, Hierarchy: kinds(gateway, listenerSet, xListenerSet, httpRoute),
+			TargetKinds: kinds(gateway, listenerSet, xListenerSet, httpRoute), EffectiveSectionKinds: kinds(httpRoute),
+			Strategies: []merge.Strategy{merge.PatchDefaults}, SameLevel: policy.SameLevelMergeDisjoint,
+		}),
+		listenerDirect(KGateway, "gateway.kgateway.dev", "ListenerPolicy", "Direct", policy.SameLevelOldestWins, gateway),
+		entry(KGateway, "gateway.kgateway.dev", "HTTPListenerPolicy", "Direct", policy.Spec{
+			Class: policy.Direct, TargetKinds: kinds(gateway),
+		}),
+		entry(KGateway, "gateway.kgateway.dev", "BackendConfigPolicy", "Direct", policy.Spec{
+			Class: policy.Direct, TargetKinds: kinds(service, gk("gateway.kgateway.dev", "Backend")),
+		}),
+	}
+}()
+
+var index = func() map[topology.GroupKind]*policy.Profile {
+	m := make(map[topology.GroupKind]*policy.Profile, len(builtin))
+	for i := range builtin {
+		m[builtin[i].Spec.GroupKind] = &builtin[i]
+	}
+	return m
+}()
+
+// All returns every built-in profile, grouped by implementation.
+func All() []policy.Profile { return slices.Clone(builtin) }
+
+// Lookup returns the profile of a policy kind, if attache has one.
+func Lookup(gk topology.GroupKind) (*policy.Profile, bool) {
+	e, ok := index[gk]
+	if !ok {
+		return nil, false
+	}
+	p := *e
+	return &p, true
+}
