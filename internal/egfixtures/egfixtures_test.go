@@ -118,6 +118,7 @@ func TestEnvoyGatewayFixtures(t *testing.T) {
 	sort.Strings(causes)
 	t.Logf("Envoy Gateway %s: %d fixtures with policies, %d match fully; %d mismatches: %s; table: %s",
 		modfixtures.Versions[modfixtures.EnvoyGateway], fixtures, matching, len(all), strings.Join(causes, "; "), report)
+	t.Log("mismatches grouped by cause and verdicts (count, group, first example):\n" + groups(all))
 	if testing.Verbose() {
 		t.Log("\n" + b.String())
 	}
@@ -160,4 +161,32 @@ func TestLoadAndExpect(t *testing.T) {
 
 func gwRef(ns, name, section string) string {
 	return topology.Ref{Group: "gateway.networking.k8s.io", Kind: "Gateway", Namespace: ns, Name: name, SectionName: section}.Short()
+}
+
+// groups summarises mismatches by cause and by the pair of verdicts, with a
+// count and the first example of each group, most frequent first.
+func groups(mm []verdict.Mismatch) string {
+	type group struct {
+		key   string
+		n     int
+		first verdict.Mismatch
+	}
+	idx := map[string]*group{}
+	var gs []*group
+	for _, m := range mm {
+		k := fmt.Sprintf("[%s] %s -> %s", m.Cause, m.Want, m.Got)
+		g := idx[k]
+		if g == nil {
+			g = &group{key: k, first: m}
+			idx[k] = g
+			gs = append(gs, g)
+		}
+		g.n++
+	}
+	sort.SliceStable(gs, func(i, j int) bool { return gs[i].n > gs[j].n })
+	var b strings.Builder
+	for _, g := range gs {
+		fmt.Fprintf(&b, "%4d  %s\n      e.g. %s\n", g.n, g.key, g.first)
+	}
+	return b.String()
 }
