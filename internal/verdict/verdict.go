@@ -63,6 +63,9 @@ type Verdict struct {
 
 func (v Verdict) String() string {
 	if v.Accepted == "" {
+		if v.Message != "" {
+			return "(" + v.Message + ")"
+		}
 		return "(no status)"
 	}
 	s := "Accepted=" + v.Accepted
@@ -124,6 +127,9 @@ const (
 	// CauseUnmodelled: the policy or ancestor uses targeting attache does not
 	// model (ListenerSet, targetSelectors).
 	CauseUnmodelled Cause = "targeting attache does not model"
+	// CauseTruncated: an ancestor is on one side only, and one side's list
+	// is at the Gateway API limit of 16 entries: the two keep different ones.
+	CauseTruncated Cause = "ancestor lists truncated at 16"
 	// CauseSemantics: targeting or precedence differ: attache is wrong or
 	// its profile of the kind is.
 	CauseSemantics Cause = "attache wrong (targeting/precedence)"
@@ -208,12 +214,19 @@ func Compare(exp Expected, res *engine.Result) []Mismatch {
 				gotBy[r] = append(gotBy[r], a)
 			}
 		}
+		truncated := len(p.Ancestors) >= engine.MaxAncestors || ps.AncestorsOmitted > 0 || len(gotBy) > engine.MaxAncestors
+		oneSide := func(c Cause) Cause {
+			if truncated && c == CauseSemantics {
+				return CauseTruncated
+			}
+			return c
+		}
 		seen := map[topology.Ref]bool{}
 		for _, ea := range p.Ancestors {
 			seen[ea.Ref] = true
 			got, ok := combine(gotBy[ea.Ref])
 			if !ok {
-				add(ea.Ref.Short(), ea.Want, Verdict{Accepted: "", Message: "no ancestor"}, classify(ea.Want, ea.Ref))
+				add(ea.Ref.Short(), ea.Want, Verdict{Message: "no ancestor"}, oneSide(classify(ea.Want, ea.Ref)))
 				continue
 			}
 			if !agree(ea.Want, got) {
@@ -229,7 +242,7 @@ func Compare(exp Expected, res *engine.Result) []Mismatch {
 		sort.Slice(extra, func(i, j int) bool { return extra[i].Less(extra[j]) })
 		for _, r := range extra {
 			got, _ := combine(gotBy[r])
-			add(r.Short(), Verdict{}, got, classify(Verdict{}, r))
+			add(r.Short(), Verdict{Message: "no ancestor"}, got, oneSide(classify(Verdict{}, r)))
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
