@@ -1,0 +1,388 @@
+// Package egfixtures reads Envoy Gateway's Gateway API translator fixtures
+// (internal/gatewayapi/testdata of the github.com/envoyproxy/gateway module,
+// pinned in internal/modfixtures) so that attache's verdicts can be compared
+// with Envoy Gateway's on Envoy Gateway's own cases. Nothing of Envoy Gateway
+// is copied here: the files are read from the module at test time.
+//
+// An input file (*.in.yaml) is one YAML object whose keys name lists of
+// objects (gateways, httpRoutes, backendTrafficPolicies, ...). Load turns it
+// into engine objects, filling apiVersion and kind where a list leaves them
+// out, and adds the Services every translator test gets (service-1 to
+// service-4 and mirror-service in "default", as Envoy Gateway's test does).
+//
+// An output file (*.out.yaml) has the same shape; its policies carry the
+// status Envoy Gateway computed. Expect reads, per policy and
+// status.ancestors[] entry, the expected verdict.
+//
+// # Mapping Envoy Gateway's conditions to attache's
+//
+//   - Accepted: compared as is (True, or False with its reason). Envoy
+//     Gateway's reasons Accepted, Conflicted, Invalid and TargetNotFound are
+//     attache's; others (Disabled, NoValidCACertificate, ...) are about
+//     configuration or content attache does not read.
+//   - Overridden=True (Envoy Gateway: a Gateway or listener policy replaced
+//     by more specific policies for some routes or listeners): the policy
+//     loses some contexts, or all of them. Envoy Gateway does not say which,
+//     so attache may say either Programmed=True/PartiallyProgrammed or
+//     Programmed=False/Overridden, but not Programmed=True/Programmed.
+//   - Merged=True without Overridden (the policy is merged with another,
+//     mergeType JSONMerge or StrategicMerge): it contributes; Envoy Gateway
+//     does not say whether every field survives, so attache must say
+//     Programmed=True with reason Programmed or PartiallyProgrammed.
+//   - Neither, and accepted: nothing overrides it, so attache must say
+//     Programmed=True/Programmed.
+//   - No status at all (Envoy Gateway ignores a policy whose target does
+//     not exist or is in another namespace): attache must accept the policy
+//     nowhere (any Accepted=False reason).
+//
+// Ancestors are mapped with verdict.GatewayAncestors: Envoy Gateway reports a
+// route policy under the Gateways of the route's parentRefs, attache under the
+// route itself.
+package egfixtures
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/attache-dev/attache/internal/verdict"
+	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// Group is Envoy Gateway's API group.
+const Group = "gateway.envoyproxy.io"
+
+// PolicyKeys maps the (lower-cased) fixture keys of Envoy Gateway's policy
+// kinds to their kinds: the policies compared.
+var PolicyKeys = map[string]string{
+	"clienttrafficpolicies":  "ClientTrafficPolicy",
+	"backendtrafficpolicies": "BackendTrafficPolicy",
+	"securitypolicies":       "SecurityPolicy",
+	"envoyextensionpolicies": "EnvoyExtensionPolicy",
+	"envoypatchpolicies":     "EnvoyPatchPolicy",
+}
+
+// listKinds gives apiVersion and kind for each fixture key (lower case:
+// Envoy Gateway reads the keys through encoding/json, which ignores case).
+var listKinds = map[string][2]string{
+	"gateways":                  {"gateway.networking.k8s.io/v1", "Gateway"},
+	"gatewayclass":              {"gateway.networking.k8s.io/v1", "GatewayClass"},
+	"listenersets":              {"gateway.networking.k8s.io/v1", "ListenerSet"},
+	"httproutes":                {"gateway.networking.k8s.io/v1", "HTTPRoute"},
+	"grpcroutes":                {"gateway.networking.k8s.io/v1", "GRPCRoute"},
+	"tlsroutes":                 {"gateway.networking.k8s.io/v1alpha2", "TLSRoute"},
+	"tcproutes":                 {"gateway.networking.k8s.io/v1alpha2", "TCPRoute"},
+	"udproutes":                 {"gateway.networking.k8s.io/v1alpha2", "UDPRoute"},
+	"referencegrants":           {"gateway.networking.k8s.io/v1beta1", "ReferenceGrant"},
+	"backendtlspolicies":        {"gateway.networking.k8s.io/v1", "BackendTLSPolicy"},
+	"namespaces":                {"v1", "Namespace"},
+	"services":                  {"v1", "Service"},
+	"secrets":                   {"v1", "Secret"},
+	"configmaps":                {"v1", "ConfigMap"},
+	"endpointslices":            {"discovery.k8s.io/v1", "EndpointSlice"},
+	"serviceimports":            {"multicluster.x-k8s.io/v1alpha1", "ServiceImport"},
+	"clustertrustbundles":       {"certificates.k8s.io/v1beta1", "ClusterTrustBundle"},
+	"envoyproxyforgatewayclass": {Group + "/v1alpha1", "EnvoyProxy"},
+	"envoyproxiesforgateways":   {Group + "/v1alpha1", "EnvoyProxy"},
+	"backends":                  {Group + "/v1alpha1", "Backend"},
+	"httpfilters":               {Group + "/v1alpha1", "HTTPRouteFilter"},
+	"extensionreffilters":       {"", ""},
+	"extensionserverpolicies":   {"", ""},
+}
+
+func init() {
+	for k, kind := range PolicyKeys {
+		listKinds[k] = [2]string{Group + "/v1alpha1", kind}
+	}
+}
+
+// skippedKeys are fixture keys that hold no object.
+var skippedKeys = map[string]bool{"envoyproxydefaultspec": true}
+
+// readDoc reads a fixture file as its top-level map, keys lower-cased.
+func readDoc(path string) (map[string]any, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	out := make(map[string]any, len(doc))
+	for k, v := range doc {
+		lk := strings.ToLower(k)
+		if prev, ok := out[lk]; ok {
+			// Two spellings of one key (encoding/json would keep the last);
+			// keep both lists.
+			pl, _ := prev.([]any)
+			vl, _ := v.([]any)
+			v = append(pl, vl...)
+		}
+		out[lk] = v
+	}
+	return out, nil
+}
+
+// HasPolicies says whether the fixture input at path holds at least one
+// Envoy Gateway policy.
+func HasPolicies(path string) (bool, error) {
+	doc, err := readDoc(path)
+	if err != nil {
+		return false, err
+	}
+	for k := range PolicyKeys {
+		if l, _ := doc[k].([]any); len(l) > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// Load reads a fixture input (*.in.yaml) as engine objects, with the
+// Services every translator test adds (CommonServices).
+func Load(path string) ([]engine.Object, error) {
+	doc, err := readDoc(path)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, 0, len(doc))
+	for k := range doc {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	base := filepath.Base(path)
+	var objs []engine.Object
+	have := map[topology.Ref]bool{}
+	for _, k := range keys {
+		if skippedKeys[k] {
+			continue
+		}
+		av, ok := listKinds[k]
+		if !ok {
+			return nil, fmt.Errorf("%s: unknown fixture key %q", path, k)
+		}
+		items, isList := doc[k].([]any)
+		if !isList {
+			items = []any{doc[k]}
+		}
+		for i, it := range items {
+			m, ok := it.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("%s: %s[%d] is not an object", path, k, i)
+			}
+			u := &unstructured.Unstructured{Object: m}
+			if u.GetAPIVersion() == "" {
+				u.SetAPIVersion(av[0])
+			}
+			if u.GetKind() == "" {
+				u.SetKind(av[1])
+			}
+			if u.GetKind() == "" {
+				return nil, fmt.Errorf("%s: %s[%d] has no kind", path, k, i)
+			}
+			have[refOf(u)] = true
+			objs = append(objs, engine.Object{Object: u, Source: fmt.Sprintf("%s#%s[%d]", base, k, i)})
+		}
+	}
+	for _, s := range CommonServices() {
+		if !have[refOf(s.Object)] {
+			objs = append(objs, s)
+		}
+	}
+	return objs, nil
+}
+
+// CommonServices are the Services Envoy Gateway's translator test adds to
+// every fixture: service-1 to service-4 (ports http 8080, https 8443, tcp
+// 8163, udp 8162) and mirror-service (http 8080), in "default".
+func CommonServices() []engine.Object {
+	svc := func(name string, ports ...[3]any) engine.Object {
+		var ps []any
+		for _, p := range ports {
+			ps = append(ps, map[string]any{"name": p[0], "port": p[1], "protocol": p[2]})
+		}
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Service",
+			"metadata": map[string]any{"namespace": "default", "name": name},
+			"spec":     map[string]any{"ports": ps},
+		}}
+		return engine.Object{Object: u, Source: "egfixtures common Service " + name}
+	}
+	http := [3]any{"http", int64(8080), "TCP"}
+	var out []engine.Object
+	for i := 1; i <= 4; i++ {
+		out = append(out, svc(fmt.Sprintf("service-%d", i), http,
+			[3]any{"https", int64(8443), "TCP"}, [3]any{"tcp", int64(8163), "TCP"}, [3]any{"udp", int64(8162), "UDP"}))
+	}
+	return append(out, svc("mirror-service", http))
+}
+
+func refOf(u *unstructured.Unstructured) topology.Ref {
+	g := u.GetAPIVersion()
+	if i := strings.Index(g, "/"); i >= 0 {
+		g = g[:i]
+	} else {
+		g = ""
+	}
+	ns := u.GetNamespace()
+	if ns == "" && !topology.ClusterScoped(topology.GroupKind{Group: g, Kind: u.GetKind()}) {
+		ns = engine.DefaultNamespace
+	}
+	return topology.Ref{Group: g, Kind: u.GetKind(), Namespace: ns, Name: u.GetName()}
+}
+
+// Expect reads a fixture output (*.out.yaml): the expected verdict of every
+// Envoy Gateway policy, per ancestor. objs are the fixture's input objects
+// (for the ancestors of route targets); name names the fixture.
+func Expect(name, path string, objs []engine.Object) (verdict.Expected, error) {
+	doc, err := readDoc(path)
+	if err != nil {
+		return verdict.Expected{}, err
+	}
+	exp := verdict.Expected{Fixture: name, AncestorsOf: verdict.GatewayAncestors(objs)}
+	keys := make([]string, 0, len(PolicyKeys))
+	for k := range PolicyKeys {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	// The output leaves out policies Envoy Gateway wrote no status for:
+	// the policies are the input's, their statuses the output's.
+	status := map[topology.Ref][]any{}
+	for _, k := range keys {
+		items, _ := doc[k].([]any)
+		for i, it := range items {
+			m, ok := it.(map[string]any)
+			if !ok {
+				return exp, fmt.Errorf("%s: %s[%d] is not an object", path, k, i)
+			}
+			u := policyObject(m, k)
+			ancs, _, _ := unstructured.NestedSlice(m, "status", "ancestors")
+			status[refOf(u)] = ancs
+		}
+	}
+	for _, o := range objs {
+		if o.Object.GetAPIVersion() != Group+"/v1alpha1" || !isPolicyKind(o.Object.GetKind()) {
+			continue
+		}
+		p := verdict.Policy{Ref: refOf(o.Object), Unmodelled: unmodelled(o.Object)}
+		for j, a := range status[p.Ref] {
+			am, _ := a.(map[string]any)
+			ea, err := ancestor(am, p.Ref.Namespace)
+			if err != nil {
+				return exp, fmt.Errorf("%s: %s status.ancestors[%d]: %w", path, p.Ref.Short(), j, err)
+			}
+			p.Ancestors = append(p.Ancestors, ea)
+		}
+		exp.Policies = append(exp.Policies, p)
+	}
+	return exp, nil
+}
+
+func policyObject(m map[string]any, key string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: m}
+	if u.GetKind() == "" {
+		u.SetKind(PolicyKeys[key])
+	}
+	if u.GetAPIVersion() == "" {
+		u.SetAPIVersion(Group + "/v1alpha1")
+	}
+	return u
+}
+
+func isPolicyKind(kind string) bool {
+	for _, k := range PolicyKeys {
+		if k == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// unmodelled names what a policy uses that attache does not model.
+func unmodelled(u *unstructured.Unstructured) string {
+	var what []string
+	if _, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "targetSelectors"); ok {
+		what = append(what, "targetSelectors")
+	}
+	refs, _, _ := unstructured.NestedSlice(u.Object, "spec", "targetRefs")
+	if one, ok, _ := unstructured.NestedMap(u.Object, "spec", "targetRef"); ok {
+		refs = append(refs, one)
+	}
+	for _, r := range refs {
+		if m, _ := r.(map[string]any); m["kind"] == "ListenerSet" {
+			what = append(what, "ListenerSet target")
+			break
+		}
+	}
+	return strings.Join(what, ", ")
+}
+
+func ancestor(am map[string]any, policyNS string) (verdict.Ancestor, error) {
+	ref, _, _ := unstructured.NestedMap(am, "ancestorRef")
+	r := topology.Ref{Group: "gateway.networking.k8s.io", Kind: "Gateway", Namespace: policyNS}
+	if s, ok := ref["group"].(string); ok {
+		r.Group = s
+	}
+	if s, ok := ref["kind"].(string); ok {
+		r.Kind = s
+	}
+	if s, ok := ref["namespace"].(string); ok && s != "" {
+		r.Namespace = s
+	}
+	if r.Kind == "GatewayClass" {
+		r.Namespace = ""
+	}
+	r.Name, _ = ref["name"].(string)
+	r.SectionName, _ = ref["sectionName"].(string)
+	if r.Name == "" {
+		return verdict.Ancestor{}, fmt.Errorf("ancestorRef without a name")
+	}
+	conds, _, _ := unstructured.NestedSlice(am, "conditions")
+	var v verdict.Verdict
+	overridden, merged := false, false
+	for _, c := range conds {
+		cm, _ := c.(map[string]any)
+		status, _ := cm["status"].(string)
+		reason, _ := cm["reason"].(string)
+		switch cm["type"] {
+		case "Accepted":
+			v.Message, _ = cm["message"].(string)
+			if status == "True" {
+				v.Accepted = "True"
+			} else {
+				v.Accepted = reason
+			}
+		case "Overridden":
+			overridden = status == "True"
+		case "Merged":
+			merged = status == "True"
+		}
+	}
+	if v.Accepted == "" {
+		if !overridden && !merged {
+			return verdict.Ancestor{}, fmt.Errorf("no Accepted, Overridden or Merged condition")
+		}
+		// Envoy Gateway sometimes writes only Overridden or Merged (e.g.
+		// beyond its condition limit); it writes them for policies it
+		// applies, so the entry counts as accepted.
+		v.Accepted = "True"
+	}
+	if v.Accepted == "True" {
+		switch {
+		case overridden:
+			v.Programmed = verdict.LostContext
+		case merged:
+			v.Programmed = verdict.Contributes
+		default:
+			v.Programmed = verdict.Full
+		}
+	}
+	return verdict.Ancestor{Ref: r, Want: v}, nil
+}

@@ -1,0 +1,149 @@
+// Package modfixtures gives tests the files of other projects' Go modules,
+// pinned here, as the Go module proxy serves them: Envoy Gateway's
+// translator fixtures and CRDs, Istio's CRDs, Gateway API's CRDs and
+// conformance manifests. Nothing of theirs is copied into this repository:
+// tests read the module's extracted directory in the Go module cache, so only
+// the first run downloads (a second is instant, and offline).
+//
+// When a module cannot be had (no proxy, no cache), Dir fails the test with a
+// message saying so; under `go test -short` it skips instead.
+package modfixtures
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/manifest"
+)
+
+// Module paths of the pinned modules.
+const (
+	EnvoyGateway          = "github.com/envoyproxy/gateway"
+	IstioAPI              = "istio.io/api"
+	GatewayAPI            = "sigs.k8s.io/gateway-api"
+	GatewayAPIConformance = "sigs.k8s.io/gateway-api/conformance"
+)
+
+// Versions pins every module the fixtures come from. Changing a version
+// changes the expectations read from it: rerun the tests of internal/... and
+// review their reports.
+var Versions = map[string]string{
+	// Newest release on the proxy; its zip holds internal/gatewayapi/testdata
+	// and charts/gateway-helm/charts/crds.
+	EnvoyGateway: "v1.9.1",
+	// Newest v1.x; kubernetes/customresourcedefinitions.gen.yaml.
+	IstioAPI: "v1.31.4",
+	// The version in this repository's go.mod.
+	GatewayAPI: "v1.6.3",
+	// v1.7.0 is newer but declares go 1.27, which this toolchain (1.26)
+	// refuses to extract; v1.6.3 also matches GatewayAPI's CRDs.
+	GatewayAPIConformance: "v1.6.3",
+}
+
+var (
+	mu   sync.Mutex
+	dirs = map[string]string{}
+)
+
+// Dir returns the directory of the pinned version of module (a key of
+// Versions), downloading it through the Go module proxy when the module cache
+// does not have it. It fails the test when the module cannot be had, and skips
+// it instead under -short.
+func Dir(tb testing.TB, module string) string {
+	tb.Helper()
+	version, ok := Versions[module]
+	if !ok {
+		tb.Fatalf("modfixtures: module %s has no pinned version (add it to Versions)", module)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if d, ok := dirs[module]; ok {
+		return d
+	}
+	d, err := download(module, version)
+	if err != nil {
+		msg := fmt.Sprintf("modfixtures: cannot get %s@%s from the Go module proxy or cache (these tests read its files at test time; check GOPROXY and the network): %v", module, version, err)
+		if testing.Short() {
+			tb.Skip(msg)
+		}
+		tb.Fatal(msg)
+	}
+	dirs[module] = d
+	return d
+}
+
+func download(module, version string) (string, error) {
+	cmd := exec.Command("go", "mod", "download", "-json", module+"@"+version)
+	// Outside any module (and workspace), `go mod download m@v` needs no
+	// go.mod; -mod and -modfile flags in GOFLAGS would make it fail.
+	cmd.Dir = os.TempDir()
+	cmd.Env = append(os.Environ(), "GOFLAGS="+cleanGOFLAGS(os.Getenv("GOFLAGS")), "GOWORK=off", "GO111MODULE=on")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	var info struct{ Dir, Error string }
+	if err := json.Unmarshal(stdout.Bytes(), &info); err != nil {
+		return "", fmt.Errorf("go mod download: %v; %s", runErr, strings.TrimSpace(stderr.String()))
+	}
+	if info.Error != "" {
+		return "", fmt.Errorf("go mod download: %s", info.Error)
+	}
+	if runErr != nil || info.Dir == "" {
+		return "", fmt.Errorf("go mod download: %v; %s", runErr, strings.TrimSpace(stderr.String()))
+	}
+	return info.Dir, nil
+}
+
+// cleanGOFLAGS drops the flags that break `go mod download` outside a module.
+func cleanGOFLAGS(flags string) string {
+	var keep []string
+	for _, f := range strings.Fields(flags) {
+		if strings.HasPrefix(f, "-mod=") || strings.HasPrefix(f, "-modfile=") ||
+			strings.HasPrefix(f, "--mod=") || strings.HasPrefix(f, "--modfile=") {
+			continue
+		}
+		keep = append(keep, f)
+	}
+	return strings.Join(keep, " ")
+}
+
+// CRDs reads, through pkg/manifest, the CustomResourceDefinitions in the files
+// of dir matching glob (filepath.Glob syntax, relative to dir). It fails the
+// test when nothing matches, a document cannot be read, or no CRD is found.
+func CRDs(tb testing.TB, dir, glob string) []engine.Object {
+	tb.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, glob))
+	if err != nil {
+		tb.Fatalf("modfixtures: bad glob %q: %v", glob, err)
+	}
+	if len(files) == 0 {
+		tb.Fatalf("modfixtures: no file matches %s in %s", glob, dir)
+	}
+	sort.Strings(files)
+	objs, probs, err := manifest.Read(files, nil)
+	if err != nil {
+		tb.Fatalf("modfixtures: %v", err)
+	}
+	for _, p := range probs {
+		tb.Errorf("modfixtures: %s", p.Error())
+	}
+	var crds []engine.Object
+	for _, o := range objs {
+		if o.Object.GetKind() == "CustomResourceDefinition" {
+			crds = append(crds, o)
+		}
+	}
+	if len(crds) == 0 {
+		tb.Fatalf("modfixtures: no CustomResourceDefinition in %s/%s", dir, glob)
+	}
+	return crds
+}

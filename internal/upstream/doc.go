@@ -1,0 +1,5 @@
+// Package upstream holds tests that run attache on other projects' own test
+// inputs, read from their Go modules at test time (internal/modfixtures):
+// Gateway API's conformance manifests for BackendTLSPolicy, and Istio's CRDs.
+// It has no code of its own.
+package upstream

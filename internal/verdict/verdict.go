@@ -1,0 +1,456 @@
+// Package verdict compares the policy status an implementation computes (on
+// its own fixtures) with attache's engine.Result, per policy and ancestor, and
+// classifies every difference by its likely cause. It is test infrastructure:
+// the comparisons live in internal/egfixtures and internal/upstream.
+//
+// # Ancestors
+//
+// Implementations report a policy's status per ancestor in Gateway API's
+// sense: the Gateway (or listener, ListenerSet, GatewayClass) through which
+// the targeted object is reached. attache reports one entry per declared
+// target. Compare therefore maps each of attache's entries to the
+// implementation's ancestors with Expected.AncestorsOf (GatewayAncestors by
+// default), and compares per implementation ancestor. When several of
+// attache's entries map to one ancestor they are combined as attache combines
+// its own summary: accepted when one of them is, Programmed=Programmed when
+// all accepted ones are, Overridden when all are, PartiallyProgrammed
+// otherwise.
+//
+// # Programmed
+//
+// Implementations rarely say how much of a policy survives. Expectations
+// carry one of three classes (see the constants), read off conditions such as
+// Envoy Gateway's Overridden and Merged; they are compared only where both
+// sides accept the policy.
+package verdict
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// Programmed classes of an expectation.
+const (
+	// AnyProgrammed: not compared.
+	AnyProgrammed = ""
+	// Full: the implementation says nothing overrides the policy there;
+	// attache must say Programmed=True/Programmed.
+	Full = "full"
+	// LostContext: the implementation says more specific policies override
+	// it for some objects; attache must say PartiallyProgrammed or
+	// Programmed=False/Overridden.
+	LostContext = "overridden"
+	// Contributes: the implementation says it is merged with others; attache
+	// must say Programmed=True (Programmed or PartiallyProgrammed).
+	Contributes = "merged"
+)
+
+// Verdict is what is said of a policy at one ancestor.
+type Verdict struct {
+	// Accepted is "True", or the reason of Accepted=False.
+	Accepted string
+	// Programmed is a class (Full, LostContext, Contributes, AnyProgrammed)
+	// in expectations, and the Programmed reason in attache's verdicts.
+	Programmed string
+	// Message is the Accepted condition's message.
+	Message string
+}
+
+func (v Verdict) String() string {
+	if v.Accepted == "" {
+		if v.Message != "" {
+			return "(" + v.Message + ")"
+		}
+		return "(no status)"
+	}
+	s := "Accepted=" + v.Accepted
+	if v.Accepted != "True" && v.Accepted != "False" {
+		s = "Accepted=False/" + v.Accepted
+	}
+	if v.Programmed != "" {
+		s += " Programmed:" + v.Programmed
+	}
+	return s
+}
+
+// Ancestor is one expected PolicyAncestorStatus entry.
+type Ancestor struct {
+	// Ref is the ancestor (sectionName included).
+	Ref topology.Ref
+	// Want is what the implementation says there.
+	Want Verdict
+}
+
+// Policy is the expected status of one policy.
+type Policy struct {
+	// Ref is the policy.
+	Ref topology.Ref
+	// Ancestors are the implementation's entries. None means the
+	// implementation wrote no status at all (it ignores policies whose
+	// targets it cannot find or may not reach): attache must then accept the
+	// policy nowhere.
+	Ancestors []Ancestor
+	// Unmodelled, when not empty, names what the policy uses that attache
+	// does not model (e.g. "targetSelectors"): its mismatches get
+	// CauseUnmodelled.
+	Unmodelled string
+}
+
+// Expected is the expected status of the policies of one fixture.
+type Expected struct {
+	// Fixture names the fixture in reports.
+	Fixture string
+	// Policies are the policies compared; others in the Result are ignored.
+	Policies []Policy
+	// AncestorsOf maps a target declared by a policy to the implementation's
+	// ancestors for it. Nil: GatewayAncestors(nil).
+	AncestorsOf func(res *engine.Result, target topology.Ref) []topology.Ref
+}
+
+// Cause classifies a mismatch.
+type Cause string
+
+// Causes, from "attache cannot know" to "attache is wrong".
+const (
+	// CauseUnknownKind: attache does not treat the policy's kind as a
+	// policy kind at all.
+	CauseUnknownKind Cause = "attache does not recognise the kind"
+	// CauseContent: the implementation rejects the policy for its content
+	// (fields attache does not read, referenced Secrets/ConfigMaps/
+	// Services, feature flags), not for its targets or precedence.
+	CauseContent Cause = "implementation validates content attache does not read"
+	// CauseUnmodelled: the policy or ancestor uses targeting attache does not
+	// model (ListenerSet, targetSelectors).
+	CauseUnmodelled Cause = "targeting attache does not model"
+	// CauseTruncated: an ancestor is on one side only, and one side's list
+	// is at the Gateway API limit of 16 entries: the two keep different ones.
+	CauseTruncated Cause = "ancestor lists truncated at 16"
+	// CauseSemantics: targeting or precedence differ: attache is wrong or
+	// its profile of the kind is.
+	CauseSemantics Cause = "attache wrong (targeting/precedence)"
+)
+
+// Mismatch is one difference.
+type Mismatch struct {
+	Fixture string
+	// Policy is the policy; Ancestor the implementation's ancestor, or
+	// "(policy)" for a policy-level difference.
+	Policy   topology.Ref
+	Ancestor string
+	// Want is what the implementation says, Got what attache says.
+	Want, Got Verdict
+	Cause     Cause
+}
+
+func (m Mismatch) String() string {
+	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t[%s]\t%s", m.Fixture, m.Policy.Short(), m.Ancestor, m.Want, m.Got, m.Cause, oneLine(m.Want.Message))
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 160 {
+		s = s[:157] + "..."
+	}
+	return s
+}
+
+// attacheReasons are the Accepted=False reasons attache can give.
+var attacheReasons = map[string]bool{
+	engine.ReasonConflicted: true, engine.ReasonInvalid: true, engine.ReasonTargetNotFound: true,
+}
+
+// targeting says an Invalid message is about targets rather than content.
+var targeting = regexp.MustCompile(`(?i)targetref|target ref|sectionname|section name`)
+
+// Compare returns every difference between exp and res, sorted.
+func Compare(exp Expected, res *engine.Result) []Mismatch {
+	ancestorsOf := exp.AncestorsOf
+	if ancestorsOf == nil {
+		ancestorsOf = GatewayAncestors(nil)
+	}
+	byRef := map[topology.Ref]*engine.PolicyStatus{}
+	for _, ps := range res.Policies {
+		byRef[ps.Policy.Ref] = ps
+	}
+	var out []Mismatch
+	for _, p := range exp.Policies {
+		add := func(anc string, want, got Verdict, cause Cause) {
+			if p.Unmodelled != "" && cause == CauseSemantics {
+				cause = CauseUnmodelled
+			}
+			out = append(out, Mismatch{Fixture: exp.Fixture, Policy: p.Ref, Ancestor: anc, Want: want, Got: got, Cause: cause})
+		}
+		ps := byRef[p.Ref]
+		if ps == nil {
+			want := Verdict{}
+			if len(p.Ancestors) > 0 {
+				want = p.Ancestors[0].Want
+			}
+			// Even when the implementation wrote no status either: attache
+			// did not judge the policy, which is not agreement.
+			cause := CauseUnknownKind
+			if attacheKnowsKind(res, p.Ref) {
+				cause = CauseSemantics
+			}
+			add("(policy)", want, Verdict{Message: "no policy status"}, cause)
+			continue
+		}
+		if len(p.Ancestors) == 0 {
+			// No status from the implementation: attache must accept it nowhere.
+			got := summary(ps)
+			if got.Accepted == "True" {
+				add("(policy)", Verdict{}, got, CauseSemantics)
+			}
+			continue
+		}
+		gotBy := map[topology.Ref][]engine.Ancestor{}
+		for _, a := range ps.Ancestors {
+			for _, r := range ancestorsOf(res, a.Ref) {
+				gotBy[r] = append(gotBy[r], a)
+			}
+		}
+		truncated := len(p.Ancestors) >= engine.MaxAncestors || ps.AncestorsOmitted > 0 || len(gotBy) > engine.MaxAncestors
+		oneSide := func(c Cause) Cause {
+			if truncated && c == CauseSemantics {
+				return CauseTruncated
+			}
+			return c
+		}
+		seen := map[topology.Ref]bool{}
+		for _, ea := range p.Ancestors {
+			seen[ea.Ref] = true
+			got, ok := combine(gotBy[ea.Ref])
+			if !ok {
+				add(ea.Ref.Short(), ea.Want, Verdict{Message: "no ancestor"}, oneSide(classify(ea.Want, ea.Ref)))
+				continue
+			}
+			if !agree(ea.Want, got) {
+				add(ea.Ref.Short(), ea.Want, got, classify(ea.Want, ea.Ref))
+			}
+		}
+		var extra []topology.Ref
+		for r := range gotBy {
+			if !seen[r] {
+				extra = append(extra, r)
+			}
+		}
+		sort.Slice(extra, func(i, j int) bool { return extra[i].Less(extra[j]) })
+		for _, r := range extra {
+			got, _ := combine(gotBy[r])
+			add(r.Short(), Verdict{Message: "no ancestor"}, got, oneSide(classify(Verdict{}, r)))
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Fixture != b.Fixture {
+			return a.Fixture < b.Fixture
+		}
+		if c := a.Policy.Compare(b.Policy); c != 0 {
+			return c < 0
+		}
+		return a.Ancestor < b.Ancestor
+	})
+	return out
+}
+
+// attacheKnowsKind says whether res has a policy kind for ref's kind.
+func attacheKnowsKind(res *engine.Result, ref topology.Ref) bool {
+	for _, k := range res.Kinds {
+		if k.GroupKind == ref.GroupKind() {
+			return true
+		}
+	}
+	return false
+}
+
+func classify(want Verdict, anc topology.Ref) Cause {
+	if anc.Kind == "ListenerSet" {
+		return CauseUnmodelled
+	}
+	if want.Accepted != "" && want.Accepted != "True" && !attacheReasons[want.Accepted] {
+		return CauseContent
+	}
+	if want.Accepted == engine.ReasonInvalid && !targeting.MatchString(want.Message) {
+		return CauseContent
+	}
+	return CauseSemantics
+}
+
+// agree says whether attache's verdict got satisfies want.
+func agree(want, got Verdict) bool {
+	if want.Accepted != got.Accepted {
+		return false
+	}
+	if want.Accepted != "True" {
+		return true
+	}
+	switch want.Programmed {
+	case Full:
+		return got.Programmed == engine.ReasonProgrammed
+	case LostContext:
+		return got.Programmed == engine.ReasonPartiallyProgrammed || got.Programmed == engine.ReasonOverridden
+	case Contributes:
+		return got.Programmed == engine.ReasonProgrammed || got.Programmed == engine.ReasonPartiallyProgrammed
+	}
+	return true
+}
+
+// fromConditions reads attache's conditions as a Verdict.
+func fromConditions(conds []engine.Condition) Verdict {
+	var v Verdict
+	for _, c := range conds {
+		switch c.Type {
+		case engine.CondAccepted:
+			v.Message = c.Message
+			if c.Status == "True" {
+				v.Accepted = "True"
+			} else {
+				v.Accepted = c.Reason
+			}
+		case engine.CondProgrammed:
+			v.Programmed = c.Reason
+		}
+	}
+	return v
+}
+
+func summary(ps *engine.PolicyStatus) Verdict { return fromConditions(ps.Conditions) }
+
+// combine folds attache's entries mapped to one ancestor (see the package
+// documentation); false when there are none.
+func combine(as []engine.Ancestor) (Verdict, bool) {
+	if len(as) == 0 {
+		return Verdict{}, false
+	}
+	var accepted []Verdict
+	first := fromConditions(as[0].Conditions)
+	for _, a := range as {
+		v := fromConditions(a.Conditions)
+		if v.Accepted == "True" {
+			accepted = append(accepted, v)
+		}
+	}
+	if len(accepted) == 0 {
+		return first, true
+	}
+	out := accepted[0]
+	for _, v := range accepted[1:] {
+		if v.Programmed != out.Programmed {
+			out.Programmed = engine.ReasonPartiallyProgrammed
+		}
+	}
+	return out, true
+}
+
+// GatewayAncestors returns the usual ancestor mapping of Gateway API
+// implementations: a Gateway, listener, ListenerSet or GatewayClass target
+// is its own ancestor; a route (or route rule) has the Gateways of its
+// parentRefs, as written in the route (sectionName kept, namespace defaulted
+// to the route's); any other target (a Service, ...) has the Gateways above
+// it in attache's graph. routes are the input objects holding the routes'
+// parentRefs; nil falls back to the graph for routes too (listeners above
+// the route).
+func GatewayAncestors(objs []engine.Object) func(*engine.Result, topology.Ref) []topology.Ref {
+	parents := map[topology.Ref][]topology.Ref{}
+	for _, o := range objs {
+		u := o.Object
+		if !routeKinds[u.GetKind()] {
+			continue
+		}
+		ns := u.GetNamespace()
+		if ns == "" {
+			ns = engine.DefaultNamespace
+		}
+		route := topology.Ref{Group: groupOf(u.GetAPIVersion()), Kind: u.GetKind(), Namespace: ns, Name: u.GetName()}
+		refs, _, _ := nestedSlice(u.Object, "spec", "parentRefs")
+		for _, r := range refs {
+			m, _ := r.(map[string]any)
+			pr := topology.Ref{Group: gatewayGroup, Kind: "Gateway", Namespace: ns}
+			if s, ok := m["group"].(string); ok {
+				pr.Group = s
+			}
+			if s, ok := m["kind"].(string); ok {
+				pr.Kind = s
+			}
+			if s, ok := m["namespace"].(string); ok && s != "" {
+				pr.Namespace = s
+			}
+			pr.Name, _ = m["name"].(string)
+			pr.SectionName, _ = m["sectionName"].(string)
+			parents[route] = append(parents[route], pr)
+		}
+	}
+	return func(res *engine.Result, t topology.Ref) []topology.Ref {
+		switch {
+		case t.Group == gatewayGroup && (t.Kind == "Gateway" || t.Kind == "ListenerSet" || t.Kind == "GatewayClass"):
+			return []topology.Ref{t}
+		case t.Group == gatewayGroup && routeKinds[t.Kind] && objs != nil:
+			return parents[t.Object()]
+		}
+		return gatewaysAbove(res.Graph, t)
+	}
+}
+
+const gatewayGroup = "gateway.networking.k8s.io"
+
+var routeKinds = map[string]bool{"HTTPRoute": true, "GRPCRoute": true, "TLSRoute": true, "TCPRoute": true, "UDPRoute": true}
+
+func groupOf(apiVersion string) string {
+	if i := strings.Index(apiVersion, "/"); i >= 0 {
+		return apiVersion[:i]
+	}
+	return ""
+}
+
+func nestedSlice(m map[string]any, path ...string) ([]any, bool, error) {
+	var cur any = m
+	for _, p := range path {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false, nil
+		}
+		cur = mm[p]
+	}
+	s, ok := cur.([]any)
+	return s, ok, nil
+}
+
+// gatewaysAbove returns the Gateway objects above t in g: listeners count
+// as their Gateway, for implementations that report the Gateway only.
+func gatewaysAbove(g *topology.Graph, t topology.Ref) []topology.Ref {
+	if g == nil {
+		return nil
+	}
+	id, ok := g.Lookup(t)
+	if !ok {
+		return nil
+	}
+	seen := map[topology.NodeID]bool{}
+	found := map[topology.Ref]bool{}
+	stack := []topology.NodeID{id}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		node := g.Node(n)
+		if node.Ref.Group == gatewayGroup && node.Ref.Kind == "Gateway" {
+			found[node.Ref.Object()] = true
+			continue
+		}
+		stack = append(stack, node.Parents...)
+	}
+	out := make([]topology.Ref, 0, len(found))
+	for r := range found {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Less(out[j]) })
+	return out
+}

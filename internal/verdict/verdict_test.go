@@ -1,0 +1,145 @@
+package verdict
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/manifest"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+const input = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: testpolicies.example.com
+  labels: {gateway.networking.k8s.io/policy: Inherited}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {kind: TestPolicy, plural: testpolicies}
+  versions: [{name: v1, served: true, storage: true}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra}
+spec:
+  gatewayClassName: c
+  listeners:
+  - {name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: app}
+spec:
+  parentRefs: [{name: gw, namespace: infra, sectionName: http}]
+  rules: [{backendRefs: [{name: svc, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: svc, namespace: app}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: example.com/v1
+kind: TestPolicy
+metadata: {name: gwpol, namespace: infra, creationTimestamp: "2024-01-01T00:00:00Z"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  defaults: {timeout: 1s}
+---
+apiVersion: example.com/v1
+kind: TestPolicy
+metadata: {name: routepol, namespace: app, creationTimestamp: "2024-01-02T00:00:00Z"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}]
+  defaults: {timeout: 2s}
+---
+apiVersion: example.com/v1
+kind: OtherPolicy
+metadata: {name: unknown, namespace: app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}]
+`
+
+var (
+	gw       = topology.Ref{Group: gatewayGroup, Kind: "Gateway", Namespace: "infra", Name: "gw"}
+	listener = gw.WithSection("http")
+	gwpol    = topology.Ref{Group: "example.com", Kind: "TestPolicy", Namespace: "infra", Name: "gwpol"}
+	routepol = topology.Ref{Group: "example.com", Kind: "TestPolicy", Namespace: "app", Name: "routepol"}
+	unknown  = topology.Ref{Group: "example.com", Kind: "OtherPolicy", Namespace: "app", Name: "unknown"}
+)
+
+func compute(t *testing.T) ([]engine.Object, *engine.Result) {
+	objs, probs := manifest.Decode(strings.NewReader(input), "test")
+	if len(probs) > 0 {
+		t.Fatalf("problems: %v", probs)
+	}
+	return objs, engine.Compute(objs, engine.Options{})
+}
+
+func TestCompareAgrees(t *testing.T) {
+	objs, res := compute(t)
+	exp := Expected{Fixture: "f", AncestorsOf: GatewayAncestors(objs), Policies: []Policy{
+		// The route policy replaces the Gateway's on the route's only path.
+		{Ref: gwpol, Ancestors: []Ancestor{{Ref: gw, Want: Verdict{Accepted: "True", Programmed: LostContext}}}},
+		// Reported under the route's parentRef, as written.
+		{Ref: routepol, Ancestors: []Ancestor{{Ref: listener, Want: Verdict{Accepted: "True", Programmed: Full}}}},
+	}}
+	if mm := Compare(exp, res); len(mm) != 0 {
+		t.Fatalf("mismatches: %v", mm)
+	}
+}
+
+func TestCompareClassifiesMismatches(t *testing.T) {
+	objs, res := compute(t)
+	exp := Expected{Fixture: "f", AncestorsOf: GatewayAncestors(objs), Policies: []Policy{
+		{Ref: gwpol, Ancestors: []Ancestor{{Ref: gw, Want: Verdict{Accepted: "True", Programmed: Full}}}},
+		{Ref: routepol, Ancestors: []Ancestor{{Ref: listener, Want: Verdict{Accepted: engine.ReasonInvalid, Message: "ExtAuth: service app/auth not found."}}}},
+		{Ref: unknown, Ancestors: []Ancestor{{Ref: listener, Want: Verdict{Accepted: "True"}}}},
+	}}
+	got := map[topology.Ref]Cause{}
+	for _, m := range Compare(exp, res) {
+		got[m.Policy] = m.Cause
+	}
+	want := map[topology.Ref]Cause{gwpol: CauseSemantics, routepol: CauseContent, unknown: CauseUnknownKind}
+	for r, c := range want {
+		if got[r] != c {
+			t.Errorf("%s: cause %q, want %q", r.Short(), got[r], c)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("mismatches for %v, want %v", got, want)
+	}
+}
+
+// An ancestor attache reports but the implementation does not, and one the
+// implementation reports but attache does not, are both mismatches.
+func TestCompareAncestorSets(t *testing.T) {
+	objs, res := compute(t)
+	other := topology.Ref{Group: gatewayGroup, Kind: "Gateway", Namespace: "infra", Name: "other"}
+	exp := Expected{Fixture: "f", AncestorsOf: GatewayAncestors(objs), Policies: []Policy{
+		{Ref: routepol, Ancestors: []Ancestor{{Ref: other, Want: Verdict{Accepted: "True"}}}},
+	}}
+	mm := Compare(exp, res)
+	if len(mm) != 2 {
+		t.Fatalf("mismatches: %v", mm)
+	}
+}
+
+// No status from the implementation means attache must accept the policy nowhere.
+func TestCompareNoStatus(t *testing.T) {
+	objs, res := compute(t)
+	exp := Expected{Fixture: "f", AncestorsOf: GatewayAncestors(objs), Policies: []Policy{{Ref: routepol}}}
+	if mm := Compare(exp, res); len(mm) != 1 || mm[0].Ancestor != "(policy)" {
+		t.Fatalf("mismatches: %v", mm)
+	}
+}
+
+func TestGatewaysAboveAService(t *testing.T) {
+	_, res := compute(t)
+	got := GatewayAncestors(nil)(res, topology.Ref{Kind: "Service", Namespace: "app", Name: "svc"})
+	if len(got) != 1 || got[0] != gw {
+		t.Fatalf("ancestors of the Service: %v", got)
+	}
+}
