@@ -42,8 +42,8 @@ var handled = func() map[topology.GroupKind]bool {
 }()
 
 // Handles reports whether Add reads objects of this kind: GatewayClass,
-// Gateway, ListenerSet, the route kinds of topology.RouteKinds, Service, Namespace and
-// ReferenceGrant.
+// Gateway, ListenerSet, the route kinds of topology.RouteKinds, Service,
+// Namespace and ReferenceGrant.
 func Handles(gk topology.GroupKind) bool { return handled[gk] }
 
 // Protocol defaults of listeners without allowedRoutes.kinds.
@@ -445,7 +445,9 @@ func (a *adder) parentGateway(ls *listenerSetObj) *parent {
 		a.problem(ls.ref, "spec.parentRef.name", "parentRef has no name; %s", cut)
 		return nil
 	case ref.GroupKind() != topology.KindGateway:
-		a.problem(ls.ref, "spec.parentRef", "parentRef names a %s, not a Gateway; %s", ref.GroupKind(), cut)
+		// The group is spelled out: a core-group "Gateway" would read as
+		// one otherwise.
+		a.problem(ls.ref, "spec.parentRef", "parentRef names kind %q of group %q, not a Gateway of group %q; %s", ref.Kind, ref.Group, topology.GatewayGroup, cut)
 		return nil
 	}
 	gw := a.parents[ref]

@@ -234,12 +234,12 @@ var listenerSetCases = []addCase{
 		},
 		problems: []string{
 			`ListenerSet.gateway.networking.k8s.io apps/missing-ns: spec.parentRef: parent Gateway apps/gw does not exist` + cut,
-			`ListenerSet.gateway.networking.k8s.io infra/core: spec.parentRef: parentRef names a Gateway, not a Gateway` + cut,
+			`ListenerSet.gateway.networking.k8s.io infra/core: spec.parentRef: parentRef names kind "Gateway" of group "", not a Gateway of group "gateway.networking.k8s.io"` + cut,
 			`ListenerSet.gateway.networking.k8s.io infra/dup: spec.listeners[1].name: duplicate listener name "x"; this listener is ignored`,
 			`ListenerSet.gateway.networking.k8s.io infra/dup: spec.listeners[2].name: listener has no name; it is ignored`,
 			`ListenerSet.gateway.networking.k8s.io infra/missing: spec.parentRef: parent Gateway infra/nope does not exist` + cut,
 			`ListenerSet.gateway.networking.k8s.io infra/nameless: spec.parentRef.name: parentRef has no name` + cut,
-			`ListenerSet.gateway.networking.k8s.io infra/other-kind: spec.parentRef: parentRef names a ListenerSet.gateway.networking.k8s.io, not a Gateway` + cut,
+			`ListenerSet.gateway.networking.k8s.io infra/other-kind: spec.parentRef: parentRef names kind "ListenerSet" of group "gateway.networking.k8s.io", not a Gateway of group "gateway.networking.k8s.io"` + cut,
 		},
 	},
 	{
