@@ -52,8 +52,8 @@ func newDescribeCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Use:   "describe TYPE/NAME [--section S]",
 		Short: "Show which policies affect an object, and what they set (or a policy's reach)",
 		Long: `Answers, in one screen, the three questions of GEP-713's discoverability
-problem for any target (GatewayClass, Gateway, route, Service, Namespace, or a
-virtual kind some policy kind targets):
+problem for any target (GatewayClass, Gateway, ListenerSet, route, Service,
+Namespace, or a virtual kind some policy kind targets):
 
   THAT   whether any policy affects the object
   WHICH  every policy reaching it: attached to it, to one of its sections, or
@@ -68,8 +68,8 @@ section is written after its object (cupcakes#http > baker#orders > Service
 baker: listener http of Gateway cupcakes, rule orders of HTTPRoute baker);
 -o json and -o yaml give them in full.
 
---section (or TYPE/NAME#SECTION) narrows the question to a listener, a route
-rule or a Service port.
+--section (or TYPE/NAME#SECTION) narrows the question to a listener (of a
+Gateway or a ListenerSet), a route rule or a Service port.
 
 attache describe policy KIND/NAME shows a policy's spec, status, and reach:
 how many objects and contexts it affects, where it wins in full, in part, or
@@ -82,7 +82,7 @@ not at all, and by whom it is beaten.`,
 		Args: cobra.ArbitraryArgs,
 	}
 	o := newDescribeOptions(cmd)
-	cmd.Flags().StringVar(&o.section, "section", "", "describe one section of the object: a Gateway listener, a route rule or a Service port")
+	cmd.Flags().StringVar(&o.section, "section", "", "describe one section of the object: a Gateway or ListenerSet listener, a route rule or a Service port")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error { return o.runTarget(cmd, streams, args) }
 	cmd.AddCommand(newDescribePolicyCommand(streams))
 	return cmd

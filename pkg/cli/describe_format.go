@@ -69,8 +69,8 @@ func (d *describer) policyName(r topology.Ref) string {
 // implied), a section is written after its object as everywhere else in
 // the output (`cupcakes#http`; a slash would read as namespace/name), and the
 // last entry, the effective target, keeps its kind. Intermediate objects of
-// other kinds than Gateway and routes (a mesh parent Service, a virtual
-// kind) keep theirs too.
+// other kinds than Gateway and routes (a ListenerSet, a mesh parent
+// Service, a virtual kind) keep theirs too.
 func describePath(p []topology.Ref) string {
 	var parts []string
 	for i := 0; i < len(p); i++ {

@@ -36,9 +36,9 @@ func newGraphCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "graph [TYPE/NAME [--section NAME]] [-n NS] [-f PATH] [-o dot|mermaid|svg|png]",
 		Short: "Draw the target hierarchy with the policies attached to it",
-		Long: `Draws the hierarchy of targets (GatewayClass > Gateway > listener > route >
-rule > Service > port) with every policy attached to it, so that what a policy
-reaches can be seen at a glance.
+		Long: `Draws the hierarchy of targets (GatewayClass > Gateway > [ListenerSet >]
+listener > route > rule > Service > port) with every policy attached to it, so
+that what a policy reaches can be seen at a glance.
 
   TYPE/NAME   draw only that object (or, with --section, that section), its
               ancestors and its descendants, with the policies attached to
@@ -221,7 +221,7 @@ func graphScopeNamespace(g *topology.Graph, ns string) map[topology.NodeID]bool 
 }
 
 // graphCompare orders targets as the hierarchy does (GatewayClass,
-// Gateway, routes, Service, then other kinds), then by ref; a section
+// Gateway, ListenerSet, routes, Service, then other kinds), then by ref; a section
 // follows its object.
 func graphCompare(a, b topology.Ref) int {
 	rank := func(gk topology.GroupKind) int {

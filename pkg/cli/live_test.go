@@ -16,7 +16,8 @@ import (
 
 // TestLive runs the commands against a real API server holding the parable,
 // through --kubeconfig files: as the admin, who reads everything, and as Ana,
-// whose RBAC (clustertest.Ana) hides RetryPolicies and the shared Gateway.
+// whose RBAC (clustertest.Ana) hides RetryPolicies, the shared Gateway and
+// ListenerSets.
 // One control plane serves all the subtests.
 func TestLive(t *testing.T) {
 	t0 := time.Now()
@@ -149,7 +150,7 @@ func TestLive(t *testing.T) {
 		// for the RetryPolicies Ana cannot read: that is the parable's
 		// question, and its answer is unknown to her.
 		for _, want := range []string{
-			"HTTPRoute baker/baker\nPARTIAL ANSWER: 5 kinds could not be read and 8 kinds only in namespace baker (see the warnings)",
+			"HTTPRoute baker/baker\nPARTIAL ANSWER: 6 kinds could not be read and 8 kinds only in namespace baker (see the warnings)",
 			"RetryPolicy: unknown (no RetryPolicy could be read)",
 			"TimeoutPolicy\n    partial: only the TimeoutPolicy of namespace baker could be read; the others may change this\n",
 		} {
@@ -176,7 +177,7 @@ func TestLive(t *testing.T) {
 			{[]string{"describe", "policy", "timeoutpolicy/baker-timeouts", "-o", "json"}, "policies.cupcakes.example RetryPolicy: forbidden in namespace baker; its policies are not shown"},
 			{[]string{"impact", "timeoutpolicy/baker-timeouts", "--delete"}, "Impact of deleting TimeoutPolicy baker/baker-timeouts\nPARTIAL ANSWER: "},
 			{[]string{"impact", "timeoutpolicy/baker-timeouts", "--delete", "-o", "yaml"}, "partial:\n- "},
-			{[]string{"graph", "httproute/baker", "-o", "mermaid"}, "title: HTTPRoute baker/baker (PARTIAL answer, 5 kinds could not be read and 8 kinds only in namespace baker)"},
+			{[]string{"graph", "httproute/baker", "-o", "mermaid"}, "title: HTTPRoute baker/baker (PARTIAL answer, 6 kinds could not be read and 8 kinds only in namespace baker)"},
 		} {
 			out, _ := runLive(t, append(tc.args, "--kubeconfig", ana)...)
 			if !strings.Contains(out, tc.want) {

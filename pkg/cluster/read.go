@@ -85,7 +85,8 @@ type Unread struct {
 
 // TopologyKinds are the kinds Read lists besides the policy kinds: those the
 // engine reads (gatewayapi.Handles). A kind the cluster does not serve (no
-// Gateway API CRDs, no TCPRoute CRD, ...) is left out without a word.
+// Gateway API CRDs, no TCPRoute CRD, no ListenerSet CRD before Gateway API
+// v1.5, ...) is left out without a word.
 var TopologyKinds = gatewayapi.Kinds
 
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}

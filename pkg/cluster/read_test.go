@@ -318,6 +318,7 @@ var anaSkipped = []string{
 	"core Service: cannot list cluster-wide (forbidden); read namespace baker only",
 	"gatewayapi GatewayClass: cannot list (forbidden; cluster-scoped, so namespace baker does not help); its objects are not shown",
 	"gatewayapi Gateway: forbidden in namespace baker; its objects are not shown",
+	"gatewayapi ListenerSet: forbidden in namespace baker; its objects are not shown",
 	"gatewayapi HTTPRoute: cannot list cluster-wide (forbidden); read namespace baker only",
 	"gatewayapi GRPCRoute: cannot list cluster-wide (forbidden); read namespace baker only",
 	"gatewayapi TLSRoute: cannot list cluster-wide (forbidden); read namespace baker only",

@@ -5,18 +5,20 @@
 // (unstructured informers), the CustomResourceDefinitions labelled
 // gateway.networking.k8s.io/policy and the instances of those kinds (also
 // of CRDs created after start: their informers are started on the fly),
-// GatewayClasses, Gateways, the route kinds the cluster serves, Services,
-// Namespaces and ReferenceGrants. Every relevant event schedules one
-// coalesced recomputation: the engine runs over the cached objects (never
-// fresh LISTs), the implementer's Program hook runs, and then
+// GatewayClasses, Gateways, ListenerSets and the route kinds when the
+// cluster serves them, Services, Namespaces and ReferenceGrants. Every
+// relevant event schedules one coalesced recomputation: the engine runs
+// over the cached objects (never fresh LISTs), the implementer's Program
+// hook runs, and then
 //
 //   - the policies of the kinds the controller owns get their Accepted and
 //     Programmed conditions and their status.ancestors entries under the
 //     controller's name; conditions and entries of other controllers are kept;
 //   - the objects they affect get the <domain>/<Kind>Affected condition
-//     (Service, Namespace, Gateway, GatewayClass) or, for objects without
-//     status.conditions (routes) or whose conditions are full (Gateway and
-//     GatewayClass allow 8), the annotation of the same name.
+//     (Service, Namespace, Gateway, ListenerSet, GatewayClass) or, for
+//     objects without status.conditions (routes) or whose conditions are
+//     full (Gateway, ListenerSet and GatewayClass allow 8), the annotation
+//     of the same name.
 //
 // Writes are merge patches sent only when the content changed (conditions
 // compared without lastTransitionTime, which is kept while the status is

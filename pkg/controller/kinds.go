@@ -26,7 +26,8 @@ var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1
 
 // topologyKinds are the kinds the engine reads besides policies. The core
 // ones are always watched; the others when their CRD is installed and
-// established (a cluster need not serve every route kind).
+// established (a cluster need not serve every route kind, nor ListenerSet,
+// which Gateway API releases before v1.5 lack).
 var topologyKinds = gatewayapi.Kinds
 
 // coreVersions are the versions of the topology kinds served without a CRD.

@@ -39,6 +39,7 @@ var targetKinds = map[topology.GroupKind]targetKind{
 	topology.KindService:      {conditions: true},
 	topology.KindNamespace:    {conditions: true, noObservedGeneration: true},
 	topology.KindGateway:      {conditions: true, cap: 8},
+	topology.KindListenerSet:  {conditions: true, cap: 8},
 	topology.KindGatewayClass: {conditions: true, cap: 8},
 }
 

@@ -24,6 +24,7 @@ var Kinds = []topology.GroupKind{
 	topology.KindService,
 	topology.KindGatewayClass,
 	topology.KindGateway,
+	topology.KindListenerSet,
 	topology.KindHTTPRoute,
 	topology.KindGRPCRoute,
 	topology.KindTLSRoute,
@@ -41,8 +42,8 @@ var handled = func() map[topology.GroupKind]bool {
 }()
 
 // Handles reports whether Add reads objects of this kind: GatewayClass,
-// Gateway, the route kinds of topology.RouteKinds, Service, Namespace and
-// ReferenceGrant.
+// Gateway, ListenerSet, the route kinds of topology.RouteKinds, Service,
+// Namespace and ReferenceGrant.
 func Handles(gk topology.GroupKind) bool { return handled[gk] }
 
 // Protocol defaults of listeners without allowedRoutes.kinds.
@@ -69,6 +70,12 @@ type gatewayObj struct {
 	spec gatewaySpec
 }
 
+type listenerSetObj struct {
+	meta
+	parentRef gwv1.ParentGatewayReference
+	listeners []listenerSpec
+}
+
 type serviceObj struct {
 	meta
 	ports []servicePort
@@ -85,11 +92,15 @@ type route struct {
 	rules     []routeRule
 }
 
-// gateway is a Gateway's listeners, with what admission needs precomputed.
-type gateway struct {
+// parent is a direct parent of routes (GEP-1713): a Gateway or a
+// ListenerSet, with its listeners and what admission needs precomputed.
+type parent struct {
+	id        topology.NodeID
 	ns        string
 	listeners []*listener
 	byName    map[string]*listener
+	// listenerSets is a Gateway's spec.allowedListeners.namespaces.
+	listenerSets nsFilter
 }
 
 type listener struct {
@@ -97,15 +108,26 @@ type listener struct {
 	name     string
 	port     int32
 	hostname string // "" for none
+	// routes is allowedRoutes.namespaces.
+	routes  nsFilter
+	kinds   []topology.GroupKind
+	anyKind bool
+}
+
+// nsFilter is a resolved namespaces setting (from and selector) of an
+// allowedRoutes or an allowedListeners: the namespaces whose objects it
+// admits.
+type nsFilter struct {
 	// from is Same, All, Selector or None (unknown values and unusable
 	// selectors become None, after a problem is reported).
 	from gwv1.FromNamespaces
 	sel  labels.Selector
-	// nsOK caches sel's verdict per route namespace: many routes share a
+	// nsOK caches sel's verdict per namespace: many routes share a
 	// namespace, and matching is the costly part of admission.
-	nsOK    map[string]bool
-	kinds   []topology.GroupKind
-	anyKind bool
+	nsOK map[string]bool
+	// defaulted says that from was not given; invalid, that it became
+	// None after a problem. They only shape the words of a refusal.
+	defaulted, invalid bool
 }
 
 // adder holds the state of one Add call.
@@ -119,8 +141,10 @@ type adder struct {
 	// owned marks, by node id, the object nodes Add made: links go only to
 	// objects among the input, never to whatever else the builder holds.
 	// (A slice over the dense ids, rather than another map keyed by Ref.)
-	owned    []bool
-	gateways map[topology.Ref]*gateway
+	owned []bool
+	// parents holds every Gateway and the ListenerSets their Gateway
+	// admits: what a route's parentRef can attach to.
+	parents map[topology.Ref]*parent
 }
 
 // addObject adds the node of an object of the input.
@@ -152,11 +176,12 @@ func Add(b *topology.Builder, objs []*unstructured.Unstructured) (*Grants, []dia
 		b:        b,
 		grants:   &Grants{},
 		nsLabels: map[string]labels.Set{},
-		gateways: map[topology.Ref]*gateway{},
+		parents:  map[topology.Ref]*parent{},
 	}
 	var (
 		classes, namespaces []meta
 		gateways            []*gatewayObj
+		listenerSets        []*listenerSetObj
 		services            []*serviceObj
 		routes              []*route
 	)
@@ -200,6 +225,11 @@ func Add(b *topology.Builder, objs []*unstructured.Unstructured) (*Grants, []dia
 			if a.decode(u, ref, &o) {
 				gateways = append(gateways, &gatewayObj{meta: newMeta(ref, &o.Metadata), spec: o.Spec})
 			}
+		case topology.KindListenerSet:
+			var o listenerSetObject
+			if a.decode(u, ref, &o) {
+				listenerSets = append(listenerSets, &listenerSetObj{meta: newMeta(ref, &o.Metadata), parentRef: o.Spec.ParentRef, listeners: o.Spec.Listeners})
+			}
 		case topology.KindService:
 			var o serviceObject
 			if a.decode(u, ref, &o) {
@@ -229,6 +259,7 @@ func Add(b *topology.Builder, objs []*unstructured.Unstructured) (*Grants, []dia
 	slices.SortFunc(classes, func(x, y meta) int { return x.ref.Compare(y.ref) })
 	slices.SortFunc(namespaces, func(x, y meta) int { return x.ref.Compare(y.ref) })
 	slices.SortFunc(gateways, func(x, y *gatewayObj) int { return x.ref.Compare(y.ref) })
+	slices.SortFunc(listenerSets, func(x, y *listenerSetObj) int { return x.ref.Compare(y.ref) })
 	slices.SortFunc(services, func(x, y *serviceObj) int { return x.ref.Compare(y.ref) })
 	slices.SortFunc(routes, func(x, y *route) int { return x.ref.Compare(y.ref) })
 
@@ -238,6 +269,11 @@ func Add(b *topology.Builder, objs []*unstructured.Unstructured) (*Grants, []dia
 	a.addNamespaces(namespaces, implicitNS)
 	for _, g := range gateways {
 		a.addGateway(g)
+	}
+	// After the Gateways, which they attach to, and before the routes,
+	// which attach to them.
+	for _, ls := range listenerSets {
+		a.addListenerSet(ls)
 	}
 	for _, s := range services {
 		a.addService(s)
@@ -334,59 +370,176 @@ func (a *adder) addGateway(g *gatewayObj) {
 	if cid, ok := a.object(class); ok {
 		a.b.AddEdge(cid, id)
 	}
-	gw := &gateway{ns: g.ref.Namespace, byName: make(map[string]*listener, len(g.spec.Listeners))}
-	for i := range g.spec.Listeners {
-		l := &g.spec.Listeners[i]
+	p := a.addListeners(g.ref, id, g.spec.Listeners)
+	// No allowedListeners, or no namespaces in it, is None: the API's
+	// default (by CRD defaulting, and in the types' docs).
+	var from *gwv1.FromNamespaces
+	var sel *metav1.LabelSelector
+	if al := g.spec.AllowedListeners; al != nil && al.Namespaces != nil {
+		from, sel = al.Namespaces.From, al.Namespaces.Selector
+	}
+	p.listenerSets = a.namespaces(from, sel, gwv1.NamespacesFromNone, g.ref, "spec.allowedListeners.namespaces", "the Gateway admits no ListenerSets")
+	a.parents[g.ref] = p
+}
+
+// addListeners adds the listener sections of obj (node id), a Gateway or a
+// ListenerSet, whose spec.listeners are specs.
+func (a *adder) addListeners(obj topology.Ref, id topology.NodeID, specs []listenerSpec) *parent {
+	p := &parent{id: id, ns: obj.Namespace, byName: make(map[string]*listener, len(specs))}
+	for i := range specs {
+		l := &specs[i]
 		field := fmt.Sprintf("spec.listeners[%d]", i)
 		name := string(l.Name)
 		if name == "" {
-			a.problem(g.ref, field+".name", "listener has no name; it is ignored")
+			a.problem(obj, field+".name", "listener has no name; it is ignored")
 			continue
 		}
-		if _, dup := gw.byName[name]; dup {
-			a.problem(g.ref, field+".name", "duplicate listener name %q; this listener is ignored", name)
+		if _, dup := p.byName[name]; dup {
+			a.problem(obj, field+".name", "duplicate listener name %q; this listener is ignored", name)
 			continue
 		}
 		li := &listener{id: a.b.AddSection(id, name), name: name, port: int32(l.Port)}
 		if l.Hostname != nil {
 			li.hostname = string(*l.Hostname)
 		}
-		a.admission(li, l, g.ref, field)
-		gw.byName[name] = li
-		gw.listeners = append(gw.listeners, li)
+		a.admission(li, l, obj, field)
+		p.byName[name] = li
+		p.listeners = append(p.listeners, li)
 	}
-	a.gateways[g.ref] = gw
+	return p
 }
 
-// admission precomputes which namespaces and kinds listener l admits.
-func (a *adder) admission(li *listener, l *listenerSpec, gw topology.Ref, field string) {
-	li.from = gwv1.NamespacesFromSame
+// addListenerSet adds ListenerSet ls and its listeners, below its parent
+// Gateway when that Gateway admits it. Only then can routes attach to its
+// listeners: the listeners of a ListenerSet its Gateway does not admit
+// serve nothing (GEP-1713).
+func (a *adder) addListenerSet(ls *listenerSetObj) {
+	id := a.addObject(ls.meta)
+	p := a.addListeners(ls.ref, id, ls.listeners)
+	if gw := a.parentGateway(ls); gw != nil {
+		a.b.AddEdge(gw.id, id)
+		a.parents[ls.ref] = p
+	}
+}
+
+// parentGateway returns the Gateway that ListenerSet ls attaches to, or
+// nil after reporting why there is none, so that neither the ListenerSet
+// nor the routes attached to it are cut off without a word.
+func (a *adder) parentGateway(ls *listenerSetObj) *parent {
+	const cut = "the ListenerSet and the routes attached to it reach no Gateway"
+	pr := &ls.parentRef
+	ref := topology.Ref{Group: topology.GatewayGroup, Kind: topology.KindGateway.Kind, Namespace: ls.ref.Namespace, Name: string(pr.Name)}
+	// As for routes' parentRefs: a nil group is Gateway API's, an explicit
+	// "" the core group.
+	if pr.Group != nil {
+		ref.Group = string(*pr.Group)
+	}
+	if pr.Kind != nil && *pr.Kind != "" {
+		ref.Kind = string(*pr.Kind)
+	}
+	if pr.Namespace != nil && *pr.Namespace != "" {
+		ref.Namespace = string(*pr.Namespace)
+	}
+	switch {
+	case ref.Name == "":
+		a.problem(ls.ref, "spec.parentRef.name", "parentRef has no name; %s", cut)
+		return nil
+	case ref.GroupKind() != topology.KindGateway:
+		// The group is spelled out: a core-group "Gateway" would read as
+		// one otherwise.
+		a.problem(ls.ref, "spec.parentRef", "parentRef names kind %q of group %q, not a Gateway of group %q; %s", ref.Kind, ref.Group, topology.GatewayGroup, cut)
+		return nil
+	}
+	gw := a.parents[ref]
+	if gw == nil {
+		a.problem(ls.ref, "spec.parentRef", "parent %s does not exist; %s", ref.Short(), cut)
+		return nil
+	}
+	if !a.admitsNamespace(&gw.listenerSets, gw.ns, ls.ref.Namespace) {
+		a.problem(ls.ref, "spec.parentRef", "parent %s %s; %s", ref.Short(), refusal(&gw.listenerSets, gw.ns, ls.ref.Namespace), cut)
+		return nil
+	}
+	return gw
+}
+
+// refusal says why a Gateway in namespace own, whose allowedListeners
+// resolved to f, does not admit a ListenerSet of namespace ns.
+func refusal(f *nsFilter, own, ns string) string {
+	const field = "spec.allowedListeners.namespaces"
+	switch {
+	case f.invalid:
+		return "admits no ListenerSets: its " + field + " is unusable (reported on the Gateway)"
+	case f.from == gwv1.NamespacesFromSame:
+		return fmt.Sprintf("admits only ListenerSets of its own namespace %q (%s.from is Same)", own, field)
+	case f.from == gwv1.NamespacesFromSelector:
+		return fmt.Sprintf("admits only ListenerSets of the namespaces its %s.selector matches, and namespace %q does not match", field, ns)
+	case f.defaulted:
+		return "admits no ListenerSets: " + field + ".from is not set, and defaults to None"
+	default:
+		return "admits no ListenerSets: " + field + ".from is None"
+	}
+}
+
+// namespaces resolves the namespaces setting of obj at field: from (nil
+// or "" for def) and sel. An unusable setting is reported, ending with
+// consequence, and admits nothing.
+func (a *adder) namespaces(from *gwv1.FromNamespaces, sel *metav1.LabelSelector, def gwv1.FromNamespaces, obj topology.Ref, field, consequence string) nsFilter {
+	f := nsFilter{from: def, defaulted: true}
+	if from != nil && *from != "" {
+		f.from, f.defaulted = *from, false
+	}
+	switch f.from {
+	case gwv1.NamespacesFromSame, gwv1.NamespacesFromAll, gwv1.NamespacesFromNone:
+	case gwv1.NamespacesFromSelector:
+		if sel == nil {
+			a.problem(obj, field+".selector", "from is Selector but there is no selector; %s", consequence)
+			f.from, f.invalid = gwv1.NamespacesFromNone, true
+			break
+		}
+		s, err := metav1.LabelSelectorAsSelector(sel)
+		if err != nil {
+			a.problem(obj, field+".selector", "invalid selector: %v; %s", err, consequence)
+			f.from, f.invalid = gwv1.NamespacesFromNone, true
+			break
+		}
+		f.sel, f.nsOK = s, map[string]bool{}
+	default:
+		a.problem(obj, field+".from", "unknown value %q (want All, Same, Selector or None); %s", string(f.from), consequence)
+		f.from, f.invalid = gwv1.NamespacesFromNone, true
+	}
+	return f
+}
+
+// admitsNamespace reports whether f, set on an object of namespace own,
+// admits an object of namespace ns.
+func (a *adder) admitsNamespace(f *nsFilter, own, ns string) bool {
+	switch f.from {
+	case gwv1.NamespacesFromAll:
+		return true
+	case gwv1.NamespacesFromSame:
+		return ns == own
+	case gwv1.NamespacesFromSelector:
+		ok, cached := f.nsOK[ns]
+		if !cached {
+			ok = f.sel.Matches(a.nsLabels[ns])
+			f.nsOK[ns] = ok
+		}
+		return ok
+	default:
+		return false
+	}
+}
+
+// admission precomputes which namespaces and kinds listener l of obj (a
+// Gateway or a ListenerSet) admits.
+func (a *adder) admission(li *listener, l *listenerSpec, obj topology.Ref, field string) {
+	var from *gwv1.FromNamespaces
+	var sel *metav1.LabelSelector
 	ar := l.AllowedRoutes
 	if ar != nil && ar.Namespaces != nil {
-		rn := ar.Namespaces
-		if rn.From != nil && *rn.From != "" {
-			li.from = *rn.From
-		}
-		switch li.from {
-		case gwv1.NamespacesFromSame, gwv1.NamespacesFromAll, gwv1.NamespacesFromNone:
-		case gwv1.NamespacesFromSelector:
-			if rn.Selector == nil {
-				a.problem(gw, field+".allowedRoutes.namespaces.selector", "from is Selector but there is no selector; the listener admits no routes")
-				li.from = gwv1.NamespacesFromNone
-				break
-			}
-			sel, err := metav1.LabelSelectorAsSelector(rn.Selector)
-			if err != nil {
-				a.problem(gw, field+".allowedRoutes.namespaces.selector", "invalid selector: %v; the listener admits no routes", err)
-				li.from = gwv1.NamespacesFromNone
-				break
-			}
-			li.sel, li.nsOK = sel, map[string]bool{}
-		default:
-			a.problem(gw, field+".allowedRoutes.namespaces.from", "unknown value %q (want All, Same, Selector or None); the listener admits no routes", string(li.from))
-			li.from = gwv1.NamespacesFromNone
-		}
+		from, sel = ar.Namespaces.From, ar.Namespaces.Selector
 	}
+	li.routes = a.namespaces(from, sel, gwv1.NamespacesFromSame, obj, field+".allowedRoutes.namespaces", "the listener admits no routes")
 	if ar != nil && len(ar.Kinds) > 0 {
 		li.kinds = make([]topology.GroupKind, len(ar.Kinds))
 		for i, k := range ar.Kinds {
@@ -413,28 +566,13 @@ func (a *adder) admission(li *listener, l *listenerSpec, gw topology.Ref, field 
 	}
 }
 
-// admits reports whether listener l of a Gateway in namespace gwNS admits
-// route r: by namespace, kind and hostname.
-func (a *adder) admits(l *listener, gwNS string, r *route) bool {
+// admits reports whether listener l of a Gateway or ListenerSet in
+// namespace ns admits route r: by namespace, kind and hostname.
+func (a *adder) admits(l *listener, ns string, r *route) bool {
 	if !l.anyKind && !slices.Contains(l.kinds, r.ref.GroupKind()) {
 		return false
 	}
-	switch l.from {
-	case gwv1.NamespacesFromAll:
-	case gwv1.NamespacesFromSame:
-		if r.ref.Namespace != gwNS {
-			return false
-		}
-	case gwv1.NamespacesFromSelector:
-		ok, cached := l.nsOK[r.ref.Namespace]
-		if !cached {
-			ok = l.sel.Matches(a.nsLabels[r.ref.Namespace])
-			l.nsOK[r.ref.Namespace] = ok
-		}
-		if !ok {
-			return false
-		}
-	default:
+	if !a.admitsNamespace(&l.routes, ns, r.ref.Namespace) {
 		return false
 	}
 	return !r.hostnamed || hostnamesIntersect(l.hostname, r.hostnames)
@@ -486,20 +624,24 @@ func (a *adder) attach(r *route, id topology.NodeID, p *gwv1.ParentReference, i 
 		parent.Namespace = string(*p.Namespace)
 	}
 	switch parent.GroupKind() {
-	case topology.KindGateway:
-		gw := a.gateways[parent]
-		if gw == nil {
+	case topology.KindGateway, topology.KindListenerSet:
+		// A ListenerSet is the direct parent of its routes (GEP-1713): they
+		// attach to its listeners, never to its Gateway's.
+		pa := a.parents[parent]
+		if pa == nil {
+			// Not among the objects, or a ListenerSet that its Gateway does
+			// not admit (reported on the ListenerSet).
 			return
 		}
 		if p.SectionName != nil && *p.SectionName != "" {
-			l := gw.byName[string(*p.SectionName)]
-			if l != nil && (p.Port == nil || int32(*p.Port) == l.port) && a.admits(l, gw.ns, r) {
+			l := pa.byName[string(*p.SectionName)]
+			if l != nil && (p.Port == nil || int32(*p.Port) == l.port) && a.admits(l, pa.ns, r) {
 				a.b.AddEdge(l.id, id)
 			}
 			return
 		}
-		for _, l := range gw.listeners {
-			if (p.Port == nil || int32(*p.Port) == l.port) && a.admits(l, gw.ns, r) {
+		for _, l := range pa.listeners {
+			if (p.Port == nil || int32(*p.Port) == l.port) && a.admits(l, pa.ns, r) {
 				a.b.AddEdge(l.id, id)
 			}
 		}

@@ -616,41 +616,46 @@ var addCases = []addCase{
 
 func TestAdd(t *testing.T) {
 	for _, tc := range addCases {
-		t.Run(tc.name, func(t *testing.T) {
-			objs := append(parse(t, tc.in), tc.extra...)
-			before := parse(t, tc.in)
-			g, _, probs, cycles := build(t, objs)
-			for i, u := range before {
-				if !reflect.DeepEqual(u.Object, objs[i].Object) {
-					t.Errorf("Add modified its input:\n%v\nwas\n%v", objs[i].Object, u.Object)
-				}
-			}
-			diff(t, "edges", edges(g), tc.edges)
-			if tc.nodes != nil {
-				diff(t, "nodes", nodes(g), tc.nodes)
-			}
-			diff(t, "problems", problemStrings(probs), slices.Sorted(slices.Values(tc.problems)))
-			if len(cycles) != tc.cycles {
-				t.Errorf("got %d cycles %v, want %d", len(cycles), cycles, tc.cycles)
-			}
-			for _, id := range g.ByKind(topology.KindNamespace) {
-				if n := g.Node(id); len(n.Parents)+len(n.Children) != 0 {
-					t.Errorf("%s has edges: namespaces must have none", n.Ref)
-				}
-			}
-			if tc.skipOrder {
-				return
-			}
-			// The graph does not depend on the input order.
-			rev := slices.Clone(objs)
-			slices.Reverse(rev)
-			g2, _, probs2, _ := build(t, rev)
-			if got, want := orderRefs(g2), orderRefs(g); !slices.Equal(got, want) {
-				t.Errorf("reversed input gives another order:\n%v\nwant\n%v", got, want)
-			}
-			diff(t, "problems with reversed input", problemStrings(probs2), problemStrings(probs))
-		})
+		t.Run(tc.name, func(t *testing.T) { runAddCase(t, tc) })
 	}
+}
+
+// runAddCase checks the edges, nodes, problems and cycles of one case, and
+// (unless skipOrder) that reversing the input changes nothing.
+func runAddCase(t *testing.T, tc addCase) {
+	t.Helper()
+	objs := append(parse(t, tc.in), tc.extra...)
+	before := parse(t, tc.in)
+	g, _, probs, cycles := build(t, objs)
+	for i, u := range before {
+		if !reflect.DeepEqual(u.Object, objs[i].Object) {
+			t.Errorf("Add modified its input:\n%v\nwas\n%v", objs[i].Object, u.Object)
+		}
+	}
+	diff(t, "edges", edges(g), tc.edges)
+	if tc.nodes != nil {
+		diff(t, "nodes", nodes(g), tc.nodes)
+	}
+	diff(t, "problems", problemStrings(probs), slices.Sorted(slices.Values(tc.problems)))
+	if len(cycles) != tc.cycles {
+		t.Errorf("got %d cycles %v, want %d", len(cycles), cycles, tc.cycles)
+	}
+	for _, id := range g.ByKind(topology.KindNamespace) {
+		if n := g.Node(id); len(n.Parents)+len(n.Children) != 0 {
+			t.Errorf("%s has edges: namespaces must have none", n.Ref)
+		}
+	}
+	if tc.skipOrder {
+		return
+	}
+	// The graph does not depend on the input order.
+	rev := slices.Clone(objs)
+	slices.Reverse(rev)
+	g2, _, probs2, _ := build(t, rev)
+	if got, want := orderRefs(g2), orderRefs(g); !slices.Equal(got, want) {
+		t.Errorf("reversed input gives another order:\n%v\nwant\n%v", got, want)
+	}
+	diff(t, "problems with reversed input", problemStrings(probs2), problemStrings(probs))
 }
 
 func orderRefs(g *topology.Graph) []string {

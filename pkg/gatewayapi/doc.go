@@ -1,6 +1,6 @@
 // Package gatewayapi adapts Gateway API and core objects, given as
 // unstructured objects, to the topology: it adds GatewayClasses, Gateways
-// and their listeners, routes (HTTPRoute, GRPCRoute, TLSRoute, TCPRoute,
+// and their listeners, ListenerSets and their listeners, routes (HTTPRoute, GRPCRoute, TLSRoute, TCPRoute,
 // UDPRoute) and their rules, Services and their ports, and Namespaces to a
 // topology.Builder, links them, and indexes ReferenceGrants. It is pure: no
 // I/O, no clients.
@@ -17,6 +17,7 @@
 // # Hierarchy
 //
 //	GatewayClass > Gateway > listener > route > rule > backend
+//	Gateway > ListenerSet > listener > route (GEP-1713)
 //	Service > route (GAMMA: a parentRef of group "" and kind Service)
 //	Service > port
 //
@@ -24,7 +25,8 @@
 //
 // # Section names
 //
-// A Gateway's sections are its listeners, by name. A Service's sections are
+// A Gateway's sections are its listeners, by name, and so are a
+// ListenerSet's. A Service's sections are
 // its ports, by name, or by the port number in decimal when the port has no
 // name. A route's sections are its rules: rules[i].name when set, else
 // "rule-<i>", i being the 0-based index of the rule. When that default name
@@ -41,7 +43,19 @@
 // of the Namespace objects given; None and unknown values admit nothing),
 // by allowedRoutes.kinds or the protocol's default kinds, and by hostname
 // intersection for HTTPRoute, GRPCRoute and TLSRoute. A parentRef to a
-// Gateway, listener or Service that is not among the objects links nothing.
+// ListenerSet (kind ListenerSet) attaches the route to that ListenerSet's
+// listeners in the same way, Same meaning the ListenerSet's namespace; a
+// parentRef to a Gateway never reaches its ListenerSets' listeners. A
+// parentRef to a Gateway, ListenerSet, listener or Service that is not among
+// the objects links nothing.
+//
+// A ListenerSet hangs below the Gateway its spec.parentRef names only when
+// that Gateway's spec.allowedListeners.namespaces admits the ListenerSet's
+// namespace (Same, All, Selector over the labels of the Namespace objects
+// given; None, the default when unset, and unknown values admit none).
+// Otherwise, or when that Gateway is not among the objects, the ListenerSet
+// and its listeners are nodes without a parent, no route attaches to them,
+// and a problem on the ListenerSet's spec.parentRef says why.
 //
 // A rule links to each of its backendRefs (filter-level backends are
 // ignored): to the Service when it is among the objects; to a node of its

@@ -19,7 +19,7 @@ var fuzzKinds = append(slices.Clone(topology.DefaultHierarchy), gatewayapi.KindR
 // handled kind (its own when it names one, else one picked by kinds), and
 // checks that Add and Build neither panic nor break the invariants.
 func FuzzAdd(f *testing.F) {
-	for _, tc := range addCases {
+	for _, tc := range slices.Concat(addCases, listenerSetCases) {
 		var docs []any
 		for _, u := range parse(f, tc.in) {
 			docs = append(docs, u.Object)
@@ -33,6 +33,12 @@ func FuzzAdd(f *testing.F) {
 	f.Add([]byte(`[{"metadata":{"name":"a","namespace":"b"},"spec":{"listeners":"x"}}]`), []byte{2})
 	f.Add([]byte(`[{"metadata":{"name":"a","namespace":"b"},"spec":{"rules":[{},{"name":"rule-1"}],"parentRefs":[{"group":"","kind":"Service","name":"a"}]}}]`), []byte{3})
 	f.Add([]byte(`[null, 1, "x", [], {}]`), []byte{})
+	// A Gateway admitting ListenerSets, a ListenerSet and a route to it,
+	// the kinds picked by index in fuzzKinds: Gateway, ListenerSet, HTTPRoute.
+	f.Add([]byte(`[{"metadata":{"name":"g","namespace":"n"},"spec":{"allowedListeners":{"namespaces":{"from":"All"}},"listeners":[{"name":"a","port":1,"protocol":"HTTP"}]}},`+
+		`{"metadata":{"name":"s","namespace":"n"},"spec":{"parentRef":{"name":"g"},"listeners":[{"name":"a","port":1,"protocol":"HTTP"}]}},`+
+		`{"metadata":{"name":"r","namespace":"n"},"spec":{"parentRefs":[{"kind":"ListenerSet","name":"s","sectionName":"a"}]}}]`), []byte{2, 3, 4})
+	f.Add([]byte(`[{"apiVersion":"gateway.networking.k8s.io/v1","kind":"ListenerSet","metadata":{"name":"s","namespace":"n"},"spec":{"parentRef":{"name":["g"]},"listeners":{"a":1}}}]`), []byte{})
 
 	f.Fuzz(func(t *testing.T, data []byte, kinds []byte) {
 		var v any
@@ -85,6 +91,18 @@ func FuzzAdd(f *testing.F) {
 			if n.Ref.IsSection() {
 				if len(n.Parents) == 0 || g.Node(n.Parents[0]).Ref != n.Ref.Object() {
 					t.Errorf("section %s is not below its object", n.Ref)
+				}
+			}
+			// A ListenerSet hangs below a Gateway (at most one: its
+			// parentRef) and nothing else.
+			if n.Ref.GroupKind() == topology.KindListenerSet && !n.Ref.IsSection() {
+				if len(n.Parents) > 1 {
+					t.Errorf("%s has %d parents", n.Ref, len(n.Parents))
+				}
+				for _, p := range n.Parents {
+					if pr := g.Node(p).Ref; pr.GroupKind() != topology.KindGateway || pr.IsSection() {
+						t.Errorf("%s is below %s, not a Gateway", n.Ref, pr)
+					}
 				}
 			}
 		}

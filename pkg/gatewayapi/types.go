@@ -33,11 +33,22 @@ type gatewayObject struct {
 }
 
 type gatewaySpec struct {
-	GatewayClassName gwv1.ObjectName `json:"gatewayClassName"`
-	Listeners        []listenerSpec  `json:"listeners"`
+	GatewayClassName gwv1.ObjectName        `json:"gatewayClassName"`
+	Listeners        []listenerSpec         `json:"listeners"`
+	AllowedListeners *gwv1.AllowedListeners `json:"allowedListeners,omitempty"`
 }
 
-// listenerSpec projects gwv1.Listener (without its TLS settings).
+// listenerSetObject projects gwv1.ListenerSet.
+type listenerSetObject struct {
+	Metadata objectMeta `json:"metadata"`
+	Spec     struct {
+		ParentRef gwv1.ParentGatewayReference `json:"parentRef"`
+		Listeners []listenerSpec              `json:"listeners,omitempty"`
+	} `json:"spec"`
+}
+
+// listenerSpec projects gwv1.Listener and gwv1.ListenerEntry, the
+// listeners of Gateways and ListenerSets (without their TLS settings).
 type listenerSpec struct {
 	Name          gwv1.SectionName    `json:"name"`
 	Hostname      *gwv1.Hostname      `json:"hostname,omitempty"`

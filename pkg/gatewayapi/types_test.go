@@ -24,6 +24,7 @@ func TestProjections(t *testing.T) {
 	}{
 		{metaObject{}, []any{gwv1.GatewayClass{}, gwv1beta1.GatewayClass{}, corev1.Namespace{}}},
 		{gatewayObject{}, []any{gwv1.Gateway{}, gwv1beta1.Gateway{}}},
+		{listenerSetObject{}, []any{gwv1.ListenerSet{}}},
 		{serviceObject{}, []any{corev1.Service{}}},
 		{referenceGrantObject{}, []any{gwv1.ReferenceGrant{}, gwv1beta1.ReferenceGrant{}, gwv1alpha2.ReferenceGrant{}}},
 		{routeObject{}, []any{

@@ -107,6 +107,7 @@ const (
 var (
 	KindGatewayClass = GroupKind{GatewayGroup, "GatewayClass"}
 	KindGateway      = GroupKind{GatewayGroup, "Gateway"}
+	KindListenerSet  = GroupKind{GatewayGroup, "ListenerSet"}
 	KindHTTPRoute    = GroupKind{GatewayGroup, "HTTPRoute"}
 	KindGRPCRoute    = GroupKind{GatewayGroup, "GRPCRoute"}
 	KindTLSRoute     = GroupKind{GatewayGroup, "TLSRoute"}
@@ -124,9 +125,11 @@ func ClusterScoped(gk GroupKind) bool { return gk == KindGatewayClass || gk == K
 var RouteKinds = []GroupKind{KindHTTPRoute, KindGRPCRoute, KindTLSRoute, KindTCPRoute, KindUDPRoute}
 
 // DefaultHierarchy is the full hierarchy of object kinds, most general first.
-// Namespaces are placed per path (see Graph docs), not by edges.
+// Namespaces are placed per path (see Graph docs), not by edges. A
+// ListenerSet (GEP-1713) holds more listeners of its Gateway, so it sits
+// between the Gateway and the routes attached to its listeners.
 var DefaultHierarchy = []GroupKind{
-	KindGatewayClass, KindNamespace, KindGateway,
+	KindGatewayClass, KindNamespace, KindGateway, KindListenerSet,
 	KindHTTPRoute, KindGRPCRoute, KindTLSRoute, KindTCPRoute, KindUDPRoute,
 	KindService,
 }

@@ -128,9 +128,9 @@ func Parable(t testing.TB, env *testenv.Env, root string) {
 // Ana is the parable's application developer: she may list the policy CRDs
 // (cluster-wide, to discover the policy kinds), and in namespace baker get
 // the namespace and list Services, the route kinds, TimeoutPolicies and the
-// parable's BackendTLSPolicies, but not Gateways, ReferenceGrants or
-// RetryPolicies. Ana creates the roles and bindings (once per env) and
-// returns her configuration.
+// parable's BackendTLSPolicies, but not Gateways, ListenerSets,
+// ReferenceGrants or RetryPolicies. Ana creates the roles and bindings
+// (once per env) and returns her configuration.
 func Ana(t testing.TB, env *testenv.Env) *rest.Config {
 	t.Helper()
 	const user, ns = "ana", "baker"
