@@ -273,6 +273,18 @@ validation: {hostname: b.example}`))
 	want(t, "whole Programmed", status(t, res, "whole", "Programmed"), "True/PartiallyProgrammed")
 	want(t, "port (group core)", status(t, res, "port", "Accepted"), "True/Accepted")
 	want(t, "whole-newer", status(t, res, "whole-newer", "Accepted"), "False/Conflicted")
+	// The ancestor is the Gateway through which the Service is reached
+	// (GEP-1897), not the Service.
+	for _, ps := range res.Policies {
+		if ps.Policy.Ref.Name != "whole" {
+			continue
+		}
+		var got []string
+		for _, a := range ps.Ancestors {
+			got = append(got, a.Ref.String()+"="+a.Conditions[0].Reason)
+		}
+		want(t, "ancestors of whole", got, []string{"Gateway.gateway.networking.k8s.io default/g1=Accepted"})
+	}
 }
 
 func TestBareKindNamesResolve(t *testing.T) {

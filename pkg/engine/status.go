@@ -13,6 +13,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/attache-dev/attache/pkg/merge"
+	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -150,6 +151,9 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 		st.Ancestors = append(st.Ancestors, anc)
 	}
 	notAccepted = append(notAccepted, ps.noTarget...)
+	if ps.p.Kind.Ancestor == policy.AncestorGateway {
+		st.Ancestors = c.gatewayAncestors(st.Ancestors)
+	}
 	switch {
 	case len(accepted) > 0:
 		msg := "Policy is accepted"
@@ -192,6 +196,76 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 	}
 	c.capAncestors(st)
 	return st
+}
+
+// gatewayAncestors maps ancestor entries named after declared targets to
+// entries named after the Gateways through which each target takes effect
+// (GEP-713 "Using upstream PolicyAncestorStatus", GEP-1897): a Gateway
+// target (or listener) is its own; another target's are the Gateways above
+// it. A Gateway reached through several targets takes the entry of the
+// first accepted one (else of the first). A target no Gateway reaches (not
+// found, or behind no route) keeps its own entry, so that its condition
+// still says why it has no effect.
+func (c *computation) gatewayAncestors(in []Ancestor) []Ancestor {
+	var out []Ancestor
+	index := map[topology.Ref]int{}
+	for _, an := range in {
+		gws := c.gatewaysAbove(an.Ref)
+		if len(gws) == 0 {
+			out = append(out, an)
+			continue
+		}
+		for _, gw := range gws {
+			e := Ancestor{Ref: gw, Conditions: an.Conditions}
+			if i, ok := index[gw]; ok {
+				if out[i].Conditions[0].Status != "True" && an.Conditions[0].Status == "True" {
+					out[i] = e
+				}
+				continue
+			}
+			index[gw] = len(out)
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// gatewaysAbove returns the Gateways at or above ref in the hierarchy: the
+// Gateway itself for a Gateway or one of its listeners (with the listener
+// as section), else the Gateway objects some path from ref goes up to,
+// sorted.
+func (c *computation) gatewaysAbove(ref topology.Ref) []topology.Ref {
+	if ref.GroupKind() == topology.KindGateway {
+		return []topology.Ref{ref}
+	}
+	start, ok := c.graph.Lookup(ref)
+	if !ok {
+		return nil
+	}
+	seen := map[topology.NodeID]bool{start: true}
+	queue := []topology.NodeID{start}
+	found := map[topology.Ref]bool{}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		node := c.graph.Node(n)
+		if node.Ref.GroupKind() == topology.KindGateway {
+			found[node.Ref.Object()] = true
+			continue
+		}
+		for _, p := range node.Parents {
+			if !seen[p] {
+				seen[p] = true
+				queue = append(queue, p)
+			}
+		}
+	}
+	out := make([]topology.Ref, 0, len(found))
+	for r := range found {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Less(out[j]) })
+	return out
 }
 
 func shortName(r topology.Ref) string {

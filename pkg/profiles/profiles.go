@@ -59,7 +59,7 @@ var builtin = func() []policy.Profile {
 		return entry(EnvoyGateway, "gateway.envoyproxy.io", kind, "", policy.Spec{
 			Class: policy.Inherited, Hierarchy: h, TargetKinds: h, EffectiveSectionKinds: routes,
 			Strategies: []merge.Strategy{merge.AtomicDefaults}, SameLevel: policy.SameLevelOldestWins,
-			MergeTypeField: "mergeType",
+			MergeTypeField: "mergeType", Ancestor: policy.AncestorGateway,
 		})
 	}
 	istioTargets := kinds(gateway, gatewayClass, service, serviceEntry)
@@ -94,7 +94,7 @@ var builtin = func() []policy.Profile {
 		// Gateway API.
 		entry(GatewayAPI, topology.GatewayGroup, "BackendTLSPolicy", "Direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(service), EffectiveSectionKinds: kinds(service),
-			DirectSections: true, SameLevel: policy.SameLevelOldestWins,
+			DirectSections: true, SameLevel: policy.SameLevelOldestWins, Ancestor: policy.AncestorGateway,
 		}),
 		entry(GatewayAPI, "gateway.networking.x-k8s.io", "XBackendTrafficPolicy", "Direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(service), SameLevel: policy.SameLevelOldestWins,
@@ -125,6 +125,7 @@ var builtin = func() []policy.Profile {
 		}),
 		entry(NGF, "gateway.nginx.org", "UpstreamSettingsPolicy", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(service), SameLevel: policy.SameLevelMergeDisjoint,
+			Ancestor: policy.AncestorGateway,
 		}),
 		entry(NGF, "gateway.nginx.org", "SnippetsPolicy", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(gateway), Composition: policy.CompositionAdditive,
