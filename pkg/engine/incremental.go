@@ -323,10 +323,13 @@ func sameObject(a, b *unstructured.Unstructured) bool {
 }
 
 // samePolicy reports whether two parses of a policy say the same, the
-// generation aside.
+// generation aside. Every field of policy.Policy the engine reads must be
+// compared here (a field left out makes an edit of it go unseen: the
+// MergePolicy edits of TestIncrementalMatchesCompute found mergeType).
 func samePolicy(a, b *policy.Policy) bool {
 	return a.Ref == b.Ref && a.Kind == b.Kind && a.Created.Equal(b.Created) && a.Stanza == b.Stanza &&
-		a.Strategy == b.Strategy && reflect.DeepEqual(a.Targets, b.Targets) &&
+		a.Strategy == b.Strategy && a.MergeType == b.MergeType && a.UnmodelledTargeting == b.UnmodelledTargeting &&
+		reflect.DeepEqual(a.Targets, b.Targets) &&
 		reflect.DeepEqual(a.Spec, b.Spec) && reflect.DeepEqual(a.Problems, b.Problems)
 }
 

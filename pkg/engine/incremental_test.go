@@ -93,7 +93,10 @@ func directObjects(services, namespaces int) []*unstructured.Unstructured {
 	crd := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
 		"metadata": map[string]any{"name": "tlspolicies." + directGroup, "labels": map[string]any{"gateway.networking.k8s.io/policy": "Direct"},
-			"annotations": map[string]any{"attache.dev/target-kinds": "Service"}},
+			"annotations": map[string]any{"attache.dev/target-kinds": "Service",
+				// Ports are the effective targets, covered by whole-Service
+				// policies and beaten there by port policies.
+				"attache.dev/effective-section-kinds": "Service", "attache.dev/direct-sections": "true"}},
 		"spec": map[string]any{"group": directGroup, "scope": "Namespaced", "names": map[string]any{"kind": "TLSPolicy", "plural": "tlspolicies"}},
 	}}
 	out := []*unstructured.Unstructured{crd}
@@ -108,6 +111,55 @@ func directObjects(services, namespaces int) []*unstructured.Unstructured {
 		}})
 	}
 	return out
+}
+
+const sameLevelGroup = "samelevel.attache.dev"
+
+// sameLevelObjects adds an Inherited kind with the settings of issue 8:
+// route rules as effective targets, merge-disjoint at one level, and a
+// merge-type field, with instances on Gateways, listeners and routes.
+func sameLevelObjects(objs []engine.Object) []*unstructured.Unstructured {
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "mergepolicies." + sameLevelGroup, "labels": map[string]any{"gateway.networking.k8s.io/policy": "Inherited"},
+			"annotations": map[string]any{"attache.dev/hierarchy": "Gateway,HTTPRoute", "attache.dev/effective-section-kinds": "HTTPRoute",
+				"attache.dev/same-level": "merge-disjoint", "attache.dev/merge-type-field": "mergeType", "attache.dev/merge-strategies": "atomic-defaults"}},
+		"spec": map[string]any{"group": sameLevelGroup, "scope": "Namespaced", "names": map[string]any{"kind": "MergePolicy", "plural": "mergepolicies"}},
+	}}
+	out := []*unstructured.Unstructured{crd}
+	var targets []*unstructured.Unstructured
+	for _, o := range objs {
+		if k := o.Object.GetKind(); k == "Gateway" || k == "HTTPRoute" {
+			targets = append(targets, o.Object)
+		}
+	}
+	for i := range 14 {
+		out = append(out, sameLevelPolicy(fmt.Sprintf("merge-%d", i), targets[(i*5)%len(targets)], i%3 == 0 && i%2 == 1, i%4 == 1, i))
+	}
+	return out
+}
+
+// sameLevelPolicy is a MergePolicy on target (a listener of it when
+// section), setting a few of fields a, b, c.
+func sameLevelPolicy(name string, target *unstructured.Unstructured, section, mergeType bool, n int) *unstructured.Unstructured {
+	ref := map[string]any{"group": "gateway.networking.k8s.io", "kind": target.GetKind(), "name": target.GetName()}
+	if section && target.GetKind() == "Gateway" {
+		ref["sectionName"] = "l1"
+	}
+	spec := map[string]any{"targetRefs": []any{ref}}
+	for j, f := range []string{"a", "b", "c"} {
+		if (n>>j)&1 == 1 || j == n%3 {
+			spec[f] = map[string]any{"v": int64(n)}
+		}
+	}
+	if mergeType {
+		spec["mergeType"] = "JSONMerge"
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": sameLevelGroup + "/v1", "kind": "MergePolicy",
+		"metadata": map[string]any{"name": name, "namespace": target.GetNamespace(), "creationTimestamp": fmt.Sprintf("2026-01-01T00:00:%02dZ", (n*7)%60)},
+		"spec":     spec,
+	}}
 }
 
 const clusterGroup = "cluster.attache.dev"
@@ -150,6 +202,9 @@ func newEditor(seed uint64, p gen.Params, n int) *editor {
 	}
 	for _, u := range clusterObjects(p.Namespaces) {
 		e.objs = append(e.objs, engine.Object{Object: u, Source: "cluster-scoped"})
+	}
+	for _, u := range sameLevelObjects(e.objs) {
+		e.objs = append(e.objs, engine.Object{Object: u, Source: "same-level"})
 	}
 	gw := "gateway.networking.k8s.io"
 	ref := func(group, kind, name, section string) map[string]any {
@@ -203,7 +258,41 @@ func (e *editor) edit() (what string, policyOnly bool) {
 		}
 		return "defaults"
 	}
-	switch op := e.rng.IntN(13); op {
+	switch op := e.rng.IntN(15); op {
+	case 12, 13: // a MergePolicy: its fields, merge type, target or age
+		m := e.policies("MergePolicy")
+		i := pick(m)
+		replace(i, func(u *unstructured.Unstructured) {
+			switch e.rng.IntN(4) {
+			case 0:
+				f := []string{"a", "b", "c"}[e.rng.IntN(3)]
+				if e.rng.IntN(2) == 0 {
+					unstructured.RemoveNestedField(u.Object, "spec", f)
+				} else {
+					_ = unstructured.SetNestedField(u.Object, int64(e.rng.IntN(9)), "spec", f, "v")
+				}
+			case 1:
+				if _, ok := u.Object["spec"].(map[string]any)["mergeType"]; ok {
+					unstructured.RemoveNestedField(u.Object, "spec", "mergeType")
+				} else {
+					_ = unstructured.SetNestedField(u.Object, "JSONMerge", "spec", "mergeType")
+				}
+			case 2:
+				var targets []*unstructured.Unstructured
+				for _, o := range e.objs {
+					if k := o.Object.GetKind(); (k == "Gateway" || k == "HTTPRoute") && o.Object.GetNamespace() == u.GetNamespace() {
+						targets = append(targets, o.Object)
+					}
+				}
+				if len(targets) > 0 {
+					t := sameLevelPolicy(u.GetName(), targets[e.rng.IntN(len(targets))], e.rng.IntN(2) == 0, false, e.rng.IntN(8))
+					u.Object["spec"].(map[string]any)["targetRefs"] = t.Object["spec"].(map[string]any)["targetRefs"]
+				}
+			default:
+				_ = unstructured.SetNestedField(u.Object, fmt.Sprintf("2026-01-01T00:00:%02dZ", e.rng.IntN(60)), "metadata", "creationTimestamp")
+			}
+		})
+		return "merge policy " + e.objs[i].Object.GetName(), true
 	case 0, 1: // edit a field of the spec proper
 		i := pick(bench)
 		replace(i, func(u *unstructured.Unstructured) {
@@ -297,7 +386,11 @@ func (e *editor) edit() (what string, policyOnly bool) {
 			if e.rng.IntN(2) == 0 {
 				_ = unstructured.SetNestedField(u.Object, fmt.Sprintf("m%d", e.rng.IntN(5)), "spec", "mode")
 			} else {
-				_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"group": "", "kind": "Service", "name": fmt.Sprintf("svc-%d", e.rng.IntN(8))}}, "spec", "targetRefs")
+				ref := map[string]any{"group": "", "kind": "Service", "name": fmt.Sprintf("svc-%d", e.rng.IntN(8))}
+				if e.rng.IntN(2) == 0 {
+					ref["sectionName"] = "http"
+				}
+				_ = unstructured.SetNestedSlice(u.Object, []any{ref}, "spec", "targetRefs")
 			}
 		})
 		return "direct " + e.objs[i].Object.GetName(), true
@@ -385,7 +478,7 @@ func TestIncrementalMatchesCompute(t *testing.T) {
 		for _, ef := range res.Effective {
 			kinds[ef.Kind.GroupKind.Kind+"/"+ef.Target.Kind] = true
 		}
-		for _, k := range []string{"BenchPolicy/Service", "TLSPolicy/Service", "QuotaPolicy/Namespace", "QuotaPolicy/Service"} {
+		for _, k := range []string{"BenchPolicy/Service", "TLSPolicy/Service", "QuotaPolicy/Namespace", "QuotaPolicy/Service", "MergePolicy/HTTPRoute"} {
 			if !kinds[k] {
 				t.Fatalf("seed %d: no effective %s in the input (have %v)", seed, k, kinds)
 			}
