@@ -160,7 +160,11 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 		// those of targets where it was rejected (decision 7: it then
 		// "loses some contexts").
 		if summary == nil {
-			p := c.programmedFrom(ps.reach, func() string { return c.cachedLossSummary(&ps.lossMsg, ps.atts) })
+			setsNone := true
+			for _, a := range ps.atts {
+				setsNone = setsNone && len(a.affects) == 0
+			}
+			p := c.programmedFrom(ps.reach, setsNone, func() string { return c.cachedLossSummary(&ps.lossMsg, ps.atts) })
 			summary = &p
 		}
 		st.Conditions = []Condition{{Type: CondAccepted, Status: "True", Reason: ReasonAccepted, Message: msg}, *summary}
@@ -237,7 +241,7 @@ func (c *computation) conflictMessage(a *attachment) string {
 // Overridden when it contributes nothing anywhere, else
 // PartiallyProgrammed.
 func (c *computation) programmed(ps *pstate, a *attachment) Condition {
-	return c.programmedFrom(a.reach, func() string { return c.cachedLossSummary(&a.lossMsg, []*attachment{a}) })
+	return c.programmedFrom(a.reach, len(a.affects) == 0, func() string { return c.cachedLossSummary(&a.lossMsg, []*attachment{a}) })
 }
 
 // cachedLossSummary is lossSummary, kept in *cache until the losses change.
@@ -249,13 +253,19 @@ func (c *computation) cachedLossSummary(cache **string, atts []*attachment) stri
 	return **cache
 }
 
-// programmedFrom derives Programmed from a reach; losses tells who beat
-// the policy, for the message.
-func (c *computation) programmedFrom(r Reach, losses func() string) Condition {
+// programmedFrom derives Programmed from a reach; setsNone says the policy
+// contributes no field in any of those contexts (decision 8: it affects
+// nothing), and losses tells who beat the policy, for the message.
+func (c *computation) programmedFrom(r Reach, setsNone bool, losses func() string) Condition {
 	cond := Condition{Type: CondProgrammed}
 	switch {
 	case r.Contexts == 0:
 		cond.Status, cond.Reason, cond.Message = "True", ReasonProgrammed, "Policy is programmed; no effective target is in its scope yet"
+	case r.Full == r.Contexts && setsNone:
+		// It lost nothing because it set nothing (an empty spec): "in
+		// full" would suggest it has an effect, and it affects nothing.
+		cond.Status, cond.Reason = "True", ReasonProgrammed
+		cond.Message = "Policy is programmed but sets no field in " + contexts(r.Contexts) + ", so it affects nothing"
 	case r.Full == r.Contexts:
 		cond.Status, cond.Reason, cond.Message = "True", ReasonProgrammed, "Policy is programmed in full in "+contexts(r.Contexts)
 	case r.None == r.Contexts:
