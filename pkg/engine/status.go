@@ -224,16 +224,53 @@ func (c *computation) capAncestors(st *PolicyStatus) {
 		Message: fmt.Sprintf("%d ancestor entries were left out; at most %d are reported", st.AncestorsOmitted, MaxAncestors)})
 }
 
+// conflictMessage names the policies that rejected attachment a (strategy
+// none) and why each is the established one (decision 2): it is older, or,
+// created at the same time, first by {namespace}/{name}. Saying "older" of
+// a tie broken by name would send the reader looking for a timestamp that
+// does not differ.
 func (c *computation) conflictMessage(a *attachment) string {
-	var winners []string
-	for w := range a.conflictedBy {
-		winners = append(winners, fmt.Sprintf("%s %s (on %s)", w.Policy.Kind, shortName(w.Policy), w.At.Short()))
+	type winner struct {
+		kind, name, at string
+		older          bool
 	}
-	sort.Strings(winners)
+	var winners []winner
+	older, tied := 0, 0
+	for w := range a.conflictedBy {
+		isOlder := true
+		if id, ok := c.attByRef[w]; ok {
+			isOlder = c.atts[id].pol.p.Created.Before(a.pol.p.Created)
+		}
+		if isOlder {
+			older++
+		} else {
+			tied++
+		}
+		winners = append(winners, winner{w.Policy.Kind, shortName(w.Policy), w.At.Short(), isOlder})
+	}
 	if len(winners) == 0 {
 		return "Policy conflicts with an established policy (merge strategy none)"
 	}
-	return fmt.Sprintf("Conflicts with the established %s; with merge strategy none the established (older) policy wins", strings.Join(winners, ", "))
+	names := make([]string, len(winners))
+	for i, w := range winners {
+		why := ""
+		if older > 0 && tied > 0 { // mixed: say why for each
+			why = "; older"
+			if !w.older {
+				why = "; same creationTimestamp, first by namespace/name"
+			}
+		}
+		names[i] = fmt.Sprintf("%s %s (on %s%s)", w.kind, w.name, w.at, why)
+	}
+	sort.Strings(names)
+	why := "the established policy wins (the older; with the same creationTimestamp, the first by namespace/name)"
+	switch {
+	case tied == 0:
+		why = "the established (older) policy wins"
+	case older == 0:
+		why = "the established policy wins: with the same creationTimestamp, it comes first by namespace/name"
+	}
+	return fmt.Sprintf("Conflicts with the established %s; with merge strategy none %s", strings.Join(names, ", "), why)
 }
 
 // programmed derives the Programmed condition of one attachment from its
