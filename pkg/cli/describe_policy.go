@@ -254,8 +254,14 @@ func (d *describer) printPolicy(w io.Writer, p *policyDescription) error {
 
 	fmt.Fprintln(w, "\nReach:")
 	manyTargets := len(p.Targets) > 1
+	fullTitle := "Wins in full"
+	if len(p.Reach.Affects) == 0 && p.Reach.Totals.Full > 0 {
+		// It contributes no field anywhere yet lost nothing somewhere (an
+		// empty spec): there it had nothing to lose.
+		fullTitle = "Sets no field"
+	}
 	for _, o := range []struct{ outcome, title string }{
-		{engine.OutcomeFull, "Wins in full"},
+		{engine.OutcomeFull, fullTitle},
 		{engine.OutcomePartial, "Wins in part"},
 		{engine.OutcomeNone, "Beaten entirely"},
 	} {

@@ -411,11 +411,15 @@ func (d *describer) printTarget(w io.Writer, t *targetDescription) error {
 	}
 
 	// THAT.
-	var setting, beaten, idle int
+	var setting, beaten, empty, idle int
 	for _, p := range t.Policies {
 		switch {
 		case p.SetsFields:
 			setting++
+		case p.Here.Contexts > 0 && p.Here.Full > 0:
+			// It lost nothing somewhere yet set nothing: its spec is
+			// empty. It is not beaten, and it does not affect the object.
+			empty++
 		case p.Here.Contexts > 0:
 			beaten++
 		default:
@@ -438,6 +442,12 @@ func (d *describer) printTarget(w io.Writer, t *targetDescription) error {
 		notes = append(notes, "1"+one+" reaches it but is beaten entirely")
 	case beaten > 1:
 		notes = append(notes, fmt.Sprintf("%d%s reach it but are beaten entirely", beaten, many))
+	}
+	switch {
+	case empty == 1:
+		notes = append(notes, "1"+one+" reaches it but sets no field")
+	case empty > 1:
+		notes = append(notes, fmt.Sprintf("%d%s reach it but set no field", empty, many))
 	}
 	switch {
 	case idle == 1:
@@ -531,7 +541,7 @@ func (d *describer) printReaching(w io.Writer, ps []reachingPolicy) {
 			words = append(words, stanzaWord(p.Stanza)+", "+p.Strategy)
 		}
 		if p.Here.Contexts > 0 {
-			words = append(words, statusWords(p.Conditions), "here: "+outcomeWords(p.Here))
+			words = append(words, statusWords(p.Conditions), "here: "+outcomeWords(p.Here, !p.SetsFields))
 		} else if len(p.Ancestors) == 0 {
 			words = append(words, statusWords(p.Conditions))
 		}
@@ -559,11 +569,17 @@ func relationWords(rel string) string {
 }
 
 // outcomeWords summarizes a policy's outcomes over some contexts.
-func outcomeWords(r engine.Reach) string {
+// setsNone says it sets no field in any of them: its "full" outcomes then
+// lost nothing only because there was nothing to lose.
+func outcomeWords(r engine.Reach, setsNone bool) string {
+	fullWord := "wins in full"
+	if setsNone {
+		fullWord = "sets no field"
+	}
 	word := func(full, partial bool) string {
 		switch {
 		case full:
-			return "wins in full"
+			return fullWord
 		case partial:
 			return "wins in part"
 		}
@@ -578,6 +594,9 @@ func outcomeWords(r engine.Reach) string {
 			all = "both contexts"
 		}
 		return word(r.Full == r.Contexts, r.Partial == r.Contexts) + " in " + all
+	}
+	if setsNone { // then no context is partial: that needs a field kept
+		return fmt.Sprintf("%d contexts: sets no field in %d, beaten entirely in %d", r.Contexts, r.Full, r.None)
 	}
 	return fmt.Sprintf("%d contexts: %d full, %d partial, %d none", r.Contexts, r.Full, r.Partial, r.None)
 }

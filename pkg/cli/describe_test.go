@@ -367,3 +367,140 @@ func TestDescribePath(t *testing.T) {
 		}
 	}
 }
+
+// TestDescribeEmptySpec: a policy whose spec sets nothing (only targetRefs,
+// or an empty stanza) contributes no field, so it does not affect the
+// object (decision 8); it is not beaten either, and nothing may say it
+// "wins in full". Before the fix, the summary counted it as beaten entirely
+// while its own line said it won in full.
+func TestDescribeEmptySpec(t *testing.T) {
+	input := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: colorpolicies.policies.example.com
+  labels: {gateway.networking.k8s.io/policy: Inherited}
+  annotations: {attache.dev/effective-target-kinds: Service}
+spec:
+  group: policies.example.com
+  names: {kind: ColorPolicy, plural: colorpolicies}
+  scope: Namespaced
+  versions: [{name: v1, served: true, storage: true}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: app}
+spec:
+  gatewayClassName: example
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: app}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{backendRefs: [{name: s, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: app}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: policies.example.com/v1
+kind: ColorPolicy
+metadata: {name: red, namespace: app, creationTimestamp: "2024-01-01T00:00:00Z"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  color: red
+---
+apiVersion: policies.example.com/v1
+kind: ColorPolicy
+metadata: {name: only-targets, namespace: app, creationTimestamp: "2024-01-02T00:00:00Z"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+---
+apiVersion: policies.example.com/v1
+kind: ColorPolicy
+metadata: {name: empty-defaults, namespace: app, creationTimestamp: "2024-01-01T00:00:00Z"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}]
+  defaults: {}
+`
+	path := filepath.Join(t.TempDir(), "in.yaml")
+	if err := os.WriteFile(path, []byte(input), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun := func(args ...string) string {
+		t.Helper()
+		out, errOut, err := run(t, append(args, "-f", path)...)
+		if err != nil {
+			t.Fatalf("attache %s: %v (stderr %q)", strings.Join(args, " "), err, errOut)
+		}
+		return out
+	}
+	contains := func(out string, want ...string) {
+		t.Helper()
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("output does not say %q:\n%s", w, out)
+			}
+		}
+		if strings.Contains(out, "wins in full") || strings.Contains(out, "Wins in full") || strings.Contains(out, "programmed in full") {
+			t.Errorf("output says a policy wins in full, yet none sets a field:\n%s", out)
+		}
+	}
+
+	// The route's empty atomic defaults replace everything above it: red
+	// is beaten entirely, the two empty policies set nothing.
+	out := mustRun("describe", "service/s", "-n", "app")
+	contains(out,
+		"Affected by policies: no (1 policy reaches it but is beaten entirely; 2 policies reach it but set no field)\n",
+		"bare spec, atomic-defaults; Accepted, Overridden; here: beaten entirely in its only context",
+		"bare spec, atomic-defaults; Accepted, Programmed; here: sets no field in its only context",
+		"defaults, atomic-defaults; Accepted, Programmed; here: sets no field in its only context",
+		"(empty spec)")
+
+	var doc targetDescription
+	if err := json.Unmarshal([]byte(mustRun("describe", "service/s", "-n", "app", "-o", "json")), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Affected {
+		t.Error("describe -o json: affected is true, yet no policy sets a field")
+	}
+	for _, p := range doc.Policies {
+		if p.SetsFields {
+			t.Errorf("describe -o json: %s sets fields", p.Policy.Name)
+		}
+	}
+
+	contains(mustRun("describe", "policy", "colorpolicy/empty-defaults", "-n", "app"),
+		"Affects nothing; 1 context: 1 full, 0 partial, 0 none",
+		"Sets no field in 1 context:",
+		"Programmed=True Programmed: Policy is programmed but sets no field in its only context, so it affects nothing")
+
+	// get policies: nothing affected, and the status message says why.
+	var list struct {
+		Items []struct {
+			Ref     topology.Ref `json:"ref"`
+			Affects []topology.Ref
+			Conds   []engine.Condition `json:"conditions"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(mustRun("get", "policies", "-n", "app", "-o", "json")), &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 3 {
+		t.Fatalf("get policies -o json: %d items, want 3", len(list.Items))
+	}
+	for _, it := range list.Items {
+		if len(it.Affects) != 0 {
+			t.Errorf("%s affects %v", it.Ref.Name, it.Affects)
+		}
+		if it.Ref.Name == "red" {
+			continue
+		}
+		if c := it.Conds[len(it.Conds)-1]; c.Reason != engine.ReasonProgrammed || !strings.Contains(c.Message, "sets no field") {
+			t.Errorf("%s: Programmed condition %+v does not say it sets no field", it.Ref.Name, c)
+		}
+	}
+	contains(mustRun("get", "policies", "-n", "app", "-o", "wide"))
+}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"sigs.k8s.io/yaml"
 
+	"github.com/attache-dev/attache/internal/jsonyaml"
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/manifest"
 	"github.com/attache-dev/attache/pkg/report"
@@ -68,16 +68,23 @@ func (o *effectiveOptions) run(streams genericiooptions.IOStreams) error {
 }
 
 func write(w io.Writer, v any, format string) error {
-	js, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
 	if format == "yaml" {
-		y, err := yaml.JSONToYAML(js)
+		// Compact JSON: the YAML does not depend on its layout. jsonyaml
+		// gives yaml.JSONToYAML's bytes without its costly round trip
+		// through interface{} values.
+		js, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		y, err := jsonyaml.Convert(js)
 		if err != nil {
 			return err
 		}
 		_, err = w.Write(y)
+		return err
+	}
+	js, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
 		return err
 	}
 	_, err = w.Write(append(js, '\n'))

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -73,5 +75,48 @@ func TestEffectiveErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEffectiveFileGivenTwice: a file named twice (or also inside a folder
+// given) is read once, so nothing is "a duplicate of itself"; the same
+// object in two different files is still a duplicate.
+func TestEffectiveFileGivenTwice(t *testing.T) {
+	const dir = "../../examples/parable"
+	want, _, err := run(t, "effective", "-f", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"-f", dir + "/policies.yaml", "-f", dir},
+		{"-f", dir, "-f", dir},
+		{"-f", dir + "/crds.yaml", "-f", dir + "/crds.yaml", "-f", "./" + dir + "/topology.yaml", "-f", dir + "/policies.yaml"},
+	} {
+		out, errOut, err := run(t, append([]string{"effective"}, args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if errOut != "" {
+			t.Errorf("%v: unexpected stderr:\n%s", args, errOut)
+		}
+		if out != want {
+			t.Errorf("%v: the output differs from -f %s's", args, dir)
+		}
+	}
+
+	copyPath := filepath.Join(t.TempDir(), "policies.yaml")
+	data, err := os.ReadFile(dir + "/policies.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(copyPath, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, err := run(t, "effective", "-f", dir, "-f", copyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "duplicate object (first seen in " + dir + "/policies.yaml#1)"; !strings.Contains(errOut, want) {
+		t.Errorf("a real duplicate must be reported (%q):\n%s", want, errOut)
 	}
 }

@@ -393,3 +393,71 @@ spec:
 		t.Errorf("affected %v, want the Namespace and the Service", res.Affected)
 	}
 }
+
+// TestConflictedMessageSaysWhyTheWinnerIsEstablished: with strategy none
+// the established policy is the older, or, at the same creationTimestamp,
+// the first by namespace/name (decision 2); the message must give the
+// reason that applied, not call a policy of the same age "older".
+func TestConflictedMessageSaysWhyTheWinnerIsEstablished(t *testing.T) {
+	pol := func(name, ts, kind, target string) string {
+		return fmt.Sprintf("apiVersion: policies.example.com/v1\nkind: ColorPolicy\nmetadata: {name: %s, creationTimestamp: %q}\nspec:\n  targetRefs: [{group: gateway.networking.k8s.io, kind: %s, name: %s}]\n  color: %s\n", name, ts, kind, target, name)
+	}
+	svc := func(name string) string {
+		return strings.Replace(pol(name, "2024-01-01T00:00:00Z", "Service", "s1"), "group: gateway.networking.k8s.io", `group: ""`, 1)
+	}
+	// A second route to s1: s1 then has two contexts, whose stacks can have
+	// different winners.
+	r2 := "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r2}\nspec:\n  parentRefs: [{name: g1}]\n  rules: [{backendRefs: [{name: s1, port: 80}]}]\n"
+	const jan, feb = "2024-01-01T00:00:00Z", "2024-02-01T00:00:00Z"
+	for _, tc := range []struct {
+		name   string
+		docs   []string
+		loser  string
+		want   []string
+		wantNo []string
+	}{
+		{"older", []string{pol("old", jan, "Gateway", "g1"), pol("new", feb, "Gateway", "g1")}, "new",
+			[]string{"Conflicts with the established ColorPolicy default/old (on Gateway default/g1); with merge strategy none the established (older) policy wins"},
+			[]string{"namespace/name"}},
+		{"same age", []string{pol("b", jan, "Gateway", "g1"), pol("a", jan, "Gateway", "g1")}, "b",
+			[]string{"Conflicts with the established ColorPolicy default/a (on Gateway default/g1); with merge strategy none the established policy wins: with the same creationTimestamp, it comes first by namespace/name"},
+			[]string{"older"}},
+		{"no timestamps", []string{strings.Replace(pol("b", jan, "Gateway", "g1"), `, creationTimestamp: "`+jan+`"`, "", 1),
+			strings.Replace(pol("a", jan, "Gateway", "g1"), `, creationTimestamp: "`+jan+`"`, "", 1)}, "b",
+			[]string{"it comes first by namespace/name"}, []string{"older"}},
+		{"one of each", []string{r2, pol("old", "2023-01-01T00:00:00Z", "HTTPRoute", "r1"), pol("a-tie", jan, "HTTPRoute", "r2"), svc("loser")}, "loser",
+			[]string{"ColorPolicy default/a-tie (on HTTPRoute default/r2; same creationTimestamp, first by namespace/name)",
+				"ColorPolicy default/old (on HTTPRoute default/r1; older)"},
+			[]string{"(older)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := compute(t, engine.Options{}, append([]string{fmt.Sprintf(colorCRD, "none"), topo}, tc.docs...)...)
+			if len(res.Problems) > 0 {
+				t.Fatalf("problems: %v", res.Problems)
+			}
+			var st *engine.PolicyStatus
+			for _, p := range res.Policies {
+				if p.Policy.Ref.Name == tc.loser {
+					st = p
+				}
+			}
+			c := st.Conditions[0]
+			if c.Reason != engine.ReasonConflicted {
+				t.Fatalf("%s: condition %+v, want Conflicted", tc.loser, c)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(c.Message, w) {
+					t.Errorf("message %q does not say %q", c.Message, w)
+				}
+			}
+			for _, w := range tc.wantNo {
+				if strings.Contains(c.Message, w) {
+					t.Errorf("message %q says %q", c.Message, w)
+				}
+			}
+			if a := st.Ancestors[0].Conditions[0]; a.Message != c.Message {
+				t.Errorf("ancestor message %q differs from the summary's %q", a.Message, c.Message)
+			}
+		})
+	}
+}

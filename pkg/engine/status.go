@@ -164,7 +164,11 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 		// those of targets where it was rejected (decision 7: it then
 		// "loses some contexts").
 		if summary == nil {
-			p := c.programmedFrom(ps.reach, func() string { return c.cachedLossSummary(&ps.lossMsg, ps.atts) })
+			setsNone := true
+			for _, a := range ps.atts {
+				setsNone = setsNone && len(a.affects) == 0
+			}
+			p := c.programmedFrom(ps.reach, setsNone, func() string { return c.cachedLossSummary(&ps.lossMsg, ps.atts) })
 			summary = &p
 		}
 		st.Conditions = []Condition{{Type: CondAccepted, Status: "True", Reason: ReasonAccepted, Message: msg}, *summary}
@@ -294,16 +298,53 @@ func (c *computation) capAncestors(st *PolicyStatus) {
 		Message: fmt.Sprintf("%d ancestor entries were left out; at most %d are reported", st.AncestorsOmitted, MaxAncestors)})
 }
 
+// conflictMessage names the policies that rejected attachment a (strategy
+// none) and why each is the established one (decision 2): it is older, or,
+// created at the same time, first by {namespace}/{name}. Saying "older" of
+// a tie broken by name would send the reader looking for a timestamp that
+// does not differ.
 func (c *computation) conflictMessage(a *attachment) string {
-	var winners []string
-	for w := range a.conflictedBy {
-		winners = append(winners, fmt.Sprintf("%s %s (on %s)", w.Policy.Kind, shortName(w.Policy), w.At.Short()))
+	type winner struct {
+		kind, name, at string
+		older          bool
 	}
-	sort.Strings(winners)
+	var winners []winner
+	older, tied := 0, 0
+	for w := range a.conflictedBy {
+		isOlder := true
+		if id, ok := c.attByRef[w]; ok {
+			isOlder = c.atts[id].pol.p.Created.Before(a.pol.p.Created)
+		}
+		if isOlder {
+			older++
+		} else {
+			tied++
+		}
+		winners = append(winners, winner{w.Policy.Kind, shortName(w.Policy), w.At.Short(), isOlder})
+	}
 	if len(winners) == 0 {
 		return "Policy conflicts with an established policy (merge strategy none)"
 	}
-	return fmt.Sprintf("Conflicts with the established %s; with merge strategy none the established (older) policy wins", strings.Join(winners, ", "))
+	names := make([]string, len(winners))
+	for i, w := range winners {
+		why := ""
+		if older > 0 && tied > 0 { // mixed: say why for each
+			why = "; older"
+			if !w.older {
+				why = "; same creationTimestamp, first by namespace/name"
+			}
+		}
+		names[i] = fmt.Sprintf("%s %s (on %s%s)", w.kind, w.name, w.at, why)
+	}
+	sort.Strings(names)
+	why := "the established policy wins (the older; with the same creationTimestamp, the first by namespace/name)"
+	switch {
+	case tied == 0:
+		why = "the established (older) policy wins"
+	case older == 0:
+		why = "the established policy wins: with the same creationTimestamp, it comes first by namespace/name"
+	}
+	return fmt.Sprintf("Conflicts with the established %s; with merge strategy none %s", strings.Join(names, ", "), why)
 }
 
 // programmed derives the Programmed condition of one attachment from its
@@ -311,7 +352,7 @@ func (c *computation) conflictMessage(a *attachment) string {
 // Overridden when it contributes nothing anywhere, else
 // PartiallyProgrammed.
 func (c *computation) programmed(ps *pstate, a *attachment) Condition {
-	return c.programmedFrom(a.reach, func() string { return c.cachedLossSummary(&a.lossMsg, []*attachment{a}) })
+	return c.programmedFrom(a.reach, len(a.affects) == 0, func() string { return c.cachedLossSummary(&a.lossMsg, []*attachment{a}) })
 }
 
 // cachedLossSummary is lossSummary, kept in *cache until the losses change.
@@ -323,13 +364,19 @@ func (c *computation) cachedLossSummary(cache **string, atts []*attachment) stri
 	return **cache
 }
 
-// programmedFrom derives Programmed from a reach; losses tells who beat
-// the policy, for the message.
-func (c *computation) programmedFrom(r Reach, losses func() string) Condition {
+// programmedFrom derives Programmed from a reach; setsNone says the policy
+// contributes no field in any of those contexts (decision 8: it affects
+// nothing), and losses tells who beat the policy, for the message.
+func (c *computation) programmedFrom(r Reach, setsNone bool, losses func() string) Condition {
 	cond := Condition{Type: CondProgrammed}
 	switch {
 	case r.Contexts == 0:
 		cond.Status, cond.Reason, cond.Message = "True", ReasonProgrammed, "Policy is programmed; no effective target is in its scope yet"
+	case r.Full == r.Contexts && setsNone:
+		// It lost nothing because it set nothing (an empty spec): "in
+		// full" would suggest it has an effect, and it affects nothing.
+		cond.Status, cond.Reason = "True", ReasonProgrammed
+		cond.Message = "Policy is programmed but sets no field in " + contexts(r.Contexts) + ", so it affects nothing"
 	case r.Full == r.Contexts:
 		cond.Status, cond.Reason, cond.Message = "True", ReasonProgrammed, "Policy is programmed in full in "+contexts(r.Contexts)
 	case r.None == r.Contexts:

@@ -30,13 +30,17 @@ import (
 var Extensions = []string{".yaml", ".yml", ".json"}
 
 // Read reads every path ("-" is stdin). Folders are walked recursively, in
-// lexical order, reading files with one of Extensions. It returns the objects
-// read, the problems met (bad documents), and an error only for paths that
-// could not be read at all.
+// lexical order, reading files with one of Extensions. A file named more
+// than once (twice, or also inside a folder given, or through a symbolic
+// link) is read once, under the name it was first given: its objects are
+// not duplicates of themselves. It returns the objects read, the problems
+// met (bad documents), and an error only for paths that could not be read
+// at all.
 func Read(paths []string, stdin io.Reader) ([]engine.Object, []diag.Problem, error) {
 	var objs []engine.Object
 	var probs []diag.Problem
 	var errs []error
+	seen := map[string]bool{}
 	for _, p := range paths {
 		if p == "-" {
 			o, pr := Decode(stdin, "<stdin>")
@@ -49,6 +53,11 @@ func Read(paths []string, stdin io.Reader) ([]engine.Object, []diag.Problem, err
 			continue
 		}
 		for _, f := range files {
+			k := fileKey(f)
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
 			data, err := os.ReadFile(f)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("cannot read %s: %w", f, unwrapPathError(err)))
@@ -59,6 +68,19 @@ func Read(paths []string, stdin io.Reader) ([]engine.Object, []diag.Problem, err
 		}
 	}
 	return objs, probs, errors.Join(errs...)
+}
+
+// fileKey identifies the file at path f: its cleaned absolute path, with
+// symbolic links resolved where they can be (otherwise the path as given).
+func fileKey(f string) string {
+	k, err := filepath.Abs(f)
+	if err != nil {
+		return filepath.Clean(f)
+	}
+	if r, err := filepath.EvalSymlinks(k); err == nil {
+		k = r
+	}
+	return k
 }
 
 func unwrapPathError(err error) error {

@@ -126,3 +126,61 @@ func TestDecodeJSONStreamsAndArrays(t *testing.T) {
 		})
 	}
 }
+
+// A file named twice (again, inside a folder also given, as ./f, by its
+// absolute path, or through a symbolic link) is read once: its objects
+// used to come twice, and the engine reported each as a duplicate of
+// itself. The same object in two different files is still read twice (a
+// real duplicate, for the engine to report).
+func TestReadNamesTheSameFileOnce(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for name, content := range map[string]string{
+		"f.yaml":      strings.Replace(svc, "%s", "f", 1),
+		"sub/g.yaml":  strings.Replace(svc, "%s", "g", 1),
+		"copy/f.yaml": strings.Replace(svc, "%s", "f", 1),
+	} {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("f.yaml", "link.yml"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("sub", "sublink"); err != nil {
+		t.Fatal(err)
+	}
+	abs := filepath.Join(dir, "f.yaml")
+	for _, tc := range []struct {
+		paths []string
+		want  string // name@source of each object read
+	}{
+		{[]string{"f.yaml", "f.yaml"}, "f@f.yaml#1"},
+		{[]string{"f.yaml", "./f.yaml", abs, "sub/../f.yaml"}, "f@f.yaml#1"},
+		{[]string{"f.yaml", "link.yml"}, "f@f.yaml#1"},
+		{[]string{"link.yml", "f.yaml"}, "f@link.yml#1"},
+		{[]string{"sub/g.yaml", "sublink/g.yaml"}, "g@sub/g.yaml#1"},
+		// A folder holding a file already read, and the reverse; the walk
+		// does not follow the symbolic link to a folder, and reads
+		// link.yml (the same file as f.yaml) once.
+		{[]string{"f.yaml", "."}, "f@f.yaml#1 f@copy/f.yaml#1 g@sub/g.yaml#1"},
+		{[]string{".", "f.yaml", "sub"}, "f@copy/f.yaml#1 f@f.yaml#1 g@sub/g.yaml#1"},
+		// Two different files with the same object: both are read.
+		{[]string{"f.yaml", "copy/f.yaml"}, "f@f.yaml#1 f@copy/f.yaml#1"},
+	} {
+		objs, probs, err := Read(tc.paths, nil)
+		if err != nil || len(probs) > 0 {
+			t.Fatalf("%v: err %v, problems %v", tc.paths, err, probs)
+		}
+		var got []string
+		for _, o := range objs {
+			got = append(got, o.Object.GetName()+"@"+o.Source)
+		}
+		if g := strings.Join(got, " "); g != tc.want {
+			t.Errorf("Read(%q): got %s, want %s", tc.paths, g, tc.want)
+		}
+	}
+}

@@ -10,11 +10,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -66,7 +68,11 @@ func InstallCRDs(t testing.TB, cfg *rest.Config, paths ...string) {
 }
 
 // Apply creates, in order, the objects of the manifest files for which keep
-// (nil: all) is true.
+// (nil: all) is true. The server stamps creationTimestamps (to the second):
+// an object whose manifest says it is newer than an object of its kind
+// created before it is created in a later second, so that the cluster
+// agrees with the manifests on which policy is older (status messages say
+// whether a policy won by age or, at the same age, by name).
 func Apply(t testing.TB, cfg *rest.Config, keep func(*unstructured.Unstructured) bool, paths ...string) {
 	t.Helper()
 	objs, probs, err := manifest.Read(paths, nil)
@@ -87,10 +93,17 @@ func Apply(t testing.TB, cfg *rest.Config, keep func(*unstructured.Unstructured)
 	if err != nil {
 		t.Fatal(err)
 	}
+	type stamp struct{ manifest, created time.Time }
+	last := map[schema.GroupKind]stamp{}
 	for _, o := range objs {
 		u := o.Object
 		if keep != nil && !keep(u) {
 			continue
+		}
+		gk := u.GroupVersionKind().GroupKind()
+		ts := u.GetCreationTimestamp().Time
+		if prev, ok := last[gk]; ok && ts.After(prev.manifest) {
+			time.Sleep(time.Until(prev.created.Truncate(time.Second).Add(time.Second + 10*time.Millisecond)))
 		}
 		gvk := u.GroupVersionKind()
 		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
@@ -103,6 +116,7 @@ func Apply(t testing.TB, cfg *rest.Config, keep func(*unstructured.Unstructured)
 		if _, err := dyn.Resource(m.Resource).Namespace(u.GetNamespace()).Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("clustertest: creating %s: %v", o.Source, err)
 		}
+		last[gk] = stamp{manifest: ts, created: time.Now()}
 	}
 }
 
