@@ -53,11 +53,10 @@ func refKeyable(l []any, s *Schema) bool {
 	return true
 }
 
-// refMergeList merges keyed lists in structured-merge-diff's order, stated
-// as a rule rather than as mergeList's two-pointer walk: the patch's items
-// come out in the patch's order; before each of them (and at the end), the
-// target-only items come out in the target's order, except that they wait
-// behind the next item the patch will bring that the target also has.
+// refMergeList merges keyed lists in structured-merge-diff's order
+// (quadratic, and phrased as a reading of the target interrupted by the
+// patch's items rather than as mergeList's two-pointer walk): the patch's
+// items come out in the patch's order; between them the target is read on.
 func refMergeList(tl, pl []any, s *Schema) any {
 	switch {
 	case len(pl) == 0:
@@ -91,17 +90,17 @@ func refMergeList(tl, pl []any, s *Schema) any {
 		out = append(out, v)
 		emitted[pid[j]] = true
 	}
-	// A target-only item comes out once every target item before it that
-	// the patch has is out, and before the next patch item.
+	// The target's items are read once, front to back: a target-only item
+	// comes out when reached; a shared item is passed over unless it is the
+	// next shared item the patch will bring, which holds the reading until
+	// the patch has brought it.
+	i := 0
 	flush := func() {
-		for i := range tl {
+		for ; i < len(tl); i++ {
 			if emitted[tid[i]] {
 				continue
 			}
 			if indexOf(pid, tid[i]) >= 0 {
-				// A pending shared item blocks the target-only items after
-				// it, but only when it is the next shared one the patch
-				// will emit; shared items the patch brings later do not.
 				if tid[i] == nextSharedAfter(pid, tid, emitted) {
 					return
 				}
