@@ -173,7 +173,11 @@ func (r *Result) patchAt(path string, t, p *Tree) *Tree {
 		t.walkAt(path, func(lp string, n *Tree) { r.lose(n.src, lp, []Src{p.src}) })
 		return p
 	case t.obj == nil: // an object replaces a non-object
-		if !t.null {
+		switch {
+		case t.keyed() != nil: // from FromValueWith: it loses item by item
+			ws := p.sources()
+			t.walkAt(path, func(lp string, n *Tree) { r.lose(n.src, lp, ws) })
+		case !t.null:
 			r.lose(t.src, path, p.sources())
 		}
 		return p

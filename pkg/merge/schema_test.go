@@ -337,3 +337,19 @@ func TestFromValueWithPaths(t *testing.T) {
 		t.Errorf("Leaves() = %s\nwant %s", got, want)
 	}
 }
+
+// Specs built by FromValueWith folded without a schema: lists merge whole
+// (RFC 7386), and a keyed list that is replaced loses item by item.
+func TestFoldKeyedTreesWithoutSchema(t *testing.T) {
+	s := testSchema(t)
+	est := FromValueWith(mustJSON(t, `{"headers":[{"name":"a","value":"1"}],"hosts":["x"]}`), 1, s)
+	chal := FromValueWith(mustJSON(t, `{"headers":{"o":1},"hosts":["y"]}`), 2, s)
+	r := Fold([]Layer{{Spec: est, Strategy: pd, Src: 1}, {Spec: chal, Strategy: ad, Src: 2}})
+	if got, want := jsonOf(r.Tree.Value()), `{"headers":{"o":1},"hosts":["y"]}`; got != want {
+		t.Errorf("value %s, want %s", got, want)
+	}
+	want := []Loss{loss(1, "headers[name=a].name", 2), loss(1, "headers[name=a].value", 2), loss(1, "hosts[=x]", 2)}
+	if !reflect.DeepEqual(r.Losses, want) {
+		t.Errorf("losses %+v, want %+v", r.Losses, want)
+	}
+}
