@@ -209,7 +209,11 @@ func (t *Tree) walkAt(path string, fn func(string, *Tree)) {
 		return
 	}
 	if t.obj == nil {
-		t.walk(path, fn) // a leaf, or a keyed list's items
+		if _, ok := t.val.(*klist); ok {
+			t.walk(path, fn) // a keyed list's items
+		} else if !t.null {
+			fn(path, t)
+		}
 		return
 	}
 	t.walk(path, fn)
