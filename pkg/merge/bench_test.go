@@ -62,3 +62,62 @@ func BenchmarkFoldPatchValueLeaves(b *testing.B) {
 		_ = r.Tree.Leaves()
 	}
 }
+
+// benchSchemaSpec is benchSpec with every list a list-map of four items
+// (items of neighbouring layers share two names) or, every other field, a
+// set; benchSchema marks them.
+func benchSchemaSpec(layer int) map[string]any {
+	m := benchSpec(layer)
+	for k, v := range m {
+		if _, ok := v.([]any); !ok {
+			continue
+		}
+		if len(k)%2 == 0 {
+			m[k] = []any{fmt.Sprint("s", layer), fmt.Sprint("s", layer+1), "s"}
+			continue
+		}
+		items := make([]any, 4)
+		for i := range items {
+			items[i] = map[string]any{"name": fmt.Sprint("n", layer*2+i), "value": float64(layer), "tags": []any{"t"}}
+		}
+		m[k] = items
+	}
+	return m
+}
+
+func benchSchema(b *testing.B) *Schema {
+	props := map[string]any{}
+	for f := 0; f < 26; f++ {
+		key := fmt.Sprintf("field%d", f)
+		if len(key)%2 == 0 {
+			props[key] = map[string]any{"type": "array", "x-kubernetes-list-type": "set", "items": map[string]any{"type": "string"}}
+		} else {
+			props[key] = map[string]any{"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": []any{"name"},
+				"items": map[string]any{"type": "object"}}
+		}
+	}
+	s, err := SchemaFromOpenAPI(map[string]any{"type": "object", "properties": props})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// The same five-layer patch fold with its lists merged item by item, the
+// specs built by FromValueWith as a caller that keeps them would.
+func BenchmarkFoldSchema(b *testing.B) {
+	s := benchSchema(b)
+	strats := []Strategy{PatchDefaults, PatchOverrides, PatchDefaults, PatchOverrides, PatchDefaults}
+	stack := make([]Layer, len(strats))
+	for i, st := range strats {
+		stack[i] = Layer{Spec: FromValueWith(benchSchemaSpec(i), Src(i), s), Strategy: st, Src: Src(i)}
+	}
+	opts := Options{Schema: s}
+	r := FoldWith(stack, opts)
+	b.ReportMetric(float64(len(r.Losses)), "losses/op")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		FoldWith(stack, opts)
+	}
+}

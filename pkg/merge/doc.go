@@ -14,4 +14,17 @@
 // oracle (up to that library's one inconsistency about nulls inside lists,
 // see Tree.Value); the package keeps its own tree because that library cannot carry
 // provenance through a merge.
+//
+// Under a Schema (FoldWith), the patch strategies also merge as a CRD's
+// OpenAPI schema says (GEP-2649's listMapType, server-side apply's merge):
+// lists marked x-kubernetes-list-type map merge item by item, matched on
+// their x-kubernetes-list-map-keys, the patch's item patching the target's;
+// sets merge as unions; x-kubernetes-map-type atomic objects and the
+// entries of named-rule maps (WithAtomicEntries, Kuadrant's strategy:
+// merge) are replaced whole. The items of keyed lists carry their own
+// provenance, at paths such as headers[name=x-foo].value (see Leaves and
+// KeyText). Values agree with sigs.k8s.io/structured-merge-diff's merge, the
+// tests' oracle, except that null deletes here (as in RFC 7386) and that
+// data the schema rejects (an item lacking a key, duplicate keys) makes the
+// list atomic for that merge instead of an error.
 package merge

@@ -44,19 +44,34 @@ type Result struct {
 	// the challenger (the more specific result) unchanged.
 	Errors []error
 
-	winners []Src // buffer for the losses' winners while folding
+	winners []Src   // buffer for the losses' winners while folding
+	schema  *Schema // Options.Schema while folding
+}
+
+// Options are the optional inputs of FoldWith.
+type Options struct {
+	// Schema, when not nil, makes the patch strategies merge list-maps and
+	// sets item by item, replace atomic maps and named-rule entries whole
+	// (see Schema). The atomic strategies, none and custom merge as without
+	// it; the layers' lists that it keys are split into items in the result
+	// and in losses all the same, so their provenance is per item.
+	Schema *Schema
 }
 
 // Fold computes the effective policy of a stack ordered from the most
 // general (established) to the most specific. Per project decision 3, each
 // policy's own strategy combines it, as established, with the combined result
 // of everything below it (the challenger); an override is therefore final.
-func Fold(stack []Layer) Result {
-	var r Result
+// It is FoldWith without options: patches are RFC 7386 throughout.
+func Fold(stack []Layer) Result { return FoldWith(stack, Options{}) }
+
+// FoldWith is Fold with options.
+func FoldWith(stack []Layer, opts Options) Result {
+	r := Result{schema: opts.Schema}
 	if len(stack) == 0 {
 		return r
 	}
-	acc := spec(stack[len(stack)-1])
+	acc := r.spec(stack[len(stack)-1])
 	// up is the MergeUp of the layer heading acc: the last one that won
 	// whole or merged (a layer beaten by an atomic default leaves it).
 	up := stack[len(stack)-1].MergeUp
@@ -74,6 +89,7 @@ func Fold(stack []Layer) Result {
 	r.Tree = acc
 	r.Losses = sortLosses(r.Losses)
 	r.winners = nil
+	r.schema = nil
 	return r
 }
 
@@ -107,24 +123,28 @@ func sortLosses(ls []Loss) []Loss {
 }
 
 // spec returns the layer's spec; a nil Spec is an empty object (it used to
-// make an atomic-defaults step panic).
-func spec(l Layer) *Tree {
+// make an atomic-defaults step panic). Under a schema, the spec's keyed
+// lists are split into items (a no-op for specs built by FromValueWith).
+func (r *Result) spec(l Layer) *Tree {
 	if l.Spec == nil {
 		return &Tree{obj: map[string]*Tree{}, src: l.Src} // the root: path ""
+	}
+	if r.schema != nil {
+		return shape(l.Spec, r.schema)
 	}
 	return l.Spec
 }
 
 func (r *Result) combine(est Layer, chal *Tree) *Tree {
-	est.Spec = spec(est)
+	est.Spec = r.spec(est)
 	switch est.Strategy {
 	case AtomicDefaults:
 		r.loseAll(est.Spec, chal.sources())
 		return chal
 	case PatchDefaults:
-		return r.patch(est.Spec, chal)
+		return r.patchS("", est.Spec, chal, r.schema)
 	case PatchOverrides:
-		return r.patch(chal, est.Spec)
+		return r.patchS("", chal, est.Spec, r.schema)
 	case Custom:
 		return r.custom(est, chal)
 	default: // None and AtomicOverrides: the established spec wins whole.
@@ -159,12 +179,8 @@ func (r *Result) lose(loser Src, path string, winners []Src) {
 	r.Losses = append(r.Losses, Loss{Loser: loser, Path: path, Winners: r.winners[start:end:end]})
 }
 
-// patch applies p onto t as an RFC 7386 merge patch, keeping nulls as
+// patchAt applies p onto t as an RFC 7386 merge patch, keeping nulls as
 // deletion markers, and records what t loses.
-func (r *Result) patch(t, p *Tree) *Tree {
-	return r.patchAt("", t, p)
-}
-
 func (r *Result) patchAt(path string, t, p *Tree) *Tree {
 	switch {
 	case p == nil:
@@ -175,7 +191,11 @@ func (r *Result) patchAt(path string, t, p *Tree) *Tree {
 		t.walkAt(path, func(lp string, n *Tree) { r.lose(n.src, lp, []Src{p.src}) })
 		return p
 	case t.obj == nil: // an object replaces a non-object
-		if !t.null {
+		switch {
+		case t.keyed() != nil: // from FromValueWith: it loses item by item
+			ws := p.sources()
+			t.walkAt(path, func(lp string, n *Tree) { r.lose(n.src, lp, ws) })
+		case !t.null:
 			r.lose(t.src, path, p.sources())
 		}
 		return p
@@ -207,7 +227,9 @@ func (t *Tree) walkAt(path string, fn func(string, *Tree)) {
 		return
 	}
 	if t.obj == nil {
-		if !t.null {
+		if _, ok := t.val.(*klist); ok {
+			t.walk(path, fn) // a keyed list's items
+		} else if !t.null {
 			fn(path, t)
 		}
 		return
@@ -240,7 +262,9 @@ func (r *Result) custom(est Layer, chal *Tree) *Tree {
 		r.loseAll(est.Spec, chal.sources())
 		return chal
 	}
-	res := FromValue(v, est.Src)
+	// Split the result's keyed lists as the operands' are, so its items
+	// are credited one by one.
+	res := shape(FromValue(v, est.Src), r.schema)
 	type leaf struct {
 		v   any
 		src Src
@@ -323,6 +347,13 @@ func (t *Tree) walkObjects(path string, fn func(string)) {
 			p := JoinPath(path, k)
 			fn(p)
 			c.walkObjects(p, fn)
+		} else if kl := c.keyed(); kl != nil {
+			for _, it := range kl.items {
+				if it.obj != nil {
+					fn(it.path)
+					it.walkObjects(it.path, fn)
+				}
+			}
 		}
 	}
 }

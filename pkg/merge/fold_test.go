@@ -23,6 +23,7 @@ type foldCase struct {
 	leaves map[string]Src
 	losses []Loss   // in Fold's order: by loser, then path
 	errs   []string // substrings, in order
+	schema *Schema  // FoldWith's, when not nil
 }
 
 func (c foldCase) stackCase(t *testing.T) stackCase {
@@ -33,13 +34,14 @@ func (c foldCase) stackCase(t *testing.T) stackCase {
 		sc.fns = append(sc.fns, l.fn)
 		sc.srcs = append(sc.srcs, l.src)
 	}
+	sc.schema = c.schema
 	return sc
 }
 
 func runFoldCase(t *testing.T, c foldCase) Result {
 	t.Helper()
 	sc := c.stackCase(t)
-	r := Fold(sc.layers())
+	r := sc.fold()
 	if got, want := roundTrip(t, r.Tree.Value()), mustJSON(t, c.want); !reflect.DeepEqual(got, want) {
 		t.Errorf("Value() = %s, want %s", jsonOf(got), jsonOf(want))
 	}

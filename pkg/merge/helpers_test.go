@@ -24,12 +24,21 @@ type stackCase struct {
 	strats []Strategy
 	fns    []CustomFunc // for Custom layers
 	srcs   []Src
+	schema *Schema // FoldWith's; nil: RFC 7386
+}
+
+// fold folds the stack as the case says (Fold, or FoldWith its schema).
+func (sc stackCase) fold() Result {
+	if sc.schema == nil {
+		return Fold(sc.layers())
+	}
+	return FoldWith(sc.layers(), Options{Schema: sc.schema})
 }
 
 func (sc stackCase) layers() []Layer {
 	ls := make([]Layer, len(sc.vals))
 	for i, v := range sc.vals {
-		ls[i] = Layer{Spec: FromValue(v, sc.srcs[i]), Strategy: sc.strats[i], Src: sc.srcs[i]}
+		ls[i] = Layer{Spec: FromValueWith(v, sc.srcs[i], sc.schema), Strategy: sc.strats[i], Src: sc.srcs[i]}
 		if sc.fns != nil {
 			ls[i].Custom = sc.fns[i]
 		}
@@ -109,9 +118,9 @@ func refFold(sc stackCase) (any, int) {
 		switch sc.strats[i] {
 		case AtomicDefaults:
 		case PatchDefaults:
-			acc = refMerge(est, acc)
+			acc = refMergeS(est, acc, sc.schema)
 		case PatchOverrides:
-			acc = refMerge(acc, est)
+			acc = refMergeS(acc, est, sc.schema)
 		case Custom:
 			v, ok := refCall(sc.fns[i], refObject(est), refObject(acc))
 			if ok {
@@ -327,6 +336,12 @@ func checkFold(tb testing.TB, sc stackCase, r Result) {
 	}
 	fromValue := map[string]any{}
 	valueLeaves(got, "", fromValue)
+	if sc.schema != nil { // item by item where the schema keys lists
+		fromValue = map[string]any{}
+		for _, l := range FromValueWith(got, 0, sc.schema).Leaves() {
+			fromValue[l.Path] = l.Value
+		}
+	}
 	if len(fromValue) != len(leaves) {
 		tb.Fatalf("leaves %v disagree with value %s", leaves, jsonOf(got))
 	}
@@ -396,12 +411,20 @@ func checkFold(tb testing.TB, sc stackCase, r Result) {
 	res := leafMap(r.Tree)
 	objs := map[string]bool{}
 	objectPaths(got, "", objs)
+	if sc.schema != nil {
+		FromValueWith(got, 0, sc.schema).walkObjects("", func(p string) { objs[p] = true })
+	}
 	for _, l := range layers {
 		for _, lf := range l.Spec.Leaves() {
 			rl, ok := res[lf.Path]
 			inResult := ok && rl.Src == l.Src
 			isLost := lost[l.Src][lf.Path]
 			merged := isEmptyObject(lf.Value) && (objs[lf.Path] || lostBelow(r.Losses, lf.Path))
+			if l, ok := lf.Value.([]any); ok && len(l) == 0 && sc.schema != nil {
+				// An empty keyed list merged with another keyed list: [] adds
+				// nothing, and is nothing to lose.
+				merged = merged || hasBelow(res, lf.Path) || lostBelow(r.Losses, lf.Path)
+			}
 			if inResult && isLost {
 				tb.Fatalf("%d's %s is both in the result and lost\nstack %s\nlosses %+v", l.Src, lf.Path, describe(sc), r.Losses)
 			}
@@ -424,8 +447,21 @@ func lostBelow(losses []Loss, path string) bool {
 	return false
 }
 
+// hasBelow reports whether the result has a leaf at path or inside it.
+func hasBelow(res map[string]Leaf, path string) bool {
+	for p := range res {
+		if p == path || strings.HasPrefix(p, path+"[") || strings.HasPrefix(p, path+".") {
+			return true
+		}
+	}
+	return false
+}
+
 func describe(sc stackCase) string {
 	var b strings.Builder
+	if sc.schema != nil {
+		fmt.Fprintf(&b, "\n  schema %s", sc.schema)
+	}
 	for i, v := range sc.vals {
 		fmt.Fprintf(&b, "\n  [%d] src=%d %s %s", i, sc.srcs[i], sc.strats[i], jsonOf(v))
 	}

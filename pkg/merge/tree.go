@@ -53,6 +53,9 @@ func (t *Tree) Value() any {
 		return nil
 	}
 	if t.obj == nil {
+		if kl, ok := t.val.(*klist); ok {
+			return kl.value()
+		}
 		return pruneValue(t.val)
 	}
 	m := make(map[string]any, len(t.obj))
@@ -117,7 +120,8 @@ func hasNullMember(v any) bool {
 	return false
 }
 
-// Leaf is one leaf field of a tree: a scalar, a list, or an empty object.
+// Leaf is one leaf field of a tree: a scalar, a list, an empty object, or a
+// set item or field of a list-map item (see Leaves).
 type Leaf struct {
 	Path  string
 	Value any
@@ -126,7 +130,12 @@ type Leaf struct {
 
 // Leaves returns the tree's leaf fields (nulls excluded), sorted by path.
 // Paths are dotted keys; keys that are not plain identifiers are quoted in
-// brackets, e.g. metadata["a.b"].
+// brackets, e.g. metadata["a.b"]. The items of a keyed list (a list-map or
+// set under a Schema, see FromValueWith) are not one leaf but nodes of their
+// own, selected in brackets by their key values (see KeyText):
+// headers[name=x-foo].value, ports[port=80,protocol=TCP].name for several
+// keys in x-kubernetes-list-map-keys order, hostnames[=example] for a set
+// item; an empty keyed list is a leaf of its own.
 func (t *Tree) Leaves() []Leaf {
 	var out []Leaf
 	t.walk("", func(path string, n *Tree) { out = append(out, Leaf{Path: path, Value: n.Value(), Src: n.src}) })
@@ -140,7 +149,13 @@ func (t *Tree) walk(path string, fn func(string, *Tree)) {
 		return
 	}
 	if t.obj == nil {
-		fn(path, t)
+		if kl, ok := t.val.(*klist); ok && len(kl.items) > 0 {
+			for _, it := range kl.items { // each item's fields on their own
+				it.walk(it.path, fn)
+			}
+			return
+		}
+		fn(path, t) // a scalar, a list, or an empty keyed list
 		return
 	}
 	n := 0
