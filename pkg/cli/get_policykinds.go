@@ -71,6 +71,7 @@ type policyKindItem struct {
 	DirectSections        bool     `json:"directSections,omitempty"`
 	Ancestor              string   `json:"ancestor"`
 	TargetingFields       []string `json:"targetingFields,omitempty"`
+	SchemaMerge           bool     `json:"schemaMerge,omitempty"`
 	// Profile names the implementation whose built-in profile gave
 	// settings, if any.
 	Profile string            `json:"profile,omitempty"`
@@ -159,6 +160,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.Ancestor != policy.AncestorTarget {
 		parts = append(parts, origin(policy.SettingAncestor, "ancestor="+string(k.Ancestor)))
 	}
+	if k.SchemaMerge {
+		parts = append(parts, origin(policy.SettingSchemaMerge, "schema-merge"))
+	}
 	if len(k.TargetingFields) > 0 {
 		parts = append(parts, origin(policy.SettingTargetingFields, "targeting-fields="+strings.Join(k.TargetingFields, ",")))
 	}
@@ -203,6 +207,7 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 		DirectSections:        k.DirectSections,
 		Ancestor:              string(k.Ancestor),
 		TargetingFields:       k.TargetingFields,
+		SchemaMerge:           k.SchemaMerge,
 		Profile:               k.Implementation,
 		Origins:               make(map[string]string, len(k.Origins)),
 	}

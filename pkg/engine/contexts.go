@@ -113,8 +113,12 @@ type entry struct {
 // and the per-target results are updated in place for the nodes a change
 // can reach.
 type kindDP struct {
-	c       *computation
-	kind    *policy.Kind
+	c    *computation
+	kind *policy.Kind
+	// named and full are the merge schemas of the kind's patch merges:
+	// named marks only its named-rule maps; full also reads the CRD's list
+	// types (SchemaMerge, and folds with a StrategicMerge policy).
+	named, full *merge.Schema
 	trie    *stackTrie
 	sets    *nsSets
 	atNode  map[topology.NodeID][]*attachment
@@ -200,6 +204,7 @@ func (c *computation) newKindDP(k *policy.Kind) *kindDP {
 		sortSameLevel(l)
 	}
 	d.useNs = d.wantNs()
+	d.named, d.full = c.kindSchemas(k)
 	return d
 }
 

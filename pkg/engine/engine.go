@@ -91,6 +91,7 @@ type computation struct {
 	// clusterKinds are the kinds whose CRD has scope Cluster.
 	clusterKinds map[topology.GroupKind]bool
 	dps          map[*policy.Kind]*kindDP
+	schemas      map[*policy.Kind][2]*merge.Schema // see kindSchemas
 	status       map[*pstate]*PolicyStatus
 	sortedKinds  []*policy.Kind
 	dead         int // attachments of removed policies, still in atts
@@ -246,6 +247,36 @@ func (c *computation) profile(gk topology.GroupKind) *policy.Profile {
 	}
 	p, _ := profiles.Lookup(gk)
 	return p
+}
+
+// kindSchemas returns, once per kind, the merge schemas of its patch
+// merges: named marks its named-rule maps only (RFC 7386 elsewhere); full
+// also reads list types from its CRD's spec schema. A schema the merge
+// package refuses is reported once against the kind, and full then falls
+// back to named.
+func (c *computation) kindSchemas(k *policy.Kind) (named, full *merge.Schema) {
+	if s, ok := c.schemas[k]; ok {
+		return s[0], s[1]
+	}
+	if len(k.NamedRules) > 0 {
+		named = (*merge.Schema)(nil).WithAtomicEntries(k.NamedRules...)
+	}
+	full = named
+	if k.Schema != nil && (k.SchemaMerge || k.MergeTypeField != "") {
+		s, err := merge.SchemaFromOpenAPI(k.Schema)
+		if err != nil {
+			ref := topology.Ref{Group: crdGroupKind.Group, Kind: crdGroupKind.Kind, Name: k.String()}
+			c.problems = append(c.problems, diag.Problem{Object: ref, Field: "spec.versions[].schema.openAPIV3Schema.properties.spec",
+				Message: fmt.Sprintf("list types not usable for schema-aware merges of %s (lists are replaced whole instead): %v", k, err)})
+		} else if s != nil {
+			full = s.WithAtomicEntries(k.NamedRules...)
+		}
+	}
+	if c.schemas == nil {
+		c.schemas = map[*policy.Kind][2]*merge.Schema{}
+	}
+	c.schemas[k] = [2]*merge.Schema{named, full}
+	return named, full
 }
 
 // crdKind is the group and kind a CRD defines.

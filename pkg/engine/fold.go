@@ -133,7 +133,7 @@ func (d *kindDP) compute(s stackID) *stackResult {
 			l.Spec = merge.Fold(sub).Tree
 			layers = append(layers, l)
 		}
-		sr.result = merge.Fold(layers)
+		sr.result = merge.FoldWith(layers, merge.Options{Schema: d.schemaFor(atts)})
 	}
 	pos := func(src merge.Src) int {
 		for i, a := range atts {
@@ -247,6 +247,21 @@ func (d *kindDP) layer(a *attachment) merge.Layer {
 		l.MergeUp = merge.PatchDefaults
 	}
 	return l
+}
+
+// schemaFor is the merge schema of a fold of atts: the kind's full schema
+// when it merges schema-aware or a policy of the stack asks for a
+// StrategicMerge, else its named-rule maps only (nil: RFC 7386).
+func (d *kindDP) schemaFor(atts []*attachment) *merge.Schema {
+	if d.kind.SchemaMerge {
+		return d.full
+	}
+	for _, a := range atts {
+		if a.pol.p.MergeType == policy.MergeTypeStrategic {
+			return d.full
+		}
+	}
+	return d.named
 }
 
 // resolveLevel applies the kind's same-level resolution to the policies

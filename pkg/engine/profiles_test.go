@@ -326,3 +326,58 @@ retry: {numRetries: 1}`))
 	want(t, "effective", effective(t, res, "BackendTrafficPolicy", rule("r1", "first")), []string{`{"retry":{"numRetries":5}}`})
 	want(t, "older", status(t, res, "older", "Programmed"), "False/Overridden")
 }
+
+func TestKuadrantMergeReplacesNamedRulesWhole(t *testing.T) {
+	c := strings.Replace(crd("kuadrant.io", "RateLimitPolicy", "ratelimitpolicies"), "metadata: {name: ratelimitpolicies.kuadrant.io}",
+		"metadata: {name: ratelimitpolicies.kuadrant.io, labels: {gateway.networking.k8s.io/policy: inherited}}", 1)
+	const v = "kuadrant.io/v1"
+	res := compute(t, engine.Options{}, c, egTopo,
+		pol(v, "RateLimitPolicy", "gw", 0, `targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: g1}
+defaults:
+  strategy: merge
+  limits:
+    global: {rates: [{limit: 100, window: 1m}], when: [{predicate: "true"}]}
+    other: {rates: [{limit: 5, window: 1s}]}`),
+		pol(v, "RateLimitPolicy", "route", 1, `targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1, sectionName: second}
+limits:
+  global: {rates: [{limit: 10, window: 1m}]}`))
+	want(t, "gw", status(t, res, "gw", "Accepted"), "True/Accepted")
+	want(t, "route (rule section)", status(t, res, "route", "Accepted"), "True/Accepted")
+	// The route's "global" rule replaces the Gateway's whole (its "when"
+	// does not survive); "other" is kept.
+	want(t, "rule second", effective(t, res, "RateLimitPolicy", rule("r1", "second")),
+		[]string{`{"limits":{"global":{"rates":[{"limit":10,"window":"1m"}]},"other":{"rates":[{"limit":5,"window":"1s"}]}}}`})
+	want(t, "rule first", effective(t, res, "RateLimitPolicy", rule("r1", "first")),
+		[]string{`{"limits":{"global":{"rates":[{"limit":100,"window":"1m"}],"when":[{"predicate":"true"}]},"other":{"rates":[{"limit":5,"window":"1s"}]}}}`})
+}
+
+func TestEnvoyGatewayStrategicMergeMergesListsByKey(t *testing.T) {
+	c := strings.Replace(btpCRD, "  versions: [{name: v1alpha1, served: true, storage: true}]", `  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              headers:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [name]
+                items: {type: object, properties: {name: {type: string}, value: {type: string}}}`, 1)
+	for _, tc := range []struct{ mergeType, want string }{
+		{"StrategicMerge", `{"headers":[{"name":"a","value":"1"},{"name":"b","value":"3"}]}`},
+		{"JSONMerge", `{"headers":[{"name":"b","value":"3"}]}`},
+	} {
+		res := compute(t, engine.Options{}, c, egTopo,
+			pol(egV, "BackendTrafficPolicy", "gw", 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g1}]
+headers: [{name: a, value: "1"}, {name: b, value: "2"}]`),
+			pol(egV, "BackendTrafficPolicy", "route", 1, `targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
+mergeType: `+tc.mergeType+`
+headers: [{name: b, value: "3"}]`))
+		want(t, tc.mergeType, effective(t, res, "BackendTrafficPolicy", rule("r1", "first")), []string{tc.want})
+	}
+}

@@ -92,6 +92,10 @@ type Kind struct {
 	// TargetingFields are top-level spec fields that select targets in the
 	// kind's own way; they are no part of the spec proper.
 	TargetingFields []string
+	// SchemaMerge: the patch merges read list types from Schema (GEP-2649
+	// listMapType: lists of type map merge item by item on their keys, sets
+	// as sets) instead of replacing lists whole.
+	SchemaMerge bool
 	// Implementation names the project whose profile gave settings, if any.
 	Implementation string
 	// Schema is the CRD's openAPIV3Schema of spec, when known; schema-aware
@@ -138,6 +142,7 @@ type Spec struct {
 	DirectSections        bool
 	Ancestor              AncestorMode
 	TargetingFields       []string
+	SchemaMerge           bool
 }
 
 // NewKind builds and validates a kind from a Go descriptor, applying defaults.
@@ -180,6 +185,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingDirectSections, all || s.DirectSections, func() { k.DirectSections = s.DirectSections })
 	set(SettingAncestor, s.Ancestor != "", func() { k.Ancestor = s.Ancestor })
 	set(SettingTargetingFields, len(s.TargetingFields) > 0, func() { k.TargetingFields = slices.Clone(s.TargetingFields) })
+	set(SettingSchemaMerge, all || s.SchemaMerge, func() { k.SchemaMerge = s.SchemaMerge })
 	if s.Custom != nil && k.Custom == nil {
 		k.Custom = s.Custom
 	}
@@ -334,13 +340,14 @@ var annotationOf = map[string]string{
 	SettingDirectSections:        AnnotationDirectSections,
 	SettingAncestor:              AnnotationAncestor,
 	SettingTargetingFields:       AnnotationTargetingFields,
+	SettingSchemaMerge:           AnnotationSchemaMerge,
 }
 
 // allSettings lists every setting, in the order they are shown.
 var allSettings = []string{
 	SettingClass, SettingTargetKinds, SettingEffectiveTargetKinds, SettingEffectiveSectionKinds,
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingMergeTypeField, SettingComposition,
-	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields,
+	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields, SettingSchemaMerge,
 }
 
 // Settings lists the names of every setting of a kind, the keys of
@@ -459,6 +466,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationComposition, SettingComposition, func(v string) (err error) { k.Composition, err = ParseComposition(v); return }},
 		{AnnotationAncestor, SettingAncestor, func(v string) (err error) { k.Ancestor, err = ParseAncestorMode(v); return }},
 		{AnnotationDirectSections, SettingDirectSections, func(v string) (err error) { k.DirectSections, err = parseBool(v); return }},
+		{AnnotationSchemaMerge, SettingSchemaMerge, func(v string) (err error) { k.SchemaMerge, err = parseBool(v); return }},
 		{AnnotationMergeTypeField, SettingMergeTypeField, func(v string) error { k.MergeTypeField = strings.TrimSpace(v); return nil }},
 		{AnnotationNamedRules, SettingNamedRules, func(v string) error { k.NamedRules = splitList(v); return nil }},
 		{AnnotationTargetingFields, SettingTargetingFields, func(v string) error { k.TargetingFields = splitList(v); return nil }},

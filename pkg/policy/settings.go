@@ -88,6 +88,9 @@ const (
 	AnnotationDirectSections = "attache.dev/direct-sections"
 	// AnnotationAncestor is target or gateway.
 	AnnotationAncestor = "attache.dev/ancestor"
+	// AnnotationSchemaMerge says ("true"/"false") whether the kind's patch
+	// merges read list types from the CRD's schema (GEP-2649 listMapType).
+	AnnotationSchemaMerge = "attache.dev/schema-merge"
 	// AnnotationTargetingFields lists top-level spec fields that select
 	// targets in the kind's own way (e.g. a workload selector) and are
 	// therefore no part of the spec proper.
@@ -109,6 +112,7 @@ const (
 	SettingDirectSections        = "directSections"
 	SettingAncestor              = "ancestor"
 	SettingTargetingFields       = "targetingFields"
+	SettingSchemaMerge           = "schemaMerge"
 )
 
 // Profile is a built-in descriptor of a policy kind an implementation ships
