@@ -119,16 +119,16 @@ type kindDP struct {
 	// named marks only its named-rule maps; full also reads the CRD's list
 	// types (SchemaMerge, and folds with a StrategicMerge policy).
 	named, full *merge.Schema
-	trie    *stackTrie
-	sets    *nsSets
-	atNode  map[topology.NodeID][]*attachment
-	atNs    [][]*attachment
-	nsIndex map[string]int32
-	nsNames []string
-	entries [][]entry
-	useNs   bool
-	memo    map[stackID]*stackResult
-	pre     []*stackResult // stacks folded ahead, in parallel, by prefold
+	trie        *stackTrie
+	sets        *nsSets
+	atNode      map[topology.NodeID][]*attachment
+	atNs        [][]*attachment
+	nsIndex     map[string]int32
+	nsNames     []string
+	entries     [][]entry
+	useNs       bool
+	memo        map[stackID]*stackResult
+	pre         []*stackResult // stacks folded ahead, in parallel, by prefold
 	// targets holds, per effective target with at least one context, its
 	// contexts and the stacks tallied for them.
 	targets map[topology.NodeID]*targetState
