@@ -41,11 +41,11 @@ type Options struct {
 	// questions about the policy kinds themselves, which then need no
 	// discovery, no other list, and no RBAC beyond listing CRDs.
 	PolicyKindsOnly bool
-	// DisableProfiles reads only the CRDs labelled PolicyLabel. Otherwise
-	// every CRD is listed and those of kinds with a built-in profile
-	// (package profiles) are policy kinds too, and those whose schema looks
-	// like a policy's are returned (without their instances) so that the
-	// caller can say how to declare them.
+	// DisableProfiles makes only the CRDs labelled PolicyLabel policy
+	// kinds. Otherwise those of kinds with a built-in profile (package
+	// profiles) are too. Either way, other CRDs whose schema looks like a
+	// policy's are returned (without their instances) so that the caller
+	// can say how to declare them.
 	DisableProfiles bool
 }
 
@@ -275,11 +275,9 @@ func (r *reader) discoverTopology(ctx context.Context, disc *discovery.Discovery
 // readPolicyCRDs lists the policy CRDs and returns them as objects, with the
 // policy kinds to list.
 func (r *reader) readPolicyCRDs(ctx context.Context) ([]engine.Object, []resource, []Unread, error) {
-	sel := PolicyLabel
-	if !r.opts.DisableProfiles {
-		sel = "" // unlabelled CRDs of profiled kinds are policy kinds too
-	}
-	items, err := r.list(ctx, r.dyn.Resource(crdGVR), "", sel)
+	// Every CRD: unlabelled ones of profiled kinds are policy kinds too,
+	// and unlabelled ones that look like policy kinds are warned about.
+	items, err := r.list(ctx, r.dyn.Resource(crdGVR), "", "")
 	if apierrors.IsForbidden(err) {
 		return nil, nil, []Unread{{Group: crdGVR.Group, Kind: "CustomResourceDefinition", Policy: true,
 			Message: "apiextensions.k8s.io CustomResourceDefinition: cannot list (forbidden); " +
@@ -293,17 +291,15 @@ func (r *reader) readPolicyCRDs(ctx context.Context) ([]engine.Object, []resourc
 	var skipped []Unread
 	for i := range items {
 		u := &items[i]
-		if sel == "" {
-			_, labelled := u.GetLabels()[PolicyLabel]
-			gk := topology.GroupKind{}
-			gk.Group, _, _ = unstructured.NestedString(u.Object, "spec", "group")
-			gk.Kind, _, _ = unstructured.NestedString(u.Object, "spec", "names", "kind")
-			if _, profiled := profiles.Lookup(gk); !labelled && !profiled {
-				if policy.LooksLikePolicy(u) {
-					objs = append(objs, object(u, "CustomResourceDefinition"))
-				}
-				continue
+		_, labelled := u.GetLabels()[PolicyLabel]
+		gk := topology.GroupKind{}
+		gk.Group, _, _ = unstructured.NestedString(u.Object, "spec", "group")
+		gk.Kind, _, _ = unstructured.NestedString(u.Object, "spec", "names", "kind")
+		if _, profiled := profiles.Lookup(gk); !labelled && (!profiled || r.opts.DisableProfiles) {
+			if policy.LooksLikePolicy(u) {
+				objs = append(objs, object(u, "CustomResourceDefinition"))
 			}
+			continue
 		}
 		objs = append(objs, object(u, "CustomResourceDefinition"))
 		res, why := policyResource(u)

@@ -55,6 +55,10 @@ type crdInfo struct {
 	// statusSubresource says whether that version has the status
 	// subresource: policy status is then patched there, else on the object.
 	statusSubresource bool
+	// statusConditions says whether that version's schema keeps
+	// status.conditions (Envoy Gateway's policies have status.ancestors
+	// only: the API server would prune summary conditions).
+	statusConditions bool
 	// policy says the CRD is labelled gateway.networking.k8s.io/policy or
 	// its kind has a built-in profile (when profiles are on).
 	policy  bool
@@ -93,6 +97,7 @@ func readCRD(u *unstructured.Unstructured, withProfiles bool) *crdInfo {
 	if first != nil {
 		ci.version, _ = first["name"].(string)
 		_, ci.statusSubresource, _ = unstructured.NestedMap(first, "subresources", "status")
+		ci.statusConditions = keepsStatusConditions(first)
 	}
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conds {
@@ -101,6 +106,26 @@ func readCRD(u *unstructured.Unstructured, withProfiles bool) *crdInfo {
 		}
 	}
 	return ci
+}
+
+// keepsStatusConditions reports whether a CRD version's schema keeps
+// status.conditions: no schema, a status that preserves unknown fields or
+// is absent from a schema that does, or a status with a conditions field.
+func keepsStatusConditions(version map[string]any) bool {
+	root, found, _ := unstructured.NestedMap(version, "schema", "openAPIV3Schema")
+	if !found {
+		return true
+	}
+	status, found, _ := unstructured.NestedMap(root, "properties", "status")
+	if !found {
+		keep, _, _ := unstructured.NestedBool(root, "x-kubernetes-preserve-unknown-fields")
+		return keep
+	}
+	if keep, _, _ := unstructured.NestedBool(status, "x-kubernetes-preserve-unknown-fields"); keep {
+		return true
+	}
+	_, found, _ = unstructured.NestedMap(status, "properties", "conditions")
+	return found
 }
 
 // role says what a watched kind is to the controller.

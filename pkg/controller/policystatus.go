@@ -77,7 +77,11 @@ func (c *Controller) desiredPolicies(res *engine.Result, owned map[topology.Grou
 			d.generation = p.Generation
 		}
 		perr := policyError(progErr, p.Ref)
-		d.conditions = programmed(st.Conditions, perr, pending)
+		if ci := crds[gk]; ci == nil || ci.statusConditions {
+			// Else the kind's status has ancestors only (Envoy Gateway):
+			// the summary would be pruned, so it is not written.
+			d.conditions = programmed(st.Conditions, perr, pending)
+		}
 		for _, a := range st.Ancestors {
 			d.ancestors = append(d.ancestors, engine.Ancestor{Ref: a.Ref, Conditions: programmed(a.Conditions, perr, pending)})
 		}

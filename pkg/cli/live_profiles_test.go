@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/attache-dev/attache/internal/modfixtures"
+	"github.com/attache-dev/attache/internal/testenv"
+	"github.com/attache-dev/attache/pkg/cluster/clustertest"
+)
+
+// egManifests: a Gateway, a route, a Service and two BackendTrafficPolicies
+// on the route, the second one newer.
+const egManifests = `
+apiVersion: v1
+kind: Namespace
+metadata: {name: eg}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g1, namespace: eg}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r1, namespace: eg}
+spec:
+  parentRefs: [{name: g1}]
+  rules: [{backendRefs: [{name: s1, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s1, namespace: eg}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: BackendTrafficPolicy
+metadata: {name: older, namespace: eg, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
+  timeout: {http: {requestTimeout: 10s}}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: BackendTrafficPolicy
+metadata: {name: newer, namespace: eg, creationTimestamp: "2026-01-01T00:00:05Z"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
+  timeout: {http: {requestTimeout: 20s}}
+`
+
+// TestLiveEnvoyGatewayUnlabelledCRDs runs attache against a real API server
+// serving Envoy Gateway's own CRDs (from its module, without the policy
+// label): its policies are shown with the Envoy Gateway profile's verdicts,
+// and not at all with --profiles=false.
+func TestLiveEnvoyGatewayUnlabelledCRDs(t *testing.T) {
+	eg := modfixtures.Dir(t, modfixtures.EnvoyGateway)
+	env := testenv.Start(t)
+	clustertest.InstallCRDs(t, env.Config, append(clustertest.GatewayAPICRDs(t),
+		filepath.Join(eg, "charts", "gateway-helm", "charts", "crds", "crds", "generated"))...)
+	file := filepath.Join(t.TempDir(), "eg.yaml")
+	if err := os.WriteFile(file, []byte(egManifests), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	clustertest.Apply(t, env.Config, nil, file)
+	kc := clustertest.WriteKubeconfig(t, env.Config, "eg")
+
+	out, _ := runLive(t, "get", "policies", "-A", "--kubeconfig", kc)
+	lines := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 3 && f[0] == "BackendTrafficPolicy" {
+			lines[f[2]] = l
+		}
+	}
+	if !strings.Contains(lines["older"], "Accepted") || strings.Contains(lines["older"], "Conflicted") {
+		t.Errorf("older: %q, want Accepted\n%s", lines["older"], out)
+	}
+	if !strings.Contains(lines["newer"], "Conflicted") {
+		t.Errorf("newer: %q, want Conflicted\n%s", lines["newer"], out)
+	}
+	kinds, _ := runLive(t, "get", "policykinds", "-o", "wide", "--kubeconfig", kc)
+	for _, k := range []string{"ClientTrafficPolicy", "BackendTrafficPolicy", "SecurityPolicy", "EnvoyExtensionPolicy", "EnvoyPatchPolicy"} {
+		if !strings.Contains(kinds, k+".gateway.envoyproxy.io") {
+			t.Errorf("get policykinds lacks %s:\n%s", k, kinds)
+		}
+	}
+	if !strings.Contains(kinds, "(profile: Envoy Gateway)") {
+		t.Errorf("get policykinds -o wide does not name the profile:\n%s", kinds)
+	}
+	// The answer from the cluster is the answer from the same objects in
+	// files.
+	files := []string{"get", "policies", "-A", "-o", "json", "-f", file, "-f", filepath.Join(eg, "charts", "gateway-helm", "charts", "crds", "crds", "generated", "gateway.envoyproxy.io_backendtrafficpolicies.yaml")}
+	live, _ := runLive(t, "get", "policies", "-A", "-o", "json", "--kubeconfig", kc)
+	if fromFiles, _ := runLive(t, files...); live != fromFiles {
+		t.Errorf("cluster and files differ:\n--- cluster\n%s\n--- files\n%s", live, fromFiles)
+	}
+	off, errOff := runLive(t, "get", "policies", "-A", "--profiles=false", "--kubeconfig", kc)
+	if strings.Contains(off, "BackendTrafficPolicy") {
+		t.Errorf("--profiles=false still shows Envoy Gateway policies:\n%s\n%s", off, errOff)
+	}
+	// Without profiles, the CRDs look like policy kinds nobody declared.
+	if !strings.Contains(errOff, "CRD backendtrafficpolicies.gateway.envoyproxy.io: BackendTrafficPolicy.gateway.envoyproxy.io looks like a policy kind") {
+		t.Errorf("--profiles=false gives no look-alike warning:\n%s", errOff)
+	}
+}

@@ -1,0 +1,106 @@
+package controller
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/attache-dev/attache/internal/modfixtures"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// egObjects is a Gateway, a route and two BackendTrafficPolicies on the
+// route (older first), in namespace eg.
+const egObjects = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g1}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r1}
+spec:
+  parentRefs: [{name: g1}]
+  rules: [{backendRefs: [{name: s1, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s1}
+spec: {ports: [{name: http, port: 80}]}
+`
+
+const egPolicy = `
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: BackendTrafficPolicy
+metadata: {name: %s}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
+  timeout: {http: {requestTimeout: %s}}
+`
+
+func decodeAll(t *testing.T, docs string) []*unstructured.Unstructured {
+	t.Helper()
+	var out []*unstructured.Unstructured
+	for _, d := range strings.Split(docs, "\n---\n") {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(d), &u.Object); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// TestEnvoyGatewayUnlabelledCRDs installs Envoy Gateway's own CRDs (read
+// from its module, unlabelled as it ships them) and checks that the
+// controller computes its policies' status by the Envoy Gateway profile:
+// of two policies on one route the older wins and the newer is
+// Conflicted, and the ancestor is the Gateway.
+func TestEnvoyGatewayUnlabelledCRDs(t *testing.T) {
+	dir := modfixtures.Dir(t, modfixtures.EnvoyGateway)
+	k := newKube(t)
+	crdFile := filepath.Join(dir, "charts", "gateway-helm", "charts", "crds", "crds", "generated", "gateway.envoyproxy.io_backendtrafficpolicies.yaml")
+	k.applyFile(crdFile, "")
+	btp := topology.GroupKind{Group: "gateway.envoyproxy.io", Kind: "BackendTrafficPolicy"}
+	r := startController(t, Options{OwnedKinds: []topology.GroupKind{btp}}, nil)
+	k.namespace("eg")
+	k.apply("eg", decodeAll(t, egObjects)...)
+	k.apply("eg", decodeAll(t, fmt.Sprintf(egPolicy, "older", "10s"))...)
+	time.Sleep(1100 * time.Millisecond) // creationTimestamps are to the second
+	k.apply("eg", decodeAll(t, fmt.Sprintf(egPolicy, "newer", "20s"))...)
+	gvk := schema.GroupVersionKind{Group: btp.Group, Version: "v1alpha1", Kind: btp.Kind}
+	// Envoy Gateway's status schema has ancestors only: the conditions are
+	// per ancestor, and the ancestor is the Gateway.
+	summary := func(u *unstructured.Unstructured) string {
+		anc := ancestorsOf(u, testControllerName)
+		if len(anc) != 1 {
+			return fmt.Sprintf("%d ancestors", len(anc))
+		}
+		ref, _ := anc[0]["ancestorRef"].(map[string]any)
+		conds := &unstructured.Unstructured{Object: map[string]any{"c": anc[0]["conditions"]}}
+		return fmt.Sprintf("%v/%v %s %s", ref["kind"], ref["name"], condSummary(condition(conds, "Accepted", "c")), condSummary(condition(conds, "Programmed", "c")))
+	}
+	waitFor(t, "Envoy Gateway policy status", func() string {
+		older, newer := k.get(gvk, "eg", "older"), k.get(gvk, "eg", "newer")
+		if got := summary(older); got != "Gateway/g1 True/Accepted True/Programmed" {
+			return "older: " + got
+		}
+		if got := summary(newer); got != "Gateway/g1 False/Conflicted -" {
+			return "newer: " + got
+		}
+		if _, has := older.Object["status"].(map[string]any)["conditions"]; has {
+			return "older has status.conditions, which its schema does not keep"
+		}
+		return ""
+	})
+	r.waitIdle(t, 0)
+}
