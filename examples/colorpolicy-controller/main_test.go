@@ -138,7 +138,8 @@ func check(ctx context.Context, t *testing.T, cms getter[*corev1.ConfigMap], svc
 	if len(b2) != 1 || fmt.Sprint(b2[0].Spec) != "map[colors:map[dark:olive light:yellow]]" {
 		return fmt.Sprintf("ConfigMap b2: %s", cm.Data["b2"])
 	}
-	if len(b2[0].Paths) != 1 || !strings.HasPrefix(b2[0].Paths[0], "Gateway default/g2") {
+	// The path README.md shows; r4's one unnamed rule is rule-1.
+	if len(b2[0].Paths) != 1 || b2[0].Paths[0] != "Gateway default/g2 > Gateway default/g2#http > HTTPRoute default/r4 > HTTPRoute default/r4#rule-1 > Service default/b2" {
 		return fmt.Sprintf("ConfigMap b2 paths: %v", b2[0].Paths)
 	}
 	if cm.Data["b1"] == "" {

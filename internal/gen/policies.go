@@ -62,7 +62,7 @@ func PoliciesWithListeners(p Params, n, listenerPolicies int) []*unstructured.Un
 		}
 		for k := range rules {
 			r := (k*104729 + 17) % p.Routes
-			add(nsName(r%p.Namespaces), gw, "HTTPRoute", fmt.Sprintf("route-%d", r), fmt.Sprintf("rule-%d", k%2))
+			add(nsName(r%p.Namespaces), gw, "HTTPRoute", fmt.Sprintf("route-%d", r), fmt.Sprintf("rule-%d", 1+k%2))
 		}
 	}
 	if p.Services > 0 {

@@ -28,7 +28,7 @@ func describeNsName(r topology.Ref) string {
 }
 
 // describeLevel renders a target the way describe names levels:
-// `Namespace baker`, `Gateway infra/cupcakes`, `HTTPRoute baker/frosting#rule-0`
+// `Namespace baker`, `Gateway infra/cupcakes`, `HTTPRoute baker/frosting#rule-1`
 // (the form of the engine's status messages).
 func describeLevel(r topology.Ref) string { return r.Short() }
 

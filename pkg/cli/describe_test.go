@@ -204,7 +204,7 @@ kind: ColorPolicy
 metadata: {name: on-rule, namespace: app}
 spec:
   targetRefs:
-  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r, sectionName: rule-0}
+  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r, sectionName: rule-1}
   - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r, sectionName: rule-9}
   color: blue
 `
@@ -218,15 +218,15 @@ spec:
 	}{
 		{[]string{"describe", "gateway/gw", "-n", "infra"}, []string{
 			"Affected by policies: yes (1; 1 more is attached but not in effect)",
-			"ColorPolicy app/on-rule  on HTTPRoute app/r#rule-0 (below)",
+			"ColorPolicy app/on-rule  on HTTPRoute app/r#rule-1 (below)",
 			"Attached here but not in effect (1):",
 			"ColorPolicy app/on-gw  on Gateway infra/gw (this object)",
 			"here (Gateway infra/gw): Accepted=False Invalid:", "ReferenceGrant",
 		}},
 		{[]string{"describe", "httproute/r", "-n", "app"}, []string{
-			"on HTTPRoute app/r#rule-0 (a section of this object)",
-			`color: "blue"  <- ColorPolicy app/on-rule (HTTPRoute app/r#rule-0, bare spec, atomic-defaults)`,
-			"for gw#http > r#rule-0 > Service s",
+			"on HTTPRoute app/r#rule-1 (a section of this object)",
+			`color: "blue"  <- ColorPolicy app/on-rule (HTTPRoute app/r#rule-1, bare spec, atomic-defaults)`,
+			"for gw#http > r#rule-1 > Service s",
 		}},
 		{[]string{"describe", "service/alone"}, []string{
 			"Affected by policies: no\n",
@@ -235,8 +235,8 @@ spec:
 		}},
 		{[]string{"describe", "policy", "colorpolicy/on-rule"}, []string{
 			"Affects 1 Service in 1 namespace; 1 context: 1 full, 0 partial, 0 none",
-			"Targets:      HTTPRoute app/r#rule-0, HTTPRoute app/r#rule-9",
-			"attached at HTTPRoute app/r#rule-0",
+			"Targets:      HTTPRoute app/r#rule-1, HTTPRoute app/r#rule-9",
+			"attached at HTTPRoute app/r#rule-1",
 			"Targets not found: HTTPRoute app/r#rule-9",
 		}},
 		{[]string{"describe", "policy", "colorpolicy/on-gw"}, []string{
@@ -360,7 +360,7 @@ func TestDescribePath(t *testing.T) {
 		{[]topology.Ref{svc}, "Service baker"},
 		{[]topology.Ref{gw.WithSection("http")}, "Gateway cupcakes#http"},
 		// Mesh: a parent Service keeps its kind.
-		{[]topology.Ref{svc, rt, rt.WithSection("rule-0"), {Kind: "Service", Namespace: "baker", Name: "oven"}}, "Service baker > baker#rule-0 > Service oven"},
+		{[]topology.Ref{svc, rt, rt.WithSection("rule-1"), {Kind: "Service", Namespace: "baker", Name: "oven"}}, "Service baker > baker#rule-1 > Service oven"},
 	} {
 		if got := describePath(tc.path); got != tc.want {
 			t.Errorf("describePath = %q, want %q", got, tc.want)

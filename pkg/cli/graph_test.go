@@ -71,7 +71,7 @@ func TestGraphScopes(t *testing.T) {
 		// A Service: its routes and Gateway above, its port below, not the
 		// sibling Services.
 		{args: []string{"service/frosting", "-n", "baker"},
-			want:    []string{`"target:Service baker/frosting#http"`, `"target:HTTPRoute.gateway.networking.k8s.io baker/frosting#rule-0"`, "frosting-retries", "namespace-retries"},
+			want:    []string{`"target:Service baker/frosting#http"`, `"target:HTTPRoute.gateway.networking.k8s.io baker/frosting#rule-1"`, "frosting-retries", "namespace-retries"},
 			wantNot: []string{`"target:Service baker/oven"`, "oven-tls", "baker-timeouts"}},
 		// -n without TYPE/NAME: that namespace's objects and their
 		// ancestors and descendants.

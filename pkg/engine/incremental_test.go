@@ -220,7 +220,7 @@ func newEditor(seed uint64, p gen.Params, n int) *editor {
 		e.targets = append(e.targets, ref(gw, "Gateway", fmt.Sprintf("gw-%d", g), ""), ref(gw, "Gateway", fmt.Sprintf("gw-%d", g), "l1"))
 	}
 	for r := range 8 {
-		e.targets = append(e.targets, ref(gw, "HTTPRoute", fmt.Sprintf("route-%d", r), ""), ref(gw, "HTTPRoute", fmt.Sprintf("route-%d", r), "rule-1"))
+		e.targets = append(e.targets, ref(gw, "HTTPRoute", fmt.Sprintf("route-%d", r), ""), ref(gw, "HTTPRoute", fmt.Sprintf("route-%d", r), "rule-2"))
 	}
 	for s := range 6 {
 		e.targets = append(e.targets, ref("", "Service", fmt.Sprintf("svc-%d", s), ""))
@@ -523,7 +523,7 @@ func TestIncrementalScopesTheChange(t *testing.T) {
 	var idx = -1
 	for i, o := range e.objs {
 		refs, _, _ := unstructured.NestedSlice(o.Object.Object, "spec", "targetRefs")
-		if o.Object.GetKind() == gen.PolicyKind && len(refs) == 1 && refs[0].(map[string]any)["sectionName"] == "rule-0" {
+		if o.Object.GetKind() == gen.PolicyKind && len(refs) == 1 && refs[0].(map[string]any)["sectionName"] == "rule-1" {
 			idx = i
 			break
 		}

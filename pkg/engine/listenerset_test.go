@@ -174,7 +174,7 @@ func TestPoliciesReachServicesThroughListenerSets(t *testing.T) {
 	}
 	// No GatewayClass object: the path starts at the Gateway's Namespace;
 	// apps is placed above its first object, the ListenerSet (D1).
-	wantPath := "Namespace infra > Gateway infra/gw > Namespace apps > ListenerSet apps/ls > ListenerSet apps/ls#a > HTTPRoute apps/ra > HTTPRoute apps/ra#rule-0 > Service apps/sa"
+	wantPath := "Namespace infra > Gateway infra/gw > Namespace apps > ListenerSet apps/ls > ListenerSet apps/ls#a > HTTPRoute apps/ra > HTTPRoute apps/ra#rule-1 > Service apps/sa"
 	if !slices.Equal(pathsOfSA, []string{wantPath}) {
 		t.Errorf("paths of Service apps/sa:\n%s\nwant only the one through the ListenerSet listener:\n%s", strings.Join(pathsOfSA, "\n"), wantPath)
 	}
@@ -221,9 +221,9 @@ spec:
 		}
 	}
 	want := map[string]string{
-		"Gateway infra/gw > HTTPRoute apps/ra > HTTPRoute apps/ra#rule-0 > Service apps/sa":                            "map[color:red]",
-		"Gateway infra/gw > HTTPRoute apps/rb > HTTPRoute apps/rb#rule-0 > Service apps/sb":                            "map[color:red]",
-		"Gateway infra/gw > Gateway infra/gw#http > HTTPRoute infra/rg > HTTPRoute infra/rg#rule-0 > Service infra/sg": "map[color:red]",
+		"Gateway infra/gw > HTTPRoute apps/ra > HTTPRoute apps/ra#rule-1 > Service apps/sa":                            "map[color:red]",
+		"Gateway infra/gw > HTTPRoute apps/rb > HTTPRoute apps/rb#rule-1 > Service apps/sb":                            "map[color:red]",
+		"Gateway infra/gw > Gateway infra/gw#http > HTTPRoute infra/rg > HTTPRoute infra/rg#rule-1 > Service infra/sg": "map[color:red]",
 	}
 	if !maps.Equal(got, want) {
 		t.Errorf("contexts:\n%v\nwant\n%v", got, want)

@@ -578,7 +578,7 @@ func randomWorld(rnd *rand.Rand) []engine.Object {
 				r := routes[rnd.Intn(len(routes))]
 				ref := map[string]any{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": r.name}
 				if rnd.Intn(2) == 0 {
-					ref["sectionName"] = fmt.Sprintf("rule-%d", rnd.Intn(rules[r]))
+					ref["sectionName"] = fmt.Sprintf("rule-%d", 1+rnd.Intn(rules[r]))
 				}
 				return r.ns, ref, allowed("HTTPRoute.gateway.networking.k8s.io")
 			}

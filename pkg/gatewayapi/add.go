@@ -685,7 +685,10 @@ func (a *adder) addRules(r *route, id topology.NodeID) {
 				continue
 			}
 		} else {
-			name = "rule-" + strconv.Itoa(i)
+			// 1-based, as Kuadrant's policy-machinery names unnamed rules
+			// (machinery/gateway_api_topology.go), so that a policy's
+			// sectionName "rule-1" means the first rule everywhere.
+			name = "rule-" + strconv.Itoa(i+1)
 			if owner, taken := explicit[name]; taken {
 				base := name
 				for n := 1; ; n++ {

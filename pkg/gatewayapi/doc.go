@@ -29,10 +29,12 @@
 // ListenerSet's. A Service's sections are
 // its ports, by name, or by the port number in decimal when the port has no
 // name. A route's sections are its rules: rules[i].name when set, else
-// "rule-<i>", i being the 0-based index of the rule. When that default name
-// is the explicit name of another rule of the route, the unnamed rule is
-// named "rule-<i>-<n>" instead, with the smallest n (from 1) that no other
-// rule of the route uses, and the collision is reported.
+// "rule-<n>", n being the 1-based index of the rule (spec.rules[0] is
+// "rule-1"), the convention of Kuadrant's policy-machinery
+// (machinery/gateway_api_topology.go). When that default name is the
+// explicit name of another rule of the route, the unnamed rule is named
+// "rule-<n>-<k>" instead, with the smallest k (from 1) that no other rule of
+// the route uses, and the collision is reported.
 //
 // # Attachment
 //

@@ -31,7 +31,7 @@ func FuzzAdd(f *testing.F) {
 		f.Add(data, []byte{0, 1, 2})
 	}
 	f.Add([]byte(`[{"metadata":{"name":"a","namespace":"b"},"spec":{"listeners":"x"}}]`), []byte{2})
-	f.Add([]byte(`[{"metadata":{"name":"a","namespace":"b"},"spec":{"rules":[{},{"name":"rule-1"}],"parentRefs":[{"group":"","kind":"Service","name":"a"}]}}]`), []byte{3})
+	f.Add([]byte(`[{"metadata":{"name":"a","namespace":"b"},"spec":{"rules":[{},{"name":"rule-2"}],"parentRefs":[{"group":"","kind":"Service","name":"a"}]}}]`), []byte{3})
 	f.Add([]byte(`[null, 1, "x", [], {}]`), []byte{})
 	// A Gateway admitting ListenerSets, a ListenerSet and a route to it,
 	// the kinds picked by index in fuzzKinds: Gateway, ListenerSet, HTTPRoute.

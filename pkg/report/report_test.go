@@ -138,7 +138,7 @@ func TestShape(t *testing.T) {
 			rendered = append(rendered, s)
 		}
 		listener := []string{"alt", "http"}[i]
-		if want := "Gateway/g1 > Gateway/g1#" + listener + " > HTTPRoute/r1 > HTTPRoute/r1#rule-0 > Service/s1"; strings.Join(rendered, " > ") != want {
+		if want := "Gateway/g1 > Gateway/g1#" + listener + " > HTTPRoute/r1 > HTTPRoute/r1#rule-1 > Service/s1"; strings.Join(rendered, " > ") != want {
 			t.Errorf("path %s, want %s", strings.Join(rendered, " > "), want)
 		}
 		if !reflect.DeepEqual(path[len(path)-1], ep["target"]) {
