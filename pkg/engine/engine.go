@@ -447,14 +447,15 @@ func (c *computation) resolve(ps *pstate) {
 
 // inSelectorScope reports whether a selector of policy p may select the
 // object ref by namespace: the policy's own namespace (every namespace for a
-// cluster-scoped policy, or a cluster-scoped object), or the namespaces its
-// namespace filter names.
+// cluster-scoped policy, or a cluster-scoped object), or, with a namespace
+// filter, the namespaces it names (from Selector: only those whose labels
+// match, the policy's own included).
 func (c *computation) inSelectorScope(p *policy.Policy, t policy.TargetRef, ref topology.Ref) bool {
-	if ref.Namespace == "" || p.Ref.Namespace == "" || ref.Namespace == p.Ref.Namespace {
+	if ref.Namespace == "" || p.Ref.Namespace == "" {
 		return true
 	}
 	if t.Namespaces == nil {
-		return false
+		return ref.Namespace == p.Ref.Namespace
 	}
 	switch t.Namespaces.From {
 	case policy.NamespacesAll:

@@ -381,3 +381,71 @@ headers: [{name: b, value: "3"}]`))
 		want(t, tc.mergeType, effective(t, res, "BackendTrafficPolicy", rule("r1", "first")), []string{tc.want})
 	}
 }
+
+func TestEnvoyGatewayTargetSelectorNamespaces(t *testing.T) {
+	const other = `
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-b, labels: {tier: web}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-c, labels: {tier: db}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: rb, namespace: team-b, labels: {team: a}}
+spec:
+  parentRefs: [{name: g1, namespace: default}]
+  rules: [{name: only, backendRefs: [{name: s1, namespace: default, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: rc, namespace: team-c, labels: {team: a}}
+spec:
+  parentRefs: [{name: g1, namespace: default}]
+  rules: [{name: only, backendRefs: [{name: s1, namespace: default, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {name: from-default, namespace: team-b}
+spec:
+  from: [{group: gateway.envoyproxy.io, kind: BackendTrafficPolicy, namespace: default}]
+  to: [{group: gateway.networking.k8s.io, kind: HTTPRoute}]
+`
+	// The Gateway admits routes from every namespace.
+	topo := strings.Replace(egTopo, "listeners: [{name: http, protocol: HTTP, port: 80}, {name: admin, protocol: HTTP, port: 8080}]",
+		"listeners: [{name: http, protocol: HTTP, port: 80, allowedRoutes: {namespaces: {from: All}}}, {name: admin, protocol: HTTP, port: 8080}]", 1)
+	for _, tc := range []struct {
+		name, namespaces string
+		want             []string // routes (namespace/name) the policy reaches
+	}{
+		{"same", ``, []string{"default/r1"}},
+		// team-c has no ReferenceGrant: skipped, as Envoy Gateway does.
+		{"all", `, namespaces: {from: All}`, []string{"default/r1", "team-b/rb"}},
+		{"selector", `, namespaces: {from: Selector, selector: {matchLabels: {tier: web}}}`, []string{"team-b/rb"}},
+	} {
+		res := compute(t, engine.Options{}, btpCRD, topo, other,
+			pol(egV, "BackendTrafficPolicy", "sel", 0, `targetSelectors: [{kind: HTTPRoute, matchLabels: {team: a}`+tc.namespaces+`}]
+retry: {numRetries: 2}`))
+		var got []string
+		for _, e := range res.Effective {
+			if e.Kind.GroupKind.Kind == "BackendTrafficPolicy" {
+				got = append(got, e.Target.Namespace+"/"+e.Target.Name)
+			}
+		}
+		got = dedupeSorted(got)
+		want(t, tc.name, got, tc.want)
+		want(t, tc.name+" Accepted", status(t, res, "sel", "Accepted"), "True/Accepted")
+	}
+}
+
+func dedupeSorted(l []string) []string {
+	var out []string
+	for _, s := range l {
+		if len(out) == 0 || out[len(out)-1] != s {
+			out = append(out, s)
+		}
+	}
+	return out
+}
