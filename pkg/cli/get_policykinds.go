@@ -138,6 +138,16 @@ func effectiveKinds(k *policy.Kind) string {
 	return strings.Join(s, ",")
 }
 
+// effectiveOriginSetting is the setting whose origin the effective target
+// column shows: the effective section kinds when they gave the column and
+// the effective target kinds were not set themselves.
+func effectiveOriginSetting(k *policy.Kind) string {
+	if len(k.EffectiveSectionKinds) > 0 && k.Origins[policy.SettingEffectiveTargetKinds] == policy.FromDefault {
+		return policy.SettingEffectiveSectionKinds
+	}
+	return policy.SettingEffectiveTargetKinds
+}
+
 // semantics renders the settings that differ from GEP-713's defaults, for
 // the wide table: "-" when there is none.
 func semantics(k *policy.Kind, origin func(setting, cell string) string) string {
@@ -248,7 +258,7 @@ func policyKindTable(kinds []*policy.Kind, wide bool) *metav1.Table {
 			k.GroupKind.String(),
 			origin("class", string(k.Class)),
 			origin("targetKinds", shortKinds(k.TargetKinds)),
-			origin("effectiveTargetKinds", effectiveKinds(k)),
+			origin(effectiveOriginSetting(k), effectiveKinds(k)),
 			origin("hierarchy", shortKinds(k.Hierarchy)),
 			origin("strategies", strings.Join(strategyNames(k.Strategies), ",")),
 			semantics(k, origin),

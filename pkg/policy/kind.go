@@ -261,6 +261,10 @@ func (k *Kind) complete() error {
 		// Default: every kind of the hierarchy (sections included).
 		k.TargetKinds = slices.Clone(k.Hierarchy)
 	}
+	if len(k.EffectiveTargetKinds) == 0 && len(k.EffectiveSectionKinds) > 0 {
+		// The sections given are the effective targets, and nothing else.
+		k.EffectiveTargetKinds = slices.Clone(k.EffectiveSectionKinds)
+	}
 	if len(k.EffectiveTargetKinds) == 0 {
 		if k.Class == Direct {
 			k.EffectiveTargetKinds = slices.Clone(k.TargetKinds)
