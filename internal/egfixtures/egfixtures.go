@@ -10,6 +10,15 @@
 // out, and adds the Services every translator test gets (service-1 to
 // service-4 and mirror-service in "default", as Envoy Gateway's test does).
 //
+// Envoy Gateway resolves same-target conflicts of a kind by processing
+// order: the first policy processed keeps the target. Its provider sorts
+// policies by creationTimestamp, then namespace and name, before the
+// translator sees them, but the translator test does not sort: the order
+// is the file's. No Envoy Gateway policy of a fixture has a
+// creationTimestamp, so Load gives each policy without one a timestamp in
+// the file's order (a second apart, per kind), for attache's oldest-wins to
+// see the order Envoy Gateway's test sees rather than fall back to names.
+//
 // An output file (*.out.yaml) has the same shape; its policies carry the
 // status Envoy Gateway computed. Expect reads, per policy and
 // status.ancestors[] entry, the expected verdict.
@@ -46,7 +55,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
@@ -101,6 +112,10 @@ func init() {
 		listKinds[k] = [2]string{Group + "/v1alpha1", kind}
 	}
 }
+
+// listedAt is the creationTimestamp given to the first policy of each kind
+// in a fixture; the next ones are a second apart, in the file's order.
+var listedAt = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // skippedKeys are fixture keys that hold no object.
 var skippedKeys = map[string]bool{"envoyproxydefaultspec": true}
@@ -186,6 +201,13 @@ func Load(path string) ([]engine.Object, error) {
 			}
 			if u.GetKind() == "" {
 				return nil, fmt.Errorf("%s: %s[%d] has no kind", path, k, i)
+			}
+			_, dated, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "creationTimestamp")
+			if _, isPolicy := PolicyKeys[k]; isPolicy && !dated {
+				// The translator test hands Envoy Gateway the policies in
+				// the file's order, unsorted: the first listed is the
+				// oldest (see the package documentation).
+				u.SetCreationTimestamp(metav1.NewTime(listedAt.Add(time.Duration(i) * time.Second)))
 			}
 			have[refOf(u)] = true
 			objs = append(objs, engine.Object{Object: u, Source: fmt.Sprintf("%s#%s[%d]", base, k, i)})

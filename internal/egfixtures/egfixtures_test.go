@@ -437,3 +437,30 @@ func groups(mm []verdict.Mismatch) string {
 	}
 	return b.String()
 }
+
+// Envoy Gateway's translator test processes policies in the file's order,
+// so the first listed of two policies on one target keeps it, although its
+// name sorts after the other's: Load dates the policies in that order.
+func TestFileOrderIsAge(t *testing.T) {
+	dir := modfixtures.Dir(t, modfixtures.EnvoyGateway)
+	name := "backendtrafficpolicy-status-conditions"
+	objs, err := Load(filepath.Join(dir, testdata, name+".in.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const first, second = "target-httproute-in-gateway-1", "also-target-httproute-in-gateway-1"
+	res := engine.Compute(append(crds(t, dir), objs...), engine.Options{})
+	got := map[string]string{}
+	for _, ps := range res.Policies {
+		if n := ps.Policy.Ref.Name; n == first || n == second {
+			for _, c := range ps.Conditions {
+				if c.Type == engine.CondAccepted {
+					got[n] = c.Status + "/" + c.Reason
+				}
+			}
+		}
+	}
+	if got[first] != "True/Accepted" || got[second] != "False/Conflicted" {
+		t.Errorf("Accepted: %s = %q, %s = %q; want the first listed accepted, the second conflicted", first, got[first], second, got[second])
+	}
+}
