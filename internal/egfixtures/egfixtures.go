@@ -35,9 +35,9 @@
 //     so attache may say either Programmed=True/PartiallyProgrammed or
 //     Programmed=False/Overridden, but not Programmed=True/Programmed.
 //   - Merged=True without Overridden (the policy is merged with another,
-//     mergeType JSONMerge or StrategicMerge): it contributes; Envoy Gateway
-//     does not say whether every field survives, so attache must say
-//     Programmed=True with reason Programmed or PartiallyProgrammed.
+//     mergeType JSONMerge or StrategicMerge): Envoy Gateway says a merge
+//     took place, not whether any of the policy's fields survives it (a
+//     JSONMerge replaces lists whole), so any Programmed reason agrees.
 //   - Neither, and accepted: nothing overrides it, so attache must say
 //     Programmed=True/Programmed.
 //   - No status at all (Envoy Gateway ignores a policy whose target does
