@@ -44,6 +44,15 @@
 //     not exist or is in another namespace): attache must accept the policy
 //     nowhere (any Accepted=False reason).
 //
+// A route or route-rule policy with mergeType gets, beside the Accepted
+// entry at each of the route's parentRefs, one entry per listener the route
+// is attached through that holds only Merged=True ("Merged with policy
+// ns/name", written by processBackendTrafficPolicyForRoute and its
+// SecurityPolicy and EnvoyExtensionPolicy twins): a record of which
+// listener's or Gateway's policy it was merged with, not a verdict of its
+// own. Expect leaves these out; an Accepted=False entry at a listener (the
+// merge failed) is kept.
+//
 // Ancestors are mapped with verdict.GatewayAncestors: Envoy Gateway reports a
 // route policy under the Gateways of the route's parentRefs, attache under the
 // route itself.
@@ -296,11 +305,13 @@ func Expect(name, path string, objs []engine.Object) (verdict.Expected, error) {
 		p := verdict.Policy{Ref: refOf(o.Object), Unmodelled: unmodelled(o.Object)}
 		for j, a := range status[p.Ref] {
 			am, _ := a.(map[string]any)
-			ea, err := ancestor(am, p.Ref.Namespace)
+			ea, keep, err := ancestor(am, p.Ref.Namespace)
 			if err != nil {
 				return exp, fmt.Errorf("%s: %s status.ancestors[%d]: %w", path, p.Ref.Short(), j, err)
 			}
-			p.Ancestors = append(p.Ancestors, ea)
+			if keep {
+				p.Ancestors = append(p.Ancestors, ea)
+			}
 		}
 		exp.Policies = append(exp.Policies, p)
 	}
@@ -346,7 +357,9 @@ func unmodelled(u *unstructured.Unstructured) string {
 	return strings.Join(what, ", ")
 }
 
-func ancestor(am map[string]any, policyNS string) (verdict.Ancestor, error) {
+// ancestor reads one status.ancestors entry. keep is false for a merge
+// record (see the package documentation), which is no verdict.
+func ancestor(am map[string]any, policyNS string) (a verdict.Ancestor, keep bool, err error) {
 	ref, _, _ := unstructured.NestedMap(am, "ancestorRef")
 	r := topology.Ref{Group: "gateway.networking.k8s.io", Kind: "Gateway", Namespace: policyNS}
 	if s, ok := ref["group"].(string); ok {
@@ -364,7 +377,7 @@ func ancestor(am map[string]any, policyNS string) (verdict.Ancestor, error) {
 	r.Name, _ = ref["name"].(string)
 	r.SectionName, _ = ref["sectionName"].(string)
 	if r.Name == "" {
-		return verdict.Ancestor{}, fmt.Errorf("ancestorRef without a name")
+		return verdict.Ancestor{}, false, fmt.Errorf("ancestorRef without a name")
 	}
 	conds, _, _ := unstructured.NestedSlice(am, "conditions")
 	var v verdict.Verdict
@@ -388,12 +401,17 @@ func ancestor(am map[string]any, policyNS string) (verdict.Ancestor, error) {
 		}
 	}
 	if v.Accepted == "" {
-		if !overridden && !merged {
-			return verdict.Ancestor{}, fmt.Errorf("no Accepted, Overridden or Merged condition")
+		switch {
+		case merged && !overridden:
+			// A merge record: Envoy Gateway's verdict on the policy is the
+			// Accepted entry at the route's parentRef.
+			return verdict.Ancestor{}, false, nil
+		case !overridden:
+			return verdict.Ancestor{}, false, fmt.Errorf("no Accepted, Overridden or Merged condition")
 		}
-		// Envoy Gateway sometimes writes only Overridden or Merged (e.g.
-		// beyond its condition limit); it writes them for policies it
-		// applies, so the entry counts as accepted.
+		// Envoy Gateway sometimes writes only Overridden (e.g. in
+		// envoyextensionpolicy-status-conditions-truncated); it writes it
+		// for policies it applies, so the entry counts as accepted.
 		v.Accepted = "True"
 	}
 	if v.Accepted == "True" {
@@ -406,5 +424,5 @@ func ancestor(am map[string]any, policyNS string) (verdict.Ancestor, error) {
 			v.Programmed = verdict.Full
 		}
 	}
-	return verdict.Ancestor{Ref: r, Want: v}, nil
+	return verdict.Ancestor{Ref: r, Want: v}, true, nil
 }

@@ -42,6 +42,7 @@ var mustMatch = map[string]bool{
 	"backendtrafficpolicy-http2-keepalive":                                                true,
 	"backendtrafficpolicy-invalid-no-section":                                             true,
 	"backendtrafficpolicy-listenerset":                                                    true,
+	"backendtrafficpolicy-listenerset-merge":                                              true,
 	"backendtrafficpolicy-listenerset-same-name-listeners":                                true,
 	"backendtrafficpolicy-multiple-targets-targetselector":                                true,
 	"backendtrafficpolicy-override-replace":                                               true,
@@ -55,6 +56,7 @@ var mustMatch = map[string]bool{
 	"backendtrafficpolicy-strategic-merge-local-ratelimit":                                true,
 	"backendtrafficpolicy-strategic-merge-only-gw-rl":                                     true,
 	"backendtrafficpolicy-strategic-merge-only-httproute-rl":                              true,
+	"backendtrafficpolicy-strategic-merge-section":                                        true,
 	"backendtrafficpolicy-strategic-merge-with-multi-parents":                             true,
 	"backendtrafficpolicy-tracing":                                                        true,
 	"backendtrafficpolicy-use-client-protocol":                                            true,
@@ -86,11 +88,13 @@ var mustMatch = map[string]bool{
 	"backendtrafficpolicy-with-ratelimit-both-type":                                       true,
 	"backendtrafficpolicy-with-ratelimit-per-rule-headers":                                true,
 	"backendtrafficpolicy-with-response-override":                                         true,
+	"backendtrafficpolicy-with-response-override-merged-diff-namespace":                   true,
 	"backendtrafficpolicy-with-response-override-source":                                  true,
 	"backendtrafficpolicy-with-routing-type-endpoint":                                     true,
 	"backendtrafficpolicy-with-routing-type-full-priority":                                true,
 	"backendtrafficpolicy-with-routing-type-gateway":                                      true,
 	"backendtrafficpolicy-with-routing-type-listener":                                     true,
+	"backendtrafficpolicy-with-routing-type-mergetype-unset":                              true,
 	"backendtrafficpolicy-with-routing-type-override":                                     true,
 	"backendtrafficpolicy-with-routing-type-rule-override":                                true,
 	"backendtrafficpolicy-with-routing-type-selector":                                     true,
@@ -207,6 +211,7 @@ var mustMatch = map[string]bool{
 	"mergebackends-http-gateway-traffic-route-mergetype-unset":                            true,
 	"mergebackends-http-listener-btp-no-backend-traffic":                                  true,
 	"mergebackends-http-merge-gateway-wide-ctp-http1":                                     true,
+	"mergebackends-http-routingtype-mergetype-unset":                                      true,
 	"mergebackends-tcp-demerge-listener-btp-divergence-no-sectionname":                    true,
 	"mergebackends-tls-demerge-listener-btp-divergence-no-sectionname":                    true,
 	"mergebackends-udp-demerge-listener-btp-divergence-no-sectionname":                    true,
@@ -221,6 +226,7 @@ var mustMatch = map[string]bool{
 	"securitypolicy-invalid-no-section-name-listener":                                     true,
 	"securitypolicy-invalid-no-section-name-route-rule":                                   true,
 	"securitypolicy-listenerset":                                                          true,
+	"securitypolicy-listenerset-merge":                                                    true,
 	"securitypolicy-listenerset-same-name-listeners":                                      true,
 	"securitypolicy-override-replace":                                                     true,
 	"securitypolicy-route-listenerset":                                                    true,
@@ -469,5 +475,33 @@ func TestFileOrderIsAge(t *testing.T) {
 	}
 	if got[first] != "True/Accepted" || got[second] != "False/Conflicted" {
 		t.Errorf("Accepted: %s = %q, %s = %q; want the first listed accepted, the second conflicted", first, got[first], second, got[second])
+	}
+}
+
+// A route policy with mergeType gets Merged-only entries at the listeners the
+// route is attached through (merge records); the verdicts are the entries at
+// the route's parentRefs.
+func TestExpectLeavesOutMergeRecords(t *testing.T) {
+	dir := filepath.Join(modfixtures.Dir(t, modfixtures.EnvoyGateway), testdata)
+	name := "backendtrafficpolicy-strategic-merge-section"
+	objs, err := Load(filepath.Join(dir, name+".in.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, err := Expect(name, filepath.Join(dir, name+".out.yaml"), objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range exp.Policies {
+		if p.Ref.Name == "merged-policy-for-httproute-2" {
+			for _, a := range p.Ancestors {
+				got = append(got, a.Ref.Short()+" "+a.Want.String())
+			}
+		}
+	}
+	want := []string{gwRef("envoy-gateway", "gateway-1", "") + " Accepted=True Programmed:full"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("expectations of merged-policy-for-httproute-2:\n got %v\nwant %v", got, want)
 	}
 }
