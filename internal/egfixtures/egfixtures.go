@@ -55,7 +55,8 @@
 //
 // Ancestors are mapped with verdict.GatewayAncestors: Envoy Gateway reports a
 // route policy under the Gateways of the route's parentRefs, attache under the
-// route itself.
+// route itself. Gateways of a GatewayClass other than the one the translator
+// test manages (ClassName) are left out: Envoy Gateway reports nothing there.
 package egfixtures
 
 import (
@@ -277,7 +278,7 @@ func Expect(name, path string, objs []engine.Object) (verdict.Expected, error) {
 	if err != nil {
 		return verdict.Expected{}, err
 	}
-	exp := verdict.Expected{Fixture: name, AncestorsOf: verdict.GatewayAncestors(objs)}
+	exp := verdict.Expected{Fixture: name, AncestorsOf: managedAncestors(objs)}
 	keys := make([]string, 0, len(PolicyKeys))
 	for k := range PolicyKeys {
 		keys = append(keys, k)
@@ -316,6 +317,37 @@ func Expect(name, path string, objs []engine.Object) (verdict.Expected, error) {
 		exp.Policies = append(exp.Policies, p)
 	}
 	return exp, nil
+}
+
+// ClassName is the GatewayClass Envoy Gateway's translator test manages.
+const ClassName = "envoy-gateway-class"
+
+// managedAncestors is verdict.GatewayAncestors less the Gateways of another
+// GatewayClass: Envoy Gateway writes no ancestor entry for a Gateway it does
+// not manage (a route attached to one of its Gateways and to another
+// controller's), while attache, which has no notion of controllers, judges
+// every parent.
+func managedAncestors(objs []engine.Object) func(*engine.Result, topology.Ref) []topology.Ref {
+	unmanaged := map[topology.Ref]bool{}
+	for _, o := range objs {
+		u := o.Object
+		if u.GetKind() != "Gateway" || !strings.HasPrefix(u.GetAPIVersion(), "gateway.networking.k8s.io/") {
+			continue
+		}
+		if c, _, _ := unstructured.NestedString(u.Object, "spec", "gatewayClassName"); c != ClassName {
+			unmanaged[refOf(u)] = true
+		}
+	}
+	all := verdict.GatewayAncestors(objs)
+	return func(res *engine.Result, t topology.Ref) []topology.Ref {
+		var out []topology.Ref
+		for _, r := range all(res, t) {
+			if !unmanaged[r.Object()] {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
 }
 
 func policyObject(m map[string]any, key string) *unstructured.Unstructured {

@@ -228,6 +228,7 @@ var mustMatch = map[string]bool{
 	"securitypolicy-listenerset":                                                          true,
 	"securitypolicy-listenerset-merge":                                                    true,
 	"securitypolicy-listenerset-same-name-listeners":                                      true,
+	"securitypolicy-mixed-managed-unmanaged-route-parents":                                true,
 	"securitypolicy-override-replace":                                                     true,
 	"securitypolicy-route-listenerset":                                                    true,
 	"securitypolicy-status-conditions-route-rule":                                         true,
