@@ -171,7 +171,8 @@ func HasPolicies(path string) (bool, error) {
 }
 
 // Load reads a fixture input (*.in.yaml) as engine objects, with the
-// Services every translator test adds (CommonServices).
+// Services every translator test adds (CommonServices) and, unless the
+// fixture has it, the GatewayClass the test runs as (ClassName).
 func Load(path string) ([]engine.Object, error) {
 	doc, err := readDoc(path)
 	if err != nil {
@@ -223,12 +224,23 @@ func Load(path string) ([]engine.Object, error) {
 			objs = append(objs, engine.Object{Object: u, Source: fmt.Sprintf("%s#%s[%d]", base, k, i)})
 		}
 	}
-	for _, s := range CommonServices() {
+	for _, s := range append(CommonServices(), gatewayClass()) {
 		if !have[refOf(s.Object)] {
 			objs = append(objs, s)
 		}
 	}
 	return objs, nil
+}
+
+// gatewayClass is the GatewayClass the translator test runs as (ClassName):
+// the test has it without an object, and EnvoyPatchPolicies target it.
+func gatewayClass() engine.Object {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+		"metadata": map[string]any{"name": ClassName},
+		"spec":     map[string]any{"controllerName": "gateway.envoyproxy.io/gatewayclass-controller"},
+	}}
+	return engine.Object{Object: u, Source: "egfixtures GatewayClass " + ClassName}
 }
 
 // CommonServices are the Services Envoy Gateway's translator test adds to

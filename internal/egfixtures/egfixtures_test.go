@@ -180,6 +180,7 @@ var mustMatch = map[string]bool{
 	"envoypatchpolicy-invalid-target-name":                                                true,
 	"envoypatchpolicy-no-status-for-unknown-gateway":                                      true,
 	"envoypatchpolicy-valid":                                                              true,
+	"envoypatchpolicy-valid-merge-gateways":                                               true,
 	"envoyproxy-priority-backend":                                                         true,
 	"gateway-with-listener-with-tls-terminate-and-tls-fingerprint":                        true,
 	"global-ratelimit-service-discovery":                                                  true,
