@@ -10,6 +10,15 @@
 // out, and adds the Services every translator test gets (service-1 to
 // service-4 and mirror-service in "default", as Envoy Gateway's test does).
 //
+// Envoy Gateway resolves same-target conflicts of a kind by processing
+// order: the first policy processed keeps the target. Its provider sorts
+// policies by creationTimestamp, then namespace and name, before the
+// translator sees them, but the translator test does not sort: the order
+// is the file's. No Envoy Gateway policy of a fixture has a
+// creationTimestamp, so Load gives each policy without one a timestamp in
+// the file's order (a second apart, per kind), for attache's oldest-wins to
+// see the order Envoy Gateway's test sees rather than fall back to names.
+//
 // An output file (*.out.yaml) has the same shape; its policies carry the
 // status Envoy Gateway computed. Expect reads, per policy and
 // status.ancestors[] entry, the expected verdict.
@@ -26,18 +35,28 @@
 //     so attache may say either Programmed=True/PartiallyProgrammed or
 //     Programmed=False/Overridden, but not Programmed=True/Programmed.
 //   - Merged=True without Overridden (the policy is merged with another,
-//     mergeType JSONMerge or StrategicMerge): it contributes; Envoy Gateway
-//     does not say whether every field survives, so attache must say
-//     Programmed=True with reason Programmed or PartiallyProgrammed.
+//     mergeType JSONMerge or StrategicMerge): Envoy Gateway says a merge
+//     took place, not whether any of the policy's fields survives it (a
+//     JSONMerge replaces lists whole), so any Programmed reason agrees.
 //   - Neither, and accepted: nothing overrides it, so attache must say
 //     Programmed=True/Programmed.
 //   - No status at all (Envoy Gateway ignores a policy whose target does
 //     not exist or is in another namespace): attache must accept the policy
 //     nowhere (any Accepted=False reason).
 //
+// A route or route-rule policy with mergeType gets, beside the Accepted
+// entry at each of the route's parentRefs, one entry per listener the route
+// is attached through that holds only Merged=True ("Merged with policy
+// ns/name", written by processBackendTrafficPolicyForRoute and its
+// SecurityPolicy and EnvoyExtensionPolicy twins): a record of which
+// listener's or Gateway's policy it was merged with, not a verdict of its
+// own. Expect leaves these out; an Accepted=False entry at a listener (the
+// merge failed) is kept.
+//
 // Ancestors are mapped with verdict.GatewayAncestors: Envoy Gateway reports a
 // route policy under the Gateways of the route's parentRefs, attache under the
-// route itself.
+// route itself. Gateways of a GatewayClass other than the one the translator
+// test manages (ClassName) are left out: Envoy Gateway reports nothing there.
 package egfixtures
 
 import (
@@ -46,7 +65,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
@@ -102,6 +123,10 @@ func init() {
 	}
 }
 
+// listedAt is the creationTimestamp given to the first policy of each kind
+// in a fixture; the next ones are a second apart, in the file's order.
+var listedAt = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // skippedKeys are fixture keys that hold no object.
 var skippedKeys = map[string]bool{"envoyproxydefaultspec": true}
 
@@ -146,7 +171,8 @@ func HasPolicies(path string) (bool, error) {
 }
 
 // Load reads a fixture input (*.in.yaml) as engine objects, with the
-// Services every translator test adds (CommonServices).
+// Services every translator test adds (CommonServices) and, unless the
+// fixture has it, the GatewayClass the test runs as (ClassName).
 func Load(path string) ([]engine.Object, error) {
 	doc, err := readDoc(path)
 	if err != nil {
@@ -187,16 +213,34 @@ func Load(path string) ([]engine.Object, error) {
 			if u.GetKind() == "" {
 				return nil, fmt.Errorf("%s: %s[%d] has no kind", path, k, i)
 			}
+			_, dated, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "creationTimestamp")
+			if _, isPolicy := PolicyKeys[k]; isPolicy && !dated {
+				// The translator test hands Envoy Gateway the policies in
+				// the file's order, unsorted: the first listed is the
+				// oldest (see the package documentation).
+				u.SetCreationTimestamp(metav1.NewTime(listedAt.Add(time.Duration(i) * time.Second)))
+			}
 			have[refOf(u)] = true
 			objs = append(objs, engine.Object{Object: u, Source: fmt.Sprintf("%s#%s[%d]", base, k, i)})
 		}
 	}
-	for _, s := range CommonServices() {
+	for _, s := range append(CommonServices(), gatewayClass()) {
 		if !have[refOf(s.Object)] {
 			objs = append(objs, s)
 		}
 	}
 	return objs, nil
+}
+
+// gatewayClass is the GatewayClass the translator test runs as (ClassName):
+// the test has it without an object, and EnvoyPatchPolicies target it.
+func gatewayClass() engine.Object {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+		"metadata": map[string]any{"name": ClassName},
+		"spec":     map[string]any{"controllerName": "gateway.envoyproxy.io/gatewayclass-controller"},
+	}}
+	return engine.Object{Object: u, Source: "egfixtures GatewayClass " + ClassName}
 }
 
 // CommonServices are the Services Envoy Gateway's translator test adds to
@@ -246,7 +290,7 @@ func Expect(name, path string, objs []engine.Object) (verdict.Expected, error) {
 	if err != nil {
 		return verdict.Expected{}, err
 	}
-	exp := verdict.Expected{Fixture: name, AncestorsOf: verdict.GatewayAncestors(objs)}
+	exp := verdict.Expected{Fixture: name, AncestorsOf: managedAncestors(objs)}
 	keys := make([]string, 0, len(PolicyKeys))
 	for k := range PolicyKeys {
 		keys = append(keys, k)
@@ -274,15 +318,48 @@ func Expect(name, path string, objs []engine.Object) (verdict.Expected, error) {
 		p := verdict.Policy{Ref: refOf(o.Object), Unmodelled: unmodelled(o.Object)}
 		for j, a := range status[p.Ref] {
 			am, _ := a.(map[string]any)
-			ea, err := ancestor(am, p.Ref.Namespace)
+			ea, keep, err := ancestor(am, p.Ref.Namespace)
 			if err != nil {
 				return exp, fmt.Errorf("%s: %s status.ancestors[%d]: %w", path, p.Ref.Short(), j, err)
 			}
-			p.Ancestors = append(p.Ancestors, ea)
+			if keep {
+				p.Ancestors = append(p.Ancestors, ea)
+			}
 		}
 		exp.Policies = append(exp.Policies, p)
 	}
 	return exp, nil
+}
+
+// ClassName is the GatewayClass Envoy Gateway's translator test manages.
+const ClassName = "envoy-gateway-class"
+
+// managedAncestors is verdict.GatewayAncestors less the Gateways of another
+// GatewayClass: Envoy Gateway writes no ancestor entry for a Gateway it does
+// not manage (a route attached to one of its Gateways and to another
+// controller's), while attache, which has no notion of controllers, judges
+// every parent.
+func managedAncestors(objs []engine.Object) func(*engine.Result, topology.Ref) []topology.Ref {
+	unmanaged := map[topology.Ref]bool{}
+	for _, o := range objs {
+		u := o.Object
+		if u.GetKind() != "Gateway" || !strings.HasPrefix(u.GetAPIVersion(), "gateway.networking.k8s.io/") {
+			continue
+		}
+		if c, _, _ := unstructured.NestedString(u.Object, "spec", "gatewayClassName"); c != ClassName {
+			unmanaged[refOf(u)] = true
+		}
+	}
+	all := verdict.GatewayAncestors(objs)
+	return func(res *engine.Result, t topology.Ref) []topology.Ref {
+		var out []topology.Ref
+		for _, r := range all(res, t) {
+			if !unmanaged[r.Object()] {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
 }
 
 func policyObject(m map[string]any, key string) *unstructured.Unstructured {
@@ -324,7 +401,9 @@ func unmodelled(u *unstructured.Unstructured) string {
 	return strings.Join(what, ", ")
 }
 
-func ancestor(am map[string]any, policyNS string) (verdict.Ancestor, error) {
+// ancestor reads one status.ancestors entry. keep is false for a merge
+// record (see the package documentation), which is no verdict.
+func ancestor(am map[string]any, policyNS string) (a verdict.Ancestor, keep bool, err error) {
 	ref, _, _ := unstructured.NestedMap(am, "ancestorRef")
 	r := topology.Ref{Group: "gateway.networking.k8s.io", Kind: "Gateway", Namespace: policyNS}
 	if s, ok := ref["group"].(string); ok {
@@ -342,7 +421,7 @@ func ancestor(am map[string]any, policyNS string) (verdict.Ancestor, error) {
 	r.Name, _ = ref["name"].(string)
 	r.SectionName, _ = ref["sectionName"].(string)
 	if r.Name == "" {
-		return verdict.Ancestor{}, fmt.Errorf("ancestorRef without a name")
+		return verdict.Ancestor{}, false, fmt.Errorf("ancestorRef without a name")
 	}
 	conds, _, _ := unstructured.NestedSlice(am, "conditions")
 	var v verdict.Verdict
@@ -366,12 +445,17 @@ func ancestor(am map[string]any, policyNS string) (verdict.Ancestor, error) {
 		}
 	}
 	if v.Accepted == "" {
-		if !overridden && !merged {
-			return verdict.Ancestor{}, fmt.Errorf("no Accepted, Overridden or Merged condition")
+		switch {
+		case merged && !overridden:
+			// A merge record: Envoy Gateway's verdict on the policy is the
+			// Accepted entry at the route's parentRef.
+			return verdict.Ancestor{}, false, nil
+		case !overridden:
+			return verdict.Ancestor{}, false, fmt.Errorf("no Accepted, Overridden or Merged condition")
 		}
-		// Envoy Gateway sometimes writes only Overridden or Merged (e.g.
-		// beyond its condition limit); it writes them for policies it
-		// applies, so the entry counts as accepted.
+		// Envoy Gateway sometimes writes only Overridden (e.g. in
+		// envoyextensionpolicy-status-conditions-truncated); it writes it
+		// for policies it applies, so the entry counts as accepted.
 		v.Accepted = "True"
 	}
 	if v.Accepted == "True" {
@@ -384,5 +468,5 @@ func ancestor(am map[string]any, policyNS string) (verdict.Ancestor, error) {
 			v.Programmed = verdict.Full
 		}
 	}
-	return verdict.Ancestor{Ref: r, Want: v}, nil
+	return verdict.Ancestor{Ref: r, Want: v}, true, nil
 }

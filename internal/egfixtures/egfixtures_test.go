@@ -18,7 +18,269 @@ import (
 // verdicts must equal Envoy Gateway's for every policy and ancestor. The test
 // also fails when a fixture outside the list matches fully, so that the list
 // stays the exact set of agreeing fixtures.
-var mustMatch = map[string]bool{}
+var mustMatch = map[string]bool{
+	"backendtrafficpolicy-admission-control":                                              true,
+	"backendtrafficpolicy-buffer-limit":                                                   true,
+	"backendtrafficpolicy-compression":                                                    true,
+	"backendtrafficpolicy-compression-json-merge":                                         true,
+	"backendtrafficpolicy-compression-strategic-merge":                                    true,
+	"backendtrafficpolicy-compressor-basic.disable":                                       true,
+	"backendtrafficpolicy-compressor-basic.enable":                                        true,
+	"backendtrafficpolicy-compressor-basic.min-content-length":                            true,
+	"backendtrafficpolicy-compressor-json-merge":                                          true,
+	"backendtrafficpolicy-compressor-json-merge-disable-all":                              true,
+	"backendtrafficpolicy-compressor-json-merge-enable-only-gzip":                         true,
+	"backendtrafficpolicy-compressor-json-merge-enable-only-zstd":                         true,
+	"backendtrafficpolicy-compressor-json-merge-switch-compression":                       true,
+	"backendtrafficpolicy-compressor-strategic-merge":                                     true,
+	"backendtrafficpolicy-connect-proxy":                                                  true,
+	"backendtrafficpolicy-connect-terminate":                                              true,
+	"backendtrafficpolicy-dns-lookup-family":                                              true,
+	"backendtrafficpolicy-healthcheck-host-hierarchy":                                     true,
+	"backendtrafficpolicy-http-upgrade-spdy":                                              true,
+	"backendtrafficpolicy-http-upgrade-websocket":                                         true,
+	"backendtrafficpolicy-http2-keepalive":                                                true,
+	"backendtrafficpolicy-invalid-no-section":                                             true,
+	"backendtrafficpolicy-listenerset":                                                    true,
+	"backendtrafficpolicy-listenerset-merge":                                              true,
+	"backendtrafficpolicy-listenerset-same-name-listeners":                                true,
+	"backendtrafficpolicy-multiple-targets-targetselector":                                true,
+	"backendtrafficpolicy-override-replace":                                               true,
+	"backendtrafficpolicy-request-buffer":                                                 true,
+	"backendtrafficpolicy-route-listenerset":                                              true,
+	"backendtrafficpolicy-section-name-override":                                          true,
+	"backendtrafficpolicy-section-name-with-not-backendref":                               true,
+	"backendtrafficpolicy-status-fault-injection":                                         true,
+	"backendtrafficpolicy-strategic-merge":                                                true,
+	"backendtrafficpolicy-strategic-merge-global-ratelimit":                               true,
+	"backendtrafficpolicy-strategic-merge-local-ratelimit":                                true,
+	"backendtrafficpolicy-strategic-merge-only-gw-rl":                                     true,
+	"backendtrafficpolicy-strategic-merge-only-httproute-rl":                              true,
+	"backendtrafficpolicy-strategic-merge-section":                                        true,
+	"backendtrafficpolicy-strategic-merge-with-multi-parents":                             true,
+	"backendtrafficpolicy-tracing":                                                        true,
+	"backendtrafficpolicy-use-client-protocol":                                            true,
+	"backendtrafficpolicy-with-backend-utilization-out-of-band":                           true,
+	"backendtrafficpolicy-with-backend-utilization-weighted-zones":                        true,
+	"backendtrafficpolicy-with-bandwidth-limit":                                           true,
+	"backendtrafficpolicy-with-circuitbreakers":                                           true,
+	"backendtrafficpolicy-with-dns-settings":                                              true,
+	"backendtrafficpolicy-with-endpointoverride-backend-utilization-weighted-zones":       true,
+	"backendtrafficpolicy-with-endpointoverride-loadbalancer":                             true,
+	"backendtrafficpolicy-with-endpointoverride-loadbalancer-multiple-mixed":              true,
+	"backendtrafficpolicy-with-endpointoverride-loadbalancer-single-header":               true,
+	"backendtrafficpolicy-with-envoyproxy-endpoint-btp-service":                           true,
+	"backendtrafficpolicy-with-envoyproxy-service-mixed-btp":                              true,
+	"backendtrafficpolicy-with-healthcheck":                                               true,
+	"backendtrafficpolicy-with-healthcheck-overrides":                                     true,
+	"backendtrafficpolicy-with-http2":                                                     true,
+	"backendtrafficpolicy-with-httproute-timeout":                                         true,
+	"backendtrafficpolicy-with-loadbalancer":                                              true,
+	"backendtrafficpolicy-with-loadbalancer-remove-headers":                               true,
+	"backendtrafficpolicy-with-local-ratelimit":                                           true,
+	"backendtrafficpolicy-with-local-ratelimit-default-route-level-limit":                 true,
+	"backendtrafficpolicy-with-local-ratelimit-distinct-match-type":                       true,
+	"backendtrafficpolicy-with-local-ratelimit-shadowmode":                                true,
+	"backendtrafficpolicy-with-panic-threshold":                                           true,
+	"backendtrafficpolicy-with-preconnect":                                                true,
+	"backendtrafficpolicy-with-proxyprotocol":                                             true,
+	"backendtrafficpolicy-with-ratelimit":                                                 true,
+	"backendtrafficpolicy-with-ratelimit-both-type":                                       true,
+	"backendtrafficpolicy-with-ratelimit-per-rule-headers":                                true,
+	"backendtrafficpolicy-with-response-override":                                         true,
+	"backendtrafficpolicy-with-response-override-merged-diff-namespace":                   true,
+	"backendtrafficpolicy-with-response-override-source":                                  true,
+	"backendtrafficpolicy-with-routing-type-endpoint":                                     true,
+	"backendtrafficpolicy-with-routing-type-full-priority":                                true,
+	"backendtrafficpolicy-with-routing-type-gateway":                                      true,
+	"backendtrafficpolicy-with-routing-type-listener":                                     true,
+	"backendtrafficpolicy-with-routing-type-mergetype-unset":                              true,
+	"backendtrafficpolicy-with-routing-type-override":                                     true,
+	"backendtrafficpolicy-with-routing-type-rule-override":                                true,
+	"backendtrafficpolicy-with-routing-type-selector":                                     true,
+	"backendtrafficpolicy-with-routing-type-service":                                      true,
+	"backendtrafficpolicy-with-same-prefix-httproutes":                                    true,
+	"backendtrafficpolicy-with-shared-ratelimit":                                          true,
+	"backendtrafficpolicy-with-stats":                                                     true,
+	"backendtrafficpolicy-with-tcp-udp-listeners-apply-on-gateway":                        true,
+	"backendtrafficpolicy-with-tcp-udp-listeners-apply-on-route":                          true,
+	"backendtrafficpolicy-with-tcpkeepalive":                                              true,
+	"backendtrafficpolicy-with-timeout":                                                   true,
+	"backendtrafficpolicy-with-timeout-targetrefs":                                        true,
+	"backendtrafficpolicy-with-weighted-zones":                                            true,
+	"clienttrafficpolicy-buffer-limit":                                                    true,
+	"clienttrafficpolicy-client-ip-detection":                                             true,
+	"clienttrafficpolicy-connection-limit":                                                true,
+	"clienttrafficpolicy-connection-max-accept-per-socket-event":                          true,
+	"clienttrafficpolicy-for-tcp-listeners":                                               true,
+	"clienttrafficpolicy-gateway-listenerset-same-listener-name-sectionname":              true,
+	"clienttrafficpolicy-grpc-web-filter":                                                 true,
+	"clienttrafficpolicy-grpc-web-filter-disable":                                         true,
+	"clienttrafficpolicy-headers":                                                         true,
+	"clienttrafficpolicy-headers-add-if-absent":                                           true,
+	"clienttrafficpolicy-host-empty":                                                      true,
+	"clienttrafficpolicy-host-strip-trailing-dot":                                         true,
+	"clienttrafficpolicy-http-health-check":                                               true,
+	"clienttrafficpolicy-http2-keepalive":                                                 true,
+	"clienttrafficpolicy-http3":                                                           true,
+	"clienttrafficpolicy-http3-client-validation":                                         true,
+	"clienttrafficpolicy-http3-client-validation-multiple-warnings":                       true,
+	"clienttrafficpolicy-idle-timeout":                                                    true,
+	"clienttrafficpolicy-ignore-http11-upgrade":                                           true,
+	"clienttrafficpolicy-listenerset":                                                     true,
+	"clienttrafficpolicy-listenerset-duplicate-listener-name":                             true,
+	"clienttrafficpolicy-listenerset-duplicate-listener-name-sectionname":                 true,
+	"clienttrafficpolicy-listenerset-sectionname-beats-gateway-wide":                      true,
+	"clienttrafficpolicy-listenerset-selector":                                            true,
+	"clienttrafficpolicy-listenerset-wide-beats-gateway-wide":                             true,
+	"clienttrafficpolicy-listenerset-wide-beats-gateway-wide-gw-listed-first":             true,
+	"clienttrafficpolicy-listenerset-wide-no-conflict-with-gateway-sectionname":           true,
+	"clienttrafficpolicy-listenerset-wide-same-port":                                      true,
+	"clienttrafficpolicy-mtls":                                                            true,
+	"clienttrafficpolicy-mtls-allow-expired-cert":                                         true,
+	"clienttrafficpolicy-mtls-cert-bundle":                                                true,
+	"clienttrafficpolicy-mtls-cert-bundle-both-valid":                                     true,
+	"clienttrafficpolicy-mtls-client-verification":                                        true,
+	"clienttrafficpolicy-mtls-clustertrustbundle":                                         true,
+	"clienttrafficpolicy-mtls-dup-ca-refs":                                                true,
+	"clienttrafficpolicy-mtls-forward-client-cert":                                        true,
+	"clienttrafficpolicy-mtls-forward-client-cert-custom-data":                            true,
+	"clienttrafficpolicy-path-settings":                                                   true,
+	"clienttrafficpolicy-preserve-case":                                                   true,
+	"clienttrafficpolicy-preserve-case-multiple-targets":                                  true,
+	"clienttrafficpolicy-proxyprotocol":                                                   true,
+	"clienttrafficpolicy-proxyprotocol-legacy-mixed":                                      true,
+	"clienttrafficpolicy-ratelimitheaders":                                                true,
+	"clienttrafficpolicy-scheme":                                                          true,
+	"clienttrafficpolicy-stream-idle-timeout":                                             true,
+	"clienttrafficpolicy-tcp-keepalive":                                                   true,
+	"clienttrafficpolicy-timeout":                                                         true,
+	"clienttrafficpolicy-tls-settings":                                                    true,
+	"clienttrafficpolicy-trailers":                                                        true,
+	"custom-filter-order":                                                                 true,
+	"envoyextensionpolicy-invalid-cross-ns-ref":                                           true,
+	"envoyextensionpolicy-invalid-no-section":                                             true,
+	"envoyextensionpolicy-listenerset":                                                    true,
+	"envoyextensionpolicy-listenerset-same-name-listeners":                                true,
+	"envoyextensionpolicy-override-replace":                                               true,
+	"envoyextensionpolicy-route-listenerset":                                              true,
+	"envoyextensionpolicy-section-name-override":                                          true,
+	"envoyextensionpolicy-shadowmode":                                                     true,
+	"envoyextensionpolicy-with-dynamicmodule":                                             true,
+	"envoyextensionpolicy-with-extproc-with-hc-log":                                       true,
+	"envoyextensionpolicy-with-extproc-with-multiple-backendrefs":                         true,
+	"envoyextensionpolicy-with-extproc-with-retries":                                      true,
+	"envoyextensionpolicy-with-extproc-with-traffic-features":                             true,
+	"envoyextensionpolicy-with-invalid-lua-validation-disabled":                           true,
+	"envoyextensionpolicy-with-lua":                                                       true,
+	"envoyextensionpolicy-with-merge-needs-fieldowner":                                    true,
+	"envoyextensionpolicy-with-wasm":                                                      true,
+	"envoyextensionpolicy-with-wasm-env-vars":                                             true,
+	"envoypatchpolicy-cross-ns-target":                                                    true,
+	"envoypatchpolicy-invalid-target-name":                                                true,
+	"envoypatchpolicy-no-status-for-unknown-gateway":                                      true,
+	"envoypatchpolicy-valid":                                                              true,
+	"envoypatchpolicy-valid-merge-gateways":                                               true,
+	"envoyproxy-priority-backend":                                                         true,
+	"gateway-with-listener-with-tls-terminate-and-tls-fingerprint":                        true,
+	"global-ratelimit-service-discovery":                                                  true,
+	"health-check-log-btp-override":                                                       true,
+	"httproute-and-backendtrafficpolicy-with-timeout":                                     true,
+	"httproute-dynamic-resolver-host-rewriting":                                           true,
+	"httproute-overlapping-matches-connect":                                               true,
+	"httproute-retry":                                                                     true,
+	"httproute-with-externalname-service-backend":                                         true,
+	"merge-with-isolated-policies":                                                        true,
+	"mergebackends-grpc-demerge-listener-ctp-divergence-no-sectionname":                   true,
+	"mergebackends-http-demerge-admissioncontrol":                                         true,
+	"mergebackends-http-demerge-consistent-hash":                                          true,
+	"mergebackends-http-demerge-gateway-consistent-hash":                                  true,
+	"mergebackends-http-demerge-listener-btp-divergence-no-sectionname":                   true,
+	"mergebackends-http-demerge-listener-ctp-divergence-no-sectionname":                   true,
+	"mergebackends-http-demerge-listener-http1-divergence":                                true,
+	"mergebackends-http-demerge-listenerset-btp":                                          true,
+	"mergebackends-http-demerge-listenerset-http1":                                        true,
+	"mergebackends-http-demerge-listenerset-listener-btp":                                 true,
+	"mergebackends-http-demerge-mergetype-unset":                                          true,
+	"mergebackends-http-demerge-route-btp":                                                true,
+	"mergebackends-http-demerge-route-divergence-no-sectionname":                          true,
+	"mergebackends-http-demerge-route-replaces-gateway-cluster-settings":                  true,
+	"mergebackends-http-demerge-routing-type-divergence":                                  true,
+	"mergebackends-http-demerge-useclientprotocol":                                        true,
+	"mergebackends-http-gateway-btp-floor":                                                true,
+	"mergebackends-http-gateway-traffic":                                                  true,
+	"mergebackends-http-gateway-traffic-route-mergetype-unset":                            true,
+	"mergebackends-http-listener-btp-no-backend-traffic":                                  true,
+	"mergebackends-http-merge-gateway-wide-ctp-http1":                                     true,
+	"mergebackends-http-routingtype-mergetype-unset":                                      true,
+	"mergebackends-tcp-demerge-listener-btp-divergence-no-sectionname":                    true,
+	"mergebackends-tls-demerge-listener-btp-divergence-no-sectionname":                    true,
+	"mergebackends-udp-demerge-listener-btp-divergence-no-sectionname":                    true,
+	"policy-cross-namespace-targetselector-missing-partial-referencegrant-gateway-target": true,
+	"policy-cross-namespace-targetselector-missing-partial-referencegrant-route-target":   true,
+	"policy-cross-namespace-targetselector-missing-referencegrant-gateway":                true,
+	"policy-cross-namespace-targetselector-missing-referencegrant-route":                  true,
+	"policy-cross-namespace-targetselector-valid-referencegrant":                          true,
+	"policy-cross-namespace-targetselector-valid-referencegrant-gateway-target":           true,
+	"policy-cross-namespace-targetselector-valid-referencegrant-route-target":             true,
+	"securitypolicy-invalid-cross-ns-ref":                                                 true,
+	"securitypolicy-invalid-no-section-name-listener":                                     true,
+	"securitypolicy-invalid-no-section-name-route-rule":                                   true,
+	"securitypolicy-listenerset":                                                          true,
+	"securitypolicy-listenerset-merge":                                                    true,
+	"securitypolicy-listenerset-same-name-listeners":                                      true,
+	"securitypolicy-mixed-managed-unmanaged-route-parents":                                true,
+	"securitypolicy-override-replace":                                                     true,
+	"securitypolicy-route-listenerset":                                                    true,
+	"securitypolicy-status-conditions-route-rule":                                         true,
+	"securitypolicy-with-authorization-geoip":                                             true,
+	"securitypolicy-with-authorization-geoip-direct-source-ip":                            true,
+	"securitypolicy-with-authoriztion-client-cidr":                                        true,
+	"securitypolicy-with-authoriztion-headers-and-methods":                                true,
+	"securitypolicy-with-authoriztion-headers-and-path":                                   true,
+	"securitypolicy-with-authoriztion-jwt-claim":                                          true,
+	"securitypolicy-with-basic-auth":                                                      true,
+	"securitypolicy-with-cors":                                                            true,
+	"securitypolicy-with-cors-targetrefs":                                                 true,
+	"securitypolicy-with-csrf":                                                            true,
+	"securitypolicy-with-extauth":                                                         true,
+	"securitypolicy-with-extauth-backend":                                                 true,
+	"securitypolicy-with-extauth-backendref":                                              true,
+	"securitypolicy-with-extauth-backendrefs":                                             true,
+	"securitypolicy-with-extauth-body":                                                    true,
+	"securitypolicy-with-extauth-path-override":                                           true,
+	"securitypolicy-with-extauth-recomputation":                                           true,
+	"securitypolicy-with-extauth-serviceimport":                                           true,
+	"securitypolicy-with-extauth-serviceimport-retry":                                     true,
+	"securitypolicy-with-extauth-weighted-backendrefs":                                    true,
+	"securitypolicy-with-extauth-with-backendtlspolicy":                                   true,
+	"securitypolicy-with-extauth-with-hc-log":                                             true,
+	"securitypolicy-with-jwt":                                                             true,
+	"securitypolicy-with-jwt-backendcluster":                                              true,
+	"securitypolicy-with-jwt-backendsettings":                                             true,
+	"securitypolicy-with-jwt-fail-open":                                                   true,
+	"securitypolicy-with-jwt-optional":                                                    true,
+	"securitypolicy-with-jwt-serviceimport":                                               true,
+	"securitypolicy-with-jwt-with-custom-extractor":                                       true,
+	"securitypolicy-with-merge":                                                           true,
+	"securitypolicy-with-merge-jwt-cors":                                                  true,
+	"securitypolicy-with-merge-multi-gateway-same-listener":                               true,
+	"securitypolicy-with-merge-multi-listener":                                            true,
+	"securitypolicy-with-merge-needs-fieldowner":                                          true,
+	"securitypolicy-with-oidc":                                                            true,
+	"securitypolicy-with-oidc-and-jwt-passthrough":                                        true,
+	"securitypolicy-with-oidc-backendcluster":                                             true,
+	"securitypolicy-with-oidc-backendrefs":                                                true,
+	"securitypolicy-with-oidc-backendsettings":                                            true,
+	"securitypolicy-with-oidc-custom-cookies":                                             true,
+	"securitypolicy-with-oidc-custom-cookies-samesite":                                    true,
+	"securitypolicy-with-oidc-deny-redirect":                                              true,
+	"securitypolicy-with-oidc-serviceimport":                                              true,
+	"tcproute-securitypolicy-conflicting-listeners":                                       true,
+	"tcproute-securitypolicy-with-authorization-client-cidr":                              true,
+	"tcproute-securitypolicy-without-authorization":                                       true,
+	"tracing-span-name":                                                                   true,
+}
 
 const testdata = "internal/gatewayapi/testdata"
 
@@ -189,4 +451,59 @@ func groups(mm []verdict.Mismatch) string {
 		fmt.Fprintf(&b, "%4d  %s\n      e.g. %s\n", g.n, g.key, g.first)
 	}
 	return b.String()
+}
+
+// Envoy Gateway's translator test processes policies in the file's order,
+// so the first listed of two policies on one target keeps it, although its
+// name sorts after the other's: Load dates the policies in that order.
+func TestFileOrderIsAge(t *testing.T) {
+	dir := modfixtures.Dir(t, modfixtures.EnvoyGateway)
+	name := "backendtrafficpolicy-status-conditions"
+	objs, err := Load(filepath.Join(dir, testdata, name+".in.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const first, second = "target-httproute-in-gateway-1", "also-target-httproute-in-gateway-1"
+	res := engine.Compute(append(crds(t, dir), objs...), engine.Options{})
+	got := map[string]string{}
+	for _, ps := range res.Policies {
+		if n := ps.Policy.Ref.Name; n == first || n == second {
+			for _, c := range ps.Conditions {
+				if c.Type == engine.CondAccepted {
+					got[n] = c.Status + "/" + c.Reason
+				}
+			}
+		}
+	}
+	if got[first] != "True/Accepted" || got[second] != "False/Conflicted" {
+		t.Errorf("Accepted: %s = %q, %s = %q; want the first listed accepted, the second conflicted", first, got[first], second, got[second])
+	}
+}
+
+// A route policy with mergeType gets Merged-only entries at the listeners the
+// route is attached through (merge records); the verdicts are the entries at
+// the route's parentRefs.
+func TestExpectLeavesOutMergeRecords(t *testing.T) {
+	dir := filepath.Join(modfixtures.Dir(t, modfixtures.EnvoyGateway), testdata)
+	name := "backendtrafficpolicy-strategic-merge-section"
+	objs, err := Load(filepath.Join(dir, name+".in.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, err := Expect(name, filepath.Join(dir, name+".out.yaml"), objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range exp.Policies {
+		if p.Ref.Name == "merged-policy-for-httproute-2" {
+			for _, a := range p.Ancestors {
+				got = append(got, a.Ref.Short()+" "+a.Want.String())
+			}
+		}
+	}
+	want := []string{gwRef("envoy-gateway", "gateway-1", "") + " Accepted=True Programmed:full"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("expectations of merged-policy-for-httproute-2:\n got %v\nwant %v", got, want)
+	}
 }

@@ -7,6 +7,9 @@ import (
 
 	"github.com/attache-dev/attache/internal/modfixtures"
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/policy"
+	"github.com/attache-dev/attache/pkg/profiles"
+	"github.com/attache-dev/attache/pkg/topology"
 )
 
 const istioCRDs = "kubernetes/customresourcedefinitions.gen.yaml"
@@ -31,5 +34,45 @@ func TestIstioCRDsParse(t *testing.T) {
 	res := engine.Compute(crds, engine.Options{})
 	for _, p := range res.Problems {
 		t.Errorf("engine: %s", p.Error())
+	}
+}
+
+// istioPolicyKinds are the Istio kinds that attach to workloads and Gateways
+// as policies (targetRefs or a workload selector).
+var istioPolicyKinds = []topology.GroupKind{
+	{Group: "security.istio.io", Kind: "AuthorizationPolicy"},
+	{Group: "security.istio.io", Kind: "RequestAuthentication"},
+	{Group: "telemetry.istio.io", Kind: "Telemetry"},
+	{Group: "extensions.istio.io", Kind: "WasmPlugin"},
+	{Group: "networking.istio.io", Kind: "EnvoyFilter"},
+}
+
+// TestIstioPolicyKindsRecognised: the five Istio policy kinds are policy
+// kinds for attache although Istio's CRDs carry no policy label: the Istio
+// profile makes them so (their class comes from it), and with the profiles
+// off none of Istio's kinds is a policy kind.
+func TestIstioPolicyKindsRecognised(t *testing.T) {
+	crds := modfixtures.CRDs(t, modfixtures.Dir(t, modfixtures.IstioAPI), istioCRDs)
+	res := engine.Compute(crds, engine.Options{})
+	known := map[topology.GroupKind]*policy.Kind{}
+	for _, k := range res.Kinds {
+		known[k.GroupKind] = k
+	}
+	for _, gk := range istioPolicyKinds {
+		k := known[gk]
+		if k == nil {
+			t.Errorf("%s is not a policy kind (policy kinds: %v)", gk, res.Kinds)
+			continue
+		}
+		if k.Implementation != profiles.Istio || k.Origins[policy.SettingClass] != policy.FromProfile(profiles.Istio) {
+			t.Errorf("%s: implementation %q, class from %q; want both from the %s profile", gk, k.Implementation, k.Origins[policy.SettingClass], profiles.Istio)
+		}
+	}
+	if len(res.Kinds) != len(istioPolicyKinds) {
+		t.Errorf("policy kinds among Istio's CRDs: %v, want exactly %v", res.Kinds, istioPolicyKinds)
+	}
+	off := engine.Compute(crds, engine.Options{DisableProfiles: true})
+	if len(off.Kinds) != 0 {
+		t.Errorf("with the profiles off, policy kinds among Istio's CRDs: %v, want none", off.Kinds)
 	}
 }

@@ -45,8 +45,9 @@ const (
 	// it for some objects; attache must say PartiallyProgrammed or
 	// Programmed=False/Overridden.
 	LostContext = "overridden"
-	// Contributes: the implementation says it is merged with others; attache
-	// must say Programmed=True (Programmed or PartiallyProgrammed).
+	// Contributes: the implementation says it is merged with others, which
+	// says nothing of how much of it survives the merge (a merge may
+	// replace every field it sets): any Programmed reason agrees.
 	Contributes = "merged"
 )
 
@@ -295,7 +296,8 @@ func agree(want, got Verdict) bool {
 	case LostContext:
 		return got.Programmed == engine.ReasonPartiallyProgrammed || got.Programmed == engine.ReasonOverridden
 	case Contributes:
-		return got.Programmed == engine.ReasonProgrammed || got.Programmed == engine.ReasonPartiallyProgrammed
+		return got.Programmed == engine.ReasonProgrammed || got.Programmed == engine.ReasonPartiallyProgrammed ||
+			got.Programmed == engine.ReasonOverridden
 	}
 	return true
 }

@@ -143,3 +143,24 @@ func TestGatewaysAboveAService(t *testing.T) {
 		t.Fatalf("ancestors of the Service: %v", got)
 	}
 }
+
+// Which of attache's Programmed reasons satisfy each class of expectation.
+func TestAgreeProgrammedClasses(t *testing.T) {
+	reasons := []string{engine.ReasonProgrammed, engine.ReasonPartiallyProgrammed, engine.ReasonOverridden}
+	want := map[string][]bool{
+		Full:          {true, false, false},
+		LostContext:   {false, true, true},
+		Contributes:   {true, true, true}, // a merge may replace every field the policy sets
+		AnyProgrammed: {true, true, true},
+	}
+	for class, oks := range want {
+		for i, r := range reasons {
+			if got := agree(Verdict{Accepted: "True", Programmed: class}, Verdict{Accepted: "True", Programmed: r}); got != oks[i] {
+				t.Errorf("class %q, attache %s: agree = %v, want %v", class, r, got, oks[i])
+			}
+		}
+	}
+	if agree(Verdict{Accepted: "True", Programmed: Contributes}, Verdict{Accepted: engine.ReasonConflicted}) {
+		t.Errorf("a merged policy agrees with a Conflicted one")
+	}
+}

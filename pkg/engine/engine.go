@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -91,10 +92,13 @@ type computation struct {
 	// clusterKinds are the kinds whose CRD has scope Cluster.
 	clusterKinds map[topology.GroupKind]bool
 	dps          map[*policy.Kind]*kindDP
-	schemas      map[*policy.Kind][2]*merge.Schema // see kindSchemas
-	status       map[*pstate]*PolicyStatus
-	sortedKinds  []*policy.Kind
-	dead         int // attachments of removed policies, still in atts
+	// parentRefs are the routes' spec.parentRefs as written (namespace
+	// defaulted), for ancestors named after Gateways (see gatewayAncestors).
+	parentRefs  map[topology.Ref][]topology.Ref
+	schemas     map[*policy.Kind][2]*merge.Schema // see kindSchemas
+	status      map[*pstate]*PolicyStatus
+	sortedKinds []*policy.Kind
+	dead        int // attachments of removed policies, still in atts
 }
 
 // Compute runs the engine over objects.
@@ -114,6 +118,7 @@ func newComputation(opts Options, objs []Object) *computation {
 		sources: map[topology.Ref]string{}, invalidKinds: map[topology.GroupKind]string{}, clusterKinds: map[topology.GroupKind]bool{},
 		dps: map[*policy.Kind]*kindDP{}, status: map[*pstate]*PolicyStatus{}}
 	topoObjs, policyObjs := c.classify(objs)
+	c.parentRefs = routeParentRefs(topoObjs)
 	// Objects with sections (listeners, rules, ports) make several nodes.
 	b := topology.NewBuilderSize(4 * len(topoObjs))
 	grants, probs := gatewayapi.Add(b, topoObjs)
@@ -247,6 +252,43 @@ func (c *computation) profile(gk topology.GroupKind) *policy.Profile {
 	}
 	p, _ := profiles.Lookup(gk)
 	return p
+}
+
+// routeParentRefs reads the parentRefs of every route as written: group
+// (default gateway.networking.k8s.io), kind (default Gateway), namespace
+// (default the route's), name and sectionName. Malformed entries are
+// skipped (package gatewayapi reports them).
+func routeParentRefs(objs []*unstructured.Unstructured) map[topology.Ref][]topology.Ref {
+	out := map[topology.Ref][]topology.Ref{}
+	for _, u := range objs {
+		gk := topology.GroupKind{Group: u.GroupVersionKind().Group, Kind: u.GetKind()}
+		if !slices.Contains(topology.RouteKinds, gk) {
+			continue
+		}
+		route := topology.Ref{Group: gk.Group, Kind: gk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
+		refs, _, _ := unstructured.NestedSlice(u.Object, "spec", "parentRefs")
+		for _, r := range refs {
+			m, ok := r.(map[string]any)
+			if !ok {
+				continue
+			}
+			pr := topology.Ref{Group: topology.GatewayGroup, Kind: topology.KindGateway.Kind, Namespace: route.Namespace}
+			str := func(key string, dst *string) {
+				if v, ok := m[key].(string); ok && (v != "" || key == "group") {
+					*dst = v
+				}
+			}
+			str("group", &pr.Group)
+			str("kind", &pr.Kind)
+			str("namespace", &pr.Namespace)
+			str("name", &pr.Name)
+			str("sectionName", &pr.SectionName)
+			if pr.Name != "" && !slices.Contains(out[route], pr) {
+				out[route] = append(out[route], pr)
+			}
+		}
+	}
+	return out
 }
 
 // kindSchemas returns, once per kind, the merge schemas of its patch

@@ -283,7 +283,8 @@ validation: {hostname: b.example}`))
 		for _, a := range ps.Ancestors {
 			got = append(got, a.Ref.String()+"="+a.Conditions[0].Reason)
 		}
-		want(t, "ancestors of whole", got, []string{"Gateway.gateway.networking.k8s.io default/g1=Accepted"})
+		// r1's parentRef, as written, names listener http.
+		want(t, "ancestors of whole", got, []string{"Gateway.gateway.networking.k8s.io default/g1#http=Accepted"})
 	}
 }
 
@@ -448,4 +449,56 @@ func dedupeSorted(l []string) []string {
 		}
 	}
 	return out
+}
+
+// egListenerSetTopo: Gateway g1 (listener http) admitting ListenerSets of
+// its namespace, and ListenerSet ls1 on it with listeners a and b.
+const egListenerSetTopo = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g1, namespace: default}
+spec:
+  gatewayClassName: eg
+  allowedListeners: {namespaces: {from: Same}}
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: ls1, namespace: default}
+spec:
+  parentRef: {name: g1}
+  listeners: [{name: a, protocol: HTTP, port: 8081}, {name: b, protocol: HTTP, port: 8082}]
+`
+
+// Envoy Gateway applies a Gateway-wide ClientTrafficPolicy to every listener
+// of the Gateway, its ListenerSets' included, unless a ListenerSet-wide or a
+// listener policy claims the listener first (ProcessClientTrafficPolicies:
+// listener, then ListenerSet, then Gateway policies; a Gateway-wide policy so
+// displaced gets Overridden=True naming the ListenerSet's listeners).
+func TestEnvoyGatewayClientTrafficPolicyCoversListenerSetListeners(t *testing.T) {
+	ctpCRD := crd("gateway.envoyproxy.io", "ClientTrafficPolicy", "clienttrafficpolicies")
+	gwWide := pol(egV, "ClientTrafficPolicy", "gw", 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g1}]
+tcpKeepalive: {probes: 3}`)
+	ls := func(l string) topology.Ref {
+		return topology.Ref{Group: topology.GatewayGroup, Kind: "ListenerSet", Namespace: "default", Name: "ls1", SectionName: l}
+	}
+	http := topology.Ref{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: "default", Name: "g1", SectionName: "http"}
+
+	alone := compute(t, engine.Options{}, ctpCRD, egListenerSetTopo, gwWide)
+	want(t, "alone: ListenerSet listener a", effective(t, alone, "ClientTrafficPolicy", ls("a")), []string{`{"tcpKeepalive":{"probes":3}}`})
+	want(t, "alone: gw Programmed", status(t, alone, "gw", "Programmed"), "True/Programmed")
+
+	res := compute(t, engine.Options{}, ctpCRD, egListenerSetTopo, gwWide,
+		pol(egV, "ClientTrafficPolicy", "ls-wide", 1, `targetRefs: [{group: gateway.networking.k8s.io, kind: ListenerSet, name: ls1}]
+tcpKeepalive: {probes: 5}`),
+		pol(egV, "ClientTrafficPolicy", "ls-b", 2, `targetRefs: [{group: gateway.networking.k8s.io, kind: ListenerSet, name: ls1, sectionName: b}]
+timeout: {http: {idleTimeout: 5s}}`))
+	want(t, "Gateway listener http", effective(t, res, "ClientTrafficPolicy", http), []string{`{"tcpKeepalive":{"probes":3}}`})
+	want(t, "ListenerSet listener a", effective(t, res, "ClientTrafficPolicy", ls("a")), []string{`{"tcpKeepalive":{"probes":5}}`})
+	// The listener policy replaces the ListenerSet's whole, as it does a
+	// Gateway's.
+	want(t, "ListenerSet listener b", effective(t, res, "ClientTrafficPolicy", ls("b")), []string{`{"timeout":{"http":{"idleTimeout":"5s"}}}`})
+	want(t, "gw Programmed", status(t, res, "gw", "Programmed"), "True/PartiallyProgrammed")
+	want(t, "ls-wide Programmed", status(t, res, "ls-wide", "Programmed"), "True/PartiallyProgrammed")
+	want(t, "ls-b Accepted", status(t, res, "ls-b", "Accepted"), "True/Accepted")
 }

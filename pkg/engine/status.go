@@ -204,9 +204,8 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 
 // gatewayAncestors maps ancestor entries named after declared targets to
 // entries named after the Gateways through which each target takes effect
-// (GEP-713 "Using upstream PolicyAncestorStatus", GEP-1897): a Gateway
-// target (or listener) is its own; another target's are the Gateways above
-// it. A Gateway reached through several targets takes the entry of the
+// (GEP-713 "Using upstream PolicyAncestorStatus", GEP-1897): see
+// gatewaysAbove. A Gateway reached through several targets takes the entry of the
 // first accepted one (else of the first). A target no Gateway reaches (not
 // found, or behind no route) keeps its own entry, so that its condition
 // still says why it has no effect.
@@ -234,13 +233,18 @@ func (c *computation) gatewayAncestors(in []Ancestor) []Ancestor {
 	return out
 }
 
-// gatewaysAbove returns the Gateways at or above ref in the hierarchy: the
-// Gateway itself for a Gateway or one of its listeners (with the listener
-// as section), else the Gateway objects some path from ref goes up to,
-// sorted.
+// gatewaysAbove returns the ancestors named after Gateways for a target
+// ref: a Gateway or a ListenerSet (or one of its listeners) is its own; a
+// route (or rule) has its parentRefs as written; any other target (a
+// Service) has the parentRefs of every route above it. This is what
+// GEP-1897 asks of BackendTLSPolicy and what Envoy Gateway writes.
 func (c *computation) gatewaysAbove(ref topology.Ref) []topology.Ref {
-	if ref.GroupKind() == topology.KindGateway {
+	gk := ref.GroupKind()
+	if gk == topology.KindGateway || gk == topology.KindListenerSet {
 		return []topology.Ref{ref}
+	}
+	if slices.Contains(topology.RouteKinds, gk) {
+		return c.parentRefs[ref.Object()]
 	}
 	start, ok := c.graph.Lookup(ref)
 	if !ok {
@@ -248,13 +252,17 @@ func (c *computation) gatewaysAbove(ref topology.Ref) []topology.Ref {
 	}
 	seen := map[topology.NodeID]bool{start: true}
 	queue := []topology.NodeID{start}
-	found := map[topology.Ref]bool{}
+	var out []topology.Ref
 	for len(queue) > 0 {
 		n := queue[0]
 		queue = queue[1:]
 		node := c.graph.Node(n)
-		if node.Ref.GroupKind() == topology.KindGateway {
-			found[node.Ref.Object()] = true
+		if slices.Contains(topology.RouteKinds, node.Ref.GroupKind()) {
+			for _, p := range c.parentRefs[node.Ref.Object()] {
+				if !slices.Contains(out, p) {
+					out = append(out, p)
+				}
+			}
 			continue
 		}
 		for _, p := range node.Parents {
@@ -263,10 +271,6 @@ func (c *computation) gatewaysAbove(ref topology.Ref) []topology.Ref {
 				queue = append(queue, p)
 			}
 		}
-	}
-	out := make([]topology.Ref, 0, len(found))
-	for r := range found {
-		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Less(out[j]) })
 	return out

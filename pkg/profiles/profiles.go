@@ -100,9 +100,13 @@ var builtin = func() []policy.Profile {
 			Class: policy.Direct, TargetKinds: kinds(service), SameLevel: policy.SameLevelOldestWins,
 		}),
 		// Envoy Gateway.
+		// ClientTrafficPolicy: a Gateway-wide policy covers the listeners of
+		// the Gateway's ListenerSets too; a ListenerSet or listener policy
+		// replaces it whole there.
 		entry(EnvoyGateway, "gateway.envoyproxy.io", "ClientTrafficPolicy", "", policy.Spec{
-			Class: policy.Direct, TargetKinds: kinds(gateway, listenerSet), EffectiveSectionKinds: kinds(gateway, listenerSet),
-			DirectSections: true, SameLevel: policy.SameLevelOldestWins,
+			Class: policy.Inherited, Hierarchy: kinds(gateway, listenerSet),
+			TargetKinds: kinds(gateway, listenerSet), EffectiveSectionKinds: kinds(gateway, listenerSet),
+			Strategies: []merge.Strategy{merge.AtomicDefaults}, SameLevel: policy.SameLevelOldestWins,
 		}),
 		egInherited("BackendTrafficPolicy", egRoutes),
 		egInherited("SecurityPolicy", kinds(httpRoute, grpcRoute, tcpRoute)),
