@@ -114,14 +114,17 @@ func (d *kindDP) compute(s stackID) *stackResult {
 		}
 	default:
 		layers := make([]merge.Layer, 0, len(atts))
+		nodes := make([]topology.NodeID, 0, len(atts)) // the level of each layer
 		for _, g := range groups {
 			kept := d.resolveLevel(g, conflicted)
 			if len(kept) == 1 || d.kind.SameLevel != policy.SameLevelMergeDisjoint {
 				for _, a := range kept {
 					layers = append(layers, d.layer(a))
+					nodes = append(nodes, a.node)
 				}
 				continue
 			}
+			nodes = append(nodes, kept[0].node)
 			// Disjoint policies at one level merge into one layer, which
 			// then meets the levels around it by the established
 			// policy's strategy.
@@ -133,6 +136,7 @@ func (d *kindDP) compute(s stackID) *stackResult {
 			l.Spec = merge.Fold(sub).Tree
 			layers = append(layers, l)
 		}
+		d.passMergeUp(layers, nodes)
 		sr.result = merge.FoldWith(layers, merge.Options{Schema: d.schemaFor(atts)})
 	}
 	pos := func(src merge.Src) int {
@@ -247,6 +251,23 @@ func (d *kindDP) layer(a *attachment) merge.Layer {
 		l.MergeUp = merge.PatchDefaults
 	}
 	return l
+}
+
+// passMergeUp marks the layers on the object of a section whose layer
+// merges up: they pass the merge on (merge.Layer.KeepMergeUp). A policy on
+// a route rule with a merge type replaces the route's policy and merges with
+// the policy above the route.
+func (d *kindDP) passMergeUp(layers []merge.Layer, nodes []topology.NodeID) {
+	g := d.c.graph
+	for i, l := range layers {
+		if l.MergeUp == "" || !g.Node(nodes[i]).Ref.IsSection() {
+			continue
+		}
+		obj, ok := g.Lookup(g.Node(nodes[i]).Ref.Object())
+		for j := i - 1; ok && j >= 0 && nodes[j] == obj; j-- {
+			layers[j].KeepMergeUp = true
+		}
+	}
 }
 
 // schemaFor is the merge schema of a fold of atts: the kind's full schema

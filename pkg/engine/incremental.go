@@ -439,6 +439,20 @@ func (c *computation) updateKind(k *policy.Kind, xs []policyChange, touched map[
 			}
 		}
 	}
+	if k.SameLevel == policy.SameLevelOldestWins && k.Class == policy.Inherited {
+		// Who is Conflicted at a level does not wait for contexts (see
+		// levelWinner): every policy of a changed level is re-derived.
+		for n := range dirtyNodes {
+			for _, a := range d.atNode[n] {
+				touched[a.pol] = true
+			}
+		}
+		for i := range dirtyNs {
+			for _, a := range d.atNs[i] {
+				touched[a.pol] = true
+			}
+		}
+	}
 	// Stacks are sequences of levels with policies: they change only when
 	// a level gains its first policy or loses its last.
 	structural := false

@@ -116,14 +116,15 @@ func directObjects(services, namespaces int) []*unstructured.Unstructured {
 const sameLevelGroup = "samelevel.attache.dev"
 
 // sameLevelObjects adds an Inherited kind with the settings of issue 8:
-// route rules as effective targets, merge-disjoint at one level, and a
-// merge-type field, with instances on Gateways, listeners and routes.
-func sameLevelObjects(objs []engine.Object) []*unstructured.Unstructured {
+// route rules as effective targets, a same-level rule (merge-disjoint or
+// oldest-wins), and a merge-type field, with instances on Gateways,
+// listeners and routes.
+func sameLevelObjects(objs []engine.Object, sameLevel string) []*unstructured.Unstructured {
 	crd := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
 		"metadata": map[string]any{"name": "mergepolicies." + sameLevelGroup, "labels": map[string]any{"gateway.networking.k8s.io/policy": "Inherited"},
 			"annotations": map[string]any{"attache.dev/hierarchy": "Gateway,HTTPRoute", "attache.dev/effective-section-kinds": "HTTPRoute",
-				"attache.dev/same-level": "merge-disjoint", "attache.dev/merge-type-field": "mergeType", "attache.dev/merge-strategies": "atomic-defaults"}},
+				"attache.dev/same-level": sameLevel, "attache.dev/merge-type-field": "mergeType", "attache.dev/merge-strategies": "atomic-defaults"}},
 		"spec": map[string]any{"group": sameLevelGroup, "scope": "Namespaced", "names": map[string]any{"kind": "MergePolicy", "plural": "mergepolicies"}},
 	}}
 	out := []*unstructured.Unstructured{crd}
@@ -203,7 +204,12 @@ func newEditor(seed uint64, p gen.Params, n int) *editor {
 	for _, u := range clusterObjects(p.Namespaces) {
 		e.objs = append(e.objs, engine.Object{Object: u, Source: "cluster-scoped"})
 	}
-	for _, u := range sameLevelObjects(e.objs) {
+	// Both same-level rules beyond GEP-713's, by seed.
+	sameLevel := "merge-disjoint"
+	if seed%2 == 0 {
+		sameLevel = "oldest-wins"
+	}
+	for _, u := range sameLevelObjects(e.objs, sameLevel) {
 		e.objs = append(e.objs, engine.Object{Object: u, Source: "same-level"})
 	}
 	gw := "gateway.networking.k8s.io"

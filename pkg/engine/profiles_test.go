@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/manifest"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -501,4 +502,80 @@ timeout: {http: {idleTimeout: 5s}}`))
 	want(t, "gw Programmed", status(t, res, "gw", "Programmed"), "True/PartiallyProgrammed")
 	want(t, "ls-wide Programmed", status(t, res, "ls-wide", "Programmed"), "True/PartiallyProgrammed")
 	want(t, "ls-b Accepted", status(t, res, "ls-b", "Accepted"), "True/Accepted")
+}
+
+// A rule policy with mergeType replaces the route's policy and merges with
+// the Gateway's (Envoy Gateway merges route-level policies with their
+// parent's only).
+func TestEnvoyGatewayRuleMergeTypeSkipsTheRoutePolicy(t *testing.T) {
+	res := compute(t, engine.Options{}, btpCRD, egTopo,
+		pol(egV, "BackendTrafficPolicy", "gw", 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g1}]
+timeout: {http: {requestTimeout: 10s}}`),
+		pol(egV, "BackendTrafficPolicy", "route", 1, `targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
+retry: {numRetries: 3}`),
+		pol(egV, "BackendTrafficPolicy", "rule", 2, `targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1, sectionName: first}]
+mergeType: JSONMerge
+circuitBreaker: {maxConnections: 5}`))
+	want(t, "rule first", effective(t, res, "BackendTrafficPolicy", rule("r1", "first")),
+		[]string{`{"circuitBreaker":{"maxConnections":5},"timeout":{"http":{"requestTimeout":"10s"}}}`})
+	want(t, "rule second", effective(t, res, "BackendTrafficPolicy", rule("r1", "second")), []string{`{"retry":{"numRetries":3}}`})
+	want(t, "route Programmed", status(t, res, "route", "Programmed"), "True/PartiallyProgrammed")
+	want(t, "gw Programmed", status(t, res, "gw", "Programmed"), "True/PartiallyProgrammed")
+}
+
+// Oldest wins at a target even before any route is below it.
+func TestEnvoyGatewaySameTargetConflictWithoutRoutes(t *testing.T) {
+	const gw = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: lonely, namespace: default}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+`
+	res := compute(t, engine.Options{}, btpCRD, gw,
+		pol(egV, "BackendTrafficPolicy", "older", 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: lonely}]
+retry: {numRetries: 1}`),
+		pol(egV, "BackendTrafficPolicy", "newer", 1, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: lonely}]
+retry: {numRetries: 2}`))
+	want(t, "older", status(t, res, "older", "Accepted"), "True/Accepted")
+	want(t, "newer", status(t, res, "newer", "Accepted"), "False/Conflicted")
+	for _, ps := range res.Policies {
+		if ps.Policy.Ref.Name == "newer" && !strings.Contains(ps.Conditions[0].Message, "BackendTrafficPolicy default/older") {
+			t.Errorf("message does not name the winner: %s", ps.Conditions[0].Message)
+		}
+	}
+}
+
+// An update that adds an older policy at a target without effective
+// targets below it makes the policy already there Conflicted: the
+// incremental engine re-derives it, as a full computation would.
+func TestIncrementalSameTargetConflictWithoutRoutes(t *testing.T) {
+	const gw = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: lonely, namespace: default}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+`
+	decode := func(docs ...string) []engine.Object {
+		objs, probs := manifest.Decode(strings.NewReader(strings.Join(docs, "\n---\n")), t.Name())
+		if len(probs) > 0 {
+			t.Fatal(probs)
+		}
+		return objs
+	}
+	newer := pol(egV, "BackendTrafficPolicy", "newer", 5, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: lonely}]
+retry: {numRetries: 2}`)
+	older := pol(egV, "BackendTrafficPolicy", "older", 1, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: lonely}]
+retry: {numRetries: 1}`)
+	in := engine.NewIncremental(engine.Options{})
+	before := decode(btpCRD, gw, newer)
+	want(t, "newer alone", status(t, in.Compute(before), "newer", "Accepted"), "True/Accepted")
+	res := in.Compute(append(before, decode(older)...))
+	if in.LastChange().Full {
+		t.Fatalf("adding a policy recomputed in full: %s", in.LastChange().Reason)
+	}
+	want(t, "newer after the older came", status(t, res, "newer", "Accepted"), "False/Conflicted")
 }

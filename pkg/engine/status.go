@@ -128,7 +128,13 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 		// computation's tallies, which an update may change.
 		an := ps.ancestors[i]
 		anc := Ancestor{Ref: an.ref}
-		if an.att != nil && an.att.reach.Contexts > 0 && an.att.conflicted == an.att.reach.Contexts {
+		if w := c.levelWinner(an.att); w != nil {
+			// Oldest wins at its level: Conflicted there whether or not an
+			// effective target is below it yet (Envoy Gateway says so of a
+			// second policy on a Gateway without routes).
+			an.reason, an.msg = ReasonConflicted, fmt.Sprintf("Conflicts with the established %s %s on the same target %s: the oldest policy on a target wins (%s)",
+				w.pol.p.Ref.Kind, shortName(w.pol.p.Ref), w.ref.At.Short(), whyEstablished(w.pol.p, an.att.pol.p))
+		} else if an.att != nil && an.att.reach.Contexts > 0 && an.att.conflicted == an.att.reach.Contexts {
 			an.reason, an.msg = ReasonConflicted, c.conflictMessage(an.att)
 		}
 		if an.reason != "" {
@@ -274,6 +280,44 @@ func (c *computation) gatewaysAbove(ref topology.Ref) []topology.Ref {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Less(out[j]) })
 	return out
+}
+
+// whyEstablished says why w is established before p: older, or the same
+// age and first by namespace/name.
+func whyEstablished(w, p *policy.Policy) string {
+	if w.Created.Before(p.Created) {
+		return "it is older"
+	}
+	return "same creationTimestamp, it comes first by namespace/name"
+}
+
+// levelWinner returns, for an Inherited kind whose same-level rule is
+// oldest-wins, the established policy at a's level when it is another
+// policy than a's: a is then rejected at that level in every context it
+// has or will have. Nil otherwise.
+func (c *computation) levelWinner(a *attachment) *attachment {
+	if a == nil || a.pol.p.Kind.Class != policy.Inherited || a.pol.p.Kind.SameLevel != policy.SameLevelOldestWins {
+		return nil
+	}
+	d := c.dps[a.pol.p.Kind]
+	if d == nil {
+		return nil
+	}
+	list := d.atNode[a.node]
+	if a.nsName != "" {
+		if i, ok := d.nsIndex[a.nsName]; ok {
+			list = d.atNs[i]
+		}
+	}
+	for _, w := range list {
+		if !w.dead {
+			if w.pol == a.pol {
+				return nil
+			}
+			return w
+		}
+	}
+	return nil
 }
 
 func shortName(r topology.Ref) string {

@@ -24,6 +24,11 @@ type Layer struct {
 	// the more specific policy). The merged result is then headed by the
 	// layer above, whose own MergeUp decides the next step.
 	MergeUp Strategy
+	// KeepMergeUp makes this layer pass a pending MergeUp from below on to
+	// the layer above it: it combines by its own strategy instead (a
+	// rule's mergeType policy replaces its route's policy and merges with
+	// the Gateway's, as Envoy Gateway does).
+	KeepMergeUp bool
 }
 
 // Loss says that Loser's field at Path is not in the result because of
@@ -78,6 +83,7 @@ func FoldWith(stack []Layer, opts Options) Result {
 	for i := len(stack) - 2; i >= 0; i-- {
 		l := stack[i]
 		switch {
+		case up != "" && l.KeepMergeUp:
 		case up != "":
 			l.Strategy = up
 			up = l.MergeUp
