@@ -72,6 +72,8 @@ type policyKindItem struct {
 	Ancestor              string   `json:"ancestor"`
 	TargetingFields       []string `json:"targetingFields,omitempty"`
 	SchemaMerge           bool     `json:"schemaMerge,omitempty"`
+	// MaxTargetRefs: 0 is GEP-713's 16, -1 no limit.
+	MaxTargetRefs int `json:"maxTargetRefs,omitempty"`
 	// Profile names the implementation whose built-in profile gave
 	// settings, if any.
 	Profile string            `json:"profile,omitempty"`
@@ -173,6 +175,12 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.SchemaMerge {
 		parts = append(parts, origin(policy.SettingSchemaMerge, "schema-merge"))
 	}
+	switch {
+	case k.MaxTargetRefs < 0:
+		parts = append(parts, origin(policy.SettingMaxTargetRefs, "max-target-refs=none"))
+	case k.MaxTargetRefs > 0:
+		parts = append(parts, origin(policy.SettingMaxTargetRefs, fmt.Sprintf("max-target-refs=%d", k.MaxTargetRefs)))
+	}
 	if len(k.TargetingFields) > 0 {
 		parts = append(parts, origin(policy.SettingTargetingFields, "targeting-fields="+strings.Join(k.TargetingFields, ",")))
 	}
@@ -218,6 +226,7 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 		Ancestor:              string(k.Ancestor),
 		TargetingFields:       k.TargetingFields,
 		SchemaMerge:           k.SchemaMerge,
+		MaxTargetRefs:         k.MaxTargetRefs,
 		Profile:               k.Implementation,
 		Origins:               make(map[string]string, len(k.Origins)),
 	}

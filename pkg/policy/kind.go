@@ -96,6 +96,9 @@ type Kind struct {
 	// listMapType: lists of type map merge item by item on their keys, sets
 	// as sets) instead of replacing lists whole.
 	SchemaMerge bool
+	// MaxTargetRefs is the most targetRefs (and targetSelectors) a policy
+	// may have: 0 for GEP-713's MaxTargetRefs, NoTargetRefLimit for none.
+	MaxTargetRefs int
 	// Implementation names the project whose profile gave settings, if any.
 	Implementation string
 	// Schema is the CRD's openAPIV3Schema of spec, when known; schema-aware
@@ -143,6 +146,7 @@ type Spec struct {
 	Ancestor              AncestorMode
 	TargetingFields       []string
 	SchemaMerge           bool
+	MaxTargetRefs         int
 }
 
 // NewKind builds and validates a kind from a Go descriptor, applying defaults.
@@ -186,6 +190,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingAncestor, s.Ancestor != "", func() { k.Ancestor = s.Ancestor })
 	set(SettingTargetingFields, len(s.TargetingFields) > 0, func() { k.TargetingFields = slices.Clone(s.TargetingFields) })
 	set(SettingSchemaMerge, all || s.SchemaMerge, func() { k.SchemaMerge = s.SchemaMerge })
+	set(SettingMaxTargetRefs, s.MaxTargetRefs != 0, func() { k.MaxTargetRefs = s.MaxTargetRefs })
 	if s.Custom != nil && k.Custom == nil {
 		k.Custom = s.Custom
 	}
@@ -345,13 +350,14 @@ var annotationOf = map[string]string{
 	SettingAncestor:              AnnotationAncestor,
 	SettingTargetingFields:       AnnotationTargetingFields,
 	SettingSchemaMerge:           AnnotationSchemaMerge,
+	SettingMaxTargetRefs:         AnnotationMaxTargetRefs,
 }
 
 // allSettings lists every setting, in the order they are shown.
 var allSettings = []string{
 	SettingClass, SettingTargetKinds, SettingEffectiveTargetKinds, SettingEffectiveSectionKinds,
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingMergeTypeField, SettingComposition,
-	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields, SettingSchemaMerge,
+	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs,
 }
 
 // Settings lists the names of every setting of a kind, the keys of
@@ -471,6 +477,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationAncestor, SettingAncestor, func(v string) (err error) { k.Ancestor, err = ParseAncestorMode(v); return }},
 		{AnnotationDirectSections, SettingDirectSections, func(v string) (err error) { k.DirectSections, err = parseBool(v); return }},
 		{AnnotationSchemaMerge, SettingSchemaMerge, func(v string) (err error) { k.SchemaMerge, err = parseBool(v); return }},
+		{AnnotationMaxTargetRefs, SettingMaxTargetRefs, func(v string) (err error) { k.MaxTargetRefs, err = parseMaxTargetRefs(v); return }},
 		{AnnotationMergeTypeField, SettingMergeTypeField, func(v string) error { k.MergeTypeField = strings.TrimSpace(v); return nil }},
 		{AnnotationNamedRules, SettingNamedRules, func(v string) error { k.NamedRules = splitList(v); return nil }},
 		{AnnotationTargetingFields, SettingTargetingFields, func(v string) error { k.TargetingFields = splitList(v); return nil }},

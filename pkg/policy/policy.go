@@ -188,13 +188,15 @@ func (p *Policy) parseTargets(spec map[string]any, bad func(string, string, ...a
 		bad("spec.targetRefs", "policy has no targets")
 		return
 	}
-	if len(entries) > MaxTargetRefs {
-		bad("spec.targetRefs", "has %d entries; at most %d are allowed", len(entries), MaxTargetRefs)
-		return
-	}
-	if len(selEntries) > MaxTargetRefs {
-		bad("spec.targetSelectors", "has %d entries; at most %d are allowed", len(selEntries), MaxTargetRefs)
-		return
+	if limit := p.Kind.TargetRefLimit(); limit > 0 {
+		if len(entries) > limit {
+			bad("spec.targetRefs", "has %d entries; at most %d are allowed", len(entries), limit)
+			return
+		}
+		if len(selEntries) > limit {
+			bad("spec.targetSelectors", "has %d entries; at most %d are allowed", len(selEntries), limit)
+			return
+		}
 	}
 	type refKey struct{ group, kind, namespace, name, section, selector string }
 	seen := map[refKey]bool{}

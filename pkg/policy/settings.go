@@ -91,6 +91,10 @@ const (
 	// AnnotationSchemaMerge says ("true"/"false") whether the kind's patch
 	// merges read list types from the CRD's schema (GEP-2649 listMapType).
 	AnnotationSchemaMerge = "attache.dev/schema-merge"
+	// AnnotationMaxTargetRefs is the most targetRefs (and, separately,
+	// targetSelectors) a policy may have: a number, or "none" for no limit.
+	// Default GEP-713's 16.
+	AnnotationMaxTargetRefs = "attache.dev/max-target-refs"
 	// AnnotationTargetingFields lists top-level spec fields that select
 	// targets in the kind's own way (e.g. a workload selector) and are
 	// therefore no part of the spec proper.
@@ -113,7 +117,37 @@ const (
 	SettingAncestor              = "ancestor"
 	SettingTargetingFields       = "targetingFields"
 	SettingSchemaMerge           = "schemaMerge"
+	SettingMaxTargetRefs         = "maxTargetRefs"
 )
+
+// NoTargetRefLimit is the MaxTargetRefs of kinds whose policies may have any
+// number of targets (Envoy Gateway's CRDs set no maxItems).
+const NoTargetRefLimit = -1
+
+// parseMaxTargetRefs reads "none" or a positive number.
+func parseMaxTargetRefs(v string) (int, error) {
+	v = strings.TrimSpace(v)
+	if v == "none" {
+		return NoTargetRefLimit, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%q is neither a positive number nor none", v)
+	}
+	return n, nil
+}
+
+// TargetRefLimit is the most targetRefs a policy of the kind may have, or
+// 0 for no limit.
+func (k *Kind) TargetRefLimit() int {
+	switch {
+	case k.MaxTargetRefs == 0:
+		return MaxTargetRefs
+	case k.MaxTargetRefs < 0:
+		return 0
+	}
+	return k.MaxTargetRefs
+}
 
 // Profile is a built-in descriptor of a policy kind an implementation ships
 // (package profiles holds them). Its settings apply when the kind's CRD is

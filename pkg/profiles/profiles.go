@@ -60,6 +60,7 @@ var builtin = func() []policy.Profile {
 			Class: policy.Inherited, Hierarchy: h, TargetKinds: h, EffectiveSectionKinds: routes,
 			Strategies: []merge.Strategy{merge.AtomicDefaults}, SameLevel: policy.SameLevelOldestWins,
 			MergeTypeField: "mergeType", Ancestor: policy.AncestorGateway,
+			MaxTargetRefs: policy.NoTargetRefLimit, // EG's CRDs set no maxItems
 		})
 	}
 	istioTargets := kinds(gateway, gatewayClass, service, serviceEntry)
@@ -107,6 +108,7 @@ var builtin = func() []policy.Profile {
 			Class: policy.Inherited, Hierarchy: kinds(gateway, listenerSet),
 			TargetKinds: kinds(gateway, listenerSet), EffectiveSectionKinds: kinds(gateway, listenerSet),
 			Strategies: []merge.Strategy{merge.AtomicDefaults}, SameLevel: policy.SameLevelOldestWins,
+			MaxTargetRefs: policy.NoTargetRefLimit,
 		}),
 		egInherited("BackendTrafficPolicy", egRoutes),
 		egInherited("SecurityPolicy", kinds(httpRoute, grpcRoute, tcpRoute)),
