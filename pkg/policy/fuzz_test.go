@@ -24,18 +24,28 @@ func FuzzParse(f *testing.F) {
 		`{"apiVersion": "policies.example.com/v1", "kind": "ColorPolicy", "metadata": {"name": "p", "namespace": "n", "creationTimestamp": "2024-01-01T00:00:00Z"}, "spec": {"targetRefs": [{"kind": "Gateway", "name": "g"}], "color": "red"}}`,
 		`{"metadata": "x", "spec": {}}`,
 		`{"metadata": {"creationTimestamp": 5, "name": 1}, "spec": []}`,
+		// Issue 8: Envoy Gateway's targetSelectors and mergeType, group
+		// core, bare kinds, Istio's workload selector.
+		`{"targetSelectors": [{"kind": "HTTPRoute", "matchLabels": {"a": "b"}, "namespaces": {"from": "Selector", "selector": {"matchLabels": {"t": "w"}}}}], "mergeType": "JSONMerge", "x": 1}`,
+		`{"targetSelectors": [{"group": 3, "kind": "", "matchExpressions": "x", "namespaces": {"from": "Other"}}], "mergeType": 7}`,
+		`{"targetRefs": [{"group": "core", "kind": "Service", "name": "s", "sectionName": "http"}], "targetSelectors": [], "mergeType": "StrategicMerge"}`,
+		`{"targetRefs": [{"kind": "Gateway", "name": "g"}], "selector": {"matchLabels": {"app": "x"}}}`,
+		`{"selector": {"matchLabels": {"app": "x"}}, "action": "ALLOW"}`,
 	} {
 		f.Add([]byte(s), false)
 		f.Add([]byte(s), true)
 	}
 	direct := directKind(f)
 	inherited := inheritedKind(f)
+	// A kind with the settings of issue 8 (Envoy Gateway's and Istio's).
+	settings := mustKind(f, Spec{Class: Inherited, MergeTypeField: "mergeType", TargetingFields: []string{"selector"},
+		SameLevel: SameLevelOldestWins, MaxTargetRefs: NoTargetRefLimit})
 	f.Fuzz(func(t *testing.T, data []byte, whole bool) {
 		var m map[string]any
 		if err := utiljson.Unmarshal(data, &m); err != nil || m == nil {
 			return
 		}
-		for _, k := range []*Kind{direct, inherited} {
+		for _, k := range []*Kind{direct, inherited, settings} {
 			u := &unstructured.Unstructured{}
 			if whole {
 				u.Object = m
@@ -81,14 +91,25 @@ func checkPolicy(t *testing.T, p *Policy, k *Kind) {
 	if p.Stanza != "" && p.Strategy.Stanza() != p.Stanza && p.Strategy != merge.Custom {
 		t.Fatalf("stanza %q with strategy %q", p.Stanza, p.Strategy)
 	}
-	if n := len(p.Targets); n == 0 || n > MaxTargetRefs {
-		t.Fatalf("valid policy with %d targets", n)
+	switch n, limit := len(p.Targets), k.TargetRefLimit(); {
+	case n == 0 && p.UnmodelledTargeting == "":
+		t.Fatal("valid policy with no targets")
+	case n > 0 && p.UnmodelledTargeting != "":
+		t.Fatalf("policy with %d targets says its targeting is unmodelled", n)
+	case limit > 0 && n > 2*limit: // targetRefs and targetSelectors each
+		t.Fatalf("valid policy with %d targets (limit %d)", n, limit)
+	}
+	if p.MergeType != "" && p.MergeType != MergeTypeJSON && p.MergeType != MergeTypeStrategic {
+		t.Fatalf("merge type %q", p.MergeType)
+	}
+	if _, ok := p.Spec[k.MergeTypeField]; ok && k.MergeTypeField != "" && p.Stanza == "" {
+		t.Fatalf("spec proper holds the merge type field %s", k.MergeTypeField)
 	}
 	if p.Spec == nil {
 		t.Fatal("valid policy with a nil spec proper")
 	}
 	if p.Stanza == "" {
-		for _, key := range []string{"targetRefs", "targetRef", "strategy"} {
+		for _, key := range append([]string{"targetRefs", "targetRef", "targetSelectors", "strategy"}, k.TargetingFields...) {
 			if _, ok := p.Spec[key]; ok {
 				t.Fatalf("spec proper holds %s", key)
 			}
