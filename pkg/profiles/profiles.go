@@ -119,13 +119,21 @@ var builtin = func() []policy.Profile {
 		// Istio.
 		istio("security.istio.io", "AuthorizationPolicy", policy.CompositionAdditive, "selector"),
 		istio("security.istio.io", "RequestAuthentication", policy.CompositionAdditive, "selector"),
-		istio("telemetry.istio.io", "Telemetry", policy.CompositionMerge, "selector"),
+		// Telemetry: every Telemetry that targets a Gateway applies, later
+		// ones overriding earlier ones per provider (not modelled).
+		istio("telemetry.istio.io", "Telemetry", policy.CompositionAdditive, "selector"),
 		istio("extensions.istio.io", "WasmPlugin", policy.CompositionAdditive, "selector"),
 		istio("networking.istio.io", "EnvoyFilter", policy.CompositionAdditive, "workloadSelector"),
 		// NGINX Gateway Fabric.
 		ngfInherited("ClientSettingsPolicy"),
 		ngfInherited("ProxySettingsPolicy"),
-		ngfInherited("RateLimitPolicy"),
+		// RateLimitPolicy: a route's rules apply in addition to the
+		// Gateway's, and several policies on one target all add theirs.
+		func() policy.Profile {
+			p := ngfInherited("RateLimitPolicy")
+			p.Spec.Composition, p.Spec.SameLevel = policy.CompositionAdditive, ""
+			return p
+		}(),
 		entry(NGF, "gateway.nginx.org", "ObservabilityPolicy", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: ngfRoutes, SameLevel: policy.SameLevelMergeDisjoint,
 		}),
@@ -147,7 +155,16 @@ var builtin = func() []policy.Profile {
 		entry(Gloo, "gateway.solo.io", "RouteOption", "", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(httpRoute), SameLevel: policy.SameLevelMergeDisjoint,
 		}),
-		listenerDirect(Gloo, "gateway.solo.io", "VirtualHostOption", "", policy.SameLevelMergeDisjoint, gateway, xListenerSet),
+		// VirtualHostOption: the options of every VirtualHostOption reaching a
+		// listener are shallow-merged, the listener's (more specific) first,
+		// then the ListenerSet's, then the Gateway's: each top-level option
+		// is taken whole from the first that sets it.
+		entry(Gloo, "gateway.solo.io", "VirtualHostOption", "", policy.Spec{
+			Class: policy.Inherited, Hierarchy: kinds(gateway, xListenerSet),
+			TargetKinds: kinds(gateway, xListenerSet), EffectiveSectionKinds: kinds(gateway, xListenerSet),
+			Strategies: []merge.Strategy{merge.PatchDefaults}, SameLevel: policy.SameLevelMergeDisjoint,
+			NamedRules: []string{"options"},
+		}),
 		listenerDirect(Gloo, "gateway.solo.io", "ListenerOption", "", policy.SameLevelOldestWins, gateway, xListenerSet),
 		listenerDirect(Gloo, "gateway.solo.io", "HttpListenerOption", "", policy.SameLevelOldestWins, gateway, xListenerSet),
 		// kgateway.

@@ -1,0 +1,573 @@
+package engine_test
+
+// Cases written from the documented behaviour of the implementations whose
+// Go modules the module proxy does not serve (NGINX Gateway Fabric,
+// Kuadrant, Gloo Gateway, kgateway) and of Istio's kinds that
+// profiles_test.go does not cover. Each case names the page or file (and
+// version, see docs/profiles.md "Versions read") its expectations come
+// from. Where attache cannot model a documented behaviour, the case asserts
+// what attache models and the gap is in docs/profiles.md.
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/policy"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// labelledCRD is crd with the gateway.networking.k8s.io/policy label the
+// implementation ships on it.
+func labelledCRD(group, kind, plural, label string) string {
+	name := plural + "." + group
+	return strings.Replace(crd(group, kind, plural), "metadata: {name: "+name+"}",
+		fmt.Sprintf("metadata: {name: %s, labels: {gateway.networking.k8s.io/policy: %s}}", name, label), 1)
+}
+
+// docsTopo: Gateway g1 (listeners http, admin) and Gateway g2 (listener
+// http); HTTPRoute r1 on g1 (no sectionName) with rules first (to s1) and
+// second (to s2); HTTPRoute r2 on g2 to s1; GRPCRoute gr1 on g1.
+const docsTopo = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g1, namespace: default}
+spec:
+  gatewayClassName: c
+  listeners: [{name: http, protocol: HTTP, port: 80}, {name: admin, protocol: HTTP, port: 8080}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g2, namespace: default}
+spec:
+  gatewayClassName: c
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r1, namespace: default}
+spec:
+  parentRefs: [{name: g1}]
+  rules:
+  - name: first
+    backendRefs: [{name: s1, port: 80}]
+  - name: second
+    backendRefs: [{name: s2, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r2, namespace: default}
+spec:
+  parentRefs: [{name: g2}]
+  rules: [{name: only, backendRefs: [{name: s1, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {name: gr1, namespace: default}
+spec:
+  parentRefs: [{name: g1}]
+  rules: [{name: only, backendRefs: [{name: s2, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s1, namespace: default}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s2, namespace: default}
+spec: {ports: [{name: http, port: 80}]}
+`
+
+var (
+	dG1 = topology.Ref{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: "default", Name: "g1"}
+	dR1 = topology.Ref{Group: topology.GatewayGroup, Kind: "HTTPRoute", Namespace: "default", Name: "r1"}
+	dS1 = topology.Ref{Kind: "Service", Namespace: "default", Name: "s1"}
+)
+
+func dListener(l string) topology.Ref {
+	r := dG1
+	r.SectionName = l
+	return r
+}
+
+// ancestorsOf returns a policy's ancestors as "ref=reason", sorted.
+func ancestorsOf(t *testing.T, res *engine.Result, name string) []string {
+	t.Helper()
+	for _, ps := range res.Policies {
+		if ps.Policy.Ref.Name != name {
+			continue
+		}
+		var out []string
+		for _, a := range ps.Ancestors {
+			out = append(out, a.Ref.String()+"="+a.Conditions[0].Reason)
+		}
+		sort.Strings(out)
+		return out
+	}
+	t.Fatalf("no policy %s", name)
+	return nil
+}
+
+func kindOf(t *testing.T, res *engine.Result, kind string) *policy.Kind {
+	t.Helper()
+	for _, k := range res.Kinds {
+		if k.GroupKind.Kind == kind {
+			return k
+		}
+	}
+	t.Fatalf("no kind %s among %v (problems %v)", kind, res.Kinds, res.Problems)
+	return nil
+}
+
+const gwRef = `{group: gateway.networking.k8s.io, kind: Gateway, name: g1}`
+const r1Ref = `{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}`
+
+// ---------------------------------------------------------------- NGF
+
+const ngfV1 = "gateway.nginx.org/v1alpha1"
+
+// ObservabilityPolicy targets routes only; of two policies on one route
+// that both set tracing (the only field NGF's Conflicts compares), the
+// newer is Conflicted and the older's tracing applies.
+// Source: NGF e55bfe339 apis/v1alpha2/observabilitypolicy_types.go
+// (targetRefs: HTTPRoute, GRPCRoute), internal/controller/nginx/config/
+// policies/observability/validator.go (Conflicts),
+// internal/controller/state/graph/policies.go (markConflictedPolicies).
+func TestDocsNGFObservabilityPolicyTracingConflicts(t *testing.T) {
+	c := labelledCRD("gateway.nginx.org", "ObservabilityPolicy", "observabilitypolicies", "direct")
+	const v = "gateway.nginx.org/v1alpha2"
+	res := compute(t, engine.Options{}, c, docsTopo,
+		pol(v, "ObservabilityPolicy", "older", 0, `targetRefs: [`+r1Ref+`]
+tracing: {strategy: ratio, ratio: 10}`),
+		pol(v, "ObservabilityPolicy", "newer", 1, `targetRefs: [`+r1Ref+`]
+tracing: {strategy: parent}`),
+		pol(v, "ObservabilityPolicy", "on-gateway", 2, `targetRefs: [`+gwRef+`]
+tracing: {strategy: parent}`))
+	want(t, "older", status(t, res, "older", "Accepted"), "True/Accepted")
+	want(t, "newer", status(t, res, "newer", "Accepted"), "False/Conflicted")
+	want(t, "on-gateway", status(t, res, "on-gateway", "Accepted"), "False/Invalid")
+	want(t, "effective r1", effective(t, res, "ObservabilityPolicy", dR1), []string{`{"tracing":{"ratio":10,"strategy":"ratio"}}`})
+}
+
+// UpstreamSettingsPolicy targets Services written with group "" or "core";
+// policies on one Service that set disjoint fields merge; of two setting
+// zoneSize the newer is Conflicted; the ancestors are the Gateways whose
+// routes use the Service.
+// Source: NGF e55bfe339 apis/v1alpha1/upstreamsettingspolicy_types.go;
+// internal/controller/nginx/config/policies/upstreamsettings/validator.go
+// (Conflicts) and processor.go (merge); internal/controller/state/graph/
+// policies.go (attachPolicyToService: one ancestor per Gateway, named
+// without sectionName); docs.nginx.com nginx-gateway-fabric
+// traffic-management/upstream-settings.
+func TestDocsNGFUpstreamSettingsPolicy(t *testing.T) {
+	c := labelledCRD("gateway.nginx.org", "UpstreamSettingsPolicy", "upstreamsettingspolicies", "direct")
+	res := compute(t, engine.Options{}, c, docsTopo,
+		pol(ngfV1, "UpstreamSettingsPolicy", "zone", 0, `targetRefs: [{group: "", kind: Service, name: s1}]
+zoneSize: 512k`),
+		pol(ngfV1, "UpstreamSettingsPolicy", "keepalive", 1, `targetRefs: [{group: core, kind: Service, name: s1}]
+keepAlive: {connections: 32}`),
+		pol(ngfV1, "UpstreamSettingsPolicy", "zone-newer", 2, `targetRefs: [{group: "", kind: Service, name: s1}]
+zoneSize: 1m`),
+		pol(ngfV1, "UpstreamSettingsPolicy", "on-route", 3, `targetRefs: [`+r1Ref+`]
+zoneSize: 1m`))
+	want(t, "zone", status(t, res, "zone", "Accepted"), "True/Accepted")
+	want(t, "keepalive (group core)", status(t, res, "keepalive", "Accepted"), "True/Accepted")
+	want(t, "zone-newer", status(t, res, "zone-newer", "Accepted"), "False/Conflicted")
+	want(t, "on-route", status(t, res, "on-route", "Accepted"), "False/Invalid")
+	want(t, "effective s1", effective(t, res, "UpstreamSettingsPolicy", dS1), []string{`{"keepAlive":{"connections":32},"zoneSize":"512k"}`})
+	want(t, "zone Programmed", status(t, res, "zone", "Programmed"), "True/Programmed")
+	want(t, "ancestors of zone", ancestorsOf(t, res, "zone"), []string{
+		"Gateway.gateway.networking.k8s.io default/g1=Accepted",
+		"Gateway.gateway.networking.k8s.io default/g2=Accepted",
+	})
+}
+
+// ProxySettingsPolicy is inherited: a route's settings take precedence over
+// the Gateway's, setting by setting; at one target the newer of two
+// policies setting the same field is Conflicted.
+// Source: docs.nginx.com nginx-gateway-fabric traffic-management/
+// proxy-settings ("Settings applied to an HTTPRoute or GRPCRoute take
+// precedence over settings applied to a Gateway"); NGF e55bfe339
+// internal/controller/nginx/config/policies/proxysettings/validator.go.
+func TestDocsNGFProxySettingsRouteTakesPrecedence(t *testing.T) {
+	c := labelledCRD("gateway.nginx.org", "ProxySettingsPolicy", "proxysettingspolicies", "inherited")
+	res := compute(t, engine.Options{}, c, docsTopo,
+		pol(ngfV1, "ProxySettingsPolicy", "gw", 0, `targetRefs: [`+gwRef+`]
+buffering: {bufferSize: 4k}
+timeout: {read: 60s}`),
+		pol(ngfV1, "ProxySettingsPolicy", "gw-newer", 1, `targetRefs: [`+gwRef+`]
+buffering: {bufferSize: 8k}`),
+		pol(ngfV1, "ProxySettingsPolicy", "route", 2, `targetRefs: [`+r1Ref+`]
+timeout: {read: 10s}`))
+	want(t, "gw-newer", status(t, res, "gw-newer", "Accepted"), "False/Conflicted")
+	want(t, "effective r1", effective(t, res, "ProxySettingsPolicy", dR1), []string{`{"buffering":{"bufferSize":"4k"},"timeout":{"read":"10s"}}`})
+	gr1 := topology.Ref{Group: topology.GatewayGroup, Kind: "GRPCRoute", Namespace: "default", Name: "gr1"}
+	want(t, "effective gr1", effective(t, res, "ProxySettingsPolicy", gr1), []string{`{"buffering":{"bufferSize":"4k"},"timeout":{"read":"60s"}}`})
+	want(t, "gw Programmed", status(t, res, "gw", "Programmed"), "True/PartiallyProgrammed")
+}
+
+// NGF's RateLimitPolicy rules accumulate: a route's limits apply in
+// addition to the Gateway's (a route policy cannot loosen them), and
+// several policies on one target each add their rules.
+// Source: NGF e55bfe339 docs/proposals/rate-limiting.md ("Gateway and Route
+// Attachment (Separate Policies)"); docs.nginx.com nginx-gateway-fabric
+// traffic-management/rate-limit; internal/controller/nginx/config/policies/
+// ratelimit/validator.go (only dryRun, logLevel and rejectCode conflict).
+// attache models this as additive; NGF's Conflicted for two policies that
+// both set dryRun, logLevel or rejectCode is a gap (docs/profiles.md).
+func TestDocsNGFRateLimitRulesAccumulate(t *testing.T) {
+	c := labelledCRD("gateway.nginx.org", "RateLimitPolicy", "ratelimitpolicies", "inherited")
+	res := compute(t, engine.Options{}, c, docsTopo,
+		pol(ngfV1, "RateLimitPolicy", "gw", 0, `targetRefs: [`+gwRef+`]
+rateLimit: {local: {rules: [{key: $binary_remote_addr, rate: 10r/s, zoneSize: 10m}]}}`),
+		pol(ngfV1, "RateLimitPolicy", "gw-2", 1, `targetRefs: [`+gwRef+`]
+rateLimit: {local: {rules: [{key: $http_x_user, rate: 5r/s, zoneSize: 10m}]}}`),
+		pol(ngfV1, "RateLimitPolicy", "route", 2, `targetRefs: [`+r1Ref+`]
+rateLimit: {local: {rules: [{key: $binary_remote_addr, rate: 1r/s, zoneSize: 10m}]}}`))
+	for _, n := range []string{"gw", "gw-2", "route"} {
+		want(t, n+" Accepted", status(t, res, n, "Accepted"), "True/Accepted")
+		want(t, n+" Programmed", status(t, res, n, "Programmed"), "True/Programmed")
+	}
+	want(t, "effective r1", effective(t, res, "RateLimitPolicy", dR1), []string{`{` +
+		`"default/gw":{"rateLimit":{"local":{"rules":[{"key":"$binary_remote_addr","rate":"10r/s","zoneSize":"10m"}]}}},` +
+		`"default/gw-2":{"rateLimit":{"local":{"rules":[{"key":"$http_x_user","rate":"5r/s","zoneSize":"10m"}]}}},` +
+		`"default/route":{"rateLimit":{"local":{"rules":[{"key":"$binary_remote_addr","rate":"1r/s","zoneSize":"10m"}]}}}}`})
+}
+
+// SnippetsPolicy: every policy on a Gateway applies (NGF's Conflicts is
+// always false); only Gateways are targets.
+// Source: NGF e55bfe339 apis/v1alpha1/snippetspolicy_types.go;
+// internal/controller/nginx/config/policies/snippetspolicy/validator.go.
+func TestDocsNGFSnippetsPolicyIsAdditive(t *testing.T) {
+	c := labelledCRD("gateway.nginx.org", "SnippetsPolicy", "snippetspolicies", "direct")
+	res := compute(t, engine.Options{}, c, docsTopo,
+		pol(ngfV1, "SnippetsPolicy", "a", 0, `targetRefs: [`+gwRef+`]
+snippets: [{context: http, value: "a on;"}]`),
+		pol(ngfV1, "SnippetsPolicy", "b", 1, `targetRefs: [`+gwRef+`]
+snippets: [{context: http, value: "b on;"}]`),
+		pol(ngfV1, "SnippetsPolicy", "on-route", 2, `targetRefs: [`+r1Ref+`]
+snippets: [{context: http, value: "c on;"}]`))
+	want(t, "a", status(t, res, "a", "Programmed"), "True/Programmed")
+	want(t, "b", status(t, res, "b", "Programmed"), "True/Programmed")
+	want(t, "on-route", status(t, res, "on-route", "Accepted"), "False/Invalid")
+	want(t, "effective g1", effective(t, res, "SnippetsPolicy", dG1), []string{
+		`{"default/a":{"snippets":[{"context":"http","value":"a on;"}]},"default/b":{"snippets":[{"context":"http","value":"b on;"}]}}`})
+}
+
+// ---------------------------------------------------------------- Kuadrant
+
+// AuthPolicy: a Gateway policy with `overrides` and `strategy: merge` keeps
+// its named rules over the route's same-named ones (whole, nothing of the
+// route's rule survives) and lets the route's other rules through; with
+// atomic overrides the Gateway's policy replaces the route's entirely.
+// Source: KO ae698811 api/v1/merge_strategies.go (merge overrides: the less
+// specific policy's rules, plus the more specific rules whose names are
+// missing; atomic overrides: the less specific wins), api/v1/
+// authpolicy_types.go (rules.authentication, rules.authorization maps);
+// doc/overviews/auth.md (a Gateway's overrides cannot be weakened by
+// route-level policies).
+func TestDocsKuadrantAuthPolicyGatewayOverrides(t *testing.T) {
+	c := labelledCRD("kuadrant.io", "AuthPolicy", "authpolicies", "inherited")
+	const v = "kuadrant.io/v1"
+	route := pol(v, "AuthPolicy", "route", 1, `targetRef: `+r1Ref+`
+rules:
+  authentication:
+    api-key: {apiKey: {selector: {matchLabels: {app: a}}}}
+  authorization:
+    admins: {patternMatching: {patterns: [{predicate: "auth.identity.group == 'team'"}]}}
+    team: {patternMatching: {patterns: [{predicate: "true"}]}}`)
+	res := compute(t, engine.Options{}, c, docsTopo, route,
+		pol(v, "AuthPolicy", "gw", 0, `targetRef: `+gwRef+`
+overrides:
+  strategy: merge
+  rules:
+    authorization:
+      admins: {opa: {rego: "allow = true"}}`))
+	want(t, "rule first", effective(t, res, "AuthPolicy", rule("r1", "first")), []string{`{"rules":{` +
+		`"authentication":{"api-key":{"apiKey":{"selector":{"matchLabels":{"app":"a"}}}}},` +
+		`"authorization":{"admins":{"opa":{"rego":"allow = true"}},"team":{"patternMatching":{"patterns":[{"predicate":"true"}]}}}}}`})
+	want(t, "gw Programmed", status(t, res, "gw", "Programmed"), "True/Programmed")
+	want(t, "route Programmed", status(t, res, "route", "Programmed"), "True/PartiallyProgrammed")
+	want(t, "route Accepted", status(t, res, "route", "Accepted"), "True/Accepted")
+
+	atomic := compute(t, engine.Options{}, c, docsTopo, route,
+		pol(v, "AuthPolicy", "gw", 0, `targetRef: `+gwRef+`
+overrides:
+  rules:
+    authorization:
+      admins: {opa: {rego: "allow = true"}}`))
+	want(t, "atomic: rule first", effective(t, atomic, "AuthPolicy", rule("r1", "first")),
+		[]string{`{"rules":{"authorization":{"admins":{"opa":{"rego":"allow = true"}}}}}`})
+	// Kuadrant: Enforced=False, reason Overridden.
+	want(t, "atomic: route Programmed", status(t, atomic, "route", "Programmed"), "False/Overridden")
+}
+
+// TokenRateLimitPolicy: `defaults` with `strategy: merge` on the Gateway add
+// the limits the route does not name; a same-named route limit replaces
+// the Gateway's whole. GRPCRoutes are no targets of this kind.
+// Source: KO ae698811 api/v1alpha1/tokenratelimitpolicy_types.go (CEL:
+// Gateway and HTTPRoute targets; limits map), api/v1/merge_strategies.go
+// (merge defaults); internal/controller/
+// effective_tokenratelimit_policies_reconciler.go.
+func TestDocsKuadrantTokenRateLimitMergeDefaults(t *testing.T) {
+	c := labelledCRD("kuadrant.io", "TokenRateLimitPolicy", "tokenratelimitpolicies", "inherited")
+	const v = "kuadrant.io/v1alpha1"
+	res := compute(t, engine.Options{}, c, docsTopo,
+		pol(v, "TokenRateLimitPolicy", "gw", 0, `targetRef: `+gwRef+`
+defaults:
+  strategy: merge
+  limits:
+    free: {rates: [{limit: 100, window: 1h}], when: [{predicate: "auth.identity.tier == 'free'"}]}
+    paid: {rates: [{limit: 1000, window: 1h}]}`),
+		pol(v, "TokenRateLimitPolicy", "route", 1, `targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1, sectionName: second}
+limits:
+  free: {rates: [{limit: 10, window: 1h}]}`),
+		pol(v, "TokenRateLimitPolicy", "grpc", 2, `targetRef: {group: gateway.networking.k8s.io, kind: GRPCRoute, name: gr1}
+limits:
+  free: {rates: [{limit: 1, window: 1h}]}`))
+	want(t, "rule second", effective(t, res, "TokenRateLimitPolicy", rule("r1", "second")),
+		[]string{`{"limits":{"free":{"rates":[{"limit":10,"window":"1h"}]},"paid":{"rates":[{"limit":1000,"window":"1h"}]}}}`})
+	want(t, "rule first", effective(t, res, "TokenRateLimitPolicy", rule("r1", "first")),
+		[]string{`{"limits":{"free":{"rates":[{"limit":100,"window":"1h"}],"when":[{"predicate":"auth.identity.tier == 'free'"}]},"paid":{"rates":[{"limit":1000,"window":"1h"}]}}}`})
+	want(t, "route", status(t, res, "route", "Accepted"), "True/Accepted")
+	want(t, "grpc", status(t, res, "grpc", "Accepted"), "False/Invalid")
+}
+
+// Listener-level Direct kinds: a policy on a whole Gateway covers its
+// listeners; a policy on a listener beats it there and both stay Accepted;
+// of two policies on the same target the older wins and the newer is
+// Conflicted.
+//
+// Sources:
+//   - Kuadrant DNSPolicy, TLSPolicy: KO ae698811 internal/controller/
+//     effective_dnspolicies_reconciler.go (listenersForPolicy: a Gateway
+//     policy covers listeners without their own), effective_tls_policies_
+//     reconciler.go (getTLSPoliciesForListener), dnspolicies_validator.go
+//     and tlspolicies_validator.go (isConflict: a strictly older policy on
+//     the identical targetRef makes the newer Conflicted).
+//   - Gloo ListenerOption, HttpListenerOption: solo-io/gloo 8d57572e55
+//     projects/gateway2/translator/plugins/listeneroptions and
+//     httplisteneroptions (the first option in priority order, section
+//     targets before whole-Gateway targets, older first, is used whole;
+//     Gloo writes no Conflicted status: the status half is attache's).
+//   - kgateway ListenerPolicy: kgateway-dev/kgateway api/v1alpha1/kgateway/
+//     listener_policy_types.go @ e30e64597093 (a listener-targeted setting
+//     overrides the Gateway-level one); kgateway.dev docs about/policies/
+//     merging (at equal weight the older policy wins).
+func TestDocsListenerKindsSectionBeatsGatewayOldestWins(t *testing.T) {
+	for _, tc := range []struct {
+		group, kind, plural, label, version, body string
+	}{
+		{"kuadrant.io", "DNSPolicy", "dnspolicies", "direct", "kuadrant.io/v1", `loadBalancing: {weight: %d}`},
+		{"kuadrant.io", "TLSPolicy", "tlspolicies", "direct", "kuadrant.io/v1", `issuerRef: {name: issuer-%d}`},
+		{"gateway.solo.io", "ListenerOption", "listeneroptions", "", "gateway.solo.io/v1", `options: {perConnectionBufferLimitBytes: %d}`},
+		{"gateway.solo.io", "HttpListenerOption", "httplisteneroptions", "", "gateway.solo.io/v1", `options: {httpConnectionManagerSettings: {maxConnectionDuration: %ds}}`},
+		{"gateway.kgateway.dev", "ListenerPolicy", "listenerpolicies", "Direct", "gateway.kgateway.dev/v1alpha1", `perPort: [{port: 80, listener: {perConnectionBufferLimitBytes: %d}}]`},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			c := crd(tc.group, tc.kind, tc.plural)
+			if tc.label != "" {
+				c = labelledCRD(tc.group, tc.kind, tc.plural, tc.label)
+			}
+			target := gwRef
+			listener := `{group: gateway.networking.k8s.io, kind: Gateway, name: g1, sectionName: http}`
+			if strings.HasPrefix(tc.version, "kuadrant.io") {
+				target, listener = "targetRef: "+target, "targetRef: "+listener
+			} else {
+				target, listener = "targetRefs: ["+target+"]", "targetRefs: ["+listener+"]"
+			}
+			res := compute(t, engine.Options{}, c, docsTopo,
+				pol(tc.version, tc.kind, "gw", 0, target+"\n"+fmt.Sprintf(tc.body, 1)),
+				pol(tc.version, tc.kind, "gw-newer", 1, target+"\n"+fmt.Sprintf(tc.body, 2)),
+				pol(tc.version, tc.kind, "listener", 2, listener+"\n"+fmt.Sprintf(tc.body, 3)))
+			spec := func(n int) []string {
+				doc := compute(t, engine.Options{DisableProfiles: true}, labelledCRD("x.example", "X", "xs", "Direct"), docsTopo,
+					pol("x.example/v1", "X", "x", 0, "targetRefs: ["+gwRef+"]\n"+fmt.Sprintf(tc.body, n)))
+				return effective(t, doc, "X", dG1)
+			}
+			want(t, "listener http", effective(t, res, tc.kind, dListener("http")), spec(3))
+			want(t, "listener admin", effective(t, res, tc.kind, dListener("admin")), spec(1))
+			want(t, "gw", status(t, res, "gw", "Accepted"), "True/Accepted")
+			want(t, "gw Programmed", status(t, res, "gw", "Programmed"), "True/PartiallyProgrammed")
+			want(t, "listener", status(t, res, "listener", "Accepted"), "True/Accepted")
+			want(t, "gw-newer", status(t, res, "gw-newer", "Accepted"), "False/Conflicted")
+		})
+	}
+}
+
+// ---------------------------------------------------------------- Gloo
+
+const glooV = "gateway.solo.io/v1"
+
+// RouteOption: RouteOptions on one route are shallow-merged oldest first:
+// disjoint options combine; where two set the same option the older keeps
+// it (attache then marks the newer Conflicted; Gloo keeps the newer's other
+// options silently, a gap in docs/profiles.md).
+// Source: solo-io/gloo 8d57572e55 projects/gateway2/translator/plugins/
+// routeoptions/query/query.go (GetRouteOptionForRouteRule),
+// projects/gloo/pkg/utils/merge.go (ShallowMergeRouteOptions).
+func TestDocsGlooRouteOptionsMergeOldestFirst(t *testing.T) {
+	c := crd("gateway.solo.io", "RouteOption", "routeoptions")
+	res := compute(t, engine.Options{}, c, docsTopo,
+		pol(glooV, "RouteOption", "timeout", 0, `targetRefs: [`+r1Ref+`]
+options: {timeout: 10s}`),
+		pol(glooV, "RouteOption", "retries", 1, `targetRefs: [`+r1Ref+`]
+options: {retries: {retryOn: 5xx, numRetries: 3}}`),
+		pol(glooV, "RouteOption", "timeout-newer", 2, `targetRefs: [`+r1Ref+`]
+options: {timeout: 3s}`))
+	want(t, "effective r1", effective(t, res, "RouteOption", dR1), []string{`{"options":{"retries":{"numRetries":3,"retryOn":"5xx"},"timeout":"10s"}}`})
+	want(t, "timeout", status(t, res, "timeout", "Programmed"), "True/Programmed")
+	want(t, "retries", status(t, res, "retries", "Programmed"), "True/Programmed")
+	want(t, "timeout-newer", status(t, res, "timeout-newer", "Accepted"), "False/Conflicted")
+}
+
+// VirtualHostOption: the options of a listener-targeted VirtualHostOption
+// come first, the Gateway-wide one fills the options it leaves unset
+// (shallow merge: each top-level option is taken whole from the first
+// VirtualHostOption that sets it).
+// Source: solo-io/gloo 8d57572e55 projects/gateway2/translator/plugins/
+// virtualhostoptions/virtualhost_options_plugin.go (ApplyListenerPlugin
+// merges every attached option in priority order),
+// virtualhostoptions/query/query.go (section targets first),
+// projects/gloo/pkg/utils/merge.go (ShallowMergeVirtualHostOptions).
+func TestDocsGlooVirtualHostOptionShallowMergeWithGateway(t *testing.T) {
+	c := crd("gateway.solo.io", "VirtualHostOption", "virtualhostoptions")
+	res := compute(t, engine.Options{}, c, docsTopo,
+		pol(glooV, "VirtualHostOption", "gw", 0, `targetRefs: [`+gwRef+`]
+options:
+  cors: {allowOrigin: [a.example], maxAge: 1d}
+  headerManipulation: {requestHeadersToRemove: [x-debug]}`),
+		pol(glooV, "VirtualHostOption", "listener", 1, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g1, sectionName: http}]
+options:
+  cors: {allowOrigin: [b.example]}`))
+	want(t, "listener http", effective(t, res, "VirtualHostOption", dListener("http")),
+		[]string{`{"options":{"cors":{"allowOrigin":["b.example"]},"headerManipulation":{"requestHeadersToRemove":["x-debug"]}}}`})
+	want(t, "listener admin", effective(t, res, "VirtualHostOption", dListener("admin")),
+		[]string{`{"options":{"cors":{"allowOrigin":["a.example"],"maxAge":"1d"},"headerManipulation":{"requestHeadersToRemove":["x-debug"]}}}`})
+	want(t, "gw", status(t, res, "gw", "Programmed"), "True/PartiallyProgrammed")
+	want(t, "listener", status(t, res, "listener", "Programmed"), "True/Programmed")
+}
+
+// ---------------------------------------------------------------- kgateway
+
+const kgwV = "gateway.kgateway.dev/v1alpha1"
+
+// TrafficPolicy: kgateway labels the CRD Direct, but the policy inherits
+// from the Gateway to its routes; the route's policy takes precedence
+// field by field (ShallowMergePreferChild, the default) and the Gateway's
+// other fields remain.
+// Source: kgateway-dev/kgateway api/v1alpha1/kgateway/traffic_policy_types.go
+// @ 7a44f6cb07bb (label Direct; Gateway, listener, HTTPRoute, rule
+// targets); kgateway-dev/kgateway.dev content/docs/main/about/policies/
+// merging.md (ShallowMergePreferChild: child wins per top-level field).
+// attache merges within a top-level field too (RFC 7386): a gap.
+func TestDocsKgatewayTrafficPolicyInheritsDespiteDirectLabel(t *testing.T) {
+	c := labelledCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "Direct")
+	res := compute(t, engine.Options{}, c, docsTopo,
+		pol(kgwV, "TrafficPolicy", "gw", 0, `targetRefs: [`+gwRef+`]
+timeouts: {request: 10s}
+cors: {allowOrigins: [a.example]}`),
+		pol(kgwV, "TrafficPolicy", "route", 1, `targetRefs: [`+r1Ref+`]
+timeouts: {request: 3s}`),
+		pol(kgwV, "TrafficPolicy", "rule", 2, `targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1, sectionName: second}]
+timeouts: {request: 1s}`))
+	k := kindOf(t, res, "TrafficPolicy")
+	want(t, "class", k.Class, policy.Inherited)
+	want(t, "rule first", effective(t, res, "TrafficPolicy", rule("r1", "first")), []string{`{"cors":{"allowOrigins":["a.example"]},"timeouts":{"request":"3s"}}`})
+	want(t, "rule second", effective(t, res, "TrafficPolicy", rule("r1", "second")), []string{`{"cors":{"allowOrigins":["a.example"]},"timeouts":{"request":"1s"}}`})
+	want(t, "gw", status(t, res, "gw", "Programmed"), "True/PartiallyProgrammed")
+	want(t, "rule", status(t, res, "rule", "Accepted"), "True/Accepted")
+}
+
+// HTTPListenerPolicy targets Gateways only (all their HTTP listeners);
+// BackendConfigPolicy targets Services and kgateway Backends.
+// Source: kgateway-dev/kgateway api/v1alpha1/kgateway/
+// http_listener_policy_types.go @ 2e8910734ae6 and
+// backend_config_policy_types.go @ 44a41714556c (CEL on targetRefs).
+func TestDocsKgatewayDirectKindsTargets(t *testing.T) {
+	hlp := labelledCRD("gateway.kgateway.dev", "HTTPListenerPolicy", "httplistenerpolicies", "Direct")
+	bcp := labelledCRD("gateway.kgateway.dev", "BackendConfigPolicy", "backendconfigpolicies", "Direct")
+	res := compute(t, engine.Options{}, hlp, bcp, docsTopo,
+		pol(kgwV, "HTTPListenerPolicy", "gw", 0, `targetRefs: [`+gwRef+`]
+serverHeaderTransformation: PassThrough`),
+		pol(kgwV, "HTTPListenerPolicy", "on-route", 0, `targetRefs: [`+r1Ref+`]
+serverHeaderTransformation: PassThrough`),
+		pol(kgwV, "BackendConfigPolicy", "svc", 0, `targetRefs: [{group: "", kind: Service, name: s1}]
+connectTimeout: 5s`),
+		pol(kgwV, "BackendConfigPolicy", "backend", 0, `targetRefs: [{group: gateway.kgateway.dev, kind: Backend, name: b1}]
+connectTimeout: 5s`),
+		pol(kgwV, "BackendConfigPolicy", "bcp-on-route", 0, `targetRefs: [`+r1Ref+`]
+connectTimeout: 5s`))
+	want(t, "HTTPListenerPolicy gw", status(t, res, "gw", "Accepted"), "True/Accepted")
+	want(t, "HTTPListenerPolicy effective g1", effective(t, res, "HTTPListenerPolicy", dG1), []string{`{"serverHeaderTransformation":"PassThrough"}`})
+	want(t, "HTTPListenerPolicy on-route", status(t, res, "on-route", "Accepted"), "False/Invalid")
+	want(t, "BackendConfigPolicy svc", effective(t, res, "BackendConfigPolicy", dS1), []string{`{"connectTimeout":"5s"}`})
+	want(t, "BackendConfigPolicy backend", status(t, res, "backend", "Accepted"), "True/Accepted")
+	want(t, "BackendConfigPolicy on-route", status(t, res, "bcp-on-route", "Accepted"), "False/Invalid")
+}
+
+// ---------------------------------------------------------------- Istio
+
+// RequestAuthentication, WasmPlugin, EnvoyFilter and Telemetry: every
+// policy that targets a Gateway applies (none replaces another), and a
+// policy that selects workloads by labels instead of targetRefs is not
+// invalid.
+// Sources (istio/istio 86c9f01fd73): pilot/pkg/model/authentication.go
+// (initAuthenticationPolicies: all matching RequestAuthentications
+// contribute), pilot/pkg/model/push_context.go (EnvoyFilters: all apply,
+// ordered; WasmPlugins by phase and priority), pilot/pkg/model/telemetry.go
+// (applicableTelemetries: every matching targetRef or selector Telemetry is
+// appended, later ones overriding earlier ones per provider, which attache
+// does not model); istio/api protos (selector, workloadSelector, targetRefs
+// mutually exclusive).
+func TestDocsIstioKindsAdditiveAndSelectorNotInvalid(t *testing.T) {
+	for _, tc := range []struct {
+		group, kind, plural, version, selector, a, b string
+	}{
+		{"security.istio.io", "RequestAuthentication", "requestauthentications", "security.istio.io/v1", "selector: {matchLabels: {app: x}}",
+			`jwtRules: [{issuer: a.example}]`, `jwtRules: [{issuer: b.example}]`},
+		{"extensions.istio.io", "WasmPlugin", "wasmplugins", "extensions.istio.io/v1alpha1", "selector: {matchLabels: {app: x}}",
+			`url: oci://a`, `url: oci://b`},
+		{"networking.istio.io", "EnvoyFilter", "envoyfilters", "networking.istio.io/v1alpha3", "workloadSelector: {labels: {app: x}}",
+			`priority: 1`, `priority: 2`},
+		{"telemetry.istio.io", "Telemetry", "telemetries", "telemetry.istio.io/v1", "selector: {matchLabels: {app: x}}",
+			`tracing: [{randomSamplingPercentage: 10}]`, `accessLogging: [{disabled: true}]`},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			res := compute(t, engine.Options{}, crd(tc.group, tc.kind, tc.plural), docsTopo,
+				pol(tc.version, tc.kind, "a", 0, "targetRefs: ["+gwRef+"]\n"+tc.a),
+				pol(tc.version, tc.kind, "b", 1, "targetRefs: ["+gwRef+"]\n"+tc.b),
+				pol(tc.version, tc.kind, "workloads", 2, tc.selector+"\n"+tc.a))
+			for _, n := range []string{"a", "b"} {
+				want(t, n+" Accepted", status(t, res, n, "Accepted"), "True/Accepted")
+				want(t, n+" Programmed", status(t, res, n, "Programmed"), "True/Programmed")
+			}
+			got := effective(t, res, tc.kind, dG1)
+			if len(got) != 1 || !strings.Contains(got[0], `"default/a":`) || !strings.Contains(got[0], `"default/b":`) {
+				t.Errorf("effective g1 = %v, want both policies side by side", got)
+			}
+			want(t, "workloads", status(t, res, "workloads", "Accepted"), "False/TargetNotFound")
+		})
+	}
+}
+
+// kgateway's ListenerPolicy keeps its configuration in a spec field named
+// `default` (ListenerDefaultConfig), which attache reads as GEP-713's
+// defaults stanza: a Direct kind given a stanza is Invalid, so every
+// ListenerPolicy that uses `default` is reported Invalid.
+// Source: kgateway-dev/kgateway api/v1alpha1/kgateway/
+// listener_policy_types.go @ e30e64597093 (Default *ListenerDefaultConfig
+// `json:"default"`).
+func TestDocsKgatewayListenerPolicyDefaultField(t *testing.T) {
+	t.Skip("engine: a kind's own `default` field is read as the GEP-713 stanza; reported to the lead")
+	c := labelledCRD("gateway.kgateway.dev", "ListenerPolicy", "listenerpolicies", "Direct")
+	res := compute(t, engine.Options{}, c, docsTopo,
+		pol(kgwV, "ListenerPolicy", "gw", 0, `targetRefs: [`+gwRef+`]
+default: {perConnectionBufferLimitBytes: 1024}`))
+	want(t, "gw", status(t, res, "gw", "Accepted"), "True/Accepted")
+	want(t, "listener http", effective(t, res, "ListenerPolicy", dListener("http")),
+		[]string{`{"default":{"perConnectionBufferLimitBytes":1024}}`})
+}
