@@ -74,6 +74,8 @@ type policyKindItem struct {
 	SchemaMerge           bool     `json:"schemaMerge,omitempty"`
 	// MaxTargetRefs: 0 is GEP-713's 16, -1 no limit.
 	MaxTargetRefs int `json:"maxTargetRefs,omitempty"`
+	// NoStanzas: defaults/overrides/strategy are fields of the kind's own.
+	NoStanzas bool `json:"noStanzas,omitempty"`
 	// Profile names the implementation whose built-in profile gave
 	// settings, if any.
 	Profile string            `json:"profile,omitempty"`
@@ -175,6 +177,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.SchemaMerge {
 		parts = append(parts, origin(policy.SettingSchemaMerge, "schema-merge"))
 	}
+	if k.NoStanzas {
+		parts = append(parts, origin(policy.SettingStanzas, "no-stanzas"))
+	}
 	switch {
 	case k.MaxTargetRefs < 0:
 		parts = append(parts, origin(policy.SettingMaxTargetRefs, "max-target-refs=none"))
@@ -227,6 +232,7 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 		TargetingFields:       k.TargetingFields,
 		SchemaMerge:           k.SchemaMerge,
 		MaxTargetRefs:         k.MaxTargetRefs,
+		NoStanzas:             k.NoStanzas,
 		Profile:               k.Implementation,
 		Origins:               make(map[string]string, len(k.Origins)),
 	}

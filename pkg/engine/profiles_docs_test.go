@@ -555,14 +555,12 @@ func TestDocsIstioKindsAdditiveAndSelectorNotInvalid(t *testing.T) {
 }
 
 // kgateway's ListenerPolicy keeps its configuration in a spec field named
-// `default` (ListenerDefaultConfig), which attache reads as GEP-713's
-// defaults stanza: a Direct kind given a stanza is Invalid, so every
-// ListenerPolicy that uses `default` is reported Invalid.
+// `default` (ListenerDefaultConfig), not GEP-713's defaults stanza: its
+// profile says the kind has no stanzas, so the field is part of the spec.
 // Source: kgateway-dev/kgateway api/v1alpha1/kgateway/
 // listener_policy_types.go @ e30e64597093 (Default *ListenerDefaultConfig
 // `json:"default"`).
 func TestDocsKgatewayListenerPolicyDefaultField(t *testing.T) {
-	t.Skip("engine: a kind's own `default` field is read as the GEP-713 stanza; reported to the lead")
 	c := labelledCRD("gateway.kgateway.dev", "ListenerPolicy", "listenerpolicies", "Direct")
 	res := compute(t, engine.Options{}, c, docsTopo,
 		pol(kgwV, "ListenerPolicy", "gw", 0, `targetRefs: [`+gwRef+`]

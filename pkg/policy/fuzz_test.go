@@ -40,12 +40,13 @@ func FuzzParse(f *testing.F) {
 	// A kind with the settings of issue 8 (Envoy Gateway's and Istio's).
 	settings := mustKind(f, Spec{Class: Inherited, MergeTypeField: "mergeType", TargetingFields: []string{"selector"},
 		SameLevel: SameLevelOldestWins, MaxTargetRefs: NoTargetRefLimit})
+	noStanzas := mustKind(f, Spec{Class: Direct, NoStanzas: true})
 	f.Fuzz(func(t *testing.T, data []byte, whole bool) {
 		var m map[string]any
 		if err := utiljson.Unmarshal(data, &m); err != nil || m == nil {
 			return
 		}
-		for _, k := range []*Kind{direct, inherited, settings} {
+		for _, k := range []*Kind{direct, inherited, settings, noStanzas} {
 			u := &unstructured.Unstructured{}
 			if whole {
 				u.Object = m
@@ -109,14 +110,21 @@ func checkPolicy(t *testing.T, p *Policy, k *Kind) {
 		t.Fatal("valid policy with a nil spec proper")
 	}
 	if p.Stanza == "" {
-		for _, key := range append([]string{"targetRefs", "targetRef", "targetSelectors", "strategy"}, k.TargetingFields...) {
+		keys := append([]string{"targetRefs", "targetRef", "targetSelectors"}, k.TargetingFields...)
+		if !k.NoStanzas { // else strategy is a field of the kind's own
+			keys = append(keys, "strategy")
+		}
+		for _, key := range keys {
 			if _, ok := p.Spec[key]; ok {
 				t.Fatalf("spec proper holds %s", key)
 			}
 		}
 	}
-	if _, ok := p.Spec["strategy"]; ok {
+	if _, ok := p.Spec["strategy"]; ok && !k.NoStanzas {
 		t.Fatal("spec proper holds strategy")
+	}
+	if k.NoStanzas && p.Stanza != "" {
+		t.Fatalf("stanza %q on a kind without stanzas", p.Stanza)
 	}
 	seen := map[string]bool{}
 	for _, tr := range p.Targets {

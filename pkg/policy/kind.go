@@ -99,6 +99,10 @@ type Kind struct {
 	// MaxTargetRefs is the most targetRefs (and targetSelectors) a policy
 	// may have: 0 for GEP-713's MaxTargetRefs, NoTargetRefLimit for none.
 	MaxTargetRefs int
+	// NoStanzas: the kind has no GEP-713 stanzas; `default(s)`,
+	// `override(s)` and `strategy` are fields of its spec proper, and its
+	// policies take the kind's first strategy.
+	NoStanzas bool
 	// Implementation names the project whose profile gave settings, if any.
 	Implementation string
 	// Schema is the CRD's openAPIV3Schema of spec, when known; schema-aware
@@ -147,6 +151,7 @@ type Spec struct {
 	TargetingFields       []string
 	SchemaMerge           bool
 	MaxTargetRefs         int
+	NoStanzas             bool
 }
 
 // NewKind builds and validates a kind from a Go descriptor, applying defaults.
@@ -191,6 +196,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingTargetingFields, len(s.TargetingFields) > 0, func() { k.TargetingFields = slices.Clone(s.TargetingFields) })
 	set(SettingSchemaMerge, all || s.SchemaMerge, func() { k.SchemaMerge = s.SchemaMerge })
 	set(SettingMaxTargetRefs, s.MaxTargetRefs != 0, func() { k.MaxTargetRefs = s.MaxTargetRefs })
+	set(SettingStanzas, all || s.NoStanzas, func() { k.NoStanzas = s.NoStanzas })
 	if s.Custom != nil && k.Custom == nil {
 		k.Custom = s.Custom
 	}
@@ -351,13 +357,14 @@ var annotationOf = map[string]string{
 	SettingTargetingFields:       AnnotationTargetingFields,
 	SettingSchemaMerge:           AnnotationSchemaMerge,
 	SettingMaxTargetRefs:         AnnotationMaxTargetRefs,
+	SettingStanzas:               AnnotationStanzas,
 }
 
 // allSettings lists every setting, in the order they are shown.
 var allSettings = []string{
 	SettingClass, SettingTargetKinds, SettingEffectiveTargetKinds, SettingEffectiveSectionKinds,
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingMergeTypeField, SettingComposition,
-	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs,
+	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 }
 
 // Settings lists the names of every setting of a kind, the keys of
@@ -477,6 +484,12 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationAncestor, SettingAncestor, func(v string) (err error) { k.Ancestor, err = ParseAncestorMode(v); return }},
 		{AnnotationDirectSections, SettingDirectSections, func(v string) (err error) { k.DirectSections, err = parseBool(v); return }},
 		{AnnotationSchemaMerge, SettingSchemaMerge, func(v string) (err error) { k.SchemaMerge, err = parseBool(v); return }},
+		{AnnotationStanzas, SettingStanzas, func(v string) (err error) {
+			var b bool
+			b, err = parseBool(v)
+			k.NoStanzas = !b
+			return
+		}},
 		{AnnotationMaxTargetRefs, SettingMaxTargetRefs, func(v string) (err error) { k.MaxTargetRefs, err = parseMaxTargetRefs(v); return }},
 		{AnnotationMergeTypeField, SettingMergeTypeField, func(v string) error { k.MergeTypeField = strings.TrimSpace(v); return nil }},
 		{AnnotationNamedRules, SettingNamedRules, func(v string) error { k.NamedRules = splitList(v); return nil }},

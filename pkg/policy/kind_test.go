@@ -372,7 +372,7 @@ func TestNewKindCustom(t *testing.T) {
 	}
 	wantOrigins(t, k, map[string]Origin{
 		"class": FromGo, "targetKinds": FromDefault, "effectiveTargetKinds": FromDefault,
-		"hierarchy": FromGo, "strategies": FromGo, "directSections": FromGo, "schemaMerge": FromGo,
+		"hierarchy": FromGo, "strategies": FromGo, "directSections": FromGo, "schemaMerge": FromGo, "stanzas": FromGo,
 	})
 }
 

@@ -401,6 +401,22 @@ func labelSelector(m map[string]any) (labels.Selector, error) {
 
 func (p *Policy) parseIntent(spec map[string]any, bad func(string, string, ...any)) {
 	k := p.Kind
+	if k.NoStanzas {
+		// No stanza, no strategy word: every other field is the kind's own.
+		p.Spec = make(map[string]any, len(spec))
+		for key, v := range spec {
+			if !isTargeting(k, key) {
+				p.Spec[key] = v
+			}
+		}
+		p.readMergeType(spec, bad)
+		if s, err := resolveStrategy(k, "", ""); err != nil {
+			bad("spec", "%v", err)
+		} else {
+			p.Strategy = s
+		}
+		return
+	}
 	var stanzaKey string
 	for _, key := range stanzaOrder {
 		if _, ok := spec[key]; !ok {
@@ -471,15 +487,8 @@ func (p *Policy) parseIntent(spec map[string]any, bad func(string, string, ...an
 		}
 		p.Spec[key] = v
 	}
-	if k.MergeTypeField != "" {
-		if v, ok := spec[k.MergeTypeField]; ok && v != nil {
-			mt, isStr := v.(string)
-			if !isStr || (mt != MergeTypeJSON && mt != MergeTypeStrategic) {
-				bad("spec."+k.MergeTypeField, "must be %s or %s, not %v", MergeTypeJSON, MergeTypeStrategic, v)
-				return
-			}
-			p.MergeType = mt
-		}
+	if !p.readMergeType(spec, bad) {
+		return
 	}
 	s, err := resolveStrategy(k, p.Stanza, strategyWord)
 	if err != nil {
@@ -493,6 +502,26 @@ func (p *Policy) parseIntent(spec map[string]any, bad func(string, string, ...an
 		return
 	}
 	p.Strategy = s
+}
+
+// readMergeType reads the kind's merge-type field, reporting false (and a
+// problem) when its value is not a merge type.
+func (p *Policy) readMergeType(spec map[string]any, bad func(string, string, ...any)) bool {
+	k := p.Kind
+	if k.MergeTypeField == "" {
+		return true
+	}
+	v, ok := spec[k.MergeTypeField]
+	if !ok || v == nil {
+		return true
+	}
+	mt, isStr := v.(string)
+	if !isStr || (mt != MergeTypeJSON && mt != MergeTypeStrategic) {
+		bad("spec."+k.MergeTypeField, "must be %s or %s, not %v", MergeTypeJSON, MergeTypeStrategic, v)
+		return false
+	}
+	p.MergeType = mt
+	return true
 }
 
 // isTargeting reports whether a top-level spec field says where the policy

@@ -95,6 +95,11 @@ const (
 	// targetSelectors) a policy may have: a number, or "none" for no limit.
 	// Default GEP-713's 16.
 	AnnotationMaxTargetRefs = "attache.dev/max-target-refs"
+	// AnnotationStanzas says ("true"/"false") whether a policy's spec may
+	// hold GEP-713's defaults/overrides stanzas and strategy field; false:
+	// fields of those names are the kind's own (kgateway ListenerPolicy's
+	// `default`).
+	AnnotationStanzas = "attache.dev/stanzas"
 	// AnnotationTargetingFields lists top-level spec fields that select
 	// targets in the kind's own way (e.g. a workload selector) and are
 	// therefore no part of the spec proper.
@@ -118,6 +123,7 @@ const (
 	SettingTargetingFields       = "targetingFields"
 	SettingSchemaMerge           = "schemaMerge"
 	SettingMaxTargetRefs         = "maxTargetRefs"
+	SettingStanzas               = "stanzas"
 )
 
 // NoTargetRefLimit is the MaxTargetRefs of kinds whose policies may have any

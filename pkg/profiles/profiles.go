@@ -46,6 +46,12 @@ var (
 
 func kinds(gks ...topology.GroupKind) []topology.GroupKind { return gks }
 
+// noStanzas marks a profile's kind as having no GEP-713 stanzas.
+func noStanzas(p policy.Profile) policy.Profile {
+	p.Spec.NoStanzas = true
+	return p
+}
+
 func entry(impl, group, kind, shipped string, s policy.Spec) policy.Profile {
 	s.GroupKind = gk(group, kind)
 	return policy.Profile{Implementation: impl, Spec: s, ShippedLabel: shipped}
@@ -173,7 +179,8 @@ var builtin = func() []policy.Profile {
 			TargetKinds: kinds(gateway, listenerSet, xListenerSet, httpRoute), EffectiveSectionKinds: kinds(httpRoute),
 			Strategies: []merge.Strategy{merge.PatchDefaults}, SameLevel: policy.SameLevelMergeDisjoint,
 		}),
-		listenerDirect(KGateway, "gateway.kgateway.dev", "ListenerPolicy", "Direct", policy.SameLevelOldestWins, gateway),
+		// Its configuration is a field named `default`: no GEP-713 stanzas.
+		noStanzas(listenerDirect(KGateway, "gateway.kgateway.dev", "ListenerPolicy", "Direct", policy.SameLevelOldestWins, gateway)),
 		entry(KGateway, "gateway.kgateway.dev", "HTTPListenerPolicy", "Direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(gateway),
 		}),
