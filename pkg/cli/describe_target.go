@@ -49,6 +49,10 @@ type reachingPolicy struct {
 	AttachedAt []attachedAt `json:"attachedAt"`
 	Stanza     string       `json:"stanza,omitempty"`
 	Strategy   string       `json:"strategy,omitempty"`
+	// MergeType is the value of its kind's merge-type field (Envoy
+	// Gateway's mergeType): it merges with the policy above instead of
+	// replacing it.
+	MergeType string `json:"mergeType,omitempty"`
 	// Accepted and Programmed are the reasons of its summary conditions.
 	Accepted   string             `json:"accepted,omitempty"`
 	Programmed string             `json:"programmed,omitempty"`
@@ -297,7 +301,7 @@ func (d *describer) unreadReason(k *policy.Kind) string {
 func (d *describer) reachingPolicy(ref topology.Ref, k *policy.Kind) *reachingPolicy {
 	rp := &reachingPolicy{Policy: ref, PolicyKind: k.String(), Conditions: []engine.Condition{}}
 	if ps := d.policies[ref]; ps != nil {
-		rp.Stanza, rp.Strategy = ps.Policy.Stanza, string(ps.Policy.Strategy)
+		rp.Stanza, rp.Strategy, rp.MergeType = ps.Policy.Stanza, string(ps.Policy.Strategy), ps.Policy.MergeType
 		if ps.Conditions != nil {
 			rp.Conditions = ps.Conditions
 		}
@@ -538,7 +542,11 @@ func (d *describer) printReaching(w io.Writer, ps []reachingPolicy) {
 		fmt.Fprintf(w, "%s%-*s  %s\n", indent, width, lefts[i], notes[i])
 		var words []string
 		if p.Strategy != "" {
-			words = append(words, stanzaWord(p.Stanza)+", "+p.Strategy)
+			w := stanzaWord(p.Stanza) + ", " + p.Strategy
+			if p.MergeType != "" {
+				w += ", mergeType " + p.MergeType + " (merges with the policy above)"
+			}
+			words = append(words, w)
 		}
 		if p.Here.Contexts > 0 {
 			words = append(words, statusWords(p.Conditions), "here: "+outcomeWords(p.Here, !p.SetsFields))
