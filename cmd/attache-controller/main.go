@@ -29,6 +29,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -39,6 +41,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/attache-dev/attache/pkg/controller"
@@ -133,18 +136,13 @@ func run(ctx context.Context, f *flags, log logr.Logger, cfg *rest.Config) error
 	if err != nil {
 		return fmt.Errorf("--owned-kinds: %w", err)
 	}
-	if cfg == nil {
-		if f.kubeconfig != "" {
-			cfg, err = clientcmd.BuildConfigFromFlags("", f.kubeconfig)
-		} else {
-			cfg, err = config.GetConfig()
-		}
-		if err != nil {
-			return fmt.Errorf("loading the cluster configuration: %w", err)
-		}
+	cfg, err = clientConfig(f, cfg)
+	if err != nil {
+		return err
 	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.UserAgent = "attache-controller/" + rest.DefaultKubernetesUserAgent()
+	if err := registerRuntimeCollectors(ctrlmetrics.Registry); err != nil {
+		return fmt.Errorf("registering the Go and process metrics: %w", err)
+	}
 
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -191,6 +189,45 @@ func run(ctx context.Context, f *flags, log logr.Logger, cfg *rest.Config) error
 		return fmt.Errorf("running: %w", err)
 	}
 	log.Info("stopped")
+	return nil
+}
+
+// clientConfig returns the configuration of the controller's clients: cfg
+// when not nil (tests), else the --kubeconfig file, else in-cluster, then
+// $KUBECONFIG, then ~/.kube/config; with the user agent.
+func clientConfig(f *flags, cfg *rest.Config) (*rest.Config, error) {
+	if cfg == nil {
+		var err error
+		if f.kubeconfig != "" {
+			cfg, err = clientcmd.BuildConfigFromFlags("", f.kubeconfig)
+		} else {
+			cfg, err = config.GetConfig()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("loading the cluster configuration: %w", err)
+		}
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = "attache-controller/" + rest.DefaultKubernetesUserAgent()
+	return cfg, nil
+}
+
+// registerRuntimeCollectors adds the Go runtime and process collectors
+// (go_*, process_*) to reg, the registry that the manager's /metrics
+// serves, unless they are registered already: controller-runtime registers
+// them only in its controller package, which this binary does not link.
+func registerRuntimeCollectors(reg prometheus.Registerer) error {
+	for _, c := range []prometheus.Collector{
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	} {
+		if err := reg.Register(c); err != nil {
+			var already prometheus.AlreadyRegisteredError
+			if !errors.As(err, &already) {
+				return err
+			}
+		}
+	}
 	return nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/attache-dev/attache/internal/testenv"
@@ -38,6 +39,30 @@ func TestParseFlags(t *testing.T) {
 	for _, bad := range [][]string{{"--log-format=xml"}, {"extra"}, {"--nope"}} {
 		if _, err := parseFlags(bad, io.Discard); err == nil {
 			t.Errorf("%v: no error", bad)
+		}
+	}
+}
+
+// TestRuntimeCollectors checks that the Go and process collectors are
+// registered, once however many times run registers them.
+func TestRuntimeCollectors(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	for range 2 {
+		if err := registerRuntimeCollectors(reg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, mf := range mfs {
+		found[mf.GetName()] = true
+	}
+	for _, name := range []string{"go_goroutines", "go_memstats_heap_inuse_bytes", "process_resident_memory_bytes"} {
+		if !found[name] {
+			t.Errorf("no %s", name)
 		}
 	}
 }
@@ -227,7 +252,8 @@ func TestBinary(t *testing.T) {
 	}
 	waitFor(t, "the metrics", func() string {
 		body := metricsOf(a) + metricsOf(b)
-		for _, m := range []string{`attache_status_writes_total{kind="ColorPolicy.policies.example.com"}`, "attache_reconcile_duration_seconds_bucket", "attache_queue_depth"} {
+		for _, m := range []string{`attache_status_writes_total{kind="ColorPolicy.policies.example.com"}`, "attache_reconcile_duration_seconds_bucket", "attache_queue_depth",
+			"go_goroutines", "process_resident_memory_bytes"} {
 			if !strings.Contains(body, m) {
 				return "no " + m
 			}
