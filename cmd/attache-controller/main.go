@@ -64,6 +64,15 @@ func main() {
 	}
 }
 
+// Defaults of --kube-api-qps and --kube-api-burst: the client-side limit
+// on requests to the API server, the same whether the configuration comes
+// from a kubeconfig or from the pod (client-go alone would apply 5 and 10
+// with a kubeconfig, and controller-runtime no limit in-cluster).
+const (
+	DefaultKubeAPIQPS   = 50
+	DefaultKubeAPIBurst = 100
+)
+
 // flags are the command-line settings.
 type flags struct {
 	kubeconfig         string
@@ -76,6 +85,8 @@ type flags struct {
 	metricsAddr        string
 	probeAddr          string
 	targetWriteQPS     float64
+	kubeAPIQPS         float64
+	kubeAPIBurst       int
 	resync             time.Duration
 	logFormat          string
 	verbosity          int
@@ -99,6 +110,9 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (0 disables them)")
 	fs.Float64Var(&f.targetWriteQPS, "target-write-qps", 20, "most writes per second on affected objects")
+	fs.Float64Var(&f.kubeAPIQPS, "kube-api-qps", DefaultKubeAPIQPS, "client-side limit of requests per second to the API server, every request (reads, watches, writes) counted; "+
+		"applies with --kubeconfig and in-cluster alike (client-go's silent default would be 5 with a kubeconfig and none in-cluster); negative: no client-side limit")
+	fs.IntVar(&f.kubeAPIBurst, "kube-api-burst", DefaultKubeAPIBurst, "requests allowed in a burst above --kube-api-qps")
 	fs.DurationVar(&f.resync, "resync-period", time.Hour, "how often everything is recomputed and compared without an event (0: never)")
 	fs.StringVar(&f.logFormat, "log-format", "json", "log format: json or text")
 	fs.IntVar(&f.verbosity, "v", 0, "log verbosity (1 logs every write)")
@@ -111,6 +125,12 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if f.kubeAPIQPS == 0 {
+		return nil, fmt.Errorf("--kube-api-qps must not be 0 (positive: the limit; negative: no limit)")
+	}
+	if f.kubeAPIQPS > 0 && f.kubeAPIBurst < 1 {
+		return nil, fmt.Errorf("--kube-api-burst must be at least 1, not %d", f.kubeAPIBurst)
 	}
 	if f.logFormat != "json" && f.logFormat != "text" {
 		return nil, fmt.Errorf("--log-format must be json or text, not %q", f.logFormat)
@@ -194,7 +214,8 @@ func run(ctx context.Context, f *flags, log logr.Logger, cfg *rest.Config) error
 
 // clientConfig returns the configuration of the controller's clients: cfg
 // when not nil (tests), else the --kubeconfig file, else in-cluster, then
-// $KUBECONFIG, then ~/.kube/config; with the user agent.
+// $KUBECONFIG, then ~/.kube/config; in every case with the client-side
+// limits of --kube-api-qps and --kube-api-burst and the user agent.
 func clientConfig(f *flags, cfg *rest.Config) (*rest.Config, error) {
 	if cfg == nil {
 		var err error
@@ -209,6 +230,11 @@ func clientConfig(f *flags, cfg *rest.Config) (*rest.Config, error) {
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = "attache-controller/" + rest.DefaultKubernetesUserAgent()
+	cfg.QPS, cfg.Burst = float32(f.kubeAPIQPS), f.kubeAPIBurst
+	if f.kubeAPIQPS < 0 {
+		cfg.QPS = -1 // client-go: no client-side rate limiter
+	}
+	cfg.RateLimiter = nil // QPS and Burst, not a limiter from elsewhere
 	return cfg, nil
 }
 
