@@ -239,7 +239,7 @@ rules:
 			t.Fatalf("not ready within %v (exited: %v)\n%s", timeout, p.exited(), p.tail())
 		}
 		p.sample()
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
 	t.Logf("ready in %.2fs", res.ReadySec)
 
