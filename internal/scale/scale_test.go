@@ -425,6 +425,10 @@ func check(ctx context.Context, dyn dynamic.Interface, w *expected, eps *[]*unst
 // controller's writes stop.
 func edit(t *testing.T, ctx context.Context, dyn dynamic.Interface, p *process, audit *auditReader, in []engine.Object, kind string) EditRes {
 	t.Helper()
+	// A field of its own per edit: an EffectivePolicy mentions it (in its
+	// spec, or as a field lost to another policy) exactly when the edit
+	// changed it.
+	field := "x-scale-edit-" + strings.ToLower(kind)
 	nonce := fmt.Sprintf("edit-%d", time.Now().UnixNano())
 	var (
 		idx     = -1
@@ -446,7 +450,7 @@ func edit(t *testing.T, ctx context.Context, dyn dynamic.Interface, p *process, 
 			stanza = "overrides"
 		}
 		edited := o.Object.DeepCopy()
-		must(t, unstructured.SetNestedField(edited.Object, nonce, "spec", stanza, "x-scale-edit"))
+		must(t, unstructured.SetNestedField(edited.Object, nonce, "spec", stanza, field))
 		saved := in[i]
 		in[i] = engine.Object{Object: edited}
 		r := engine.Compute(in, engine.Options{})
@@ -458,7 +462,7 @@ func edit(t *testing.T, ctx context.Context, dyn dynamic.Interface, p *process, 
 			for _, c := range e.Contexts {
 				// In the spec, or in the sources as a field lost to
 				// another policy: either way the EffectivePolicy changes.
-				if _, ok := c.Spec["x-scale-edit"]; ok || bytes.Contains(mustJSON(report.SourcesOf(c)), []byte("x-scale-edit")) {
+				if _, ok := c.Spec[field]; ok || bytes.Contains(mustJSON(report.SourcesOf(c)), []byte(field)) {
 					changed = append(changed, e.Target.Object())
 					break
 				}
@@ -480,7 +484,7 @@ func edit(t *testing.T, ctx context.Context, dyn dynamic.Interface, p *process, 
 	n0 := audit.n
 	first := changed[0]
 	epNS, epName, _ := strings.Cut(epKey(first), "/")
-	patch := fmt.Sprintf(`{"spec":{%q:{"x-scale-edit":%q}}}`, stanza, nonce)
+	patch := fmt.Sprintf(`{"spec":{%q:{%q:%q}}}`, stanza, field, nonce)
 	t0 := time.Now()
 	if _, err := dyn.Resource(policyGVR).Namespace(pol.GetNamespace()).Patch(ctx, pol.GetName(), types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
@@ -488,7 +492,7 @@ func edit(t *testing.T, ctx context.Context, dyn dynamic.Interface, p *process, 
 	deadline := t0.Add(editTimeout)
 	for e.VisibleSec == 0 {
 		u, err := dyn.Resource(epGVR).Namespace(epNS).Get(ctx, epName, metav1.GetOptions{})
-		if err == nil && bytes.Contains(mustJSON(u.Object), []byte(nonce)) {
+		if err == nil && bytes.Contains(mustJSON(u.Object), []byte(field)) {
 			e.VisibleSec = time.Since(t0).Seconds()
 		}
 		if time.Now().After(deadline) {
@@ -510,7 +514,7 @@ func edit(t *testing.T, ctx context.Context, dyn dynamic.Interface, p *process, 
 			if eps, err = list(ctx, dyn, epGVR); err == nil {
 				carry := 0
 				for _, u := range eps {
-					if bytes.Contains(mustJSON(u.Object), []byte(nonce)) {
+					if bytes.Contains(mustJSON(u.Object), []byte(field)) {
 						carry++
 					}
 				}
