@@ -29,6 +29,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -39,6 +41,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/attache-dev/attache/pkg/controller"
@@ -61,6 +64,15 @@ func main() {
 	}
 }
 
+// Defaults of --kube-api-qps and --kube-api-burst: the client-side limit
+// on requests to the API server, the same whether the configuration comes
+// from a kubeconfig or from the pod (client-go alone would apply 5 and 10
+// with a kubeconfig, and controller-runtime no limit in-cluster).
+const (
+	DefaultKubeAPIQPS   = 50
+	DefaultKubeAPIBurst = 100
+)
+
 // flags are the command-line settings.
 type flags struct {
 	kubeconfig         string
@@ -73,6 +85,8 @@ type flags struct {
 	metricsAddr        string
 	probeAddr          string
 	targetWriteQPS     float64
+	kubeAPIQPS         float64
+	kubeAPIBurst       int
 	resync             time.Duration
 	logFormat          string
 	verbosity          int
@@ -96,6 +110,9 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (0 disables them)")
 	fs.Float64Var(&f.targetWriteQPS, "target-write-qps", 20, "most writes per second on affected objects")
+	fs.Float64Var(&f.kubeAPIQPS, "kube-api-qps", DefaultKubeAPIQPS, "client-side limit of requests per second to the API server, every request (reads, watches, writes) counted; "+
+		"applies with --kubeconfig and in-cluster alike (client-go's silent default would be 5 with a kubeconfig and none in-cluster); negative: no client-side limit")
+	fs.IntVar(&f.kubeAPIBurst, "kube-api-burst", DefaultKubeAPIBurst, "requests allowed in a burst above --kube-api-qps")
 	fs.DurationVar(&f.resync, "resync-period", time.Hour, "how often everything is recomputed and compared without an event (0: never)")
 	fs.StringVar(&f.logFormat, "log-format", "json", "log format: json or text")
 	fs.IntVar(&f.verbosity, "v", 0, "log verbosity (1 logs every write)")
@@ -108,6 +125,12 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if f.kubeAPIQPS == 0 {
+		return nil, fmt.Errorf("--kube-api-qps must not be 0 (positive: the limit; negative: no limit)")
+	}
+	if f.kubeAPIQPS > 0 && f.kubeAPIBurst < 1 {
+		return nil, fmt.Errorf("--kube-api-burst must be at least 1, not %d", f.kubeAPIBurst)
 	}
 	if f.logFormat != "json" && f.logFormat != "text" {
 		return nil, fmt.Errorf("--log-format must be json or text, not %q", f.logFormat)
@@ -133,18 +156,13 @@ func run(ctx context.Context, f *flags, log logr.Logger, cfg *rest.Config) error
 	if err != nil {
 		return fmt.Errorf("--owned-kinds: %w", err)
 	}
-	if cfg == nil {
-		if f.kubeconfig != "" {
-			cfg, err = clientcmd.BuildConfigFromFlags("", f.kubeconfig)
-		} else {
-			cfg, err = config.GetConfig()
-		}
-		if err != nil {
-			return fmt.Errorf("loading the cluster configuration: %w", err)
-		}
+	cfg, err = clientConfig(f, cfg)
+	if err != nil {
+		return err
 	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.UserAgent = "attache-controller/" + rest.DefaultKubernetesUserAgent()
+	if err := registerRuntimeCollectors(ctrlmetrics.Registry); err != nil {
+		return fmt.Errorf("registering the Go and process metrics: %w", err)
+	}
 
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -191,6 +209,51 @@ func run(ctx context.Context, f *flags, log logr.Logger, cfg *rest.Config) error
 		return fmt.Errorf("running: %w", err)
 	}
 	log.Info("stopped")
+	return nil
+}
+
+// clientConfig returns the configuration of the controller's clients: cfg
+// when not nil (tests), else the --kubeconfig file, else in-cluster, then
+// $KUBECONFIG, then ~/.kube/config; in every case with the client-side
+// limits of --kube-api-qps and --kube-api-burst and the user agent.
+func clientConfig(f *flags, cfg *rest.Config) (*rest.Config, error) {
+	if cfg == nil {
+		var err error
+		if f.kubeconfig != "" {
+			cfg, err = clientcmd.BuildConfigFromFlags("", f.kubeconfig)
+		} else {
+			cfg, err = config.GetConfig()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("loading the cluster configuration: %w", err)
+		}
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = "attache-controller/" + rest.DefaultKubernetesUserAgent()
+	cfg.QPS, cfg.Burst = float32(f.kubeAPIQPS), f.kubeAPIBurst
+	if f.kubeAPIQPS < 0 {
+		cfg.QPS = -1 // client-go: no client-side rate limiter
+	}
+	cfg.RateLimiter = nil // QPS and Burst, not a limiter from elsewhere
+	return cfg, nil
+}
+
+// registerRuntimeCollectors adds the Go runtime and process collectors
+// (go_*, process_*) to reg, the registry that the manager's /metrics
+// serves, unless they are registered already: controller-runtime registers
+// them only in its controller package, which this binary does not link.
+func registerRuntimeCollectors(reg prometheus.Registerer) error {
+	for _, c := range []prometheus.Collector{
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	} {
+		if err := reg.Register(c); err != nil {
+			var already prometheus.AlreadyRegisteredError
+			if !errors.As(err, &already) {
+				return err
+			}
+		}
+	}
 	return nil
 }
 

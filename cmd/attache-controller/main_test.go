@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -18,8 +19,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/attache-dev/attache/internal/testenv"
@@ -38,6 +41,92 @@ func TestParseFlags(t *testing.T) {
 	for _, bad := range [][]string{{"--log-format=xml"}, {"extra"}, {"--nope"}} {
 		if _, err := parseFlags(bad, io.Discard); err == nil {
 			t.Errorf("%v: no error", bad)
+		}
+	}
+}
+
+// TestClientConfig checks that the configuration the binary builds carries
+// the client-side limits, with --kubeconfig and without it (the path that
+// also goes in-cluster), by default and when set.
+func TestClientConfig(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "https://127.0.0.1:1"}
+users:
+- name: u
+  user: {token: t}
+contexts:
+- name: c
+  context: {cluster: c, user: u}
+current-context: c
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Without --kubeconfig: controller-runtime's loader, which would
+	// otherwise leave no limit; not in a pod here, so $KUBECONFIG.
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	t.Setenv("KUBECONFIG", kubeconfig)
+	for _, tc := range []struct {
+		args       []string
+		qps, burst float32
+	}{
+		{[]string{"--kubeconfig=" + kubeconfig}, DefaultKubeAPIQPS, DefaultKubeAPIBurst},
+		{nil, DefaultKubeAPIQPS, DefaultKubeAPIBurst},
+		{[]string{"--kubeconfig=" + kubeconfig, "--kube-api-qps=7.5", "--kube-api-burst=9"}, 7.5, 9},
+		{[]string{"--kube-api-qps=7.5", "--kube-api-burst=9"}, 7.5, 9},
+		{[]string{"--kube-api-qps=-1"}, -1, DefaultKubeAPIBurst},
+	} {
+		f, err := parseFlags(tc.args, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := clientConfig(f, nil)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if cfg.QPS != tc.qps || float32(cfg.Burst) != tc.burst || cfg.RateLimiter != nil {
+			t.Errorf("%v: QPS %v, Burst %d, limiter %v; want %v, %v, none", tc.args, cfg.QPS, cfg.Burst, cfg.RateLimiter, tc.qps, tc.burst)
+		}
+		if cfg.Host != "https://127.0.0.1:1" || !strings.HasPrefix(cfg.UserAgent, "attache-controller/") {
+			t.Errorf("%v: host %q, user agent %q", tc.args, cfg.Host, cfg.UserAgent)
+		}
+	}
+	// A configuration given (tests) gets them too.
+	f, _ := parseFlags(nil, io.Discard)
+	cfg, err := clientConfig(f, &rest.Config{Host: "https://127.0.0.1:2", QPS: 1, Burst: 1})
+	if err != nil || cfg.QPS != DefaultKubeAPIQPS || cfg.Burst != DefaultKubeAPIBurst {
+		t.Errorf("given configuration: %v %v %v", cfg.QPS, cfg.Burst, err)
+	}
+	for _, bad := range [][]string{{"--kube-api-qps=0"}, {"--kube-api-burst=0"}} {
+		if _, err := parseFlags(bad, io.Discard); err == nil {
+			t.Errorf("%v: no error", bad)
+		}
+	}
+}
+
+// TestRuntimeCollectors checks that the Go and process collectors are
+// registered, once however many times run registers them.
+func TestRuntimeCollectors(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	for range 2 {
+		if err := registerRuntimeCollectors(reg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, mf := range mfs {
+		found[mf.GetName()] = true
+	}
+	for _, name := range []string{"go_goroutines", "go_memstats_heap_inuse_bytes", "process_resident_memory_bytes"} {
+		if !found[name] {
+			t.Errorf("no %s", name)
 		}
 	}
 }
@@ -227,7 +316,8 @@ func TestBinary(t *testing.T) {
 	}
 	waitFor(t, "the metrics", func() string {
 		body := metricsOf(a) + metricsOf(b)
-		for _, m := range []string{`attache_status_writes_total{kind="ColorPolicy.policies.example.com"}`, "attache_reconcile_duration_seconds_bucket", "attache_queue_depth"} {
+		for _, m := range []string{`attache_status_writes_total{kind="ColorPolicy.policies.example.com"}`, "attache_reconcile_duration_seconds_bucket", "attache_queue_depth",
+			"go_goroutines", "process_resident_memory_bytes"} {
 			if !strings.Contains(body, m) {
 				return "no " + m
 			}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs the scale harness of issue 9 (internal/scale, build tag "scale"):
+# the real kube-apiserver and etcd, a generated topology of the named size,
+# the real attache-controller binary as its own process (built from this
+# tree unless BINARY is set), then prints a Markdown table row and JSON:
+# time to ready and to convergence, peak RSS, write requests against the
+# floor, EffectivePolicy sizes, and two policy edits.
+#
+# Usage:
+#   hack/scale.sh [small|first|second] [more go test -args flags]
+# Environment:
+#   BINARY=path       run this attache-controller instead of building one
+#   OUT=dir           also write scale-<case>.json and scale-<case>.md there
+#   CONTROLLER_ARGS   more flags for the controller ("--target-write-qps=50")
+#   TIMEOUT           go test timeout (default 40m)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+case_name=${1:-small}
+shift || true
+KUBEBUILDER_ASSETS="$(hack/envtest-assets.sh)"
+export KUBEBUILDER_ASSETS
+args=(-case="$case_name")
+[[ -n "${BINARY:-}" ]] && args+=(-binary="$(cd "$(dirname "$BINARY")" && pwd)/$(basename "$BINARY")")
+[[ -n "${OUT:-}" ]] && args+=(-out="$(mkdir -p "$OUT" && cd "$OUT" && pwd)")
+[[ -n "${CONTROLLER_ARGS:-}" ]] && args+=(-controller-args="$CONTROLLER_ARGS")
+exec go test -tags scale -count=1 -timeout "${TIMEOUT:-40m}" -run '^TestScale$' -v ./internal/scale -args "${args[@]}" "$@"
