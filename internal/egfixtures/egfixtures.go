@@ -73,6 +73,7 @@ import (
 
 	"github.com/attache-dev/attache/internal/verdict"
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/gatewayapi"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -405,21 +406,10 @@ func unmodelled(u *unstructured.Unstructured) string {
 // record (see the package documentation), which is no verdict.
 func ancestor(am map[string]any, policyNS string) (a verdict.Ancestor, keep bool, err error) {
 	ref, _, _ := unstructured.NestedMap(am, "ancestorRef")
-	r := topology.Ref{Group: "gateway.networking.k8s.io", Kind: "Gateway", Namespace: policyNS}
-	if s, ok := ref["group"].(string); ok {
-		r.Group = s
-	}
-	if s, ok := ref["kind"].(string); ok {
-		r.Kind = s
-	}
-	if s, ok := ref["namespace"].(string); ok && s != "" {
-		r.Namespace = s
-	}
+	r := gatewayapi.ParentRefOf(ref, policyNS)
 	if r.Kind == "GatewayClass" {
 		r.Namespace = ""
 	}
-	r.Name, _ = ref["name"].(string)
-	r.SectionName, _ = ref["sectionName"].(string)
 	if r.Name == "" {
 		return verdict.Ancestor{}, false, fmt.Errorf("ancestorRef without a name")
 	}

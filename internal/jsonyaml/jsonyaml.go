@@ -73,6 +73,25 @@ type parser struct {
 }
 
 // document parses the whole input; ok is false on anything unexpected,
+
+// after reads what follows an element of an object or array: a comma (the
+// container goes on: done is false) or its closer (done, ok). Anything else,
+// or the end of the input, is malformed (done, not ok).
+func (p *parser) after(closer byte) (done, ok bool) {
+	p.space()
+	if p.pos >= len(p.data) {
+		return true, false
+	}
+	p.pos++
+	switch p.data[p.pos-1] {
+	case ',':
+		return false, true
+	case closer:
+		return true, true
+	}
+	return true, false
+}
+
 // which sends the input to the slow path (that reports real errors).
 func (p *parser) document() (value, bool) {
 	v, ok := p.value()
@@ -121,17 +140,8 @@ func (p *parser) value() (value, bool) {
 				return v, false
 			}
 			v.fields = append(v.fields, field{k, x})
-			p.space()
-			if p.pos >= len(p.data) {
-				return v, false
-			}
-			p.pos++
-			switch p.data[p.pos-1] {
-			case ',':
-			case '}':
-				return v, true
-			default:
-				return v, false
+			if done, ok := p.after('}'); done {
+				return v, ok
 			}
 		}
 	case c == '[':
@@ -148,17 +158,8 @@ func (p *parser) value() (value, bool) {
 				return v, false
 			}
 			v.items = append(v.items, x)
-			p.space()
-			if p.pos >= len(p.data) {
-				return v, false
-			}
-			p.pos++
-			switch p.data[p.pos-1] {
-			case ',':
-			case ']':
-				return v, true
-			default:
-				return v, false
+			if done, ok := p.after(']'); done {
+				return v, ok
 			}
 		}
 	case c == '"':

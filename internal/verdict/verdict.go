@@ -31,6 +31,7 @@ import (
 	"strings"
 
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/gatewayapi"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -372,19 +373,7 @@ func GatewayAncestors(objs []engine.Object) func(*engine.Result, topology.Ref) [
 		refs, _, _ := nestedSlice(u.Object, "spec", "parentRefs")
 		for _, r := range refs {
 			m, _ := r.(map[string]any)
-			pr := topology.Ref{Group: gatewayGroup, Kind: "Gateway", Namespace: ns}
-			if s, ok := m["group"].(string); ok {
-				pr.Group = s
-			}
-			if s, ok := m["kind"].(string); ok {
-				pr.Kind = s
-			}
-			if s, ok := m["namespace"].(string); ok && s != "" {
-				pr.Namespace = s
-			}
-			pr.Name, _ = m["name"].(string)
-			pr.SectionName, _ = m["sectionName"].(string)
-			parents[route] = append(parents[route], pr)
+			parents[route] = append(parents[route], gatewayapi.ParentRefOf(m, ns))
 		}
 	}
 	return func(res *engine.Result, t topology.Ref) []topology.Ref {

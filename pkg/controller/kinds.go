@@ -76,25 +76,7 @@ func readCRD(u *unstructured.Unstructured, withProfiles bool) *crdInfo {
 		ci.policy = true
 	}
 	ci.ownedBy = u.GetAnnotations()[AnnotationOwnedBy]
-	versions, _, _ := unstructured.NestedSlice(u.Object, "spec", "versions")
-	var first map[string]any
-	for _, v := range versions {
-		m, ok := v.(map[string]any)
-		if !ok {
-			continue
-		}
-		if served, _ := m["served"].(bool); !served {
-			continue
-		}
-		if first == nil {
-			first = m
-		}
-		if storage, _ := m["storage"].(bool); storage {
-			first = m
-			break
-		}
-	}
-	if first != nil {
+	if first := policy.CRDVersion(u, true); first != nil {
 		ci.version, _ = first["name"].(string)
 		_, ci.statusSubresource, _ = unstructured.NestedMap(first, "subresources", "status")
 		ci.statusConditions = keepsStatusConditions(first)

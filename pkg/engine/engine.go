@@ -272,17 +272,7 @@ func routeParentRefs(objs []*unstructured.Unstructured) map[topology.Ref][]topol
 			if !ok {
 				continue
 			}
-			pr := topology.Ref{Group: topology.GatewayGroup, Kind: topology.KindGateway.Kind, Namespace: route.Namespace}
-			str := func(key string, dst *string) {
-				if v, ok := m[key].(string); ok && (v != "" || key == "group") {
-					*dst = v
-				}
-			}
-			str("group", &pr.Group)
-			str("kind", &pr.Kind)
-			str("namespace", &pr.Namespace)
-			str("name", &pr.Name)
-			str("sectionName", &pr.SectionName)
+			pr := gatewayapi.ParentRefOf(m, route.Namespace)
 			if pr.Name != "" && !slices.Contains(out[route], pr) {
 				out[route] = append(out[route], pr)
 			}

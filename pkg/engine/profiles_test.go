@@ -209,9 +209,7 @@ retry: {numRetries: 9}`))
 }
 
 func TestNGFClientSettingsMergeDisjointAtOneLevel(t *testing.T) {
-	csp := crd("gateway.nginx.org", "ClientSettingsPolicy", "clientsettingspolicies")
-	csp = strings.Replace(csp, "metadata: {name: clientsettingspolicies.gateway.nginx.org}",
-		"metadata: {name: clientsettingspolicies.gateway.nginx.org, labels: {gateway.networking.k8s.io/policy: inherited}}", 1)
+	csp := labelledCRD("gateway.nginx.org", "ClientSettingsPolicy", "clientsettingspolicies", "inherited")
 	const v = "gateway.nginx.org/v1alpha1"
 	res := compute(t, engine.Options{}, csp, egTopo,
 		pol(v, "ClientSettingsPolicy", "body", 0, `targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: g1}
@@ -330,8 +328,7 @@ retry: {numRetries: 1}`))
 }
 
 func TestKuadrantMergeReplacesNamedRulesWhole(t *testing.T) {
-	c := strings.Replace(crd("kuadrant.io", "RateLimitPolicy", "ratelimitpolicies"), "metadata: {name: ratelimitpolicies.kuadrant.io}",
-		"metadata: {name: ratelimitpolicies.kuadrant.io, labels: {gateway.networking.k8s.io/policy: inherited}}", 1)
+	c := labelledCRD("kuadrant.io", "RateLimitPolicy", "ratelimitpolicies", "inherited")
 	const v = "kuadrant.io/v1"
 	res := compute(t, engine.Options{}, c, egTopo,
 		pol(v, "RateLimitPolicy", "gw", 0, `targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: g1}

@@ -530,9 +530,10 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 	return k, nil
 }
 
-// SpecSchema returns the openAPIV3Schema of spec of the CRD's storage
-// version (else its first version), or nil when the CRD has none.
-func SpecSchema(crd *unstructured.Unstructured) map[string]any {
+// CRDVersion returns the entry of spec.versions that readers of the CRD's
+// objects use: the storage version, else the first one; with servedOnly,
+// among the served versions only. Nil when there is none.
+func CRDVersion(crd *unstructured.Unstructured, servedOnly bool) map[string]any {
 	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
 	var chosen map[string]any
 	for _, v := range versions {
@@ -540,14 +541,23 @@ func SpecSchema(crd *unstructured.Unstructured) map[string]any {
 		if !ok {
 			continue
 		}
+		if served, _ := m["served"].(bool); servedOnly && !served {
+			continue
+		}
 		if chosen == nil {
 			chosen = m
 		}
 		if st, _ := m["storage"].(bool); st {
-			chosen = m
-			break
+			return m
 		}
 	}
+	return chosen
+}
+
+// SpecSchema returns the openAPIV3Schema of spec of the CRD's storage
+// version (else its first version), or nil when the CRD has none.
+func SpecSchema(crd *unstructured.Unstructured) map[string]any {
+	chosen := CRDVersion(crd, false)
 	if chosen == nil {
 		return nil
 	}
