@@ -1,0 +1,365 @@
+// Package effectivepolicy renders, from an engine Result, a controller's
+// entry in the EffectivePolicy object of one affected object (GEP-713
+// v1.0.0's PolicyBinding; the shape is documented in docs/output.md, "The
+// same shapes in the cluster").
+//
+// An entry is compact and bounded by design, since every affected object of
+// a cluster gets one and the API server keeps objects under etcd's 1.5 MiB:
+// policies are named by namespace/name within their kind, levels and paths
+// as one line of text, and each part is capped (Limits) with a count of
+// what was left out. Whatever is cut, the entry says for every field of
+// every context which policies set it (Kind.Fields), as long as the fields
+// fit in Limits.Fields.
+//
+// The package is pure: no I/O, no clients.
+package effectivepolicy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// Limits bound an entry. Zero fields take DefaultLimits' values.
+type Limits struct {
+	// Contexts is the most contexts listed per policy kind (those with the
+	// most paths first); Kind.ContextCount says how many there are.
+	Contexts int
+	// Fields is the most field paths listed in Kind.Fields;
+	// Kind.FieldCount says how many there are.
+	Fields int
+	// Policies is the most policies listed in Kind.Policies;
+	// Kind.PolicyCount says how many there are.
+	Policies int
+	// Bytes bounds the JSON encoding of an entry: past it, contexts are
+	// dropped, then fields, then policies, from the largest policy kind,
+	// until it fits (the counts keep saying how many there are).
+	Bytes int
+}
+
+// DefaultLimits keep an entry of one policy kind to a few kilobytes in
+// common cases (docs/performance.md, issue 9) and every entry under 64 KiB.
+var DefaultLimits = Limits{Contexts: 4, Fields: 256, Policies: 64, Bytes: 64 << 10}
+
+func (l Limits) complete() Limits {
+	d := DefaultLimits
+	if l.Contexts <= 0 {
+		l.Contexts = d.Contexts
+	}
+	if l.Fields <= 0 {
+		l.Fields = d.Fields
+	}
+	if l.Policies <= 0 {
+		l.Policies = d.Policies
+	}
+	if l.Bytes <= 0 {
+		l.Bytes = d.Bytes
+	}
+	return l
+}
+
+// Entry is one controller's entry of an EffectivePolicy.
+type Entry struct {
+	ControllerName string `json:"controllerName"`
+	PolicyKinds    []Kind `json:"policyKinds"`
+}
+
+// Kind is what one policy kind does to the object.
+type Kind struct {
+	// PolicyKind is Kind.group of the policy kind.
+	PolicyKind string `json:"policyKind"`
+	// Policies are the policies contributing a field in some context
+	// (AFFECTED's), sorted, at most Limits.Policies of PolicyCount.
+	Policies    []topology.Ref `json:"policies"`
+	PolicyCount int            `json:"policyCount"`
+	// Fields maps every field path set in some context to the policies
+	// (namespace/name) setting it, at most Limits.Fields of FieldCount,
+	// in path order.
+	Fields     map[string][]string `json:"fields"`
+	FieldCount int                 `json:"fieldCount"`
+	// Contexts are the distinct stacks of policies reaching the object
+	// (or its sections), at most Limits.Contexts of ContextCount, those
+	// carried by the most paths first.
+	Contexts     []Context `json:"contexts"`
+	ContextCount int       `json:"contextCount"`
+}
+
+// Context is the effective policy in one context.
+type Context struct {
+	// Path is one path carrying the context, as text: levels from the
+	// root, most general first, joined by " > " (an object followed by
+	// one of its sections is written once, as the section).
+	Path string `json:"path"`
+	// PathCount is how many paths carry it.
+	PathCount int `json:"pathCount"`
+	// Target is the effective target when it is a section of the object
+	// (a route rule, a listener, a Service port).
+	Target string `json:"target,omitempty"`
+	// Spec is the effective spec proper.
+	Spec map[string]any `json:"spec"`
+	// SetBy maps every leaf field path of Spec to the policy that set it.
+	SetBy map[string]string `json:"setBy"`
+	// Policies is the stack, most general first.
+	Policies []Policy `json:"policies"`
+	// Errors are failures of custom merge functions here.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// Policy is one policy of a context's stack.
+type Policy struct {
+	// Policy is its namespace/name (name for a cluster-scoped policy).
+	Policy string `json:"policy"`
+	// On is where it attaches (its level), as text.
+	On       string `json:"on"`
+	Strategy string `json:"strategy"`
+	Stanza   string `json:"stanza,omitempty"`
+	// Outcome is full, partial or none.
+	Outcome    string `json:"outcome"`
+	Conflicted bool   `json:"conflicted,omitempty"`
+	// Lost maps each policy that beat it to the field paths it lost to
+	// that policy.
+	Lost map[string][]string `json:"lost,omitempty"`
+}
+
+// JSON encodes the entry canonically: maps' keys sorted, so the same
+// content gives the same bytes.
+func (e *Entry) JSON() []byte {
+	b, err := json.Marshal(e)
+	if err != nil { // only unencodable spec values; the engine yields none
+		b, _ = json.Marshal(map[string]any{"controllerName": e.ControllerName, "error": err.Error()})
+	}
+	return b
+}
+
+// Hash is a short fingerprint of an entry's JSON, for the annotation that
+// tells a controller whether the stored entry is the one it wants without
+// reading it.
+func Hash(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// Build renders the entries of every affected object of the kinds owned
+// says yes to (all when owned is nil), by the object's ref (a section's
+// object). With only set, only the objects it says yes to are rendered.
+func Build(res *engine.Result, controllerName string, owned func(topology.GroupKind) bool, only func(topology.Ref) bool, lim Limits) map[topology.Ref]*Entry {
+	lim = lim.complete()
+	type kt struct {
+		gk     topology.GroupKind
+		target topology.Ref
+	}
+	effective := map[kt]*engine.Effective{}
+	for _, e := range res.Effective {
+		if (owned == nil || owned(e.Kind.GroupKind)) && (only == nil || only(e.Target.Object())) {
+			effective[kt{e.Kind.GroupKind, e.Target}] = e
+		}
+	}
+	type acc struct {
+		kind     string
+		policies []topology.Ref
+		seen     map[topology.Ref]bool
+		ctxs     []Context
+	}
+	byObj := map[topology.Ref][]*acc{}
+	for _, af := range res.Affected { // sorted by kind, then target
+		if (owned != nil && !owned(af.Kind.GroupKind)) || (only != nil && !only(af.Target.Object())) {
+			continue
+		}
+		e := effective[kt{af.Kind.GroupKind, af.Target}]
+		if e == nil {
+			continue
+		}
+		obj := af.Target.Object()
+		list := byObj[obj]
+		var a *acc
+		if n := len(list); n > 0 && list[n-1].kind == af.Kind.String() {
+			a = list[n-1] // another section of the object, same kind
+		} else {
+			a = &acc{kind: af.Kind.String(), seen: map[topology.Ref]bool{}}
+			byObj[obj] = append(list, a)
+		}
+		for _, p := range af.Policies {
+			if !a.seen[p] {
+				a.seen[p] = true
+				a.policies = append(a.policies, p)
+			}
+		}
+		for _, c := range e.Contexts {
+			a.ctxs = append(a.ctxs, context(c, af.Target))
+		}
+	}
+	out := make(map[topology.Ref]*Entry, len(byObj))
+	for obj, accs := range byObj {
+		en := &Entry{ControllerName: controllerName, PolicyKinds: make([]Kind, 0, len(accs))}
+		for _, a := range accs {
+			en.PolicyKinds = append(en.PolicyKinds, kind(a.kind, a.policies, a.ctxs, lim))
+		}
+		fit(en, lim.Bytes)
+		out[obj] = en
+	}
+	return out
+}
+
+// context renders one engine context of target.
+func context(c *engine.Context, target topology.Ref) Context {
+	out := Context{Spec: c.Spec, SetBy: make(map[string]string, len(c.Fields)), Errors: c.Errors}
+	if out.Spec == nil {
+		out.Spec = map[string]any{}
+	}
+	if target.IsSection() {
+		out.Target = target.Short()
+	}
+	c.Paths(func(p []topology.Ref) bool {
+		if out.PathCount == 0 {
+			out.Path = PathText(p)
+		}
+		out.PathCount++
+		return true
+	})
+	for _, f := range c.Fields {
+		out.SetBy[f.Path] = PolicyName(f.Policy)
+	}
+	out.Policies = make([]Policy, 0, len(c.Stack))
+	for _, e := range c.Stack {
+		p := Policy{Policy: PolicyName(e.Policy), On: e.At.Short(), Strategy: string(e.Strategy), Stanza: e.Stanza, Outcome: e.Outcome, Conflicted: e.Conflicted}
+		for _, l := range e.Lost {
+			if p.Lost == nil {
+				p.Lost = map[string][]string{}
+			}
+			if len(l.To) == 0 {
+				p.Lost[""] = append(p.Lost[""], l.Path)
+			}
+			for _, t := range l.To {
+				w := PolicyName(t.Policy)
+				p.Lost[w] = append(p.Lost[w], l.Path)
+			}
+		}
+		out.Policies = append(out.Policies, p)
+	}
+	return out
+}
+
+// kind assembles one policy kind's part, capped by lim.
+func kind(name string, policies []topology.Ref, ctxs []Context, lim Limits) Kind {
+	sort.Slice(policies, func(i, j int) bool { return policies[i].Less(policies[j]) })
+	k := Kind{PolicyKind: name, PolicyCount: len(policies), ContextCount: len(ctxs)}
+	k.Policies = policies[:min(len(policies), lim.Policies)]
+	setters := map[string][]string{}
+	for _, c := range ctxs {
+		for path, p := range c.SetBy {
+			if !contains(setters[path], p) {
+				setters[path] = append(setters[path], p)
+			}
+		}
+	}
+	paths := make([]string, 0, len(setters))
+	for p := range setters {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	k.FieldCount = len(paths)
+	k.Fields = make(map[string][]string, min(len(paths), lim.Fields))
+	for _, p := range paths[:min(len(paths), lim.Fields)] {
+		s := setters[p]
+		sort.Strings(s)
+		k.Fields[p] = s
+	}
+	sort.SliceStable(ctxs, func(i, j int) bool {
+		if ctxs[i].PathCount != ctxs[j].PathCount {
+			return ctxs[i].PathCount > ctxs[j].PathCount
+		}
+		return ctxs[i].Path < ctxs[j].Path
+	})
+	k.Contexts = ctxs[:min(len(ctxs), lim.Contexts)]
+	return k
+}
+
+// fit drops, from the largest policy kind, contexts, then fields, then
+// policies until the entry's JSON is at most max bytes, or nothing is
+// left to drop.
+func fit(e *Entry, max int) {
+	for len(e.JSON()) > max {
+		largest, size := -1, 0
+		for i := range e.PolicyKinds {
+			k := &e.PolicyKinds[i]
+			if len(k.Contexts) == 0 && len(k.Fields) == 0 && len(k.Policies) == 0 {
+				continue
+			}
+			b, _ := json.Marshal(k)
+			if len(b) > size {
+				largest, size = i, len(b)
+			}
+		}
+		if largest < 0 {
+			return
+		}
+		k := &e.PolicyKinds[largest]
+		switch {
+		case len(k.Contexts) > 0:
+			k.Contexts = k.Contexts[:len(k.Contexts)-1]
+		case len(k.Fields) > 0:
+			keep := len(k.Fields) / 2
+			paths := make([]string, 0, len(k.Fields))
+			for p := range k.Fields {
+				paths = append(paths, p)
+			}
+			sort.Strings(paths)
+			for _, p := range paths[keep:] {
+				delete(k.Fields, p)
+			}
+		default:
+			k.Policies = k.Policies[:len(k.Policies)/2]
+		}
+	}
+}
+
+// PolicyName names a policy within its kind: namespace/name, or name for
+// a cluster-scoped one.
+func PolicyName(r topology.Ref) string {
+	if r.Namespace == "" {
+		return r.Name
+	}
+	return r.Namespace + "/" + r.Name
+}
+
+// PathText writes a path as one line, most general level first: each level
+// as Kind [namespace/]name[#section], joined by " > ", an object followed
+// by one of its own sections written once, as the section.
+func PathText(p []topology.Ref) string {
+	var b strings.Builder
+	for i, r := range p {
+		if i+1 < len(p) && p[i+1].IsSection() && p[i+1].Object() == r {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(" > ")
+		}
+		b.WriteString(r.Short())
+	}
+	return b.String()
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// String renders an entry's size and counts, for logs.
+func (e *Entry) String() string {
+	var parts []string
+	for _, k := range e.PolicyKinds {
+		parts = append(parts, fmt.Sprintf("%s: %d/%d contexts, %d/%d fields, %d/%d policies",
+			k.PolicyKind, len(k.Contexts), k.ContextCount, len(k.Fields), k.FieldCount, len(k.Policies), k.PolicyCount))
+	}
+	return strings.Join(parts, "; ")
+}
