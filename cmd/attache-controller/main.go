@@ -69,8 +69,8 @@ func main() {
 // from a kubeconfig or from the pod (client-go alone would apply 5 and 10
 // with a kubeconfig, and controller-runtime no limit in-cluster).
 const (
-	DefaultKubeAPIQPS   = 50
-	DefaultKubeAPIBurst = 100
+	DefaultKubeAPIQPS   = 200
+	DefaultKubeAPIBurst = 400
 )
 
 // flags are the command-line settings.
@@ -84,7 +84,9 @@ type flags struct {
 	leaderElectionID   string
 	metricsAddr        string
 	probeAddr          string
-	targetWriteQPS     float64
+	writeQPS           float64
+	writeBurst         int
+	writers            int
 	kubeAPIQPS         float64
 	kubeAPIBurst       int
 	resync             time.Duration
@@ -109,7 +111,10 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	fs.StringVar(&f.leaderElectionID, "leader-election-id", "attache-controller", "name of the leader election Lease")
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (0 disables them)")
-	fs.Float64Var(&f.targetWriteQPS, "target-write-qps", 20, "most writes per second on affected objects")
+	fs.Float64Var(&f.writeQPS, "write-qps", controller.DefaultWriteQPS, "the write budget: most writes per second, every write counted (policy status, Affected conditions and annotations, EffectivePolicies); keep it under --kube-api-qps")
+	fs.Float64Var(&f.writeQPS, "target-write-qps", controller.DefaultWriteQPS, "deprecated: the former name of --write-qps")
+	fs.IntVar(&f.writeBurst, "write-burst", controller.DefaultWriteBurst, "writes allowed in a burst above --write-qps")
+	fs.IntVar(&f.writers, "writers", controller.DefaultWriters, "workers writing affected objects and EffectivePolicies in parallel, within the write budget")
 	fs.Float64Var(&f.kubeAPIQPS, "kube-api-qps", DefaultKubeAPIQPS, "client-side limit of requests per second to the API server, every request (reads, watches, writes) counted; "+
 		"applies with --kubeconfig and in-cluster alike (client-go's silent default would be 5 with a kubeconfig and none in-cluster); negative: no client-side limit")
 	fs.IntVar(&f.kubeAPIBurst, "kube-api-burst", DefaultKubeAPIBurst, "requests allowed in a burst above --kube-api-qps")
@@ -131,6 +136,9 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	}
 	if f.kubeAPIQPS > 0 && f.kubeAPIBurst < 1 {
 		return nil, fmt.Errorf("--kube-api-burst must be at least 1, not %d", f.kubeAPIBurst)
+	}
+	if f.writeQPS <= 0 || f.writeBurst < 1 || f.writers < 1 {
+		return nil, fmt.Errorf("--write-qps must be positive and --write-burst and --writers at least 1 (have %v, %d, %d)", f.writeQPS, f.writeBurst, f.writers)
 	}
 	if f.logFormat != "json" && f.logFormat != "text" {
 		return nil, fmt.Errorf("--log-format must be json or text, not %q", f.logFormat)
@@ -187,7 +195,9 @@ func run(ctx context.Context, f *flags, log logr.Logger, cfg *rest.Config) error
 		ControllerName:  f.controllerName,
 		ConditionDomain: f.conditionDomain,
 		OwnedKinds:      owned,
-		TargetWriteQPS:  f.targetWriteQPS,
+		WriteQPS:        f.writeQPS,
+		WriteBurst:      f.writeBurst,
+		Writers:         f.writers,
 		ResyncPeriod:    resyncOption(f.resync),
 
 		EffectivePolicies:        f.effectivePolicies,

@@ -39,16 +39,17 @@ import (
 	"github.com/attache-dev/attache/internal/gen"
 	"github.com/attache-dev/attache/internal/testenv"
 	"github.com/attache-dev/attache/pkg/engine"
-	"github.com/attache-dev/attache/pkg/report"
+	"github.com/attache-dev/attache/pkg/effectivepolicy"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
 var (
-	caseFlag    = flag.String("case", "small", "size to run: small, first or second (issue 9)")
+	caseFlag    = flag.String("case", "small", "size to run: small, first, second or large (issue 9)")
 	binaryFlag  = flag.String("binary", "", "attache-controller binary to run (default: built from this tree)")
 	outFlag     = flag.String("out", "", "directory for scale-<case>.json and scale-<case>.md (default: none)")
 	argsFlag    = flag.String("controller-args", "", "more flags for the controller, space separated")
 	timeoutFlag = flag.Duration("converge-timeout", 0, "bound on convergence (default: per case)")
+	assertFlag  = flag.Bool("assert", false, "fail unless writes equal the floor, every EffectivePolicy is within its bound and a restart writes nothing (what CI checks: none of it depends on timing)")
 )
 
 // scaleCase is a named size.
@@ -64,7 +65,14 @@ var cases = map[string]scaleCase{
 	"small":  {"small", gen.Params{Gateways: 1, ListenersPerGateway: 8, Routes: 50, Services: 50, Namespaces: 5, Seed: 1}, 60, 3 * time.Minute},
 	"first":  {"first", gen.Params{Gateways: 1, ListenersPerGateway: 63, Routes: 500, Services: 500, Namespaces: 10, Seed: 1}, 100, 10 * time.Minute},
 	"second": {"second", gen.Params{Gateways: 10, ListenersPerGateway: 16, Routes: 2000, Services: 2000, Namespaces: 20, Seed: 1}, 1000, 20 * time.Minute},
+	// The engine issue's large topology.
+	"large": {"large", gen.Params{Gateways: 50, ListenersPerGateway: 64, Routes: 10000, Services: 10000, Namespaces: 100, Seed: 1}, 5000, 40 * time.Minute},
 }
+
+// epBound is the most bytes an EffectivePolicy may take as the API serves
+// it: the entry's budget, and room for the object's metadata (names,
+// labels, annotations, managedFields).
+var epBound = effectivepolicy.DefaultLimits.Bytes + 4<<10
 
 const (
 	controllerUser  = "attache-scale-controller"
@@ -119,7 +127,11 @@ type Result struct {
 	EPMaxBytes    int       `json:"effectivePolicyMaxBytes"`
 	EPTotalBytes  int       `json:"effectivePolicyTotalBytes"`
 	Edits         []EditRes `json:"edits"`
-	Note          string    `json:"note,omitempty"`
+	// Restart: the controller stopped and started again over the same
+	// state; its writes must be none.
+	RestartReadySec float64 `json:"restartReadySeconds"`
+	RestartWrites   int     `json:"restartWrites"`
+	Note            string  `json:"note,omitempty"`
 }
 
 // EditRes is one policy edit: a new field added to the policy's stanza.
@@ -137,7 +149,7 @@ type EditRes struct {
 func TestScale(t *testing.T) {
 	sc, ok := cases[*caseFlag]
 	if !ok {
-		t.Fatalf("unknown -case %q: small, first or second", *caseFlag)
+		t.Fatalf("unknown -case %q: small, first, second or large", *caseFlag)
 	}
 	timeout := sc.timeout
 	if *timeoutFlag > 0 {
@@ -229,18 +241,8 @@ rules:
 
 	// Ready.
 	start := p.started
-	deadline := time.Now().Add(timeout)
-	for {
-		if code, _ := get("http://" + probeAddr + "/readyz"); code == http.StatusOK {
-			res.ReadySec = time.Since(start).Seconds()
-			break
-		}
-		if time.Now().After(deadline) || p.exited() {
-			t.Fatalf("not ready within %v (exited: %v)\n%s", timeout, p.exited(), p.tail())
-		}
-		p.sample()
-		time.Sleep(100 * time.Millisecond)
-	}
+	deadline := start.Add(timeout)
+	res.ReadySec = waitReady(t, p, probeAddr, timeout)
 	t.Logf("ready in %.2fs", res.ReadySec)
 
 	// Converged: the last write of the controller, once its writes have
@@ -297,10 +299,52 @@ rules:
 	}
 	hwm, _ = p.memory()
 	res.FinalPeakRSSMiB = mib(hwm)
+
+	// A restart over the same state writes nothing.
+	p.stop(t)
+	must(t, audit.read())
+	n0 := audit.n
+	p = startProcess(t, bin, args, filepath.Join(work, "controller-restarted.log"))
+	res.RestartReadySec = waitReady(t, p, probeAddr, timeout)
+	quiet := time.Now()
+	for {
+		p.sample()
+		must(t, audit.read())
+		if p.exited() {
+			t.Fatalf("the restarted controller exited\n%s", p.tail())
+		}
+		// Its first computation done (reported once ready), then quiet.
+		if audit.n > n0 {
+			quiet = audit.last
+		}
+		if metricSum(metricsAddr, "attache_reconcile_duration_seconds_count") >= 1 && time.Since(quiet) > quietConverged {
+			break
+		}
+		if time.Since(quiet) > timeout {
+			t.Fatalf("the restarted controller kept writing for %v", timeout)
+		}
+		time.Sleep(pollEvery)
+	}
+	res.RestartWrites = audit.n - n0
+	t.Logf("restarted: ready in %.2fs, %d writes", res.RestartReadySec, res.RestartWrites)
 	res.Note = fmt.Sprintf("%d CPUs shared with other work; writes counted by the API server's audit log (user %s)", runtimeCPUs(), controllerUser)
 
 	printResult(t, res)
+	if *assertFlag {
+		if res.Writes != res.Floor || res.WriteErrors != 0 {
+			t.Errorf("%d writes (%d failed) for a floor of %d: want exactly the floor", res.Writes, res.WriteErrors, res.Floor)
+		}
+		if res.EPMaxBytes > epBound || res.EPCount != res.Affected {
+			t.Errorf("%d EffectivePolicies for %d affected objects, largest %d bytes: want one each, at most %d bytes", res.EPCount, res.Affected, res.EPMaxBytes, epBound)
+		}
+		if res.RestartWrites != 0 {
+			t.Errorf("a restart over the same state wrote %d times, want none", res.RestartWrites)
+		}
+	}
 }
+
+// isBenchKind says whether a policy kind is the harness's.
+func isBenchKind(gk topology.GroupKind) bool { return gk.Kind == gen.PolicyKind && gk.Group == gen.PolicyGroup }
 
 // expected is the state the controller must reach.
 type expected struct {
@@ -455,19 +499,14 @@ func edit(t *testing.T, ctx context.Context, dyn dynamic.Interface, p *process, 
 		in[i] = engine.Object{Object: edited}
 		r := engine.Compute(in, engine.Options{})
 		changed = changed[:0]
-		for _, e := range r.Effective {
-			if e.Kind.GroupKind.Kind != gen.PolicyKind {
-				continue
-			}
-			for _, c := range e.Contexts {
-				// In the spec, or in the sources as a field lost to
-				// another policy: either way the EffectivePolicy changes.
-				if _, ok := c.Spec[field]; ok || bytes.Contains(mustJSON(report.SourcesOf(c)), []byte(field)) {
-					changed = append(changed, e.Target.Object())
-					break
-				}
+		// The entries the controller writes, rendered as it renders them:
+		// those naming the field (set, or lost to another policy) change.
+		for obj, en := range effectivepolicy.Build(r, controllerName, isBenchKind, nil, effectivepolicy.Limits{}) {
+			if bytes.Contains(en.JSON(), []byte(field)) {
+				changed = append(changed, obj)
 			}
 		}
+		sort.Slice(changed, func(i, j int) bool { return changed[i].Less(changed[j]) })
 		if len(changed) > 0 {
 			idx = i
 			break // in keeps the edit: the next one is computed over it
@@ -552,8 +591,8 @@ func printResult(t *testing.T, r *Result) {
 
 func markdown(r *Result) string {
 	var b strings.Builder
-	b.WriteString("| case | objects | ready | converged | peak RSS (at convergence) | writes / floor | EffectivePolicies: n, median, max | route-policy edit: visible, done, writes / EPs | Gateway-policy edit: visible, done, writes / EPs | peak RSS after edits |\n")
-	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	b.WriteString("| case | objects | ready | converged | peak RSS (at convergence) | writes / floor | EffectivePolicies: n, median, max | route-policy edit: visible, done, writes / EPs | Gateway-policy edit: visible, done, writes / EPs | peak RSS after edits | restart: ready, writes |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	p := r.Params
 	fmt.Fprintf(&b, "| %s: G=%d x L=%d, R=%d, S=%d, NS=%d, P=%d | %d | %.1f s | %.1f s | %.0f MiB (%.0f MiB) | %d / %d = %.2f | %d, %.1f KiB, %.1f KiB |",
 		r.Case, p.Gateways, p.ListenersPerGateway, p.Routes, p.Services, p.Namespaces, r.Policies, r.Objects,
@@ -562,7 +601,7 @@ func markdown(r *Result) string {
 	for _, e := range r.Edits {
 		fmt.Fprintf(&b, " %.0f ms, %.2f s, %d / %d |", e.VisibleSec*1000, e.DoneSec, e.Writes, e.Changed)
 	}
-	fmt.Fprintf(&b, " %.0f MiB (+%.0f) |\n", r.FinalPeakRSSMiB, r.FinalPeakRSSMiB-r.PeakRSSMiB)
+	fmt.Fprintf(&b, " %.0f MiB (+%.0f) | %.1f s, %d |\n", r.FinalPeakRSSMiB, r.FinalPeakRSSMiB-r.PeakRSSMiB, r.RestartReadySec, r.RestartWrites)
 	return b.String()
 }
 
@@ -677,19 +716,45 @@ func startProcess(t *testing.T, bin string, args []string, logPath string) *proc
 	p.started = time.Now()
 	go func() { _ = cmd.Wait(); lf.Close(); close(p.done) }()
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(stopGracePeriod):
-			_ = cmd.Process.Kill()
-			<-p.done
-			t.Errorf("the controller did not stop within %v of SIGTERM: killed", stopGracePeriod)
+		if !p.exited() {
+			p.stop(t)
 		}
 		if t.Failed() {
 			t.Logf("controller log: %s", logPath)
 		}
 	})
 	return p
+}
+
+// waitReady polls /readyz every 100 ms until it answers 200 and returns
+// the seconds since the process started.
+func waitReady(t *testing.T, p *process, probeAddr string, timeout time.Duration) float64 {
+	t.Helper()
+	deadline := p.started.Add(timeout)
+	for {
+		if code, _ := get("http://" + probeAddr + "/readyz"); code == http.StatusOK {
+			return time.Since(p.started).Seconds()
+		}
+		if time.Now().After(deadline) || p.exited() {
+			t.Fatalf("not ready within %v (exited: %v)\n%s", timeout, p.exited(), p.tail())
+		}
+		p.sample()
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// stop sends SIGTERM and waits for the process to exit (killed after
+// stopGracePeriod).
+func (p *process) stop(t *testing.T) {
+	t.Helper()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(stopGracePeriod):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		t.Errorf("the controller did not stop within %v of SIGTERM: killed", stopGracePeriod)
+	}
 }
 
 func (p *process) exited() bool {

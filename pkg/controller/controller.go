@@ -71,8 +71,14 @@ type Controller struct {
 	targets workqueue.TypedRateLimitingInterface[objKey]
 	limiter *rate.Limiter
 	busy    atomic.Bool // the main worker is processing an item
-	// targetBusy is set while the target worker processes an item.
-	targetBusy atomic.Bool
+	// targetBusy counts the target workers processing an item.
+	targetBusy atomic.Int32
+	// throttle* are the waits for the write budget since the last log
+	// line about them (see waitWrite).
+	throttleMu     sync.Mutex
+	throttled      int
+	throttledFor   time.Duration
+	throttleLogged time.Time
 
 	mu       sync.Mutex
 	watches  map[topology.GroupKind]*watch
@@ -131,7 +137,7 @@ func New(mgr manager.Manager, opts Options) (*Controller, error) {
 		unsettledWrites: map[objKey]string{},
 		invalidCRDs:     map[string]string{},
 		access:          map[topology.GroupKind]access{},
-		limiter:         rate.NewLimiter(rate.Limit(opts.TargetWriteQPS), opts.TargetWriteBurst),
+		limiter:         rate.NewLimiter(rate.Limit(opts.WriteQPS), opts.WriteBurst),
 		compareAll:      true,
 	}
 	c.inc = c.newEngine()
@@ -209,7 +215,9 @@ func (c *Controller) Start(ctx context.Context) error {
 	}
 	defer func() { _ = crdInf.RemoveEventHandler(reg) }()
 	if c.opts.EffectivePolicies {
-		epInf, err := c.cache.GetInformer(ctx, protoFor(EffectivePolicyGVK))
+		// Metadata only: the bodies would be most of the controller's
+		// memory, and the annotations say what each holds.
+		epInf, err := c.cache.GetInformer(ctx, effectiveMetaProto())
 		if err != nil {
 			return fmt.Errorf("%w (%v)", errEffectiveCRD, err)
 		}
@@ -221,12 +229,14 @@ func (c *Controller) Start(ctx context.Context) error {
 	}
 
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for c.processTarget(ctx) {
-		}
-	}()
+	for range c.opts.Writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c.processTarget(ctx) {
+			}
+		}()
+	}
 	if c.opts.ResyncPeriod > 0 {
 		wg.Add(1)
 		go func() {

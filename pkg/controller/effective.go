@@ -1,24 +1,25 @@
 package controller
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
+	"reflect"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/attache-dev/attache/pkg/effectivepolicy"
 	"github.com/attache-dev/attache/pkg/engine"
-	"github.com/attache-dev/attache/pkg/report"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -30,18 +31,40 @@ var EffectivePolicyGVK = schema.GroupVersionKind{Group: "attache.dev", Version: 
 // cluster-scoped objects other than Namespaces.
 const DefaultEffectivePolicyNamespace = "attache-system"
 
-// maxPathsPerContext bounds the paths an EffectivePolicy lists per context
-// (a Service behind a Gateway of 64 listeners has 64 paths with one
-// result); pathCount says how many there are.
-const maxPathsPerContext = 8
-
 // effectiveDesired is this controller's entry in the EffectivePolicy of
-// one affected object.
+// one affected object, kept once, as the JSON it is written as (no decoded
+// copy: at scale these entries are most of the controller's memory).
 type effectiveDesired struct {
 	key    objKey // the EffectivePolicy object
 	target topology.Ref
-	entry  map[string]any
-	json   []byte // entry, for comparisons
+	json   []byte // effectivepolicy.Entry.JSON
+	hash   string // effectivepolicy.Hash(json), the annotation's value
+}
+
+// Annotations of an EffectivePolicy. The controller caches only the
+// objects' metadata (their bodies would be most of its memory), so the
+// metadata says what each holds: whose entries, with which content, about
+// which object.
+const (
+	// effectiveHashPrefix, followed by a digest of a controller name, is
+	// the annotation holding the hash of that controller's entry.
+	effectiveHashPrefix = "effective.attache.dev/"
+	// effectiveTargetAnnotation holds the object an EffectivePolicy is
+	// about: group/Kind/namespace/name (none of them holds a "/").
+	effectiveTargetAnnotation = "effective.attache.dev/target"
+)
+
+// effectiveHashKey is the annotation holding the hash of a controller's
+// entry: the prefix and 16 hex digits of its name's SHA-256 (controller
+// names hold slashes and may be longer than an annotation name).
+func effectiveHashKey(controllerName string) string {
+	sum := sha256.Sum256([]byte(controllerName))
+	return effectiveHashPrefix + hex.EncodeToString(sum[:8])
+}
+
+// targetAnnotation renders a target for effectiveTargetAnnotation.
+func targetAnnotation(r topology.Ref) string {
+	return r.Group + "/" + r.Kind + "/" + r.Namespace + "/" + r.Name
 }
 
 // effectiveKey names the EffectivePolicy of an object: <kind>.<name> in
@@ -65,109 +88,77 @@ func effectiveKey(target topology.Ref, ns string) objKey {
 
 // desiredEffective derives, per affected object (by the key of its target
 // object; with only set, of those it holds), this controller's
-// EffectivePolicy entry: for each owned policy kind affecting it, the
-// policies and, per context, the paths, the effective spec and who set
-// each field and who lost what.
+// EffectivePolicy entry (package effectivepolicy).
 func (c *Controller) desiredEffective(res *engine.Result, owned map[topology.GroupKind]bool, only map[objKey]bool) map[objKey]*effectiveDesired {
-	effective := map[topology.GroupKind]map[topology.Ref]*engine.Effective{}
-	for _, e := range res.Effective {
-		if only != nil && !only[keyOfRef(e.Target.Object())] {
-			continue
-		}
-		if owned[e.Kind.GroupKind] {
-			if effective[e.Kind.GroupKind] == nil {
-				effective[e.Kind.GroupKind] = map[topology.Ref]*engine.Effective{}
-			}
-			effective[e.Kind.GroupKind][e.Target] = e
-		}
+	var onlyRef func(topology.Ref) bool
+	if only != nil {
+		onlyRef = func(r topology.Ref) bool { return only[keyOfRef(r)] }
 	}
-	out := map[objKey]*effectiveDesired{}
-	kinds := map[objKey][]any{}
-	for _, af := range res.Affected { // sorted by kind, then target
-		if !owned[af.Kind.GroupKind] || (only != nil && !only[keyOfRef(af.Target.Object())]) {
-			continue
-		}
-		e := effective[af.Kind.GroupKind][af.Target]
-		if e == nil {
-			continue
-		}
-		tk := keyOfRef(af.Target.Object())
-		if out[tk] == nil {
-			out[tk] = &effectiveDesired{key: effectiveKey(af.Target.Object(), c.opts.EffectivePolicyNamespace), target: af.Target.Object()}
-		}
-		contexts := make([]any, 0, len(e.Contexts))
-		for _, ctx := range e.Contexts {
-			var paths []any
-			n := 0
-			ctx.Paths(func(p []topology.Ref) bool {
-				n++
-				if len(paths) < maxPathsPerContext {
-					paths = append(paths, p)
-				}
-				return true
-			})
-			contexts = append(contexts, map[string]any{
-				"paths":     paths,
-				"pathCount": n,
-				"spec":      ctx.Spec,
-				"sources":   report.SourcesOf(ctx),
-			})
-		}
-		kinds[tk] = append(kinds[tk], map[string]any{
-			"policyKind": af.Kind.String(),
-			"policies":   af.Policies,
-			"contexts":   contexts,
-		})
-	}
-	for tk, d := range out {
-		d.entry = map[string]any{"controllerName": c.opts.ControllerName, "policyKinds": kinds[tk]}
-		// Through JSON: the entry is then made of what a decoder yields,
-		// as the cached object is, and compares byte for byte.
-		var m map[string]any
-		if err := json.Unmarshal(canonicalJSON(d.entry), &m); err == nil {
-			d.entry = m
-		}
-		// Maps' keys are sorted: the same content, the same bytes.
-		d.json = canonicalJSON(d.entry)
+	entries := effectivepolicy.Build(res, c.opts.ControllerName, func(gk topology.GroupKind) bool { return owned[gk] }, onlyRef, effectivepolicy.Limits{})
+	out := make(map[objKey]*effectiveDesired, len(entries))
+	for target, e := range entries {
+		b := e.JSON()
+		out[keyOfRef(target)] = &effectiveDesired{key: effectiveKey(target, c.opts.EffectivePolicyNamespace), target: target, json: b, hash: effectivepolicy.Hash(b)}
 	}
 	return out
 }
 
-// canonicalJSON encodes v with sorted keys (encoding/json sorts map keys).
-func canonicalJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return []byte(fmt.Sprintf("%q", err.Error()))
-	}
-	return b
+// effectiveMetaProto is an EffectivePolicy's metadata, the form in which
+// the controller caches and lists them.
+func effectiveMetaProto() *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(EffectivePolicyGVK)
+	return m
 }
 
-// effectiveHandler queues, on a change of an EffectivePolicy made by
-// someone else (or its deletion), the object it is about.
+// effectiveHandler queues the object an EffectivePolicy is about when the
+// object's metadata no longer says it holds the entry desired: changed or
+// deleted by someone else. Our own writes carry the desired hash and queue
+// nothing.
 func (c *Controller) effectiveHandler() toolscache.ResourceEventHandler {
-	queue := func(obj any) {
+	check := func(obj any, deleted bool) {
 		if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-			obj = t.Obj
+			obj, deleted = t.Obj, true
 		}
-		u, ok := obj.(*unstructured.Unstructured)
+		m, ok := obj.(metav1.Object)
 		if !ok {
 			return
 		}
-		if k, ok := effectiveTarget(u); ok {
-			c.targets.Add(k)
+		tk, ok := effectiveTarget(m)
+		if !ok {
+			return
+		}
+		d, _ := c.effectiveOf(tk)
+		if deleted {
+			if d != nil {
+				c.targets.Add(tk)
+			}
+			return
+		}
+		if plan := planEffective(m, d, c.opts.ControllerName); plan != effectiveNone {
+			c.targets.Add(tk)
 		}
 	}
 	return toolscache.ResourceEventHandlerFuncs{
-		// Add too: an object we created may have to go again before the
-		// cache showed it.
-		AddFunc:    func(o any) { queue(o) },
-		UpdateFunc: func(_, n any) { queue(n) },
-		DeleteFunc: queue,
+		AddFunc:    func(o any) { check(o, false) },
+		UpdateFunc: func(_, n any) { check(n, false) },
+		DeleteFunc: func(o any) { check(o, true) },
 	}
 }
 
-// effectiveTarget is the key of the object an EffectivePolicy is about.
-func effectiveTarget(u *unstructured.Unstructured) (objKey, bool) {
+// effectiveTarget is the key of the object an EffectivePolicy is about, from
+// its annotation (absent on objects written before it existed).
+func effectiveTarget(m metav1.Object) (objKey, bool) {
+	parts := strings.Split(m.GetAnnotations()[effectiveTargetAnnotation], "/")
+	if len(parts) != 4 || parts[1] == "" || parts[3] == "" {
+		return objKey{}, false
+	}
+	return objKey{Group: parts[0], Kind: parts[1], Namespace: parts[2], Name: parts[3]}, true
+}
+
+// targetRefKey is the key of the object an EffectivePolicy's targetRef
+// names, for objects without the target annotation.
+func targetRefKey(u *unstructured.Unstructured) (objKey, bool) {
 	t, _, _ := unstructured.NestedMap(u.Object, "targetRef")
 	kind, _ := t["kind"].(string)
 	name, _ := t["name"].(string)
@@ -181,26 +172,46 @@ func effectiveTarget(u *unstructured.Unstructured) (objKey, bool) {
 
 // queueEffectiveCleanup queues the objects whose EffectivePolicy carries an
 // entry of this controller that is no longer desired (the object is no
-// longer affected, or is gone).
+// longer affected, or is gone). EffectivePolicies written before the
+// annotations existed are read from the API server once per full
+// comparison, to find out.
 func (c *Controller) queueEffectiveCleanup(ctx context.Context, desired map[objKey]*effectiveDesired) {
 	if !c.opts.EffectivePolicies {
 		return
 	}
-	list := &unstructured.UnstructuredList{}
+	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(EffectivePolicyGVK.GroupVersion().WithKind(EffectivePolicyGVK.Kind + "List"))
 	if err := c.cache.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		c.log.Error(err, "listing EffectivePolicies from the cache")
 		return
 	}
+	hashKey := effectiveHashKey(c.opts.ControllerName)
 	for i := range list.Items {
-		u := &list.Items[i]
-		tk, ok := effectiveTarget(u)
-		if !ok || desired[tk] != nil {
+		m := &list.Items[i]
+		tk, ok := effectiveTarget(m)
+		if !ok {
+			c.queueLegacyEffective(ctx, m, desired)
 			continue
 		}
-		if _, _, ours := splitEntries(u, c.opts.ControllerName); ours != nil {
+		if _, ours := m.GetAnnotations()[hashKey]; ours && desired[tk] == nil {
 			c.targets.Add(tk)
 		}
+	}
+}
+
+// queueLegacyEffective queues the object of an EffectivePolicy written
+// before the annotations existed when it holds our entry.
+func (c *Controller) queueLegacyEffective(ctx context.Context, m *metav1.PartialObjectMetadata, desired map[objKey]*effectiveDesired) {
+	if m.GetLabels()["app.kubernetes.io/managed-by"] != "attache" {
+		return
+	}
+	u, err := c.fresh(ctx, EffectivePolicyGVK, objKey{Group: EffectivePolicyGVK.Group, Kind: EffectivePolicyGVK.Kind, Namespace: m.GetNamespace(), Name: m.GetName()})
+	if err != nil || u == nil {
+		return
+	}
+	tk, ok := targetRefKey(u)
+	if _, _, ours := splitEntries(u, c.opts.ControllerName); ok && (ours != nil || desired[tk] != nil) {
+		c.targets.Add(tk)
 	}
 }
 
@@ -231,6 +242,19 @@ func (c *Controller) effectiveOf(tk objKey) (*effectiveDesired, objKey) {
 	return nil, effectiveKey(topology.Ref{Group: tk.Group, Kind: tk.Kind, Namespace: tk.Namespace, Name: tk.Name}, c.opts.EffectivePolicyNamespace)
 }
 
+// cachedEffective reads an EffectivePolicy's metadata from the cache; nil
+// when it is not there.
+func (c *Controller) cachedEffective(ctx context.Context, key objKey) (*metav1.PartialObjectMetadata, error) {
+	m := effectiveMetaProto()
+	if err := c.cache.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: key.Name}, m, client.UnsafeDisableDeepCopy); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return m, nil
+}
+
 // effectiveNeedsWrite reports whether an object's EffectivePolicy differs
 // from desired, as the cache shows it.
 func (c *Controller) effectiveNeedsWrite(ctx context.Context, tk objKey) bool {
@@ -238,149 +262,188 @@ func (c *Controller) effectiveNeedsWrite(ctx context.Context, tk objKey) bool {
 		return false
 	}
 	d, key := c.effectiveOf(tk)
-	u, err := c.cached(ctx, EffectivePolicyGVK, key)
+	m, err := c.cachedEffective(ctx, key)
 	if err != nil {
 		return true
 	}
-	_, _, write := planEffective(u, d, c.opts.ControllerName)
-	return write
+	return planEffective(m, d, c.opts.ControllerName) != effectiveNone
 }
 
-// planEffective compares an EffectivePolicy (nil: none) with this
-// controller's desired entry (nil: none). It returns the controllers list
-// to write (nil with write set: delete the object) and whether to write.
-func planEffective(u *unstructured.Unstructured, d *effectiveDesired, controllerName string) (controllers []any, create, write bool) {
-	if u == nil {
-		if d == nil {
-			return nil, false, false
-		}
-		return []any{d.entry}, true, true
+// effectivePlan is what an EffectivePolicy needs.
+type effectivePlan int
+
+const (
+	effectiveNone   effectivePlan = iota // as desired
+	effectiveApply                       // our entry to create or replace
+	effectiveRemove                      // our entry to remove
+)
+
+// planEffective compares an EffectivePolicy's metadata (nil: none) with
+// this controller's desired entry (nil: none). An object without the
+// annotations (written before them) gets our entry applied when one is
+// desired; the removal path reads it to find out whether it holds ours.
+func planEffective(m metav1.Object, d *effectiveDesired, controllerName string) effectivePlan {
+	var have string
+	var ok, legacy bool
+	if m != nil && !reflect.ValueOf(m).IsNil() {
+		have, ok = m.GetAnnotations()[effectiveHashKey(controllerName)]
+		_, tagged := m.GetAnnotations()[effectiveTargetAnnotation]
+		legacy = !tagged && m.GetLabels()["app.kubernetes.io/managed-by"] == "attache"
 	}
-	_, others, ours := splitEntries(u, controllerName)
-	if d == nil {
-		if ours == nil {
-			return nil, false, false
-		}
-		return others, false, true // others nil: the object goes
+	switch {
+	case d != nil && (!ok || have != d.hash):
+		return effectiveApply
+	case d == nil && (ok || legacy):
+		return effectiveRemove
 	}
-	if ours != nil && bytes.Equal(canonicalJSON(ours), d.json) {
-		return nil, false, false
-	}
-	return append(others, d.entry), false, true
+	return effectiveNone
 }
 
 // absent marks, in the stale records of an EffectivePolicy, that it was
 // just created or deleted and the cache may not show it yet.
 const absent = "\x00created-or-deleted"
 
-// syncEffective writes the EffectivePolicy of one affected object when it
-// differs from the last computation's: created, our entry replaced (other
-// controllers' kept), or our entry removed (the object deleted with the
-// last entry). Conflicts are retried from fresh reads.
+// syncEffective writes the EffectivePolicy of one affected object when its
+// metadata says it differs from the last computation's: our entry applied
+// (created with the object, or replaced; other controllers' entries are
+// theirs under server-side apply), or removed (the object deleted with
+// the last entry).
 func (c *Controller) syncEffective(ctx context.Context, tk objKey) error {
 	if !c.opts.EffectivePolicies || !c.synced.Load() {
 		return nil
 	}
 	d, key := c.effectiveOf(tk)
-	useFresh := false
-	for attempt := 0; ; attempt++ {
-		var u *unstructured.Unstructured
-		var err error
-		if useFresh {
-			u, err = c.fresh(ctx, EffectivePolicyGVK, key)
-		} else {
-			u, err = c.cached(ctx, EffectivePolicyGVK, key)
+	m, err := c.cachedEffective(ctx, key)
+	if meta.IsNoMatchError(err) {
+		c.markUnsettled(key, "no-crd", "EffectivePolicy (is its CRD installed?)")
+		return nil // said once; the next full comparison tries again
+	}
+	if err != nil {
+		return err
+	}
+	rv := absent
+	if m != nil {
+		rv = m.GetResourceVersion()
+	}
+	if c.isStale(key, rv) {
+		return nil // our last write is on its way to the cache
+	}
+	switch planEffective(m, d, c.opts.ControllerName) {
+	case effectiveApply:
+		if c.unsettled(key, d.hash) {
+			return nil
 		}
-		if meta.IsNoMatchError(err) {
-			c.markUnsettled(key, "no-crd", "EffectivePolicy (is its CRD installed?)")
-			return nil // said once; the next full comparison tries again
-		}
+		stored, err := c.applyEffective(ctx, key, d)
 		if err != nil {
 			return err
 		}
-		rv := absent
-		if u != nil {
-			rv = u.GetResourceVersion()
+		c.markStale(key, rv)
+		if m == nil {
+			c.markStale(key, absent) // the cache may show no object a while yet
 		}
-		if !useFresh && c.isStale(key, rv) {
-			return nil // our last write is on its way to the cache
+		if stored.GetAnnotations()[effectiveHashKey(c.opts.ControllerName)] != d.hash {
+			c.markUnsettled(key, d.hash, "EffectivePolicy")
 		}
-		controllers, create, write := planEffective(u, d, c.opts.ControllerName)
-		if !write || (d != nil && c.unsettled(key, string(d.json))) {
-			return nil
-		}
+		return nil
+	case effectiveRemove:
+		return c.removeEffective(ctx, key, rv)
+	}
+	return nil
+}
 
-		if err := c.limiter.Wait(ctx); err != nil {
+// fieldOwner is the field manager of this controller's server-side applies
+// (at most 128 characters).
+func (c *Controller) fieldOwner() string {
+	o := "attache:" + c.opts.ControllerName
+	if len(o) > 128 {
+		o = o[:128]
+	}
+	return o
+}
+
+// applyEffective applies our entry with server-side apply: the API server
+// merges it into the controllers list by controllerName, so the others'
+// entries need not be read, and creates the object when it is missing.
+func (c *Controller) applyEffective(ctx context.Context, key objKey, d *effectiveDesired) (*unstructured.Unstructured, error) {
+	if err := c.waitWrite(ctx); err != nil {
+		return nil, err
+	}
+	head, err := json.Marshal(map[string]any{
+		"apiVersion": EffectivePolicyGVK.GroupVersion().String(),
+		"kind":       EffectivePolicyGVK.Kind,
+		"metadata": map[string]any{
+			"name": key.Name, "namespace": key.Namespace,
+			"labels": map[string]string{"app.kubernetes.io/managed-by": "attache"},
+			"annotations": map[string]string{
+				effectiveHashKey(c.opts.ControllerName): d.hash,
+				effectiveTargetAnnotation:               targetAnnotation(d.target),
+			},
+		},
+		"targetRef": refMap(d.target),
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The entry's bytes as they are: no decoded copy.
+	body := make([]byte, 0, len(head)+len(d.json)+20)
+	body = append(body, head[:len(head)-1]...)
+	body = append(body, `,"controllers":[`...)
+	body = append(body, d.json...)
+	body = append(body, "]}"...)
+	u := protoFor(EffectivePolicyGVK)
+	u.SetNamespace(key.Namespace)
+	u.SetName(key.Name)
+	err = c.client.Patch(ctx, u, client.RawPatch(types.ApplyPatchType, body), client.FieldOwner(c.fieldOwner()), client.ForceOwnership)
+	c.countWrite(key, err)
+	if err != nil {
+		return nil, err
+	}
+	c.log.V(1).Info("applied", "object", key.String(), "bytes", len(d.json))
+	return u, nil
+}
+
+// removeEffective removes our entry from an EffectivePolicy, read fresh
+// (removals are rare, and the cache holds no bodies): the object is
+// deleted when ours was the last entry, patched without ours otherwise,
+// both on the resourceVersion read. Conflicts are retried.
+func (c *Controller) removeEffective(ctx context.Context, key objKey, cachedRV string) error {
+	hashKey := effectiveHashKey(c.opts.ControllerName)
+	for attempt := 0; ; attempt++ {
+		u, err := c.fresh(ctx, EffectivePolicyGVK, key)
+		if err != nil || u == nil {
 			return err
 		}
-		stored, err := c.writeEffective(ctx, key, u, d, controllers, create)
+		_, others, ours := splitEntries(u, c.opts.ControllerName)
+		_, tagged := u.GetAnnotations()[hashKey]
+		if ours == nil && !tagged {
+			return nil
+		}
+		if err := c.waitWrite(ctx); err != nil {
+			return err
+		}
+		rv := u.GetResourceVersion()
+		if len(others) == 0 {
+			err = c.client.Delete(ctx, u, client.Preconditions{ResourceVersion: &rv})
+		} else {
+			patch := map[string]any{
+				"metadata":    map[string]any{"resourceVersion": rv, "annotations": map[string]any{hashKey: nil}},
+				"controllers": others,
+			}
+			var data []byte
+			if data, err = json.Marshal(patch); err == nil {
+				err = c.client.Patch(ctx, u, client.RawPatch(types.MergePatchType, data))
+			}
+		}
+		c.countWrite(key, err)
 		switch {
-		case err == nil:
-			c.markStale(key, rv)
-			if create {
-				// The cache may show no object a while yet.
-				c.markStale(key, absent)
-			}
-			if stored != nil && d != nil {
-				if _, _, again := planEffective(stored, d, c.opts.ControllerName); again {
-					// The API server did not keep what we wrote: writing
-					// it again would loop.
-					c.markUnsettled(key, string(d.json), "EffectivePolicy")
-				}
-			}
+		case err == nil || apierrors.IsNotFound(err):
+			c.markStale(key, cachedRV)
 			return nil
-		case (apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)) && attempt < maxConflictRetries:
-			useFresh = true
-			continue
-		case apierrors.IsNotFound(err) && d == nil:
-			return nil
-		case apierrors.IsNotFound(err) && attempt < maxConflictRetries:
-			useFresh = true // deleted meanwhile: create it
+		case apierrors.IsConflict(err) && attempt < maxConflictRetries:
 			continue
 		}
 		return err
 	}
-}
-
-// writeEffective sends one write of an EffectivePolicy and counts it. It
-// returns the object stored (nil after a delete).
-func (c *Controller) writeEffective(ctx context.Context, key objKey, u *unstructured.Unstructured, d *effectiveDesired, controllers []any, create bool) (*unstructured.Unstructured, error) {
-	kind := key.gk().String()
-	var err error
-	switch {
-	case create:
-		obj := protoFor(EffectivePolicyGVK)
-		obj.SetNamespace(key.Namespace)
-		obj.SetName(key.Name)
-		obj.SetLabels(map[string]string{"app.kubernetes.io/managed-by": "attache"})
-		obj.Object["targetRef"] = refMap(d.target)
-		obj.Object["controllers"] = controllers
-		err = c.client.Create(ctx, obj)
-		u = obj
-	case controllers == nil:
-		// Our entry was the last: the object goes, if nobody wrote meanwhile.
-		rv := u.GetResourceVersion()
-		err = c.client.Delete(ctx, u.DeepCopy(), client.Preconditions{ResourceVersion: &rv})
-	default:
-		patch := map[string]any{
-			"metadata":    map[string]any{"resourceVersion": u.GetResourceVersion()},
-			"controllers": controllers,
-		}
-		if d != nil {
-			patch["targetRef"] = refMap(d.target)
-		}
-		return c.patch(ctx, EffectivePolicyGVK, key, patch, false) // counts itself
-	}
-	if err != nil {
-		statusWriteErrors.WithLabelValues(kind, writeErrorReason(err)).Inc()
-		return nil, err
-	}
-	statusWrites.WithLabelValues(kind).Inc()
-	c.log.V(1).Info("wrote", "object", key.String(), "create", create, "delete", controllers == nil && !create)
-	if !create {
-		return nil, nil
-	}
-	return u, nil
 }
 
 // refMap renders a target as the targetRef of an EffectivePolicy.

@@ -39,31 +39,30 @@ func entryPolicies(e map[string]any) string {
 	return strings.Join(names, ", ")
 }
 
-// entryField finds, in the contexts of an entry, the value a policy set at
-// a field path (nil: it set none).
+// entryField finds, in the contexts of an entry, the value a policy (by
+// name) set at a dotted field path (nil: it set none).
 func entryField(e map[string]any, path, policy string) any {
 	b, _ := json.Marshal(e)
 	var v struct {
 		PolicyKinds []struct {
 			Contexts []struct {
-				Sources struct {
-					Fields []struct {
-						Path   string         `json:"path"`
-						Value  any            `json:"value"`
-						Policy map[string]any `json:"policy"`
-					} `json:"fields"`
-				} `json:"sources"`
+				Spec  map[string]any    `json:"spec"`
+				SetBy map[string]string `json:"setBy"`
 			} `json:"contexts"`
 		} `json:"policyKinds"`
 	}
 	_ = json.Unmarshal(b, &v)
 	for _, k := range v.PolicyKinds {
 		for _, c := range k.Contexts {
-			for _, f := range c.Sources.Fields {
-				if f.Path == path && f.Policy["name"] == policy {
-					return f.Value
-				}
+			if by := c.SetBy[path]; by != policy && !strings.HasSuffix(by, "/"+policy) {
+				continue
 			}
+			var cur any = c.Spec
+			for _, f := range strings.Split(path, ".") {
+				m, _ := cur.(map[string]any)
+				cur = m[f]
+			}
+			return cur
 		}
 	}
 	return nil

@@ -204,7 +204,7 @@ func (r *running) waitIdle(t *testing.T, after int64) {
 	last := int64(-1)
 	for time.Now().Before(deadline) {
 		n := r.c.computations.Load()
-		idle := n > after && r.c.queue.Len() == 0 && r.c.targets.Len() == 0 && !r.c.busy.Load() && !r.c.targetBusy.Load()
+		idle := n > after && r.c.queue.Len() == 0 && r.c.targets.Len() == 0 && !r.c.busy.Load() && r.c.targetBusy.Load() == 0
 		if !idle || n != last {
 			quietSince = time.Time{}
 			last = n

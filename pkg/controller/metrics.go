@@ -30,6 +30,18 @@ var (
 		Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
 	}, []string{"controller", "result"})
 
+	// writesThrottled counts writes that waited for the write budget.
+	writesThrottled = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "attache_write_throttled_total",
+		Help: "Writes that waited for the write budget (--write-qps, --write-burst) before being sent.",
+	}, []string{"controller"})
+
+	// writeThrottleSeconds sums the time writes waited for the budget.
+	writeThrottleSeconds = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "attache_write_throttle_seconds_total",
+		Help: "Seconds writes waited for the write budget (--write-qps, --write-burst), summed over writes.",
+	}, []string{"controller"})
+
 	// queueDepth is the length of the controller's work queues.
 	queueDepth = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "attache_queue_depth",
@@ -38,5 +50,5 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(statusWrites, statusWriteErrors, reconcileDuration, queueDepth)
+	ctrlmetrics.Registry.MustRegister(statusWrites, statusWriteErrors, reconcileDuration, queueDepth, writesThrottled, writeThrottleSeconds)
 }

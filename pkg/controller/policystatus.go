@@ -210,6 +210,9 @@ func (c *Controller) writePolicy(ctx context.Context, d *policyDesired, now time
 			"metadata": map[string]any{"resourceVersion": obj.GetResourceVersion()},
 			"status":   status,
 		}
+		if err := c.waitWrite(ctx); err != nil {
+			return err
+		}
 		stored, err := c.patch(ctx, d.gvk, d.key, patch, d.subresource)
 		if err == nil {
 			c.markStale(d.key, seen...)
@@ -248,12 +251,10 @@ func (c *Controller) patch(ctx context.Context, gvk schema.GroupVersionKind, k o
 	} else {
 		err = c.client.Patch(ctx, u, p)
 	}
-	kind := k.gk().String()
+	c.countWrite(k, err)
 	if err != nil {
-		statusWriteErrors.WithLabelValues(kind, writeErrorReason(err)).Inc()
 		return nil, err
 	}
-	statusWrites.WithLabelValues(kind).Inc()
 	c.log.V(1).Info("wrote", "object", k.String(), "subresource", status, "patch", string(data))
 	return u, nil
 }

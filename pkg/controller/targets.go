@@ -297,10 +297,10 @@ func (c *Controller) processTarget(ctx context.Context) bool {
 	if shutdown {
 		return false
 	}
-	c.targetBusy.Store(true)
+	c.targetBusy.Add(1)
 	defer func() {
 		c.targets.Done(k)
-		c.targetBusy.Store(false)
+		c.targetBusy.Add(-1)
 		c.observeQueues()
 	}()
 	c.yield(ctx)
@@ -368,7 +368,7 @@ func (c *Controller) syncTarget(ctx context.Context, k objKey) error {
 		}
 		seen = append(seen, u.GetResourceVersion())
 		if p.status != nil {
-			if err := c.limiter.Wait(ctx); err != nil {
+			if err := c.waitWrite(ctx); err != nil {
 				return err
 			}
 			stored, err := c.patch(ctx, w.gvk, k, p.status, true)
@@ -387,7 +387,7 @@ func (c *Controller) syncTarget(ctx context.Context, k objKey) error {
 			}
 		}
 		if len(p.annotations) > 0 {
-			if err := c.limiter.Wait(ctx); err != nil {
+			if err := c.waitWrite(ctx); err != nil {
 				return err
 			}
 			// Annotations merge key by key: no precondition needed.
