@@ -395,6 +395,9 @@ func (c *Controller) recompute(ctx context.Context) error {
 	// Compare only what the engine recomputed, unless everything must be.
 	all := c.compareAll || change.Full || progErr != nil
 	desired, targets, effective := c.derive(res, owned, crds, progErr, all, change)
+	// What is desired is known: ready (the writes below may take a while
+	// at scale, and a restarted replica must not wait for them).
+	c.synced.Store(true)
 
 	writeErr := c.writePolicies(ctx, desired, nil)
 	if all {
@@ -410,7 +413,6 @@ func (c *Controller) recompute(ctx context.Context) error {
 	}
 	c.pruneStale(objs)
 	c.computations.Add(1)
-	c.synced.Store(true)
 	// A failed write or Program leaves the cluster behind the
 	// computation: compare everything next time.
 	c.compareAll = writeErr != nil || progErr != nil

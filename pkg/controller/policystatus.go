@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -133,7 +134,32 @@ func (c *Controller) writePolicies(ctx context.Context, desired, only []*policyD
 		}
 	}
 	now := time.Now()
-	var errs []error
+	var (
+		errs []error
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+	)
+	// As many writers as for affected objects, within the same budget.
+	work := make(chan *policyDesired)
+	for range max(c.opts.Writers, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for d := range work {
+				if err := c.writePolicy(ctx, d, now); err != nil {
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("%s: %w", d.key, err))
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	defer func() {
+		if work != nil { // returned early: let the writers finish
+			close(work)
+			wg.Wait()
+		}
+	}()
 	for _, d := range desired {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -151,10 +177,11 @@ func (c *Controller) writePolicies(ctx context.Context, desired, only []*policyD
 				continue
 			}
 		}
-		if err := c.writePolicy(ctx, d, now); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", d.key, err))
-		}
+		work <- d
 	}
+	close(work)
+	wg.Wait()
+	work = nil
 	return errors.Join(errs...)
 }
 
