@@ -28,6 +28,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -54,6 +55,7 @@ func main() {
 		log := newLogger(f, os.Stderr)
 		// controller-runtime's own packages log through the global logger.
 		ctrllog.SetLogger(log)
+		setMemoryLimit(log)
 		err = run(signals.SetupSignalHandler(), f, log, nil)
 	}
 	if err != nil {
@@ -61,6 +63,25 @@ func main() {
 			fmt.Fprintln(os.Stderr, "attache-controller:", err)
 		}
 		os.Exit(1)
+	}
+}
+
+// memoryLimitRatio is the share of the container's memory limit given to
+// the Go runtime as its soft limit (GOMEMLIMIT): the garbage collector
+// works harder as the heap nears it instead of letting the process be
+// OOMKilled, and the rest is left to what the runtime does not count.
+const memoryLimitRatio = 0.9
+
+// setMemoryLimit sets the Go runtime's soft memory limit to
+// memoryLimitRatio of the cgroup's memory limit, unless GOMEMLIMIT is set
+// or there is no limit (outside a container).
+func setMemoryLimit(log logr.Logger) {
+	limit, err := memlimit.Set(memlimit.WithProvider(memlimit.FromCgroup), memlimit.WithRatio(memoryLimitRatio))
+	switch {
+	case err != nil:
+		log.V(1).Info("no memory limit set from the cgroup", "reason", err.Error())
+	case limit > 0:
+		log.Info("Go memory limit", "bytes", limit, "ratioOfCgroupLimit", memoryLimitRatio)
 	}
 }
 
@@ -84,6 +105,7 @@ type flags struct {
 	leaderElectionID   string
 	metricsAddr        string
 	probeAddr          string
+	pprofAddr          string
 	writeQPS           float64
 	writeBurst         int
 	writers            int
@@ -111,6 +133,7 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	fs.StringVar(&f.leaderElectionID, "leader-election-id", "attache-controller", "name of the leader election Lease")
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (0 disables them)")
+	fs.StringVar(&f.pprofAddr, "pprof-bind-address", "0", "address of Go's /debug/pprof endpoints, to profile memory and CPU (0, the default, disables them)")
 	fs.Float64Var(&f.writeQPS, "write-qps", controller.DefaultWriteQPS, "the write budget: most writes per second, every write counted (policy status, Affected conditions and annotations, EffectivePolicies); keep it under --kube-api-qps")
 	fs.Float64Var(&f.writeQPS, "target-write-qps", controller.DefaultWriteQPS, "deprecated: the former name of --write-qps")
 	fs.IntVar(&f.writeBurst, "write-burst", controller.DefaultWriteBurst, "writes allowed in a burst above --write-qps")
@@ -182,6 +205,7 @@ func run(ctx context.Context, f *flags, log logr.Logger, cfg *rest.Config) error
 		Cache:                         controller.CacheOptions(cache.Options{}),
 		Metrics:                       metricsserver.Options{BindAddress: f.metricsAddr},
 		HealthProbeBindAddress:        f.probeAddr,
+		PprofBindAddress:              f.pprofAddr,
 		LeaderElection:                f.leaderElect,
 		LeaderElectionID:              f.leaderElectionID,
 		LeaderElectionNamespace:       f.leaderElectionNS,

@@ -115,8 +115,8 @@ type Context struct {
 type Policy struct {
 	// Policy is its namespace/name (name for a cluster-scoped policy).
 	Policy string `json:"policy"`
-	// On is where it attaches (its level), as text.
-	On       string `json:"on"`
+	// Target is where it attaches (its level), as text.
+	Target   string `json:"target"`
 	Strategy string `json:"strategy"`
 	Stanza   string `json:"stanza,omitempty"`
 	// Outcome is full, partial or none.
@@ -227,7 +227,7 @@ func context(c *engine.Context, target topology.Ref) Context {
 	}
 	out.Policies = make([]Policy, 0, len(c.Stack))
 	for _, e := range c.Stack {
-		p := Policy{Policy: PolicyName(e.Policy), On: e.At.Short(), Strategy: string(e.Strategy), Stanza: e.Stanza, Outcome: e.Outcome, Conflicted: e.Conflicted}
+		p := Policy{Policy: PolicyName(e.Policy), Target: e.At.Short(), Strategy: string(e.Strategy), Stanza: e.Stanza, Outcome: e.Outcome, Conflicted: e.Conflicted}
 		for _, l := range e.Lost {
 			if p.Lost == nil {
 				p.Lost = map[string][]string{}

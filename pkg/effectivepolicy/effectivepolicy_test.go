@@ -63,7 +63,7 @@ func TestExample3(t *testing.T) {
 			p4 = &ctx.Policies[i]
 		}
 	}
-	if p4 == nil || p4.Outcome != "partial" || !contains(p4.Lost["default/p3"], "colors.light") || p4.On != "HTTPRoute default/r4" {
+	if p4 == nil || p4.Outcome != "partial" || !contains(p4.Lost["default/p3"], "colors.light") || p4.Target != "HTTPRoute default/r4" {
 		t.Errorf("p4 in r4's context = %+v, want partial, colors.light lost to default/p3, on HTTPRoute default/r4", p4)
 	}
 	if !strings.HasPrefix(ctx.Path, "Gateway default/g2") || !strings.HasSuffix(ctx.Path, "Service default/b2") {
