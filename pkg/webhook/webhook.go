@@ -164,7 +164,7 @@ func Rules(resources []Resource) []admissionregistrationv1.RuleWithOperations {
 	for _, g := range groups {
 		out = append(out, admissionregistrationv1.RuleWithOperations{
 			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete},
-			Rule: admissionregistrationv1.Rule{APIGroups: []string{g}, APIVersions: []string{"*"}, Resources: byGroup[g], Scope: &scope},
+			Rule:       admissionregistrationv1.Rule{APIGroups: []string{g}, APIVersions: []string{"*"}, Resources: byGroup[g], Scope: &scope},
 		})
 	}
 	return out
