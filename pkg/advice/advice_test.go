@@ -1,6 +1,7 @@
 package advice_test
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -179,5 +180,63 @@ func TestLinesAreCapped(t *testing.T) {
 	}
 	if got := advice.Affected(res, ref("Service", "baker", "nope"), false); got != nil {
 		t.Errorf("an object not in the state: %q", got)
+	}
+}
+
+// TestReadmeWarnings checks the webhook's lines that README.md and
+// deploy/README.md show ("Warning: ..." and the text of a denial) against
+// what this package says in the same situations (TestWebhook checks the
+// same lines through the API server).
+func TestReadmeWarnings(t *testing.T) {
+	said := map[string]bool{}
+	res := engine.Compute(parable(t, []string{"TimeoutPolicy/baker-timeouts"}, ""), engine.Options{})
+	for _, l := range advice.Affected(res, ref("HTTPRoute", "baker", "baker"), false) {
+		said[l] = true
+	}
+	in := engine.NewIncremental(engine.Options{})
+	in.Compute(parable(t, []string{"TimeoutPolicy/baker-timeouts", "BackendTLSPolicy/oven-tls-new"}, gwRetries))
+	for _, l := range advice.Policy(in.WhatIf(read(t, routeRetries), nil), ref("RetryPolicy", "baker", "route-retries"), advice.Create).Lines {
+		said[l] = true
+	}
+	in = engine.NewIncremental(engine.Options{})
+	in.Compute(parable(t, []string{"TimeoutPolicy/baker-timeouts", "BackendTLSPolicy/oven-tls-new"}, ""))
+	del := ref("RetryPolicy", "baker", "namespace-retries")
+	for _, l := range advice.Policy(in.WhatIf(nil, []topology.Ref{del}), del, advice.Delete).Lines {
+		said[l] = true
+	}
+	newer := parable(t, nil, "")
+	var tls []engine.Object
+	for _, o := range newer {
+		if o.Object.GetName() == "oven-tls-new" {
+			tls = append(tls, o)
+		}
+	}
+	a := advice.Policy(in.WhatIf(tls, nil), ref("BackendTLSPolicy", "baker", "oven-tls-new"), advice.Create)
+	for _, l := range a.Lines {
+		said[l] = true
+	}
+	shown := 0
+	for _, file := range []string{"../../README.md", "../../deploy/README.md"} {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(data), "\n") {
+			if w, ok := strings.CutPrefix(l, "Warning: "); ok {
+				shown++
+				if !said[w] {
+					t.Errorf("%s shows a line the webhook does not say: %q", file, w)
+				}
+			}
+			if _, d, ok := strings.Cut(l, `denied the request: `); ok {
+				shown++
+				if !strings.HasPrefix(d, a.Refusal+" (attache prevents this for ") || a.Refusal == "" {
+					t.Errorf("%s shows a denial the webhook does not say: %q (refusal %q)", file, d, a.Refusal)
+				}
+			}
+		}
+	}
+	if shown < 7 {
+		t.Errorf("only %d webhook lines found in the READMEs", shown)
 	}
 }

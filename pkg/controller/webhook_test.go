@@ -345,7 +345,7 @@ func TestWebhook(t *testing.T) {
 
 	// Prevention off: admitted, with warnings.
 	w, err := f.create(gvrTLS, secondTLS)
-	if err != nil || !containsPrefix(w, "BackendTLSPolicy baker/oven-tls-2 would be Conflicted: ") {
+	if err != nil || !containsPrefix(w, "BackendTLSPolicy baker/oven-tls-new would be Conflicted: ") {
 		t.Errorf("second BackendTLSPolicy, prevention off: %q %v", w, err)
 	}
 	w, err = f.create(gvrRetry, invalidRetries)
@@ -358,9 +358,11 @@ func TestWebhook(t *testing.T) {
 		k.patch(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}, "", crd,
 			`{"metadata":{"annotations":{"`+webhook.AnnotationAdmission+`":"deny"}}}`)
 	}
+	// As README.md shows it.
+	denied := `admission webhook "validate.attache.dev" denied the request: BackendTLSPolicy baker/oven-tls-new would be Conflicted: Conflicts with the established BackendTLSPolicy baker/oven-tls (on Service baker/oven); with merge strategy none the established (older) policy wins (attache prevents this for BackendTLSPolicy.policies.cupcakes.example)`
 	waitFor(t, "the second BackendTLSPolicy denied", func() string {
 		_, err := f.create(gvrTLS, secondTLS)
-		if err == nil || !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "BackendTLSPolicy baker/oven-tls ") {
+		if err == nil || !apierrors.IsForbidden(err) || err.Error() != denied {
 			return fmt.Sprint(err)
 		}
 		return ""
@@ -501,7 +503,7 @@ spec:
 	secondTLS = `
 apiVersion: policies.cupcakes.example/v1
 kind: BackendTLSPolicy
-metadata: {name: oven-tls-2, namespace: baker}
+metadata: {name: oven-tls-new, namespace: baker}
 spec:
   targetRefs: [{group: "", kind: Service, name: oven}]
   hostname: oven.internal
