@@ -26,6 +26,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -285,8 +286,9 @@ func clientConfig(f *flags, cfg *rest.Config) (*rest.Config, error) {
 
 // registerRuntimeCollectors adds the Go runtime and process collectors
 // (go_*, process_*) to reg, the registry that the manager's /metrics
-// serves, unless they are registered already: controller-runtime registers
-// them only in its controller package, which this binary does not link.
+// serves, unless they are registered already: controller-runtime's
+// controller package registers its own when linked (the webhook's
+// certificate rotator links it).
 func registerRuntimeCollectors(reg prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{
 		collectors.NewGoCollector(),
@@ -294,7 +296,9 @@ func registerRuntimeCollectors(reg prometheus.Registerer) error {
 	} {
 		if err := reg.Register(c); err != nil {
 			var already prometheus.AlreadyRegisteredError
-			if !errors.As(err, &already) {
+			// controller-runtime's collectors carry more runtime
+			// metrics: the descriptors clash, and theirs serve.
+			if !errors.As(err, &already) && !strings.Contains(err.Error(), "already exists with the same fully-qualified name") {
 				return err
 			}
 		}
