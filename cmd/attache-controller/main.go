@@ -26,6 +26,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
@@ -33,6 +34,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -47,6 +49,7 @@ import (
 
 	"github.com/attache-dev/attache/pkg/controller"
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/webhook"
 )
 
 func main() {
@@ -118,6 +121,14 @@ type flags struct {
 	effectivePolicies  bool
 	effectivePolicyNS  string
 	profiles           bool
+	webhookPort        int
+	webhookCertDir     string
+	webhookConfig      string
+	webhookRotation    bool
+	webhookSecret      string
+	webhookService     string
+	webhookNamespace   string
+	admissionDeny      string
 }
 
 func parseFlags(args []string, out io.Writer) (*flags, error) {
@@ -147,6 +158,14 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	fs.BoolVar(&f.effectivePolicies, "effective-policies", false, "write an EffectivePolicy object per affected object (its CRD must be installed: deploy/crds/effectivepolicies.attache.dev.yaml)")
 	fs.StringVar(&f.effectivePolicyNS, "effective-policy-namespace", controller.DefaultEffectivePolicyNamespace, "namespace of the EffectivePolicy objects of cluster-scoped objects other than Namespaces")
 	fs.BoolVar(&f.profiles, "profiles", true, "apply attache's built-in profiles of the implementations' policy kinds (Envoy Gateway, Istio, ...; docs/profiles.md); false: only CRDs labelled gateway.networking.k8s.io/policy are policy kinds")
+	fs.IntVar(&f.webhookPort, "webhook-port", 0, "port of the admission webhook (HTTPS; every replica serves it); 0: no webhook")
+	fs.StringVar(&f.webhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "directory of the webhook's tls.crt and tls.key")
+	fs.StringVar(&f.webhookConfig, "webhook-configuration", "attache-webhook", "ValidatingWebhookConfiguration whose rules follow the policy kinds (and whose caBundle --webhook-cert-rotation sets)")
+	fs.BoolVar(&f.webhookRotation, "webhook-cert-rotation", false, "make and rotate the webhook's certificates (kept in --webhook-secret) instead of reading those cert-manager mounts")
+	fs.StringVar(&f.webhookSecret, "webhook-secret", "attache-webhook-tls", "Secret of the webhook's certificates, in --webhook-namespace (with --webhook-cert-rotation)")
+	fs.StringVar(&f.webhookService, "webhook-service", "attache-webhook", "Service of the webhook, in --webhook-namespace: the certificate's DNS name (with --webhook-cert-rotation)")
+	fs.StringVar(&f.webhookNamespace, "webhook-namespace", os.Getenv("POD_NAMESPACE"), "namespace of --webhook-secret and --webhook-service (default $POD_NAMESPACE)")
+	fs.StringVar(&f.admissionDeny, "admission-deny", "", "comma-separated policy kinds (Kind.group) whose policies the webhook denies when they would be Invalid or Conflicted (a CRD annotated "+webhook.AnnotationAdmission+": deny or warn decides for its kind)")
 	fs.DurationVar(&f.gracefulShutdownIn, "graceful-shutdown-timeout", 30*time.Second, "time given to in-flight work on shutdown")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -162,6 +181,9 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	}
 	if f.writeQPS <= 0 || f.writeBurst < 1 || f.writers < 1 {
 		return nil, fmt.Errorf("--write-qps must be positive and --write-burst and --writers at least 1 (have %v, %d, %d)", f.writeQPS, f.writeBurst, f.writers)
+	}
+	if f.webhookPort > 0 && f.webhookRotation && f.webhookNamespace == "" {
+		return nil, fmt.Errorf("--webhook-cert-rotation needs --webhook-namespace (or $POD_NAMESPACE)")
 	}
 	if f.logFormat != "json" && f.logFormat != "text" {
 		return nil, fmt.Errorf("--log-format must be json or text, not %q", f.logFormat)
@@ -237,6 +259,11 @@ func run(ctx context.Context, f *flags, log logr.Logger, cfg *rest.Config) error
 	if err := mgr.AddReadyzCheck("controller", c.ReadyCheck); err != nil {
 		return err
 	}
+	if f.webhookPort > 0 {
+		if err := serveWebhook(mgr, c, f); err != nil {
+			return err
+		}
+	}
 	log.Info("starting attache-controller", "controllerName", f.controllerName, "conditionDomain", f.conditionDomain,
 		"ownedKinds", f.ownedKinds, "leaderElect", f.leaderElect)
 	if err := mgr.Start(ctx); err != nil {
@@ -244,6 +271,25 @@ func run(ctx context.Context, f *flags, log logr.Logger, cfg *rest.Config) error
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// serveWebhook adds the admission webhook: its state, its server and,
+// with --webhook-cert-rotation, its certificates.
+func serveWebhook(mgr manager.Manager, c *controller.Controller, f *flags) error {
+	deny, err := controller.ParseKinds(f.admissionDeny)
+	if err != nil {
+		return fmt.Errorf("--admission-deny: %w", err)
+	}
+	a, err := c.Admission(controller.AdmissionOptions{Deny: deny, WebhookConfiguration: f.webhookConfig})
+	if err != nil {
+		return err
+	}
+	o := webhook.Options{Port: f.webhookPort, CertDir: f.webhookCertDir}
+	if f.webhookRotation {
+		o.Rotation = &webhook.Rotation{Secret: types.NamespacedName{Namespace: f.webhookNamespace, Name: f.webhookSecret},
+			Service: f.webhookService, WebhookConfiguration: f.webhookConfig}
+	}
+	return webhook.Serve(mgr, a, a.Ready, o)
 }
 
 // clientConfig returns the configuration of the controller's clients: cfg
@@ -274,8 +320,9 @@ func clientConfig(f *flags, cfg *rest.Config) (*rest.Config, error) {
 
 // registerRuntimeCollectors adds the Go runtime and process collectors
 // (go_*, process_*) to reg, the registry that the manager's /metrics
-// serves, unless they are registered already: controller-runtime registers
-// them only in its controller package, which this binary does not link.
+// serves, unless they are registered already: controller-runtime's
+// controller package registers its own when linked (the webhook's
+// certificate rotator links it).
 func registerRuntimeCollectors(reg prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{
 		collectors.NewGoCollector(),
@@ -283,7 +330,9 @@ func registerRuntimeCollectors(reg prometheus.Registerer) error {
 	} {
 		if err := reg.Register(c); err != nil {
 			var already prometheus.AlreadyRegisteredError
-			if !errors.As(err, &already) {
+			// controller-runtime's collectors carry more runtime
+			// metrics: the descriptors clash, and theirs serve.
+			if !errors.As(err, &already) && !strings.Contains(err.Error(), "already exists with the same fully-qualified name") {
 				return err
 			}
 		}

@@ -139,8 +139,9 @@ type running struct {
 
 // startController runs a controller with opts (defaults: the test
 // controller name, owning ColorPolicy) in a manager of its own, against
-// cfg (default: the admin), until the test ends.
-func startController(t *testing.T, opts Options, cfg *rest.Config) *running {
+// cfg (default: the admin), until the test ends. setup, when given, adds
+// to the manager before it starts.
+func startController(t *testing.T, opts Options, cfg *rest.Config, setup ...func(*Controller, manager.Manager)) *running {
 	t.Helper()
 	if opts.ControllerName == "" {
 		opts.ControllerName = testControllerName
@@ -171,6 +172,9 @@ func startController(t *testing.T, opts Options, cfg *rest.Config) *running {
 	c, err := New(mgr, opts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range setup {
+		f(c, mgr)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

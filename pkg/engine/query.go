@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/attache-dev/attache/pkg/topology"
+import (
+	"sort"
+
+	"github.com/attache-dev/attache/pkg/topology"
+)
 
 // Match is a context of an effective policy whose paths pass through (or
 // end at) a given object or section, with those paths.
@@ -12,26 +16,79 @@ type Match struct {
 
 // ContextsThrough returns the contexts whose paths contain ref. When ref
 // names an object (no section), paths through any of its sections count
-// too. Matches keep the Result's order. It enumerates paths, so it is meant
-// for interactive questions, not for whole-cluster sweeps.
+// too. Matches keep the Result's order. Only the effective targets at or
+// below ref in the graph (for a Namespace, below the objects in it) are
+// looked at, so a question about a route or a Service costs what is below
+// it; paths are enumerated, so it is meant for questions about one object,
+// not for whole-cluster sweeps.
 func (r *Result) ContextsThrough(ref topology.Ref) []Match {
-	var out []Match
-	for _, e := range r.Effective {
-		for _, c := range e.Contexts {
-			var paths [][]topology.Ref
-			c.Paths(func(p []topology.Ref) bool {
-				for _, x := range p {
-					if x == ref || (!ref.IsSection() && x.Object() == ref) {
-						paths = append(paths, append([]topology.Ref(nil), p...))
-						break
+	type hit struct {
+		i int
+		m Match
+	}
+	var hits []hit
+	for _, t := range r.below(ref) {
+		for _, k := range r.Kinds {
+			i, e := r.effectiveIndex(k, t)
+			if e == nil {
+				continue
+			}
+			for _, c := range e.Contexts {
+				var paths [][]topology.Ref
+				c.Paths(func(p []topology.Ref) bool {
+					for _, x := range p {
+						if x == ref || (!ref.IsSection() && x.Object() == ref) {
+							paths = append(paths, append([]topology.Ref(nil), p...))
+							break
+						}
 					}
+					return true
+				})
+				if len(paths) > 0 {
+					hits = append(hits, hit{i, Match{Effective: e, Context: c, Paths: paths}})
 				}
-				return true
-			})
-			if len(paths) > 0 {
-				out = append(out, Match{Effective: e, Context: c, Paths: paths})
 			}
 		}
+	}
+	sort.SliceStable(hits, func(a, b int) bool { return hits[a].i < hits[b].i })
+	out := make([]Match, len(hits))
+	for i, h := range hits {
+		out[i] = h.m
+	}
+	return out
+}
+
+// below returns the refs of the nodes a path through ref can end at: ref
+// (with its sections, for an object) and everything below it; for a
+// Namespace, also the objects of that namespace and what is below them
+// (a Namespace is placed on paths, not linked by edges).
+func (r *Result) below(ref topology.Ref) []topology.Ref {
+	g := r.Graph
+	if g == nil {
+		return nil
+	}
+	var stack []topology.NodeID
+	if id, ok := g.Lookup(ref); ok {
+		stack = append(stack, id)
+	}
+	if ref.GroupKind() == topology.KindNamespace && !ref.IsSection() {
+		for n := range g.Len() {
+			if g.Node(topology.NodeID(n)).Ref.Namespace == ref.Name {
+				stack = append(stack, topology.NodeID(n))
+			}
+		}
+	}
+	seen := make(map[topology.NodeID]bool, len(stack))
+	var out []topology.Ref
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		out = append(out, g.Node(n).Ref)
+		stack = append(stack, g.Node(n).Children...)
 	}
 	return out
 }

@@ -1,0 +1,242 @@
+package advice_test
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/attache-dev/attache/pkg/advice"
+	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/manifest"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// parable reads examples/parable, less the objects named in drop
+// ("Kind/name"), plus the objects of extra (YAML).
+func parable(t *testing.T, drop []string, extra string) []engine.Object {
+	t.Helper()
+	objs, probs, err := manifest.Read([]string{"../../examples/parable"}, nil)
+	if err != nil || len(probs) > 0 {
+		t.Fatal(err, probs)
+	}
+	objs = slices.DeleteFunc(objs, func(o engine.Object) bool {
+		return slices.Contains(drop, o.Object.GetKind()+"/"+o.Object.GetName())
+	})
+	return append(objs, read(t, extra)...)
+}
+
+func read(t *testing.T, yaml string) []engine.Object {
+	t.Helper()
+	if yaml == "" {
+		return nil
+	}
+	objs, probs, err := manifest.Read([]string{"-"}, strings.NewReader(yaml))
+	if err != nil || len(probs) > 0 {
+		t.Fatal(err, probs)
+	}
+	return objs
+}
+
+func ref(kind, ns, name string) topology.Ref {
+	r := topology.Ref{Kind: kind, Namespace: ns, Name: name}
+	switch kind {
+	case "HTTPRoute", "Gateway":
+		r.Group = "gateway.networking.k8s.io"
+	case "RetryPolicy", "TimeoutPolicy", "BackendTLSPolicy":
+		r.Group = "policies.cupcakes.example"
+	}
+	return r
+}
+
+const gwRetries = `
+apiVersion: policies.cupcakes.example/v1
+kind: RetryPolicy
+metadata: {name: gw-retries, namespace: infra, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: cupcakes}]
+  overrides: {retryOn: ["503"], strategy: patch}
+`
+
+const routeRetries = `
+apiVersion: policies.cupcakes.example/v1
+kind: RetryPolicy
+metadata: {name: route-retries, namespace: baker, creationTimestamp: "2026-12-01T00:00:00Z"}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: baker}
+  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: sprinkles}
+  defaults: {retryOn: ["5xx"], numRetries: 5}
+`
+
+// TestIssueExamples checks the three answers of issue 11 word for word.
+func TestIssueExamples(t *testing.T) {
+	// A route affected by two policies, one of them overriding.
+	res := engine.Compute(parable(t, []string{"TimeoutPolicy/baker-timeouts"}, ""), engine.Options{})
+	got := advice.Affected(res, ref("HTTPRoute", "baker", "baker"), false)
+	want := []string{"HTTPRoute baker/baker is affected by 2 policies: RetryPolicy baker/namespace-retries (numRetries, retryOn), TimeoutPolicy infra/gateway-timeouts (overrides: idle, request)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("route:\n got %q\nwant %q", got, want)
+	}
+
+	// A policy whose retryOn a Gateway override beats.
+	in := engine.NewIncremental(engine.Options{})
+	in.Compute(parable(t, nil, gwRetries))
+	a := advice.Policy(in.WhatIf(read(t, routeRetries), nil), ref("RetryPolicy", "baker", "route-retries"), advice.Create)
+	for _, w := range []string{
+		"RetryPolicy baker/route-retries changes the effective RetryPolicy of 3 Services in baker",
+		"RetryPolicy baker/route-retries: retryOn is overridden by RetryPolicy infra/gw-retries on Gateway infra/cupcakes",
+	} {
+		if !slices.Contains(a.Lines, w) {
+			t.Errorf("policy: no line %q in %q", w, a.Lines)
+		}
+	}
+	if a.Refusal != "" {
+		t.Errorf("an accepted policy is refused: %s", a.Refusal)
+	}
+
+	// A delete.
+	in = engine.NewIncremental(engine.Options{})
+	in.Compute(parable(t, nil, ""))
+	a = advice.Policy(in.WhatIf(nil, []topology.Ref{ref("RetryPolicy", "baker", "namespace-retries")}), ref("RetryPolicy", "baker", "namespace-retries"), advice.Delete)
+	if w := "deleting RetryPolicy baker/namespace-retries leaves 3 Services in baker with no RetryPolicy"; len(a.Lines) == 0 || a.Lines[0] != w {
+		t.Errorf("delete: got %q, want first %q", a.Lines, w)
+	}
+	if w := "deleting RetryPolicy baker/namespace-retries also changes the effective RetryPolicy of 1 Service in baker"; !slices.Contains(a.Lines, w) {
+		t.Errorf("delete: no line %q in %q", w, a.Lines)
+	}
+}
+
+// TestRefusals checks what prevention would refuse: a second policy of a
+// strategy-none kind on one Service (naming the first), an Invalid policy;
+// and that a policy deleted or accepted is never refused.
+func TestRefusals(t *testing.T) {
+	in := engine.NewIncremental(engine.Options{})
+	in.Compute(parable(t, []string{"BackendTLSPolicy/oven-tls-new"}, ""))
+	second := `
+apiVersion: policies.cupcakes.example/v1
+kind: BackendTLSPolicy
+metadata: {name: oven-tls-2, namespace: baker, creationTimestamp: "2026-12-02T10:00:00Z"}
+spec:
+  targetRefs: [{group: "", kind: Service, name: oven}]
+  hostname: oven.internal
+`
+	a := advice.Policy(in.WhatIf(read(t, second), nil), ref("BackendTLSPolicy", "baker", "oven-tls-2"), advice.Create)
+	if !strings.Contains(a.Refusal, "Conflicted") || !strings.Contains(a.Refusal, "BackendTLSPolicy baker/oven-tls ") {
+		t.Errorf("second BackendTLSPolicy: refusal %q does not name the first", a.Refusal)
+	}
+	invalid := `
+apiVersion: policies.cupcakes.example/v1
+kind: RetryPolicy
+metadata: {name: both, namespace: baker}
+spec:
+  targetRefs: [{group: "", kind: Namespace, name: baker}]
+  defaults: {numRetries: 1}
+  overrides: {numRetries: 2}
+`
+	a = advice.Policy(in.WhatIf(read(t, invalid), nil), ref("RetryPolicy", "baker", "both"), advice.Create)
+	if !strings.HasPrefix(a.Refusal, "RetryPolicy baker/both would be Invalid: ") {
+		t.Errorf("invalid policy: refusal %q", a.Refusal)
+	}
+	a = advice.Policy(in.WhatIf(nil, []topology.Ref{ref("BackendTLSPolicy", "baker", "oven-tls")}), ref("BackendTLSPolicy", "baker", "oven-tls"), advice.Delete)
+	if a.Refusal != "" || !slices.Contains(a.Lines, "deleting BackendTLSPolicy baker/oven-tls leaves 1 Service in baker with no BackendTLSPolicy") {
+		t.Errorf("delete: %+v", a)
+	}
+	notFound := `
+apiVersion: policies.cupcakes.example/v1
+kind: RetryPolicy
+metadata: {name: lost, namespace: baker}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: nope}]
+  defaults: {numRetries: 1}
+`
+	a = advice.Policy(in.WhatIf(read(t, notFound), nil), ref("RetryPolicy", "baker", "lost"), advice.Create)
+	if a.Refusal != "" || len(a.Lines) != 1 || !strings.Contains(a.Lines[0], "TargetNotFound") || !strings.Contains(a.Lines[0], "nope") {
+		t.Errorf("target not found: %+v", a)
+	}
+}
+
+// TestLinesAreCapped checks that a long answer keeps MaxLines lines, the
+// last one counting the others and naming the command.
+func TestLinesAreCapped(t *testing.T) {
+	var extra strings.Builder
+	for _, n := range []string{"a", "b", "c", "d", "e", "f", "g"} {
+		extra.WriteString("---\napiVersion: policies.cupcakes.example/v1\nkind: TimeoutPolicy\nmetadata: {name: route-" + n + ", namespace: baker}\nspec:\n  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: baker}]\n  overrides: {strategy: patch, " + n + "field: 1s}\n")
+	}
+	res := engine.Compute(parable(t, nil, extra.String()), engine.Options{})
+	got := advice.Affected(res, ref("HTTPRoute", "baker", "baker"), false)
+	if len(got) == 0 || !strings.HasPrefix(got[0], "HTTPRoute baker/baker is affected by 10 policies: ") {
+		t.Fatalf("got %q", got)
+	}
+	for _, l := range got {
+		if len(l) > advice.Width+60 {
+			t.Errorf("line of %d characters: %q", len(l), l)
+		}
+	}
+	got = advice.Affected(res, ref("Service", "baker", "oven"), true)
+	if len(got) != advice.MaxLines || !strings.HasPrefix(got[0], "deleting Service baker/oven takes it out of the reach of 11 policies: ") ||
+		got[len(got)-1] != "... and 2 more: see attache describe service/oven -n baker" {
+		t.Errorf("delete of a Service: %q", got)
+	}
+	if got := advice.Affected(res, ref("Service", "baker", "nope"), false); got != nil {
+		t.Errorf("an object not in the state: %q", got)
+	}
+}
+
+// TestReadmeWarnings checks the webhook's lines that README.md and
+// deploy/README.md show ("Warning: ..." and the text of a denial) against
+// what this package says in the same situations (TestWebhook checks the
+// same lines through the API server).
+func TestReadmeWarnings(t *testing.T) {
+	said := map[string]bool{}
+	res := engine.Compute(parable(t, []string{"TimeoutPolicy/baker-timeouts"}, ""), engine.Options{})
+	for _, l := range advice.Affected(res, ref("HTTPRoute", "baker", "baker"), false) {
+		said[l] = true
+	}
+	in := engine.NewIncremental(engine.Options{})
+	in.Compute(parable(t, []string{"TimeoutPolicy/baker-timeouts", "BackendTLSPolicy/oven-tls-new"}, gwRetries))
+	for _, l := range advice.Policy(in.WhatIf(read(t, routeRetries), nil), ref("RetryPolicy", "baker", "route-retries"), advice.Create).Lines {
+		said[l] = true
+	}
+	in = engine.NewIncremental(engine.Options{})
+	in.Compute(parable(t, []string{"TimeoutPolicy/baker-timeouts", "BackendTLSPolicy/oven-tls-new"}, ""))
+	del := ref("RetryPolicy", "baker", "namespace-retries")
+	for _, l := range advice.Policy(in.WhatIf(nil, []topology.Ref{del}), del, advice.Delete).Lines {
+		said[l] = true
+	}
+	newer := parable(t, nil, "")
+	var tls []engine.Object
+	for _, o := range newer {
+		if o.Object.GetName() == "oven-tls-new" {
+			tls = append(tls, o)
+		}
+	}
+	a := advice.Policy(in.WhatIf(tls, nil), ref("BackendTLSPolicy", "baker", "oven-tls-new"), advice.Create)
+	for _, l := range a.Lines {
+		said[l] = true
+	}
+	shown := 0
+	for _, file := range []string{"../../README.md", "../../deploy/README.md"} {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(data), "\n") {
+			if w, ok := strings.CutPrefix(l, "Warning: "); ok {
+				shown++
+				if !said[w] {
+					t.Errorf("%s shows a line the webhook does not say: %q", file, w)
+				}
+			}
+			if _, d, ok := strings.Cut(l, `denied the request: `); ok {
+				shown++
+				if !strings.HasPrefix(d, a.Refusal+" (attache prevents this for ") || a.Refusal == "" {
+					t.Errorf("%s shows a denial the webhook does not say: %q (refusal %q)", file, d, a.Refusal)
+				}
+			}
+		}
+	}
+	if shown < 7 {
+		t.Errorf("only %d webhook lines found in the READMEs", shown)
+	}
+}

@@ -1,0 +1,349 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/attache-dev/attache/pkg/advice"
+	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/topology"
+	"github.com/attache-dev/attache/pkg/webhook"
+)
+
+// AdmissionOptions configure the admission webhook's state (Admission).
+type AdmissionOptions struct {
+	// Deny are the policy kinds for which prevention is on (a CRD's
+	// webhook.AnnotationAdmission overrides it either way).
+	Deny []topology.GroupKind
+	// WebhookConfiguration is the name of the
+	// ValidatingWebhookConfiguration whose rules the leader keeps in step
+	// with the policy kinds ("": not kept).
+	WebhookConfiguration string
+	// Debounce delays a recomputation after an event (default 100 ms).
+	Debounce time.Duration
+}
+
+// Admission keeps, on every replica (leader or not), an engine state of its
+// own computed from the manager's cache, and answers the admission webhook
+// from it (webhook.Source). It shares the cache's informers with the
+// controller and writes nothing but, on the leader, the rules of the
+// webhook configuration. Build it with Controller.Admission.
+type Admission struct {
+	c    *Controller
+	opts AdmissionOptions
+	deny map[topology.GroupKind]bool
+	log  logr.Logger
+
+	// mu serialises the engine: recomputations and what-ifs.
+	mu  sync.Mutex
+	inc *engine.Incremental
+	// res is the last Result, read without the lock.
+	res   atomic.Pointer[engine.Result]
+	kinds atomic.Pointer[map[topology.GroupKind]bool] // policy kind -> deny
+
+	watchMu sync.Mutex
+	watches map[topology.GroupKind]*watch
+	dirty   chan struct{}
+	ready   atomic.Bool
+	// rules are the rules last written to the webhook configuration.
+	rules []admissionregistrationv1.RuleWithOperations
+}
+
+// Admission returns the admission webhook's state and adds it to the
+// manager; every replica runs it.
+func (c *Controller) Admission(opts AdmissionOptions) (*Admission, error) {
+	if opts.Debounce == 0 {
+		opts.Debounce = 100 * time.Millisecond
+	}
+	a := &Admission{c: c, opts: opts, deny: map[topology.GroupKind]bool{}, log: c.log.WithName("admission"),
+		inc: c.newEngine(), watches: map[topology.GroupKind]*watch{}, dirty: make(chan struct{}, 1)}
+	for _, gk := range opts.Deny {
+		a.deny[gk] = true
+	}
+	empty := map[topology.GroupKind]bool{}
+	a.kinds.Store(&empty)
+	if err := c.mgr.Add(a); err != nil {
+		return nil, fmt.Errorf("admission: adding to the manager: %w", err)
+	}
+	return a, nil
+}
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable: every
+// replica answers the webhook.
+func (a *Admission) NeedLeaderElection() bool { return false }
+
+// ReadyCheck is a healthz.Checker: ready once the state was computed from
+// a synced cache (before, an answer would miss policies).
+func (a *Admission) ReadyCheck(_ *http.Request) error {
+	if !a.ready.Load() {
+		return errors.New("admission state not computed yet")
+	}
+	return nil
+}
+
+// Ready reports whether the state was computed from a synced cache.
+func (a *Admission) Ready() bool { return a.ready.Load() }
+
+// Start keeps the state up to date until ctx is done.
+func (a *Admission) Start(ctx context.Context) error {
+	crdInf, err := a.c.cache.GetInformer(ctx, protoFor(crdGVK))
+	if err != nil {
+		return fmt.Errorf("admission: watching CustomResourceDefinitions: %w", err)
+	}
+	reg, err := crdInf.AddEventHandler(a.handler())
+	if err != nil {
+		return fmt.Errorf("admission: watching CustomResourceDefinitions: %w", err)
+	}
+	defer func() { _ = crdInf.RemoveEventHandler(reg) }()
+	defer a.removeWatches()
+	resync := time.NewTicker(time.Minute)
+	defer resync.Stop()
+	retry := time.NewTimer(0)
+	defer retry.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-a.dirty:
+			// Events come in bursts: one computation for the burst.
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(a.opts.Debounce):
+			}
+		case <-retry.C:
+		case <-resync.C:
+		}
+		if err := a.refresh(ctx); err != nil {
+			if !errors.Is(err, errNotSynced) && ctx.Err() == nil {
+				a.log.Error(err, "computing the admission state; retrying")
+			}
+			retry.Reset(200 * time.Millisecond)
+		}
+	}
+}
+
+// handler marks the state dirty on any event.
+func (a *Admission) handler() toolscache.ResourceEventHandler {
+	mark := func() {
+		select {
+		case a.dirty <- struct{}{}:
+		default:
+		}
+	}
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { mark() },
+		UpdateFunc: func(any, any) { mark() },
+		DeleteFunc: func(any) { mark() },
+	}
+}
+
+// refresh recomputes the state from the cache, watching the kinds that
+// became watchable, and on the leader writes the webhook's rules.
+func (a *Admission) refresh(ctx context.Context) error {
+	crds, err := a.c.listCRDs(ctx)
+	if err != nil {
+		return err
+	}
+	want := a.c.wantedKinds(crds)
+	if err := a.syncWatches(ctx, want, crds); err != nil {
+		return err
+	}
+	var objs []engine.Object
+	for _, ci := range crds {
+		if ci.policy {
+			objs = append(objs, engine.Object{Object: ci.obj, Source: "cluster: CustomResourceDefinition " + ci.name})
+		}
+	}
+	a.watchMu.Lock()
+	ws := make([]*watch, 0, len(a.watches))
+	for _, w := range a.watches {
+		ws = append(ws, w)
+	}
+	a.watchMu.Unlock()
+	sort.Slice(ws, func(i, j int) bool { return ws[i].gk.String() < ws[j].gk.String() })
+	for _, w := range ws {
+		if !w.inf.HasSynced() || !w.reg.HasSynced() {
+			return errNotSynced
+		}
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(w.gvk.GroupVersion().WithKind(w.gvk.Kind + "List"))
+		if err := a.c.cache.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+			return fmt.Errorf("listing %s from the cache: %w", w.gk, err)
+		}
+		for i := range list.Items {
+			u := &list.Items[i]
+			objs = append(objs, engine.Object{Object: u, Source: "cluster: " + keyOf(u).String()})
+		}
+	}
+	a.mu.Lock()
+	res := a.compute(objs)
+	a.mu.Unlock()
+	if res == nil {
+		return errors.New("the engine failed; recomputing")
+	}
+	a.res.Store(res)
+	kinds := map[topology.GroupKind]bool{}
+	var policyResources []webhook.Resource
+	for _, k := range res.Kinds {
+		deny := a.deny[k.GroupKind]
+		if ci := crds[k.GroupKind]; ci != nil {
+			switch strings.TrimSpace(ci.obj.GetAnnotations()[webhook.AnnotationAdmission]) {
+			case "deny":
+				deny = true
+			case "warn":
+				deny = false
+			}
+			if ci.plural != "" {
+				policyResources = append(policyResources, webhook.Resource{Group: k.GroupKind.Group, Resource: ci.plural})
+			}
+		}
+		kinds[k.GroupKind] = deny
+	}
+	a.kinds.Store(&kinds)
+	a.ready.Store(true)
+	select {
+	case <-a.c.mgr.Elected():
+		return a.writeRules(ctx, append(webhook.TopologyResources(), policyResources...))
+	default:
+		return nil
+	}
+}
+
+// compute runs the engine, a panic turned into a fresh engine and nil.
+func (a *Admission) compute(objs []engine.Object) (res *engine.Result) {
+	defer func() {
+		if r := recover(); r != nil {
+			a.log.Error(fmt.Errorf("%v", r), "the engine panicked")
+			a.inc = a.c.newEngine()
+			res = nil
+		}
+	}()
+	return a.inc.Compute(objs)
+}
+
+// syncWatches gets the informers of the wanted kinds (shared with the
+// controller's, when this replica leads) and drops those no longer wanted.
+func (a *Admission) syncWatches(ctx context.Context, want map[topology.GroupKind]*watch, _ map[topology.GroupKind]*crdInfo) error {
+	a.watchMu.Lock()
+	defer a.watchMu.Unlock()
+	for gk, w := range a.watches {
+		if nw := want[gk]; nw == nil || nw.gvk != w.gvk {
+			_ = w.inf.RemoveEventHandler(w.reg)
+			delete(a.watches, gk)
+		}
+	}
+	var errs []error
+	for gk, w := range want {
+		if a.watches[gk] != nil {
+			continue
+		}
+		ok, err := a.c.canWatch(ctx, w)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !ok {
+			if w.role == roleTopology {
+				errs = append(errs, fmt.Errorf("cannot list and watch %s: forbidden", gk))
+			}
+			continue
+		}
+		w.proto = protoFor(w.gvk)
+		inf, err := a.c.cache.GetInformer(ctx, w.proto, cache.BlockUntilSynced(false))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("watching %s: %w", gk, err))
+			continue
+		}
+		reg, err := inf.AddEventHandler(a.handler())
+		if err != nil {
+			errs = append(errs, fmt.Errorf("watching %s: %w", gk, err))
+			continue
+		}
+		w.inf, w.reg = inf, reg
+		a.watches[gk] = w
+	}
+	return errors.Join(errs...)
+}
+
+func (a *Admission) removeWatches() {
+	a.watchMu.Lock()
+	defer a.watchMu.Unlock()
+	for gk, w := range a.watches {
+		_ = w.inf.RemoveEventHandler(w.reg)
+		delete(a.watches, gk)
+	}
+}
+
+// writeRules sets the rules of the webhook (webhook.Name) in the webhook
+// configuration when they changed: a strategic merge patch, which keeps
+// the caBundle that cert-manager or the certificate rotator injects.
+func (a *Admission) writeRules(ctx context.Context, resources []webhook.Resource) error {
+	if a.opts.WebhookConfiguration == "" {
+		return nil
+	}
+	rules := webhook.Rules(resources)
+	if reflect.DeepEqual(rules, a.rules) {
+		return nil
+	}
+	patch, err := json.Marshal(map[string]any{"webhooks": []any{map[string]any{"name": webhook.Name, "rules": rules}}})
+	if err != nil {
+		return err
+	}
+	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	vwc.Name = a.opts.WebhookConfiguration
+	if err := a.c.client.Patch(ctx, vwc, client.RawPatch(types.StrategicMergePatchType, patch)); err != nil {
+		if apierrors.IsNotFound(err) {
+			a.log.Info("the webhook configuration is not installed; its rules are not kept", "name", a.opts.WebhookConfiguration)
+			a.rules = rules
+			return nil
+		}
+		return fmt.Errorf("writing the rules of ValidatingWebhookConfiguration %s: %w", a.opts.WebhookConfiguration, err)
+	}
+	a.log.Info("webhook rules written", "name", a.opts.WebhookConfiguration, "resources", len(resources))
+	a.rules = rules
+	return nil
+}
+
+// Kind implements webhook.Source.
+func (a *Admission) Kind(gk topology.GroupKind) (isPolicy, deny bool) {
+	deny, isPolicy = (*a.kinds.Load())[gk]
+	return isPolicy, deny
+}
+
+// Affected implements webhook.Source: from the last Result, no lock.
+func (a *Admission) Affected(ref topology.Ref, deleting bool) []string {
+	return advice.Affected(a.res.Load(), ref, deleting)
+}
+
+// Policy implements webhook.Source: a what-if on the state, under the
+// engine's lock.
+func (a *Admission) Policy(obj *unstructured.Unstructured, ref topology.Ref, op advice.Op) advice.Answer {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var d *engine.Delta
+	if op == advice.Delete {
+		d = a.inc.WhatIf(nil, []topology.Ref{ref})
+	} else {
+		d = a.inc.WhatIf([]engine.Object{{Object: obj, Source: "admission request"}}, nil)
+	}
+	return advice.Policy(d, ref, op)
+}

@@ -1,0 +1,520 @@
+package controller
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/yaml"
+
+	"github.com/attache-dev/attache/pkg/manifest"
+	"github.com/attache-dev/attache/pkg/topology"
+	"github.com/attache-dev/attache/pkg/webhook"
+)
+
+// warningsOf collects the warnings the API server sends a client.
+type warningsOf struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (w *warningsOf) HandleWarningHeader(_ int, _ string, text string) {
+	w.mu.Lock()
+	w.lines = append(w.lines, text)
+	w.mu.Unlock()
+}
+
+func (w *warningsOf) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.lines
+	w.lines = nil
+	return out
+}
+
+// webhookFixture is the API server calling attache's webhook, installed
+// from deploy/webhook.yaml, at 127.0.0.1 with envtest's serving
+// certificates.
+type webhookFixture struct {
+	certDir string
+	caData  []byte
+	ports   []int
+	dyn     dynamic.Interface
+	warn    *warningsOf
+}
+
+// freePort asks the kernel for a free port on 127.0.0.1.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// shippedWebhook reads the ValidatingWebhookConfiguration of deploy/.
+func shippedWebhook(t *testing.T) *admissionregistrationv1.ValidatingWebhookConfiguration {
+	t.Helper()
+	objs, _, err := manifest.Read([]string{filepath.Join(deployDir, "webhook.yaml")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if o.Object.GetKind() != "ValidatingWebhookConfiguration" {
+			continue
+		}
+		data, _ := json.Marshal(o.Object.Object)
+		var vwc admissionregistrationv1.ValidatingWebhookConfiguration
+		if err := json.Unmarshal(data, &vwc); err != nil {
+			t.Fatal(err)
+		}
+		return &vwc
+	}
+	t.Fatal("no ValidatingWebhookConfiguration in deploy/webhook.yaml")
+	return nil
+}
+
+// newWebhookFixture installs the shipped webhook configuration, pointed at
+// the first of two local ports.
+func newWebhookFixture(t *testing.T) *webhookFixture {
+	t.Helper()
+	wio := &envtest.WebhookInstallOptions{LocalServingHost: "127.0.0.1"}
+	if err := wio.PrepWithoutInstalling(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = wio.Cleanup() })
+	f := &webhookFixture{certDir: wio.LocalServingCertDir, caData: wio.LocalServingCAData, ports: []int{wio.LocalServingPort, freePort(t)}, warn: &warningsOf{}}
+	vwc := shippedWebhook(t)
+	for i := range vwc.Webhooks {
+		w := &vwc.Webhooks[i]
+		if w.FailurePolicy == nil || *w.FailurePolicy != admissionregistrationv1.Ignore || w.TimeoutSeconds == nil || *w.TimeoutSeconds > 5 {
+			t.Fatalf("deploy/webhook.yaml: webhook %s must have failurePolicy Ignore and a short timeout", w.Name)
+		}
+		url := fmt.Sprintf("https://127.0.0.1:%d%s", f.ports[0], *w.ClientConfig.Service.Path)
+		w.ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: f.caData}
+	}
+	cs := env.Clientset(t)
+	ctx := context.Background()
+	_ = cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx, vwc.Name, metav1.DeleteOptions{})
+	if _, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, vwc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(context.Background(), vwc.Name, metav1.DeleteOptions{})
+	})
+	cfg := rest.CopyConfig(env.Config)
+	cfg.WarningHandlerWithContext = nil
+	cfg.WarningHandler = f.warn
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.dyn = dyn
+	return f
+}
+
+// serve adds the webhook on ports[i] to a controller's manager.
+func (f *webhookFixture) serve(i int, deny ...topology.GroupKind) func(*Controller, manager.Manager) {
+	return func(c *Controller, mgr manager.Manager) {
+		a, err := c.Admission(AdmissionOptions{Deny: deny, WebhookConfiguration: "attache-webhook", Debounce: 20 * time.Millisecond})
+		if err != nil {
+			panic(err)
+		}
+		if err := webhook.Serve(mgr, a, a.Ready, webhook.Options{Host: "127.0.0.1", Port: f.ports[i], CertDir: f.certDir}); err != nil {
+			panic(err)
+		}
+	}
+}
+
+var (
+	gvrRoute = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "httproutes"}
+	gvrRetry = schema.GroupVersionResource{Group: "policies.cupcakes.example", Version: "v1", Resource: "retrypolicies"}
+	gvrTLS   = schema.GroupVersionResource{Group: "policies.cupcakes.example", Version: "v1", Resource: "backendtlspolicies"}
+)
+
+var dryRun = []string{metav1.DryRunAll}
+
+// updateRoute sends an update of HTTPRoute baker/baker (a label), dry run
+// unless real, and returns the warnings.
+func (f *webhookFixture) updateRoute(t *testing.T, real bool) ([]string, error) {
+	t.Helper()
+	ctx := context.Background()
+	r, err := f.dyn.Resource(gvrRoute).Namespace("baker").Get(ctx, "baker", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SetLabels(map[string]string{"touched": fmt.Sprint(time.Now().UnixNano())})
+	opts := metav1.UpdateOptions{DryRun: dryRun}
+	if real {
+		opts.DryRun = nil
+	}
+	f.warn.take()
+	_, err = f.dyn.Resource(gvrRoute).Namespace("baker").Update(ctx, r, opts)
+	return f.warn.take(), err
+}
+
+// create sends a dry-run create and returns the warnings and the error.
+func (f *webhookFixture) create(gvr schema.GroupVersionResource, yamlDoc string) ([]string, error) {
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(yamlDoc), &u.Object); err != nil {
+		return nil, err
+	}
+	f.warn.take()
+	_, err := f.dyn.Resource(gvr).Namespace(u.GetNamespace()).Create(context.Background(), u, metav1.CreateOptions{DryRun: dryRun})
+	return f.warn.take(), err
+}
+
+// deleteDryRun sends a dry-run delete and returns the warnings.
+func (f *webhookFixture) deleteDryRun(t *testing.T, gvr schema.GroupVersionResource, ns, name string) []string {
+	t.Helper()
+	f.warn.take()
+	if err := f.dyn.Resource(gvr).Namespace(ns).Delete(context.Background(), name, metav1.DeleteOptions{DryRun: dryRun}); err != nil {
+		t.Fatal(err)
+	}
+	return f.warn.take()
+}
+
+// applyParable creates the parable's CRDs, Namespaces, topology and
+// policies, less the policies named in drop.
+func applyParable(t *testing.T, k *kube, drop ...string) {
+	t.Helper()
+	objs, probs, err := manifest.Read([]string{"../../examples/parable"}, nil)
+	if err != nil || len(probs) > 0 {
+		t.Fatal(err, probs)
+	}
+	for _, o := range objs {
+		if o.Object.GetKind() == "CustomResourceDefinition" {
+			k.applyCRD(o.Object.DeepCopy())
+			name := o.Object.GetName()
+			t.Cleanup(func() { _ = k.dyn.Resource(crdGVR).Delete(context.Background(), name, metav1.DeleteOptions{}) })
+		}
+	}
+	for _, o := range objs {
+		if o.Object.GetKind() == "Namespace" {
+			k.namespace(o.Object.GetName())
+		}
+	}
+	for _, o := range objs {
+		u := o.Object
+		if u.GetKind() == "CustomResourceDefinition" || u.GetKind() == "Namespace" || slices.Contains(drop, u.GetName()) {
+			continue
+		}
+		k.apply(u.GetNamespace(), u)
+	}
+}
+
+// webhookRules returns the resources of the installed webhook's rules.
+func webhookRules(t *testing.T) []string {
+	t.Helper()
+	vwc, err := env.Clientset(t).AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(context.Background(), "attache-webhook", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, w := range vwc.Webhooks {
+		for _, r := range w.Rules {
+			for _, res := range r.Resources {
+				out = append(out, r.APIGroups[0]+"/"+res)
+			}
+		}
+		if !bytes.Equal(w.ClientConfig.CABundle, vwc.Webhooks[0].ClientConfig.CABundle) || len(w.ClientConfig.CABundle) == 0 {
+			t.Fatal("the caBundle was lost")
+		}
+	}
+	return out
+}
+
+// review posts an AdmissionReview to the replica on port, as the API
+// server would, and returns its warnings.
+func (f *webhookFixture) review(t *testing.T, port int, route *unstructured.Unstructured) []string {
+	t.Helper()
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(f.caData)
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	raw, _ := json.Marshal(route.Object)
+	body, _ := json.Marshal(map[string]any{
+		"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+		"request": map[string]any{
+			"uid":       "1",
+			"kind":      map[string]any{"group": "gateway.networking.k8s.io", "version": "v1", "kind": "HTTPRoute"},
+			"resource":  map[string]any{"group": "gateway.networking.k8s.io", "version": "v1", "resource": "httproutes"},
+			"name":      route.GetName(),
+			"namespace": route.GetNamespace(),
+			"operation": "UPDATE",
+			"userInfo":  map[string]any{"username": "test"},
+			"object":    json.RawMessage(raw),
+			"oldObject": json.RawMessage(raw),
+		},
+	})
+	resp, err := hc.Post(fmt.Sprintf("https://127.0.0.1:%d%s", port, webhook.Path), "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("replica on port %d: %v", port, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	var rev struct {
+		Response struct {
+			Allowed  bool     `json:"allowed"`
+			Warnings []string `json:"warnings"`
+		} `json:"response"`
+	}
+	if err := json.Unmarshal(data, &rev); err != nil || !rev.Response.Allowed {
+		t.Fatalf("replica on port %d: %s (%v)", port, data, err)
+	}
+	return rev.Response.Warnings
+}
+
+const routeLine = "HTTPRoute baker/baker is affected by 2 policies: RetryPolicy baker/namespace-retries (numRetries, retryOn), TimeoutPolicy infra/gateway-timeouts (overrides: idle, request)"
+
+// TestWebhook runs the admission webhook of issue 11 behind the real API
+// server, installed from deploy/webhook.yaml: a route's update is warned
+// with the policies affecting it, a policy's create with its impact, a
+// delete with what loses its policy; prevention (off, then on through the
+// CRD annotation) denies a second BackendTLSPolicy on one Service and an
+// Invalid policy; a policy CRD created after start is covered; two
+// replicas both answer, the second running under the shipped RBAC
+// (deploy/clusterrole.yaml and the webhook's role); and with both stopped,
+// applies go through.
+func TestWebhook(t *testing.T) {
+	f := newWebhookFixture(t)
+	k := newKube(t)
+	applyParable(t, k, "baker-timeouts", "oven-tls-new")
+	r1 := startController(t, Options{}, nil, f.serve(0))
+
+	// Rules follow the policy kinds.
+	waitFor(t, "the policy kinds in the webhook's rules", func() string {
+		if rules := webhookRules(t); !slices.Contains(rules, "policies.cupcakes.example/retrypolicies") {
+			return fmt.Sprint(rules)
+		}
+		return ""
+	})
+
+	// A route affected by policies.
+	waitFor(t, "the route's warning", func() string {
+		w, err := f.updateRoute(t, false)
+		if err != nil || !slices.Equal(w, []string{routeLine}) {
+			return fmt.Sprintf("%q %v", w, err)
+		}
+		return ""
+	})
+
+	// A delete: what loses its policy.
+	if w := f.deleteDryRun(t, gvrRetry, "baker", "namespace-retries"); !slices.Contains(w, "deleting RetryPolicy baker/namespace-retries leaves 3 Services in baker with no RetryPolicy") {
+		t.Errorf("delete: %q", w)
+	}
+
+	// A policy: its impact, with the change applied.
+	k.apply("infra", mustYAML(t, gwRetries))
+	waitFor(t, "the policy's impact", func() string {
+		w, err := f.create(gvrRetry, routeRetries)
+		for _, want := range []string{
+			"RetryPolicy baker/route-retries changes the effective RetryPolicy of 3 Services in baker",
+			"RetryPolicy baker/route-retries: retryOn is overridden by RetryPolicy infra/gw-retries on Gateway infra/cupcakes",
+		} {
+			if err != nil || !slices.Contains(w, want) {
+				return fmt.Sprintf("no %q in %q (%v)", want, w, err)
+			}
+		}
+		return ""
+	})
+
+	// Prevention off: admitted, with warnings.
+	w, err := f.create(gvrTLS, secondTLS)
+	if err != nil || !containsPrefix(w, "BackendTLSPolicy baker/oven-tls-new would be Conflicted: ") {
+		t.Errorf("second BackendTLSPolicy, prevention off: %q %v", w, err)
+	}
+	w, err = f.create(gvrRetry, invalidRetries)
+	if err != nil || !containsPrefix(w, "RetryPolicy baker/both would be Invalid: ") {
+		t.Errorf("invalid policy, prevention off: %q %v", w, err)
+	}
+
+	// Prevention on, by CRD annotation.
+	for _, crd := range []string{"backendtlspolicies.policies.cupcakes.example", "retrypolicies.policies.cupcakes.example"} {
+		k.patch(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}, "", crd,
+			`{"metadata":{"annotations":{"`+webhook.AnnotationAdmission+`":"deny"}}}`)
+	}
+	// As README.md shows it.
+	denied := `admission webhook "validate.attache.dev" denied the request: BackendTLSPolicy baker/oven-tls-new would be Conflicted: Conflicts with the established BackendTLSPolicy baker/oven-tls (on Service baker/oven); with merge strategy none the established (older) policy wins (attache prevents this for BackendTLSPolicy.policies.cupcakes.example)`
+	waitFor(t, "the second BackendTLSPolicy denied", func() string {
+		_, err := f.create(gvrTLS, secondTLS)
+		if err == nil || !apierrors.IsForbidden(err) || err.Error() != denied {
+			return fmt.Sprint(err)
+		}
+		return ""
+	})
+	if _, err := f.create(gvrRetry, invalidRetries); err == nil || !strings.Contains(err.Error(), "would be Invalid") {
+		t.Errorf("invalid policy, prevention on: %v", err)
+	}
+	if _, err := f.create(gvrRetry, routeRetries); err != nil {
+		t.Errorf("an accepted policy, prevention on: %v", err)
+	}
+
+	// A policy CRD created after start.
+	k.applyCRD(sizePolicyCRD())
+	t.Cleanup(func() {
+		_ = k.dyn.Resource(crdGVR).Delete(context.Background(), "sizepolicies."+gvkSizePolicy.Group, metav1.DeleteOptions{})
+	})
+	gvrSize := schema.GroupVersionResource{Group: gvkSizePolicy.Group, Version: "v1", Resource: "sizepolicies"}
+	waitFor(t, "the late kind covered", func() string {
+		w, err := f.create(gvrSize, `{apiVersion: late.example.com/v1, kind: SizePolicy, metadata: {name: big, namespace: baker},
+  spec: {targetRefs: [{group: "", kind: Service, name: oven}], size: 3}}`)
+		if err != nil || !slices.Contains(w, "SizePolicy baker/big changes the effective SizePolicy of 1 Service in baker") {
+			return fmt.Sprintf("%q %v (rules %v)", w, err, webhookRules(t))
+		}
+		return ""
+	})
+
+	// A second replica, under the shipped RBAC: both answer.
+	cfg := shippedRBACUser(t)
+	r2 := startController(t, Options{}, cfg, f.serve(1))
+	route, err := f.dyn.Resource(gvrRoute).Namespace("baker").Get(context.Background(), "baker", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// gw-retries now affects the route too.
+	want := "HTTPRoute baker/baker is affected by 3 policies: RetryPolicy baker/namespace-retries (numRetries), RetryPolicy infra/gw-retries (overrides: retryOn)"
+	waitFor(t, "both replicas answer", func() string {
+		for _, p := range f.ports {
+			if w := f.review(t, p, route); len(w) == 0 || w[0] != want {
+				return fmt.Sprintf("port %d: %q", p, w)
+			}
+		}
+		return ""
+	})
+
+	// Both down: nothing is blocked.
+	r1.stop()
+	r2.stop()
+	t0 := time.Now()
+	if _, err := f.updateRoute(t, true); err != nil {
+		t.Fatalf("update with the webhook down: %v", err)
+	}
+	if d := time.Since(t0); d > 5*time.Second {
+		t.Errorf("update with the webhook down took %v", d)
+	}
+}
+
+func containsPrefix(lines []string, prefix string) bool {
+	return slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, prefix) })
+}
+
+func mustYAML(t *testing.T, doc string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// shippedRBACUser is a user bound to deploy/clusterrole.yaml, the
+// webhook's ClusterRole of deploy/webhook.yaml, and read access to the
+// parable's policy kinds (what an installer of them adds).
+func shippedRBACUser(t *testing.T) *rest.Config {
+	t.Helper()
+	ctx := context.Background()
+	cs := env.Clientset(t)
+	var roles []*rbacv1.ClusterRole
+	data, err := os.ReadFile(filepath.Join(deployDir, "clusterrole.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict(data, &role); err != nil {
+		t.Fatal(err)
+	}
+	roles = append(roles, &role)
+	objs, _, err := manifest.Read([]string{filepath.Join(deployDir, "webhook.yaml")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if o.Object.GetKind() == "ClusterRole" {
+			raw, _ := json.Marshal(o.Object.Object)
+			var r rbacv1.ClusterRole
+			if err := json.Unmarshal(raw, &r); err != nil {
+				t.Fatal(err)
+			}
+			roles = append(roles, &r)
+		}
+	}
+	if len(roles) != 2 {
+		t.Fatal("deploy/webhook.yaml has no ClusterRole")
+	}
+	roles = append(roles, &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "attache-test-parable"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"policies.cupcakes.example", gvkSizePolicy.Group},
+			Resources: []string{"retrypolicies", "timeoutpolicies", "backendtlspolicies", "sizepolicies"}, Verbs: []string{"get", "list", "watch"}}},
+	})
+	const user = "system:serviceaccount:attache-system:attache-webhook-test"
+	for _, r := range roles {
+		if _, err := cs.RbacV1().ClusterRoles().Create(ctx, r, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+		env.BindClusterRole(t, user, r.Name)
+	}
+	return env.UserConfig(t, user)
+}
+
+const (
+	gwRetries = `
+apiVersion: policies.cupcakes.example/v1
+kind: RetryPolicy
+metadata: {name: gw-retries, namespace: infra}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: cupcakes}]
+  overrides: {retryOn: ["503"], strategy: patch}
+`
+	routeRetries = `
+apiVersion: policies.cupcakes.example/v1
+kind: RetryPolicy
+metadata: {name: route-retries, namespace: baker}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: baker}
+  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: sprinkles}
+  defaults: {retryOn: ["5xx"], numRetries: 5}
+`
+	secondTLS = `
+apiVersion: policies.cupcakes.example/v1
+kind: BackendTLSPolicy
+metadata: {name: oven-tls-new, namespace: baker}
+spec:
+  targetRefs: [{group: "", kind: Service, name: oven}]
+  hostname: oven.internal
+`
+	invalidRetries = `
+apiVersion: policies.cupcakes.example/v1
+kind: RetryPolicy
+metadata: {name: both, namespace: baker}
+spec:
+  targetRefs: [{group: "", kind: Namespace, name: baker}]
+  defaults: {numRetries: 1}
+  overrides: {numRetries: 2}
+`
+)

@@ -1,0 +1,183 @@
+package engine_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/attache-dev/attache/internal/gen"
+	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// dumpEffective renders one effective policy, paths included ("" for nil).
+func dumpEffective(e *engine.Effective) string {
+	if e == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, c := range e.Contexts {
+		spec, _ := json.Marshal(c.Spec)
+		fmt.Fprintf(&b, "C %s\n", spec)
+		for _, s := range c.Stack {
+			fmt.Fprintf(&b, " S %s@%s %s %s conflicted=%v lost=%d\n", s.Policy, s.At, s.Strategy, s.Outcome, s.Conflicted, len(s.Lost))
+		}
+		for _, f := range c.Fields {
+			fmt.Fprintf(&b, " F %s=%v <- %s@%s\n", f.Path, f.Value, f.Policy, f.At)
+		}
+		c.Paths(func(p []topology.Ref) bool {
+			fmt.Fprintf(&b, " P %v\n", p)
+			return true
+		})
+	}
+	return b.String()
+}
+
+func dumpStatus(s *engine.PolicyStatus) string {
+	if s == nil {
+		return ""
+	}
+	b, _ := json.Marshal(struct {
+		C []engine.Condition
+		A []engine.Ancestor
+	}{s.Conditions, s.Ancestors})
+	return string(b)
+}
+
+// TestWhatIfMatchesCompute checks WhatIf against two whole computations
+// (before and after a random policy edit): every effective policy and
+// status that differs is in the Delta with both sides right, and the
+// Incremental's state is as before (its next computations still equal
+// Compute's).
+func TestWhatIfMatchesCompute(t *testing.T) {
+	steps := 25
+	if testing.Short() {
+		steps = 12
+	}
+	assessed := 0
+	for seed := uint64(1); seed <= 3; seed++ {
+		p := gen.Params{Gateways: 2, ListenersPerGateway: 3, Routes: 30, Services: 24, Namespaces: 4, Seed: int64(seed)}
+		e := newEditor(seed, p, 90)
+		in := engine.NewIncremental(engine.Options{})
+		res := in.Compute(e.objs)
+		for step := range steps {
+			before := slices.Clone(e.objs)
+			prevDump := dump(t, res)
+			what, policyOnly := e.edit()
+			if policyOnly {
+				apply, remove := changedObjects(before, e.objs)
+				d := in.WhatIf(apply, remove)
+				if d.Skipped == "" {
+					assessed++
+					checkDelta(t, fmt.Sprintf("seed %d step %d (%s)", seed, step, what), d,
+						engine.Compute(before, engine.Options{}), engine.Compute(e.objs, engine.Options{}))
+				}
+				if again := dump(t, res); again != prevDump {
+					t.Fatalf("seed %d step %d (%s): WhatIf changed the last Result: %s", seed, step, what, firstDiff(again, prevDump))
+				}
+			}
+			res = in.Compute(e.objs)
+			if got, want := dump(t, res), dump(t, engine.Compute(e.objs, engine.Options{})); got != want {
+				t.Fatalf("seed %d step %d (%s): after a WhatIf, Compute differs: %s", seed, step, what, firstDiff(got, want))
+			}
+		}
+	}
+	if assessed < 20 {
+		t.Fatalf("only %d edits were assessed", assessed)
+	}
+}
+
+// changedObjects returns the objects of after that are new or changed, and
+// the refs of those of before that are gone.
+func changedObjects(before, after []engine.Object) (apply []engine.Object, remove []topology.Ref) {
+	ref := func(o engine.Object) topology.Ref {
+		u := o.Object
+		return topology.Ref{Group: u.GroupVersionKind().Group, Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
+	}
+	old := map[topology.Ref]engine.Object{}
+	for _, o := range before {
+		old[ref(o)] = o
+	}
+	for _, o := range after {
+		r := ref(o)
+		if prev, ok := old[r]; !ok || prev.Object != o.Object {
+			apply = append(apply, o)
+		}
+		delete(old, r)
+	}
+	for r := range old {
+		remove = append(remove, r)
+	}
+	return apply, remove
+}
+
+func checkDelta(t *testing.T, where string, d *engine.Delta, before, after *engine.Result) {
+	t.Helper()
+	type key struct {
+		kind   string
+		target topology.Ref
+	}
+	effs := func(r *engine.Result) map[key]*engine.Effective {
+		m := map[key]*engine.Effective{}
+		for _, e := range r.Effective {
+			m[key{e.Kind.String(), e.Target}] = e
+		}
+		return m
+	}
+	b, a := effs(before), effs(after)
+	got := map[key]engine.TargetDelta{}
+	for _, td := range d.Targets {
+		got[key{td.Kind.String(), td.Target}] = td
+	}
+	for k := range mergedKeys(b, a) {
+		want := [2]string{dumpEffective(b[k]), dumpEffective(a[k])}
+		td, ok := got[k]
+		if !ok {
+			if want[0] != want[1] {
+				t.Fatalf("%s: %s of %s changes but is not in the Delta", where, k.kind, k.target)
+			}
+			continue
+		}
+		if have := [2]string{dumpEffective(td.Before), dumpEffective(td.After)}; have != want {
+			t.Fatalf("%s: %s of %s:\n delta  %q\n compute %q", where, k.kind, k.target, have, want)
+		}
+	}
+	pols := func(r *engine.Result) map[topology.Ref]*engine.PolicyStatus {
+		m := map[topology.Ref]*engine.PolicyStatus{}
+		for _, p := range r.Policies {
+			m[p.Policy.Ref] = p
+		}
+		return m
+	}
+	pb, pa := pols(before), pols(after)
+	gotP := map[topology.Ref]engine.PolicyDelta{}
+	for _, pd := range d.Policies {
+		gotP[pd.Ref] = pd
+	}
+	for r := range mergedKeys(pb, pa) {
+		want := [2]string{dumpStatus(pb[r]), dumpStatus(pa[r])}
+		pd, ok := gotP[r]
+		if !ok {
+			if want[0] != want[1] {
+				t.Fatalf("%s: the status of %s changes but is not in the Delta", where, r)
+			}
+			continue
+		}
+		if have := [2]string{dumpStatus(pd.Before), dumpStatus(pd.After)}; have != want {
+			t.Fatalf("%s: status of %s:\n delta   %q\n compute %q", where, r, have, want)
+		}
+	}
+}
+
+func mergedKeys[K comparable, V any](a, b map[K]V) map[K]bool {
+	out := map[K]bool{}
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}

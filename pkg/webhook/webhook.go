@@ -1,0 +1,180 @@
+// Package webhook is attache's validating admission webhook (issue 11): an
+// admission.Handler that answers, from a Source's in-memory state, with
+// warnings saying which policies affect an object being applied and what a
+// policy change would do, and that denies, for the kinds where prevention
+// is on, a policy that would be Invalid or Conflicted. It makes no API
+// call per request. It also derives the rules of the
+// ValidatingWebhookConfiguration from the policy kinds known at run time.
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/attache-dev/attache/pkg/advice"
+	"github.com/attache-dev/attache/pkg/gatewayapi"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// Path is where the webhook is served.
+const Path = "/validate"
+
+// Name is the name of the webhook in the ValidatingWebhookConfiguration
+// that deploy/ ships (its rules are kept up to date with the policy kinds).
+const Name = "validate.attache.dev"
+
+// AnnotationAdmission on a policy CRD turns prevention on ("deny") or off
+// ("warn") for its kind, whatever --admission-deny says.
+const AnnotationAdmission = "attache.dev/admission"
+
+// Source is the in-memory state the webhook answers from. Its methods are
+// called concurrently.
+type Source interface {
+	// Kind says whether gk is a policy kind, and whether prevention is on
+	// for it.
+	Kind(gk topology.GroupKind) (isPolicy, deny bool)
+	// Affected words which policies affect the object ref (see
+	// advice.Affected).
+	Affected(ref topology.Ref, deleting bool) []string
+	// Policy words what applying obj (op Create or Update; obj is nil for
+	// Delete) or deleting the policy ref would do (see advice.Policy).
+	Policy(obj *unstructured.Unstructured, ref topology.Ref, op advice.Op) advice.Answer
+}
+
+// Handler is the admission handler. It never fails a request: an object
+// it cannot read, or a kind it does not know, is allowed without warning.
+type Handler struct {
+	Source Source
+}
+
+var _ admission.Handler = (*Handler)(nil)
+
+// Handle answers one admission request.
+func (h *Handler) Handle(_ context.Context, req admission.Request) admission.Response {
+	t0 := time.Now()
+	gk := topology.GroupKind{Group: req.Kind.Group, Kind: req.Kind.Kind}
+	kind := gk.String()
+	resp := h.answer(req, gk)
+	if resp.Warnings == nil {
+		resp.Warnings = []string{}
+	}
+	result := "allowed"
+	if !resp.Allowed {
+		result = "denied"
+		denials.WithLabelValues(kind).Inc()
+	}
+	requests.WithLabelValues(kind, string(req.Operation), result).Inc()
+	warnings.WithLabelValues(kind).Add(float64(len(resp.Warnings)))
+	latency.WithLabelValues(kind).Observe(time.Since(t0).Seconds())
+	return resp
+}
+
+func (h *Handler) answer(req admission.Request, gk topology.GroupKind) admission.Response {
+	if req.SubResource != "" {
+		return admission.Allowed("")
+	}
+	ref := topology.Ref{Group: gk.Group, Kind: gk.Kind, Namespace: req.Namespace, Name: req.Name}
+	op := advice.Op(req.Operation)
+	isPolicy, deny := h.Source.Kind(gk)
+	if !isPolicy && !gatewayapi.Handles(gk) && gk != topology.KindNamespace {
+		return admission.Allowed("")
+	}
+	var obj *unstructured.Unstructured
+	if op != advice.Delete {
+		obj = &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(req.Object.Raw); err != nil {
+			return admission.Allowed("").WithWarnings(fmt.Sprintf("attache: cannot read the object: %v", err))
+		}
+		if obj.GetNamespace() == "" && req.Namespace != "" {
+			obj.SetNamespace(req.Namespace)
+		}
+		if ref.Name == "" {
+			ref.Name = obj.GetName() // generateName: known only now
+		}
+	}
+	if !isPolicy {
+		var lines []string
+		switch op {
+		case advice.Update, advice.Delete:
+			lines = h.Source.Affected(ref, op == advice.Delete)
+		}
+		return admission.Allowed("").WithWarnings(lines...)
+	}
+	switch op {
+	case advice.Create, advice.Update, advice.Delete:
+	default:
+		return admission.Allowed("")
+	}
+	a := h.Source.Policy(obj, ref, op)
+	if deny && a.Refusal != "" && op != advice.Delete {
+		r := admission.Denied(a.Refusal + " (attache prevents this for " + gk.String() + ")")
+		r.Result.Code = http.StatusForbidden
+		return r.WithWarnings(a.Lines...)
+	}
+	return admission.Allowed("").WithWarnings(a.Lines...)
+}
+
+// Resource is a resource the webhook is called for: a group and a plural.
+type Resource struct {
+	Group, Resource string
+}
+
+// TopologyResources are the resources of the objects policies can affect:
+// the Gateway API kinds the engine reads, Services and Namespaces.
+func TopologyResources() []Resource {
+	var out []Resource
+	for _, gk := range gatewayapi.Kinds {
+		out = append(out, Resource{Group: gk.Group, Resource: Plural(gk.Kind)})
+	}
+	return append(out, Resource{Resource: "namespaces"})
+}
+
+// Plural is the resource name of a Gateway API or core kind.
+func Plural(kind string) string {
+	k := strings.ToLower(kind)
+	if strings.HasSuffix(k, "s") {
+		return k + "es"
+	}
+	return k + "s"
+}
+
+// Rules are the webhook's rules for these resources (topology ones and
+// policy kinds'): one rule per group, CREATE, UPDATE and DELETE, every
+// version, sorted as given.
+func Rules(resources []Resource) []admissionregistrationv1.RuleWithOperations {
+	var groups []string
+	byGroup := map[string][]string{}
+	for _, r := range resources {
+		if _, ok := byGroup[r.Group]; !ok {
+			groups = append(groups, r.Group)
+		}
+		if !contains(byGroup[r.Group], r.Resource) {
+			byGroup[r.Group] = append(byGroup[r.Group], r.Resource)
+		}
+	}
+	scope := admissionregistrationv1.AllScopes
+	out := make([]admissionregistrationv1.RuleWithOperations, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, admissionregistrationv1.RuleWithOperations{
+			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete},
+			Rule:       admissionregistrationv1.Rule{APIGroups: []string{g}, APIVersions: []string{"*"}, Resources: byGroup[g], Scope: &scope},
+		})
+	}
+	return out
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
