@@ -559,3 +559,19 @@ func (e *entry) valueMatch(name, value string, regex bool) valueMatch {
 	}
 	return vm
 }
+
+// ListenerPort returns the port and protocol of a Gateway's listener by
+// name, or of its first listener when name is "": what a client of that
+// Gateway's address uses.
+func (ix *Index) ListenerPort(namespace, gatewayName, name string) (int32, gwv1.ProtocolType, error) {
+	g := ix.gateways[topology.Ref{Group: topology.GatewayGroup, Kind: topology.KindGateway.Kind, Namespace: namespace, Name: gatewayName}]
+	if g == nil {
+		return 0, "", fmt.Errorf("Gateway %s/%s not found", namespace, gatewayName)
+	}
+	for _, l := range g.listeners {
+		if name == "" || l.ref.SectionName == name {
+			return l.port, l.protocol, nil
+		}
+	}
+	return 0, "", fmt.Errorf("Gateway %s/%s has no listener %q", namespace, gatewayName, name)
+}
