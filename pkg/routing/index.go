@@ -98,6 +98,9 @@ type rule struct {
 	http  *gwv1.HTTPRouteRule
 	grpc  *gwv1.GRPCRouteRule
 	tls   *gwv1.TLSRouteRule
+	// entries are the rule's compiled matches, shared by every listener
+	// the route is attached to.
+	entries []*entry
 }
 
 // entry is one match of one rule (a rule without matches has one entry
@@ -409,7 +412,10 @@ func (ix *Index) addRoute(l *listener, r *route) {
 		}
 	}
 	for _, ru := range r.rules {
-		for _, e := range compile(ru) {
+		if ru.entries == nil {
+			ru.entries = compile(ru)
+		}
+		for _, e := range ru.entries {
 			for _, g := range groups {
 				g.add(e)
 			}

@@ -408,7 +408,11 @@ func (r *route) whyNot(l *listener, req *Request, query url.Values, host string,
 	}
 	first := ""
 	for _, ru := range r.rules {
-		for _, e := range compile(ru) {
+		entries := ru.entries
+		if entries == nil { // a route attached nowhere: never compiled
+			entries = compile(ru)
+		}
+		for _, e := range entries {
 			m := e.mismatch(req, query)
 			if m == "" {
 				if best != nil {
