@@ -611,18 +611,7 @@ func (a *adder) attach(r *route, id topology.NodeID, p *gwv1.ParentReference, i 
 		a.problem(r.ref, fmt.Sprintf("spec.parentRefs[%d].name", i), "parentRef has no name; it is ignored")
 		return
 	}
-	parent := topology.Ref{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: r.ref.Namespace, Name: string(p.Name)}
-	// A nil group defaults to Gateway API's, but an explicit "" is the core
-	// group (GAMMA Service parents).
-	if p.Group != nil {
-		parent.Group = string(*p.Group)
-	}
-	if p.Kind != nil && *p.Kind != "" {
-		parent.Kind = string(*p.Kind)
-	}
-	if p.Namespace != nil && *p.Namespace != "" {
-		parent.Namespace = string(*p.Namespace)
-	}
+	parent := ParentOf(r.ref.Namespace, *p)
 	switch parent.GroupKind() {
 	case topology.KindGateway, topology.KindListenerSet:
 		// A ListenerSet is the direct parent of its routes (GEP-1713): they
@@ -749,16 +738,7 @@ func RuleSections(names []*gwv1.SectionName) ([]string, []RuleProblem) {
 // linkBackend links rule section sid of route r to backendRef br
 // (spec.rules[i].backendRefs[j]).
 func (a *adder) linkBackend(r *route, sid topology.NodeID, br *gwv1.BackendObjectReference, i, j int) {
-	ref := topology.Ref{Group: topology.CoreGroup, Kind: "Service", Namespace: r.ref.Namespace, Name: string(br.Name)}
-	if br.Group != nil {
-		ref.Group = string(*br.Group)
-	}
-	if br.Kind != nil && *br.Kind != "" {
-		ref.Kind = string(*br.Kind)
-	}
-	if br.Namespace != nil && *br.Namespace != "" {
-		ref.Namespace = string(*br.Namespace)
-	}
+	ref := BackendOf(r.ref.Namespace, *br)
 	if ref.Name == "" {
 		a.problem(r.ref, fmt.Sprintf("spec.rules[%d].backendRefs[%d].name", i, j), "backendRef has no name; it is ignored")
 		return

@@ -325,7 +325,7 @@ func (ix *Index) attach() {
 	byParent := map[topology.Ref][]*route{}
 	for _, r := range ix.routes {
 		for _, p := range r.parents {
-			byParent[parentRef(r.ref.Namespace, p)] = append(byParent[parentRef(r.ref.Namespace, p)], r)
+			byParent[gatewayapi.ParentOf(r.ref.Namespace, p)] = append(byParent[gatewayapi.ParentOf(r.ref.Namespace, p)], r)
 		}
 	}
 	for _, gw := range ix.order {
@@ -351,22 +351,6 @@ func (ix *Index) attach() {
 			slices.SortFunc(l.refused, func(a, b *route) int { return a.ref.Compare(b.ref) })
 		}
 	}
-}
-
-// parentRef reads a route's parentRef (group and kind defaulting to a
-// Gateway, namespace to the route's), without its section.
-func parentRef(ns string, p gwv1.ParentReference) topology.Ref {
-	ref := topology.Ref{Group: topology.GatewayGroup, Kind: topology.KindGateway.Kind, Namespace: ns, Name: string(p.Name)}
-	if p.Group != nil {
-		ref.Group = string(*p.Group)
-	}
-	if p.Kind != nil && *p.Kind != "" {
-		ref.Kind = string(*p.Kind)
-	}
-	if p.Namespace != nil && *p.Namespace != "" {
-		ref.Namespace = string(*p.Namespace)
-	}
-	return ref
 }
 
 // addRoute indexes route r's matches on listener l under each of its

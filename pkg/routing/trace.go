@@ -437,7 +437,7 @@ func (r *route) refusal(l *listener) string {
 	owner := l.ref.Object()
 	var sections []string
 	for _, p := range r.parents {
-		if parentRef(r.ref.Namespace, p) != owner {
+		if gatewayapi.ParentOf(r.ref.Namespace, p) != owner {
 			continue
 		}
 		if p.SectionName == nil || *p.SectionName == "" || string(*p.SectionName) == l.ref.SectionName {
@@ -566,16 +566,7 @@ func (ix *Index) backends(o *Outcome, refs []backendSpec, req *Request, up *Upst
 // resolve checks a backendRef of route rref: a Service among the objects
 // with that port, in the route's namespace or allowed by a ReferenceGrant.
 func (ix *Index) resolve(rref *topology.Ref, br gwv1.BackendObjectReference) (topology.Ref, int32, string) {
-	ref := topology.Ref{Group: topology.CoreGroup, Kind: "Service", Namespace: rref.Namespace, Name: string(br.Name)}
-	if br.Group != nil {
-		ref.Group = string(*br.Group)
-	}
-	if br.Kind != nil && *br.Kind != "" {
-		ref.Kind = string(*br.Kind)
-	}
-	if br.Namespace != nil && *br.Namespace != "" {
-		ref.Namespace = string(*br.Namespace)
-	}
+	ref := gatewayapi.BackendOf(rref.Namespace, br)
 	var port int32
 	if br.Port != nil {
 		port = int32(*br.Port)
