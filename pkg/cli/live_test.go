@@ -70,6 +70,8 @@ func TestLive(t *testing.T) {
 		{"impact", "retrypolicy/namespace-retries", "-n", "baker", "--delete"},
 		{"impact", "--apply", filepath.Join("testdata", "impact-gateway-retries.yaml"), "-o", "json"},
 		{"graph", "httproute/baker", "-n", "baker"},
+		{"trace", "http://cupcakes.example/orders"},
+		{"trace", "http://cupcakes.example/orders", "-H", "x-user: ana", "-o", "json"},
 		// Not -A: the cluster has Services of its own (default/kubernetes).
 		{"graph", "-n", "baker", "-o", "mermaid"},
 	} {

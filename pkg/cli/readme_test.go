@@ -115,6 +115,12 @@ func TestREADMEOutputs(t *testing.T) {
 	if checked < 5 {
 		t.Errorf("only %d README commands with output found; is the parser still right?", checked)
 	}
+	// The parable's question asked as a request (issue 10) must be among
+	// the commands checked.
+	trace := []string{"trace", "http://cupcakes.example/orders", "-f", "examples/parable"}
+	if !slices.ContainsFunc(cmds, func(c readmeCommand) bool { return c.checkOutput && c.want != "" && slices.Equal(c.args, trace) }) {
+		t.Errorf("README.md shows no output for attache %s", strings.Join(trace, " "))
+	}
 }
 
 // TestHelpExamplesRun runs, from the repository root, every example of every

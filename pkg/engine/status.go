@@ -24,7 +24,7 @@ const ConditionTruncated = "attache.dev/AncestorsTruncated"
 // result assembles the Result from the per-policy statuses and the
 // per-kind targets. It shares them: an update builds a new Result.
 func (c *computation) result() *Result {
-	r := &Result{Graph: c.graph, Kinds: c.sortedKinds}
+	r := &Result{Graph: c.graph, Grants: c.grants, Kinds: c.sortedKinds}
 	r.Policies = make([]*PolicyStatus, 0, len(c.policies))
 	for _, ps := range c.policies {
 		r.Policies = append(r.Policies, c.status[ps])

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/attache-dev/attache/pkg/diag"
+	"github.com/attache-dev/attache/pkg/gatewayapi"
 	"github.com/attache-dev/attache/pkg/merge"
 	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
@@ -86,6 +87,9 @@ const (
 type Result struct {
 	// Graph is the hierarchy built from the objects.
 	Graph *topology.Graph
+	// Grants are the ReferenceGrants among the objects, as the graph's
+	// backend links used them (request tracing reads them too).
+	Grants *gatewayapi.Grants
 	// Kinds are the policy kinds, sorted.
 	Kinds []*policy.Kind
 	// Policies are every policy instance with its status, sorted by kind then ref.

@@ -611,18 +611,7 @@ func (a *adder) attach(r *route, id topology.NodeID, p *gwv1.ParentReference, i 
 		a.problem(r.ref, fmt.Sprintf("spec.parentRefs[%d].name", i), "parentRef has no name; it is ignored")
 		return
 	}
-	parent := topology.Ref{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: r.ref.Namespace, Name: string(p.Name)}
-	// A nil group defaults to Gateway API's, but an explicit "" is the core
-	// group (GAMMA Service parents).
-	if p.Group != nil {
-		parent.Group = string(*p.Group)
-	}
-	if p.Kind != nil && *p.Kind != "" {
-		parent.Kind = string(*p.Kind)
-	}
-	if p.Namespace != nil && *p.Namespace != "" {
-		parent.Namespace = string(*p.Namespace)
-	}
+	parent := ParentOf(r.ref.Namespace, *p)
 	switch parent.GroupKind() {
 	case topology.KindGateway, topology.KindListenerSet:
 		// A ListenerSet is the direct parent of its routes (GEP-1713): they
@@ -658,12 +647,47 @@ func (a *adder) attach(r *route, id topology.NodeID, p *gwv1.ParentReference, i 
 // addRules adds the rule sections of route r (see the package doc for
 // their names) and links each to its backends.
 func (a *adder) addRules(r *route, id topology.NodeID) {
+	names := make([]*gwv1.SectionName, len(r.rules))
+	for i := range r.rules {
+		names[i] = r.rules[i].Name
+	}
+	sections, problems := RuleSections(names)
+	for _, p := range problems {
+		a.problem(r.ref, p.Field, "%s", p.Message)
+	}
+	for i, name := range sections {
+		if name == "" {
+			continue
+		}
+		sid := a.b.AddSection(id, name)
+		for j := range r.rules[i].BackendRefs {
+			a.linkBackend(r, sid, &r.rules[i].BackendRefs[j], i, j)
+		}
+	}
+}
+
+// RuleProblem is a problem with a rule's name found by RuleSections: the
+// field (spec.rules[i] or its name) and what is wrong.
+type RuleProblem struct {
+	Field, Message string
+}
+
+// RuleSections returns the section names of a route's rules, given their
+// spec.rules[].name (nil or "" when unset), as the package doc describes:
+// the name when set, else "rule-<n>" (1-based), or "rule-<n>-<k>" when
+// that is another rule's explicit name. A rule whose explicit name an
+// earlier rule already has gets "" (it is ignored). Every package that
+// names rules (the topology, request tracing) calls it, so that a section
+// name means the same rule everywhere.
+func RuleSections(names []*gwv1.SectionName) ([]string, []RuleProblem) {
+	out := make([]string, len(names))
+	var problems []RuleProblem
 	// explicit maps explicit names to the first rule that has them, so that
 	// a default name gives way to the explicit name of a later rule too.
 	// Without explicit names (the common case) no name can collide.
 	var explicit map[string]int
-	for i := range r.rules {
-		if n := r.rules[i].Name; n != nil && *n != "" {
+	for i, n := range names {
+		if n != nil && *n != "" {
 			if explicit == nil {
 				explicit = map[string]int{}
 			}
@@ -674,14 +698,14 @@ func (a *adder) addRules(r *route, id topology.NodeID) {
 	}
 	var used map[string]struct{}
 	if explicit != nil {
-		used = make(map[string]struct{}, len(r.rules))
+		used = make(map[string]struct{}, len(names))
 	}
-	for i := range r.rules {
+	for i, n := range names {
 		var name string
-		if n := r.rules[i].Name; n != nil && *n != "" {
+		if n != nil && *n != "" {
 			name = string(*n)
 			if _, dup := used[name]; dup {
-				a.problem(r.ref, fmt.Sprintf("spec.rules[%d].name", i), "duplicate rule name %q; this rule is ignored", name)
+				problems = append(problems, RuleProblem{fmt.Sprintf("spec.rules[%d].name", i), fmt.Sprintf("duplicate rule name %q; this rule is ignored", name)})
 				continue
 			}
 		} else {
@@ -691,41 +715,30 @@ func (a *adder) addRules(r *route, id topology.NodeID) {
 			name = "rule-" + strconv.Itoa(i+1)
 			if owner, taken := explicit[name]; taken {
 				base := name
-				for n := 1; ; n++ {
-					name = base + "-" + strconv.Itoa(n)
+				for k := 1; ; k++ {
+					name = base + "-" + strconv.Itoa(k)
 					_, isExplicit := explicit[name]
 					_, isUsed := used[name]
 					if !isExplicit && !isUsed {
 						break
 					}
 				}
-				a.problem(r.ref, fmt.Sprintf("spec.rules[%d]", i),
-					"the rule has no name and its default name %q is the name of spec.rules[%d]; it is named %q instead", base, owner, name)
+				problems = append(problems, RuleProblem{fmt.Sprintf("spec.rules[%d]", i),
+					fmt.Sprintf("the rule has no name and its default name %q is the name of spec.rules[%d]; it is named %q instead", base, owner, name)})
 			}
 		}
 		if used != nil {
 			used[name] = struct{}{}
 		}
-		sid := a.b.AddSection(id, name)
-		for j := range r.rules[i].BackendRefs {
-			a.linkBackend(r, sid, &r.rules[i].BackendRefs[j], i, j)
-		}
+		out[i] = name
 	}
+	return out, problems
 }
 
 // linkBackend links rule section sid of route r to backendRef br
 // (spec.rules[i].backendRefs[j]).
 func (a *adder) linkBackend(r *route, sid topology.NodeID, br *gwv1.BackendObjectReference, i, j int) {
-	ref := topology.Ref{Group: topology.CoreGroup, Kind: "Service", Namespace: r.ref.Namespace, Name: string(br.Name)}
-	if br.Group != nil {
-		ref.Group = string(*br.Group)
-	}
-	if br.Kind != nil && *br.Kind != "" {
-		ref.Kind = string(*br.Kind)
-	}
-	if br.Namespace != nil && *br.Namespace != "" {
-		ref.Namespace = string(*br.Namespace)
-	}
+	ref := BackendOf(r.ref.Namespace, *br)
 	if ref.Name == "" {
 		a.problem(r.ref, fmt.Sprintf("spec.rules[%d].backendRefs[%d].name", i, j), "backendRef has no name; it is ignored")
 		return

@@ -14,17 +14,17 @@ func hostnamesIntersect(listener string, route []gwv1.Hostname) bool {
 		return true
 	}
 	for _, h := range route {
-		if hostnameIntersects(listener, string(h)) {
+		if HostnameIntersects(listener, string(h)) {
 			return true
 		}
 	}
 	return false
 }
 
-// hostnameIntersects applies the Gateway API matching rules to two
+// HostnameIntersects applies the Gateway API matching rules to two
 // hostnames, each exact or a "*." wildcard. Validation keeps hostnames
 // lower case, so comparisons are exact.
-func hostnameIntersects(a, b string) bool {
+func HostnameIntersects(a, b string) bool {
 	aw, bw := isWildcard(a), isWildcard(b)
 	switch {
 	case !aw && !bw:

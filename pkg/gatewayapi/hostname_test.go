@@ -25,11 +25,11 @@ func TestHostnameIntersects(t *testing.T) {
 		{"*", "foo", false}, // not a wildcard: "*." is
 	}
 	for _, tc := range cases {
-		if got := hostnameIntersects(tc.a, tc.b); got != tc.want {
-			t.Errorf("hostnameIntersects(%q, %q) = %t, want %t", tc.a, tc.b, got, tc.want)
+		if got := HostnameIntersects(tc.a, tc.b); got != tc.want {
+			t.Errorf("HostnameIntersects(%q, %q) = %t, want %t", tc.a, tc.b, got, tc.want)
 		}
-		if got := hostnameIntersects(tc.b, tc.a); got != tc.want {
-			t.Errorf("hostnameIntersects(%q, %q) = %t, want %t (symmetry)", tc.b, tc.a, got, tc.want)
+		if got := HostnameIntersects(tc.b, tc.a); got != tc.want {
+			t.Errorf("HostnameIntersects(%q, %q) = %t, want %t (symmetry)", tc.b, tc.a, got, tc.want)
 		}
 	}
 	if !hostnamesIntersect("", []gwv1.Hostname{"x"}) || !hostnamesIntersect("x", nil) || !hostnamesIntersect("", nil) {

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var parable = filepath.Join("..", "..", "examples", "parable")
+
+// TestTraceBadInput checks that bad input gets a clear error, not a panic
+// or a silent answer.
+func TestTraceBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"trace", "cupcakes.example/orders"}, "has no scheme"},
+		{[]string{"trace", "http://cupcakes.example:0/"}, "not a number from 1 to 65535"},
+		{[]string{"trace", "http://cupcakes.example/", "-H", "x-user"}, `header "x-user" has no colon`},
+		{[]string{"trace", "http://cupcakes.example/", "--gateway", "infra/nope"}, "Gateway infra/nope not found (Gateways: infra/cupcakes)"},
+		{[]string{"trace", "http://cupcakes.example/", "--gateway", "nope"}, `Gateway "nope" not found in any namespace`},
+		{[]string{"trace", "http://cupcakes.example/", "-o", "wide"}, "unknown output format"},
+		{[]string{"trace"}, "takes one URL"},
+	} {
+		_, _, err := run(t, append(tc.args, "-f", parable)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one saying %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestTraceJSON checks the RequestTrace document's shape (docs/output.md)
+// on the parable, and that a request the Gateway does not take by its
+// listeners gets a 404 outcome with --gateway and none without.
+func TestTraceJSON(t *testing.T) {
+	out, _, err := run(t, "trace", "http://cupcakes.example/orders/42?x=1", "-H", "X-User: ana", "-f", parable, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "trace-parable-orders.json", []byte(out))
+	var doc struct {
+		Kind     string
+		Request  map[string]any
+		Outcomes []struct {
+			Listener          string
+			Rule              string
+			Result            string
+			EffectivePolicies []struct {
+				PolicyKind string
+				Target     struct{ Name string }
+			}
+		}
+		NotMatched []struct{ Reason string }
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Kind != "RequestTrace" || doc.Request["query"] != "x=1" || doc.Request["headers"].(map[string]any)["x-user"] != "ana" {
+		t.Errorf("kind %q, request %v", doc.Kind, doc.Request)
+	}
+	if len(doc.Outcomes) != 1 || doc.Outcomes[0].Rule != "orders" || doc.Outcomes[0].Result != "forwarded" || len(doc.Outcomes[0].EffectivePolicies) != 2 {
+		t.Fatalf("outcomes %+v", doc.Outcomes)
+	}
+	if len(doc.NotMatched) != 2 {
+		t.Errorf("notMatched %+v, want frosting and sprinkles", doc.NotMatched)
+	}
+
+	out, _, err = run(t, "trace", "http://cupcakes.example:8080/", "--gateway", "infra/cupcakes", "-f", parable, "-o", "yaml")
+	if err != nil || !strings.Contains(out, "result: not-found") || !strings.Contains(out, "status: 404") || strings.Contains(out, "listener:") {
+		t.Errorf("--gateway, no listener: %v\n%s", err, out)
+	}
+	out, _, err = run(t, "trace", "http://cupcakes.example:8080/", "-f", parable)
+	if err != nil || !strings.Contains(out, "No Gateway takes this request: infra/cupcakes: no listener on port 8080") {
+		t.Errorf("no Gateway: %v\n%s", err, out)
+	}
+	// The other rule of the route: a policy on the orders rule's context
+	// must not follow the request elsewhere.
+	out, _, err = run(t, "trace", "http://cupcakes.example/bread", "-f", parable)
+	if err != nil || !strings.Contains(out, "rule rule-2") || !strings.Contains(out, "Service baker/oven:8080") ||
+		!strings.Contains(out, "BackendTLSPolicy\n    for Service oven") {
+		t.Errorf("/bread: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,567 @@
+package routing
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/attache-dev/attache/pkg/diag"
+	"github.com/attache-dev/attache/pkg/gatewayapi"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// Index holds, per listener, the routes the topology attached to it,
+// indexed by hostname and path, so that tracing a request looks its
+// candidates up instead of scanning every route. Build it once per
+// topology; it is read-only afterwards and safe for concurrent traces.
+type Index struct {
+	graph    *topology.Graph
+	grants   *gatewayapi.Grants
+	gateways map[topology.Ref]*gateway
+	// order lists the Gateways by ref, for traces without --gateway.
+	order    []*gateway
+	services map[topology.Ref]*service
+	routes   map[topology.Ref]*route
+}
+
+type gateway struct {
+	ref topology.Ref
+	// path is the Gateway's path from its root: its GatewayClass when the
+	// class is among the objects.
+	path []topology.Ref
+	// listeners are the Gateway's own, in spec order, then those of the
+	// ListenerSets it admits, oldest ListenerSet first (GEP-1713).
+	listeners []*listener
+}
+
+type listener struct {
+	ref     topology.Ref // the listener's section of its Gateway or ListenerSet
+	gateway *gateway
+	// set is the ListenerSet holding the listener (zero for the Gateway's).
+	set      topology.Ref
+	port     int32
+	protocol gwv1.ProtocolType
+	hostname string // "" when none
+	http     *table
+	grpc     *table
+	tls      *table
+	// routes are the routes attached to the listener, by ref.
+	routes []*route
+	// refused are routes whose parentRefs name the listener's Gateway or
+	// ListenerSet but that the topology did not attach here, by ref.
+	refused []*route
+}
+
+// table indexes the matches of one route kind on a listener by the
+// route hostname they answer for.
+type table struct {
+	exact    map[string]*hostGroup // route hostname, exact
+	wildcard map[string]*hostGroup // route hostname "*.x": key ".x"
+	any      *hostGroup            // routes without hostnames
+}
+
+// hostGroup indexes matches by path (HTTP) or service (gRPC).
+type hostGroup struct {
+	exactPath  map[string][]*entry
+	prefixPath map[string][]*entry // key: the prefix without trailing "/" ("" for "/")
+	regexPath  []*entry
+	service    map[string][]*entry // gRPC Exact service
+	otherGRPC  []*entry            // gRPC matches without an exact service
+	all        []*entry            // TLSRoutes: no match beyond the host
+}
+
+type service struct {
+	ref   topology.Ref
+	ports map[int32]string // port -> section name
+}
+
+// route is a route of any handled kind, decoded.
+type route struct {
+	ref       topology.Ref
+	created   time.Time
+	hostnames []string
+	parents   []gwv1.ParentReference
+	rules     []*rule
+}
+
+// rule is one rule of a route, with the section name the topology gives it.
+type rule struct {
+	route *route
+	index int
+	name  string
+	http  *gwv1.HTTPRouteRule
+	grpc  *gwv1.GRPCRouteRule
+	tls   *gwv1.TLSRouteRule
+	// entries are the rule's compiled matches, shared by every listener
+	// the route is attached to.
+	entries []*entry
+}
+
+// entry is one match of one rule (a rule without matches has one entry
+// matching everything), compiled.
+type entry struct {
+	rule  *rule
+	match int // index in the rule's matches; -1 when it has none
+	// HTTP
+	pathType  gwv1.PathMatchType
+	pathValue string
+	pathRe    *regexp.Regexp
+	method    string
+	headers   []valueMatch
+	query     []valueMatch
+	// gRPC
+	service, methodName string
+	grpcRe              [2]*regexp.Regexp // service, method (RegularExpression)
+	// err says why the match cannot match (an invalid regular expression).
+	err string
+}
+
+// valueMatch is a header or query parameter match.
+type valueMatch struct {
+	name  string // lower case for headers, as written for query parameters
+	value string
+	re    *regexp.Regexp
+}
+
+// Build indexes objs (Gateways, ListenerSets, HTTPRoutes, GRPCRoutes,
+// TLSRoutes, Services) over graph, the hierarchy the engine built from the
+// same objects: a route is attached to a listener exactly when the graph
+// links them, and grants are the ReferenceGrants the graph's backend links
+// used. Objects that do not decode are reported and left out (the engine
+// reports them too). namespace is given to namespaced objects that name
+// none, as the engine does.
+func Build(objs []*unstructured.Unstructured, graph *topology.Graph, grants *gatewayapi.Grants, namespace string) (*Index, []diag.Problem) {
+	ix := &Index{graph: graph, grants: grants, gateways: map[topology.Ref]*gateway{},
+		services: map[topology.Ref]*service{}, routes: map[topology.Ref]*route{}}
+	var problems []diag.Problem
+	type lsObj struct {
+		ref     topology.Ref
+		created time.Time
+		spec    []gwv1.ListenerEntry
+	}
+	var (
+		gws  []*gwv1.Gateway
+		sets []lsObj
+	)
+	for _, u := range objs {
+		if u == nil || u.Object == nil {
+			continue
+		}
+		gvk := u.GroupVersionKind()
+		gk := topology.GroupKind{Group: gvk.Group, Kind: gvk.Kind}
+		ref := topology.Ref{Group: gk.Group, Kind: gk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
+		if ref.Namespace == "" && !topology.ClusterScoped(gk) {
+			ref.Namespace = namespace
+		}
+		decode := func(into any) bool {
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into); err != nil {
+				problems = append(problems, diag.Newf(ref, "", "cannot decode the object for request tracing (%v); it is left out", err))
+				return false
+			}
+			return true
+		}
+		switch gk {
+		case topology.KindGateway:
+			var g gwv1.Gateway
+			if decode(&g) {
+				g.Namespace = ref.Namespace
+				gws = append(gws, &g)
+			}
+		case topology.KindListenerSet:
+			var ls gwv1.ListenerSet
+			if decode(&ls) {
+				sets = append(sets, lsObj{ref: ref, created: ls.CreationTimestamp.Time, spec: ls.Spec.Listeners})
+			}
+		case topology.KindService:
+			var s struct {
+				Spec struct {
+					Ports []struct {
+						Name string `json:"name,omitempty"`
+						Port int32  `json:"port"`
+					} `json:"ports,omitempty"`
+				} `json:"spec"`
+			}
+			if decode(&s) {
+				svc := &service{ref: ref, ports: map[int32]string{}}
+				for _, p := range s.Spec.Ports {
+					name := p.Name
+					if name == "" {
+						name = fmt.Sprint(p.Port)
+					}
+					svc.ports[p.Port] = name
+				}
+				ix.services[ref] = svc
+			}
+		case topology.KindHTTPRoute:
+			var r gwv1.HTTPRoute
+			if decode(&r) {
+				rt := newRoute(ref, r.CreationTimestamp.Time, r.Spec.Hostnames, r.Spec.ParentRefs)
+				names := make([]*gwv1.SectionName, len(r.Spec.Rules))
+				for i := range r.Spec.Rules {
+					names[i] = r.Spec.Rules[i].Name
+				}
+				sections, _ := gatewayapi.RuleSections(names)
+				for i := range r.Spec.Rules {
+					if sections[i] != "" {
+						rt.rules = append(rt.rules, &rule{route: rt, index: i, name: sections[i], http: &r.Spec.Rules[i]})
+					}
+				}
+				ix.routes[ref] = rt
+			}
+		case topology.KindGRPCRoute:
+			var r gwv1.GRPCRoute
+			if decode(&r) {
+				rt := newRoute(ref, r.CreationTimestamp.Time, r.Spec.Hostnames, r.Spec.ParentRefs)
+				names := make([]*gwv1.SectionName, len(r.Spec.Rules))
+				for i := range r.Spec.Rules {
+					names[i] = r.Spec.Rules[i].Name
+				}
+				sections, _ := gatewayapi.RuleSections(names)
+				for i := range r.Spec.Rules {
+					if sections[i] != "" {
+						rt.rules = append(rt.rules, &rule{route: rt, index: i, name: sections[i], grpc: &r.Spec.Rules[i]})
+					}
+				}
+				ix.routes[ref] = rt
+			}
+		case topology.KindTLSRoute:
+			var r gwv1.TLSRoute
+			if decode(&r) {
+				rt := newRoute(ref, r.CreationTimestamp.Time, r.Spec.Hostnames, r.Spec.ParentRefs)
+				names := make([]*gwv1.SectionName, len(r.Spec.Rules))
+				for i := range r.Spec.Rules {
+					names[i] = r.Spec.Rules[i].Name
+				}
+				sections, _ := gatewayapi.RuleSections(names)
+				for i := range r.Spec.Rules {
+					if sections[i] != "" {
+						rt.rules = append(rt.rules, &rule{route: rt, index: i, name: sections[i], tls: &r.Spec.Rules[i]})
+					}
+				}
+				ix.routes[ref] = rt
+			}
+		}
+	}
+
+	for _, g := range gws {
+		ref := topology.Ref{Group: topology.GatewayGroup, Kind: topology.KindGateway.Kind, Namespace: g.Namespace, Name: g.Name}
+		if _, ok := graph.Lookup(ref); !ok {
+			continue
+		}
+		gw := &gateway{ref: ref, path: []topology.Ref{ref}}
+		class := topology.Ref{Group: topology.GatewayGroup, Kind: topology.KindGatewayClass.Kind, Name: string(g.Spec.GatewayClassName)}
+		if _, ok := graph.Lookup(class); ok {
+			gw.path = []topology.Ref{class, ref}
+		}
+		for _, l := range g.Spec.Listeners {
+			ix.addListener(gw, ref, topology.Ref{}, l.Name, l.Port, l.Protocol, l.Hostname)
+		}
+		ix.gateways[ref] = gw
+		ix.order = append(ix.order, gw)
+	}
+	slices.SortFunc(ix.order, func(a, b *gateway) int { return a.ref.Compare(b.ref) })
+	// ListenerSets' listeners come after the Gateway's, oldest set first,
+	// then by namespace/name (GEP-1713's listener precedence).
+	slices.SortFunc(sets, func(a, b lsObj) int {
+		if c := a.created.Compare(b.created); c != 0 {
+			return c
+		}
+		return a.ref.Compare(b.ref)
+	})
+	for _, ls := range sets {
+		id, ok := graph.Lookup(ls.ref)
+		if !ok {
+			continue
+		}
+		// Only a ListenerSet its Gateway admits hangs below it.
+		for _, p := range graph.Node(id).Parents {
+			gw := ix.gateways[graph.Node(p).Ref]
+			if gw == nil {
+				continue
+			}
+			for _, l := range ls.spec {
+				ix.addListener(gw, ls.ref, ls.ref, l.Name, l.Port, l.Protocol, l.Hostname)
+			}
+		}
+	}
+	ix.attach()
+	return ix, problems
+}
+
+func newRoute(ref topology.Ref, created time.Time, hostnames []gwv1.Hostname, parents []gwv1.ParentReference) *route {
+	r := &route{ref: ref, created: created, parents: parents}
+	for _, h := range hostnames {
+		r.hostnames = append(r.hostnames, strings.ToLower(string(h)))
+	}
+	return r
+}
+
+func (ix *Index) addListener(gw *gateway, owner, set topology.Ref, name gwv1.SectionName, port gwv1.PortNumber, proto gwv1.ProtocolType, host *gwv1.Hostname) {
+	ref := owner.WithSection(string(name))
+	if _, ok := ix.graph.Lookup(ref); !ok || name == "" {
+		return
+	}
+	for _, l := range gw.listeners {
+		if l.ref == ref {
+			return // a duplicate name: the topology ignores it too
+		}
+	}
+	l := &listener{ref: ref, gateway: gw, set: set, port: int32(port), protocol: proto}
+	if host != nil {
+		l.hostname = strings.ToLower(string(*host))
+	}
+	gw.listeners = append(gw.listeners, l)
+}
+
+// attach fills each listener's tables from the graph's listener -> route
+// edges, and its refused routes from the routes' parentRefs.
+func (ix *Index) attach() {
+	byParent := map[topology.Ref][]*route{}
+	for _, r := range ix.routes {
+		for _, p := range r.parents {
+			byParent[gatewayapi.ParentOf(r.ref.Namespace, p)] = append(byParent[gatewayapi.ParentOf(r.ref.Namespace, p)], r)
+		}
+	}
+	for _, gw := range ix.order {
+		for _, l := range gw.listeners {
+			id, _ := ix.graph.Lookup(l.ref)
+			attached := map[topology.Ref]bool{}
+			for _, c := range ix.graph.Node(id).Children {
+				r := ix.routes[ix.graph.Node(c).Ref]
+				if r == nil || attached[r.ref] {
+					continue
+				}
+				attached[r.ref] = true
+				l.routes = append(l.routes, r)
+				ix.addRoute(l, r)
+			}
+			owner := l.ref.Object()
+			for _, r := range byParent[owner] {
+				if !attached[r.ref] && !slices.Contains(l.refused, r) {
+					l.refused = append(l.refused, r)
+				}
+			}
+			slices.SortFunc(l.routes, func(a, b *route) int { return a.ref.Compare(b.ref) })
+			slices.SortFunc(l.refused, func(a, b *route) int { return a.ref.Compare(b.ref) })
+		}
+	}
+}
+
+// addRoute indexes route r's matches on listener l under each of its
+// hostnames that intersect the listener's (the others are ignored, as the
+// API says).
+func (ix *Index) addRoute(l *listener, r *route) {
+	var t **table
+	switch r.ref.GroupKind() {
+	case topology.KindHTTPRoute:
+		t = &l.http
+	case topology.KindGRPCRoute:
+		t = &l.grpc
+	case topology.KindTLSRoute:
+		t = &l.tls
+	default:
+		return
+	}
+	if *t == nil {
+		*t = &table{exact: map[string]*hostGroup{}, wildcard: map[string]*hostGroup{}}
+	}
+	var groups []*hostGroup
+	if len(r.hostnames) == 0 {
+		if (*t).any == nil {
+			(*t).any = &hostGroup{}
+		}
+		groups = append(groups, (*t).any)
+	}
+	for _, h := range r.hostnames {
+		if l.hostname != "" && !gatewayapi.HostnameIntersects(l.hostname, h) {
+			continue
+		}
+		m, key := (*t).exact, h
+		if strings.HasPrefix(h, "*.") {
+			m, key = (*t).wildcard, h[1:]
+		}
+		g := m[key]
+		if g == nil {
+			g = &hostGroup{}
+			m[key] = g
+		}
+		if !slices.Contains(groups, g) {
+			groups = append(groups, g)
+		}
+	}
+	for _, ru := range r.rules {
+		if ru.entries == nil {
+			ru.entries = compile(ru)
+		}
+		for _, e := range ru.entries {
+			for _, g := range groups {
+				g.add(e)
+			}
+		}
+	}
+}
+
+func (g *hostGroup) add(e *entry) {
+	ru := e.rule
+	switch {
+	case ru.tls != nil:
+		g.all = append(g.all, e)
+	case ru.grpc != nil:
+		if e.service != "" && e.grpcRe[0] == nil {
+			if g.service == nil {
+				g.service = map[string][]*entry{}
+			}
+			g.service[e.service] = append(g.service[e.service], e)
+		} else {
+			g.otherGRPC = append(g.otherGRPC, e)
+		}
+	default:
+		switch e.pathType {
+		case gwv1.PathMatchExact:
+			if g.exactPath == nil {
+				g.exactPath = map[string][]*entry{}
+			}
+			g.exactPath[e.pathValue] = append(g.exactPath[e.pathValue], e)
+		case gwv1.PathMatchPathPrefix:
+			if g.prefixPath == nil {
+				g.prefixPath = map[string][]*entry{}
+			}
+			k := prefixKey(e.pathValue)
+			g.prefixPath[k] = append(g.prefixPath[k], e)
+		default:
+			g.regexPath = append(g.regexPath, e)
+		}
+	}
+}
+
+// prefixKey is a PathPrefix value without its trailing slashes: "/a/" and
+// "/a" match the same paths, and "/" is "".
+func prefixKey(v string) string { return strings.TrimRight(v, "/") }
+
+// compile returns the entries of a rule: one per match, defaults applied
+// (PathPrefix "/", Exact header and query matches).
+func compile(ru *rule) []*entry {
+	switch {
+	case ru.tls != nil:
+		return []*entry{{rule: ru, match: -1}}
+	case ru.grpc != nil:
+		if len(ru.grpc.Matches) == 0 {
+			return []*entry{{rule: ru, match: -1}}
+		}
+		out := make([]*entry, 0, len(ru.grpc.Matches))
+		for i := range ru.grpc.Matches {
+			m := &ru.grpc.Matches[i]
+			e := &entry{rule: ru, match: i}
+			if mm := m.Method; mm != nil {
+				if mm.Service != nil {
+					e.service = *mm.Service
+				}
+				if mm.Method != nil {
+					e.methodName = *mm.Method
+				}
+				if mm.Type != nil && *mm.Type == gwv1.GRPCMethodMatchRegularExpression {
+					for j, v := range []string{e.service, e.methodName} {
+						if v != "" {
+							e.grpcRe[j] = e.regexp(v)
+						}
+					}
+				}
+			}
+			for _, h := range m.Headers {
+				regex := h.Type != nil && *h.Type == gwv1.GRPCHeaderMatchRegularExpression
+				e.headers = append(e.headers, e.valueMatch(strings.ToLower(string(h.Name)), h.Value, regex))
+			}
+			out = append(out, e)
+		}
+		return out
+	}
+	if len(ru.http.Matches) == 0 {
+		return []*entry{{rule: ru, match: -1, pathType: gwv1.PathMatchPathPrefix, pathValue: "/"}}
+	}
+	out := make([]*entry, 0, len(ru.http.Matches))
+	for i := range ru.http.Matches {
+		m := &ru.http.Matches[i]
+		e := &entry{rule: ru, match: i, pathType: gwv1.PathMatchPathPrefix, pathValue: "/"}
+		if p := m.Path; p != nil {
+			if p.Type != nil {
+				e.pathType = *p.Type
+			}
+			if p.Value != nil {
+				e.pathValue = *p.Value
+			}
+		}
+		switch e.pathType {
+		case gwv1.PathMatchExact, gwv1.PathMatchPathPrefix:
+		case gwv1.PathMatchRegularExpression:
+			e.pathRe = e.regexp(e.pathValue)
+		default:
+			e.err = fmt.Sprintf("unknown path match type %q", e.pathType)
+		}
+		if m.Method != nil {
+			e.method = string(*m.Method)
+		}
+		// Only the first of several matches of one header name counts (the
+		// API says so for headers and query parameters alike).
+		seen := map[string]bool{}
+		for _, h := range m.Headers {
+			name := strings.ToLower(string(h.Name))
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			e.headers = append(e.headers, e.valueMatch(name, h.Value, h.Type != nil && *h.Type == gwv1.HeaderMatchRegularExpression))
+		}
+		seenQ := map[string]bool{}
+		for _, q := range m.QueryParams {
+			if seenQ[string(q.Name)] {
+				continue
+			}
+			seenQ[string(q.Name)] = true
+			e.query = append(e.query, e.valueMatch(string(q.Name), q.Value, q.Type != nil && *q.Type == gwv1.QueryParamMatchRegularExpression))
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// regexp compiles a RegularExpression match value with Go's regexp (RE2
+// syntax), anchored: the value must match whole. A value that does not
+// compile makes the entry match nothing, and says why.
+func (e *entry) regexp(v string) *regexp.Regexp {
+	re, err := regexp.Compile("^(?:" + v + ")$")
+	if err != nil {
+		e.err = fmt.Sprintf("regular expression %q does not compile (%v)", v, err)
+		return nil
+	}
+	return re
+}
+
+func (e *entry) valueMatch(name, value string, regex bool) valueMatch {
+	vm := valueMatch{name: name, value: value}
+	if regex {
+		vm.re = e.regexp(value)
+	}
+	return vm
+}
+
+// ListenerPort returns the port and protocol of a Gateway's listener by
+// name, or of its first listener when name is "": what a client of that
+// Gateway's address uses.
+func (ix *Index) ListenerPort(namespace, gatewayName, name string) (int32, gwv1.ProtocolType, error) {
+	g := ix.gateways[topology.Ref{Group: topology.GatewayGroup, Kind: topology.KindGateway.Kind, Namespace: namespace, Name: gatewayName}]
+	if g == nil {
+		return 0, "", fmt.Errorf("Gateway %s/%s not found", namespace, gatewayName)
+	}
+	for _, l := range g.listeners {
+		if name == "" || l.ref.SectionName == name {
+			return l.port, l.protocol, nil
+		}
+	}
+	return 0, "", fmt.Errorf("Gateway %s/%s has no listener %q", namespace, gatewayName, name)
+}

@@ -1,0 +1,785 @@
+package routing
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/attache-dev/attache/pkg/gatewayapi"
+	"github.com/attache-dev/attache/pkg/report"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// APIVersion and Kind identify the RequestTrace document (docs/output.md):
+// fields may be added, never renamed or removed.
+const (
+	APIVersion = report.APIVersion
+	Kind       = "RequestTrace"
+)
+
+// Results of an outcome.
+const (
+	ResultForwarded  = "forwarded"
+	ResultRedirected = "redirected"
+	ResultNotFound   = "not-found"
+	ResultError      = "error"
+)
+
+// RequestTrace is what happens to one request: one outcome per Gateway
+// that takes it, and why each other route of the listeners involved did
+// not match.
+type RequestTrace struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Request    *Request `json:"request"`
+	// Outcomes has one entry per Gateway taking the request (exactly one
+	// when a Gateway was named).
+	Outcomes []Outcome `json:"outcomes"`
+	// NotMatched lists, per listener of an outcome, the other routes
+	// attached to it or naming it, and the first reason each did not
+	// take the request.
+	NotMatched []NotMatched `json:"notMatched"`
+	// NoGateway says, when Outcomes is empty, why no Gateway takes the
+	// request.
+	NoGateway string `json:"noGateway,omitempty"`
+	// Partial lists what could not be read from the cluster (set by the
+	// CLI): when set, the answer is partial.
+	Partial []string `json:"partial,omitempty"`
+}
+
+// Outcome is what one Gateway does with the request.
+type Outcome struct {
+	Gateway topology.Ref `json:"gateway"`
+	// Listener is the name of the listener that takes the request, absent
+	// when none does; ListenerSet is set when the listener is a
+	// ListenerSet's.
+	Listener    string        `json:"listener,omitempty"`
+	ListenerSet *topology.Ref `json:"listenerSet,omitempty"`
+	// Route and Rule (the rule's section name) are absent when nothing
+	// matched.
+	Route *topology.Ref `json:"route,omitempty"`
+	Rule  string        `json:"rule,omitempty"`
+	// Result is forwarded, redirected, not-found or error.
+	Result string `json:"result"`
+	// Status is set when the Gateway answers itself (redirect, 404, 500).
+	Status   int    `json:"status,omitempty"`
+	Location string `json:"location,omitempty"`
+	// Reason says why the Gateway answers itself.
+	Reason string `json:"reason,omitempty"`
+	// UpstreamRequest is the request as the backends receive it, after
+	// the rule's filters (per-backend filters: see Backends).
+	UpstreamRequest *UpstreamRequest `json:"upstreamRequest,omitempty"`
+	Backends        []Backend        `json:"backends,omitempty"`
+	Mirrors         []Mirror         `json:"mirrors,omitempty"`
+	ResponseHeaders *HeaderChanges   `json:"responseHeaders,omitempty"`
+	// Timeouts and Retry are the rule's, when set.
+	Timeouts *gwv1.HTTPRouteTimeouts `json:"timeouts,omitempty"`
+	Retry    *gwv1.HTTPRouteRetry    `json:"retry,omitempty"`
+	// Notes name what the rule does that tracing does not model (CORS,
+	// external auth, extension filters, session persistence).
+	Notes []string `json:"notes,omitempty"`
+	// Path is the context the request takes, root first: GatewayClass,
+	// Gateway, (ListenerSet,) listener, route, rule and, when one backend
+	// receives every request, the backend (and its port).
+	Path []topology.Ref `json:"path,omitempty"`
+	// EffectivePolicies are the effective policies of every policy kind
+	// on the request's context (see AddPolicies).
+	EffectivePolicies []EffectivePolicy `json:"effectivePolicies"`
+
+	listener *listener
+	winner   *candidate
+	// backendPaths are the full paths through each valid backend.
+	backendPaths [][]topology.Ref
+}
+
+// UpstreamRequest is a request as a backend receives it.
+type UpstreamRequest struct {
+	Host string `json:"host"`
+	// Path includes the query string.
+	Path    string            `json:"path"`
+	Headers map[string]string `json:"headers"`
+}
+
+// Backend is one backendRef of the matched rule.
+type Backend struct {
+	Ref    topology.Ref `json:"ref"`
+	Port   int32        `json:"port,omitempty"`
+	Weight int32        `json:"weight"`
+	// Invalid says why requests sent to it get a 500 (missing Service, no
+	// ReferenceGrant, unknown kind, ...); absent when valid.
+	Invalid string `json:"invalid,omitempty"`
+	// UpstreamRequest and ResponseHeaders are set when the backendRef's
+	// own filters change the request or the response.
+	UpstreamRequest *UpstreamRequest `json:"upstreamRequest,omitempty"`
+	ResponseHeaders *HeaderChanges   `json:"responseHeaders,omitempty"`
+	Mirrors         []Mirror         `json:"mirrors,omitempty"`
+}
+
+// Mirror is a RequestMirror destination.
+type Mirror struct {
+	Ref  topology.Ref `json:"ref"`
+	Port int32        `json:"port,omitempty"`
+	// Percent of requests mirrored (100 when the filter sets none).
+	Percent float64 `json:"percent"`
+	Invalid string  `json:"invalid,omitempty"`
+}
+
+// HeaderChanges are ResponseHeaderModifier settings, header names lower
+// case.
+type HeaderChanges struct {
+	Set    map[string]string `json:"set"`
+	Add    map[string]string `json:"add"`
+	Remove []string          `json:"remove"`
+}
+
+// NotMatched is a route on a listener of an outcome that did not take the
+// request, and the first reason why.
+type NotMatched struct {
+	Gateway     topology.Ref  `json:"gateway"`
+	Listener    string        `json:"listener"`
+	ListenerSet *topology.Ref `json:"listenerSet,omitempty"`
+	Route       topology.Ref  `json:"route"`
+	Reason      string        `json:"reason"`
+}
+
+// GatewayNotFoundError is returned by Trace for a Gateway that is not
+// among the objects.
+type GatewayNotFoundError struct {
+	Gateway topology.Ref
+	// Known are the Gateways there are.
+	Known []topology.Ref
+}
+
+// Error names the Gateway and those there are.
+func (e *GatewayNotFoundError) Error() string {
+	names := make([]string, len(e.Known))
+	for i, r := range e.Known {
+		names[i] = r.Namespace + "/" + r.Name
+	}
+	known := "there are no Gateways"
+	if len(names) > 0 {
+		known = "Gateways: " + strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("Gateway %s/%s not found (%s)", e.Gateway.Namespace, e.Gateway.Name, known)
+}
+
+// Trace routes req: through the Gateway gw when given (namespace and
+// name), else through every Gateway with a listener taking it. It looks
+// the candidates of each listener up in the index; only the why-not
+// explanations visit every route of a listener.
+func (ix *Index) Trace(req *Request, gw *topology.Ref) (*RequestTrace, error) {
+	t := &RequestTrace{APIVersion: APIVersion, Kind: Kind, Request: req, Outcomes: []Outcome{}, NotMatched: []NotMatched{}}
+	if gw != nil {
+		ref := topology.Ref{Group: topology.GatewayGroup, Kind: topology.KindGateway.Kind, Namespace: gw.Namespace, Name: gw.Name}
+		g := ix.gateways[ref]
+		if g == nil {
+			e := &GatewayNotFoundError{Gateway: ref}
+			for _, g := range ix.order {
+				e.Known = append(e.Known, g.ref)
+			}
+			return nil, e
+		}
+		l, why := g.selectListener(req)
+		if l == nil {
+			t.Outcomes = append(t.Outcomes, Outcome{Gateway: g.ref, Result: ResultNotFound, Status: 404, Reason: why, EffectivePolicies: []EffectivePolicy{}})
+			return t, nil
+		}
+		ix.route(t, l, req)
+		return t, nil
+	}
+	var whys []string
+	for _, g := range ix.order {
+		l, why := g.selectListener(req)
+		if l == nil {
+			whys = append(whys, fmt.Sprintf("%s/%s: %s", g.ref.Namespace, g.ref.Name, why))
+			continue
+		}
+		ix.route(t, l, req)
+	}
+	if len(t.Outcomes) == 0 {
+		if len(ix.order) == 0 {
+			t.NoGateway = "there are no Gateways"
+		} else {
+			t.NoGateway = "no Gateway has a listener taking it: " + strings.Join(whys, "; ")
+		}
+	}
+	return t, nil
+}
+
+// protocols are the listener protocols a request's scheme reaches.
+func protocols(req *Request) []gwv1.ProtocolType {
+	if req.IsTLS() {
+		return []gwv1.ProtocolType{gwv1.HTTPSProtocolType, gwv1.TLSProtocolType}
+	}
+	return []gwv1.ProtocolType{gwv1.HTTPProtocolType}
+}
+
+// selectListener returns the listener of g taking req: on req's port, of a
+// protocol its scheme reaches, whose hostname matches the host (the SNI
+// for TLS), the most specific hostname winning (exact, then the longest
+// wildcard, then none), then the first in listener order. Else it says
+// why none does.
+func (g *gateway) selectListener(req *Request) (*listener, string) {
+	host := req.Host
+	if req.IsTLS() {
+		host = req.SNI
+	}
+	var best *listener
+	bestRank := -1
+	onPort, withProto := 0, 0
+	for _, l := range g.listeners {
+		if l.port != req.Port {
+			continue
+		}
+		onPort++
+		if !slices.Contains(protocols(req), l.protocol) {
+			continue
+		}
+		withProto++
+		rank := 0
+		switch {
+		case l.hostname == "":
+		case !strings.HasPrefix(l.hostname, "*."):
+			if l.hostname != host {
+				continue
+			}
+			rank = 1 << 20
+		default:
+			if !gatewayapi.HostnameIntersects(l.hostname, host) {
+				continue
+			}
+			rank = len(l.hostname)
+		}
+		if rank > bestRank {
+			best, bestRank = l, rank
+		}
+	}
+	if best != nil {
+		return best, ""
+	}
+	switch {
+	case onPort == 0:
+		return nil, fmt.Sprintf("no listener on port %d", req.Port)
+	case withProto == 0:
+		return nil, fmt.Sprintf("no listener on port %d takes %s (protocols there: %s)", req.Port, req.Scheme, g.protocolsOn(req.Port))
+	}
+	return nil, fmt.Sprintf("no listener on port %d accepts host %s (hostnames there: %s)", req.Port, host, g.hostnamesOn(req.Port))
+}
+
+func (g *gateway) protocolsOn(port int32) string {
+	var out []string
+	for _, l := range g.listeners {
+		if l.port == port && !slices.Contains(out, string(l.protocol)) {
+			out = append(out, string(l.protocol))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+func (g *gateway) hostnamesOn(port int32) string {
+	var out []string
+	for _, l := range g.listeners {
+		if l.port == port {
+			out = append(out, l.hostname)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// route matches req against the routes of listener l and appends the
+// outcome and the why-nots to t.
+func (ix *Index) route(t *RequestTrace, l *listener, req *Request) {
+	o := Outcome{Gateway: l.gateway.ref, Listener: l.ref.SectionName, listener: l, EffectivePolicies: []EffectivePolicy{}}
+	if l.set != (topology.Ref{}) {
+		set := l.set
+		o.ListenerSet = &set
+	}
+	query, _ := url.ParseQuery(req.Query)
+	var tab *table
+	host := req.Host
+	switch {
+	case l.protocol == gwv1.TLSProtocolType:
+		tab, host = l.tls, req.SNI
+	case req.IsGRPC():
+		tab = l.grpc
+	default:
+		tab = l.http
+	}
+	var best *candidate
+	consider := func(c candidate) {
+		if c.e.mismatch(req, query) != "" {
+			return
+		}
+		if best == nil || better(c, *best) {
+			cc := c
+			best = &cc
+		}
+	}
+	path := pathOnly(req.Path)
+	svc, _, _ := grpcServiceMethod(req.Path)
+	tab.groupsFor(host, func(g *hostGroup, exactHost, hostLen int) {
+		yield := func(e *entry) { consider(candidate{e: e, exactHost: exactHost, hostLen: hostLen}) }
+		switch {
+		case l.protocol == gwv1.TLSProtocolType:
+			for _, e := range g.all {
+				yield(e)
+			}
+		case req.IsGRPC():
+			g.grpcCandidates(svc, yield)
+		default:
+			g.httpCandidates(path, yield)
+		}
+	})
+	o.Path = append(append([]topology.Ref(nil), l.gateway.path...), l.pathBelowGateway()...)
+	if best == nil {
+		o.Result, o.Status, o.Reason = ResultNotFound, 404, "no route on the listener matches"
+		if tab == nil {
+			o.Reason = "no route of a kind serving " + req.Scheme + " is attached to the listener"
+		}
+	} else {
+		o.winner = best
+		ix.apply(&o, best.e, req)
+	}
+	t.Outcomes = append(t.Outcomes, o)
+	t.NotMatched = append(t.NotMatched, ix.whyNot(l, req, query, best)...)
+}
+
+// pathBelowGateway is the listener's path below its Gateway: the
+// ListenerSet, if any, then the listener.
+func (l *listener) pathBelowGateway() []topology.Ref {
+	if l.set != (topology.Ref{}) {
+		return []topology.Ref{l.set, l.ref}
+	}
+	return []topology.Ref{l.ref}
+}
+
+// whyNot explains, for every route of listener l but the winner's, why it
+// did not take req.
+func (ix *Index) whyNot(l *listener, req *Request, query url.Values, best *candidate) []NotMatched {
+	var out []NotMatched
+	nm := func(r *route, reason string) {
+		n := NotMatched{Gateway: l.gateway.ref, Listener: l.ref.SectionName, Route: r.ref, Reason: reason}
+		if l.set != (topology.Ref{}) {
+			set := l.set
+			n.ListenerSet = &set
+		}
+		out = append(out, n)
+	}
+	host := req.Host
+	if l.protocol == gwv1.TLSProtocolType {
+		host = req.SNI
+	}
+	for _, r := range l.routes {
+		if best != nil && r == best.e.rule.route {
+			continue
+		}
+		nm(r, r.whyNot(l, req, query, host, best))
+	}
+	for _, r := range l.refused {
+		nm(r, r.refusal(l))
+	}
+	return out
+}
+
+// whyNot is the first reason route r on listener l did not take req.
+func (r *route) whyNot(l *listener, req *Request, query url.Values, host string, best *candidate) string {
+	gk := r.ref.GroupKind()
+	switch {
+	case l.protocol == gwv1.TLSProtocolType && gk != topology.KindTLSRoute,
+		l.protocol != gwv1.TLSProtocolType && req.IsGRPC() && gk != topology.KindGRPCRoute,
+		l.protocol != gwv1.TLSProtocolType && !req.IsGRPC() && gk != topology.KindHTTPRoute:
+		return fmt.Sprintf("kind: a %s does not serve %s requests on this listener", r.ref.Kind, req.Scheme)
+	}
+	if len(r.hostnames) > 0 {
+		ok := false
+		for _, h := range r.hostnames {
+			if (l.hostname == "" || gatewayapi.HostnameIntersects(l.hostname, h)) && gatewayapi.HostnameIntersects(h, host) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return fmt.Sprintf("hostname: %s is not among %s", host, strings.Join(r.hostnames, ", "))
+		}
+	}
+	first := ""
+	for _, ru := range r.rules {
+		entries := ru.entries
+		if entries == nil { // a route attached nowhere: never compiled
+			entries = compile(ru)
+		}
+		for _, e := range entries {
+			m := e.mismatch(req, query)
+			if m == "" {
+				if best != nil {
+					return fmt.Sprintf("precedence: rule %s matches, but %s rule %s takes precedence", ru.name, best.e.rule.route.ref.Short(), best.e.rule.name)
+				}
+				return fmt.Sprintf("rule %s matches but was not chosen", ru.name)
+			}
+			if first == "" {
+				first = fmt.Sprintf("rule %s: %s", ru.name, m)
+			}
+		}
+	}
+	if first == "" {
+		return "the route has no rules"
+	}
+	return first
+}
+
+// refusal says why route r, whose parentRefs name l's Gateway or
+// ListenerSet, is not attached to l.
+func (r *route) refusal(l *listener) string {
+	owner := l.ref.Object()
+	var sections []string
+	for _, p := range r.parents {
+		if gatewayapi.ParentOf(r.ref.Namespace, p) != owner {
+			continue
+		}
+		if p.SectionName == nil || *p.SectionName == "" || string(*p.SectionName) == l.ref.SectionName {
+			if p.Port != nil && int32(*p.Port) != l.port {
+				continue
+			}
+			return "not accepted by the listener: its allowedRoutes (namespaces or kinds) or its hostname do not admit the route"
+		}
+		sections = append(sections, string(*p.SectionName))
+	}
+	if len(sections) > 0 {
+		return "not attached here: its parentRef names listener " + strings.Join(sections, ", ")
+	}
+	return "not attached here: its parentRef names another port"
+}
+
+// apply runs the matched rule: its filters, backends and settings.
+func (ix *Index) apply(o *Outcome, e *entry, req *Request) {
+	ru := e.rule
+	rref := ru.route.ref
+	o.Route, o.Rule = &rref, ru.name
+	o.Path = append(o.Path, rref, rref.WithSection(ru.name))
+	up := &UpstreamRequest{Host: req.Host, Path: req.Path, Headers: map[string]string{}}
+	if req.Query != "" {
+		up.Path += "?" + req.Query
+	}
+	for k, v := range req.Headers {
+		up.Headers[k] = v
+	}
+	var refs []backendSpec
+	switch {
+	case ru.http != nil:
+		for _, f := range ru.http.Filters {
+			if ix.httpFilter(o, f, e, req, up, &o.ResponseHeaders, &o.Mirrors) {
+				return // a redirect answers: nothing is forwarded
+			}
+		}
+		if t := ru.http.Timeouts; t != nil {
+			o.Timeouts = t
+		}
+		o.Retry = ru.http.Retry
+		if ru.http.SessionPersistence != nil {
+			o.Notes = append(o.Notes, "sessionPersistence is set (not modelled)")
+		}
+		for i := range ru.http.BackendRefs {
+			b := &ru.http.BackendRefs[i]
+			refs = append(refs, backendSpec{ref: b.BackendObjectReference, weight: b.Weight, http: b.Filters})
+		}
+	case ru.grpc != nil:
+		for _, f := range ru.grpc.Filters {
+			ix.grpcFilter(o, f, up, &o.ResponseHeaders, &o.Mirrors)
+		}
+		if ru.grpc.SessionPersistence != nil {
+			o.Notes = append(o.Notes, "sessionPersistence is set (not modelled)")
+		}
+		for i := range ru.grpc.BackendRefs {
+			b := &ru.grpc.BackendRefs[i]
+			refs = append(refs, backendSpec{ref: b.BackendObjectReference, weight: b.Weight, grpc: b.Filters})
+		}
+	default:
+		for i := range ru.tls.BackendRefs {
+			b := &ru.tls.BackendRefs[i]
+			refs = append(refs, backendSpec{ref: b.BackendObjectReference, weight: b.Weight})
+		}
+	}
+	o.UpstreamRequest = up
+	ix.backends(o, refs, req, up)
+}
+
+type backendSpec struct {
+	ref    gwv1.BackendObjectReference
+	weight *int32
+	http   []gwv1.HTTPRouteFilter
+	grpc   []gwv1.GRPCRouteFilter
+}
+
+// backends resolves the rule's backendRefs and decides the result: the
+// request is forwarded when some valid backend has weight; otherwise the
+// Gateway answers 500, as the API says for a rule whose backends are all
+// invalid (or that has none).
+func (ix *Index) backends(o *Outcome, refs []backendSpec, req *Request, up *UpstreamRequest) {
+	routeRef := o.Route
+	live := 0
+	for _, bs := range refs {
+		b := Backend{Weight: 1}
+		if bs.weight != nil {
+			b.Weight = *bs.weight
+		}
+		b.Ref, b.Port, b.Invalid = ix.resolve(routeRef, bs.ref)
+		if len(bs.http) > 0 || len(bs.grpc) > 0 {
+			bu := cloneUpstream(up)
+			var rh *HeaderChanges
+			for _, f := range bs.http {
+				ix.httpFilter(o, f, nil, req, bu, &rh, &b.Mirrors)
+			}
+			for _, f := range bs.grpc {
+				ix.grpcFilter(o, f, bu, &rh, &b.Mirrors)
+			}
+			b.UpstreamRequest, b.ResponseHeaders = bu, rh
+		}
+		if b.Invalid == "" && b.Weight > 0 {
+			live++
+			p := append(append([]topology.Ref(nil), o.Path...), b.Ref)
+			if svc := ix.services[b.Ref]; svc != nil {
+				if name, ok := svc.ports[b.Port]; ok {
+					p = append(p, b.Ref.WithSection(name))
+				}
+			}
+			o.backendPaths = append(o.backendPaths, p)
+		}
+		o.Backends = append(o.Backends, b)
+	}
+	switch {
+	case len(refs) == 0:
+		o.Result, o.Status, o.Reason = ResultError, 500, "the rule has no backendRefs"
+	case live == 0:
+		o.Result, o.Status, o.Reason = ResultError, 500, "no backendRef of the rule is valid with a weight above 0"
+	default:
+		o.Result = ResultForwarded
+		if len(o.backendPaths) == 1 {
+			o.Path = o.backendPaths[0]
+		}
+	}
+}
+
+// resolve checks a backendRef of route rref: a Service among the objects
+// with that port, in the route's namespace or allowed by a ReferenceGrant.
+func (ix *Index) resolve(rref *topology.Ref, br gwv1.BackendObjectReference) (topology.Ref, int32, string) {
+	ref := gatewayapi.BackendOf(rref.Namespace, br)
+	var port int32
+	if br.Port != nil {
+		port = int32(*br.Port)
+	}
+	if ref.GroupKind() != topology.KindService {
+		return ref, port, fmt.Sprintf("unknown backend kind %s (InvalidKind)", ref.GroupKind())
+	}
+	if !ix.grants.Allows(rref.GroupKind(), rref.Namespace, ref) {
+		return ref, port, fmt.Sprintf("no ReferenceGrant in namespace %s allows a %s of namespace %s to refer to it (RefNotPermitted)", ref.Namespace, rref.Kind, rref.Namespace)
+	}
+	svc := ix.services[ref]
+	if svc == nil {
+		return ref, port, "the Service does not exist (BackendNotFound)"
+	}
+	if br.Port == nil {
+		return ref, port, "the backendRef names no port, which a Service backend needs"
+	}
+	if _, ok := svc.ports[port]; !ok {
+		return ref, port, fmt.Sprintf("the Service has no port %d", port)
+	}
+	return ref, port, ""
+}
+
+func cloneUpstream(u *UpstreamRequest) *UpstreamRequest {
+	c := *u
+	c.Headers = make(map[string]string, len(u.Headers))
+	for k, v := range u.Headers {
+		c.Headers[k] = v
+	}
+	return &c
+}
+
+// modifyHeaders applies a RequestHeaderModifier to h: set replaces, add
+// appends (joined with ","), remove deletes; names are case-insensitive.
+func modifyHeaders(h map[string]string, f *gwv1.HTTPHeaderFilter) {
+	for _, s := range f.Set {
+		h[strings.ToLower(string(s.Name))] = s.Value
+	}
+	for _, a := range f.Add {
+		n := strings.ToLower(string(a.Name))
+		if old, ok := h[n]; ok {
+			h[n] = old + "," + a.Value
+		} else {
+			h[n] = a.Value
+		}
+	}
+	for _, r := range f.Remove {
+		delete(h, strings.ToLower(r))
+	}
+}
+
+// responseChanges records a ResponseHeaderModifier.
+func responseChanges(into **HeaderChanges, f *gwv1.HTTPHeaderFilter) {
+	if *into == nil {
+		*into = &HeaderChanges{Set: map[string]string{}, Add: map[string]string{}, Remove: []string{}}
+	}
+	c := *into
+	for _, s := range f.Set {
+		c.Set[strings.ToLower(string(s.Name))] = s.Value
+	}
+	for _, a := range f.Add {
+		n := strings.ToLower(string(a.Name))
+		if old, ok := c.Add[n]; ok {
+			c.Add[n] = old + "," + a.Value
+		} else {
+			c.Add[n] = a.Value
+		}
+	}
+	for _, r := range f.Remove {
+		c.Remove = append(c.Remove, strings.ToLower(r))
+	}
+}
+
+// mirror records a RequestMirror.
+func (ix *Index) mirror(o *Outcome, f *gwv1.HTTPRequestMirrorFilter, into *[]Mirror) {
+	m := Mirror{Percent: 100}
+	m.Ref, m.Port, m.Invalid = ix.resolve(o.Route, f.BackendRef)
+	switch {
+	case f.Percent != nil:
+		m.Percent = float64(*f.Percent)
+	case f.Fraction != nil:
+		den := int32(100)
+		if f.Fraction.Denominator != nil {
+			den = *f.Fraction.Denominator
+		}
+		if den > 0 {
+			m.Percent = 100 * float64(f.Fraction.Numerator) / float64(den)
+		}
+	}
+	*into = append(*into, m)
+}
+
+// httpFilter applies one HTTPRoute filter. e is the matched entry (nil
+// for a backendRef's filters, which cannot redirect or rewrite). It
+// reports whether the filter answers the request (a redirect).
+func (ix *Index) httpFilter(o *Outcome, f gwv1.HTTPRouteFilter, e *entry, req *Request, up *UpstreamRequest, rh **HeaderChanges, mirrors *[]Mirror) bool {
+	switch f.Type {
+	case gwv1.HTTPRouteFilterRequestHeaderModifier:
+		if f.RequestHeaderModifier != nil {
+			modifyHeaders(up.Headers, f.RequestHeaderModifier)
+		}
+	case gwv1.HTTPRouteFilterResponseHeaderModifier:
+		if f.ResponseHeaderModifier != nil {
+			responseChanges(rh, f.ResponseHeaderModifier)
+		}
+	case gwv1.HTTPRouteFilterRequestMirror:
+		if f.RequestMirror != nil {
+			ix.mirror(o, f.RequestMirror, mirrors)
+		}
+	case gwv1.HTTPRouteFilterURLRewrite:
+		if f.URLRewrite == nil || e == nil {
+			return false
+		}
+		if h := f.URLRewrite.Hostname; h != nil {
+			up.Host = string(*h)
+		}
+		if p := f.URLRewrite.Path; p != nil {
+			np := rewritePath(pathOnly(req.Path), p, e)
+			if req.Query != "" {
+				np += "?" + req.Query
+			}
+			up.Path = np
+		}
+	case gwv1.HTTPRouteFilterRequestRedirect:
+		if f.RequestRedirect == nil || e == nil {
+			return false
+		}
+		ix.redirect(o, f.RequestRedirect, e, req)
+		return true
+	default:
+		o.Notes = append(o.Notes, fmt.Sprintf("filter %s is not modelled", f.Type))
+	}
+	return false
+}
+
+// grpcFilter applies one GRPCRoute filter.
+func (ix *Index) grpcFilter(o *Outcome, f gwv1.GRPCRouteFilter, up *UpstreamRequest, rh **HeaderChanges, mirrors *[]Mirror) {
+	switch f.Type {
+	case gwv1.GRPCRouteFilterRequestHeaderModifier:
+		if f.RequestHeaderModifier != nil {
+			modifyHeaders(up.Headers, f.RequestHeaderModifier)
+		}
+	case gwv1.GRPCRouteFilterResponseHeaderModifier:
+		if f.ResponseHeaderModifier != nil {
+			responseChanges(rh, f.ResponseHeaderModifier)
+		}
+	case gwv1.GRPCRouteFilterRequestMirror:
+		if f.RequestMirror != nil {
+			ix.mirror(o, f.RequestMirror, mirrors)
+		}
+	default:
+		o.Notes = append(o.Notes, fmt.Sprintf("filter %s is not modelled", f.Type))
+	}
+}
+
+// rewritePath applies a path modifier to path, matched by entry e:
+// ReplaceFullPath replaces it, ReplacePrefixMatch replaces the matched
+// PathPrefix (on segment boundaries) and keeps the rest.
+func rewritePath(path string, m *gwv1.HTTPPathModifier, e *entry) string {
+	switch m.Type {
+	case gwv1.FullPathHTTPPathModifier:
+		if m.ReplaceFullPath != nil {
+			return *m.ReplaceFullPath
+		}
+	case gwv1.PrefixMatchHTTPPathModifier:
+		if m.ReplacePrefixMatch == nil || e.pathType != gwv1.PathMatchPathPrefix {
+			return path
+		}
+		rest := strings.TrimPrefix(path, prefixKey(e.pathValue))
+		repl := strings.TrimRight(*m.ReplacePrefixMatch, "/")
+		out := repl + rest
+		if out == "" {
+			return "/"
+		}
+		if !strings.HasPrefix(out, "/") {
+			out = "/" + out
+		}
+		return out
+	}
+	return path
+}
+
+// redirect answers the request with a RequestRedirect: the scheme,
+// hostname and path given or the request's; the port given, else the
+// scheme's well-known port when the scheme is given, else the listener's;
+// a default port (80 for http, 443 for https) is left out of Location.
+func (ix *Index) redirect(o *Outcome, f *gwv1.HTTPRequestRedirectFilter, e *entry, req *Request) {
+	scheme := req.Scheme
+	host := req.Host
+	port := o.listener.port
+	if f.Scheme != nil && *f.Scheme != "" {
+		scheme = strings.ToLower(*f.Scheme)
+		if p, ok := defaultPorts[scheme]; ok {
+			port = p
+		}
+	}
+	if f.Hostname != nil {
+		host = string(*f.Hostname)
+	}
+	if f.Port != nil {
+		port = int32(*f.Port)
+	}
+	path := pathOnly(req.Path)
+	if f.Path != nil {
+		path = rewritePath(path, f.Path, e)
+	}
+	loc := scheme + "://" + hostPort(scheme, host, port) + path
+	if req.Query != "" {
+		loc += "?" + req.Query
+	}
+	o.Result, o.Location, o.Status = ResultRedirected, loc, 302
+	if f.StatusCode != nil {
+		o.Status = *f.StatusCode
+	}
+	o.Reason = "RequestRedirect filter (" + strconv.Itoa(o.Status) + ")"
+}
