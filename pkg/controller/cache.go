@@ -1,26 +1,52 @@
 package controller
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// CacheOptions returns o completed for the controller: managedFields are
-// stripped from every cached object (unless o sets a DefaultTransform), and
+// CacheOptions returns o completed for the controller: managedFields and
+// the kubectl.kubernetes.io/last-applied-configuration annotation (a copy
+// of the object, doubling its size) are stripped from every cached object
+// (unless o sets a DefaultTransform), and
 // CustomResourceDefinitions are cached without their schemas, which are
 // most of their size (the Gateway API's are hundreds of kilobytes each) and
 // which the controller never reads. Pass the result as the manager's
 // Options.Cache.
 func CacheOptions(o cache.Options) cache.Options {
 	if o.DefaultTransform == nil {
-		o.DefaultTransform = cache.TransformStripManagedFields()
+		o.DefaultTransform = TransformStrip
 	}
 	if o.ByObject == nil {
 		o.ByObject = map[client.Object]cache.ByObject{}
 	}
 	o.ByObject[protoFor(crdGVK)] = cache.ByObject{Transform: TransformCRD}
 	return o
+}
+
+// lastApplied is the annotation kubectl apply keeps its last input in.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// TransformStrip is a cache transform that drops what the controller never
+// reads from an object: its managedFields and the
+// kubectl.kubernetes.io/last-applied-configuration annotation.
+func TransformStrip(in any) (any, error) {
+	m, ok := in.(interface {
+		SetManagedFields([]metav1.ManagedFieldsEntry)
+		GetAnnotations() map[string]string
+		SetAnnotations(map[string]string)
+	})
+	if !ok {
+		return in, nil
+	}
+	m.SetManagedFields(nil)
+	if a := m.GetAnnotations(); a[lastApplied] != "" {
+		delete(a, lastApplied)
+		m.SetAnnotations(a)
+	}
+	return in, nil
 }
 
 // TransformCRD is a cache transform that keeps of a CustomResourceDefinition
@@ -32,7 +58,9 @@ func TransformCRD(in any) (any, error) {
 	if !ok {
 		return in, nil
 	}
-	u.SetManagedFields(nil)
+	if _, err := TransformStrip(u); err != nil {
+		return nil, err
+	}
 	spec, _ := u.Object["spec"].(map[string]any)
 	if spec == nil {
 		return u, nil

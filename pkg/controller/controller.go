@@ -103,6 +103,10 @@ type Controller struct {
 	accessMu sync.Mutex
 	access   map[topology.GroupKind]access // access checks, see canWatch
 
+	// started and cachesSynced time the start, for the log line of the
+	// first computation (how long readiness took after the caches).
+	started, cachesSynced time.Time
+
 	computations atomic.Int64 // completed recomputations, for tests
 	leader       atomic.Bool  // Start was called: this replica writes
 	synced       atomic.Bool  // a first computation completed
@@ -204,6 +208,7 @@ func (c *Controller) ReadyCheck(_ *http.Request) error {
 // Start runs the controller until ctx is done. The manager calls it.
 func (c *Controller) Start(ctx context.Context) error {
 	c.leader.Store(true)
+	c.started = time.Now()
 	c.log.Info("starting")
 	crdInf, err := c.cache.GetInformer(ctx, protoFor(crdGVK))
 	if err != nil {
@@ -367,6 +372,9 @@ func (c *Controller) recompute(ctx context.Context) error {
 	if !ready {
 		return errNotSynced
 	}
+	if c.cachesSynced.IsZero() {
+		c.cachesSynced = time.Now()
+	}
 	objs, err := c.snapshot(ctx, crds)
 	if err != nil {
 		return err
@@ -397,7 +405,10 @@ func (c *Controller) recompute(ctx context.Context) error {
 	desired, targets, effective := c.derive(res, owned, crds, progErr, all, change)
 	// What is desired is known: ready (the writes below may take a while
 	// at scale, and a restarted replica must not wait for them).
-	c.synced.Store(true)
+	if !c.synced.Swap(true) {
+		c.log.Info("first computation done: ready", "sinceStart", time.Since(c.started).Round(time.Millisecond).String(),
+			"afterCachesSynced", time.Since(c.cachesSynced).Round(time.Millisecond).String(), "objects", len(objs))
+	}
 
 	writeErr := c.writePolicies(ctx, desired, nil)
 	if all {

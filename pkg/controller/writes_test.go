@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"golang.org/x/time/rate"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/attache-dev/attache/pkg/topology"
@@ -120,5 +121,29 @@ func TestOwnWritesQueueNothing(t *testing.T) {
 	h.OnDelete(m)
 	if n := c.targets.Len(); n != 1 {
 		t.Fatalf("a deletion queued %d objects, want 1", n)
+	}
+}
+
+// TestTransformStrip: the cache keeps neither managedFields nor kubectl's
+// last-applied copy of an object, and keeps every other annotation.
+func TestTransformStrip(t *testing.T) {
+	u := &unstructured.Unstructured{}
+	u.SetAnnotations(map[string]string{lastApplied: `{"big":"copy"}`, "keep": "me"})
+	u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kubectl"}})
+	out, err := TransformStrip(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(*unstructured.Unstructured)
+	if len(got.GetManagedFields()) != 0 {
+		t.Error("managedFields kept")
+	}
+	if a := got.GetAnnotations(); a[lastApplied] != "" || a["keep"] != "me" || len(a) != 1 {
+		t.Errorf("annotations %v, want only keep=me", a)
+	}
+	m := effectiveMetaProto()
+	m.SetAnnotations(map[string]string{lastApplied: "x"})
+	if out, _ := TransformStrip(m); len(out.(*metav1.PartialObjectMetadata).GetAnnotations()) != 0 {
+		t.Error("last-applied kept on metadata-only objects")
 	}
 }

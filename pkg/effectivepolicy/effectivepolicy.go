@@ -149,6 +149,15 @@ func Hash(b []byte) string {
 // says yes to (all when owned is nil), by the object's ref (a section's
 // object). With only set, only the objects it says yes to are rendered.
 func Build(res *engine.Result, controllerName string, owned func(topology.GroupKind) bool, only func(topology.Ref) bool, lim Limits) map[topology.Ref]*Entry {
+	out := map[topology.Ref]*Entry{}
+	Each(res, controllerName, owned, only, lim, func(obj topology.Ref, e *Entry) { out[obj] = e })
+	return out
+}
+
+// Each is Build one object at a time: fn gets each entry as it is
+// rendered and may keep it or not, so that a caller keeping only the
+// encoded entries never holds every rendered one at once.
+func Each(res *engine.Result, controllerName string, owned func(topology.GroupKind) bool, only func(topology.Ref) bool, lim Limits, fn func(obj topology.Ref, e *Entry)) {
 	lim = lim.complete()
 	type kt struct {
 		gk     topology.GroupKind
@@ -160,13 +169,13 @@ func Build(res *engine.Result, controllerName string, owned func(topology.GroupK
 			effective[kt{e.Kind.GroupKind, e.Target}] = e
 		}
 	}
-	type acc struct {
-		kind     string
-		policies []topology.Ref
-		seen     map[topology.Ref]bool
-		ctxs     []Context
+	// Per object, its affected sections by kind: pointers only.
+	type part struct {
+		af *engine.Affected
+		e  *engine.Effective
 	}
-	byObj := map[topology.Ref][]*acc{}
+	var order []topology.Ref
+	byObj := map[topology.Ref][]part{}
 	for _, af := range res.Affected { // sorted by kind, then target
 		if (owned != nil && !owned(af.Kind.GroupKind)) || (only != nil && !only(af.Target.Object())) {
 			continue
@@ -176,34 +185,36 @@ func Build(res *engine.Result, controllerName string, owned func(topology.GroupK
 			continue
 		}
 		obj := af.Target.Object()
-		list := byObj[obj]
-		var a *acc
-		if n := len(list); n > 0 && list[n-1].kind == af.Kind.String() {
-			a = list[n-1] // another section of the object, same kind
-		} else {
-			a = &acc{kind: af.Kind.String(), seen: map[topology.Ref]bool{}}
-			byObj[obj] = append(list, a)
+		if byObj[obj] == nil {
+			order = append(order, obj)
 		}
-		for _, p := range af.Policies {
-			if !a.seen[p] {
-				a.seen[p] = true
-				a.policies = append(a.policies, p)
-			}
-		}
-		for _, c := range e.Contexts {
-			a.ctxs = append(a.ctxs, context(c, af.Target))
-		}
+		byObj[obj] = append(byObj[obj], part{af, e})
 	}
-	out := make(map[topology.Ref]*Entry, len(byObj))
-	for obj, accs := range byObj {
-		en := &Entry{ControllerName: controllerName, PolicyKinds: make([]Kind, 0, len(accs))}
-		for _, a := range accs {
-			en.PolicyKinds = append(en.PolicyKinds, kind(a.kind, a.policies, a.ctxs, lim))
+	for _, obj := range order {
+		parts := byObj[obj]
+		en := &Entry{ControllerName: controllerName}
+		for i := 0; i < len(parts); {
+			kindName := parts[i].af.Kind.String()
+			var policies []topology.Ref
+			seen := map[topology.Ref]bool{}
+			var ctxs []Context
+			for ; i < len(parts) && parts[i].af.Kind.String() == kindName; i++ {
+				for _, p := range parts[i].af.Policies {
+					if !seen[p] {
+						seen[p] = true
+						policies = append(policies, p)
+					}
+				}
+				for _, c := range parts[i].e.Contexts {
+					ctxs = append(ctxs, context(c, parts[i].af.Target))
+				}
+			}
+			en.PolicyKinds = append(en.PolicyKinds, kind(kindName, policies, ctxs, lim))
 		}
 		fit(en, lim.Bytes)
-		out[obj] = en
+		delete(byObj, obj)
+		fn(obj, en)
 	}
-	return out
 }
 
 // context renders one engine context of target.
