@@ -38,8 +38,8 @@ import (
 
 	"github.com/attache-dev/attache/internal/gen"
 	"github.com/attache-dev/attache/internal/testenv"
-	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/effectivepolicy"
+	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -101,15 +101,15 @@ var (
 
 // Result is what one run measured; it is written as JSON.
 type Result struct {
-	Case        string     `json:"case"`
-	Params      gen.Params `json:"params"`
-	Policies    int        `json:"policies"`
-	Objects     int        `json:"objects"`
-	ReadySec    float64    `json:"readySeconds"`
+	Case     string     `json:"case"`
+	Params   gen.Params `json:"params"`
+	Policies int        `json:"policies"`
+	Objects  int        `json:"objects"`
+	ReadySec float64    `json:"readySeconds"`
 	// ReadyAfterSyncSec is the controller's own figure: from its caches
 	// synced to its first computation done (ready).
 	ReadyAfterSyncSec float64 `json:"readyAfterCachesSyncedSeconds"`
-	ConvergeSec float64    `json:"convergeSeconds"`
+	ConvergeSec       float64 `json:"convergeSeconds"`
 	// PeakRSS is VmHWM at convergence, FinalRSS VmHWM at the end (after
 	// the edits); RSSConverged is VmRSS at convergence.
 	PeakRSSMiB      float64        `json:"peakRSSMiBAtConvergence"`
@@ -348,7 +348,9 @@ rules:
 }
 
 // isBenchKind says whether a policy kind is the harness's.
-func isBenchKind(gk topology.GroupKind) bool { return gk.Kind == gen.PolicyKind && gk.Group == gen.PolicyGroup }
+func isBenchKind(gk topology.GroupKind) bool {
+	return gk.Kind == gen.PolicyKind && gk.Group == gen.PolicyGroup
+}
 
 // expected is the state the controller must reach.
 type expected struct {
