@@ -41,9 +41,11 @@ type AdmissionOptions struct {
 	Debounce time.Duration
 }
 
-// Admission keeps, on every replica (leader or not), an engine state of its
-// own computed from the manager's cache, and answers the admission webhook
-// from it (webhook.Source). It shares the cache's informers with the
+// Admission answers the admission webhook (webhook.Source) on every
+// replica, leader or not: from the controller's engine state on the leader
+// once the controller has computed, and otherwise from an engine state of
+// its own computed from the manager's cache (dropped once the controller's
+// can be used, so that the leader holds one state, not two). It shares the cache's informers with the
 // controller and writes nothing but, on the leader, the rules of the
 // webhook configuration. Build it with Controller.Admission.
 type Admission struct {
@@ -80,6 +82,9 @@ func (c *Controller) Admission(opts AdmissionOptions) (*Admission, error) {
 	}
 	empty := map[topology.GroupKind]bool{}
 	a.kinds.Store(&empty)
+	// Each computation of the controller may change what answers.
+	mark := a.markDirty
+	c.computed.Store(&mark)
 	if err := c.mgr.Add(a); err != nil {
 		return nil, fmt.Errorf("admission: adding to the manager: %w", err)
 	}
@@ -141,14 +146,17 @@ func (a *Admission) Start(ctx context.Context) error {
 	}
 }
 
+// markDirty asks for a refresh.
+func (a *Admission) markDirty() {
+	select {
+	case a.dirty <- struct{}{}:
+	default:
+	}
+}
+
 // handler marks the state dirty on any event.
 func (a *Admission) handler() toolscache.ResourceEventHandler {
-	mark := func() {
-		select {
-		case a.dirty <- struct{}{}:
-		default:
-		}
-	}
+	mark := a.markDirty
 	return toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { mark() },
 		UpdateFunc: func(any, any) { mark() },
@@ -163,9 +171,33 @@ func (a *Admission) refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var res *engine.Result
+	if a.shared() {
+		// The controller's state answers: drop ours.
+		a.mu.Lock()
+		a.inc = nil
+		a.mu.Unlock()
+		a.res.Store(nil)
+		a.removeWatches()
+		res = a.c.lastRes.Load()
+	} else if res, err = a.refreshOwn(ctx, crds); err != nil {
+		return err
+	}
+	return a.publish(ctx, res, crds)
+}
+
+// shared reports whether the controller's engine state answers: this
+// replica leads and the controller has computed.
+func (a *Admission) shared() bool {
+	return a.c.leader.Load() && a.c.synced.Load() && a.c.lastRes.Load() != nil
+}
+
+// refreshOwn recomputes this replica's own state from the cache, watching
+// the kinds that became watchable.
+func (a *Admission) refreshOwn(ctx context.Context, crds map[topology.GroupKind]*crdInfo) (*engine.Result, error) {
 	want := a.c.wantedKinds(crds)
 	if err := a.syncWatches(ctx, want, crds); err != nil {
-		return err
+		return nil, err
 	}
 	var objs []engine.Object
 	for _, ci := range crds {
@@ -182,12 +214,12 @@ func (a *Admission) refresh(ctx context.Context) error {
 	sort.Slice(ws, func(i, j int) bool { return ws[i].gk.String() < ws[j].gk.String() })
 	for _, w := range ws {
 		if !w.inf.HasSynced() || !w.reg.HasSynced() {
-			return errNotSynced
+			return nil, errNotSynced
 		}
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(w.gvk.GroupVersion().WithKind(w.gvk.Kind + "List"))
 		if err := a.c.cache.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
-			return fmt.Errorf("listing %s from the cache: %w", w.gk, err)
+			return nil, fmt.Errorf("listing %s from the cache: %w", w.gk, err)
 		}
 		for i := range list.Items {
 			u := &list.Items[i]
@@ -195,12 +227,22 @@ func (a *Admission) refresh(ctx context.Context) error {
 		}
 	}
 	a.mu.Lock()
+	if a.inc == nil {
+		a.inc = a.c.newEngine()
+	}
 	res := a.compute(objs)
 	a.mu.Unlock()
 	if res == nil {
-		return errors.New("the engine failed; recomputing")
+		return nil, errors.New("the engine failed; recomputing")
 	}
 	a.res.Store(res)
+	return res, nil
+}
+
+// publish makes the policy kinds of res (and whether each is denied)
+// current, marks the state ready and, on the leader, writes the webhook's
+// rules.
+func (a *Admission) publish(ctx context.Context, res *engine.Result, crds map[topology.GroupKind]*crdInfo) error {
 	kinds := map[topology.GroupKind]bool{}
 	var policyResources []webhook.Resource
 	for _, k := range res.Kinds {
@@ -331,19 +373,34 @@ func (a *Admission) Kind(gk topology.GroupKind) (isPolicy, deny bool) {
 
 // Affected implements webhook.Source: from the last Result, no lock.
 func (a *Admission) Affected(ref topology.Ref, deleting bool) []string {
-	return advice.Affected(a.res.Load(), ref, deleting)
+	res := a.res.Load()
+	if a.shared() || res == nil {
+		res = a.c.lastRes.Load()
+	}
+	return advice.Affected(res, ref, deleting)
 }
 
-// Policy implements webhook.Source: a what-if on the state, under the
-// engine's lock.
+// Policy implements webhook.Source: a what-if on the state answering (the
+// controller's on the leader, else this replica's own), under its lock.
 func (a *Admission) Policy(obj *unstructured.Unstructured, ref topology.Ref, op advice.Op) advice.Answer {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	var inc *engine.Incremental
+	if a.shared() {
+		a.c.engineMu.Lock()
+		defer a.c.engineMu.Unlock()
+		inc = a.c.inc
+	} else {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		inc = a.inc
+	}
+	if inc == nil {
+		return advice.Answer{} // between the two states: nothing known
+	}
 	var d *engine.Delta
 	if op == advice.Delete {
-		d = a.inc.WhatIf(nil, []topology.Ref{ref})
+		d = inc.WhatIf(nil, []topology.Ref{ref})
 	} else {
-		d = a.inc.WhatIf([]engine.Object{{Object: obj, Source: "admission request"}}, nil)
+		d = inc.WhatIf([]engine.Object{{Object: obj, Source: "admission request"}}, nil)
 	}
 	return advice.Policy(d, ref, op)
 }

@@ -59,8 +59,15 @@ type Controller struct {
 	goKinds  map[topology.GroupKind]bool
 	owned    map[topology.GroupKind]bool // from Options.OwnedKinds
 	// inc is the engine: it recomputes only what changed since the last
-	// computation (see engine.Incremental).
-	inc *engine.Incremental
+	// computation (see engine.Incremental). engineMu serialises its use:
+	// computations, and the admission webhook's what-ifs, which use this
+	// state on the leader rather than keeping a second one (Admission).
+	inc      *engine.Incremental
+	engineMu sync.Mutex
+	// lastRes is the last computation's Result, for the webhook, and
+	// computed is called after each computation (Admission's refresh).
+	lastRes  atomic.Pointer[engine.Result]
+	computed atomic.Pointer[func()]
 	// compareAll makes the next computation compare every owned policy
 	// and affected object with the cache, not only those the engine
 	// recomputed: at start, on resync, and after a failed write or
@@ -180,6 +187,26 @@ func (c *Controller) newEngine() *engine.Incremental {
 		Custom:          c.opts.Custom,
 		DisableProfiles: c.opts.DisableProfiles,
 	})
+}
+
+// compute runs the engine over objs under its lock (released on a panic
+// too) and publishes the Result.
+func (c *Controller) compute(objs []engine.Object) (*engine.Result, engine.Change) {
+	c.engineMu.Lock()
+	defer c.engineMu.Unlock()
+	res := c.inc.Compute(objs)
+	c.lastRes.Store(res)
+	if f := c.computed.Load(); f != nil {
+		(*f)()
+	}
+	return res, c.inc.LastChange()
+}
+
+// resetEngine drops the engine's state: the next computation is full.
+func (c *Controller) resetEngine() {
+	c.engineMu.Lock()
+	defer c.engineMu.Unlock()
+	c.inc = c.newEngine()
 }
 
 // eventRecorderName derives the events' reportingController, a qualified
@@ -305,7 +332,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		if item == itemResync {
 			// A full computation too, as a safety net under the
 			// incremental ones.
-			c.inc = c.newEngine()
+			c.resetEngine()
 			c.compareAll = true
 		}
 		t0 := time.Now()
@@ -351,7 +378,7 @@ func (c *Controller) safeRecompute(ctx context.Context) (err error) {
 			err = fmt.Errorf("recomputation panicked: %v\n%s", r, debug.Stack())
 			// The engine's state may be half updated: start afresh, and
 			// compare everything with the cluster.
-			c.inc = c.newEngine()
+			c.resetEngine()
 			c.compareAll = true
 		}
 	}()
@@ -379,8 +406,7 @@ func (c *Controller) recompute(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	res := c.inc.Compute(objs)
-	change := c.inc.LastChange()
+	res, change := c.compute(objs)
 	if change.Full && change.Reason != "first computation" {
 		c.log.V(1).Info("recomputed everything", "reason", change.Reason)
 	}

@@ -143,6 +143,13 @@ type running struct {
 // to the manager before it starts.
 func startController(t *testing.T, opts Options, cfg *rest.Config, setup ...func(*Controller, manager.Manager)) *running {
 	t.Helper()
+	return startControllerWith(t, opts, cfg, nil, setup...)
+}
+
+// startControllerWith is startController with the manager's options
+// changed by mgrOpts (leader election, say) when not nil.
+func startControllerWith(t *testing.T, opts Options, cfg *rest.Config, mgrOpts func(*manager.Options), setup ...func(*Controller, manager.Manager)) *running {
+	t.Helper()
 	if opts.ControllerName == "" {
 		opts.ControllerName = testControllerName
 	}
@@ -159,13 +166,17 @@ func startController(t *testing.T, opts Options, cfg *rest.Config, setup ...func
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = 200, 400
 	cfg.Wrap(wc.wrap)
-	mgr, err := manager.New(cfg, manager.Options{
+	mo := manager.Options{
 		Scheme:                 env.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Cache:                  CacheOptions(cache.Options{}),
 		Logger:                 testr.NewWithOptions(t, testr.Options{Verbosity: testVerbosity}),
-	})
+	}
+	if mgrOpts != nil {
+		mgrOpts(&mo)
+	}
+	mgr, err := manager.New(cfg, mo)
 	if err != nil {
 		t.Fatal(err)
 	}

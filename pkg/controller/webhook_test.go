@@ -19,12 +19,15 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -62,8 +65,28 @@ type webhookFixture struct {
 	certDir string
 	caData  []byte
 	ports   []int
-	dyn     dynamic.Interface
-	warn    *warningsOf
+	// admissions are the replicas' webhook states, by port index.
+	admissions [2]*Admission
+	dyn        dynamic.Interface
+	warn       *warningsOf
+}
+
+// holdLease creates a leader-election Lease held by someone else for an
+// hour, so that a manager electing on it never leads.
+func holdLease(t *testing.T, ns, name string) {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	_, _ = cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	holder, dur, now := "someone-else", int32(3600), metav1.NewMicroTime(time.Now())
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &dur, AcquireTime: &now, RenewTime: &now}}
+	if _, err := cs.CoordinationV1().Leases(ns).Create(ctx, lease, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // freePort asks the kernel for a free port on 127.0.0.1.
@@ -145,6 +168,7 @@ func (f *webhookFixture) serve(i int, deny ...topology.GroupKind) func(*Controll
 		if err != nil {
 			panic(err)
 		}
+		f.admissions[i] = a
 		if err := webhook.Serve(mgr, a, a.Ready, webhook.Options{Host: "127.0.0.1", Port: f.ports[i], CertDir: f.certDir}); err != nil {
 			panic(err)
 		}
@@ -389,9 +413,23 @@ func TestWebhook(t *testing.T) {
 		return ""
 	})
 
-	// A second replica, under the shipped RBAC: both answer.
+	// The first replica leads: its webhook answers from the controller's
+	// engine state and keeps none of its own.
+	waitFor(t, "the leader's webhook sharing the controller's state", func() string {
+		if a := f.admissions[0]; !a.shared() || a.res.Load() != nil {
+			return fmt.Sprintf("shared %v, own result kept %v", a.shared(), a.res.Load() != nil)
+		}
+		return ""
+	})
+
+	// A second replica, under the shipped RBAC, that does not lead (the
+	// Lease is someone else's): it answers from a state of its own, as
+	// the leader does.
 	cfg := shippedRBACUser(t)
-	r2 := startController(t, Options{}, cfg, f.serve(1))
+	holdLease(t, "attache-system", "attache-webhook-test")
+	r2 := startControllerWith(t, Options{}, cfg, func(o *manager.Options) {
+		o.LeaderElection, o.LeaderElectionNamespace, o.LeaderElectionID = true, "attache-system", "attache-webhook-test"
+	}, f.serve(1))
 	route, err := f.dyn.Resource(gvrRoute).Namespace("baker").Get(context.Background(), "baker", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -406,6 +444,9 @@ func TestWebhook(t *testing.T) {
 		}
 		return ""
 	})
+	if r2.c.leader.Load() || f.admissions[1].shared() || f.admissions[1].res.Load() == nil {
+		t.Errorf("the second replica leads (%v) or has no state of its own", r2.c.leader.Load())
+	}
 
 	// Both down: nothing is blocked.
 	r1.stop()
