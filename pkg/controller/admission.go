@@ -64,7 +64,10 @@ type Admission struct {
 	watchMu sync.Mutex
 	watches map[topology.GroupKind]*watch
 	dirty   chan struct{}
-	ready   atomic.Bool
+	// synced: this replica's own informers synced; ready: a state was
+	// computed from them (or the controller's is used).
+	synced atomic.Bool
+	ready  atomic.Bool
 	// rules are the rules last written to the webhook configuration.
 	rules []admissionregistrationv1.RuleWithOperations
 }
@@ -95,17 +98,25 @@ func (c *Controller) Admission(opts AdmissionOptions) (*Admission, error) {
 // replica answers the webhook.
 func (a *Admission) NeedLeaderElection() bool { return false }
 
-// ReadyCheck is a healthz.Checker: ready once the state was computed from
-// a synced cache (before, an answer would miss policies).
+// ReadyCheck is a healthz.Checker: ready once the informers it answers
+// from have synced (Ready).
 func (a *Admission) ReadyCheck(_ *http.Request) error {
-	if !a.ready.Load() {
-		return errors.New("admission state not computed yet")
+	if !a.Ready() {
+		return errors.New("admission informers not synced yet")
 	}
 	return nil
 }
 
-// Ready reports whether the state was computed from a synced cache.
-func (a *Admission) Ready() bool { return a.ready.Load() }
+// Ready reports whether the informers the webhook answers from have
+// synced: its own, or on the leader the controller's. Until the state is
+// computed from them (Computed), requests are admitted without warnings,
+// as when the webhook is down (failurePolicy: Ignore), and never denied.
+func (a *Admission) Ready() bool {
+	return a.synced.Load() || (a.leading() && a.c.cachesReady.Load())
+}
+
+// Computed reports whether a state answers: computed from synced caches.
+func (a *Admission) Computed() bool { return a.ready.Load() || a.shared() }
 
 // Start keeps the state up to date until ctx is done.
 func (a *Admission) Start(ctx context.Context) error {
@@ -172,6 +183,11 @@ func (a *Admission) refresh(ctx context.Context) error {
 		return err
 	}
 	var res *engine.Result
+	if a.leading() && !a.shared() {
+		// The controller is about to compute: wait for its state rather
+		// than hold a second one meanwhile.
+		return errNotSynced
+	}
 	if a.shared() {
 		// The controller's state answers: drop ours.
 		a.mu.Lock()
@@ -190,6 +206,17 @@ func (a *Admission) refresh(ctx context.Context) error {
 // replica leads and the controller has computed.
 func (a *Admission) shared() bool {
 	return a.c.leader.Load() && a.c.synced.Load() && a.c.lastRes.Load() != nil
+}
+
+// leading reports whether this replica leads (or runs without leader
+// election).
+func (a *Admission) leading() bool {
+	select {
+	case <-a.c.mgr.Elected():
+		return true
+	default:
+		return false
+	}
 }
 
 // refreshOwn recomputes this replica's own state from the cache, watching
@@ -216,6 +243,9 @@ func (a *Admission) refreshOwn(ctx context.Context, crds map[topology.GroupKind]
 		if !w.inf.HasSynced() || !w.reg.HasSynced() {
 			return nil, errNotSynced
 		}
+	}
+	a.synced.Store(true)
+	for _, w := range ws {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(w.gvk.GroupVersion().WithKind(w.gvk.Kind + "List"))
 		if err := a.c.cache.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
@@ -373,6 +403,9 @@ func (a *Admission) Kind(gk topology.GroupKind) (isPolicy, deny bool) {
 
 // Affected implements webhook.Source: from the last Result, no lock.
 func (a *Admission) Affected(ref topology.Ref, deleting bool) []string {
+	if !a.Computed() {
+		return nil
+	}
 	res := a.res.Load()
 	if a.shared() || res == nil {
 		res = a.c.lastRes.Load()
@@ -383,6 +416,9 @@ func (a *Admission) Affected(ref topology.Ref, deleting bool) []string {
 // Policy implements webhook.Source: a what-if on the state answering (the
 // controller's on the leader, else this replica's own), under its lock.
 func (a *Admission) Policy(obj *unstructured.Unstructured, ref topology.Ref, op advice.Op) advice.Answer {
+	if !a.Computed() {
+		return advice.Answer{} // nothing computed yet: nothing to say
+	}
 	var inc *engine.Incremental
 	if a.shared() {
 		a.c.engineMu.Lock()

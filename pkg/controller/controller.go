@@ -113,6 +113,8 @@ type Controller struct {
 	// started and cachesSynced time the start, for the log line of the
 	// first computation (how long readiness took after the caches).
 	started, cachesSynced time.Time
+	// cachesReady is set once every watched kind's informer has synced.
+	cachesReady atomic.Bool
 
 	computations atomic.Int64 // completed recomputations, for tests
 	leader       atomic.Bool  // Start was called: this replica writes
@@ -224,10 +226,13 @@ func eventRecorderName(controllerName string) string {
 func (c *Controller) NeedLeaderElection() bool { return true }
 
 // ReadyCheck is a healthz.Checker for /readyz: a replica waiting for
-// leadership is ready; the leader once its first computation completed.
+// leadership is ready; the leader once the informers of every kind it
+// watches have synced. The first computation, which takes seconds on a
+// large cluster, is not waited for: it is logged ("first computation
+// done"), and until it completes nothing is written.
 func (c *Controller) ReadyCheck(_ *http.Request) error {
-	if c.leader.Load() && !c.synced.Load() {
-		return errors.New("first computation not completed yet")
+	if c.leader.Load() && !c.cachesReady.Load() {
+		return errors.New("informer caches not synced yet")
 	}
 	return nil
 }
@@ -401,6 +406,8 @@ func (c *Controller) recompute(ctx context.Context) error {
 	}
 	if c.cachesSynced.IsZero() {
 		c.cachesSynced = time.Now()
+		c.cachesReady.Store(true)
+		c.log.Info("informer caches synced: ready", "sinceStart", c.cachesSynced.Sub(c.started).Round(time.Millisecond).String())
 	}
 	objs, err := c.snapshot(ctx, crds)
 	if err != nil {
@@ -432,7 +439,7 @@ func (c *Controller) recompute(ctx context.Context) error {
 	// What is desired is known: ready (the writes below may take a while
 	// at scale, and a restarted replica must not wait for them).
 	if !c.synced.Swap(true) {
-		c.log.Info("first computation done: ready", "sinceStart", time.Since(c.started).Round(time.Millisecond).String(),
+		c.log.Info("first computation done", "sinceStart", time.Since(c.started).Round(time.Millisecond).String(),
 			"afterCachesSynced", time.Since(c.cachesSynced).Round(time.Millisecond).String(), "objects", len(objs))
 	}
 

@@ -11,6 +11,7 @@ import (
 	"io"
 	"reflect"
 	"strings"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -46,12 +47,21 @@ type effectiveDesired struct {
 	hash   string // effectivepolicy.Hash of the JSON, the annotation's value
 }
 
+// packers reuse DEFLATE writers: each holds about a megabyte of state,
+// too much to allocate per entry.
+var packers = sync.Pool{New: func() any {
+	w, _ := flate.NewWriter(nil, flate.BestSpeed) // a valid level: no error
+	return w
+}}
+
 // pack compresses an entry's JSON.
 func pack(b []byte) []byte {
 	var buf bytes.Buffer
-	w, _ := flate.NewWriter(&buf, flate.BestSpeed) // a valid level: no error
+	w := packers.Get().(*flate.Writer)
+	w.Reset(&buf)
 	_, _ = w.Write(b)
 	_ = w.Close()
+	packers.Put(w)
 	return bytes.Clone(buf.Bytes())
 }
 

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/go-logr/logr"
@@ -145,5 +146,20 @@ func TestTransformStrip(t *testing.T) {
 	m.SetAnnotations(map[string]string{lastApplied: "x"})
 	if out, _ := TransformStrip(m); len(out.(*metav1.PartialObjectMetadata).GetAnnotations()) != 0 {
 		t.Error("last-applied kept on metadata-only objects")
+	}
+}
+
+// TestPackRoundTrip: a desired entry is kept compressed and comes back
+// byte for byte, whatever writer of the pool compressed it.
+func TestPackRoundTrip(t *testing.T) {
+	for _, in := range []string{"", `{"controllerName":"x"}`, strings.Repeat(`{"a":[1,2,3]}`, 5000)} {
+		d := &effectiveDesired{packed: pack([]byte(in))}
+		out, err := d.entryJSON()
+		if err != nil || string(out) != in {
+			t.Fatalf("round trip of %d bytes: %d bytes back, %v", len(in), len(out), err)
+		}
+		if len(in) > 10000 && len(d.packed) > len(in)/10 {
+			t.Errorf("%d bytes packed into %d", len(in), len(d.packed))
+		}
 	}
 }
