@@ -659,11 +659,29 @@ func (c *Controller) handler(gk topology.GroupKind) toolscache.ResourceEventHand
 			if o.GetResourceVersion() == n.GetResourceVersion() {
 				return // informer resync: the periodic recomputation covers it
 			}
+			// Our own writes arrive here too: only a difference with the
+			// last computation is work (so that the queues hold only
+			// what is left to do).
+			k := keyOf(n)
 			if c.isPolicyKind(gk) {
+				c.mu.Lock()
+				d := c.policies[k]
+				c.mu.Unlock()
+				if d != nil {
+					if _, changed := mergePolicyStatus(n, d, c.opts.ControllerName, time.Now()); !changed {
+						return
+					}
+				}
 				c.enqueue(itemPolicies)
 				return
 			}
-			c.targets.Add(keyOf(n))
+			c.mu.Lock()
+			d := c.desired[k]
+			c.mu.Unlock()
+			if !c.synced.Load() || !c.planTarget(n, d).any() {
+				return
+			}
+			c.targets.Add(k)
 			c.observeQueues()
 		},
 		DeleteFunc: func(any) { c.enqueue(itemRecompute) },
