@@ -7,11 +7,15 @@
 # floor, EffectivePolicy sizes, and two policy edits.
 #
 # Usage:
-#   hack/scale.sh [small|first|second] [more go test -args flags]
+#   hack/scale.sh [small|first|second|large] [more go test -args flags]
 # Environment:
 #   BINARY=path       run this attache-controller instead of building one
 #   OUT=dir           also write scale-<case>.json and scale-<case>.md there
-#   CONTROLLER_ARGS   more flags for the controller ("--target-write-qps=50")
+#   CONTROLLER_ARGS   more flags for the controller ("--write-qps=50")
+#   GOMEMLIMIT        passed on to the controller (the shipped Deployment's
+#                     binary sets 0.9 of its memory limit: 921MiB for 1Gi)
+# More flags: -assert (CI's checks), -webhook=false (no admission webhook;
+# it is served by default, as in the shipped Deployment).
 #   TIMEOUT           go test timeout (default 40m)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

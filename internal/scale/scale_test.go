@@ -6,11 +6,19 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -49,6 +57,7 @@ var (
 	outFlag     = flag.String("out", "", "directory for scale-<case>.json and scale-<case>.md (default: none)")
 	argsFlag    = flag.String("controller-args", "", "more flags for the controller, space separated")
 	timeoutFlag = flag.Duration("converge-timeout", 0, "bound on convergence (default: per case)")
+	webhookFlag = flag.Bool("webhook", true, "serve the admission webhook too (--webhook-port, certificates made here), as the shipped Deployment does")
 	assertFlag  = flag.Bool("assert", false, "fail unless writes equal the floor, every EffectivePolicy is within its bound and a restart writes nothing (what CI checks: none of it depends on timing)")
 )
 
@@ -240,6 +249,16 @@ rules:
 	args := []string{"--kubeconfig=" + kubeconfig, "--effective-policies",
 		"--owned-kinds=" + gen.PolicyKind + "." + gen.PolicyGroup,
 		"--metrics-bind-address=" + metricsAddr, "--health-probe-bind-address=" + probeAddr}
+	webhookAddr := ""
+	if *webhookFlag {
+		certDir := filepath.Join(work, "webhook-certs")
+		must(t, writeServingCert(certDir))
+		webhookAddr = freeAddr(t)
+		_, port, _ := net.SplitHostPort(webhookAddr)
+		// The API server does not call it (no configuration installed):
+		// it is served, and its state kept, as on the shipped leader.
+		args = append(args, "--webhook-port="+port, "--webhook-cert-dir="+certDir, "--webhook-configuration=")
+	}
 	args = append(args, strings.Fields(*argsFlag)...)
 	p := startProcess(t, bin, args, filepath.Join(work, "controller.log"))
 	audit := &auditReader{path: auditLog}
@@ -248,6 +267,22 @@ rules:
 	start := p.started
 	deadline := start.Add(timeout)
 	res.ReadySec = waitReady(t, p, probeAddr, timeout)
+	if webhookAddr != "" {
+		// Served: a TLS handshake succeeds (the server starts with the
+		// manager, before the caches sync).
+		ok := false
+		for i := 0; i < 50 && !ok; i++ {
+			conn, err := tls.Dial("tcp", webhookAddr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // our own self-signed certificate
+			if ok = err == nil; ok {
+				conn.Close()
+			} else {
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+		if !ok {
+			t.Fatalf("the webhook is not served on %s\n%s", webhookAddr, p.tail())
+		}
+	}
 	res.CachesSyncedSec = p.logSeconds("informer caches synced", "sinceStart", 10*time.Second)
 	res.FirstComputationSec = p.logSeconds("first computation done", "sinceStart", timeout)
 	t.Logf("ready in %.2fs (caches synced at %.2fs, first computation done at %.2fs)", res.ReadySec, res.CachesSyncedSec, res.FirstComputationSec)
@@ -334,7 +369,7 @@ rules:
 	}
 	res.RestartWrites = audit.n - n0
 	t.Logf("restarted: ready in %.2fs, %d writes", res.RestartReadySec, res.RestartWrites)
-	res.Note = fmt.Sprintf("%d CPUs shared with other work; writes counted by the API server's audit log (user %s)", runtimeCPUs(), controllerUser)
+	res.Note = fmt.Sprintf("%d CPUs shared with other work; writes counted by the API server's audit log (user %s); webhook served: %v; GOMEMLIMIT=%q", runtimeCPUs(), controllerUser, *webhookFlag, os.Getenv("GOMEMLIMIT"))
 
 	printResult(t, res)
 	if *assertFlag {
@@ -972,6 +1007,33 @@ func get(url string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// writeServingCert writes a self-signed serving certificate for 127.0.0.1
+// as tls.crt and tls.key in dir.
+func writeServingCert(dir string) error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "attache-scale"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return err
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tls.crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "tls.key"), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
 }
 
 // freeAddr returns a loopback address nobody listens on.
