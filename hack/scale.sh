@@ -12,8 +12,9 @@
 #   BINARY=path       run this attache-controller instead of building one
 #   OUT=dir           also write scale-<case>.json and scale-<case>.md there
 #   CONTROLLER_ARGS   more flags for the controller ("--write-qps=50")
-#   GOMEMLIMIT        passed on to the controller (the shipped Deployment's
-#                     binary sets 0.9 of its memory limit: 921MiB for 1Gi)
+#   GOMEMLIMIT        given to the controller alone, not to the API server
+#                     and etcd (the shipped Deployment's binary sets 0.9 of
+#                     its memory limit: 921MiB for 1Gi)
 # More flags: -assert (CI's checks), -webhook=false (no admission webhook;
 # it is served by default, as in the shipped Deployment).
 #   TIMEOUT           go test timeout (default 40m)
@@ -27,5 +28,9 @@ export KUBEBUILDER_ASSETS
 args=(-case="$case_name")
 [[ -n "${BINARY:-}" ]] && args+=(-binary="$(cd "$(dirname "$BINARY")" && pwd)/$(basename "$BINARY")")
 [[ -n "${OUT:-}" ]] && args+=(-out="$(mkdir -p "$OUT" && cd "$OUT" && pwd)")
+if [[ -n "${GOMEMLIMIT:-}" ]]; then
+	args+=(-gomemlimit="$GOMEMLIMIT")
+	unset GOMEMLIMIT
+fi
 [[ -n "${CONTROLLER_ARGS:-}" ]] && args+=(-controller-args="$CONTROLLER_ARGS")
 exec go test -tags scale -count=1 -timeout "${TIMEOUT:-40m}" -run '^TestScale$' -v ./internal/scale -args "${args[@]}" "$@"

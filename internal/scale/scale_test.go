@@ -57,6 +57,7 @@ var (
 	outFlag     = flag.String("out", "", "directory for scale-<case>.json and scale-<case>.md (default: none)")
 	argsFlag    = flag.String("controller-args", "", "more flags for the controller, space separated")
 	timeoutFlag = flag.Duration("converge-timeout", 0, "bound on convergence (default: per case)")
+	memLimFlag  = flag.String("gomemlimit", "", "GOMEMLIMIT of the controller alone (the API server and etcd must not get it)")
 	webhookFlag = flag.Bool("webhook", true, "serve the admission webhook too (--webhook-port, certificates made here), as the shipped Deployment does")
 	assertFlag  = flag.Bool("assert", false, "fail unless writes equal the floor, every EffectivePolicy is within its bound and a restart writes nothing (what CI checks: none of it depends on timing)")
 )
@@ -369,7 +370,7 @@ rules:
 	}
 	res.RestartWrites = audit.n - n0
 	t.Logf("restarted: ready in %.2fs, %d writes", res.RestartReadySec, res.RestartWrites)
-	res.Note = fmt.Sprintf("%d CPUs shared with other work; writes counted by the API server's audit log (user %s); webhook served: %v; GOMEMLIMIT=%q", runtimeCPUs(), controllerUser, *webhookFlag, os.Getenv("GOMEMLIMIT"))
+	res.Note = fmt.Sprintf("%d CPUs shared with other work; writes counted by the API server's audit log (user %s); webhook served: %v; controller's GOMEMLIMIT=%q", runtimeCPUs(), controllerUser, *webhookFlag, *memLimFlag)
 
 	printResult(t, res)
 	if *assertFlag {
@@ -755,6 +756,9 @@ func startProcess(t *testing.T, bin string, args []string, logPath string) *proc
 	must(t, err)
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = lf, lf
+	if *memLimFlag != "" {
+		cmd.Env = append(os.Environ(), "GOMEMLIMIT="+*memLimFlag)
+	}
 	p := &process{cmd: cmd, log: logPath, done: make(chan struct{})}
 	must(t, cmd.Start())
 	p.started = time.Now()
