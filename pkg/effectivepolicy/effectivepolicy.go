@@ -45,7 +45,7 @@ type Limits struct {
 
 // DefaultLimits keep an entry of one policy kind to a few kilobytes in
 // common cases (docs/performance.md, issue 9) and every entry under 64 KiB.
-var DefaultLimits = Limits{Contexts: 4, Fields: 256, Policies: 64, Bytes: 64 << 10}
+var DefaultLimits = Limits{Contexts: 3, Fields: 256, Policies: 64, Bytes: 64 << 10}
 
 func (l Limits) complete() Limits {
 	d := DefaultLimits

@@ -20,8 +20,9 @@ func genResult(p gen.Params, policies int) *engine.Result {
 	return engine.Compute(objs, engine.Options{})
 }
 
-// TestSizesAtScale renders the entries of issue 9's first and second
-// cases: the median under 8 KiB, every entry within Limits.Bytes.
+// TestSizesAtScale renders the entries of issue 9's three cases: the
+// median under 7 KiB (the object as served adds about 1 KiB of metadata to
+// stay under issue 9's 8 KiB), every entry within Limits.Bytes.
 func TestSizesAtScale(t *testing.T) {
 	for _, c := range []struct {
 		name     string
@@ -30,6 +31,7 @@ func TestSizesAtScale(t *testing.T) {
 	}{
 		{"first", firstCase, 100},
 		{"second", gen.Params{Gateways: 10, ListenersPerGateway: 16, Routes: 2000, Services: 2000, Namespaces: 20, Seed: 1}, 1000},
+		{"large", gen.Params{Gateways: 50, ListenersPerGateway: 64, Routes: 10000, Services: 10000, Namespaces: 100, Seed: 1}, 5000},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			entries := Build(genResult(c.p, c.policies), "attache.dev/test", nil, nil, Limits{})
@@ -40,8 +42,8 @@ func TestSizesAtScale(t *testing.T) {
 			sort.Ints(sizes)
 			med, max := sizes[len(sizes)/2], sizes[len(sizes)-1]
 			t.Logf("%d entries, median %d B, max %d B", len(sizes), med, max)
-			if med >= 8<<10 {
-				t.Errorf("median entry %d bytes, want under 8 KiB", med)
+			if med >= 7<<10 {
+				t.Errorf("median entry %d bytes, want under 7 KiB", med)
 			}
 			if max > DefaultLimits.Bytes {
 				t.Errorf("largest entry %d bytes, over Limits.Bytes %d", max, DefaultLimits.Bytes)
