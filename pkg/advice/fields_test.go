@@ -1,0 +1,44 @@
+package advice
+
+import (
+	"testing"
+
+	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// TestSameFields: effective policies are the same when every context has
+// the same fields, values (numbers by value) and setters, and differ on
+// any of them.
+func TestSameFields(t *testing.T) {
+	p1 := &engine.Attachment{Policy: topology.Ref{Kind: "P", Namespace: "n", Name: "p1"}, At: topology.Ref{Kind: "Gateway", Name: "g"}}
+	p2 := &engine.Attachment{Policy: topology.Ref{Kind: "P", Namespace: "n", Name: "p2"}, At: topology.Ref{Kind: "Gateway", Name: "g"}}
+	eff := func(a *engine.Attachment, path string, v any) *engine.Effective {
+		return &engine.Effective{Contexts: []*engine.Context{{Fields: []engine.FieldSource{{Path: path, Value: v, Attachment: a}}}}}
+	}
+	base := eff(p1, "retry.attempts", int64(3))
+	for _, c := range []struct {
+		what string
+		b    *engine.Effective
+		same bool
+	}{
+		{"same", eff(p1, "retry.attempts", int64(3)), true},
+		{"a number of another Go type", eff(p1, "retry.attempts", float64(3)), true},
+		{"another value", eff(p1, "retry.attempts", int64(4)), false},
+		{"another path", eff(p1, "retry.backoff", int64(3)), false},
+		{"another policy", eff(p2, "retry.attempts", int64(3)), false},
+		{"none", nil, false},
+		{"a list", eff(p1, "retry.attempts", []any{int64(3)}), false},
+	} {
+		if got := sameFields(base, c.b); got != c.same {
+			t.Errorf("%s: same = %v, want %v", c.what, got, c.same)
+		}
+	}
+	if !sameFields(nil, &engine.Effective{Contexts: []*engine.Context{{}}}) {
+		t.Error("no policy and a context without fields differ")
+	}
+	m1 := eff(p1, "m", map[string]any{"a": []any{"x", int64(1)}})
+	if !sameFields(m1, eff(p1, "m", map[string]any{"a": []any{"x", 1.0}})) || sameFields(m1, eff(p1, "m", map[string]any{"a": []any{"x"}})) {
+		t.Error("nested values compared wrongly")
+	}
+}
