@@ -197,7 +197,7 @@ func Each(res *engine.Result, controllerName string, owned func(topology.GroupKi
 			kindName := parts[i].af.Kind.String()
 			var policies []topology.Ref
 			seen := map[topology.Ref]bool{}
-			var ctxs []Context
+			var ctxs []rawContext
 			for ; i < len(parts) && parts[i].af.Kind.String() == kindName; i++ {
 				for _, p := range parts[i].af.Policies {
 					if !seen[p] {
@@ -206,7 +206,7 @@ func Each(res *engine.Result, controllerName string, owned func(topology.GroupKi
 					}
 				}
 				for _, c := range parts[i].e.Contexts {
-					ctxs = append(ctxs, context(c, parts[i].af.Target))
+					ctxs = append(ctxs, rawContext{c, parts[i].af.Target, c.PathCount()})
 				}
 			}
 			en.PolicyKinds = append(en.PolicyKinds, kind(kindName, policies, ctxs, lim))
@@ -217,8 +217,8 @@ func Each(res *engine.Result, controllerName string, owned func(topology.GroupKi
 	}
 }
 
-// context renders one engine context of target.
-func context(c *engine.Context, target topology.Ref) Context {
+// context renders one engine context of target, carried by paths paths.
+func context(c *engine.Context, target topology.Ref, paths int) Context {
 	out := Context{Spec: c.Spec, SetBy: make(map[string]string, len(c.Fields)), Errors: c.Errors}
 	if out.Spec == nil {
 		out.Spec = map[string]any{}
@@ -226,13 +226,12 @@ func context(c *engine.Context, target topology.Ref) Context {
 	if target.IsSection() {
 		out.Target = target.Short()
 	}
+	// One path is shown; the others were counted without being built.
 	c.Paths(func(p []topology.Ref) bool {
-		if out.PathCount == 0 {
-			out.Path = PathText(p)
-		}
-		out.PathCount++
-		return true
+		out.Path = PathText(p)
+		return false
 	})
+	out.PathCount = paths
 	for _, f := range c.Fields {
 		out.SetBy[f.Path] = PolicyName(f.Policy)
 	}
@@ -256,16 +255,25 @@ func context(c *engine.Context, target topology.Ref) Context {
 	return out
 }
 
-// kind assembles one policy kind's part, capped by lim.
-func kind(name string, policies []topology.Ref, ctxs []Context, lim Limits) Kind {
+// rawContext is an engine context of a target, before it is rendered.
+type rawContext struct {
+	c      *engine.Context
+	target topology.Ref
+	paths  int
+}
+
+// kind assembles one policy kind's part, capped by lim: every context's
+// fields go into Fields, and only the contexts kept are rendered.
+func kind(name string, policies []topology.Ref, ctxs []rawContext, lim Limits) Kind {
 	sort.Slice(policies, func(i, j int) bool { return policies[i].Less(policies[j]) })
 	k := Kind{PolicyKind: name, PolicyCount: len(policies), ContextCount: len(ctxs)}
 	k.Policies = policies[:min(len(policies), lim.Policies)]
 	setters := map[string][]string{}
-	for _, c := range ctxs {
-		for path, p := range c.SetBy {
-			if !contains(setters[path], p) {
-				setters[path] = append(setters[path], p)
+	for _, rc := range ctxs {
+		for _, f := range rc.c.Fields {
+			p := PolicyName(f.Policy)
+			if !contains(setters[f.Path], p) {
+				setters[f.Path] = append(setters[f.Path], p)
 			}
 		}
 	}
@@ -281,13 +289,13 @@ func kind(name string, policies []topology.Ref, ctxs []Context, lim Limits) Kind
 		sort.Strings(s)
 		k.Fields[p] = s
 	}
-	sort.SliceStable(ctxs, func(i, j int) bool {
-		if ctxs[i].PathCount != ctxs[j].PathCount {
-			return ctxs[i].PathCount > ctxs[j].PathCount
-		}
-		return ctxs[i].Path < ctxs[j].Path
-	})
-	k.Contexts = ctxs[:min(len(ctxs), lim.Contexts)]
+	// The contexts carried by the most paths first; among equals, the
+	// engine's order (deterministic).
+	sort.SliceStable(ctxs, func(i, j int) bool { return ctxs[i].paths > ctxs[j].paths })
+	k.Contexts = make([]Context, 0, min(len(ctxs), lim.Contexts))
+	for _, rc := range ctxs[:min(len(ctxs), lim.Contexts)] {
+		k.Contexts = append(k.Contexts, context(rc.c, rc.target, rc.paths))
+	}
 	return k
 }
 

@@ -463,6 +463,13 @@ func (d *kindDP) dpTarget(n topology.NodeID) *targetState {
 					return
 				}
 			}
+		}, func() int {
+			memo := map[entryAt]int{}
+			total := 0
+			for _, i := range idxs {
+				total += countPaths(entries, entryAt{n, i}, memo)
+			}
+			return total
 		}))
 	}
 	return ts
@@ -536,6 +543,30 @@ func (d *kindDP) enumerate(entries [][]entry, n topology.NodeID, idx int32, suff
 		}
 	}
 	return true
+}
+
+// entryAt names one entry of a node's entries table.
+type entryAt struct {
+	node topology.NodeID
+	idx  int32
+}
+
+// countPaths is the number of paths enumerate yields from an entry,
+// memoised per entry: linear in the entries, whatever the number of paths.
+func countPaths(entries [][]entry, at entryAt, memo map[entryAt]int) int {
+	if n, ok := memo[at]; ok {
+		return n
+	}
+	e := &entries[at.node][at.idx]
+	n := 0
+	if e.top {
+		n = 1
+	}
+	for _, p := range e.preds {
+		n += countPaths(entries, entryAt{p.node, p.idx}, memo)
+	}
+	memo[at] = n
+	return n
 }
 
 // pathRefs turns a reversed node path into refs, root first, placing each
@@ -613,7 +644,7 @@ func (d *kindDP) directTarget(n topology.NodeID) *targetState {
 	sr := d.fold(s)
 	ref := d.c.graph.Node(n).Ref
 	ts := &targetState{eff: &Effective{Kind: d.kind, Target: ref}, stacks: []*stackResult{sr}}
-	ts.eff.Contexts = []*Context{newContext(sr, func(yield func([]topology.Ref) bool) { yield([]topology.Ref{ref}) })}
+	ts.eff.Contexts = []*Context{newContext(sr, func(yield func([]topology.Ref) bool) { yield([]topology.Ref{ref}) }, func() int { return 1 })}
 	return ts
 }
 

@@ -363,8 +363,8 @@ func attLess(a, b Attachment) bool {
 }
 
 // newContext is the public Context of a folded stack.
-func newContext(sr *stackResult, paths func(func([]topology.Ref) bool)) *Context {
-	ctx := &Context{Stack: sr.entries, Spec: sr.spec, Fields: sr.fields, paths: paths}
+func newContext(sr *stackResult, paths func(func([]topology.Ref) bool), count func() int) *Context {
+	ctx := &Context{Stack: sr.entries, Spec: sr.spec, Fields: sr.fields, paths: paths, count: count}
 	for _, err := range sr.result.Errors {
 		ctx.Errors = append(ctx.Errors, fmt.Sprint(err))
 	}

@@ -167,10 +167,22 @@ type Context struct {
 	// Errors are failures of Custom merge functions in this context.
 	Errors []string
 	paths  func(yield func([]topology.Ref) bool)
+	count  func() int
 }
 
 // Paths yields every path (root to target inclusive) of this context.
 func (c *Context) Paths(yield func([]topology.Ref) bool) { c.paths(yield) }
+
+// PathCount is the number of paths Paths yields, counted without building
+// them (a context behind many listeners and routes has thousands).
+func (c *Context) PathCount() int {
+	if c.count != nil {
+		return c.count()
+	}
+	n := 0
+	c.paths(func([]topology.Ref) bool { n++; return true })
+	return n
+}
 
 // StackEntry is one policy in a context: where it attaches, with what
 // strategy, and which fields it lost to whom.
