@@ -65,9 +65,20 @@ func pack(b []byte) []byte {
 	return bytes.Clone(buf.Bytes())
 }
 
+// unpackers reuse DEFLATE readers (tens of kilobytes of tables each).
+var unpackers sync.Pool
+
 // entryJSON returns the entry's JSON.
 func (d *effectiveDesired) entryJSON() ([]byte, error) {
-	return io.ReadAll(flate.NewReader(bytes.NewReader(d.packed)))
+	src := bytes.NewReader(d.packed)
+	r, _ := unpackers.Get().(io.ReadCloser)
+	if r == nil {
+		r = flate.NewReader(src)
+	} else if err := r.(flate.Resetter).Reset(src, nil); err != nil {
+		return nil, err
+	}
+	defer unpackers.Put(r)
+	return io.ReadAll(r)
 }
 
 // Annotations of an EffectivePolicy. The controller caches only the
