@@ -43,7 +43,7 @@ func forbiddenWrites(t *testing.T) float64 {
 }
 
 // TestShippedClusterRole runs the controller as a user bound to
-// deploy/clusterrole.yaml only (plus, for the test's own SizePolicy kind,
+// deploy/base/clusterrole.yaml only (plus, for the test's own SizePolicy kind,
 // the rules an installer of that kind would add): GEP-713 Example 3, a
 // route annotation and the Event of a full Gateway all get written, and no
 // write is forbidden. Kinds the role does not grant (TintPolicy) are left
@@ -51,13 +51,13 @@ func forbiddenWrites(t *testing.T) float64 {
 func TestShippedClusterRole(t *testing.T) {
 	ctx := context.Background()
 	cs := env.Clientset(t)
-	data, err := os.ReadFile(filepath.Join(deployDir, "clusterrole.yaml"))
+	data, err := os.ReadFile(filepath.Join(deployDir, "base", "clusterrole.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var role rbacv1.ClusterRole
 	if err := yaml.UnmarshalStrict(data, &role); err != nil {
-		t.Fatalf("deploy/clusterrole.yaml: %v", err)
+		t.Fatalf("deploy/base/clusterrole.yaml: %v", err)
 	}
 	extra := &rbacv1.ClusterRole{
 		ObjectMeta: metav1.ObjectMeta{Name: "attache-test-sizepolicies"},

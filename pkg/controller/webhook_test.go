@@ -59,7 +59,7 @@ func (w *warningsOf) take() []string {
 }
 
 // webhookFixture is the API server calling attache's webhook, installed
-// from deploy/webhook.yaml, at 127.0.0.1 with envtest's serving
+// from deploy/base/webhook.yaml, at 127.0.0.1 with envtest's serving
 // certificates.
 type webhookFixture struct {
 	certDir string
@@ -103,7 +103,7 @@ func freePort(t *testing.T) int {
 // shippedWebhook reads the ValidatingWebhookConfiguration of deploy/.
 func shippedWebhook(t *testing.T) *admissionregistrationv1.ValidatingWebhookConfiguration {
 	t.Helper()
-	objs, _, err := manifest.Read([]string{filepath.Join(deployDir, "webhook.yaml")}, nil)
+	objs, _, err := manifest.Read([]string{filepath.Join(deployDir, "base", "webhook.yaml")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func shippedWebhook(t *testing.T) *admissionregistrationv1.ValidatingWebhookConf
 		}
 		return &vwc
 	}
-	t.Fatal("no ValidatingWebhookConfiguration in deploy/webhook.yaml")
+	t.Fatal("no ValidatingWebhookConfiguration in deploy/base/webhook.yaml")
 	return nil
 }
 
@@ -136,7 +136,7 @@ func newWebhookFixture(t *testing.T) *webhookFixture {
 	for i := range vwc.Webhooks {
 		w := &vwc.Webhooks[i]
 		if w.FailurePolicy == nil || *w.FailurePolicy != admissionregistrationv1.Ignore || w.TimeoutSeconds == nil || *w.TimeoutSeconds > 5 {
-			t.Fatalf("deploy/webhook.yaml: webhook %s must have failurePolicy Ignore and a short timeout", w.Name)
+			t.Fatalf("deploy/base/webhook.yaml: webhook %s must have failurePolicy Ignore and a short timeout", w.Name)
 		}
 		url := fmt.Sprintf("https://127.0.0.1:%d%s", f.ports[0], *w.ClientConfig.Service.Path)
 		w.ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: f.caData}
@@ -316,13 +316,13 @@ func (f *webhookFixture) review(t *testing.T, port int, route *unstructured.Unst
 const routeLine = "HTTPRoute baker/baker is affected by 2 policies: RetryPolicy baker/namespace-retries (numRetries, retryOn), TimeoutPolicy infra/gateway-timeouts (overrides: idle, request)"
 
 // TestWebhook runs the admission webhook of issue 11 behind the real API
-// server, installed from deploy/webhook.yaml: a route's update is warned
+// server, installed from deploy/base/webhook.yaml: a route's update is warned
 // with the policies affecting it, a policy's create with its impact, a
 // delete with what loses its policy; prevention (off, then on through the
 // CRD annotation) denies a second BackendTLSPolicy on one Service and an
 // Invalid policy; a policy CRD created after start is covered; two
 // replicas both answer, the second running under the shipped RBAC
-// (deploy/clusterrole.yaml and the webhook's role); and with both stopped,
+// (deploy/base/clusterrole.yaml and the webhook's role); and with both stopped,
 // applies go through.
 func TestWebhook(t *testing.T) {
 	f := newWebhookFixture(t)
@@ -473,15 +473,15 @@ func mustYAML(t *testing.T, doc string) *unstructured.Unstructured {
 	return u
 }
 
-// shippedRBACUser is a user bound to deploy/clusterrole.yaml, the
-// webhook's ClusterRole of deploy/webhook.yaml, and read access to the
+// shippedRBACUser is a user bound to deploy/base/clusterrole.yaml, the
+// webhook's ClusterRole of deploy/base/webhook.yaml, and read access to the
 // parable's policy kinds (what an installer of them adds).
 func shippedRBACUser(t *testing.T) *rest.Config {
 	t.Helper()
 	ctx := context.Background()
 	cs := env.Clientset(t)
 	var roles []*rbacv1.ClusterRole
-	data, err := os.ReadFile(filepath.Join(deployDir, "clusterrole.yaml"))
+	data, err := os.ReadFile(filepath.Join(deployDir, "base", "clusterrole.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -490,7 +490,7 @@ func shippedRBACUser(t *testing.T) *rest.Config {
 		t.Fatal(err)
 	}
 	roles = append(roles, &role)
-	objs, _, err := manifest.Read([]string{filepath.Join(deployDir, "webhook.yaml")}, nil)
+	objs, _, err := manifest.Read([]string{filepath.Join(deployDir, "base", "webhook.yaml")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -505,7 +505,7 @@ func shippedRBACUser(t *testing.T) *rest.Config {
 		}
 	}
 	if len(roles) != 2 {
-		t.Fatal("deploy/webhook.yaml has no ClusterRole")
+		t.Fatal("deploy/base/webhook.yaml has no ClusterRole")
 	}
 	roles = append(roles, &rbacv1.ClusterRole{
 		ObjectMeta: metav1.ObjectMeta{Name: "attache-test-parable"},
