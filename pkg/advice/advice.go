@@ -139,32 +139,38 @@ func Affected(res *engine.Result, ref topology.Ref, deleting bool) []string {
 		sort.Strings(r.fields)
 		list = append(list, r)
 	}
+	head, also := fmt.Sprintf("%s is affected by %s: ", Name(ref), plural(len(list), "policy")), Name(ref)+" is also affected by: "
+	if deleting {
+		head = fmt.Sprintf("deleting %s takes it out of the reach of %s: ", Name(ref), plural(len(list), "policy"))
+	}
+	lines := reachLines(list, head, also)
+	if deleting && len(targets) > 0 {
+		lines = append(lines, fmt.Sprintf("deleting %s changes the effective policies of %s below it (their paths through it go)", Name(ref), counts(sortedRefs(targets))))
+	}
+	return finish(lines, command("describe", ref, ""))
+}
+
+// reachLines words policies and the fields each sets, sorted by kind then
+// ref: head and as many as fit the width, then lines starting with also
+// (the first of each line at least one policy, however long).
+func reachLines(list []*reaching, head, also string) []string {
 	sort.Slice(list, func(i, j int) bool {
 		if list[i].ref.Kind != list[j].ref.Kind {
 			return list[i].ref.Kind < list[j].ref.Kind
 		}
 		return list[i].ref.Less(list[j].ref)
 	})
-	items := make([]string, len(list))
-	for i, r := range list {
+	var lines []string
+	line, n := head, 0
+	for _, r := range list {
 		fields := join(r.fields, 40)
 		if r.stanza == "overrides" {
 			fields = "overrides: " + fields
 		}
-		items[i] = fmt.Sprintf("%s (%s)", Name(r.ref), fields)
-	}
-	head := fmt.Sprintf("%s is affected by %s: ", Name(ref), plural(len(list), "policy"))
-	if deleting {
-		head = fmt.Sprintf("deleting %s takes it out of the reach of %s: ", Name(ref), plural(len(list), "policy"))
-	}
-	var lines []string
-	// One line per group of policies that fits the width (the first at
-	// least one policy, however long).
-	line, n := head, 0
-	for _, it := range items {
+		it := fmt.Sprintf("%s (%s)", Name(r.ref), fields)
 		if n > 0 && len(line)+len(it)+2 > Width+60 {
 			lines = append(lines, line)
-			line, n = Name(ref)+" is also affected by: ", 0
+			line, n = also, 0
 		}
 		if n > 0 {
 			line += ", "
@@ -172,11 +178,7 @@ func Affected(res *engine.Result, ref topology.Ref, deleting bool) []string {
 		line += it
 		n++
 	}
-	lines = append(lines, line)
-	if deleting && len(targets) > 0 {
-		lines = append(lines, fmt.Sprintf("deleting %s changes the effective policies of %s below it (their paths through it go)", Name(ref), counts(sortedRefs(targets))))
-	}
-	return finish(lines, command("describe", ref, ""))
+	return append(lines, line)
 }
 
 func sortedRefs(m map[topology.Ref]bool) []topology.Ref {

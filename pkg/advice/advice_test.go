@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/attache-dev/attache/pkg/advice"
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/manifest"
@@ -238,5 +240,46 @@ func TestReadmeWarnings(t *testing.T) {
 	}
 	if shown < 7 {
 		t.Errorf("only %d webhook lines found in the READMEs", shown)
+	}
+}
+
+// TestCreated: a route being created is told which policies will reach
+// it: the namespace's and the Gateway's (with their fields and stanza),
+// and a policy already naming it; not one on another route, nor a kind
+// whose hierarchy has no routes, nor one on another Gateway.
+func TestCreated(t *testing.T) {
+	in := parable(t, nil, `
+apiVersion: policies.cupcakes.example/v1
+kind: RetryPolicy
+metadata: {name: for-the-new-route, namespace: baker}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: muffins}]
+  defaults: {numRetries: 1}
+`)
+	res := engine.Compute(in, engine.Options{})
+	route := read(t, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: muffins, namespace: baker}
+spec:
+  parentRefs: [{name: cupcakes, namespace: infra}]
+  rules: [{backendRefs: [{name: baker, port: 8080}]}]
+`)[0].Object
+	got := advice.Created(res, route, ref("HTTPRoute", "baker", "muffins"))
+	want := []string{"HTTPRoute baker/muffins will be reached by 3 policies: RetryPolicy baker/for-the-new-route (numRetries), RetryPolicy baker/namespace-retries (numRetries, retryOn)",
+		"HTTPRoute baker/muffins will also be reached by: TimeoutPolicy infra/gateway-timeouts (overrides: idle, request)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Created:\n got %q\nwant %q", got, want)
+	}
+	// Attached to no known Gateway, in a namespace without policies: nothing.
+	other := route.DeepCopy()
+	other.SetNamespace("elsewhere")
+	unstructured.SetNestedSlice(other.Object, []any{map[string]any{"name": "nowhere"}}, "spec", "parentRefs")
+	if got := advice.Created(res, other, ref("HTTPRoute", "elsewhere", "muffins")); got != nil {
+		t.Errorf("a route under no policy: %q", got)
+	}
+	// Not a route: nothing (Services and the rest are answered once they exist).
+	if got := advice.Created(res, route, ref("Service", "baker", "muffins")); got != nil {
+		t.Errorf("a Service: %q", got)
 	}
 }

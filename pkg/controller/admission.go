@@ -403,6 +403,17 @@ func (a *Admission) Kind(gk topology.GroupKind) (isPolicy, deny bool) {
 
 // Affected implements webhook.Source: from the last Result, no lock.
 func (a *Admission) Affected(ref topology.Ref, deleting bool) []string {
+	return advice.Affected(a.result(), ref, deleting)
+}
+
+// Created implements webhook.Source: from the last Result, no lock.
+func (a *Admission) Created(obj *unstructured.Unstructured, ref topology.Ref) []string {
+	return advice.Created(a.result(), obj, ref)
+}
+
+// result is the last Result answers are read from: the controller's on
+// the leader, this replica's own otherwise; nil until one is computed.
+func (a *Admission) result() *engine.Result {
 	if !a.Computed() {
 		return nil
 	}
@@ -410,7 +421,7 @@ func (a *Admission) Affected(ref topology.Ref, deleting bool) []string {
 	if a.shared() || res == nil {
 		res = a.c.lastRes.Load()
 	}
-	return advice.Affected(res, ref, deleting)
+	return res
 }
 
 // Policy implements webhook.Source: a what-if on the state answering (the

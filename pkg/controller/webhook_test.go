@@ -347,6 +347,19 @@ func TestWebhook(t *testing.T) {
 		return ""
 	})
 
+	// A route being created: the policies that will reach it.
+	created, err := f.create(gvrRoute, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: muffins, namespace: baker}
+spec:
+  parentRefs: [{name: cupcakes, namespace: infra}]
+  rules: [{backendRefs: [{name: baker, port: 8080}]}]
+`)
+	if err != nil || len(created) == 0 || !strings.HasPrefix(created[0], "HTTPRoute baker/muffins will be reached by 2 policies: RetryPolicy baker/namespace-retries (numRetries, retryOn)") {
+		t.Errorf("creating a route: %q %v", created, err)
+	}
+
 	// A delete: what loses its policy.
 	if w := f.deleteDryRun(t, gvrRetry, "baker", "namespace-retries"); !slices.Contains(w, "deleting RetryPolicy baker/namespace-retries leaves 3 Services in baker with no RetryPolicy") {
 		t.Errorf("delete: %q", w)

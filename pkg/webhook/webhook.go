@@ -43,6 +43,9 @@ type Source interface {
 	// Affected words which policies affect the object ref (see
 	// advice.Affected).
 	Affected(ref topology.Ref, deleting bool) []string
+	// Created words which policies an object being created, not yet in
+	// the state, will be reached by (see advice.Created).
+	Created(obj *unstructured.Unstructured, ref topology.Ref) []string
 	// Policy words what applying obj (op Create or Update; obj is nil for
 	// Delete) or deleting the policy ref would do (see advice.Policy).
 	Policy(obj *unstructured.Unstructured, ref topology.Ref, op advice.Op) advice.Answer
@@ -104,6 +107,8 @@ func (h *Handler) answer(req admission.Request, gk topology.GroupKind) admission
 		switch op {
 		case advice.Update, advice.Delete:
 			lines = h.Source.Affected(ref, op == advice.Delete)
+		case advice.Create:
+			lines = h.Source.Created(obj, ref)
 		}
 		return admission.Allowed("").WithWarnings(lines...)
 	}

@@ -1,0 +1,141 @@
+package advice
+
+import (
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/gatewayapi"
+	"github.com/attache-dev/attache/pkg/policy"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// Created words which policies a route being created will be reached by:
+// those attached (accepted, of a kind whose hierarchy holds the route's
+// kind) to a level above it — the Gateways and listeners its parentRefs
+// name and what is above them, its Namespace — or naming the route itself,
+// with the fields each sets. The new route is not in res, so this is read
+// from the policies' targets and specs, not from a computation: which of
+// them wins a field where they overlap is known once the route exists
+// (`attache describe`). Not a route, or no policy: no line.
+func Created(res *engine.Result, obj *unstructured.Unstructured, ref topology.Ref) []string {
+	if res == nil || res.Graph == nil || !isRouteKind(ref.GroupKind()) {
+		return nil
+	}
+	levels := map[topology.Ref]bool{{Kind: topology.KindNamespace.Kind, Name: ref.Namespace}: true}
+	parents, _, _ := unstructured.NestedSlice(obj.Object, "spec", "parentRefs")
+	for _, p := range parents {
+		m, ok := p.(map[string]any)
+		if !ok {
+			continue
+		}
+		pr := gatewayapi.ParentRefOf(m, ref.Namespace)
+		id, ok := res.Graph.Lookup(pr)
+		if !ok {
+			continue
+		}
+		// The parent, its listeners when no sectionName picks one, and
+		// every level above them.
+		start := []topology.NodeID{id}
+		if pr.SectionName == "" {
+			start = append(start, res.Graph.Sections(id)...)
+		}
+		for len(start) > 0 {
+			n := start[len(start)-1]
+			start = start[:len(start)-1]
+			r := res.Graph.Node(n).Ref
+			if levels[r] {
+				continue
+			}
+			levels[r] = true
+			start = append(start, res.Graph.Node(n).Parents...)
+		}
+	}
+	routeLabels := labels.Set(obj.GetLabels())
+	var found []*reaching
+	for _, ps := range res.Policies {
+		p := ps.Policy
+		if p == nil || p.Invalid() || p.Kind == nil || !p.Kind.InHierarchy(ref.GroupKind()) {
+			continue
+		}
+		if !targetsAny(p, ref, levels, routeLabels) {
+			continue
+		}
+		fields := leafPaths(p.Spec, "")
+		if len(fields) == 0 {
+			continue
+		}
+		found = append(found, &reaching{ref: p.Ref, stanza: p.Stanza, fields: fields})
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	lines := reachLines(found, fmt.Sprintf("%s will be reached by %s: ", Name(ref), plural(len(found), "policy")), Name(ref)+" will also be reached by: ")
+	return finish(lines, command("describe", ref, ""))
+}
+
+// isRouteKind reports whether gk is one of the Gateway API route kinds.
+func isRouteKind(gk topology.GroupKind) bool {
+	for _, k := range topology.RouteKinds {
+		if k == gk {
+			return true
+		}
+	}
+	return false
+}
+
+// targetsAny reports whether one of p's targets is one of levels, or the
+// route ref itself (by name, any section, or by a label selector on its
+// kind in its namespace).
+func targetsAny(p *policy.Policy, ref topology.Ref, levels map[topology.Ref]bool, routeLabels labels.Set) bool {
+	for _, t := range p.Targets {
+		ns := t.Namespace
+		if ns == "" {
+			ns = p.Ref.Namespace
+		}
+		gk := topology.GroupKind{Group: t.Group, Kind: t.Kind}
+		if t.Selector != nil {
+			if gk == ref.GroupKind() && (p.Ref.Namespace == "" || p.Ref.Namespace == ref.Namespace || t.Namespaces != nil) && t.Selector.Matches(routeLabels) {
+				return true
+			}
+			continue
+		}
+		if gk == ref.GroupKind() && t.Name == ref.Name && ns == ref.Namespace {
+			return true
+		}
+		r := topology.Ref{Group: t.Group, Kind: t.Kind, Name: t.Name, SectionName: t.SectionName}
+		if !clusterScoped(gk) {
+			r.Namespace = ns
+		}
+		if levels[r] {
+			return true
+		}
+	}
+	return false
+}
+
+// clusterScoped are the level kinds without a namespace.
+func clusterScoped(gk topology.GroupKind) bool {
+	return gk == topology.KindNamespace || gk == topology.KindGatewayClass
+}
+
+// leafPaths lists the dotted paths of a spec's leaves, sorted.
+func leafPaths(m map[string]any, prefix string) []string {
+	var out []string
+	for k, v := range m {
+		path := k
+		if prefix != "" {
+			path = prefix + "." + k
+		}
+		if sub, ok := v.(map[string]any); ok && len(sub) > 0 {
+			out = append(out, leafPaths(sub, path)...)
+			continue
+		}
+		out = append(out, path)
+	}
+	sort.Strings(out)
+	return out
+}
