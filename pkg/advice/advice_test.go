@@ -246,7 +246,8 @@ func TestReadmeWarnings(t *testing.T) {
 // TestCreated: a route being created is told which policies will reach
 // it: the namespace's and the Gateway's (with their fields and stanza),
 // and a policy already naming it; not one on another route, nor a kind
-// whose hierarchy has no routes, nor one on another Gateway.
+// whose hierarchy has no routes, nor one on another Gateway. Another
+// kind is told of the policies naming it.
 func TestCreated(t *testing.T) {
 	in := parable(t, nil, `
 apiVersion: policies.cupcakes.example/v1
@@ -278,8 +279,27 @@ spec:
 	if got := advice.Created(res, other, ref("HTTPRoute", "elsewhere", "muffins")); got != nil {
 		t.Errorf("a route under no policy: %q", got)
 	}
-	// Not a route: nothing (Services and the rest are answered once they exist).
-	if got := advice.Created(res, route, ref("Service", "baker", "muffins")); got != nil {
-		t.Errorf("a Service: %q", got)
+	// Another kind: the policies naming it. A Service named by a
+	// BackendTLSPolicy before it exists; the Namespace's own policy does
+	// not count for a Service (it reaches Services through routes).
+	svc := read(t, `
+apiVersion: v1
+kind: Service
+metadata: {name: icing, namespace: baker}
+`)[0].Object
+	res = engine.Compute(append(in, read(t, `
+apiVersion: policies.cupcakes.example/v1
+kind: BackendTLSPolicy
+metadata: {name: icing-tls, namespace: baker}
+spec:
+  targetRefs: [{group: "", kind: Service, name: icing}]
+  hostname: icing.baker.svc
+`)...), engine.Options{})
+	want = []string{"Service baker/icing will be reached by 1 policy: BackendTLSPolicy baker/icing-tls (hostname)"}
+	if got := advice.Created(res, svc, ref("Service", "baker", "icing")); !slices.Equal(got, want) {
+		t.Errorf("a Service:\n got %q\nwant %q", got, want)
+	}
+	if got := advice.Created(res, svc, ref("Service", "baker", "plain")); got != nil {
+		t.Errorf("a Service no policy names: %q", got)
 	}
 }

@@ -13,20 +13,26 @@ import (
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
-// Created words which policies a route being created will be reached by:
-// those attached (accepted, of a kind whose hierarchy holds the route's
-// kind) to a level above it — the Gateways and listeners its parentRefs
-// name and what is above them, its Namespace — or naming the route itself,
-// with the fields each sets. The new route is not in res, so this is read
-// from the policies' targets and specs, not from a computation: which of
-// them wins a field where they overlap is known once the route exists
-// (`attache describe`). Not a route, or no policy: no line.
+// Created words which policies an object being created will be reached
+// by. For a route: those attached (accepted, of a kind whose hierarchy
+// holds the route's kind) to a level above it — the Gateways and listeners
+// its parentRefs name and what is above them, its Namespace — or naming
+// the route itself. For another kind (a Service, a Gateway, a Namespace):
+// those naming it, by name or label selector. Each with the fields it
+// sets. The new object is not in res, so this is read from the policies'
+// targets and specs, not from a computation: which of them wins a field
+// where they overlap is known once the object exists (`attache
+// describe`). No policy: no line.
 func Created(res *engine.Result, obj *unstructured.Unstructured, ref topology.Ref) []string {
-	if res == nil || res.Graph == nil || !isRouteKind(ref.GroupKind()) {
+	if res == nil || res.Graph == nil || obj == nil {
 		return nil
 	}
-	levels := map[topology.Ref]bool{{Kind: topology.KindNamespace.Kind, Name: ref.Namespace}: true}
-	parents, _, _ := unstructured.NestedSlice(obj.Object, "spec", "parentRefs")
+	levels := map[topology.Ref]bool{}
+	var parents []any
+	if isRouteKind(ref.GroupKind()) {
+		levels[topology.Ref{Kind: topology.KindNamespace.Kind, Name: ref.Namespace}] = true
+		parents, _, _ = unstructured.NestedSlice(obj.Object, "spec", "parentRefs")
+	}
 	for _, p := range parents {
 		m, ok := p.(map[string]any)
 		if !ok {
@@ -54,14 +60,14 @@ func Created(res *engine.Result, obj *unstructured.Unstructured, ref topology.Re
 			start = append(start, res.Graph.Node(n).Parents...)
 		}
 	}
-	routeLabels := labels.Set(obj.GetLabels())
+	objLabels := labels.Set(obj.GetLabels())
 	var found []*reaching
 	for _, ps := range res.Policies {
 		p := ps.Policy
 		if p == nil || p.Invalid() || p.Kind == nil || !p.Kind.InHierarchy(ref.GroupKind()) {
 			continue
 		}
-		if !targetsAny(p, ref, levels, routeLabels) {
+		if !targetsAny(p, ref, levels, objLabels) {
 			continue
 		}
 		fields := leafPaths(p.Spec, "")
@@ -88,9 +94,9 @@ func isRouteKind(gk topology.GroupKind) bool {
 }
 
 // targetsAny reports whether one of p's targets is one of levels, or the
-// route ref itself (by name, any section, or by a label selector on its
+// object ref itself (by name, any section, or by a label selector on its
 // kind in its namespace).
-func targetsAny(p *policy.Policy, ref topology.Ref, levels map[topology.Ref]bool, routeLabels labels.Set) bool {
+func targetsAny(p *policy.Policy, ref topology.Ref, levels map[topology.Ref]bool, objLabels labels.Set) bool {
 	for _, t := range p.Targets {
 		ns := t.Namespace
 		if ns == "" {
@@ -98,12 +104,12 @@ func targetsAny(p *policy.Policy, ref topology.Ref, levels map[topology.Ref]bool
 		}
 		gk := topology.GroupKind{Group: t.Group, Kind: t.Kind}
 		if t.Selector != nil {
-			if gk == ref.GroupKind() && (p.Ref.Namespace == "" || p.Ref.Namespace == ref.Namespace || t.Namespaces != nil) && t.Selector.Matches(routeLabels) {
+			if gk == ref.GroupKind() && (p.Ref.Namespace == "" || p.Ref.Namespace == ref.Namespace || t.Namespaces != nil) && t.Selector.Matches(objLabels) {
 				return true
 			}
 			continue
 		}
-		if gk == ref.GroupKind() && t.Name == ref.Name && ns == ref.Namespace {
+		if gk == ref.GroupKind() && t.Name == ref.Name && (clusterScoped(gk) || ns == ref.Namespace) {
 			return true
 		}
 		r := topology.Ref{Group: t.Group, Kind: t.Kind, Name: t.Name, SectionName: t.SectionName}
