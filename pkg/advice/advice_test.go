@@ -266,7 +266,7 @@ spec:
   parentRefs: [{name: cupcakes, namespace: infra}]
   rules: [{backendRefs: [{name: baker, port: 8080}]}]
 `)[0].Object
-	got := advice.Created(res, route, ref("HTTPRoute", "baker", "muffins"))
+	got := advice.Created(res, route, ref("HTTPRoute", "baker", "muffins"), nil)
 	want := []string{"HTTPRoute baker/muffins will be reached by 3 policies: RetryPolicy baker/for-the-new-route (numRetries), RetryPolicy baker/namespace-retries (numRetries, retryOn)",
 		"HTTPRoute baker/muffins will also be reached by: TimeoutPolicy infra/gateway-timeouts (overrides: idle, request)"}
 	if !slices.Equal(got, want) {
@@ -276,7 +276,7 @@ spec:
 	other := route.DeepCopy()
 	other.SetNamespace("elsewhere")
 	unstructured.SetNestedSlice(other.Object, []any{map[string]any{"name": "nowhere"}}, "spec", "parentRefs")
-	if got := advice.Created(res, other, ref("HTTPRoute", "elsewhere", "muffins")); got != nil {
+	if got := advice.Created(res, other, ref("HTTPRoute", "elsewhere", "muffins"), nil); got != nil {
 		t.Errorf("a route under no policy: %q", got)
 	}
 	// Another kind: the policies naming it. A Service named by a
@@ -296,10 +296,44 @@ spec:
   hostname: icing.baker.svc
 `)...), engine.Options{})
 	want = []string{"Service baker/icing will be reached by 1 policy: BackendTLSPolicy baker/icing-tls (hostname)"}
-	if got := advice.Created(res, svc, ref("Service", "baker", "icing")); !slices.Equal(got, want) {
+	if got := advice.Created(res, svc, ref("Service", "baker", "icing"), nil); !slices.Equal(got, want) {
 		t.Errorf("a Service:\n got %q\nwant %q", got, want)
 	}
-	if got := advice.Created(res, svc, ref("Service", "baker", "plain")); got != nil {
+	if got := advice.Created(res, svc, ref("Service", "baker", "plain"), nil); got != nil {
 		t.Errorf("a Service no policy names: %q", got)
+	}
+
+	// A Service a route's rule already names as its backend: what is
+	// attached to that rule, its route and above, not to another rule.
+	in = parable(t, nil, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: muffins, namespace: baker}
+spec:
+  parentRefs: [{name: cupcakes, namespace: infra}]
+  rules:
+  - {name: icing, backendRefs: [{name: icing, port: 8080}]}
+  - {name: other, backendRefs: [{name: baker, port: 8080}]}
+---
+apiVersion: policies.cupcakes.example/v1
+kind: TimeoutPolicy
+metadata: {name: icing-timeouts, namespace: baker}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: muffins, sectionName: icing}]
+  request: 5s
+---
+apiVersion: policies.cupcakes.example/v1
+kind: TimeoutPolicy
+metadata: {name: other-timeouts, namespace: baker}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: muffins, sectionName: other}]
+  request: 7s
+`)
+	res = engine.Compute(in, engine.Options{})
+	rule := ref("HTTPRoute", "baker", "muffins").WithSection("icing")
+	want = []string{"Service baker/icing will be reached by 3 policies: RetryPolicy baker/namespace-retries (numRetries, retryOn), TimeoutPolicy baker/icing-timeouts (request)",
+		"Service baker/icing will also be reached by: TimeoutPolicy infra/gateway-timeouts (overrides: idle, request)"}
+	if got := advice.Created(res, svc, ref("Service", "baker", "icing"), []topology.Ref{rule}); !slices.Equal(got, want) {
+		t.Errorf("a Service a rule names:\n got %q\nwant %q", got, want)
 	}
 }

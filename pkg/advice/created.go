@@ -18,12 +18,17 @@ import (
 // holds the route's kind) to a level above it — the Gateways and listeners
 // its parentRefs name and what is above them, its Namespace — or naming
 // the route itself. For another kind (a Service, a Gateway, a Namespace):
-// those naming it, by name or label selector. Each with the fields it
+// those naming it, by name or label selector, and for a backend those
+// attached to the routes and rules naming it (referrers) or above them. Each with the fields it
 // sets. The new object is not in res, so this is read from the policies'
 // targets and specs, not from a computation: which of them wins a field
 // where they overlap is known once the object exists (`attache
 // describe`). No policy: no line.
-func Created(res *engine.Result, obj *unstructured.Unstructured, ref topology.Ref) []string {
+//
+// referrers are the routes (or their rules) that already name obj as a
+// backend: a backend being created is reached, through them, by what is
+// attached to them and above them.
+func Created(res *engine.Result, obj *unstructured.Unstructured, ref topology.Ref, referrers []topology.Ref) []string {
 	if res == nil || res.Graph == nil || obj == nil {
 		return nil
 	}
@@ -32,6 +37,15 @@ func Created(res *engine.Result, obj *unstructured.Unstructured, ref topology.Re
 	if isRouteKind(ref.GroupKind()) {
 		levels[topology.Ref{Kind: topology.KindNamespace.Kind, Name: ref.Namespace}] = true
 		parents, _, _ = unstructured.NestedSlice(obj.Object, "spec", "parentRefs")
+	}
+	for _, r := range referrers {
+		if id, ok := res.Graph.Lookup(r); ok {
+			addAncestors(res.Graph, levels, id)
+			levels[topology.Ref{Kind: topology.KindNamespace.Kind, Name: r.Namespace}] = true
+			if ref.Namespace != "" {
+				levels[topology.Ref{Kind: topology.KindNamespace.Kind, Name: ref.Namespace}] = true
+			}
+		}
 	}
 	for _, p := range parents {
 		m, ok := p.(map[string]any)
@@ -45,19 +59,11 @@ func Created(res *engine.Result, obj *unstructured.Unstructured, ref topology.Re
 		}
 		// The parent, its listeners when no sectionName picks one, and
 		// every level above them.
-		start := []topology.NodeID{id}
+		addAncestors(res.Graph, levels, id)
 		if pr.SectionName == "" {
-			start = append(start, res.Graph.Sections(id)...)
-		}
-		for len(start) > 0 {
-			n := start[len(start)-1]
-			start = start[:len(start)-1]
-			r := res.Graph.Node(n).Ref
-			if levels[r] {
-				continue
+			for _, sec := range res.Graph.Sections(id) {
+				addAncestors(res.Graph, levels, sec)
 			}
-			levels[r] = true
-			start = append(start, res.Graph.Node(n).Parents...)
 		}
 	}
 	objLabels := labels.Set(obj.GetLabels())
@@ -81,6 +87,21 @@ func Created(res *engine.Result, obj *unstructured.Unstructured, ref topology.Re
 	}
 	lines := reachLines(found, fmt.Sprintf("%s will be reached by %s: ", Name(ref), plural(len(found), "policy")), Name(ref)+" will also be reached by: ")
 	return finish(lines, command("describe", ref, ""))
+}
+
+// addAncestors adds node id and every level above it to levels.
+func addAncestors(g *topology.Graph, levels map[topology.Ref]bool, id topology.NodeID) {
+	stack := []topology.NodeID{id}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		r := g.Node(n).Ref
+		if levels[r] {
+			continue
+		}
+		levels[r] = true
+		stack = append(stack, g.Node(n).Parents...)
+	}
 }
 
 // isRouteKind reports whether gk is one of the Gateway API route kinds.

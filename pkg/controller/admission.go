@@ -21,9 +21,11 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/attache-dev/attache/pkg/advice"
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/gatewayapi"
 	"github.com/attache-dev/attache/pkg/topology"
 	"github.com/attache-dev/attache/pkg/webhook"
 )
@@ -406,9 +408,107 @@ func (a *Admission) Affected(ref topology.Ref, deleting bool) []string {
 	return advice.Affected(a.result(), ref, deleting)
 }
 
-// Created implements webhook.Source: from the last Result, no lock.
+// Created implements webhook.Source: from the last Result, no lock, and
+// for a backend the routes naming it, read from the cache.
 func (a *Admission) Created(obj *unstructured.Unstructured, ref topology.Ref) []string {
-	return advice.Created(a.result(), obj, ref)
+	res := a.result()
+	if res == nil {
+		return nil
+	}
+	return advice.Created(res, obj, ref, a.referrers(ref))
+}
+
+// referrers are the rules of the cached routes in ref's namespace that
+// name ref as a backend (a route being created has none: routes are not
+// backends).
+func (a *Admission) referrers(ref topology.Ref) []topology.Ref {
+	var out []topology.Ref
+	for _, gk := range topology.RouteKinds {
+		if gk == ref.GroupKind() {
+			return nil
+		}
+		a.watchMu.Lock()
+		w := a.watches[gk]
+		a.watchMu.Unlock()
+		if w == nil {
+			w = a.c.watchOf(gk)
+		}
+		if w == nil {
+			continue
+		}
+		// The routes of the object's namespace (the cache's namespace
+		// index): a route elsewhere naming it needs a ReferenceGrant, and
+		// is left out to keep the answer within milliseconds on large
+		// clusters.
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(w.gvk.GroupVersion().WithKind(w.gvk.Kind + "List"))
+		if err := a.c.cache.List(context.Background(), list, client.InNamespace(ref.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+			continue
+		}
+		for i := range list.Items {
+			out = append(out, ruleReferrers(&list.Items[i], gk, ref)...)
+		}
+	}
+	return out
+}
+
+// ruleReferrers are the rules of route u (of kind gk) whose backendRefs
+// name ref, as sections of the route.
+func ruleReferrers(u *unstructured.Unstructured, gk topology.GroupKind, ref topology.Ref) []topology.Ref {
+	// Read in place (NestedSlice would copy every route): this runs over
+	// every cached route for each Service created.
+	spec, _ := u.Object["spec"].(map[string]any)
+	rules, _ := spec["rules"].([]any)
+	var hits []int
+	for i, r := range rules {
+		rm, _ := r.(map[string]any)
+		brs, _ := rm["backendRefs"].([]any)
+		for _, b := range brs {
+			bm, _ := b.(map[string]any)
+			if bm != nil && backendNames(bm, u, ref) {
+				hits = append(hits, i)
+				break
+			}
+		}
+	}
+	if len(hits) == 0 {
+		return nil
+	}
+	names := make([]*gwv1.SectionName, len(rules))
+	for i, r := range rules {
+		rm, _ := r.(map[string]any)
+		if n, _ := rm["name"].(string); n != "" {
+			sn := gwv1.SectionName(n)
+			names[i] = &sn
+		}
+	}
+	sections, _ := gatewayapi.RuleSections(names)
+	route := topology.Ref{Group: gk.Group, Kind: gk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
+	out := make([]topology.Ref, 0, len(hits))
+	for _, i := range hits {
+		out = append(out, route.WithSection(sections[i]))
+	}
+	return out
+}
+
+// backendNames reports whether a backendRef of route u (defaults: core
+// Service, the route's namespace) names ref. The name is compared first:
+// it rules out nearly every backendRef at the cost of one lookup.
+func backendNames(b map[string]any, u *unstructured.Unstructured, ref topology.Ref) bool {
+	if name, _ := b["name"].(string); name != ref.Name {
+		return false
+	}
+	routeNS := u.GetNamespace()
+	group, _ := b["group"].(string)
+	kind, _ := b["kind"].(string)
+	if kind == "" {
+		kind = "Service"
+	}
+	ns, _ := b["namespace"].(string)
+	if ns == "" {
+		ns = routeNS
+	}
+	return group == ref.Group && kind == ref.Kind && ns == ref.Namespace
 }
 
 // result is the last Result answers are read from: the controller's on

@@ -106,3 +106,27 @@ func BenchmarkDeriveGatewayEdit(b *testing.B) {
 		c.derive(res, owned, nil, nil, false, ch)
 	}
 }
+
+// BenchmarkReferrers measures what the webhook would spend, for a Service
+// being created, finding the rules that name it if it scanned all 10,000
+// routes of the large topology (it lists only the Service's namespace, 100
+// routes here: a hundredth of this).
+func BenchmarkReferrers(b *testing.B) {
+	p := gen.Params{Gateways: 50, ListenersPerGateway: 64, Routes: 10000, Services: 10000, Namespaces: 100, Seed: 1}
+	var routes []*unstructured.Unstructured
+	for _, u := range gen.Topology(p) {
+		if u.GetKind() == "HTTPRoute" {
+			routes = append(routes, u)
+		}
+	}
+	svc := topology.Ref{Kind: "Service", Namespace: routes[0].GetNamespace(), Name: "svc-1"}
+	n := 0
+	for b.Loop() {
+		n = 0
+		for _, u := range routes {
+			n += len(ruleReferrers(u, topology.KindHTTPRoute, svc))
+		}
+	}
+	b.ReportMetric(float64(len(routes)), "routes")
+	_ = n
+}

@@ -71,6 +71,16 @@ type webhookFixture struct {
 	warn       *warningsOf
 }
 
+// mustUnstructured reads one object from YAML.
+func mustUnstructured(t *testing.T, doc string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
 // holdLease creates a leader-election Lease held by someone else for an
 // hour, so that a manager electing on it never leads.
 func holdLease(t *testing.T, ns, name string) {
@@ -176,9 +186,10 @@ func (f *webhookFixture) serve(i int, deny ...topology.GroupKind) func(*Controll
 }
 
 var (
-	gvrRoute = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "httproutes"}
-	gvrRetry = schema.GroupVersionResource{Group: "policies.cupcakes.example", Version: "v1", Resource: "retrypolicies"}
-	gvrTLS   = schema.GroupVersionResource{Group: "policies.cupcakes.example", Version: "v1", Resource: "backendtlspolicies"}
+	gvrRoute   = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "httproutes"}
+	gvrRetry   = schema.GroupVersionResource{Group: "policies.cupcakes.example", Version: "v1", Resource: "retrypolicies"}
+	gvrTLS     = schema.GroupVersionResource{Group: "policies.cupcakes.example", Version: "v1", Resource: "backendtlspolicies"}
+	gvrService = schema.GroupVersionResource{Version: "v1", Resource: "services"}
 )
 
 var dryRun = []string{metav1.DryRunAll}
@@ -358,6 +369,34 @@ spec:
 `)
 	if err != nil || len(created) == 0 || !strings.HasPrefix(created[0], "HTTPRoute baker/muffins will be reached by 2 policies: RetryPolicy baker/namespace-retries (numRetries, retryOn)") {
 		t.Errorf("creating a route: %q %v", created, err)
+	}
+
+	// A Service being created that a route already names as a backend:
+	// the policies reaching it through that route.
+	if _, err := f.dyn.Resource(gvrRoute).Namespace("baker").Create(context.Background(), mustUnstructured(t, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: icing, namespace: baker}
+spec:
+  parentRefs: [{name: cupcakes, namespace: infra}]
+  rules: [{backendRefs: [{name: icing, port: 8080}]}]
+`), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the warning of a Service a route names", func() string {
+		w, err := f.create(gvrService, `
+apiVersion: v1
+kind: Service
+metadata: {name: icing, namespace: baker}
+spec: {ports: [{port: 8080}]}
+`)
+		if err != nil || len(w) == 0 || !strings.HasPrefix(w[0], "Service baker/icing will be reached by 2 policies: RetryPolicy baker/namespace-retries (numRetries, retryOn)") {
+			return fmt.Sprintf("%q %v", w, err)
+		}
+		return ""
+	})
+	if err := f.dyn.Resource(gvrRoute).Namespace("baker").Delete(context.Background(), "icing", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
 	}
 
 	// A delete: what loses its policy.
