@@ -102,7 +102,10 @@ type Controller struct {
 	// full to the fingerprint of that content: it is not written again
 	// until the desired content changes.
 	unsettledWrites map[objKey]string
-	problems        string // last problems logged, to log only changes
+	// noPatch are the EffectivePolicies where our entry is not the first
+	// (another controller's is): their changes are applied whole.
+	noPatch  map[objKey]bool
+	problems string // last problems logged, to log only changes
 	// invalidCRDs maps the policy CRDs reported invalid to the problem
 	// reported, to report each once.
 	invalidCRDs map[string]string
@@ -148,6 +151,7 @@ func New(mgr manager.Manager, opts Options) (*Controller, error) {
 		effective:       map[objKey]*effectiveDesired{},
 		stale:           map[objKey]map[string]bool{},
 		unsettledWrites: map[objKey]string{},
+		noPatch:         map[objKey]bool{},
 		invalidCRDs:     map[string]string{},
 		access:          map[topology.GroupKind]access{},
 		limiter:         rate.NewLimiter(rate.Limit(opts.WriteQPS), opts.WriteBurst),
@@ -502,6 +506,14 @@ func (c *Controller) derive(res *engine.Result, owned map[topology.GroupKind]boo
 		effective = c.desiredEffective(res, owned, objects)
 	}
 	c.mu.Lock()
+	// A changed entry remembers the one it replaces: what the
+	// EffectivePolicy holds if that one was written, so that only the
+	// difference need be sent (syncEffective).
+	for k, d := range effective {
+		if old := c.effective[k]; old != nil && old.hash != d.hash {
+			d.baseParts, d.baseHash = old.parts, old.hash
+		}
+	}
 	if all {
 		c.policies = map[objKey]*policyDesired{}
 		c.desired, c.effective = targets, effective

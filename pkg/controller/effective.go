@@ -45,6 +45,13 @@ type effectiveDesired struct {
 	target topology.Ref
 	packed []byte // effectivepolicy.Entry.JSON, DEFLATE-compressed
 	hash   string // effectivepolicy.Hash of the JSON, the annotation's value
+	// parts locate the pieces of the JSON a change replaces whole.
+	parts []effectivepolicy.Part
+	// baseParts and baseHash are those of the entry this one replaced,
+	// when there was one: if the object holds it (its hash annotation
+	// says so), only the parts whose hash changed are sent.
+	baseParts []effectivepolicy.Part
+	baseHash  string
 }
 
 // packers reuse DEFLATE writers: each holds about a megabyte of state,
@@ -69,8 +76,11 @@ func pack(b []byte) []byte {
 var unpackers sync.Pool
 
 // entryJSON returns the entry's JSON.
-func (d *effectiveDesired) entryJSON() ([]byte, error) {
-	src := bytes.NewReader(d.packed)
+func (d *effectiveDesired) entryJSON() ([]byte, error) { return unpack(d.packed) }
+
+// unpack decompresses what pack compressed.
+func unpack(packed []byte) ([]byte, error) {
+	src := bytes.NewReader(packed)
 	r, _ := unpackers.Get().(io.ReadCloser)
 	if r == nil {
 		r = flate.NewReader(src)
@@ -137,8 +147,9 @@ func (c *Controller) desiredEffective(res *engine.Result, owned map[topology.Gro
 	out := map[objKey]*effectiveDesired{}
 	effectivepolicy.Each(res, c.opts.ControllerName, func(gk topology.GroupKind) bool { return owned[gk] }, onlyRef, effectivepolicy.Limits{},
 		func(target topology.Ref, e *effectivepolicy.Entry) {
-			b := e.JSON()
-			out[keyOfRef(target)] = &effectiveDesired{key: effectiveKey(target, c.opts.EffectivePolicyNamespace), target: target, packed: pack(b), hash: effectivepolicy.Hash(b)}
+			b, parts := e.Parts()
+			out[keyOfRef(target)] = &effectiveDesired{key: effectiveKey(target, c.opts.EffectivePolicyNamespace), target: target,
+				packed: pack(b), hash: effectivepolicy.Hash(b), parts: parts}
 		})
 	return out
 }
@@ -373,6 +384,17 @@ func (c *Controller) syncEffective(ctx context.Context, tk objKey) error {
 		if c.unsettled(key, d.hash) {
 			return nil
 		}
+		if m != nil && d.baseHash != "" && m.GetAnnotations()[effectiveHashKey(c.opts.ControllerName)] == d.baseHash {
+			// The object holds the entry this one replaced: send the
+			// difference; on any failure, the whole entry below.
+			if stored, err := c.patchEffective(ctx, key, d); err == nil {
+				c.markStale(key, rv)
+				if stored.GetAnnotations()[effectiveHashKey(c.opts.ControllerName)] != d.hash {
+					c.markUnsettled(key, d.hash, "EffectivePolicy")
+				}
+				return nil
+			}
+		}
 		stored, err := c.applyEffective(ctx, key, d)
 		if err != nil {
 			return err
@@ -445,6 +467,96 @@ func (c *Controller) applyEffective(ctx context.Context, key objKey, d *effectiv
 	}
 	c.log.V(1).Info("applied", "object", key.String(), "bytes", len(entry))
 	return u, nil
+}
+
+// errNoPatch says the difference of an entry is not worth sending, or
+// cannot be: the whole entry is applied instead.
+var errNoPatch = errors.New("no patch")
+
+// patchEffective sends the difference between the entry d replaced and d
+// as a JSON patch (RFC 6902): the parts (a policy kind's field, one of its
+// contexts) whose hash changed, replaced whole, guarded by tests that the
+// object holds that entry (its hash) at the first place of controllers
+// (ours). Nothing is decoded to find them. Where our entry is not the first, or the
+// difference is not smaller than the entry, it returns errNoPatch and the
+// caller applies the whole entry.
+func (c *Controller) patchEffective(ctx context.Context, key objKey, d *effectiveDesired) (*metav1.PartialObjectMetadata, error) {
+	c.mu.Lock()
+	skip := c.noPatch[key]
+	c.mu.Unlock()
+	if skip {
+		return nil, errNoPatch
+	}
+	entry, err := d.entryJSON()
+	if err != nil {
+		return nil, err
+	}
+	body, ok := effectivePatch(d, entry, c.opts.ControllerName)
+	if !ok {
+		return nil, errNoPatch
+	}
+	if err := c.waitWrite(ctx); err != nil {
+		return nil, err
+	}
+	u := effectiveMetaProto()
+	u.SetNamespace(key.Namespace)
+	u.SetName(key.Name)
+	err = c.client.Patch(ctx, u, client.RawPatch(types.JSONPatchType, body), client.FieldOwner(c.fieldOwner()))
+	c.countWrite(key, err)
+	if err != nil {
+		if apierrors.IsInvalid(err) || apierrors.IsConflict(err) || apierrors.IsBadRequest(err) {
+			// A failed test: most likely another controller's entry is
+			// first. Apply whole from now on for this object.
+			c.mu.Lock()
+			c.noPatch[key] = true
+			c.mu.Unlock()
+		}
+		return nil, err
+	}
+	c.log.V(1).Info("patched", "object", key.String(), "bytes", len(body), "entryBytes", len(entry))
+	return u, nil
+}
+
+// effectivePatch builds the JSON patch from d's base to d (entry is d's
+// JSON): the tests and the hash, then a replace of every part whose hash
+// changed. ok is false when the parts differ in shape (another number of
+// kinds or contexts, a field present in one only) or the patch is not
+// smaller than the entry.
+func effectivePatch(d *effectiveDesired, entry []byte, controllerName string) (body []byte, ok bool) {
+	if len(d.parts) != len(d.baseParts) {
+		return nil, false
+	}
+	hashPath := "/metadata/annotations/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(effectiveHashKey(controllerName))
+	var b bytes.Buffer
+	op := func(name, path string, value []byte) {
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		p, _ := json.Marshal(path)
+		b.WriteString(`{"op":"` + name + `","path":`)
+		b.Write(p)
+		b.WriteString(`,"value":`)
+		b.Write(value)
+		b.WriteByte('}')
+	}
+	str := func(s string) []byte { v, _ := json.Marshal(s); return v }
+	b.WriteByte('[')
+	op("test", hashPath, str(d.baseHash))
+	op("test", "/controllers/0/controllerName", str(controllerName))
+	op("replace", hashPath, str(d.hash))
+	for i, p := range d.parts {
+		if d.baseParts[i].Path != p.Path {
+			return nil, false
+		}
+		if d.baseParts[i].Hash != p.Hash {
+			op("replace", "/controllers/0"+p.Path, entry[p.Off:p.Off+p.Len])
+		}
+	}
+	b.WriteByte(']')
+	if b.Len() >= len(entry) {
+		return nil, false
+	}
+	return b.Bytes(), true
 }
 
 // removeEffective removes our entry from an EffectivePolicy, read fresh

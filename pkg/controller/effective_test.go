@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 var gvkEffectivePolicy = EffectivePolicyGVK
@@ -117,8 +118,17 @@ func TestEffectivePolicies(t *testing.T) {
 	}
 	r.waitIdle(t, 0)
 
-	// Another controller's entry on b1 survives our writes.
-	k.patch(gvkEffectivePolicy, ns, "service.b1", `{"controllers":[{"controllerName":"example.com/other","policyKinds":[]}, `+mustJSON(effectiveEntry(k.get(gvkEffectivePolicy, ns, "service.b1"), testControllerName))+`]}`)
+	// Another controller's entry on b1, applied as a controller does
+	// (server-side apply of its own entry), survives our writes.
+	other := `{"apiVersion":"attache.dev/v1alpha1","kind":"EffectivePolicy","metadata":{"name":"service.b1","namespace":"` + ns + `"},` +
+		`"targetRef":{"kind":"Service","namespace":"` + ns + `","name":"b1"},"controllers":[{"controllerName":"example.com/other","policyKinds":[]}]}`
+	ep := &unstructured.Unstructured{}
+	ep.SetGroupVersionKind(gvkEffectivePolicy)
+	ep.SetNamespace(ns)
+	force := true
+	if _, err := k.resource(ep).Patch(context.Background(), "service.b1", types.ApplyPatchType, []byte(other), metav1.PatchOptions{FieldManager: "example.com/other", Force: &force}); err != nil {
+		t.Fatal(err)
+	}
 
 	// Editing p3's light colour (p3 affects b1 and b2, and wins light in
 	// both): the same objects are affected, so no Affected condition is
@@ -157,6 +167,42 @@ func TestEffectivePolicies(t *testing.T) {
 	if e := effectiveEntry(k.get(gvkEffectivePolicy, ns, "service.b1"), "example.com/other"); e == nil {
 		t.Error("the other controller's entry on b1 is gone")
 	}
+	// The edit sent the differences (JSON patches), not whole entries;
+	// the entries read back above are the desired ones.
+	for i, ct := range r.writes.contentTypes(n0) {
+		if strings.Contains(w[i], "/effectivepolicies/") && ct != string(types.JSONPatchType) {
+			t.Errorf("%s sent as %s, want a JSON patch of the difference", w[i], ct)
+		}
+	}
+
+	// Someone puts another entry before ours (a plain rewrite of the
+	// list): the difference cannot be sent there; the entry is applied
+	// whole, with at most one refused attempt, and is right.
+	k.patch(gvkEffectivePolicy, ns, "service.b2", `{"controllers":[{"controllerName":"example.com/first","policyKinds":[]}, `+mustJSON(effectiveEntry(k.get(gvkEffectivePolicy, ns, "service.b2"), testControllerName))+`]}`)
+	n1, c1 := r.writes.count(), r.c.computations.Load()
+	k.patch(gvkColorPolicy, ns, "p3", `{"spec":{"overrides":{"colors":{"light":"navy"}}}}`)
+	waitFor(t, "b2 showing p3's navy", func() string {
+		if v := entryField(effectiveEntry(k.get(gvkEffectivePolicy, ns, "service.b2"), testControllerName), "colors.light", "p3"); v != "navy" {
+			return fmt.Sprintf("colors.light by p3 = %v", v)
+		}
+		return ""
+	})
+	r.waitIdle(t, c1)
+	b2Writes := 0
+	for _, x := range r.writes.since(n1) {
+		if strings.Contains(x, "/effectivepolicies/service.b2") {
+			b2Writes++
+		}
+	}
+	if b2Writes < 1 || b2Writes > 2 {
+		t.Errorf("%d writes of service.b2 with another entry first, want 1 or 2", b2Writes)
+	}
+	if effectiveEntry(k.get(gvkEffectivePolicy, ns, "service.b2"), "example.com/first") == nil {
+		t.Error("the entry put first on b2 is gone")
+	}
+
+	// The first entry goes again (b2 holds only ours).
+	k.patch(gvkEffectivePolicy, ns, "service.b2", `{"controllers":[`+mustJSON(effectiveEntry(k.get(gvkEffectivePolicy, ns, "service.b2"), testControllerName))+`]}`)
 
 	// Deleting the policies: our entries go; b2's object with them, b1's
 	// stays for the other controller.

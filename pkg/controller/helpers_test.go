@@ -95,6 +95,7 @@ func gatewayAPICRDs() ([]string, error) {
 type writeCounter struct {
 	mu    sync.Mutex
 	paths []string
+	types []string // the Content-Type of each write
 }
 
 func (w *writeCounter) wrap(rt http.RoundTripper) http.RoundTripper {
@@ -106,6 +107,7 @@ func (w *writeCounter) wrap(rt http.RoundTripper) http.RoundTripper {
 		default:
 			w.mu.Lock()
 			w.paths = append(w.paths, r.Method+" "+r.URL.Path)
+			w.types = append(w.types, r.Header.Get("Content-Type"))
 			w.mu.Unlock()
 		}
 		return rt.RoundTrip(r)
@@ -121,6 +123,13 @@ func (w *writeCounter) since(n int) []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]string(nil), w.paths[n:]...)
+}
+
+// contentTypes returns the Content-Type of the writes after the first n.
+func (w *writeCounter) contentTypes(n int) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.types[n:]...)
 }
 
 func (w *writeCounter) count() int {

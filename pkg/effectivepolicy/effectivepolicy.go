@@ -15,11 +15,14 @@
 package effectivepolicy
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/attache-dev/attache/pkg/engine"
@@ -130,11 +133,107 @@ type Policy struct {
 // JSON encodes the entry canonically: maps' keys sorted, so the same
 // content gives the same bytes.
 func (e *Entry) JSON() []byte {
-	b, err := json.Marshal(e)
-	if err != nil { // only unencodable spec values; the engine yields none
-		b, _ = json.Marshal(map[string]any{"controllerName": e.ControllerName, "error": err.Error()})
-	}
+	b, _ := e.Parts()
 	return b
+}
+
+// Part is one piece of an entry's JSON that a change replaces whole: a
+// field of a policy kind, or one of its contexts.
+type Part struct {
+	// Path is the JSON pointer (RFC 6901) of the piece, from the entry.
+	Path string
+	// Off and Len locate its value in the entry's JSON.
+	Off, Len int
+	// Hash fingerprints the value.
+	Hash uint64
+}
+
+// Parts encodes the entry as JSON does (the same bytes as JSON) and says
+// where each part's value is, so that the difference between two entries
+// is found by comparing the parts' hashes, without decoding either: the
+// parts whose hash changed are replaced, the others stay.
+func (e *Entry) Parts() ([]byte, []Part) {
+	var b bytes.Buffer
+	var parts []Part
+	value := func(path string, v any) bool {
+		raw, err := json.Marshal(v)
+		if err != nil { // only unencodable spec values; the engine yields none
+			return false
+		}
+		parts = append(parts, Part{Path: path, Off: b.Len(), Len: len(raw), Hash: fnv64(raw)})
+		b.Write(raw)
+		return true
+	}
+	name, _ := json.Marshal(e.ControllerName)
+	b.WriteString(`{"controllerName":`)
+	b.Write(name)
+	b.WriteString(`,"policyKinds":[`)
+	for i := range e.PolicyKinds {
+		k := &e.PolicyKinds[i]
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		pre := "/policyKinds/" + strconv.Itoa(i) + "/"
+		ok := true
+		b.WriteByte('{')
+		for j, f := range []keyValue{{"policyKind", k.PolicyKind}, {"policies", k.Policies}, {"policyCount", k.PolicyCount}, {"fields", k.Fields}, {"fieldCount", k.FieldCount}} {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(`"` + f.key + `":`)
+			ok = ok && value(pre+f.key, f.v)
+		}
+		b.WriteString(`,"contexts":[`)
+		for j := range k.Contexts {
+			c := &k.Contexts[j]
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			// Each field of a context is a part: an edit of a policy
+			// above changes the spec and who set it, not the rest.
+			fields := []keyValue{{"path", c.Path}, {"pathCount", c.PathCount}}
+			if c.Target != "" {
+				fields = append(fields, keyValue{"target", c.Target})
+			}
+			fields = append(fields, keyValue{"spec", c.Spec}, keyValue{"setBy", c.SetBy}, keyValue{"policies", c.Policies})
+			if len(c.Errors) > 0 {
+				fields = append(fields, keyValue{"errors", c.Errors})
+			}
+			cpre := pre + "contexts/" + strconv.Itoa(j) + "/"
+			b.WriteByte('{')
+			for n, f := range fields {
+				if n > 0 {
+					b.WriteByte(',')
+				}
+				b.WriteString(`"` + f.key + `":`)
+				ok = ok && value(cpre+f.key, f.v)
+			}
+			b.WriteByte('}')
+		}
+		b.WriteString(`],"contextCount":`)
+		ok = ok && value(pre+"contextCount", k.ContextCount)
+		b.WriteByte('}')
+		if !ok {
+			out, _ := json.Marshal(map[string]any{"controllerName": e.ControllerName, "error": "an effective spec cannot be encoded"})
+			return out, nil
+		}
+	}
+	b.WriteString("]}")
+	return b.Bytes(), parts
+}
+
+// keyValue is one field of an object Parts writes, in the order of the
+// struct's JSON (the keys of Kind and Context).
+type keyValue struct {
+	key string
+	v   any
+}
+
+// fnv64 is FNV-1a: a fingerprint of a part, not a defence.
+func fnv64(b []byte) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write(b)
+	return h.Sum64()
 }
 
 // Hash is a short fingerprint of an entry's JSON, for the annotation that

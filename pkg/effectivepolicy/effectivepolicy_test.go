@@ -2,6 +2,8 @@ package effectivepolicy
 
 import (
 	"encoding/json"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -186,4 +188,41 @@ func keys(m map[topology.Ref]*Entry) []string {
 		s = append(s, k.String())
 	}
 	return s
+}
+
+// TestParts: Parts writes the bytes encoding/json writes, and each part
+// locates the JSON of the field or context its path names.
+func TestParts(t *testing.T) {
+	n := 0
+	for obj, e := range Build(genResult(firstCase, 100), "c", nil, nil, Limits{}) {
+		b, parts := e.Parts()
+		want, err := json.Marshal(e)
+		if err != nil || string(b) != string(want) {
+			t.Fatalf("%s: Parts' JSON differs from encoding/json's", obj)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range parts {
+			var at any = doc
+			for _, seg := range strings.Split(strings.TrimPrefix(p.Path, "/"), "/") {
+				switch v := at.(type) {
+				case map[string]any:
+					at = v[seg]
+				case []any:
+					i, _ := strconv.Atoi(seg)
+					at = v[i]
+				}
+			}
+			var got any
+			if err := json.Unmarshal(b[p.Off:p.Off+p.Len], &got); err != nil || !reflect.DeepEqual(got, at) {
+				t.Fatalf("%s: part %s does not hold its value", obj, p.Path)
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatal("no part checked")
+	}
 }
