@@ -421,23 +421,14 @@ func gatewaysAbove(g *topology.Graph, t topology.Ref) []topology.Ref {
 	if !ok {
 		return nil
 	}
-	seen := map[topology.NodeID]bool{}
 	found := map[topology.Ref]bool{}
-	stack := []topology.NodeID{id}
-	for len(stack) > 0 {
-		n := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[n] {
-			continue
-		}
-		seen[n] = true
-		node := g.Node(n)
+	g.Walk([]topology.NodeID{id}, topology.Parents, func(_ topology.NodeID, node *topology.Node) bool {
 		if node.Ref.Group == gatewayGroup && node.Ref.Kind == "Gateway" {
 			found[node.Ref.Object()] = true
-			continue
+			return false
 		}
-		stack = append(stack, node.Parents...)
-	}
+		return true
+	})
 	out := make([]topology.Ref, 0, len(found))
 	for r := range found {
 		out = append(out, r)

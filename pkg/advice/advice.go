@@ -30,17 +30,7 @@ const Width = 120
 
 // Name renders a ref as "Kind namespace/name" (Kind name when
 // cluster-scoped), the way the CLI's text output names objects.
-func Name(r topology.Ref) string {
-	s := r.Kind + " "
-	if r.Namespace != "" {
-		s += r.Namespace + "/"
-	}
-	s += r.Name
-	if r.SectionName != "" {
-		s += "#" + r.SectionName
-	}
-	return s
-}
+func Name(r topology.Ref) string { return r.Short() }
 
 // command renders the CLI arguments naming an object: kind/name -n ns.
 func command(verb string, r topology.Ref, extra string) string {

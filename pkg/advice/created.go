@@ -91,17 +91,10 @@ func Created(res *engine.Result, obj *unstructured.Unstructured, ref topology.Re
 
 // addAncestors adds node id and every level above it to levels.
 func addAncestors(g *topology.Graph, levels map[topology.Ref]bool, id topology.NodeID) {
-	stack := []topology.NodeID{id}
-	for len(stack) > 0 {
-		n := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		r := g.Node(n).Ref
-		if levels[r] {
-			continue
-		}
-		levels[r] = true
-		stack = append(stack, g.Node(n).Parents...)
-	}
+	g.Walk([]topology.NodeID{id}, topology.Parents, func(_ topology.NodeID, n *topology.Node) bool {
+		levels[n.Ref] = true
+		return true
+	})
 }
 
 // isRouteKind reports whether gk is one of the Gateway API route kinds.

@@ -188,22 +188,9 @@ func graphRender(ctx context.Context, dotPath, format string, src []byte) ([]byt
 // descendants (not their siblings).
 func graphScopeFrom(g *topology.Graph, start []topology.NodeID) map[topology.NodeID]bool {
 	in := map[topology.NodeID]bool{}
-	walk := func(next func(*topology.Node) []topology.NodeID) {
-		seen := map[topology.NodeID]bool{}
-		stack := slices.Clone(start)
-		for len(stack) > 0 {
-			n := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if seen[n] {
-				continue
-			}
-			seen[n] = true
-			in[n] = true
-			stack = append(stack, next(g.Node(n))...)
-		}
-	}
-	walk(func(n *topology.Node) []topology.NodeID { return n.Parents })
-	walk(func(n *topology.Node) []topology.NodeID { return n.Children })
+	mark := func(id topology.NodeID, _ *topology.Node) bool { in[id] = true; return true }
+	g.Walk(start, topology.Parents, mark)
+	g.Walk(start, topology.Children, mark)
 	return in
 }
 

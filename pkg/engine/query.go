@@ -78,18 +78,11 @@ func (r *Result) below(ref topology.Ref) []topology.Ref {
 			}
 		}
 	}
-	seen := make(map[topology.NodeID]bool, len(stack))
 	var out []topology.Ref
-	for len(stack) > 0 {
-		n := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[n] {
-			continue
-		}
-		seen[n] = true
-		out = append(out, g.Node(n).Ref)
-		stack = append(stack, g.Node(n).Children...)
-	}
+	g.Walk(stack, topology.Children, func(_ topology.NodeID, n *topology.Node) bool {
+		out = append(out, n.Ref)
+		return true
+	})
 	return out
 }
 

@@ -202,48 +202,24 @@ func Build(objs []*unstructured.Unstructured, graph *topology.Graph, grants *gat
 			var r gwv1.HTTPRoute
 			if decode(&r) {
 				rt := newRoute(ref, r.CreationTimestamp.Time, r.Spec.Hostnames, r.Spec.ParentRefs)
-				names := make([]*gwv1.SectionName, len(r.Spec.Rules))
-				for i := range r.Spec.Rules {
-					names[i] = r.Spec.Rules[i].Name
-				}
-				sections, _ := gatewayapi.RuleSections(names)
-				for i := range r.Spec.Rules {
-					if sections[i] != "" {
-						rt.rules = append(rt.rules, &rule{route: rt, index: i, name: sections[i], http: &r.Spec.Rules[i]})
-					}
-				}
+				addRules(rt, r.Spec.Rules, func(x *gwv1.HTTPRouteRule) *gwv1.SectionName { return x.Name },
+					func(ru *rule, x *gwv1.HTTPRouteRule) { ru.http = x })
 				ix.routes[ref] = rt
 			}
 		case topology.KindGRPCRoute:
 			var r gwv1.GRPCRoute
 			if decode(&r) {
 				rt := newRoute(ref, r.CreationTimestamp.Time, r.Spec.Hostnames, r.Spec.ParentRefs)
-				names := make([]*gwv1.SectionName, len(r.Spec.Rules))
-				for i := range r.Spec.Rules {
-					names[i] = r.Spec.Rules[i].Name
-				}
-				sections, _ := gatewayapi.RuleSections(names)
-				for i := range r.Spec.Rules {
-					if sections[i] != "" {
-						rt.rules = append(rt.rules, &rule{route: rt, index: i, name: sections[i], grpc: &r.Spec.Rules[i]})
-					}
-				}
+				addRules(rt, r.Spec.Rules, func(x *gwv1.GRPCRouteRule) *gwv1.SectionName { return x.Name },
+					func(ru *rule, x *gwv1.GRPCRouteRule) { ru.grpc = x })
 				ix.routes[ref] = rt
 			}
 		case topology.KindTLSRoute:
 			var r gwv1.TLSRoute
 			if decode(&r) {
 				rt := newRoute(ref, r.CreationTimestamp.Time, r.Spec.Hostnames, r.Spec.ParentRefs)
-				names := make([]*gwv1.SectionName, len(r.Spec.Rules))
-				for i := range r.Spec.Rules {
-					names[i] = r.Spec.Rules[i].Name
-				}
-				sections, _ := gatewayapi.RuleSections(names)
-				for i := range r.Spec.Rules {
-					if sections[i] != "" {
-						rt.rules = append(rt.rules, &rule{route: rt, index: i, name: sections[i], tls: &r.Spec.Rules[i]})
-					}
-				}
+				addRules(rt, r.Spec.Rules, func(x *gwv1.TLSRouteRule) *gwv1.SectionName { return x.Name },
+					func(ru *rule, x *gwv1.TLSRouteRule) { ru.tls = x })
 				ix.routes[ref] = rt
 			}
 		}
@@ -292,6 +268,24 @@ func Build(objs []*unstructured.Unstructured, graph *topology.Graph, grants *gat
 	}
 	ix.attach()
 	return ix, problems
+}
+
+// addRules adds the rules of a route of any kind, named as the engine
+// names them (gatewayapi.RuleSections); name reads a rule's name and set
+// stores the typed rule in the index's rule.
+func addRules[R any](rt *route, rules []R, name func(*R) *gwv1.SectionName, set func(*rule, *R)) {
+	names := make([]*gwv1.SectionName, len(rules))
+	for i := range rules {
+		names[i] = name(&rules[i])
+	}
+	sections, _ := gatewayapi.RuleSections(names)
+	for i := range rules {
+		if sections[i] != "" {
+			ru := &rule{route: rt, index: i, name: sections[i]}
+			set(ru, &rules[i])
+			rt.rules = append(rt.rules, ru)
+		}
+	}
 }
 
 func newRoute(ref topology.Ref, created time.Time, hostnames []gwv1.Hostname, parents []gwv1.ParentReference) *route {

@@ -63,6 +63,32 @@ func (g *Graph) Sections(obj NodeID) []NodeID {
 	return out
 }
 
+// Walk visits the nodes reachable from start by next (Parents: upwards,
+// Children: downwards), start included, each once, depth first. visit
+// returns whether to go on past the node.
+func (g *Graph) Walk(start []NodeID, next func(*Node) []NodeID, visit func(NodeID, *Node) bool) {
+	seen := make(map[NodeID]bool, len(start))
+	stack := append([]NodeID(nil), start...)
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		node := &g.nodes[n]
+		if visit(n, node) {
+			stack = append(stack, next(node)...)
+		}
+	}
+}
+
+// Parents is Walk's direction upwards: a node's parents.
+func Parents(n *Node) []NodeID { return n.Parents }
+
+// Children is Walk's direction downwards: a node's children.
+func Children(n *Node) []NodeID { return n.Children }
+
 // Builder accumulates nodes and edges; Build freezes them into a Graph.
 // Building is linear in nodes plus edges.
 type Builder struct {

@@ -102,3 +102,37 @@ func TestRefStringAndParse(t *testing.T) {
 		t.Error("ordering is wrong")
 	}
 }
+
+// TestWalk: a diamond is walked once per node, up or down, start
+// included, and visit stops the walk past a node.
+func TestWalk(t *testing.T) {
+	b := NewBuilder()
+	gw := b.AddNode(ref("Gateway", "g"), nil, 0)
+	l1 := b.AddNode(ref("Listener", "a"), nil, 0)
+	l2 := b.AddNode(ref("Listener", "b"), nil, 0)
+	rt := b.AddNode(ref("HTTPRoute", "r"), nil, 0)
+	svc := b.AddNode(ref("Service", "s"), nil, 0)
+	b.AddEdge(gw, l1)
+	b.AddEdge(gw, l2)
+	b.AddEdge(l1, rt)
+	b.AddEdge(l2, rt)
+	b.AddEdge(rt, svc)
+	g, _ := b.Build()
+	count := func(start NodeID, next func(*Node) []NodeID, stopAt string) map[string]int {
+		seen := map[string]int{}
+		g.Walk([]NodeID{start}, next, func(_ NodeID, n *Node) bool {
+			seen[n.Ref.Name]++
+			return n.Ref.Name != stopAt
+		})
+		return seen
+	}
+	if got := count(svc, Parents, ""); len(got) != 5 || got["g"] != 1 || got["s"] != 1 {
+		t.Errorf("up from the Service: %v, want every node once", got)
+	}
+	if got := count(gw, Children, ""); len(got) != 5 || got["r"] != 1 {
+		t.Errorf("down from the Gateway: %v, want every node once", got)
+	}
+	if got := count(svc, Parents, "r"); len(got) != 2 {
+		t.Errorf("up from the Service, stopping at the route: %v, want s and r", got)
+	}
+}
