@@ -285,9 +285,10 @@ func webhookRules(t *testing.T) []string {
 }
 
 // review posts an AdmissionReview to the replica on port, as the API
-// server would, and returns its warnings.
-func (f *webhookFixture) review(t *testing.T, port int, route *unstructured.Unstructured) []string {
-	t.Helper()
+// server would, and returns its warnings. A replica still starting
+// (not listening yet, or not ready to answer) is an error, for waitFor
+// to retry.
+func (f *webhookFixture) review(port int, route *unstructured.Unstructured) ([]string, error) {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(f.caData)
 	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
@@ -308,7 +309,7 @@ func (f *webhookFixture) review(t *testing.T, port int, route *unstructured.Unst
 	})
 	resp, err := hc.Post(fmt.Sprintf("https://127.0.0.1:%d%s", port, webhook.Path), "application/json", bytes.NewReader(body))
 	if err != nil {
-		t.Fatalf("replica on port %d: %v", port, err)
+		return nil, fmt.Errorf("replica on port %d: %w", port, err)
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
@@ -319,9 +320,9 @@ func (f *webhookFixture) review(t *testing.T, port int, route *unstructured.Unst
 		} `json:"response"`
 	}
 	if err := json.Unmarshal(data, &rev); err != nil || !rev.Response.Allowed {
-		t.Fatalf("replica on port %d: %s (%v)", port, data, err)
+		return nil, fmt.Errorf("replica on port %d: %s (%v)", port, data, err)
 	}
-	return rev.Response.Warnings
+	return rev.Response.Warnings, nil
 }
 
 const routeLine = "HTTPRoute baker/baker is affected by 2 policies: RetryPolicy baker/namespace-retries (numRetries, retryOn), TimeoutPolicy infra/gateway-timeouts (overrides: idle, request)"
@@ -490,7 +491,11 @@ spec: {ports: [{port: 8080}]}
 	want := "HTTPRoute baker/baker is affected by 3 policies: RetryPolicy baker/namespace-retries (numRetries), RetryPolicy infra/gw-retries (overrides: retryOn)"
 	waitFor(t, "both replicas answer", func() string {
 		for _, p := range f.ports {
-			if w := f.review(t, p, route); len(w) == 0 || w[0] != want {
+			w, err := f.review(p, route)
+			if err != nil {
+				return err.Error()
+			}
+			if len(w) == 0 || w[0] != want {
 				return fmt.Sprintf("port %d: %q", p, w)
 			}
 		}
