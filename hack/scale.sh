@@ -12,6 +12,8 @@
 #   BINARY=path       run this attache-controller instead of building one
 #   OUT=dir           also write scale-<case>.json and scale-<case>.md there
 #   CONTROLLER_ARGS   more flags for the controller ("--write-qps=50")
+#   CONTROLLER_ENV    more environment for the controller alone
+#                     ("GODEBUG=gctrace=1": each collection's heap, in its log)
 #   GOMEMLIMIT        given to the controller alone, not to the API server
 #                     and etcd (the shipped Deployment's binary sets 0.9 of
 #                     its memory limit: 921MiB for 1Gi)
@@ -33,4 +35,5 @@ if [[ -n "${GOMEMLIMIT:-}" ]]; then
 	unset GOMEMLIMIT
 fi
 [[ -n "${CONTROLLER_ARGS:-}" ]] && args+=(-controller-args="$CONTROLLER_ARGS")
+[[ -n "${CONTROLLER_ENV:-}" ]] && args+=(-controller-env="$CONTROLLER_ENV")
 exec go test -tags scale -count=1 -timeout "${TIMEOUT:-40m}" -run '^TestScale$' -v ./internal/scale -args "${args[@]}" "$@"

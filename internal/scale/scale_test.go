@@ -54,10 +54,11 @@ import (
 var (
 	caseFlag    = flag.String("case", "small", "size to run: small, first, second or large (issue 9)")
 	binaryFlag  = flag.String("binary", "", "attache-controller binary to run (default: built from this tree)")
-	outFlag     = flag.String("out", "", "directory for scale-<case>.json and scale-<case>.md (default: none)")
+	outFlag     = flag.String("out", "", "directory for scale-<case>.json, scale-<case>.md and the controller's logs (default: none)")
 	argsFlag    = flag.String("controller-args", "", "more flags for the controller, space separated")
 	timeoutFlag = flag.Duration("converge-timeout", 0, "bound on convergence (default: per case)")
 	memLimFlag  = flag.String("gomemlimit", "", "GOMEMLIMIT of the controller alone (the API server and etcd must not get it)")
+	envFlag     = flag.String("controller-env", "", "more environment for the controller alone, space separated NAME=value (GODEBUG=gctrace=1 logs each collection's live heap)")
 	webhookFlag = flag.Bool("webhook", true, "serve the admission webhook too (--webhook-port, certificates made here), as the shipped Deployment does")
 	assertFlag  = flag.Bool("assert", false, "fail unless writes equal the floor, every EffectivePolicy is within its bound and a restart writes nothing (what CI checks: none of it depends on timing)")
 )
@@ -171,6 +172,12 @@ func TestScale(t *testing.T) {
 		timeout = *timeoutFlag
 	}
 	work := t.TempDir()
+	// The controller's logs are kept with the results when -out is given.
+	logDir := work
+	if *outFlag != "" {
+		logDir = *outFlag
+		must(t, os.MkdirAll(logDir, 0o755))
+	}
 	bin := *binaryFlag
 	if bin == "" {
 		bin = filepath.Join(work, "attache-controller")
@@ -261,7 +268,7 @@ rules:
 		args = append(args, "--webhook-port="+port, "--webhook-cert-dir="+certDir, "--webhook-configuration=")
 	}
 	args = append(args, strings.Fields(*argsFlag)...)
-	p := startProcess(t, bin, args, filepath.Join(work, "controller.log"))
+	p := startProcess(t, bin, args, filepath.Join(logDir, "controller-"+sc.name+".log"))
 	audit := &auditReader{path: auditLog}
 
 	// Ready.
@@ -347,7 +354,7 @@ rules:
 	p.stop(t)
 	must(t, audit.read())
 	n0 := audit.n
-	p = startProcess(t, bin, args, filepath.Join(work, "controller-restarted.log"))
+	p = startProcess(t, bin, args, filepath.Join(logDir, "controller-"+sc.name+"-restarted.log"))
 	res.RestartReadySec = waitReady(t, p, probeAddr, timeout)
 	quiet := time.Now()
 	for {
@@ -756,9 +763,11 @@ func startProcess(t *testing.T, bin string, args []string, logPath string) *proc
 	must(t, err)
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = lf, lf
+	cmd.Env = os.Environ()
 	if *memLimFlag != "" {
-		cmd.Env = append(os.Environ(), "GOMEMLIMIT="+*memLimFlag)
+		cmd.Env = append(cmd.Env, "GOMEMLIMIT="+*memLimFlag)
 	}
+	cmd.Env = append(cmd.Env, strings.Fields(*envFlag)...)
 	p := &process{cmd: cmd, log: logPath, done: make(chan struct{})}
 	must(t, cmd.Start())
 	p.started = time.Now()
