@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -336,5 +337,22 @@ func TestBinary(t *testing.T) {
 	waitFor(t, "the remaining replica writing", func() string { return programmed("p4", "Overridden") })
 	if logs := a.logs.String(); !strings.Contains(logs, `"msg":"stopped"`) {
 		t.Errorf("the stopped instance did not log its shutdown:\n%s", logs)
+	}
+}
+
+// TestSetGCPercent: without GOGC the collector's target becomes gcPercent;
+// a GOGC given is left alone.
+func TestSetGCPercent(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(prev) })
+	t.Setenv("GOGC", "")
+	setGCPercent(logr.Discard())
+	if got := debug.SetGCPercent(100); got != gcPercent {
+		t.Errorf("without GOGC: %d, want %d", got, gcPercent)
+	}
+	t.Setenv("GOGC", "80")
+	setGCPercent(logr.Discard())
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("with GOGC set: changed to %d", got)
 	}
 }

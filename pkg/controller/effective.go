@@ -44,6 +44,7 @@ type effectiveDesired struct {
 	key    objKey // the EffectivePolicy object
 	target topology.Ref
 	packed []byte // effectivepolicy.Entry.JSON, DEFLATE-compressed
+	size   int32  // the JSON's length
 	hash   string // effectivepolicy.Hash of the JSON, the annotation's value
 	// parts locate the pieces of the JSON a change replaces whole.
 	parts []effectivepolicy.Part
@@ -54,32 +55,43 @@ type effectiveDesired struct {
 	baseHash  string
 }
 
-// packers reuse DEFLATE writers: each holds about a megabyte of state,
-// too much to allocate per entry.
-var packers = sync.Pool{New: func() any {
-	w, _ := flate.NewWriter(nil, flate.BestSpeed) // a valid level: no error
-	return w
-}}
+// packer is the one DEFLATE writer entries are compressed with, and its
+// output buffer. A writer holds more than half a megabyte of state: one
+// kept for the process's life costs less than a sync.Pool's, which the
+// collector empties, so that an edit rendering hundreds of entries
+// allocated a writer again after each collection (a tenth of the first
+// scale case's transient heap). Entries are rendered by the main worker,
+// one at a time; the mutex only makes that safe to rely on.
+var packer struct {
+	sync.Mutex
+	w   *flate.Writer
+	buf bytes.Buffer
+}
 
 // pack compresses an entry's JSON.
 func pack(b []byte) []byte {
-	var buf bytes.Buffer
-	w := packers.Get().(*flate.Writer)
-	w.Reset(&buf)
-	_, _ = w.Write(b)
-	_ = w.Close()
-	packers.Put(w)
-	return bytes.Clone(buf.Bytes())
+	packer.Lock()
+	defer packer.Unlock()
+	packer.buf.Reset()
+	if packer.w == nil {
+		packer.w, _ = flate.NewWriter(&packer.buf, flate.BestSpeed) // a valid level: no error
+	} else {
+		packer.w.Reset(&packer.buf)
+	}
+	_, _ = packer.w.Write(b)
+	_ = packer.w.Close()
+	return bytes.Clone(packer.buf.Bytes())
 }
 
 // unpackers reuse DEFLATE readers (tens of kilobytes of tables each).
 var unpackers sync.Pool
 
 // entryJSON returns the entry's JSON.
-func (d *effectiveDesired) entryJSON() ([]byte, error) { return unpack(d.packed) }
+func (d *effectiveDesired) entryJSON() ([]byte, error) { return unpack(d.packed, int(d.size)) }
 
-// unpack decompresses what pack compressed.
-func unpack(packed []byte) ([]byte, error) {
+// unpack decompresses what pack compressed; size, the length of the
+// result when known (0 otherwise), sizes the buffer once.
+func unpack(packed []byte, size int) ([]byte, error) {
 	src := bytes.NewReader(packed)
 	r, _ := unpackers.Get().(io.ReadCloser)
 	if r == nil {
@@ -88,7 +100,14 @@ func unpack(packed []byte) ([]byte, error) {
 		return nil, err
 	}
 	defer unpackers.Put(r)
-	return io.ReadAll(r)
+	if size <= 0 {
+		return io.ReadAll(r)
+	}
+	out := make([]byte, size)
+	if _, err := io.ReadFull(r, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // Annotations of an EffectivePolicy. The controller caches only the
@@ -145,11 +164,11 @@ func (c *Controller) desiredEffective(res *engine.Result, owned map[topology.Gro
 		onlyRef = func(r topology.Ref) bool { return only[keyOfRef(r)] }
 	}
 	out := map[objKey]*effectiveDesired{}
-	effectivepolicy.Each(res, c.opts.ControllerName, func(gk topology.GroupKind) bool { return owned[gk] }, onlyRef, effectivepolicy.Limits{},
-		func(target topology.Ref, e *effectivepolicy.Entry) {
-			b, parts := e.Parts()
+	effectivepolicy.EachEncoded(res, c.opts.ControllerName, func(gk topology.GroupKind) bool { return owned[gk] }, onlyRef, effectivepolicy.Limits{},
+		func(target topology.Ref, _ *effectivepolicy.Entry, b []byte, parts []effectivepolicy.Part) {
+			// b is reused for the next entry: only its compressed copy is kept.
 			out[keyOfRef(target)] = &effectiveDesired{key: effectiveKey(target, c.opts.EffectivePolicyNamespace), target: target,
-				packed: pack(b), hash: effectivepolicy.Hash(b), parts: parts}
+				packed: pack(b), size: int32(len(b)), hash: effectivepolicy.Hash(b), parts: parts}
 		})
 	return out
 }
@@ -517,6 +536,10 @@ func (c *Controller) patchEffective(ctx context.Context, key objKey, d *effectiv
 	return u, nil
 }
 
+// pointerEscaper escapes a key for a JSON pointer (RFC 6901); built once,
+// as a Replacer prepares tables.
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
 // effectivePatch builds the JSON patch from d's base to d (entry is d's
 // JSON): the tests and the hash, then a replace of every part whose hash
 // changed. ok is false when the parts differ in shape (another number of
@@ -526,8 +549,9 @@ func effectivePatch(d *effectiveDesired, entry []byte, controllerName string) (b
 	if len(d.parts) != len(d.baseParts) {
 		return nil, false
 	}
-	hashPath := "/metadata/annotations/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(effectiveHashKey(controllerName))
+	hashPath := "/metadata/annotations/" + pointerEscaper.Replace(effectiveHashKey(controllerName))
 	var b bytes.Buffer
+	b.Grow(len(entry) / 2)
 	op := func(name, path string, value []byte) {
 		if b.Len() > 1 {
 			b.WriteByte(',')
@@ -545,11 +569,11 @@ func effectivePatch(d *effectiveDesired, entry []byte, controllerName string) (b
 	op("test", "/controllers/0/controllerName", str(controllerName))
 	op("replace", hashPath, str(d.hash))
 	for i, p := range d.parts {
-		if d.baseParts[i].Path != p.Path {
+		if !d.baseParts[i].SamePlace(p) {
 			return nil, false
 		}
 		if d.baseParts[i].Hash != p.Hash {
-			op("replace", "/controllers/0"+p.Path, entry[p.Off:p.Off+p.Len])
+			op("replace", "/controllers/0"+p.Path(), entry[p.Off:p.Off+p.Len])
 		}
 	}
 	b.WriteByte(']')

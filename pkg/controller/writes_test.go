@@ -150,14 +150,24 @@ func TestTransformStrip(t *testing.T) {
 }
 
 // TestPackRoundTrip: a desired entry is kept compressed and comes back
-// byte for byte, whatever writer of the pool compressed it.
+// byte for byte, with its length known or not; a wrong length is an error.
 func TestPackRoundTrip(t *testing.T) {
 	for _, in := range []string{"", `{"controllerName":"x"}`, strings.Repeat(`{"a":[1,2,3]}`, 5000)} {
 		d := &effectiveDesired{packed: pack([]byte(in))}
-		out, err := d.entryJSON()
-		if err != nil || string(out) != in {
-			t.Fatalf("round trip of %d bytes: %d bytes back, %v", len(in), len(out), err)
+		for _, size := range []int32{0, int32(len(in))} {
+			d.size = size
+			out, err := d.entryJSON()
+			if err != nil || string(out) != in {
+				t.Fatalf("round trip of %d bytes (size %d): %d bytes back, %v", len(in), size, len(out), err)
+			}
 		}
+		if len(in) > 0 {
+			d.size = int32(len(in)) + 1
+			if _, err := d.entryJSON(); err == nil {
+				t.Errorf("%d bytes read back as %d without an error", len(in), d.size)
+			}
+		}
+		d.size = 0
 		if len(in) > 10000 && len(d.packed) > len(in)/10 {
 			t.Errorf("%d bytes packed into %d", len(in), len(d.packed))
 		}

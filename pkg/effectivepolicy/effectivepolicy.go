@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -138,30 +139,167 @@ func (e *Entry) JSON() []byte {
 }
 
 // Part is one piece of an entry's JSON that a change replaces whole: a
-// field of a policy kind, or one of its contexts.
+// field of a policy kind, or one field of one of its contexts. A
+// controller keeps the parts of every entry it wrote, so a part is small:
+// its place is three indexes (Path renders it) rather than a string.
 type Part struct {
-	// Path is the JSON pointer (RFC 6901) of the piece, from the entry.
-	Path string
+	// Kind is the index of the policy kind in policyKinds.
+	Kind int16
+	// Context is the index of the context in the kind's contexts, or -1
+	// for a field of the kind itself.
+	Context int16
+	// Field indexes the field's name (Path gives it).
+	Field uint8
 	// Off and Len locate its value in the entry's JSON.
-	Off, Len int
+	Off, Len int32
 	// Hash fingerprints the value.
 	Hash uint64
+}
+
+// partFields are the names of the fields a Part can be: those of Kind
+// and of Context, in the order of their JSON.
+var partFields = [...]string{"policyKind", "policies", "policyCount", "fields", "fieldCount", "contextCount",
+	"path", "pathCount", "target", "spec", "setBy", "errors"}
+
+// partField is the index of a field's name in partFields.
+func partField(name string) uint8 {
+	for i, f := range partFields {
+		if f == name {
+			return uint8(i)
+		}
+	}
+	panic("effectivepolicy: no part field " + name) // a programming error: the names are this file's
+}
+
+// Path is the JSON pointer (RFC 6901) of the part, from the entry.
+func (p Part) Path() string {
+	s := "/policyKinds/" + strconv.Itoa(int(p.Kind)) + "/"
+	if p.Context >= 0 {
+		s += "contexts/" + strconv.Itoa(int(p.Context)) + "/"
+	}
+	return s + partFields[p.Field]
+}
+
+// SamePlace says whether two parts are the same field of the same kind and
+// context, whatever their values.
+func (p Part) SamePlace(q Part) bool {
+	return p.Kind == q.Kind && p.Context == q.Context && p.Field == q.Field
 }
 
 // Parts encodes the entry as JSON does (the same bytes as JSON) and says
 // where each part's value is, so that the difference between two entries
 // is found by comparing the parts' hashes, without decoding either: the
 // parts whose hash changed are replaced, the others stay.
-func (e *Entry) Parts() ([]byte, []Part) {
-	var b bytes.Buffer
-	var parts []Part
-	value := func(path string, v any) bool {
-		raw, err := json.Marshal(v)
+func (e *Entry) Parts() ([]byte, []Part) { return e.AppendParts(nil) }
+
+// AppendParts is Parts writing the JSON after dst (whose bytes it may
+// reuse): a caller rendering many entries one at a time keeps one buffer.
+func (e *Entry) AppendParts(dst []byte) ([]byte, []Part) { return e.appendParts(dst, nil) }
+
+// Renderer renders the entries of one engine result, encoding each
+// distinct effective spec once: the contexts under the same policies
+// share their spec (570 specs for 3,600 contexts in issue 9's first
+// case), and encoding specs was most of a rendering's allocations. It
+// keeps each spec it encoded (so that no other map can take its address)
+// and must not outlive the result, whose specs are never modified.
+type Renderer struct {
+	specs map[uintptr]renderedSpec
+	// names and shorts are the policy names and the short forms of
+	// targets written so far: the same few hundred, thousands of times.
+	names, shorts map[topology.Ref]string
+}
+
+// name is PolicyName(ref), made once per policy.
+func (r *Renderer) name(ref topology.Ref) string {
+	if r == nil {
+		return PolicyName(ref)
+	}
+	return memoString(&r.names, ref, PolicyName)
+}
+
+// short is ref.Short(), made once per ref.
+func (r *Renderer) short(ref topology.Ref) string {
+	if r == nil {
+		return ref.Short()
+	}
+	return memoString(&r.shorts, ref, topology.Ref.Short)
+}
+
+// memoString returns f(ref), remembered in *m.
+func memoString(m *map[topology.Ref]string, ref topology.Ref, f func(topology.Ref) string) string {
+	if s, ok := (*m)[ref]; ok {
+		return s
+	}
+	if *m == nil {
+		*m = map[topology.Ref]string{}
+	}
+	s := f(ref)
+	(*m)[ref] = s
+	return s
+}
+
+// renderedSpec is a spec and its JSON.
+type renderedSpec struct {
+	spec map[string]any
+	json []byte
+}
+
+// AppendParts is Entry.AppendParts, encoding the specs through r.
+func (r *Renderer) AppendParts(e *Entry, dst []byte) ([]byte, []Part) { return e.appendParts(dst, r) }
+
+// spec appends the JSON of a spec to b, encoded once per map.
+func (r *Renderer) spec(b *bytes.Buffer, enc *json.Encoder, m map[string]any) error {
+	if r == nil || len(m) == 0 {
+		return encodeValue(b, enc, m)
+	}
+	key := reflect.ValueOf(m).Pointer()
+	if rs, ok := r.specs[key]; ok {
+		b.Write(rs.json)
+		return nil
+	}
+	off := b.Len()
+	if err := encodeValue(b, enc, m); err != nil {
+		return err
+	}
+	if r.specs == nil {
+		r.specs = map[uintptr]renderedSpec{}
+	}
+	r.specs[key] = renderedSpec{m, bytes.Clone(b.Bytes()[off:])}
+	return nil
+}
+
+// encodeValue appends v's JSON, as json.Marshal writes it, to b.
+func encodeValue(b *bytes.Buffer, enc *json.Encoder, v any) error {
+	off := b.Len()
+	if err := enc.Encode(v); err != nil {
+		b.Truncate(off)
+		return err
+	}
+	b.Truncate(b.Len() - 1) // Encode ends with a newline
+	return nil
+}
+
+func (e *Entry) appendParts(dst []byte, r *Renderer) ([]byte, []Part) {
+	b := bytes.NewBuffer(dst)
+	// One encoder writes every value in place (json.Marshal would
+	// allocate each); it escapes HTML as Marshal does, and ends each
+	// value with a newline, cut below.
+	enc := json.NewEncoder(b)
+	parts := make([]Part, 0, e.partCount())
+	value := func(kind, context int, field string, v any) bool {
+		off := b.Len()
+		var err error
+		if m, ok := v.(map[string]any); ok && field == "spec" {
+			err = r.spec(b, enc, m)
+		} else {
+			err = encodeValue(b, enc, v)
+		}
 		if err != nil { // only unencodable spec values; the engine yields none
 			return false
 		}
-		parts = append(parts, Part{Path: path, Off: b.Len(), Len: len(raw), Hash: fnv64(raw)})
-		b.Write(raw)
+		raw := b.Bytes()[off:]
+		parts = append(parts, Part{Kind: int16(kind), Context: int16(context), Field: partField(field),
+			Off: int32(off), Len: int32(len(raw)), Hash: fnv64(raw)})
 		return true
 	}
 	name, _ := json.Marshal(e.ControllerName)
@@ -173,7 +311,6 @@ func (e *Entry) Parts() ([]byte, []Part) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		pre := "/policyKinds/" + strconv.Itoa(i) + "/"
 		ok := true
 		b.WriteByte('{')
 		for j, f := range []keyValue{{"policyKind", k.PolicyKind}, {"policies", k.Policies}, {"policyCount", k.PolicyCount}, {"fields", k.Fields}, {"fieldCount", k.FieldCount}} {
@@ -181,7 +318,7 @@ func (e *Entry) Parts() ([]byte, []Part) {
 				b.WriteByte(',')
 			}
 			b.WriteString(`"` + f.key + `":`)
-			ok = ok && value(pre+f.key, f.v)
+			ok = ok && value(i, -1, f.key, f.v)
 		}
 		b.WriteString(`,"contexts":[`)
 		for j := range k.Contexts {
@@ -199,19 +336,18 @@ func (e *Entry) Parts() ([]byte, []Part) {
 			if len(c.Errors) > 0 {
 				fields = append(fields, keyValue{"errors", c.Errors})
 			}
-			cpre := pre + "contexts/" + strconv.Itoa(j) + "/"
 			b.WriteByte('{')
 			for n, f := range fields {
 				if n > 0 {
 					b.WriteByte(',')
 				}
 				b.WriteString(`"` + f.key + `":`)
-				ok = ok && value(cpre+f.key, f.v)
+				ok = ok && value(i, j, f.key, f.v)
 			}
 			b.WriteByte('}')
 		}
 		b.WriteString(`],"contextCount":`)
-		ok = ok && value(pre+"contextCount", k.ContextCount)
+		ok = ok && value(i, -1, "contextCount", k.ContextCount)
 		b.WriteByte('}')
 		if !ok {
 			out, _ := json.Marshal(map[string]any{"controllerName": e.ControllerName, "error": "an effective spec cannot be encoded"})
@@ -220,6 +356,24 @@ func (e *Entry) Parts() ([]byte, []Part) {
 	}
 	b.WriteString("]}")
 	return b.Bytes(), parts
+}
+
+// partCount is the number of parts Parts makes, to size its slice once.
+func (e *Entry) partCount() int {
+	n := 0
+	for i := range e.PolicyKinds {
+		n += 6
+		for j := range e.PolicyKinds[i].Contexts {
+			n += 7
+			if e.PolicyKinds[i].Contexts[j].Target == "" {
+				n--
+			}
+			if len(e.PolicyKinds[i].Contexts[j].Errors) == 0 {
+				n--
+			}
+		}
+	}
+	return n
 }
 
 // keyValue is one field of an object Parts writes, in the order of the
@@ -257,6 +411,13 @@ func Build(res *engine.Result, controllerName string, owned func(topology.GroupK
 // rendered and may keep it or not, so that a caller keeping only the
 // encoded entries never holds every rendered one at once.
 func Each(res *engine.Result, controllerName string, owned func(topology.GroupKind) bool, only func(topology.Ref) bool, lim Limits, fn func(obj topology.Ref, e *Entry)) {
+	EachEncoded(res, controllerName, owned, only, lim, func(obj topology.Ref, e *Entry, _ []byte, _ []Part) { fn(obj, e) })
+}
+
+// EachEncoded is Each handing fn each entry's JSON and parts too (as
+// Entry.Parts gives them), encoded once: they are valid only during the
+// call (their buffer is reused), and the entry must not be changed.
+func EachEncoded(res *engine.Result, controllerName string, owned func(topology.GroupKind) bool, only func(topology.Ref) bool, lim Limits, fn func(obj topology.Ref, e *Entry, json []byte, parts []Part)) {
 	lim = lim.complete()
 	type kt struct {
 		gk     topology.GroupKind
@@ -289,6 +450,8 @@ func Each(res *engine.Result, controllerName string, owned func(topology.GroupKi
 		}
 		byObj[obj] = append(byObj[obj], part{af, e})
 	}
+	var r Renderer
+	var buf []byte
 	for _, obj := range order {
 		parts := byObj[obj]
 		en := &Entry{ControllerName: controllerName}
@@ -308,22 +471,23 @@ func Each(res *engine.Result, controllerName string, owned func(topology.GroupKi
 					ctxs = append(ctxs, rawContext{c, parts[i].af.Target, c.PathCount()})
 				}
 			}
-			en.PolicyKinds = append(en.PolicyKinds, kind(kindName, policies, ctxs, lim))
+			en.PolicyKinds = append(en.PolicyKinds, kind(&r, kindName, policies, ctxs, lim))
 		}
-		fit(en, lim.Bytes)
+		var encoded []Part
+		buf, encoded = fit(en, lim.Bytes, &r, buf[:0])
 		delete(byObj, obj)
-		fn(obj, en)
+		fn(obj, en, buf, encoded)
 	}
 }
 
 // context renders one engine context of target, carried by paths paths.
-func context(c *engine.Context, target topology.Ref, paths int) Context {
+func context(r *Renderer, c *engine.Context, target topology.Ref, paths int) Context {
 	out := Context{Spec: c.Spec, SetBy: make(map[string]string, len(c.Fields)), Errors: c.Errors}
 	if out.Spec == nil {
 		out.Spec = map[string]any{}
 	}
 	if target.IsSection() {
-		out.Target = target.Short()
+		out.Target = r.short(target)
 	}
 	// One path is shown; the others were counted without being built.
 	c.Paths(func(p []topology.Ref) bool {
@@ -332,11 +496,11 @@ func context(c *engine.Context, target topology.Ref, paths int) Context {
 	})
 	out.PathCount = paths
 	for _, f := range c.Fields {
-		out.SetBy[f.Path] = PolicyName(f.Policy)
+		out.SetBy[f.Path] = r.name(f.Policy)
 	}
 	out.Policies = make([]Policy, 0, len(c.Stack))
 	for _, e := range c.Stack {
-		p := Policy{Policy: PolicyName(e.Policy), Target: e.At.Short(), Strategy: string(e.Strategy), Stanza: e.Stanza, Outcome: e.Outcome, Conflicted: e.Conflicted}
+		p := Policy{Policy: r.name(e.Policy), Target: r.short(e.At), Strategy: string(e.Strategy), Stanza: e.Stanza, Outcome: e.Outcome, Conflicted: e.Conflicted}
 		for _, l := range e.Lost {
 			if p.Lost == nil {
 				p.Lost = map[string][]string{}
@@ -345,7 +509,7 @@ func context(c *engine.Context, target topology.Ref, paths int) Context {
 				p.Lost[""] = append(p.Lost[""], l.Path)
 			}
 			for _, t := range l.To {
-				w := PolicyName(t.Policy)
+				w := r.name(t.Policy)
 				p.Lost[w] = append(p.Lost[w], l.Path)
 			}
 		}
@@ -363,14 +527,14 @@ type rawContext struct {
 
 // kind assembles one policy kind's part, capped by lim: every context's
 // fields go into Fields, and only the contexts kept are rendered.
-func kind(name string, policies []topology.Ref, ctxs []rawContext, lim Limits) Kind {
+func kind(r *Renderer, name string, policies []topology.Ref, ctxs []rawContext, lim Limits) Kind {
 	sort.Slice(policies, func(i, j int) bool { return policies[i].Less(policies[j]) })
 	k := Kind{PolicyKind: name, PolicyCount: len(policies), ContextCount: len(ctxs)}
 	k.Policies = policies[:min(len(policies), lim.Policies)]
 	setters := map[string][]string{}
 	for _, rc := range ctxs {
 		for _, f := range rc.c.Fields {
-			p := PolicyName(f.Policy)
+			p := r.name(f.Policy)
 			if !contains(setters[f.Path], p) {
 				setters[f.Path] = append(setters[f.Path], p)
 			}
@@ -393,16 +557,21 @@ func kind(name string, policies []topology.Ref, ctxs []rawContext, lim Limits) K
 	sort.SliceStable(ctxs, func(i, j int) bool { return ctxs[i].paths > ctxs[j].paths })
 	k.Contexts = make([]Context, 0, min(len(ctxs), lim.Contexts))
 	for _, rc := range ctxs[:min(len(ctxs), lim.Contexts)] {
-		k.Contexts = append(k.Contexts, context(rc.c, rc.target, rc.paths))
+		k.Contexts = append(k.Contexts, context(r, rc.c, rc.target, rc.paths))
 	}
 	return k
 }
 
 // fit drops, from the largest policy kind, contexts, then fields, then
 // policies until the entry's JSON is at most max bytes, or nothing is
-// left to drop.
-func fit(e *Entry, max int) {
-	for len(e.JSON()) > max {
+// left to drop, and returns the JSON (in buf) and parts of what is left.
+func fit(e *Entry, max int, r *Renderer, buf []byte) ([]byte, []Part) {
+	for {
+		b, parts := r.AppendParts(e, buf[:0])
+		buf = b
+		if len(b) <= max {
+			return b, parts
+		}
 		largest, size := -1, 0
 		for i := range e.PolicyKinds {
 			k := &e.PolicyKinds[i]
@@ -415,7 +584,7 @@ func fit(e *Entry, max int) {
 			}
 		}
 		if largest < 0 {
-			return
+			return b, parts
 		}
 		k := &e.PolicyKinds[largest]
 		switch {

@@ -1,6 +1,7 @@
 package effectivepolicy
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"strconv"
@@ -196,9 +197,15 @@ func TestParts(t *testing.T) {
 	n := 0
 	for obj, e := range Build(genResult(firstCase, 100), "c", nil, nil, Limits{}) {
 		b, parts := e.Parts()
+		if len(parts) != e.partCount() {
+			t.Fatalf("%s: %d parts, partCount says %d", obj, len(parts), e.partCount())
+		}
 		want, err := json.Marshal(e)
 		if err != nil || string(b) != string(want) {
 			t.Fatalf("%s: Parts' JSON differs from encoding/json's", obj)
+		}
+		if again, _ := e.AppendParts(bytes.Repeat([]byte("x"), 10)[:0]); string(again) != string(b) {
+			t.Fatalf("%s: AppendParts over a used buffer differs", obj)
 		}
 		var doc map[string]any
 		if err := json.Unmarshal(b, &doc); err != nil {
@@ -206,7 +213,7 @@ func TestParts(t *testing.T) {
 		}
 		for _, p := range parts {
 			var at any = doc
-			for _, seg := range strings.Split(strings.TrimPrefix(p.Path, "/"), "/") {
+			for _, seg := range strings.Split(strings.TrimPrefix(p.Path(), "/"), "/") {
 				switch v := at.(type) {
 				case map[string]any:
 					at = v[seg]
@@ -217,12 +224,37 @@ func TestParts(t *testing.T) {
 			}
 			var got any
 			if err := json.Unmarshal(b[p.Off:p.Off+p.Len], &got); err != nil || !reflect.DeepEqual(got, at) {
-				t.Fatalf("%s: part %s does not hold its value", obj, p.Path)
+				t.Fatalf("%s: part %s does not hold its value", obj, p.Path())
 			}
 			n++
 		}
 	}
 	if n == 0 {
 		t.Fatal("no part checked")
+	}
+}
+
+// TestEachEncoded: the JSON and parts EachEncoded hands over (specs
+// encoded once through a Renderer, buffers reused) are those Parts gives
+// for the same entry, whatever was rendered before it; and specs are
+// shared, so the memo is used.
+func TestEachEncoded(t *testing.T) {
+	n := 0
+	EachEncoded(genResult(firstCase, 100), "c", nil, nil, Limits{}, func(obj topology.Ref, e *Entry, b []byte, parts []Part) {
+		want, wantParts := e.Parts()
+		if string(b) != string(want) || !reflect.DeepEqual(parts, wantParts) {
+			t.Fatalf("%s: EachEncoded's JSON or parts differ from Parts'", obj)
+		}
+		n++
+	})
+	if n == 0 {
+		t.Fatal("no entry")
+	}
+	var r Renderer
+	for _, e := range Build(genResult(firstCase, 100), "c", nil, nil, Limits{}) {
+		r.AppendParts(e, nil)
+	}
+	if len(r.specs) == 0 {
+		t.Fatal("no spec remembered")
 	}
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/binary"
 	"sort"
+	"sync"
 
 	"github.com/attache-dev/attache/pkg/merge"
 	"github.com/attache-dev/attache/pkg/policy"
@@ -464,7 +465,8 @@ func (d *kindDP) dpTarget(n topology.NodeID) *targetState {
 				}
 			}
 		}, func() int {
-			memo := map[entryAt]int{}
+			memo := countMemos.Get().(map[entryAt]int)
+			defer func() { clear(memo); countMemos.Put(memo) }()
 			total := 0
 			for _, i := range idxs {
 				total += countPaths(entries, entryAt{n, i}, memo)
@@ -550,6 +552,11 @@ type entryAt struct {
 	node topology.NodeID
 	idx  int32
 }
+
+// countMemos reuse countPaths' memos: a controller counts the paths of
+// every context it renders, and a fresh map each time was a fifth of what
+// rendering allocated.
+var countMemos = sync.Pool{New: func() any { return map[entryAt]int{} }}
 
 // countPaths is the number of paths enumerate yields from an entry,
 // memoised per entry: linear in the entries, whatever the number of paths.
