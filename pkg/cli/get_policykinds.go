@@ -76,6 +76,9 @@ type policyKindItem struct {
 	MaxTargetRefs int `json:"maxTargetRefs,omitempty"`
 	// NoStanzas: defaults/overrides/strategy are fields of the kind's own.
 	NoStanzas bool `json:"noStanzas,omitempty"`
+	// UntargetedScope: what a policy without targetRefs applies to
+	// ("istio", "istio:<root namespace>"); absent: nothing (Invalid).
+	UntargetedScope string `json:"untargetedScope,omitempty"`
 	// Profile names the implementation whose built-in profile gave
 	// settings, if any.
 	Profile string            `json:"profile,omitempty"`
@@ -189,6 +192,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if len(k.TargetingFields) > 0 {
 		parts = append(parts, origin(policy.SettingTargetingFields, "targeting-fields="+strings.Join(k.TargetingFields, ",")))
 	}
+	if k.Untargeted.Mode != policy.UntargetedNone {
+		parts = append(parts, origin(policy.SettingUntargetedScope, "untargeted-scope="+k.Untargeted.String()))
+	}
 	if len(parts) == 0 {
 		return "-"
 	}
@@ -235,6 +241,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 		NoStanzas:             k.NoStanzas,
 		Profile:               k.Implementation,
 		Origins:               make(map[string]string, len(k.Origins)),
+	}
+	if k.Untargeted.Mode != policy.UntargetedNone {
+		it.UntargetedScope = k.Untargeted.String()
 	}
 	if len(it.EffectiveSectionKinds) == 0 {
 		it.EffectiveSectionKinds = nil

@@ -95,6 +95,9 @@ type computation struct {
 	// parentRefs are the routes' spec.parentRefs as written (namespace
 	// defaulted), for ancestors named after Gateways (see gatewayAncestors).
 	parentRefs  map[topology.Ref][]topology.Ref
+	// gateways are the facts about Gateways that untargeted Istio
+	// policies are matched with (only when a kind has such a scope).
+	gateways map[topology.Ref]gatewayFacts
 	schemas     map[*policy.Kind][2]*merge.Schema // see kindSchemas
 	status      map[*pstate]*PolicyStatus
 	sortedKinds []*policy.Kind
@@ -119,6 +122,12 @@ func newComputation(opts Options, objs []Object) *computation {
 		dps: map[*policy.Kind]*kindDP{}, status: map[*pstate]*PolicyStatus{}}
 	topoObjs, policyObjs := c.classify(objs)
 	c.parentRefs = routeParentRefs(topoObjs)
+	for _, k := range c.kinds {
+		if k.Untargeted.Mode != policy.UntargetedNone {
+			c.gateways = readGateways(topoObjs)
+			break
+		}
+	}
 	// Objects with sections (listeners, rules, ports) make several nodes.
 	b := topology.NewBuilderSize(4 * len(topoObjs))
 	grants, probs := gatewayapi.Add(b, topoObjs)
@@ -397,6 +406,10 @@ func (c *computation) resolve(ps *pstate) {
 	{
 		p := ps.p
 		if p.Invalid() {
+			return
+		}
+		if p.Untargeted != nil {
+			c.resolveUntargeted(ps)
 			return
 		}
 		if p.UnmodelledTargeting != "" {

@@ -103,6 +103,9 @@ type Kind struct {
 	// `override(s)` and `strategy` are fields of its spec proper, and its
 	// policies take the kind's first strategy.
 	NoStanzas bool
+	// Untargeted says what a policy without targetRefs applies to (by
+	// default nothing: it is Invalid).
+	Untargeted UntargetedScope
 	// Implementation names the project whose profile gave settings, if any.
 	Implementation string
 	// Schema is the CRD's openAPIV3Schema of spec, when known; schema-aware
@@ -152,6 +155,7 @@ type Spec struct {
 	SchemaMerge           bool
 	MaxTargetRefs         int
 	NoStanzas             bool
+	Untargeted            UntargetedScope
 }
 
 // NewKind builds and validates a kind from a Go descriptor, applying defaults.
@@ -197,6 +201,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingSchemaMerge, all || s.SchemaMerge, func() { k.SchemaMerge = s.SchemaMerge })
 	set(SettingMaxTargetRefs, s.MaxTargetRefs != 0, func() { k.MaxTargetRefs = s.MaxTargetRefs })
 	set(SettingStanzas, all || s.NoStanzas, func() { k.NoStanzas = s.NoStanzas })
+	set(SettingUntargetedScope, s.Untargeted.Mode != UntargetedNone, func() { k.Untargeted = s.Untargeted })
 	if s.Custom != nil && k.Custom == nil {
 		k.Custom = s.Custom
 	}
@@ -358,6 +363,7 @@ var annotationOf = map[string]string{
 	SettingSchemaMerge:           AnnotationSchemaMerge,
 	SettingMaxTargetRefs:         AnnotationMaxTargetRefs,
 	SettingStanzas:               AnnotationStanzas,
+	SettingUntargetedScope:       AnnotationUntargetedScope,
 }
 
 // allSettings lists every setting, in the order they are shown.
@@ -365,6 +371,7 @@ var allSettings = []string{
 	SettingClass, SettingTargetKinds, SettingEffectiveTargetKinds, SettingEffectiveSectionKinds,
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
+	SettingUntargetedScope,
 }
 
 // Settings lists the names of every setting of a kind, the keys of
@@ -494,6 +501,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationMergeTypeField, SettingMergeTypeField, func(v string) error { k.MergeTypeField = strings.TrimSpace(v); return nil }},
 		{AnnotationNamedRules, SettingNamedRules, func(v string) error { k.NamedRules = splitList(v); return nil }},
 		{AnnotationTargetingFields, SettingTargetingFields, func(v string) error { k.TargetingFields = splitList(v); return nil }},
+		{AnnotationUntargetedScope, SettingUntargetedScope, func(v string) (err error) { k.Untargeted, err = ParseUntargetedScope(v); return }},
 	} {
 		v, ok := ann[w.key]
 		if !ok {

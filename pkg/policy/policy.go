@@ -91,8 +91,64 @@ type Policy struct {
 	// (e.g. "spec.selector", Istio's workload selector); the policy then
 	// has no Targets and is not Invalid.
 	UnmodelledTargeting string
+	// Untargeted, for a kind whose UntargetedScope is set, is what a
+	// policy naming no targets selects in its stead.
+	Untargeted *WorkloadSelection
 	// Problems make the policy Invalid; each names the field.
 	Problems []diag.Problem
+}
+
+// WorkloadSelection is what a policy without targets selects under
+// UntargetedIstio: the workloads of its scope whose labels include
+// MatchLabels (all of them when it is empty).
+type WorkloadSelection struct {
+	// MatchLabels are the labels a workload must carry.
+	MatchLabels map[string]string
+	// Field is where they are written ("spec.selector.matchLabels"), ""
+	// for a policy of the whole namespace.
+	Field string
+}
+
+// workloadSelection reads the workload selector of the first of fields
+// the spec holds: {matchLabels: {...}} (Istio's selector) or {labels:
+// {...}} (EnvoyFilter's workloadSelector). It is nil only when a field is
+// malformed (reported through bad).
+func workloadSelection(spec map[string]any, fields []string, bad func(string, string, ...any)) *WorkloadSelection {
+	for _, f := range fields {
+		v, ok := spec[f]
+		if !ok || v == nil {
+			continue
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			bad("spec."+f, "must be an object, not %s", typeName(v))
+			return nil
+		}
+		for _, key := range []string{"matchLabels", "labels"} {
+			raw, ok := m[key]
+			if !ok || raw == nil {
+				continue
+			}
+			field := "spec." + f + "." + key
+			lm, ok := raw.(map[string]any)
+			if !ok {
+				bad(field, "must be an object, not %s", typeName(raw))
+				return nil
+			}
+			sel := &WorkloadSelection{MatchLabels: make(map[string]string, len(lm)), Field: field}
+			for k, lv := range lm {
+				s, ok := lv.(string)
+				if !ok {
+					bad(field+"."+k, "must be a string, not %s", typeName(lv))
+					return nil
+				}
+				sel.MatchLabels[k] = s
+			}
+			return sel
+		}
+		return &WorkloadSelection{Field: "spec." + f}
+	}
+	return &WorkloadSelection{}
 }
 
 // Invalid reports whether the policy failed validation.
@@ -177,6 +233,10 @@ func (p *Policy) parseTargets(spec map[string]any, bad func(string, string, ...a
 		selEntries = list
 	}
 	if len(entries) == 0 && len(selEntries) == 0 {
+		if p.Kind.Untargeted.Mode == UntargetedIstio {
+			p.Untargeted = workloadSelection(spec, p.Kind.TargetingFields, bad)
+			return
+		}
 		for _, f := range p.Kind.TargetingFields {
 			if v, ok := spec[f]; ok && v != nil {
 				// Selected in the kind's own way (Istio's workload

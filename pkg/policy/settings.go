@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -104,6 +106,13 @@ const (
 	// targets in the kind's own way (e.g. a workload selector) and are
 	// therefore no part of the spec proper.
 	AnnotationTargetingFields = "attache.dev/targeting-fields"
+	// AnnotationUntargetedScope says what a policy without targetRefs
+	// applies to: "none" (it is Invalid, GEP-713's default) or "istio"
+	// (as istiod: the Istio Gateways of its namespace, of every namespace
+	// from the root namespace, narrowed by the workload selector), with
+	// the root namespace after a colon ("istio:istio-config"; default
+	// istio-system).
+	AnnotationUntargetedScope = "attache.dev/untargeted-scope"
 )
 
 // Setting names, the keys of Kind.Origins.
@@ -124,7 +133,70 @@ const (
 	SettingSchemaMerge           = "schemaMerge"
 	SettingMaxTargetRefs         = "maxTargetRefs"
 	SettingStanzas               = "stanzas"
+	SettingUntargetedScope       = "untargetedScope"
 )
+
+// UntargetedScope says what a policy without targetRefs or
+// targetSelectors applies to. The zero value: nothing (it is Invalid).
+type UntargetedScope struct {
+	// Mode is UntargetedNone or UntargetedIstio.
+	Mode string
+	// RootNamespace, for UntargetedIstio: a policy there applies in every
+	// namespace (Istio's meshConfig.rootNamespace).
+	RootNamespace string
+}
+
+// Untargeted scope modes.
+const (
+	// UntargetedNone: a policy must name its targets (GEP-713).
+	UntargetedNone = ""
+	// UntargetedIstio: as istiod treats a policy without targetRefs on a
+	// Gateway API Gateway it deploys (istio/istio
+	// pilot/pkg/model/policyattachment.go, ShouldAttachPolicy): it applies
+	// to the Istio Gateways (not waypoints) of its namespace, or of every
+	// namespace from the root namespace, whose workload labels its
+	// selector matches (none: all of them).
+	UntargetedIstio = "istio"
+	// DefaultIstioRootNamespace is Istio's default root namespace.
+	DefaultIstioRootNamespace = "istio-system"
+)
+
+// String renders the scope as its annotation writes it.
+func (u UntargetedScope) String() string {
+	switch {
+	case u.Mode == UntargetedNone:
+		return "none"
+	case u.RootNamespace != "" && u.RootNamespace != DefaultIstioRootNamespace:
+		return u.Mode + ":" + u.RootNamespace
+	}
+	return u.Mode
+}
+
+// Root is the root namespace of an Istio scope (its default if unset).
+func (u UntargetedScope) Root() string {
+	if u.RootNamespace == "" {
+		return DefaultIstioRootNamespace
+	}
+	return u.RootNamespace
+}
+
+// ParseUntargetedScope reads "none", "istio" or "istio:<root namespace>".
+func ParseUntargetedScope(s string) (UntargetedScope, error) {
+	mode, root, hasRoot := strings.Cut(strings.TrimSpace(s), ":")
+	switch mode {
+	case "none", "":
+		if hasRoot {
+			return UntargetedScope{}, fmt.Errorf("untargeted scope %q: only istio takes a root namespace", s)
+		}
+		return UntargetedScope{}, nil
+	case UntargetedIstio:
+		if hasRoot && len(validation.IsDNS1123Label(root)) > 0 {
+			return UntargetedScope{}, fmt.Errorf("untargeted scope %q: %q is not a namespace name", s, root)
+		}
+		return UntargetedScope{Mode: UntargetedIstio, RootNamespace: root}, nil
+	}
+	return UntargetedScope{}, fmt.Errorf("unknown untargeted scope %q (known: none, istio, istio:<root namespace>)", s)
+}
 
 // NoTargetRefLimit is the MaxTargetRefs of kinds whose policies may have any
 // number of targets (Envoy Gateway's CRDs set no maxItems).

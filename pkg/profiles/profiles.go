@@ -74,6 +74,9 @@ var builtin = func() []policy.Profile {
 		return entry(Istio, group, kind, "", policy.Spec{
 			Class: policy.Direct, TargetKinds: istioTargets, Composition: comp,
 			TargetingFields: []string{selector},
+			// Without targetRefs: the Istio Gateways of the namespace (all
+			// namespaces from istio-system), narrowed by the selector.
+			Untargeted: policy.UntargetedScope{Mode: policy.UntargetedIstio, RootNamespace: policy.DefaultIstioRootNamespace},
 		})
 	}
 	ngfRoutes := kinds(httpRoute, grpcRoute)

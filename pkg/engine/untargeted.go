@@ -1,0 +1,161 @@
+package engine
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/attache-dev/attache/pkg/policy"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// Istio's names for what an untargeted policy may reach (istio/istio
+// pkg/config/constants and the gateway deployment controller).
+const (
+	istioGatewayController = "istio.io/gateway-controller"
+	istioDefaultClass      = "istio"
+	// gatewayNameLabel is on every pod of a Gateway that Istio deploys;
+	// istiod knows a Gateway API Gateway's workloads by it.
+	gatewayNameLabel = "gateway.networking.k8s.io/gateway-name"
+)
+
+// gatewayFacts are what an untargeted Istio policy is matched with: the
+// Gateway's class, whether that class is known and its controller, and
+// the labels its deployed pods are given besides the gateway name
+// (spec.infrastructure.labels).
+type gatewayFacts struct {
+	class, controller string
+	classKnown        bool
+	infraLabels       map[string]string
+}
+
+// readGateways reads the facts of every Gateway among objs.
+func readGateways(objs []*unstructured.Unstructured) map[topology.Ref]gatewayFacts {
+	controllers := map[string]string{}
+	for _, u := range objs {
+		if gkOf(u) == topology.KindGatewayClass {
+			ctl, _, _ := unstructured.NestedString(u.Object, "spec", "controllerName")
+			controllers[u.GetName()] = ctl
+		}
+	}
+	out := map[topology.Ref]gatewayFacts{}
+	for _, u := range objs {
+		if gkOf(u) != topology.KindGateway {
+			continue
+		}
+		class, _, _ := unstructured.NestedString(u.Object, "spec", "gatewayClassName")
+		f := gatewayFacts{class: class}
+		f.controller, f.classKnown = controllers[class]
+		// Malformed labels are left out: package gatewayapi does not read
+		// infrastructure, and a wrong label only narrows what matches.
+		if m, ok, _ := unstructured.NestedMap(u.Object, "spec", "infrastructure", "labels"); ok {
+			f.infraLabels = map[string]string{}
+			for k, v := range m {
+				if s, isStr := v.(string); isStr {
+					f.infraLabels[k] = s
+				}
+			}
+		}
+		out[topology.Ref{Group: topology.KindGateway.Group, Kind: topology.KindGateway.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}] = f
+	}
+	return out
+}
+
+func gkOf(u *unstructured.Unstructured) topology.GroupKind {
+	return topology.GroupKind{Group: u.GroupVersionKind().Group, Kind: u.GetKind()}
+}
+
+// istio reports whether istiod configures the Gateway's workloads with
+// untargeted policies: a class of Istio's gateway controller (when the
+// class is unknown, Istio's default class name). Waypoints never take
+// them, and their class (istio-waypoint) is of Istio's mesh controller.
+func (f gatewayFacts) istio() bool {
+	if f.classKnown {
+		return f.controller == istioGatewayController
+	}
+	return f.class == istioDefaultClass
+}
+
+// podLabel is the value of a label of the Gateway's pods, when attache
+// can know it.
+func (f gatewayFacts) podLabel(gateway, key string) (string, bool) {
+	if key == gatewayNameLabel {
+		return gateway, true
+	}
+	v, ok := f.infraLabels[key]
+	return v, ok
+}
+
+// resolveUntargeted attaches a policy without targets of an
+// UntargetedIstio kind to what istiod applies it to: the Istio Gateways of
+// its namespace (of every namespace from the root namespace) whose pods'
+// labels include its selector's. A selector naming labels attache cannot
+// know on a Gateway's pods is reported as selecting workloads attache does
+// not model, unless it matched a Gateway anyway.
+func (c *computation) resolveUntargeted(ps *pstate) {
+	p := ps.p
+	sel := p.Untargeted
+	root := p.Kind.Untargeted.Root()
+	field := sel.Field
+	if field == "" {
+		field = "spec"
+	}
+	matched, inScope := 0, 0
+	unknown := map[string]bool{}
+	for _, id := range c.graph.ByKind(topology.KindGateway) {
+		ref := c.graph.Node(id).Ref
+		if ref.Namespace != p.Ref.Namespace && p.Ref.Namespace != root {
+			continue
+		}
+		f, ok := c.gateways[ref]
+		if !ok || !f.istio() {
+			continue
+		}
+		inScope++
+		match := true
+		for k, v := range sel.MatchLabels {
+			got, known := f.podLabel(ref.Name, k)
+			if !known {
+				unknown[k] = true
+			}
+			if !known || got != v {
+				match = false
+			}
+		}
+		if !match {
+			continue
+		}
+		matched++
+		c.attach(ps, id, policy.TargetRef{Group: ref.Group, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, Field: field})
+	}
+	if matched > 0 {
+		return
+	}
+	where := "in namespace " + p.Ref.Namespace
+	if p.Ref.Namespace == root {
+		where = "in any namespace (the policy is in the root namespace " + root + ")"
+	}
+	switch {
+	case len(unknown) > 0:
+		keys := slices.Sorted(maps.Keys(unknown))
+		ps.noTarget = append(ps.noTarget, fmt.Sprintf("%s: selects workloads by labels attache cannot see on Gateways (%s); its effect on other workloads is not computed", field, strings.Join(keys, ", ")))
+	case inScope == 0:
+		ps.noTarget = append(ps.noTarget, fmt.Sprintf("%s: applies to the workloads of its scope; no Gateway of Istio (class of %s, not a waypoint) is %s", field, istioGatewayController, where))
+	default:
+		ps.noTarget = append(ps.noTarget, fmt.Sprintf("%s: matches the pods of no Istio Gateway %s (%s)", field, where, labelText(sel.MatchLabels)))
+	}
+}
+
+// labelText renders labels as k=v, sorted.
+func labelText(m map[string]string) string {
+	parts := make([]string, 0, len(m))
+	for k, v := range m {
+		parts = append(parts, k+"="+v)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}

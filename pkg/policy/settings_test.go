@@ -1,0 +1,30 @@
+package policy
+
+import "testing"
+
+// TestParseUntargetedScope: the annotation's values, and that String
+// writes what Parse reads.
+func TestParseUntargetedScope(t *testing.T) {
+	for in, want := range map[string]UntargetedScope{
+		"none":              {},
+		"":                  {},
+		"istio":             {Mode: UntargetedIstio},
+		" istio:mesh-root ": {Mode: UntargetedIstio, RootNamespace: "mesh-root"},
+	} {
+		got, err := ParseUntargetedScope(in)
+		if err != nil || got != want {
+			t.Errorf("%q: %+v %v, want %+v", in, got, err, want)
+		}
+		if back, err := ParseUntargetedScope(got.String()); err != nil || back.Mode != got.Mode || back.Root() != got.Root() {
+			t.Errorf("%q: String %q reads back as %+v %v", in, got.String(), back, err)
+		}
+	}
+	for _, in := range []string{"mesh", "none:x", "istio:Not_A_Namespace", "istio:"} {
+		if got, err := ParseUntargetedScope(in); err == nil {
+			t.Errorf("%q: accepted as %+v", in, got)
+		}
+	}
+	if r := (UntargetedScope{Mode: UntargetedIstio}).Root(); r != DefaultIstioRootNamespace {
+		t.Errorf("default root %q", r)
+	}
+}
