@@ -94,10 +94,10 @@ type computation struct {
 	dps          map[*policy.Kind]*kindDP
 	// parentRefs are the routes' spec.parentRefs as written (namespace
 	// defaulted), for ancestors named after Gateways (see gatewayAncestors).
-	parentRefs  map[topology.Ref][]topology.Ref
+	parentRefs map[topology.Ref][]topology.Ref
 	// gateways are the facts about Gateways that untargeted Istio
 	// policies are matched with (only when a kind has such a scope).
-	gateways map[topology.Ref]gatewayFacts
+	gateways    map[topology.Ref]gatewayFacts
 	schemas     map[*policy.Kind][2]*merge.Schema // see kindSchemas
 	status      map[*pstate]*PolicyStatus
 	sortedKinds []*policy.Kind
