@@ -459,7 +459,7 @@ func (c *Controller) recompute(ctx context.Context) error {
 	} else {
 		c.queueChangedTargets(ctx, change, targets)
 	}
-	c.pruneStale(objs)
+	c.pruneStale()
 	c.computations.Add(1)
 	// A failed write or Program leaves the cluster behind the
 	// computation: compare everything next time.
@@ -846,24 +846,36 @@ func (c *Controller) unsettled(k objKey, fingerprint string) bool {
 
 // pruneStale forgets the write records of objects that are gone (and of
 // EffectivePolicies no longer desired).
-func (c *Controller) pruneStale(objs []engine.Object) {
-	present := make(map[objKey]bool, len(objs))
-	for _, o := range objs {
-		present[keyOf(o.Object)] = true
-	}
+func (c *Controller) pruneStale() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if len(c.stale) == 0 && len(c.unsettledWrites) == 0 {
+		return
+	}
 	// EffectivePolicies are not input: keep the records of those desired.
-	for _, d := range c.effective {
-		present[d.key] = true
+	var effective map[objKey]bool
+	present := func(k objKey) bool {
+		if k.gk() == (topology.GroupKind{Group: EffectivePolicyGVK.Group, Kind: EffectivePolicyGVK.Kind}) {
+			if effective == nil {
+				effective = make(map[objKey]bool, len(c.effective))
+				for _, d := range c.effective {
+					effective[d.key] = true
+				}
+			}
+			return effective[k]
+		}
+		// The engine's last input is the snapshot just computed: asking
+		// it costs a lookup per record, where a set of the snapshot's
+		// keys cost a tenth of a second per computation at 40,000 objects.
+		return c.inc.Has(topology.Ref{Group: k.Group, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name})
 	}
 	for k := range c.stale {
-		if !present[k] {
+		if !present(k) {
 			delete(c.stale, k)
 		}
 	}
 	for k := range c.unsettledWrites {
-		if !present[k] {
+		if !present(k) {
 			delete(c.unsettledWrites, k)
 		}
 	}

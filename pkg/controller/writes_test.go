@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -171,5 +173,36 @@ func TestPackRoundTrip(t *testing.T) {
 		if len(in) > 10000 && len(d.packed) > len(in)/10 {
 			t.Errorf("%d bytes packed into %d", len(in), len(d.packed))
 		}
+	}
+}
+
+// TestPruneStale: the write records of objects gone from the engine's last
+// input, and of EffectivePolicies no longer desired, are forgotten; those
+// of objects still there and of desired EffectivePolicies are kept.
+func TestPruneStale(t *testing.T) {
+	c := &Controller{opts: Options{ControllerName: testControllerName, ConditionDomain: engine.DefaultConditionDomain}}
+	c.inc = c.newEngine()
+	route := mustYAML(t, `{apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, metadata: {name: kept, namespace: ns}, spec: {}}`)
+	c.inc.Compute([]engine.Object{{Object: route}})
+	kept, gone := keyOf(route), objKey{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute", Namespace: "ns", Name: "gone"}
+	epWanted := objKey{Group: EffectivePolicyGVK.Group, Kind: EffectivePolicyGVK.Kind, Namespace: "ns", Name: "httproute.kept"}
+	epGone := objKey{Group: EffectivePolicyGVK.Group, Kind: EffectivePolicyGVK.Kind, Namespace: "ns", Name: "httproute.gone"}
+	c.effective = map[objKey]*effectiveDesired{kept: {key: epWanted}}
+	c.stale = map[objKey]map[string]bool{kept: {"1": true}, gone: {"2": true}, epWanted: {"3": true}, epGone: {"4": true}}
+	c.unsettledWrites = map[objKey]string{kept: "a", gone: "b"}
+	c.pruneStale()
+	var staleKeys, unsettled []string
+	for k := range c.stale {
+		staleKeys = append(staleKeys, k.String())
+	}
+	for k := range c.unsettledWrites {
+		unsettled = append(unsettled, k.String())
+	}
+	slices.Sort(staleKeys)
+	if want := []string{epWanted.String(), kept.String()}; !slices.Equal(staleKeys, want) {
+		t.Errorf("stale records %v, want %v", staleKeys, want)
+	}
+	if want := []string{kept.String()}; !slices.Equal(unsettled, want) {
+		t.Errorf("unsettled writes %v, want %v", unsettled, want)
 	}
 }
