@@ -79,6 +79,9 @@ type policyKindItem struct {
 	// UntargetedScope: what a policy without targetRefs applies to
 	// ("istio", "istio:<root namespace>"); absent: nothing (Invalid).
 	UntargetedScope string `json:"untargetedScope,omitempty"`
+	// SharedPortListeners is "reject" when a policy on a plain-HTTP
+	// listener sharing its port with others is Invalid; absent: allowed.
+	SharedPortListeners string `json:"sharedPortListeners,omitempty"`
 	// Profile names the implementation whose built-in profile gave
 	// settings, if any.
 	Profile string            `json:"profile,omitempty"`
@@ -195,6 +198,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.Untargeted.Mode != policy.UntargetedNone {
 		parts = append(parts, origin(policy.SettingUntargetedScope, "untargeted-scope="+k.Untargeted.String()))
 	}
+	if k.RejectSharedPort {
+		parts = append(parts, origin(policy.SettingSharedPortListeners, "shared-port-listeners=reject"))
+	}
 	if len(parts) == 0 {
 		return "-"
 	}
@@ -244,6 +250,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	}
 	if k.Untargeted.Mode != policy.UntargetedNone {
 		it.UntargetedScope = k.Untargeted.String()
+	}
+	if k.RejectSharedPort {
+		it.SharedPortListeners = "reject"
 	}
 	if len(it.EffectiveSectionKinds) == 0 {
 		it.EffectiveSectionKinds = nil

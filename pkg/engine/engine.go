@@ -97,11 +97,14 @@ type computation struct {
 	parentRefs map[topology.Ref][]topology.Ref
 	// gateways are the facts about Gateways that untargeted Istio
 	// policies are matched with (only when a kind has such a scope).
-	gateways    map[topology.Ref]gatewayFacts
-	schemas     map[*policy.Kind][2]*merge.Schema // see kindSchemas
-	status      map[*pstate]*PolicyStatus
-	sortedKinds []*policy.Kind
-	dead        int // attachments of removed policies, still in atts
+	gateways map[topology.Ref]gatewayFacts
+	// listenerPorts are the listeners' ports, for kinds that reject
+	// shared ports (only when a kind does).
+	listenerPorts map[topology.Ref]listenerPort
+	schemas       map[*policy.Kind][2]*merge.Schema // see kindSchemas
+	status        map[*pstate]*PolicyStatus
+	sortedKinds   []*policy.Kind
+	dead          int // attachments of removed policies, still in atts
 }
 
 // Compute runs the engine over objects.
@@ -123,9 +126,11 @@ func newComputation(opts Options, objs []Object) *computation {
 	topoObjs, policyObjs := c.classify(objs)
 	c.parentRefs = routeParentRefs(topoObjs)
 	for _, k := range c.kinds {
-		if k.Untargeted.Mode != policy.UntargetedNone {
+		if k.Untargeted.Mode != policy.UntargetedNone && c.gateways == nil {
 			c.gateways = readGateways(topoObjs)
-			break
+		}
+		if k.RejectSharedPort && c.listenerPorts == nil {
+			c.listenerPorts = readListenerPorts(topoObjs)
 		}
 	}
 	// Objects with sections (listeners, rules, ports) make several nodes.
@@ -444,7 +449,7 @@ func (c *computation) resolve(ps *pstate) {
 						continue
 					}
 					n++
-					c.attach(ps, id, t)
+					c.attachChecked(ps, id, t)
 				}
 				if n == 0 {
 					where := "in namespace " + p.Ref.Namespace
@@ -485,9 +490,22 @@ func (c *computation) resolve(ps *pstate) {
 				ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonTargetNotFound, msg: msg})
 				continue
 			}
-			c.attach(ps, id, t)
+			c.attachChecked(ps, id, t)
 		}
 	}
+}
+
+// attachChecked attaches a declared target after the checks of the
+// policy's kind on the target itself (shared listener ports): a target
+// failing one is Invalid instead.
+func (c *computation) attachChecked(ps *pstate, id topology.NodeID, t policy.TargetRef) {
+	if ps.p.Kind.RejectSharedPort {
+		if msg := c.sharedPortConflict(id); msg != "" {
+			c.invalidTarget(ps, t, c.graph.Node(id).Ref, msg)
+			return
+		}
+	}
+	c.attach(ps, id, t)
 }
 
 // inSelectorScope reports whether a selector of policy p may select the

@@ -106,6 +106,11 @@ type Kind struct {
 	// Untargeted says what a policy without targetRefs applies to (by
 	// default nothing: it is Invalid).
 	Untargeted UntargetedScope
+	// RejectSharedPort: a policy on a plain-HTTP listener (on a whole
+	// ListenerSet: on any of its plain-HTTP listeners) that shares its port
+	// with plain-HTTP listeners of the same Gateway it does not target is
+	// Invalid there (Envoy Gateway's ClientTrafficPolicy).
+	RejectSharedPort bool
 	// Implementation names the project whose profile gave settings, if any.
 	Implementation string
 	// Schema is the CRD's openAPIV3Schema of spec, when known; schema-aware
@@ -156,6 +161,7 @@ type Spec struct {
 	MaxTargetRefs         int
 	NoStanzas             bool
 	Untargeted            UntargetedScope
+	RejectSharedPort      bool
 }
 
 // NewKind builds and validates a kind from a Go descriptor, applying defaults.
@@ -202,6 +208,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingMaxTargetRefs, s.MaxTargetRefs != 0, func() { k.MaxTargetRefs = s.MaxTargetRefs })
 	set(SettingStanzas, all || s.NoStanzas, func() { k.NoStanzas = s.NoStanzas })
 	set(SettingUntargetedScope, s.Untargeted.Mode != UntargetedNone, func() { k.Untargeted = s.Untargeted })
+	set(SettingSharedPortListeners, s.RejectSharedPort, func() { k.RejectSharedPort = s.RejectSharedPort })
 	if s.Custom != nil && k.Custom == nil {
 		k.Custom = s.Custom
 	}
@@ -364,6 +371,7 @@ var annotationOf = map[string]string{
 	SettingMaxTargetRefs:         AnnotationMaxTargetRefs,
 	SettingStanzas:               AnnotationStanzas,
 	SettingUntargetedScope:       AnnotationUntargetedScope,
+	SettingSharedPortListeners:   AnnotationSharedPortListeners,
 }
 
 // allSettings lists every setting, in the order they are shown.
@@ -371,7 +379,7 @@ var allSettings = []string{
 	SettingClass, SettingTargetKinds, SettingEffectiveTargetKinds, SettingEffectiveSectionKinds,
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
-	SettingUntargetedScope,
+	SettingUntargetedScope, SettingSharedPortListeners,
 }
 
 // Settings lists the names of every setting of a kind, the keys of
@@ -502,6 +510,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationNamedRules, SettingNamedRules, func(v string) error { k.NamedRules = splitList(v); return nil }},
 		{AnnotationTargetingFields, SettingTargetingFields, func(v string) error { k.TargetingFields = splitList(v); return nil }},
 		{AnnotationUntargetedScope, SettingUntargetedScope, func(v string) (err error) { k.Untargeted, err = ParseUntargetedScope(v); return }},
+		{AnnotationSharedPortListeners, SettingSharedPortListeners, func(v string) (err error) { k.RejectSharedPort, err = parseSharedPort(v); return }},
 	} {
 		v, ok := ann[w.key]
 		if !ok {

@@ -113,6 +113,12 @@ const (
 	// the root namespace after a colon ("istio:istio-config"; default
 	// istio-system).
 	AnnotationUntargetedScope = "attache.dev/untargeted-scope"
+	// AnnotationSharedPortListeners ("reject", or "allow", the default)
+	// says whether a policy on a plain-HTTP listener that shares its port
+	// with other plain-HTTP listeners of its Gateway is Invalid there, as
+	// Envoy Gateway rejects a ClientTrafficPolicy that one Envoy listener
+	// would carry to listeners it does not target.
+	AnnotationSharedPortListeners = "attache.dev/shared-port-listeners"
 )
 
 // Setting names, the keys of Kind.Origins.
@@ -134,7 +140,19 @@ const (
 	SettingMaxTargetRefs         = "maxTargetRefs"
 	SettingStanzas               = "stanzas"
 	SettingUntargetedScope       = "untargetedScope"
+	SettingSharedPortListeners   = "sharedPortListeners"
 )
+
+// parseSharedPort reads "reject" (true) or "allow" (false).
+func parseSharedPort(v string) (bool, error) {
+	switch strings.TrimSpace(v) {
+	case "reject":
+		return true, nil
+	case "allow":
+		return false, nil
+	}
+	return false, fmt.Errorf("unknown shared-port rule %q (known: allow, reject)", v)
+}
 
 // UntargetedScope says what a policy without targetRefs or
 // targetSelectors applies to. The zero value: nothing (it is Invalid).

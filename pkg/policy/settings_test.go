@@ -28,3 +28,18 @@ func TestParseUntargetedScope(t *testing.T) {
 		t.Errorf("default root %q", r)
 	}
 }
+
+// TestParseSharedPort: the annotation's two values; anything else is an
+// error.
+func TestParseSharedPort(t *testing.T) {
+	for in, want := range map[string]bool{"reject": true, " allow ": false} {
+		if got, err := parseSharedPort(in); err != nil || got != want {
+			t.Errorf("%q: %v %v, want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "true", "Reject"} {
+		if _, err := parseSharedPort(in); err == nil {
+			t.Errorf("%q accepted", in)
+		}
+	}
+}

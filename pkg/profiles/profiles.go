@@ -118,6 +118,9 @@ var builtin = func() []policy.Profile {
 			TargetKinds: kinds(gateway, listenerSet), EffectiveSectionKinds: kinds(gateway, listenerSet),
 			Strategies: []merge.Strategy{merge.AtomicDefaults}, SameLevel: policy.SameLevelOldestWins,
 			MaxTargetRefs: policy.NoTargetRefLimit,
+			// A policy on a plain-HTTP listener sharing its port with
+			// listeners it does not target is rejected there.
+			RejectSharedPort: true,
 		}),
 		egInherited("BackendTrafficPolicy", egRoutes),
 		egInherited("SecurityPolicy", kinds(httpRoute, grpcRoute, tcpRoute)),
