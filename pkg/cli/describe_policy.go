@@ -22,7 +22,10 @@ type policyDescription struct {
 	// Class is Direct or Inherited.
 	Class   string           `json:"class"`
 	Targets []declaredTarget `json:"targets"`
-	Stanza  string           `json:"stanza,omitempty"`
+	// Untargeted says what a policy with no targets selects instead, for
+	// kinds with an untargeted scope (Istio's).
+	Untargeted string `json:"untargeted,omitempty"`
+	Stanza     string `json:"stanza,omitempty"`
 	// Strategy is the resolved merge strategy (omitted for an invalid policy).
 	Strategy string `json:"strategy,omitempty"`
 	// Spec is the spec proper: no targetRefs, stanza or strategy.
@@ -91,6 +94,9 @@ func (d *describer) policy(ps *engine.PolicyStatus) *policyDescription {
 	}
 	if out.Conditions == nil {
 		out.Conditions = []engine.Condition{}
+	}
+	if p.Untargeted != nil {
+		out.Untargeted = p.Untargeted.Text(p.Ref.Namespace, p.Kind.Untargeted)
 	}
 	for _, t := range p.Targets {
 		dt := declaredTarget{Group: t.Group, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name, SectionName: t.SectionName}
@@ -222,6 +228,9 @@ func (d *describer) printPolicy(w io.Writer, p *policyDescription) error {
 		}
 	}
 	fmt.Fprintf(w, "\nPolicy kind:  %s (%s)\n", p.PolicyKind, p.Class)
+	if p.Untargeted != "" {
+		targets = append(targets, "none declared: "+p.Untargeted)
+	}
 	fmt.Fprintf(w, "Targets:      %s\n", describeOrNone(strings.Join(targets, ", ")))
 	fmt.Fprintf(w, "Stanza:       %s\n", stanzaWord(p.Stanza))
 	fmt.Fprintf(w, "Strategy:     %s\n", describeOrNone(p.Strategy))

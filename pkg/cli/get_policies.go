@@ -60,11 +60,15 @@ type policyList struct {
 
 // policyItem is one policy: what the table shows, unabridged.
 type policyItem struct {
-	PolicyKind string             `json:"policyKind"`
-	Ref        topology.Ref       `json:"ref"`
-	Labels     map[string]string  `json:"labels,omitempty"`
-	Class      string             `json:"class"`
-	Targets    []targetItem       `json:"targets"`
+	PolicyKind string            `json:"policyKind"`
+	Ref        topology.Ref      `json:"ref"`
+	Labels     map[string]string `json:"labels,omitempty"`
+	Class      string            `json:"class"`
+	Targets    []targetItem      `json:"targets"`
+	// Untargeted says what a policy with no targets selects instead, for
+	// kinds with an untargeted scope (Istio's): "the Istio Gateways of
+	// namespace shop with pod labels ...".
+	Untargeted string             `json:"untargeted,omitempty"`
 	Stanza     string             `json:"stanza,omitempty"`
 	Strategy   string             `json:"strategy,omitempty"`
 	Accepted   string             `json:"accepted"`
@@ -193,6 +197,9 @@ func newPolicyItem(ps *engine.PolicyStatus, lbls map[string]string) policyItem {
 	if c := findCondition(ps.Conditions, engine.CondProgrammed); c != nil {
 		it.Programmed = c.Reason
 	}
+	if p.Untargeted != nil {
+		it.Untargeted = p.Untargeted.Text(p.Ref.Namespace, p.Kind.Untargeted)
+	}
 	for _, t := range p.Targets {
 		ti := targetItem{Group: t.Group, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name, SectionName: t.SectionName}
 		if topology.ClusterScoped(t.GroupKind()) {
@@ -277,6 +284,9 @@ func policyTable(items []policyItem, res *engine.Result, withNamespace, wide boo
 		targets := make([]string, len(it.Targets))
 		for i, tg := range it.Targets {
 			targets[i] = targetCell(tg, it.Ref.Namespace)
+		}
+		if it.Untargeted != "" {
+			targets = append(targets, "("+it.Untargeted+")")
 		}
 		cells := []any{names[it.kind]}
 		if withNamespace {

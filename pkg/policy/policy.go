@@ -109,6 +109,29 @@ type WorkloadSelection struct {
 	Field string
 }
 
+// Text says what a policy without targets in namespace ns selects under
+// scope, for people: "the Istio Gateways of namespace shop with pod labels
+// app=x" ("of every namespace" from the root namespace).
+func (w *WorkloadSelection) Text(ns string, scope UntargetedScope) string {
+	where := "of namespace " + ns
+	if ns == scope.Root() {
+		where = "of every namespace (" + ns + " is the root namespace)"
+	}
+	out := "the Istio Gateways " + where
+	if len(w.MatchLabels) > 0 {
+		keys := make([]string, 0, len(w.MatchLabels))
+		for k := range w.MatchLabels {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for i, k := range keys {
+			keys[i] = k + "=" + w.MatchLabels[k]
+		}
+		out += " with pod labels " + strings.Join(keys, ",")
+	}
+	return out
+}
+
 // workloadSelection reads the workload selector of the first of fields
 // the spec holds: {matchLabels: {...}} (Istio's selector) or {labels:
 // {...}} (EnvoyFilter's workloadSelector). It is nil only when a field is
