@@ -386,7 +386,7 @@ func jsonEqual(a, b any) bool {
 func samePolicy(a, b *policy.Policy) bool {
 	return a.Ref == b.Ref && a.Kind == b.Kind && a.Created.Equal(b.Created) && a.Stanza == b.Stanza &&
 		a.Strategy == b.Strategy && a.MergeType == b.MergeType && a.UnmodelledTargeting == b.UnmodelledTargeting &&
-		reflect.DeepEqual(a.Targets, b.Targets) &&
+		reflect.DeepEqual(a.Targets, b.Targets) && reflect.DeepEqual(a.Untargeted, b.Untargeted) &&
 		reflect.DeepEqual(a.Spec, b.Spec) && reflect.DeepEqual(a.Problems, b.Problems)
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/manifest"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -202,4 +203,47 @@ spec: {x: 1}`
 	if !found {
 		t.Errorf("an unknown scope is not reported against its annotation: %v", res.Problems)
 	}
+}
+
+// TestIncrementalUntargeted: the incremental engine sees an edit of an
+// untargeted policy's selector (and of its namespace-wide reach): each
+// step gives what a full computation gives, without recomputing in full.
+func TestIncrementalUntargeted(t *testing.T) {
+	objs, probs := manifest.Decode(strings.NewReader(strings.Join([]string{
+		crd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"), istioTopo,
+		pol("security.istio.io/v1", "AuthorizationPolicy", "p", 0, `selector: {matchLabels: {gateway.networking.k8s.io/gateway-name: ingress}}
+action: ALLOW`),
+	}, "\n---\n")), t.Name())
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	in := engine.NewIncremental(engine.Options{})
+	check := func(step string, wantIngress, wantOther []string) {
+		t.Helper()
+		res := in.Compute(objs)
+		if ch := in.LastChange(); ch.Full && step != "start" {
+			t.Fatalf("%s: recomputed in full: %s", step, ch.Reason)
+		}
+		want(t, step+": ingress", policiesAt(t, res, "AuthorizationPolicy", "default", "ingress"), wantIngress)
+		want(t, step+": other", policiesAt(t, res, "AuthorizationPolicy", "default", "other"), wantOther)
+		full := engine.Compute(objs, engine.Options{})
+		want(t, step+": other, computed in full", policiesAt(t, full, "AuthorizationPolicy", "default", "other"), wantOther)
+	}
+	check("start", []string{"default/p"}, nil)
+	edit := func(f func(spec map[string]any)) {
+		for i, o := range objs {
+			if o.Object.GetName() == "p" {
+				u := o.Object.DeepCopy()
+				f(u.Object["spec"].(map[string]any))
+				u.SetResourceVersion(u.GetResourceVersion() + "1")
+				objs[i].Object = u
+			}
+		}
+	}
+	edit(func(spec map[string]any) {
+		spec["selector"] = map[string]any{"matchLabels": map[string]any{"gateway.networking.k8s.io/gateway-name": "other"}}
+	})
+	check("selector names other", nil, []string{"default/p"})
+	edit(func(spec map[string]any) { delete(spec, "selector") })
+	check("namespace-wide", []string{"default/p"}, []string{"default/p"})
 }
