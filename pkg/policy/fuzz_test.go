@@ -31,6 +31,10 @@ func FuzzParse(f *testing.F) {
 		`{"targetRefs": [{"group": "core", "kind": "Service", "name": "s", "sectionName": "http"}], "targetSelectors": [], "mergeType": "StrategicMerge"}`,
 		`{"targetRefs": [{"kind": "Gateway", "name": "g"}], "selector": {"matchLabels": {"app": "x"}}}`,
 		`{"selector": {"matchLabels": {"app": "x"}}, "action": "ALLOW"}`,
+		// Istio's untargeted policies: malformed selectors.
+		`{"selector": {"matchLabels": {"a": 1}}}`,
+		`{"selector": "x", "workloadSelector": {"labels": []}}`,
+		`{"workloadSelector": {"labels": {"gateway.networking.k8s.io/gateway-name": "g"}}}`,
 	} {
 		f.Add([]byte(s), false)
 		f.Add([]byte(s), true)
@@ -41,12 +45,15 @@ func FuzzParse(f *testing.F) {
 	settings := mustKind(f, Spec{Class: Inherited, MergeTypeField: "mergeType", TargetingFields: []string{"selector"},
 		SameLevel: SameLevelOldestWins, MaxTargetRefs: NoTargetRefLimit})
 	noStanzas := mustKind(f, Spec{Class: Direct, NoStanzas: true})
+	// Istio's untargeted scope, over both of its selector fields.
+	untargeted := mustKind(f, Spec{Class: Direct, TargetingFields: []string{"selector", "workloadSelector"},
+		Untargeted: UntargetedScope{Mode: UntargetedIstio}})
 	f.Fuzz(func(t *testing.T, data []byte, whole bool) {
 		var m map[string]any
 		if err := utiljson.Unmarshal(data, &m); err != nil || m == nil {
 			return
 		}
-		for _, k := range []*Kind{direct, inherited, settings, noStanzas} {
+		for _, k := range []*Kind{direct, inherited, settings, noStanzas, untargeted} {
 			u := &unstructured.Unstructured{}
 			if whole {
 				u.Object = m
@@ -92,8 +99,11 @@ func checkPolicy(t *testing.T, p *Policy, k *Kind) {
 	if p.Stanza != "" && p.Strategy.Stanza() != p.Stanza && p.Strategy != merge.Custom {
 		t.Fatalf("stanza %q with strategy %q", p.Stanza, p.Strategy)
 	}
+	if p.Untargeted != nil && (len(p.Targets) > 0 || k.Untargeted.Mode == UntargetedNone) {
+		t.Fatalf("untargeted selection %+v with %d targets, scope %q", p.Untargeted, len(p.Targets), k.Untargeted.Mode)
+	}
 	switch n, limit := len(p.Targets), k.TargetRefLimit(); {
-	case n == 0 && p.UnmodelledTargeting == "":
+	case n == 0 && p.UnmodelledTargeting == "" && p.Untargeted == nil:
 		t.Fatal("valid policy with no targets")
 	case n > 0 && p.UnmodelledTargeting != "":
 		t.Fatalf("policy with %d targets says its targeting is unmodelled", n)
