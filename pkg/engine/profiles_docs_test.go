@@ -463,12 +463,13 @@ const kgwV = "gateway.kgateway.dev/v1alpha1"
 // @ 7a44f6cb07bb (label Direct; Gateway, listener, HTTPRoute, rule
 // targets); kgateway-dev/kgateway.dev content/docs/main/about/policies/
 // merging.md (ShallowMergePreferChild: child wins per top-level field).
-// attache merges within a top-level field too (RFC 7386): a gap.
+// The Gateway's timeouts.streamIdle goes with its timeouts (a shallow
+// merge: named rule "." in the profile), where RFC 7386 would keep it.
 func TestDocsKgatewayTrafficPolicyInheritsDespiteDirectLabel(t *testing.T) {
 	c := labelledCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "Direct")
 	res := compute(t, engine.Options{}, c, docsTopo,
 		pol(kgwV, "TrafficPolicy", "gw", 0, `targetRefs: [`+gwRef+`]
-timeouts: {request: 10s}
+timeouts: {request: 10s, streamIdle: 60s}
 cors: {allowOrigins: [a.example]}`),
 		pol(kgwV, "TrafficPolicy", "route", 1, `targetRefs: [`+r1Ref+`]
 timeouts: {request: 3s}`),

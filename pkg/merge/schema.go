@@ -182,12 +182,19 @@ func (s *Schema) Items() *Schema {
 // such maps keeps the entries of both, and an entry of the winning side
 // replaces the entry of the same name whole, nothing merging inside it
 // (Kuadrant's strategy: merge). Paths the schema does not describe are
-// added. It may be called on a nil Schema. Empty paths and empty segments
-// are ignored.
+// added; "." is the root itself (its top-level fields replaced whole: a
+// shallow merge). It may be called on a nil Schema. Empty paths and empty
+// segments are ignored.
 func (s *Schema) WithAtomicEntries(paths ...string) *Schema {
 	out := s
 	for _, p := range paths {
 		if p == "" {
+			continue
+		}
+		if p == "." {
+			// The root itself: its entries (the top-level fields) are
+			// replaced whole, a shallow merge.
+			out = out.markEntries(nil)
 			continue
 		}
 		var segs []string

@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -352,4 +353,46 @@ func TestFoldKeyedTreesWithoutSchema(t *testing.T) {
 	if !reflect.DeepEqual(r.Losses, want) {
 		t.Errorf("losses %+v, want %+v", r.Losses, want)
 	}
+}
+
+// TestShallowMergeAtTheRoot: "." marks the root's entries, the top-level
+// fields: a patch merge then takes each from the winning side whole
+// (kgateway's shallow merge), where without it RFC 7386 merges inside.
+func TestShallowMergeAtTheRoot(t *testing.T) {
+	s := (*Schema)(nil).WithAtomicEntries(".")
+	if !s.atomicEntries {
+		t.Fatalf("root not marked: %s", s)
+	}
+	gw := map[string]any{"timeouts": map[string]any{"request": "10s", "idle": "5s"}, "cors": map[string]any{"allowOrigins": []any{"a"}}}
+	route := map[string]any{"timeouts": map[string]any{"request": "3s"}}
+	layers := []Layer{
+		{Spec: FromValue(gw, 1), Strategy: PatchDefaults, Src: 1},
+		{Spec: FromValue(route, 2), Strategy: PatchDefaults, Src: 2},
+	}
+	shallow := FoldWith(layers, Options{Schema: s})
+	if got := mustString(t, shallow.Tree.Object()); got != `{"cors":{"allowOrigins":["a"]},"timeouts":{"request":"3s"}}` {
+		t.Errorf("shallow: %s", got)
+	}
+	lost := false
+	for _, l := range shallow.Losses {
+		if l.Loser == 1 && l.Path == "timeouts.idle" {
+			lost = true
+		}
+	}
+	if !lost {
+		t.Errorf("the Gateway's timeouts.idle is not reported lost: %+v", shallow.Losses)
+	}
+	deep := FoldWith(layers, Options{})
+	if got := mustString(t, deep.Tree.Object()); got != `{"cors":{"allowOrigins":["a"]},"timeouts":{"idle":"5s","request":"3s"}}` {
+		t.Errorf("RFC 7386: %s", got)
+	}
+}
+
+func mustString(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

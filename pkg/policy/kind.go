@@ -80,7 +80,8 @@ type Kind struct {
 	MergeTypeField string
 	// Composition is CompositionMerge (default) or CompositionAdditive.
 	Composition Composition
-	// NamedRules are dotted spec paths of named-rule maps: in a merge,
+	// NamedRules are dotted spec paths of named-rule maps ("." for the spec
+	// proper itself, whose top-level fields then merge whole): in a merge,
 	// their entries are replaced whole, nothing merges inside one.
 	NamedRules []string
 	// DirectSections: a Direct policy on a whole object also covers the
@@ -273,6 +274,9 @@ func (k *Kind) complete() error {
 		}
 	}
 	for _, p := range k.NamedRules {
+		if p == "." {
+			continue // the spec proper itself: its top-level fields merge whole
+		}
 		if p == "" || strings.HasPrefix(p, ".") || strings.HasSuffix(p, ".") || strings.Contains(p, "..") {
 			return settingErrorf(SettingNamedRules, "%q is not a dotted spec path", p)
 		}

@@ -560,3 +560,17 @@ func FuzzKindFromCRD(f *testing.F) {
 		}
 	})
 }
+
+// TestNamedRulesRoot: "." (the spec proper itself, a shallow merge) is a
+// named-rule path; empty and malformed paths are not.
+func TestNamedRulesRoot(t *testing.T) {
+	gk := topology.GroupKind{Group: "example.com", Kind: "ShallowPolicy"}
+	if _, err := NewKind(Spec{GroupKind: gk, Class: Inherited, NamedRules: []string{".", "limits"}}); err != nil {
+		t.Errorf(`"." refused: %v`, err)
+	}
+	for _, bad := range []string{"", "..", ".limits", "limits.", "a..b"} {
+		if _, err := NewKind(Spec{GroupKind: gk, Class: Inherited, NamedRules: []string{bad}}); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

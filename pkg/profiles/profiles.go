@@ -184,6 +184,9 @@ var builtin = func() []policy.Profile {
 			Class: policy.Inherited, Hierarchy: kinds(gateway, listenerSet, xListenerSet, httpRoute),
 			TargetKinds: kinds(gateway, listenerSet, xListenerSet, httpRoute), EffectiveSectionKinds: kinds(httpRoute),
 			Strategies: []merge.Strategy{merge.PatchDefaults}, SameLevel: policy.SameLevelMergeDisjoint,
+			// A shallow merge: each top-level field is taken whole from
+			// the most specific policy that sets it.
+			NamedRules: []string{"."},
 		}),
 		// Its configuration is a field named `default`: no GEP-713 stanzas.
 		noStanzas(listenerDirect(KGateway, "gateway.kgateway.dev", "ListenerPolicy", "Direct", policy.SameLevelOldestWins, gateway)),
