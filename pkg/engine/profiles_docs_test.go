@@ -570,3 +570,45 @@ default: {perConnectionBufferLimitBytes: 1024}`))
 	want(t, "listener http", effective(t, res, "ListenerPolicy", dListener("http")),
 		[]string{`{"default":{"perConnectionBufferLimitBytes":1024}}`})
 }
+
+// NGINX Gateway Fabric names the Gateway of an UpstreamSettingsPolicy's
+// ancestor without the sectionName the route's parentRef carries, where a
+// BackendTLSPolicy (ancestor mode gateway, as the Gateway API conformance
+// suite checks) keeps the parentRef as written; two parentRefs to listeners
+// of one Gateway give it once.
+// Source: NGF v2 internal/controller/state/graph (createParentReference:
+// group, kind, namespace and name only; parentRefEqual compares no more).
+func TestDocsNGFUpstreamSettingsAncestorWithoutSection(t *testing.T) {
+	topo := `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g1, namespace: default}
+spec:
+  gatewayClassName: nginx
+  listeners: [{name: http, protocol: HTTP, port: 80}, {name: alt, protocol: HTTP, port: 8080}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r1, namespace: default}
+spec:
+  parentRefs: [{name: g1, sectionName: http}, {name: g1, sectionName: alt}]
+  rules: [{backendRefs: [{name: s1, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s1, namespace: default}
+spec: {ports: [{name: http, port: 80}]}
+`
+	res := compute(t, engine.Options{},
+		labelledCRD("gateway.nginx.org", "UpstreamSettingsPolicy", "upstreamsettingspolicies", "direct"),
+		crd("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies"), topo,
+		pol(ngfV1, "UpstreamSettingsPolicy", "usp", 0, `targetRefs: [{group: "", kind: Service, name: s1}]
+zoneSize: 512k`),
+		pol("gateway.networking.k8s.io/v1", "BackendTLSPolicy", "btp", 0, `targetRefs: [{group: "", kind: Service, name: s1}]
+validation: {hostname: s1.example, wellKnownCACertificates: System}`))
+	want(t, "usp ancestors", ancestorsOf(t, res, "usp"), []string{"Gateway.gateway.networking.k8s.io default/g1=Accepted"})
+	want(t, "btp ancestors", ancestorsOf(t, res, "btp"), []string{
+		"Gateway.gateway.networking.k8s.io default/g1#alt=Accepted",
+		"Gateway.gateway.networking.k8s.io default/g1#http=Accepted",
+	})
+}

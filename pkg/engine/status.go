@@ -157,8 +157,8 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 		st.Ancestors = append(st.Ancestors, anc)
 	}
 	notAccepted = append(notAccepted, ps.noTarget...)
-	if ps.p.Kind.Ancestor == policy.AncestorGateway {
-		st.Ancestors = c.gatewayAncestors(st.Ancestors)
+	if mode := ps.p.Kind.Ancestor; mode == policy.AncestorGateway || mode == policy.AncestorGatewayObject {
+		st.Ancestors = c.gatewayAncestors(st.Ancestors, mode == policy.AncestorGatewayObject)
 	}
 	switch {
 	case len(accepted) > 0:
@@ -215,11 +215,22 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 // first accepted one (else of the first). A target no Gateway reaches (not
 // found, or behind no route) keeps its own entry, so that its condition
 // still says why it has no effect.
-func (c *computation) gatewayAncestors(in []Ancestor) []Ancestor {
+func (c *computation) gatewayAncestors(in []Ancestor, objects bool) []Ancestor {
 	var out []Ancestor
 	index := map[topology.Ref]int{}
 	for _, an := range in {
 		gws := c.gatewaysAbove(an.Ref)
+		if objects {
+			// Named as objects: a listener's or parentRef's section goes
+			// (in a copy: gws may be the routes' parentRefs themselves).
+			objs := make([]topology.Ref, 0, len(gws))
+			for _, gw := range gws {
+				if o := gw.Object(); !slices.Contains(objs, o) {
+					objs = append(objs, o)
+				}
+			}
+			gws = objs
+		}
 		if len(gws) == 0 {
 			out = append(out, an)
 			continue

@@ -57,6 +57,10 @@ const (
 	// effect (GEP-713 "Using upstream PolicyAncestorStatus"; GEP-1897 for
 	// BackendTLSPolicy).
 	AncestorGateway AncestorMode = "gateway"
+	// AncestorGatewayObject is AncestorGateway naming each Gateway as an
+	// object, without the sectionName of a route's parentRef (NGINX
+	// Gateway Fabric's UpstreamSettingsPolicy).
+	AncestorGatewayObject AncestorMode = "gateway-object"
 )
 
 // Merge types a MergeTypeField may hold (Envoy Gateway's values).
@@ -288,10 +292,10 @@ func ParseComposition(s string) (Composition, error) {
 // ParseAncestorMode validates an ancestor mode name.
 func ParseAncestorMode(s string) (AncestorMode, error) {
 	switch v := AncestorMode(strings.TrimSpace(s)); v {
-	case AncestorTarget, AncestorGateway:
+	case AncestorTarget, AncestorGateway, AncestorGatewayObject:
 		return v, nil
 	}
-	return "", fmt.Errorf("unknown ancestor mode %q (known: target, gateway)", s)
+	return "", fmt.Errorf("unknown ancestor mode %q (known: target, gateway, gateway-object)", s)
 }
 
 // SectionNoun names the sections of objects of kind gk, for messages:

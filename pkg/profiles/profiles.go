@@ -151,7 +151,8 @@ var builtin = func() []policy.Profile {
 		}),
 		entry(NGF, "gateway.nginx.org", "UpstreamSettingsPolicy", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(service), SameLevel: policy.SameLevelMergeDisjoint,
-			Ancestor: policy.AncestorGateway,
+			// NGF names the Gateway without the route's sectionName.
+			Ancestor: policy.AncestorGatewayObject,
 		}),
 		entry(NGF, "gateway.nginx.org", "SnippetsPolicy", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(gateway), Composition: policy.CompositionAdditive,
