@@ -286,6 +286,16 @@ var mustMatch = map[string]bool{
 	"tcproute-securitypolicy-with-authorization-client-cidr":                              true,
 	"tcproute-securitypolicy-without-authorization":                                       true,
 	"tracing-span-name":                                                                   true,
+	"backendtrafficpolicy-status-conditions-truncated":                                    true,
+	"backendtrafficpolicy-status-conditions":                                              true,
+	"clienttrafficpolicy-listenerset-mixed-targetrefs":                                    true,
+	"clienttrafficpolicy-listenerset-selector-and-gateway-selector":                       true,
+	"clienttrafficpolicy-status-conditions":                                               true,
+	"envoyextensionpolicy-status-conditions-truncated":                                    true,
+	"envoyextensionpolicy-status-conditions":                                              true,
+	"envoyextensionpolicy-with-wasm-targetrefs":                                           true,
+	"securitypolicy-status-conditions-truncated":                                          true,
+	"securitypolicy-status-conditions":                                                    true,
 }
 
 const testdata = "internal/gatewayapi/testdata"

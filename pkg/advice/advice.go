@@ -509,8 +509,8 @@ func losses(d *engine.Delta, ref topology.Ref) []string {
 						if lostTo[k] == nil {
 							winners = append(winners, k)
 						}
-						if !slices.Contains(lostTo[k], l.Path) {
-							lostTo[k] = append(lostTo[k], l.Path)
+						if p := engine.LostPathText(l.Path); !slices.Contains(lostTo[k], p) {
+							lostTo[k] = append(lostTo[k], p)
 						}
 					}
 				}

@@ -664,7 +664,7 @@ func beatenWords(outcome string) string {
 func (d *describer) printLosses(w io.Writer, indent string, lost []describedLoss) {
 	lefts, notes := make([]string, len(lost)), make([]string, len(lost))
 	for i, l := range lost {
-		lefts[i] = l.Path
+		lefts[i] = engine.LostPathText(l.Path)
 		if l.Value != nil {
 			lefts[i] += ": " + compactJSON(l.Value)
 		}

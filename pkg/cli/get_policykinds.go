@@ -82,6 +82,10 @@ type policyKindItem struct {
 	// SharedPortListeners is "reject" when a policy on a plain-HTTP
 	// listener sharing its port with others is Invalid; absent: allowed.
 	SharedPortListeners string `json:"sharedPortListeners,omitempty"`
+	// OverriddenBy is "presence" when a policy is overridden wherever a
+	// more specific policy replaces it, whatever either sets; absent: by
+	// the fields it loses ("fields").
+	OverriddenBy string `json:"overriddenBy,omitempty"`
 	// Profile names the implementation whose built-in profile gave
 	// settings, if any.
 	Profile string            `json:"profile,omitempty"`
@@ -201,6 +205,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.RejectSharedPort {
 		parts = append(parts, origin(policy.SettingSharedPortListeners, "shared-port-listeners=reject"))
 	}
+	if k.OverriddenByPresence {
+		parts = append(parts, origin(policy.SettingOverriddenBy, "overridden-by=presence"))
+	}
 	if len(parts) == 0 {
 		return "-"
 	}
@@ -253,6 +260,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	}
 	if k.RejectSharedPort {
 		it.SharedPortListeners = "reject"
+	}
+	if k.OverriddenByPresence {
+		it.OverriddenBy = "presence"
 	}
 	if len(it.EffectiveSectionKinds) == 0 {
 		it.EffectiveSectionKinds = nil

@@ -193,6 +193,30 @@ spec:
 	if st.Ancestors[0].Ref.Name != "missing" {
 		t.Errorf("not-accepted ancestors come first; got %v", st.Ancestors[0].Ref)
 	}
+	// A newer policy on s19 beats it there: that ancestor needs attention
+	// and comes next, before the ones programmed in full (by ref, s19
+	// would have been left out).
+	newer := `apiVersion: policies.example.com/v1
+kind: ColorPolicy
+metadata: {name: narrow, creationTimestamp: "2026-01-02T00:00:00Z"}
+spec:
+  targetRefs: [{group: "", kind: Service, name: s19}]
+  color: blue`
+	older := strings.Replace(docs[len(docs)-1], "metadata: {name: wide}", `metadata: {name: wide, creationTimestamp: "2026-01-01T00:00:00Z"}`, 1)
+	res = compute(t, engine.Options{}, append(append(docs[:len(docs)-1:len(docs)-1], older), newer)...)
+	var wide *engine.PolicyStatus
+	for i := range res.Policies {
+		if res.Policies[i].Policy.Ref.Name == "wide" {
+			wide = res.Policies[i]
+		}
+	}
+	if wide == nil || len(wide.Ancestors) != 16 {
+		t.Fatalf("wide's status = %+v", wide)
+	}
+	if got := []string{wide.Ancestors[0].Ref.Name, wide.Ancestors[1].Ref.Name, wide.Ancestors[2].Ref.Name}; got[0] != "missing" || got[1] != "s19" || got[2] != "s00" {
+		t.Errorf("ancestors start %v, want [missing s19 s00]: not accepted, then beaten, then by ref", got)
+	}
+	st = wide
 	var truncated *engine.Condition
 	for i := range st.Conditions {
 		if st.Conditions[i].Type == engine.ConditionTruncated {

@@ -94,7 +94,7 @@ func (d *kindDP) compute(s stackID) *stackResult {
 			}
 			layers = append(layers, l)
 		}
-		sr.result = merge.Fold(layers)
+		sr.result = merge.FoldWith(layers, merge.Options{EmptyReplaced: d.kind.OverriddenByPresence})
 	case d.kind.Supports(merge.None):
 		// None: the established policy (oldest, then by name; levels do not
 		// matter) wins whole; every challenger is rejected (decision 5).
@@ -137,7 +137,7 @@ func (d *kindDP) compute(s stackID) *stackResult {
 			layers = append(layers, l)
 		}
 		d.passMergeUp(layers, nodes)
-		sr.result = merge.FoldWith(layers, merge.Options{Schema: d.schemaFor(atts)})
+		sr.result = merge.FoldWith(layers, merge.Options{Schema: d.schemaFor(atts), EmptyReplaced: d.kind.OverriddenByPresence})
 	}
 	pos := func(src merge.Src) int {
 		for i, a := range atts {
@@ -169,8 +169,10 @@ func (d *kindDP) compute(s stackID) *stackResult {
 		var to []*Attachment
 		for _, w := range l.Winners {
 			wa := atts[pos(w)]
-			// A policy attached at two levels never beats itself.
-			if wa.pol != atts[i].pol && !containsAtt(to, wa.ref) {
+			// A policy attached at two levels never beats itself, unless
+			// the kind counts its attachments apart (overridden by
+			// presence).
+			if (wa.pol != atts[i].pol || d.kind.OverriddenByPresence) && !containsAtt(to, wa.ref) {
 				to = append(to, wa.ref)
 			}
 		}
@@ -236,10 +238,24 @@ func (d *kindDP) compute(s stackID) *stackResult {
 		}
 		po := &sr.policies[k]
 		po.contrib += sr.contrib[i]
-		po.lost = po.lost || len(sr.entries[i].Lost) > 0
+		po.lost = po.lost || lostToOthers(a.pol, sr.entries[i].Lost, d.c)
 		po.conflicted = po.conflicted || sr.entries[i].Conflicted
 	}
 	return sr
+}
+
+// lostToOthers reports whether some field of lost went to another policy
+// than pol: a policy whose attachment lost only to its own more specific
+// attachment (overridden by presence) still lost nothing as a policy.
+func lostToOthers(pol *pstate, lost []LostField, c *computation) bool {
+	for _, lf := range lost {
+		for _, w := range lf.To {
+			if c.atts[c.attByRef[w]].pol != pol {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // layer is an attachment's layer in a fold.

@@ -117,14 +117,20 @@ const sameLevelGroup = "samelevel.attache.dev"
 
 // sameLevelObjects adds an Inherited kind with the settings of issue 8:
 // route rules as effective targets, a same-level rule (merge-disjoint or
-// oldest-wins), and a merge-type field, with instances on Gateways,
+// oldest-wins, the latter overridden by presence as Envoy Gateway), and a
+// merge-type field, with instances on Gateways,
 // listeners and routes.
 func sameLevelObjects(objs []engine.Object, sameLevel string) []*unstructured.Unstructured {
+	overriddenBy := "fields"
+	if sameLevel == "oldest-wins" { // as Envoy Gateway
+		overriddenBy = "presence"
+	}
 	crd := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
 		"metadata": map[string]any{"name": "mergepolicies." + sameLevelGroup, "labels": map[string]any{"gateway.networking.k8s.io/policy": "Inherited"},
 			"annotations": map[string]any{"attache.dev/hierarchy": "Gateway,HTTPRoute", "attache.dev/effective-section-kinds": "HTTPRoute",
-				"attache.dev/same-level": sameLevel, "attache.dev/merge-type-field": "mergeType", "attache.dev/merge-strategies": "atomic-defaults"}},
+				"attache.dev/same-level": sameLevel, "attache.dev/merge-type-field": "mergeType", "attache.dev/merge-strategies": "atomic-defaults",
+				"attache.dev/overridden-by": overriddenBy}},
 		"spec": map[string]any{"group": sameLevelGroup, "scope": "Namespaced", "names": map[string]any{"kind": "MergePolicy", "plural": "mergepolicies"}},
 	}}
 	out := []*unstructured.Unstructured{crd}

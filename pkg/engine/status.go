@@ -338,16 +338,18 @@ func shortName(r topology.Ref) string {
 	return r.Namespace + "/" + r.Name
 }
 
-// capAncestors keeps at most MaxAncestors entries: not-accepted first, then
-// by ref, and says how many were left out.
+// capAncestors keeps at most MaxAncestors entries, those that need
+// attention first: not accepted, then beaten somewhere (Overridden or
+// PartiallyProgrammed), then the rest; by ref within each. It says how many
+// were left out.
 func (c *computation) capAncestors(st *PolicyStatus) {
 	if len(st.Ancestors) <= MaxAncestors {
 		return
 	}
 	sort.SliceStable(st.Ancestors, func(i, j int) bool {
-		ai, aj := st.Ancestors[i].Conditions[0].Status == "True", st.Ancestors[j].Conditions[0].Status == "True"
-		if ai != aj {
-			return !ai
+		ri, rj := ancestorRank(&st.Ancestors[i]), ancestorRank(&st.Ancestors[j])
+		if ri != rj {
+			return ri < rj
 		}
 		return st.Ancestors[i].Ref.Less(st.Ancestors[j].Ref)
 	})
@@ -355,6 +357,21 @@ func (c *computation) capAncestors(st *PolicyStatus) {
 	st.Ancestors = st.Ancestors[:MaxAncestors]
 	st.Conditions = append(st.Conditions, Condition{Type: ConditionTruncated, Status: "True", Reason: "TooManyAncestors",
 		Message: fmt.Sprintf("%d ancestor entries were left out; at most %d are reported", st.AncestorsOmitted, MaxAncestors)})
+}
+
+// ancestorRank orders ancestors for capAncestors: 0 not accepted, 1
+// accepted but beaten somewhere, 2 programmed in full.
+func ancestorRank(a *Ancestor) int {
+	rank := 2
+	for _, cond := range a.Conditions {
+		switch {
+		case cond.Type == CondAccepted && cond.Status != "True":
+			return 0
+		case cond.Type == CondProgrammed && cond.Reason != ReasonProgrammed:
+			rank = 1
+		}
+	}
+	return rank
 }
 
 // conflictMessage names the policies that rejected attachment a (strategy
@@ -469,6 +486,10 @@ func contexts(n int) string {
 // policy beaten in thousands of places still gets a readable message.
 const maxWinnersNamed = 5
 
+// wholeEmptySpec is what a message calls a loss at merge.SpecPath: the
+// policy set no field and was replaced all the same.
+const wholeEmptySpec = "its whole spec (it sets no field)"
+
 // lossSummary names who beat the attachments, where, and on which fields:
 // the first maxWinnersNamed winners, and how many more.
 func (c *computation) lossSummary(atts []*attachment) string {
@@ -513,7 +534,7 @@ func (c *computation) lossSummary(atts []*attachment) string {
 		}
 		paths := make([]string, 0, len(set))
 		for p := range set {
-			paths = append(paths, p)
+			paths = append(paths, LostPathText(p))
 		}
 		sort.Strings(paths)
 		w := c.atts[id].ref

@@ -205,11 +205,22 @@ type StackEntry struct {
 
 // LostField is a field a policy set but that is not in the effective spec.
 type LostField struct {
-	// Path is the field's path in the spec proper (dotted).
+	// Path is the field's path in the spec proper (dotted), or
+	// merge.SpecPath (".") for a policy that sets no field and was
+	// replaced whole all the same (kinds overridden by presence).
 	Path string
 	// To are the policies that beat it: the one whose value replaced or
 	// deleted it, or the winning side of an atomic merge.
 	To []*Attachment
+}
+
+// LostPathText words a lost field's path for people: the path itself, or
+// for merge.SpecPath, that the whole spec, which sets no field, was lost.
+func LostPathText(path string) string {
+	if path == merge.SpecPath {
+		return wholeEmptySpec
+	}
+	return path
 }
 
 // Attachment is a policy attached to a target.

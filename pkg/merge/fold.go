@@ -51,7 +51,12 @@ type Result struct {
 
 	winners []Src   // buffer for the losses' winners while folding
 	schema  *Schema // Options.Schema while folding
+	empties bool    // Options.EmptyReplaced while folding
 }
+
+// SpecPath is the path of a Loss that names a layer's spec proper as a
+// whole rather than one of its fields (see Options.EmptyReplaced).
+const SpecPath = "."
 
 // Options are the optional inputs of FoldWith.
 type Options struct {
@@ -61,6 +66,13 @@ type Options struct {
 	// it; the layers' lists that it keys are split into items in the result
 	// and in losses all the same, so their provenance is per item.
 	Schema *Schema
+	// EmptyReplaced makes an atomic-defaults step that replaces an
+	// established layer setting no field record that layer as losing its
+	// whole spec (a Loss at SpecPath) to the challenger's sources: it is
+	// replaced all the same, as Envoy Gateway reports a policy overridden
+	// by a more specific one whatever either sets. Without it, a layer
+	// that sets nothing loses nothing.
+	EmptyReplaced bool
 }
 
 // Fold computes the effective policy of a stack ordered from the most
@@ -72,7 +84,7 @@ func Fold(stack []Layer) Result { return FoldWith(stack, Options{}) }
 
 // FoldWith is Fold with options.
 func FoldWith(stack []Layer, opts Options) Result {
-	r := Result{schema: opts.Schema}
+	r := Result{schema: opts.Schema, empties: opts.EmptyReplaced}
 	if len(stack) == 0 {
 		return r
 	}
@@ -96,6 +108,7 @@ func FoldWith(stack []Layer, opts Options) Result {
 	r.Losses = sortLosses(r.Losses)
 	r.winners = nil
 	r.schema = nil
+	r.empties = false
 	return r
 }
 
@@ -145,6 +158,10 @@ func (r *Result) combine(est Layer, chal *Tree) *Tree {
 	est.Spec = r.spec(est)
 	switch est.Strategy {
 	case AtomicDefaults:
+		if r.empties && est.Spec.obj != nil && !est.Spec.live() {
+			r.lose(est.Src, SpecPath, chal.sources())
+			return chal
+		}
 		r.loseAll(est.Spec, chal.sources())
 		return chal
 	case PatchDefaults:

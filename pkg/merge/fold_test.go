@@ -700,3 +700,36 @@ func TestFoldWinnersNotShared(t *testing.T) {
 		t.Fatalf("winners shared between losses: %v", r.Losses[1].Winners)
 	}
 }
+
+// With EmptyReplaced, an atomic-defaults layer that sets no field loses its
+// whole spec (SpecPath) to the layers that replace it, even empty ones;
+// without it, it loses nothing. A layer that sets fields loses them as
+// before, and the patch strategies merge an empty layer as before.
+func TestFoldEmptyReplaced(t *testing.T) {
+	empty := func(src Src) *Tree { return FromValue(map[string]any{}, src) }
+	full := func(src Src) *Tree { return FromValue(map[string]any{"a": 1.0}, src) }
+	for _, tc := range []struct {
+		name   string
+		stack  []Layer
+		opts   Options
+		losses []Loss
+	}{
+		{"empty over a field", []Layer{{Spec: empty(0), Strategy: AtomicDefaults, Src: 0}, {Spec: full(1), Src: 1}},
+			Options{EmptyReplaced: true}, []Loss{loss(0, SpecPath, 1)}},
+		{"empty over empty", []Layer{{Spec: empty(0), Strategy: AtomicDefaults, Src: 0}, {Spec: empty(1), Src: 1}},
+			Options{EmptyReplaced: true}, []Loss{loss(0, SpecPath, 1)}},
+		{"empty over a field, by default", []Layer{{Spec: empty(0), Strategy: AtomicDefaults, Src: 0}, {Spec: full(1), Src: 1}},
+			Options{}, nil},
+		{"a field over empty", []Layer{{Spec: full(0), Strategy: AtomicDefaults, Src: 0}, {Spec: empty(1), Src: 1}},
+			Options{EmptyReplaced: true}, []Loss{loss(0, "a", 1)}},
+		{"empty patch", []Layer{{Spec: empty(0), Strategy: PatchDefaults, Src: 0}, {Spec: full(1), Src: 1}},
+			Options{EmptyReplaced: true}, nil},
+		{"three levels", []Layer{{Spec: empty(0), Strategy: AtomicDefaults, Src: 0}, {Spec: empty(1), Strategy: AtomicDefaults, Src: 1}, {Spec: full(2), Src: 2}},
+			Options{EmptyReplaced: true}, []Loss{loss(0, SpecPath, 2), loss(1, SpecPath, 2)}},
+	} {
+		r := FoldWith(tc.stack, tc.opts)
+		if !reflect.DeepEqual(r.Losses, tc.losses) {
+			t.Errorf("%s: Losses = %+v, want %+v", tc.name, r.Losses, tc.losses)
+		}
+	}
+}

@@ -112,6 +112,13 @@ type Kind struct {
 	// with plain-HTTP listeners of the same Gateway it does not target is
 	// Invalid there (Envoy Gateway's ClientTrafficPolicy).
 	RejectSharedPort bool
+	// OverriddenByPresence: a policy is overridden wherever a more
+	// specific policy replaces it whole, whatever either sets: a policy
+	// that sets no field is overridden there too, and so is a policy's
+	// attachment beneath one of its own on a more specific target (Envoy
+	// Gateway reports both). By default (GEP-713, decision 8) a policy
+	// loses only the fields it sets, to other policies.
+	OverriddenByPresence bool
 	// Implementation names the project whose profile gave settings, if any.
 	Implementation string
 	// Schema is the CRD's openAPIV3Schema of spec, when known; schema-aware
@@ -163,6 +170,7 @@ type Spec struct {
 	NoStanzas             bool
 	Untargeted            UntargetedScope
 	RejectSharedPort      bool
+	OverriddenByPresence  bool
 }
 
 // NewKind builds and validates a kind from a Go descriptor, applying defaults.
@@ -210,6 +218,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingStanzas, all || s.NoStanzas, func() { k.NoStanzas = s.NoStanzas })
 	set(SettingUntargetedScope, s.Untargeted.Mode != UntargetedNone, func() { k.Untargeted = s.Untargeted })
 	set(SettingSharedPortListeners, s.RejectSharedPort, func() { k.RejectSharedPort = s.RejectSharedPort })
+	set(SettingOverriddenBy, s.OverriddenByPresence, func() { k.OverriddenByPresence = s.OverriddenByPresence })
 	if s.Custom != nil && k.Custom == nil {
 		k.Custom = s.Custom
 	}
@@ -376,6 +385,7 @@ var annotationOf = map[string]string{
 	SettingStanzas:               AnnotationStanzas,
 	SettingUntargetedScope:       AnnotationUntargetedScope,
 	SettingSharedPortListeners:   AnnotationSharedPortListeners,
+	SettingOverriddenBy:          AnnotationOverriddenBy,
 }
 
 // allSettings lists every setting, in the order they are shown.
@@ -383,7 +393,7 @@ var allSettings = []string{
 	SettingClass, SettingTargetKinds, SettingEffectiveTargetKinds, SettingEffectiveSectionKinds,
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
-	SettingUntargetedScope, SettingSharedPortListeners,
+	SettingUntargetedScope, SettingSharedPortListeners, SettingOverriddenBy,
 }
 
 // Settings lists the names of every setting of a kind, the keys of
@@ -515,6 +525,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationTargetingFields, SettingTargetingFields, func(v string) error { k.TargetingFields = splitList(v); return nil }},
 		{AnnotationUntargetedScope, SettingUntargetedScope, func(v string) (err error) { k.Untargeted, err = ParseUntargetedScope(v); return }},
 		{AnnotationSharedPortListeners, SettingSharedPortListeners, func(v string) (err error) { k.RejectSharedPort, err = parseSharedPort(v); return }},
+		{AnnotationOverriddenBy, SettingOverriddenBy, func(v string) (err error) { k.OverriddenByPresence, err = parseOverriddenBy(v); return }},
 	} {
 		v, ok := ann[w.key]
 		if !ok {

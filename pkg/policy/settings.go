@@ -123,6 +123,12 @@ const (
 	// Envoy Gateway rejects a ClientTrafficPolicy that one Envoy listener
 	// would carry to listeners it does not target.
 	AnnotationSharedPortListeners = "attache.dev/shared-port-listeners"
+	// AnnotationOverriddenBy ("fields", the default, or "presence") says
+	// when a policy counts as overridden: where other policies beat the
+	// fields it sets (GEP-713), or wherever a more specific policy replaces
+	// it, whatever either sets, its own attachment on a more specific
+	// target included (Envoy Gateway).
+	AnnotationOverriddenBy = "attache.dev/overridden-by"
 )
 
 // Setting names, the keys of Kind.Origins.
@@ -145,7 +151,19 @@ const (
 	SettingStanzas               = "stanzas"
 	SettingUntargetedScope       = "untargetedScope"
 	SettingSharedPortListeners   = "sharedPortListeners"
+	SettingOverriddenBy          = "overriddenBy"
 )
+
+// parseOverriddenBy reads "presence" (true) or "fields" (false).
+func parseOverriddenBy(v string) (bool, error) {
+	switch strings.TrimSpace(v) {
+	case "presence":
+		return true, nil
+	case "fields":
+		return false, nil
+	}
+	return false, fmt.Errorf("unknown overridden-by rule %q (known: fields, presence)", v)
+}
 
 // parseSharedPort reads "reject" (true) or "allow" (false).
 func parseSharedPort(v string) (bool, error) {

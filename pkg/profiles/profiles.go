@@ -67,6 +67,9 @@ var builtin = func() []policy.Profile {
 			Strategies: []merge.Strategy{merge.AtomicDefaults}, SameLevel: policy.SameLevelOldestWins,
 			MergeTypeField: "mergeType", Ancestor: policy.AncestorGateway,
 			MaxTargetRefs: policy.NoTargetRefLimit, // EG's CRDs set no maxItems
+			// EG marks a policy Overridden for the routes and listeners
+			// that have a policy of their own, whatever it sets.
+			OverriddenByPresence: true,
 		})
 	}
 	istioTargets := kinds(gateway, gatewayClass, service, serviceEntry)
@@ -120,7 +123,8 @@ var builtin = func() []policy.Profile {
 			MaxTargetRefs: policy.NoTargetRefLimit,
 			// A policy on a plain-HTTP listener sharing its port with
 			// listeners it does not target is rejected there.
-			RejectSharedPort: true,
+			RejectSharedPort:     true,
+			OverriddenByPresence: true,
 		}),
 		egInherited("BackendTrafficPolicy", egRoutes),
 		egInherited("SecurityPolicy", kinds(httpRoute, grpcRoute, tcpRoute)),
