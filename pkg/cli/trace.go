@@ -226,9 +226,9 @@ func printOutcome(w io.Writer, d *describer, t *routing.RequestTrace, o *routing
 		fmt.Fprintf(w, "  path      %s\n", describePath(o.Path))
 	}
 
-	if o.Route != nil {
-		printTracePolicies(w, d, o)
-	}
+	// The listener is a context of its own: a 404 there still gets the
+	// policies of GatewayClass, Gateway and listener.
+	printTracePolicies(w, d, o)
 	var others []routing.NotMatched
 	for _, n := range t.NotMatched {
 		if n.Gateway == o.Gateway && n.Listener == o.Listener && equalRefPtr(n.ListenerSet, o.ListenerSet) {
@@ -249,6 +249,10 @@ func printOutcome(w io.Writer, d *describer, t *routing.RequestTrace, o *routing
 // printTracePolicies prints the effective policies on the outcome's path,
 // as describe prints them, then the kinds with none there.
 func printTracePolicies(w io.Writer, d *describer, o *routing.Outcome) {
+	if len(o.EffectivePolicies) == 0 && len(d.res.Kinds) == 0 {
+		fmt.Fprintln(w, "\nPolicies on this path: none (no policy kinds among the objects)")
+		return
+	}
 	fmt.Fprintln(w, "\nPolicies on this path:")
 	have := map[string]bool{}
 	for _, ep := range o.EffectivePolicies {
