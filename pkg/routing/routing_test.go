@@ -199,7 +199,8 @@ func TestPoliciesOfTheRequestsOwnContext(t *testing.T) {
 }
 
 // TestWhyNotAndNoMatch checks the 404 with every route's reason, and the
-// method reason of a rule that matches everything but the method.
+// method reason of a rule that matches everything but the method (not the
+// path reason of the route's first rule).
 func TestWhyNotAndNoMatch(t *testing.T) {
 	ix, pols := fixture(t, policyTopology)
 	tr := trace(t, ix, pols, "http://shop.example.com/pay", nil)
@@ -207,7 +208,9 @@ func TestWhyNotAndNoMatch(t *testing.T) {
 	if o.Result != routing.ResultNotFound || o.Status != 404 || o.Route != nil || len(o.EffectivePolicies) != 0 {
 		t.Fatalf("GET /pay: %+v, want a 404 without route or policies", o)
 	}
-	if len(tr.NotMatched) != 1 || !strings.Contains(tr.NotMatched[0].Reason, "path /pay does not start with /cart") {
+	// Rule cart fails on the path, rule pay only on the method: the reason
+	// is pay's, the rule that came closest.
+	if len(tr.NotMatched) != 1 || tr.NotMatched[0].Reason != "rule pay: method GET is not POST" {
 		t.Errorf("why not: %+v", tr.NotMatched)
 	}
 	tr = trace(t, ix, pols, "http://other.example.com/cart", nil)
@@ -412,4 +415,73 @@ func FuzzParseRequest(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestWhyNotClosestRule checks that a route's why-not names the rule that
+// came closest to the request (path, then method, headers, query), the
+// first in rule order among equals, and not the first rule's path.
+func TestWhyNotClosestRule(t *testing.T) {
+	ix, pols := fixture(t, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: gc
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: ns}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - name: a
+    matches: [{path: {type: PathPrefix, value: /a}}]
+    backendRefs: [{name: s, port: 80}]
+  - name: b
+    matches: [{path: {type: PathPrefix, value: /b}, headers: [{name: x-v, value: "1"}]}]
+    backendRefs: [{name: s, port: 80}]
+  - name: c
+    matches: [{path: {type: PathPrefix, value: /b}, headers: [{name: x-w, value: "1"}], queryParams: [{name: q, value: "1"}]}]
+    backendRefs: [{name: s, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {name: g, namespace: ns}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - name: other
+    matches: [{method: {service: x.Other}}]
+    backendRefs: [{name: s, port: 80}]
+  - name: pay
+    matches: [{method: {service: shop.Cart, method: Pay}}]
+    backendRefs: [{name: s, port: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: ns}
+spec: {ports: [{port: 80}]}
+`)
+	for _, tc := range []struct {
+		url     string
+		headers []string
+		want    string
+	}{
+		{"http://h/b", nil, "rule b: header x-v is absent"},
+		{"http://h/b", []string{"x-w: 1"}, "rule c: query parameter q is absent"},
+		{"http://h/c", nil, "rule a: path /c does not start with /a"},
+		{"grpc://h/shop.Cart/Get", nil, `rule pay: method "Get" does not match "Pay"`},
+	} {
+		tr := trace(t, ix, pols, tc.url, nil, tc.headers...)
+		var got []string
+		for _, n := range tr.NotMatched {
+			if n.Route.Kind == "HTTPRoute" && !strings.HasPrefix(tc.url, "grpc") || n.Route.Kind == "GRPCRoute" && strings.HasPrefix(tc.url, "grpc") {
+				got = append(got, n.Reason)
+			}
+		}
+		if len(got) != 1 || got[0] != tc.want {
+			t.Errorf("%s %v: why not %q, want %q", tc.url, tc.headers, got, tc.want)
+		}
+	}
 }

@@ -311,7 +311,7 @@ func (ix *Index) route(t *RequestTrace, l *listener, req *Request) {
 	}
 	var best *candidate
 	consider := func(c candidate) {
-		if c.e.mismatch(req, query) != "" {
+		if m, _ := c.e.mismatch(req, query); m != "" {
 			return
 		}
 		if best == nil || better(c, *best) {
@@ -385,7 +385,9 @@ func (ix *Index) whyNot(l *listener, req *Request, query url.Values, best *candi
 	return out
 }
 
-// whyNot is the first reason route r on listener l did not take req.
+// whyNot is the first reason route r on listener l did not take req: the
+// hostname, else the first failing condition of the rule match that came
+// closest to the request.
 func (r *route) whyNot(l *listener, req *Request, query url.Values, host string, best *candidate) string {
 	gk := r.ref.GroupKind()
 	switch {
@@ -406,29 +408,32 @@ func (r *route) whyNot(l *listener, req *Request, query url.Values, host string,
 			return fmt.Sprintf("hostname: %s is not among %s", host, strings.Join(r.hostnames, ", "))
 		}
 	}
-	first := ""
+	// The reason is that of the match that came closest: the one failing
+	// at the latest stage (path, method, headers, query), the first in
+	// rule order among equals.
+	closest, stage := "", -1
 	for _, ru := range r.rules {
 		entries := ru.entries
 		if entries == nil { // a route attached nowhere: never compiled
 			entries = compile(ru)
 		}
 		for _, e := range entries {
-			m := e.mismatch(req, query)
+			m, st := e.mismatch(req, query)
 			if m == "" {
 				if best != nil {
 					return fmt.Sprintf("precedence: rule %s matches, but %s rule %s takes precedence", ru.name, best.e.rule.route.ref.Short(), best.e.rule.name)
 				}
 				return fmt.Sprintf("rule %s matches but was not chosen", ru.name)
 			}
-			if first == "" {
-				first = fmt.Sprintf("rule %s: %s", ru.name, m)
+			if st > stage {
+				closest, stage = fmt.Sprintf("rule %s: %s", ru.name, m), st
 			}
 		}
 	}
-	if first == "" {
+	if closest == "" {
 		return "the route has no rules"
 	}
-	return first
+	return closest
 }
 
 // refusal says why route r, whose parentRefs name l's Gateway or
