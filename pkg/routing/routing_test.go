@@ -246,6 +246,7 @@ spec:
   gatewayClassName: gc
   listeners:
   - {name: http, protocol: HTTP, port: 80}
+  - {name: grpc, protocol: HTTP, port: 9000}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -283,7 +284,9 @@ apiVersion: gateway.networking.k8s.io/v1
 kind: GRPCRoute
 metadata: {name: grpc, namespace: ns}
 spec:
-  parentRefs: [{name: gw}]
+  # A listener of its own: an HTTPRoute and a GRPCRoute with intersecting
+  # hostnames (here none: every hostname) cannot both be accepted on one.
+  parentRefs: [{name: gw, sectionName: grpc}]
   rules:
   - matches: [{method: {service: shop.Cart}}]
     backendRefs: [{name: s1, port: 80}]
@@ -349,11 +352,11 @@ func TestBackendsFiltersAndPrecedence(t *testing.T) {
 	}
 
 	// gRPC: a method match beats a service-only match.
-	o = trace(t, ix, pols, "grpc://h/shop.Cart/Pay", nil).Outcomes[0]
+	o = trace(t, ix, pols, "grpc://h:9000/shop.Cart/Pay", nil).Outcomes[0]
 	if o.Rule != "rule-2" || o.Backends[0].Ref.Name != "s2" {
 		t.Errorf("grpc Pay: rule %q, want rule-2 (service and method)", o.Rule)
 	}
-	o = trace(t, ix, pols, "grpc://h/shop.Cart/List", nil).Outcomes[0]
+	o = trace(t, ix, pols, "grpc://h:9000/shop.Cart/List", nil).Outcomes[0]
 	if o.Rule != "rule-1" {
 		t.Errorf("grpc List: rule %q, want rule-1 (service only)", o.Rule)
 	}
@@ -427,7 +430,7 @@ kind: Gateway
 metadata: {name: gw, namespace: ns}
 spec:
   gatewayClassName: gc
-  listeners: [{name: http, protocol: HTTP, port: 80}]
+  listeners: [{name: http, protocol: HTTP, port: 80}, {name: grpc, protocol: HTTP, port: 9000}]
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -449,7 +452,7 @@ apiVersion: gateway.networking.k8s.io/v1
 kind: GRPCRoute
 metadata: {name: g, namespace: ns}
 spec:
-  parentRefs: [{name: gw}]
+  parentRefs: [{name: gw, sectionName: grpc}]
   rules:
   - name: other
     matches: [{method: {service: x.Other}}]
@@ -471,7 +474,7 @@ spec: {ports: [{port: 80}]}
 		{"http://h/b", nil, "rule b: header x-v is absent"},
 		{"http://h/b", []string{"x-w: 1"}, "rule c: query parameter q is absent"},
 		{"http://h/c", nil, "rule a: path /c does not start with /a"},
-		{"grpc://h/shop.Cart/Get", nil, `rule pay: method "Get" does not match "Pay"`},
+		{"grpc://h:9000/shop.Cart/Get", nil, `rule pay: method "Get" does not match "Pay"`},
 	} {
 		tr := trace(t, ix, pols, tc.url, nil, tc.headers...)
 		var got []string
@@ -483,5 +486,87 @@ spec: {ports: [{port: 80}]}
 		if len(got) != 1 || got[0] != tc.want {
 			t.Errorf("%s %v: why not %q, want %q", tc.url, tc.headers, got, tc.want)
 		}
+	}
+}
+
+// TestHTTPRouteGRPCRouteConflict checks the GRPCRoute API's rule: of an
+// HTTPRoute and a GRPCRoute with intersecting hostnames on one listener,
+// only the older (then the first by namespace/name) is accepted; the
+// other takes no request there and its why-not says so. Routes whose
+// hostnames do not intersect both stay.
+func TestHTTPRouteGRPCRouteConflict(t *testing.T) {
+	ix, pols := fixture(t, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: gc
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: ns, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [a.example.com]
+  rules: [{backendRefs: [{name: s, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {name: rpc-newer, namespace: ns, creationTimestamp: "2026-02-01T00:00:00Z"}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: ["*.example.com"]
+  rules: [{backendRefs: [{name: s, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {name: rpc-other, namespace: ns, creationTimestamp: "2026-02-01T00:00:00Z"}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [b.example.net]
+  rules: [{backendRefs: [{name: s, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web-newer, namespace: ns, creationTimestamp: "2026-03-01T00:00:00Z"}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [b.example.net]
+  rules: [{backendRefs: [{name: s, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: ns}
+spec: {ports: [{port: 80}]}
+`)
+	reason := func(tr *routing.RequestTrace, name string) string {
+		for _, n := range tr.NotMatched {
+			if n.Route.Name == name {
+				return n.Reason
+			}
+		}
+		return ""
+	}
+	// The older HTTPRoute keeps a.example.com: the newer GRPCRoute, whose
+	// wildcard covers it, is not accepted (on any of its hostnames).
+	tr := trace(t, ix, pols, "grpc://a.example.com/x.Y/Z", nil)
+	if o := tr.Outcomes[0]; o.Result != routing.ResultNotFound || !strings.Contains(reason(tr, "rpc-newer"), "not accepted by the listener: HTTPRoute ns/web, older") {
+		t.Errorf("gRPC to a.example.com: %s %v, want a 404 and rpc-newer not accepted; why not %+v", o.Result, o.Route, tr.NotMatched)
+	}
+	tr = trace(t, ix, pols, "grpc://c.example.com/x.Y/Z", nil)
+	if o := tr.Outcomes[0]; o.Result != routing.ResultNotFound {
+		t.Errorf("gRPC to c.example.com: %s %v, want a 404 (rpc-newer is not accepted at all)", o.Result, o.Route)
+	}
+	if o := trace(t, ix, pols, "http://a.example.com/", nil).Outcomes[0]; o.Route == nil || o.Route.Name != "web" {
+		t.Errorf("HTTP to a.example.com: route %v, want web", o.Route)
+	}
+	// b.example.net: the older GRPCRoute wins over the newer HTTPRoute.
+	if o := trace(t, ix, pols, "grpc://b.example.net/x.Y/Z", nil).Outcomes[0]; o.Route == nil || o.Route.Name != "rpc-other" {
+		t.Errorf("gRPC to b.example.net: route %v, want rpc-other", o.Route)
+	}
+	tr = trace(t, ix, pols, "http://b.example.net/", nil)
+	if o := tr.Outcomes[0]; o.Result != routing.ResultNotFound || !strings.Contains(reason(tr, "web-newer"), "GRPCRoute ns/rpc-other, older") {
+		t.Errorf("HTTP to b.example.net: %s %v, want a 404 and web-newer not accepted; why not %+v", o.Result, o.Route, tr.NotMatched)
 	}
 }

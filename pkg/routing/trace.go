@@ -377,6 +377,10 @@ func (ix *Index) whyNot(l *listener, req *Request, query url.Values, best *candi
 		if best != nil && r == best.e.rule.route {
 			continue
 		}
+		if older := l.kindConflict[r]; older != nil {
+			nm(r, fmt.Sprintf("not accepted by the listener: %s, older, has an intersecting hostname (an HTTPRoute and a GRPCRoute cannot share a hostname on a listener)", older.ref.Short()))
+			continue
+		}
 		nm(r, r.whyNot(l, req, query, host, best))
 	}
 	for _, r := range l.refused {
