@@ -198,8 +198,11 @@ func printOutcome(w io.Writer, d *describer, t *routing.RequestTrace, o *routing
 			line += "  INVALID (answers 500): " + b.Invalid
 		}
 		fmt.Fprintf(w, "  backend   %s\n", line)
-		if b.UpstreamRequest != nil {
-			printHeaderDiff(w, "            ", o.UpstreamRequest.Headers, b.UpstreamRequest.Headers)
+		if bu := b.UpstreamRequest; bu != nil {
+			if bu.Host != o.UpstreamRequest.Host || bu.Path != o.UpstreamRequest.Path {
+				fmt.Fprintf(w, "            upstream %s%s\n", bu.Host, bu.Path)
+			}
+			printHeaderDiff(w, "            ", o.UpstreamRequest.Headers, bu.Headers)
 		}
 		printResponseHeaders(w, "            ", b.ResponseHeaders)
 		printMirrors(w, "            ", b.Mirrors)

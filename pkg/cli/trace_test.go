@@ -118,3 +118,41 @@ spec:
 		t.Errorf("no policy kinds: %v\n%s", err, out)
 	}
 }
+
+// TestTraceBackendRewriteText checks that the text names the request a
+// backend receives when its own URLRewrite changes the host or path.
+func TestTraceBackendRewriteText(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "t.yaml"), []byte(`apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw}
+spec:
+  gatewayClassName: gc
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /api}}]
+    backendRefs:
+    - name: s
+      port: 80
+      filters:
+      - type: URLRewrite
+        urlRewrite: {hostname: v2.internal, path: {type: ReplacePrefixMatch, replacePrefixMatch: /v2}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s}
+spec: {ports: [{port: 80}]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "trace", "http://h/api/x", "-f", dir)
+	if err != nil || !strings.Contains(out, "  backend   Service default/s:80  weight 1\n            upstream v2.internal/v2/x\n") {
+		t.Errorf("%v\n%s", err, out)
+	}
+}

@@ -570,3 +570,62 @@ spec: {ports: [{port: 80}]}
 		t.Errorf("HTTP to b.example.net: %s %v, want a 404 and web-newer not accepted; why not %+v", o.Result, o.Route, tr.NotMatched)
 	}
 }
+
+// TestBackendURLRewrite checks a backendRef's own URLRewrite (the API
+// allows it there, implementation-specific): the request that backend
+// receives is rewritten, the others' is not; a backendRef's
+// RequestRedirect is named as not modelled rather than dropped.
+func TestBackendURLRewrite(t *testing.T) {
+	ix, pols := fixture(t, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: gc
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: ns}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /api}}]
+    backendRefs:
+    - name: s1
+      port: 80
+      filters:
+      - type: URLRewrite
+        urlRewrite: {hostname: v2.internal, path: {type: ReplacePrefixMatch, replacePrefixMatch: /v2}}
+    - name: s2
+      port: 80
+      filters:
+      - type: RequestRedirect
+        requestRedirect: {hostname: elsewhere.example}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s1, namespace: ns}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s2, namespace: ns}
+spec: {ports: [{port: 80}]}
+`)
+	o := trace(t, ix, pols, "http://h/api/users?x=1", nil).Outcomes[0]
+	if o.Result != routing.ResultForwarded || len(o.Backends) != 2 {
+		t.Fatalf("%+v", o)
+	}
+	if u := o.UpstreamRequest; u.Host != "h" || u.Path != "/api/users?x=1" {
+		t.Errorf("the rule's upstream request %+v, want it unchanged", u)
+	}
+	if u := o.Backends[0].UpstreamRequest; u == nil || u.Host != "v2.internal" || u.Path != "/v2/users?x=1" {
+		t.Errorf("s1's upstream request %+v, want v2.internal/v2/users?x=1", u)
+	}
+	if !slices.ContainsFunc(o.Notes, func(n string) bool {
+		return strings.Contains(n, "RequestRedirect") && strings.Contains(n, "backendRef")
+	}) {
+		t.Errorf("notes %q, want the backendRef's RequestRedirect named as not modelled", o.Notes)
+	}
+}

@@ -513,7 +513,7 @@ func (ix *Index) apply(o *Outcome, e *entry, req *Request) {
 		}
 	}
 	o.UpstreamRequest = up
-	ix.backends(o, refs, req, up)
+	ix.backends(o, e, refs, req, up)
 }
 
 type backendSpec struct {
@@ -527,7 +527,7 @@ type backendSpec struct {
 // request is forwarded when some valid backend has weight; otherwise the
 // Gateway answers 500, as the API says for a rule whose backends are all
 // invalid (or that has none).
-func (ix *Index) backends(o *Outcome, refs []backendSpec, req *Request, up *UpstreamRequest) {
+func (ix *Index) backends(o *Outcome, e *entry, refs []backendSpec, req *Request, up *UpstreamRequest) {
 	routeRef := o.Route
 	live := 0
 	for _, bs := range refs {
@@ -540,7 +540,7 @@ func (ix *Index) backends(o *Outcome, refs []backendSpec, req *Request, up *Upst
 			bu := cloneUpstream(up)
 			var rh *HeaderChanges
 			for _, f := range bs.http {
-				ix.httpFilter(o, f, nil, req, bu, &rh, &b.Mirrors)
+				ix.backendFilter(o, f, e, req, bu, &rh, &b.Mirrors)
 			}
 			for _, f := range bs.grpc {
 				ix.grpcFilter(o, f, bu, &rh, &b.Mirrors)
@@ -668,8 +668,7 @@ func (ix *Index) mirror(o *Outcome, f *gwv1.HTTPRequestMirrorFilter, into *[]Mir
 	*into = append(*into, m)
 }
 
-// httpFilter applies one HTTPRoute filter. e is the matched entry (nil
-// for a backendRef's filters, which cannot redirect or rewrite). It
+// httpFilter applies one HTTPRoute filter of the rule matched by e. It
 // reports whether the filter answers the request (a redirect).
 func (ix *Index) httpFilter(o *Outcome, f gwv1.HTTPRouteFilter, e *entry, req *Request, up *UpstreamRequest, rh **HeaderChanges, mirrors *[]Mirror) bool {
 	switch f.Type {
@@ -686,7 +685,7 @@ func (ix *Index) httpFilter(o *Outcome, f gwv1.HTTPRouteFilter, e *entry, req *R
 			ix.mirror(o, f.RequestMirror, mirrors)
 		}
 	case gwv1.HTTPRouteFilterURLRewrite:
-		if f.URLRewrite == nil || e == nil {
+		if f.URLRewrite == nil {
 			return false
 		}
 		if h := f.URLRewrite.Hostname; h != nil {
@@ -700,7 +699,7 @@ func (ix *Index) httpFilter(o *Outcome, f gwv1.HTTPRouteFilter, e *entry, req *R
 			up.Path = np
 		}
 	case gwv1.HTTPRouteFilterRequestRedirect:
-		if f.RequestRedirect == nil || e == nil {
+		if f.RequestRedirect == nil {
 			return false
 		}
 		ix.redirect(o, f.RequestRedirect, e, req)
@@ -709,6 +708,19 @@ func (ix *Index) httpFilter(o *Outcome, f gwv1.HTTPRouteFilter, e *entry, req *R
 		o.Notes = append(o.Notes, fmt.Sprintf("filter %s is not modelled", f.Type))
 	}
 	return false
+}
+
+// backendFilter applies one filter of a backendRef of the rule matched by
+// e to up, the request that backend receives. The API leaves a
+// backendRef's filters implementation-specific: a URLRewrite rewrites the
+// request as the rule's would; a RequestRedirect there is not modelled
+// (the rule's redirect is), and a note says so.
+func (ix *Index) backendFilter(o *Outcome, f gwv1.HTTPRouteFilter, e *entry, req *Request, up *UpstreamRequest, rh **HeaderChanges, mirrors *[]Mirror) {
+	if f.Type == gwv1.HTTPRouteFilterRequestRedirect {
+		o.Notes = append(o.Notes, "a backendRef's RequestRedirect filter is not modelled")
+		return
+	}
+	ix.httpFilter(o, f, e, req, up, rh, mirrors)
 }
 
 // grpcFilter applies one GRPCRoute filter.
