@@ -193,7 +193,7 @@ func printOutcome(w io.Writer, d *describer, t *routing.RequestTrace, o *routing
 		printHeaderDiff(w, "            ", t.Request.Headers, u.Headers)
 	}
 	for _, b := range o.Backends {
-		line := fmt.Sprintf("%s %s:%d  weight %d", b.Ref.Kind, describeNsName(b.Ref), b.Port, b.Weight)
+		line := fmt.Sprintf("%s %s%s  weight %d", b.Ref.Kind, describeNsName(b.Ref), portPart(b.Port), b.Weight)
 		if b.Invalid != "" {
 			line += "  INVALID (answers 500): " + b.Invalid
 		}
@@ -291,6 +291,14 @@ func equalRefPtr(a, b *topology.Ref) bool {
 	return *a == *b
 }
 
+// portPart is ":PORT", or "" for a backendRef that names no port.
+func portPart(p int32) string {
+	if p == 0 {
+		return ""
+	}
+	return fmt.Sprintf(":%d", p)
+}
+
 func queryPart(q string) string {
 	if q == "" {
 		return ""
@@ -330,7 +338,7 @@ func printResponseHeaders(w io.Writer, indent string, h *routing.HeaderChanges) 
 
 func printMirrors(w io.Writer, indent string, ms []routing.Mirror) {
 	for _, m := range ms {
-		s := fmt.Sprintf("%smirror    %s %s:%d (%g%% of requests)", indent, m.Ref.Kind, describeNsName(m.Ref), m.Port, m.Percent)
+		s := fmt.Sprintf("%smirror    %s %s%s (%g%% of requests)", indent, m.Ref.Kind, describeNsName(m.Ref), portPart(m.Port), m.Percent)
 		if m.Invalid != "" {
 			s += "  INVALID: " + m.Invalid
 		}

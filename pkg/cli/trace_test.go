@@ -120,7 +120,8 @@ spec:
 }
 
 // TestTraceBackendRewriteText checks that the text names the request a
-// backend receives when its own URLRewrite changes the host or path.
+// backend receives when its own URLRewrite changes the host or path, and
+// writes a backend without a port without one.
 func TestTraceBackendRewriteText(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "t.yaml"), []byte(`apiVersion: gateway.networking.k8s.io/v1
@@ -143,6 +144,8 @@ spec:
       filters:
       - type: URLRewrite
         urlRewrite: {hostname: v2.internal, path: {type: ReplacePrefixMatch, replacePrefixMatch: /v2}}
+  - matches: [{path: {type: PathPrefix, value: /bucket}}]
+    backendRefs: [{group: example.com, kind: Bucket, name: b}]
 ---
 apiVersion: v1
 kind: Service
@@ -153,6 +156,11 @@ spec: {ports: [{port: 80}]}
 	}
 	out, _, err := run(t, "trace", "http://h/api/x", "-f", dir)
 	if err != nil || !strings.Contains(out, "  backend   Service default/s:80  weight 1\n            upstream v2.internal/v2/x\n") {
+		t.Errorf("%v\n%s", err, out)
+	}
+	// A backendRef without a port is written without one (not ":0").
+	out, _, err = run(t, "trace", "http://h/bucket", "-f", dir)
+	if err != nil || !strings.Contains(out, "  backend   Bucket default/b  weight 1  INVALID") {
 		t.Errorf("%v\n%s", err, out)
 	}
 }
