@@ -364,10 +364,19 @@ func (ix *Index) attach() {
 // each accepted unless it intersects an accepted route of the other kind.
 func (l *listener) resolveKindConflicts() {
 	var cands []*route
+	nHTTP, nGRPC := 0, 0
 	for _, r := range l.routes {
-		if gk := r.ref.GroupKind(); gk == topology.KindHTTPRoute || gk == topology.KindGRPCRoute {
+		switch r.ref.GroupKind() {
+		case topology.KindGRPCRoute:
+			nGRPC++
+			cands = append(cands, r)
+		case topology.KindHTTPRoute:
+			nHTTP++
 			cands = append(cands, r)
 		}
+	}
+	if nHTTP == 0 || nGRPC == 0 {
+		return // one kind only: nothing to resolve
 	}
 	slices.SortFunc(cands, func(a, b *route) int {
 		if c := a.created.Compare(b.created); c != 0 {
@@ -378,17 +387,23 @@ func (l *listener) resolveKindConflicts() {
 		}
 		return a.ref.Compare(b.ref)
 	})
-	var accepted []*route
+	// accepted holds the accepted routes by kind: a route is compared with
+	// those of the other kind only.
+	accepted := map[topology.GroupKind][]*route{}
 	for _, r := range cands {
+		other := topology.KindHTTPRoute
+		if r.ref.GroupKind() == topology.KindHTTPRoute {
+			other = topology.KindGRPCRoute
+		}
 		var beaten *route
-		for _, a := range accepted {
-			if a.ref.GroupKind() != r.ref.GroupKind() && l.hostnamesIntersect(a, r) {
+		for _, a := range accepted[other] {
+			if l.hostnamesIntersect(a, r) {
 				beaten = a
 				break
 			}
 		}
 		if beaten == nil {
-			accepted = append(accepted, r)
+			accepted[r.ref.GroupKind()] = append(accepted[r.ref.GroupKind()], r)
 			continue
 		}
 		if l.kindConflict == nil {
