@@ -64,6 +64,40 @@ type routingFile struct {
 	file      string
 	manifests []string
 	cases     []*routingCase
+	// otherCases counts the ExpectedResponse literals of packages other
+	// than the suite's http and grpc (tcp: TCPRoute and TLSRoute tests),
+	// which the harness does not read: such a file must be skipped with a
+	// reason, never dropped silently.
+	otherCases int
+}
+
+// suiteUtils are the suite's request packages by import path.
+var suiteUtils = map[string]string{
+	"sigs.k8s.io/gateway-api/conformance/utils/http": "http",
+	"sigs.k8s.io/gateway-api/conformance/utils/grpc": "grpc",
+	"sigs.k8s.io/gateway-api/conformance/utils/tcp":  "tcp",
+}
+
+// canonicalPkgs maps the names under which file f imports the suite's
+// request packages (h for http, say) to their own names.
+func canonicalPkgs(f *ast.File) map[string]string {
+	out := map[string]string{}
+	for _, im := range f.Imports {
+		path, err := strconv.Unquote(im.Path.Value)
+		if err != nil {
+			continue
+		}
+		canon, ok := suiteUtils[path]
+		if !ok {
+			continue
+		}
+		local := canon
+		if im.Name != nil {
+			local = im.Name.Name
+		}
+		out[local] = canon
+	}
+	return out
 }
 
 // readRoutingFile parses tests/<file>.go of the conformance module at dir
@@ -76,6 +110,24 @@ func readRoutingFile(dir, file string, consts map[string]string) (*routingFile, 
 		return nil, err
 	}
 	rf := &routingFile{file: file}
+	pkgs := canonicalPkgs(f)
+	// responseType names the type of a literal with the suite's package
+	// names (h.ExpectedResponse is http.ExpectedResponse).
+	responseType := func(e ast.Expr) string {
+		tn := typeName(e)
+		arr := strings.HasPrefix(tn, "[]")
+		pkg, name, ok := strings.Cut(strings.TrimPrefix(tn, "[]"), ".")
+		if !ok || name != "ExpectedResponse" {
+			return tn
+		}
+		if c, ok := pkgs[pkg]; ok {
+			pkg = c
+		}
+		if arr {
+			return "[]" + pkg + "." + name
+		}
+		return pkg + "." + name
+	}
 	env := map[string]string{}
 	for k, v := range consts {
 		env[k] = v
@@ -192,7 +244,11 @@ func readRoutingFile(dir, file string, consts map[string]string) (*routingFile, 
 			if inGroup(x.Pos()) {
 				return true
 			}
-			switch tn := typeName(x.Type); tn {
+			switch tn := responseType(x.Type); tn {
+			case "tcp.ExpectedResponse":
+				rf.otherCases++
+			case "[]tcp.ExpectedResponse":
+				rf.otherCases += len(x.Elts)
 			case "http.ExpectedResponse", "grpc.ExpectedResponse":
 				groups = append(groups, &group{pos: x.Pos(), end: x.End(), cases: []*ast.CompositeLit{x}, grpc: strings.HasPrefix(tn, "grpc")})
 			case "[]http.ExpectedResponse", "[]grpc.ExpectedResponse":

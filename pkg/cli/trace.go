@@ -193,13 +193,16 @@ func printOutcome(w io.Writer, d *describer, t *routing.RequestTrace, o *routing
 		printHeaderDiff(w, "            ", t.Request.Headers, u.Headers)
 	}
 	for _, b := range o.Backends {
-		line := fmt.Sprintf("%s %s:%d  weight %d", b.Ref.Kind, describeNsName(b.Ref), b.Port, b.Weight)
+		line := fmt.Sprintf("%s %s%s  weight %d", b.Ref.Kind, describeNsName(b.Ref), portPart(b.Port), b.Weight)
 		if b.Invalid != "" {
 			line += "  INVALID (answers 500): " + b.Invalid
 		}
 		fmt.Fprintf(w, "  backend   %s\n", line)
-		if b.UpstreamRequest != nil {
-			printHeaderDiff(w, "            ", o.UpstreamRequest.Headers, b.UpstreamRequest.Headers)
+		if bu := b.UpstreamRequest; bu != nil {
+			if bu.Host != o.UpstreamRequest.Host || bu.Path != o.UpstreamRequest.Path {
+				fmt.Fprintf(w, "            upstream %s%s\n", bu.Host, bu.Path)
+			}
+			printHeaderDiff(w, "            ", o.UpstreamRequest.Headers, bu.Headers)
 		}
 		printResponseHeaders(w, "            ", b.ResponseHeaders)
 		printMirrors(w, "            ", b.Mirrors)
@@ -226,9 +229,9 @@ func printOutcome(w io.Writer, d *describer, t *routing.RequestTrace, o *routing
 		fmt.Fprintf(w, "  path      %s\n", describePath(o.Path))
 	}
 
-	if o.Route != nil {
-		printTracePolicies(w, d, o)
-	}
+	// The listener is a context of its own: a 404 there still gets the
+	// policies of GatewayClass, Gateway and listener.
+	printTracePolicies(w, d, o)
 	var others []routing.NotMatched
 	for _, n := range t.NotMatched {
 		if n.Gateway == o.Gateway && n.Listener == o.Listener && equalRefPtr(n.ListenerSet, o.ListenerSet) {
@@ -249,6 +252,10 @@ func printOutcome(w io.Writer, d *describer, t *routing.RequestTrace, o *routing
 // printTracePolicies prints the effective policies on the outcome's path,
 // as describe prints them, then the kinds with none there.
 func printTracePolicies(w io.Writer, d *describer, o *routing.Outcome) {
+	if len(o.EffectivePolicies) == 0 && len(d.res.Kinds) == 0 {
+		fmt.Fprintln(w, "\nPolicies on this path: none (no policy kinds among the objects)")
+		return
+	}
 	fmt.Fprintln(w, "\nPolicies on this path:")
 	have := map[string]bool{}
 	for _, ep := range o.EffectivePolicies {
@@ -282,6 +289,14 @@ func equalRefPtr(a, b *topology.Ref) bool {
 		return a == b
 	}
 	return *a == *b
+}
+
+// portPart is ":PORT", or "" for a backendRef that names no port.
+func portPart(p int32) string {
+	if p == 0 {
+		return ""
+	}
+	return fmt.Sprintf(":%d", p)
 }
 
 func queryPart(q string) string {
@@ -323,7 +338,7 @@ func printResponseHeaders(w io.Writer, indent string, h *routing.HeaderChanges) 
 
 func printMirrors(w io.Writer, indent string, ms []routing.Mirror) {
 	for _, m := range ms {
-		s := fmt.Sprintf("%smirror    %s %s:%d (%g%% of requests)", indent, m.Ref.Kind, describeNsName(m.Ref), m.Port, m.Percent)
+		s := fmt.Sprintf("%smirror    %s %s%s (%g%% of requests)", indent, m.Ref.Kind, describeNsName(m.Ref), portPart(m.Port), m.Percent)
 		if m.Invalid != "" {
 			s += "  INVALID: " + m.Invalid
 		}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -81,5 +82,85 @@ func TestTraceJSON(t *testing.T) {
 	if err != nil || !strings.Contains(out, "rule rule-2") || !strings.Contains(out, "Service baker/oven:8080") ||
 		!strings.Contains(out, "BackendTLSPolicy\n    for Service oven") {
 		t.Errorf("/bread: %v\n%s", err, out)
+	}
+}
+
+// TestTraceNotFoundListenerPolicies checks that a request the listener
+// takes but no route matches (404) still shows, in text as in JSON, the
+// effective policies of the context it took: the listener's.
+func TestTraceNotFoundListenerPolicies(t *testing.T) {
+	eg := filepath.Join("..", "..", "examples", "envoy-gateway")
+	out, _, err := run(t, "trace", "grpc://shop.example/a.B/C", "--gateway", "infra/eg", "-f", eg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "404 not found") || !strings.Contains(out, "ClientTrafficPolicy\n    for Gateway eg#http\n      timeout.http.idleTimeout") {
+		t.Errorf("a 404 on listener http must show the listener's ClientTrafficPolicy:\n%s", out)
+	}
+	js, _, err := run(t, "trace", "grpc://shop.example/a.B/C", "--gateway", "infra/eg", "-f", eg, "-o", "json")
+	if err != nil || !strings.Contains(js, `"policyKind": "ClientTrafficPolicy.gateway.envoyproxy.io"`) {
+		t.Errorf("JSON: %v\n%s", err, js)
+	}
+	// No policy kinds at all: the heading says so rather than standing
+	// alone.
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "t.yaml"), []byte(`apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw}
+spec:
+  gatewayClassName: gc
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = run(t, "trace", "http://x/", "-f", dir)
+	if err != nil || !strings.Contains(out, "Policies on this path: none (no policy kinds among the objects)") {
+		t.Errorf("no policy kinds: %v\n%s", err, out)
+	}
+}
+
+// TestTraceBackendRewriteText checks that the text names the request a
+// backend receives when its own URLRewrite changes the host or path, and
+// writes a backend without a port without one.
+func TestTraceBackendRewriteText(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "t.yaml"), []byte(`apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw}
+spec:
+  gatewayClassName: gc
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /api}}]
+    backendRefs:
+    - name: s
+      port: 80
+      filters:
+      - type: URLRewrite
+        urlRewrite: {hostname: v2.internal, path: {type: ReplacePrefixMatch, replacePrefixMatch: /v2}}
+  - matches: [{path: {type: PathPrefix, value: /bucket}}]
+    backendRefs: [{group: example.com, kind: Bucket, name: b}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s}
+spec: {ports: [{port: 80}]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "trace", "http://h/api/x", "-f", dir)
+	if err != nil || !strings.Contains(out, "  backend   Service default/s:80  weight 1\n            upstream v2.internal/v2/x\n") {
+		t.Errorf("%v\n%s", err, out)
+	}
+	// A backendRef without a port is written without one (not ":0").
+	out, _, err = run(t, "trace", "http://h/bucket", "-f", dir)
+	if err != nil || !strings.Contains(out, "  backend   Bucket default/b  weight 1  INVALID") {
+		t.Errorf("%v\n%s", err, out)
 	}
 }

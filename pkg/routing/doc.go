@@ -6,7 +6,9 @@
 // Build indexes the listeners of every Gateway (and of the ListenerSets it
 // admits) and the routes the engine's topology attached to each, by
 // hostname and path, so that Trace looks a request's candidates up rather
-// than scanning every route. Trace selects the listener (port, protocol,
+// than scanning every route. Of an HTTPRoute and a GRPCRoute with
+// intersecting hostnames on one listener, only the older is indexed there,
+// as the GRPCRoute API requires. Trace selects the listener (port, protocol,
 // most specific hostname, SNI for HTTPS and TLS), matches HTTPRoute,
 // GRPCRoute and TLSRoute rules with the API's precedence rules across every
 // route of the listener, applies the filters (header modifiers, redirect,

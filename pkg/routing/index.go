@@ -56,6 +56,11 @@ type listener struct {
 	// refused are routes whose parentRefs name the listener's Gateway or
 	// ListenerSet but that the topology did not attach here, by ref.
 	refused []*route
+	// kindConflict are routes the topology attached here that the listener
+	// does not accept, because a route of the other kind (HTTPRoute,
+	// GRPCRoute) with an intersecting hostname is older: the route, and
+	// the route it yields to.
+	kindConflict map[*route]*route
 }
 
 // table indexes the matches of one route kind on a listener by the
@@ -333,7 +338,12 @@ func (ix *Index) attach() {
 				}
 				attached[r.ref] = true
 				l.routes = append(l.routes, r)
-				ix.addRoute(l, r)
+			}
+			l.resolveKindConflicts()
+			for _, r := range l.routes {
+				if l.kindConflict[r] == nil {
+					ix.addRoute(l, r)
+				}
 			}
 			owner := l.ref.Object()
 			for _, r := range byParent[owner] {
@@ -345,6 +355,86 @@ func (ix *Index) attach() {
 			slices.SortFunc(l.refused, func(a, b *route) int { return a.ref.Compare(b.ref) })
 		}
 	}
+}
+
+// resolveKindConflicts applies the GRPCRoute API's rule to the routes
+// attached to l: when an HTTPRoute and a GRPCRoute on one listener have
+// intersecting hostnames, exactly one of the two is accepted, the oldest
+// (then the first by {namespace}/{name}). Routes are taken in that order,
+// each accepted unless it intersects an accepted route of the other kind.
+func (l *listener) resolveKindConflicts() {
+	var cands []*route
+	nHTTP, nGRPC := 0, 0
+	for _, r := range l.routes {
+		switch r.ref.GroupKind() {
+		case topology.KindGRPCRoute:
+			nGRPC++
+			cands = append(cands, r)
+		case topology.KindHTTPRoute:
+			nHTTP++
+			cands = append(cands, r)
+		}
+	}
+	if nHTTP == 0 || nGRPC == 0 {
+		return // one kind only: nothing to resolve
+	}
+	slices.SortFunc(cands, func(a, b *route) int {
+		if c := a.created.Compare(b.created); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.ref.Namespace+"/"+a.ref.Name, b.ref.Namespace+"/"+b.ref.Name); c != 0 {
+			return c
+		}
+		return a.ref.Compare(b.ref)
+	})
+	// accepted holds the accepted routes by kind: a route is compared with
+	// those of the other kind only.
+	accepted := map[topology.GroupKind][]*route{}
+	for _, r := range cands {
+		other := topology.KindHTTPRoute
+		if r.ref.GroupKind() == topology.KindHTTPRoute {
+			other = topology.KindGRPCRoute
+		}
+		var beaten *route
+		for _, a := range accepted[other] {
+			if l.hostnamesIntersect(a, r) {
+				beaten = a
+				break
+			}
+		}
+		if beaten == nil {
+			accepted[r.ref.GroupKind()] = append(accepted[r.ref.GroupKind()], r)
+			continue
+		}
+		if l.kindConflict == nil {
+			l.kindConflict = map[*route]*route{}
+		}
+		l.kindConflict[r] = beaten
+	}
+}
+
+// hostnamesIntersect reports whether routes a and b, both attached to l,
+// answer a common hostname on it: a route without hostnames answers every
+// hostname the listener takes; route hostnames the listener's hostname
+// does not match are ignored.
+func (l *listener) hostnamesIntersect(a, b *route) bool {
+	if len(a.hostnames) == 0 || len(b.hostnames) == 0 {
+		return true
+	}
+	for _, ha := range a.hostnames {
+		if l.hostname != "" && !gatewayapi.HostnameIntersects(l.hostname, ha) {
+			continue
+		}
+		for _, hb := range b.hostnames {
+			if l.hostname != "" && !gatewayapi.HostnameIntersects(l.hostname, hb) {
+				continue
+			}
+			if gatewayapi.HostnameIntersects(ha, hb) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // addRoute indexes route r's matches on listener l under each of its

@@ -93,60 +93,69 @@ func (g *hostGroup) grpcCandidates(service string, yield func(*entry)) {
 	}
 }
 
-// mismatch says why entry e does not match req ("" when it matches). It
-// checks everything but the hostname.
-func (e *entry) mismatch(req *Request, query url.Values) string {
+// Stages of a match, in the order they are checked: how far a match that
+// fails got tells which rule of a route came closest to the request.
+const (
+	stagePath    = iota // HTTP path, gRPC service (and an invalid match)
+	stageMethod         // HTTP method, gRPC method
+	stageHeaders        // header matches
+	stageQuery          // query parameter matches
+)
+
+// mismatch says why entry e does not match req ("" when it matches), and
+// the stage at which it failed. It checks everything but the hostname.
+func (e *entry) mismatch(req *Request, query url.Values) (string, int) {
 	if e.err != "" {
-		return e.err
+		return e.err, stagePath
 	}
 	ru := e.rule
 	switch {
 	case ru.tls != nil:
-		return ""
+		return "", 0
 	case ru.grpc != nil:
 		svc, method, _ := grpcServiceMethod(req.Path)
 		if e.grpcRe[0] != nil && !e.grpcRe[0].MatchString(svc) || e.grpcRe[0] == nil && e.service != "" && e.service != svc {
-			return fmt.Sprintf("service %q does not match %q", svc, e.service)
+			return fmt.Sprintf("service %q does not match %q", svc, e.service), stagePath
 		}
 		if e.grpcRe[1] != nil && !e.grpcRe[1].MatchString(method) || e.grpcRe[1] == nil && e.methodName != "" && e.methodName != method {
-			return fmt.Sprintf("method %q does not match %q", method, e.methodName)
+			return fmt.Sprintf("method %q does not match %q", method, e.methodName), stageMethod
 		}
-		return e.headerMismatch(req)
+		return e.headerMismatch(req), stageHeaders
 	}
 	path := pathOnly(req.Path)
 	switch e.pathType {
 	case gwv1.PathMatchExact:
 		if path != e.pathValue {
-			return fmt.Sprintf("path %s is not exactly %s", path, e.pathValue)
+			return fmt.Sprintf("path %s is not exactly %s", path, e.pathValue), stagePath
 		}
 	case gwv1.PathMatchPathPrefix:
 		k := prefixKey(e.pathValue)
 		if k != "" && path != k && !strings.HasPrefix(path, k+"/") {
-			return fmt.Sprintf("path %s does not start with %s", path, e.pathValue)
+			return fmt.Sprintf("path %s does not start with %s", path, e.pathValue), stagePath
 		}
 	default:
 		if !e.pathRe.MatchString(path) {
-			return fmt.Sprintf("path %s does not match the regular expression %s", path, e.pathValue)
+			return fmt.Sprintf("path %s does not match the regular expression %s", path, e.pathValue), stagePath
 		}
 	}
 	if e.method != "" && e.method != req.Method {
-		return fmt.Sprintf("method %s is not %s", req.Method, e.method)
+		return fmt.Sprintf("method %s is not %s", req.Method, e.method), stageMethod
 	}
 	if m := e.headerMismatch(req); m != "" {
-		return m
+		return m, stageHeaders
 	}
 	for _, q := range e.query {
 		vs, ok := query[q.name]
 		if !ok {
-			return fmt.Sprintf("query parameter %s is absent", q.name)
+			return fmt.Sprintf("query parameter %s is absent", q.name), stageQuery
 		}
 		// Only the first value of a repeated parameter is matched: the API
 		// lets implementations choose, and that is what most do.
 		if !q.matches(vs[0]) {
-			return fmt.Sprintf("query parameter %s=%s does not match %s", q.name, vs[0], q.describe())
+			return fmt.Sprintf("query parameter %s=%s does not match %s", q.name, vs[0], q.describe()), stageQuery
 		}
 	}
-	return ""
+	return "", 0
 }
 
 func (e *entry) headerMismatch(req *Request) string {

@@ -199,7 +199,8 @@ func TestPoliciesOfTheRequestsOwnContext(t *testing.T) {
 }
 
 // TestWhyNotAndNoMatch checks the 404 with every route's reason, and the
-// method reason of a rule that matches everything but the method.
+// method reason of a rule that matches everything but the method (not the
+// path reason of the route's first rule).
 func TestWhyNotAndNoMatch(t *testing.T) {
 	ix, pols := fixture(t, policyTopology)
 	tr := trace(t, ix, pols, "http://shop.example.com/pay", nil)
@@ -207,7 +208,9 @@ func TestWhyNotAndNoMatch(t *testing.T) {
 	if o.Result != routing.ResultNotFound || o.Status != 404 || o.Route != nil || len(o.EffectivePolicies) != 0 {
 		t.Fatalf("GET /pay: %+v, want a 404 without route or policies", o)
 	}
-	if len(tr.NotMatched) != 1 || !strings.Contains(tr.NotMatched[0].Reason, "path /pay does not start with /cart") {
+	// Rule cart fails on the path, rule pay only on the method: the reason
+	// is pay's, the rule that came closest.
+	if len(tr.NotMatched) != 1 || tr.NotMatched[0].Reason != "rule pay: method GET is not POST" {
 		t.Errorf("why not: %+v", tr.NotMatched)
 	}
 	tr = trace(t, ix, pols, "http://other.example.com/cart", nil)
@@ -243,6 +246,7 @@ spec:
   gatewayClassName: gc
   listeners:
   - {name: http, protocol: HTTP, port: 80}
+  - {name: grpc, protocol: HTTP, port: 9000}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -280,7 +284,9 @@ apiVersion: gateway.networking.k8s.io/v1
 kind: GRPCRoute
 metadata: {name: grpc, namespace: ns}
 spec:
-  parentRefs: [{name: gw}]
+  # A listener of its own: an HTTPRoute and a GRPCRoute with intersecting
+  # hostnames (here none: every hostname) cannot both be accepted on one.
+  parentRefs: [{name: gw, sectionName: grpc}]
   rules:
   - matches: [{method: {service: shop.Cart}}]
     backendRefs: [{name: s1, port: 80}]
@@ -346,11 +352,11 @@ func TestBackendsFiltersAndPrecedence(t *testing.T) {
 	}
 
 	// gRPC: a method match beats a service-only match.
-	o = trace(t, ix, pols, "grpc://h/shop.Cart/Pay", nil).Outcomes[0]
+	o = trace(t, ix, pols, "grpc://h:9000/shop.Cart/Pay", nil).Outcomes[0]
 	if o.Rule != "rule-2" || o.Backends[0].Ref.Name != "s2" {
 		t.Errorf("grpc Pay: rule %q, want rule-2 (service and method)", o.Rule)
 	}
-	o = trace(t, ix, pols, "grpc://h/shop.Cart/List", nil).Outcomes[0]
+	o = trace(t, ix, pols, "grpc://h:9000/shop.Cart/List", nil).Outcomes[0]
 	if o.Rule != "rule-1" {
 		t.Errorf("grpc List: rule %q, want rule-1 (service only)", o.Rule)
 	}
@@ -412,4 +418,214 @@ func FuzzParseRequest(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestWhyNotClosestRule checks that a route's why-not names the rule that
+// came closest to the request (path, then method, headers, query), the
+// first in rule order among equals, and not the first rule's path.
+func TestWhyNotClosestRule(t *testing.T) {
+	ix, pols := fixture(t, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: gc
+  listeners: [{name: http, protocol: HTTP, port: 80}, {name: grpc, protocol: HTTP, port: 9000}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: ns}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - name: a
+    matches: [{path: {type: PathPrefix, value: /a}}]
+    backendRefs: [{name: s, port: 80}]
+  - name: b
+    matches: [{path: {type: PathPrefix, value: /b}, headers: [{name: x-v, value: "1"}]}]
+    backendRefs: [{name: s, port: 80}]
+  - name: c
+    matches: [{path: {type: PathPrefix, value: /b}, headers: [{name: x-w, value: "1"}], queryParams: [{name: q, value: "1"}]}]
+    backendRefs: [{name: s, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {name: g, namespace: ns}
+spec:
+  parentRefs: [{name: gw, sectionName: grpc}]
+  rules:
+  - name: other
+    matches: [{method: {service: x.Other}}]
+    backendRefs: [{name: s, port: 80}]
+  - name: pay
+    matches: [{method: {service: shop.Cart, method: Pay}}]
+    backendRefs: [{name: s, port: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: ns}
+spec: {ports: [{port: 80}]}
+`)
+	for _, tc := range []struct {
+		url     string
+		headers []string
+		want    string
+	}{
+		{"http://h/b", nil, "rule b: header x-v is absent"},
+		{"http://h/b", []string{"x-w: 1"}, "rule c: query parameter q is absent"},
+		{"http://h/c", nil, "rule a: path /c does not start with /a"},
+		{"grpc://h:9000/shop.Cart/Get", nil, `rule pay: method "Get" does not match "Pay"`},
+	} {
+		tr := trace(t, ix, pols, tc.url, nil, tc.headers...)
+		var got []string
+		for _, n := range tr.NotMatched {
+			if n.Route.Kind == "HTTPRoute" && !strings.HasPrefix(tc.url, "grpc") || n.Route.Kind == "GRPCRoute" && strings.HasPrefix(tc.url, "grpc") {
+				got = append(got, n.Reason)
+			}
+		}
+		if len(got) != 1 || got[0] != tc.want {
+			t.Errorf("%s %v: why not %q, want %q", tc.url, tc.headers, got, tc.want)
+		}
+	}
+}
+
+// TestHTTPRouteGRPCRouteConflict checks the GRPCRoute API's rule: of an
+// HTTPRoute and a GRPCRoute with intersecting hostnames on one listener,
+// only the older (then the first by namespace/name) is accepted; the
+// other takes no request there and its why-not says so. Routes whose
+// hostnames do not intersect both stay.
+func TestHTTPRouteGRPCRouteConflict(t *testing.T) {
+	ix, pols := fixture(t, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: gc
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: ns, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [a.example.com]
+  rules: [{backendRefs: [{name: s, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {name: rpc-newer, namespace: ns, creationTimestamp: "2026-02-01T00:00:00Z"}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: ["*.example.com"]
+  rules: [{backendRefs: [{name: s, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {name: rpc-other, namespace: ns, creationTimestamp: "2026-02-01T00:00:00Z"}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [b.example.net]
+  rules: [{backendRefs: [{name: s, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web-newer, namespace: ns, creationTimestamp: "2026-03-01T00:00:00Z"}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [b.example.net]
+  rules: [{backendRefs: [{name: s, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: ns}
+spec: {ports: [{port: 80}]}
+`)
+	reason := func(tr *routing.RequestTrace, name string) string {
+		for _, n := range tr.NotMatched {
+			if n.Route.Name == name {
+				return n.Reason
+			}
+		}
+		return ""
+	}
+	// The older HTTPRoute keeps a.example.com: the newer GRPCRoute, whose
+	// wildcard covers it, is not accepted (on any of its hostnames).
+	tr := trace(t, ix, pols, "grpc://a.example.com/x.Y/Z", nil)
+	if o := tr.Outcomes[0]; o.Result != routing.ResultNotFound || !strings.Contains(reason(tr, "rpc-newer"), "not accepted by the listener: HTTPRoute ns/web, older") {
+		t.Errorf("gRPC to a.example.com: %s %v, want a 404 and rpc-newer not accepted; why not %+v", o.Result, o.Route, tr.NotMatched)
+	}
+	tr = trace(t, ix, pols, "grpc://c.example.com/x.Y/Z", nil)
+	if o := tr.Outcomes[0]; o.Result != routing.ResultNotFound {
+		t.Errorf("gRPC to c.example.com: %s %v, want a 404 (rpc-newer is not accepted at all)", o.Result, o.Route)
+	}
+	if o := trace(t, ix, pols, "http://a.example.com/", nil).Outcomes[0]; o.Route == nil || o.Route.Name != "web" {
+		t.Errorf("HTTP to a.example.com: route %v, want web", o.Route)
+	}
+	// b.example.net: the older GRPCRoute wins over the newer HTTPRoute.
+	if o := trace(t, ix, pols, "grpc://b.example.net/x.Y/Z", nil).Outcomes[0]; o.Route == nil || o.Route.Name != "rpc-other" {
+		t.Errorf("gRPC to b.example.net: route %v, want rpc-other", o.Route)
+	}
+	tr = trace(t, ix, pols, "http://b.example.net/", nil)
+	if o := tr.Outcomes[0]; o.Result != routing.ResultNotFound || !strings.Contains(reason(tr, "web-newer"), "GRPCRoute ns/rpc-other, older") {
+		t.Errorf("HTTP to b.example.net: %s %v, want a 404 and web-newer not accepted; why not %+v", o.Result, o.Route, tr.NotMatched)
+	}
+}
+
+// TestBackendURLRewrite checks a backendRef's own URLRewrite (the API
+// allows it there, implementation-specific): the request that backend
+// receives is rewritten, the others' is not; a backendRef's
+// RequestRedirect is named as not modelled rather than dropped.
+func TestBackendURLRewrite(t *testing.T) {
+	ix, pols := fixture(t, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: gc
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: ns}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /api}}]
+    backendRefs:
+    - name: s1
+      port: 80
+      filters:
+      - type: URLRewrite
+        urlRewrite: {hostname: v2.internal, path: {type: ReplacePrefixMatch, replacePrefixMatch: /v2}}
+    - name: s2
+      port: 80
+      filters:
+      - type: RequestRedirect
+        requestRedirect: {hostname: elsewhere.example}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s1, namespace: ns}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s2, namespace: ns}
+spec: {ports: [{port: 80}]}
+`)
+	o := trace(t, ix, pols, "http://h/api/users?x=1", nil).Outcomes[0]
+	if o.Result != routing.ResultForwarded || len(o.Backends) != 2 {
+		t.Fatalf("%+v", o)
+	}
+	if u := o.UpstreamRequest; u.Host != "h" || u.Path != "/api/users?x=1" {
+		t.Errorf("the rule's upstream request %+v, want it unchanged", u)
+	}
+	if u := o.Backends[0].UpstreamRequest; u == nil || u.Host != "v2.internal" || u.Path != "/v2/users?x=1" {
+		t.Errorf("s1's upstream request %+v, want v2.internal/v2/users?x=1", u)
+	}
+	if !slices.ContainsFunc(o.Notes, func(n string) bool {
+		return strings.Contains(n, "RequestRedirect") && strings.Contains(n, "backendRef")
+	}) {
+		t.Errorf("notes %q, want the backendRef's RequestRedirect named as not modelled", o.Notes)
+	}
 }

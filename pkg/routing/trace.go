@@ -311,7 +311,7 @@ func (ix *Index) route(t *RequestTrace, l *listener, req *Request) {
 	}
 	var best *candidate
 	consider := func(c candidate) {
-		if c.e.mismatch(req, query) != "" {
+		if m, _ := c.e.mismatch(req, query); m != "" {
 			return
 		}
 		if best == nil || better(c, *best) {
@@ -377,6 +377,10 @@ func (ix *Index) whyNot(l *listener, req *Request, query url.Values, best *candi
 		if best != nil && r == best.e.rule.route {
 			continue
 		}
+		if older := l.kindConflict[r]; older != nil {
+			nm(r, fmt.Sprintf("not accepted by the listener: %s, older, has an intersecting hostname (an HTTPRoute and a GRPCRoute cannot share a hostname on a listener)", older.ref.Short()))
+			continue
+		}
 		nm(r, r.whyNot(l, req, query, host, best))
 	}
 	for _, r := range l.refused {
@@ -385,7 +389,9 @@ func (ix *Index) whyNot(l *listener, req *Request, query url.Values, best *candi
 	return out
 }
 
-// whyNot is the first reason route r on listener l did not take req.
+// whyNot is the first reason route r on listener l did not take req: the
+// hostname, else the first failing condition of the rule match that came
+// closest to the request.
 func (r *route) whyNot(l *listener, req *Request, query url.Values, host string, best *candidate) string {
 	gk := r.ref.GroupKind()
 	switch {
@@ -406,29 +412,32 @@ func (r *route) whyNot(l *listener, req *Request, query url.Values, host string,
 			return fmt.Sprintf("hostname: %s is not among %s", host, strings.Join(r.hostnames, ", "))
 		}
 	}
-	first := ""
+	// The reason is that of the match that came closest: the one failing
+	// at the latest stage (path, method, headers, query), the first in
+	// rule order among equals.
+	closest, stage := "", -1
 	for _, ru := range r.rules {
 		entries := ru.entries
 		if entries == nil { // a route attached nowhere: never compiled
 			entries = compile(ru)
 		}
 		for _, e := range entries {
-			m := e.mismatch(req, query)
+			m, st := e.mismatch(req, query)
 			if m == "" {
 				if best != nil {
 					return fmt.Sprintf("precedence: rule %s matches, but %s rule %s takes precedence", ru.name, best.e.rule.route.ref.Short(), best.e.rule.name)
 				}
 				return fmt.Sprintf("rule %s matches but was not chosen", ru.name)
 			}
-			if first == "" {
-				first = fmt.Sprintf("rule %s: %s", ru.name, m)
+			if st > stage {
+				closest, stage = fmt.Sprintf("rule %s: %s", ru.name, m), st
 			}
 		}
 	}
-	if first == "" {
+	if closest == "" {
 		return "the route has no rules"
 	}
-	return first
+	return closest
 }
 
 // refusal says why route r, whose parentRefs name l's Gateway or
@@ -504,7 +513,7 @@ func (ix *Index) apply(o *Outcome, e *entry, req *Request) {
 		}
 	}
 	o.UpstreamRequest = up
-	ix.backends(o, refs, req, up)
+	ix.backends(o, e, refs, req, up)
 }
 
 type backendSpec struct {
@@ -518,7 +527,7 @@ type backendSpec struct {
 // request is forwarded when some valid backend has weight; otherwise the
 // Gateway answers 500, as the API says for a rule whose backends are all
 // invalid (or that has none).
-func (ix *Index) backends(o *Outcome, refs []backendSpec, req *Request, up *UpstreamRequest) {
+func (ix *Index) backends(o *Outcome, e *entry, refs []backendSpec, req *Request, up *UpstreamRequest) {
 	routeRef := o.Route
 	live := 0
 	for _, bs := range refs {
@@ -531,7 +540,7 @@ func (ix *Index) backends(o *Outcome, refs []backendSpec, req *Request, up *Upst
 			bu := cloneUpstream(up)
 			var rh *HeaderChanges
 			for _, f := range bs.http {
-				ix.httpFilter(o, f, nil, req, bu, &rh, &b.Mirrors)
+				ix.backendFilter(o, f, e, req, bu, &rh, &b.Mirrors)
 			}
 			for _, f := range bs.grpc {
 				ix.grpcFilter(o, f, bu, &rh, &b.Mirrors)
@@ -659,8 +668,7 @@ func (ix *Index) mirror(o *Outcome, f *gwv1.HTTPRequestMirrorFilter, into *[]Mir
 	*into = append(*into, m)
 }
 
-// httpFilter applies one HTTPRoute filter. e is the matched entry (nil
-// for a backendRef's filters, which cannot redirect or rewrite). It
+// httpFilter applies one HTTPRoute filter of the rule matched by e. It
 // reports whether the filter answers the request (a redirect).
 func (ix *Index) httpFilter(o *Outcome, f gwv1.HTTPRouteFilter, e *entry, req *Request, up *UpstreamRequest, rh **HeaderChanges, mirrors *[]Mirror) bool {
 	switch f.Type {
@@ -677,7 +685,7 @@ func (ix *Index) httpFilter(o *Outcome, f gwv1.HTTPRouteFilter, e *entry, req *R
 			ix.mirror(o, f.RequestMirror, mirrors)
 		}
 	case gwv1.HTTPRouteFilterURLRewrite:
-		if f.URLRewrite == nil || e == nil {
+		if f.URLRewrite == nil {
 			return false
 		}
 		if h := f.URLRewrite.Hostname; h != nil {
@@ -691,7 +699,7 @@ func (ix *Index) httpFilter(o *Outcome, f gwv1.HTTPRouteFilter, e *entry, req *R
 			up.Path = np
 		}
 	case gwv1.HTTPRouteFilterRequestRedirect:
-		if f.RequestRedirect == nil || e == nil {
+		if f.RequestRedirect == nil {
 			return false
 		}
 		ix.redirect(o, f.RequestRedirect, e, req)
@@ -700,6 +708,19 @@ func (ix *Index) httpFilter(o *Outcome, f gwv1.HTTPRouteFilter, e *entry, req *R
 		o.Notes = append(o.Notes, fmt.Sprintf("filter %s is not modelled", f.Type))
 	}
 	return false
+}
+
+// backendFilter applies one filter of a backendRef of the rule matched by
+// e to up, the request that backend receives. The API leaves a
+// backendRef's filters implementation-specific: a URLRewrite rewrites the
+// request as the rule's would; a RequestRedirect there is not modelled
+// (the rule's redirect is), and a note says so.
+func (ix *Index) backendFilter(o *Outcome, f gwv1.HTTPRouteFilter, e *entry, req *Request, up *UpstreamRequest, rh **HeaderChanges, mirrors *[]Mirror) {
+	if f.Type == gwv1.HTTPRouteFilterRequestRedirect {
+		o.Notes = append(o.Notes, "a backendRef's RequestRedirect filter is not modelled")
+		return
+	}
+	ix.httpFilter(o, f, e, req, up, rh, mirrors)
 }
 
 // grpcFilter applies one GRPCRoute filter.
