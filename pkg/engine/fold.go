@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -67,6 +68,7 @@ func (d *kindDP) compute(s stackID) *stackResult {
 	}
 	sr := &stackResult{atts: atts, entries: make([]StackEntry, 0, len(atts)), policies: make([]policyOutcome, 0, len(atts))}
 	conflicted := map[merge.Src]*attachment{}
+	var levelLosses []merge.Loss // fields lost at one level (oldest-first)
 	switch {
 	case d.kind.Composition == policy.CompositionAdditive:
 		// Every policy applies: their specs sit side by side (each under
@@ -76,7 +78,7 @@ func (d *kindDP) compute(s stackID) *stackResult {
 			layers[i] = merge.Layer{Spec: a.spec, Strategy: merge.PatchDefaults, Src: a.id}
 		}
 		sr.result = merge.Fold(layers)
-	case d.kind.Supports(merge.None) && (d.kind.DirectSections || d.kind.SameLevel == policy.SameLevelMergeDisjoint):
+	case d.kind.Supports(merge.None) && (d.kind.DirectSections || d.levelMerges()):
 		// Per level (an object, then its section), the kind's same-level
 		// rule (oldest wins, unless disjoint policies merge); then the
 		// more specific level wins whole: a policy on a section beats one
@@ -86,11 +88,7 @@ func (d *kindDP) compute(s stackID) *stackResult {
 			kept := d.resolveLevel(g, conflicted)
 			l := merge.Layer{Spec: kept[0].spec, Strategy: merge.AtomicDefaults, Src: kept[0].id}
 			if len(kept) > 1 {
-				sub := make([]merge.Layer, len(kept))
-				for i, a := range kept {
-					sub[i] = merge.Layer{Spec: a.spec, Strategy: merge.PatchDefaults, Src: a.id}
-				}
-				l.Spec = merge.Fold(sub).Tree
+				l.Spec = d.mergeLevel(kept, &levelLosses)
 			}
 			layers = append(layers, l)
 		}
@@ -117,7 +115,7 @@ func (d *kindDP) compute(s stackID) *stackResult {
 		nodes := make([]topology.NodeID, 0, len(atts)) // the level of each layer
 		for _, g := range groups {
 			kept := d.resolveLevel(g, conflicted)
-			if len(kept) == 1 || d.kind.SameLevel != policy.SameLevelMergeDisjoint {
+			if len(kept) == 1 || !d.levelMerges() {
 				for _, a := range kept {
 					layers = append(layers, d.layer(a))
 					nodes = append(nodes, a.node)
@@ -125,19 +123,27 @@ func (d *kindDP) compute(s stackID) *stackResult {
 				continue
 			}
 			nodes = append(nodes, kept[0].node)
-			// Disjoint policies at one level merge into one layer, which
+			// The policies at one level merge into one layer, which
 			// then meets the levels around it by the established
 			// policy's strategy.
-			sub := make([]merge.Layer, len(kept))
-			for i, a := range kept {
-				sub[i] = merge.Layer{Spec: a.spec, Strategy: merge.PatchDefaults, Src: a.id}
-			}
 			l := d.layer(kept[0])
-			l.Spec = merge.Fold(sub).Tree
+			l.Spec = d.mergeLevel(kept, &levelLosses)
 			layers = append(layers, l)
 		}
 		d.passMergeUp(layers, nodes)
 		sr.result = merge.FoldWith(layers, merge.Options{Schema: d.schemaFor(atts), EmptyReplaced: d.kind.OverriddenByPresence})
+	}
+	if len(levelLosses) > 0 {
+		// What the newer policies of a level lost to the older ones
+		// joins the fold's losses, in the order they are grouped by.
+		sr.result.Losses = append(sr.result.Losses, levelLosses...)
+		sort.SliceStable(sr.result.Losses, func(i, j int) bool {
+			a, b := &sr.result.Losses[i], &sr.result.Losses[j]
+			if a.Loser != b.Loser {
+				return a.Loser < b.Loser
+			}
+			return a.Path < b.Path
+		})
 	}
 	pos := func(src merge.Src) int {
 		for i, a := range atts {
@@ -284,6 +290,32 @@ func (d *kindDP) passMergeUp(layers []merge.Layer, nodes []topology.NodeID) {
 			layers[j].KeepMergeUp = true
 		}
 	}
+}
+
+// levelMerges reports whether the policies kept at one level merge into
+// one layer (merge-disjoint, oldest-first).
+func (d *kindDP) levelMerges() bool {
+	return d.kind.SameLevel == policy.SameLevelMergeDisjoint || d.kind.SameLevel == policy.SameLevelOldestFirst
+}
+
+// mergeLevel merges the policies kept at one level (oldest first) into one
+// spec. Disjoint ones (merge-disjoint) merge without a loss. With
+// oldest-first, the oldest is made the most specific layer of a patch
+// fold under the kind's named rules, so it keeps every field it sets and
+// each newer one fills only the fields no older one sets; what the newer
+// lose is added to losses.
+func (d *kindDP) mergeLevel(kept []*attachment, losses *[]merge.Loss) *merge.Tree {
+	sub := make([]merge.Layer, len(kept))
+	for i, a := range kept {
+		sub[i] = merge.Layer{Spec: a.spec, Strategy: merge.PatchDefaults, Src: a.id}
+	}
+	if d.kind.SameLevel != policy.SameLevelOldestFirst {
+		return merge.Fold(sub).Tree
+	}
+	slices.Reverse(sub)
+	r := merge.FoldWith(sub, merge.Options{Schema: d.named})
+	*losses = append(*losses, r.Losses...)
+	return r.Tree
 }
 
 // schemaFor is the merge schema of a fold of atts: the kind's full schema

@@ -47,6 +47,44 @@ kind: ClientTrafficPolicy
 metadata: {name: p, namespace: d}
 spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: ListenerSet, name: ls}, {group: gateway.networking.k8s.io, kind: Gateway, name: g, sectionName: a}]}
 `))
+	// Gloo's RouteOptions at one route (oldest-first, shallow) and an empty
+	// Envoy Gateway policy beneath its own route attachment (overridden by
+	// presence).
+	f.Add([]byte(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: routeoptions.gateway.solo.io}
+spec: {group: gateway.solo.io, scope: Namespaced, names: {kind: RouteOption, plural: routeoptions}, versions: [{name: v1, served: true, storage: true}]}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: backendtrafficpolicies.gateway.envoyproxy.io}
+spec: {group: gateway.envoyproxy.io, scope: Namespaced, names: {kind: BackendTrafficPolicy, plural: backendtrafficpolicies}, versions: [{name: v1alpha1, served: true, storage: true}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g, namespace: d}
+spec: {gatewayClassName: eg, listeners: [{name: a, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: d}
+spec: {parentRefs: [{name: g}], rules: [{backendRefs: [{name: s, port: 80}]}]}
+---
+apiVersion: gateway.solo.io/v1
+kind: RouteOption
+metadata: {name: old, namespace: d, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}], options: {timeout: 1s, retries: {numRetries: 2}}}
+---
+apiVersion: gateway.solo.io/v1
+kind: RouteOption
+metadata: {name: new, namespace: d, creationTimestamp: "2026-01-02T00:00:00Z"}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}], options: {timeout: 2s, prefixRewrite: /x}}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: BackendTrafficPolicy
+metadata: {name: both, namespace: d}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g}, {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}]}
+`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		run := func() []byte {
 			objs, probs := manifest.Decode(bytes.NewReader(in), "in")

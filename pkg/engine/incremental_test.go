@@ -210,11 +210,8 @@ func newEditor(seed uint64, p gen.Params, n int) *editor {
 	for _, u := range clusterObjects(p.Namespaces) {
 		e.objs = append(e.objs, engine.Object{Object: u, Source: "cluster-scoped"})
 	}
-	// Both same-level rules beyond GEP-713's, by seed.
-	sameLevel := "merge-disjoint"
-	if seed%2 == 0 {
-		sameLevel = "oldest-wins"
-	}
+	// The same-level rules beyond GEP-713's, by seed.
+	sameLevel := []string{"oldest-wins", "merge-disjoint", "oldest-first"}[seed%3]
 	for _, u := range sameLevelObjects(e.objs, sameLevel) {
 		e.objs = append(e.objs, engine.Object{Object: u, Source: "same-level"})
 	}

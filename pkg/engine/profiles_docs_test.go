@@ -404,8 +404,8 @@ const glooV = "gateway.solo.io/v1"
 
 // RouteOption: RouteOptions on one route are shallow-merged oldest first:
 // disjoint options combine; where two set the same option the older keeps
-// it (attache then marks the newer Conflicted; Gloo keeps the newer's other
-// options silently, a gap in docs/profiles.md).
+// it whole (nothing merges inside an option), and the newer still gives
+// its other options; none is rejected (same-level rule oldest-first).
 // Source: solo-io/gloo 8d57572e55 projects/gateway2/translator/plugins/
 // routeoptions/query/query.go (GetRouteOptionForRouteRule),
 // projects/gloo/pkg/utils/merge.go (ShallowMergeRouteOptions).
@@ -417,11 +417,38 @@ options: {timeout: 10s}`),
 		pol(glooV, "RouteOption", "retries", 1, `targetRefs: [`+r1Ref+`]
 options: {retries: {retryOn: 5xx, numRetries: 3}}`),
 		pol(glooV, "RouteOption", "timeout-newer", 2, `targetRefs: [`+r1Ref+`]
-options: {timeout: 3s}`))
-	want(t, "effective r1", effective(t, res, "RouteOption", dR1), []string{`{"options":{"retries":{"numRetries":3,"retryOn":"5xx"},"timeout":"10s"}}`})
+options: {timeout: 3s, prefixRewrite: /v2}`),
+		pol(glooV, "RouteOption", "retries-newer", 3, `targetRefs: [`+r1Ref+`]
+options: {retries: {perTryTimeout: 1s}}`))
+	want(t, "effective r1", effective(t, res, "RouteOption", dR1),
+		[]string{`{"options":{"prefixRewrite":"/v2","retries":{"numRetries":3,"retryOn":"5xx"},"timeout":"10s"}}`})
 	want(t, "timeout", status(t, res, "timeout", "Programmed"), "True/Programmed")
 	want(t, "retries", status(t, res, "retries", "Programmed"), "True/Programmed")
-	want(t, "timeout-newer", status(t, res, "timeout-newer", "Accepted"), "False/Conflicted")
+	want(t, "timeout-newer accepted", status(t, res, "timeout-newer", "Accepted"), "True/Accepted")
+	want(t, "timeout-newer", status(t, res, "timeout-newer", "Programmed"), "True/PartiallyProgrammed")
+	want(t, "retries-newer accepted", status(t, res, "retries-newer", "Accepted"), "True/Accepted")
+	want(t, "retries-newer", status(t, res, "retries-newer", "Programmed"), "False/Overridden")
+}
+
+// VirtualHostOption at one listener: older first, option by option.
+// Source: as below (GetPrioritizedListenerPolicies sorts by creation time
+// within a priority; ApplyListenerPlugin shallow-merges in that order).
+func TestDocsGlooVirtualHostOptionsOneListenerOldestFirst(t *testing.T) {
+	c := crd("gateway.solo.io", "VirtualHostOption", "virtualhostoptions")
+	listener := `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g1, sectionName: http}]`
+	res := compute(t, engine.Options{}, c, docsTopo,
+		pol(glooV, "VirtualHostOption", "older", 0, listener+`
+options:
+  cors: {allowOrigin: [a.example]}`),
+		pol(glooV, "VirtualHostOption", "newer", 1, listener+`
+options:
+  cors: {allowOrigin: [b.example], maxAge: 1d}
+  headerManipulation: {requestHeadersToRemove: [x-debug]}`))
+	want(t, "listener http", effective(t, res, "VirtualHostOption", dListener("http")),
+		[]string{`{"options":{"cors":{"allowOrigin":["a.example"]},"headerManipulation":{"requestHeadersToRemove":["x-debug"]}}}`})
+	want(t, "older", status(t, res, "older", "Programmed"), "True/Programmed")
+	want(t, "newer", status(t, res, "newer", "Programmed"), "True/PartiallyProgrammed")
+	want(t, "newer accepted", status(t, res, "newer", "Accepted"), "True/Accepted")
 }
 
 // VirtualHostOption: the options of a listener-targeted VirtualHostOption

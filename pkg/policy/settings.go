@@ -29,6 +29,12 @@ const (
 	// fields merge; of two that set the same field, the newer is rejected
 	// there. NGINX Gateway Fabric.
 	SameLevelMergeDisjoint SameLevel = "merge-disjoint"
+	// SameLevelOldestFirst: policies at one level merge field by field,
+	// the oldest that sets a field keeping it (a field being an entry of
+	// the kind's named rules, or a top-level field with named rule "."
+	// for a shallow merge); the newer lose what they overlap and none is
+	// rejected. Gloo Gateway's RouteOption and VirtualHostOption.
+	SameLevelOldestFirst SameLevel = "oldest-first"
 )
 
 // Composition says whether the policies reaching a target replace one
@@ -292,10 +298,10 @@ func FromProfile(impl string) Origin { return Origin("profile: " + impl) }
 // ParseSameLevel validates a same-level resolution name.
 func ParseSameLevel(s string) (SameLevel, error) {
 	switch v := SameLevel(strings.TrimSpace(s)); v {
-	case SameLevelGEP, SameLevelOldestWins, SameLevelMergeDisjoint:
+	case SameLevelGEP, SameLevelOldestWins, SameLevelMergeDisjoint, SameLevelOldestFirst:
 		return v, nil
 	}
-	return "", fmt.Errorf("unknown same-level resolution %q (known: gep, oldest-wins, merge-disjoint)", s)
+	return "", fmt.Errorf("unknown same-level resolution %q (known: gep, oldest-wins, merge-disjoint, oldest-first)", s)
 }
 
 // ParseComposition validates a composition name.

@@ -169,17 +169,21 @@ var builtin = func() []policy.Profile {
 		listenerDirect(Kuadrant, "kuadrant.io", "DNSPolicy", "direct", policy.SameLevelOldestWins, gateway),
 		listenerDirect(Kuadrant, "kuadrant.io", "TLSPolicy", "direct", policy.SameLevelOldestWins, gateway),
 		// Gloo Gateway.
+		// RouteOption: every RouteOption on a route is shallow-merged,
+		// oldest first: each top-level option (an entry of `options`) is
+		// taken whole from the oldest that sets it.
 		entry(Gloo, "gateway.solo.io", "RouteOption", "", policy.Spec{
-			Class: policy.Direct, TargetKinds: kinds(httpRoute), SameLevel: policy.SameLevelMergeDisjoint,
+			Class: policy.Direct, TargetKinds: kinds(httpRoute), SameLevel: policy.SameLevelOldestFirst,
+			NamedRules: []string{"options"},
 		}),
 		// VirtualHostOption: the options of every VirtualHostOption reaching a
 		// listener are shallow-merged, the listener's (more specific) first,
-		// then the ListenerSet's, then the Gateway's: each top-level option
-		// is taken whole from the first that sets it.
+		// then the ListenerSet's, then the Gateway's, older first at each:
+		// each top-level option is taken whole from the first that sets it.
 		entry(Gloo, "gateway.solo.io", "VirtualHostOption", "", policy.Spec{
 			Class: policy.Inherited, Hierarchy: kinds(gateway, xListenerSet),
 			TargetKinds: kinds(gateway, xListenerSet), EffectiveSectionKinds: kinds(gateway, xListenerSet),
-			Strategies: []merge.Strategy{merge.PatchDefaults}, SameLevel: policy.SameLevelMergeDisjoint,
+			Strategies: []merge.Strategy{merge.PatchDefaults}, SameLevel: policy.SameLevelOldestFirst,
 			NamedRules: []string{"options"},
 		}),
 		listenerDirect(Gloo, "gateway.solo.io", "ListenerOption", "", policy.SameLevelOldestWins, gateway, xListenerSet),
