@@ -337,3 +337,100 @@ spec:
 		t.Errorf("a Service a rule names:\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestPolicyLines checks the other forms of a policy's answer: fields
+// beaten in part, and by whom; a policy rejected in one context of two by
+// an established strategy-none policy (one line naming it, not one more per
+// field it loses there); another policy whose status would change; a
+// change that cannot be assessed.
+func TestPolicyLines(t *testing.T) {
+	in := engine.NewIncremental(engine.Options{})
+	if a := advice.Policy(in.WhatIf(read(t, routeRetries), nil), ref("RetryPolicy", "baker", "route-retries"), advice.Create); !slices.Equal(a.Lines,
+		[]string{"RetryPolicy baker/route-retries: impact not assessed: no computation yet"}) {
+		t.Errorf("before any computation: %q", a.Lines)
+	}
+	in.Compute(parable(t, nil, ""))
+	beaten := `
+apiVersion: policies.cupcakes.example/v1
+kind: RetryPolicy
+metadata: {name: ns2, namespace: baker, creationTimestamp: "2026-12-01T00:00:00Z"}
+spec:
+  targetRefs: [{group: "", kind: Namespace, name: baker}]
+  defaults: {numRetries: 9, perTryTimeout: 1s}
+`
+	a := advice.Policy(in.WhatIf(read(t, beaten), nil), ref("RetryPolicy", "baker", "ns2"), advice.Create)
+	if want := []string{
+		"RetryPolicy baker/ns2 changes the effective RetryPolicy of 3 Services in baker",
+		"RetryPolicy baker/ns2: numRetries, perTryTimeout are replaced by RetryPolicy baker/frosting-retries on HTTPRoute baker/frosting",
+	}; !slices.Equal(a.Lines, want) || a.Refusal != "" {
+		t.Errorf("beaten in part:\n got %q (refusal %q)\nwant %q", a.Lines, a.Refusal, want)
+	}
+	two := `
+apiVersion: policies.cupcakes.example/v1
+kind: BackendTLSPolicy
+metadata: {name: two, namespace: baker, creationTimestamp: "2026-12-09T00:00:00Z"}
+spec:
+  targetRefs: [{group: "", kind: Service, name: oven}, {group: "", kind: Service, name: baker}]
+  hostname: two.internal
+`
+	a = advice.Policy(in.WhatIf(read(t, two), nil), ref("BackendTLSPolicy", "baker", "two"), advice.Create)
+	if !slices.Contains(a.Lines, "BackendTLSPolicy baker/two is rejected where BackendTLSPolicy baker/oven-tls on Service baker/oven is established (merge strategy none)") ||
+		slices.ContainsFunc(a.Lines, func(l string) bool { return strings.Contains(l, "hostname") }) || a.Refusal != "" {
+		t.Errorf("rejected in one context: %q (refusal %q)", a.Lines, a.Refusal)
+	}
+	del := ref("BackendTLSPolicy", "baker", "oven-tls")
+	a = advice.Policy(in.WhatIf(nil, []topology.Ref{del}), del, advice.Delete)
+	if !slices.Contains(a.Lines, "BackendTLSPolicy baker/oven-tls-new would go from Conflicted to Accepted, Programmed") {
+		t.Errorf("another policy's status: %q", a.Lines)
+	}
+}
+
+// TestLinesFit checks that no line is longer than MaxWidth (a status
+// message is cut, the refusal keeps it whole) or holds a control
+// character, which would make the API server drop the warning.
+func TestLinesFit(t *testing.T) {
+	in := engine.NewIncremental(engine.Options{})
+	in.Compute(parable(t, nil, ""))
+	long := strings.Repeat("a-long-name-", 8) + "x"
+	invalid := `
+apiVersion: policies.cupcakes.example/v1
+kind: RetryPolicy
+metadata: {name: ` + long + `, namespace: baker}
+spec:
+  targetRefs: [{group: "", kind: Namespace, name: baker}]
+  defaults: {numRetries: 1}
+  overrides: {numRetries: 2}
+`
+	a := advice.Policy(in.WhatIf(read(t, invalid), nil), ref("RetryPolicy", "baker", long), advice.Create)
+	if len(a.Lines) != 1 || !strings.HasPrefix(a.Lines[0], "RetryPolicy baker/"+long+" would be Invalid: ") || !strings.HasSuffix(a.Lines[0], " ...") {
+		t.Errorf("a long status message: %q", a.Lines)
+	}
+	if !strings.HasPrefix(a.Refusal, "RetryPolicy baker/"+long+" would be Invalid: ") || !strings.HasSuffix(a.Refusal, "one merge strategy (one stanza)") {
+		t.Errorf("the refusal is not whole: %q", a.Refusal)
+	}
+	tab := `
+apiVersion: policies.cupcakes.example/v1
+kind: RetryPolicy
+metadata: {name: tabs, namespace: baker}
+spec:
+  targetRefs: [{group: "", kind: Namespace, name: baker}]
+  defaults: {"num\tRetries": 1, "line\nbreak": 2}
+`
+	res := engine.Compute(append(parable(t, nil, ""), read(t, tab)...), engine.Options{})
+	route := read(t, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: muffins, namespace: baker}
+spec:
+  parentRefs: [{name: cupcakes, namespace: infra}]
+`)[0].Object
+	lines := advice.Created(res, route, ref("HTTPRoute", "baker", "muffins"), nil)
+	if !slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "RetryPolicy baker/tabs (line break, num Retries)") }) {
+		t.Errorf("a field name with control characters: %q", lines)
+	}
+	for _, l := range append(lines, a.Lines...) {
+		if n := len([]rune(l)); n > advice.MaxWidth || strings.ContainsAny(l, "\t\n") {
+			t.Errorf("line of %d characters: %q", n, l)
+		}
+	}
+}
