@@ -185,62 +185,147 @@ func TestLinesAreCapped(t *testing.T) {
 	}
 }
 
-// TestReadmeWarnings checks the webhook's lines that README.md and
-// deploy/README.md show ("Warning: ..." and the text of a denial) against
-// what this package says in the same situations (TestWebhook checks the
-// same lines through the API server).
+// readmeFiles are the files the READMEs' commands apply.
+var readmeFiles = map[string]string{
+	"route.yaml": `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: baker, namespace: baker}
+`,
+	"gw-retries.yaml": gwRetries,
+	"retries.yaml":    routeRetries,
+	"oven-tls-new.yaml": `
+apiVersion: policies.cupcakes.example/v1
+kind: BackendTLSPolicy
+metadata: {name: oven-tls-new, namespace: baker, creationTimestamp: "2026-11-20T10:00:00Z"}
+spec:
+  targetRefs: [{group: "", kind: Service, name: oven}]
+  hostname: oven.internal
+`,
+}
+
+// TestReadmeWarnings replays the kubectl commands that README.md and
+// deploy/README.md show in their console blocks, in order, on the parable
+// without baker-timeouts and oven-tls-new (as both say): each command's
+// "Warning: " lines must be what the webhook says to it (the same lines,
+// in the same order) on the state the commands before it left, and a
+// denial its refusal. A command is applied unless it is a dry run or
+// denied. TestWebhook checks the same lines through the API server.
 func TestReadmeWarnings(t *testing.T) {
-	said := map[string]bool{}
-	res := engine.Compute(parable(t, []string{"TimeoutPolicy/baker-timeouts"}, ""), engine.Options{})
-	for _, l := range advice.Affected(res, ref("HTTPRoute", "baker", "baker"), false) {
-		said[l] = true
-	}
-	in := engine.NewIncremental(engine.Options{})
-	in.Compute(parable(t, []string{"TimeoutPolicy/baker-timeouts", "BackendTLSPolicy/oven-tls-new"}, gwRetries))
-	for _, l := range advice.Policy(in.WhatIf(read(t, routeRetries), nil), ref("RetryPolicy", "baker", "route-retries"), advice.Create).Lines {
-		said[l] = true
-	}
-	in = engine.NewIncremental(engine.Options{})
-	in.Compute(parable(t, []string{"TimeoutPolicy/baker-timeouts", "BackendTLSPolicy/oven-tls-new"}, ""))
-	del := ref("RetryPolicy", "baker", "namespace-retries")
-	for _, l := range advice.Policy(in.WhatIf(nil, []topology.Ref{del}), del, advice.Delete).Lines {
-		said[l] = true
-	}
-	newer := parable(t, nil, "")
-	var tls []engine.Object
-	for _, o := range newer {
-		if o.Object.GetName() == "oven-tls-new" {
-			tls = append(tls, o)
-		}
-	}
-	a := advice.Policy(in.WhatIf(tls, nil), ref("BackendTLSPolicy", "baker", "oven-tls-new"), advice.Create)
-	for _, l := range a.Lines {
-		said[l] = true
-	}
 	shown := 0
 	for _, file := range []string{"../../README.md", "../../deploy/README.md"} {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, l := range strings.Split(string(data), "\n") {
-			if w, ok := strings.CutPrefix(l, "Warning: "); ok {
+		objs := parable(t, []string{"TimeoutPolicy/baker-timeouts", "BackendTLSPolicy/oven-tls-new"}, "")
+		in := engine.NewIncremental(engine.Options{})
+		res := in.Compute(objs)
+		var (
+			cmd       string
+			said      advice.Answer
+			warned    []string
+			denied    string
+			apply     []engine.Object
+			remove    topology.Ref
+			inConsole bool
+		)
+		// done checks the command read so far and applies it.
+		done := func() {
+			if cmd == "" {
+				return
+			}
+			if !slices.Equal(warned, said.Lines) {
+				t.Errorf("%s: %q:\n shows %q\n  says %q", file, cmd, warned, said.Lines)
+			}
+			if denied != "" && (said.Refusal == "" || !strings.HasPrefix(denied, said.Refusal+" (attache prevents this for ")) {
+				t.Errorf("%s: %q: shows the denial %q, the refusal is %q", file, cmd, denied, said.Refusal)
+			}
+			if denied == "" && !strings.Contains(cmd, "--dry-run") {
+				objs = slices.DeleteFunc(objs, func(o engine.Object) bool {
+					r := ref(o.Object.GetKind(), o.Object.GetNamespace(), o.Object.GetName())
+					if r == remove {
+						return true
+					}
+					for _, a := range apply {
+						if r == ref(a.Object.GetKind(), a.Object.GetNamespace(), a.Object.GetName()) {
+							return true
+						}
+					}
+					return false
+				})
+				objs = append(objs, apply...)
+				res = in.Compute(objs)
+			}
+			shown += len(warned)
+			if denied != "" {
 				shown++
-				if !said[w] {
-					t.Errorf("%s shows a line the webhook does not say: %q", file, w)
-				}
+			}
+			cmd, warned, denied, apply, remove = "", nil, "", nil, topology.Ref{}
+		}
+		lines := strings.Split(string(data), "\n")
+		for i, l := range lines {
+			switch {
+			case l == "```console":
+				// A block of the webhook's: one showing what it says.
+				end := i + slices.Index(lines[i:], "```")
+				inConsole = slices.ContainsFunc(lines[i:end], func(l string) bool {
+					return strings.HasPrefix(l, "Warning: ") || strings.Contains(l, "denied the request: ")
+				})
+				continue
+			case inConsole && l == "```":
+				done()
+				inConsole = false
+				continue
+			case !inConsole:
+				continue
+			}
+			if c, ok := strings.CutPrefix(l, "$ "); ok {
+				done()
+				cmd = c
+				said = answer(t, in, res, c, &apply, &remove)
+				continue
+			}
+			if w, ok := strings.CutPrefix(l, "Warning: "); ok {
+				warned = append(warned, w)
 			}
 			if _, d, ok := strings.Cut(l, `denied the request: `); ok {
-				shown++
-				if !strings.HasPrefix(d, a.Refusal+" (attache prevents this for ") || a.Refusal == "" {
-					t.Errorf("%s shows a denial the webhook does not say: %q (refusal %q)", file, d, a.Refusal)
-				}
+				denied = d
 			}
 		}
 	}
-	if shown < 7 {
+	if shown < 10 {
 		t.Errorf("only %d webhook lines found in the READMEs", shown)
 	}
+}
+
+// answer is what the webhook says to a kubectl command of the READMEs, and
+// the change the command makes.
+func answer(t *testing.T, in *engine.Incremental, res *engine.Result, cmd string, apply *[]engine.Object, remove *topology.Ref) advice.Answer {
+	t.Helper()
+	f := strings.Fields(cmd)
+	switch {
+	case len(f) == 4 && f[1] == "apply" && f[2] == "-f":
+		doc, ok := readmeFiles[f[3]]
+		if !ok {
+			t.Fatalf("%q: no file %s in readmeFiles", cmd, f[3])
+		}
+		objs := read(t, doc)
+		u := objs[0].Object
+		r := ref(u.GetKind(), u.GetNamespace(), u.GetName())
+		if u.GetKind() == "HTTPRoute" {
+			return advice.Answer{Lines: advice.Affected(res, r, false)} // an update: the route is there
+		}
+		*apply = objs
+		return advice.Policy(in.WhatIf(objs, nil), r, advice.Create)
+	case len(f) >= 6 && f[1] == "label" && f[2] == "httproute" && f[4] == "-n":
+		return advice.Answer{Lines: advice.Affected(res, ref("HTTPRoute", f[5], f[3]), false)}
+	case len(f) >= 6 && f[1] == "delete" && f[2] == "retrypolicy" && f[4] == "-n":
+		*remove = ref("RetryPolicy", f[5], f[3])
+		return advice.Policy(in.WhatIf(nil, []topology.Ref{*remove}), *remove, advice.Delete)
+	}
+	t.Fatalf("a README shows %q: TestReadmeWarnings cannot replay it", cmd)
+	return advice.Answer{}
 }
 
 // TestCreated: a route being created is told which policies will reach
