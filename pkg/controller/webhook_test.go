@@ -284,29 +284,36 @@ func webhookRules(t *testing.T) []string {
 	return out
 }
 
-// review posts an AdmissionReview to the replica on port, as the API
-// server would, and returns its warnings. A replica still starting
-// (not listening yet, or not ready to answer) is an error, for waitFor
-// to retry.
+// review posts an AdmissionReview of a route's update to the replica on
+// port, as the API server would, and returns its warnings. A replica still
+// starting (not listening yet, or not ready to answer) is an error, for
+// waitFor to retry.
 func (f *webhookFixture) review(port int, route *unstructured.Unstructured) ([]string, error) {
+	return f.reviewOf(port, gvrRoute, "UPDATE", route)
+}
+
+// reviewOf posts an AdmissionReview of obj (of resource gvr) to the
+// replica on port and returns its warnings.
+func (f *webhookFixture) reviewOf(port int, gvr schema.GroupVersionResource, op string, obj *unstructured.Unstructured) ([]string, error) {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(f.caData)
 	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	raw, _ := json.Marshal(route.Object)
-	body, _ := json.Marshal(map[string]any{
-		"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-		"request": map[string]any{
-			"uid":       "1",
-			"kind":      map[string]any{"group": "gateway.networking.k8s.io", "version": "v1", "kind": "HTTPRoute"},
-			"resource":  map[string]any{"group": "gateway.networking.k8s.io", "version": "v1", "resource": "httproutes"},
-			"name":      route.GetName(),
-			"namespace": route.GetNamespace(),
-			"operation": "UPDATE",
-			"userInfo":  map[string]any{"username": "test"},
-			"object":    json.RawMessage(raw),
-			"oldObject": json.RawMessage(raw),
-		},
-	})
+	raw, _ := json.Marshal(obj.Object)
+	gvk := obj.GroupVersionKind()
+	req := map[string]any{
+		"uid":       "1",
+		"kind":      map[string]any{"group": gvk.Group, "version": gvk.Version, "kind": gvk.Kind},
+		"resource":  map[string]any{"group": gvr.Group, "version": gvr.Version, "resource": gvr.Resource},
+		"name":      obj.GetName(),
+		"namespace": obj.GetNamespace(),
+		"operation": op,
+		"userInfo":  map[string]any{"username": "test"},
+		"object":    json.RawMessage(raw),
+	}
+	if op != "CREATE" {
+		req["oldObject"] = json.RawMessage(raw)
+	}
+	body, _ := json.Marshal(map[string]any{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": req})
 	resp, err := hc.Post(fmt.Sprintf("https://127.0.0.1:%d%s", port, webhook.Path), "application/json", bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("replica on port %d: %w", port, err)
@@ -334,8 +341,9 @@ const routeLine = "HTTPRoute baker/baker is affected by 2 policies: RetryPolicy 
 // CRD annotation) denies a second BackendTLSPolicy on one Service and an
 // Invalid policy; a policy CRD created after start is covered; two
 // replicas both answer, the second running under the shipped RBAC
-// (deploy/base/clusterrole.yaml and the webhook's role); and with both stopped,
-// applies go through.
+// (deploy/base/clusterrole.yaml and the webhook's role) and sending no
+// request to the API server to answer a route, a Service being created or
+// a policy's edit; and with both stopped, applies go through.
 func TestWebhook(t *testing.T) {
 	f := newWebhookFixture(t)
 	k := newKube(t)
@@ -496,7 +504,9 @@ spec: {ports: [{port: 8080}]}
 	// A second replica, under the shipped RBAC, that does not lead (the
 	// Lease is someone else's): it answers from a state of its own, as
 	// the leader does.
-	cfg := shippedRBACUser(t)
+	cfg := rest.CopyConfig(shippedRBACUser(t))
+	calls := &apiCalls{}
+	cfg.Wrap(calls.wrap)
 	holdLease(t, "attache-system", "attache-webhook-test")
 	r2 := startControllerWith(t, Options{}, cfg, func(o *manager.Options) {
 		o.LeaderElection, o.LeaderElectionNamespace, o.LeaderElectionID = true, "attache-system", "attache-webhook-test"
@@ -523,6 +533,33 @@ spec: {ports: [{port: 8080}]}
 		t.Errorf("the second replica leads (%v) or has no state of its own", r2.c.leader.Load())
 	}
 
+	// No API call per request: the second replica answers a route, a
+	// Service being created (the routes naming it are read from the
+	// cache) and a policy's edit (a what-if) without one.
+	svc := mustUnstructured(t, "{apiVersion: v1, kind: Service, metadata: {name: baker, namespace: baker}, spec: {ports: [{port: 8080}]}}")
+	edited, err := f.dyn.Resource(gvrRetry).Namespace("baker").Get(context.Background(), "namespace-retries", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedField(edited.Object, int64(7), "spec", "defaults", "numRetries"); err != nil {
+		t.Fatal(err)
+	}
+	before := calls.list()
+	for range 5 {
+		for _, r := range []struct {
+			gvr schema.GroupVersionResource
+			op  string
+			obj *unstructured.Unstructured
+		}{{gvrRoute, "UPDATE", route}, {gvrService, "CREATE", svc}, {gvrRetry, "UPDATE", edited}} {
+			if w, err := f.reviewOf(f.ports[1], r.gvr, r.op, r.obj); err != nil || len(w) == 0 {
+				t.Fatalf("%s %s on the second replica: %q %v", r.op, r.obj.GetName(), w, err)
+			}
+		}
+	}
+	if during := calls.list()[len(before):]; len(during) > 0 {
+		t.Errorf("the second replica called the API server while answering: %q", during)
+	}
+
 	// Both down: nothing is blocked.
 	r1.stop()
 	r2.stop()
@@ -533,6 +570,31 @@ spec: {ports: [{port: 8080}]}
 	if d := time.Since(t0); d > 5*time.Second {
 		t.Errorf("update with the webhook down took %v", d)
 	}
+}
+
+// apiCalls records the requests a client sends but for watches, the
+// leader election's Lease and access reviews (a refresh of the webhook's
+// state may ask one, never a request).
+type apiCalls struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (a *apiCalls) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Query().Get("watch") != "true" && !strings.Contains(r.URL.Path, "/leases/") && !strings.HasSuffix(r.URL.Path, "accessreviews") {
+			a.mu.Lock()
+			a.calls = append(a.calls, r.Method+" "+r.URL.Path)
+			a.mu.Unlock()
+		}
+		return rt.RoundTrip(r)
+	})
+}
+
+func (a *apiCalls) list() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.calls)
 }
 
 func containsPrefix(lines []string, prefix string) bool {
