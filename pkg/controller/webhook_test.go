@@ -696,3 +696,71 @@ spec:
   overrides: {numRetries: 2}
 `
 )
+
+// TestWebhookReadyAfterSync checks that a replica's webhook is ready
+// (/readyz) only once the informers it answers from have synced: with the
+// list of Services held back, it is not, and it answers nothing; let go,
+// it becomes ready and answers.
+func TestWebhookReadyAfterSync(t *testing.T) {
+	f := newWebhookFixture(t)
+	k := newKube(t)
+	applyParable(t, k, "baker-timeouts", "oven-tls-new")
+	release := make(chan struct{})
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+			if r.URL.Path == "/api/v1/services" && r.URL.Query().Get("watch") != "true" {
+				select {
+				case <-release:
+				case <-r.Context().Done():
+					return nil, r.Context().Err()
+				}
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	probes := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	startControllerWith(t, Options{}, cfg, func(o *manager.Options) { o.HealthProbeBindAddress = probes }, f.serve(0))
+	readyz := func() (int, string) {
+		resp, err := http.Get("http://" + probes + "/readyz")
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	route, err := f.dyn.Resource(gvrRoute).Namespace("baker").Get(context.Background(), "baker", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Serving, not ready: the webhook's check fails, and it says nothing.
+	waitFor(t, "the webhook served", func() string {
+		if _, err := f.review(f.ports[0], route); err != nil {
+			return err.Error()
+		}
+		return ""
+	})
+	for range 10 {
+		if code, body := readyz(); code == http.StatusOK || !strings.Contains(body, "webhook") {
+			t.Fatalf("ready before the Services were listed: %d %s", code, body)
+		}
+		if w, err := f.review(f.ports[0], route); err != nil || len(w) > 0 {
+			t.Fatalf("answered before the Services were listed: %q %v", w, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	close(release)
+	waitFor(t, "/readyz", func() string {
+		if code, body := readyz(); code != http.StatusOK {
+			return fmt.Sprintf("%d %s", code, body)
+		}
+		return ""
+	})
+	waitFor(t, "the route's warning", func() string {
+		if w, err := f.review(f.ports[0], route); err != nil || !slices.Equal(w, []string{routeLine}) {
+			return fmt.Sprintf("%q %v", w, err)
+		}
+		return ""
+	})
+}
