@@ -177,6 +177,7 @@ func Affected(res *engine.Result, ref topology.Ref, deleting bool) []string {
 	head, also := fmt.Sprintf("%s is affected by %s: ", Name(ref), plural(len(list), "policy")), Name(ref)+" is also affected by: "
 	if deleting {
 		head = fmt.Sprintf("deleting %s takes it out of the reach of %s: ", Name(ref), plural(len(list), "policy"))
+		also = fmt.Sprintf("deleting %s also takes it out of the reach of: ", Name(ref))
 	}
 	lines := reachLines(list, head, also)
 	if deleting && len(targets) > 0 {

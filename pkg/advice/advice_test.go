@@ -519,3 +519,35 @@ spec:
 		}
 	}
 }
+
+// TestAffectedKinds checks the answer to the other kinds a policy can
+// affect: a Namespace, a Gateway, a Service, applied and deleted (a
+// deletion's continuation line says so too).
+func TestAffectedKinds(t *testing.T) {
+	res := engine.Compute(parable(t, []string{"TimeoutPolicy/baker-timeouts", "BackendTLSPolicy/oven-tls-new"}, ""), engine.Options{})
+	ns := topology.Ref{Kind: "Namespace", Name: "baker"}
+	for _, c := range []struct {
+		ref      topology.Ref
+		deleting bool
+		want     []string
+	}{
+		{ns, false, []string{
+			"Namespace baker is affected by 3 policies: RetryPolicy baker/frosting-retries (retryOn), RetryPolicy baker/namespace-retries (numRetries, retryOn)",
+			"Namespace baker is also affected by: TimeoutPolicy infra/gateway-timeouts (overrides: idle, request)"}},
+		{ns, true, []string{
+			"deleting Namespace baker takes it out of the reach of 3 policies: RetryPolicy baker/frosting-retries (retryOn), RetryPolicy baker/namespace-retries (numRetries, retryOn)",
+			"deleting Namespace baker also takes it out of the reach of: TimeoutPolicy infra/gateway-timeouts (overrides: idle, request)",
+			"deleting Namespace baker changes the effective policies of 4 Services in baker below it (their paths through it go)"}},
+		{ref("Gateway", "infra", "cupcakes"), true, []string{
+			"deleting Gateway infra/cupcakes takes it out of the reach of 3 policies: RetryPolicy baker/frosting-retries (retryOn), RetryPolicy baker/namespace-retries (numRetries, retryOn)",
+			"deleting Gateway infra/cupcakes also takes it out of the reach of: TimeoutPolicy infra/gateway-timeouts (overrides: idle, request)",
+			"deleting Gateway infra/cupcakes changes the effective policies of 4 Services in baker below it (their paths through it go)"}},
+		{topology.Ref{Kind: "Service", Namespace: "baker", Name: "oven"}, false, []string{
+			"Service baker/oven is affected by 3 policies: BackendTLSPolicy baker/oven-tls (caCertificateRefs, hostname), RetryPolicy baker/namespace-retries (numRetries, retryOn)",
+			"Service baker/oven is also affected by: TimeoutPolicy infra/gateway-timeouts (overrides: idle, request)"}},
+	} {
+		if got := advice.Affected(res, c.ref, c.deleting); !slices.Equal(got, c.want) {
+			t.Errorf("%s (deleting %v):\n got %q\nwant %q", c.ref, c.deleting, got, c.want)
+		}
+	}
+}
