@@ -43,7 +43,7 @@ func read(t *testing.T, yaml string) []engine.Object {
 func ref(kind, ns, name string) topology.Ref {
 	r := topology.Ref{Kind: kind, Namespace: ns, Name: name}
 	switch kind {
-	case "HTTPRoute", "Gateway":
+	case "HTTPRoute", "Gateway", "ListenerSet":
 		r.Group = "gateway.networking.k8s.io"
 	case "RetryPolicy", "TimeoutPolicy", "BackendTLSPolicy":
 		r.Group = "policies.cupcakes.example"
@@ -522,7 +522,7 @@ spec:
 
 // TestAffectedKinds checks the answer to the other kinds a policy can
 // affect: a Namespace, a Gateway, a Service, applied and deleted (a
-// deletion's continuation line says so too).
+// deletion's continuation line says so too), and a ListenerSet.
 func TestAffectedKinds(t *testing.T) {
 	res := engine.Compute(parable(t, []string{"TimeoutPolicy/baker-timeouts", "BackendTLSPolicy/oven-tls-new"}, ""), engine.Options{})
 	ns := topology.Ref{Kind: "Namespace", Name: "baker"}
@@ -549,5 +549,34 @@ func TestAffectedKinds(t *testing.T) {
 		if got := advice.Affected(res, c.ref, c.deleting); !slices.Equal(got, c.want) {
 			t.Errorf("%s (deleting %v):\n got %q\nwant %q", c.ref, c.deleting, got, c.want)
 		}
+	}
+
+	// A ListenerSet, and the route on its listener.
+	res = engine.Compute(parable(t, []string{"TimeoutPolicy/baker-timeouts", "BackendTLSPolicy/oven-tls-new", "Gateway/cupcakes"}, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: cupcakes, namespace: infra}
+spec:
+  gatewayClassName: cupcakes
+  allowedListeners: {namespaces: {from: All}}
+  listeners: [{name: http, protocol: HTTP, port: 80, allowedRoutes: {namespaces: {from: All}}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: extra, namespace: baker}
+spec:
+  parentRef: {name: cupcakes, namespace: infra}
+  listeners: [{name: alt, protocol: HTTP, port: 8080}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: alt, namespace: baker}
+spec:
+  parentRefs: [{kind: ListenerSet, name: extra}]
+  rules: [{backendRefs: [{name: oven, port: 8080}]}]
+`), engine.Options{})
+	want := []string{"ListenerSet baker/extra is affected by 2 policies: RetryPolicy baker/namespace-retries (numRetries, retryOn), TimeoutPolicy infra/gateway-timeouts (overrides: idle, request)"}
+	if got := advice.Affected(res, ref("ListenerSet", "baker", "extra"), false); !slices.Equal(got, want) {
+		t.Errorf("a ListenerSet:\n got %q\nwant %q", got, want)
 	}
 }
