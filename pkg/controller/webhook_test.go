@@ -764,3 +764,32 @@ func TestWebhookReadyAfterSync(t *testing.T) {
 		return ""
 	})
 }
+
+// TestWebhookDenyFlag checks prevention turned on by the flag
+// (AdmissionOptions.Deny, --admission-deny) for one kind: an Invalid
+// RetryPolicy is denied while a Conflicted BackendTLSPolicy, of a kind not
+// named, is admitted with its warning; the CRD annotation
+// attache.dev/admission: warn then turns it off for RetryPolicy.
+func TestWebhookDenyFlag(t *testing.T) {
+	f := newWebhookFixture(t)
+	k := newKube(t)
+	applyParable(t, k, "baker-timeouts", "oven-tls-new")
+	startController(t, Options{}, nil, f.serve(0, topology.GroupKind{Group: "policies.cupcakes.example", Kind: "RetryPolicy"}))
+	waitFor(t, "an invalid policy denied by the flag", func() string {
+		if _, err := f.create(gvrRetry, invalidRetries); err == nil || !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "would be Invalid") {
+			return fmt.Sprint(err)
+		}
+		return ""
+	})
+	if w, err := f.create(gvrTLS, secondTLS); err != nil || !containsPrefix(w, "BackendTLSPolicy baker/oven-tls-new would be Conflicted: ") {
+		t.Errorf("a kind the flag does not name: %q %v", w, err)
+	}
+	k.patch(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}, "", "retrypolicies.policies.cupcakes.example",
+		`{"metadata":{"annotations":{"`+webhook.AnnotationAdmission+`":"warn"}}}`)
+	waitFor(t, "the annotation winning over the flag", func() string {
+		if w, err := f.create(gvrRetry, invalidRetries); err != nil || !containsPrefix(w, "RetryPolicy baker/both would be Invalid: ") {
+			return fmt.Sprintf("%q %v", w, err)
+		}
+		return ""
+	})
+}
