@@ -1,6 +1,7 @@
 package advice_test
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -467,6 +468,26 @@ spec:
 	a = advice.Policy(in.WhatIf(nil, []topology.Ref{del}), del, advice.Delete)
 	if !slices.Contains(a.Lines, "BackendTLSPolicy baker/oven-tls-new would go from Conflicted to Accepted, Programmed") {
 		t.Errorf("another policy's status: %q", a.Lines)
+	}
+
+	// A long answer: four lines, then how many more and where to see
+	// them (for a change: describe, or impact of the file).
+	lost := `
+apiVersion: policies.cupcakes.example/v1
+kind: RetryPolicy
+metadata: {name: lost, namespace: baker}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: baker}
+`
+	for i := range 6 {
+		lost += fmt.Sprintf("  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: nope-%d}\n", i)
+	}
+	lost += "  defaults: {numRetries: 1}\n"
+	a = advice.Policy(in.WhatIf(read(t, lost), nil), ref("RetryPolicy", "baker", "lost"), advice.Create)
+	if len(a.Lines) != advice.MaxLines || a.Lines[4] != "... and 3 more: see attache describe retrypolicy/lost -n baker (or attache impact --apply FILE)" ||
+		!strings.Contains(a.Lines[1], "TargetNotFound") {
+		t.Errorf("a long answer: %q", a.Lines)
 	}
 }
 
