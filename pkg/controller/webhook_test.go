@@ -235,7 +235,9 @@ func (f *webhookFixture) deleteDryRun(t *testing.T, gvr schema.GroupVersionResou
 }
 
 // applyParable creates the parable's CRDs, Namespaces, topology and
-// policies, less the policies named in drop.
+// policies, less the policies named in drop (every test of the package
+// applying it drops the same topology objects: none), and deletes its CRDs,
+// and so its policies, when the test ends.
 func applyParable(t *testing.T, k *kube, drop ...string) {
 	t.Helper()
 	objs, probs, err := manifest.Read([]string{"../../examples/parable"}, nil)
@@ -246,7 +248,18 @@ func applyParable(t *testing.T, k *kube, drop ...string) {
 		if o.Object.GetKind() == "CustomResourceDefinition" {
 			k.applyCRD(o.Object.DeepCopy())
 			name := o.Object.GetName()
-			t.Cleanup(func() { _ = k.dyn.Resource(crdGVR).Delete(context.Background(), name, metav1.DeleteOptions{}) })
+			t.Cleanup(func() {
+				// Gone before the next test applies the parable: a CRD
+				// being deleted cannot be updated, nor its kind served.
+				ctx := context.Background()
+				_ = k.dyn.Resource(crdGVR).Delete(ctx, name, metav1.DeleteOptions{})
+				for deadline := time.Now().Add(waitTimeout); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+					if _, err := k.dyn.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+						return
+					}
+				}
+				t.Errorf("CRD %s still there after its deletion", name)
+			})
 		}
 	}
 	for _, o := range objs {
@@ -257,6 +270,11 @@ func applyParable(t *testing.T, k *kube, drop ...string) {
 	for _, o := range objs {
 		u := o.Object
 		if u.GetKind() == "CustomResourceDefinition" || u.GetKind() == "Namespace" || slices.Contains(drop, u.GetName()) {
+			continue
+		}
+		if k.get(u.GroupVersionKind(), u.GetNamespace(), u.GetName()) != nil {
+			// The topology an earlier test applied (the policies went
+			// with their CRDs).
 			continue
 		}
 		k.apply(u.GetNamespace(), u)
@@ -709,7 +727,9 @@ func TestWebhookReadyAfterSync(t *testing.T) {
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
-			if r.URL.Path == "/api/v1/services" && r.URL.Query().Get("watch") != "true" {
+			// The list of Services, whether a list or a watch sending
+			// the initial events (client-go's watch-list).
+			if r.URL.Path == "/api/v1/services" {
 				select {
 				case <-release:
 				case <-r.Context().Done():
