@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -355,7 +356,8 @@ const routeLine = "HTTPRoute baker/baker is affected by 2 policies: RetryPolicy 
 // TestWebhook runs the admission webhook of issue 11 behind the real API
 // server, installed from deploy/base/webhook.yaml: a route's update is warned
 // with the policies affecting it, a policy's create with its impact, a
-// delete with what loses its policy; prevention (off, then on through the
+// delete with what loses its policy; the rules, written over, are written
+// back; prevention (off, then on through the
 // CRD annotation) denies a second BackendTLSPolicy on one Service and an
 // Invalid policy; a policy CRD created after start is covered; two
 // replicas both answer, the second running under the shipped RBAC
@@ -370,6 +372,20 @@ func TestWebhook(t *testing.T) {
 
 	// Rules follow the policy kinds.
 	waitFor(t, "the policy kinds in the webhook's rules", func() string {
+		if rules := webhookRules(t); !slices.Contains(rules, "policies.cupcakes.example/retrypolicies") {
+			return fmt.Sprint(rules)
+		}
+		return ""
+	})
+
+	// Rules written over, as applying deploy/ again does: the leader
+	// writes them back.
+	shippedRules, _ := json.Marshal(map[string]any{"webhooks": []any{map[string]any{"name": webhook.Name, "rules": shippedWebhook(t).Webhooks[0].Rules}}})
+	if _, err := env.Clientset(t).AdmissionregistrationV1().ValidatingWebhookConfigurations().Patch(context.Background(), "attache-webhook",
+		types.StrategicMergePatchType, shippedRules, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the policy kinds back in the webhook's rules", func() string {
 		if rules := webhookRules(t); !slices.Contains(rules, "policies.cupcakes.example/retrypolicies") {
 			return fmt.Sprint(rules)
 		}
