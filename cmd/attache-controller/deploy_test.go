@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -18,11 +19,14 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -92,7 +96,8 @@ func containerArgs(t *testing.T, d *unstructured.Unstructured) []string {
 // controller then runs with the Deployment's own arguments as its
 // ServiceAccount, under the shipped RBAC alone, and its certificate
 // rotation fills the shipped Secret and injects the CA into the shipped
-// webhook configuration; it becomes ready.
+// webhook configuration, which applying deploy/ again keeps (cert-manager's
+// variant leaves that Secret to cert-manager); it becomes ready.
 func TestDeployKustomization(t *testing.T) {
 	deploy := filepath.Join("..", "..", "deploy")
 	objs := kustomizeBuild(t, deploy)
@@ -113,6 +118,9 @@ func TestDeployKustomization(t *testing.T) {
 	}
 	if vwc := find(cm, "ValidatingWebhookConfiguration", "attache-webhook"); vwc == nil || vwc.GetAnnotations()["cert-manager.io/inject-ca-from"] != "attache-system/attache-webhook" {
 		t.Error("deploy/cert-manager/: the webhook configuration does not ask cert-manager for its CA")
+	}
+	if find(cm, "Secret", "attache-webhook-tls") != nil {
+		t.Error("deploy/cert-manager/ ships the webhook's Secret: cert-manager makes it, of type kubernetes.io/tls")
 	}
 	if cmArgs := containerArgs(t, find(cm, "Deployment", "attache-controller")); !slices.Contains(cmArgs, "--webhook-cert-rotation=false") || slices.Contains(cmArgs, "--webhook-cert-rotation") {
 		t.Errorf("deploy/cert-manager/: arguments %q, want rotation off (its patch replaces an argument by index)", cmArgs)
@@ -221,6 +229,35 @@ func TestDeployKustomization(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, _, _ := unstructured.NestedStringMap(s.Object, "data")
+
+	// `kubectl apply -k deploy/` again (an upgrade, a change of flags)
+	// keeps the certificates: as kubectl applies (a three-way strategic
+	// merge patch, the manifest being the last one applied), then
+	// server-side, forcing conflicts.
+	shipped := find(objs, "Secret", "attache-webhook-tls")
+	manifestJSON, _ := shipped.MarshalJSON()
+	liveJSON, _ := s.MarshalJSON()
+	meta, err := strategicpatch.NewPatchMetaFromStruct(&corev1.Secret{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch, err := strategicpatch.CreateThreeWayMergePatch(manifestJSON, manifestJSON, liveJSON, meta, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := secrets.Patch(ctx, "attache-webhook-tls", types.StrategicMergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-client-side-apply"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := secrets.Apply(ctx, "attache-webhook-tls", shipped, metav1.ApplyOptions{FieldManager: "kubectl", Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := secrets.Get(ctx, "attache-webhook-tls", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept, _, _ := unstructured.NestedStringMap(again.Object, "data"); !maps.Equal(kept, data) {
+		t.Errorf("applying deploy/ again changed the certificates' Secret (patch %s): keys %v", patch, slices.Sorted(maps.Keys(kept)))
+	}
 	for _, k := range []string{"tls.crt", "tls.key", "ca.crt"} {
 		b, err := base64.StdEncoding.DecodeString(data[k])
 		if err != nil {

@@ -14,6 +14,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/merge"
@@ -25,8 +27,16 @@ import (
 // says how many more there are and which command shows them all.
 const MaxLines = 5
 
-// Width is the length a line aims at: lists are cut to fit it.
+// Width is the length a line aims at, in characters.
 const Width = 120
+
+// MaxWidth is the longest a line is, in characters. A line listing
+// policies and their fields runs to it, so that issue 11's own example (a
+// route affected by two policies, 170 characters) is one line; a line
+// quoting a status message whole is cut at a space before it and ends with
+// " ...": the whole message is in the policy's status and in `attache
+// describe`, and, when prevention refuses the change, in the denial.
+const MaxWidth = Width + 60
 
 // Name renders a ref as "Kind namespace/name" (Kind name when
 // cluster-scoped), the way the CLI's text output names objects.
@@ -42,13 +52,48 @@ func command(verb string, r topology.Ref, extra string) string {
 }
 
 // finish caps lines at MaxLines, the last one pointing to the commands
-// that show everything.
+// that show everything, and each line at MaxWidth characters, without
+// control characters (the API server drops a warning holding one).
 func finish(lines []string, more string) []string {
-	if len(lines) <= MaxLines {
+	if len(lines) == 0 {
 		return lines
 	}
-	rest := len(lines) - (MaxLines - 1)
-	return append(lines[:MaxLines-1:MaxLines-1], fmt.Sprintf("... and %d more: see %s", rest, more))
+	out := make([]string, 0, min(len(lines), MaxLines))
+	for i, l := range lines {
+		if i == MaxLines-1 && len(lines) > MaxLines {
+			rest := len(lines) - (MaxLines - 1)
+			// Not cut: it names the command to run.
+			return append(out, printable(fmt.Sprintf("... and %d more: see %s", rest, more)))
+		}
+		out = append(out, fit(l))
+	}
+	return out
+}
+
+// fit makes a line printable and cuts it at MaxWidth characters, at a
+// space when there is one in its second half, ending it with " ...".
+func fit(l string) string {
+	l = printable(l)
+	if utf8.RuneCountInString(l) <= MaxWidth {
+		return l
+	}
+	const ellipsis = " ..."
+	cut := string([]rune(l)[:MaxWidth-len(ellipsis)])
+	if i := strings.LastIndexByte(cut, ' '); i > len(cut)/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " ,;:") + ellipsis
+}
+
+// printable replaces the control characters of s (a field name of a spec
+// may hold a newline or a tab) with spaces.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
 }
 
 // join lists items separated by ", " within about width characters; the
@@ -132,6 +177,7 @@ func Affected(res *engine.Result, ref topology.Ref, deleting bool) []string {
 	head, also := fmt.Sprintf("%s is affected by %s: ", Name(ref), plural(len(list), "policy")), Name(ref)+" is also affected by: "
 	if deleting {
 		head = fmt.Sprintf("deleting %s takes it out of the reach of %s: ", Name(ref), plural(len(list), "policy"))
+		also = fmt.Sprintf("deleting %s also takes it out of the reach of: ", Name(ref))
 	}
 	lines := reachLines(list, head, also)
 	if deleting && len(targets) > 0 {
@@ -251,8 +297,9 @@ type Answer struct {
 	// Lines are the warnings.
 	Lines []string
 	// Refusal is set when the policy would be Invalid, or Conflicted: the
-	// reason, naming what is in the way; the webhook denies with it when
-	// prevention is on for the kind.
+	// reason, naming what is in the way (whole: its line among Lines may
+	// be cut at MaxWidth); the webhook denies with it when prevention is
+	// on for the kind.
 	Refusal string
 }
 
@@ -264,7 +311,7 @@ func Policy(d *engine.Delta, ref topology.Ref, op Op) Answer {
 		return a
 	}
 	if d.Skipped != "" {
-		a.Lines = []string{fmt.Sprintf("%s: impact not assessed: %s", Name(ref), d.Skipped)}
+		a.Lines = finish([]string{fmt.Sprintf("%s: impact not assessed: %s", Name(ref), d.Skipped)}, "")
 		return a
 	}
 	var self *engine.PolicyDelta
@@ -502,6 +549,12 @@ func losses(d *engine.Delta, ref topology.Ref) []string {
 						rejected[k] = true
 						rejecters = append(rejecters, k)
 					}
+				}
+				if s.Conflicted {
+					// Rejected whole here: every field it sets is
+					// lost to the established policy, which the line
+					// above names; no line per field.
+					continue
 				}
 				for _, l := range s.Lost {
 					for _, w := range l.To {

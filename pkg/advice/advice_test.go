@@ -1,6 +1,7 @@
 package advice_test
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -43,7 +44,7 @@ func read(t *testing.T, yaml string) []engine.Object {
 func ref(kind, ns, name string) topology.Ref {
 	r := topology.Ref{Kind: kind, Namespace: ns, Name: name}
 	switch kind {
-	case "HTTPRoute", "Gateway":
+	case "HTTPRoute", "Gateway", "ListenerSet":
 		r.Group = "gateway.networking.k8s.io"
 	case "RetryPolicy", "TimeoutPolicy", "BackendTLSPolicy":
 		r.Group = "policies.cupcakes.example"
@@ -185,62 +186,147 @@ func TestLinesAreCapped(t *testing.T) {
 	}
 }
 
-// TestReadmeWarnings checks the webhook's lines that README.md and
-// deploy/README.md show ("Warning: ..." and the text of a denial) against
-// what this package says in the same situations (TestWebhook checks the
-// same lines through the API server).
+// readmeFiles are the files the READMEs' commands apply.
+var readmeFiles = map[string]string{
+	"route.yaml": `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: baker, namespace: baker}
+`,
+	"gw-retries.yaml": gwRetries,
+	"retries.yaml":    routeRetries,
+	"oven-tls-new.yaml": `
+apiVersion: policies.cupcakes.example/v1
+kind: BackendTLSPolicy
+metadata: {name: oven-tls-new, namespace: baker, creationTimestamp: "2026-11-20T10:00:00Z"}
+spec:
+  targetRefs: [{group: "", kind: Service, name: oven}]
+  hostname: oven.internal
+`,
+}
+
+// TestReadmeWarnings replays the kubectl commands that README.md and
+// deploy/README.md show in their console blocks, in order, on the parable
+// without baker-timeouts and oven-tls-new (as both say): each command's
+// "Warning: " lines must be what the webhook says to it (the same lines,
+// in the same order) on the state the commands before it left, and a
+// denial its refusal. A command is applied unless it is a dry run or
+// denied. TestWebhook checks the same lines through the API server.
 func TestReadmeWarnings(t *testing.T) {
-	said := map[string]bool{}
-	res := engine.Compute(parable(t, []string{"TimeoutPolicy/baker-timeouts"}, ""), engine.Options{})
-	for _, l := range advice.Affected(res, ref("HTTPRoute", "baker", "baker"), false) {
-		said[l] = true
-	}
-	in := engine.NewIncremental(engine.Options{})
-	in.Compute(parable(t, []string{"TimeoutPolicy/baker-timeouts", "BackendTLSPolicy/oven-tls-new"}, gwRetries))
-	for _, l := range advice.Policy(in.WhatIf(read(t, routeRetries), nil), ref("RetryPolicy", "baker", "route-retries"), advice.Create).Lines {
-		said[l] = true
-	}
-	in = engine.NewIncremental(engine.Options{})
-	in.Compute(parable(t, []string{"TimeoutPolicy/baker-timeouts", "BackendTLSPolicy/oven-tls-new"}, ""))
-	del := ref("RetryPolicy", "baker", "namespace-retries")
-	for _, l := range advice.Policy(in.WhatIf(nil, []topology.Ref{del}), del, advice.Delete).Lines {
-		said[l] = true
-	}
-	newer := parable(t, nil, "")
-	var tls []engine.Object
-	for _, o := range newer {
-		if o.Object.GetName() == "oven-tls-new" {
-			tls = append(tls, o)
-		}
-	}
-	a := advice.Policy(in.WhatIf(tls, nil), ref("BackendTLSPolicy", "baker", "oven-tls-new"), advice.Create)
-	for _, l := range a.Lines {
-		said[l] = true
-	}
 	shown := 0
 	for _, file := range []string{"../../README.md", "../../deploy/README.md"} {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, l := range strings.Split(string(data), "\n") {
-			if w, ok := strings.CutPrefix(l, "Warning: "); ok {
+		objs := parable(t, []string{"TimeoutPolicy/baker-timeouts", "BackendTLSPolicy/oven-tls-new"}, "")
+		in := engine.NewIncremental(engine.Options{})
+		res := in.Compute(objs)
+		var (
+			cmd       string
+			said      advice.Answer
+			warned    []string
+			denied    string
+			apply     []engine.Object
+			remove    topology.Ref
+			inConsole bool
+		)
+		// done checks the command read so far and applies it.
+		done := func() {
+			if cmd == "" {
+				return
+			}
+			if !slices.Equal(warned, said.Lines) {
+				t.Errorf("%s: %q:\n shows %q\n  says %q", file, cmd, warned, said.Lines)
+			}
+			if denied != "" && (said.Refusal == "" || !strings.HasPrefix(denied, said.Refusal+" (attache prevents this for ")) {
+				t.Errorf("%s: %q: shows the denial %q, the refusal is %q", file, cmd, denied, said.Refusal)
+			}
+			if denied == "" && !strings.Contains(cmd, "--dry-run") {
+				objs = slices.DeleteFunc(objs, func(o engine.Object) bool {
+					r := ref(o.Object.GetKind(), o.Object.GetNamespace(), o.Object.GetName())
+					if r == remove {
+						return true
+					}
+					for _, a := range apply {
+						if r == ref(a.Object.GetKind(), a.Object.GetNamespace(), a.Object.GetName()) {
+							return true
+						}
+					}
+					return false
+				})
+				objs = append(objs, apply...)
+				res = in.Compute(objs)
+			}
+			shown += len(warned)
+			if denied != "" {
 				shown++
-				if !said[w] {
-					t.Errorf("%s shows a line the webhook does not say: %q", file, w)
-				}
+			}
+			cmd, warned, denied, apply, remove = "", nil, "", nil, topology.Ref{}
+		}
+		lines := strings.Split(string(data), "\n")
+		for i, l := range lines {
+			switch {
+			case l == "```console":
+				// A block of the webhook's: one showing what it says.
+				end := i + slices.Index(lines[i:], "```")
+				inConsole = slices.ContainsFunc(lines[i:end], func(l string) bool {
+					return strings.HasPrefix(l, "Warning: ") || strings.Contains(l, "denied the request: ")
+				})
+				continue
+			case inConsole && l == "```":
+				done()
+				inConsole = false
+				continue
+			case !inConsole:
+				continue
+			}
+			if c, ok := strings.CutPrefix(l, "$ "); ok {
+				done()
+				cmd = c
+				said = answer(t, in, res, c, &apply, &remove)
+				continue
+			}
+			if w, ok := strings.CutPrefix(l, "Warning: "); ok {
+				warned = append(warned, w)
 			}
 			if _, d, ok := strings.Cut(l, `denied the request: `); ok {
-				shown++
-				if !strings.HasPrefix(d, a.Refusal+" (attache prevents this for ") || a.Refusal == "" {
-					t.Errorf("%s shows a denial the webhook does not say: %q (refusal %q)", file, d, a.Refusal)
-				}
+				denied = d
 			}
 		}
 	}
-	if shown < 7 {
+	if shown < 10 {
 		t.Errorf("only %d webhook lines found in the READMEs", shown)
 	}
+}
+
+// answer is what the webhook says to a kubectl command of the READMEs, and
+// the change the command makes.
+func answer(t *testing.T, in *engine.Incremental, res *engine.Result, cmd string, apply *[]engine.Object, remove *topology.Ref) advice.Answer {
+	t.Helper()
+	f := strings.Fields(cmd)
+	switch {
+	case len(f) == 4 && f[1] == "apply" && f[2] == "-f":
+		doc, ok := readmeFiles[f[3]]
+		if !ok {
+			t.Fatalf("%q: no file %s in readmeFiles", cmd, f[3])
+		}
+		objs := read(t, doc)
+		u := objs[0].Object
+		r := ref(u.GetKind(), u.GetNamespace(), u.GetName())
+		if u.GetKind() == "HTTPRoute" {
+			return advice.Answer{Lines: advice.Affected(res, r, false)} // an update: the route is there
+		}
+		*apply = objs
+		return advice.Policy(in.WhatIf(objs, nil), r, advice.Create)
+	case len(f) >= 6 && f[1] == "label" && f[2] == "httproute" && f[4] == "-n":
+		return advice.Answer{Lines: advice.Affected(res, ref("HTTPRoute", f[5], f[3]), false)}
+	case len(f) >= 6 && f[1] == "delete" && f[2] == "retrypolicy" && f[4] == "-n":
+		*remove = ref("RetryPolicy", f[5], f[3])
+		return advice.Policy(in.WhatIf(nil, []topology.Ref{*remove}), *remove, advice.Delete)
+	}
+	t.Fatalf("a README shows %q: TestReadmeWarnings cannot replay it", cmd)
+	return advice.Answer{}
 }
 
 // TestCreated: a route being created is told which policies will reach
@@ -335,5 +421,183 @@ spec:
 		"Service baker/icing will also be reached by: TimeoutPolicy infra/gateway-timeouts (overrides: idle, request)"}
 	if got := advice.Created(res, svc, ref("Service", "baker", "icing"), []topology.Ref{rule}); !slices.Equal(got, want) {
 		t.Errorf("a Service a rule names:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestPolicyLines checks the other forms of a policy's answer: fields
+// beaten in part, and by whom; a policy rejected in one context of two by
+// an established strategy-none policy (one line naming it, not one more per
+// field it loses there); another policy whose status would change; a
+// change that cannot be assessed.
+func TestPolicyLines(t *testing.T) {
+	in := engine.NewIncremental(engine.Options{})
+	if a := advice.Policy(in.WhatIf(read(t, routeRetries), nil), ref("RetryPolicy", "baker", "route-retries"), advice.Create); !slices.Equal(a.Lines,
+		[]string{"RetryPolicy baker/route-retries: impact not assessed: no computation yet"}) {
+		t.Errorf("before any computation: %q", a.Lines)
+	}
+	in.Compute(parable(t, nil, ""))
+	beaten := `
+apiVersion: policies.cupcakes.example/v1
+kind: RetryPolicy
+metadata: {name: ns2, namespace: baker, creationTimestamp: "2026-12-01T00:00:00Z"}
+spec:
+  targetRefs: [{group: "", kind: Namespace, name: baker}]
+  defaults: {numRetries: 9, perTryTimeout: 1s}
+`
+	a := advice.Policy(in.WhatIf(read(t, beaten), nil), ref("RetryPolicy", "baker", "ns2"), advice.Create)
+	if want := []string{
+		"RetryPolicy baker/ns2 changes the effective RetryPolicy of 3 Services in baker",
+		"RetryPolicy baker/ns2: numRetries, perTryTimeout are replaced by RetryPolicy baker/frosting-retries on HTTPRoute baker/frosting",
+	}; !slices.Equal(a.Lines, want) || a.Refusal != "" {
+		t.Errorf("beaten in part:\n got %q (refusal %q)\nwant %q", a.Lines, a.Refusal, want)
+	}
+	two := `
+apiVersion: policies.cupcakes.example/v1
+kind: BackendTLSPolicy
+metadata: {name: two, namespace: baker, creationTimestamp: "2026-12-09T00:00:00Z"}
+spec:
+  targetRefs: [{group: "", kind: Service, name: oven}, {group: "", kind: Service, name: baker}]
+  hostname: two.internal
+`
+	a = advice.Policy(in.WhatIf(read(t, two), nil), ref("BackendTLSPolicy", "baker", "two"), advice.Create)
+	if !slices.Contains(a.Lines, "BackendTLSPolicy baker/two is rejected where BackendTLSPolicy baker/oven-tls on Service baker/oven is established (merge strategy none)") ||
+		slices.ContainsFunc(a.Lines, func(l string) bool { return strings.Contains(l, "hostname") }) || a.Refusal != "" {
+		t.Errorf("rejected in one context: %q (refusal %q)", a.Lines, a.Refusal)
+	}
+	del := ref("BackendTLSPolicy", "baker", "oven-tls")
+	a = advice.Policy(in.WhatIf(nil, []topology.Ref{del}), del, advice.Delete)
+	if !slices.Contains(a.Lines, "BackendTLSPolicy baker/oven-tls-new would go from Conflicted to Accepted, Programmed") {
+		t.Errorf("another policy's status: %q", a.Lines)
+	}
+
+	// A long answer: four lines, then how many more and where to see
+	// them (for a change: describe, or impact of the file).
+	lost := `
+apiVersion: policies.cupcakes.example/v1
+kind: RetryPolicy
+metadata: {name: lost, namespace: baker}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: baker}
+`
+	for i := range 6 {
+		lost += fmt.Sprintf("  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: nope-%d}\n", i)
+	}
+	lost += "  defaults: {numRetries: 1}\n"
+	a = advice.Policy(in.WhatIf(read(t, lost), nil), ref("RetryPolicy", "baker", "lost"), advice.Create)
+	if len(a.Lines) != advice.MaxLines || a.Lines[4] != "... and 3 more: see attache describe retrypolicy/lost -n baker (or attache impact --apply FILE)" ||
+		!strings.Contains(a.Lines[1], "TargetNotFound") {
+		t.Errorf("a long answer: %q", a.Lines)
+	}
+}
+
+// TestLinesFit checks that no line is longer than MaxWidth (a status
+// message is cut, the refusal keeps it whole) or holds a control
+// character, which would make the API server drop the warning.
+func TestLinesFit(t *testing.T) {
+	in := engine.NewIncremental(engine.Options{})
+	in.Compute(parable(t, nil, ""))
+	long := strings.Repeat("a-long-name-", 8) + "x"
+	invalid := `
+apiVersion: policies.cupcakes.example/v1
+kind: RetryPolicy
+metadata: {name: ` + long + `, namespace: baker}
+spec:
+  targetRefs: [{group: "", kind: Namespace, name: baker}]
+  defaults: {numRetries: 1}
+  overrides: {numRetries: 2}
+`
+	a := advice.Policy(in.WhatIf(read(t, invalid), nil), ref("RetryPolicy", "baker", long), advice.Create)
+	if len(a.Lines) != 1 || !strings.HasPrefix(a.Lines[0], "RetryPolicy baker/"+long+" would be Invalid: ") || !strings.HasSuffix(a.Lines[0], " ...") {
+		t.Errorf("a long status message: %q", a.Lines)
+	}
+	if !strings.HasPrefix(a.Refusal, "RetryPolicy baker/"+long+" would be Invalid: ") || !strings.HasSuffix(a.Refusal, "one merge strategy (one stanza)") {
+		t.Errorf("the refusal is not whole: %q", a.Refusal)
+	}
+	tab := `
+apiVersion: policies.cupcakes.example/v1
+kind: RetryPolicy
+metadata: {name: tabs, namespace: baker}
+spec:
+  targetRefs: [{group: "", kind: Namespace, name: baker}]
+  defaults: {"num\tRetries": 1, "line\nbreak": 2}
+`
+	res := engine.Compute(append(parable(t, nil, ""), read(t, tab)...), engine.Options{})
+	route := read(t, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: muffins, namespace: baker}
+spec:
+  parentRefs: [{name: cupcakes, namespace: infra}]
+`)[0].Object
+	lines := advice.Created(res, route, ref("HTTPRoute", "baker", "muffins"), nil)
+	if !slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "RetryPolicy baker/tabs (line break, num Retries)") }) {
+		t.Errorf("a field name with control characters: %q", lines)
+	}
+	for _, l := range append(lines, a.Lines...) {
+		if n := len([]rune(l)); n > advice.MaxWidth || strings.ContainsAny(l, "\t\n") {
+			t.Errorf("line of %d characters: %q", n, l)
+		}
+	}
+}
+
+// TestAffectedKinds checks the answer to the other kinds a policy can
+// affect: a Namespace, a Gateway, a Service, applied and deleted (a
+// deletion's continuation line says so too), and a ListenerSet.
+func TestAffectedKinds(t *testing.T) {
+	res := engine.Compute(parable(t, []string{"TimeoutPolicy/baker-timeouts", "BackendTLSPolicy/oven-tls-new"}, ""), engine.Options{})
+	ns := topology.Ref{Kind: "Namespace", Name: "baker"}
+	for _, c := range []struct {
+		ref      topology.Ref
+		deleting bool
+		want     []string
+	}{
+		{ns, false, []string{
+			"Namespace baker is affected by 3 policies: RetryPolicy baker/frosting-retries (retryOn), RetryPolicy baker/namespace-retries (numRetries, retryOn)",
+			"Namespace baker is also affected by: TimeoutPolicy infra/gateway-timeouts (overrides: idle, request)"}},
+		{ns, true, []string{
+			"deleting Namespace baker takes it out of the reach of 3 policies: RetryPolicy baker/frosting-retries (retryOn), RetryPolicy baker/namespace-retries (numRetries, retryOn)",
+			"deleting Namespace baker also takes it out of the reach of: TimeoutPolicy infra/gateway-timeouts (overrides: idle, request)",
+			"deleting Namespace baker changes the effective policies of 4 Services in baker below it (their paths through it go)"}},
+		{ref("Gateway", "infra", "cupcakes"), true, []string{
+			"deleting Gateway infra/cupcakes takes it out of the reach of 3 policies: RetryPolicy baker/frosting-retries (retryOn), RetryPolicy baker/namespace-retries (numRetries, retryOn)",
+			"deleting Gateway infra/cupcakes also takes it out of the reach of: TimeoutPolicy infra/gateway-timeouts (overrides: idle, request)",
+			"deleting Gateway infra/cupcakes changes the effective policies of 4 Services in baker below it (their paths through it go)"}},
+		{topology.Ref{Kind: "Service", Namespace: "baker", Name: "oven"}, false, []string{
+			"Service baker/oven is affected by 3 policies: BackendTLSPolicy baker/oven-tls (caCertificateRefs, hostname), RetryPolicy baker/namespace-retries (numRetries, retryOn)",
+			"Service baker/oven is also affected by: TimeoutPolicy infra/gateway-timeouts (overrides: idle, request)"}},
+	} {
+		if got := advice.Affected(res, c.ref, c.deleting); !slices.Equal(got, c.want) {
+			t.Errorf("%s (deleting %v):\n got %q\nwant %q", c.ref, c.deleting, got, c.want)
+		}
+	}
+
+	// A ListenerSet, and the route on its listener.
+	res = engine.Compute(parable(t, []string{"TimeoutPolicy/baker-timeouts", "BackendTLSPolicy/oven-tls-new", "Gateway/cupcakes"}, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: cupcakes, namespace: infra}
+spec:
+  gatewayClassName: cupcakes
+  allowedListeners: {namespaces: {from: All}}
+  listeners: [{name: http, protocol: HTTP, port: 80, allowedRoutes: {namespaces: {from: All}}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: extra, namespace: baker}
+spec:
+  parentRef: {name: cupcakes, namespace: infra}
+  listeners: [{name: alt, protocol: HTTP, port: 8080}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: alt, namespace: baker}
+spec:
+  parentRefs: [{kind: ListenerSet, name: extra}]
+  rules: [{backendRefs: [{name: oven, port: 8080}]}]
+`), engine.Options{})
+	want := []string{"ListenerSet baker/extra is affected by 2 policies: RetryPolicy baker/namespace-retries (numRetries, retryOn), TimeoutPolicy infra/gateway-timeouts (overrides: idle, request)"}
+	if got := advice.Affected(res, ref("ListenerSet", "baker", "extra"), false); !slices.Equal(got, want) {
+		t.Errorf("a ListenerSet:\n got %q\nwant %q", got, want)
 	}
 }

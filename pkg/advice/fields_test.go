@@ -42,3 +42,23 @@ func TestSameFields(t *testing.T) {
 		t.Error("nested values compared wrongly")
 	}
 }
+
+// TestCounts: targets are counted per kind and namespace, and per kind over
+// namespaces when there are more than three groups.
+func TestCounts(t *testing.T) {
+	svc := func(ns, name string) topology.Ref { return topology.Ref{Kind: "Service", Namespace: ns, Name: name} }
+	for _, c := range []struct {
+		refs []topology.Ref
+		want string
+	}{
+		{[]topology.Ref{svc("baker", "a")}, "1 Service in baker"},
+		{[]topology.Ref{svc("baker", "a"), svc("baker", "b"), {Kind: "Namespace", Name: "baker"}}, "2 Services in baker and 1 Namespace"},
+		{[]topology.Ref{svc("a", "x"), svc("b", "x"), svc("b", "y"), svc("c", "x")}, "1 Service in a, 2 Services in b and 1 Service in c"},
+		{[]topology.Ref{svc("a", "x"), svc("b", "x"), svc("c", "x"), svc("d", "x"), svc("d", "y"), {Kind: "Gateway", Namespace: "infra", Name: "g"}},
+			"5 Services in 4 namespaces and 1 Gateway"},
+	} {
+		if got := counts(c.refs); got != c.want {
+			t.Errorf("counts(%v) = %q, want %q", c.refs, got, c.want)
+		}
+	}
+}

@@ -15,8 +15,10 @@ import (
 
 	"github.com/go-logr/logr"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -70,8 +72,12 @@ type Admission struct {
 	// computed from them (or the controller's is used).
 	synced atomic.Bool
 	ready  atomic.Bool
-	// rules are the rules last written to the webhook configuration.
-	rules []admissionregistrationv1.RuleWithOperations
+	// rules are the rules last written to (or found in) the webhook
+	// configuration; configurations is the informer of webhook
+	// configurations, whose cache says what the rules are now (set by
+	// Start when the rules are kept).
+	rules          []admissionregistrationv1.RuleWithOperations
+	configurations cache.Informer
 }
 
 // Admission returns the admission webhook's state and adds it to the
@@ -131,6 +137,23 @@ func (a *Admission) Start(ctx context.Context) error {
 		return fmt.Errorf("admission: watching CustomResourceDefinitions: %w", err)
 	}
 	defer func() { _ = crdInf.RemoveEventHandler(reg) }()
+	if a.opts.WebhookConfiguration != "" {
+		// The leader keeps the configuration's rules: one written over
+		// (kubectl apply -k deploy/ again, a GitOps sync) is written back.
+		// Not waited for: without the right to watch them (the shipped
+		// RBAC has it), the rules are written when they change, as
+		// before.
+		vwcInf, err := a.c.cache.GetInformer(ctx, protoFor(vwcGVK), cache.BlockUntilSynced(false))
+		if err != nil {
+			return fmt.Errorf("admission: watching ValidatingWebhookConfigurations: %w", err)
+		}
+		vreg, err := vwcInf.AddEventHandler(a.configurationHandler())
+		if err != nil {
+			return fmt.Errorf("admission: watching ValidatingWebhookConfigurations: %w", err)
+		}
+		defer func() { _ = vwcInf.RemoveEventHandler(vreg) }()
+		a.configurations = vwcInf
+	}
 	defer a.removeWatches()
 	resync := time.NewTicker(time.Minute)
 	defer resync.Stop()
@@ -174,6 +197,25 @@ func (a *Admission) handler() toolscache.ResourceEventHandler {
 		AddFunc:    func(any) { mark() },
 		UpdateFunc: func(any, any) { mark() },
 		DeleteFunc: func(any) { mark() },
+	}
+}
+
+// vwcGVK is the kind of the webhook configuration whose rules the leader
+// keeps.
+var vwcGVK = admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingWebhookConfiguration")
+
+// configurationHandler asks the leader for a refresh when the webhook
+// configuration changes: its rules are then compared and written back if
+// someone else wrote them.
+func (a *Admission) configurationHandler() toolscache.ResourceEventHandler {
+	mark := func(obj any) {
+		if u, ok := obj.(*unstructured.Unstructured); ok && u.GetName() == a.opts.WebhookConfiguration && a.leading() {
+			a.markDirty()
+		}
+	}
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    mark,
+		UpdateFunc: func(_, obj any) { mark(obj) },
 	}
 }
 
@@ -368,32 +410,60 @@ func (a *Admission) removeWatches() {
 }
 
 // writeRules sets the rules of the webhook (webhook.Name) in the webhook
-// configuration when they changed: a strategic merge patch, which keeps
-// the caBundle that cert-manager or the certificate rotator injects.
+// configuration when they differ from those it has (read from the cache:
+// someone may have written over them since): a strategic merge patch,
+// which keeps the caBundle that cert-manager or the certificate rotator
+// injects.
 func (a *Admission) writeRules(ctx context.Context, resources []webhook.Resource) error {
 	if a.opts.WebhookConfiguration == "" {
 		return nil
 	}
 	rules := webhook.Rules(resources)
-	if reflect.DeepEqual(rules, a.rules) {
+	if a.configurations != nil && a.configurations.HasSynced() {
+		live := protoFor(vwcGVK)
+		switch err := a.c.cache.Get(ctx, client.ObjectKey{Name: a.opts.WebhookConfiguration}, live); {
+		case apierrors.IsNotFound(err):
+			return a.notInstalled(rules)
+		case err != nil:
+			return fmt.Errorf("reading ValidatingWebhookConfiguration %s: %w", a.opts.WebhookConfiguration, err)
+		}
+		var vwc admissionregistrationv1.ValidatingWebhookConfiguration
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, &vwc); err != nil {
+			return fmt.Errorf("reading ValidatingWebhookConfiguration %s: %w", a.opts.WebhookConfiguration, err)
+		}
+		for _, w := range vwc.Webhooks {
+			if w.Name == webhook.Name && equality.Semantic.DeepEqual(w.Rules, rules) {
+				a.rules = rules
+				return nil
+			}
+		}
+	} else if reflect.DeepEqual(rules, a.rules) {
 		return nil
 	}
 	patch, err := json.Marshal(map[string]any{"webhooks": []any{map[string]any{"name": webhook.Name, "rules": rules}}})
 	if err != nil {
 		return err
 	}
-	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-	vwc.Name = a.opts.WebhookConfiguration
-	if err := a.c.client.Patch(ctx, vwc, client.RawPatch(types.StrategicMergePatchType, patch)); err != nil {
+	target := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	target.Name = a.opts.WebhookConfiguration
+	if err := a.c.client.Patch(ctx, target, client.RawPatch(types.StrategicMergePatchType, patch)); err != nil {
 		if apierrors.IsNotFound(err) {
-			a.log.Info("the webhook configuration is not installed; its rules are not kept", "name", a.opts.WebhookConfiguration)
-			a.rules = rules
-			return nil
+			return a.notInstalled(rules)
 		}
 		return fmt.Errorf("writing the rules of ValidatingWebhookConfiguration %s: %w", a.opts.WebhookConfiguration, err)
 	}
 	a.log.Info("webhook rules written", "name", a.opts.WebhookConfiguration, "resources", len(resources))
 	a.rules = rules
+	return nil
+}
+
+// notInstalled notes, once per set of rules, that the webhook
+// configuration is not there to write them to.
+func (a *Admission) notInstalled(rules []admissionregistrationv1.RuleWithOperations) error {
+	if !reflect.DeepEqual(rules, a.rules) {
+		a.log.Info("the webhook configuration is not installed; its rules are not kept", "name", a.opts.WebhookConfiguration)
+		a.rules = rules
+	}
 	return nil
 }
 

@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -235,7 +236,9 @@ func (f *webhookFixture) deleteDryRun(t *testing.T, gvr schema.GroupVersionResou
 }
 
 // applyParable creates the parable's CRDs, Namespaces, topology and
-// policies, less the policies named in drop.
+// policies, less the policies named in drop (every test of the package
+// applying it drops the same topology objects: none), and deletes its CRDs,
+// and so its policies, when the test ends.
 func applyParable(t *testing.T, k *kube, drop ...string) {
 	t.Helper()
 	objs, probs, err := manifest.Read([]string{"../../examples/parable"}, nil)
@@ -246,7 +249,18 @@ func applyParable(t *testing.T, k *kube, drop ...string) {
 		if o.Object.GetKind() == "CustomResourceDefinition" {
 			k.applyCRD(o.Object.DeepCopy())
 			name := o.Object.GetName()
-			t.Cleanup(func() { _ = k.dyn.Resource(crdGVR).Delete(context.Background(), name, metav1.DeleteOptions{}) })
+			t.Cleanup(func() {
+				// Gone before the next test applies the parable: a CRD
+				// being deleted cannot be updated, nor its kind served.
+				ctx := context.Background()
+				_ = k.dyn.Resource(crdGVR).Delete(ctx, name, metav1.DeleteOptions{})
+				for deadline := time.Now().Add(waitTimeout); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+					if _, err := k.dyn.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+						return
+					}
+				}
+				t.Errorf("CRD %s still there after its deletion", name)
+			})
 		}
 	}
 	for _, o := range objs {
@@ -257,6 +271,11 @@ func applyParable(t *testing.T, k *kube, drop ...string) {
 	for _, o := range objs {
 		u := o.Object
 		if u.GetKind() == "CustomResourceDefinition" || u.GetKind() == "Namespace" || slices.Contains(drop, u.GetName()) {
+			continue
+		}
+		if k.get(u.GroupVersionKind(), u.GetNamespace(), u.GetName()) != nil {
+			// The topology an earlier test applied (the policies went
+			// with their CRDs).
 			continue
 		}
 		k.apply(u.GetNamespace(), u)
@@ -284,29 +303,36 @@ func webhookRules(t *testing.T) []string {
 	return out
 }
 
-// review posts an AdmissionReview to the replica on port, as the API
-// server would, and returns its warnings. A replica still starting
-// (not listening yet, or not ready to answer) is an error, for waitFor
-// to retry.
+// review posts an AdmissionReview of a route's update to the replica on
+// port, as the API server would, and returns its warnings. A replica still
+// starting (not listening yet, or not ready to answer) is an error, for
+// waitFor to retry.
 func (f *webhookFixture) review(port int, route *unstructured.Unstructured) ([]string, error) {
+	return f.reviewOf(port, gvrRoute, "UPDATE", route)
+}
+
+// reviewOf posts an AdmissionReview of obj (of resource gvr) to the
+// replica on port and returns its warnings.
+func (f *webhookFixture) reviewOf(port int, gvr schema.GroupVersionResource, op string, obj *unstructured.Unstructured) ([]string, error) {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(f.caData)
 	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	raw, _ := json.Marshal(route.Object)
-	body, _ := json.Marshal(map[string]any{
-		"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-		"request": map[string]any{
-			"uid":       "1",
-			"kind":      map[string]any{"group": "gateway.networking.k8s.io", "version": "v1", "kind": "HTTPRoute"},
-			"resource":  map[string]any{"group": "gateway.networking.k8s.io", "version": "v1", "resource": "httproutes"},
-			"name":      route.GetName(),
-			"namespace": route.GetNamespace(),
-			"operation": "UPDATE",
-			"userInfo":  map[string]any{"username": "test"},
-			"object":    json.RawMessage(raw),
-			"oldObject": json.RawMessage(raw),
-		},
-	})
+	raw, _ := json.Marshal(obj.Object)
+	gvk := obj.GroupVersionKind()
+	req := map[string]any{
+		"uid":       "1",
+		"kind":      map[string]any{"group": gvk.Group, "version": gvk.Version, "kind": gvk.Kind},
+		"resource":  map[string]any{"group": gvr.Group, "version": gvr.Version, "resource": gvr.Resource},
+		"name":      obj.GetName(),
+		"namespace": obj.GetNamespace(),
+		"operation": op,
+		"userInfo":  map[string]any{"username": "test"},
+		"object":    json.RawMessage(raw),
+	}
+	if op != "CREATE" {
+		req["oldObject"] = json.RawMessage(raw)
+	}
+	body, _ := json.Marshal(map[string]any{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": req})
 	resp, err := hc.Post(fmt.Sprintf("https://127.0.0.1:%d%s", port, webhook.Path), "application/json", bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("replica on port %d: %w", port, err)
@@ -330,12 +356,14 @@ const routeLine = "HTTPRoute baker/baker is affected by 2 policies: RetryPolicy 
 // TestWebhook runs the admission webhook of issue 11 behind the real API
 // server, installed from deploy/base/webhook.yaml: a route's update is warned
 // with the policies affecting it, a policy's create with its impact, a
-// delete with what loses its policy; prevention (off, then on through the
+// delete with what loses its policy; the rules, written over, are written
+// back; prevention (off, then on through the
 // CRD annotation) denies a second BackendTLSPolicy on one Service and an
 // Invalid policy; a policy CRD created after start is covered; two
 // replicas both answer, the second running under the shipped RBAC
-// (deploy/base/clusterrole.yaml and the webhook's role); and with both stopped,
-// applies go through.
+// (deploy/base/clusterrole.yaml and the webhook's role) and sending no
+// request to the API server to answer a route, a Service being created or
+// a policy's edit; and with both stopped, applies go through.
 func TestWebhook(t *testing.T) {
 	f := newWebhookFixture(t)
 	k := newKube(t)
@@ -344,6 +372,20 @@ func TestWebhook(t *testing.T) {
 
 	// Rules follow the policy kinds.
 	waitFor(t, "the policy kinds in the webhook's rules", func() string {
+		if rules := webhookRules(t); !slices.Contains(rules, "policies.cupcakes.example/retrypolicies") {
+			return fmt.Sprint(rules)
+		}
+		return ""
+	})
+
+	// Rules written over, as applying deploy/ again does: the leader
+	// writes them back.
+	shippedRules, _ := json.Marshal(map[string]any{"webhooks": []any{map[string]any{"name": webhook.Name, "rules": shippedWebhook(t).Webhooks[0].Rules}}})
+	if _, err := env.Clientset(t).AdmissionregistrationV1().ValidatingWebhookConfigurations().Patch(context.Background(), "attache-webhook",
+		types.StrategicMergePatchType, shippedRules, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the policy kinds back in the webhook's rules", func() string {
 		if rules := webhookRules(t); !slices.Contains(rules, "policies.cupcakes.example/retrypolicies") {
 			return fmt.Sprint(rules)
 		}
@@ -405,7 +447,18 @@ spec: {ports: [{port: 8080}]}
 		t.Errorf("delete: %q", w)
 	}
 
-	// A policy: its impact, with the change applied.
+	// A policy: its impact, with the change applied (as README.md shows
+	// it: gw-retries first, then route-retries).
+	waitFor(t, "the Gateway-wide policy's impact", func() string {
+		w, err := f.create(gvrRetry, gwRetries)
+		if want := []string{
+			"RetryPolicy infra/gw-retries changes the effective RetryPolicy of 4 Services in baker",
+			"RetryPolicy baker/frosting-retries would go from Accepted, Programmed to Accepted, Overridden",
+		}; err != nil || !slices.Equal(w, want) {
+			return fmt.Sprintf("%q, want %q (%v)", w, want, err)
+		}
+		return ""
+	})
 	k.apply("infra", mustYAML(t, gwRetries))
 	waitFor(t, "the policy's impact", func() string {
 		w, err := f.create(gvrRetry, routeRetries)
@@ -437,16 +490,23 @@ spec: {ports: [{port: 8080}]}
 	}
 	// As README.md shows it.
 	denied := `admission webhook "validate.attache.dev" denied the request: BackendTLSPolicy baker/oven-tls-new would be Conflicted: Conflicts with the established BackendTLSPolicy baker/oven-tls (on Service baker/oven); with merge strategy none the established (older) policy wins (attache prevents this for BackendTLSPolicy.policies.cupcakes.example)`
+	// The warning kubectl prints before the error: the same reason, cut.
+	deniedWarning := "BackendTLSPolicy baker/oven-tls-new would be Conflicted: Conflicts with the established BackendTLSPolicy baker/oven-tls (on Service baker/oven); with merge strategy none the ..."
 	waitFor(t, "the second BackendTLSPolicy denied", func() string {
-		_, err := f.create(gvrTLS, secondTLS)
-		if err == nil || !apierrors.IsForbidden(err) || err.Error() != denied {
+		w, err := f.create(gvrTLS, secondTLS)
+		if err == nil || !apierrors.IsForbidden(err) || err.Error() != denied || !slices.Equal(w, []string{deniedWarning}) {
+			return fmt.Sprintf("%v (warnings %q)", err, w)
+		}
+		return ""
+	})
+	// The two CRDs' annotations may reach the webhook's state in two
+	// refreshes: RetryPolicy's is waited for too.
+	waitFor(t, "an invalid policy denied", func() string {
+		if _, err := f.create(gvrRetry, invalidRetries); err == nil || !strings.Contains(err.Error(), "would be Invalid") {
 			return fmt.Sprint(err)
 		}
 		return ""
 	})
-	if _, err := f.create(gvrRetry, invalidRetries); err == nil || !strings.Contains(err.Error(), "would be Invalid") {
-		t.Errorf("invalid policy, prevention on: %v", err)
-	}
 	if _, err := f.create(gvrRetry, routeRetries); err != nil {
 		t.Errorf("an accepted policy, prevention on: %v", err)
 	}
@@ -478,7 +538,9 @@ spec: {ports: [{port: 8080}]}
 	// A second replica, under the shipped RBAC, that does not lead (the
 	// Lease is someone else's): it answers from a state of its own, as
 	// the leader does.
-	cfg := shippedRBACUser(t)
+	cfg := rest.CopyConfig(shippedRBACUser(t))
+	calls := &apiCalls{}
+	cfg.Wrap(calls.wrap)
 	holdLease(t, "attache-system", "attache-webhook-test")
 	r2 := startControllerWith(t, Options{}, cfg, func(o *manager.Options) {
 		o.LeaderElection, o.LeaderElectionNamespace, o.LeaderElectionID = true, "attache-system", "attache-webhook-test"
@@ -505,6 +567,33 @@ spec: {ports: [{port: 8080}]}
 		t.Errorf("the second replica leads (%v) or has no state of its own", r2.c.leader.Load())
 	}
 
+	// No API call per request: the second replica answers a route, a
+	// Service being created (the routes naming it are read from the
+	// cache) and a policy's edit (a what-if) without one.
+	svc := mustUnstructured(t, "{apiVersion: v1, kind: Service, metadata: {name: baker, namespace: baker}, spec: {ports: [{port: 8080}]}}")
+	edited, err := f.dyn.Resource(gvrRetry).Namespace("baker").Get(context.Background(), "namespace-retries", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedField(edited.Object, int64(7), "spec", "defaults", "numRetries"); err != nil {
+		t.Fatal(err)
+	}
+	before := calls.list()
+	for range 5 {
+		for _, r := range []struct {
+			gvr schema.GroupVersionResource
+			op  string
+			obj *unstructured.Unstructured
+		}{{gvrRoute, "UPDATE", route}, {gvrService, "CREATE", svc}, {gvrRetry, "UPDATE", edited}} {
+			if w, err := f.reviewOf(f.ports[1], r.gvr, r.op, r.obj); err != nil || len(w) == 0 {
+				t.Fatalf("%s %s on the second replica: %q %v", r.op, r.obj.GetName(), w, err)
+			}
+		}
+	}
+	if during := calls.list()[len(before):]; len(during) > 0 {
+		t.Errorf("the second replica called the API server while answering: %q", during)
+	}
+
 	// Both down: nothing is blocked.
 	r1.stop()
 	r2.stop()
@@ -515,6 +604,31 @@ spec: {ports: [{port: 8080}]}
 	if d := time.Since(t0); d > 5*time.Second {
 		t.Errorf("update with the webhook down took %v", d)
 	}
+}
+
+// apiCalls records the requests a client sends but for watches, the
+// leader election's Lease and access reviews (a refresh of the webhook's
+// state may ask one, never a request).
+type apiCalls struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (a *apiCalls) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Query().Get("watch") != "true" && !strings.Contains(r.URL.Path, "/leases/") && !strings.HasSuffix(r.URL.Path, "accessreviews") {
+			a.mu.Lock()
+			a.calls = append(a.calls, r.Method+" "+r.URL.Path)
+			a.mu.Unlock()
+		}
+		return rt.RoundTrip(r)
+	})
+}
+
+func (a *apiCalls) list() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.calls)
 }
 
 func containsPrefix(lines []string, prefix string) bool {
@@ -616,3 +730,102 @@ spec:
   overrides: {numRetries: 2}
 `
 )
+
+// TestWebhookReadyAfterSync checks that a replica's webhook is ready
+// (/readyz) only once the informers it answers from have synced: with the
+// list of Services held back, it is not, and it answers nothing; let go,
+// it becomes ready and answers.
+func TestWebhookReadyAfterSync(t *testing.T) {
+	f := newWebhookFixture(t)
+	k := newKube(t)
+	applyParable(t, k, "baker-timeouts", "oven-tls-new")
+	release := make(chan struct{})
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+			// The list of Services, whether a list or a watch sending
+			// the initial events (client-go's watch-list).
+			if r.URL.Path == "/api/v1/services" {
+				select {
+				case <-release:
+				case <-r.Context().Done():
+					return nil, r.Context().Err()
+				}
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	probes := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	startControllerWith(t, Options{}, cfg, func(o *manager.Options) { o.HealthProbeBindAddress = probes }, f.serve(0))
+	readyz := func() (int, string) {
+		resp, err := http.Get("http://" + probes + "/readyz")
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	route, err := f.dyn.Resource(gvrRoute).Namespace("baker").Get(context.Background(), "baker", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Serving, not ready: the webhook's check fails, and it says nothing.
+	waitFor(t, "the webhook served", func() string {
+		if _, err := f.review(f.ports[0], route); err != nil {
+			return err.Error()
+		}
+		return ""
+	})
+	for range 10 {
+		if code, body := readyz(); code == http.StatusOK || !strings.Contains(body, "webhook") {
+			t.Fatalf("ready before the Services were listed: %d %s", code, body)
+		}
+		if w, err := f.review(f.ports[0], route); err != nil || len(w) > 0 {
+			t.Fatalf("answered before the Services were listed: %q %v", w, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	close(release)
+	waitFor(t, "/readyz", func() string {
+		if code, body := readyz(); code != http.StatusOK {
+			return fmt.Sprintf("%d %s", code, body)
+		}
+		return ""
+	})
+	waitFor(t, "the route's warning", func() string {
+		if w, err := f.review(f.ports[0], route); err != nil || !slices.Equal(w, []string{routeLine}) {
+			return fmt.Sprintf("%q %v", w, err)
+		}
+		return ""
+	})
+}
+
+// TestWebhookDenyFlag checks prevention turned on by the flag
+// (AdmissionOptions.Deny, --admission-deny) for one kind: an Invalid
+// RetryPolicy is denied while a Conflicted BackendTLSPolicy, of a kind not
+// named, is admitted with its warning; the CRD annotation
+// attache.dev/admission: warn then turns it off for RetryPolicy.
+func TestWebhookDenyFlag(t *testing.T) {
+	f := newWebhookFixture(t)
+	k := newKube(t)
+	applyParable(t, k, "baker-timeouts", "oven-tls-new")
+	startController(t, Options{}, nil, f.serve(0, topology.GroupKind{Group: "policies.cupcakes.example", Kind: "RetryPolicy"}))
+	waitFor(t, "an invalid policy denied by the flag", func() string {
+		if _, err := f.create(gvrRetry, invalidRetries); err == nil || !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "would be Invalid") {
+			return fmt.Sprint(err)
+		}
+		return ""
+	})
+	if w, err := f.create(gvrTLS, secondTLS); err != nil || !containsPrefix(w, "BackendTLSPolicy baker/oven-tls-new would be Conflicted: ") {
+		t.Errorf("a kind the flag does not name: %q %v", w, err)
+	}
+	k.patch(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}, "", "retrypolicies.policies.cupcakes.example",
+		`{"metadata":{"annotations":{"`+webhook.AnnotationAdmission+`":"warn"}}}`)
+	waitFor(t, "the annotation winning over the flag", func() string {
+		if w, err := f.create(gvrRetry, invalidRetries); err != nil || !containsPrefix(w, "RetryPolicy baker/both would be Invalid: ") {
+			return fmt.Sprintf("%q %v", w, err)
+		}
+		return ""
+	})
+}

@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 
@@ -118,12 +119,39 @@ func (h *Handler) answer(req admission.Request, gk topology.GroupKind) admission
 		return admission.Allowed("")
 	}
 	a := h.Source.Policy(obj, ref, op)
-	if deny && a.Refusal != "" && op != advice.Delete {
+	if deny && a.Refusal != "" && op != advice.Delete && !(op == advice.Update && leftAsItWas(obj, req.OldObject.Raw)) {
 		r := admission.Denied(a.Refusal + " (attache prevents this for " + gk.String() + ")")
 		r.Result.Code = http.StatusForbidden
 		return r.WithWarnings(a.Lines...)
 	}
 	return admission.Allowed("").WithWarnings(a.Lines...)
+}
+
+// leftAsItWas reports whether an update leaves a policy as it was but for
+// its metadata and status (labels, annotations, finalizers, owner
+// references: often another controller's write, like the removal of its
+// finalizer from a policy being deleted), or is an update of a policy
+// being deleted. Prevention never denies those: it keeps a policy from
+// being made Invalid or Conflicted, and must not hold one that already is
+// where it is.
+func leftAsItWas(obj *unstructured.Unstructured, oldRaw []byte) bool {
+	if obj.GetDeletionTimestamp() != nil {
+		return true
+	}
+	old := &unstructured.Unstructured{}
+	if len(oldRaw) == 0 || old.UnmarshalJSON(oldRaw) != nil {
+		return false
+	}
+	content := func(m map[string]any) map[string]any {
+		out := make(map[string]any, len(m))
+		for k, v := range m {
+			if k != "metadata" && k != "status" {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	return reflect.DeepEqual(content(obj.Object), content(old.Object))
 }
 
 // Resource is a resource the webhook is called for: a group and a plural.
@@ -132,13 +160,18 @@ type Resource struct {
 }
 
 // TopologyResources are the resources of the objects policies can affect:
-// the Gateway API kinds the engine reads, Services and Namespaces.
+// the Gateway API kinds the engine reads, Services and Namespaces
+// (ReferenceGrants, which no policy affects, left out): the rules of
+// deploy/base/webhook.yaml.
 func TopologyResources() []Resource {
 	var out []Resource
 	for _, gk := range gatewayapi.Kinds {
+		if gk == gatewayapi.KindReferenceGrant {
+			continue
+		}
 		out = append(out, Resource{Group: gk.Group, Resource: Plural(gk.Kind)})
 	}
-	return append(out, Resource{Resource: "namespaces"})
+	return out
 }
 
 // Plural is the resource name of a Gateway API or core kind.
