@@ -128,13 +128,9 @@ func (a *Admission) Computed() bool { return a.ready.Load() || a.shared() }
 
 // Start keeps the state up to date until ctx is done.
 func (a *Admission) Start(ctx context.Context) error {
-	crdInf, err := a.c.cache.GetInformer(ctx, protoFor(crdGVK))
+	crdInf, reg, err := addWatch(ctx, a.c.cache, protoFor(crdGVK), a.handler(), "CustomResourceDefinitions")
 	if err != nil {
-		return fmt.Errorf("admission: watching CustomResourceDefinitions: %w", err)
-	}
-	reg, err := crdInf.AddEventHandler(a.handler())
-	if err != nil {
-		return fmt.Errorf("admission: watching CustomResourceDefinitions: %w", err)
+		return fmt.Errorf("admission: %w", err)
 	}
 	defer func() { _ = crdInf.RemoveEventHandler(reg) }()
 	if a.opts.WebhookConfiguration != "" {
@@ -143,13 +139,10 @@ func (a *Admission) Start(ctx context.Context) error {
 		// Not waited for: without the right to watch them (the shipped
 		// RBAC has it), the rules are written when they change, as
 		// before.
-		vwcInf, err := a.c.cache.GetInformer(ctx, protoFor(vwcGVK), cache.BlockUntilSynced(false))
+		vwcInf, vreg, err := addWatch(ctx, a.c.cache, protoFor(vwcGVK), a.configurationHandler(), "ValidatingWebhookConfigurations",
+			cache.BlockUntilSynced(false))
 		if err != nil {
-			return fmt.Errorf("admission: watching ValidatingWebhookConfigurations: %w", err)
-		}
-		vreg, err := vwcInf.AddEventHandler(a.configurationHandler())
-		if err != nil {
-			return fmt.Errorf("admission: watching ValidatingWebhookConfigurations: %w", err)
+			return fmt.Errorf("admission: %w", err)
 		}
 		defer func() { _ = vwcInf.RemoveEventHandler(vreg) }()
 		a.configurations = vwcInf
@@ -384,14 +377,9 @@ func (a *Admission) syncWatches(ctx context.Context, want map[topology.GroupKind
 			continue
 		}
 		w.proto = protoFor(w.gvk)
-		inf, err := a.c.cache.GetInformer(ctx, w.proto, cache.BlockUntilSynced(false))
+		inf, reg, err := addWatch(ctx, a.c.cache, w.proto, a.handler(), gk.String(), cache.BlockUntilSynced(false))
 		if err != nil {
-			errs = append(errs, fmt.Errorf("watching %s: %w", gk, err))
-			continue
-		}
-		reg, err := inf.AddEventHandler(a.handler())
-		if err != nil {
-			errs = append(errs, fmt.Errorf("watching %s: %w", gk, err))
+			errs = append(errs, err)
 			continue
 		}
 		w.inf, w.reg = inf, reg

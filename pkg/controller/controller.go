@@ -246,13 +246,9 @@ func (c *Controller) Start(ctx context.Context) error {
 	c.leader.Store(true)
 	c.started = time.Now()
 	c.log.Info("starting")
-	crdInf, err := c.cache.GetInformer(ctx, protoFor(crdGVK))
+	crdInf, reg, err := addWatch(ctx, c.cache, protoFor(crdGVK), c.crdHandler(), "CustomResourceDefinitions")
 	if err != nil {
-		return fmt.Errorf("watching CustomResourceDefinitions: %w", err)
-	}
-	reg, err := crdInf.AddEventHandler(c.crdHandler())
-	if err != nil {
-		return fmt.Errorf("watching CustomResourceDefinitions: %w", err)
+		return err
 	}
 	defer func() { _ = crdInf.RemoveEventHandler(reg) }()
 	if c.opts.EffectivePolicies {

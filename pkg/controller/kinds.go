@@ -129,6 +129,22 @@ type watch struct {
 	reg      toolscache.ResourceEventHandlerRegistration
 }
 
+// addWatch adds h to the cache's informer for proto, with the errors of
+// both steps saying what was watched; the caller takes h off with
+// inf.RemoveEventHandler(reg) when it stops.
+func addWatch(ctx context.Context, c cache.Cache, proto client.Object, h toolscache.ResourceEventHandler, what string,
+	opts ...cache.InformerGetOption) (cache.Informer, toolscache.ResourceEventHandlerRegistration, error) {
+	inf, err := c.GetInformer(ctx, proto, opts...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("watching %s: %w", what, err)
+	}
+	reg, err := inf.AddEventHandler(h)
+	if err != nil {
+		return nil, nil, fmt.Errorf("watching %s: %w", what, err)
+	}
+	return inf, reg, nil
+}
+
 func protoFor(gvk schema.GroupVersionKind) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gvk)
@@ -240,14 +256,9 @@ func (c *Controller) syncInformers(ctx context.Context, crds map[topology.GroupK
 			continue
 		}
 		w.proto = protoFor(w.gvk)
-		inf, err := c.cache.GetInformer(ctx, w.proto, cache.BlockUntilSynced(false))
+		inf, reg, err := addWatch(ctx, c.cache, w.proto, c.handler(w.gk), w.gk.String(), cache.BlockUntilSynced(false))
 		if err != nil {
-			errs = append(errs, fmt.Errorf("watching %s: %w", w.gk, err))
-			continue
-		}
-		reg, err := inf.AddEventHandler(c.handler(w.gk))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("watching %s: %w", w.gk, err))
+			errs = append(errs, err)
 			continue
 		}
 		w.inf, w.reg = inf, reg

@@ -162,24 +162,26 @@ const (
 
 // parseOverriddenBy reads "presence" (true) or "fields" (false).
 func parseOverriddenBy(v string) (bool, error) {
-	switch strings.TrimSpace(v) {
-	case "presence":
-		return true, nil
-	case "fields":
-		return false, nil
-	}
-	return false, fmt.Errorf("unknown overridden-by rule %q (known: fields, presence)", v)
+	return parseChoice(v, "presence", "fields", "overridden-by rule")
 }
 
 // parseSharedPort reads "reject" (true) or "allow" (false).
 func parseSharedPort(v string) (bool, error) {
+	return parseChoice(v, "reject", "allow", "shared-port rule")
+}
+
+// parseChoice reads a setting of two words: yes (true) or no (false); what
+// names the setting in the error.
+func parseChoice(v, yes, no, what string) (bool, error) {
 	switch strings.TrimSpace(v) {
-	case "reject":
+	case yes:
 		return true, nil
-	case "allow":
+	case no:
 		return false, nil
 	}
-	return false, fmt.Errorf("unknown shared-port rule %q (known: allow, reject)", v)
+	known := []string{yes, no}
+	slices.Sort(known)
+	return false, fmt.Errorf("unknown %s %q (known: %s)", what, v, strings.Join(known, ", "))
 }
 
 // UntargetedScope says what a policy without targetRefs or
