@@ -105,6 +105,8 @@ type computation struct {
 	status        map[*pstate]*PolicyStatus
 	sortedKinds   []*policy.Kind
 	dead          int // attachments of removed policies, still in atts
+	// undo is set during a WhatIf (see undoLog).
+	undo *undoLog
 }
 
 // Compute runs the engine over objects.

@@ -179,6 +179,10 @@ type policyChange struct {
 	old *pstate
 	p   *policy.Policy
 	src string
+	// revive, in a WhatIf's reverse change, is the pstate the change
+	// replaced (p is its policy): it is put back with its attachments, so
+	// that the folds and statuses recorded for them are valid again.
+	revive *pstate
 }
 
 // diff compares objs with the previous input, which it then replaces. It
@@ -448,7 +452,12 @@ func (c *computation) update(changes []policyChange) Change {
 	}
 	for ps := range touched {
 		if _, live := c.status[ps]; live {
-			c.status[ps] = c.policyStatus(ps)
+			if st, ok := c.undo.restoreStatus(ps); ok {
+				c.status[ps] = st
+			} else {
+				c.undo.keepStatus(ps, c.status[ps])
+				c.status[ps] = c.policyStatus(ps)
+			}
 			ch.Statuses = append(ch.Statuses, ps.p.Ref)
 		}
 	}
@@ -485,11 +494,21 @@ func (c *computation) updateKind(k *policy.Kind, xs []policyChange, touched map[
 			c.removePolicy(x.old)
 		}
 		if x.p != nil {
-			ps := &pstate{p: x.p}
+			ps := x.revive
+			if ps != nil {
+				for _, a := range ps.atts {
+					a.dead = false
+					c.dead--
+				}
+			} else {
+				ps = &pstate{p: x.p}
+			}
 			c.sources[x.ref] = x.src
 			c.insertPolicy(ps)
 			touched[ps] = true
-			c.resolve(ps)
+			if x.revive == nil {
+				c.resolve(ps)
+			}
 			for _, a := range ps.atts {
 				l, before := d.reattach(a)
 				mark(l, before == 0)
@@ -525,7 +544,7 @@ func (c *computation) updateKind(k *policy.Kind, xs []policyChange, touched map[
 		d.settle()
 		for _, sr := range d.unused {
 			if sr.uses == 0 && d.memo[sr.id] == sr {
-				delete(d.memo, sr.id)
+				d.evict(sr.id)
 			}
 		}
 		d.touched, d.beforeAff, d.beforeLoss, d.unused = nil, nil, nil, nil
@@ -548,10 +567,10 @@ func (c *computation) updateKind(k *policy.Kind, xs []policyChange, touched map[
 		for _, t := range out {
 			if old := d.targets[t]; old != nil {
 				for _, sr := range old.stacks {
-					delete(d.memo, sr.id)
+					d.forget(sr.id)
 				}
 			}
-			delete(d.memo, d.directStack(t))
+			d.forget(d.directStack(t))
 		}
 		for _, t := range out {
 			d.setTarget(t, d.directTarget(t))
@@ -599,7 +618,7 @@ func (c *computation) updateKind(k *policy.Kind, xs []policyChange, touched map[
 			checked[e.stack] = true
 			for _, l := range d.trie.levels(e.stack) {
 				if (l >= 0 && dirtyNodes[topology.NodeID(l)]) || (l < 0 && dirtyNs[int32(-l-1)]) {
-					delete(d.memo, e.stack)
+					d.forget(e.stack)
 					break
 				}
 			}
@@ -698,6 +717,7 @@ func (c *computation) insertPolicy(ps *pstate) {
 }
 
 func (c *computation) removePolicy(ps *pstate) {
+	c.undo.keepStatus(ps, c.status[ps])
 	i := sort.Search(len(c.policies), func(i int) bool { return !c.policies[i].p.Ref.Less(ps.p.Ref) })
 	if i < len(c.policies) && c.policies[i] == ps {
 		c.policies = slices.Delete(c.policies, i, i+1)

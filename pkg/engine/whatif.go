@@ -44,10 +44,11 @@ type PolicyDelta struct {
 // applies the change as Compute would apply an incremental one, reads what
 // it changed, and applies the reverse change: the state is then equal to
 // what it was (Results returned earlier are untouched, as after any
-// Compute), and its cost is that of two incremental updates, bounded by
-// what the policies reach rather than by the size of the state. Like
-// Compute, it is not safe for concurrent use with the Incremental's other
-// methods.
+// Compute), and its cost is that of one incremental update, bounded by
+// what the policies reach rather than by the size of the state, and the
+// reverse's tallies (it restores the folds and statuses the change
+// replaced; see undoLog). Like Compute, it is not safe for concurrent use
+// with the Incremental's other methods.
 func (in *Incremental) WhatIf(apply []Object, remove []topology.Ref) (d *Delta) {
 	c := in.c
 	switch {
@@ -110,11 +111,13 @@ func (in *Incremental) WhatIf(apply []Object, remove []topology.Ref) (d *Delta) 
 			d = &Delta{Skipped: fmt.Sprintf("the assessment failed: %v", r)}
 		}
 	}()
+	c.undo = &undoLog{folds: map[*kindDP]map[stackID]*stackResult{}, status: map[*pstate]*PolicyStatus{}}
+	defer func() { c.undo = nil }()
 	ch := c.update(changes)
 	d = in.read(ch)
 	back := make([]policyChange, len(changes))
 	for i, x := range changes {
-		back[i] = policyChange{ref: x.ref, old: c.byRef[x.ref], src: sources[i]}
+		back[i] = policyChange{ref: x.ref, old: c.byRef[x.ref], src: sources[i], revive: x.old}
 		if x.old != nil {
 			back[i].p = x.old.p
 		}
@@ -122,6 +125,7 @@ func (in *Incremental) WhatIf(apply []Object, remove []topology.Ref) (d *Delta) 
 			delete(c.sources, x.ref)
 		}
 	}
+	c.undo.replay = true
 	c.update(back)
 	return d
 }
@@ -216,4 +220,80 @@ func (r *Result) policyOf(ref topology.Ref) *PolicyStatus {
 		return r.Policies[i]
 	}
 	return nil
+}
+
+// undoLog lets the reverse change of a WhatIf restore what its change
+// replaced instead of computing it again: the state after the reverse
+// change is the state before the change, so the folds the change forgot
+// and the statuses it replaced are valid again once the replaced policies
+// are back (with their attachments, which the folds name). Without it the
+// reverse change costs as much as the change: for a Gateway-wide policy,
+// a fold of every stack below the Gateway.
+type undoLog struct {
+	// replay is set during the reverse change.
+	replay bool
+	folds  map[*kindDP]map[stackID]*stackResult
+	status map[*pstate]*PolicyStatus
+}
+
+// forget drops the fold of stack s, which an update made stale. While a
+// WhatIf's change is applied, the fold is kept for the reverse change;
+// during the reverse change, the fold kept is put back instead, unless a
+// context still uses it (then the accounting would not add up: fold
+// again).
+func (d *kindDP) forget(s stackID) {
+	u := d.c.undo
+	switch {
+	case u == nil:
+	case !u.replay:
+		if sr, ok := d.memo[s]; ok {
+			kept := u.folds[d]
+			if kept == nil {
+				kept = map[stackID]*stackResult{}
+				u.folds[d] = kept
+			}
+			if _, dup := kept[s]; !dup {
+				kept[s] = sr
+			}
+		}
+	default:
+		if sr, ok := u.folds[d][s]; ok && sr.uses == 0 {
+			delete(u.folds[d], s)
+			d.memo[s] = sr
+			return
+		}
+	}
+	delete(d.memo, s)
+}
+
+// evict drops a fold no context uses any more. While a WhatIf's change is
+// applied, it is kept for the reverse change, as forget keeps it; the
+// reverse change never puts one back here, since no context would use it.
+func (d *kindDP) evict(s stackID) {
+	if u := d.c.undo; u != nil && u.replay {
+		delete(d.memo, s)
+		return
+	}
+	d.forget(s)
+}
+
+// keepStatus records, while a WhatIf's change is applied, the status a
+// policy had before it.
+func (u *undoLog) keepStatus(ps *pstate, st *PolicyStatus) {
+	if u == nil || u.replay || st == nil {
+		return
+	}
+	if _, dup := u.status[ps]; !dup {
+		u.status[ps] = st
+	}
+}
+
+// restoreStatus returns, during a WhatIf's reverse change, the status a
+// policy had before the change.
+func (u *undoLog) restoreStatus(ps *pstate) (*PolicyStatus, bool) {
+	if u == nil || !u.replay {
+		return nil, false
+	}
+	st, ok := u.status[ps]
+	return st, ok
 }
