@@ -28,6 +28,11 @@ type policyDescription struct {
 	Stanza     string `json:"stanza,omitempty"`
 	// Strategy is the resolved merge strategy (omitted for an invalid policy).
 	Strategy string `json:"strategy,omitempty"`
+	// Weight is the policy's weight, for kinds with a weight annotation
+	// (WeightAnnotation names it): at one level, a higher weight goes
+	// before a lower one, whatever their ages.
+	Weight           *int32 `json:"weight,omitempty"`
+	WeightAnnotation string `json:"weightAnnotation,omitempty"`
 	// Spec is the spec proper: no targetRefs, stanza or strategy.
 	Spec             map[string]any     `json:"spec"`
 	Conditions       []engine.Condition `json:"conditions"`
@@ -97,6 +102,10 @@ func (d *describer) policy(ps *engine.PolicyStatus) *policyDescription {
 	}
 	if p.Untargeted != nil {
 		out.Untargeted = p.Untargeted.Text(p.Ref.Namespace, p.Kind.Untargeted)
+	}
+	if p.Kind.WeightAnnotation != "" {
+		w := p.Weight
+		out.Weight, out.WeightAnnotation = &w, p.Kind.WeightAnnotation
 	}
 	for _, t := range p.Targets {
 		dt := declaredTarget{Group: t.Group, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name, SectionName: t.SectionName}
@@ -234,6 +243,9 @@ func (d *describer) printPolicy(w io.Writer, p *policyDescription) error {
 	fmt.Fprintf(w, "Targets:      %s\n", describeOrNone(strings.Join(targets, ", ")))
 	fmt.Fprintf(w, "Stanza:       %s\n", stanzaWord(p.Stanza))
 	fmt.Fprintf(w, "Strategy:     %s\n", describeOrNone(p.Strategy))
+	if p.Weight != nil {
+		fmt.Fprintf(w, "Weight:       %d (%s; at one level, the higher goes first)\n", *p.Weight, p.WeightAnnotation)
+	}
 	fmt.Fprintln(w, "Spec:")
 	leaves := specLeaves(p.Spec)
 	if len(leaves) == 0 {

@@ -504,3 +504,85 @@ spec:
 	}
 	contains(mustRun("get", "policies", "-n", "app", "-o", "wide"))
 }
+
+// TestDescribeWeight: a kind given a weight annotation by its CRD
+// (attache.dev/weight-annotation) with the oldest-wins rule: the newer
+// policy with the higher weight is established at the level, the older is
+// Conflicted with a message saying the weight decided, and describe shows
+// each policy's weight. A CRD naming no valid annotation is rejected,
+// naming its annotation.
+func TestDescribeWeight(t *testing.T) {
+	crd := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: colorpolicies.policies.example.com
+  labels: {gateway.networking.k8s.io/policy: Inherited}
+  annotations: {attache.dev/same-level: oldest-wins, attache.dev/weight-annotation: %s}
+spec:
+  group: policies.example.com
+  names: {kind: ColorPolicy, plural: colorpolicies}
+  scope: Namespaced
+  versions: [{name: v1, served: true, storage: true}]
+`
+	rest := `---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: app}
+spec:
+  gatewayClassName: example
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: app}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{backendRefs: [{name: s, port: 80}]}]
+---
+apiVersion: policies.example.com/v1
+kind: ColorPolicy
+metadata: {name: old, namespace: app, creationTimestamp: "2024-01-01T00:00:00Z"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}]
+  defaults: {color: red}
+---
+apiVersion: policies.example.com/v1
+kind: ColorPolicy
+metadata: {name: heavy, namespace: app, creationTimestamp: "2024-01-02T00:00:00Z", annotations: {example.com/weight: "7"}}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}]
+  defaults: {color: blue}
+`
+	file := filepath.Join(t.TempDir(), "in.yaml")
+	if err := os.WriteFile(file, []byte(fmt.Sprintf(crd, "example.com/weight")+rest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := run(t, "describe", "colorpolicy", "old", "-n", "app", "-f", file)
+	if err != nil {
+		t.Fatalf("%v: %s", err, errOut)
+	}
+	for _, s := range []string{
+		"Weight:       0 (example.com/weight; at one level, the higher goes first)",
+		"Conflicted",
+		"Conflicts with the established ColorPolicy app/heavy on the same target HTTPRoute app/r: the policy with the highest example.com/weight on a target wins, the oldest of equal weight (its example.com/weight is higher (7, not 0))",
+	} {
+		if !strings.Contains(out, s) {
+			t.Errorf("describe old lacks %q:\n%s", s, out)
+		}
+	}
+	out, errOut, err = run(t, "describe", "colorpolicy", "heavy", "-n", "app", "-f", file)
+	if err != nil {
+		t.Fatalf("%v: %s", err, errOut)
+	}
+	if !strings.Contains(out, "Weight:       7 (example.com/weight") || !strings.Contains(out, "Programmed=True") {
+		t.Errorf("describe heavy:\n%s", out)
+	}
+
+	if err := os.WriteFile(file, []byte(fmt.Sprintf(crd, `"not a name!"`)+rest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, _ = run(t, "get", "policykinds", "-f", file)
+	if !strings.Contains(errOut, "metadata.annotations[attache.dev/weight-annotation]") || !strings.Contains(errOut, `"not a name!" is not an annotation name`) {
+		t.Errorf("an invalid weight annotation name is not reported on the CRD's annotation: %s", errOut)
+	}
+}

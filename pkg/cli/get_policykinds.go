@@ -86,6 +86,9 @@ type policyKindItem struct {
 	// more specific policy replaces it, whatever either sets; absent: by
 	// the fields it loses ("fields").
 	OverriddenBy string `json:"overriddenBy,omitempty"`
+	// WeightAnnotation names the annotation whose integer ranks the
+	// policies of one level before their age (higher first); absent: none.
+	WeightAnnotation string `json:"weightAnnotation,omitempty"`
 	// Profile names the implementation whose built-in profile gave
 	// settings, if any.
 	Profile string            `json:"profile,omitempty"`
@@ -208,6 +211,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.OverriddenByPresence {
 		parts = append(parts, origin(policy.SettingOverriddenBy, "overridden-by=presence"))
 	}
+	if k.WeightAnnotation != "" {
+		parts = append(parts, origin(policy.SettingWeightAnnotation, "weight-annotation="+k.WeightAnnotation))
+	}
 	if len(parts) == 0 {
 		return "-"
 	}
@@ -252,6 +258,7 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 		SchemaMerge:           k.SchemaMerge,
 		MaxTargetRefs:         k.MaxTargetRefs,
 		NoStanzas:             k.NoStanzas,
+		WeightAnnotation:      k.WeightAnnotation,
 		Profile:               k.Implementation,
 		Origins:               make(map[string]string, len(k.Origins)),
 	}

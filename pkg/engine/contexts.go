@@ -264,7 +264,13 @@ func sortSameLevel(l []*attachment) {
 	sort.SliceStable(l, func(i, j int) bool { return establishedBefore(l[i].pol.p, l[j].pol.p) })
 }
 
+// establishedBefore orders the policies of one level: the higher weight
+// first (kinds with a weight annotation; 0 otherwise), then the older, then
+// by namespace/name (decision 2).
 func establishedBefore(a, b *policy.Policy) bool {
+	if a.Weight != b.Weight {
+		return a.Weight > b.Weight
+	}
 	if !a.Created.Equal(b.Created) {
 		return a.Created.Before(b.Created)
 	}

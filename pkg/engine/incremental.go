@@ -388,7 +388,7 @@ func jsonEqual(a, b any) bool {
 // compared here (a field left out makes an edit of it go unseen: the
 // MergePolicy edits of TestIncrementalMatchesCompute found mergeType).
 func samePolicy(a, b *policy.Policy) bool {
-	return a.Ref == b.Ref && a.Kind == b.Kind && a.Created.Equal(b.Created) && a.Stanza == b.Stanza &&
+	return a.Ref == b.Ref && a.Kind == b.Kind && a.Created.Equal(b.Created) && a.Weight == b.Weight && a.Stanza == b.Stanza &&
 		a.Strategy == b.Strategy && a.MergeType == b.MergeType && a.UnmodelledTargeting == b.UnmodelledTargeting &&
 		reflect.DeepEqual(a.Targets, b.Targets) && reflect.DeepEqual(a.Untargeted, b.Untargeted) &&
 		reflect.DeepEqual(a.Spec, b.Spec) && reflect.DeepEqual(a.Problems, b.Problems)

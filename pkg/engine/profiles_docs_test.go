@@ -511,6 +511,76 @@ timeouts: {request: 1s}`))
 }
 
 // HTTPListenerPolicy targets Gateways only (all their HTTP listeners);
+// weighted sets an annotation on a policy written by pol.
+func weighted(doc, annotation, value string) string {
+	return strings.Replace(doc, "metadata: {", fmt.Sprintf("metadata: {annotations: {%s: %q}, ", annotation, value), 1)
+}
+
+// TrafficPolicies on one target are ordered by kgateway.dev/policy-weight,
+// higher first, then by age, oldest first; the first to set a top-level
+// field keeps it whole and the others fill only the fields it leaves
+// unset (AugmentedShallowMerge within one hierarchy level). None is
+// rejected.
+// Source: kgateway-dev/kgateway api/annotations (PolicyPrecedenceWeight:
+// "Policies with higher weight implies higher priority, and are evaluated
+// before policies with lower weight", default 0);
+// pkg/krtcollections/policy.go (attached policies sorted by weight, then
+// creation time); pkg/pluginsdk/policy/merge.go (same hierarchy:
+// AugmentedShallowMerge, keep the accumulator's set fields);
+// pkg/pluginsdk/utils/policy.go ParsePrecedenceWeightAnnotation (int32).
+func TestDocsKgatewayTrafficPolicyWeightThenAge(t *testing.T) {
+	c := labelledCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "Direct")
+	const w = "kgateway.dev/policy-weight"
+	older := pol(kgwV, "TrafficPolicy", "older", 0, `targetRefs: [`+r1Ref+`]
+timeouts: {request: 10s}
+cors: {allowOrigins: [a.example]}`)
+	newer := pol(kgwV, "TrafficPolicy", "newer", 1, `targetRefs: [`+r1Ref+`]
+timeouts: {request: 3s, streamIdle: 30s}
+retry: {attempts: 2}`)
+
+	// Equal weights (none given): the older keeps timeouts whole.
+	res := compute(t, engine.Options{}, c, docsTopo, older, newer)
+	want(t, "weightAnnotation", kindOf(t, res, "TrafficPolicy").WeightAnnotation, w)
+	want(t, "same weight", effective(t, res, "TrafficPolicy", rule("r1", "first")),
+		[]string{`{"cors":{"allowOrigins":["a.example"]},"retry":{"attempts":2},"timeouts":{"request":"10s"}}`})
+	want(t, "same weight: older", status(t, res, "older", "Programmed"), "True/Programmed")
+	want(t, "same weight: newer", status(t, res, "newer", "Programmed"), "True/PartiallyProgrammed")
+
+	// The newer with a higher weight goes first: it keeps timeouts whole.
+	res = compute(t, engine.Options{}, c, docsTopo, older, weighted(newer, w, "10"))
+	want(t, "newer weighs more", effective(t, res, "TrafficPolicy", rule("r1", "first")),
+		[]string{`{"cors":{"allowOrigins":["a.example"]},"retry":{"attempts":2},"timeouts":{"request":"3s","streamIdle":"30s"}}`})
+	want(t, "weighted newer", status(t, res, "newer", "Programmed"), "True/Programmed")
+	want(t, "lighter older", status(t, res, "older", "Programmed"), "True/PartiallyProgrammed")
+	want(t, "lighter older accepted", status(t, res, "older", "Accepted"), "True/Accepted")
+
+	// Negative weights are allowed: the older with -1 goes after the newer.
+	res = compute(t, engine.Options{}, c, docsTopo, weighted(older, w, "-1"), newer)
+	want(t, "older weighs less", effective(t, res, "TrafficPolicy", rule("r1", "first")),
+		[]string{`{"cors":{"allowOrigins":["a.example"]},"retry":{"attempts":2},"timeouts":{"request":"3s","streamIdle":"30s"}}`})
+
+	// Weights rank one level only: the route's policy still beats a
+	// heavier Gateway policy per top-level field.
+	gw := weighted(pol(kgwV, "TrafficPolicy", "gw", 2, `targetRefs: [`+gwRef+`]
+timeouts: {request: 99s}`), w, "100")
+	res = compute(t, engine.Options{}, c, docsTopo, older, gw)
+	want(t, "heavier Gateway policy", effective(t, res, "TrafficPolicy", rule("r1", "first")),
+		[]string{`{"cors":{"allowOrigins":["a.example"]},"timeouts":{"request":"10s"}}`})
+
+	// A weight that is not an int32 makes the policy Invalid, naming the
+	// annotation; the other policy still applies.
+	for _, bad := range []string{"high", "1.5", "2147483648"} {
+		res = compute(t, engine.Options{}, c, docsTopo, older, weighted(newer, w, bad))
+		want(t, "bad weight "+bad, status(t, res, "newer", "Accepted"), "False/Invalid")
+		msg := condition(t, res, "newer", "Accepted").Message
+		if !strings.Contains(msg, "metadata.annotations[kgateway.dev/policy-weight]") || !strings.Contains(msg, bad) {
+			t.Errorf("bad weight %s: message %q names neither the annotation nor the value", bad, msg)
+		}
+		want(t, "bad weight "+bad+": older alone", effective(t, res, "TrafficPolicy", rule("r1", "first")),
+			[]string{`{"cors":{"allowOrigins":["a.example"]},"timeouts":{"request":"10s"}}`})
+	}
+}
+
 // BackendConfigPolicy targets Services and kgateway Backends.
 // Source: kgateway-dev/kgateway api/v1alpha1/kgateway/
 // http_listener_policy_types.go @ 2e8910734ae6 and

@@ -117,6 +117,23 @@ func effective(t *testing.T, res *engine.Result, kind string, target topology.Re
 	return out
 }
 
+// condition returns a policy's condition of type typ.
+func condition(t *testing.T, res *engine.Result, name, typ string) engine.Condition {
+	t.Helper()
+	for _, ps := range res.Policies {
+		if ps.Policy.Ref.Name != name {
+			continue
+		}
+		for _, c := range ps.Conditions {
+			if c.Type == typ {
+				return c
+			}
+		}
+	}
+	t.Fatalf("no policy %s with a condition %s", name, typ)
+	return engine.Condition{}
+}
+
 func rule(route, section string) topology.Ref {
 	return topology.Ref{Group: topology.GatewayGroup, Kind: "HTTPRoute", Namespace: "default", Name: route, SectionName: section}
 }

@@ -132,8 +132,12 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			// Oldest wins at its level: Conflicted there whether or not an
 			// effective target is below it yet (Envoy Gateway says so of a
 			// second policy on a Gateway without routes).
-			an.reason, an.msg = ReasonConflicted, fmt.Sprintf("Conflicts with the established %s %s on the same target %s: the oldest policy on a target wins (%s)",
-				w.pol.p.Ref.Kind, shortName(w.pol.p.Ref), w.ref.At.Short(), whyEstablished(w.pol.p, an.att.pol.p))
+			rule := "the oldest policy on a target wins"
+			if w.pol.p.Kind.WeightAnnotation != "" {
+				rule = fmt.Sprintf("the policy with the highest %s on a target wins, the oldest of equal weight", w.pol.p.Kind.WeightAnnotation)
+			}
+			an.reason, an.msg = ReasonConflicted, fmt.Sprintf("Conflicts with the established %s %s on the same target %s: %s (%s)",
+				w.pol.p.Ref.Kind, shortName(w.pol.p.Ref), w.ref.At.Short(), rule, whyEstablished(w.pol.p, an.att.pol.p))
 		} else if an.att != nil && an.att.reach.Contexts > 0 && an.att.conflicted == an.att.reach.Contexts {
 			an.reason, an.msg = ReasonConflicted, c.conflictMessage(an.att)
 		}
@@ -293,13 +297,34 @@ func (c *computation) gatewaysAbove(ref topology.Ref) []topology.Ref {
 	return out
 }
 
-// whyEstablished says why w is established before p: older, or the same
-// age and first by namespace/name.
+// whyEstablished says why w is established before p: a higher weight,
+// older, or the same age and first by namespace/name.
 func whyEstablished(w, p *policy.Policy) string {
-	if w.Created.Before(p.Created) {
+	switch establishedBy(w, p) {
+	case byWeight:
+		return fmt.Sprintf("its %s is higher (%d, not %d)", w.Kind.WeightAnnotation, w.Weight, p.Weight)
+	case byAge:
 		return "it is older"
 	}
 	return "same creationTimestamp, it comes first by namespace/name"
+}
+
+// What establishes one policy before another (see establishedBefore).
+const (
+	byWeight = iota
+	byAge
+	byName
+)
+
+// establishedBy says what puts w before p.
+func establishedBy(w, p *policy.Policy) int {
+	switch {
+	case w.Weight != p.Weight:
+		return byWeight
+	case w.Created.Before(p.Created):
+		return byAge
+	}
+	return byName
 }
 
 // levelWinner returns, for an Inherited kind whose same-level rule is
@@ -375,49 +400,55 @@ func ancestorRank(a *Ancestor) int {
 }
 
 // conflictMessage names the policies that rejected attachment a (strategy
-// none) and why each is the established one (decision 2): it is older, or,
-// created at the same time, first by {namespace}/{name}. Saying "older" of
-// a tie broken by name would send the reader looking for a timestamp that
-// does not differ.
+// none) and why each is the established one (decision 2): a higher weight
+// (kinds with a weight annotation), older, or, created at the same time,
+// first by {namespace}/{name}. Saying "older" of a tie broken by name would
+// send the reader looking for a timestamp that does not differ.
 func (c *computation) conflictMessage(a *attachment) string {
 	type winner struct {
 		kind, name, at string
-		older          bool
+		by             int
 	}
 	var winners []winner
-	older, tied := 0, 0
+	var count [3]int // per byWeight, byAge, byName
 	for w := range a.conflictedBy {
-		isOlder := true
+		by := byAge
 		if id, ok := c.attByRef[w]; ok {
-			isOlder = c.atts[id].pol.p.Created.Before(a.pol.p.Created)
+			by = establishedBy(c.atts[id].pol.p, a.pol.p)
 		}
-		if isOlder {
-			older++
-		} else {
-			tied++
-		}
-		winners = append(winners, winner{w.Policy.Kind, shortName(w.Policy), w.At.Short(), isOlder})
+		count[by]++
+		winners = append(winners, winner{w.Policy.Kind, shortName(w.Policy), w.At.Short(), by})
 	}
 	if len(winners) == 0 {
 		return "Policy conflicts with an established policy (merge strategy none)"
 	}
+	weight := a.pol.p.Kind.WeightAnnotation
+	reasons := 0
+	for _, n := range count {
+		if n > 0 {
+			reasons++
+		}
+	}
+	mixed := reasons > 1
 	names := make([]string, len(winners))
 	for i, w := range winners {
 		why := ""
-		if older > 0 && tied > 0 { // mixed: say why for each
-			why = "; older"
-			if !w.older {
-				why = "; same creationTimestamp, first by namespace/name"
-			}
+		if mixed { // say why for each
+			why = [...]string{"; higher " + weight, "; older", "; same creationTimestamp, first by namespace/name"}[w.by]
 		}
 		names[i] = fmt.Sprintf("%s %s (on %s%s)", w.kind, w.name, w.at, why)
 	}
 	sort.Strings(names)
 	why := "the established policy wins (the older; with the same creationTimestamp, the first by namespace/name)"
-	switch {
-	case tied == 0:
+	if count[byWeight] > 0 {
+		why = fmt.Sprintf("the established policy wins (the higher %s; at the same weight the older; then the first by namespace/name)", weight)
+	}
+	switch len(winners) {
+	case count[byWeight]:
+		why = fmt.Sprintf("the established policy (the higher %s) wins", weight)
+	case count[byAge]:
 		why = "the established (older) policy wins"
-	case older == 0:
+	case count[byName]:
 		why = "the established policy wins: with the same creationTimestamp, it comes first by namespace/name"
 	}
 	return fmt.Sprintf("Conflicts with the established %s; with merge strategy none %s", strings.Join(names, ", "), why)

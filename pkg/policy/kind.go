@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/attache-dev/attache/pkg/diag"
 	"github.com/attache-dev/attache/pkg/merge"
@@ -119,6 +120,14 @@ type Kind struct {
 	// Gateway reports both). By default (GEP-713, decision 8) a policy
 	// loses only the fields it sets, to other policies.
 	OverriddenByPresence bool
+	// WeightAnnotation, when set, names an annotation of the policy
+	// objects holding an integer weight (default 0): at one level,
+	// policies are ordered by weight, higher first, before their age, so a
+	// higher weight counts as established earlier (kgateway's
+	// kgateway.dev/policy-weight). Under the oldest-wins, oldest-first and
+	// merge-disjoint rules it wins; under GEP-713's it wins in overrides
+	// and loses in defaults, as an older policy does.
+	WeightAnnotation string
 	// Implementation names the project whose profile gave settings, if any.
 	Implementation string
 	// Schema is the CRD's openAPIV3Schema of spec, when known; schema-aware
@@ -171,6 +180,7 @@ type Spec struct {
 	Untargeted            UntargetedScope
 	RejectSharedPort      bool
 	OverriddenByPresence  bool
+	WeightAnnotation      string
 }
 
 // NewKind builds and validates a kind from a Go descriptor, applying defaults.
@@ -219,6 +229,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingUntargetedScope, s.Untargeted.Mode != UntargetedNone, func() { k.Untargeted = s.Untargeted })
 	set(SettingSharedPortListeners, s.RejectSharedPort, func() { k.RejectSharedPort = s.RejectSharedPort })
 	set(SettingOverriddenBy, s.OverriddenByPresence, func() { k.OverriddenByPresence = s.OverriddenByPresence })
+	set(SettingWeightAnnotation, s.WeightAnnotation != "", func() { k.WeightAnnotation = s.WeightAnnotation })
 	if s.Custom != nil && k.Custom == nil {
 		k.Custom = s.Custom
 	}
@@ -280,6 +291,11 @@ func (k *Kind) complete() error {
 	for _, f := range append(slices.Clone(k.TargetingFields), k.MergeTypeField) {
 		if strings.ContainsAny(f, ". ") {
 			return settingErrorf(SettingTargetingFields, "%q is not a top-level spec field name", f)
+		}
+	}
+	if k.WeightAnnotation != "" {
+		if errs := validation.IsQualifiedName(k.WeightAnnotation); len(errs) > 0 {
+			return settingErrorf(SettingWeightAnnotation, "%q is not an annotation name: %s", k.WeightAnnotation, strings.Join(errs, "; "))
 		}
 	}
 	for _, p := range k.NamedRules {
@@ -386,6 +402,7 @@ var annotationOf = map[string]string{
 	SettingUntargetedScope:       AnnotationUntargetedScope,
 	SettingSharedPortListeners:   AnnotationSharedPortListeners,
 	SettingOverriddenBy:          AnnotationOverriddenBy,
+	SettingWeightAnnotation:      AnnotationWeightAnnotation,
 }
 
 // allSettings lists every setting, in the order they are shown.
@@ -393,7 +410,7 @@ var allSettings = []string{
 	SettingClass, SettingTargetKinds, SettingEffectiveTargetKinds, SettingEffectiveSectionKinds,
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
-	SettingUntargetedScope, SettingSharedPortListeners, SettingOverriddenBy,
+	SettingUntargetedScope, SettingSharedPortListeners, SettingOverriddenBy, SettingWeightAnnotation,
 }
 
 // Settings lists the names of every setting of a kind, the keys of
@@ -526,6 +543,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationUntargetedScope, SettingUntargetedScope, func(v string) (err error) { k.Untargeted, err = ParseUntargetedScope(v); return }},
 		{AnnotationSharedPortListeners, SettingSharedPortListeners, func(v string) (err error) { k.RejectSharedPort, err = parseSharedPort(v); return }},
 		{AnnotationOverriddenBy, SettingOverriddenBy, func(v string) (err error) { k.OverriddenByPresence, err = parseOverriddenBy(v); return }},
+		{AnnotationWeightAnnotation, SettingWeightAnnotation, func(v string) error { k.WeightAnnotation = strings.TrimSpace(v); return nil }},
 	} {
 		v, ok := ann[w.key]
 		if !ok {

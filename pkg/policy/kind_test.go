@@ -273,6 +273,56 @@ func TestKindFromCRDAllAnnotations(t *testing.T) {
 	}
 }
 
+// TestKindFromCRDWeightAnnotation: the CRD names the annotation holding a
+// policy's weight; Parse reads it, and a value that is not an int32 makes
+// the policy Invalid, naming the annotation.
+func TestKindFromCRDWeightAnnotation(t *testing.T) {
+	k := mustKindFromCRD(t, newCRD(policyLabel("Inherited"), map[string]string{AnnotationWeightAnnotation: " example.com/weight "}), nil)
+	if k.WeightAnnotation != "example.com/weight" || k.Origins[SettingWeightAnnotation] != FromAnnotation {
+		t.Fatalf("weight annotation = %q (origin %q)", k.WeightAnnotation, k.Origins[SettingWeightAnnotation])
+	}
+	for _, tc := range []struct {
+		value   any // nil: no annotation
+		weight  int32
+		problem string
+	}{
+		{nil, 0, ""},
+		{"12", 12, ""},
+		{"-4", -4, ""},
+		{" 4", 0, `not " 4"`}, // as kgateway: no spaces
+		{"2147483647", 2147483647, ""},
+		{"2147483648", 0, `not "2147483648"`},
+		{"1e3", 0, `not "1e3"`},
+		{"", 0, `not ""`},
+	} {
+		meta := map[string]any{"name": "p", "namespace": "ns"}
+		if tc.value != nil {
+			meta["annotations"] = map[string]any{"example.com/weight": tc.value}
+		}
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "policies.example.com/v1", "kind": "ColorPolicy", "metadata": meta,
+			"spec": map[string]any{"targetRefs": []any{map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "g"}}, "defaults": map[string]any{"color": "red"}},
+		}}
+		p := Parse(u, k)
+		switch {
+		case tc.problem == "" && (len(p.Problems) > 0 || p.Weight != tc.weight):
+			t.Errorf("%v: weight %d, problems %v; want %d", tc.value, p.Weight, p.Problems, tc.weight)
+		case tc.problem != "" && (len(p.Problems) != 1 || p.Problems[0].Field != "metadata.annotations[example.com/weight]" || !strings.Contains(p.Problems[0].Message, tc.problem)):
+			t.Errorf("%v: problems %v, want one on the annotation saying %s", tc.value, p.Problems, tc.problem)
+		}
+	}
+	// A kind without the setting reads no weight.
+	plain := mustKindFromCRD(t, newCRD(policyLabel("Inherited"), nil), nil)
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "policies.example.com/v1", "kind": "ColorPolicy",
+		"metadata": map[string]any{"name": "p", "namespace": "ns", "annotations": map[string]any{"example.com/weight": "oops"}},
+		"spec":     map[string]any{"targetRefs": []any{map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "g"}}},
+	}}
+	if p := Parse(u, plain); p.Weight != 0 || len(p.Problems) > 0 {
+		t.Errorf("a kind without a weight annotation read weight %d, problems %v", p.Weight, p.Problems)
+	}
+}
+
 func TestKindFromCRDDuplicateStrategiesCollapse(t *testing.T) {
 	k := mustKindFromCRD(t, newCRD(policyLabel("Inherited"), map[string]string{
 		AnnotationMergeStrategies: "atomic-overrides,atomic-overrides",
@@ -312,6 +362,8 @@ func TestKindFromCRDInvalidAnnotations(t *testing.T) {
 		{"target kind without kind name", "Direct", map[string]string{AnnotationTargetKinds: "Gateway.gateway.networking.k8s.io,.gateway.networking.k8s.io"}, nil, annField(AnnotationTargetKinds), "no kind name"},
 		{"effective kind without kind name", "Inherited", map[string]string{AnnotationEffectiveTargetKinds: ".x"}, nil, annField(AnnotationEffectiveTargetKinds), "no kind name"},
 		{"hierarchy kind without kind name", "Inherited", map[string]string{AnnotationHierarchy: "Gateway.gateway.networking.k8s.io,.g"}, nil, annField(AnnotationHierarchy), "no kind name"},
+		{"weight annotation not a name", "Inherited", map[string]string{AnnotationWeightAnnotation: "has space"}, nil, annField(AnnotationWeightAnnotation), `"has space" is not an annotation name`},
+		{"weight annotation bad prefix", "Inherited", map[string]string{AnnotationWeightAnnotation: "-bad-/weight"}, nil, annField(AnnotationWeightAnnotation), "is not an annotation name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			k, p := KindFromCRD(newCRD(policyLabel(tc.label), tc.ann), tc.custom)

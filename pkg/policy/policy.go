@@ -2,7 +2,9 @@ package policy
 
 import (
 	"fmt"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -74,6 +76,10 @@ type Policy struct {
 	Created time.Time
 	// Generation is metadata.generation.
 	Generation int64
+	// Weight is the value of the kind's WeightAnnotation (0 when absent or
+	// the kind has none): at one level, a higher weight counts as
+	// established before a lower one.
+	Weight int32
 	// Targets are the declared targets, in order.
 	Targets []TargetRef
 	// Stanza is "defaults", "overrides", or "" for a bare spec proper.
@@ -211,6 +217,7 @@ func Parse(u *unstructured.Unstructured, k *Kind) *Policy {
 	if p.Ref.Name == "" {
 		bad("metadata.name", "policy has no name")
 	}
+	p.readWeight(meta, bad)
 	rawSpec, ok := u.Object["spec"]
 	if !ok {
 		bad("spec", "policy has no spec")
@@ -585,6 +592,32 @@ func (p *Policy) parseIntent(spec map[string]any, bad func(string, string, ...an
 		return
 	}
 	p.Strategy = s
+}
+
+// readWeight reads the kind's weight annotation: an integer in the range
+// of int32, as kgateway parses its kgateway.dev/policy-weight.
+func (p *Policy) readWeight(meta map[string]any, bad func(string, string, ...any)) {
+	name := p.Kind.WeightAnnotation
+	if name == "" {
+		return
+	}
+	anns, _ := meta["annotations"].(map[string]any)
+	v, ok := anns[name]
+	if !ok {
+		return
+	}
+	field := fmt.Sprintf("metadata.annotations[%s]", name)
+	s, isStr := v.(string)
+	if !isStr {
+		bad(field, "must be a string holding an integer, not %s", typeName(v))
+		return
+	}
+	w, err := strconv.ParseInt(s, 10, 32)
+	if err != nil {
+		bad(field, "must be an integer between %d and %d (the policy's weight), not %q", math.MinInt32, math.MaxInt32, s)
+		return
+	}
+	p.Weight = int32(w)
 }
 
 // readMergeType reads the kind's merge-type field, reporting false (and a

@@ -135,6 +135,11 @@ const (
 	// it, whatever either sets, its own attachment on a more specific
 	// target included (Envoy Gateway).
 	AnnotationOverriddenBy = "attache.dev/overridden-by"
+	// AnnotationWeightAnnotation names an annotation of the kind's policy
+	// objects holding an integer weight: at one level, a higher weight
+	// counts as established before a lower one, whatever their ages
+	// (kgateway's kgateway.dev/policy-weight).
+	AnnotationWeightAnnotation = "attache.dev/weight-annotation"
 )
 
 // Setting names, the keys of Kind.Origins.
@@ -158,6 +163,7 @@ const (
 	SettingUntargetedScope       = "untargetedScope"
 	SettingSharedPortListeners   = "sharedPortListeners"
 	SettingOverriddenBy          = "overriddenBy"
+	SettingWeightAnnotation      = "weightAnnotation"
 )
 
 // parseOverriddenBy reads "presence" (true) or "fields" (false).

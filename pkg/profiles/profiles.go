@@ -192,7 +192,11 @@ var builtin = func() []policy.Profile {
 		entry(KGateway, "gateway.kgateway.dev", "TrafficPolicy", "Direct", policy.Spec{
 			Class: policy.Inherited, Hierarchy: kinds(gateway, listenerSet, xListenerSet, httpRoute),
 			TargetKinds: kinds(gateway, listenerSet, xListenerSet, httpRoute), EffectiveSectionKinds: kinds(httpRoute),
-			Strategies: []merge.Strategy{merge.PatchDefaults}, SameLevel: policy.SameLevelMergeDisjoint,
+			Strategies: []merge.Strategy{merge.PatchDefaults},
+			// At one target, policies are ordered by weight (higher
+			// first), then age; the first to set a top-level field keeps
+			// it, the others fill only fields it leaves unset.
+			SameLevel: policy.SameLevelOldestFirst, WeightAnnotation: "kgateway.dev/policy-weight",
 			// A shallow merge: each top-level field is taken whole from
 			// the most specific policy that sets it.
 			NamedRules: []string{"."},

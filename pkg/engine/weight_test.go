@@ -1,0 +1,76 @@
+package engine_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/manifest"
+)
+
+// weightCRD is a Direct kind on Services with merge strategy none and a
+// weight annotation, both given by the CRD's annotations.
+const weightCRD = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: tlspolicies.policies.example.com
+  labels: {gateway.networking.k8s.io/policy: Direct}
+  annotations:
+    attache.dev/target-kinds: Service
+    attache.dev/merge-strategies: none
+    attache.dev/weight-annotation: example.com/weight
+spec:
+  group: policies.example.com
+  names: {kind: TLSPolicy, plural: tlspolicies}
+  scope: Namespaced
+  versions: [{name: v1, served: true, storage: true}]
+`
+
+// TestWeightStrategyNone: with strategy none the established policy wins
+// whole, and a higher weight establishes a policy before an older one;
+// the Conflicted messages say what decided (the weight, the age, or the
+// name at the same age), and an edit of the weight alone is seen by an
+// Incremental.
+func TestWeightStrategyNone(t *testing.T) {
+	svc := `
+apiVersion: v1
+kind: Service
+metadata: {name: s1, namespace: default}
+spec: {ports: [{name: http, port: 80}]}
+`
+	target := `targetRefs: [{group: "", kind: Service, name: s1}]`
+	oldest := pol("policies.example.com/v1", "TLSPolicy", "oldest", 0, target+"\nmode: a")
+	heavy := weighted(pol("policies.example.com/v1", "TLSPolicy", "heavy", 1, target+"\nmode: b"), "example.com/weight", "3")
+	heavyToo := weighted(pol("policies.example.com/v1", "TLSPolicy", "heavy-too", 2, target+"\nmode: c"), "example.com/weight", "3")
+	res := compute(t, engine.Options{}, weightCRD, svc, oldest, heavy, heavyToo)
+	want(t, "effective", effective(t, res, "TLSPolicy", dS1), []string{`{"mode":"b"}`})
+	want(t, "heavy", status(t, res, "heavy", "Accepted"), "True/Accepted")
+	for name, why := range map[string]string{
+		"oldest":    "the established policy (the higher example.com/weight) wins",
+		"heavy-too": "the established (older) policy wins",
+	} {
+		c := condition(t, res, name, "Accepted")
+		if c.Reason != engine.ReasonConflicted || !strings.Contains(c.Message, "TLSPolicy default/heavy") || !strings.HasSuffix(c.Message, why) {
+			t.Errorf("%s: %s %q, want Conflicted by heavy ending %q", name, c.Reason, c.Message, why)
+		}
+	}
+
+	// The weight alone changes: an Incremental recomputes.
+	in := engine.NewIncremental(engine.Options{})
+	decode := func(docs ...string) []engine.Object {
+		objs, probs := manifest.Decode(strings.NewReader(strings.Join(docs, "\n---\n")), t.Name())
+		if len(probs) > 0 {
+			t.Fatalf("decode: %v", probs)
+		}
+		return objs
+	}
+	objs := decode(weightCRD, svc, oldest, heavy)
+	in.Compute(objs)
+	objs = decode(weightCRD, svc, oldest, weighted(pol("policies.example.com/v1", "TLSPolicy", "heavy", 1, target+"\nmode: b"), "example.com/weight", "-3"))
+	res = in.Compute(objs)
+	if got, want := dump(t, res), dump(t, engine.Compute(objs, engine.Options{})); got != want {
+		t.Fatalf("after a weight edit, the Incremental differs: %s", firstDiff(got, want))
+	}
+	want(t, "after the edit", effective(t, res, "TLSPolicy", dS1), []string{`{"mode":"a"}`})
+}
