@@ -89,6 +89,9 @@ type policyKindItem struct {
 	// WeightAnnotation names the annotation whose integer ranks the
 	// policies of one level before their age (higher first); absent: none.
 	WeightAnnotation string `json:"weightAnnotation,omitempty"`
+	// ConflictScope is "policy" when a policy rejected at one target is
+	// rejected at all of them; absent: at that target only ("target").
+	ConflictScope string `json:"conflictScope,omitempty"`
 	// Profile names the implementation whose built-in profile gave
 	// settings, if any.
 	Profile string            `json:"profile,omitempty"`
@@ -214,6 +217,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.WeightAnnotation != "" {
 		parts = append(parts, origin(policy.SettingWeightAnnotation, "weight-annotation="+k.WeightAnnotation))
 	}
+	if k.ConflictScopePolicy {
+		parts = append(parts, origin(policy.SettingConflictScope, "conflict-scope=policy"))
+	}
 	if len(parts) == 0 {
 		return "-"
 	}
@@ -270,6 +276,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	}
 	if k.OverriddenByPresence {
 		it.OverriddenBy = "presence"
+	}
+	if k.ConflictScopePolicy {
+		it.ConflictScope = "policy"
 	}
 	if len(it.EffectiveSectionKinds) == 0 {
 		it.EffectiveSectionKinds = nil

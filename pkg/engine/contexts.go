@@ -204,6 +204,9 @@ func (c *computation) newKindDP(k *policy.Kind) *kindDP {
 	for _, l := range d.atNs {
 		sortSameLevel(l)
 	}
+	if k.ConflictScopePolicy {
+		d.rejectWhole()
+	}
 	d.useNs = d.wantNs()
 	d.named, d.full = c.kindSchemas(k)
 	return d

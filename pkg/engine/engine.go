@@ -63,6 +63,10 @@ type pstate struct {
 	// below it: these keep its status cheap to derive again.
 	lossMsg *string
 	affects []topology.Ref
+	// rejectedBy, for a kind whose conflict scope is the policy, is the
+	// attachment of the policy that rejected it at one of its targets (at
+	// its own attachment rejectedAt): it then applies nowhere.
+	rejectedBy, rejectedAt *attachment
 }
 
 type ancestorState struct {

@@ -383,6 +383,82 @@ func (d *kindDP) resolveLevel(g []*attachment, conflicted map[merge.Src]*attachm
 	return g
 }
 
+// rejectWhole applies a conflict scope of the policy (NGINX Gateway
+// Fabric's markConflictedPolicies): in the established order, a policy the
+// same-level rule rejects at any of its targets, against the older
+// policies still in place there, is rejected at all of them and leaves
+// every level; being rejected, it beats no one. NGF checks target by
+// target in map order, so that when B loses to A at one target and C to B
+// at another, whether C stands depends on the order; the established
+// order gives the reading where it does (B is out before C is checked).
+func (d *kindDP) rejectWhole() {
+	var pols []*pstate
+	for _, ps := range d.c.policies {
+		if ps.p.Kind == d.kind {
+			ps.rejectedBy, ps.rejectedAt = nil, nil
+			if len(ps.atts) > 0 {
+				pols = append(pols, ps)
+			}
+		}
+	}
+	sort.SliceStable(pols, func(i, j int) bool { return establishedBefore(pols[i].p, pols[j].p) })
+	kept := map[level][]*attachment{}
+	levelOf := func(a *attachment) level {
+		if a.nsName != "" && d.kind.Class == policy.Inherited {
+			return level(-(d.nsIndex[a.nsName] + 1))
+		}
+		return level(a.node)
+	}
+	for _, ps := range pols {
+		for _, a := range ps.atts {
+			for _, o := range kept[levelOf(a)] {
+				if d.rejects(o, a) {
+					ps.rejectedBy, ps.rejectedAt = o, a
+					break
+				}
+			}
+			if ps.rejectedBy != nil {
+				break
+			}
+		}
+		if ps.rejectedBy == nil {
+			for _, a := range ps.atts {
+				kept[levelOf(a)] = append(kept[levelOf(a)], a)
+			}
+		}
+	}
+	out := func(a *attachment) bool { return a.pol.rejectedBy != nil }
+	for n, l := range d.atNode {
+		if l = slices.DeleteFunc(l, out); len(l) == 0 {
+			delete(d.atNode, n)
+		} else {
+			d.atNode[n] = l
+		}
+	}
+	for i := range d.atNs {
+		d.atNs[i] = slices.DeleteFunc(d.atNs[i], out)
+	}
+}
+
+// rejects reports whether the same-level rule rejects b, at a level where
+// the older a is in place: always with oldest-wins (or strategy none),
+// when they set a field in common with merge-disjoint.
+func (d *kindDP) rejects(a, b *attachment) bool {
+	if d.kind.SameLevel != policy.SameLevelMergeDisjoint {
+		return true
+	}
+	owner := map[string]*attachment{}
+	for _, l := range a.spec.Leaves() {
+		owner[l.Path] = a
+	}
+	for _, l := range b.spec.Leaves() {
+		if owner[l.Path] != nil || overlaps(owner, l.Path) != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // overlaps returns the owner of a field that contains path or that path
 // contains (an object set whole against one of its fields), if any.
 func overlaps(owner map[string]*attachment, path string) *attachment {

@@ -550,6 +550,12 @@ func (c *computation) updateKind(k *policy.Kind, xs []policyChange, touched map[
 		d.touched, d.beforeAff, d.beforeLoss, d.unused = nil, nil, nil, nil
 	}()
 
+	if k.ConflictScopePolicy {
+		// A policy rejected at one target leaves all of them, and no
+		// longer rejects others elsewhere: the change can reach any
+		// target of the kind.
+		return c.recomputeKind(k, touched)
+	}
 	if k.Class == policy.Direct {
 		var out []topology.NodeID
 		done := map[topology.NodeID]bool{}

@@ -117,20 +117,25 @@ const sameLevelGroup = "samelevel.attache.dev"
 
 // sameLevelObjects adds an Inherited kind with the settings of issue 8:
 // route rules as effective targets, a same-level rule (merge-disjoint or
-// oldest-wins, the latter overridden by presence as Envoy Gateway), and a
+// oldest-wins, the latter overridden by presence as Envoy Gateway; or
+// merge-disjoint with the conflict scope of the policy, as NGINX Gateway
+// Fabric, written "merge-disjoint+policy"), and a
 // merge-type field, with instances on Gateways,
 // listeners and routes.
 func sameLevelObjects(objs []engine.Object, sameLevel string) []*unstructured.Unstructured {
-	overriddenBy := "fields"
+	overriddenBy, scope := "fields", "target"
 	if sameLevel == "oldest-wins" { // as Envoy Gateway
 		overriddenBy = "presence"
+	}
+	if rule, ok := strings.CutSuffix(sameLevel, "+policy"); ok { // as NGINX Gateway Fabric
+		sameLevel, scope = rule, "policy"
 	}
 	crd := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
 		"metadata": map[string]any{"name": "mergepolicies." + sameLevelGroup, "labels": map[string]any{"gateway.networking.k8s.io/policy": "Inherited"},
 			"annotations": map[string]any{"attache.dev/hierarchy": "Gateway,HTTPRoute", "attache.dev/effective-section-kinds": "HTTPRoute",
 				"attache.dev/same-level": sameLevel, "attache.dev/merge-type-field": "mergeType", "attache.dev/merge-strategies": "atomic-defaults",
-				"attache.dev/overridden-by": overriddenBy}},
+				"attache.dev/overridden-by": overriddenBy, "attache.dev/conflict-scope": scope}},
 		"spec": map[string]any{"group": sameLevelGroup, "scope": "Namespaced", "names": map[string]any{"kind": "MergePolicy", "plural": "mergepolicies"}},
 	}}
 	out := []*unstructured.Unstructured{crd}
@@ -211,7 +216,7 @@ func newEditor(seed uint64, p gen.Params, n int) *editor {
 		e.objs = append(e.objs, engine.Object{Object: u, Source: "cluster-scoped"})
 	}
 	// The same-level rules beyond GEP-713's, by seed.
-	sameLevel := []string{"oldest-wins", "merge-disjoint", "oldest-first"}[seed%3]
+	sameLevel := []string{"oldest-wins", "merge-disjoint", "oldest-first", "merge-disjoint+policy"}[seed%4]
 	for _, u := range sameLevelObjects(e.objs, sameLevel) {
 		e.objs = append(e.objs, engine.Object{Object: u, Source: "same-level"})
 	}

@@ -10,11 +10,13 @@ package engine_test
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/manifest"
 	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
 )
@@ -150,6 +152,78 @@ tracing: {strategy: parent}`))
 	want(t, "newer", status(t, res, "newer", "Accepted"), "False/Conflicted")
 	want(t, "on-gateway", status(t, res, "on-gateway", "Accepted"), "False/Invalid")
 	want(t, "effective r1", effective(t, res, "ObservabilityPolicy", dR1), []string{`{"tracing":{"ratio":10,"strategy":"ratio"}}`})
+}
+
+// A policy Conflicted at one of its targets is invalid as a whole: it
+// applies at none of them, is Conflicted on every ancestor, and, being
+// invalid, no longer conflicts with others. The policies are checked in
+// the established order (NGF sorts each target's policies by creation
+// time, then name, and skips those already invalid).
+// Source: NGF e55bfe339 internal/controller/state/graph/policies.go
+// (markConflictedPolicies: "conflicted.Valid = false", "Ignore policy
+// that has already been marked as invalid").
+func TestDocsNGFConflictRejectsPolicyEverywhere(t *testing.T) {
+	c := labelledCRD("gateway.nginx.org", "ObservabilityPolicy", "observabilitypolicies", "direct")
+	const v = "gateway.nginx.org/v1alpha2"
+	r2Ref := `{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r2}`
+	grRef := `{group: gateway.networking.k8s.io, kind: GRPCRoute, name: gr1}`
+	dR2 := topology.Ref{Group: topology.GatewayGroup, Kind: "HTTPRoute", Namespace: "default", Name: "r2"}
+	dGR1 := topology.Ref{Group: topology.GatewayGroup, Kind: "GRPCRoute", Namespace: "default", Name: "gr1"}
+	res := compute(t, engine.Options{}, c, docsTopo,
+		// a on r1; b on r1 and r2 conflicts with a on r1; c on r2 would
+		// conflict with b, which is out; d on r2 and gr1 sets another
+		// field than c and merges with it on r2.
+		pol(v, "ObservabilityPolicy", "a", 0, `targetRefs: [`+r1Ref+`]
+tracing: {strategy: ratio, ratio: 10}`),
+		pol(v, "ObservabilityPolicy", "b", 1, `targetRefs: [`+r1Ref+`, `+r2Ref+`]
+tracing: {strategy: parent}`),
+		pol(v, "ObservabilityPolicy", "c", 2, `targetRefs: [`+r2Ref+`]
+tracing: {strategy: ratio, ratio: 50}`),
+		pol(v, "ObservabilityPolicy", "d", 3, `targetRefs: [`+r2Ref+`, `+grRef+`]
+metrics: {useServiceNames: true}`))
+	want(t, "b", status(t, res, "b", "Accepted"), "False/Conflicted")
+	want(t, "b ancestors", ancestorsOf(t, res, "b"), []string{
+		"HTTPRoute.gateway.networking.k8s.io default/r1=Conflicted",
+		"HTTPRoute.gateway.networking.k8s.io default/r2=Conflicted",
+	})
+	msg := condition(t, res, "b", "Accepted").Message
+	if !strings.Contains(msg, "ObservabilityPolicy default/a") || !strings.Contains(msg, "rejected at all of them") {
+		t.Errorf("b's message: %s", msg)
+	}
+	want(t, "r1", effective(t, res, "ObservabilityPolicy", dR1), []string{`{"tracing":{"ratio":10,"strategy":"ratio"}}`})
+	want(t, "r2: b is out, c stands", effective(t, res, "ObservabilityPolicy", dR2), []string{`{"metrics":{"useServiceNames":true},"tracing":{"ratio":50,"strategy":"ratio"}}`})
+	want(t, "gr1", effective(t, res, "ObservabilityPolicy", dGR1), []string{`{"metrics":{"useServiceNames":true}}`})
+	for _, name := range []string{"a", "c", "d"} {
+		want(t, name, status(t, res, name, "Accepted"), "True/Accepted")
+		want(t, name+" Programmed", status(t, res, name, "Programmed"), "True/Programmed")
+	}
+
+	// An Incremental agrees after each policy is removed and put back.
+	docs := []string{c, docsTopo,
+		pol(v, "ObservabilityPolicy", "a", 0, `targetRefs: [`+r1Ref+`]
+tracing: {strategy: ratio, ratio: 10}`),
+		pol(v, "ObservabilityPolicy", "b", 1, `targetRefs: [`+r1Ref+`, `+r2Ref+`]
+tracing: {strategy: parent}`),
+		pol(v, "ObservabilityPolicy", "c", 2, `targetRefs: [`+r2Ref+`]
+tracing: {strategy: ratio, ratio: 50}`)}
+	objs, probs := manifest.Decode(strings.NewReader(strings.Join(docs, "\n---\n")), t.Name())
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	in := engine.NewIncremental(engine.Options{})
+	in.Compute(objs)
+	for i := len(objs) - 3; i < len(objs); i++ {
+		for _, step := range [][]engine.Object{slices.Delete(slices.Clone(objs), i, i+1), objs} {
+			got := in.Compute(step)
+			if g, w := dump(t, got), dump(t, engine.Compute(step, engine.Options{})); g != w {
+				t.Fatalf("without %s then back: %s", objs[i].Object.GetName(), firstDiff(g, w))
+			}
+		}
+	}
+	// Without a, b stands on both routes and c is Conflicted by it.
+	res = engine.Compute(slices.Delete(slices.Clone(objs), len(objs)-3, len(objs)-2), engine.Options{})
+	want(t, "without a: b", status(t, res, "b", "Accepted"), "True/Accepted")
+	want(t, "without a: c", status(t, res, "c", "Accepted"), "False/Conflicted")
 }
 
 // UpstreamSettingsPolicy targets Services written with group "" or "core";

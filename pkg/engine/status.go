@@ -128,7 +128,15 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 		// computation's tallies, which an update may change.
 		an := ps.ancestors[i]
 		anc := Ancestor{Ref: an.ref}
-		if w := c.levelWinner(an.att); w != nil {
+		if w := ps.rejectedBy; w != nil && an.att != nil {
+			// Rejected at one target, so at all (conflict scope policy).
+			where := "on the same target " + w.ref.At.Short()
+			if an.att != ps.rejectedAt {
+				where = "on " + w.ref.At.Short() + ", another of its targets"
+			}
+			an.reason, an.msg = ReasonConflicted, fmt.Sprintf("Conflicts with the established %s %s %s (%s): a policy rejected at one of its targets is rejected at all of them",
+				w.pol.p.Ref.Kind, shortName(w.pol.p.Ref), where, whyEstablished(w.pol.p, ps.p))
+		} else if w := c.levelWinner(an.att); w != nil {
 			// Oldest wins at its level: Conflicted there whether or not an
 			// effective target is below it yet (Envoy Gateway says so of a
 			// second policy on a Gateway without routes).

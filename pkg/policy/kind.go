@@ -128,6 +128,14 @@ type Kind struct {
 	// merge-disjoint rules it wins; under GEP-713's it wins in overrides
 	// and loses in defaults, as an older policy does.
 	WeightAnnotation string
+	// ConflictScopePolicy: a policy that the same-level rule (oldest-wins,
+	// merge-disjoint) rejects at one of its targets is rejected at all of
+	// them: it applies nowhere and is Conflicted on every ancestor. Being
+	// rejected, it beats no one: policies are checked in the established
+	// order against the older ones still in place (NGINX Gateway Fabric's
+	// markConflictedPolicies). By default a policy is rejected only where
+	// it conflicts.
+	ConflictScopePolicy bool
 	// Implementation names the project whose profile gave settings, if any.
 	Implementation string
 	// Schema is the CRD's openAPIV3Schema of spec, when known; schema-aware
@@ -150,6 +158,13 @@ func (k *Kind) InHierarchy(gk topology.GroupKind) bool { return slices.Contains(
 // IsEffectiveTarget reports whether objects of kind gk get effective policies.
 func (k *Kind) IsEffectiveTarget(gk topology.GroupKind) bool {
 	return slices.Contains(k.EffectiveTargetKinds, gk)
+}
+
+// RejectsAtOneLevel reports whether the kind's same-level rule rejects
+// policies at one level (rather than letting them all take part).
+func (k *Kind) RejectsAtOneLevel() bool {
+	return k.Composition != CompositionAdditive && (k.SameLevel == SameLevelOldestWins || k.SameLevel == SameLevelMergeDisjoint ||
+		(k.SameLevel == SameLevelGEP && k.Supports(merge.None)))
 }
 
 // Supports reports whether the kind supports strategy s.
@@ -181,6 +196,7 @@ type Spec struct {
 	RejectSharedPort      bool
 	OverriddenByPresence  bool
 	WeightAnnotation      string
+	ConflictScopePolicy   bool
 }
 
 // NewKind builds and validates a kind from a Go descriptor, applying defaults.
@@ -230,6 +246,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingSharedPortListeners, s.RejectSharedPort, func() { k.RejectSharedPort = s.RejectSharedPort })
 	set(SettingOverriddenBy, s.OverriddenByPresence, func() { k.OverriddenByPresence = s.OverriddenByPresence })
 	set(SettingWeightAnnotation, s.WeightAnnotation != "", func() { k.WeightAnnotation = s.WeightAnnotation })
+	set(SettingConflictScope, s.ConflictScopePolicy, func() { k.ConflictScopePolicy = s.ConflictScopePolicy })
 	if s.Custom != nil && k.Custom == nil {
 		k.Custom = s.Custom
 	}
@@ -331,6 +348,9 @@ func (k *Kind) complete() error {
 			k.Strategies = []merge.Strategy{merge.AtomicDefaults, merge.PatchDefaults, merge.AtomicOverrides, merge.PatchOverrides}
 		}
 	}
+	if k.ConflictScopePolicy && !k.RejectsAtOneLevel() {
+		return settingErrorf(SettingConflictScope, "conflict scope policy needs a same-level rule that rejects policies (oldest-wins, merge-disjoint, or strategy none), not %s", k.SameLevel)
+	}
 	seen := map[topology.GroupKind]bool{}
 	for _, gk := range k.Hierarchy {
 		if seen[gk] {
@@ -403,6 +423,7 @@ var annotationOf = map[string]string{
 	SettingSharedPortListeners:   AnnotationSharedPortListeners,
 	SettingOverriddenBy:          AnnotationOverriddenBy,
 	SettingWeightAnnotation:      AnnotationWeightAnnotation,
+	SettingConflictScope:         AnnotationConflictScope,
 }
 
 // allSettings lists every setting, in the order they are shown.
@@ -411,6 +432,7 @@ var allSettings = []string{
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingUntargetedScope, SettingSharedPortListeners, SettingOverriddenBy, SettingWeightAnnotation,
+	SettingConflictScope,
 }
 
 // Settings lists the names of every setting of a kind, the keys of
@@ -544,6 +566,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationSharedPortListeners, SettingSharedPortListeners, func(v string) (err error) { k.RejectSharedPort, err = parseSharedPort(v); return }},
 		{AnnotationOverriddenBy, SettingOverriddenBy, func(v string) (err error) { k.OverriddenByPresence, err = parseOverriddenBy(v); return }},
 		{AnnotationWeightAnnotation, SettingWeightAnnotation, func(v string) error { k.WeightAnnotation = strings.TrimSpace(v); return nil }},
+		{AnnotationConflictScope, SettingConflictScope, func(v string) (err error) { k.ConflictScopePolicy, err = parseConflictScope(v); return }},
 	} {
 		v, ok := ann[w.key]
 		if !ok {

@@ -323,6 +323,20 @@ func TestKindFromCRDWeightAnnotation(t *testing.T) {
 	}
 }
 
+func TestKindFromCRDConflictScope(t *testing.T) {
+	for ann, want := range map[string]bool{"policy": true, "target": false} {
+		k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationSameLevel: "merge-disjoint", AnnotationConflictScope: ann}), nil)
+		if k.ConflictScopePolicy != want || k.Origins[SettingConflictScope] != FromAnnotation {
+			t.Errorf("%s: ConflictScopePolicy %v (origin %q)", ann, k.ConflictScopePolicy, k.Origins[SettingConflictScope])
+		}
+	}
+	// Strategy none rejects at one level too.
+	k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationMergeStrategies: "none", AnnotationConflictScope: "policy"}), nil)
+	if !k.ConflictScopePolicy {
+		t.Error("strategy none with conflict scope policy not read")
+	}
+}
+
 func TestKindFromCRDDuplicateStrategiesCollapse(t *testing.T) {
 	k := mustKindFromCRD(t, newCRD(policyLabel("Inherited"), map[string]string{
 		AnnotationMergeStrategies: "atomic-overrides,atomic-overrides",
@@ -363,6 +377,9 @@ func TestKindFromCRDInvalidAnnotations(t *testing.T) {
 		{"effective kind without kind name", "Inherited", map[string]string{AnnotationEffectiveTargetKinds: ".x"}, nil, annField(AnnotationEffectiveTargetKinds), "no kind name"},
 		{"hierarchy kind without kind name", "Inherited", map[string]string{AnnotationHierarchy: "Gateway.gateway.networking.k8s.io,.g"}, nil, annField(AnnotationHierarchy), "no kind name"},
 		{"weight annotation not a name", "Inherited", map[string]string{AnnotationWeightAnnotation: "has space"}, nil, annField(AnnotationWeightAnnotation), `"has space" is not an annotation name`},
+		{"conflict scope word", "Inherited", map[string]string{AnnotationSameLevel: "oldest-wins", AnnotationConflictScope: "global"}, nil, annField(AnnotationConflictScope), `"global"`},
+		{"conflict scope without a rejecting rule", "Inherited", map[string]string{AnnotationConflictScope: "policy"}, nil, annField(AnnotationConflictScope), "needs a same-level rule that rejects"},
+		{"conflict scope of an additive kind", "Direct", map[string]string{AnnotationSameLevel: "merge-disjoint", AnnotationComposition: "additive", AnnotationConflictScope: "policy"}, nil, annField(AnnotationConflictScope), "needs a same-level rule that rejects"},
 		{"weight annotation bad prefix", "Inherited", map[string]string{AnnotationWeightAnnotation: "-bad-/weight"}, nil, annField(AnnotationWeightAnnotation), "is not an annotation name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

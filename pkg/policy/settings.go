@@ -140,6 +140,10 @@ const (
 	// counts as established before a lower one, whatever their ages
 	// (kgateway's kgateway.dev/policy-weight).
 	AnnotationWeightAnnotation = "attache.dev/weight-annotation"
+	// AnnotationConflictScope ("target", the default, or "policy") says
+	// where a policy the same-level rule rejects is rejected: at that
+	// target only, or at all its targets (NGINX Gateway Fabric).
+	AnnotationConflictScope = "attache.dev/conflict-scope"
 )
 
 // Setting names, the keys of Kind.Origins.
@@ -164,7 +168,13 @@ const (
 	SettingSharedPortListeners   = "sharedPortListeners"
 	SettingOverriddenBy          = "overriddenBy"
 	SettingWeightAnnotation      = "weightAnnotation"
+	SettingConflictScope         = "conflictScope"
 )
+
+// parseConflictScope reads "policy" (true) or "target" (false).
+func parseConflictScope(v string) (bool, error) {
+	return parseChoice(v, "policy", "target", "conflict scope")
+}
 
 // parseOverriddenBy reads "presence" (true) or "fields" (false).
 func parseOverriddenBy(v string) (bool, error) {

@@ -88,6 +88,8 @@ var builtin = func() []policy.Profile {
 		return entry(NGF, "gateway.nginx.org", kind, "inherited", policy.Spec{
 			Class: policy.Inherited, Hierarchy: h, TargetKinds: h, EffectiveTargetKinds: ngfRoutes,
 			Strategies: []merge.Strategy{merge.PatchDefaults}, SameLevel: policy.SameLevelMergeDisjoint,
+			// A policy Conflicted at one target applies at none.
+			ConflictScopePolicy: true,
 		})
 	}
 	kuadrant := func(kind string, routes []topology.GroupKind, named []string) policy.Profile {
@@ -147,14 +149,14 @@ var builtin = func() []policy.Profile {
 		// Gateway's, and several policies on one target all add theirs.
 		func() policy.Profile {
 			p := ngfInherited("RateLimitPolicy")
-			p.Spec.Composition, p.Spec.SameLevel = policy.CompositionAdditive, ""
+			p.Spec.Composition, p.Spec.SameLevel, p.Spec.ConflictScopePolicy = policy.CompositionAdditive, "", false
 			return p
 		}(),
 		entry(NGF, "gateway.nginx.org", "ObservabilityPolicy", "direct", policy.Spec{
-			Class: policy.Direct, TargetKinds: ngfRoutes, SameLevel: policy.SameLevelMergeDisjoint,
+			Class: policy.Direct, TargetKinds: ngfRoutes, SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true,
 		}),
 		entry(NGF, "gateway.nginx.org", "UpstreamSettingsPolicy", "direct", policy.Spec{
-			Class: policy.Direct, TargetKinds: kinds(service), SameLevel: policy.SameLevelMergeDisjoint,
+			Class: policy.Direct, TargetKinds: kinds(service), SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true,
 			// NGF names the Gateway without the route's sectionName.
 			Ancestor: policy.AncestorGatewayObject,
 		}),
