@@ -92,6 +92,9 @@ type policyKindItem struct {
 	// ConflictScope is "policy" when a policy rejected at one target is
 	// rejected at all of them; absent: at that target only ("target").
 	ConflictScope string `json:"conflictScope,omitempty"`
+	// RouteOverlap is "reject" when a policy on a route sharing a location
+	// with a route it does not target is rejected; absent: allowed.
+	RouteOverlap string `json:"routeOverlap,omitempty"`
 	// Profile names the implementation whose built-in profile gave
 	// settings, if any.
 	Profile string            `json:"profile,omitempty"`
@@ -220,6 +223,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.ConflictScopePolicy {
 		parts = append(parts, origin(policy.SettingConflictScope, "conflict-scope=policy"))
 	}
+	if k.RejectRouteOverlap {
+		parts = append(parts, origin(policy.SettingRouteOverlap, "route-overlap=reject"))
+	}
 	if len(parts) == 0 {
 		return "-"
 	}
@@ -279,6 +285,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	}
 	if k.ConflictScopePolicy {
 		it.ConflictScope = "policy"
+	}
+	if k.RejectRouteOverlap {
+		it.RouteOverlap = "reject"
 	}
 	if len(it.EffectiveSectionKinds) == 0 {
 		it.EffectiveSectionKinds = nil

@@ -105,6 +105,9 @@ type computation struct {
 	// listenerPorts are the listeners' ports, for kinds that reject
 	// shared ports (only when a kind does).
 	listenerPorts map[topology.Ref]listenerPort
+	// locations are the routes' locations, for kinds that reject route
+	// overlaps (only when a kind does).
+	locations *routeLocations
 	schemas       map[*policy.Kind][2]*merge.Schema // see kindSchemas
 	status        map[*pstate]*PolicyStatus
 	sortedKinds   []*policy.Kind
@@ -156,6 +159,11 @@ func newComputation(opts Options, objs []Object) *computation {
 		c.problems = append(c.problems, diag.Problem{Object: cy.Child, Message: cy.Error()})
 	}
 	c.graph = g
+	for _, k := range c.kinds {
+		if k.RejectRouteOverlap && c.locations == nil {
+			c.locations = c.readRouteLocations(topoObjs)
+		}
+	}
 	for _, ps := range c.policies {
 		c.resolve(ps)
 	}
@@ -422,6 +430,16 @@ func (c *computation) resolve(ps *pstate) {
 		if p.Untargeted != nil {
 			c.resolveUntargeted(ps)
 			return
+		}
+		if p.Kind.RejectRouteOverlap {
+			if msg := c.routeOverlap(p); msg != "" {
+				// The whole policy is rejected (NGF marks it invalid),
+				// at every target.
+				for _, t := range p.Targets {
+					ps.ancestors = append(ps.ancestors, ancestorState{ref: targetRef(t), reason: ReasonTargetConflict, msg: msg})
+				}
+				return
+			}
 		}
 		if p.UnmodelledTargeting != "" {
 			ps.noTarget = append(ps.noTarget, fmt.Sprintf("%s: selects its targets in a way attache does not model (workloads, not Gateway API objects); its effect is not computed", p.UnmodelledTargeting))

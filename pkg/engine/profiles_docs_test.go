@@ -129,6 +129,12 @@ const r1Ref = `{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}`
 
 // ---------------------------------------------------------------- NGF
 
+// ngfTopo is docsTopo with a hostname on GRPCRoute gr1: without one, NGF
+// keys gr1 and r1 by the same location (g1, any host, port 80, "/"), and
+// rejects a policy on one of them alone (TargetConflict, see
+// TestDocsNGFRouteOverlapTargetConflict).
+var ngfTopo = strings.Replace(docsTopo, "metadata: {name: gr1, namespace: default}\nspec:\n", "metadata: {name: gr1, namespace: default}\nspec:\n  hostnames: [grpc.example]\n", 1)
+
 const ngfV1 = "gateway.nginx.org/v1alpha1"
 
 // ObservabilityPolicy targets routes only; of two policies on one route
@@ -141,7 +147,7 @@ const ngfV1 = "gateway.nginx.org/v1alpha1"
 func TestDocsNGFObservabilityPolicyTracingConflicts(t *testing.T) {
 	c := labelledCRD("gateway.nginx.org", "ObservabilityPolicy", "observabilitypolicies", "direct")
 	const v = "gateway.nginx.org/v1alpha2"
-	res := compute(t, engine.Options{}, c, docsTopo,
+	res := compute(t, engine.Options{}, c, ngfTopo,
 		pol(v, "ObservabilityPolicy", "older", 0, `targetRefs: [`+r1Ref+`]
 tracing: {strategy: ratio, ratio: 10}`),
 		pol(v, "ObservabilityPolicy", "newer", 1, `targetRefs: [`+r1Ref+`]
@@ -169,7 +175,7 @@ func TestDocsNGFConflictRejectsPolicyEverywhere(t *testing.T) {
 	grRef := `{group: gateway.networking.k8s.io, kind: GRPCRoute, name: gr1}`
 	dR2 := topology.Ref{Group: topology.GatewayGroup, Kind: "HTTPRoute", Namespace: "default", Name: "r2"}
 	dGR1 := topology.Ref{Group: topology.GatewayGroup, Kind: "GRPCRoute", Namespace: "default", Name: "gr1"}
-	res := compute(t, engine.Options{}, c, docsTopo,
+	res := compute(t, engine.Options{}, c, ngfTopo,
 		// a on r1; b on r1 and r2 conflicts with a on r1; c on r2 would
 		// conflict with b, which is out; d on r2 and gr1 sets another
 		// field than c and merges with it on r2.
@@ -199,7 +205,7 @@ metrics: {useServiceNames: true}`))
 	}
 
 	// An Incremental agrees after each policy is removed and put back.
-	docs := []string{c, docsTopo,
+	docs := []string{c, ngfTopo,
 		pol(v, "ObservabilityPolicy", "a", 0, `targetRefs: [`+r1Ref+`]
 tracing: {strategy: ratio, ratio: 10}`),
 		pol(v, "ObservabilityPolicy", "b", 1, `targetRefs: [`+r1Ref+`, `+r2Ref+`]
@@ -226,6 +232,110 @@ tracing: {strategy: ratio, ratio: 50}`)}
 	want(t, "without a: c", status(t, res, "c", "Accepted"), "False/Conflicted")
 }
 
+// A policy on a route is rejected whole (TargetConflict) when another
+// route it does not target shares namespace/gateway:hostname:port/path
+// with it: both would be one NGINX location. Routes are keyed by the
+// hostnames their listeners accept (the listener's, or "*", for a route
+// without hostnames), the listener's port and each match's path (a rule
+// without matches: "/"; a GRPCRoute match "/{service}/{method}").
+// Source: NGF e55bfe339 internal/controller/state/graph/policies.go
+// (checkTargetRoutesForOverlap, checkForRouteOverlap,
+// buildGatewayHostPortPaths), route_common.go (findAcceptedHostnames,
+// GetMoreSpecificHostname), grpcroute.go (ConvertGRPCMatches).
+func TestDocsNGFRouteOverlapTargetConflict(t *testing.T) {
+	c := labelledCRD("gateway.nginx.org", "ClientSettingsPolicy", "clientsettingspolicies", "inherited")
+	grRef := `{group: gateway.networking.k8s.io, kind: GRPCRoute, name: gr1}`
+	onR1 := pol(ngfV1, "ClientSettingsPolicy", "on-r1", 0, `targetRef: `+r1Ref+`
+body: {maxSize: 10m}`)
+	// docsTopo: gr1 has no hostname and no matches, so it takes
+	// default/g1:*:80/ as r1 does.
+	res := compute(t, engine.Options{}, c, docsTopo, onR1)
+	want(t, "on r1 alone", status(t, res, "on-r1", "Accepted"), "False/TargetConflict")
+	msg := condition(t, res, "on-r1", "Accepted").Message
+	if !strings.Contains(msg, "GRPCRoute default/gr1") || !strings.Contains(msg, "default/g1:*:80/") || strings.Count(msg, "Policy cannot") != 1 {
+		t.Errorf("message: %s", msg)
+	}
+	want(t, "r1 gets nothing", effective(t, res, "ClientSettingsPolicy", dR1), []string(nil))
+
+	// A policy on the Gateway is not about routes: accepted.
+	res = compute(t, engine.Options{}, c, docsTopo, pol(ngfV1, "ClientSettingsPolicy", "on-gw", 0, `targetRef: `+gwRef+`
+body: {maxSize: 10m}`))
+	want(t, "on the Gateway", status(t, res, "on-gw", "Accepted"), "True/Accepted")
+
+	// gr1 with a hostname of its own: the keys differ (NGF compares
+	// hostnames as written).
+	res = compute(t, engine.Options{}, c, ngfTopo, onR1)
+	want(t, "gr1 with a hostname", status(t, res, "on-r1", "Accepted"), "True/Accepted")
+
+	// gr1 with a method match: /svc/Get, not /.
+	withMethod := strings.Replace(docsTopo, "rules: [{name: only, backendRefs: [{name: s2, port: 80}]}]\n---\napiVersion: v1",
+		"rules: [{name: only, matches: [{method: {service: svc, method: Get}}], backendRefs: [{name: s2, port: 80}]}]\n---\napiVersion: v1", 1)
+	if withMethod == docsTopo {
+		t.Fatal("the topology changed: gr1's rule not found")
+	}
+	res = compute(t, engine.Options{}, c, withMethod, onR1)
+	want(t, "gr1 with a method match", status(t, res, "on-r1", "Accepted"), "True/Accepted")
+
+	// A policy targeting both overlapping routes is accepted. The Service
+	// s1 is not a route: it does not count.
+	ogV := "gateway.nginx.org/v1alpha2"
+	oc := labelledCRD("gateway.nginx.org", "ObservabilityPolicy", "observabilitypolicies", "direct")
+	res = compute(t, engine.Options{}, oc, docsTopo, pol(ogV, "ObservabilityPolicy", "both", 0, `targetRefs: [`+r1Ref+`, `+grRef+`]
+tracing: {strategy: parent}`))
+	want(t, "both routes", status(t, res, "both", "Accepted"), "True/Accepted")
+	res = compute(t, engine.Options{}, oc, docsTopo, pol(ogV, "ObservabilityPolicy", "gr-only", 0, `targetRefs: [`+grRef+`]
+tracing: {strategy: parent}`))
+	want(t, "gr1 alone", status(t, res, "gr-only", "Accepted"), "False/TargetConflict")
+
+	// A listener hostname: a route without hostnames takes it, and so does
+	// a route with a matching wildcard... and the more specific of them is
+	// the key (so a route on "*.example.com" and one on "a.example.com" on
+	// a listener "a.example.com" share a.example.com).
+	hosted := `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: h, namespace: default}
+spec:
+  gatewayClassName: c
+  listeners: [{name: web, protocol: HTTP, port: 8080, hostname: a.example.com}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: wild, namespace: default}
+spec:
+  parentRefs: [{name: h}]
+  hostnames: ["*.example.com"]
+  rules: [{matches: [{path: {type: PathPrefix, value: /api}}], backendRefs: [{name: s1, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: plain, namespace: default}
+spec:
+  parentRefs: [{name: h}]
+  rules: [{matches: [{path: {type: Exact, value: /api}}], backendRefs: [{name: s1, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: other-path, namespace: default}
+spec:
+  parentRefs: [{name: h}]
+  rules: [{matches: [{path: {type: PathPrefix, value: /web}}], backendRefs: [{name: s1, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s1, namespace: default}
+spec: {ports: [{name: http, port: 80}]}
+`
+	res = compute(t, engine.Options{}, c, hosted, pol(ngfV1, "ClientSettingsPolicy", "on-wild", 0, `targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: wild}
+body: {maxSize: 10m}`), pol(ngfV1, "ClientSettingsPolicy", "on-other", 1, `targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: other-path}
+body: {maxSize: 10m}`))
+	want(t, "wild shares a.example.com:8080/api with plain", status(t, res, "on-wild", "Accepted"), "False/TargetConflict")
+	if msg := condition(t, res, "on-wild", "Accepted").Message; !strings.Contains(msg, "default/h:a.example.com:8080/api") || !strings.Contains(msg, "HTTPRoute default/plain") {
+		t.Errorf("message: %s", msg)
+	}
+	want(t, "other path", status(t, res, "on-other", "Accepted"), "True/Accepted")
+}
+
 // UpstreamSettingsPolicy targets Services written with group "" or "core";
 // policies on one Service that set disjoint fields merge; of two setting
 // zoneSize the newer is Conflicted; the ancestors are the Gateways whose
@@ -238,7 +348,7 @@ tracing: {strategy: ratio, ratio: 50}`)}
 // traffic-management/upstream-settings.
 func TestDocsNGFUpstreamSettingsPolicy(t *testing.T) {
 	c := labelledCRD("gateway.nginx.org", "UpstreamSettingsPolicy", "upstreamsettingspolicies", "direct")
-	res := compute(t, engine.Options{}, c, docsTopo,
+	res := compute(t, engine.Options{}, c, ngfTopo,
 		pol(ngfV1, "UpstreamSettingsPolicy", "zone", 0, `targetRefs: [{group: "", kind: Service, name: s1}]
 zoneSize: 512k`),
 		pol(ngfV1, "UpstreamSettingsPolicy", "keepalive", 1, `targetRefs: [{group: core, kind: Service, name: s1}]
@@ -268,7 +378,7 @@ zoneSize: 1m`))
 // internal/controller/nginx/config/policies/proxysettings/validator.go.
 func TestDocsNGFProxySettingsRouteTakesPrecedence(t *testing.T) {
 	c := labelledCRD("gateway.nginx.org", "ProxySettingsPolicy", "proxysettingspolicies", "inherited")
-	res := compute(t, engine.Options{}, c, docsTopo,
+	res := compute(t, engine.Options{}, c, ngfTopo,
 		pol(ngfV1, "ProxySettingsPolicy", "gw", 0, `targetRefs: [`+gwRef+`]
 buffering: {bufferSize: 4k}
 timeout: {read: 60s}`),
@@ -294,7 +404,7 @@ timeout: {read: 10s}`))
 // both set dryRun, logLevel or rejectCode is a gap (docs/profiles.md).
 func TestDocsNGFRateLimitRulesAccumulate(t *testing.T) {
 	c := labelledCRD("gateway.nginx.org", "RateLimitPolicy", "ratelimitpolicies", "inherited")
-	res := compute(t, engine.Options{}, c, docsTopo,
+	res := compute(t, engine.Options{}, c, ngfTopo,
 		pol(ngfV1, "RateLimitPolicy", "gw", 0, `targetRefs: [`+gwRef+`]
 rateLimit: {local: {rules: [{key: $binary_remote_addr, rate: 10r/s, zoneSize: 10m}]}}`),
 		pol(ngfV1, "RateLimitPolicy", "gw-2", 1, `targetRefs: [`+gwRef+`]
@@ -317,7 +427,7 @@ rateLimit: {local: {rules: [{key: $binary_remote_addr, rate: 1r/s, zoneSize: 10m
 // internal/controller/nginx/config/policies/snippetspolicy/validator.go.
 func TestDocsNGFSnippetsPolicyIsAdditive(t *testing.T) {
 	c := labelledCRD("gateway.nginx.org", "SnippetsPolicy", "snippetspolicies", "direct")
-	res := compute(t, engine.Options{}, c, docsTopo,
+	res := compute(t, engine.Options{}, c, ngfTopo,
 		pol(ngfV1, "SnippetsPolicy", "a", 0, `targetRefs: [`+gwRef+`]
 snippets: [{context: http, value: "a on;"}]`),
 		pol(ngfV1, "SnippetsPolicy", "b", 1, `targetRefs: [`+gwRef+`]

@@ -9,10 +9,12 @@ import (
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
-// listenerPort is a listener's port and whether it is plain HTTP.
+// listenerPort is a listener's port, whether it is plain HTTP, and its
+// hostname ("" for none).
 type listenerPort struct {
-	port int64
-	http bool
+	port     int64
+	http     bool
+	hostname string
 }
 
 // readListenerPorts reads the port and protocol of every listener of the
@@ -33,6 +35,7 @@ func readListenerPorts(objs []*unstructured.Unstructured) map[topology.Ref]liste
 			}
 			name, _ := m["name"].(string)
 			proto, _ := m["protocol"].(string)
+			host, _ := m["hostname"].(string)
 			var port int64
 			switch p := m["port"].(type) {
 			case int64:
@@ -44,7 +47,7 @@ func readListenerPorts(objs []*unstructured.Unstructured) map[topology.Ref]liste
 				continue
 			}
 			ref := topology.Ref{Group: gk.Group, Kind: gk.Kind, Namespace: u.GetNamespace(), Name: u.GetName(), SectionName: name}
-			out[ref] = listenerPort{port: port, http: proto == "HTTP"}
+			out[ref] = listenerPort{port: port, http: proto == "HTTP", hostname: host}
 		}
 	}
 	return out

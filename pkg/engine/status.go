@@ -191,7 +191,8 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 		}
 		st.Conditions = []Condition{{Type: CondAccepted, Status: "True", Reason: ReasonAccepted, Message: msg}, *summary}
 	case firstBad != nil:
-		st.Conditions = []Condition{{Type: CondAccepted, Status: "False", Reason: firstBad.reason, Message: strings.Join(notAccepted, "; ")}}
+		// One reason for the whole policy (TargetConflict) is said once.
+		st.Conditions = []Condition{{Type: CondAccepted, Status: "False", Reason: firstBad.reason, Message: strings.Join(slices.Compact(notAccepted), "; ")}}
 	default:
 		msg := "Policy has no target"
 		if len(ps.noTarget) > 0 {

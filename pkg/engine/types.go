@@ -72,10 +72,14 @@ const (
 	CondAccepted   = "Accepted"
 	CondProgrammed = "Programmed"
 
-	ReasonAccepted            = "Accepted"
-	ReasonConflicted          = "Conflicted"
-	ReasonInvalid             = "Invalid"
-	ReasonTargetNotFound      = "TargetNotFound"
+	ReasonAccepted       = "Accepted"
+	ReasonConflicted     = "Conflicted"
+	ReasonInvalid        = "Invalid"
+	ReasonTargetNotFound = "TargetNotFound"
+	// ReasonTargetConflict: the policy cannot be applied to a target it
+	// shares with objects it does not target (kinds that reject route
+	// overlaps; NGINX Gateway Fabric's reason).
+	ReasonTargetConflict      = "TargetConflict"
 	ReasonProgrammed          = "Programmed"
 	ReasonPartiallyProgrammed = "PartiallyProgrammed"
 	ReasonReconciling         = "Reconciling"

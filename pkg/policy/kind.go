@@ -136,6 +136,12 @@ type Kind struct {
 	// markConflictedPolicies). By default a policy is rejected only where
 	// it conflicts.
 	ConflictScopePolicy bool
+	// RejectRouteOverlap: a policy targeting a route is rejected whole
+	// (TargetConflict) when another route it does not target shares a
+	// Gateway, hostname, port and path with one it targets (NGINX Gateway
+	// Fabric's checkTargetRoutesForOverlap: both routes end up in one
+	// NGINX location, which cannot carry the policy for one of them).
+	RejectRouteOverlap bool
 	// Implementation names the project whose profile gave settings, if any.
 	Implementation string
 	// Schema is the CRD's openAPIV3Schema of spec, when known; schema-aware
@@ -197,6 +203,7 @@ type Spec struct {
 	OverriddenByPresence  bool
 	WeightAnnotation      string
 	ConflictScopePolicy   bool
+	RejectRouteOverlap    bool
 }
 
 // NewKind builds and validates a kind from a Go descriptor, applying defaults.
@@ -247,6 +254,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingOverriddenBy, s.OverriddenByPresence, func() { k.OverriddenByPresence = s.OverriddenByPresence })
 	set(SettingWeightAnnotation, s.WeightAnnotation != "", func() { k.WeightAnnotation = s.WeightAnnotation })
 	set(SettingConflictScope, s.ConflictScopePolicy, func() { k.ConflictScopePolicy = s.ConflictScopePolicy })
+	set(SettingRouteOverlap, s.RejectRouteOverlap, func() { k.RejectRouteOverlap = s.RejectRouteOverlap })
 	if s.Custom != nil && k.Custom == nil {
 		k.Custom = s.Custom
 	}
@@ -424,6 +432,7 @@ var annotationOf = map[string]string{
 	SettingOverriddenBy:          AnnotationOverriddenBy,
 	SettingWeightAnnotation:      AnnotationWeightAnnotation,
 	SettingConflictScope:         AnnotationConflictScope,
+	SettingRouteOverlap:          AnnotationRouteOverlap,
 }
 
 // allSettings lists every setting, in the order they are shown.
@@ -432,7 +441,7 @@ var allSettings = []string{
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingUntargetedScope, SettingSharedPortListeners, SettingOverriddenBy, SettingWeightAnnotation,
-	SettingConflictScope,
+	SettingConflictScope, SettingRouteOverlap,
 }
 
 // Settings lists the names of every setting of a kind, the keys of
@@ -567,6 +576,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationOverriddenBy, SettingOverriddenBy, func(v string) (err error) { k.OverriddenByPresence, err = parseOverriddenBy(v); return }},
 		{AnnotationWeightAnnotation, SettingWeightAnnotation, func(v string) error { k.WeightAnnotation = strings.TrimSpace(v); return nil }},
 		{AnnotationConflictScope, SettingConflictScope, func(v string) (err error) { k.ConflictScopePolicy, err = parseConflictScope(v); return }},
+		{AnnotationRouteOverlap, SettingRouteOverlap, func(v string) (err error) { k.RejectRouteOverlap, err = parseChoice(v, "reject", "allow", "route-overlap rule"); return }},
 	} {
 		v, ok := ann[w.key]
 		if !ok {

@@ -330,6 +330,12 @@ func TestKindFromCRDConflictScope(t *testing.T) {
 			t.Errorf("%s: ConflictScopePolicy %v (origin %q)", ann, k.ConflictScopePolicy, k.Origins[SettingConflictScope])
 		}
 	}
+	for ann, want := range map[string]bool{"reject": true, "allow": false} {
+		k := mustKindFromCRD(t, newCRD(policyLabel("Inherited"), map[string]string{AnnotationRouteOverlap: ann}), nil)
+		if k.RejectRouteOverlap != want || k.Origins[SettingRouteOverlap] != FromAnnotation {
+			t.Errorf("route-overlap %s: RejectRouteOverlap %v (origin %q)", ann, k.RejectRouteOverlap, k.Origins[SettingRouteOverlap])
+		}
+	}
 	// Strategy none rejects at one level too.
 	k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationMergeStrategies: "none", AnnotationConflictScope: "policy"}), nil)
 	if !k.ConflictScopePolicy {
@@ -380,6 +386,7 @@ func TestKindFromCRDInvalidAnnotations(t *testing.T) {
 		{"conflict scope word", "Inherited", map[string]string{AnnotationSameLevel: "oldest-wins", AnnotationConflictScope: "global"}, nil, annField(AnnotationConflictScope), `"global"`},
 		{"conflict scope without a rejecting rule", "Inherited", map[string]string{AnnotationConflictScope: "policy"}, nil, annField(AnnotationConflictScope), "needs a same-level rule that rejects"},
 		{"conflict scope of an additive kind", "Direct", map[string]string{AnnotationSameLevel: "merge-disjoint", AnnotationComposition: "additive", AnnotationConflictScope: "policy"}, nil, annField(AnnotationConflictScope), "needs a same-level rule that rejects"},
+		{"route overlap word", "Inherited", map[string]string{AnnotationRouteOverlap: "deny"}, nil, annField(AnnotationRouteOverlap), `"deny"`},
 		{"weight annotation bad prefix", "Inherited", map[string]string{AnnotationWeightAnnotation: "-bad-/weight"}, nil, annField(AnnotationWeightAnnotation), "is not an annotation name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -144,6 +144,11 @@ const (
 	// where a policy the same-level rule rejects is rejected: at that
 	// target only, or at all its targets (NGINX Gateway Fabric).
 	AnnotationConflictScope = "attache.dev/conflict-scope"
+	// AnnotationRouteOverlap ("reject", or "allow", the default) says
+	// whether a policy targeting a route is rejected (TargetConflict) when
+	// a route it does not target shares a Gateway, hostname, port and path
+	// with one it targets (NGINX Gateway Fabric).
+	AnnotationRouteOverlap = "attache.dev/route-overlap"
 )
 
 // Setting names, the keys of Kind.Origins.
@@ -169,6 +174,7 @@ const (
 	SettingOverriddenBy          = "overriddenBy"
 	SettingWeightAnnotation      = "weightAnnotation"
 	SettingConflictScope         = "conflictScope"
+	SettingRouteOverlap          = "routeOverlap"
 )
 
 // parseConflictScope reads "policy" (true) or "target" (false).

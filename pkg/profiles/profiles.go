@@ -90,6 +90,8 @@ var builtin = func() []policy.Profile {
 			Strategies: []merge.Strategy{merge.PatchDefaults}, SameLevel: policy.SameLevelMergeDisjoint,
 			// A policy Conflicted at one target applies at none.
 			ConflictScopePolicy: true,
+			// Nor can it take a route sharing a location with another.
+			RejectRouteOverlap: true,
 		})
 	}
 	kuadrant := func(kind string, routes []topology.GroupKind, named []string) policy.Profile {
@@ -154,6 +156,7 @@ var builtin = func() []policy.Profile {
 		}(),
 		entry(NGF, "gateway.nginx.org", "ObservabilityPolicy", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: ngfRoutes, SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true,
+			RejectRouteOverlap: true,
 		}),
 		entry(NGF, "gateway.nginx.org", "UpstreamSettingsPolicy", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(service), SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true,
