@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/report"
 	"github.com/attache-dev/attache/pkg/topology"
 )
@@ -87,6 +88,19 @@ type reachContext struct {
 	Lost       []describedLoss `json:"lost,omitempty"`
 }
 
+// untargetedText says what a policy naming no targets applies to instead,
+// for kinds where that is not an error: Istio's workloads, or the route
+// rules whose ExtensionRef filters name it. "" otherwise.
+func untargetedText(p *policy.Policy) string {
+	switch {
+	case p.Untargeted != nil:
+		return p.Untargeted.Text(p.Ref.Namespace, p.Kind.Untargeted)
+	case p.Kind.FilterAttachment && len(p.Targets) == 0 && !p.Invalid():
+		return "the route rules whose ExtensionRef filters name it"
+	}
+	return ""
+}
+
 // policy describes ps.
 func (d *describer) policy(ps *engine.PolicyStatus) *policyDescription {
 	p := ps.Policy
@@ -100,9 +114,7 @@ func (d *describer) policy(ps *engine.PolicyStatus) *policyDescription {
 	if out.Conditions == nil {
 		out.Conditions = []engine.Condition{}
 	}
-	if p.Untargeted != nil {
-		out.Untargeted = p.Untargeted.Text(p.Ref.Namespace, p.Kind.Untargeted)
-	}
+	out.Untargeted = untargetedText(p)
 	if p.Kind.WeightAnnotation != "" {
 		w := p.Weight
 		out.Weight, out.WeightAnnotation = &w, p.Kind.WeightAnnotation

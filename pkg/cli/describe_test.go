@@ -586,3 +586,26 @@ spec:
 		t.Errorf("an invalid weight annotation name is not reported on the CRD's annotation: %s", errOut)
 	}
 }
+
+// TestFilterAttachedPolicyTargets: a kgateway TrafficPolicy with no
+// targetRefs, named by a rule's ExtensionRef filter, is accepted at that
+// rule; get and describe say what it applies to instead of its targets.
+func TestFilterAttachedPolicyTargets(t *testing.T) {
+	file := filepath.Join("testdata", "kgateway-extensionref.yaml")
+	out, errOut, err := run(t, "get", "policies", "-f", file)
+	if err != nil {
+		t.Fatalf("%v: %s", err, errOut)
+	}
+	if !strings.Contains(out, "(the route rules whose ExtensionRef filters name it)") || !strings.Contains(out, "Accepted   Programmed") {
+		t.Errorf("get policies:\n%s", out)
+	}
+	out, errOut, err = run(t, "describe", "trafficpolicy", "by-filter", "-n", "default", "-f", file)
+	if err != nil {
+		t.Fatalf("%v: %s", err, errOut)
+	}
+	for _, s := range []string{"Targets:      none declared: the route rules whose ExtensionRef filters name it", "HTTPRoute default/r1#rule-1\n    Accepted=True"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("describe lacks %q:\n%s", s, out)
+		}
+	}
+}

@@ -197,9 +197,7 @@ func newPolicyItem(ps *engine.PolicyStatus, lbls map[string]string) policyItem {
 	if c := findCondition(ps.Conditions, engine.CondProgrammed); c != nil {
 		it.Programmed = c.Reason
 	}
-	if p.Untargeted != nil {
-		it.Untargeted = p.Untargeted.Text(p.Ref.Namespace, p.Kind.Untargeted)
-	}
+	it.Untargeted = untargetedText(p)
 	for _, t := range p.Targets {
 		ti := targetItem{Group: t.Group, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name, SectionName: t.SectionName}
 		if topology.ClusterScoped(t.GroupKind()) {

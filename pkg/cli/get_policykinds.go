@@ -95,6 +95,9 @@ type policyKindItem struct {
 	// RouteOverlap is "reject" when a policy on a route sharing a location
 	// with a route it does not target is rejected; absent: allowed.
 	RouteOverlap string `json:"routeOverlap,omitempty"`
+	// FilterAttachment is "extension-ref" when a route rule's ExtensionRef
+	// filter naming a policy attaches it to the rule; absent: none.
+	FilterAttachment string `json:"filterAttachment,omitempty"`
 	// Profile names the implementation whose built-in profile gave
 	// settings, if any.
 	Profile string            `json:"profile,omitempty"`
@@ -226,6 +229,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.RejectRouteOverlap {
 		parts = append(parts, origin(policy.SettingRouteOverlap, "route-overlap=reject"))
 	}
+	if k.FilterAttachment {
+		parts = append(parts, origin(policy.SettingFilterAttachment, "filter-attachment=extension-ref"))
+	}
 	if len(parts) == 0 {
 		return "-"
 	}
@@ -288,6 +294,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	}
 	if k.RejectRouteOverlap {
 		it.RouteOverlap = "reject"
+	}
+	if k.FilterAttachment {
+		it.FilterAttachment = "extension-ref"
 	}
 	if len(it.EffectiveSectionKinds) == 0 {
 		it.EffectiveSectionKinds = nil

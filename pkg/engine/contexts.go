@@ -264,7 +264,13 @@ func (c *computation) computeKind(k *policy.Kind) {
 // then by namespace/name (project decision 2). A missing timestamp is the
 // zero time.
 func sortSameLevel(l []*attachment) {
-	sort.SliceStable(l, func(i, j int) bool { return establishedBefore(l[i].pol.p, l[j].pol.p) })
+	sort.SliceStable(l, func(i, j int) bool {
+		// Attachments by route filters first, in filter order.
+		if fi, fj := l[i].filter, l[j].filter; fi != fj {
+			return fi != 0 && (fj == 0 || fi < fj)
+		}
+		return establishedBefore(l[i].pol.p, l[j].pol.p)
+	})
 }
 
 // establishedBefore orders the policies of one level: the higher weight

@@ -33,6 +33,10 @@ type attachment struct {
 	ref    *Attachment
 	// dead is set when an update removed the policy: the id stays taken.
 	dead bool
+	// filter is, for an attachment made by a route rule's ExtensionRef
+	// filter (FilterAttachment), the filter's position plus one: such
+	// attachments rank first at their rule, in filter order. 0 otherwise.
+	filter int
 	// Tallies over the contexts it is part of (see kindDP.tally): counts,
 	// so that an update can take contexts back.
 	reach        Reach
@@ -108,10 +112,13 @@ type computation struct {
 	// locations are the routes' locations, for kinds that reject route
 	// overlaps (only when a kind does).
 	locations *routeLocations
-	schemas       map[*policy.Kind][2]*merge.Schema // see kindSchemas
-	status        map[*pstate]*PolicyStatus
-	sortedKinds   []*policy.Kind
-	dead          int // attachments of removed policies, still in atts
+	// filterRefs are the routes' ExtensionRef filters by the policy they
+	// name (only when a kind is attached by them).
+	filterRefs  map[topology.Ref][]filterRef
+	schemas     map[*policy.Kind][2]*merge.Schema // see kindSchemas
+	status      map[*pstate]*PolicyStatus
+	sortedKinds []*policy.Kind
+	dead        int // attachments of removed policies, still in atts
 	// undo is set during a WhatIf (see undoLog).
 	undo *undoLog
 }
@@ -162,6 +169,9 @@ func newComputation(opts Options, objs []Object) *computation {
 	for _, k := range c.kinds {
 		if k.RejectRouteOverlap && c.locations == nil {
 			c.locations = c.readRouteLocations(topoObjs)
+		}
+		if k.FilterAttachment && c.filterRefs == nil {
+			c.filterRefs = readFilterRefs(topoObjs)
 		}
 	}
 	for _, ps := range c.policies {
@@ -515,6 +525,9 @@ func (c *computation) resolve(ps *pstate) {
 				continue
 			}
 			c.attachChecked(ps, id, t)
+		}
+		if p.Kind.FilterAttachment {
+			c.attachByFilters(ps)
 		}
 	}
 }

@@ -765,6 +765,73 @@ timeouts: {request: 99s}`), w, "100")
 	}
 }
 
+// A TrafficPolicy named by a rule's ExtensionRef filter applies to that
+// rule, ahead of the policies targeting the rule and the route: its
+// top-level fields win there, theirs fill the rest. It needs no
+// targetRefs; one with neither targets nor a filter naming it applies
+// nowhere (TargetNotFound), and is not Invalid.
+// Source: kgateway.dev docs about/policies (attachment priority:
+// "ExtensionRef filter > route rule (sectionName) > whole HTTPRoute");
+// kgateway-dev/kgateway api/v1alpha1/kgateway/traffic_policy_types.go
+// (targetRefs optional); docs/merging design note ("rule-level extension
+// refs, rule-level attached policies, and route-level attached policies
+// together as the same hierarchy", extension refs first).
+func TestDocsKgatewayTrafficPolicyExtensionRefFilter(t *testing.T) {
+	c := labelledCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "Direct")
+	topo := strings.Replace(docsTopo, `  - name: first
+    backendRefs: [{name: s1, port: 80}]`, `  - name: first
+    filters:
+    - type: ExtensionRef
+      extensionRef: {group: gateway.kgateway.dev, kind: TrafficPolicy, name: by-filter}
+    backendRefs: [{name: s1, port: 80}]`, 1)
+	if topo == docsTopo {
+		t.Fatal("the topology changed: r1's rule first not found")
+	}
+	docs := []string{c, topo,
+		pol(kgwV, "TrafficPolicy", "rule-target", 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1, sectionName: first}]
+timeouts: {request: 10s}
+cors: {allowOrigins: [a.example]}`),
+		pol(kgwV, "TrafficPolicy", "route", 1, `targetRefs: [`+r1Ref+`]
+retry: {attempts: 2}
+timeouts: {request: 20s}`),
+		pol(kgwV, "TrafficPolicy", "by-filter", 2, `timeouts: {request: 3s}`),
+		pol(kgwV, "TrafficPolicy", "unused", 3, `timeouts: {request: 1s}`),
+	}
+	res := compute(t, engine.Options{}, docs...)
+	want(t, "rule first", effective(t, res, "TrafficPolicy", rule("r1", "first")),
+		[]string{`{"cors":{"allowOrigins":["a.example"]},"retry":{"attempts":2},"timeouts":{"request":"3s"}}`})
+	want(t, "rule second", effective(t, res, "TrafficPolicy", rule("r1", "second")),
+		[]string{`{"retry":{"attempts":2},"timeouts":{"request":"20s"}}`})
+	want(t, "by-filter", status(t, res, "by-filter", "Accepted"), "True/Accepted")
+	want(t, "by-filter Programmed", status(t, res, "by-filter", "Programmed"), "True/Programmed")
+	want(t, "by-filter ancestors", ancestorsOf(t, res, "by-filter"), []string{"HTTPRoute.gateway.networking.k8s.io default/r1#first=Accepted"})
+	want(t, "rule-target", status(t, res, "rule-target", "Programmed"), "True/PartiallyProgrammed")
+	want(t, "unused", status(t, res, "unused", "Accepted"), "False/TargetNotFound")
+	if msg := condition(t, res, "unused", "Accepted").Message; !strings.Contains(msg, "no route rule's ExtensionRef filter names it") {
+		t.Errorf("unused: %s", msg)
+	}
+
+	// An Incremental agrees when the filter's policy changes and goes.
+	objs, probs := manifest.Decode(strings.NewReader(strings.Join(docs, "\n---\n")), t.Name())
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	in := engine.NewIncremental(engine.Options{})
+	in.Compute(objs)
+	edited, _ := manifest.Decode(strings.NewReader(strings.Join(append(docs[:len(docs)-2:len(docs)-2],
+		pol(kgwV, "TrafficPolicy", "by-filter", 2, `cors: {allowOrigins: [z.example]}`)), "\n---\n")), t.Name())
+	for _, step := range [][]engine.Object{edited, objs[:len(objs)-2], objs} {
+		if g, w := dump(t, in.Compute(step)), dump(t, engine.Compute(step, engine.Options{})); g != w {
+			t.Fatalf("%s", firstDiff(g, w))
+		}
+	}
+
+	// Without profiles the kind knows no filters: no targets is Invalid.
+	res = compute(t, engine.Options{DisableProfiles: true}, labelledCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "Inherited"), topo,
+		pol(kgwV, "TrafficPolicy", "by-filter", 2, `timeouts: {request: 3s}`))
+	want(t, "no profile", status(t, res, "by-filter", "Accepted"), "False/Invalid")
+}
+
 // BackendConfigPolicy targets Services and kgateway Backends.
 // Source: kgateway-dev/kgateway api/v1alpha1/kgateway/
 // http_listener_policy_types.go @ 2e8910734ae6 and

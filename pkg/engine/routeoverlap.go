@@ -147,7 +147,9 @@ func acceptedHostnames(l string, route []string) []string {
 
 // hostMatch is NGF's match of a listener hostname with a route hostname.
 func hostMatch(l, r string) bool {
-	wild := func(a, b string) bool { return strings.HasPrefix(a, "*.") && strings.HasSuffix(b, strings.TrimPrefix(a, "*")) }
+	wild := func(a, b string) bool {
+		return strings.HasPrefix(a, "*.") && strings.HasSuffix(b, strings.TrimPrefix(a, "*"))
+	}
 	return l == "" || l == r || wild(l, r) || wild(r, l)
 }
 

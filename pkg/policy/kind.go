@@ -142,6 +142,13 @@ type Kind struct {
 	// Fabric's checkTargetRoutesForOverlap: both routes end up in one
 	// NGINX location, which cannot carry the policy for one of them).
 	RejectRouteOverlap bool
+	// FilterAttachment: a policy of the kind is also attached to a route
+	// rule by that rule's filter of type ExtensionRef naming it (same
+	// namespace as the route), ranking first at the rule, before the
+	// policies targeting the rule, in filter order; a policy naming no
+	// targets is then valid (Gloo Gateway's RouteOption, kgateway's
+	// TrafficPolicy).
+	FilterAttachment bool
 	// Implementation names the project whose profile gave settings, if any.
 	Implementation string
 	// Schema is the CRD's openAPIV3Schema of spec, when known; schema-aware
@@ -204,6 +211,7 @@ type Spec struct {
 	WeightAnnotation      string
 	ConflictScopePolicy   bool
 	RejectRouteOverlap    bool
+	FilterAttachment      bool
 }
 
 // NewKind builds and validates a kind from a Go descriptor, applying defaults.
@@ -255,6 +263,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingWeightAnnotation, s.WeightAnnotation != "", func() { k.WeightAnnotation = s.WeightAnnotation })
 	set(SettingConflictScope, s.ConflictScopePolicy, func() { k.ConflictScopePolicy = s.ConflictScopePolicy })
 	set(SettingRouteOverlap, s.RejectRouteOverlap, func() { k.RejectRouteOverlap = s.RejectRouteOverlap })
+	set(SettingFilterAttachment, s.FilterAttachment, func() { k.FilterAttachment = s.FilterAttachment })
 	if s.Custom != nil && k.Custom == nil {
 		k.Custom = s.Custom
 	}
@@ -356,6 +365,9 @@ func (k *Kind) complete() error {
 			k.Strategies = []merge.Strategy{merge.AtomicDefaults, merge.PatchDefaults, merge.AtomicOverrides, merge.PatchOverrides}
 		}
 	}
+	if k.FilterAttachment && !slices.Contains(k.EffectiveSectionKinds, topology.KindHTTPRoute) && !slices.Contains(k.EffectiveSectionKinds, topology.KindGRPCRoute) {
+		return settingErrorf(SettingFilterAttachment, "filter attachment attaches policies to route rules, which must then be effective targets: add HTTPRoute or GRPCRoute to the effective section kinds")
+	}
 	if k.ConflictScopePolicy && !k.RejectsAtOneLevel() {
 		return settingErrorf(SettingConflictScope, "conflict scope policy needs a same-level rule that rejects policies (oldest-wins, merge-disjoint, or strategy none), not %s", k.SameLevel)
 	}
@@ -433,6 +445,7 @@ var annotationOf = map[string]string{
 	SettingWeightAnnotation:      AnnotationWeightAnnotation,
 	SettingConflictScope:         AnnotationConflictScope,
 	SettingRouteOverlap:          AnnotationRouteOverlap,
+	SettingFilterAttachment:      AnnotationFilterAttachment,
 }
 
 // allSettings lists every setting, in the order they are shown.
@@ -441,7 +454,7 @@ var allSettings = []string{
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingUntargetedScope, SettingSharedPortListeners, SettingOverriddenBy, SettingWeightAnnotation,
-	SettingConflictScope, SettingRouteOverlap,
+	SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment,
 }
 
 // Settings lists the names of every setting of a kind, the keys of
@@ -576,7 +589,14 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationOverriddenBy, SettingOverriddenBy, func(v string) (err error) { k.OverriddenByPresence, err = parseOverriddenBy(v); return }},
 		{AnnotationWeightAnnotation, SettingWeightAnnotation, func(v string) error { k.WeightAnnotation = strings.TrimSpace(v); return nil }},
 		{AnnotationConflictScope, SettingConflictScope, func(v string) (err error) { k.ConflictScopePolicy, err = parseConflictScope(v); return }},
-		{AnnotationRouteOverlap, SettingRouteOverlap, func(v string) (err error) { k.RejectRouteOverlap, err = parseChoice(v, "reject", "allow", "route-overlap rule"); return }},
+		{AnnotationRouteOverlap, SettingRouteOverlap, func(v string) (err error) {
+			k.RejectRouteOverlap, err = parseChoice(v, "reject", "allow", "route-overlap rule")
+			return
+		}},
+		{AnnotationFilterAttachment, SettingFilterAttachment, func(v string) (err error) {
+			k.FilterAttachment, err = parseChoice(v, "extension-ref", "none", "filter attachment")
+			return
+		}},
 	} {
 		v, ok := ann[w.key]
 		if !ok {

@@ -386,6 +386,8 @@ func TestKindFromCRDInvalidAnnotations(t *testing.T) {
 		{"conflict scope word", "Inherited", map[string]string{AnnotationSameLevel: "oldest-wins", AnnotationConflictScope: "global"}, nil, annField(AnnotationConflictScope), `"global"`},
 		{"conflict scope without a rejecting rule", "Inherited", map[string]string{AnnotationConflictScope: "policy"}, nil, annField(AnnotationConflictScope), "needs a same-level rule that rejects"},
 		{"conflict scope of an additive kind", "Direct", map[string]string{AnnotationSameLevel: "merge-disjoint", AnnotationComposition: "additive", AnnotationConflictScope: "policy"}, nil, annField(AnnotationConflictScope), "needs a same-level rule that rejects"},
+		{"filter attachment word", "Inherited", map[string]string{AnnotationFilterAttachment: "yes"}, nil, annField(AnnotationFilterAttachment), `"yes"`},
+		{"filter attachment without rule targets", "Inherited", map[string]string{AnnotationFilterAttachment: "extension-ref"}, nil, annField(AnnotationFilterAttachment), "must then be effective targets"},
 		{"route overlap word", "Inherited", map[string]string{AnnotationRouteOverlap: "deny"}, nil, annField(AnnotationRouteOverlap), `"deny"`},
 		{"weight annotation bad prefix", "Inherited", map[string]string{AnnotationWeightAnnotation: "-bad-/weight"}, nil, annField(AnnotationWeightAnnotation), "is not an annotation name"},
 	} {

@@ -275,6 +275,10 @@ func (p *Policy) parseTargets(spec map[string]any, bad func(string, string, ...a
 				return
 			}
 		}
+		if p.Kind.FilterAttachment {
+			// Attached by the route filters that name it, if any.
+			return
+		}
 		bad("spec.targetRefs", "policy has no targets")
 		return
 	}

@@ -149,6 +149,10 @@ const (
 	// a route it does not target shares a Gateway, hostname, port and path
 	// with one it targets (NGINX Gateway Fabric).
 	AnnotationRouteOverlap = "attache.dev/route-overlap"
+	// AnnotationFilterAttachment ("extension-ref", or "none", the default)
+	// says whether a route rule's ExtensionRef filter naming a policy of
+	// the kind attaches it to that rule (Gloo Gateway, kgateway).
+	AnnotationFilterAttachment = "attache.dev/filter-attachment"
 )
 
 // Setting names, the keys of Kind.Origins.
@@ -175,6 +179,7 @@ const (
 	SettingWeightAnnotation      = "weightAnnotation"
 	SettingConflictScope         = "conflictScope"
 	SettingRouteOverlap          = "routeOverlap"
+	SettingFilterAttachment      = "filterAttachment"
 )
 
 // parseConflictScope reads "policy" (true) or "target" (false).

@@ -202,6 +202,9 @@ var builtin = func() []policy.Profile {
 			// first), then age; the first to set a top-level field keeps
 			// it, the others fill only fields it leaves unset.
 			SameLevel: policy.SameLevelOldestFirst, WeightAnnotation: "kgateway.dev/policy-weight",
+			// A rule's ExtensionRef filter naming a TrafficPolicy attaches
+			// it there, ahead of the policies targeting the rule.
+			FilterAttachment: true,
 			// A shallow merge: each top-level field is taken whole from
 			// the most specific policy that sets it.
 			NamedRules: []string{"."},

@@ -1,0 +1,95 @@
+package engine
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/attache-dev/attache/pkg/gatewayapi"
+	"github.com/attache-dev/attache/pkg/policy"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// filterRef is a route rule's ExtensionRef filter naming a policy.
+type filterRef struct {
+	rule  topology.Ref // the rule section
+	field string       // where the filter is written
+	order int          // the filter's position among the rule's filters
+}
+
+// readFilterRefs indexes, by the policy they name (group, kind, the
+// route's namespace, name), the ExtensionRef filters of the rules of every
+// HTTPRoute and GRPCRoute, for kinds attached by them (FilterAttachment).
+// Rules are named as the topology names them. Malformed routes and
+// filters are skipped (package gatewayapi reports the routes).
+func readFilterRefs(topoObjs []*unstructured.Unstructured) map[topology.Ref][]filterRef {
+	out := map[topology.Ref][]filterRef{}
+	for _, u := range topoObjs {
+		gk := gkOf(u)
+		if gk != topology.KindHTTPRoute && gk != topology.KindGRPCRoute {
+			continue
+		}
+		ns := u.GetNamespace()
+		if ns == "" {
+			ns = DefaultNamespace
+		}
+		rules, _, _ := unstructured.NestedSlice(u.Object, "spec", "rules")
+		names := make([]*gwv1.SectionName, len(rules))
+		for i, r := range rules {
+			if rm, ok := r.(map[string]any); ok {
+				if n, ok := rm["name"].(string); ok {
+					sn := gwv1.SectionName(n)
+					names[i] = &sn
+				}
+			}
+		}
+		sections, _ := gatewayapi.RuleSections(names)
+		for i, r := range rules {
+			rm, _ := r.(map[string]any)
+			filters, _ := rm["filters"].([]any)
+			if sections[i] == "" {
+				continue // a duplicate name: the rule is ignored
+			}
+			for j, f := range filters {
+				fm, _ := f.(map[string]any)
+				if t, _ := fm["type"].(string); t != string(gwv1.HTTPRouteFilterExtensionRef) {
+					continue
+				}
+				ext, _ := fm["extensionRef"].(map[string]any)
+				group, _ := ext["group"].(string)
+				kind, _ := ext["kind"].(string)
+				name, _ := ext["name"].(string)
+				if kind == "" || name == "" {
+					continue
+				}
+				pol := topology.Ref{Group: group, Kind: kind, Namespace: ns, Name: name}
+				rule := topology.Ref{Group: gk.Group, Kind: gk.Kind, Namespace: ns, Name: u.GetName(), SectionName: sections[i]}
+				out[pol] = append(out[pol], filterRef{rule: rule, field: fmt.Sprintf("%s spec.rules[%d].filters[%d].extensionRef", rule.Object().Short(), i, j), order: j})
+			}
+		}
+	}
+	return out
+}
+
+// attachByFilters attaches a policy of a kind with FilterAttachment to the
+// rules whose ExtensionRef filters name it. Such an attachment ranks first
+// at its rule (see sortSameLevel).
+func (c *computation) attachByFilters(ps *pstate) {
+	refs := c.filterRefs[ps.p.Ref]
+	for _, f := range refs {
+		id, ok := c.graph.Lookup(f.rule)
+		if !ok {
+			continue // the route is not in the topology (or its rule was dropped)
+		}
+		if ps.attached[id] {
+			continue // it targets the rule too: one attachment
+		}
+		c.attach(ps, id, policy.TargetRef{Group: f.rule.Group, Kind: f.rule.Kind, Namespace: f.rule.Namespace, Name: f.rule.Name, SectionName: f.rule.SectionName, Field: f.field})
+		a := ps.atts[len(ps.atts)-1]
+		a.filter = f.order + 1
+	}
+	if len(ps.p.Targets) == 0 && len(refs) == 0 {
+		ps.noTarget = append(ps.noTarget, "spec: names no targets, and no route rule's ExtensionRef filter names it")
+	}
+}
