@@ -604,14 +604,50 @@ options: {retries: {retryOn: 5xx, numRetries: 3}}`),
 options: {timeout: 3s, prefixRewrite: /v2}`),
 		pol(glooV, "RouteOption", "retries-newer", 3, `targetRefs: [`+r1Ref+`]
 options: {retries: {perTryTimeout: 1s}}`))
-	want(t, "effective r1", effective(t, res, "RouteOption", dR1),
-		[]string{`{"options":{"prefixRewrite":"/v2","retries":{"numRetries":3,"retryOn":"5xx"},"timeout":"10s"}}`})
+	for _, r := range []string{"first", "second"} {
+		want(t, "effective r1 rule "+r, effective(t, res, "RouteOption", rule("r1", r)),
+			[]string{`{"options":{"prefixRewrite":"/v2","retries":{"numRetries":3,"retryOn":"5xx"},"timeout":"10s"}}`})
+	}
 	want(t, "timeout", status(t, res, "timeout", "Programmed"), "True/Programmed")
 	want(t, "retries", status(t, res, "retries", "Programmed"), "True/Programmed")
 	want(t, "timeout-newer accepted", status(t, res, "timeout-newer", "Accepted"), "True/Accepted")
 	want(t, "timeout-newer", status(t, res, "timeout-newer", "Programmed"), "True/PartiallyProgrammed")
 	want(t, "retries-newer accepted", status(t, res, "retries-newer", "Accepted"), "True/Accepted")
 	want(t, "retries-newer", status(t, res, "retries-newer", "Programmed"), "False/Overridden")
+}
+
+// A RouteOption named by a rule's ExtensionRef filter comes first at that
+// rule: its options win there, the route's RouteOptions (oldest first)
+// fill the options it leaves unset; other rules only get the route's.
+// Of two filters on one rule, the first wins. A RouteOption used only by
+// a filter names no targets and is valid.
+// Source: solo-io/gloo 8d57572e55 projects/gateway2/translator/plugins/
+// routeoptions/query/query.go (GetRouteOptionForRouteRule: filter
+// attachments merged first, then the targetRef ones by creation time;
+// lookupFilterAttachments).
+func TestDocsGlooRouteOptionExtensionRefFilter(t *testing.T) {
+	c := crd("gateway.solo.io", "RouteOption", "routeoptions")
+	topo := strings.Replace(docsTopo, `  - name: first
+    backendRefs: [{name: s1, port: 80}]`, `  - name: first
+    filters:
+    - {type: ExtensionRef, extensionRef: {group: gateway.solo.io, kind: RouteOption, name: filter-a}}
+    - {type: ExtensionRef, extensionRef: {group: gateway.solo.io, kind: RouteOption, name: filter-b}}
+    backendRefs: [{name: s1, port: 80}]`, 1)
+	if topo == docsTopo {
+		t.Fatal("the topology changed: r1's rule first not found")
+	}
+	res := compute(t, engine.Options{}, c, topo,
+		pol(glooV, "RouteOption", "route", 0, `targetRefs: [`+r1Ref+`]
+options: {timeout: 10s, retries: {numRetries: 3}}`),
+		pol(glooV, "RouteOption", "filter-b", 1, `options: {timeout: 2s, prefixRewrite: /b}`),
+		pol(glooV, "RouteOption", "filter-a", 2, `options: {timeout: 1s}`))
+	want(t, "rule first", effective(t, res, "RouteOption", rule("r1", "first")),
+		[]string{`{"options":{"prefixRewrite":"/b","retries":{"numRetries":3},"timeout":"1s"}}`})
+	want(t, "rule second", effective(t, res, "RouteOption", rule("r1", "second")),
+		[]string{`{"options":{"retries":{"numRetries":3},"timeout":"10s"}}`})
+	want(t, "filter-a", status(t, res, "filter-a", "Programmed"), "True/Programmed")
+	want(t, "filter-b", status(t, res, "filter-b", "Programmed"), "True/PartiallyProgrammed")
+	want(t, "route", status(t, res, "route", "Programmed"), "True/PartiallyProgrammed")
 }
 
 // VirtualHostOption at one listener: older first, option by option.

@@ -174,12 +174,14 @@ var builtin = func() []policy.Profile {
 		listenerDirect(Kuadrant, "kuadrant.io", "DNSPolicy", "direct", policy.SameLevelOldestWins, gateway),
 		listenerDirect(Kuadrant, "kuadrant.io", "TLSPolicy", "direct", policy.SameLevelOldestWins, gateway),
 		// Gloo Gateway.
-		// RouteOption: every RouteOption on a route is shallow-merged,
-		// oldest first: each top-level option (an entry of `options`) is
-		// taken whole from the oldest that sets it.
+		// RouteOption: per route rule, the RouteOptions its ExtensionRef
+		// filters name come first (in filter order), then every RouteOption
+		// targeting the route, oldest first; each top-level option (an
+		// entry of `options`) is taken whole from the first that sets it.
 		entry(Gloo, "gateway.solo.io", "RouteOption", "", policy.Spec{
-			Class: policy.Direct, TargetKinds: kinds(httpRoute), SameLevel: policy.SameLevelOldestFirst,
-			NamedRules: []string{"options"},
+			Class: policy.Inherited, Hierarchy: kinds(httpRoute), TargetKinds: kinds(httpRoute),
+			EffectiveSectionKinds: kinds(httpRoute), Strategies: []merge.Strategy{merge.PatchDefaults},
+			SameLevel: policy.SameLevelOldestFirst, NamedRules: []string{"options"}, FilterAttachment: true,
 		}),
 		// VirtualHostOption: the options of every VirtualHostOption reaching a
 		// listener are shallow-merged, the listener's (more specific) first,
