@@ -31,7 +31,8 @@ type policyDescription struct {
 	Strategy string `json:"strategy,omitempty"`
 	// Weight is the policy's weight, for kinds with a weight annotation
 	// (WeightAnnotation names it): at one level, a higher weight goes
-	// before a lower one, whatever their ages.
+	// before a lower one, whatever their ages. Omitted for an invalid
+	// policy (its weight may be what is invalid).
 	Weight           *int32 `json:"weight,omitempty"`
 	WeightAnnotation string `json:"weightAnnotation,omitempty"`
 	// Spec is the spec proper: no targetRefs, stanza or strategy.
@@ -115,7 +116,7 @@ func (d *describer) policy(ps *engine.PolicyStatus) *policyDescription {
 		out.Conditions = []engine.Condition{}
 	}
 	out.Untargeted = untargetedText(p)
-	if p.Kind.WeightAnnotation != "" {
+	if p.Kind.WeightAnnotation != "" && !p.Invalid() {
 		w := p.Weight
 		out.Weight, out.WeightAnnotation = &w, p.Kind.WeightAnnotation
 	}

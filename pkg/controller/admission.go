@@ -64,6 +64,8 @@ type Admission struct {
 	// res is the last Result, read without the lock.
 	res   atomic.Pointer[engine.Result]
 	kinds atomic.Pointer[map[topology.GroupKind]bool] // policy kind -> deny
+	// reads are the annotations each policy kind reads of its policies.
+	reads atomic.Pointer[map[topology.GroupKind][]string]
 
 	watchMu sync.Mutex
 	watches map[topology.GroupKind]*watch
@@ -93,6 +95,8 @@ func (c *Controller) Admission(opts AdmissionOptions) (*Admission, error) {
 	}
 	empty := map[topology.GroupKind]bool{}
 	a.kinds.Store(&empty)
+	noReads := map[topology.GroupKind][]string{}
+	a.reads.Store(&noReads)
 	// Each computation of the controller may change what answers.
 	mark := a.markDirty
 	c.computed.Store(&mark)
@@ -311,8 +315,12 @@ func (a *Admission) refreshOwn(ctx context.Context, crds map[topology.GroupKind]
 // rules.
 func (a *Admission) publish(ctx context.Context, res *engine.Result, crds map[topology.GroupKind]*crdInfo) error {
 	kinds := map[topology.GroupKind]bool{}
+	reads := map[topology.GroupKind][]string{}
 	var policyResources []webhook.Resource
 	for _, k := range res.Kinds {
+		if k.WeightAnnotation != "" {
+			reads[k.GroupKind] = []string{k.WeightAnnotation}
+		}
 		deny := a.deny[k.GroupKind]
 		if ci := crds[k.GroupKind]; ci != nil {
 			switch strings.TrimSpace(ci.obj.GetAnnotations()[webhook.AnnotationAdmission]) {
@@ -328,6 +336,7 @@ func (a *Admission) publish(ctx context.Context, res *engine.Result, crds map[to
 		kinds[k.GroupKind] = deny
 	}
 	a.kinds.Store(&kinds)
+	a.reads.Store(&reads)
 	a.ready.Store(true)
 	select {
 	case <-a.c.mgr.Elected():
@@ -459,6 +468,11 @@ func (a *Admission) notInstalled(rules []admissionregistrationv1.RuleWithOperati
 func (a *Admission) Kind(gk topology.GroupKind) (isPolicy, deny bool) {
 	deny, isPolicy = (*a.kinds.Load())[gk]
 	return isPolicy, deny
+}
+
+// ReadAnnotations implements webhook.AnnotationsReader.
+func (a *Admission) ReadAnnotations(gk topology.GroupKind) []string {
+	return (*a.reads.Load())[gk]
 }
 
 // Affected implements webhook.Source: from the last Result, no lock.

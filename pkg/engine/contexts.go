@@ -280,6 +280,12 @@ func establishedBefore(a, b *policy.Policy) bool {
 	if a.Weight != b.Weight {
 		return a.Weight > b.Weight
 	}
+	return olderBefore(a, b)
+}
+
+// olderBefore orders policies by age, then by namespace/name (decision 2),
+// whatever their weights: policies of different levels meet so.
+func olderBefore(a, b *policy.Policy) bool {
 	if !a.Created.Equal(b.Created) {
 		return a.Created.Before(b.Created)
 	}

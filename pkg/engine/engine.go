@@ -446,7 +446,9 @@ func (c *computation) resolve(ps *pstate) {
 				// The whole policy is rejected (NGF marks it invalid),
 				// at every target.
 				for _, t := range p.Targets {
-					ps.ancestors = append(ps.ancestors, ancestorState{ref: targetRef(t), reason: ReasonTargetConflict, msg: msg})
+					if t.Selector == nil { // a selector names no object
+						ps.ancestors = append(ps.ancestors, ancestorState{ref: targetRef(t), reason: ReasonTargetConflict, msg: msg})
+					}
 				}
 				return
 			}

@@ -96,10 +96,12 @@ func (d *kindDP) compute(s stackID) *stackResult {
 	case d.kind.Supports(merge.None):
 		// None: the established policy (oldest, then by name; levels do not
 		// matter) wins whole; every challenger is rejected (decision 5).
-		winner := atts[0]
-		for _, a := range atts[1:] {
-			if establishedBefore(a.pol.p, winner.pol.p) {
-				winner = a
+		// Weights and filter ranks order one level only: each level's
+		// first (its list is in that order) meets the others by age.
+		var winner *attachment
+		for _, g := range groups {
+			if len(g) > 0 && (winner == nil || olderBefore(g[0].pol.p, winner.pol.p)) {
+				winner = g[0]
 			}
 		}
 		sr.result = merge.Fold([]merge.Layer{{Spec: winner.spec, Strategy: merge.None, Src: winner.id}})

@@ -334,6 +334,58 @@ body: {maxSize: 10m}`))
 		t.Errorf("message: %s", msg)
 	}
 	want(t, "other path", status(t, res, "on-other", "Accepted"), "True/Accepted")
+
+	// Routes on a ListenerSet's listener are keyed by its Gateway; a
+	// targetSelectors entry (not NGF's, but the setting is attache's) adds
+	// no ancestor of its own.
+	ls := `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: default}
+spec:
+  gatewayClassName: c
+  allowedListeners: {namespaces: {from: Same}}
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: ls, namespace: default}
+spec:
+  parentRef: {name: gw}
+  listeners: [{name: a, protocol: HTTP, port: 8080}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: ra, namespace: default, labels: {app: a}}
+spec:
+  parentRefs: [{kind: ListenerSet, name: ls, sectionName: a}]
+  rules: [{backendRefs: [{name: s1, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: rb, namespace: default}
+spec:
+  parentRefs: [{kind: ListenerSet, name: ls, sectionName: a}]
+  rules: [{backendRefs: [{name: s1, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s1, namespace: default}
+spec: {ports: [{name: http, port: 80}]}
+`
+	res = compute(t, engine.Options{}, c, ls, pol(ngfV1, "ClientSettingsPolicy", "on-ra", 0, `targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: ra}
+body: {maxSize: 10m}`))
+	want(t, "ListenerSet listener", status(t, res, "on-ra", "Accepted"), "False/TargetConflict")
+	if msg := condition(t, res, "on-ra", "Accepted").Message; !strings.Contains(msg, "default/gw:*:8080/") {
+		t.Errorf("message: %s", msg)
+	}
+	sel := labelledCRD("policies.example.com", "OvPolicy", "ovpolicies", "Direct")
+	sel = strings.Replace(sel, "labels: {gateway.networking.k8s.io/policy: Direct}}", "labels: {gateway.networking.k8s.io/policy: Direct}, annotations: {attache.dev/route-overlap: reject}}", 1)
+	res = compute(t, engine.Options{}, sel, ls, pol("policies.example.com/v1", "OvPolicy", "mixed", 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: ra}]
+targetSelectors: [{group: gateway.networking.k8s.io, kind: HTTPRoute, matchLabels: {app: a}}]
+x: 1`))
+	want(t, "mixed", status(t, res, "mixed", "Accepted"), "False/TargetConflict")
+	want(t, "mixed ancestors", ancestorsOf(t, res, "mixed"), []string{"HTTPRoute.gateway.networking.k8s.io default/ra=TargetConflict"})
 }
 
 // UpstreamSettingsPolicy targets Services written with group "" or "core";

@@ -84,7 +84,13 @@ func (c *computation) readRouteLocations(topoObjs []*unstructured.Unstructured) 
 			if !isListener {
 				continue
 			}
-			gw, ok := c.gatewayOf(l)
+			// The listener's object (a Gateway, or a ListenerSet, whose
+			// Gateway keys it).
+			owner, ok := c.graph.Lookup(lref.Object())
+			if !ok {
+				continue
+			}
+			gw, ok := c.gatewayOf(owner)
 			if !ok {
 				continue
 			}

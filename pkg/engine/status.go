@@ -306,10 +306,10 @@ func (c *computation) gatewaysAbove(ref topology.Ref) []topology.Ref {
 	return out
 }
 
-// whyEstablished says why w is established before p: a higher weight,
-// older, or the same age and first by namespace/name.
+// whyEstablished says why w is established before p at one level: a
+// higher weight, older, or the same age and first by namespace/name.
 func whyEstablished(w, p *policy.Policy) string {
-	switch establishedBy(w, p) {
+	switch establishedBy(w, p, true) {
 	case byWeight:
 		return fmt.Sprintf("its %s is higher (%d, not %d)", w.Kind.WeightAnnotation, w.Weight, p.Weight)
 	case byAge:
@@ -325,10 +325,11 @@ const (
 	byName
 )
 
-// establishedBy says what puts w before p.
-func establishedBy(w, p *policy.Policy) int {
+// establishedBy says what puts w before p: at one level, a weight may;
+// across levels only age and name do (see olderBefore).
+func establishedBy(w, p *policy.Policy, sameLevel bool) int {
 	switch {
-	case w.Weight != p.Weight:
+	case sameLevel && w.Weight != p.Weight:
 		return byWeight
 	case w.Created.Before(p.Created):
 		return byAge
@@ -423,7 +424,8 @@ func (c *computation) conflictMessage(a *attachment) string {
 	for w := range a.conflictedBy {
 		by := byAge
 		if id, ok := c.attByRef[w]; ok {
-			by = establishedBy(c.atts[id].pol.p, a.pol.p)
+			wa := c.atts[id]
+			by = establishedBy(wa.pol.p, a.pol.p, wa.node == a.node && wa.nsName == a.nsName)
 		}
 		count[by]++
 		winners = append(winners, winner{w.Policy.Kind, shortName(w.Policy), w.At.Short(), by})

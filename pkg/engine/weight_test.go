@@ -74,3 +74,34 @@ spec: {ports: [{name: http, port: 80}]}
 	}
 	want(t, "after the edit", effective(t, res, "TLSPolicy", dS1), []string{`{"mode":"a"}`})
 }
+
+// TestWeightOneLevelOnly: under strategy none a policy on a more specific
+// level meets one above it by age, whatever their weights: weights order
+// one level only.
+func TestWeightOneLevelOnly(t *testing.T) {
+	crd := `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: modepolicies.policies.example.com
+  labels: {gateway.networking.k8s.io/policy: Inherited}
+  annotations:
+    attache.dev/hierarchy: Gateway,HTTPRoute
+    attache.dev/merge-strategies: none
+    attache.dev/weight-annotation: example.com/weight
+spec:
+  group: policies.example.com
+  names: {kind: ModePolicy, plural: modepolicies}
+  scope: Namespaced
+  versions: [{name: v1, served: true, storage: true}]
+`
+	route := pol("policies.example.com/v1", "ModePolicy", "route", 0, "targetRefs: ["+r1Ref+"]\nmode: route")
+	gw := weighted(pol("policies.example.com/v1", "ModePolicy", "gateway", 1, "targetRefs: ["+gwRef+"]\nmode: gateway"), "example.com/weight", "10")
+	res := compute(t, engine.Options{}, crd, docsTopo, route, gw)
+	want(t, "r1", effective(t, res, "ModePolicy", dR1), []string{`{"mode":"route"}`})
+	c := condition(t, res, "gateway", "Accepted")
+	if c.Reason != engine.ReasonConflicted || !strings.HasSuffix(c.Message, "the established (older) policy wins") {
+		t.Errorf("gateway: %s %q", c.Reason, c.Message)
+	}
+	want(t, "route", status(t, res, "route", "Accepted"), "True/Accepted")
+}

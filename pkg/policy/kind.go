@@ -174,10 +174,10 @@ func (k *Kind) IsEffectiveTarget(gk topology.GroupKind) bool {
 }
 
 // RejectsAtOneLevel reports whether the kind's same-level rule rejects
-// policies at one level (rather than letting them all take part).
+// policies at one level (oldest-wins, merge-disjoint), rather than letting
+// them all take part. Strategy none rejects along paths, across levels.
 func (k *Kind) RejectsAtOneLevel() bool {
-	return k.Composition != CompositionAdditive && (k.SameLevel == SameLevelOldestWins || k.SameLevel == SameLevelMergeDisjoint ||
-		(k.SameLevel == SameLevelGEP && k.Supports(merge.None)))
+	return k.Composition != CompositionAdditive && (k.SameLevel == SameLevelOldestWins || k.SameLevel == SameLevelMergeDisjoint)
 }
 
 // Supports reports whether the kind supports strategy s.
@@ -369,7 +369,7 @@ func (k *Kind) complete() error {
 		return settingErrorf(SettingFilterAttachment, "filter attachment attaches policies to route rules, which must then be effective targets: add HTTPRoute or GRPCRoute to the effective section kinds")
 	}
 	if k.ConflictScopePolicy && !k.RejectsAtOneLevel() {
-		return settingErrorf(SettingConflictScope, "conflict scope policy needs a same-level rule that rejects policies (oldest-wins, merge-disjoint, or strategy none), not %s", k.SameLevel)
+		return settingErrorf(SettingConflictScope, "conflict scope policy needs a same-level rule that rejects policies at one level (oldest-wins, merge-disjoint), not %s", k.SameLevel)
 	}
 	seen := map[topology.GroupKind]bool{}
 	for _, gk := range k.Hierarchy {

@@ -336,11 +336,9 @@ func TestKindFromCRDConflictScope(t *testing.T) {
 			t.Errorf("route-overlap %s: RejectRouteOverlap %v (origin %q)", ann, k.RejectRouteOverlap, k.Origins[SettingRouteOverlap])
 		}
 	}
-	// Strategy none rejects at one level too.
-	k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationMergeStrategies: "none", AnnotationConflictScope: "policy"}), nil)
-	if !k.ConflictScopePolicy {
-		t.Error("strategy none with conflict scope policy not read")
-	}
+	// Strategy none rejects along paths, not at one level: refused.
+	k, p := KindFromCRD(newCRD(policyLabel("Direct"), map[string]string{AnnotationMergeStrategies: "none", AnnotationConflictScope: "policy"}), nil)
+	wantCRDProblem(t, k, p, annField(AnnotationConflictScope), "needs a same-level rule that rejects policies at one level")
 }
 
 func TestKindFromCRDDuplicateStrategiesCollapse(t *testing.T) {

@@ -52,6 +52,15 @@ type Source interface {
 	Policy(obj *unstructured.Unstructured, ref topology.Ref, op advice.Op) advice.Answer
 }
 
+// AnnotationsReader is implemented by a Source whose policy kinds read
+// some annotations of their policies (a weight: policy.Kind's
+// WeightAnnotation): an update that changes one of them changes the
+// policy, so prevention judges it like a change of its spec.
+type AnnotationsReader interface {
+	// ReadAnnotations lists the annotations the kind gk reads.
+	ReadAnnotations(gk topology.GroupKind) []string
+}
+
 // Handler is the admission handler. It never fails a request: an object
 // it cannot read, or a kind it does not know, is allowed without warning.
 type Handler struct {
@@ -119,7 +128,11 @@ func (h *Handler) answer(req admission.Request, gk topology.GroupKind) admission
 		return admission.Allowed("")
 	}
 	a := h.Source.Policy(obj, ref, op)
-	if deny && a.Refusal != "" && op != advice.Delete && !(op == advice.Update && leftAsItWas(obj, req.OldObject.Raw)) {
+	var read []string
+	if r, ok := h.Source.(AnnotationsReader); ok {
+		read = r.ReadAnnotations(gk)
+	}
+	if deny && a.Refusal != "" && op != advice.Delete && !(op == advice.Update && leftAsItWas(obj, req.OldObject.Raw, read)) {
 		r := admission.Denied(a.Refusal + " (attache prevents this for " + gk.String() + ")")
 		r.Result.Code = http.StatusForbidden
 		return r.WithWarnings(a.Lines...)
@@ -128,13 +141,13 @@ func (h *Handler) answer(req admission.Request, gk topology.GroupKind) admission
 }
 
 // leftAsItWas reports whether an update leaves a policy as it was but for
-// its metadata and status (labels, annotations, finalizers, owner
-// references: often another controller's write, like the removal of its
-// finalizer from a policy being deleted), or is an update of a policy
-// being deleted. Prevention never denies those: it keeps a policy from
-// being made Invalid or Conflicted, and must not hold one that already is
-// where it is.
-func leftAsItWas(obj *unstructured.Unstructured, oldRaw []byte) bool {
+// its metadata and status (labels, annotations other than those its kind
+// reads, finalizers, owner references: often another controller's write,
+// like the removal of its finalizer from a policy being deleted), or is an
+// update of a policy being deleted. Prevention never denies those: it
+// keeps a policy from being made Invalid or Conflicted, and must not hold
+// one that already is where it is.
+func leftAsItWas(obj *unstructured.Unstructured, oldRaw []byte, read []string) bool {
 	if obj.GetDeletionTimestamp() != nil {
 		return true
 	}
@@ -150,6 +163,13 @@ func leftAsItWas(obj *unstructured.Unstructured, oldRaw []byte) bool {
 			}
 		}
 		return out
+	}
+	for _, k := range read {
+		v, ok := obj.GetAnnotations()[k]
+		ov, oldOK := old.GetAnnotations()[k]
+		if v != ov || ok != oldOK {
+			return false
+		}
 	}
 	return reflect.DeepEqual(content(obj.Object), content(old.Object))
 }

@@ -38,6 +38,14 @@ func (f *fakeSource) Kind(gk topology.GroupKind) (bool, bool) {
 	return gk == retryKind, f.deny
 }
 
+// ReadAnnotations: RetryPolicy reads a weight annotation of its policies.
+func (f *fakeSource) ReadAnnotations(gk topology.GroupKind) []string {
+	if gk == retryKind {
+		return []string{"example.com/weight"}
+	}
+	return nil
+}
+
 func (f *fakeSource) Affected(ref topology.Ref, deleting bool) []string {
 	f.calls = append(f.calls, "affected "+ref.String()+map[bool]string{true: " deleting"}[deleting])
 	return []string{ref.Short() + " is affected"}
@@ -89,6 +97,18 @@ metadata: {name: r, namespace: baker, labels: {team: baker}, finalizers: []}
 spec: {numRetries: 1}
 status: {ancestors: []}
 `
+	policyReweighted = `
+apiVersion: policies.example/v1
+kind: RetryPolicy
+metadata: {name: r, namespace: baker, annotations: {example.com/weight: high}}
+spec: {numRetries: 1}
+`
+	policyReannotated = `
+apiVersion: policies.example/v1
+kind: RetryPolicy
+metadata: {name: r, namespace: baker, annotations: {example.com/owner: baker}}
+spec: {numRetries: 1}
+`
 	policyEdited = `
 apiVersion: policies.example/v1
 kind: RetryPolicy
@@ -112,7 +132,8 @@ metadata: {name: r, namespace: baker}
 // change that prevention refuses is denied, with the refusal and the kind,
 // when prevention is on for the kind, and admitted with the warnings
 // otherwise; never a delete, an update that leaves the policy as it was
-// but for metadata and status (another controller removing its finalizer
+// but for metadata (other than annotations its kind reads) and status
+// (another controller removing its finalizer
 // from a policy that is Invalid must not be held), nor an update of a
 // policy being deleted; the other objects get their lines, subresources and
 // kinds it does not know nothing, and an object it cannot read a warning.
@@ -135,6 +156,10 @@ func TestHandler(t *testing.T) {
 		{name: "spec edited", deny: true, req: request(t, retryKind, admissionv1.Update, "", policyEdited, policy),
 			warnings: []string{"RetryPolicy baker/r would be Invalid: no"}, call: "policy UPDATE RetryPolicy.policies.example baker/r"},
 		{name: "metadata and status only", deny: true, req: request(t, retryKind, admissionv1.Update, "", policyRelabelled, policy), allowed: true,
+			warnings: []string{"RetryPolicy baker/r would be Invalid: no"}, call: "policy UPDATE RetryPolicy.policies.example baker/r"},
+		{name: "annotation the kind reads", deny: true, req: request(t, retryKind, admissionv1.Update, "", policyReweighted, policy),
+			warnings: []string{"RetryPolicy baker/r would be Invalid: no"}, call: "policy UPDATE RetryPolicy.policies.example baker/r"},
+		{name: "another annotation", deny: true, req: request(t, retryKind, admissionv1.Update, "", policyReannotated, policy), allowed: true,
 			warnings: []string{"RetryPolicy baker/r would be Invalid: no"}, call: "policy UPDATE RetryPolicy.policies.example baker/r"},
 		{name: "being deleted", deny: true, req: request(t, retryKind, admissionv1.Update, "", policyDeleting, policy), allowed: true,
 			warnings: []string{"RetryPolicy baker/r would be Invalid: no"}, call: "policy UPDATE RetryPolicy.policies.example baker/r"},
