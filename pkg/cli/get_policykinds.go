@@ -98,6 +98,9 @@ type policyKindItem struct {
 	// FilterAttachment is "extension-ref" when a route rule's ExtensionRef
 	// filter naming a policy attaches it to the rule; absent: none.
 	FilterAttachment string `json:"filterAttachment,omitempty"`
+	// ConflictFields are the fields two policies at one level conflict
+	// on under merge-disjoint; absent: every field.
+	ConflictFields []string `json:"conflictFields,omitempty"`
 	// Profile names the implementation whose built-in profile gave
 	// settings, if any.
 	Profile string            `json:"profile,omitempty"`
@@ -232,6 +235,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.FilterAttachment {
 		parts = append(parts, origin(policy.SettingFilterAttachment, "filter-attachment=extension-ref"))
 	}
+	if len(k.ConflictFields) > 0 {
+		parts = append(parts, origin(policy.SettingConflictFields, "conflict-fields="+strings.Join(k.ConflictFields, ",")))
+	}
 	if len(parts) == 0 {
 		return "-"
 	}
@@ -298,6 +304,7 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	if k.FilterAttachment {
 		it.FilterAttachment = "extension-ref"
 	}
+	it.ConflictFields = k.ConflictFields
 	if len(it.EffectiveSectionKinds) == 0 {
 		it.EffectiveSectionKinds = nil
 	}

@@ -359,14 +359,14 @@ func (d *kindDP) resolveLevel(g []*attachment, conflicted map[merge.Src]*attachm
 		owner := map[string]*attachment{}
 		kept := g[:0:0]
 		for _, a := range g {
-			leaves := a.spec.Leaves()
+			keys := d.conflictKeys(a)
 			var beaten *attachment
-			for _, l := range leaves {
-				if o, ok := owner[l.Path]; ok {
+			for _, k := range keys {
+				if o, ok := owner[k]; ok {
 					beaten = o
 					break
 				}
-				if o := overlaps(owner, l.Path); o != nil {
+				if o := overlaps(owner, k); o != nil {
 					beaten = o
 					break
 				}
@@ -375,8 +375,8 @@ func (d *kindDP) resolveLevel(g []*attachment, conflicted map[merge.Src]*attachm
 				conflicted[a.id] = beaten
 				continue
 			}
-			for _, l := range leaves {
-				owner[l.Path] = a
+			for _, k := range keys {
+				owner[k] = a
 			}
 			kept = append(kept, a)
 		}
@@ -450,15 +450,42 @@ func (d *kindDP) rejects(a, b *attachment) bool {
 		return true
 	}
 	owner := map[string]*attachment{}
-	for _, l := range a.spec.Leaves() {
-		owner[l.Path] = a
+	for _, k := range d.conflictKeys(a) {
+		owner[k] = a
 	}
-	for _, l := range b.spec.Leaves() {
-		if owner[l.Path] != nil || overlaps(owner, l.Path) != nil {
+	for _, k := range d.conflictKeys(b) {
+		if owner[k] != nil || overlaps(owner, k) != nil {
 			return true
 		}
 	}
 	return false
+}
+
+// conflictKeys are what an attachment sets that the merge-disjoint rule
+// compares: its leaf fields, or, for a kind with ConflictFields, those of
+// the paths it sets a field at or below (two policies conflict when they
+// share one; the paths are distinct and none is below another in
+// practice, and overlaps compares them as fields).
+func (d *kindDP) conflictKeys(a *attachment) []string {
+	leaves := a.spec.Leaves()
+	fields := d.kind.ConflictFields
+	if len(fields) == 0 {
+		keys := make([]string, len(leaves))
+		for i, l := range leaves {
+			keys[i] = l.Path
+		}
+		return keys
+	}
+	var keys []string
+	for _, f := range fields {
+		for _, l := range leaves {
+			if l.Path == f || strings.HasPrefix(l.Path, f+".") || strings.HasPrefix(l.Path, f+"[") {
+				keys = append(keys, f)
+				break
+			}
+		}
+	}
+	return keys
 }
 
 // overlaps returns the owner of a field that contains path or that path

@@ -388,6 +388,37 @@ x: 1`))
 	want(t, "mixed ancestors", ancestorsOf(t, res, "mixed"), []string{"HTTPRoute.gateway.networking.k8s.io default/ra=TargetConflict"})
 }
 
+// Two policies at one target conflict only on the fields NGF's validator
+// for the kind compares: two ObservabilityPolicies both setting metrics
+// merge (only tracing conflicts), while two ClientSettingsPolicies setting
+// keepAlive.timeout.server and keepAlive.timeout.header conflict (NGF
+// compares keepAlive.timeout as a whole).
+// Source: NGF e55bfe339 internal/controller/nginx/config/policies/
+// observability/validator.go and clientsettings/validator.go (Conflicts).
+func TestDocsNGFConflictFields(t *testing.T) {
+	const v = "gateway.nginx.org/v1alpha2"
+	oc := labelledCRD("gateway.nginx.org", "ObservabilityPolicy", "observabilitypolicies", "direct")
+	res := compute(t, engine.Options{}, oc, ngfTopo,
+		pol(v, "ObservabilityPolicy", "older", 0, `targetRefs: [`+r1Ref+`]
+metrics: {useServiceNames: true}
+tracing: {strategy: ratio}`),
+		pol(v, "ObservabilityPolicy", "newer", 1, `targetRefs: [`+r1Ref+`]
+metrics: {useServiceNames: false, server: x}`))
+	want(t, "newer, metrics only", status(t, res, "newer", "Accepted"), "True/Accepted")
+	want(t, "older", status(t, res, "older", "Accepted"), "True/Accepted")
+	want(t, "kind", kindOf(t, res, "ObservabilityPolicy").ConflictFields, []string{"tracing"})
+
+	cc := labelledCRD("gateway.nginx.org", "ClientSettingsPolicy", "clientsettingspolicies", "inherited")
+	res = compute(t, engine.Options{}, cc, ngfTopo,
+		pol(ngfV1, "ClientSettingsPolicy", "server", 0, `targetRef: `+r1Ref+`
+keepAlive: {timeout: {server: 10s}}`),
+		pol(ngfV1, "ClientSettingsPolicy", "header", 1, `targetRef: `+r1Ref+`
+keepAlive: {timeout: {header: 5s}}`))
+	want(t, "server", status(t, res, "server", "Accepted"), "True/Accepted")
+	want(t, "header", status(t, res, "header", "Accepted"), "False/Conflicted")
+	want(t, "r1", effective(t, res, "ClientSettingsPolicy", dR1), []string{`{"keepAlive":{"timeout":{"server":"10s"}}}`})
+}
+
 // UpstreamSettingsPolicy targets Services written with group "" or "core";
 // policies on one Service that set disjoint fields merge; of two setting
 // zoneSize the newer is Conflicted; the ancestors are the Gateways whose

@@ -149,6 +149,12 @@ type Kind struct {
 	// targets is then valid (Gloo Gateway's RouteOption, kgateway's
 	// TrafficPolicy).
 	FilterAttachment bool
+	// ConflictFields, for the merge-disjoint rule, are the dotted spec
+	// paths two policies at one level conflict on when both set them (a
+	// field at or below the path); other fields they both set do not make
+	// them conflict (NGINX Gateway Fabric's validators compare only some
+	// fields). Empty: every field conflicts.
+	ConflictFields []string
 	// Implementation names the project whose profile gave settings, if any.
 	Implementation string
 	// Schema is the CRD's openAPIV3Schema of spec, when known; schema-aware
@@ -212,6 +218,7 @@ type Spec struct {
 	ConflictScopePolicy   bool
 	RejectRouteOverlap    bool
 	FilterAttachment      bool
+	ConflictFields        []string
 }
 
 // NewKind builds and validates a kind from a Go descriptor, applying defaults.
@@ -264,6 +271,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingConflictScope, s.ConflictScopePolicy, func() { k.ConflictScopePolicy = s.ConflictScopePolicy })
 	set(SettingRouteOverlap, s.RejectRouteOverlap, func() { k.RejectRouteOverlap = s.RejectRouteOverlap })
 	set(SettingFilterAttachment, s.FilterAttachment, func() { k.FilterAttachment = s.FilterAttachment })
+	set(SettingConflictFields, len(s.ConflictFields) > 0, func() { k.ConflictFields = slices.Clone(s.ConflictFields) })
 	if s.Custom != nil && k.Custom == nil {
 		k.Custom = s.Custom
 	}
@@ -368,6 +376,14 @@ func (k *Kind) complete() error {
 	if k.FilterAttachment && !slices.Contains(k.EffectiveSectionKinds, topology.KindHTTPRoute) && !slices.Contains(k.EffectiveSectionKinds, topology.KindGRPCRoute) {
 		return settingErrorf(SettingFilterAttachment, "filter attachment attaches policies to route rules, which must then be effective targets: add HTTPRoute or GRPCRoute to the effective section kinds")
 	}
+	if len(k.ConflictFields) > 0 && k.SameLevel != SameLevelMergeDisjoint {
+		return settingErrorf(SettingConflictFields, "conflict fields narrow the merge-disjoint rule; the same-level rule is %s", k.SameLevel)
+	}
+	for _, p := range k.ConflictFields {
+		if p == "" || strings.HasPrefix(p, ".") || strings.HasSuffix(p, ".") || strings.Contains(p, "..") {
+			return settingErrorf(SettingConflictFields, "%q is not a dotted spec path", p)
+		}
+	}
 	if k.ConflictScopePolicy && !k.RejectsAtOneLevel() {
 		return settingErrorf(SettingConflictScope, "conflict scope policy needs a same-level rule that rejects policies at one level (oldest-wins, merge-disjoint), not %s", k.SameLevel)
 	}
@@ -446,6 +462,7 @@ var annotationOf = map[string]string{
 	SettingConflictScope:         AnnotationConflictScope,
 	SettingRouteOverlap:          AnnotationRouteOverlap,
 	SettingFilterAttachment:      AnnotationFilterAttachment,
+	SettingConflictFields:        AnnotationConflictFields,
 }
 
 // allSettings lists every setting, in the order they are shown.
@@ -454,7 +471,7 @@ var allSettings = []string{
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingUntargetedScope, SettingSharedPortListeners, SettingOverriddenBy, SettingWeightAnnotation,
-	SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment,
+	SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields,
 }
 
 // Settings lists the names of every setting of a kind, the keys of
@@ -593,6 +610,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 			k.RejectRouteOverlap, err = parseChoice(v, "reject", "allow", "route-overlap rule")
 			return
 		}},
+		{AnnotationConflictFields, SettingConflictFields, func(v string) error { k.ConflictFields = splitList(v); return nil }},
 		{AnnotationFilterAttachment, SettingFilterAttachment, func(v string) (err error) {
 			k.FilterAttachment, err = parseChoice(v, "extension-ref", "none", "filter attachment")
 			return

@@ -153,6 +153,11 @@ const (
 	// says whether a route rule's ExtensionRef filter naming a policy of
 	// the kind attaches it to that rule (Gloo Gateway, kgateway).
 	AnnotationFilterAttachment = "attache.dev/filter-attachment"
+	// AnnotationConflictFields lists the dotted spec paths (comma
+	// separated) that two policies at one level conflict on under the
+	// merge-disjoint rule; other fields do not conflict (NGINX Gateway
+	// Fabric). Absent: every field.
+	AnnotationConflictFields = "attache.dev/conflict-fields"
 )
 
 // Setting names, the keys of Kind.Origins.
@@ -180,6 +185,7 @@ const (
 	SettingConflictScope         = "conflictScope"
 	SettingRouteOverlap          = "routeOverlap"
 	SettingFilterAttachment      = "filterAttachment"
+	SettingConflictFields        = "conflictFields"
 )
 
 // parseConflictScope reads "policy" (true) or "target" (false).

@@ -145,8 +145,12 @@ var builtin = func() []policy.Profile {
 		istio("extensions.istio.io", "WasmPlugin", policy.CompositionAdditive, "selector"),
 		istio("networking.istio.io", "EnvoyFilter", policy.CompositionAdditive, "workloadSelector"),
 		// NGINX Gateway Fabric.
-		ngfInherited("ClientSettingsPolicy"),
-		ngfInherited("ProxySettingsPolicy"),
+		// Two policies at one target conflict only on the fields NGF's
+		// validators compare (Conflicts in policies/<kind>/validator.go).
+		withConflictFields(ngfInherited("ClientSettingsPolicy"), "body.timeout", "body.maxSize", "body.bufferSize",
+			"keepAlive.requests", "keepAlive.time", "keepAlive.timeout", "keepAlive.minTimeout"),
+		withConflictFields(ngfInherited("ProxySettingsPolicy"), "buffering.disable", "buffering.bufferSize", "buffering.buffers",
+			"buffering.busyBuffersSize", "timeout.connect", "timeout.read", "timeout.send"),
 		// RateLimitPolicy: a route's rules apply in addition to the
 		// Gateway's, and several policies on one target all add theirs.
 		func() policy.Profile {
@@ -156,10 +160,12 @@ var builtin = func() []policy.Profile {
 		}(),
 		entry(NGF, "gateway.nginx.org", "ObservabilityPolicy", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: ngfRoutes, SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true,
-			RejectRouteOverlap: true,
+			RejectRouteOverlap: true, ConflictFields: []string{"tracing"},
 		}),
 		entry(NGF, "gateway.nginx.org", "UpstreamSettingsPolicy", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(service), SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true,
+			ConflictFields: []string{"zoneSize", "keepAlive.connections", "keepAlive.requests", "keepAlive.time", "keepAlive.timeout",
+				"loadBalancingMethod", "hashMethodKey", "useClusterIP"},
 			// NGF names the Gateway without the route's sectionName.
 			Ancestor: policy.AncestorGatewayObject,
 		}),
@@ -221,6 +227,12 @@ var builtin = func() []policy.Profile {
 		}),
 	}
 }()
+
+// withConflictFields narrows a profile's merge-disjoint rule to fields.
+func withConflictFields(p policy.Profile, fields ...string) policy.Profile {
+	p.Spec.ConflictFields = fields
+	return p
+}
 
 var index = func() map[topology.GroupKind]*policy.Profile {
 	m := make(map[topology.GroupKind]*policy.Profile, len(builtin))
