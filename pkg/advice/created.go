@@ -67,13 +67,14 @@ func Created(res *engine.Result, obj *unstructured.Unstructured, ref topology.Re
 		}
 	}
 	objLabels := labels.Set(obj.GetLabels())
+	named := filterNames(obj, ref)
 	var found []*reaching
 	for _, ps := range res.Policies {
 		p := ps.Policy
 		if p == nil || p.Invalid() || p.Kind == nil || !p.Kind.InHierarchy(ref.GroupKind()) {
 			continue
 		}
-		if !targetsAny(p, ref, levels, objLabels) {
+		if !targetsAny(p, ref, levels, objLabels) && !filterReaches(ps, ref, named, levels) {
 			continue
 		}
 		fields := leafPaths(p.Spec, "")
@@ -87,6 +88,55 @@ func Created(res *engine.Result, obj *unstructured.Unstructured, ref topology.Re
 	}
 	lines := reachLines(found, fmt.Sprintf("%s will be reached by %s: ", Name(ref), plural(len(found), "policy")), Name(ref)+" will also be reached by: ")
 	return finish(lines, command("describe", ref, ""))
+}
+
+// filterNames are the policies a route's rules name in ExtensionRef
+// filters (group, kind, the route's namespace, name); nil for other
+// objects.
+func filterNames(obj *unstructured.Unstructured, ref topology.Ref) map[topology.Ref]bool {
+	if !isRouteKind(ref.GroupKind()) {
+		return nil
+	}
+	out := map[topology.Ref]bool{}
+	rules, _, _ := unstructured.NestedSlice(obj.Object, "spec", "rules")
+	for _, r := range rules {
+		rm, _ := r.(map[string]any)
+		filters, _ := rm["filters"].([]any)
+		for _, f := range filters {
+			fm, _ := f.(map[string]any)
+			if t, _ := fm["type"].(string); t != "ExtensionRef" {
+				continue
+			}
+			ext, _ := fm["extensionRef"].(map[string]any)
+			group, _ := ext["group"].(string)
+			kind, _ := ext["kind"].(string)
+			name, _ := ext["name"].(string)
+			if kind != "" && name != "" {
+				out[topology.Ref{Group: group, Kind: kind, Namespace: ref.Namespace, Name: name}] = true
+			}
+		}
+	}
+	return out
+}
+
+// filterReaches reports whether a policy of a kind attached by route
+// filters (policy.Kind.FilterAttachment) reaches the object being created:
+// a route whose rules name it, or a backend of a rule it is attached to
+// (an accepted ancestor among levels).
+func filterReaches(ps *engine.PolicyStatus, ref topology.Ref, named map[topology.Ref]bool, levels map[topology.Ref]bool) bool {
+	p := ps.Policy
+	if !p.Kind.FilterAttachment {
+		return false
+	}
+	if named[p.Ref] && p.Kind.IsEffectiveSection(ref.GroupKind()) {
+		return true
+	}
+	for _, a := range ps.Ancestors {
+		if levels[a.Ref] && len(a.Conditions) > 0 && a.Conditions[0].Type == engine.CondAccepted && a.Conditions[0].Status == "True" {
+			return true
+		}
+	}
+	return false
 }
 
 // addAncestors adds node id and every level above it to levels.

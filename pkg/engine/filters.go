@@ -77,13 +77,29 @@ func readFilterRefs(topoObjs []*unstructured.Unstructured) map[topology.Ref][]fi
 // at its rule (see sortSameLevel).
 func (c *computation) attachByFilters(ps *pstate) {
 	refs := c.filterRefs[ps.p.Ref]
+	k := ps.p.Kind
 	for _, f := range refs {
+		gk := f.rule.GroupKind()
+		if !k.IsEffectiveSection(gk) {
+			// The route names a policy of a kind that does not apply to
+			// its rules: not attached, and said so on the policy.
+			ps.ancestors = append(ps.ancestors, ancestorState{ref: f.rule, reason: ReasonInvalid,
+				msg: fmt.Sprintf("%s names it, but %s applies to the rules of %s only", f.field, k, kindList(k.EffectiveSectionKinds))})
+			continue
+		}
 		id, ok := c.graph.Lookup(f.rule)
 		if !ok {
 			continue // the route is not in the topology (or its rule was dropped)
 		}
 		if ps.attached[id] {
-			continue // it targets the rule too: one attachment
+			// It targets the rule too: one attachment, ranked by the
+			// filter (the first filter naming it).
+			for _, a := range ps.atts {
+				if a.node == id && (a.filter == 0 || f.order+1 < a.filter) {
+					a.filter = f.order + 1
+				}
+			}
+			continue
 		}
 		c.attach(ps, id, policy.TargetRef{Group: f.rule.Group, Kind: f.rule.Kind, Namespace: f.rule.Namespace, Name: f.rule.Name, SectionName: f.rule.SectionName, Field: f.field})
 		a := ps.atts[len(ps.atts)-1]

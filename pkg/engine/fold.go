@@ -106,10 +106,18 @@ func (d *kindDP) compute(s stackID) *stackResult {
 		}
 		sr.result = merge.Fold([]merge.Layer{{Spec: winner.spec, Strategy: merge.None, Src: winner.id}})
 		// The winner is a policy: its other attachments on the path are
-		// not its challengers.
-		for _, a := range atts {
-			if a.pol != winner.pol {
-				conflicted[a.id] = winner
+		// not its challengers. A policy that a filter rank or a weight put
+		// behind its level's first was displaced by that one, which is
+		// the policy to name; the others lost to the winner.
+		for _, g := range groups {
+			for i, a := range g {
+				switch {
+				case a.pol == winner.pol:
+				case i > 0 && g[0].pol != a.pol && (g[0].filter != a.filter || g[0].pol.p.Weight != a.pol.p.Weight):
+					conflicted[a.id] = g[0]
+				default:
+					conflicted[a.id] = winner
+				}
 			}
 		}
 	default:

@@ -135,7 +135,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 				where = "on " + w.ref.At.Short() + ", another of its targets"
 			}
 			an.reason, an.msg = ReasonConflicted, fmt.Sprintf("Conflicts with the established %s %s %s (%s): a policy rejected at one of its targets is rejected at all of them",
-				w.pol.p.Ref.Kind, shortName(w.pol.p.Ref), where, whyEstablished(w.pol.p, ps.p))
+				w.pol.p.Ref.Kind, shortName(w.pol.p.Ref), where, whyEstablished(w, ps.rejectedAt))
 		} else if w := c.levelWinner(an.att); w != nil {
 			// Oldest wins at its level: Conflicted there whether or not an
 			// effective target is below it yet (Envoy Gateway says so of a
@@ -145,7 +145,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 				rule = fmt.Sprintf("the policy with the highest %s on a target wins, the oldest of equal weight", w.pol.p.Kind.WeightAnnotation)
 			}
 			an.reason, an.msg = ReasonConflicted, fmt.Sprintf("Conflicts with the established %s %s on the same target %s: %s (%s)",
-				w.pol.p.Ref.Kind, shortName(w.pol.p.Ref), w.ref.At.Short(), rule, whyEstablished(w.pol.p, an.att.pol.p))
+				w.pol.p.Ref.Kind, shortName(w.pol.p.Ref), w.ref.At.Short(), rule, whyEstablished(w, an.att))
 		} else if an.att != nil && an.att.reach.Contexts > 0 && an.att.conflicted == an.att.reach.Contexts {
 			an.reason, an.msg = ReasonConflicted, c.conflictMessage(an.att)
 		}
@@ -306,32 +306,40 @@ func (c *computation) gatewaysAbove(ref topology.Ref) []topology.Ref {
 	return out
 }
 
-// whyEstablished says why w is established before p at one level: a
-// higher weight, older, or the same age and first by namespace/name.
-func whyEstablished(w, p *policy.Policy) string {
-	switch establishedBy(w, p, true) {
+// whyEstablished says why attachment w is established before a: named
+// by a route filter, a higher weight (at one level), older, or the same
+// age and first by namespace/name.
+func whyEstablished(w, a *attachment) string {
+	switch establishedBy(w, a) {
+	case byFilter:
+		return "a route rule's ExtensionRef filter names it, which ranks it first at the rule"
 	case byWeight:
-		return fmt.Sprintf("its %s is higher (%d, not %d)", w.Kind.WeightAnnotation, w.Weight, p.Weight)
+		return fmt.Sprintf("its %s is higher (%d, not %d)", w.pol.p.Kind.WeightAnnotation, w.pol.p.Weight, a.pol.p.Weight)
 	case byAge:
 		return "it is older"
 	}
 	return "same creationTimestamp, it comes first by namespace/name"
 }
 
-// What establishes one policy before another (see establishedBefore).
+// What establishes one attachment before another (see sortSameLevel,
+// establishedBefore, olderBefore).
 const (
-	byWeight = iota
+	byFilter = iota
+	byWeight
 	byAge
 	byName
 )
 
-// establishedBy says what puts w before p: at one level, a weight may;
-// across levels only age and name do (see olderBefore).
-func establishedBy(w, p *policy.Policy, sameLevel bool) int {
+// establishedBy says what puts attachment w before a: at one level, a
+// filter rank or a weight may; across levels only age and name do.
+func establishedBy(w, a *attachment) int {
+	sameLevel := w.node == a.node && w.nsName == a.nsName
 	switch {
-	case sameLevel && w.Weight != p.Weight:
+	case sameLevel && w.filter != a.filter:
+		return byFilter
+	case sameLevel && w.pol.p.Weight != a.pol.p.Weight:
 		return byWeight
-	case w.Created.Before(p.Created):
+	case w.pol.p.Created.Before(a.pol.p.Created):
 		return byAge
 	}
 	return byName
@@ -410,9 +418,9 @@ func ancestorRank(a *Ancestor) int {
 }
 
 // conflictMessage names the policies that rejected attachment a (strategy
-// none) and why each is the established one (decision 2): a higher weight
-// (kinds with a weight annotation), older, or, created at the same time,
-// first by {namespace}/{name}. Saying "older" of a tie broken by name would
+// none) and why each is the established one (decision 2): named by a
+// route filter or of a higher weight (at a's level), older, or, created at
+// the same time, first by {namespace}/{name}. Saying "older" of a tie broken by name would
 // send the reader looking for a timestamp that does not differ.
 func (c *computation) conflictMessage(a *attachment) string {
 	type winner struct {
@@ -420,12 +428,11 @@ func (c *computation) conflictMessage(a *attachment) string {
 		by             int
 	}
 	var winners []winner
-	var count [3]int // per byWeight, byAge, byName
+	var count [4]int // per byFilter, byWeight, byAge, byName
 	for w := range a.conflictedBy {
 		by := byAge
 		if id, ok := c.attByRef[w]; ok {
-			wa := c.atts[id]
-			by = establishedBy(wa.pol.p, a.pol.p, wa.node == a.node && wa.nsName == a.nsName)
+			by = establishedBy(c.atts[id], a)
 		}
 		count[by]++
 		winners = append(winners, winner{w.Policy.Kind, shortName(w.Policy), w.At.Short(), by})
@@ -445,7 +452,7 @@ func (c *computation) conflictMessage(a *attachment) string {
 	for i, w := range winners {
 		why := ""
 		if mixed { // say why for each
-			why = [...]string{"; higher " + weight, "; older", "; same creationTimestamp, first by namespace/name"}[w.by]
+			why = [...]string{"; named by the rule's ExtensionRef filter", "; higher " + weight, "; older", "; same creationTimestamp, first by namespace/name"}[w.by]
 		}
 		names[i] = fmt.Sprintf("%s %s (on %s%s)", w.kind, w.name, w.at, why)
 	}
@@ -454,7 +461,12 @@ func (c *computation) conflictMessage(a *attachment) string {
 	if count[byWeight] > 0 {
 		why = fmt.Sprintf("the established policy wins (the higher %s; at the same weight the older; then the first by namespace/name)", weight)
 	}
+	if count[byFilter] > 0 {
+		why = "the established policy wins (at a rule, the one its ExtensionRef filter names; then the older; then the first by namespace/name)"
+	}
 	switch len(winners) {
+	case count[byFilter]:
+		why = "the established policy (named by the rule's ExtensionRef filter) wins"
 	case count[byWeight]:
 		why = fmt.Sprintf("the established policy (the higher %s) wins", weight)
 	case count[byAge]:

@@ -376,6 +376,12 @@ func (k *Kind) complete() error {
 	if k.FilterAttachment && !slices.Contains(k.EffectiveSectionKinds, topology.KindHTTPRoute) && !slices.Contains(k.EffectiveSectionKinds, topology.KindGRPCRoute) {
 		return settingErrorf(SettingFilterAttachment, "filter attachment attaches policies to route rules, which must then be effective targets: add HTTPRoute or GRPCRoute to the effective section kinds")
 	}
+	if k.FilterAttachment && ((k.SameLevel == SameLevelGEP && !k.Supports(merge.None)) || k.ConflictScopePolicy) {
+		// A filter ranks its policy first at the rule: under GEP-713's rule
+		// first means older, which loses in defaults; and conflict scope
+		// orders policies, not attachments.
+		return settingErrorf(SettingFilterAttachment, "filter attachment ranks a policy first at its rule, which needs a same-level rule of oldest-wins, oldest-first or merge-disjoint (or strategy none) and the conflict scope target; the same-level rule is %s", k.SameLevel)
+	}
 	if len(k.ConflictFields) > 0 && k.SameLevel != SameLevelMergeDisjoint {
 		return settingErrorf(SettingConflictFields, "conflict fields narrow the merge-disjoint rule; the same-level rule is %s", k.SameLevel)
 	}

@@ -386,6 +386,7 @@ func TestKindFromCRDInvalidAnnotations(t *testing.T) {
 		{"conflict scope of an additive kind", "Direct", map[string]string{AnnotationSameLevel: "merge-disjoint", AnnotationComposition: "additive", AnnotationConflictScope: "policy"}, nil, annField(AnnotationConflictScope), "needs a same-level rule that rejects"},
 		{"conflict fields without merge-disjoint", "Inherited", map[string]string{AnnotationConflictFields: "tracing"}, nil, annField(AnnotationConflictFields), "narrow the merge-disjoint rule"},
 		{"conflict field not a path", "Inherited", map[string]string{AnnotationSameLevel: "merge-disjoint", AnnotationConflictFields: "a..b"}, nil, annField(AnnotationConflictFields), `"a..b" is not a dotted spec path`},
+		{"filter attachment under the GEP rule", "Inherited", map[string]string{AnnotationEffectiveSectionKinds: "HTTPRoute", AnnotationFilterAttachment: "extension-ref"}, nil, annField(AnnotationFilterAttachment), "needs a same-level rule of oldest-wins, oldest-first or merge-disjoint"},
 		{"filter attachment word", "Inherited", map[string]string{AnnotationFilterAttachment: "yes"}, nil, annField(AnnotationFilterAttachment), `"yes"`},
 		{"filter attachment without rule targets", "Inherited", map[string]string{AnnotationFilterAttachment: "extension-ref"}, nil, annField(AnnotationFilterAttachment), "must then be effective targets"},
 		{"route overlap word", "Inherited", map[string]string{AnnotationRouteOverlap: "deny"}, nil, annField(AnnotationRouteOverlap), `"deny"`},
