@@ -608,4 +608,16 @@ func TestFilterAttachedPolicyTargets(t *testing.T) {
 			t.Errorf("describe lacks %q:\n%s", s, out)
 		}
 	}
+	// trace: the rule's request gets the policy, and the filter's note
+	// points there.
+	out, errOut, err = run(t, "trace", "http://x/", "-f", file)
+	if err != nil {
+		t.Fatalf("%v: %s", err, errOut)
+	}
+	for _, s := range []string{"filter ExtensionRef to TrafficPolicy.gateway.kgateway.dev by-filter is not modelled as a filter; if its kind is a policy kind attached by route filters, the policy is among the effective policies below",
+		`timeouts.request: "3s"  <- TrafficPolicy default/by-filter (HTTPRoute default/r1#rule-1`} {
+		if !strings.Contains(out, s) {
+			t.Errorf("trace lacks %q:\n%s", s, out)
+		}
+	}
 }

@@ -704,10 +704,24 @@ func (ix *Index) httpFilter(o *Outcome, f gwv1.HTTPRouteFilter, e *entry, req *R
 		}
 		ix.redirect(o, f.RequestRedirect, e, req)
 		return true
+	case gwv1.HTTPRouteFilterExtensionRef:
+		o.Notes = append(o.Notes, extensionRefNote(f.ExtensionRef))
 	default:
 		o.Notes = append(o.Notes, fmt.Sprintf("filter %s is not modelled", f.Type))
 	}
 	return false
+}
+
+// extensionRefNote says what trace makes of an ExtensionRef filter: its
+// effect is the implementation's; a policy it names, of a kind attached
+// by route filters (kgateway, Gloo Gateway), is among the effective
+// policies of the request's rule.
+func extensionRefNote(ref *gwv1.LocalObjectReference) string {
+	if ref == nil {
+		return "filter ExtensionRef names nothing (not modelled)"
+	}
+	return fmt.Sprintf("filter ExtensionRef to %s %s is not modelled as a filter; if its kind is a policy kind attached by route filters, the policy is among the effective policies below",
+		topology.GroupKind{Group: string(ref.Group), Kind: string(ref.Kind)}, ref.Name)
 }
 
 // backendFilter applies one filter of a backendRef of the rule matched by
@@ -738,6 +752,8 @@ func (ix *Index) grpcFilter(o *Outcome, f gwv1.GRPCRouteFilter, up *UpstreamRequ
 		if f.RequestMirror != nil {
 			ix.mirror(o, f.RequestMirror, mirrors)
 		}
+	case gwv1.GRPCRouteFilterExtensionRef:
+		o.Notes = append(o.Notes, extensionRefNote(f.ExtensionRef))
 	default:
 		o.Notes = append(o.Notes, fmt.Sprintf("filter %s is not modelled", f.Type))
 	}
