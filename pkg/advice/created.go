@@ -98,23 +98,8 @@ func filterNames(obj *unstructured.Unstructured, ref topology.Ref) map[topology.
 		return nil
 	}
 	out := map[topology.Ref]bool{}
-	rules, _, _ := unstructured.NestedSlice(obj.Object, "spec", "rules")
-	for _, r := range rules {
-		rm, _ := r.(map[string]any)
-		filters, _ := rm["filters"].([]any)
-		for _, f := range filters {
-			fm, _ := f.(map[string]any)
-			if t, _ := fm["type"].(string); t != "ExtensionRef" {
-				continue
-			}
-			ext, _ := fm["extensionRef"].(map[string]any)
-			group, _ := ext["group"].(string)
-			kind, _ := ext["kind"].(string)
-			name, _ := ext["name"].(string)
-			if kind != "" && name != "" {
-				out[topology.Ref{Group: group, Kind: kind, Namespace: ref.Namespace, Name: name}] = true
-			}
-		}
+	for _, e := range gatewayapi.ExtensionRefs(obj, ref.Namespace) {
+		out[e.Target] = true
 	}
 	return out
 }

@@ -25,14 +25,10 @@ type filterRef struct {
 // filters are skipped (package gatewayapi reports the routes).
 func readFilterRefs(topoObjs []*unstructured.Unstructured) map[topology.Ref][]filterRef {
 	out := map[topology.Ref][]filterRef{}
-	for _, u := range topoObjs {
-		gk := gkOf(u)
-		if gk != topology.KindHTTPRoute && gk != topology.KindGRPCRoute {
-			continue
-		}
-		ns := u.GetNamespace()
-		if ns == "" {
-			ns = DefaultNamespace
+	forRoutes(topoObjs, func(u *unstructured.Unstructured, gk topology.GroupKind, ns string) {
+		refs := gatewayapi.ExtensionRefs(u, ns)
+		if len(refs) == 0 {
+			return
 		}
 		rules, _, _ := unstructured.NestedSlice(u.Object, "spec", "rules")
 		names := make([]*gwv1.SectionName, len(rules))
@@ -45,30 +41,14 @@ func readFilterRefs(topoObjs []*unstructured.Unstructured) map[topology.Ref][]fi
 			}
 		}
 		sections, _ := gatewayapi.RuleSections(names)
-		for i, r := range rules {
-			rm, _ := r.(map[string]any)
-			filters, _ := rm["filters"].([]any)
-			if sections[i] == "" {
+		for _, e := range refs {
+			if sections[e.Rule] == "" {
 				continue // a duplicate name: the rule is ignored
 			}
-			for j, f := range filters {
-				fm, _ := f.(map[string]any)
-				if t, _ := fm["type"].(string); t != string(gwv1.HTTPRouteFilterExtensionRef) {
-					continue
-				}
-				ext, _ := fm["extensionRef"].(map[string]any)
-				group, _ := ext["group"].(string)
-				kind, _ := ext["kind"].(string)
-				name, _ := ext["name"].(string)
-				if kind == "" || name == "" {
-					continue
-				}
-				pol := topology.Ref{Group: group, Kind: kind, Namespace: ns, Name: name}
-				rule := topology.Ref{Group: gk.Group, Kind: gk.Kind, Namespace: ns, Name: u.GetName(), SectionName: sections[i]}
-				out[pol] = append(out[pol], filterRef{rule: rule, field: fmt.Sprintf("%s spec.rules[%d].filters[%d].extensionRef", rule.Object().Short(), i, j), order: j})
-			}
+			rule := topology.Ref{Group: gk.Group, Kind: gk.Kind, Namespace: ns, Name: u.GetName(), SectionName: sections[e.Rule]}
+			out[e.Target] = append(out[e.Target], filterRef{rule: rule, field: fmt.Sprintf("%s spec.rules[%d].filters[%d].extensionRef", rule.Object().Short(), e.Rule, e.Filter), order: e.Filter})
 		}
-	}
+	})
 	return out
 }
 

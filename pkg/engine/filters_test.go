@@ -99,22 +99,7 @@ x: old`),
 		t.Errorf("older: %s %q", c.Reason, c.Message)
 	}
 
-	crd := `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: modepolicies.policies.example.com
-  labels: {gateway.networking.k8s.io/policy: Inherited}
-  annotations:
-    attache.dev/hierarchy: Gateway,HTTPRoute
-    attache.dev/merge-strategies: none
-    attache.dev/weight-annotation: example.com/weight
-spec:
-  group: policies.example.com
-  names: {kind: ModePolicy, plural: modepolicies}
-  scope: Namespaced
-  versions: [{name: v1, served: true, storage: true}]
-`
+	crd := modePolicyCRD
 	lightOld := pol("policies.example.com/v1", "ModePolicy", "light-old", 1, "targetRefs: ["+gwRef+"]\nmode: lo")
 	heavyNew := weighted(pol("policies.example.com/v1", "ModePolicy", "heavy-new", 5, "targetRefs: ["+gwRef+"]\nmode: hn"), "example.com/weight", "10")
 	mid := pol("policies.example.com/v1", "ModePolicy", "mid", 3, "targetRefs: ["+r1Ref+"]\nmode: mid")

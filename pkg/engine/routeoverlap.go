@@ -37,15 +37,7 @@ type routeSpec struct {
 // by the ListenerSet's Gateway.
 func (c *computation) readRouteLocations(topoObjs []*unstructured.Unstructured) *routeLocations {
 	specs := map[topology.Ref]routeSpec{}
-	for _, u := range topoObjs {
-		gk := gkOf(u)
-		if gk != topology.KindHTTPRoute && gk != topology.KindGRPCRoute {
-			continue
-		}
-		ns := u.GetNamespace()
-		if ns == "" {
-			ns = DefaultNamespace
-		}
+	forRoutes(topoObjs, func(u *unstructured.Unstructured, gk topology.GroupKind, ns string) {
 		var rs routeSpec
 		hosts, _, _ := unstructured.NestedSlice(u.Object, "spec", "hostnames")
 		for _, h := range hosts {
@@ -66,7 +58,7 @@ func (c *computation) readRouteLocations(topoObjs []*unstructured.Unstructured) 
 			}
 		}
 		specs[topology.Ref{Group: gk.Group, Kind: gk.Kind, Namespace: ns, Name: u.GetName()}] = rs
-	}
+	})
 	ports := c.listenerPorts
 	if ports == nil {
 		ports = readListenerPorts(topoObjs)
@@ -111,6 +103,22 @@ func (c *computation) readRouteLocations(topoObjs []*unstructured.Unstructured) 
 		sort.Slice(refs, func(i, j int) bool { return refs[i].Less(refs[j]) })
 	}
 	return out
+}
+
+// forRoutes calls f with every HTTPRoute and GRPCRoute among objs, its
+// kind and its namespace (defaulted as Compute defaults it).
+func forRoutes(objs []*unstructured.Unstructured, f func(u *unstructured.Unstructured, gk topology.GroupKind, ns string)) {
+	for _, u := range objs {
+		gk := gkOf(u)
+		if gk != topology.KindHTTPRoute && gk != topology.KindGRPCRoute {
+			continue
+		}
+		ns := u.GetNamespace()
+		if ns == "" {
+			ns = DefaultNamespace
+		}
+		f(u, gk, ns)
+	}
 }
 
 // matchPath is the path NGF keys a route match by.

@@ -75,11 +75,9 @@ spec: {ports: [{name: http, port: 80}]}
 	want(t, "after the edit", effective(t, res, "TLSPolicy", dS1), []string{`{"mode":"a"}`})
 }
 
-// TestWeightOneLevelOnly: under strategy none a policy on a more specific
-// level meets one above it by age, whatever their weights: weights order
-// one level only.
-func TestWeightOneLevelOnly(t *testing.T) {
-	crd := `
+// modePolicyCRD is an Inherited kind on Gateway > HTTPRoute with strategy
+// none and a weight annotation.
+const modePolicyCRD = `
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
@@ -95,6 +93,12 @@ spec:
   scope: Namespaced
   versions: [{name: v1, served: true, storage: true}]
 `
+
+// TestWeightOneLevelOnly: under strategy none a policy on a more specific
+// level meets one above it by age, whatever their weights: weights order
+// one level only.
+func TestWeightOneLevelOnly(t *testing.T) {
+	crd := modePolicyCRD
 	route := pol("policies.example.com/v1", "ModePolicy", "route", 0, "targetRefs: ["+r1Ref+"]\nmode: route")
 	gw := weighted(pol("policies.example.com/v1", "ModePolicy", "gateway", 1, "targetRefs: ["+gwRef+"]\nmode: gateway"), "example.com/weight", "10")
 	res := compute(t, engine.Options{}, crd, docsTopo, route, gw)
