@@ -19,6 +19,11 @@ import (
 // also fails when a fixture outside the list matches fully, so that the list
 // stays the exact set of agreeing fixtures.
 var mustMatch = map[string]bool{
+	// A ListenerSet-wide policy replaced on one of its listeners, with no
+	// routes (replacedBelow).
+	"backendtrafficpolicy-listenerset-invalid":                                            true,
+	"envoyextensionpolicy-listenerset-invalid":                                            true,
+	"securitypolicy-listenerset-invalid":                                                  true,
 	"clienttrafficpolicy-status-conditions-truncated":                                     true,
 	"mergebackends-http-rule-level-shields-route-level":                                   true,
 	"backendtrafficpolicy-admission-control":                                              true,

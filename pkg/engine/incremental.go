@@ -529,6 +529,21 @@ func (c *computation) updateKind(k *policy.Kind, xs []policyChange, touched map[
 			}
 		}
 	}
+	if k.OverriddenByPresence {
+		// A policy is overridden by presence on the levels below its
+		// target even where no context passes (see replacedBelow): the
+		// policies above a changed level are derived again.
+		var start []topology.NodeID
+		for n := range dirtyNodes {
+			start = append(start, n)
+		}
+		c.graph.Walk(start, topology.Parents, func(n topology.NodeID, _ *topology.Node) bool {
+			for _, a := range d.atNode[n] {
+				touched[a.pol] = true
+			}
+			return true
+		})
+	}
 	// Stacks are sequences of levels with policies: they change only when
 	// a level gains its first policy or loses its last.
 	structural := false

@@ -186,7 +186,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			for _, a := range ps.atts {
 				setsNone = setsNone && len(a.affects) == 0
 			}
-			p := c.programmedFrom(ps.reach, setsNone, func() string { return c.cachedLossSummary(&ps.lossMsg, ps.atts) })
+			p := c.withReplacedBelow(c.programmedFrom(ps.reach, setsNone, func() string { return c.cachedLossSummary(&ps.lossMsg, ps.atts) }), accepted)
 			summary = &p
 		}
 		st.Conditions = []Condition{{Type: CondAccepted, Status: "True", Reason: ReasonAccepted, Message: msg}, *summary}
@@ -482,7 +482,8 @@ func (c *computation) conflictMessage(a *attachment) string {
 // Overridden when it contributes nothing anywhere, else
 // PartiallyProgrammed.
 func (c *computation) programmed(ps *pstate, a *attachment) Condition {
-	return c.programmedFrom(a.reach, len(a.affects) == 0, func() string { return c.cachedLossSummary(&a.lossMsg, []*attachment{a}) })
+	cond := c.programmedFrom(a.reach, len(a.affects) == 0, func() string { return c.cachedLossSummary(&a.lossMsg, []*attachment{a}) })
+	return c.withReplacedBelow(cond, []*attachment{a})
 }
 
 // cachedLossSummary is lossSummary, kept in *cache until the losses change.
@@ -622,4 +623,56 @@ func toAncestorStatus(a Ancestor, controllerName string, generation int64, now t
 		})
 	}
 	return out
+}
+
+// replacedBelow returns, for a kind overridden by presence, an accepted
+// attachment of another policy of the kind on a level below a's target
+// (a section of it, or what hangs below it in the kind's hierarchy) that
+// replaces a there (it names no merge type), if any. Envoy Gateway reports
+// a policy overridden for those scopes whether or not an effective target
+// is below them yet; where one is, the contexts already say so. The first
+// found depth first, in the graph's child order.
+func (c *computation) replacedBelow(a *attachment) *attachment {
+	k := a.pol.p.Kind
+	d := c.dps[k]
+	if !k.OverriddenByPresence || d == nil || a.nsName != "" {
+		return nil
+	}
+	var found *attachment
+	c.graph.Walk([]topology.NodeID{a.node}, topology.Children, func(n topology.NodeID, node *topology.Node) bool {
+		if found != nil {
+			return false
+		}
+		if n != a.node {
+			if !k.InHierarchy(node.Ref.Object().GroupKind()) {
+				return false
+			}
+			for _, o := range d.atNode[n] {
+				if o.pol != a.pol && o.pol.p.MergeType == "" && o.pol.rejectedBy == nil {
+					found = o
+					return false
+				}
+			}
+		}
+		return true
+	})
+	return found
+}
+
+// withReplacedBelow turns a Programmed condition into PartiallyProgrammed
+// when some attachment of the policy is replaced below its target where no
+// effective target is yet (see replacedBelow).
+func (c *computation) withReplacedBelow(cond Condition, atts []*attachment) Condition {
+	if cond.Reason != ReasonProgrammed || len(atts) == 0 || !atts[0].pol.p.Kind.OverriddenByPresence {
+		return cond
+	}
+	for _, a := range atts {
+		if w := c.replacedBelow(a); w != nil {
+			cond.Status, cond.Reason = "True", ReasonPartiallyProgrammed
+			cond.Message = fmt.Sprintf("%s; the more specific %s %s on %s replaces it there", cond.Message,
+				w.pol.p.Ref.Kind, shortName(w.pol.p.Ref), w.ref.At.Short())
+			return cond
+		}
+	}
+	return cond
 }
