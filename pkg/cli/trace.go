@@ -12,6 +12,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/istioauthz"
 	"github.com/attache-dev/attache/pkg/routing"
 	"github.com/attache-dev/attache/pkg/topology"
 )
@@ -227,6 +228,16 @@ func printOutcome(w io.Writer, d *describer, t *routing.RequestTrace, o *routing
 	}
 	if len(o.Path) > 0 {
 		fmt.Fprintf(w, "  path      %s\n", describePath(o.Path))
+	}
+	if a := o.Authorization; a != nil {
+		verdict := a.Verdict
+		if verdict == istioauthz.Deny {
+			verdict = "deny (Istio answers 403)"
+		}
+		fmt.Fprintf(w, "  authz     %s: %s\n", verdict, a.Reason)
+		for _, u := range a.Unknowns {
+			fmt.Fprintf(w, "            not told by the request: %s\n", u)
+		}
 	}
 
 	// The listener is a context of its own: a 404 there still gets the

@@ -164,3 +164,46 @@ spec: {ports: [{port: 80}]}
 		t.Errorf("%v\n%s", err, out)
 	}
 }
+
+// TestTraceIstioAuthorization: trace says what Istio's AuthorizationPolicies
+// on the Gateway do with the request: denied by the DENY policy, allowed
+// by an ALLOW rule, or unknown when only a rule about the client could
+// allow it; the JSON carries the same decision.
+func TestTraceIstioAuthorization(t *testing.T) {
+	file := filepath.Join("testdata", "istio-authz.yaml")
+	for _, c := range []struct{ url, want string }{
+		{"http://shop.example.com/admin/x", "  authz     deny (Istio answers 403): DENY AuthorizationPolicy shop/no-admin rules[0] matches\n"},
+		{"http://shop.example.com/public/a", "  authz     allow: ALLOW AuthorizationPolicy shop/internal-only rules[1] matches\n"},
+		{"http://shop.example.com/cart", "  authz     unknown: no ALLOW rule surely matches; the verdict depends on rules whose match the request does not tell\n" +
+			"            not told by the request: ALLOW AuthorizationPolicy shop/internal-only rules[0]: from.source (ipBlocks) is about the client, which a request does not tell\n"},
+	} {
+		out, errOut, err := run(t, "trace", c.url, "-f", file)
+		if err != nil {
+			t.Fatalf("%s: %v: %s", c.url, err, errOut)
+		}
+		if !strings.Contains(out, c.want) {
+			t.Errorf("%s: trace lacks %q:\n%s", c.url, c.want, out)
+		}
+	}
+	out, errOut, err := run(t, "trace", "http://shop.example.com/admin/x", "-f", file, "-o", "json")
+	if err != nil {
+		t.Fatalf("%v: %s", err, errOut)
+	}
+	var tr struct {
+		Outcomes []struct {
+			Result        string `json:"result"`
+			Authorization *struct {
+				Verdict string `json:"verdict"`
+				Policy  struct{ Name string }
+				Rule    int `json:"rule"`
+			} `json:"authorization"`
+		} `json:"outcomes"`
+	}
+	if err := json.Unmarshal([]byte(out), &tr); err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Outcomes) != 1 || tr.Outcomes[0].Authorization == nil || tr.Outcomes[0].Authorization.Verdict != "deny" ||
+		tr.Outcomes[0].Authorization.Policy.Name != "no-admin" || tr.Outcomes[0].Result != "forwarded" {
+		t.Errorf("JSON: %s", out)
+	}
+}

@@ -1,7 +1,11 @@
 package routing
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/istioauthz"
 	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/report"
 	"github.com/attache-dev/attache/pkg/topology"
@@ -69,7 +73,60 @@ func (p *Policies) AddPolicies(t *RequestTrace) {
 				}
 			}
 		}
+		o.Authorization = authorize(o, t.Request)
 	}
+}
+
+// authorizationPolicy is Istio's AuthorizationPolicy kind.
+var authorizationPolicy = topology.GroupKind{Group: "security.istio.io", Kind: "AuthorizationPolicy"}
+
+// authorize decides what the AuthorizationPolicies among an outcome's
+// effective policies do with the request (nil when there are none); Istio
+// authorizes before it routes, so a request no route takes is decided
+// too. The
+// kind is additive: its effective spec holds each policy's spec proper
+// under its "namespace/name".
+func authorize(o *Outcome, req *Request) *istioauthz.Decision {
+	if req == nil {
+		return nil
+	}
+	var pols []istioauthz.Policy
+	seen := map[topology.Ref]bool{}
+	for _, ep := range o.EffectivePolicies {
+		if ep.Kind == nil || ep.Kind.GroupKind != authorizationPolicy || ep.Kind.Composition != policy.CompositionAdditive {
+			continue
+		}
+		for key, v := range ep.Spec {
+			spec, _ := v.(map[string]any)
+			ns, name, ok := strings.Cut(key, "/")
+			if !ok {
+				ns, name = "", key
+			}
+			ref := topology.Ref{Group: authorizationPolicy.Group, Kind: authorizationPolicy.Kind, Namespace: ns, Name: name}
+			if !seen[ref] {
+				seen[ref] = true
+				pols = append(pols, istioauthz.Policy{Ref: ref, Spec: spec})
+			}
+		}
+	}
+	if len(pols) == 0 {
+		return nil
+	}
+	d := istioauthz.Decide(pols, istioauthz.Request{Method: req.Method, Host: hostHeader(req), Path: req.Path, Headers: req.Headers})
+	return &d
+}
+
+// hostHeader is the Host header the request carries: as given, or the
+// URL's host with its port when it is not the scheme's default.
+func hostHeader(req *Request) string {
+	if h, ok := req.Headers["host"]; ok {
+		return h
+	}
+	switch {
+	case req.Port == 0, req.Port == 80 && (req.Scheme == "http" || req.Scheme == "grpc"), req.Port == 443 && (req.Scheme == "https" || req.Scheme == "grpcs"):
+		return req.Host
+	}
+	return req.Host + ":" + strconv.Itoa(int(req.Port))
 }
 
 // contextOn returns the context of e whose path is path (root to e's

@@ -10,6 +10,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/attache-dev/attache/pkg/gatewayapi"
+	"github.com/attache-dev/attache/pkg/istioauthz"
 	"github.com/attache-dev/attache/pkg/report"
 	"github.com/attache-dev/attache/pkg/topology"
 )
@@ -89,6 +90,9 @@ type Outcome struct {
 	// EffectivePolicies are the effective policies of every policy kind
 	// on the request's context (see AddPolicies).
 	EffectivePolicies []EffectivePolicy `json:"effectivePolicies"`
+	// Authorization is what Istio's AuthorizationPolicies on the path do
+	// with the request (see AddPolicies), when one is there.
+	Authorization *istioauthz.Decision `json:"authorization,omitempty"`
 
 	listener *listener
 	winner   *candidate
