@@ -81,7 +81,7 @@ func (p *Policies) AddPolicies(t *RequestTrace) {
 var authorizationPolicy = topology.GroupKind{Group: "security.istio.io", Kind: "AuthorizationPolicy"}
 
 // authorize decides what the AuthorizationPolicies among an outcome's
-// effective policies do with the request (nil when there are none); Istio
+// effective policies on its Gateway (or GatewayClass) do with the request (nil when there are none); Istio
 // authorizes before it routes, so a request no route takes is decided
 // too. The
 // kind is additive: its effective spec holds each policy's spec proper
@@ -94,6 +94,11 @@ func authorize(o *Outcome, req *Request) *istioauthz.Decision {
 	seen := map[topology.Ref]bool{}
 	for _, ep := range o.EffectivePolicies {
 		if ep.Kind == nil || ep.Kind.GroupKind != authorizationPolicy || ep.Kind.Composition != policy.CompositionAdditive {
+			continue
+		}
+		if gk := ep.Target.Object().GroupKind(); gk != topology.KindGateway && gk != topology.KindGatewayClass {
+			// On a Service (or ServiceEntry) they apply at its waypoint,
+			// not at the Gateway.
 			continue
 		}
 		for key, v := range ep.Spec {
