@@ -91,6 +91,12 @@ func describePath(p []topology.Ref) string {
 		}
 		parts = append(parts, s)
 	}
+	if len(parts) == 0 && len(p) > 0 {
+		// A path of cluster-scoped objects only (a GatewayClass's own
+		// context): name the last.
+		r := p[len(p)-1]
+		return describeKind(r.GroupKind()) + " " + r.Name
+	}
 	return strings.Join(parts, " > ")
 }
 

@@ -207,3 +207,104 @@ func TestTraceIstioAuthorization(t *testing.T) {
 		t.Errorf("JSON: %s", out)
 	}
 }
+
+// TestTraceIstioAuthorizationScope: the decision is the Gateway's own:
+// policies on its GatewayClass (Istio applies those to waypoints) and dry
+// runs (istio.io/dry-run, evaluated but not enforced, noted) take no part;
+// the Host header is matched as sent; a Gateway Istio does not program
+// gets no decision.
+func TestTraceIstioAuthorizationScope(t *testing.T) {
+	base := func(controller string) string {
+		return `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: authorizationpolicies.security.istio.io}
+spec:
+  group: security.istio.io
+  scope: Namespaced
+  names: {kind: AuthorizationPolicy, plural: authorizationpolicies}
+  versions: [{name: v1, served: true, storage: true}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: istio}
+spec: {controllerName: ` + controller + `}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: ingress, namespace: shop}
+spec: {gatewayClassName: istio, listeners: [{name: http, protocol: HTTP, port: 80}, {name: alt, protocol: HTTP, port: 8080}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: shop}
+spec:
+  parentRefs: [{name: ingress}]
+  rules: [{backendRefs: [{name: web, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {ports: [{port: 80}]}
+`
+	}
+	const (
+		classDeny = `
+---
+apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: class-deny, namespace: shop}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: GatewayClass, name: istio}]
+  action: DENY
+  rules: [{}]
+---
+apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: dry, namespace: shop, annotations: {istio.io/dry-run: "true"}}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: ingress}]
+  action: DENY
+  rules: [{}]
+`
+		onlyShop = `
+---
+apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: only-shop, namespace: shop}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: ingress}]
+  rules: [{to: [{operation: {hosts: [shop.example.com]}}]}]
+`
+	)
+	for _, c := range []struct {
+		name, controller, extra string
+		args                    []string
+		want, not               string
+	}{
+		{"class and dry run left out", "istio.io/gateway-controller", classDeny, []string{"http://shop.example.com/"},
+			"  authz     allow: no DENY policy matches and no ALLOW policy applies to the workload\n", ""},
+		{"the class's context named", "istio.io/gateway-controller", classDeny, []string{"http://shop.example.com/"}, "    for GatewayClass istio\n", ""},
+		{"dry run noted", "istio.io/gateway-controller", classDeny, []string{"http://shop.example.com/"},
+			"note      AuthorizationPolicy shop/dry is a dry run (istio.io/dry-run): Istio evaluates it without enforcing it; the authorization leaves it out", ""},
+		{"Host header as given, no port", "istio.io/gateway-controller", onlyShop, []string{"http://10.0.0.1:8080/", "-H", "Host: shop.example.com"}, "  authz     allow: ", ""},
+		{"Host header as given, with its port", "istio.io/gateway-controller", onlyShop, []string{"http://10.0.0.1/", "-H", "Host: shop.example.com:8080"}, "  authz     deny ", ""},
+		{"URL port in the Host", "istio.io/gateway-controller", onlyShop, []string{"http://shop.example.com:8080/"}, "  authz     deny ", ""},
+		{"URL default port left out", "istio.io/gateway-controller", onlyShop, []string{"http://shop.example.com:80/"}, "  authz     allow: ", ""},
+		{"not Istio's Gateway", "gateway.envoyproxy.io/gatewayclass-controller", onlyShop, []string{"http://shop.example.com:8080/"}, "  result    forwarded", "authz"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := filepath.Join(t.TempDir(), "in.yaml")
+			if err := os.WriteFile(f, []byte(base(c.controller)+c.extra), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, errOut, err := run(t, append(append([]string{"trace"}, c.args...), "-f", f)...)
+			if err != nil {
+				t.Fatalf("%v: %s", err, errOut)
+			}
+			if !strings.Contains(out, c.want) || (c.not != "" && strings.Contains(out, c.not)) {
+				t.Errorf("want %q (and no %q):\n%s", c.want, c.not, out)
+			}
+		})
+	}
+}

@@ -24,10 +24,11 @@ import (
 
 // Request is what a decision reads of a request.
 type Request struct {
-	// Method, Host (the Host header as sent: with the port when it is not
-	// the scheme's default) and Path (without the query).
-	Method, Host, Path string
-	// Headers by lower-case name.
+	// Method, Host (the Host header as sent, with its port if it has
+	// one), Path (without the query), PathQuery (with it: the :path
+	// pseudo-header) and Scheme.
+	Method, Host, Path, PathQuery, Scheme string
+	// Headers by lower-case name, as the client sends them.
 	Headers map[string]string
 }
 
@@ -229,27 +230,68 @@ func matchOperation(o map[string]any, req Request) (match, string) {
 	if result == no {
 		return no, ""
 	}
-	for _, name := range []string{"paths", "notPaths"} {
-		for _, v := range strs(o[name]) {
-			if strings.Contains(v, "{") {
-				result, why = maybe, "to.operation."+name+" uses a path template ({*}, {**}), not evaluated"
-			}
+	// Paths: plain entries are matched; a path template ({*}, {**}) is
+	// not, so it leaves the match unknown unless a plain entry decides.
+	// Istio matches the path it normalized first: a path normalization
+	// would change leaves it unknown.
+	paths, templates := splitTemplates(strs(o["paths"]))
+	notPaths, notTemplates := splitTemplates(strs(o["notPaths"]))
+	if len(paths)+len(templates)+len(notPaths)+len(notTemplates) > 0 && !normalized(req.Path) {
+		return maybe, "the path is matched after Istio normalizes it, which tracing does not do"
+	}
+	if len(paths)+len(templates) > 0 {
+		hit := false
+		for _, p := range paths {
+			hit = hit || stringMatch(p, req.Path, false)
+		}
+		switch {
+		case hit:
+		case len(templates) > 0:
+			result, why = maybe, "to.operation.paths uses a path template ({*}, {**}), not evaluated"
+		default:
+			return no, ""
 		}
 	}
-	if result == yes && (strings.Contains(req.Path, "%") || strings.Contains(req.Path, "/.") || strings.Contains(req.Path, "//")) && (o["paths"] != nil || o["notPaths"] != nil) {
-		result, why = maybe, "the path is matched after Istio normalizes it, which tracing does not do"
+	for _, p := range notPaths {
+		if stringMatch(p, req.Path, false) {
+			return no, ""
+		}
 	}
-	if result == yes {
-		field("paths", req.Path, false, false)
-		field("notPaths", req.Path, false, true)
-	}
-	if result == no {
-		return no, ""
+	if len(notTemplates) > 0 {
+		result, why = maybe, "to.operation.notPaths uses a path template ({*}, {**}), not evaluated"
 	}
 	if o["ports"] != nil || o["notPorts"] != nil {
 		return maybe, "to.operation ports are the connection's (the workload's own port), which a request does not tell"
 	}
 	return result, why
+}
+
+// splitTemplates separates plain paths from path templates.
+func splitTemplates(paths []string) (plain, templates []string) {
+	for _, p := range paths {
+		if strings.Contains(p, "{") {
+			templates = append(templates, p)
+		} else {
+			plain = append(plain, p)
+		}
+	}
+	return plain, templates
+}
+
+// normalized reports whether Istio's default path normalization (RFC 3986
+// dot segments, merged slashes, percent-decoding of unreserved
+// characters) would leave path as it is, as far as a plain check tells:
+// no "." or ".." segment, no "//", no percent-encoding.
+func normalized(path string) bool {
+	if strings.Contains(path, "//") || strings.Contains(path, "%") {
+		return false
+	}
+	for _, seg := range strings.Split(path, "/") {
+		if seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
 }
 
 // matchCondition matches one when condition: request.headers[name] is
@@ -261,35 +303,68 @@ func matchCondition(c map[string]any, req Request) (match, string) {
 		return maybe, fmt.Sprintf("when %q is not told by the request", key)
 	}
 	name = strings.ToLower(strings.TrimSuffix(name, "]"))
-	value, present := req.Headers[name]
+	value, present := header(req, name)
+	if !present && envoySets(name) {
+		return maybe, fmt.Sprintf("when %q: Envoy sets that header before it authorizes", key)
+	}
 	if vals := strs(c["values"]); vals != nil {
-		if !present {
-			return no, ""
-		}
 		hit := false
 		for _, v := range vals {
-			hit = hit || stringMatch(v, value, false)
+			hit = hit || (present && headerMatch(v, value))
 		}
 		if !hit {
 			return no, ""
 		}
 	}
-	if vals := strs(c["notValues"]); vals != nil {
-		if !present {
-			return maybe, fmt.Sprintf("when %q notValues with the header absent is not evaluated", key)
-		}
-		for _, v := range vals {
-			if stringMatch(v, value, false) {
-				return no, ""
-			}
+	for _, v := range strs(c["notValues"]) {
+		// The negation of a header matcher: an absent header matches.
+		if present && headerMatch(v, value) {
+			return no, ""
 		}
 	}
 	return yes, ""
 }
 
+// header reads a request header as Envoy's matcher sees it: the
+// pseudo-headers from the request line, the others as the client sent
+// them.
+func header(req Request, name string) (string, bool) {
+	switch name {
+	case ":authority", "host":
+		return req.Host, req.Host != ""
+	case ":method":
+		return req.Method, req.Method != ""
+	case ":path":
+		return req.PathQuery, req.PathQuery != ""
+	case ":scheme":
+		return req.Scheme, req.Scheme != ""
+	}
+	v, ok := req.Headers[name]
+	return v, ok
+}
+
+// envoySets reports whether Envoy adds the header itself before its
+// authorization filter runs, so that its value is not the client's.
+func envoySets(name string) bool {
+	switch name {
+	case "x-forwarded-proto", "x-forwarded-for", "x-request-id", "x-forwarded-client-cert", "x-forwarded-host", "x-forwarded-port":
+		return true
+	}
+	return strings.HasPrefix(name, "x-envoy-")
+}
+
+// headerMatch is stringMatch for a header value: "*" is presence, which a
+// header sent empty has.
+func headerMatch(pattern, value string) bool {
+	if pattern == "*" {
+		return true
+	}
+	return stringMatch(pattern, value, false)
+}
+
 // stringMatch is Istio's string match: "*" (presence: any non-empty
-// value), "abc*" (prefix), "*abc" (suffix), else exact; fold makes it
-// case-insensitive.
+// value), "*abc" (suffix; a leading "*" is read first), "abc*" (prefix),
+// else exact; fold makes it case-insensitive.
 func stringMatch(pattern, value string, fold bool) bool {
 	if fold {
 		pattern, value = strings.ToLower(pattern), strings.ToLower(value)
@@ -297,10 +372,10 @@ func stringMatch(pattern, value string, fold bool) bool {
 	switch {
 	case pattern == "*":
 		return value != ""
-	case strings.HasSuffix(pattern, "*"):
-		return strings.HasPrefix(value, strings.TrimSuffix(pattern, "*"))
 	case strings.HasPrefix(pattern, "*"):
 		return strings.HasSuffix(value, strings.TrimPrefix(pattern, "*"))
+	case strings.HasSuffix(pattern, "*"):
+		return strings.HasPrefix(value, strings.TrimSuffix(pattern, "*"))
 	}
 	return pattern == value
 }

@@ -57,6 +57,23 @@ func TestDecide(t *testing.T) {
 		{"custom then deny", []string{"ext={action: CUSTOM, provider: {name: opa}, rules: [{}]}", "no={action: DENY, rules: [{}]}"}, get, Deny, "no", "DENY"},
 		{"audit decides nothing", []string{"a={action: AUDIT, rules: [{}]}"}, get, Allow, "", ""},
 		{"deny without rules matches nothing", []string{"d={action: DENY}"}, get, Allow, "", ""},
+		// Envoy's pseudo-headers come from the request line.
+		{":authority condition", []string{"x={action: DENY, rules: [{when: [{key: 'request.headers[:authority]', values: [shop.example.com]}]}]}"}, get, Deny, "x", ""},
+		{":method condition", []string{"x={rules: [{when: [{key: 'request.headers[:method]', values: [GET]}]}]}"}, get, Allow, "x", ""},
+		{":path condition with the query", []string{"x={rules: [{when: [{key: 'request.headers[:path]', values: ['*?a=1']}]}]}"}, Request{Method: "GET", Host: "h", Path: "/p", PathQuery: "/p?a=1"}, Allow, "x", ""},
+		// Envoy sets x-forwarded-proto before it authorizes: not the client's.
+		{"Envoy-set header", []string{"x={action: DENY, rules: [{when: [{key: 'request.headers[x-forwarded-proto]', values: [http]}]}]}"}, get, Unknown, "", ""},
+		// A header sent empty is present.
+		{"presence of an empty header", []string{"x={rules: [{when: [{key: 'request.headers[x-empty]', values: ['*']}]}]}"}, Request{Method: "GET", Host: "h", Path: "/", Headers: map[string]string{"x-empty": ""}}, Allow, "x", ""},
+		{"absent header is not present", []string{"x={rules: [{when: [{key: 'request.headers[x-none]', values: ['*']}]}]}"}, get, Deny, "", ""},
+		// A leading * is read first: *b* is a suffix match for "b*".
+		{"*b* is a suffix match", []string{"x={action: DENY, rules: [{when: [{key: 'request.headers[x-a]', values: ['*b*']}]}]}"}, Request{Method: "GET", Host: "h", Path: "/", Headers: map[string]string{"x-a": "*bc"}}, Allow, "", ""},
+		{"*b* matches its literal suffix", []string{"x={action: DENY, rules: [{when: [{key: 'request.headers[x-a]', values: ['*b*']}]}]}"}, Request{Method: "GET", Host: "h", Path: "/", Headers: map[string]string{"x-a": "ab*"}}, Deny, "x", ""},
+		// notValues with the header absent: the negation matches.
+		{"notValues, header absent", []string{"x={rules: [{when: [{key: 'request.headers[x-absent]', notValues: [a]}]}]}"}, get, Allow, "x", ""},
+		// A plain path entry decides though another is a template.
+		{"plain path beside a template", []string{"x={rules: [{to: [{operation: {paths: ['/admin/{*}', '/admin*']}}]}]}"}, get, Allow, "x", ""},
+		{"a dot-file is normalized", []string{"x={rules: [{to: [{operation: {paths: [/.well-known*]}}]}]}"}, Request{Method: "GET", Host: "h", Path: "/.well-known/x"}, Allow, "x", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var pols []Policy

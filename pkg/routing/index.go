@@ -28,10 +28,16 @@ type Index struct {
 	order    []*gateway
 	services map[topology.Ref]*service
 	routes   map[topology.Ref]*route
+	// dryRun are the Istio AuthorizationPolicies marked istio.io/dry-run:
+	// Istio evaluates them without enforcing them.
+	dryRun map[topology.Ref]bool
 }
 
 type gateway struct {
 	ref topology.Ref
+	// istio: Istio programs the Gateway (its class's controller is
+	// Istio's, or, the class unknown, it is Istio's default class).
+	istio bool
 	// path is the Gateway's path from its root: its GatewayClass when the
 	// class is among the objects.
 	path []topology.Ref
@@ -151,9 +157,11 @@ func Build(objs []*unstructured.Unstructured, graph *topology.Graph, grants *gat
 		spec    []gwv1.ListenerEntry
 	}
 	var (
-		gws  []*gwv1.Gateway
-		sets []lsObj
+		gws     []*gwv1.Gateway
+		sets    []lsObj
+		classes = map[string]string{} // GatewayClass name -> controllerName
 	)
+	ix.dryRun = map[topology.Ref]bool{}
 	for _, u := range objs {
 		if u == nil || u.Object == nil {
 			continue
@@ -172,6 +180,13 @@ func Build(objs []*unstructured.Unstructured, graph *topology.Graph, grants *gat
 			return true
 		}
 		switch gk {
+		case topology.KindGatewayClass:
+			c, _, _ := unstructured.NestedString(u.Object, "spec", "controllerName")
+			classes[u.GetName()] = c
+		case authorizationPolicy:
+			if u.GetAnnotations()[istioDryRun] == "true" {
+				ix.dryRun[ref] = true
+			}
 		case topology.KindGateway:
 			var g gwv1.Gateway
 			if decode(&g) {
@@ -236,6 +251,11 @@ func Build(objs []*unstructured.Unstructured, graph *topology.Graph, grants *gat
 			continue
 		}
 		gw := &gateway{ref: ref, path: []topology.Ref{ref}}
+		if c, known := classes[string(g.Spec.GatewayClassName)]; known {
+			gw.istio = c == istioController
+		} else {
+			gw.istio = g.Spec.GatewayClassName == istioDefaultClass
+		}
 		class := topology.Ref{Group: topology.GatewayGroup, Kind: topology.KindGatewayClass.Kind, Name: string(g.Spec.GatewayClassName)}
 		if _, ok := graph.Lookup(class); ok {
 			gw.path = []topology.Ref{class, ref}

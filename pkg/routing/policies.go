@@ -1,7 +1,7 @@
 package routing
 
 import (
-	"strconv"
+	"fmt"
 	"strings"
 
 	"github.com/attache-dev/attache/pkg/engine"
@@ -73,32 +73,40 @@ func (p *Policies) AddPolicies(t *RequestTrace) {
 				}
 			}
 		}
-		o.Authorization = authorize(o, t.Request)
+		o.Authorization = authorize(o, t.Request, t.dryRun)
 	}
 }
 
 // authorizationPolicy is Istio's AuthorizationPolicy kind.
 var authorizationPolicy = topology.GroupKind{Group: "security.istio.io", Kind: "AuthorizationPolicy"}
 
-// authorize decides what the AuthorizationPolicies among an outcome's
-// effective policies on its Gateway (or GatewayClass) do with the request (nil when there are none); Istio
-// authorizes before it routes, so a request no route takes is decided
-// too. The
-// kind is additive: its effective spec holds each policy's spec proper
-// under its "namespace/name".
-func authorize(o *Outcome, req *Request) *istioauthz.Decision {
-	if req == nil {
+// Istio's names: the Gateway controller, its default GatewayClass, and the
+// annotation of policies evaluated without being enforced.
+const (
+	istioController   = "istio.io/gateway-controller"
+	istioDefaultClass = "istio"
+	istioDryRun       = "istio.io/dry-run"
+)
+
+// authorize decides what the AuthorizationPolicies on an outcome's Gateway
+// (among its effective policies) do with the request, when Istio programs
+// that Gateway; nil otherwise. Istio authorizes before it routes, so a
+// request no route takes is decided too. Policies on a Service apply at
+// its waypoint, and on a GatewayClass at waypoints of Istio's waypoint
+// class: not at this Gateway. A dry-run policy is left out, with a note.
+// The kind is additive: its effective spec holds each policy's spec
+// proper under its "namespace/name".
+func authorize(o *Outcome, req *Request, dryRun map[topology.Ref]bool) *istioauthz.Decision {
+	if req == nil || o.listener == nil || !o.listener.gateway.istio {
 		return nil
 	}
 	var pols []istioauthz.Policy
-	seen := map[topology.Ref]bool{}
+	seen := map[topology.Ref]bool{} // also the dry runs: the Gateway has policies
 	for _, ep := range o.EffectivePolicies {
 		if ep.Kind == nil || ep.Kind.GroupKind != authorizationPolicy || ep.Kind.Composition != policy.CompositionAdditive {
 			continue
 		}
-		if gk := ep.Target.Object().GroupKind(); gk != topology.KindGateway && gk != topology.KindGatewayClass {
-			// On a Service (or ServiceEntry) they apply at its waypoint,
-			// not at the Gateway.
+		if ep.Target.Object().GroupKind() != topology.KindGateway {
 			continue
 		}
 		for key, v := range ep.Spec {
@@ -108,30 +116,30 @@ func authorize(o *Outcome, req *Request) *istioauthz.Decision {
 				ns, name = "", key
 			}
 			ref := topology.Ref{Group: authorizationPolicy.Group, Kind: authorizationPolicy.Kind, Namespace: ns, Name: name}
-			if !seen[ref] {
-				seen[ref] = true
-				pols = append(pols, istioauthz.Policy{Ref: ref, Spec: spec})
+			if seen[ref] {
+				continue
 			}
+			seen[ref] = true
+			if dryRun[ref] {
+				o.Notes = append(o.Notes, fmt.Sprintf("%s is a dry run (%s): Istio evaluates it without enforcing it; the authorization leaves it out", ref.Short(), istioDryRun))
+				continue
+			}
+			pols = append(pols, istioauthz.Policy{Ref: ref, Spec: spec})
 		}
 	}
-	if len(pols) == 0 {
+	if len(seen) == 0 {
 		return nil
 	}
-	d := istioauthz.Decide(pols, istioauthz.Request{Method: req.Method, Host: hostHeader(req), Path: req.Path, Headers: req.Headers})
+	host := req.HostHeader
+	if host == "" {
+		host = req.Host
+	}
+	path := req.Path
+	if req.Query != "" {
+		path += "?" + req.Query
+	}
+	d := istioauthz.Decide(pols, istioauthz.Request{Method: req.Method, Host: host, Path: req.Path, PathQuery: path, Scheme: req.Scheme, Headers: req.Headers})
 	return &d
-}
-
-// hostHeader is the Host header the request carries: as given, or the
-// URL's host with its port when it is not the scheme's default.
-func hostHeader(req *Request) string {
-	if h, ok := req.Headers["host"]; ok {
-		return h
-	}
-	switch {
-	case req.Port == 0, req.Port == 80 && (req.Scheme == "http" || req.Scheme == "grpc"), req.Port == 443 && (req.Scheme == "https" || req.Scheme == "grpcs"):
-		return req.Host
-	}
-	return req.Host + ":" + strconv.Itoa(int(req.Port))
 }
 
 // contextOn returns the context of e whose path is path (root to e's

@@ -34,6 +34,11 @@ type Request struct {
 	// SNI is the URL's host: the TLS server name of https and grpcs
 	// requests (not in the document: it is the URL's host).
 	SNI string `json:"-"`
+	// HostHeader is the Host header as sent (with its port, if any): the
+	// one given with -H, or the URL's host with its port when it is not
+	// the scheme's default (what clients send). Istio's authorization
+	// matches it (not in the document).
+	HostHeader string `json:"-"`
 }
 
 // Header is one request header as given on the command line.
@@ -105,7 +110,9 @@ func ParseRequest(rawURL, method string, headers []string) (*Request, error) {
 	if host == "" {
 		return nil, fmt.Errorf("URL %q has no host: write %s://HOST[:PORT]/PATH", rawURL, scheme)
 	}
-	r := &Request{Scheme: scheme, Host: host, SNI: host, Port: defaultPorts[scheme], Query: u.RawQuery, Headers: map[string]string{}}
+	// What a client sends: the URL's host and port as written; a default
+	// port is left out below.
+	r := &Request{Scheme: scheme, Host: host, SNI: host, Port: defaultPorts[scheme], Query: u.RawQuery, Headers: map[string]string{}, HostHeader: u.Host}
 	if p := u.Port(); p != "" {
 		n, err := strconv.ParseUint(p, 10, 16)
 		if err != nil || n == 0 {
@@ -114,6 +121,12 @@ func ParseRequest(rawURL, method string, headers []string) (*Request, error) {
 		r.Port = int32(n)
 	} else if strings.HasSuffix(u.Host, ":") {
 		return nil, fmt.Errorf("URL %q: empty port after the colon", rawURL)
+	}
+	if r.Port == defaultPorts[scheme] {
+		r.HostHeader = u.Hostname() // clients leave a default port out
+		if strings.Contains(r.HostHeader, ":") {
+			r.HostHeader = "[" + r.HostHeader + "]" // an IPv6 address
+		}
 	}
 	r.Path = u.EscapedPath()
 	if r.Path == "" {
@@ -153,6 +166,7 @@ func ParseRequest(rawURL, method string, headers []string) (*Request, error) {
 				return nil, fmt.Errorf("header %q: empty host", h.Name)
 			}
 			r.Host = strings.ToLower(hh)
+			r.HostHeader = h.Value
 			continue
 		}
 		if old, ok := r.Headers[name]; ok {

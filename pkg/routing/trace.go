@@ -50,6 +50,9 @@ type RequestTrace struct {
 	// Partial lists what could not be read from the cluster (set by the
 	// CLI): when set, the answer is partial.
 	Partial []string `json:"partial,omitempty"`
+
+	// dryRun are the index's Istio dry-run AuthorizationPolicies.
+	dryRun map[topology.Ref]bool
 }
 
 // Outcome is what one Gateway does with the request.
@@ -176,7 +179,7 @@ func (e *GatewayNotFoundError) Error() string {
 // the candidates of each listener up in the index; only the why-not
 // explanations visit every route of a listener.
 func (ix *Index) Trace(req *Request, gw *topology.Ref) (*RequestTrace, error) {
-	t := &RequestTrace{APIVersion: APIVersion, Kind: Kind, Request: req, Outcomes: []Outcome{}, NotMatched: []NotMatched{}}
+	t := &RequestTrace{APIVersion: APIVersion, Kind: Kind, Request: req, Outcomes: []Outcome{}, NotMatched: []NotMatched{}, dryRun: ix.dryRun}
 	if gw != nil {
 		ref := topology.Ref{Group: topology.GatewayGroup, Kind: topology.KindGateway.Kind, Namespace: gw.Namespace, Name: gw.Name}
 		g := ix.gateways[ref]
