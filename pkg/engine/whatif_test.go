@@ -254,11 +254,7 @@ func FuzzWhatIf(f *testing.F) {
 	f.Add(uint64(1), uint8(2), uint8(3), uint8(20), uint8(3), uint8(10))
 	f.Add(uint64(5), uint8(0), uint8(2), uint8(9), uint8(1), uint8(29))
 	f.Fuzz(func(t *testing.T, seed uint64, gws, listeners, routes, namespaces, steps uint8) {
-		p := gen.Params{Gateways: 1 + int(gws%3), ListenersPerGateway: 1 + int(listeners%4), Routes: 8 + int(routes%32),
-			Services: 6 + int(routes%24), Namespaces: 4 + int(namespaces%3), Seed: int64(seed % 1000)}
-		e := newEditor(seed, p, 40+int(routes%50))
-		in := engine.NewIncremental(engine.Options{})
-		in.Compute(e.objs)
+		e, in := fuzzedEditor(seed, gws, listeners, routes, namespaces)
 		for step := range 1 + int(steps%30) {
 			before := slices.Clone(e.objs)
 			what, policyOnly := e.edit()
