@@ -3,8 +3,9 @@ package cli
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
-	"sort"
+
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -357,11 +358,5 @@ func printMirrors(w io.Writer, indent string, ms []routing.Mirror) {
 	}
 }
 
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+// sortedKeys are a map's keys, sorted.
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

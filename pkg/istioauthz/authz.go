@@ -16,6 +16,8 @@ package istioauthz
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -174,7 +176,7 @@ func matchRule(rule any, req Request) (match, string) {
 			if len(s) == 0 {
 				return yes, ""
 			}
-			return maybe, "from.source (" + strings.Join(keys(s), ", ") + ") is about the client, which a request does not tell"
+			return maybe, "from.source (" + strings.Join(slices.Sorted(maps.Keys(s)), ", ") + ") is about the client, which a request does not tell"
 		}))
 	}
 	if to, ok := m["to"].([]any); ok && len(to) > 0 {
@@ -389,15 +391,5 @@ func strs(v any) []string {
 			out = append(out, s)
 		}
 	}
-	return out
-}
-
-// keys are a map's keys, sorted.
-func keys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
