@@ -90,6 +90,21 @@ var PolicyKeys = map[string]string{
 	"envoypatchpolicies":     "EnvoyPatchPolicy",
 }
 
+// GatewayAPIPolicyKeys maps the fixture keys of the Gateway API policy
+// kinds Envoy Gateway implements to their kinds: compared too.
+var GatewayAPIPolicyKeys = map[string]string{
+	"backendtlspolicies": "BackendTLSPolicy",
+}
+
+// BackendTLSPolicyCARefs is Envoy Gateway's reading of BackendTLSPolicy's
+// CA certificate references, as the value of the CRD annotation
+// attache.dev/ca-certificate-refs: ConfigMaps and Secrets, the certificate
+// under ca.crt, else tls.crt, else a holder's only key
+// (getCaCertsFromCARefs and getFirstMatchOrFirstFromData in
+// internal/gatewayapi). It also resolves ClusterTrustBundles, which attache
+// does not read.
+const BackendTLSPolicyCARefs = "validation.caCertificateRefs kinds=ConfigMap,Secret keys=ca.crt,tls.crt,*"
+
 // listKinds gives apiVersion and kind for each fixture key (lower case:
 // Envoy Gateway reads the keys through encoding/json, which ignores case).
 var listKinds = map[string][2]string{
@@ -163,9 +178,11 @@ func HasPolicies(path string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	for k := range PolicyKeys {
-		if l, _ := doc[k].([]any); len(l) > 0 {
-			return true, nil
+	for _, keys := range []map[string]string{PolicyKeys, GatewayAPIPolicyKeys} {
+		for k := range keys {
+			if l, _ := doc[k].([]any); len(l) > 0 {
+				return true, nil
+			}
 		}
 	}
 	return false, nil
@@ -292,8 +309,11 @@ func Expect(name, path string, objs []engine.Object) (verdict.Expected, error) {
 		return verdict.Expected{}, err
 	}
 	exp := verdict.Expected{Fixture: name, AncestorsOf: managedAncestors(objs)}
-	keys := make([]string, 0, len(PolicyKeys))
+	keys := make([]string, 0, len(PolicyKeys)+len(GatewayAPIPolicyKeys))
 	for k := range PolicyKeys {
+		keys = append(keys, k)
+	}
+	for k := range GatewayAPIPolicyKeys {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
@@ -312,14 +332,21 @@ func Expect(name, path string, objs []engine.Object) (verdict.Expected, error) {
 			status[refOf(u)] = ancs
 		}
 	}
+	// Envoy Gateway's SDS reference Secrets, which a CA reference may name.
+	sds := map[topology.Ref]bool{}
 	for _, o := range objs {
-		if o.Object.GetAPIVersion() != Group+"/v1alpha1" || !isPolicyKind(o.Object.GetKind()) {
+		if o.Object.GetKind() == "Secret" && o.Object.Object["type"] == SDSSecretType {
+			sds[refOf(o.Object)] = true
+		}
+	}
+	for _, o := range objs {
+		if !isPolicyKind(o.Object.GetAPIVersion(), o.Object.GetKind()) {
 			continue
 		}
-		p := verdict.Policy{Ref: refOf(o.Object), Unmodelled: unmodelled(o.Object)}
+		p := verdict.Policy{Ref: refOf(o.Object), Unmodelled: unmodelled(o.Object, sds)}
 		for j, a := range status[p.Ref] {
 			am, _ := a.(map[string]any)
-			ea, keep, err := ancestor(am, p.Ref.Namespace)
+			ea, keep, err := ancestor(am, p.Ref)
 			if err != nil {
 				return exp, fmt.Errorf("%s: %s status.ancestors[%d]: %w", path, p.Ref.Short(), j, err)
 			}
@@ -366,16 +393,24 @@ func managedAncestors(objs []engine.Object) func(*engine.Result, topology.Ref) [
 func policyObject(m map[string]any, key string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: m}
 	if u.GetKind() == "" {
-		u.SetKind(PolicyKeys[key])
+		u.SetKind(listKinds[key][1])
 	}
 	if u.GetAPIVersion() == "" {
-		u.SetAPIVersion(Group + "/v1alpha1")
+		u.SetAPIVersion(listKinds[key][0])
 	}
 	return u
 }
 
-func isPolicyKind(kind string) bool {
-	for _, k := range PolicyKeys {
+// isPolicyKind says whether objects of apiVersion and kind are compared.
+func isPolicyKind(apiVersion, kind string) bool {
+	keys := PolicyKeys
+	if apiVersion != Group+"/v1alpha1" {
+		keys = GatewayAPIPolicyKeys
+		if !strings.HasPrefix(apiVersion, "gateway.networking.k8s.io/") {
+			return false
+		}
+	}
+	for _, k := range keys {
 		if k == kind {
 			return true
 		}
@@ -383,9 +418,36 @@ func isPolicyKind(kind string) bool {
 	return false
 }
 
-// unmodelled names what a policy uses that attache does not model.
-func unmodelled(u *unstructured.Unstructured) string {
+// SDSSecretType is the type of Envoy Gateway's SDS reference Secrets, which
+// point Envoy at a secret discovery service instead of holding data.
+const SDSSecretType = "gateway.envoyproxy.io/sds"
+
+// unmodelled names what a policy uses that attache does not model. sds are
+// the SDS reference Secrets.
+func unmodelled(u *unstructured.Unstructured, sds map[topology.Ref]bool) string {
 	var what []string
+	if u.GetKind() == "BackendTLSPolicy" {
+		refs, _, _ := unstructured.NestedSlice(u.Object, "spec", "targetRefs")
+		for _, r := range refs {
+			// Envoy Gateway's Backend and multi-cluster ServiceImport
+			// targets, which are no backends in attache's topology.
+			if m, _ := r.(map[string]any); m["kind"] != "Service" {
+				what = append(what, fmt.Sprintf("%v target", m["kind"]))
+				break
+			}
+		}
+		cas, _, _ := unstructured.NestedSlice(u.Object, "spec", "validation", "caCertificateRefs")
+		for _, r := range cas {
+			m, _ := r.(map[string]any)
+			name, _ := m["name"].(string)
+			switch {
+			case m["kind"] == "ClusterTrustBundle":
+				what = append(what, "ClusterTrustBundle CA reference")
+			case m["kind"] == "Secret" && sds[topology.Ref{Kind: "Secret", Namespace: u.GetNamespace(), Name: name}]:
+				what = append(what, "SDS reference Secret")
+			}
+		}
+	}
 	if _, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "targetSelectors"); ok {
 		what = append(what, "targetSelectors")
 	}
@@ -404,9 +466,9 @@ func unmodelled(u *unstructured.Unstructured) string {
 
 // ancestor reads one status.ancestors entry. keep is false for a merge
 // record (see the package documentation), which is no verdict.
-func ancestor(am map[string]any, policyNS string) (a verdict.Ancestor, keep bool, err error) {
+func ancestor(am map[string]any, pol topology.Ref) (a verdict.Ancestor, keep bool, err error) {
 	ref, _, _ := unstructured.NestedMap(am, "ancestorRef")
-	r := gatewayapi.ParentRefOf(ref, policyNS)
+	r := gatewayapi.ParentRefOf(ref, pol.Namespace)
 	if r.Kind == "GatewayClass" {
 		r.Namespace = ""
 	}
@@ -432,6 +494,11 @@ func ancestor(am map[string]any, policyNS string) (a verdict.Ancestor, keep bool
 			overridden = status == "True"
 		case "Merged":
 			merged = status == "True"
+		case "ResolvedRefs":
+			v.ResolvedRefs = reason
+			if status == "True" {
+				v.ResolvedRefs = "True"
+			}
 		}
 	}
 	if v.Accepted == "" {
@@ -448,7 +515,9 @@ func ancestor(am map[string]any, policyNS string) (a verdict.Ancestor, keep bool
 		// for policies it applies, so the entry counts as accepted.
 		v.Accepted = "True"
 	}
-	if v.Accepted == "True" {
+	// For Gateway API kinds Envoy Gateway says nothing of how much of a
+	// policy applies (no Overridden or Merged): Programmed is not compared.
+	if v.Accepted == "True" && pol.Group == Group {
 		switch {
 		case overridden:
 			v.Programmed = verdict.LostContext

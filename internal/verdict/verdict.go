@@ -61,6 +61,10 @@ type Verdict struct {
 	Programmed string
 	// Message is the Accepted condition's message.
 	Message string
+	// ResolvedRefs is "True", or the reason of ResolvedRefs=False, for
+	// kinds with that condition (BackendTLSPolicy); "" in an expectation:
+	// not compared.
+	ResolvedRefs string
 }
 
 func (v Verdict) String() string {
@@ -76,6 +80,9 @@ func (v Verdict) String() string {
 	}
 	if v.Programmed != "" {
 		s += " Programmed:" + v.Programmed
+	}
+	if v.ResolvedRefs != "" {
+		s += " ResolvedRefs=" + v.ResolvedRefs
 	}
 	return s
 }
@@ -126,9 +133,11 @@ const (
 	// (fields attache does not read, referenced Secrets/ConfigMaps/
 	// Services, feature flags), not for its targets or precedence.
 	CauseContent Cause = "implementation validates content attache does not read"
-	// CauseUnmodelled: the policy or ancestor uses targeting attache does not
-	// model (ListenerSet, targetSelectors).
-	CauseUnmodelled Cause = "targeting attache does not model"
+	// CauseUnmodelled: the policy or ancestor uses targeting or references
+	// attache does not model (targetSelectors, Envoy Gateway's Backend
+	// targets, backends referenced by other policies, ClusterTrustBundles,
+	// SDS reference Secrets).
+	CauseUnmodelled Cause = "targeting or references attache does not model"
 	// CauseTruncated: an ancestor is on one side only, and one side's list
 	// is at the Gateway API limit of 16 entries: the two keep different ones.
 	CauseTruncated Cause = "ancestor lists truncated at 16"
@@ -161,9 +170,13 @@ func oneLine(s string) string {
 	return s
 }
 
+// gatewayKinds are the kinds of the ancestors attache names.
+var gatewayKinds = map[string]bool{"Gateway": true, "ListenerSet": true, "GatewayClass": true}
+
 // attacheReasons are the Accepted=False reasons attache can give.
 var attacheReasons = map[string]bool{
 	engine.ReasonConflicted: true, engine.ReasonInvalid: true, engine.ReasonTargetNotFound: true,
+	engine.ReasonNoValidCACertificate: true,
 }
 
 // targeting says an Invalid message is about targets rather than content.
@@ -271,7 +284,10 @@ func attacheKnowsKind(res *engine.Result, ref topology.Ref) bool {
 }
 
 func classify(want Verdict, anc topology.Ref) Cause {
-	if anc.Kind == "ListenerSet" {
+	if anc.Kind == "ListenerSet" || !gatewayKinds[anc.Kind] {
+		// Also an ancestor that is no Gateway: Envoy Gateway names the
+		// policy or EnvoyProxy whose backend a BackendTLSPolicy secures,
+		// backend references attache does not follow.
 		return CauseUnmodelled
 	}
 	if want.Accepted != "" && want.Accepted != "True" && !attacheReasons[want.Accepted] {
@@ -286,6 +302,9 @@ func classify(want Verdict, anc topology.Ref) Cause {
 // agree says whether attache's verdict got satisfies want.
 func agree(want, got Verdict) bool {
 	if want.Accepted != got.Accepted {
+		return false
+	}
+	if want.ResolvedRefs != "" && want.ResolvedRefs != got.ResolvedRefs {
 		return false
 	}
 	if want.Accepted != "True" {
@@ -317,6 +336,11 @@ func fromConditions(conds []engine.Condition) Verdict {
 			}
 		case engine.CondProgrammed:
 			v.Programmed = c.Reason
+		case engine.CondResolvedRefs:
+			v.ResolvedRefs = c.Reason
+			if c.Status == "True" {
+				v.ResolvedRefs = "True"
+			}
 		}
 	}
 	return v

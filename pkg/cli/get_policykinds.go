@@ -101,6 +101,11 @@ type policyKindItem struct {
 	// ConflictFields are the fields two policies at one level conflict
 	// on under merge-disjoint; absent: every field.
 	ConflictFields []string `json:"conflictFields,omitempty"`
+	// CACertificateRefs is where policies name the objects holding the CA
+	// certificates they trust, in the annotation's form
+	// ("validation.caCertificateRefs kinds=ConfigMap keys=ca.crt"); absent:
+	// none.
+	CACertificateRefs string `json:"caCertificateRefs,omitempty"`
 	// Profile names the implementation whose built-in profile gave
 	// settings, if any.
 	Profile string            `json:"profile,omitempty"`
@@ -238,6 +243,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if len(k.ConflictFields) > 0 {
 		parts = append(parts, origin(policy.SettingConflictFields, "conflict-fields="+strings.Join(k.ConflictFields, ",")))
 	}
+	if k.CARefs.Enabled() {
+		parts = append(parts, origin(policy.SettingCACertificateRefs, "ca-certificate-refs="+k.CARefs.String()))
+	}
 	if len(parts) == 0 {
 		return "-"
 	}
@@ -305,6 +313,7 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 		it.FilterAttachment = "extension-ref"
 	}
 	it.ConflictFields = k.ConflictFields
+	it.CACertificateRefs = k.CARefs.String()
 	if len(it.EffectiveSectionKinds) == 0 {
 		it.EffectiveSectionKinds = nil
 	}

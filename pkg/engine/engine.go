@@ -115,6 +115,11 @@ type computation struct {
 	// filterRefs are the routes' ExtensionRef filters by the policy they
 	// name (only when a kind is attached by them).
 	filterRefs  map[topology.Ref][]filterRef
+	// holderKinds are the kinds that hold CA certificates for some policy
+	// kind, and holders the data keys of each such object (only when a
+	// kind has CA certificate references).
+	holderKinds map[topology.GroupKind]bool
+	holders     map[topology.Ref][]string
 	schemas     map[*policy.Kind][2]*merge.Schema // see kindSchemas
 	status      map[*pstate]*PolicyStatus
 	sortedKinds []*policy.Kind
@@ -268,6 +273,7 @@ func (c *computation) classify(objs []Object) (topo []*unstructured.Unstructured
 	for _, k := range c.opts.Kinds {
 		c.kinds[k.GroupKind] = k
 	}
+	c.collectHolderKinds()
 	for _, o := range rest {
 		gk := topology.GroupKind{Group: o.Object.GroupVersionKind().Group, Kind: o.Object.GetKind()}
 		if _, isPolicy := c.kinds[gk]; isPolicy {
@@ -277,6 +283,8 @@ func (c *computation) classify(objs []Object) (topo []*unstructured.Unstructured
 				Message: fmt.Sprintf("ignored: its policy kind is not usable because CRD %s is invalid (see the error about it)", crd)})
 		} else if gatewayapi.Handles(gk) {
 			topo = append(topo, o.Object)
+		} else if c.holderKinds[gk] {
+			c.holders[holderRef(o.Object)] = dataKeys(o.Object)
 		}
 	}
 	return topo, pols

@@ -51,6 +51,9 @@ type Incremental struct {
 	// duplicates is set when the previous input held an object twice: its
 	// problems are the input's, recomputed in full next time.
 	duplicates bool
+	// holdersChanged are the CA certificate holders (ConfigMaps, Secrets)
+	// added, changed or removed by the input being computed.
+	holdersChanged []topology.Ref
 }
 
 // slot is one object of the previous input.
@@ -101,6 +104,7 @@ func (in *Incremental) Compute(objs []Object) *Result {
 	if in.duplicates {
 		return in.full(objs, "the previous input held duplicates")
 	}
+	in.holdersChanged = in.holdersChanged[:0]
 	changes, regen, reason := in.diff(objs)
 	if reason == "" {
 		reason = in.c.cannotUpdate(changes)
@@ -108,11 +112,12 @@ func (in *Incremental) Compute(objs []Object) *Result {
 	if reason != "" {
 		return in.full(objs, reason)
 	}
-	if len(changes) == 0 && len(regen) == 0 {
+	if len(changes) == 0 && len(regen) == 0 && len(in.holdersChanged) == 0 {
 		in.last = Change{}
 		return in.res
 	}
 	in.last = in.c.update(changes)
+	in.refreshHolders()
 	for _, x := range regen {
 		// Only the generation moved (a kind without a status subresource
 		// counts status writes in it): the status reports the new one.
@@ -125,6 +130,28 @@ func (in *Incremental) Compute(objs []Object) *Result {
 	sort.Slice(in.last.Statuses, func(i, j int) bool { return in.last.Statuses[i].Less(in.last.Statuses[j]) })
 	in.res = in.c.result()
 	return in.res
+}
+
+// refreshHolders derives again the status of the policies that name a CA
+// certificate holder changed since the previous input (after the update,
+// so that removed policies are gone and new ones are in place).
+func (in *Incremental) refreshHolders() {
+	if len(in.holdersChanged) == 0 {
+		return
+	}
+	c := in.c
+	for _, ps := range c.policies {
+		if !ps.p.Kind.CARefs.Enabled() || slices.Contains(in.last.Statuses, ps.p.Ref) {
+			continue
+		}
+		for _, h := range in.holdersChanged {
+			if referencesHolder(ps.p, h) {
+				c.status[ps] = c.policyStatus(ps)
+				in.last.Statuses = append(in.last.Statuses, ps.p.Ref)
+				break
+			}
+		}
+	}
 }
 
 // regeneration is a policy whose new parse differs from the old in its
@@ -238,6 +265,11 @@ func (in *Incremental) diff(objs []Object) (changes []policyChange, regen []rege
 			if had && sameObject(prevObj, u) {
 				continue
 			}
+			if c.holderKinds[ref.GroupKind()] {
+				c.holders[holderRef(u)] = dataKeys(u)
+				in.holdersChanged = append(in.holdersChanged, holderRef(u))
+				continue
+			}
 			if c.readsKind(ref.GroupKind()) {
 				return nil, nil, fmt.Sprintf("%s changed", ref)
 			}
@@ -275,6 +307,12 @@ func (in *Incremental) diff(objs []Object) (changes []policyChange, regen []rege
 			_, isPolicy := c.kinds[ref.GroupKind()]
 			if isPolicy && (ref.Namespace != "" || c.clusterKinds[ref.GroupKind()]) {
 				continue // it was a duplicate
+			}
+			if c.holderKinds[ref.GroupKind()] {
+				hr := holderRef(s.obj.Object)
+				delete(c.holders, hr)
+				in.holdersChanged = append(in.holdersChanged, hr)
+				continue
 			}
 			if isPolicy || c.readsKind(ref.GroupKind()) {
 				return nil, nil, fmt.Sprintf("%s was removed", ref)

@@ -119,6 +119,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 		c.capAncestors(st)
 		return st
 	}
+	ca := c.checkCARefs(ps.p)
 	var accepted []*attachment
 	var firstBad *ancestorState
 	var summary *Condition
@@ -149,8 +150,16 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 		} else if an.att != nil && an.att.reach.Contexts > 0 && an.att.conflicted == an.att.reach.Contexts {
 			an.reason, an.msg = ReasonConflicted, c.conflictMessage(an.att)
 		}
+		if an.reason == "" && ca != nil && ca.noValid {
+			// In place, but with no CA certificate to trust: connections
+			// through it fail (Gateway API), and it is not accepted.
+			an.reason, an.msg = ReasonNoValidCACertificate, ca.msg
+		}
 		if an.reason != "" {
 			anc.Conditions = []Condition{{Type: CondAccepted, Status: "False", Reason: an.reason, Message: an.msg}}
+			if an.reason == ReasonNoValidCACertificate {
+				anc.Conditions = append(anc.Conditions, ca.resolved)
+			}
 			if firstBad == nil {
 				firstBad = &an
 			}
@@ -164,6 +173,9 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			anc.Conditions = []Condition{
 				{Type: CondAccepted, Status: "True", Reason: ReasonAccepted, Message: "Policy is accepted for this target"},
 				prog,
+			}
+			if ca != nil {
+				anc.Conditions = append(anc.Conditions, ca.resolved)
 			}
 		}
 		st.Ancestors = append(st.Ancestors, anc)
@@ -190,9 +202,15 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			summary = &p
 		}
 		st.Conditions = []Condition{{Type: CondAccepted, Status: "True", Reason: ReasonAccepted, Message: msg}, *summary}
+		if ca != nil {
+			st.Conditions = append(st.Conditions, ca.resolved)
+		}
 	case firstBad != nil:
 		// One reason for the whole policy (TargetConflict) is said once.
 		st.Conditions = []Condition{{Type: CondAccepted, Status: "False", Reason: firstBad.reason, Message: strings.Join(slices.Compact(notAccepted), "; ")}}
+		if firstBad.reason == ReasonNoValidCACertificate {
+			st.Conditions = append(st.Conditions, ca.resolved)
+		}
 	default:
 		msg := "Policy has no target"
 		if len(ps.noTarget) > 0 {

@@ -41,6 +41,11 @@ type Options struct {
 	// profiles): only CRDs labelled gateway.networking.k8s.io/policy are
 	// policy kinds, with the defaults and their annotations.
 	DisableProfiles bool
+	// Unread, when set, says which objects the caller could not read (RBAC
+	// forbade it): a policy's references to them are neither resolved nor
+	// broken, so its ResolvedRefs condition is left out unless another
+	// reference is broken.
+	Unread func(topology.Ref) bool
 }
 
 // Defaults for Options.

@@ -35,6 +35,10 @@ func FuzzParse(f *testing.F) {
 		`{"selector": {"matchLabels": {"a": 1}}}`,
 		`{"selector": "x", "workloadSelector": {"labels": []}}`,
 		`{"workloadSelector": {"labels": {"gateway.networking.k8s.io/gateway-name": "g"}}}`,
+		// CA certificate references, well and badly formed.
+		`{"validation": {"caCertificateRefs": [{"group": "", "kind": "ConfigMap", "name": "ca"}, {"kind": 1}, "x", {"group": "core", "kind": "Secret", "name": "s", "namespace": ""}]}}`,
+		`{"validation": {"caCertificateRefs": {"kind": "ConfigMap"}}}`,
+		`{"validation": "x"}`,
 	} {
 		f.Add([]byte(s), false)
 		f.Add([]byte(s), true)
@@ -44,7 +48,8 @@ func FuzzParse(f *testing.F) {
 	// A kind with the settings of issue 8 (Envoy Gateway's and Istio's).
 	settings := mustKind(f, Spec{Class: Inherited, MergeTypeField: "mergeType", TargetingFields: []string{"selector"},
 		SameLevel: SameLevelOldestWins, MaxTargetRefs: NoTargetRefLimit})
-	noStanzas := mustKind(f, Spec{Class: Direct, NoStanzas: true})
+	// BackendTLSPolicy's CA certificate references.
+	noStanzas := mustKind(f, Spec{Class: Direct, NoStanzas: true, CARefs: CARefs{Field: "validation.caCertificateRefs"}})
 	// Istio's untargeted scope, over both of its selector fields.
 	untargeted := mustKind(f, Spec{Class: Direct, TargetingFields: []string{"selector", "workloadSelector"},
 		Untargeted: UntargetedScope{Mode: UntargetedIstio}})
@@ -157,4 +162,26 @@ func checkPolicy(t *testing.T, p *Policy, k *Kind) {
 		}
 		seen[key] = true
 	}
+}
+
+// FuzzParseCARefs reads fuzz strings as the attache.dev/ca-certificate-refs
+// annotation: never a panic, and a value read without error is written
+// back (CARefs.String) to itself.
+func FuzzParseCARefs(f *testing.F) {
+	for _, s := range []string{
+		"validation.caCertificateRefs", "spec.validation.caCertificateRefs kinds=ConfigMap,Secret keys=ca.crt,tls.crt,*",
+		"none", "", "x kinds=Pod", "x keys=*,ca.crt", "x kinds=Secret.core kinds=ConfigMap", "a..b", ".a", "x y",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		r, err := ParseCARefs(v)
+		if err != nil {
+			return
+		}
+		again, err := ParseCARefs(r.String())
+		if r.Enabled() && (err != nil || again.String() != r.String()) {
+			t.Errorf("%q read as %q, which reads as %q (%v)", v, r.String(), again.String(), err)
+		}
+	})
 }

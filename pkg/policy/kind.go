@@ -155,6 +155,11 @@ type Kind struct {
 	// them conflict (NGINX Gateway Fabric's validators compare only some
 	// fields). Empty: every field conflicts.
 	ConflictFields []string
+	// CARefs, when enabled, is where the kind's policies name the objects
+	// holding the CA certificates they trust: they get a ResolvedRefs
+	// condition, and are Accepted=False/NoValidCACertificate when none
+	// resolves (Gateway API's BackendTLSPolicy).
+	CARefs CARefs
 	// Implementation names the project whose profile gave settings, if any.
 	Implementation string
 	// Schema is the CRD's openAPIV3Schema of spec, when known; schema-aware
@@ -219,6 +224,7 @@ type Spec struct {
 	RejectRouteOverlap    bool
 	FilterAttachment      bool
 	ConflictFields        []string
+	CARefs                CARefs
 }
 
 // NewKind builds and validates a kind from a Go descriptor, applying defaults.
@@ -272,6 +278,9 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingRouteOverlap, s.RejectRouteOverlap, func() { k.RejectRouteOverlap = s.RejectRouteOverlap })
 	set(SettingFilterAttachment, s.FilterAttachment, func() { k.FilterAttachment = s.FilterAttachment })
 	set(SettingConflictFields, len(s.ConflictFields) > 0, func() { k.ConflictFields = slices.Clone(s.ConflictFields) })
+	set(SettingCACertificateRefs, s.CARefs.Enabled(), func() {
+		k.CARefs = CARefs{Field: s.CARefs.Field, Kinds: slices.Clone(s.CARefs.Kinds), Keys: slices.Clone(s.CARefs.Keys)}
+	})
 	if s.Custom != nil && k.Custom == nil {
 		k.Custom = s.Custom
 	}
@@ -390,6 +399,10 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingConflictFields, "%q is not a dotted spec path", p)
 		}
 	}
+	k.CARefs = k.CARefs.withDefaults()
+	if err := k.CARefs.validate(); err != nil {
+		return settingErrorf(SettingCACertificateRefs, "%v", err)
+	}
 	if k.ConflictScopePolicy && !k.RejectsAtOneLevel() {
 		return settingErrorf(SettingConflictScope, "conflict scope policy needs a same-level rule that rejects policies at one level (oldest-wins, merge-disjoint), not %s", k.SameLevel)
 	}
@@ -469,6 +482,7 @@ var annotationOf = map[string]string{
 	SettingRouteOverlap:          AnnotationRouteOverlap,
 	SettingFilterAttachment:      AnnotationFilterAttachment,
 	SettingConflictFields:        AnnotationConflictFields,
+	SettingCACertificateRefs:     AnnotationCACertificateRefs,
 }
 
 // allSettings lists every setting, in the order they are shown.
@@ -478,6 +492,7 @@ var allSettings = []string{
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingUntargetedScope, SettingSharedPortListeners, SettingOverriddenBy, SettingWeightAnnotation,
 	SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields,
+	SettingCACertificateRefs,
 }
 
 // Settings lists the names of every setting of a kind, the keys of
@@ -617,6 +632,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 			return
 		}},
 		{AnnotationConflictFields, SettingConflictFields, func(v string) error { k.ConflictFields = splitList(v); return nil }},
+		{AnnotationCACertificateRefs, SettingCACertificateRefs, func(v string) (err error) { k.CARefs, err = ParseCARefs(v); return }},
 		{AnnotationFilterAttachment, SettingFilterAttachment, func(v string) (err error) {
 			k.FilterAttachment, err = parseChoice(v, "extension-ref", "none", "filter attachment")
 			return

@@ -100,6 +100,9 @@ type Policy struct {
 	// Untargeted, for a kind whose UntargetedScope is set, is what a
 	// policy naming no targets selects in its stead.
 	Untargeted *WorkloadSelection
+	// CARefs are the policy's CA certificate references, for a kind with
+	// CARefs (see Kind.CARefs), in order.
+	CARefs []CARef
 	// Problems make the policy Invalid; each names the field.
 	Problems []diag.Problem
 }
@@ -230,6 +233,7 @@ func Parse(u *unstructured.Unstructured, k *Kind) *Policy {
 	}
 	p.parseTargets(spec, bad)
 	p.parseIntent(spec, bad)
+	p.readCARefs(spec, bad)
 	return p
 }
 

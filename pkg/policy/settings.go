@@ -158,6 +158,12 @@ const (
 	// merge-disjoint rule; other fields do not conflict (NGINX Gateway
 	// Fabric). Absent: every field.
 	AnnotationConflictFields = "attache.dev/conflict-fields"
+	// AnnotationCACertificateRefs names the spec field listing the objects
+	// that hold the CA certificates a policy trusts, optionally followed by
+	// kinds=<ConfigMap,Secret> and keys=<ca.crt,...,*> (see CARefs), or
+	// "none": "validation.caCertificateRefs kinds=ConfigMap keys=ca.crt"
+	// (Gateway API's BackendTLSPolicy).
+	AnnotationCACertificateRefs = "attache.dev/ca-certificate-refs"
 )
 
 // Setting names, the keys of Kind.Origins.
@@ -186,6 +192,7 @@ const (
 	SettingRouteOverlap          = "routeOverlap"
 	SettingFilterAttachment      = "filterAttachment"
 	SettingConflictFields        = "conflictFields"
+	SettingCACertificateRefs     = "caCertificateRefs"
 )
 
 // parseConflictScope reads "policy" (true) or "target" (false).

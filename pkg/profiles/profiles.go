@@ -112,6 +112,8 @@ var builtin = func() []policy.Profile {
 		entry(GatewayAPI, topology.GatewayGroup, "BackendTLSPolicy", "Direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(service), EffectiveSectionKinds: kinds(service),
 			DirectSections: true, SameLevel: policy.SameLevelOldestWins, Ancestor: policy.AncestorGateway,
+			// Core support: one ConfigMap with the certificate under ca.crt.
+			CARefs: policy.CARefs{Field: "validation.caCertificateRefs"},
 		}),
 		entry(GatewayAPI, "gateway.networking.x-k8s.io", "XBackendTrafficPolicy", "Direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(service), SameLevel: policy.SameLevelOldestWins,

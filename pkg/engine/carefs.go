@@ -1,0 +1,123 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/attache-dev/attache/pkg/policy"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// Conditions and reasons of kinds with CA certificate references (Gateway
+// API, BackendTLSPolicy).
+const (
+	CondResolvedRefs              = "ResolvedRefs"
+	ReasonResolvedRefs            = "ResolvedRefs"
+	ReasonInvalidKind             = policy.ReasonInvalidKind
+	ReasonInvalidCACertificateRef = policy.ReasonInvalidCACertificateRef
+	ReasonNoValidCACertificate    = "NoValidCACertificate"
+)
+
+// holderKinds collects the kinds that hold CA certificates for some policy
+// kind (nil when none has CA certificate references): only then are
+// ConfigMaps and Secrets read.
+func (c *computation) collectHolderKinds() {
+	c.holderKinds = nil
+	for _, k := range c.kinds {
+		for _, gk := range k.CARefs.Kinds {
+			if c.holderKinds == nil {
+				c.holderKinds = map[topology.GroupKind]bool{}
+				c.holders = map[topology.Ref][]string{}
+			}
+			c.holderKinds[gk] = true
+		}
+	}
+}
+
+// dataKeys returns the sorted data keys of a ConfigMap (data, binaryData)
+// or Secret (data, stringData): which keys a holder has is all the engine
+// reads of it, so that readers may drop the values.
+func dataKeys(u *unstructured.Unstructured) []string {
+	keys := []string{}
+	for _, f := range []string{"data", "binaryData", "stringData"} {
+		m, _ := u.Object[f].(map[string]any)
+		for k := range m {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// holderRef is the reference under which a holder is looked up: its
+// namespace defaulted as classify defaults it.
+func holderRef(u *unstructured.Unstructured) topology.Ref {
+	r := refOf(u)
+	if r.Namespace == "" {
+		r.Namespace = DefaultNamespace
+	}
+	return r
+}
+
+// caCheck is the outcome of resolving a policy's CA certificate references.
+type caCheck struct {
+	// resolved is the ResolvedRefs condition.
+	resolved Condition
+	// noValid is set when the policy names references and none resolves:
+	// Accepted=False/NoValidCACertificate with message msg.
+	noValid bool
+	msg     string
+}
+
+// checkCARefs resolves the CA certificate references of p, for a kind that
+// has them; nil otherwise, and when some reference could not be read
+// (Options.Unread) and none of the others is broken: nothing is said then.
+func (c *computation) checkCARefs(p *policy.Policy) *caCheck {
+	if !p.Kind.CARefs.Enabled() {
+		return nil
+	}
+	keys := func(r topology.Ref) ([]string, bool) {
+		k, ok := c.holders[r]
+		return k, ok
+	}
+	probs, valid, unknown := p.CheckCARefs(keys, c.opts.Unread)
+	if len(probs) == 0 {
+		if unknown {
+			return nil
+		}
+		msg := "Resolved all the object references"
+		if len(p.CARefs) == 0 {
+			msg = "The policy names no CA certificate references"
+		}
+		return &caCheck{resolved: Condition{Type: CondResolvedRefs, Status: "True", Reason: ReasonResolvedRefs, Message: msg}}
+	}
+	msgs := make([]string, len(probs))
+	for i, pr := range probs {
+		msgs[i] = pr.Message
+	}
+	msg := strings.Join(msgs, "; ")
+	// One reason for the condition: that of the first broken reference.
+	out := &caCheck{resolved: Condition{Type: CondResolvedRefs, Status: "False", Reason: probs[0].Reason, Message: msg}}
+	if valid == 0 && !unknown {
+		out.noValid = true
+		out.msg = fmt.Sprintf("No valid CA certificate: %s", msg)
+	}
+	return out
+}
+
+// referencesHolder reports whether p names holder r among its CA
+// certificate references.
+func referencesHolder(p *policy.Policy, r topology.Ref) bool {
+	for _, ref := range p.CARefs {
+		if ref.Ref() == r {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,222 @@
+package engine_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/manifest"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// caTopo: Gateway g1, an HTTPRoute to Services a..g, and ConfigMaps: good
+// (ca.crt), nokey (another key), and Secret sec (tls.crt only).
+func caTopo() string {
+	var b strings.Builder
+	b.WriteString(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g1, namespace: default}
+spec:
+  gatewayClassName: x
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r1, namespace: default}
+spec:
+  parentRefs: [{name: g1}]
+  rules:
+  - backendRefs: [{name: a, port: 443}, {name: b, port: 443}, {name: c, port: 443}, {name: d, port: 443}, {name: e, port: 443}, {name: f, port: 443}, {name: g, port: 443}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: good, namespace: default}
+data: {ca.crt: "-----BEGIN CERTIFICATE-----"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: nokey, namespace: default}
+data: {other: x}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: sec, namespace: default}
+data: {tls.crt: eA==}
+`)
+	for _, s := range "abcdefg" {
+		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: Service\nmetadata: {name: %c, namespace: default}\nspec: {ports: [{name: https, port: 443}]}\n", s)
+	}
+	return b.String()
+}
+
+// btlsp is a BackendTLSPolicy on Service svc with CA references refs (a
+// YAML flow list).
+func btlsp(name, svc, refs string) string {
+	return pol("gateway.networking.k8s.io/v1", "BackendTLSPolicy", name, 0, fmt.Sprintf(`targetRefs: [{group: "", kind: Service, name: %s}]
+validation: {hostname: x.example, caCertificateRefs: %s}`, svc, refs))
+}
+
+// ancestorConds returns, per condition type, "Status/Reason" of policy
+// name's only ancestor entry.
+func ancestorConds(t *testing.T, res *engine.Result, name string) map[string]string {
+	t.Helper()
+	for _, ps := range res.Policies {
+		if ps.Policy.Ref.Name != name {
+			continue
+		}
+		if len(ps.Ancestors) != 1 {
+			t.Fatalf("%s: %d ancestors, want 1: %v", name, len(ps.Ancestors), ps.Ancestors)
+		}
+		out := map[string]string{}
+		for _, c := range ps.Ancestors[0].Conditions {
+			out[c.Type] = c.Status + "/" + c.Reason
+		}
+		return out
+	}
+	t.Fatalf("no policy %s", name)
+	return nil
+}
+
+func TestCACertificateRefs(t *testing.T) {
+	btls := crd("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies")
+	res := compute(t, engine.Options{}, btls, caTopo(),
+		btlsp("ok", "a", `[{group: "", kind: ConfigMap, name: good}]`),
+		btlsp("missing", "b", `[{group: "", kind: ConfigMap, name: absent}]`),
+		btlsp("nokey", "c", `[{group: "", kind: ConfigMap, name: nokey}]`),
+		// Core support is ConfigMaps: a Secret is an unsupported kind.
+		btlsp("secret", "d", `[{group: "", kind: Secret, name: sec}]`),
+		// One of two resolves: accepted, but ResolvedRefs is False.
+		btlsp("mixed", "e", `[{group: "", kind: ConfigMap, name: good}, {group: "", kind: ConfigMap, name: absent}]`),
+		btlsp("none", "f", `[]`),
+		btlsp("crossns", "g", `[{group: "", kind: ConfigMap, name: good, namespace: other}]`))
+	for name, wantConds := range map[string]map[string]string{
+		"ok":      {"Accepted": "True/Accepted", "Programmed": "True/Programmed", "ResolvedRefs": "True/ResolvedRefs"},
+		"missing": {"Accepted": "False/NoValidCACertificate", "ResolvedRefs": "False/InvalidCACertificateRef"},
+		"nokey":   {"Accepted": "False/NoValidCACertificate", "ResolvedRefs": "False/InvalidCACertificateRef"},
+		"secret":  {"Accepted": "False/NoValidCACertificate", "ResolvedRefs": "False/InvalidKind"},
+		"mixed":   {"Accepted": "True/Accepted", "Programmed": "True/Programmed", "ResolvedRefs": "False/InvalidCACertificateRef"},
+		"none":    {"Accepted": "True/Accepted", "Programmed": "True/Programmed", "ResolvedRefs": "True/ResolvedRefs"},
+		"crossns": {"Accepted": "False/NoValidCACertificate", "ResolvedRefs": "False/InvalidCACertificateRef"},
+	} {
+		want(t, name+" ancestor", ancestorConds(t, res, name), wantConds)
+		want(t, name+" summary Accepted", status(t, res, name, "Accepted"), wantConds["Accepted"])
+		want(t, name+" summary ResolvedRefs", status(t, res, name, "ResolvedRefs"), wantConds["ResolvedRefs"])
+	}
+	// The message names the reference and why.
+	for _, ps := range res.Policies {
+		if ps.Policy.Ref.Name == "nokey" {
+			if msg := ps.Conditions[0].Message; !strings.Contains(msg, "spec.validation.caCertificateRefs[0]: ConfigMap default/nokey has no key ca.crt") {
+				t.Errorf("nokey message = %q", msg)
+			}
+		}
+	}
+	// Without a valid CA the policy still governs its Service: connections
+	// through it fail (Gateway API), which the effective policy must show.
+	b := topology.Ref{Kind: "Service", Namespace: "default", Name: "b", SectionName: "https"}
+	want(t, "effective at b", effective(t, res, "BackendTLSPolicy", b), []string{`{"validation":{"caCertificateRefs":[{"group":"","kind":"ConfigMap","name":"absent"}],"hostname":"x.example"}}`})
+}
+
+// Envoy Gateway's reading, declared on the CRD: Secrets too, and tls.crt
+// or a holder's only key; "none" turns the check off.
+func TestCACertificateRefsAnnotation(t *testing.T) {
+	annotated := func(v string) string {
+		return `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: backendtlspolicies.gateway.networking.k8s.io
+  annotations: {attache.dev/ca-certificate-refs: "` + v + `"}
+spec:
+  group: gateway.networking.k8s.io
+  scope: Namespaced
+  names: {kind: BackendTLSPolicy, plural: backendtlspolicies}
+  versions: [{name: v1, served: true, storage: true}]
+`
+	}
+	res := compute(t, engine.Options{}, annotated("validation.caCertificateRefs kinds=ConfigMap,Secret keys=ca.crt,tls.crt,*"), caTopo(),
+		btlsp("secret", "a", `[{group: "", kind: Secret, name: sec}]`),
+		btlsp("onlykey", "b", `[{group: "", kind: ConfigMap, name: nokey}]`))
+	want(t, "secret", status(t, res, "secret", "ResolvedRefs"), "True/ResolvedRefs")
+	want(t, "only key", status(t, res, "onlykey", "ResolvedRefs"), "True/ResolvedRefs")
+	if len(res.Kinds) != 1 || res.Kinds[0].Origins["caCertificateRefs"] != "annotation" {
+		t.Errorf("origin of caCertificateRefs: %v", res.Kinds)
+	}
+
+	res = compute(t, engine.Options{}, annotated("none"), caTopo(), btlsp("missing", "a", `[{group: "", kind: ConfigMap, name: absent}]`))
+	want(t, "off: Accepted", status(t, res, "missing", "Accepted"), "True/Accepted")
+	want(t, "off: ResolvedRefs", status(t, res, "missing", "ResolvedRefs"), "(no ResolvedRefs)")
+
+	res = compute(t, engine.Options{}, annotated("validation.caCertificateRefs kinds=Pod"), caTopo())
+	if len(res.Kinds) != 0 || len(res.Problems) == 0 || !strings.Contains(res.Problems[0].Error(), "attache.dev/ca-certificate-refs") {
+		t.Errorf("an unknown holder kind must make the CRD invalid, naming the annotation: kinds %v, problems %v", res.Kinds, res.Problems)
+	}
+}
+
+// A reference the caller could not read is not judged.
+func TestCACertificateRefsUnread(t *testing.T) {
+	btls := crd("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies")
+	unread := func(r topology.Ref) bool { return r.Name == "hidden" }
+	res := compute(t, engine.Options{Unread: unread}, btls, caTopo(),
+		btlsp("hidden", "a", `[{group: "", kind: ConfigMap, name: hidden}]`),
+		btlsp("hidden-and-missing", "b", `[{group: "", kind: ConfigMap, name: hidden}, {group: "", kind: ConfigMap, name: absent}]`))
+	want(t, "hidden Accepted", status(t, res, "hidden", "Accepted"), "True/Accepted")
+	want(t, "hidden ResolvedRefs", status(t, res, "hidden", "ResolvedRefs"), "(no ResolvedRefs)")
+	// One broken, one unknown: ResolvedRefs is False, but whether any
+	// resolves is not known, so the policy is not called invalid.
+	want(t, "hidden-and-missing Accepted", status(t, res, "hidden-and-missing", "Accepted"), "True/Accepted")
+	want(t, "hidden-and-missing ResolvedRefs", status(t, res, "hidden-and-missing", "ResolvedRefs"), "False/InvalidCACertificateRef")
+}
+
+// Adding, changing and removing a ConfigMap re-derives the status of the
+// policies naming it, without a full computation, as Compute would.
+func TestCACertificateRefsIncremental(t *testing.T) {
+	btls := crd("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies")
+	decode := func(docs ...string) []engine.Object {
+		objs, probs := manifest.Decode(strings.NewReader(strings.Join(docs, "\n---\n")), t.Name())
+		if len(probs) > 0 {
+			t.Fatal(probs)
+		}
+		return objs
+	}
+	base := decode(btls, caTopo(),
+		btlsp("p", "a", `[{group: "", kind: ConfigMap, name: later}]`),
+		btlsp("q", "b", `[{group: "", kind: ConfigMap, name: good}]`))
+	cm := func(key string) []engine.Object {
+		return decode(`
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: later, namespace: default}
+data: {` + key + `: x}`)
+	}
+	in := engine.NewIncremental(engine.Options{})
+	steps := []struct {
+		what     string
+		objs     []engine.Object
+		accepted string
+	}{
+		{"first", base, "False/NoValidCACertificate"},
+		{"ConfigMap created", append(append([]engine.Object(nil), base...), cm("ca.crt")...), "True/Accepted"},
+		{"key renamed", append(append([]engine.Object(nil), base...), cm("wrong")...), "False/NoValidCACertificate"},
+		{"key back", append(append([]engine.Object(nil), base...), cm("ca.crt")...), "True/Accepted"},
+		{"ConfigMap deleted", base, "False/NoValidCACertificate"},
+	}
+	for i, s := range steps {
+		res := in.Compute(s.objs)
+		ch := in.LastChange()
+		if i > 0 {
+			if ch.Full {
+				t.Errorf("%s: recomputed everything (%s)", s.what, ch.Reason)
+			}
+			p := topology.Ref{Group: topology.GatewayGroup, Kind: "BackendTLSPolicy", Namespace: "default", Name: "p"}
+			if len(ch.Statuses) != 1 || ch.Statuses[0] != p {
+				t.Errorf("%s: statuses changed = %v, want p only", s.what, ch.Statuses)
+			}
+		}
+		want(t, s.what+": p", status(t, res, "p", "Accepted"), s.accepted)
+		want(t, s.what+": q", status(t, res, "q", "Accepted"), "True/Accepted")
+		full := engine.Compute(s.objs, engine.Options{})
+		want(t, s.what+": as Compute", ancestorConds(t, res, "p"), ancestorConds(t, full, "p"))
+	}
+}
