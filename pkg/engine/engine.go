@@ -114,7 +114,7 @@ type computation struct {
 	locations *routeLocations
 	// filterRefs are the routes' ExtensionRef filters by the policy they
 	// name (only when a kind is attached by them).
-	filterRefs  map[topology.Ref][]filterRef
+	filterRefs map[topology.Ref][]filterRef
 	// holderKinds are the kinds that hold CA certificates for some policy
 	// kind, and holders the data keys of each such object (only when a
 	// kind has CA certificate references).
