@@ -3,6 +3,7 @@ package controller
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -23,7 +24,39 @@ func CacheOptions(o cache.Options) cache.Options {
 		o.ByObject = map[client.Object]cache.ByObject{}
 	}
 	o.ByObject[protoFor(crdGVK)] = cache.ByObject{Transform: TransformCRD}
+	for gk := range holderResources {
+		o.ByObject[protoFor(schema.GroupVersionKind{Group: gk.Group, Version: "v1", Kind: gk.Kind})] = cache.ByObject{Transform: TransformHolder}
+	}
 	return o
+}
+
+// TransformHolder is a cache transform for ConfigMaps and Secrets, watched
+// for the CA certificates policies name: the engine reads which data keys
+// they have, never the values, so the values are dropped (a Secret's
+// content never stays in the controller's memory, and large ConfigMaps
+// cost no more than small ones). Objects that are not unstructured, such
+// as the typed Secrets other components read through the manager, are
+// left alone.
+func TransformHolder(in any) (any, error) {
+	u, ok := in.(*unstructured.Unstructured)
+	if !ok {
+		return in, nil
+	}
+	if _, err := TransformStrip(u); err != nil {
+		return nil, err
+	}
+	for _, f := range []string{"data", "binaryData", "stringData"} {
+		m, ok := u.Object[f].(map[string]any)
+		if !ok {
+			continue
+		}
+		keys := make(map[string]any, len(m))
+		for k := range m {
+			keys[k] = ""
+		}
+		u.Object[f] = keys
+	}
+	return u, nil
 }
 
 // lastApplied is the annotation kubectl apply keeps its last input in.

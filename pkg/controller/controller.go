@@ -57,6 +57,14 @@ type Controller struct {
 	recorder recorder.EventRecorder
 	log      logr.Logger
 	goKinds  map[topology.GroupKind]bool
+	// unreadHolders are the CA certificate holder kinds wanted but not
+	// readable (RBAC): the engine does not judge references to them.
+	// Under mu.
+	unreadHolders map[topology.GroupKind]bool
+	// namedHolders are the ConfigMaps and Secrets the policies of the
+	// last computation name as CA certificate holders: only their events
+	// schedule a recomputation. Under mu.
+	namedHolders map[objKey]bool
 	owned    map[topology.GroupKind]bool // from Options.OwnedKinds
 	// inc is the engine: it recomputes only what changed since the last
 	// computation (see engine.Incremental). engineMu serialises its use:
@@ -192,6 +200,11 @@ func (c *Controller) newEngine() *engine.Incremental {
 		Kinds:           c.opts.Kinds,
 		Custom:          c.opts.Custom,
 		DisableProfiles: c.opts.DisableProfiles,
+		Unread: func(r topology.Ref) bool {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return c.unreadHolders[r.GroupKind()]
+		},
 	})
 }
 
@@ -414,6 +427,7 @@ func (c *Controller) recompute(ctx context.Context) error {
 		return err
 	}
 	res, change := c.compute(objs)
+	c.noteNamedHolders(res)
 	if change.Full && change.Reason != "first computation" {
 		c.log.V(1).Info("recomputed everything", "reason", change.Reason)
 	}
@@ -694,6 +708,63 @@ func (c *Controller) handler(gk topology.GroupKind) toolscache.ResourceEventHand
 		},
 		DeleteFunc: func(any) { c.enqueue(itemRecompute) },
 	}
+}
+
+// noteNamedHolders records the CA certificate holders res's policies name.
+func (c *Controller) noteNamedHolders(res *engine.Result) {
+	named := map[objKey]bool{}
+	for _, ps := range res.Policies {
+		for _, r := range ps.Policy.CARefs {
+			named[keyOfRef(r.Ref())] = true
+		}
+	}
+	c.mu.Lock()
+	c.namedHolders = named
+	c.mu.Unlock()
+}
+
+// holderHandler returns the event handler of the ConfigMaps and Secrets
+// watched for CA certificates: a recomputation is scheduled when one that
+// a policy names appears, goes, or changes its keys (the cache keeps keys,
+// not values: see TransformHolder). The others are not the engine's
+// concern until a policy names them, and that policy's event schedules it.
+func (c *Controller) holderHandler() toolscache.ResourceEventHandler {
+	named := func(obj any) bool {
+		if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return true
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.namedHolders[keyOf(u)]
+	}
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if named(obj) {
+				c.enqueue(itemRecompute)
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(*unstructured.Unstructured)
+			n, ok2 := newObj.(*unstructured.Unstructured)
+			if named(newObj) && (!ok1 || !ok2 || !reflect.DeepEqual(holderData(o), holderData(n))) {
+				c.enqueue(itemRecompute)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if named(obj) {
+				c.enqueue(itemRecompute)
+			}
+		},
+	}
+}
+
+// holderData is what the engine reads of a holder: its data fields.
+func holderData(u *unstructured.Unstructured) [3]any {
+	return [3]any{u.Object["data"], u.Object["binaryData"], u.Object["stringData"]}
 }
 
 // crdHandler schedules a recomputation on changes of the CRDs that matter:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	stdmaps "maps"
 	"sort"
 	"time"
 
@@ -41,6 +42,13 @@ var coreResources = map[topology.GroupKind]string{
 	topology.KindService:   "services",
 }
 
+// holderResources are the resources of the kinds that hold CA
+// certificates (all core, v1), watched while a policy kind reads them.
+var holderResources = map[topology.GroupKind]string{
+	policy.KindConfigMap: "configmaps",
+	policy.KindSecret:    "secrets",
+}
+
 // crdInfo is what the controller needs from a CustomResourceDefinition.
 type crdInfo struct {
 	name   string
@@ -63,6 +71,9 @@ type crdInfo struct {
 	// its kind has a built-in profile (when profiles are on).
 	policy  bool
 	ownedBy string
+	// holderKinds are the kinds holding the CA certificates its policies
+	// name (a policy kind with CA certificate references).
+	holderKinds []topology.GroupKind
 }
 
 func readCRD(u *unstructured.Unstructured, withProfiles bool) *crdInfo {
@@ -76,6 +87,16 @@ func readCRD(u *unstructured.Unstructured, withProfiles bool) *crdInfo {
 		ci.policy = true
 	}
 	ci.ownedBy = u.GetAnnotations()[AnnotationOwnedBy]
+	if ci.policy {
+		var prof *policy.Profile
+		if withProfiles {
+			prof, _ = profiles.Lookup(ci.gk)
+		}
+		// An invalid descriptor is reported by the engine; no holders.
+		if k, prob := policy.KindFromCRDWithProfile(u, nil, prof); prob == nil && k != nil {
+			ci.holderKinds = k.CARefs.Kinds
+		}
+	}
 	if first := policy.CRDVersion(u, true); first != nil {
 		ci.version, _ = first["name"].(string)
 		_, ci.statusSubresource, _ = unstructured.NestedMap(first, "subresources", "status")
@@ -116,6 +137,9 @@ type role int
 const (
 	roleTopology role = iota
 	rolePolicy
+	// roleHolder: ConfigMaps and Secrets holding CA certificates. Without
+	// access, references to them are not judged (engine.Options.Unread).
+	roleHolder
 )
 
 // watch is one watched kind: its informer and our handler on it.
@@ -187,6 +211,18 @@ func (c *Controller) wantedKinds(crds map[topology.GroupKind]*crdInfo) map[topol
 	for gk, ci := range crds {
 		if (ci.policy || c.goKinds[gk]) && ci.established && ci.version != "" && want[gk] == nil {
 			add(gk, ci.version, ci.plural, rolePolicy)
+			for _, h := range ci.holderKinds {
+				if want[h] == nil {
+					add(h, "v1", holderResources[h], roleHolder)
+				}
+			}
+		}
+	}
+	for _, k := range c.opts.Kinds {
+		for _, h := range k.CARefs.Kinds {
+			if want[h] == nil {
+				add(h, "v1", holderResources[h], roleHolder)
+			}
 		}
 	}
 	return want
@@ -235,6 +271,19 @@ func (c *Controller) syncInformers(ctx context.Context, crds map[topology.GroupK
 
 	sort.Slice(add, func(i, j int) bool { return add[i].gk.String() < add[j].gk.String() })
 	var errs []error
+	// Holder kinds wanted but not readable: kept from the last sync for
+	// those still not added, recomputed for those tried now.
+	unread := map[topology.GroupKind]bool{}
+	c.mu.Lock()
+	for gk := range c.unreadHolders {
+		if want[gk] != nil && c.watches[gk] == nil {
+			unread[gk] = true
+		}
+	}
+	c.mu.Unlock()
+	for _, w := range add {
+		delete(unread, w.gk)
+	}
 	for _, w := range add {
 		ok, err := c.canWatch(ctx, w)
 		if err != nil {
@@ -250,13 +299,22 @@ func (c *Controller) syncInformers(ctx context.Context, crds map[topology.GroupK
 				// blocking every other kind.
 				continue
 			}
+			if w.role == roleHolder {
+				// References to the holders are then not judged.
+				unread[w.gk] = true
+				continue
+			}
 			// Without a topology kind, targets would look missing and
 			// policies would be written TargetNotFound: wait instead.
 			errs = append(errs, fmt.Errorf("cannot list and watch %s: forbidden; grant it to the controller", w.gk))
 			continue
 		}
 		w.proto = protoFor(w.gvk)
-		inf, reg, err := addWatch(ctx, c.cache, w.proto, c.handler(w.gk), w.gk.String(), cache.BlockUntilSynced(false))
+		h := c.handler(w.gk)
+		if w.role == roleHolder {
+			h = c.holderHandler()
+		}
+		inf, reg, err := addWatch(ctx, c.cache, w.proto, h, w.gk.String(), cache.BlockUntilSynced(false))
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -266,6 +324,14 @@ func (c *Controller) syncInformers(ctx context.Context, crds map[topology.GroupK
 		c.watches[w.gk] = w
 		c.mu.Unlock()
 		c.log.Info("watching", "kind", w.gk.String(), "version", w.gvk.Version, "policy", w.role == rolePolicy)
+	}
+	c.mu.Lock()
+	changed := !stdmaps.Equal(unread, c.unreadHolders)
+	c.unreadHolders = unread
+	c.mu.Unlock()
+	if changed {
+		// The engine judged references with the other set: start over.
+		c.resetEngine()
 	}
 	if len(errs) > 0 {
 		return false, errors.Join(errs...)

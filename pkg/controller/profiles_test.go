@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/attache-dev/attache/internal/modfixtures"
@@ -102,5 +104,96 @@ func TestEnvoyGatewayUnlabelledCRDs(t *testing.T) {
 		}
 		return ""
 	})
+	r.waitIdle(t, 0)
+}
+
+// btlsObjects: a Gateway, a route to Service s1, and a BackendTLSPolicy on
+// s1 trusting the CA in ConfigMap ca (which the test creates later).
+const btlsObjects = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g1}
+spec:
+  gatewayClassName: x
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r1}
+spec:
+  parentRefs: [{name: g1}]
+  rules: [{backendRefs: [{name: s1, port: 443}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s1}
+spec: {ports: [{name: https, port: 443}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: tls}
+spec:
+  targetRefs: [{group: "", kind: Service, name: s1}]
+  validation:
+    hostname: s1.example
+    caCertificateRefs: [{group: "", kind: ConfigMap, name: ca}]
+`
+
+// TestBackendTLSPolicyCAConfigMap: the controller watches the ConfigMaps
+// BackendTLSPolicies name. Without its ConfigMap the policy is
+// Accepted=False/NoValidCACertificate with ResolvedRefs=False; once the
+// ConfigMap holds ca.crt it is accepted with ResolvedRefs=True, and
+// removing the key takes that back. The cache keeps the ConfigMap's keys,
+// not their values.
+func TestBackendTLSPolicyCAConfigMap(t *testing.T) {
+	k := newKube(t)
+	btls := topology.GroupKind{Group: topology.GatewayGroup, Kind: "BackendTLSPolicy"}
+	r := startController(t, Options{OwnedKinds: []topology.GroupKind{btls}}, nil)
+	const ns = "btls"
+	k.namespace(ns)
+	k.apply(ns, decodeAll(t, btlsObjects)...)
+	gvk := schema.GroupVersionKind{Group: btls.Group, Version: "v1", Kind: btls.Kind}
+	at := func() string {
+		anc := ancestorsOf(k.get(gvk, ns, "tls"), testControllerName)
+		if len(anc) != 1 {
+			return fmt.Sprintf("%d ancestors", len(anc))
+		}
+		ref, _ := anc[0]["ancestorRef"].(map[string]any)
+		conds := &unstructured.Unstructured{Object: map[string]any{"c": anc[0]["conditions"]}}
+		return fmt.Sprintf("%v/%v %s %s", ref["kind"], ref["name"], condSummary(condition(conds, "Accepted", "c")), condSummary(condition(conds, "ResolvedRefs", "c")))
+	}
+	expect := func(what, want string) {
+		t.Helper()
+		waitFor(t, what, func() string {
+			if got := at(); got != want {
+				return got
+			}
+			return ""
+		})
+	}
+	expect("no ConfigMap", "Gateway/g1 False/NoValidCACertificate False/InvalidCACertificateRef")
+
+	cm := func(key string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "ca"},
+			"data":     map[string]any{key: "-----BEGIN CERTIFICATE-----\nsecret-looking value\n"},
+		}}
+	}
+	k.apply(ns, cm("ca.crt"))
+	expect("ConfigMap with ca.crt", "Gateway/g1 True/Accepted True/ResolvedRefs")
+
+	cached := &unstructured.Unstructured{}
+	cached.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"})
+	if err := r.c.cache.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "ca"}, cached); err != nil {
+		t.Fatalf("the ConfigMap is not in the controller's cache: %v", err)
+	}
+	if data := fmt.Sprint(cached.Object["data"]); data != "map[ca.crt:]" {
+		t.Errorf("cached data = %s, want the key without its value", data)
+	}
+
+	k.delete(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, ns, "ca")
+	k.apply(ns, cm("other"))
+	expect("ConfigMap without ca.crt", "Gateway/g1 False/NoValidCACertificate False/InvalidCACertificateRef")
 	r.waitIdle(t, 0)
 }
