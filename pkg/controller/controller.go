@@ -65,7 +65,7 @@ type Controller struct {
 	// last computation name as CA certificate holders: only their events
 	// schedule a recomputation. Under mu.
 	namedHolders map[objKey]bool
-	owned    map[topology.GroupKind]bool // from Options.OwnedKinds
+	owned        map[topology.GroupKind]bool // from Options.OwnedKinds
 	// inc is the engine: it recomputes only what changed since the last
 	// computation (see engine.Incremental). engineMu serialises its use:
 	// computations, and the admission webhook's what-ifs, which use this
