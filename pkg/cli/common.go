@@ -91,7 +91,10 @@ type loaded struct {
 	// Unread lists what could not be read (e.g. lists forbidden by RBAC);
 	// the answer is then partial and commands say so.
 	Unread []cluster.Unread
-	Result *engine.Result
+	// unreadObjects says which single objects could not be read (see
+	// cluster.Snapshot.UnreadObjects); nil when none.
+	unreadObjects func(topology.Ref) bool
+	Result        *engine.Result
 }
 
 // load reads the input (files with -f, else the cluster) and runs the engine.
@@ -115,10 +118,18 @@ func (o *commonOptions) load(ctx context.Context, streams genericiooptions.IOStr
 		if err != nil {
 			return nil, err
 		}
-		l.Objects, l.Unread = snap.Objects, snap.Unread
+		l.Objects, l.Unread, l.unreadObjects = snap.Objects, snap.Unread, snap.UnreadFunc()
 	}
-	l.Result = engine.Compute(l.Objects, o.engineOptions())
+	l.Result = engine.Compute(l.Objects, l.engineOptions(o))
 	return l, nil
+}
+
+// engineOptions are the engine options of the flags, with the objects the
+// cluster read could not get.
+func (l *loaded) engineOptions(o *commonOptions) engine.Options {
+	opts := o.engineOptions()
+	opts.Unread = l.unreadObjects
+	return opts
 }
 
 // checkClusterConfigured fails when there is no cluster to read: no

@@ -171,7 +171,7 @@ func (o *impactOptions) run(cmd *cobra.Command, streams genericiooptions.IOStrea
 		change = impactChange{Action: "apply", File: o.apply}
 		afterObjs, change.Objects = impactApply(l.Objects, applyObjs, defNS, streams)
 	}
-	after := engine.Compute(afterObjs, o.common.engineOptions())
+	after := engine.Compute(afterObjs, l.engineOptions(o.common))
 	impactWarnNew(streams, before.Problems, after.Problems)
 
 	rep := buildImpact(before, after, change)

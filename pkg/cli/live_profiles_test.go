@@ -106,3 +106,96 @@ func TestLiveEnvoyGatewayUnlabelledCRDs(t *testing.T) {
 		t.Errorf("--profiles=false gives no look-alike warning:\n%s", errOff)
 	}
 }
+
+// btlsManifests: a route to Services s1 and s2, the ConfigMap ca holding a
+// CA certificate, and BackendTLSPolicies on s1 (naming ca) and s2 (naming
+// a ConfigMap that does not exist).
+const btlsManifests = `
+apiVersion: v1
+kind: Namespace
+metadata: {name: tls}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g1, namespace: tls}
+spec:
+  gatewayClassName: x
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r1, namespace: tls}
+spec:
+  parentRefs: [{name: g1}]
+  rules: [{backendRefs: [{name: s1, port: 443}, {name: s2, port: 443}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s1, namespace: tls}
+spec: {ports: [{name: https, port: 443}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s2, namespace: tls}
+spec: {ports: [{name: https, port: 443}]}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: ca, namespace: tls}
+data: {ca.crt: "-----BEGIN CERTIFICATE-----"}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: trusted, namespace: tls}
+spec:
+  targetRefs: [{group: "", kind: Service, name: s1}]
+  validation: {hostname: s1.example, caCertificateRefs: [{group: "", kind: ConfigMap, name: ca}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: untrusted, namespace: tls}
+spec:
+  targetRefs: [{group: "", kind: Service, name: s2}]
+  validation: {hostname: s2.example, caCertificateRefs: [{group: "", kind: ConfigMap, name: absent}]}
+`
+
+// TestLiveBackendTLSPolicyCARefs: read from a cluster, the ConfigMaps
+// BackendTLSPolicies name are got and judged as from files: the policy
+// whose ConfigMap exists is accepted, the other NoValidCACertificate.
+func TestLiveBackendTLSPolicyCARefs(t *testing.T) {
+	env := testenv.Start(t)
+	clustertest.InstallCRDs(t, env.Config, clustertest.GatewayAPICRDs(t)...)
+	file := filepath.Join(t.TempDir(), "tls.yaml")
+	if err := os.WriteFile(file, []byte(btlsManifests), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	clustertest.Apply(t, env.Config, nil, file)
+	kc := clustertest.WriteKubeconfig(t, env.Config, "tls")
+	out, _ := runLive(t, "get", "policies", "-A", "--kubeconfig", kc)
+	lines := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 3 && f[0] == "BackendTLSPolicy" {
+			lines[f[2]] = l
+		}
+	}
+	if !strings.Contains(lines["trusted"], "Accepted") || strings.Contains(lines["trusted"], "NoValidCACertificate") {
+		t.Errorf("trusted: %q\n%s", lines["trusted"], out)
+	}
+	if !strings.Contains(lines["untrusted"], "NoValidCACertificate") {
+		t.Errorf("untrusted: %q, want NoValidCACertificate\n%s", lines["untrusted"], out)
+	}
+	live, _ := runLive(t, "get", "policies", "-A", "-o", "json", "--kubeconfig", kc)
+	var crd string
+	for _, f := range clustertest.GatewayAPICRDs(t) {
+		if strings.Contains(filepath.Base(f), "backendtlspolicies") {
+			crd = f
+		}
+	}
+	fromFiles, _ := runLive(t, "get", "policies", "-A", "-o", "json", "-f", file, "-f", crd)
+	if live != fromFiles {
+		t.Errorf("cluster and files differ:\n--- cluster\n%s\n--- files\n%s", live, fromFiles)
+	}
+	if !strings.Contains(live, `"ResolvedRefs"`) {
+		t.Errorf("no ResolvedRefs condition in the JSON:\n%s", live)
+	}
+}

@@ -63,6 +63,25 @@ type Snapshot struct {
 	// Unread says the same, structured: one entry per Skipped line, in the
 	// same order, so that answers about a kind can say it was not read.
 	Unread []Unread
+	// UnreadObjects are the single objects that could not be read: CA
+	// certificate holders (ConfigMaps, Secrets) policies name, which RBAC
+	// forbade getting. Their Skipped lines come after those of Unread.
+	// Give them to the engine (engine.Options.Unread): references to them
+	// are then not judged.
+	UnreadObjects []topology.Ref
+}
+
+// UnreadFunc returns, for engine.Options.Unread, whether an object is one
+// of s.UnreadObjects; nil when there are none.
+func (s *Snapshot) UnreadFunc() func(topology.Ref) bool {
+	if len(s.UnreadObjects) == 0 {
+		return nil
+	}
+	set := make(map[topology.Ref]bool, len(s.UnreadObjects))
+	for _, r := range s.UnreadObjects {
+		set[r] = true
+	}
+	return func(r topology.Ref) bool { return set[r] }
 }
 
 // Unread is a kind whose objects could not all be read.
@@ -206,7 +225,104 @@ func Read(ctx context.Context, cfg *rest.Config, opts Options) (*Snapshot, error
 		snap.Objects = append(snap.Objects, res.objects...)
 		snap.addUnread(res.unread)
 	}
+	if err := r.readHolders(ctx, snap); err != nil {
+		return nil, err
+	}
 	return snap, nil
+}
+
+// readHolders gets the ConfigMaps and Secrets that the snapshot's policies
+// name as CA certificate holders (kinds with CA certificate references),
+// one by one: a cluster's ConfigMaps are many and can be large, the ones
+// named are few. Only their data keys are kept (the engine reads nothing
+// else; a Secret's values are not kept in memory). One that RBAC forbids
+// getting is recorded in UnreadObjects and Skipped.
+func (r *reader) readHolders(ctx context.Context, snap *Snapshot) error {
+	kinds := map[topology.GroupKind]*policy.Kind{}
+	for _, o := range snap.Objects {
+		u := o.Object
+		if u.GetKind() != "CustomResourceDefinition" {
+			continue
+		}
+		var prof *policy.Profile
+		if !r.opts.DisableProfiles {
+			prof, _ = profiles.Lookup(topology.GroupKind{Group: nestedString(u, "spec", "group"), Kind: nestedString(u, "spec", "names", "kind")})
+		}
+		if k, prob := policy.KindFromCRDWithProfile(u, nil, prof); prob == nil && k != nil && k.CARefs.Enabled() {
+			kinds[k.GroupKind] = k
+		}
+	}
+	if len(kinds) == 0 {
+		return nil
+	}
+	seen := map[topology.Ref]bool{}
+	var refs []topology.Ref
+	for _, o := range snap.Objects {
+		k := kinds[topology.GroupKind{Group: o.Object.GroupVersionKind().Group, Kind: o.Object.GetKind()}]
+		if k == nil || o.Object.GetNamespace() == "" {
+			continue
+		}
+		for _, ref := range policy.Parse(o.Object, k).CARefs {
+			hr := ref.Ref()
+			if !slices.Contains(k.CARefs.Kinds, hr.GroupKind()) || hr.Namespace != o.Object.GetNamespace() || seen[hr] {
+				continue // judged without reading
+			}
+			seen[hr] = true
+			refs = append(refs, hr)
+		}
+	}
+	slices.SortFunc(refs, func(a, b topology.Ref) int { return a.Compare(b) })
+	got := make([]*unstructured.Unstructured, len(refs))
+	forbidden := make([]bool, len(refs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(maxParallelLists)
+	for i, hr := range refs {
+		g.Go(func() error {
+			ri := r.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: strings.ToLower(hr.Kind) + "s"}).Namespace(hr.Namespace)
+			u, err := ri.Get(gctx, hr.Name, metav1.GetOptions{})
+			switch {
+			case err == nil:
+				got[i] = keysOnly(u)
+			case apierrors.IsNotFound(err):
+			case apierrors.IsForbidden(err):
+				forbidden[i] = true
+			default:
+				return r.fatal("getting "+hr.String(), err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for i, hr := range refs {
+		switch {
+		case got[i] != nil:
+			snap.Objects = append(snap.Objects, object(got[i], hr.Kind))
+		case forbidden[i]:
+			snap.UnreadObjects = append(snap.UnreadObjects, hr)
+			snap.Skipped = append(snap.Skipped, fmt.Sprintf("core %s %s/%s: cannot get (forbidden); the CA certificate references to it are not judged", hr.Kind, hr.Namespace, hr.Name))
+		}
+	}
+	return nil
+}
+
+// keysOnly drops the values of a ConfigMap's or Secret's data, keeping the
+// keys.
+func keysOnly(u *unstructured.Unstructured) *unstructured.Unstructured {
+	for _, f := range []string{"data", "binaryData", "stringData"} {
+		if m, ok := u.Object[f].(map[string]any); ok {
+			for k := range m {
+				m[k] = ""
+			}
+		}
+	}
+	return u
+}
+
+func nestedString(u *unstructured.Unstructured, fields ...string) string {
+	s, _, _ := unstructured.NestedString(u.Object, fields...)
+	return s
 }
 
 // addUnread records what could not be read, in Unread and Skipped.
