@@ -58,23 +58,9 @@ spec:
 // and not at all with --profiles=false.
 func TestLiveEnvoyGatewayUnlabelledCRDs(t *testing.T) {
 	eg := modfixtures.Dir(t, modfixtures.EnvoyGateway)
-	env := testenv.Start(t)
-	clustertest.InstallCRDs(t, env.Config, append(clustertest.GatewayAPICRDs(t),
-		filepath.Join(eg, "charts", "gateway-helm", "charts", "crds", "crds", "generated"))...)
-	file := filepath.Join(t.TempDir(), "eg.yaml")
-	if err := os.WriteFile(file, []byte(egManifests), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	clustertest.Apply(t, env.Config, nil, file)
-	kc := clustertest.WriteKubeconfig(t, env.Config, "eg")
-
+	file, kc := liveCluster(t, egManifests, "eg", filepath.Join(eg, "charts", "gateway-helm", "charts", "crds", "crds", "generated"))
 	out, _ := runLive(t, "get", "policies", "-A", "--kubeconfig", kc)
-	lines := map[string]string{}
-	for _, l := range strings.Split(out, "\n") {
-		if f := strings.Fields(l); len(f) > 3 && f[0] == "BackendTrafficPolicy" {
-			lines[f[2]] = l
-		}
-	}
+	lines := policyLines(out, "BackendTrafficPolicy")
 	if !strings.Contains(lines["older"], "Accepted") || strings.Contains(lines["older"], "Conflicted") {
 		t.Errorf("older: %q, want Accepted\n%s", lines["older"], out)
 	}
@@ -163,21 +149,9 @@ spec:
 // BackendTLSPolicies name are got and judged as from files: the policy
 // whose ConfigMap exists is accepted, the other NoValidCACertificate.
 func TestLiveBackendTLSPolicyCARefs(t *testing.T) {
-	env := testenv.Start(t)
-	clustertest.InstallCRDs(t, env.Config, clustertest.GatewayAPICRDs(t)...)
-	file := filepath.Join(t.TempDir(), "tls.yaml")
-	if err := os.WriteFile(file, []byte(btlsManifests), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	clustertest.Apply(t, env.Config, nil, file)
-	kc := clustertest.WriteKubeconfig(t, env.Config, "tls")
+	file, kc := liveCluster(t, btlsManifests, "tls")
 	out, _ := runLive(t, "get", "policies", "-A", "--kubeconfig", kc)
-	lines := map[string]string{}
-	for _, l := range strings.Split(out, "\n") {
-		if f := strings.Fields(l); len(f) > 3 && f[0] == "BackendTLSPolicy" {
-			lines[f[2]] = l
-		}
-	}
+	lines := policyLines(out, "BackendTLSPolicy")
 	if !strings.Contains(lines["trusted"], "Accepted") || strings.Contains(lines["trusted"], "NoValidCACertificate") {
 		t.Errorf("trusted: %q\n%s", lines["trusted"], out)
 	}
@@ -198,4 +172,31 @@ func TestLiveBackendTLSPolicyCARefs(t *testing.T) {
 	if !strings.Contains(live, `"ResolvedRefs"`) {
 		t.Errorf("no ResolvedRefs condition in the JSON:\n%s", live)
 	}
+}
+
+// liveCluster starts an API server with the Gateway API CRDs and those of
+// crds, applies manifests (written to the returned file) and returns a
+// kubeconfig for it in namespace ns.
+func liveCluster(t *testing.T, manifests, ns string, crds ...string) (file, kubeconfig string) {
+	t.Helper()
+	env := testenv.Start(t)
+	clustertest.InstallCRDs(t, env.Config, append(clustertest.GatewayAPICRDs(t), crds...)...)
+	file = filepath.Join(t.TempDir(), ns+".yaml")
+	if err := os.WriteFile(file, []byte(manifests), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	clustertest.Apply(t, env.Config, nil, file)
+	return file, clustertest.WriteKubeconfig(t, env.Config, ns)
+}
+
+// policyLines maps the name of each policy of kind in a `get policies -A`
+// table to its line.
+func policyLines(out, kind string) map[string]string {
+	lines := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 3 && f[0] == kind {
+			lines[f[2]] = l
+		}
+	}
+	return lines
 }
