@@ -82,15 +82,7 @@ func TestEnvoyGatewayUnlabelledCRDs(t *testing.T) {
 	gvk := schema.GroupVersionKind{Group: btp.Group, Version: "v1alpha1", Kind: btp.Kind}
 	// Envoy Gateway's status schema has ancestors only: the conditions are
 	// per ancestor, and the ancestor is the Gateway.
-	summary := func(u *unstructured.Unstructured) string {
-		anc := ancestorsOf(u, testControllerName)
-		if len(anc) != 1 {
-			return fmt.Sprintf("%d ancestors", len(anc))
-		}
-		ref, _ := anc[0]["ancestorRef"].(map[string]any)
-		conds := &unstructured.Unstructured{Object: map[string]any{"c": anc[0]["conditions"]}}
-		return fmt.Sprintf("%v/%v %s %s", ref["kind"], ref["name"], condSummary(condition(conds, "Accepted", "c")), condSummary(condition(conds, "Programmed", "c")))
-	}
+	summary := func(u *unstructured.Unstructured) string { return ancestorSummary(u, "Accepted", "Programmed") }
 	waitFor(t, "Envoy Gateway policy status", func() string {
 		older, newer := k.get(gvk, "eg", "older"), k.get(gvk, "eg", "newer")
 		if got := summary(older); got != "Gateway/g1 True/Accepted True/Programmed" {
@@ -107,28 +99,9 @@ func TestEnvoyGatewayUnlabelledCRDs(t *testing.T) {
 	r.waitIdle(t, 0)
 }
 
-// btlsObjects: a Gateway, a route to Service s1, and a BackendTLSPolicy on
-// s1 trusting the CA in ConfigMap ca (which the test creates later).
-const btlsObjects = `
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: g1}
-spec:
-  gatewayClassName: x
-  listeners: [{name: http, protocol: HTTP, port: 80}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r1}
-spec:
-  parentRefs: [{name: g1}]
-  rules: [{backendRefs: [{name: s1, port: 443}]}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: s1}
-spec: {ports: [{name: https, port: 443}]}
----
+// btlsPolicy is a BackendTLSPolicy on egObjects' Service s1 trusting the
+// CA in ConfigMap ca (which the test creates later).
+const btlsPolicy = `
 apiVersion: gateway.networking.k8s.io/v1
 kind: BackendTLSPolicy
 metadata: {name: tls}
@@ -151,17 +124,9 @@ func TestBackendTLSPolicyCAConfigMap(t *testing.T) {
 	r := startController(t, Options{OwnedKinds: []topology.GroupKind{btls}}, nil)
 	const ns = "btls"
 	k.namespace(ns)
-	k.apply(ns, decodeAll(t, btlsObjects)...)
+	k.apply(ns, decodeAll(t, egObjects+"\n---\n"+btlsPolicy)...)
 	gvk := schema.GroupVersionKind{Group: btls.Group, Version: "v1", Kind: btls.Kind}
-	at := func() string {
-		anc := ancestorsOf(k.get(gvk, ns, "tls"), testControllerName)
-		if len(anc) != 1 {
-			return fmt.Sprintf("%d ancestors", len(anc))
-		}
-		ref, _ := anc[0]["ancestorRef"].(map[string]any)
-		conds := &unstructured.Unstructured{Object: map[string]any{"c": anc[0]["conditions"]}}
-		return fmt.Sprintf("%v/%v %s %s", ref["kind"], ref["name"], condSummary(condition(conds, "Accepted", "c")), condSummary(condition(conds, "ResolvedRefs", "c")))
-	}
+	at := func() string { return ancestorSummary(k.get(gvk, ns, "tls"), "Accepted", "ResolvedRefs") }
 	expect := func(what, want string) {
 		t.Helper()
 		waitFor(t, what, func() string {
@@ -196,4 +161,20 @@ func TestBackendTLSPolicyCAConfigMap(t *testing.T) {
 	k.apply(ns, cm("other"))
 	expect("ConfigMap without ca.crt", "Gateway/g1 False/NoValidCACertificate False/InvalidCACertificateRef")
 	r.waitIdle(t, 0)
+}
+
+// ancestorSummary is "Kind/name" of a policy's only ancestor entry of the
+// test controller, then "Status/Reason" of each condition type.
+func ancestorSummary(u *unstructured.Unstructured, types ...string) string {
+	anc := ancestorsOf(u, testControllerName)
+	if len(anc) != 1 {
+		return fmt.Sprintf("%d ancestors", len(anc))
+	}
+	ref, _ := anc[0]["ancestorRef"].(map[string]any)
+	conds := &unstructured.Unstructured{Object: map[string]any{"c": anc[0]["conditions"]}}
+	out := fmt.Sprintf("%v/%v", ref["kind"], ref["name"])
+	for _, typ := range types {
+		out += " " + condSummary(condition(conds, typ, "c"))
+	}
+	return out
 }
