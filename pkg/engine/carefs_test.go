@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/attache-dev/attache/pkg/engine"
-	"github.com/attache-dev/attache/pkg/manifest"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -173,22 +172,15 @@ func TestCACertificateRefsUnread(t *testing.T) {
 // policies naming it, without a full computation, as Compute would.
 func TestCACertificateRefsIncremental(t *testing.T) {
 	btls := crd("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies")
-	decode := func(docs ...string) []engine.Object {
-		objs, probs := manifest.Decode(strings.NewReader(strings.Join(docs, "\n---\n")), t.Name())
-		if len(probs) > 0 {
-			t.Fatal(probs)
-		}
-		return objs
-	}
-	base := decode(btls, caTopo(),
+	base := decodeDocs(t, btls, caTopo(),
 		btlsp("p", "a", `[{group: "", kind: ConfigMap, name: later}]`),
 		btlsp("q", "b", `[{group: "", kind: ConfigMap, name: good}]`))
 	cm := func(key string) []engine.Object {
-		return decode(`
+		return decodeDocs(t, `
 apiVersion: v1
 kind: ConfigMap
 metadata: {name: later, namespace: default}
-data: {` + key + `: x}`)
+data: {`+key+`: x}`)
 	}
 	in := engine.NewIncremental(engine.Options{})
 	steps := []struct {

@@ -50,11 +50,18 @@ spec:
 
 func compute(t *testing.T, opts engine.Options, docs ...string) *engine.Result {
 	t.Helper()
+	return engine.Compute(decodeDocs(t, docs...), opts)
+}
+
+// decodeDocs decodes YAML documents into engine objects; a problem fails
+// the test.
+func decodeDocs(t *testing.T, docs ...string) []engine.Object {
+	t.Helper()
 	objs, probs := manifest.Decode(strings.NewReader(strings.Join(docs, "\n---\n")), t.Name())
 	if len(probs) > 0 {
 		t.Fatalf("decode: %v", probs)
 	}
-	return engine.Compute(objs, opts)
+	return objs
 }
 
 func colorPolicy(name, target, kind, body string) string {

@@ -212,10 +212,7 @@ tracing: {strategy: ratio, ratio: 10}`),
 tracing: {strategy: parent}`),
 		pol(v, "ObservabilityPolicy", "c", 2, `targetRefs: [`+r2Ref+`]
 tracing: {strategy: ratio, ratio: 50}`)}
-	objs, probs := manifest.Decode(strings.NewReader(strings.Join(docs, "\n---\n")), t.Name())
-	if len(probs) > 0 {
-		t.Fatal(probs)
-	}
+	objs := decodeDocs(t, docs...)
 	in := engine.NewIncremental(engine.Options{})
 	in.Compute(objs)
 	for i := len(objs) - 3; i < len(objs); i++ {
@@ -931,10 +928,7 @@ timeouts: {request: 20s}`),
 	}
 
 	// An Incremental agrees when the filter's policy changes and goes.
-	objs, probs := manifest.Decode(strings.NewReader(strings.Join(docs, "\n---\n")), t.Name())
-	if len(probs) > 0 {
-		t.Fatal(probs)
-	}
+	objs := decodeDocs(t, docs...)
 	in := engine.NewIncremental(engine.Options{})
 	in.Compute(objs)
 	edited, _ := manifest.Decode(strings.NewReader(strings.Join(append(docs[:len(docs)-2:len(docs)-2],

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/attache-dev/attache/pkg/engine"
-	"github.com/attache-dev/attache/pkg/manifest"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -573,21 +572,14 @@ spec:
   gatewayClassName: eg
   listeners: [{name: http, protocol: HTTP, port: 80}]
 `
-	decode := func(docs ...string) []engine.Object {
-		objs, probs := manifest.Decode(strings.NewReader(strings.Join(docs, "\n---\n")), t.Name())
-		if len(probs) > 0 {
-			t.Fatal(probs)
-		}
-		return objs
-	}
 	newer := pol(egV, "BackendTrafficPolicy", "newer", 5, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: lonely}]
 retry: {numRetries: 2}`)
 	older := pol(egV, "BackendTrafficPolicy", "older", 1, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: lonely}]
 retry: {numRetries: 1}`)
 	in := engine.NewIncremental(engine.Options{})
-	before := decode(btpCRD, gw, newer)
+	before := decodeDocs(t, btpCRD, gw, newer)
 	want(t, "newer alone", status(t, in.Compute(before), "newer", "Accepted"), "True/Accepted")
-	res := in.Compute(append(before, decode(older)...))
+	res := in.Compute(append(before, decodeDocs(t, older)...))
 	if in.LastChange().Full {
 		t.Fatalf("adding a policy recomputed in full: %s", in.LastChange().Reason)
 	}

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/attache-dev/attache/pkg/engine"
-	"github.com/attache-dev/attache/pkg/manifest"
 )
 
 // TestReplacedBelowWithoutRoutes: for Envoy Gateway's kinds (overridden by
@@ -37,17 +36,10 @@ timeout: {http: {requestTimeout: 1s}}`)
 	res = compute(t, engine.Options{}, btpCRD, egTopo, gw)
 	want(t, "gw alone", status(t, res, "gw", "Programmed"), "True/Programmed")
 
-	decode := func(docs ...string) []engine.Object {
-		objs, probs := manifest.Decode(strings.NewReader(strings.Join(docs, "\n---\n")), t.Name())
-		if len(probs) > 0 {
-			t.Fatal(probs)
-		}
-		return objs
-	}
 	in := engine.NewIncremental(engine.Options{})
-	in.Compute(decode(btpCRD, egTopo, gw))
+	in.Compute(decodeDocs(t, btpCRD, egTopo, gw))
 	for i, step := range [][]string{{btpCRD, egTopo, gw, admin}, {btpCRD, egTopo, gw, merging}, {btpCRD, egTopo, gw}} {
-		objs := decode(step...)
+		objs := decodeDocs(t, step...)
 		if g, w := dump(t, in.Compute(objs)), dump(t, engine.Compute(objs, engine.Options{})); g != w {
 			t.Fatalf("step %d: %s", i, firstDiff(g, w))
 		}

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/attache-dev/attache/pkg/engine"
-	"github.com/attache-dev/attache/pkg/manifest"
 )
 
 // weightCRD is a Direct kind on Services with merge strategy none and a
@@ -58,16 +57,9 @@ spec: {ports: [{name: http, port: 80}]}
 
 	// The weight alone changes: an Incremental recomputes.
 	in := engine.NewIncremental(engine.Options{})
-	decode := func(docs ...string) []engine.Object {
-		objs, probs := manifest.Decode(strings.NewReader(strings.Join(docs, "\n---\n")), t.Name())
-		if len(probs) > 0 {
-			t.Fatalf("decode: %v", probs)
-		}
-		return objs
-	}
-	objs := decode(weightCRD, svc, oldest, heavy)
+	objs := decodeDocs(t, weightCRD, svc, oldest, heavy)
 	in.Compute(objs)
-	objs = decode(weightCRD, svc, oldest, weighted(pol("policies.example.com/v1", "TLSPolicy", "heavy", 1, target+"\nmode: b"), "example.com/weight", "-3"))
+	objs = decodeDocs(t, weightCRD, svc, oldest, weighted(pol("policies.example.com/v1", "TLSPolicy", "heavy", 1, target+"\nmode: b"), "example.com/weight", "-3"))
 	res = in.Compute(objs)
 	if got, want := dump(t, res), dump(t, engine.Compute(objs, engine.Options{})); got != want {
 		t.Fatalf("after a weight edit, the Incremental differs: %s", firstDiff(got, want))
