@@ -2,6 +2,7 @@ package modfixtures
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -68,4 +69,38 @@ func TestDownloadUnknownVersionFails(t *testing.T) {
 	if _, err := download(GatewayAPI, "v0.0.0-does-not-exist"); err == nil {
 		t.Fatal("download of a version that does not exist succeeded")
 	}
+}
+
+// The newest conformance release asks for a newer Go than this toolchain:
+// DirAt extracts it itself, with the file only that release has.
+func TestDirAtExtractsModuleForNewerGo(t *testing.T) {
+	dir := DirAt(t, GatewayAPIConformance, GatewayAPIConformanceLatest)
+	if !strings.Contains(filepath.ToSlash(dir), "@"+GatewayAPIConformanceLatest) {
+		t.Errorf("DirAt = %s, not version %s", dir, GatewayAPIConformanceLatest)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tests", "backendtlspolicy-grpcroute.yaml")); err != nil {
+		t.Errorf("%v", err)
+	}
+}
+
+// unzip refuses a zip whose hash is not the one the go command verified.
+func TestUnzipChecksTheHash(t *testing.T) {
+	DirAt(t, GatewayAPIConformance, GatewayAPIConformanceLatest) // downloads the zip
+	zipFile := filepath.Join(goModCache(t), "cache", "download", "sigs.k8s.io", "gateway-api", "conformance", "@v", GatewayAPIConformanceLatest+".zip")
+	if _, err := os.Stat(zipFile); err != nil {
+		t.Skipf("no zip in the module cache: %v", err)
+	}
+	_, err := unzip(GatewayAPIConformance, GatewayAPIConformanceLatest, zipFile, "h1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
+	if err == nil || !strings.Contains(err.Error(), "checksum database says") {
+		t.Errorf("unzip with a wrong hash: %v, want a hash mismatch", err)
+	}
+}
+
+func goModCache(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
 }
