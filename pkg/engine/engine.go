@@ -109,6 +109,12 @@ type computation struct {
 	// listenerPorts are the listeners' ports, for kinds that reject
 	// shared ports (only when a kind does).
 	listenerPorts map[topology.Ref]listenerPort
+	// backendSections are the backend sections (ports) route rules use,
+	// for kinds whose ancestors are Gateways.
+	backendSections backendSections
+	// serviceImports are the ServiceImports among the objects, whose
+	// ports name their sections (backendSections).
+	serviceImports []*unstructured.Unstructured
 	// locations are the routes' locations, for kinds that reject route
 	// overlaps (only when a kind does).
 	locations *routeLocations
@@ -152,6 +158,9 @@ func newComputation(opts Options, objs []Object) *computation {
 		}
 		if k.RejectSharedPort && c.listenerPorts == nil {
 			c.listenerPorts = readListenerPorts(topoObjs)
+		}
+		if (k.Ancestor == policy.AncestorGateway || k.Ancestor == policy.AncestorGatewayObject) && c.backendSections == nil {
+			c.backendSections = readBackendSections(topoObjs, c.serviceImports)
 		}
 	}
 	// Objects with sections (listeners, rules, ports) make several nodes.
@@ -285,6 +294,8 @@ func (c *computation) classify(objs []Object) (topo []*unstructured.Unstructured
 			topo = append(topo, o.Object)
 		} else if c.holderKinds[gk] {
 			c.holders[holderRef(o.Object)] = dataKeys(o.Object)
+		} else if gk == serviceImport {
+			c.serviceImports = append(c.serviceImports, o.Object)
 		}
 	}
 	return topo, pols

@@ -329,6 +329,9 @@ func (c *computation) readsKind(gk topology.GroupKind) bool {
 	if gk == crdGroupKind || gatewayapi.Handles(gk) {
 		return true
 	}
+	if gk == serviceImport && c.backendSections != nil {
+		return true // its ports name the sections of ancestors
+	}
 	_, bad := c.invalidKinds[gk]
 	return bad
 }

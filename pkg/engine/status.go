@@ -284,8 +284,10 @@ func (c *computation) gatewayAncestors(in []Ancestor, objects bool) []Ancestor {
 // gatewaysAbove returns the ancestors named after Gateways for a target
 // ref: a Gateway or a ListenerSet (or one of its listeners) is its own; a
 // route (or rule) has its parentRefs as written; any other target (a
-// Service) has the parentRefs of every route above it. This is what
-// GEP-1897 asks of BackendTLSPolicy and what Envoy Gateway writes.
+// Service) has the parentRefs of every route above it, and a section of
+// one (a Service port) those of the routes whose rules use that port (a
+// backendRef's port, see backendSections). This is what GEP-1897 asks of
+// BackendTLSPolicy and what Envoy Gateway writes.
 func (c *computation) gatewaysAbove(ref topology.Ref) []topology.Ref {
 	gk := ref.GroupKind()
 	if gk == topology.KindGateway || gk == topology.KindListenerSet {
@@ -294,12 +296,32 @@ func (c *computation) gatewaysAbove(ref topology.Ref) []topology.Ref {
 	if slices.Contains(topology.RouteKinds, gk) {
 		return c.parentRefs[ref.Object()]
 	}
-	start, ok := c.graph.Lookup(ref)
-	if !ok {
-		return nil
+	var queue []topology.NodeID
+	if ref.IsSection() {
+		// The rules using the section link to its object: keep those
+		// whose backendRefs name the section's port.
+		obj, ok := c.graph.Lookup(ref.Object())
+		if !ok {
+			return nil
+		}
+		for _, p := range c.graph.Node(obj).Parents {
+			pr := c.graph.Node(p).Ref
+			if !pr.IsSection() || !slices.Contains(topology.RouteKinds, pr.GroupKind()) ||
+				c.backendSections.uses(pr, ref.Object(), ref.SectionName) {
+				queue = append(queue, p)
+			}
+		}
+	} else {
+		start, ok := c.graph.Lookup(ref)
+		if !ok {
+			return nil
+		}
+		queue = []topology.NodeID{start}
 	}
-	seen := map[topology.NodeID]bool{start: true}
-	queue := []topology.NodeID{start}
+	seen := make(map[topology.NodeID]bool, len(queue))
+	for _, n := range queue {
+		seen[n] = true
+	}
 	var out []topology.Ref
 	for len(queue) > 0 {
 		n := queue[0]

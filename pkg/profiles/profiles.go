@@ -42,6 +42,12 @@ var (
 	udpRoute     = topology.KindUDPRoute
 	service      = topology.KindService
 	serviceEntry = gk("networking.istio.io", "ServiceEntry")
+	// Backends other than Services that BackendTLSPolicy may target
+	// ("Implementation-specific for any other resource"): Envoy
+	// Gateway's Backend and the Multi-Cluster Services ServiceImport,
+	// both of which Envoy Gateway resolves.
+	egBackend     = gk("gateway.envoyproxy.io", "Backend")
+	serviceImport = gk("multicluster.x-k8s.io", "ServiceImport")
 )
 
 func kinds(gks ...topology.GroupKind) []topology.GroupKind { return gks }
@@ -110,8 +116,9 @@ var builtin = func() []policy.Profile {
 	return []policy.Profile{
 		// Gateway API.
 		entry(GatewayAPI, topology.GatewayGroup, "BackendTLSPolicy", "Direct", policy.Spec{
-			Class: policy.Direct, TargetKinds: kinds(service), EffectiveSectionKinds: kinds(service),
-			DirectSections: true, SameLevel: policy.SameLevelOldestWins, Ancestor: policy.AncestorGateway,
+			Class: policy.Direct, TargetKinds: kinds(service, egBackend, serviceImport),
+			EffectiveSectionKinds: kinds(service, egBackend, serviceImport),
+			DirectSections:        true, SameLevel: policy.SameLevelOldestWins, Ancestor: policy.AncestorGateway,
 			// Core support: one ConfigMap with the certificate under ca.crt.
 			CARefs: policy.CARefs{Field: "validation.caCertificateRefs"},
 		}),

@@ -1,0 +1,161 @@
+package engine
+
+import (
+	"slices"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/attache-dev/attache/pkg/gatewayapi"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// serviceImport is the Multi-Cluster Services API's ServiceImport, whose
+// ports are named as a Service's are.
+var serviceImport = topology.GroupKind{Group: "multicluster.x-k8s.io", Kind: "ServiceImport"}
+
+// backendSections maps each route rule section to the sections of the
+// backends its backendRefs use: per backend object, the section each
+// backendRef's port names. A Service's (or ServiceImport's) port is named
+// by its name, or by its number when it has none (as package gatewayapi
+// names a Service's sections); any other backend's port by its number
+// (Envoy Gateway's reading of its Backend). A backendRef without a port,
+// or whose port the Service does not have, uses no section. A
+// ServiceImport that is not among the objects uses anySection: its port
+// names are unknown, so every section of it counts as used.
+type backendSections map[topology.Ref]map[topology.Ref][]string
+
+// anySection stands for every section of a backend whose ports are unknown.
+const anySection = "*"
+
+// uses reports whether rule uses section of backend.
+func (bs backendSections) uses(rule, backend topology.Ref, section string) bool {
+	used := bs[rule][backend]
+	return slices.Contains(used, section) || slices.Contains(used, anySection)
+}
+
+// readBackendSections reads what backendSections holds from the routes and
+// Services among objs and the ServiceImports imports. Malformed entries are
+// skipped (package gatewayapi reports them).
+func readBackendSections(objs, imports []*unstructured.Unstructured) backendSections {
+	portNames := map[topology.Ref]map[int64]string{}
+	for _, u := range slices.Concat(objs, imports) {
+		gk := gkOf(u)
+		if gk != topology.KindService && gk != serviceImport {
+			continue
+		}
+		ports, _, _ := unstructured.NestedSlice(u.Object, "spec", "ports")
+		names := map[int64]string{}
+		for _, p := range ports {
+			m, ok := p.(map[string]any)
+			if !ok {
+				continue
+			}
+			n, ok := intField(m["port"])
+			if !ok {
+				continue
+			}
+			name, _ := m["name"].(string)
+			if name == "" {
+				name = strconv.FormatInt(n, 10)
+			}
+			if _, dup := names[n]; !dup {
+				names[n] = name
+			}
+		}
+		portNames[topology.Ref{Group: gk.Group, Kind: gk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}] = names
+	}
+	out := backendSections{}
+	for _, u := range objs {
+		gk := gkOf(u)
+		if !slices.Contains(topology.RouteKinds, gk) {
+			continue
+		}
+		route := topology.Ref{Group: gk.Group, Kind: gk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
+		rules, _, _ := unstructured.NestedSlice(u.Object, "spec", "rules")
+		names := make([]*gwv1.SectionName, len(rules))
+		for i, r := range rules {
+			if m, ok := r.(map[string]any); ok {
+				if n, ok := m["name"].(string); ok && n != "" {
+					names[i] = (*gwv1.SectionName)(&n)
+				}
+			}
+		}
+		sections, _ := gatewayapi.RuleSections(names)
+		for i, r := range rules {
+			m, ok := r.(map[string]any)
+			if !ok || sections[i] == "" {
+				continue
+			}
+			brs, _ := m["backendRefs"].([]any)
+			rule := route
+			rule.SectionName = sections[i]
+			for _, b := range brs {
+				bm, ok := b.(map[string]any)
+				if !ok {
+					continue
+				}
+				port, ok := intField(bm["port"])
+				if !ok {
+					continue
+				}
+				backend := gatewayapi.BackendOf(route.Namespace, backendObjectRef(bm))
+				section := strconv.FormatInt(port, 10)
+				if names, ok := portNames[backend]; ok {
+					if section, ok = names[port]; !ok {
+						continue
+					}
+				} else if bgk := backend.GroupKind(); bgk == topology.KindService {
+					continue // not among the objects: never linked
+				} else if bgk == serviceImport {
+					section = anySection
+				}
+				if out[rule] == nil {
+					out[rule] = map[topology.Ref][]string{}
+				}
+				if !slices.Contains(out[rule][backend], section) {
+					out[rule][backend] = append(out[rule][backend], section)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// backendObjectRef reads the group, kind, name and namespace of an
+// unstructured backendRef (the port is read by the caller).
+func backendObjectRef(m map[string]any) gwv1.BackendObjectReference {
+	var br gwv1.BackendObjectReference
+	if s, ok := m["group"].(string); ok {
+		br.Group = (*gwv1.Group)(&s)
+	}
+	if s, ok := m["kind"].(string); ok {
+		br.Kind = (*gwv1.Kind)(&s)
+	}
+	if s, ok := m["namespace"].(string); ok {
+		br.Namespace = (*gwv1.Namespace)(&s)
+	}
+	if s, ok := m["name"].(string); ok {
+		br.Name = gwv1.ObjectName(s)
+	}
+	return br
+}
+
+// intField reads an integer of an unstructured object (int64 from YAML or
+// JSON decoding, float64 from encoding/json into any).
+func intField(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	case int32:
+		return int64(n), true
+	case float64:
+		if n == float64(int64(n)) {
+			return int64(n), true
+		}
+	}
+	return 0, false
+}
