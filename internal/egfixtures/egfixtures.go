@@ -66,6 +66,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -232,6 +233,13 @@ func Load(path string) ([]engine.Object, error) {
 				return nil, fmt.Errorf("%s: %s[%d] has no kind", path, k, i)
 			}
 			_, dated, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "creationTimestamp")
+			if _, isPolicy := PolicyKeys[k]; isPolicy {
+				// Some fixtures capitalise field names (Name, Port) that
+				// Envoy Gateway's typed decoding matches regardless of case.
+				if spec, ok := u.Object["spec"]; ok {
+					u.Object["spec"] = canonicalKeys(spec)
+				}
+			}
 			if _, isPolicy := PolicyKeys[k]; isPolicy && !dated {
 				// The translator test hands Envoy Gateway the policies in
 				// the file's order, unsorted: the first listed is the
@@ -388,6 +396,43 @@ func managedAncestors(objs []engine.Object) func(*engine.Result, topology.Ref) [
 		}
 		return out
 	}
+}
+
+// canonicalKeys returns v with every object key that starts with an upper
+// case letter renamed as Envoy Gateway's Go types name the field (lower
+// case first letter; all lower case for an all-capitals key), unless the
+// object also has the key so named: encoding/json, through which the
+// translator test reads fixtures, matches field names regardless of case,
+// where attache reads the keys as written. Keys and values are copied.
+func canonicalKeys(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			out[k] = canonicalKeys(e)
+		}
+		for k, e := range t {
+			if k == "" || !unicode.IsUpper(rune(k[0])) {
+				continue
+			}
+			c := strings.ToLower(k[:1]) + k[1:]
+			if strings.ToUpper(k) == k {
+				c = strings.ToLower(k)
+			}
+			if _, taken := t[c]; !taken {
+				delete(out, k)
+				out[c] = canonicalKeys(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = canonicalKeys(e)
+		}
+		return out
+	}
+	return v
 }
 
 func policyObject(m map[string]any, key string) *unstructured.Unstructured {

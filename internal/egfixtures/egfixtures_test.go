@@ -38,6 +38,17 @@ var mustMatch = map[string]bool{
 	"backendtlspolicy-subjectaltnames":               true,
 	"backendtlspolicy-system-truststore":             true,
 	"backendtlspolicy-wildcard-older-than-sectioned": true,
+	// BackendTLSPolicies whose ancestors are the Envoy Gateway policies
+	// sending traffic to their backends (backendRefs setting).
+	"envoyextensionpolicy-with-extproc-with-multiple-backendrefs": true,
+	"envoyextensionpolicy-with-extproc-with-retries":              true,
+	"envoyextensionpolicy-with-extproc-with-traffic-features":     true,
+	"envoyproxy-priority-backend":                                 true,
+	"securitypolicy-with-extauth-with-backendtlspolicy":           true,
+	"securitypolicy-with-jwt-backendcluster":                      true,
+	"securitypolicy-with-jwt-serviceimport":                       true,
+	"securitypolicy-with-oidc-backendcluster":                     true,
+	"securitypolicy-with-oidc-serviceimport":                      true,
 	// Targeting Envoy Gateway's Backend or a ServiceImport.
 	"backend-system-truststore-btlsp-override-per-resource-secret": true,
 	"backend-system-truststore-btlsp-override-shared-secret":       true,

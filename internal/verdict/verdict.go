@@ -406,12 +406,26 @@ func GatewayAncestors(objs []engine.Object) func(*engine.Result, topology.Ref) [
 			return []topology.Ref{t}
 		case t.Group == gatewayGroup && routeKinds[t.Kind] && objs != nil:
 			return parents[t.Object()]
+		case isPolicy(res, t):
+			// A policy sending traffic to the backend itself (Envoy
+			// Gateway's external services) is the ancestor as named.
+			return []topology.Ref{t}
 		}
 		return gatewaysAbove(res.Graph, t)
 	}
 }
 
 const gatewayGroup = "gateway.networking.k8s.io"
+
+// isPolicy reports whether ref names a policy of res.
+func isPolicy(res *engine.Result, ref topology.Ref) bool {
+	for _, ps := range res.Policies {
+		if ps.Policy.Ref == ref {
+			return true
+		}
+	}
+	return false
+}
 
 var routeKinds = map[string]bool{"HTTPRoute": true, "GRPCRoute": true, "TLSRoute": true, "TCPRoute": true, "UDPRoute": true}
 

@@ -106,6 +106,9 @@ type policyKindItem struct {
 	// ("validation.caCertificateRefs kinds=ConfigMap keys=ca.crt"); absent:
 	// none.
 	CACertificateRefs string `json:"caCertificateRefs,omitempty"`
+	// BackendRefs are the paths where policies name backends they send
+	// traffic to themselves ("extAuth.http.backendRefs[]"); absent: none.
+	BackendRefs []string `json:"backendRefs,omitempty"`
 	// Profile names the implementation whose built-in profile gave
 	// settings, if any.
 	Profile string            `json:"profile,omitempty"`
@@ -246,6 +249,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.CARefs.Enabled() {
 		parts = append(parts, origin(policy.SettingCACertificateRefs, "ca-certificate-refs="+k.CARefs.String()))
 	}
+	if len(k.BackendRefs) > 0 {
+		parts = append(parts, origin(policy.SettingBackendRefs, "backend-refs="+strings.Join(backendRefPaths(k), ",")))
+	}
 	if len(parts) == 0 {
 		return "-"
 	}
@@ -314,6 +320,7 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	}
 	it.ConflictFields = k.ConflictFields
 	it.CACertificateRefs = k.CARefs.String()
+	it.BackendRefs = backendRefPaths(k)
 	if len(it.EffectiveSectionKinds) == 0 {
 		it.EffectiveSectionKinds = nil
 	}
@@ -358,4 +365,13 @@ func policyKindTable(kinds []*policy.Kind, wide bool) *metav1.Table {
 		}})
 	}
 	return t
+}
+
+// backendRefPaths lists a kind's backendRefs paths as strings.
+func backendRefPaths(k *policy.Kind) []string {
+	var out []string
+	for _, p := range k.BackendRefs {
+		out = append(out, string(p))
+	}
+	return out
 }

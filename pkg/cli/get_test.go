@@ -386,3 +386,35 @@ spec:
 		t.Errorf("KIND column should spell out the group:\n%s", out)
 	}
 }
+
+// The backendRefs setting of Envoy Gateway's SecurityPolicy shows in -o
+// wide and -o json, with its origin.
+func TestGetPolicyKindsBackendRefs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crd.yaml")
+	crd := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: securitypolicies.gateway.envoyproxy.io}
+spec:
+  group: gateway.envoyproxy.io
+  scope: Namespaced
+  names: {kind: SecurityPolicy, plural: securitypolicies}
+  versions: [{name: v1alpha1, served: true, storage: true}]
+`
+	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "backend-refs=extAuth.grpc.backendRef,extAuth.grpc.backendRefs[],extAuth.http.backendRef,extAuth.http.backendRefs[],jwt.providers[].remoteJWKS.backendRefs[],oidc.provider.backendRefs[] (profile: Envoy Gateway)") {
+		t.Errorf("-o wide lacks the backendRefs setting:\n%s", out)
+	}
+	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"backendRefs": [`) || !strings.Contains(out, `"oidc.provider.backendRefs[]"`) || !strings.Contains(out, `"backendRefs": "profile: Envoy Gateway"`) {
+		t.Errorf("-o json lacks the backendRefs setting or its origin:\n%s", out)
+	}
+}

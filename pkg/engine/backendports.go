@@ -15,7 +15,7 @@ import (
 // ports are named as a Service's are.
 var serviceImport = topology.GroupKind{Group: "multicluster.x-k8s.io", Kind: "ServiceImport"}
 
-// backendSections maps each route rule section to the sections of the
+// backendSections records, per route rule section, the sections of the
 // backends its backendRefs use: per backend object, the section each
 // backendRef's port names. A Service's (or ServiceImport's) port is named
 // by its name, or by its number when it has none (as package gatewayapi
@@ -24,21 +24,26 @@ var serviceImport = topology.GroupKind{Group: "multicluster.x-k8s.io", Kind: "Se
 // or whose port the Service does not have, uses no section. A
 // ServiceImport that is not among the objects uses anySection: its port
 // names are unknown, so every section of it counts as used.
-type backendSections map[topology.Ref]map[topology.Ref][]string
+type backendSections struct {
+	byRule map[topology.Ref]map[topology.Ref][]string
+	// portNames are the Services' and ServiceImports' port names by
+	// number.
+	portNames map[topology.Ref]map[int64]string
+}
 
 // anySection stands for every section of a backend whose ports are unknown.
 const anySection = "*"
 
 // uses reports whether rule uses section of backend.
-func (bs backendSections) uses(rule, backend topology.Ref, section string) bool {
-	used := bs[rule][backend]
+func (bs *backendSections) uses(rule, backend topology.Ref, section string) bool {
+	used := bs.byRule[rule][backend]
 	return slices.Contains(used, section) || slices.Contains(used, anySection)
 }
 
 // readBackendSections reads what backendSections holds from the routes and
 // Services among objs and the ServiceImports imports. Malformed entries are
 // skipped (package gatewayapi reports them).
-func readBackendSections(objs, imports []*unstructured.Unstructured) backendSections {
+func readBackendSections(objs, imports []*unstructured.Unstructured) *backendSections {
 	portNames := map[topology.Ref]map[int64]string{}
 	for _, u := range slices.Concat(objs, imports) {
 		gk := gkOf(u)
@@ -66,7 +71,7 @@ func readBackendSections(objs, imports []*unstructured.Unstructured) backendSect
 		}
 		portNames[topology.Ref{Group: gk.Group, Kind: gk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}] = names
 	}
-	out := backendSections{}
+	out := map[topology.Ref]map[topology.Ref][]string{}
 	for _, u := range objs {
 		gk := gkOf(u)
 		if !slices.Contains(topology.RouteKinds, gk) {
@@ -120,7 +125,7 @@ func readBackendSections(objs, imports []*unstructured.Unstructured) backendSect
 			}
 		}
 	}
-	return out
+	return &backendSections{byRule: out, portNames: portNames}
 }
 
 // backendObjectRef reads the group, kind, name and namespace of an

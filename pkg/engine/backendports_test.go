@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,4 +119,75 @@ spec: {ports: [{name: grpc, port: 8080}]}
 	if got, wantDump := dump(t, in.Compute(next)), dump(t, engine.Compute(next, engine.Options{})); got != wantDump {
 		t.Fatal(firstDiff(got, wantDump))
 	}
+}
+
+// A policy that sends traffic to a backend itself (an Envoy Gateway
+// SecurityPolicy's external authorizer) is an ancestor of that backend's
+// BackendTLSPolicy, as Envoy Gateway writes it: when it is valid and in
+// place somewhere, and its backendRef is allowed and names the port of a
+// port policy.
+func TestPolicyUsingBackendIsAncestor(t *testing.T) {
+	docs := []string{
+		crd("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies"),
+		crd("gateway.envoyproxy.io", "SecurityPolicy", "securitypolicies"),
+		portTopo(), `---
+apiVersion: v1
+kind: Service
+metadata: {name: auth, namespace: default}
+spec: {ports: [{name: grpc, port: 9000}, {name: http, port: 8080}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: auth2, namespace: default}
+spec: {ports: [{name: grpc, port: 9000}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: ext, namespace: other}
+spec: {ports: [{name: grpc, port: 9000}]}
+`,
+		// In place at Gateway a; its authorizer is auth:9000.
+		pol(egV, "SecurityPolicy", "sp", 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: a}]
+extAuth: {grpc: {backendRefs: [{name: auth, port: 9000}]}}`),
+		// In place nowhere: its Gateway does not exist.
+		pol(egV, "SecurityPolicy", "sp-nowhere", 1, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gone}]
+extAuth: {grpc: {backendRefs: [{name: auth2, port: 9000}]}}`),
+		// Across namespaces without a ReferenceGrant.
+		pol(egV, "SecurityPolicy", "sp-cross", 2, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: b}]
+extAuth: {grpc: {backendRefs: [{name: ext, namespace: other, port: 9000}]}}`),
+		sectionBTLSP("auth-whole", "", "Service", "auth", ""),
+		sectionBTLSP("auth-grpc", "", "Service", "auth", "grpc"),
+		sectionBTLSP("auth-http", "", "Service", "auth", "http"),
+		sectionBTLSP("auth2", "", "Service", "auth2", ""),
+		strings.Replace(sectionBTLSP("ext", "", "Service", "ext", ""), "namespace: default", "namespace: other", 1),
+	}
+	res := compute(t, engine.Options{}, docs...)
+	sp := []string{"SecurityPolicy.gateway.envoyproxy.io default/sp=Accepted"}
+	for name, wantAnc := range map[string][]string{
+		"auth-whole": sp,
+		"auth-grpc":  sp,
+		"auth-http":  {"Service default/auth#http=Accepted"},
+		"auth2":      {"Service default/auth2=Accepted"},
+		"ext":        {"Service other/ext=Accepted"},
+	} {
+		want(t, name+" ancestors", ancestorsOf(t, res, name), wantAnc)
+	}
+
+	// The SecurityPolicy's authorizer moves to another port: the port
+	// policies' ancestors follow, incrementally as in full.
+	moved := slices.Clone(docs)
+	for i, d := range moved {
+		if strings.Contains(d, "name: sp,") {
+			moved[i] = strings.Replace(d, "port: 9000", "port: 8080", 1)
+		}
+	}
+	in := engine.NewIncremental(engine.Options{})
+	in.Compute(decodeDocs(t, docs...))
+	next := decodeDocs(t, moved...)
+	got := in.Compute(next)
+	if a, b := dump(t, got), dump(t, engine.Compute(next, engine.Options{})); a != b {
+		t.Fatal(firstDiff(a, b))
+	}
+	want(t, "auth-http ancestors after the move", ancestorsOf(t, got, "auth-http"), sp)
+	want(t, "auth-grpc ancestors after the move", ancestorsOf(t, got, "auth-grpc"), []string{"Service default/auth#grpc=Accepted"})
 }

@@ -111,7 +111,10 @@ type computation struct {
 	listenerPorts map[topology.Ref]listenerPort
 	// backendSections are the backend sections (ports) route rules use,
 	// for kinds whose ancestors are Gateways.
-	backendSections backendSections
+	backendSections *backendSections
+	// users are the policies naming each backend (backendUsers), built
+	// when first needed.
+	users map[topology.Ref][]backendUser
 	// serviceImports are the ServiceImports among the objects, whose
 	// ports name their sections (backendSections).
 	serviceImports []*unstructured.Unstructured

@@ -456,6 +456,11 @@ func (c *computation) cannotUpdate(changes []policyChange) string {
 		if (ch.old != nil && hasVirtualTarget(ch.old.p)) || hasVirtualTarget(ch.p) {
 			return fmt.Sprintf("%s targets a virtual kind", ch.ref)
 		}
+		// Policies naming backends are ancestors of those backends'
+		// policies (backendUsers is built once per computation).
+		if c.backendSections != nil && ((ch.old != nil && len(ch.old.p.BackendRefs) > 0) || (ch.p != nil && len(ch.p.BackendRefs) > 0)) {
+			return fmt.Sprintf("%s names backends", ch.ref)
+		}
 	}
 	// Attachments of removed policies keep their ids; start afresh once
 	// they are as many as the live ones.

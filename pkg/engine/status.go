@@ -251,6 +251,11 @@ func (c *computation) gatewayAncestors(in []Ancestor, objects bool) []Ancestor {
 	index := map[topology.Ref]int{}
 	for _, an := range in {
 		gws := c.gatewaysAbove(an.Ref)
+		// The policies sending traffic to the target themselves are
+		// ancestors too (a copy: gws may be the routes' parentRefs).
+		if users := c.policiesUsing(an.Ref); len(users) > 0 {
+			gws = append(slices.Clip(gws), users...)
+		}
 		if objects {
 			// Named as objects: a listener's or parentRef's section goes
 			// (in a copy: gws may be the routes' parentRefs themselves).

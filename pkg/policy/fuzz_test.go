@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -182,6 +183,30 @@ func FuzzParseCARefs(f *testing.F) {
 		again, err := ParseCARefs(r.String())
 		if r.Enabled() && (err != nil || again.String() != r.String()) {
 			t.Errorf("%q read as %q, which reads as %q (%v)", v, r.String(), again.String(), err)
+		}
+	})
+}
+
+// FuzzParseBackendRefPaths reads fuzz strings as the attache.dev/backend-refs
+// annotation: no panic, and what it accepts reads back the same.
+func FuzzParseBackendRefPaths(f *testing.F) {
+	for _, s := range []string{
+		"extAuth.http.backendRefs[]", "spec.extProc[].backendRefs[], extProc[].backendRef", "none", "", "a..b", "a[].[]", "a[x]", "[]", ",",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		paths, err := ParseBackendRefPaths(v)
+		if err != nil || len(paths) == 0 {
+			return
+		}
+		var ss []string
+		for _, p := range paths {
+			ss = append(ss, string(p))
+		}
+		again, err := ParseBackendRefPaths(strings.Join(ss, ","))
+		if err != nil || fmt.Sprint(again) != fmt.Sprint(paths) {
+			t.Errorf("%q read as %v, which reads as %v (%v)", v, paths, again, err)
 		}
 	})
 }

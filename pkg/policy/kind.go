@@ -160,6 +160,11 @@ type Kind struct {
 	// condition, and are Accepted=False/NoValidCACertificate when none
 	// resolves (Gateway API's BackendTLSPolicy).
 	CARefs CARefs
+	// BackendRefs are where the kind's policies name backends they send
+	// traffic to themselves; such a policy is an ancestor of those
+	// backends' policies whose ancestors are Gateways (Envoy Gateway's
+	// external authorizers and processors, JWKS and OIDC providers).
+	BackendRefs []BackendRefPath
 	// Implementation names the project whose profile gave settings, if any.
 	Implementation string
 	// Schema is the CRD's openAPIV3Schema of spec, when known; schema-aware
@@ -225,6 +230,7 @@ type Spec struct {
 	FilterAttachment      bool
 	ConflictFields        []string
 	CARefs                CARefs
+	BackendRefs           []BackendRefPath
 }
 
 // NewKind builds and validates a kind from a Go descriptor, applying defaults.
@@ -281,6 +287,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingCACertificateRefs, s.CARefs.Enabled(), func() {
 		k.CARefs = CARefs{Field: s.CARefs.Field, Kinds: slices.Clone(s.CARefs.Kinds), Keys: slices.Clone(s.CARefs.Keys)}
 	})
+	set(SettingBackendRefs, len(s.BackendRefs) > 0, func() { k.BackendRefs = slices.Clone(s.BackendRefs) })
 	if s.Custom != nil && k.Custom == nil {
 		k.Custom = s.Custom
 	}
@@ -403,6 +410,11 @@ func (k *Kind) complete() error {
 	if err := k.CARefs.validate(); err != nil {
 		return settingErrorf(SettingCACertificateRefs, "%v", err)
 	}
+	for _, p := range k.BackendRefs {
+		if err := p.validate(); err != nil {
+			return settingErrorf(SettingBackendRefs, "%v", err)
+		}
+	}
 	if k.ConflictScopePolicy && !k.RejectsAtOneLevel() {
 		return settingErrorf(SettingConflictScope, "conflict scope policy needs a same-level rule that rejects policies at one level (oldest-wins, merge-disjoint), not %s", k.SameLevel)
 	}
@@ -483,6 +495,7 @@ var annotationOf = map[string]string{
 	SettingFilterAttachment:      AnnotationFilterAttachment,
 	SettingConflictFields:        AnnotationConflictFields,
 	SettingCACertificateRefs:     AnnotationCACertificateRefs,
+	SettingBackendRefs:           AnnotationBackendRefs,
 }
 
 // allSettings lists every setting, in the order they are shown.
@@ -492,7 +505,7 @@ var allSettings = []string{
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingUntargetedScope, SettingSharedPortListeners, SettingOverriddenBy, SettingWeightAnnotation,
 	SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields,
-	SettingCACertificateRefs,
+	SettingCACertificateRefs, SettingBackendRefs,
 }
 
 // Settings lists the names of every setting of a kind, the keys of
@@ -633,6 +646,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		}},
 		{AnnotationConflictFields, SettingConflictFields, func(v string) error { k.ConflictFields = splitList(v); return nil }},
 		{AnnotationCACertificateRefs, SettingCACertificateRefs, func(v string) (err error) { k.CARefs, err = ParseCARefs(v); return }},
+		{AnnotationBackendRefs, SettingBackendRefs, func(v string) (err error) { k.BackendRefs, err = ParseBackendRefPaths(v); return }},
 		{AnnotationFilterAttachment, SettingFilterAttachment, func(v string) (err error) {
 			k.FilterAttachment, err = parseChoice(v, "extension-ref", "none", "filter attachment")
 			return

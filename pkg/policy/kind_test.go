@@ -385,6 +385,8 @@ func TestKindFromCRDInvalidAnnotations(t *testing.T) {
 		{"conflict scope without a rejecting rule", "Inherited", map[string]string{AnnotationConflictScope: "policy"}, nil, annField(AnnotationConflictScope), "needs a same-level rule that rejects"},
 		{"conflict scope of an additive kind", "Direct", map[string]string{AnnotationSameLevel: "merge-disjoint", AnnotationComposition: "additive", AnnotationConflictScope: "policy"}, nil, annField(AnnotationConflictScope), "needs a same-level rule that rejects"},
 		{"conflict fields without merge-disjoint", "Inherited", map[string]string{AnnotationConflictFields: "tracing"}, nil, annField(AnnotationConflictFields), "narrow the merge-disjoint rule"},
+		{"backend ref path not a path", "Direct", map[string]string{AnnotationBackendRefs: "extAuth..backendRefs[]"}, nil, annField(AnnotationBackendRefs), "not a dotted path"},
+		{"backend refs empty", "Direct", map[string]string{AnnotationBackendRefs: " , "}, nil, annField(AnnotationBackendRefs), "names no path"},
 		{"conflict field not a path", "Inherited", map[string]string{AnnotationSameLevel: "merge-disjoint", AnnotationConflictFields: "a..b"}, nil, annField(AnnotationConflictFields), `"a..b" is not a dotted spec path`},
 		{"filter attachment under the GEP rule", "Inherited", map[string]string{AnnotationEffectiveSectionKinds: "HTTPRoute", AnnotationFilterAttachment: "extension-ref"}, nil, annField(AnnotationFilterAttachment), "needs a same-level rule of oldest-wins, oldest-first or merge-disjoint"},
 		{"filter attachment word", "Inherited", map[string]string{AnnotationFilterAttachment: "yes"}, nil, annField(AnnotationFilterAttachment), `"yes"`},

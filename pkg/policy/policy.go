@@ -103,6 +103,9 @@ type Policy struct {
 	// CARefs are the policy's CA certificate references, for a kind with
 	// CARefs (see Kind.CARefs), in order.
 	CARefs []CARef
+	// BackendRefs are the backends the policy names at its kind's
+	// BackendRefs paths, in order.
+	BackendRefs []BackendRef
 	// Problems make the policy Invalid; each names the field.
 	Problems []diag.Problem
 }
@@ -234,6 +237,7 @@ func Parse(u *unstructured.Unstructured, k *Kind) *Policy {
 	p.parseTargets(spec, bad)
 	p.parseIntent(spec, bad)
 	p.readCARefs(spec, bad)
+	p.readBackendRefs(spec)
 	return p
 }
 

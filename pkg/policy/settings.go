@@ -164,6 +164,11 @@ const (
 	// "none": "validation.caCertificateRefs kinds=ConfigMap keys=ca.crt"
 	// (Gateway API's BackendTLSPolicy).
 	AnnotationCACertificateRefs = "attache.dev/ca-certificate-refs"
+	// AnnotationBackendRefs lists (comma separated) the paths below spec
+	// where a policy names backends it sends traffic to itself, segments
+	// ending in "[]" for lists (see BackendRefPath), or "none":
+	// "extAuth.http.backendRefs[], oidc.provider.backendRefs[]".
+	AnnotationBackendRefs = "attache.dev/backend-refs"
 )
 
 // Setting names, the keys of Kind.Origins.
@@ -193,6 +198,7 @@ const (
 	SettingFilterAttachment      = "filterAttachment"
 	SettingConflictFields        = "conflictFields"
 	SettingCACertificateRefs     = "caCertificateRefs"
+	SettingBackendRefs           = "backendRefs"
 )
 
 // parseConflictScope reads "policy" (true) or "target" (false).

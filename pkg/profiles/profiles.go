@@ -140,8 +140,13 @@ var builtin = func() []policy.Profile {
 			OverriddenByPresence: true,
 		}),
 		egInherited("BackendTrafficPolicy", egRoutes),
-		egInherited("SecurityPolicy", kinds(httpRoute, grpcRoute, tcpRoute)),
-		egInherited("EnvoyExtensionPolicy", egRoutes),
+		// The backends of their external services (extAuth, JWKS, OIDC
+		// provider, extProc): Envoy Gateway makes the policy their
+		// BackendTLSPolicy's ancestor (processExtServiceDestination).
+		withBackendRefs(egInherited("SecurityPolicy", kinds(httpRoute, grpcRoute, tcpRoute)),
+			"extAuth.grpc.backendRef", "extAuth.grpc.backendRefs[]", "extAuth.http.backendRef", "extAuth.http.backendRefs[]",
+			"jwt.providers[].remoteJWKS.backendRefs[]", "oidc.provider.backendRefs[]"),
+		withBackendRefs(egInherited("EnvoyExtensionPolicy", egRoutes), "extProc[].backendRef", "extProc[].backendRefs[]"),
 		entry(EnvoyGateway, "gateway.envoyproxy.io", "EnvoyPatchPolicy", "", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(gatewayClass, gateway), Composition: policy.CompositionAdditive,
 		}),
@@ -236,6 +241,13 @@ var builtin = func() []policy.Profile {
 		}),
 	}
 }()
+
+// withBackendRefs declares where a profile's kind names backends it sends
+// traffic to itself.
+func withBackendRefs(p policy.Profile, paths ...policy.BackendRefPath) policy.Profile {
+	p.Spec.BackendRefs = paths
+	return p
+}
 
 // withConflictFields narrows a profile's merge-disjoint rule to fields.
 func withConflictFields(p policy.Profile, fields ...string) policy.Profile {

@@ -1,0 +1,71 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestParseBackendRefPaths(t *testing.T) {
+	for _, c := range []struct{ in, want, err string }{
+		{in: "extAuth.http.backendRefs[]", want: "[extAuth.http.backendRefs[]]"},
+		{in: "spec.extProc[].backendRefs[], extProc[].backendRef", want: "[extProc[].backendRefs[] extProc[].backendRef]"},
+		{in: " none ", want: "[]"},
+		{in: "", err: "names no path"},
+		{in: "a..b", err: "not a dotted path"},
+		{in: "a[].[]", err: "not a dotted path"},
+		{in: "a[x]", err: "not a dotted path"},
+		{in: "a b", err: "not a dotted path"},
+	} {
+		got, err := ParseBackendRefPaths(c.in)
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%q: error %v, want one with %q", c.in, err, c.err)
+		case c.err == "" && err != nil:
+			t.Errorf("%q: %v", c.in, err)
+		case c.err == "" && fmt.Sprint(got) != c.want:
+			t.Errorf("%q read as %v, want %s", c.in, got, c.want)
+		}
+	}
+}
+
+// backendRefs are read through lists and objects with Gateway API's
+// defaults (core Service, the policy's namespace); what is not a backendRef
+// naming a backend is skipped without making the policy Invalid (its
+// content is the implementation's to check).
+func TestReadBackendRefs(t *testing.T) {
+	k := mustKind(t, Spec{Class: Direct, BackendRefs: []BackendRefPath{"ext[].backendRefs[]", "one.backendRef"}})
+	p := parse(t, k, withTargets(`"ext": [
+  {"backendRefs": [{"name": "a", "port": 80}, {"group": "core", "kind": "Service", "name": "b", "namespace": "other"}, {"port": 1}, "x", {"name": "c", "port": "80"}]},
+  {"backendRefs": "not a list"},
+  {"backendRefs": [{"group": "gateway.envoyproxy.io", "kind": "Backend", "name": "d", "port": 3001}]}
+],
+"one": {"backendRef": {"name": "e"}}`))
+	if p.Invalid() {
+		t.Fatalf("policy made invalid: %v", p.Problems)
+	}
+	var got []string
+	for _, r := range p.BackendRefs {
+		got = append(got, fmt.Sprintf("%s:%d@%s", r.Backend, r.Port, r.Field))
+	}
+	want := []string{
+		"Service ns1/a:80@spec.ext[0].backendRefs[0]",
+		"Service other/b:0@spec.ext[0].backendRefs[1]",
+		"Backend.gateway.envoyproxy.io ns1/d:3001@spec.ext[2].backendRefs[0]",
+		"Service ns1/e:0@spec.one.backendRef",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("backendRefs:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// The setting is validated from Go and read from the CRD annotation.
+func TestBackendRefsSetting(t *testing.T) {
+	if _, err := NewKind(Spec{GroupKind: colorGK, Class: Direct, BackendRefs: []BackendRefPath{"a..b"}}); err == nil || !strings.Contains(err.Error(), "not a dotted path") {
+		t.Errorf("bad path from Go: %v, want an error saying so", err)
+	}
+	k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationBackendRefs: "spec.extAuth.http.backendRefs[]"}), nil)
+	if fmt.Sprint(k.BackendRefs) != "[extAuth.http.backendRefs[]]" || k.Origins[SettingBackendRefs] != FromAnnotation {
+		t.Errorf("backendRefs = %v (origin %q), want [extAuth.http.backendRefs[]] from the annotation", k.BackendRefs, k.Origins[SettingBackendRefs])
+	}
+}
