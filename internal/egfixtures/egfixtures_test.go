@@ -49,6 +49,16 @@ var mustMatch = map[string]bool{
 	"securitypolicy-with-jwt-serviceimport":                       true,
 	"securitypolicy-with-oidc-backendcluster":                     true,
 	"securitypolicy-with-oidc-serviceimport":                      true,
+	// Policies whose external services' Services do not resolve
+	// (unresolvedBackendRefs: invalid).
+	"envoyextensionpolicy-with-extproc-invalid-no-matching-port":   true,
+	"envoyextensionpolicy-with-extproc-invalid-no-port":            true,
+	"envoyextensionpolicy-with-extproc-invalid-no-reference-grant": true,
+	"envoyextensionpolicy-with-extproc-invalid-no-service":         true,
+	"securitypolicy-with-extauth-invalid-no-matching-port":         true,
+	"securitypolicy-with-extauth-invalid-no-port":                  true,
+	"securitypolicy-with-extauth-invalid-no-reference-grant":       true,
+	"securitypolicy-with-extauth-invalid-no-service":               true,
 	// Targeting Envoy Gateway's Backend or a ServiceImport.
 	"backend-system-truststore-btlsp-override-per-resource-secret": true,
 	"backend-system-truststore-btlsp-override-shared-secret":       true,

@@ -109,6 +109,9 @@ type policyKindItem struct {
 	// BackendRefs are the paths where policies name backends they send
 	// traffic to themselves ("extAuth.http.backendRefs[]"); absent: none.
 	BackendRefs []string `json:"backendRefs,omitempty"`
+	// UnresolvedBackendRefs is "invalid" when a policy whose backendRefs
+	// do not resolve is Invalid; absent: such references are ignored.
+	UnresolvedBackendRefs string `json:"unresolvedBackendRefs,omitempty"`
 	// Profile names the implementation whose built-in profile gave
 	// settings, if any.
 	Profile string            `json:"profile,omitempty"`
@@ -252,6 +255,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if len(k.BackendRefs) > 0 {
 		parts = append(parts, origin(policy.SettingBackendRefs, "backend-refs="+strings.Join(backendRefPaths(k), ",")))
 	}
+	if k.InvalidOnUnresolvedBackendRefs {
+		parts = append(parts, origin(policy.SettingUnresolvedBackendRefs, "unresolved-backend-refs=invalid"))
+	}
 	if len(parts) == 0 {
 		return "-"
 	}
@@ -321,6 +327,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	it.ConflictFields = k.ConflictFields
 	it.CACertificateRefs = k.CARefs.String()
 	it.BackendRefs = backendRefPaths(k)
+	if k.InvalidOnUnresolvedBackendRefs {
+		it.UnresolvedBackendRefs = "invalid"
+	}
 	if len(it.EffectiveSectionKinds) == 0 {
 		it.EffectiveSectionKinds = nil
 	}

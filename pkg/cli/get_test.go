@@ -410,11 +410,14 @@ spec:
 	if !strings.Contains(out, "backend-refs=extAuth.grpc.backendRef,extAuth.grpc.backendRefs[],extAuth.http.backendRef,extAuth.http.backendRefs[],jwt.providers[].remoteJWKS.backendRefs[],oidc.provider.backendRefs[] (profile: Envoy Gateway)") {
 		t.Errorf("-o wide lacks the backendRefs setting:\n%s", out)
 	}
+	if !strings.Contains(out, "unresolved-backend-refs=invalid (profile: Envoy Gateway)") {
+		t.Errorf("-o wide lacks the unresolved backendRefs rule:\n%s", out)
+	}
 	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, `"backendRefs": [`) || !strings.Contains(out, `"oidc.provider.backendRefs[]"`) || !strings.Contains(out, `"backendRefs": "profile: Envoy Gateway"`) {
+	if !strings.Contains(out, `"backendRefs": [`) || !strings.Contains(out, `"oidc.provider.backendRefs[]"`) || !strings.Contains(out, `"backendRefs": "profile: Envoy Gateway"`) || !strings.Contains(out, `"unresolvedBackendRefs": "invalid"`) {
 		t.Errorf("-o json lacks the backendRefs setting or its origin:\n%s", out)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/topology"
 )
 
 // portTopo: Gateways a..d, each with one HTTPRoute: ra to Service svc on
@@ -190,4 +191,71 @@ extAuth: {grpc: {backendRefs: [{name: ext, namespace: other, port: 9000}]}}`),
 	}
 	want(t, "auth-http ancestors after the move", ancestorsOf(t, got, "auth-http"), sp)
 	want(t, "auth-grpc ancestors after the move", ancestorsOf(t, got, "auth-grpc"), []string{"Service default/auth#grpc=Accepted"})
+}
+
+// With unresolved backendRefs invalid (Envoy Gateway's SecurityPolicy), a
+// policy whose external service's Service is missing, lacks the port, or
+// is not granted is Invalid at each target it found, and applies nowhere;
+// a target it did not find stays TargetNotFound.
+func TestUnresolvedBackendRefsInvalid(t *testing.T) {
+	sp := func(name, target, ref string) string {
+		return pol(egV, "SecurityPolicy", name, 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: `+target+`}]
+extAuth: {http: {backendRefs: [`+ref+`]}}`)
+	}
+	docs := []string{
+		crd("gateway.envoyproxy.io", "SecurityPolicy", "securitypolicies"),
+		portTopo(), `---
+apiVersion: v1
+kind: Service
+metadata: {name: ext, namespace: other}
+spec: {ports: [{name: http, port: 80}]}
+`,
+		sp("ok", "a", "{name: svc, port: 80}"),
+		// Two targets: Invalid at both, reported once.
+		sp("missing", "b}, {group: gateway.networking.k8s.io, kind: Gateway, name: c", "{name: nosvc, port: 80}"),
+		sp("noport", "c", "{name: svc}"),
+		sp("badport", "d", "{name: svc, port: 81}"),
+		sp("nogrant", "a", "{name: ext, namespace: other, port: 80}"),
+		sp("notarget", "gone", "{name: nosvc, port: 80}"),
+		// Other backend kinds are not read, so not checked.
+		sp("backend", "b", "{group: gateway.envoyproxy.io, kind: Backend, name: nobackend, port: 80}"),
+	}
+	res := compute(t, engine.Options{}, docs...)
+	for name, wantAnc := range map[string][]string{
+		"ok":       {"Gateway.gateway.networking.k8s.io default/a=Accepted"},
+		"missing":  {"Gateway.gateway.networking.k8s.io default/b=Invalid", "Gateway.gateway.networking.k8s.io default/c=Invalid"},
+		"noport":   {"Gateway.gateway.networking.k8s.io default/c=Invalid"},
+		"badport":  {"Gateway.gateway.networking.k8s.io default/d=Invalid"},
+		"nogrant":  {"Gateway.gateway.networking.k8s.io default/a=Invalid"},
+		"notarget": {"Gateway.gateway.networking.k8s.io default/gone=TargetNotFound"},
+		"backend":  {"Gateway.gateway.networking.k8s.io default/b=Accepted"},
+	} {
+		want(t, name+" ancestors", ancestorsOf(t, res, name), wantAnc)
+	}
+	for name, msg := range map[string]string{
+		"missing": "spec.extAuth.http.backendRefs[0]: Service default/nosvc not found",
+		"noport":  "spec.extAuth.http.backendRefs[0]: names no port of Service default/svc",
+		"badport": "spec.extAuth.http.backendRefs[0]: port 81 not found on Service default/svc",
+		"nogrant": "spec.extAuth.http.backendRefs[0]: no ReferenceGrant in namespace other allows",
+	} {
+		if got := status(t, res, name, "Accepted"); got != "False/Invalid" {
+			t.Errorf("%s: Accepted %s, want False/Invalid", name, got)
+		}
+		found := false
+		for _, p := range res.Problems {
+			if p.Object.Name == name {
+				if found {
+					t.Errorf("%s: reported twice", name)
+				}
+				found = p.Field == "spec.extAuth.http.backendRefs[0]" && strings.Contains(p.Message, msg)
+			}
+		}
+		if !found {
+			t.Errorf("%s: no problem naming spec.extAuth.http.backendRefs[0] with %q in %v", name, msg, res.Problems)
+		}
+	}
+	// Invalid where found: it governs nothing.
+	if got := effective(t, res, "SecurityPolicy", topology.Ref{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute", Namespace: "default", Name: "rd", SectionName: "rule-1"}); len(got) != 0 {
+		t.Errorf("effective SecurityPolicy at rd's rule = %v, want none (badport is Invalid)", got)
+	}
 }

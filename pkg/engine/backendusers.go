@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
+	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -29,7 +32,7 @@ func (c *computation) backendUsers() map[topology.Ref][]backendUser {
 			continue
 		}
 		for _, br := range p.BackendRefs {
-			if !c.grants.Allows(p.Ref.GroupKind(), p.Ref.Namespace, br.Backend) {
+			if !c.grantAllows(p, br.Backend) {
 				continue
 			}
 			u := backendUser{policy: p.Ref, port: br.Port}
@@ -76,4 +79,44 @@ func (c *computation) portSection(backend topology.Ref, port int64) string {
 		return ""
 	}
 	return strconv.FormatInt(port, 10)
+}
+
+// unresolvedBackendRefs says why a policy's backendRefs do not resolve
+// (every reference that does not, by field), with the field of the first,
+// or "": a Service that is not among the objects, a port it lacks or no
+// port, a Service in another namespace that no ReferenceGrant opens to the
+// policy. Backends of other kinds are not checked (attache does not read
+// them).
+func (c *computation) unresolvedBackendRefs(p *policy.Policy) (field, msg string) {
+	var bad []string
+	for _, br := range p.BackendRefs {
+		b := br.Backend
+		if b.GroupKind() != topology.KindService {
+			continue
+		}
+		why := ""
+		switch names, found := c.backendSections.portNames[b]; {
+		case !c.grantAllows(p, b):
+			why = noGrant(p, b)
+		case !found:
+			why = fmt.Sprintf("Service %s/%s not found", b.Namespace, b.Name)
+		case br.Port == 0:
+			why = fmt.Sprintf("names no port of Service %s/%s", b.Namespace, b.Name)
+		default:
+			if _, ok := names[br.Port]; !ok {
+				why = fmt.Sprintf("port %d not found on Service %s/%s", br.Port, b.Namespace, b.Name)
+			}
+		}
+		if why == "" {
+			continue
+		}
+		if field == "" {
+			field = br.Field
+		}
+		bad = append(bad, br.Field+": "+why)
+	}
+	if len(bad) == 0 {
+		return "", ""
+	}
+	return field, "backendRefs do not resolve: " + strings.Join(bad, "; ")
 }

@@ -162,7 +162,7 @@ func newComputation(opts Options, objs []Object) *computation {
 		if k.RejectSharedPort && c.listenerPorts == nil {
 			c.listenerPorts = readListenerPorts(topoObjs)
 		}
-		if (k.Ancestor == policy.AncestorGateway || k.Ancestor == policy.AncestorGatewayObject) && c.backendSections == nil {
+		if (k.Ancestor == policy.AncestorGateway || k.Ancestor == policy.AncestorGatewayObject || k.InvalidOnUnresolvedBackendRefs) && c.backendSections == nil {
 			c.backendSections = readBackendSections(topoObjs, c.serviceImports)
 		}
 	}
@@ -557,9 +557,22 @@ func (c *computation) resolve(ps *pstate) {
 }
 
 // attachChecked attaches a declared target after the checks of the
-// policy's kind on the target itself (shared listener ports): a target
-// failing one is Invalid instead.
+// policy's kind on the policy and the target itself (backendRefs that do
+// not resolve, shared listener ports): a target failing one is Invalid
+// instead.
 func (c *computation) attachChecked(ps *pstate, id topology.NodeID, t policy.TargetRef) {
+	if ps.p.Kind.InvalidOnUnresolvedBackendRefs {
+		// Envoy Gateway translates none of the policy where it found
+		// its targets: it is Invalid at each.
+		if field, msg := c.unresolvedBackendRefs(ps.p); msg != "" {
+			ps.ancestors = append(ps.ancestors, ancestorState{ref: c.graph.Node(id).Ref, reason: ReasonInvalid, msg: msg})
+			prob := diag.Problem{Object: ps.p.Ref, Source: c.sources[ps.p.Ref], Field: field, Message: msg}
+			if !slices.Contains(ps.targetProblems, prob) { // once, not per target
+				ps.targetProblems = append(ps.targetProblems, prob)
+			}
+			return
+		}
+	}
 	if ps.p.Kind.RejectSharedPort {
 		if msg := c.sharedPortConflict(id); msg != "" {
 			c.invalidTarget(ps, t, c.graph.Node(id).Ref, msg)

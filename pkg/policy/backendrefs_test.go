@@ -64,8 +64,11 @@ func TestBackendRefsSetting(t *testing.T) {
 	if _, err := NewKind(Spec{GroupKind: colorGK, Class: Direct, BackendRefs: []BackendRefPath{"a..b"}}); err == nil || !strings.Contains(err.Error(), "not a dotted path") {
 		t.Errorf("bad path from Go: %v, want an error saying so", err)
 	}
-	k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationBackendRefs: "spec.extAuth.http.backendRefs[]"}), nil)
+	k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationBackendRefs: "spec.extAuth.http.backendRefs[]", AnnotationUnresolvedBackendRefs: "invalid"}), nil)
 	if fmt.Sprint(k.BackendRefs) != "[extAuth.http.backendRefs[]]" || k.Origins[SettingBackendRefs] != FromAnnotation {
 		t.Errorf("backendRefs = %v (origin %q), want [extAuth.http.backendRefs[]] from the annotation", k.BackendRefs, k.Origins[SettingBackendRefs])
+	}
+	if !k.InvalidOnUnresolvedBackendRefs || k.Origins[SettingUnresolvedBackendRefs] != FromAnnotation {
+		t.Errorf("unresolved backendRefs invalid = %v (origin %q), want true from the annotation", k.InvalidOnUnresolvedBackendRefs, k.Origins[SettingUnresolvedBackendRefs])
 	}
 }

@@ -165,6 +165,12 @@ type Kind struct {
 	// backends' policies whose ancestors are Gateways (Envoy Gateway's
 	// external authorizers and processors, JWKS and OIDC providers).
 	BackendRefs []BackendRefPath
+	// InvalidOnUnresolvedBackendRefs: a policy naming, at BackendRefs, a
+	// Service that does not exist, a port the Service lacks (or none), or
+	// a Service in another namespace that no ReferenceGrant opens to it,
+	// is Invalid at every target (Envoy Gateway). Otherwise such a
+	// reference is only not used.
+	InvalidOnUnresolvedBackendRefs bool
 	// Implementation names the project whose profile gave settings, if any.
 	Implementation string
 	// Schema is the CRD's openAPIV3Schema of spec, when known; schema-aware
@@ -231,6 +237,8 @@ type Spec struct {
 	ConflictFields        []string
 	CARefs                CARefs
 	BackendRefs           []BackendRefPath
+	// InvalidOnUnresolvedBackendRefs: see Kind.
+	InvalidOnUnresolvedBackendRefs bool
 }
 
 // NewKind builds and validates a kind from a Go descriptor, applying defaults.
@@ -288,6 +296,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 		k.CARefs = CARefs{Field: s.CARefs.Field, Kinds: slices.Clone(s.CARefs.Kinds), Keys: slices.Clone(s.CARefs.Keys)}
 	})
 	set(SettingBackendRefs, len(s.BackendRefs) > 0, func() { k.BackendRefs = slices.Clone(s.BackendRefs) })
+	set(SettingUnresolvedBackendRefs, s.InvalidOnUnresolvedBackendRefs, func() { k.InvalidOnUnresolvedBackendRefs = true })
 	if s.Custom != nil && k.Custom == nil {
 		k.Custom = s.Custom
 	}
@@ -415,6 +424,9 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingBackendRefs, "%v", err)
 		}
 	}
+	if k.InvalidOnUnresolvedBackendRefs && len(k.BackendRefs) == 0 {
+		return settingErrorf(SettingUnresolvedBackendRefs, "invalid needs the paths where policies name backends (%s)", AnnotationBackendRefs)
+	}
 	if k.ConflictScopePolicy && !k.RejectsAtOneLevel() {
 		return settingErrorf(SettingConflictScope, "conflict scope policy needs a same-level rule that rejects policies at one level (oldest-wins, merge-disjoint), not %s", k.SameLevel)
 	}
@@ -496,6 +508,7 @@ var annotationOf = map[string]string{
 	SettingConflictFields:        AnnotationConflictFields,
 	SettingCACertificateRefs:     AnnotationCACertificateRefs,
 	SettingBackendRefs:           AnnotationBackendRefs,
+	SettingUnresolvedBackendRefs: AnnotationUnresolvedBackendRefs,
 }
 
 // allSettings lists every setting, in the order they are shown.
@@ -505,7 +518,7 @@ var allSettings = []string{
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingUntargetedScope, SettingSharedPortListeners, SettingOverriddenBy, SettingWeightAnnotation,
 	SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields,
-	SettingCACertificateRefs, SettingBackendRefs,
+	SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs,
 }
 
 // Settings lists the names of every setting of a kind, the keys of
@@ -647,6 +660,10 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationConflictFields, SettingConflictFields, func(v string) error { k.ConflictFields = splitList(v); return nil }},
 		{AnnotationCACertificateRefs, SettingCACertificateRefs, func(v string) (err error) { k.CARefs, err = ParseCARefs(v); return }},
 		{AnnotationBackendRefs, SettingBackendRefs, func(v string) (err error) { k.BackendRefs, err = ParseBackendRefPaths(v); return }},
+		{AnnotationUnresolvedBackendRefs, SettingUnresolvedBackendRefs, func(v string) (err error) {
+			k.InvalidOnUnresolvedBackendRefs, err = parseChoice(v, "invalid", "ignore", "unresolved backendRefs rule")
+			return
+		}},
 		{AnnotationFilterAttachment, SettingFilterAttachment, func(v string) (err error) {
 			k.FilterAttachment, err = parseChoice(v, "extension-ref", "none", "filter attachment")
 			return

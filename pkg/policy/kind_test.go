@@ -386,6 +386,8 @@ func TestKindFromCRDInvalidAnnotations(t *testing.T) {
 		{"conflict scope of an additive kind", "Direct", map[string]string{AnnotationSameLevel: "merge-disjoint", AnnotationComposition: "additive", AnnotationConflictScope: "policy"}, nil, annField(AnnotationConflictScope), "needs a same-level rule that rejects"},
 		{"conflict fields without merge-disjoint", "Inherited", map[string]string{AnnotationConflictFields: "tracing"}, nil, annField(AnnotationConflictFields), "narrow the merge-disjoint rule"},
 		{"backend ref path not a path", "Direct", map[string]string{AnnotationBackendRefs: "extAuth..backendRefs[]"}, nil, annField(AnnotationBackendRefs), "not a dotted path"},
+		{"unresolved backend refs word", "Direct", map[string]string{AnnotationBackendRefs: "a.backendRef", AnnotationUnresolvedBackendRefs: "reject"}, nil, annField(AnnotationUnresolvedBackendRefs), `"reject"`},
+		{"unresolved backend refs without paths", "Direct", map[string]string{AnnotationUnresolvedBackendRefs: "invalid"}, nil, annField(AnnotationUnresolvedBackendRefs), "needs the paths where policies name backends"},
 		{"backend refs empty", "Direct", map[string]string{AnnotationBackendRefs: " , "}, nil, annField(AnnotationBackendRefs), "names no path"},
 		{"conflict field not a path", "Inherited", map[string]string{AnnotationSameLevel: "merge-disjoint", AnnotationConflictFields: "a..b"}, nil, annField(AnnotationConflictFields), `"a..b" is not a dotted spec path`},
 		{"filter attachment under the GEP rule", "Inherited", map[string]string{AnnotationEffectiveSectionKinds: "HTTPRoute", AnnotationFilterAttachment: "extension-ref"}, nil, annField(AnnotationFilterAttachment), "needs a same-level rule of oldest-wins, oldest-first or merge-disjoint"},

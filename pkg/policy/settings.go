@@ -169,6 +169,10 @@ const (
 	// ending in "[]" for lists (see BackendRefPath), or "none":
 	// "extAuth.http.backendRefs[], oidc.provider.backendRefs[]".
 	AnnotationBackendRefs = "attache.dev/backend-refs"
+	// AnnotationUnresolvedBackendRefs is "invalid" when a policy naming, at
+	// its kind's backend-refs paths, a Service that does not resolve is
+	// Invalid (Envoy Gateway), or "ignore" (default).
+	AnnotationUnresolvedBackendRefs = "attache.dev/unresolved-backend-refs"
 )
 
 // Setting names, the keys of Kind.Origins.
@@ -199,6 +203,7 @@ const (
 	SettingConflictFields        = "conflictFields"
 	SettingCACertificateRefs     = "caCertificateRefs"
 	SettingBackendRefs           = "backendRefs"
+	SettingUnresolvedBackendRefs = "unresolvedBackendRefs"
 )
 
 // parseConflictScope reads "policy" (true) or "target" (false).

@@ -246,6 +246,9 @@ var builtin = func() []policy.Profile {
 // traffic to itself.
 func withBackendRefs(p policy.Profile, paths ...policy.BackendRefPath) policy.Profile {
 	p.Spec.BackendRefs = paths
+	// Envoy Gateway rejects a policy whose external service's Service is
+	// missing, lacks the port, or is not granted (validateBackendRef).
+	p.Spec.InvalidOnUnresolvedBackendRefs = true
 	return p
 }
 
