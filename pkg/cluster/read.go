@@ -71,17 +71,30 @@ type Snapshot struct {
 	UnreadObjects []topology.Ref
 }
 
-// UnreadFunc returns, for engine.Options.Unread, whether an object is one
-// of s.UnreadObjects; nil when there are none.
+// UnreadFunc returns, for engine.Options.Unread, whether an object could
+// not be read: one of s.UnreadObjects, or an object of a kind of s.Unread
+// (outside the one namespace read, if any), whose absence from Objects
+// says nothing. nil when everything was read.
 func (s *Snapshot) UnreadFunc() func(topology.Ref) bool {
-	if len(s.UnreadObjects) == 0 {
+	if len(s.UnreadObjects) == 0 && len(s.Unread) == 0 {
 		return nil
 	}
 	set := make(map[topology.Ref]bool, len(s.UnreadObjects))
 	for _, r := range s.UnreadObjects {
 		set[r] = true
 	}
-	return func(r topology.Ref) bool { return set[r] }
+	kinds := slices.Clone(s.Unread)
+	return func(r topology.Ref) bool {
+		if set[r] {
+			return true
+		}
+		for _, u := range kinds {
+			if u.Group == r.Group && (u.Kind == "" || u.Kind == r.Kind) && (u.Namespace == "" || u.Namespace != r.Namespace) {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // Unread is a kind whose objects could not all be read.

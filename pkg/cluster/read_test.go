@@ -558,3 +558,31 @@ func TestPolicyResource(t *testing.T) {
 		})
 	}
 }
+
+// UnreadFunc covers the single objects that could not be got and the
+// kinds that could not be listed, outside the one namespace read.
+func TestSnapshotUnreadFunc(t *testing.T) {
+	if (&Snapshot{}).UnreadFunc() != nil {
+		t.Error("everything read: UnreadFunc should be nil")
+	}
+	s := &Snapshot{
+		UnreadObjects: []topology.Ref{{Kind: "ConfigMap", Namespace: "a", Name: "ca"}},
+		Unread: []Unread{
+			{Kind: "Service", Namespace: "baker"},
+			{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute"},
+		},
+	}
+	f := s.UnreadFunc()
+	for ref, want := range map[topology.Ref]bool{
+		{Kind: "ConfigMap", Namespace: "a", Name: "ca"}:                                    true,
+		{Kind: "ConfigMap", Namespace: "a", Name: "other"}:                                 false,
+		{Kind: "Service", Namespace: "baker", Name: "web"}:                                 false, // its namespace was read
+		{Kind: "Service", Namespace: "other", Name: "web"}:                                 true,
+		{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute", Namespace: "x", Name: "r"}: true,
+		{Group: "gateway.networking.k8s.io", Kind: "Gateway", Namespace: "x", Name: "g"}:   false,
+	} {
+		if got := f(ref); got != want {
+			t.Errorf("Unread(%s) = %v, want %v", ref, got, want)
+		}
+	}
+}

@@ -254,6 +254,11 @@ spec: {ports: [{name: http, port: 80}]}
 			t.Errorf("%s: no problem naming spec.extAuth.http.backendRefs[0] with %q in %v", name, msg, res.Problems)
 		}
 	}
+	// A Service the caller could not read is neither resolved nor broken.
+	unread := compute(t, engine.Options{Unread: func(r topology.Ref) bool { return r.Name == "nosvc" }}, docs...)
+	if got := status(t, unread, "missing", "Accepted"); got != "True/Accepted" {
+		t.Errorf("missing with nosvc unread: Accepted %s, want True/Accepted", got)
+	}
 	// Invalid where found: it governs nothing.
 	if got := effective(t, res, "SecurityPolicy", topology.Ref{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute", Namespace: "default", Name: "rd", SectionName: "rule-1"}); len(got) != 0 {
 		t.Errorf("effective SecurityPolicy at rd's rule = %v, want none (badport is Invalid)", got)

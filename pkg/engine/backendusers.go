@@ -86,13 +86,13 @@ func (c *computation) portSection(backend topology.Ref, port int64) string {
 // or "": a Service that is not among the objects, a port it lacks or no
 // port, a Service in another namespace that no ReferenceGrant opens to the
 // policy. Backends of other kinds are not checked (attache does not read
-// them).
+// them), nor Services the caller could not read (Options.Unread).
 func (c *computation) unresolvedBackendRefs(p *policy.Policy) (field, msg string) {
 	var bad []string
 	for _, br := range p.BackendRefs {
 		b := br.Backend
-		if b.GroupKind() != topology.KindService {
-			continue
+		if b.GroupKind() != topology.KindService || (c.opts.Unread != nil && c.opts.Unread(b)) {
+			continue // not read: neither resolved nor broken
 		}
 		why := ""
 		switch names, found := c.backendSections.portNames[b]; {
