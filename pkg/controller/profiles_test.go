@@ -178,3 +178,57 @@ func ancestorSummary(u *unstructured.Unstructured, types ...string) string {
 	}
 	return out
 }
+
+// TestPolicyUsingBackendInStatus: through the real API server, an Envoy
+// Gateway SecurityPolicy whose external authorizer is a Service becomes the
+// ancestor of that Service's BackendTLSPolicy; pointed at a missing Service
+// it is Invalid, and the BackendTLSPolicy has no such ancestor any more.
+func TestPolicyUsingBackendInStatus(t *testing.T) {
+	dir := modfixtures.Dir(t, modfixtures.EnvoyGateway)
+	k := newKube(t)
+	k.applyFile(filepath.Join(dir, "charts", "gateway-helm", "charts", "crds", "crds", "generated", "gateway.envoyproxy.io_securitypolicies.yaml"), "")
+	btls := topology.GroupKind{Group: topology.GatewayGroup, Kind: "BackendTLSPolicy"}
+	sp := topology.GroupKind{Group: "gateway.envoyproxy.io", Kind: "SecurityPolicy"}
+	r := startController(t, Options{OwnedKinds: []topology.GroupKind{btls, sp}}, nil)
+	const ns = "extauth"
+	k.namespace(ns)
+	k.apply(ns, decodeAll(t, egObjects+`
+---
+apiVersion: v1
+kind: Service
+metadata: {name: auth}
+spec: {ports: [{name: grpc, port: 9000}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: auth-tls}
+spec:
+  targetRefs: [{group: "", kind: Service, name: auth}]
+  validation: {hostname: auth.example, wellKnownCACertificates: System}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: sp}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g1}]
+  extAuth: {grpc: {backendRefs: [{name: auth, port: 9000}]}}
+`)...)
+	btlsGVK := schema.GroupVersionKind{Group: btls.Group, Version: "v1", Kind: btls.Kind}
+	spGVK := schema.GroupVersionKind{Group: sp.Group, Version: "v1alpha1", Kind: sp.Kind}
+	expect := func(what string, gvk schema.GroupVersionKind, name, want string) {
+		t.Helper()
+		waitFor(t, what, func() string {
+			if got := ancestorSummary(k.get(gvk, ns, name), "Accepted"); got != want {
+				return got
+			}
+			return ""
+		})
+	}
+	expect("the SecurityPolicy as the BackendTLSPolicy's ancestor", btlsGVK, "auth-tls", "SecurityPolicy/sp True/Accepted")
+	expect("the SecurityPolicy accepted", spGVK, "sp", "Gateway/g1 True/Accepted")
+
+	k.patch(spGVK, ns, "sp", `{"spec": {"extAuth": {"grpc": {"backendRefs": [{"name": "nosvc", "port": 9000}]}}}}`)
+	expect("the SecurityPolicy invalid", spGVK, "sp", "Gateway/g1 False/Invalid")
+	expect("the BackendTLSPolicy used by nothing", btlsGVK, "auth-tls", "Service/auth True/Accepted")
+	r.waitIdle(t, 0)
+}
