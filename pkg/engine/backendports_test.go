@@ -40,18 +40,19 @@ spec:
 	route("rb", "b", "{name: svc, port: 80}")
 	route("rc", "c", "{group: gateway.envoyproxy.io, kind: Backend, name: be, port: 3001}")
 	route("rd", "d", "{group: multicluster.x-k8s.io, kind: ServiceImport, name: imp, port: 8080}")
+	b.WriteString(serviceDoc("default", "svc", "{name: https, port: 443}, {name: http, port: 80}"))
 	b.WriteString(`---
-apiVersion: v1
-kind: Service
-metadata: {name: svc, namespace: default}
-spec: {ports: [{name: https, port: 443}, {name: http, port: 80}]}
----
 apiVersion: gateway.envoyproxy.io/v1alpha1
 kind: Backend
 metadata: {name: be, namespace: default}
 spec: {endpoints: [{ip: {address: 10.0.0.1, port: 3001}}]}
 `)
 	return b.String()
+}
+
+// serviceDoc is Service ns/name with ports (a YAML flow list's entries).
+func serviceDoc(ns, name, ports string) string {
+	return fmt.Sprintf("---\napiVersion: v1\nkind: Service\nmetadata: {name: %s, namespace: %s}\nspec: {ports: [%s]}\n", name, ns, ports)
 }
 
 // sectionBTLSP is a BackendTLSPolicy on section of an object of group and
@@ -131,22 +132,10 @@ func TestPolicyUsingBackendIsAncestor(t *testing.T) {
 	docs := []string{
 		crd("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies"),
 		crd("gateway.envoyproxy.io", "SecurityPolicy", "securitypolicies"),
-		portTopo(), `---
-apiVersion: v1
-kind: Service
-metadata: {name: auth, namespace: default}
-spec: {ports: [{name: grpc, port: 9000}, {name: http, port: 8080}]}
----
-apiVersion: v1
-kind: Service
-metadata: {name: auth2, namespace: default}
-spec: {ports: [{name: grpc, port: 9000}]}
----
-apiVersion: v1
-kind: Service
-metadata: {name: ext, namespace: other}
-spec: {ports: [{name: grpc, port: 9000}]}
-`,
+		portTopo(),
+		serviceDoc("default", "auth", "{name: grpc, port: 9000}, {name: http, port: 8080}"),
+		serviceDoc("default", "auth2", "{name: grpc, port: 9000}"),
+		serviceDoc("other", "ext", "{name: grpc, port: 9000}"),
 		// In place at Gateway a; its authorizer is auth:9000.
 		pol(egV, "SecurityPolicy", "sp", 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: a}]
 extAuth: {grpc: {backendRefs: [{name: auth, port: 9000}]}}`),
@@ -204,12 +193,7 @@ extAuth: {http: {backendRefs: [`+ref+`]}}`)
 	}
 	docs := []string{
 		crd("gateway.envoyproxy.io", "SecurityPolicy", "securitypolicies"),
-		portTopo(), `---
-apiVersion: v1
-kind: Service
-metadata: {name: ext, namespace: other}
-spec: {ports: [{name: http, port: 80}]}
-`,
+		portTopo(), serviceDoc("other", "ext", "{name: http, port: 80}"),
 		sp("ok", "a", "{name: svc, port: 80}"),
 		// Two targets: Invalid at both, reported once.
 		sp("missing", "b}, {group: gateway.networking.k8s.io, kind: Gateway, name: c", "{name: nosvc, port: 80}"),
