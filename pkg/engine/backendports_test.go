@@ -201,6 +201,7 @@ extAuth: {http: {backendRefs: [`+ref+`]}}`)
 		sp("badport", "d", "{name: svc, port: 81}"),
 		sp("nogrant", "a", "{name: ext, namespace: other, port: 80}"),
 		sp("notarget", "gone", "{name: nosvc, port: 80}"),
+		sp("twobad", "c", "{name: nosvc, port: 80}, {name: svc, port: 81}"),
 		// Other backend kinds are not read, so not checked.
 		sp("backend", "b", "{group: gateway.envoyproxy.io, kind: Backend, name: nobackend, port: 80}"),
 	}
@@ -216,14 +217,22 @@ extAuth: {http: {backendRefs: [`+ref+`]}}`)
 	} {
 		want(t, name+" ancestors", ancestorsOf(t, res, name), wantAnc)
 	}
-	for name, msg := range map[string]string{
-		"missing": "spec.extAuth.http.backendRefs[0]: Service default/nosvc not found",
-		"noport":  "spec.extAuth.http.backendRefs[0]: names no port of Service default/svc",
-		"badport": "spec.extAuth.http.backendRefs[0]: port 81 not found on Service default/svc",
-		"nogrant": "spec.extAuth.http.backendRefs[0]: no ReferenceGrant in namespace other allows",
+	const field = "spec.extAuth.http.backendRefs[0]"
+	for name, why := range map[string]string{
+		"missing": "Service default/nosvc not found",
+		"noport":  "names no port of Service default/svc",
+		"badport": "port 81 not found on Service default/svc",
+		"nogrant": "no ReferenceGrant in namespace other allows",
 	} {
 		if got := status(t, res, name, "Accepted"); got != "False/Invalid" {
 			t.Errorf("%s: Accepted %s, want False/Invalid", name, got)
+		}
+		// The status names the reference by field; the problem, which
+		// names the field itself, says why.
+		for _, ps := range res.Policies {
+			if ps.Policy.Ref.Name == name && !strings.Contains(ps.Conditions[0].Message, field+": "+why) {
+				t.Errorf("%s: Accepted message %q lacks %q", name, ps.Conditions[0].Message, field+": "+why)
+			}
 		}
 		found := false
 		for _, p := range res.Problems {
@@ -231,12 +240,24 @@ extAuth: {http: {backendRefs: [`+ref+`]}}`)
 				if found {
 					t.Errorf("%s: reported twice", name)
 				}
-				found = p.Field == "spec.extAuth.http.backendRefs[0]" && strings.Contains(p.Message, msg)
+				found = p.Field == field && strings.HasPrefix(p.Message, "backendRef does not resolve: "+why)
 			}
 		}
 		if !found {
-			t.Errorf("%s: no problem naming spec.extAuth.http.backendRefs[0] with %q in %v", name, msg, res.Problems)
+			t.Errorf("%s: no problem naming %s saying %q in %v", name, field, why, res.Problems)
 		}
+	}
+	twobad := 0
+	for _, p := range res.Problems {
+		if p.Object.Name == "twobad" {
+			twobad++
+			if p.Message != "backendRef does not resolve: Service default/nosvc not found; nor do spec.extAuth.http.backendRefs[1]: port 81 not found on Service default/svc" {
+				t.Errorf("twobad: problem %q, want both references named", p.Message)
+			}
+		}
+	}
+	if twobad != 1 {
+		t.Errorf("twobad: %d problems, want 1", twobad)
 	}
 	// A Service the caller could not read is neither resolved nor broken.
 	unread := compute(t, engine.Options{Unread: func(r topology.Ref) bool { return r.Name == "nosvc" }}, docs...)

@@ -81,13 +81,14 @@ func (c *computation) portSection(backend topology.Ref, port int64) string {
 	return strconv.FormatInt(port, 10)
 }
 
-// unresolvedBackendRefs says why a policy's backendRefs do not resolve
-// (every reference that does not, by field), with the field of the first,
-// or "": a Service that is not among the objects, a port it lacks or no
+// unresolvedBackendRefs says why a policy's backendRefs do not resolve:
+// msg names every reference that does not, by field; field is the first's
+// and problem says the same without repeating it. All "" when they
+// resolve: what breaks one is a Service that is not among the objects, a port it lacks or no
 // port, a Service in another namespace that no ReferenceGrant opens to the
 // policy. Backends of other kinds are not checked (attache does not read
 // them), nor Services the caller could not read (Options.Unread).
-func (c *computation) unresolvedBackendRefs(p *policy.Policy) (field, msg string) {
+func (c *computation) unresolvedBackendRefs(p *policy.Policy) (field, msg, problem string) {
 	var bad []string
 	for _, br := range p.BackendRefs {
 		b := br.Backend
@@ -111,12 +112,15 @@ func (c *computation) unresolvedBackendRefs(p *policy.Policy) (field, msg string
 			continue
 		}
 		if field == "" {
-			field = br.Field
+			field, problem = br.Field, "backendRef does not resolve: "+why
 		}
 		bad = append(bad, br.Field+": "+why)
 	}
 	if len(bad) == 0 {
-		return "", ""
+		return "", "", ""
 	}
-	return field, "backendRefs do not resolve: " + strings.Join(bad, "; ")
+	if len(bad) > 1 {
+		problem += "; nor do " + strings.Join(bad[1:], "; ")
+	}
+	return field, "backendRefs do not resolve: " + strings.Join(bad, "; "), problem
 }

@@ -564,9 +564,9 @@ func (c *computation) attachChecked(ps *pstate, id topology.NodeID, t policy.Tar
 	if ps.p.Kind.InvalidOnUnresolvedBackendRefs {
 		// Envoy Gateway translates none of the policy where it found
 		// its targets: it is Invalid at each.
-		if field, msg := c.unresolvedBackendRefs(ps.p); msg != "" {
+		if field, msg, problem := c.unresolvedBackendRefs(ps.p); msg != "" {
 			ps.ancestors = append(ps.ancestors, ancestorState{ref: c.graph.Node(id).Ref, reason: ReasonInvalid, msg: msg})
-			prob := diag.Problem{Object: ps.p.Ref, Source: c.sources[ps.p.Ref], Field: field, Message: msg}
+			prob := diag.Problem{Object: ps.p.Ref, Source: c.sources[ps.p.Ref], Field: field, Message: problem}
 			if !slices.Contains(ps.targetProblems, prob) { // once, not per target
 				ps.targetProblems = append(ps.targetProblems, prob)
 			}
