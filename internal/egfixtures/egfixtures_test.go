@@ -589,3 +589,25 @@ func TestExpectLeavesOutMergeRecords(t *testing.T) {
 		t.Errorf("expectations of merged-policy-for-httproute-2:\n got %v\nwant %v", got, want)
 	}
 }
+
+// Capitalised keys read as Envoy Gateway's typed decoding reads them,
+// unless the object also has the canonical key; values are copied.
+func TestCanonicalKeys(t *testing.T) {
+	in := map[string]any{
+		"extProc": []any{map[string]any{"backendRefs": []any{map[string]any{"Name": "a", "Port": int64(80), "URI": "x"}}}},
+		"Path":    "/p",
+		"path":    "/kept",
+	}
+	got := canonicalKeys(in)
+	want := map[string]any{
+		"extProc": []any{map[string]any{"backendRefs": []any{map[string]any{"name": "a", "port": int64(80), "uri": "x"}}}},
+		"Path":    "/p",
+		"path":    "/kept",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("canonicalKeys:\n got %v\nwant %v", got, want)
+	}
+	if _, touched := in["extProc"].([]any)[0].(map[string]any)["backendRefs"].([]any)[0].(map[string]any)["name"]; touched {
+		t.Error("the input was changed")
+	}
+}
