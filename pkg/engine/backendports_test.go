@@ -269,3 +269,54 @@ extAuth: {http: {backendRefs: [`+ref+`]}}`)
 		t.Errorf("effective SecurityPolicy at rd's rule = %v, want none (badport is Invalid)", got)
 	}
 }
+
+// The admission webhook's assessment (WhatIf) of a SecurityPolicy naming
+// a missing Service says it would be Invalid. And an assessment leaves no
+// trace: after one that added a policy naming a backend with that
+// backend's BackendTLSPolicy, the BackendTLSPolicy created for real has
+// the ancestors a whole computation gives it.
+func TestWhatIfUnresolvedBackendRefs(t *testing.T) {
+	docs := []string{
+		crd("gateway.envoyproxy.io", "SecurityPolicy", "securitypolicies"),
+		crd("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies"),
+		portTopo(), serviceDoc("default", "auth", "{name: grpc, port: 9000}"),
+		pol(egV, "SecurityPolicy", "sp", 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: a}]
+extAuth: {grpc: {backendRefs: [{name: auth, port: 9000}]}}`),
+	}
+	objs := decodeDocs(t, docs...)
+	in := engine.NewIncremental(engine.Options{})
+	in.Compute(objs)
+	bad := decodeDocs(t, pol(egV, "SecurityPolicy", "sp-bad", 1, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: b}]
+extAuth: {grpc: {backendRefs: [{name: nosvc, port: 9000}]}}`))
+	d := in.WhatIf(bad, nil)
+	if d.Skipped != "" {
+		t.Fatalf("skipped: %s", d.Skipped)
+	}
+	var after *engine.PolicyStatus
+	for _, p := range d.Policies {
+		if p.Ref.Name == "sp-bad" {
+			after = p.After
+		}
+	}
+	if after == nil || after.Conditions[0].Reason != engine.ReasonInvalid || !strings.Contains(after.Conditions[0].Message, "Service default/nosvc not found") {
+		t.Errorf("sp-bad after = %+v, want Invalid naming the missing Service", after)
+	}
+
+	// From a state without policies, so that the assessment is the
+	// first to need the index of policies naming backends.
+	bare := docs[:len(docs)-1]
+	in = engine.NewIncremental(engine.Options{})
+	in.Compute(decodeDocs(t, bare...))
+	tls := sectionBTLSP("auth-tls", "", "Service", "auth", "")
+	assessed := decodeDocs(t, tls, pol(egV, "SecurityPolicy", "sp-2", 2, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: c}]
+extAuth: {grpc: {backendRefs: [{name: auth, port: 9000}]}}`))
+	if d := in.WhatIf(assessed, nil); d.Skipped != "" {
+		t.Fatalf("skipped: %s", d.Skipped)
+	}
+	next := decodeDocs(t, append(slices.Clone(bare), tls)...)
+	got := in.Compute(next)
+	if a, b := dump(t, got), dump(t, engine.Compute(next, engine.Options{})); a != b {
+		t.Fatal(firstDiff(a, b))
+	}
+	want(t, "auth-tls ancestors", ancestorsOf(t, got, "auth-tls"), []string{"Service default/auth=Accepted"})
+}

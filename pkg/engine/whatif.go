@@ -127,6 +127,9 @@ func (in *Incremental) WhatIf(apply []Object, remove []topology.Ref) (d *Delta) 
 	}
 	c.undo.replay = true
 	c.update(back)
+	// The index of policies naming backends may have been built during
+	// the assessment: build it again from the real state when needed.
+	c.users = nil
 	return d
 }
 
