@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -391,15 +392,7 @@ spec:
 // wide and -o json, with its origin.
 func TestGetPolicyKindsBackendRefs(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "crd.yaml")
-	crd := `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: securitypolicies.gateway.envoyproxy.io}
-spec:
-  group: gateway.envoyproxy.io
-  scope: Namespaced
-  names: {kind: SecurityPolicy, plural: securitypolicies}
-  versions: [{name: v1alpha1, served: true, storage: true}]
-`
+	crd := implementationCRD("gateway.envoyproxy.io", "SecurityPolicy", "securitypolicies", "v1alpha1")
 	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -420,4 +413,19 @@ spec:
 	if !strings.Contains(out, `"backendRefs": [`) || !strings.Contains(out, `"oidc.provider.backendRefs[]"`) || !strings.Contains(out, `"backendRefs": "profile: Envoy Gateway"`) || !strings.Contains(out, `"unresolvedBackendRefs": "invalid"`) {
 		t.Errorf("-o json lacks the backendRefs setting or its origin:\n%s", out)
 	}
+}
+
+// implementationCRD is a namespaced CRD as an implementation ships it:
+// no policy label, no attache annotation (its built-in profile applies).
+func implementationCRD(group, kind, plural, version string) string {
+	return fmt.Sprintf(`
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: %s.%s}
+spec:
+  group: %s
+  scope: Namespaced
+  names: {kind: %s, plural: %s}
+  versions: [{name: %s, served: true, storage: true}]
+`, plural, group, group, kind, plural, version)
 }

@@ -215,16 +215,7 @@ func TestTraceIstioAuthorization(t *testing.T) {
 // gets no decision.
 func TestTraceIstioAuthorizationScope(t *testing.T) {
 	base := func(controller string) string {
-		return `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: authorizationpolicies.security.istio.io}
-spec:
-  group: security.istio.io
-  scope: Namespaced
-  names: {kind: AuthorizationPolicy, plural: authorizationpolicies}
-  versions: [{name: v1, served: true, storage: true}]
----
+		return implementationCRD("security.istio.io", "AuthorizationPolicy", "authorizationpolicies", "v1") + `---
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: istio}

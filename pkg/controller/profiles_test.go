@@ -126,15 +126,9 @@ func TestBackendTLSPolicyCAConfigMap(t *testing.T) {
 	k.namespace(ns)
 	k.apply(ns, decodeAll(t, egObjects+"\n---\n"+btlsPolicy)...)
 	gvk := schema.GroupVersionKind{Group: btls.Group, Version: "v1", Kind: btls.Kind}
-	at := func() string { return ancestorSummary(k.get(gvk, ns, "tls"), "Accepted", "ResolvedRefs") }
 	expect := func(what, want string) {
 		t.Helper()
-		waitFor(t, what, func() string {
-			if got := at(); got != want {
-				return got
-			}
-			return ""
-		})
+		waitAncestor(t, k, what, gvk, ns, "tls", want, "Accepted", "ResolvedRefs")
 	}
 	expect("no ConfigMap", "Gateway/g1 False/NoValidCACertificate False/InvalidCACertificateRef")
 
@@ -161,6 +155,18 @@ func TestBackendTLSPolicyCAConfigMap(t *testing.T) {
 	k.apply(ns, cm("other"))
 	expect("ConfigMap without ca.crt", "Gateway/g1 False/NoValidCACertificate False/InvalidCACertificateRef")
 	r.waitIdle(t, 0)
+}
+
+// waitAncestor waits until the ancestorSummary of policy ns/name (of
+// gvk), for condition types, is want.
+func waitAncestor(t *testing.T, k *kube, what string, gvk schema.GroupVersionKind, ns, name, want string, types ...string) {
+	t.Helper()
+	waitFor(t, what, func() string {
+		if got := ancestorSummary(k.get(gvk, ns, name), types...); got != want {
+			return got
+		}
+		return ""
+	})
 }
 
 // ancestorSummary is "Kind/name" of a policy's only ancestor entry of the
@@ -217,12 +223,7 @@ spec:
 	spGVK := schema.GroupVersionKind{Group: sp.Group, Version: "v1alpha1", Kind: sp.Kind}
 	expect := func(what string, gvk schema.GroupVersionKind, name, want string) {
 		t.Helper()
-		waitFor(t, what, func() string {
-			if got := ancestorSummary(k.get(gvk, ns, name), "Accepted"); got != want {
-				return got
-			}
-			return ""
-		})
+		waitAncestor(t, k, what, gvk, ns, name, want, "Accepted")
 	}
 	expect("the SecurityPolicy as the BackendTLSPolicy's ancestor", btlsGVK, "auth-tls", "SecurityPolicy/sp True/Accepted")
 	expect("the SecurityPolicy accepted", spGVK, "sp", "Gateway/g1 True/Accepted")
