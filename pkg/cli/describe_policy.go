@@ -41,6 +41,8 @@ type policyDescription struct {
 	Ancestors        []report.Ancestor  `json:"ancestors"`
 	AncestorsOmitted int                `json:"ancestorsOmitted,omitempty"`
 	Reach            policyReach        `json:"reach"`
+	// conflictWhy says, for the text, why a Conflicted context is so.
+	conflictWhy string
 	// Partial lists what could not be read from the cluster (forbidden
 	// lists, ...): when set, the reach and status may lack contexts.
 	Partial []string `json:"partial,omitempty"`
@@ -95,7 +97,7 @@ type reachContext struct {
 func untargetedText(p *policy.Policy) string {
 	switch {
 	case p.Untargeted != nil:
-		return p.Untargeted.Text(p.Ref.Namespace, p.Kind.Untargeted)
+		return p.UntargetedText()
 	case p.Kind.FilterAttachment && len(p.Targets) == 0 && !p.Invalid():
 		return "the route rules whose ExtensionRef filters name it"
 	}
@@ -116,6 +118,10 @@ func (d *describer) policy(ps *engine.PolicyStatus) *policyDescription {
 		out.Conditions = []engine.Condition{}
 	}
 	out.Untargeted = untargetedText(p)
+	out.conflictWhy = "merge strategy none: the established policy wins"
+	if p.Kind.Composition == policy.CompositionIstioTelemetry {
+		out.conflictWhy = "istiod applies only the oldest Telemetry without selector or targetRefs of a namespace"
+	}
 	if p.Kind.WeightAnnotation != "" && !p.Invalid() {
 		w := p.Weight
 		out.Weight, out.WeightAnnotation = &w, p.Kind.WeightAnnotation
@@ -310,7 +316,7 @@ func (d *describer) printPolicy(w io.Writer, p *policyDescription) error {
 			continue
 		}
 		fmt.Fprintf(w, "  %s in %s:\n", o.title, plural(len(cs), "context"))
-		d.printReachGroups(w, cs, manyTargets)
+		d.printReachGroups(w, cs, manyTargets, p.conflictWhy)
 	}
 	var missing []string
 	for _, t := range p.Reach.TargetsNotFound {
@@ -331,7 +337,7 @@ func (d *describer) printPolicy(w io.Writer, p *policyDescription) error {
 // printReachGroups prints contexts grouped by what the policy lost there
 // (and where it attaches, when it has several targets): the paths, then the
 // losses once.
-func (d *describer) printReachGroups(w io.Writer, cs []reachContext, showLevels bool) {
+func (d *describer) printReachGroups(w io.Writer, cs []reachContext, showLevels bool, conflictWhy string) {
 	type group struct {
 		first reachContext
 		paths [][]topology.Ref
@@ -366,7 +372,7 @@ func (d *describer) printReachGroups(w io.Writer, cs []reachContext, showLevels 
 			fmt.Fprintf(w, "      attached at %s\n", strings.Join(levels, ", "))
 		}
 		if g.first.Conflicted {
-			fmt.Fprintln(w, "      Conflicted (merge strategy none: the established policy wins)")
+			fmt.Fprintf(w, "      Conflicted (%s)\n", conflictWhy)
 		}
 		d.printLosses(w, "      ", g.first.Lost)
 	}

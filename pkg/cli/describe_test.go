@@ -621,3 +621,36 @@ func TestFilterAttachedPolicyTargets(t *testing.T) {
 		}
 	}
 }
+
+// TestDescribeIstioTelemetry: describe shows istiod's merge of the
+// Telemetries on a Gateway, each value with the Telemetry that set it, and
+// says why a second namespace-wide Telemetry is Conflicted.
+func TestDescribeIstioTelemetry(t *testing.T) {
+	const file = "testdata/istio-telemetry.yaml"
+	out, _, err := run(t, "describe", "gateway", "ingress", "-n", "shop", "-f", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		`accessLogging.envoy.filter.expression: "response.code >= 500"  <- Telemetry shop/ingress-logs`,
+		`tracing.provider: "zipkin"             <- Telemetry istio-system/mesh-default`,
+		`tracing.randomSamplingPercentage: 100  <- Telemetry shop/shop`,
+		`tracing.randomSamplingPercentage  (beaten by Telemetry shop/shop on Gateway shop/ingress)`,
+	} {
+		if !strings.Contains(out, line) {
+			t.Errorf("describe gateway lacks %q:\n%s", line, out)
+		}
+	}
+	out, _, err = run(t, "describe", "telemetry", "shop-2", "-n", "shop", "-f", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		"Accepted=False Conflicted: Conflicts with the established Telemetry shop/shop, also without selector or targetRefs in namespace shop",
+		"Conflicted (istiod applies only the oldest Telemetry without selector or targetRefs of a namespace)",
+	} {
+		if !strings.Contains(out, line) {
+			t.Errorf("describe telemetry lacks %q:\n%s", line, out)
+		}
+	}
+}

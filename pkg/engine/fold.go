@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/attache-dev/attache/pkg/istiotelemetry"
 	"github.com/attache-dev/attache/pkg/merge"
 	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
@@ -70,6 +71,19 @@ func (d *kindDP) compute(s stackID) *stackResult {
 	conflicted := map[merge.Src]*attachment{}
 	var levelLosses []merge.Loss // fields lost at one level (oldest-first)
 	switch {
+	case d.kind.Composition == policy.CompositionIstioTelemetry:
+		// istiod's order and merges (package istiotelemetry); of the
+		// Telemetries of one namespace without selector or targetRefs,
+		// only the oldest takes part.
+		atts = istioTelemetryOrder(atts, conflicted)
+		sr.atts = atts
+		layers := make([]istiotelemetry.Layer, 0, len(atts))
+		for _, a := range atts {
+			if _, out := conflicted[a.id]; !out {
+				layers = append(layers, istiotelemetry.Layer{Spec: a.pol.p.Spec, Src: a.id})
+			}
+		}
+		sr.result = istiotelemetry.Resolve(layers, istiotelemetry.DefaultMesh)
 	case d.kind.Composition == policy.CompositionAdditive:
 		// Every policy applies: their specs sit side by side (each under
 		// its own key, see attach), so the patches never meet.
@@ -684,4 +698,36 @@ func (r *Reach) add(outcome string, sign int) {
 	default:
 		r.None += sign
 	}
+}
+
+// istioTelemetryOrder puts the Telemetries reaching one Gateway (in
+// established order: oldest first) in istiod's order: the root
+// namespace's without selector or targetRefs, the Gateway namespace's,
+// then those selecting or targeting the Gateway (applicableTelemetries).
+// Of the first two kinds istiod takes the oldest of each namespace
+// (namespaceWideTelemetryConfig); the others are recorded in conflicted.
+func istioTelemetryOrder(atts []*attachment, conflicted map[merge.Src]*attachment) []*attachment {
+	var meshWide, nsWide, workload []*attachment
+	for _, a := range atts {
+		switch p := a.pol.p; {
+		case !namespaceWide(p):
+			workload = append(workload, a)
+		case p.UntargetedMeshWide():
+			meshWide = append(meshWide, a)
+		default:
+			nsWide = append(nsWide, a)
+		}
+	}
+	for _, l := range [][]*attachment{meshWide, nsWide} {
+		for i := 1; i < len(l); i++ {
+			conflicted[l[i].id] = l[0]
+		}
+	}
+	return slices.Concat(meshWide, nsWide, workload)
+}
+
+// namespaceWide reports whether a policy applies to its namespace as a
+// whole: it names no targets and selects no labels.
+func namespaceWide(p *policy.Policy) bool {
+	return p.Untargeted != nil && len(p.Untargeted.MatchLabels) == 0
 }

@@ -973,18 +973,15 @@ connectTimeout: 5s`))
 
 // ---------------------------------------------------------------- Istio
 
-// RequestAuthentication, WasmPlugin, EnvoyFilter and Telemetry: every
-// policy that targets a Gateway applies (none replaces another), and a
-// policy that selects workloads by labels instead of targetRefs is not
-// invalid.
+// RequestAuthentication, WasmPlugin and EnvoyFilter: every policy that
+// targets a Gateway applies (none replaces another), and a policy that
+// selects workloads by labels instead of targetRefs is not invalid.
 // Sources (istio/istio 86c9f01fd73): pilot/pkg/model/authentication.go
 // (initAuthenticationPolicies: all matching RequestAuthentications
 // contribute), pilot/pkg/model/push_context.go (EnvoyFilters: all apply,
-// ordered; WasmPlugins by phase and priority), pilot/pkg/model/telemetry.go
-// (applicableTelemetries: every matching targetRef or selector Telemetry is
-// appended, later ones overriding earlier ones per provider, which attache
-// does not model); istio/api protos (selector, workloadSelector, targetRefs
-// mutually exclusive).
+// ordered; WasmPlugins by phase and priority); istio/api protos (selector,
+// workloadSelector, targetRefs mutually exclusive). Telemetry merges as
+// istiod merges it: TestIstioTelemetryLayering.
 func TestDocsIstioKindsAdditiveAndSelectorNotInvalid(t *testing.T) {
 	for _, tc := range []struct {
 		group, kind, plural, version, selector, a, b string
@@ -995,8 +992,6 @@ func TestDocsIstioKindsAdditiveAndSelectorNotInvalid(t *testing.T) {
 			`url: oci://a`, `url: oci://b`},
 		{"networking.istio.io", "EnvoyFilter", "envoyfilters", "networking.istio.io/v1alpha3", "workloadSelector: {labels: {app: x}}",
 			`priority: 1`, `priority: 2`},
-		{"telemetry.istio.io", "Telemetry", "telemetries", "telemetry.istio.io/v1", "selector: {matchLabels: {app: x}}",
-			`tracing: [{randomSamplingPercentage: 10}]`, `accessLogging: [{disabled: true}]`},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			res := compute(t, engine.Options{}, crd(tc.group, tc.kind, tc.plural), docsTopo,

@@ -147,6 +147,9 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			}
 			an.reason, an.msg = ReasonConflicted, fmt.Sprintf("Conflicts with the established %s %s on the same target %s: %s (%s)",
 				w.pol.p.Ref.Kind, shortName(w.pol.p.Ref), w.ref.At.Short(), rule, whyEstablished(w, an.att))
+		} else if w := c.telemetryWinner(an.att); w != nil {
+			an.reason, an.msg = ReasonConflicted, fmt.Sprintf("Conflicts with the established %s %s, also without selector or targetRefs in namespace %s: istiod applies only the oldest such Telemetry of a namespace (%s)",
+				w.pol.p.Ref.Kind, shortName(w.pol.p.Ref), w.pol.p.Ref.Namespace, whyEstablished(w, an.att))
 		} else if an.att != nil && an.att.reach.Contexts > 0 && an.att.conflicted == an.att.reach.Contexts {
 			an.reason, an.msg = ReasonConflicted, c.conflictMessage(an.att)
 		}
@@ -415,6 +418,30 @@ func (c *computation) levelWinner(a *attachment) *attachment {
 			}
 			return w
 		}
+	}
+	return nil
+}
+
+// telemetryWinner returns, for a policy of composition istio-telemetry
+// that applies to its namespace as a whole, the oldest such policy of its
+// namespace at a's Gateway when it is another policy: istiod applies that
+// one only. Nil otherwise.
+func (c *computation) telemetryWinner(a *attachment) *attachment {
+	if a == nil || a.pol.p.Kind.Composition != policy.CompositionIstioTelemetry || !namespaceWide(a.pol.p) {
+		return nil
+	}
+	d := c.dps[a.pol.p.Kind]
+	if d == nil {
+		return nil
+	}
+	for _, w := range d.atNode[a.node] {
+		if w.dead || !namespaceWide(w.pol.p) || w.pol.p.Ref.Namespace != a.pol.p.Ref.Namespace {
+			continue
+		}
+		if w.pol == a.pol {
+			return nil
+		}
+		return w
 	}
 	return nil
 }

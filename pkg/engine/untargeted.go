@@ -104,11 +104,12 @@ func (c *computation) resolveUntargeted(ps *pstate) {
 	if field == "" {
 		field = "spec"
 	}
+	meshWide := p.UntargetedMeshWide()
 	matched, inScope := 0, 0
 	unknown := map[string]bool{}
 	for _, id := range c.graph.ByKind(topology.KindGateway) {
 		ref := c.graph.Node(id).Ref
-		if ref.Namespace != p.Ref.Namespace && p.Ref.Namespace != root {
+		if ref.Namespace != p.Ref.Namespace && !meshWide {
 			continue
 		}
 		f, ok := c.gateways[ref]
@@ -136,7 +137,7 @@ func (c *computation) resolveUntargeted(ps *pstate) {
 		return
 	}
 	where := "in namespace " + p.Ref.Namespace
-	if p.Ref.Namespace == root {
+	if meshWide {
 		where = "in any namespace (the policy is in the root namespace " + root + ")"
 	}
 	switch {

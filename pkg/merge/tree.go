@@ -226,3 +226,43 @@ func (t *Tree) sources() []Src {
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
 }
+
+// Field is one value of an assembled tree: the value at the object keys
+// Keys, set by Src.
+type Field struct {
+	Keys  []string
+	Value any
+	Src   Src
+}
+
+// Assemble builds the object tree holding each field's value at its keys,
+// with its source; objects on the way take the source of the first field
+// under them. It is for merges computed outside Fold (an
+// implementation's own rules) that still credit every leaf: the caller
+// decides what wins, so a later field at the keys of an earlier one
+// replaces it, and one under an earlier scalar replaces the scalar.
+// Assemble records no losses.
+func Assemble(fields []Field) *Tree {
+	root := &Tree{obj: map[string]*Tree{}}
+	for i, f := range fields {
+		if i == 0 {
+			root.src = f.Src
+		}
+		if len(f.Keys) == 0 {
+			continue
+		}
+		t, path := root, ""
+		for _, k := range f.Keys[:len(f.Keys)-1] {
+			path = JoinPath(path, k)
+			c := t.obj[k]
+			if c == nil || c.obj == nil {
+				c = &Tree{obj: map[string]*Tree{}, src: f.Src, path: path}
+				t.obj[k] = c
+			}
+			t = c
+		}
+		last := f.Keys[len(f.Keys)-1]
+		t.obj[last] = fromValue(f.Value, f.Src, JoinPath(path, last))
+	}
+	return root
+}

@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"fmt"
 	"reflect"
 	"regexp"
 	"strings"
@@ -112,5 +113,27 @@ func TestPlainKeyMatchesRegexp(t *testing.T) {
 		if got, want := plainKey(k), re.MatchString(k); got != want {
 			t.Errorf("plainKey(%q) = %v, regexp says %v", k, got, want)
 		}
+	}
+}
+
+func TestAssemble(t *testing.T) {
+	tr := Assemble([]Field{
+		{Keys: []string{"a", "b"}, Value: 1.0, Src: 1},
+		{Keys: []string{"a", "c"}, Value: map[string]any{"d": "x"}, Src: 2},
+		{Keys: []string{"e"}, Value: "old", Src: 3},
+		{Keys: []string{"e", "f"}, Value: true, Src: 4},
+		{Keys: []string{"g.h"}, Value: map[string]any{}, Src: 5},
+	})
+	want := map[string]any{"a": map[string]any{"b": 1.0, "c": map[string]any{"d": "x"}}, "e": map[string]any{"f": true}, "g.h": map[string]any{}}
+	if got := tr.Object(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("Object() = %v, want %v", got, want)
+	}
+	var got []string
+	for _, l := range tr.Leaves() {
+		got = append(got, fmt.Sprintf("%s=%v@%d", l.Path, l.Value, l.Src))
+	}
+	wantLeaves := []string{`["g.h"]=map[]@5`, "a.b=1@1", "a.c.d=x@2", "e.f=true@4"}
+	if !reflect.DeepEqual(got, wantLeaves) {
+		t.Fatalf("Leaves() = %q, want %q", got, wantLeaves)
 	}
 }

@@ -79,7 +79,8 @@ type Kind struct {
 	// nearest policy above it instead of replacing it; it is never part of
 	// the effective spec.
 	MergeTypeField string
-	// Composition is CompositionMerge (default) or CompositionAdditive.
+	// Composition is CompositionMerge (default), CompositionAdditive or
+	// CompositionIstioTelemetry.
 	Composition Composition
 	// NamedRules are dotted spec paths of named-rule maps ("." for the spec
 	// proper itself, whose top-level fields then merge whole): in a merge,

@@ -125,8 +125,33 @@ type WorkloadSelection struct {
 // scope, for people: "the Istio Gateways of namespace shop with pod labels
 // app=x" ("of every namespace" from the root namespace).
 func (w *WorkloadSelection) Text(ns string, scope UntargetedScope) string {
+	return w.text(ns, ns == scope.Root())
+}
+
+// UntargetedMeshWide reports whether the policy, naming no targets,
+// applies in every namespace: it is in the root namespace of its kind's
+// untargeted scope, and, for a kind of composition istio-telemetry, has no
+// selector (istiod takes a workload's selecting Telemetries from its own
+// namespace only).
+func (p *Policy) UntargetedMeshWide() bool {
+	if p.Untargeted == nil || p.Ref.Namespace != p.Kind.Untargeted.Root() {
+		return false
+	}
+	return p.Kind.Composition != CompositionIstioTelemetry || len(p.Untargeted.MatchLabels) == 0
+}
+
+// UntargetedText is Text for the policy's own selection, namespace and
+// kind; "" when it names targets.
+func (p *Policy) UntargetedText() string {
+	if p.Untargeted == nil {
+		return ""
+	}
+	return p.Untargeted.text(p.Ref.Namespace, p.UntargetedMeshWide())
+}
+
+func (w *WorkloadSelection) text(ns string, meshWide bool) string {
 	where := "of namespace " + ns
-	if ns == scope.Root() {
+	if meshWide {
 		where = "of every namespace (" + ns + " is the root namespace)"
 	}
 	out := "the Istio Gateways " + where

@@ -50,6 +50,17 @@ const (
 	// the effective spec holds each policy's spec under its
 	// "namespace/name", most general first in the sources.
 	CompositionAdditive Composition = "additive"
+	// CompositionIstioTelemetry: Istio's Telemetry, as istiod merges it
+	// for a Gateway's proxy (package istiotelemetry). The root
+	// namespace's Telemetry without selector or targetRefs, then the
+	// Gateway namespace's, then every Telemetry of that namespace
+	// selecting the Gateway's pods or targeting it, oldest first; later
+	// ones override earlier ones per section and provider. Of several
+	// Telemetries without selector or targetRefs in one namespace, istiod
+	// uses the oldest: the others are Conflicted. A selecting Telemetry
+	// in the root namespace applies there only. The effective spec is in
+	// istiotelemetry's resolved shape.
+	CompositionIstioTelemetry Composition = "istio-telemetry"
 )
 
 // AncestorMode says which object a policy's status.ancestors entries name.
@@ -360,10 +371,10 @@ func ParseSameLevel(s string) (SameLevel, error) {
 // ParseComposition validates a composition name.
 func ParseComposition(s string) (Composition, error) {
 	switch v := Composition(strings.TrimSpace(s)); v {
-	case CompositionMerge, CompositionAdditive:
+	case CompositionMerge, CompositionAdditive, CompositionIstioTelemetry:
 		return v, nil
 	}
-	return "", fmt.Errorf("unknown composition %q (known: merge, additive)", s)
+	return "", fmt.Errorf("unknown composition %q (known: merge, additive, istio-telemetry)", s)
 }
 
 // ParseAncestorMode validates an ancestor mode name.

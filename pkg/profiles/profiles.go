@@ -153,9 +153,9 @@ var builtin = func() []policy.Profile {
 		// Istio.
 		istio("security.istio.io", "AuthorizationPolicy", policy.CompositionAdditive, "selector"),
 		istio("security.istio.io", "RequestAuthentication", policy.CompositionAdditive, "selector"),
-		// Telemetry: every Telemetry that targets a Gateway applies, later
-		// ones overriding earlier ones per provider (not modelled).
-		istio("telemetry.istio.io", "Telemetry", policy.CompositionAdditive, "selector"),
+		// Telemetry: istiod's layering (root namespace, namespace,
+		// workload) and its per-provider merges.
+		istio("telemetry.istio.io", "Telemetry", policy.CompositionIstioTelemetry, "selector"),
 		istio("extensions.istio.io", "WasmPlugin", policy.CompositionAdditive, "selector"),
 		istio("networking.istio.io", "EnvoyFilter", policy.CompositionAdditive, "workloadSelector"),
 		// NGINX Gateway Fabric.
