@@ -109,7 +109,8 @@ func pathOf(keys []string) string {
 }
 
 func (r *resolver) lose(loser merge.Src, path string, winner merge.Src) {
-	if loser != winner {
+	// A negative winner is the mesh config, no layer: nothing to credit.
+	if loser != winner && winner >= 0 {
 		r.losses = append(r.losses, merge.Loss{Loser: loser, Path: path, Winners: []merge.Src{winner}})
 	}
 }
@@ -233,6 +234,15 @@ func providerNames(m map[string]any) []string {
 	return out
 }
 
+// covered returns the providers an entry applies to: those it names, or
+// else those of the entry before it, which parent holds and is updated.
+func covered(m map[string]any, parent *[]string) []string {
+	if names := providerNames(m); len(names) > 0 {
+		*parent = names
+	}
+	return *parent
+}
+
 // Workload modes, by their names and their numbers (protojson takes both).
 const (
 	modeBoth   = "CLIENT_AND_SERVER"
@@ -327,18 +337,14 @@ func (r *resolver) accessLogging(layers []Layer, mesh Mesh) {
 	parent := mesh.AccessLogging
 	for _, g := range groups {
 		for _, e := range g.entries {
-			names := providerNames(e.m)
-			if len(names) == 0 {
-				names = parent
-			}
-			parent = names
-			for _, p := range names {
+			for _, p := range covered(e.m, &parent) {
 				keys := []string{"accessLogging", p}
 				switch {
+				case !client(e.m["match"]):
+					// No effect on the client side.
 				case !slices.Contains(inScope, p):
 					// A Telemetry below named other providers.
 					r.lose(e.src, pathOf(keys), scopeSrc)
-				case !client(e.m["match"]):
 				case isTrue(e.m["disabled"]):
 					r.replace(keys, []*cell{{keys: append(slices.Clip(keys), "disabled"), v: true, src: e.src}}, e.src)
 				default:
@@ -381,12 +387,7 @@ func (r *resolver) metrics(layers []Layer, mesh Mesh) {
 	}
 	parent := mesh.Metrics
 	for _, e := range all {
-		names := providerNames(e.m)
-		if len(names) == 0 {
-			names = parent
-		}
-		parent = names
-		for _, p := range names {
+		for _, p := range covered(e.m, &parent) {
 			base := []string{"metrics", p}
 			if !slices.Contains(inScope, p) {
 				r.lose(e.src, pathOf(base), scopeSrc)

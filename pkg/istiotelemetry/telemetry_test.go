@@ -93,6 +93,12 @@ func TestResolve(t *testing.T) {
 			leaves: []string{"accessLogging.envoy={}@0"},
 		},
 		{
+			// No client entry names a provider: none is in scope (the
+			// mesh has no default), and the server entry loses nothing.
+			name:  "a server entry naming a provider no client entry names",
+			specs: []string{"{accessLogging: [{match: {mode: SERVER}, providers: [{name: envoy}]}, {disabled: true}]}"},
+		},
+		{
 			name:   "numeric modes: 2 is SERVER",
 			specs:  []string{"{tracing: [{providers: [{name: zipkin}]}, {match: {mode: 2}, randomSamplingPercentage: 5}]}"},
 			leaves: []string{`tracing.provider="zipkin"@0`},
@@ -221,8 +227,8 @@ func FuzzResolve(f *testing.F) {
 			}
 		}
 		for _, l := range r.Losses {
-			if l.Loser == l.Winners[0] {
-				t.Fatalf("%d loses %s to itself", l.Loser, l.Path)
+			if l.Loser == l.Winners[0] || l.Winners[0] < 0 || l.Winners[0] > 1 {
+				t.Fatalf("%d loses %s to %d", l.Loser, l.Path, l.Winners[0])
 			}
 		}
 	})
