@@ -24,7 +24,8 @@
 //	    overrides:
 //	      <METRIC>: {disabled: <bool>, tagOverrides: {<tag>: {operation, value}}}
 //	tracing:
-//	  provider: <name>          # the first provider of the last entry naming any
+//	  provider: <name>          # the first provider of the last entry naming any;
+//	                            # none: istiod turns tracing off
 //	  randomSamplingPercentage, disableSpanReporting, customTags,
 //	  useRequestIdForTraceSampling, enableIstioTags, disableContextPropagation
 //
@@ -315,9 +316,9 @@ func (r *resolver) accessLogging(layers []Layer, mesh Mesh) {
 		v   any
 		src merge.Src
 	}
-	inScope, scopeSrc := mesh.AccessLogging, merge.Src(-1)
+	inScope, scopeSrc, scopeAt := mesh.AccessLogging, merge.Src(-1), -1
 	filters := map[string]filter{}
-	for _, g := range groups {
+	for gi, g := range groups {
 		var names []string
 		for _, e := range g.entries {
 			if !client(e.m["match"]) {
@@ -331,11 +332,11 @@ func (r *resolver) accessLogging(layers []Layer, mesh Mesh) {
 			}
 		}
 		if len(names) > 0 {
-			inScope, scopeSrc = names, g.src
+			inScope, scopeSrc, scopeAt = names, g.src, gi
 		}
 	}
 	parent := mesh.AccessLogging
-	for _, g := range groups {
+	for gi, g := range groups {
 		for _, e := range g.entries {
 			for _, p := range covered(e.m, &parent) {
 				keys := []string{"accessLogging", p}
@@ -343,8 +344,12 @@ func (r *resolver) accessLogging(layers []Layer, mesh Mesh) {
 				case !client(e.m["match"]):
 					// No effect on the client side.
 				case !slices.Contains(inScope, p):
-					// A Telemetry below named other providers.
-					r.lose(e.src, pathOf(keys), scopeSrc)
+					if scopeAt > gi {
+						// A Telemetry below named other providers. (One
+						// above did not: the provider came from a
+						// server-side entry, and is in effect nowhere.)
+						r.lose(e.src, pathOf(keys), scopeSrc)
+					}
 				case isTrue(e.m["disabled"]):
 					r.replace(keys, []*cell{{keys: append(slices.Clip(keys), "disabled"), v: true, src: e.src}}, e.src)
 				default:
@@ -429,10 +434,12 @@ func (r *resolver) metrics(layers []Layer, mesh Mesh) {
 			}
 		}
 	}
-	// Client metrics turned off: istiod drops the provider's overrides.
+	// Client metrics turned off: istiod builds no stats filter for the
+	// provider, so neither its overrides nor its interval apply.
 	for _, c := range r.cellsUnder("metrics") {
 		if len(c.keys) == 3 && c.keys[2] == "disabled" {
 			r.clear([]string{"metrics", c.keys[1], "overrides"}, c.src)
+			r.clear([]string{"metrics", c.keys[1], "reportingInterval"}, c.src)
 		}
 	}
 }
@@ -462,8 +469,12 @@ func matches(sel any) ([]string, bool) {
 			return []string{v}, false
 		}
 	case float64:
-		if i := int(v); i >= 1 && i <= len(istioMetricByNumber) {
+		if i := int(v); i >= 1 && i <= len(istioMetricByNumber) && float64(i) == v {
 			return []string{istioMetricByNumber[i-1]}, false
+		}
+	case int64:
+		if v >= 1 && v <= int64(len(istioMetricByNumber)) {
+			return []string{istioMetricByNumber[v-1]}, false
 		}
 	}
 	return AllMetrics, true

@@ -99,6 +99,14 @@ func TestResolve(t *testing.T) {
 			specs: []string{"{accessLogging: [{match: {mode: SERVER}, providers: [{name: envoy}]}, {disabled: true}]}"},
 		},
 		{
+			// otel reaches the second Telemetry's disabling entry from its
+			// own server-side entry: in effect nowhere, and not beaten by
+			// the first Telemetry.
+			name:   "a provider inherited from a server-side entry",
+			specs:  []string{"{accessLogging: [{providers: [{name: envoy}]}]}", "{accessLogging: [{match: {mode: SERVER}, providers: [{name: otel}]}, {disabled: true}]}"},
+			leaves: []string{"accessLogging.envoy={}@0"},
+		},
+		{
 			name:   "numeric modes: 2 is SERVER",
 			specs:  []string{"{tracing: [{providers: [{name: zipkin}]}, {match: {mode: 2}, randomSamplingPercentage: 5}]}"},
 			leaves: []string{`tracing.provider="zipkin"@0`},
@@ -135,8 +143,8 @@ func TestResolve(t *testing.T) {
 				"{metrics: [{reportingInterval: 30s, overrides: [{match: {customMetric: my_metric}, tagOverrides: {a: {value: x}}}]}]}",
 				"{metrics: [{overrides: [{match: {metric: ALL_METRICS, mode: CLIENT_AND_SERVER}, disabled: true}]}]}",
 			},
-			leaves: []string{"metrics.prometheus.disabled=true@1", `metrics.prometheus.reportingInterval="30s"@0`},
-			losses: []string{"0:metrics.prometheus.overrides.my_metric.tagOverrides.a>1"},
+			leaves: []string{"metrics.prometheus.disabled=true@1"},
+			losses: []string{"0:metrics.prometheus.overrides.my_metric.tagOverrides.a>1", "0:metrics.prometheus.reportingInterval>1"},
 		},
 		{
 			name: "metrics: tags merge tag by tag, over every metric without a match",
@@ -232,4 +240,16 @@ func FuzzResolve(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestResolveIntegerEnum: a metric enum by number, as decoded from YAML
+// (int64), names that metric, not every one.
+func TestResolveIntegerEnum(t *testing.T) {
+	l := Layer{Spec: map[string]any{"metrics": []any{map[string]any{"overrides": []any{
+		map[string]any{"match": map[string]any{"metric": int64(1)}, "disabled": true},
+	}}}}}
+	got := leaves(Resolve([]Layer{l}, DefaultMesh))
+	if want := []string{"metrics.prometheus.overrides.REQUEST_COUNT.disabled=true@0"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("leaves = %q, want %q", got, want)
+	}
 }
