@@ -59,6 +59,13 @@ var mustMatch = map[string]bool{
 	"securitypolicy-with-extauth-invalid-no-port":                  true,
 	"securitypolicy-with-extauth-invalid-no-reference-grant":       true,
 	"securitypolicy-with-extauth-invalid-no-service":               true,
+	// Policies whose Secrets or ConfigMaps do not resolve (objectRefs).
+	"backendtrafficpolicy-with-response-override-invalid-valueref": true,
+	"envoyextensionpolicy-with-lua-configmap":                      true,
+	"envoyextensionpolicy-with-wasm-invalid-configuration":         true,
+	"securitypolicy-with-jwt-and-invalid-oidc":                     true,
+	"securitypolicy-with-jwt-local-jwks":                           true,
+	"securitypolicy-with-oidc-invalid-secretref":                   true,
 	// Targeting Envoy Gateway's Backend or a ServiceImport.
 	"backend-system-truststore-btlsp-override-per-resource-secret": true,
 	"backend-system-truststore-btlsp-override-shared-secret":       true,

@@ -112,6 +112,11 @@ type policyKindItem struct {
 	// UnresolvedBackendRefs is "invalid" when a policy whose backendRefs
 	// do not resolve is Invalid; absent: such references are ignored.
 	UnresolvedBackendRefs string `json:"unresolvedBackendRefs,omitempty"`
+	// ObjectRefs are the paths where policies name ConfigMaps and Secrets
+	// whose data they use, each in the annotation's form
+	// ("oidc.clientSecret kinds=Secret keys=client-secret"); a policy
+	// naming one that does not resolve is Invalid. Absent: none.
+	ObjectRefs []string `json:"objectRefs,omitempty"`
 	// Profile names the implementation whose built-in profile gave
 	// settings, if any.
 	Profile string            `json:"profile,omitempty"`
@@ -258,6 +263,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.InvalidOnUnresolvedBackendRefs {
 		parts = append(parts, origin(policy.SettingUnresolvedBackendRefs, "unresolved-backend-refs=invalid"))
 	}
+	for _, r := range k.ObjectRefs {
+		parts = append(parts, origin(policy.SettingObjectRefs, "object-refs="+r.String()))
+	}
 	if len(parts) == 0 {
 		return "-"
 	}
@@ -329,6 +337,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	it.BackendRefs = backendRefPaths(k)
 	if k.InvalidOnUnresolvedBackendRefs {
 		it.UnresolvedBackendRefs = "invalid"
+	}
+	for _, r := range k.ObjectRefs {
+		it.ObjectRefs = append(it.ObjectRefs, r.String())
 	}
 	if len(it.EffectiveSectionKinds) == 0 {
 		it.EffectiveSectionKinds = nil

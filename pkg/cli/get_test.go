@@ -413,6 +413,17 @@ func TestGetPolicyKindsBackendRefs(t *testing.T) {
 	if !strings.Contains(out, `"backendRefs": [`) || !strings.Contains(out, `"oidc.provider.backendRefs[]"`) || !strings.Contains(out, `"backendRefs": "profile: Envoy Gateway"`) || !strings.Contains(out, `"unresolvedBackendRefs": "invalid"`) {
 		t.Errorf("-o json lacks the backendRefs setting or its origin:\n%s", out)
 	}
+	// The Secrets and ConfigMaps it reads (objectRefs), one part per path.
+	if !strings.Contains(out, `"oidc.clientSecret kinds=Secret keys=client-secret"`) || !strings.Contains(out, `"objectRefs": "profile: Envoy Gateway"`) {
+		t.Errorf("-o json lacks the objectRefs setting or its origin:\n%s", out)
+	}
+	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "object-refs=jwt.providers[].localJWKS.valueRef kinds=ConfigMap keys=jwks,+ (profile: Envoy Gateway)") {
+		t.Errorf("-o wide lacks the objectRefs setting:\n%s", out)
+	}
 }
 
 // implementationCRD is a namespaced CRD as an implementation ships it:

@@ -245,7 +245,7 @@ func Read(ctx context.Context, cfg *rest.Config, opts Options) (*Snapshot, error
 }
 
 // readHolders gets the ConfigMaps and Secrets that the snapshot's policies
-// name as CA certificate holders (kinds with CA certificate references),
+// name for their data (kinds with CA certificate or object references),
 // one by one: a cluster's ConfigMaps are many and can be large, the ones
 // named are few. Only their data keys are kept (the engine reads nothing
 // else; a Secret's values are not kept in memory). One that RBAC forbids
@@ -261,7 +261,7 @@ func (r *reader) readHolders(ctx context.Context, snap *Snapshot) error {
 		if !r.opts.DisableProfiles {
 			prof, _ = profiles.Lookup(topology.GroupKind{Group: nestedString(u, "spec", "group"), Kind: nestedString(u, "spec", "names", "kind")})
 		}
-		if k, prob := policy.KindFromCRDWithProfile(u, nil, prof); prob == nil && k != nil && k.CARefs.Enabled() {
+		if k, prob := policy.KindFromCRDWithProfile(u, nil, prof); prob == nil && k != nil && len(k.HolderKinds()) > 0 {
 			kinds[k.GroupKind] = k
 		}
 	}
@@ -275,13 +275,11 @@ func (r *reader) readHolders(ctx context.Context, snap *Snapshot) error {
 		if k == nil || o.Object.GetNamespace() == "" {
 			continue
 		}
-		for _, ref := range policy.Parse(o.Object, k).CARefs {
-			hr := ref.Ref()
-			if !slices.Contains(k.CARefs.Kinds, hr.GroupKind()) || hr.Namespace != o.Object.GetNamespace() || seen[hr] {
-				continue // judged without reading
+		for _, hr := range policy.Parse(o.Object, k).HolderRefs() {
+			if !seen[hr] {
+				seen[hr] = true
+				refs = append(refs, hr)
 			}
-			seen[hr] = true
-			refs = append(refs, hr)
 		}
 	}
 	slices.SortFunc(refs, func(a, b topology.Ref) int { return a.Compare(b) })
@@ -314,7 +312,7 @@ func (r *reader) readHolders(ctx context.Context, snap *Snapshot) error {
 			snap.Objects = append(snap.Objects, object(got[i], hr.Kind))
 		case forbidden[i]:
 			snap.UnreadObjects = append(snap.UnreadObjects, hr)
-			snap.Skipped = append(snap.Skipped, fmt.Sprintf("core %s %s/%s: cannot get (forbidden); the CA certificate references to it are not judged", hr.Kind, hr.Namespace, hr.Name))
+			snap.Skipped = append(snap.Skipped, fmt.Sprintf("core %s %s/%s: cannot get (forbidden); the references to it are not judged", hr.Kind, hr.Namespace, hr.Name))
 		}
 	}
 	return nil

@@ -710,12 +710,16 @@ func (c *Controller) handler(gk topology.GroupKind) toolscache.ResourceEventHand
 	}
 }
 
-// noteNamedHolders records the CA certificate holders res's policies name.
+// noteNamedHolders records the holders res's policies name for their data
+// (CA certificate and object references).
 func (c *Controller) noteNamedHolders(res *engine.Result) {
 	named := map[objKey]bool{}
 	for _, ps := range res.Policies {
 		for _, r := range ps.Policy.CARefs {
 			named[keyOfRef(r.Ref())] = true
+		}
+		for _, r := range ps.Policy.ObjectRefs {
+			named[keyOfRef(r.Object)] = true
 		}
 	}
 	c.mu.Lock()
@@ -724,7 +728,7 @@ func (c *Controller) noteNamedHolders(res *engine.Result) {
 }
 
 // holderHandler returns the event handler of the ConfigMaps and Secrets
-// watched for CA certificates: a recomputation is scheduled when one that
+// watched for the data policies name: a recomputation is scheduled when one that
 // a policy names appears, goes, or changes its keys (the cache keeps keys,
 // not values: see TransformHolder). The others are not the engine's
 // concern until a policy names them, and that policy's event schedules it.

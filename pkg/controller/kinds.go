@@ -71,8 +71,8 @@ type crdInfo struct {
 	// its kind has a built-in profile (when profiles are on).
 	policy  bool
 	ownedBy string
-	// holderKinds are the kinds holding the CA certificates its policies
-	// name (a policy kind with CA certificate references).
+	// holderKinds are the kinds holding the data its policies name (a
+	// policy kind with CA certificate or object references).
 	holderKinds []topology.GroupKind
 }
 
@@ -94,7 +94,7 @@ func readCRD(u *unstructured.Unstructured, withProfiles bool) *crdInfo {
 		}
 		// An invalid descriptor is reported by the engine; no holders.
 		if k, prob := policy.KindFromCRDWithProfile(u, nil, prof); prob == nil && k != nil {
-			ci.holderKinds = k.CARefs.Kinds
+			ci.holderKinds = k.HolderKinds()
 		}
 	}
 	if first := policy.CRDVersion(u, true); first != nil {
@@ -219,7 +219,7 @@ func (c *Controller) wantedKinds(crds map[topology.GroupKind]*crdInfo) map[topol
 		}
 	}
 	for _, k := range c.opts.Kinds {
-		for _, h := range k.CARefs.Kinds {
+		for _, h := range k.HolderKinds() {
 			if want[h] == nil {
 				add(h, "v1", holderResources[h], roleHolder)
 			}

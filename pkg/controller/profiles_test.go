@@ -233,3 +233,63 @@ spec:
 	expect("the BackendTLSPolicy used by nothing", btlsGVK, "auth-tls", "Service/auth True/Accepted")
 	r.waitIdle(t, 0)
 }
+
+// oidcPolicy is an Envoy Gateway SecurityPolicy on egObjects' route whose
+// OIDC client secret is Secret oidc (which the test creates later).
+const oidcPolicy = `
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: oidc}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
+  oidc:
+    provider: {issuer: "https://idp.example"}
+    clientID: app
+    clientSecret: {name: oidc}
+`
+
+// TestSecurityPolicySecretRef: with Envoy Gateway's SecurityPolicy CRD as
+// it ships, the controller watches the Secrets its policies name (its
+// profile's objectRefs). Without the Secret the policy is Invalid; once
+// the Secret holds client-secret it is accepted, and a Secret without that
+// key takes it back. The cache keeps the Secret's keys, not their values.
+func TestSecurityPolicySecretRef(t *testing.T) {
+	dir := modfixtures.Dir(t, modfixtures.EnvoyGateway)
+	k := newKube(t)
+	k.applyFile(filepath.Join(dir, "charts", "gateway-helm", "charts", "crds", "crds", "generated", "gateway.envoyproxy.io_securitypolicies.yaml"), "")
+	sp := topology.GroupKind{Group: "gateway.envoyproxy.io", Kind: "SecurityPolicy"}
+	r := startController(t, Options{OwnedKinds: []topology.GroupKind{sp}}, nil)
+	const ns = "oidc"
+	k.namespace(ns)
+	k.apply(ns, decodeAll(t, egObjects+"\n---\n"+oidcPolicy)...)
+	gvk := schema.GroupVersionKind{Group: sp.Group, Version: "v1alpha1", Kind: sp.Kind}
+	expect := func(what, want string) {
+		t.Helper()
+		waitAncestor(t, k, what, gvk, ns, "oidc", want, "Accepted")
+	}
+	expect("no Secret", "Gateway/g1 False/Invalid")
+
+	secret := func(key string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Secret",
+			"metadata":   map[string]any{"name": "oidc"},
+			"stringData": map[string]any{key: "hunter2"},
+		}}
+	}
+	k.apply(ns, secret("client-secret"))
+	expect("Secret with client-secret", "Gateway/g1 True/Accepted")
+
+	cached := &unstructured.Unstructured{}
+	cached.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Secret"})
+	if err := r.c.cache.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "oidc"}, cached); err != nil {
+		t.Fatalf("the Secret is not in the controller's cache: %v", err)
+	}
+	if data := fmt.Sprint(cached.Object["data"]); data != "map[client-secret:]" {
+		t.Errorf("cached data = %s, want the key without its value", data)
+	}
+
+	k.delete(schema.GroupVersionKind{Version: "v1", Kind: "Secret"}, ns, "oidc")
+	k.apply(ns, secret("other"))
+	expect("Secret without client-secret", "Gateway/g1 False/Invalid")
+	r.waitIdle(t, 0)
+}

@@ -22,13 +22,13 @@ const (
 	ReasonNoValidCACertificate    = "NoValidCACertificate"
 )
 
-// holderKinds collects the kinds that hold CA certificates for some policy
-// kind (nil when none has CA certificate references): only then are
-// ConfigMaps and Secrets read.
+// holderKinds collects the kinds whose data some policy kind reads (CA
+// certificate holders, object references; nil when none does): only then
+// are ConfigMaps and Secrets read.
 func (c *computation) collectHolderKinds() {
 	c.holderKinds = nil
 	for _, k := range c.kinds {
-		for _, gk := range k.CARefs.Kinds {
+		for _, gk := range k.HolderKinds() {
 			if c.holderKinds == nil {
 				c.holderKinds = map[topology.GroupKind]bool{}
 				c.holders = map[topology.Ref][]string{}
@@ -112,12 +112,42 @@ func (c *computation) checkCARefs(p *policy.Policy) *caCheck {
 }
 
 // referencesHolder reports whether p names holder r among its CA
-// certificate references.
+// certificate references or object references.
 func referencesHolder(p *policy.Policy, r topology.Ref) bool {
 	for _, ref := range p.CARefs {
 		if ref.Ref() == r {
 			return true
 		}
 	}
+	for _, ref := range p.ObjectRefs {
+		if ref.Object == r {
+			return true
+		}
+	}
 	return false
+}
+
+// unresolvedObjectRefs checks the object references of p (a kind with
+// ObjectRefs): the field of the first that does not resolve, the message
+// for the policy's ancestors (every broken reference) and the problem to
+// report for that field; all empty when every judged one resolves.
+func (c *computation) unresolvedObjectRefs(p *policy.Policy) (field, msg, problem string) {
+	keys := func(r topology.Ref) ([]string, bool) {
+		k, ok := c.holders[r]
+		return k, ok
+	}
+	probs := p.CheckObjectRefs(keys, c.opts.Unread, func(r topology.Ref) bool { return c.grantAllows(p, r) })
+	if len(probs) == 0 {
+		return "", "", ""
+	}
+	msgs := make([]string, len(probs))
+	for i, pr := range probs {
+		msgs[i] = pr.Message
+	}
+	field = probs[0].Ref.Field
+	problem = "reference does not resolve: " + strings.TrimPrefix(msgs[0], field+": ")
+	if len(msgs) > 1 {
+		problem += "; nor do " + strings.Join(msgs[1:], "; ")
+	}
+	return field, "references do not resolve: " + strings.Join(msgs, "; "), problem
 }

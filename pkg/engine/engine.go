@@ -561,10 +561,19 @@ func (c *computation) resolve(ps *pstate) {
 // not resolve, shared listener ports): a target failing one is Invalid
 // instead.
 func (c *computation) attachChecked(ps *pstate, id topology.NodeID, t policy.TargetRef) {
-	if ps.p.Kind.InvalidOnUnresolvedBackendRefs {
-		// Envoy Gateway translates none of the policy where it found
-		// its targets: it is Invalid at each.
-		if field, msg, problem := c.unresolvedBackendRefs(ps.p); msg != "" {
+	// Envoy Gateway translates none of a policy whose references do not
+	// resolve where it found its targets: it is Invalid at each.
+	for _, check := range []struct {
+		on  bool
+		run func(*policy.Policy) (string, string, string)
+	}{
+		{ps.p.Kind.InvalidOnUnresolvedBackendRefs, c.unresolvedBackendRefs},
+		{len(ps.p.ObjectRefs) > 0, c.unresolvedObjectRefs},
+	} {
+		if !check.on {
+			continue
+		}
+		if field, msg, problem := check.run(ps.p); msg != "" {
 			ps.ancestors = append(ps.ancestors, ancestorState{ref: c.graph.Node(id).Ref, reason: ReasonInvalid, msg: msg})
 			prob := diag.Problem{Object: ps.p.Ref, Source: c.sources[ps.p.Ref], Field: field, Message: problem}
 			if !slices.Contains(ps.targetProblems, prob) { // once, not per target

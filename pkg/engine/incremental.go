@@ -107,6 +107,9 @@ func (in *Incremental) Compute(objs []Object) *Result {
 	in.holdersChanged = in.holdersChanged[:0]
 	changes, regen, reason := in.diff(objs)
 	if reason == "" {
+		changes = in.c.holderDependents(changes, in.holdersChanged)
+	}
+	if reason == "" {
 		reason = in.c.cannotUpdate(changes)
 	}
 	if reason != "" {
@@ -152,6 +155,33 @@ func (in *Incremental) refreshHolders() {
 			}
 		}
 	}
+}
+
+// holderDependents adds to changes, as edits to themselves, the policies
+// with object references to a holder that changed: whether they are
+// Invalid at their targets depends on it, so they are attached again.
+// (CA certificate references change only a status: refreshHolders.)
+func (c *computation) holderDependents(changes []policyChange, holders []topology.Ref) []policyChange {
+	if len(holders) == 0 {
+		return changes
+	}
+	added := false
+	for _, ps := range c.policies {
+		if len(ps.p.ObjectRefs) == 0 || slices.ContainsFunc(changes, func(ch policyChange) bool { return ch.ref == ps.p.Ref }) {
+			continue
+		}
+		for _, ref := range ps.p.ObjectRefs {
+			if slices.Contains(holders, ref.Object) {
+				changes = append(changes, policyChange{ref: ps.p.Ref, old: ps, p: ps.p, src: c.sources[ps.p.Ref]})
+				added = true
+				break
+			}
+		}
+	}
+	if added {
+		sort.Slice(changes, func(i, j int) bool { return changes[i].ref.Less(changes[j].ref) })
+	}
+	return changes
 }
 
 // regeneration is a policy whose new parse differs from the old in its

@@ -85,32 +85,7 @@ type BackendRef struct {
 func (p *Policy) readBackendRefs(spec map[string]any) {
 	for _, path := range p.Kind.BackendRefs {
 		names, lists := path.segments()
-		p.walkBackendRefs(spec, "spec", names, lists)
-	}
-}
-
-// walkBackendRefs follows names (lists marking lists) from cur, at field.
-func (p *Policy) walkBackendRefs(cur any, field string, names []string, lists []bool) {
-	if len(names) == 0 {
-		p.addBackendRef(cur, field)
-		return
-	}
-	m, ok := cur.(map[string]any)
-	if !ok {
-		return // a field on the way is absent or not an object: nothing named
-	}
-	v, ok := m[names[0]]
-	if !ok || v == nil {
-		return
-	}
-	field += "." + names[0]
-	if !lists[0] {
-		p.walkBackendRefs(v, field, names[1:], lists[1:])
-		return
-	}
-	list, _ := v.([]any)
-	for i, e := range list {
-		p.walkBackendRefs(e, fmt.Sprintf("%s[%d]", field, i), names[1:], lists[1:])
+		walkPath(spec, "spec", names, lists, p.addBackendRef)
 	}
 }
 

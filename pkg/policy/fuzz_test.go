@@ -210,3 +210,25 @@ func FuzzParseBackendRefPaths(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseObjectRefs reads fuzz strings as the attache.dev/object-refs
+// annotation: no panic, and what it accepts is written back
+// (ObjectRefsString) to itself.
+func FuzzParseObjectRefs(f *testing.F) {
+	for _, s := range []string{
+		"oidc.clientSecret kinds=Secret keys=client-secret", "lua[].valueRef kinds=ConfigMap keys=lua,+; a kinds=Secret,ConfigMap keys=ca.crt,*",
+		"none", "", ";", "a kinds=Pod", "a keys=+,x", "a..b", "a[x]", "a keys=", "a kinds=",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		refs, err := ParseObjectRefs(v)
+		if err != nil || len(refs) == 0 {
+			return
+		}
+		again, err := ParseObjectRefs(ObjectRefsString(refs))
+		if err != nil || ObjectRefsString(again) != ObjectRefsString(refs) {
+			t.Errorf("%q read as %q, which reads as %q (%v)", v, ObjectRefsString(refs), ObjectRefsString(again), err)
+		}
+	})
+}

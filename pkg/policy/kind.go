@@ -172,6 +172,10 @@ type Kind struct {
 	// is Invalid at every target (Envoy Gateway). Otherwise such a
 	// reference is only not used.
 	InvalidOnUnresolvedBackendRefs bool
+	// ObjectRefs are where the kind's policies name ConfigMaps and Secrets
+	// whose data they use; a policy naming one that does not resolve is
+	// Invalid at every target (Envoy Gateway). See ObjectRefPath.
+	ObjectRefs []ObjectRefPath
 	// Implementation names the project whose profile gave settings, if any.
 	Implementation string
 	// Schema is the CRD's openAPIV3Schema of spec, when known; schema-aware
@@ -240,6 +244,7 @@ type Spec struct {
 	BackendRefs           []BackendRefPath
 	// InvalidOnUnresolvedBackendRefs: see Kind.
 	InvalidOnUnresolvedBackendRefs bool
+	ObjectRefs                     []ObjectRefPath
 }
 
 // NewKind builds and validates a kind from a Go descriptor, applying defaults.
@@ -298,6 +303,12 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	})
 	set(SettingBackendRefs, len(s.BackendRefs) > 0, func() { k.BackendRefs = slices.Clone(s.BackendRefs) })
 	set(SettingUnresolvedBackendRefs, s.InvalidOnUnresolvedBackendRefs, func() { k.InvalidOnUnresolvedBackendRefs = true })
+	set(SettingObjectRefs, len(s.ObjectRefs) > 0, func() {
+		k.ObjectRefs = make([]ObjectRefPath, len(s.ObjectRefs))
+		for i, r := range s.ObjectRefs {
+			k.ObjectRefs[i] = ObjectRefPath{Path: r.Path, Kinds: slices.Clone(r.Kinds), Keys: slices.Clone(r.Keys)}
+		}
+	})
 	if s.Custom != nil && k.Custom == nil {
 		k.Custom = s.Custom
 	}
@@ -425,6 +436,12 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingBackendRefs, "%v", err)
 		}
 	}
+	for i := range k.ObjectRefs {
+		k.ObjectRefs[i] = k.ObjectRefs[i].withDefaults()
+		if err := k.ObjectRefs[i].validate(); err != nil {
+			return settingErrorf(SettingObjectRefs, "%v", err)
+		}
+	}
 	if k.InvalidOnUnresolvedBackendRefs && len(k.BackendRefs) == 0 {
 		return settingErrorf(SettingUnresolvedBackendRefs, "invalid needs the paths where policies name backends (%s)", AnnotationBackendRefs)
 	}
@@ -510,6 +527,7 @@ var annotationOf = map[string]string{
 	SettingCACertificateRefs:     AnnotationCACertificateRefs,
 	SettingBackendRefs:           AnnotationBackendRefs,
 	SettingUnresolvedBackendRefs: AnnotationUnresolvedBackendRefs,
+	SettingObjectRefs:            AnnotationObjectRefs,
 }
 
 // allSettings lists every setting, in the order they are shown.
@@ -519,7 +537,7 @@ var allSettings = []string{
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingUntargetedScope, SettingSharedPortListeners, SettingOverriddenBy, SettingWeightAnnotation,
 	SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields,
-	SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs,
+	SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingObjectRefs,
 }
 
 // Settings lists the names of every setting of a kind, the keys of
@@ -665,6 +683,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 			k.InvalidOnUnresolvedBackendRefs, err = parseChoice(v, "invalid", "ignore", "unresolved backendRefs rule")
 			return
 		}},
+		{AnnotationObjectRefs, SettingObjectRefs, func(v string) (err error) { k.ObjectRefs, err = ParseObjectRefs(v); return }},
 		{AnnotationFilterAttachment, SettingFilterAttachment, func(v string) (err error) {
 			k.FilterAttachment, err = parseChoice(v, "extension-ref", "none", "filter attachment")
 			return

@@ -389,6 +389,8 @@ func TestKindFromCRDInvalidAnnotations(t *testing.T) {
 		{"unresolved backend refs word", "Direct", map[string]string{AnnotationBackendRefs: "a.backendRef", AnnotationUnresolvedBackendRefs: "reject"}, nil, annField(AnnotationUnresolvedBackendRefs), `"reject"`},
 		{"unresolved backend refs without paths", "Direct", map[string]string{AnnotationUnresolvedBackendRefs: "invalid"}, nil, annField(AnnotationUnresolvedBackendRefs), "needs the paths where policies name backends"},
 		{"backend refs empty", "Direct", map[string]string{AnnotationBackendRefs: " , "}, nil, annField(AnnotationBackendRefs), "names no path"},
+		{"object refs kind", "Direct", map[string]string{AnnotationObjectRefs: "a.ref kinds=Pod"}, nil, annField(AnnotationObjectRefs), `kind "Pod"`},
+		{"object refs empty", "Direct", map[string]string{AnnotationObjectRefs: " ; "}, nil, annField(AnnotationObjectRefs), "names no path"},
 		{"conflict field not a path", "Inherited", map[string]string{AnnotationSameLevel: "merge-disjoint", AnnotationConflictFields: "a..b"}, nil, annField(AnnotationConflictFields), `"a..b" is not a dotted spec path`},
 		{"filter attachment under the GEP rule", "Inherited", map[string]string{AnnotationEffectiveSectionKinds: "HTTPRoute", AnnotationFilterAttachment: "extension-ref"}, nil, annField(AnnotationFilterAttachment), "needs a same-level rule of oldest-wins, oldest-first or merge-disjoint"},
 		{"filter attachment word", "Inherited", map[string]string{AnnotationFilterAttachment: "yes"}, nil, annField(AnnotationFilterAttachment), `"yes"`},

@@ -106,6 +106,9 @@ type Policy struct {
 	// BackendRefs are the backends the policy names at its kind's
 	// BackendRefs paths, in order.
 	BackendRefs []BackendRef
+	// ObjectRefs are the ConfigMaps and Secrets the policy names at its
+	// kind's ObjectRefs paths, in order.
+	ObjectRefs []ObjectRef
 	// Problems make the policy Invalid; each names the field.
 	Problems []diag.Problem
 }
@@ -263,6 +266,7 @@ func Parse(u *unstructured.Unstructured, k *Kind) *Policy {
 	p.parseIntent(spec, bad)
 	p.readCARefs(spec, bad)
 	p.readBackendRefs(spec)
+	p.readObjectRefs(spec)
 	return p
 }
 

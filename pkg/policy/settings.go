@@ -184,6 +184,12 @@ const (
 	// its kind's backend-refs paths, a Service that does not resolve is
 	// Invalid (Envoy Gateway), or "ignore" (default).
 	AnnotationUnresolvedBackendRefs = "attache.dev/unresolved-backend-refs"
+	// AnnotationObjectRefs lists (separated by ";") the paths below spec
+	// where a policy names ConfigMaps or Secrets whose data it uses, each
+	// optionally followed by kinds=<ConfigMap,Secret> and keys=<key,...>
+	// (see ObjectRefPath), or "none": "oidc.clientSecret kinds=Secret
+	// keys=client-secret; lua[].valueRef kinds=ConfigMap keys=lua,+".
+	AnnotationObjectRefs = "attache.dev/object-refs"
 )
 
 // Setting names, the keys of Kind.Origins.
@@ -215,6 +221,7 @@ const (
 	SettingCACertificateRefs     = "caCertificateRefs"
 	SettingBackendRefs           = "backendRefs"
 	SettingUnresolvedBackendRefs = "unresolvedBackendRefs"
+	SettingObjectRefs            = "objectRefs"
 )
 
 // parseConflictScope reads "policy" (true) or "target" (false).

@@ -12,6 +12,7 @@ package profiles
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/attache-dev/attache/pkg/merge"
 	"github.com/attache-dev/attache/pkg/policy"
@@ -138,15 +139,32 @@ var builtin = func() []policy.Profile {
 			// listeners it does not target is rejected there.
 			RejectSharedPort:     true,
 			OverriddenByPresence: true,
+			ObjectRefs: objectRefs(
+				"tls.clientValidation.caCertificateRefs[] kinds=Secret,ConfigMap keys=ca.crt,*",
+				"tls.clientValidation.crl.refs[] kinds=Secret,ConfigMap keys=ca.crl,*"),
 		}),
-		egInherited("BackendTrafficPolicy", egRoutes),
+		// The ConfigMaps and Secrets whose data Envoy Gateway's translator
+		// reads (object refs): one it cannot find, or without the key it
+		// reads, makes the policy Invalid.
+		withObjectRefs(egInherited("BackendTrafficPolicy", egRoutes),
+			"responseOverride[].response.body.valueRef kinds=ConfigMap keys=response.body,+"),
 		// The backends of their external services (extAuth, JWKS, OIDC
 		// provider, extProc): Envoy Gateway makes the policy their
 		// BackendTLSPolicy's ancestor (processExtServiceDestination).
-		withBackendRefs(egInherited("SecurityPolicy", kinds(httpRoute, grpcRoute, tcpRoute)),
+		withObjectRefs(withBackendRefs(egInherited("SecurityPolicy", kinds(httpRoute, grpcRoute, tcpRoute)),
 			"extAuth.grpc.backendRef", "extAuth.grpc.backendRefs[]", "extAuth.http.backendRef", "extAuth.http.backendRefs[]",
 			"jwt.providers[].remoteJWKS.backendRefs[]", "oidc.provider.backendRefs[]"),
-		withBackendRefs(egInherited("EnvoyExtensionPolicy", egRoutes), "extProc[].backendRef", "extProc[].backendRefs[]"),
+			"apiKeyAuth.credentialRefs[] kinds=Secret",
+			"basicAuth.users kinds=Secret keys=.htpasswd",
+			"oidc.clientIDRef kinds=Secret keys=client-id",
+			"oidc.clientSecret kinds=Secret keys=client-secret",
+			"jwt.providers[].localJWKS.valueRef kinds=ConfigMap keys=jwks,+",
+			"extAuth.contextExtensions[].valueRef kinds=ConfigMap,Secret"),
+		withObjectRefs(withBackendRefs(egInherited("EnvoyExtensionPolicy", egRoutes), "extProc[].backendRef", "extProc[].backendRefs[]"),
+			"lua[].valueRef kinds=ConfigMap keys=lua,+",
+			"wasm[].code.image.pullSecretRef kinds=Secret keys=.dockerconfigjson",
+			"wasm[].code.image.tls.caCertificateRef kinds=Secret,ConfigMap keys=ca.crt,*",
+			"wasm[].code.http.tls.caCertificateRef kinds=Secret,ConfigMap keys=ca.crt,*"),
 		entry(EnvoyGateway, "gateway.envoyproxy.io", "EnvoyPatchPolicy", "", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(gatewayClass, gateway), Composition: policy.CompositionAdditive,
 		}),
@@ -250,6 +268,23 @@ func withBackendRefs(p policy.Profile, paths ...policy.BackendRefPath) policy.Pr
 	// missing, lacks the port, or is not granted (validateBackendRef).
 	p.Spec.InvalidOnUnresolvedBackendRefs = true
 	return p
+}
+
+// withObjectRefs declares where a profile's kind names ConfigMaps and
+// Secrets it reads, in the annotation's form.
+func withObjectRefs(p policy.Profile, entries ...string) policy.Profile {
+	p.Spec.ObjectRefs = objectRefs(entries...)
+	return p
+}
+
+// objectRefs parses object reference paths written in the annotation's
+// form; the profiles are fixed, so a syntax error is a programming error.
+func objectRefs(entries ...string) []policy.ObjectRefPath {
+	out, err := policy.ParseObjectRefs(strings.Join(entries, "; "))
+	if err != nil {
+		panic("profiles: " + err.Error())
+	}
+	return out
 }
 
 // withConflictFields narrows a profile's merge-disjoint rule to fields.

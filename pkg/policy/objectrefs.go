@@ -1,0 +1,309 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// ObjectRefPath is where a kind's policies name a ConfigMap or Secret whose
+// data they use (an OIDC client secret, a Lua script, a response body, a
+// client CA bundle). A policy naming one that does not exist, lacks the
+// data key it needs, or sits in another namespace that no ReferenceGrant
+// opens to the policy is Invalid at each of its targets: its
+// implementation cannot translate it (Envoy Gateway). References to kinds
+// other than Kinds are not judged (the CRD's schema says which kinds a
+// reference may name; attache reads ConfigMaps and Secrets only).
+type ObjectRefPath struct {
+	// Path is the dotted path below spec of one reference object (group,
+	// kind, name, and optionally namespace); segments may end in "[]"
+	// (each entry of that list), and a path ending in "[]" is a list of
+	// references.
+	Path BackendRefPath
+	// Kinds are the kinds judged, among CAHolderKinds; the first is the
+	// kind of a reference that names none (default Secret).
+	Kinds []topology.GroupKind
+	// Keys are the data keys the policy reads, one of which must be
+	// present; "*" stands for the holder's only key when it has exactly
+	// one, "+" for any key when it has some (Envoy Gateway's fallbacks).
+	// Empty: the holder must exist, whatever its keys.
+	Keys []string
+}
+
+// String renders one path in its annotation form:
+// "oidc.clientSecret kinds=Secret keys=client-secret".
+func (r ObjectRefPath) String() string {
+	kinds := make([]string, len(r.Kinds))
+	for i, k := range r.Kinds {
+		kinds[i] = k.Kind
+	}
+	s := string(r.Path) + " kinds=" + strings.Join(kinds, ",")
+	if len(r.Keys) > 0 {
+		s += " keys=" + strings.Join(r.Keys, ",")
+	}
+	return s
+}
+
+// ObjectRefsString renders a kind's object reference paths as the
+// annotation value, "" when none.
+func ObjectRefsString(refs []ObjectRefPath) string {
+	parts := make([]string, len(refs))
+	for i, r := range refs {
+		parts[i] = r.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// withDefaults fills Kinds when empty.
+func (r ObjectRefPath) withDefaults() ObjectRefPath {
+	if len(r.Kinds) == 0 {
+		r.Kinds = []topology.GroupKind{KindSecret}
+	}
+	return r
+}
+
+// validate checks a path given from Go, a profile or an annotation.
+func (r ObjectRefPath) validate() error {
+	if err := r.Path.validate(); err != nil {
+		return err
+	}
+	for _, k := range r.Kinds {
+		if !slices.Contains(CAHolderKinds, k) {
+			return fmt.Errorf("%s: kind %s is not one attache reads (known: ConfigMap, Secret)", r.Path, k)
+		}
+	}
+	for i, key := range r.Keys {
+		wild := key == "*" || key == "+"
+		if key == "" || (wild && i != len(r.Keys)-1) || strings.ContainsAny(key, " ,=;") {
+			return fmt.Errorf("%s: key %q: keys are data keys, with \"*\" (the only key) or \"+\" (any key) last", r.Path, key)
+		}
+	}
+	return nil
+}
+
+// ParseObjectRefs reads the annotation form: entries separated by ";",
+// each a path followed optionally by kinds=<Kind,...> and keys=<key,...>;
+// "none" for none.
+func ParseObjectRefs(v string) ([]ObjectRefPath, error) {
+	if strings.TrimSpace(v) == "none" {
+		return nil, nil
+	}
+	var out []ObjectRefPath
+	for _, entry := range strings.Split(v, ";") {
+		words := strings.Fields(entry)
+		if len(words) == 0 {
+			continue
+		}
+		r := ObjectRefPath{Path: BackendRefPath(strings.TrimPrefix(words[0], "spec."))}
+		for _, w := range words[1:] {
+			name, val, ok := strings.Cut(w, "=")
+			switch {
+			case ok && name == "kinds" && len(r.Kinds) == 0:
+				for _, k := range splitList(val) {
+					gk, found := caHolderKind(k)
+					if !found {
+						return nil, fmt.Errorf("%s: kind %q is not one attache reads (known: ConfigMap, Secret)", words[0], k)
+					}
+					r.Kinds = append(r.Kinds, gk)
+				}
+			case ok && name == "keys" && len(r.Keys) == 0:
+				r.Keys = splitList(val)
+			default:
+				return nil, fmt.Errorf("%s: unexpected %q after the path (known: kinds=ConfigMap,Secret keys=<key>,*,+)", words[0], w)
+			}
+		}
+		r = r.withDefaults()
+		if err := r.validate(); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("names no path (e.g. %q), or \"none\"", "oidc.clientSecret kinds=Secret keys=client-secret")
+	}
+	return out, nil
+}
+
+// ObjectRef is a ConfigMap or Secret a policy names at one of its kind's
+// ObjectRefPaths.
+type ObjectRef struct {
+	// Object is the holder named (group, kind, namespace, name), defaults
+	// applied: the path's first kind, the policy's namespace.
+	Object topology.Ref
+	// Path is the setting the reference was read under.
+	Path *ObjectRefPath
+	// Field is the entry's path, for messages.
+	Field string
+}
+
+// readObjectRefs reads the policy's references at its kind's object
+// reference paths from spec. An entry that is not a reference object (the
+// CRD's schema rejects those) is skipped: attache judges only what it can
+// name.
+func (p *Policy) readObjectRefs(spec map[string]any) {
+	for i := range p.Kind.ObjectRefs {
+		path := &p.Kind.ObjectRefs[i]
+		names, lists := path.Path.segments()
+		walkPath(spec, "spec", names, lists, func(v any, field string) { p.addObjectRef(v, field, path) })
+	}
+}
+
+// walkPath follows names (lists marking lists) from cur, at field, and
+// calls leaf for each value found at the end.
+func walkPath(cur any, field string, names []string, lists []bool, leaf func(any, string)) {
+	if len(names) == 0 {
+		leaf(cur, field)
+		return
+	}
+	m, ok := cur.(map[string]any)
+	if !ok {
+		return // a field on the way is absent or not an object: nothing named
+	}
+	v, ok := m[names[0]]
+	if !ok || v == nil {
+		return
+	}
+	field += "." + names[0]
+	if !lists[0] {
+		walkPath(v, field, names[1:], lists[1:], leaf)
+		return
+	}
+	list, _ := v.([]any)
+	for i, e := range list {
+		walkPath(e, fmt.Sprintf("%s[%d]", field, i), names[1:], lists[1:], leaf)
+	}
+}
+
+// addObjectRef reads one reference object at field.
+func (p *Policy) addObjectRef(v any, field string, path *ObjectRefPath) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return
+	}
+	def := path.Kinds[0]
+	ref := ObjectRef{Object: topology.Ref{Group: def.Group, Kind: def.Kind, Namespace: p.Ref.Namespace}, Path: path, Field: field}
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"group", &ref.Object.Group}, {"kind", &ref.Object.Kind}, {"name", &ref.Object.Name}, {"namespace", &ref.Object.Namespace}} {
+		v, has := m[f.key]
+		if !has || v == nil {
+			continue
+		}
+		s, isStr := v.(string)
+		if !isStr {
+			return
+		}
+		if s != "" || f.key == "name" || f.key == "group" {
+			*f.dst = s
+		}
+	}
+	if ref.Object.Group == "core" || ref.Object.Group == "v1" {
+		// "v1": Envoy Gateway's validation accepts the core group's
+		// version for it in these references; no API group is so named.
+		ref.Object.Group = topology.CoreGroup
+	}
+	if ref.Object.Name == "" || ref.Object.Namespace == "" {
+		return // no name; or a cluster-scoped policy naming no namespace
+	}
+	p.ObjectRefs = append(p.ObjectRefs, ref)
+}
+
+// Judged reports whether the reference names a kind its path judges.
+func (r ObjectRef) Judged() bool { return slices.Contains(r.Path.Kinds, r.Object.GroupKind()) }
+
+// ObjectRefProblem says why one reference does not resolve.
+type ObjectRefProblem struct {
+	Ref ObjectRef
+	// Message names the field, the object and what is wrong.
+	Message string
+}
+
+// CheckObjectRefs resolves the policy's object references. keys gives the
+// data keys of a holder (ok false when it does not exist); unread, when
+// not nil, says which holders could not be read (they are not judged);
+// granted says whether a ReferenceGrant lets the policy name a holder in
+// another namespace.
+func (p *Policy) CheckObjectRefs(keys func(topology.Ref) ([]string, bool), unread func(topology.Ref) bool, granted func(topology.Ref) bool) []ObjectRefProblem {
+	var probs []ObjectRefProblem
+	for _, ref := range p.ObjectRefs {
+		o := ref.Object
+		if !ref.Judged() || (unread != nil && unread(o)) {
+			continue
+		}
+		what := fmt.Sprintf("%s %s/%s", o.Kind, o.Namespace, o.Name)
+		why := ""
+		if o.Namespace != p.Ref.Namespace && !granted(o) {
+			why = fmt.Sprintf("%s is in another namespace and no ReferenceGrant in namespace %s allows %s from namespace %s to name it", what, o.Namespace, p.Ref.GroupKind(), p.Ref.Namespace)
+		} else if have, found := keys(o); !found {
+			why = what + " not found"
+		} else if len(ref.Path.Keys) > 0 && !holdsKey(have, ref.Path.Keys) {
+			why = fmt.Sprintf("%s has no key %s", what, objectKeysText(ref.Path.Keys))
+		}
+		if why != "" {
+			probs = append(probs, ObjectRefProblem{Ref: ref, Message: ref.Field + ": " + why})
+		}
+	}
+	return probs
+}
+
+// holdsKey reports whether a holder with data keys have has one of keys
+// ("*": its only key; "+": any key).
+func holdsKey(have, keys []string) bool {
+	if slices.Contains(keys, "+") && len(have) > 0 {
+		return true
+	}
+	return holdsCert(have, keys)
+}
+
+// objectKeysText renders keys for a message: "lua (nor any other key)".
+func objectKeysText(keys []string) string {
+	if n := len(keys); n > 0 && keys[n-1] == "+" {
+		named := keys[:n-1]
+		if len(named) == 0 {
+			return "at all"
+		}
+		return strings.Join(named, " or ") + " (nor any other key)"
+	}
+	return keysText(keys)
+}
+
+// HolderKinds are the kinds of the objects the kind's policies name for
+// their data (CA certificate holders and object references): the engine
+// reads those kinds only for such kinds.
+func (k *Kind) HolderKinds() []topology.GroupKind {
+	out := slices.Clone(k.CARefs.Kinds)
+	for _, r := range k.ObjectRefs {
+		for _, gk := range r.Kinds {
+			if !slices.Contains(out, gk) {
+				out = append(out, gk)
+			}
+		}
+	}
+	return out
+}
+
+// HolderRefs are the ConfigMaps and Secrets the policy names for their
+// data, of kinds its kind judges, each once: its CA certificate references
+// in its own namespace and its object references.
+func (p *Policy) HolderRefs() []topology.Ref {
+	var out []topology.Ref
+	add := func(r topology.Ref) {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	for _, ref := range p.CARefs {
+		if r := ref.Ref(); slices.Contains(p.Kind.CARefs.Kinds, r.GroupKind()) && r.Namespace == p.Ref.Namespace {
+			add(r)
+		}
+	}
+	for _, ref := range p.ObjectRefs {
+		if ref.Judged() {
+			add(ref.Object)
+		}
+	}
+	return out
+}

@@ -1,0 +1,137 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+func TestParseObjectRefs(t *testing.T) {
+	for _, c := range []struct{ in, want, err string }{
+		{in: "oidc.clientSecret kinds=Secret keys=client-secret", want: "oidc.clientSecret kinds=Secret keys=client-secret"},
+		// Defaults: kind Secret, no key; spec. dropped; empty entries skipped.
+		{in: " spec.basicAuth.users ; ", want: "basicAuth.users kinds=Secret"},
+		{in: "lua[].valueRef kinds=ConfigMap.core keys=lua,+; a.b kinds=Secret,ConfigMap keys=ca.crt,*", want: "lua[].valueRef kinds=ConfigMap keys=lua,+; a.b kinds=Secret,ConfigMap keys=ca.crt,*"},
+		{in: "none", want: ""},
+		{in: " ; ", err: "names no path"},
+		{in: "a..b", err: "not a dotted path"},
+		{in: "a kinds=Pod", err: `kind "Pod" is not one attache reads`},
+		{in: "a keys=+,lua", err: `key "+"`},
+		{in: "a keys=*,+", err: `key "*"`},
+		{in: "a color=red", err: `unexpected "color=red"`},
+		{in: "a kinds=Secret kinds=ConfigMap", err: "unexpected"},
+	} {
+		got, err := ParseObjectRefs(c.in)
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%q: error %v, want one with %q", c.in, err, c.err)
+		case c.err == "" && err != nil:
+			t.Errorf("%q: %v", c.in, err)
+		case c.err == "" && ObjectRefsString(got) != c.want:
+			t.Errorf("%q read as %q, want %q", c.in, ObjectRefsString(got), c.want)
+		}
+	}
+}
+
+// References are read through lists and objects, with the path's first
+// kind and the policy's namespace as defaults; what is not a reference
+// naming an object is skipped; the core group may be written "", "core" or
+// "v1".
+func TestReadObjectRefs(t *testing.T) {
+	refs, err := ParseObjectRefs("ext[].valueRef kinds=ConfigMap,Secret keys=lua,+; one.secretRef")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := mustKind(t, Spec{Class: Direct, ObjectRefs: refs})
+	p := parse(t, k, withTargets(`"ext": [
+  {"valueRef": {"name": "a"}},
+  {"valueRef": {"group": "v1", "kind": "Secret", "name": "b", "namespace": "other"}},
+  {"valueRef": {"kind": "ConfigMap"}},
+  {"valueRef": "x"},
+  {"valueRef": {"name": 3}},
+  {"valueRef": {"group": "example.com", "kind": "Vault", "name": "c"}}
+],
+"one": {"secretRef": {"group": "core", "name": "d"}}`))
+	if p.Invalid() {
+		t.Fatalf("policy made invalid: %v", p.Problems)
+	}
+	var got []string
+	for _, r := range p.ObjectRefs {
+		got = append(got, fmt.Sprintf("%s@%s judged=%v", r.Object, r.Field, r.Judged()))
+	}
+	want := []string{
+		"ConfigMap ns1/a@spec.ext[0].valueRef judged=true",
+		"Secret other/b@spec.ext[1].valueRef judged=true",
+		"Vault.example.com ns1/c@spec.ext[5].valueRef judged=false",
+		"Secret ns1/d@spec.one.secretRef judged=true",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("object refs:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if h := fmt.Sprint(p.HolderRefs()); h != "[ConfigMap ns1/a Secret other/b Secret ns1/d]" {
+		t.Errorf("holder refs = %s", h)
+	}
+	if h := fmt.Sprint(k.HolderKinds()); h != "[ConfigMap Secret]" {
+		t.Errorf("holder kinds = %s", h)
+	}
+}
+
+// Each way a reference fails, with the key rules: a named key, "*" the only
+// key, "+" any key.
+func TestCheckObjectRefs(t *testing.T) {
+	refs, err := ParseObjectRefs("a.ref kinds=ConfigMap keys=lua,+; b.ref keys=ca.crt,*; c.ref keys=client-secret; d.ref")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := mustKind(t, Spec{Class: Direct, ObjectRefs: refs})
+	holders := map[string][]string{
+		"ConfigMap ns1/other-key": {"x"},
+		"ConfigMap ns1/empty":     {},
+		"Secret ns1/one":          {"tls.crt"},
+		"Secret ns1/two":          {"tls.crt", "tls.key"},
+		"Secret ns1/cs":           {"client-secret"},
+		"Secret granted/s":        {},
+		"Secret hidden/s":         {},
+	}
+	keys := func(r topology.Ref) ([]string, bool) { v, ok := holders[r.String()]; return v, ok }
+	unread := func(r topology.Ref) bool { return r.Namespace == "hidden" }
+	granted := func(r topology.Ref) bool { return r.Namespace == "granted" }
+	for _, c := range []struct{ spec, want string }{
+		{`"a": {"ref": {"kind": "ConfigMap", "name": "other-key"}}`, ""},
+		{`"a": {"ref": {"kind": "ConfigMap", "name": "empty"}}`, "spec.a.ref: ConfigMap ns1/empty has no key lua (nor any other key)"},
+		{`"b": {"ref": {"name": "one"}}`, ""},
+		{`"b": {"ref": {"name": "two"}}`, "spec.b.ref: Secret ns1/two has no key ca.crt (nor a single key)"},
+		{`"c": {"ref": {"name": "cs"}}`, ""},
+		{`"c": {"ref": {"name": "one"}}`, "spec.c.ref: Secret ns1/one has no key client-secret"},
+		{`"d": {"ref": {"name": "absent"}}`, "spec.d.ref: Secret ns1/absent not found"},
+		{`"d": {"ref": {"name": "s", "namespace": "granted"}}`, ""},
+		{`"d": {"ref": {"name": "s", "namespace": "hidden"}}`, ""},
+		{`"d": {"ref": {"name": "s", "namespace": "closed"}}`, "spec.d.ref: Secret closed/s is in another namespace and no ReferenceGrant in namespace closed allows ColorPolicy.policies.example.com from namespace ns1 to name it"},
+	} {
+		p := parse(t, k, withTargets(c.spec))
+		var msgs []string
+		for _, pr := range p.CheckObjectRefs(keys, unread, granted) {
+			msgs = append(msgs, pr.Message)
+		}
+		if got := strings.Join(msgs, "; "); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.spec, got, c.want)
+		}
+	}
+}
+
+// The setting is validated from Go and read from the CRD annotation.
+func TestObjectRefsSetting(t *testing.T) {
+	if _, err := NewKind(Spec{GroupKind: colorGK, Class: Direct, ObjectRefs: []ObjectRefPath{{Path: "a..b"}}}); err == nil || !strings.Contains(err.Error(), "not a dotted path") {
+		t.Errorf("bad path from Go: %v, want an error saying so", err)
+	}
+	k := mustKind(t, Spec{Class: Direct, ObjectRefs: []ObjectRefPath{{Path: "a.ref"}}})
+	if got := ObjectRefsString(k.ObjectRefs); got != "a.ref kinds=Secret" {
+		t.Errorf("Go default = %q, want a.ref kinds=Secret", got)
+	}
+	k = mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationObjectRefs: "spec.oidc.clientSecret keys=client-secret"}), nil)
+	if got := ObjectRefsString(k.ObjectRefs); got != "oidc.clientSecret kinds=Secret keys=client-secret" || k.Origins[SettingObjectRefs] != FromAnnotation {
+		t.Errorf("objectRefs = %q (origin %q), want oidc.clientSecret kinds=Secret keys=client-secret from the annotation", got, k.Origins[SettingObjectRefs])
+	}
+}
