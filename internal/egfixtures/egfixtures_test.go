@@ -59,6 +59,10 @@ var mustMatch = map[string]bool{
 	"securitypolicy-with-extauth-invalid-no-port":                  true,
 	"securitypolicy-with-extauth-invalid-no-reference-grant":       true,
 	"securitypolicy-with-extauth-invalid-no-service":               true,
+	// Policies whose external service's BackendTLSPolicy has no valid CA.
+	"envoyextensionpolicy-with-extproc-with-backendtlspolicy":                     true,
+	"envoyextensionpolicy-with-extproc-with-backendtlspolicy-per-resource-secret": true,
+	"envoyextensionpolicy-with-extproc-with-backendtlspolicy-shared-secret":       true,
 	// Policies whose Secrets or ConfigMaps do not resolve (objectRefs).
 	"backendtrafficpolicy-with-response-override-invalid-valueref": true,
 	"envoyextensionpolicy-with-lua-configmap":                      true,

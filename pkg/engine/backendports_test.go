@@ -184,8 +184,10 @@ extAuth: {grpc: {backendRefs: [{name: ext, namespace: other, port: 9000}]}}`),
 
 // With unresolved backendRefs invalid (Envoy Gateway's SecurityPolicy), a
 // policy whose external service's Service is missing, lacks the port, or
-// is not granted is Invalid at each target it found, and applies nowhere;
-// a target it did not find stays TargetNotFound.
+// is not granted is Invalid at each target it found, where it keeps its
+// place (Envoy Gateway claims the target before translating the policy,
+// and fails the route closed): an older such policy beats a valid one on
+// the same target; a target it did not find stays TargetNotFound.
 func TestUnresolvedBackendRefsInvalid(t *testing.T) {
 	sp := func(name, target, ref string) string {
 		return pol(egV, "SecurityPolicy", name, 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: `+target+`}]
@@ -194,26 +196,39 @@ extAuth: {http: {backendRefs: [`+ref+`]}}`)
 	docs := []string{
 		crd("gateway.envoyproxy.io", "SecurityPolicy", "securitypolicies"),
 		portTopo(), serviceDoc("other", "ext", "{name: http, port: 80}"),
+	}
+	for _, g := range "efghi" {
+		docs = append(docs, fmt.Sprintf("apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: %c, namespace: default}\nspec: {gatewayClassName: x, listeners: [{name: http, protocol: HTTP, port: 80}]}\n", g))
+	}
+	docs = append(docs,
 		sp("ok", "a", "{name: svc, port: 80}"),
 		// Two targets: Invalid at both, reported once.
 		sp("missing", "b}, {group: gateway.networking.k8s.io, kind: Gateway, name: c", "{name: nosvc, port: 80}"),
-		sp("noport", "c", "{name: svc}"),
+		sp("noport", "f", "{name: svc}"),
 		sp("badport", "d", "{name: svc, port: 81}"),
-		sp("nogrant", "a", "{name: ext, namespace: other, port: 80}"),
+		sp("nogrant", "g", "{name: ext, namespace: other, port: 80}"),
 		sp("notarget", "gone", "{name: nosvc, port: 80}"),
-		sp("twobad", "c", "{name: nosvc, port: 80}, {name: svc, port: 81}"),
+		sp("twobad", "h", "{name: nosvc, port: 80}, {name: svc, port: 81}"),
 		// Other backend kinds are not read, so not checked.
-		sp("backend", "b", "{group: gateway.envoyproxy.io, kind: Backend, name: nobackend, port: 80}"),
-	}
+		sp("backend", "e", "{group: gateway.envoyproxy.io, kind: Backend, name: nobackend, port: 80}"),
+		// Same age, so by name: the Invalid one is established first.
+		sp("aa-invalid", "i", "{name: nosvc, port: 80}"),
+		sp("zz-valid", "i", "{name: svc, port: 80}"),
+	)
 	res := compute(t, engine.Options{}, docs...)
+	gw := func(name, verdict string) string {
+		return "Gateway.gateway.networking.k8s.io default/" + name + "=" + verdict
+	}
 	for name, wantAnc := range map[string][]string{
-		"ok":       {"Gateway.gateway.networking.k8s.io default/a=Accepted"},
-		"missing":  {"Gateway.gateway.networking.k8s.io default/b=Invalid", "Gateway.gateway.networking.k8s.io default/c=Invalid"},
-		"noport":   {"Gateway.gateway.networking.k8s.io default/c=Invalid"},
-		"badport":  {"Gateway.gateway.networking.k8s.io default/d=Invalid"},
-		"nogrant":  {"Gateway.gateway.networking.k8s.io default/a=Invalid"},
-		"notarget": {"Gateway.gateway.networking.k8s.io default/gone=TargetNotFound"},
-		"backend":  {"Gateway.gateway.networking.k8s.io default/b=Accepted"},
+		"ok":         {gw("a", "Accepted")},
+		"missing":    {gw("b", "Invalid"), gw("c", "Invalid")},
+		"noport":     {gw("f", "Invalid")},
+		"badport":    {gw("d", "Invalid")},
+		"nogrant":    {gw("g", "Invalid")},
+		"notarget":   {gw("gone", "TargetNotFound")},
+		"backend":    {gw("e", "Accepted")},
+		"aa-invalid": {gw("i", "Invalid")},
+		"zz-valid":   {gw("i", "Conflicted")},
 	} {
 		want(t, name+" ancestors", ancestorsOf(t, res, name), wantAnc)
 	}
@@ -264,9 +279,10 @@ extAuth: {http: {backendRefs: [`+ref+`]}}`)
 	if got := status(t, unread, "missing", "Accepted"); got != "True/Accepted" {
 		t.Errorf("missing with nosvc unread: Accepted %s, want True/Accepted", got)
 	}
-	// Invalid where found: it governs nothing.
-	if got := effective(t, res, "SecurityPolicy", topology.Ref{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute", Namespace: "default", Name: "rd", SectionName: "rule-1"}); len(got) != 0 {
-		t.Errorf("effective SecurityPolicy at rd's rule = %v, want none (badport is Invalid)", got)
+	// Invalid where found, yet in place: the route is its (Envoy Gateway
+	// answers it with a 500), no policy above takes it.
+	if got := fmt.Sprint(effective(t, res, "SecurityPolicy", topology.Ref{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute", Namespace: "default", Name: "rd", SectionName: "rule-1"})); !strings.Contains(got, `"port":81`) {
+		t.Errorf("effective SecurityPolicy at rd's rule = %v, want badport's", got)
 	}
 }
 
@@ -319,4 +335,56 @@ extAuth: {grpc: {backendRefs: [{name: auth, port: 9000}]}}`))
 		t.Fatal(firstDiff(a, b))
 	}
 	want(t, "auth-tls ancestors", ancestorsOf(t, got, "auth-tls"), []string{"Service default/auth=Accepted"})
+}
+
+// A policy judging its backendRefs (Envoy Gateway's SecurityPolicy) is
+// Invalid when the BackendTLSPolicy Envoy Gateway uses for the backend's
+// port (the one on that port, else the one on the whole Service) has no
+// valid CA certificate; creating the CA's ConfigMap accepts it, in an
+// Incremental as in Compute.
+func TestUnresolvedBackendRefsBackendTLS(t *testing.T) {
+	btlsp := func(name, svc, section, cm string) string {
+		ref := "{group: \"\", kind: Service, name: " + svc
+		if section != "" {
+			ref += ", sectionName: " + section
+		}
+		return pol("gateway.networking.k8s.io/v1", "BackendTLSPolicy", name, 0, "targetRefs: ["+ref+"}]\n"+
+			"validation: {hostname: x.example, caCertificateRefs: [{group: \"\", kind: ConfigMap, name: "+cm+"}]}")
+	}
+	sp := func(name, gw, svc string) string {
+		return pol(egV, "SecurityPolicy", name, 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: `+gw+`}]
+extAuth: {http: {backendRefs: [{name: `+svc+`, port: 80}]}}`)
+	}
+	docs := []string{
+		crd("gateway.envoyproxy.io", "SecurityPolicy", "securitypolicies"),
+		crd("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies"),
+		portTopo(),
+		serviceDoc("default", "auth", "{name: http, port: 80}"),
+		serviceDoc("default", "auth2", "{name: http, port: 80}"),
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: good, namespace: default}\ndata: {ca.crt: x}\n",
+		// auth: the whole-Service policy's CA is missing, but the port's
+		// policy, which Envoy Gateway prefers, has one.
+		btlsp("auth-whole", "auth", "", "later"), btlsp("auth-port", "auth", "http", "good"),
+		// auth2: only the whole-Service policy, without a CA.
+		btlsp("auth2-whole", "auth2", "", "later"),
+		sp("uses-auth", "a", "auth"), sp("uses-auth2", "b", "auth2"),
+	}
+	res := compute(t, engine.Options{}, docs...)
+	want(t, "uses-auth", status(t, res, "uses-auth", "Accepted"), "True/Accepted")
+	want(t, "uses-auth2", status(t, res, "uses-auth2", "Accepted"), "False/Invalid")
+	msg := "spec.extAuth.http.backendRefs[0]: the BackendTLSPolicy default/auth2-whole of Service default/auth2 has no valid CA certificate"
+	for _, ps := range res.Policies {
+		if ps.Policy.Ref.Name == "uses-auth2" && !strings.Contains(ps.Conditions[0].Message, msg) {
+			t.Errorf("uses-auth2: Accepted message %q lacks %q", ps.Conditions[0].Message, msg)
+		}
+	}
+
+	in := engine.NewIncremental(engine.Options{})
+	in.Compute(decodeDocs(t, docs...))
+	next := decodeDocs(t, append(slices.Clone(docs), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: later, namespace: default}\ndata: {ca.crt: x}\n")...)
+	got := in.Compute(next)
+	if a, b := dump(t, got), dump(t, engine.Compute(next, engine.Options{})); a != b {
+		t.Fatal(firstDiff(a, b))
+	}
+	want(t, "uses-auth2 once the CA exists", status(t, got, "uses-auth2", "Accepted"), "True/Accepted")
 }

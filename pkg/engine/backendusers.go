@@ -106,6 +106,12 @@ func (c *computation) unresolvedBackendRefs(p *policy.Policy) (field, msg, probl
 		default:
 			if _, ok := names[br.Port]; !ok {
 				why = fmt.Sprintf("port %d not found on Service %s/%s", br.Port, b.Namespace, b.Name)
+			} else if tls := c.backendTLSPolicyFor(b, names[br.Port]); tls != nil {
+				// Envoy Gateway builds the connection with the
+				// backend's BackendTLSPolicy: without a CA it fails.
+				if chk := c.checkCARefs(tls); chk != nil && chk.noValid {
+					why = fmt.Sprintf("the BackendTLSPolicy %s/%s of Service %s/%s has no valid CA certificate (%s)", tls.Ref.Namespace, tls.Ref.Name, b.Namespace, b.Name, chk.resolved.Message)
+				}
 			}
 		}
 		if why == "" {
@@ -123,4 +129,34 @@ func (c *computation) unresolvedBackendRefs(p *policy.Policy) (field, msg, probl
 		problem += "; nor do " + strings.Join(bad[1:], "; ")
 	}
 	return field, "backendRefs do not resolve: " + strings.Join(bad, "; "), problem
+}
+
+// backendTLSPolicyFor returns the policy with CA certificate references
+// (BackendTLSPolicy) that Envoy Gateway uses for the connections to port
+// (a section name, "" for none) of Service svc: the oldest valid one on
+// that port, else the oldest on the whole Service (getBackendTLSPolicy);
+// nil when none.
+func (c *computation) backendTLSPolicyFor(svc topology.Ref, port string) *policy.Policy {
+	var onPort, whole *policy.Policy
+	for _, ps := range c.policies {
+		p := ps.p
+		if !p.Kind.CARefs.Enabled() || p.Invalid() {
+			continue
+		}
+		for _, t := range p.Targets {
+			if t.Selector != nil || t.Group != svc.Group || t.Kind != svc.Kind || t.Name != svc.Name || t.Namespace != svc.Namespace {
+				continue
+			}
+			switch {
+			case t.SectionName == "" && (whole == nil || olderBefore(p, whole)):
+				whole = p
+			case t.SectionName != "" && t.SectionName == port && (onPort == nil || olderBefore(p, onPort)):
+				onPort = p
+			}
+		}
+	}
+	if onPort != nil {
+		return onPort
+	}
+	return whole
 }

@@ -151,3 +151,19 @@ func (c *computation) unresolvedObjectRefs(p *policy.Policy) (field, msg, proble
 	}
 	return field, "references do not resolve: " + strings.Join(msgs, "; "), problem
 }
+
+// unresolvedRefs checks the references of p its kind judges (backendRefs
+// under unresolvedBackendRefs: invalid, then objectRefs): the field of the
+// first that does not resolve, the message for the policy's ancestors and
+// the problem to report; all empty when they resolve.
+func (c *computation) unresolvedRefs(p *policy.Policy) (field, msg, problem string) {
+	if p.Kind.InvalidOnUnresolvedBackendRefs {
+		if field, msg, problem = c.unresolvedBackendRefs(p); msg != "" {
+			return field, msg, problem
+		}
+	}
+	if len(p.ObjectRefs) > 0 {
+		return c.unresolvedObjectRefs(p)
+	}
+	return "", "", ""
+}

@@ -561,25 +561,15 @@ func (c *computation) resolve(ps *pstate) {
 // not resolve, shared listener ports): a target failing one is Invalid
 // instead.
 func (c *computation) attachChecked(ps *pstate, id topology.NodeID, t policy.TargetRef) {
-	// Envoy Gateway translates none of a policy whose references do not
-	// resolve where it found its targets: it is Invalid at each.
-	for _, check := range []struct {
-		on  bool
-		run func(*policy.Policy) (string, string, string)
-	}{
-		{ps.p.Kind.InvalidOnUnresolvedBackendRefs, c.unresolvedBackendRefs},
-		{len(ps.p.ObjectRefs) > 0, c.unresolvedObjectRefs},
-	} {
-		if !check.on {
-			continue
-		}
-		if field, msg, problem := check.run(ps.p); msg != "" {
-			ps.ancestors = append(ps.ancestors, ancestorState{ref: c.graph.Node(id).Ref, reason: ReasonInvalid, msg: msg})
-			prob := diag.Problem{Object: ps.p.Ref, Source: c.sources[ps.p.Ref], Field: field, Message: problem}
-			if !slices.Contains(ps.targetProblems, prob) { // once, not per target
-				ps.targetProblems = append(ps.targetProblems, prob)
-			}
-			return
+	// A policy whose references do not resolve is Invalid at each target
+	// (policyStatus says so) but keeps its place there: Envoy Gateway
+	// records it as the route's policy before translating it, and fails
+	// the route closed (a 500 direct response) when translation fails.
+	// The input problem is said once, not per target.
+	if field, _, problem := c.unresolvedRefs(ps.p); problem != "" {
+		prob := diag.Problem{Object: ps.p.Ref, Source: c.sources[ps.p.Ref], Field: field, Message: problem}
+		if !slices.Contains(ps.targetProblems, prob) {
+			ps.targetProblems = append(ps.targetProblems, prob)
 		}
 	}
 	if ps.p.Kind.RejectSharedPort {

@@ -108,6 +108,7 @@ func (in *Incremental) Compute(objs []Object) *Result {
 	changes, regen, reason := in.diff(objs)
 	if reason == "" {
 		changes = in.c.holderDependents(changes, in.holdersChanged)
+		reason = in.c.backendTLSDependents(changes, in.holdersChanged)
 	}
 	if reason == "" {
 		reason = in.c.cannotUpdate(changes)
@@ -182,6 +183,39 @@ func (c *computation) holderDependents(changes []policyChange, holders []topolog
 		sort.Slice(changes, func(i, j int) bool { return changes[i].ref.Less(changes[j].ref) })
 	}
 	return changes
+}
+
+// backendTLSDependents says why everything must be recomputed when a
+// policy with CA certificate references (BackendTLSPolicy) or a holder
+// they name changed while some policy judges its backendRefs
+// (unresolvedBackendRefs: invalid): such a policy is Invalid when its
+// backend's BackendTLSPolicy has no valid CA certificate, and which
+// BackendTLSPolicy that is depends on them all. "" otherwise.
+func (c *computation) backendTLSDependents(changes []policyChange, holders []topology.Ref) string {
+	why := ""
+	for _, ch := range changes {
+		if (ch.old != nil && ch.old.p.Kind.CARefs.Enabled()) || (ch.p != nil && ch.p.Kind.CARefs.Enabled()) {
+			why = fmt.Sprintf("%s has CA certificate references", ch.ref)
+			break
+		}
+	}
+	if why == "" && len(holders) > 0 {
+		for _, ps := range c.policies {
+			if ps.p.Kind.CARefs.Enabled() && slices.ContainsFunc(holders, func(h topology.Ref) bool { return referencesHolder(ps.p, h) }) {
+				why = fmt.Sprintf("%s names a changed CA certificate holder", ps.p.Ref)
+				break
+			}
+		}
+	}
+	if why == "" {
+		return ""
+	}
+	for _, ps := range c.policies {
+		if ps.p.Kind.InvalidOnUnresolvedBackendRefs && len(ps.p.BackendRefs) > 0 {
+			return why + ", and " + ps.p.Ref.String() + " checks its backends' BackendTLSPolicies"
+		}
+	}
+	return ""
 }
 
 // regeneration is a policy whose new parse differs from the old in its

@@ -120,6 +120,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 		return st
 	}
 	ca := c.checkCARefs(ps.p)
+	_, refsMsg, _ := c.unresolvedRefs(ps.p)
 	var accepted []*attachment
 	var firstBad *ancestorState
 	var summary *Condition
@@ -157,6 +158,10 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			// In place, but with no CA certificate to trust: connections
 			// through it fail (Gateway API), and it is not accepted.
 			an.reason, an.msg = ReasonNoValidCACertificate, ca.msg
+		}
+		if an.reason == "" && an.att != nil && refsMsg != "" {
+			// In place, but its implementation cannot translate it.
+			an.reason, an.msg = ReasonInvalid, refsMsg
 		}
 		if an.reason != "" {
 			anc.Conditions = []Condition{{Type: CondAccepted, Status: "False", Reason: an.reason, Message: an.msg}}
