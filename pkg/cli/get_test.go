@@ -421,7 +421,7 @@ func TestGetPolicyKindsBackendRefs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "object-refs=jwt.providers[].localJWKS.valueRef kinds=ConfigMap keys=jwks,+ (profile: Envoy Gateway)") {
+	if !strings.Contains(out, "object-refs=jwt.providers[].localJWKS.valueRef kinds=ConfigMap keys=jwks,+ when=type=ValueRef (profile: Envoy Gateway)") {
 		t.Errorf("-o wide lacks the objectRefs setting:\n%s", out)
 	}
 }

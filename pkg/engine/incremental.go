@@ -107,7 +107,7 @@ func (in *Incremental) Compute(objs []Object) *Result {
 	in.holdersChanged = in.holdersChanged[:0]
 	changes, regen, reason := in.diff(objs)
 	if reason == "" {
-		changes = in.c.holderDependents(changes, in.holdersChanged)
+		changes, regen = in.c.holderDependents(changes, regen, in.holdersChanged)
 		reason = in.c.backendTLSDependents(changes, in.holdersChanged)
 	}
 	if reason == "" {
@@ -162,9 +162,12 @@ func (in *Incremental) refreshHolders() {
 // with object references to a holder that changed: whether they are
 // Invalid at their targets depends on it, so they are attached again.
 // (CA certificate references change only a status: refreshHolders.)
-func (c *computation) holderDependents(changes []policyChange, holders []topology.Ref) []policyChange {
+//
+// A policy whose generation alone changed in the same input (regen) is
+// attached again with its new parse, and leaves regen.
+func (c *computation) holderDependents(changes []policyChange, regen []regeneration, holders []topology.Ref) ([]policyChange, []regeneration) {
 	if len(holders) == 0 {
-		return changes
+		return changes, regen
 	}
 	added := false
 	for _, ps := range c.policies {
@@ -173,7 +176,12 @@ func (c *computation) holderDependents(changes []policyChange, holders []topolog
 		}
 		for _, ref := range ps.p.ObjectRefs {
 			if slices.Contains(holders, ref.Object) {
-				changes = append(changes, policyChange{ref: ps.p.Ref, old: ps, p: ps.p, src: c.sources[ps.p.Ref]})
+				p := ps.p
+				if i := slices.IndexFunc(regen, func(x regeneration) bool { return x.ps == ps }); i >= 0 {
+					p = regen[i].p
+					regen = slices.Delete(regen, i, i+1)
+				}
+				changes = append(changes, policyChange{ref: ps.p.Ref, old: ps, p: p, src: c.sources[ps.p.Ref]})
 				added = true
 				break
 			}
@@ -182,7 +190,7 @@ func (c *computation) holderDependents(changes []policyChange, holders []topolog
 	if added {
 		sort.Slice(changes, func(i, j int) bool { return changes[i].ref.Less(changes[j].ref) })
 	}
-	return changes
+	return changes, regen
 }
 
 // backendTLSDependents says why everything must be recomputed when a

@@ -79,7 +79,8 @@ oidc: {provider: {issuer: "https://idp.example"}, clientID: app, clientSecret: %
 func TestObjectRefs(t *testing.T) {
 	sp := crd("gateway.envoyproxy.io", "SecurityPolicy", "securitypolicies")
 	eep := crd("gateway.envoyproxy.io", "EnvoyExtensionPolicy", "envoyextensionpolicies")
-	res := compute(t, engine.Options{}, sp, eep, refsTopo(),
+	btp := crd("gateway.envoyproxy.io", "BackendTrafficPolicy", "backendtrafficpolicies")
+	res := compute(t, engine.Options{}, sp, eep, btp, refsTopo(),
 		oidcPolicy("ok", "r1", `{name: oidc}`),
 		oidcPolicy("missing", "r2", `{name: absent}`),
 		oidcPolicy("nokey", "r3", `{name: sec}`),
@@ -93,6 +94,9 @@ lua: [{type: ValueRef, valueRef: {group: v1, kind: ConfigMap, name: lua-any}}]`)
 lua: [{type: Inline, inline: "x"}, {type: ValueRef, valueRef: {group: "", kind: ConfigMap, name: empty}}]`),
 		pol(egV, "EnvoyExtensionPolicy", "lua-v1-missing", 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r9}]
 lua: [{type: ValueRef, valueRef: {group: v1, kind: ConfigMap, name: absent}}]`),
+		// Envoy Gateway reads the body's valueRef only for type ValueRef.
+		pol(egV, "BackendTrafficPolicy", "inline-body", 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r8}]
+responseOverride: [{match: {statusCodes: [{value: 500}]}, response: {body: {type: Inline, inline: "x", valueRef: {group: "", kind: ConfigMap, name: absent}}}}]`),
 		// A kind the path does not judge (the CRD's schema decides).
 		pol(egV, "EnvoyExtensionPolicy", "unjudged", 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r8}]
 wasm: [{code: {type: Image, image: {url: x, pullSecretRef: {group: example.com, kind: Vault, name: absent}}}}]`),
@@ -101,6 +105,7 @@ wasm: [{code: {type: Image, image: {url: x, pullSecretRef: {group: example.com, 
 		"ok": "True/Accepted", "missing": "False/Invalid", "nokey": "False/Invalid",
 		"granted": "True/Accepted", "ungranted": "False/Invalid",
 		"lua-ok": "True/Accepted", "lua-empty": "False/Invalid", "lua-v1-missing": "False/Invalid", "unjudged": "True/Accepted",
+		"inline-body": "True/Accepted",
 	} {
 		want(t, name, ancestorConds(t, res, name)["Accepted"], w)
 	}
@@ -215,6 +220,29 @@ data: {`+key+`: eA==}`)
 		full := engine.Compute(s.objs, engine.Options{})
 		want(t, s.what+": as Compute", ancestorConds(t, res, "p"), ancestorConds(t, full, "p"))
 	}
+}
+
+// A Secret created in the same input as a generation-only change of the
+// policy naming it: the incremental result is Compute's, with the new
+// generation.
+func TestObjectRefsIncrementalWithGeneration(t *testing.T) {
+	sp := crd("gateway.envoyproxy.io", "SecurityPolicy", "securitypolicies")
+	withGen := func(gen int) string {
+		return strings.Replace(oidcPolicy("p", "r1", `{name: later}`), "namespace: default,", fmt.Sprintf("namespace: default, generation: %d,", gen), 1)
+	}
+	in := engine.NewIncremental(engine.Options{})
+	in.Compute(decodeDocs(t, sp, refsTopo(), withGen(1)))
+	next := decodeDocs(t, sp, refsTopo(), withGen(2), "apiVersion: v1\nkind: Secret\nmetadata: {name: later, namespace: default}\ndata: {client-secret: eA==}\n")
+	got := in.Compute(next)
+	if a, b := dump(t, got), dump(t, engine.Compute(next, engine.Options{})); a != b {
+		t.Fatal(firstDiff(a, b))
+	}
+	for _, ps := range got.Policies {
+		if ps.Policy.Ref.Name == "p" && ps.Policy.Generation != 2 {
+			t.Errorf("generation %d, want 2", ps.Policy.Generation)
+		}
+	}
+	want(t, "p", ancestorConds(t, got, "p")["Accepted"], "True/Accepted")
 }
 
 // ancestorMessage returns the Accepted message of policy name's only

@@ -30,6 +30,10 @@ type ObjectRefPath struct {
 	// one, "+" for any key when it has some (Envoy Gateway's fallbacks).
 	// Empty: the holder must exist, whatever its keys.
 	Keys []string
+	// When, if set, is "field=value": the reference is judged only when
+	// the object holding it has that field with that value (a union's
+	// discriminator, Envoy Gateway's type: ValueRef).
+	When string
 }
 
 // String renders one path in its annotation form:
@@ -42,6 +46,9 @@ func (r ObjectRefPath) String() string {
 	s := string(r.Path) + " kinds=" + strings.Join(kinds, ",")
 	if len(r.Keys) > 0 {
 		s += " keys=" + strings.Join(r.Keys, ",")
+	}
+	if r.When != "" {
+		s += " when=" + r.When
 	}
 	return s
 }
@@ -68,6 +75,17 @@ func (r ObjectRefPath) withDefaults() ObjectRefPath {
 func (r ObjectRefPath) validate() error {
 	if err := r.Path.validate(); err != nil {
 		return err
+	}
+	if strings.HasPrefix(string(r.Path), "spec.") || r.Path == "spec" {
+		// The annotation drops one leading "spec.": a path kept so would
+		// not read back the same.
+		return fmt.Errorf("%s: a path below spec does not start with spec again", r.Path)
+	}
+	if r.When != "" {
+		f, v, ok := strings.Cut(r.When, "=")
+		if !ok || f == "" || v == "" || strings.ContainsAny(r.When, " ,;") || strings.Contains(v, "=") {
+			return fmt.Errorf("%s: when=%s: want field=value", r.Path, r.When)
+		}
 	}
 	for _, k := range r.Kinds {
 		if !slices.Contains(CAHolderKinds, k) {
@@ -110,8 +128,13 @@ func ParseObjectRefs(v string) ([]ObjectRefPath, error) {
 				}
 			case ok && name == "keys" && len(r.Keys) == 0:
 				r.Keys = splitList(val)
+			case ok && name == "when" && r.When == "":
+				r.When = val
+				if val == "" {
+					return nil, fmt.Errorf("%s: when=: want field=value", words[0])
+				}
 			default:
-				return nil, fmt.Errorf("%s: unexpected %q after the path (known: kinds=ConfigMap,Secret keys=<key>,*,+)", words[0], w)
+				return nil, fmt.Errorf("%s: unexpected %q after the path (known: kinds=ConfigMap,Secret keys=<key>,*,+ when=<field>=<value>)", words[0], w)
 			}
 		}
 		r = r.withDefaults()
@@ -145,9 +168,31 @@ type ObjectRef struct {
 func (p *Policy) readObjectRefs(spec map[string]any) {
 	for i := range p.Kind.ObjectRefs {
 		path := &p.Kind.ObjectRefs[i]
+		if len(path.Kinds) == 0 {
+			continue // a Kind not completed by NewKind: nothing to judge
+		}
 		names, lists := path.Path.segments()
-		walkPath(spec, "spec", names, lists, func(v any, field string) { p.addObjectRef(v, field, path) })
+		last := len(names) - 1
+		// Walk to the object holding the reference, which When reads.
+		walkPath(spec, "spec", names[:last], lists[:last], func(holder any, field string) {
+			m, ok := holder.(map[string]any)
+			if !ok || !path.applies(m) {
+				return
+			}
+			walkPath(m, field, names[last:], lists[last:], func(v any, field string) { p.addObjectRef(v, field, path) })
+		})
 	}
+}
+
+// applies reports whether references in object m are judged: always, or
+// when m's field named by When has its value.
+func (r *ObjectRefPath) applies(m map[string]any) bool {
+	if r.When == "" {
+		return true
+	}
+	f, v, _ := strings.Cut(r.When, "=")
+	got, ok := m[f].(string)
+	return ok && got == v
 }
 
 // walkPath follows names (lists marking lists) from cur, at field, and

@@ -22,6 +22,12 @@ func TestParseObjectRefs(t *testing.T) {
 		{in: "a keys=*,+", err: `key "*"`},
 		{in: "a color=red", err: `unexpected "color=red"`},
 		{in: "a kinds=Secret kinds=ConfigMap", err: "unexpected"},
+		{in: "body.valueRef kinds=ConfigMap when=type=ValueRef", want: "body.valueRef kinds=ConfigMap when=type=ValueRef"},
+		{in: "a when=type", err: "want field=value"},
+		{in: "a when=", err: "want field=value"},
+		{in: "a when=a=b=c", err: "want field=value"},
+		// Read back, "spec.spec.a" would lose its second spec.
+		{in: "spec.spec.a", err: "does not start with spec again"},
 	} {
 		got, err := ParseObjectRefs(c.in)
 		switch {
@@ -133,5 +139,28 @@ func TestObjectRefsSetting(t *testing.T) {
 	k = mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationObjectRefs: "spec.oidc.clientSecret keys=client-secret"}), nil)
 	if got := ObjectRefsString(k.ObjectRefs); got != "oidc.clientSecret kinds=Secret keys=client-secret" || k.Origins[SettingObjectRefs] != FromAnnotation {
 		t.Errorf("objectRefs = %q (origin %q), want oidc.clientSecret kinds=Secret keys=client-secret from the annotation", got, k.Origins[SettingObjectRefs])
+	}
+}
+
+// A path with when= judges a reference only where the object holding it
+// has the discriminator's value.
+func TestReadObjectRefsWhen(t *testing.T) {
+	refs, err := ParseObjectRefs("lua[].valueRef kinds=ConfigMap when=type=ValueRef")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := mustKind(t, Spec{Class: Direct, ObjectRefs: refs})
+	p := parse(t, k, withTargets(`"lua": [
+  {"type": "ValueRef", "valueRef": {"kind": "ConfigMap", "name": "a"}},
+  {"type": "Inline", "inline": "x", "valueRef": {"kind": "ConfigMap", "name": "stray"}},
+  {"valueRef": {"kind": "ConfigMap", "name": "untyped"}},
+  {"type": 3, "valueRef": {"kind": "ConfigMap", "name": "odd"}}
+]`))
+	var got []string
+	for _, r := range p.ObjectRefs {
+		got = append(got, r.Object.String()+"@"+r.Field)
+	}
+	if fmt.Sprint(got) != "[ConfigMap ns1/a@spec.lua[0].valueRef]" {
+		t.Errorf("object refs = %v, want only the ValueRef entry's", got)
 	}
 }

@@ -139,15 +139,13 @@ var builtin = func() []policy.Profile {
 			// listeners it does not target is rejected there.
 			RejectSharedPort:     true,
 			OverriddenByPresence: true,
-			ObjectRefs: objectRefs(
-				"tls.clientValidation.caCertificateRefs[] kinds=Secret,ConfigMap keys=ca.crt,*",
-				"tls.clientValidation.crl.refs[] kinds=Secret,ConfigMap keys=ca.crl,*"),
 		}),
 		// The ConfigMaps and Secrets whose data Envoy Gateway's translator
 		// reads (object refs): one it cannot find, or without the key it
-		// reads, makes the policy Invalid.
+		// reads, makes the policy Invalid. (ClientTrafficPolicy's client
+		// CAs are read on TLS listeners only: not declared.)
 		withObjectRefs(egInherited("BackendTrafficPolicy", egRoutes),
-			"responseOverride[].response.body.valueRef kinds=ConfigMap keys=response.body,+"),
+			"responseOverride[].response.body.valueRef kinds=ConfigMap keys=response.body,+ when=type=ValueRef"),
 		// The backends of their external services (extAuth, JWKS, OIDC
 		// provider, extProc): Envoy Gateway makes the policy their
 		// BackendTLSPolicy's ancestor (processExtServiceDestination).
@@ -158,10 +156,10 @@ var builtin = func() []policy.Profile {
 			"basicAuth.users kinds=Secret keys=.htpasswd",
 			"oidc.clientIDRef kinds=Secret keys=client-id",
 			"oidc.clientSecret kinds=Secret keys=client-secret",
-			"jwt.providers[].localJWKS.valueRef kinds=ConfigMap keys=jwks,+",
+			"jwt.providers[].localJWKS.valueRef kinds=ConfigMap keys=jwks,+ when=type=ValueRef",
 			"extAuth.contextExtensions[].valueRef kinds=ConfigMap,Secret"),
 		withObjectRefs(withBackendRefs(egInherited("EnvoyExtensionPolicy", egRoutes), "extProc[].backendRef", "extProc[].backendRefs[]"),
-			"lua[].valueRef kinds=ConfigMap keys=lua,+",
+			"lua[].valueRef kinds=ConfigMap keys=lua,+ when=type=ValueRef",
 			"wasm[].code.image.pullSecretRef kinds=Secret keys=.dockerconfigjson",
 			"wasm[].code.image.tls.caCertificateRef kinds=Secret,ConfigMap keys=ca.crt,*",
 			"wasm[].code.http.tls.caCertificateRef kinds=Secret,ConfigMap keys=ca.crt,*"),
