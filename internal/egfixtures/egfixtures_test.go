@@ -59,6 +59,10 @@ var mustMatch = map[string]bool{
 	"securitypolicy-with-extauth-invalid-no-port":                  true,
 	"securitypolicy-with-extauth-invalid-no-reference-grant":       true,
 	"securitypolicy-with-extauth-invalid-no-service":               true,
+	// ServiceImports, ExternalName Services.
+	"securitypolicy-with-extauth-invalid-no-serviceimport":      true,
+	"securitypolicy-with-extauth-invalid-no-serviceimport-port": true,
+	"securitypolicy-with-extauth-externalname-service":          true,
 	// Policies whose external service's BackendTLSPolicy has no valid CA.
 	"envoyextensionpolicy-with-extproc-with-backendtlspolicy":                     true,
 	"envoyextensionpolicy-with-extproc-with-backendtlspolicy-per-resource-secret": true,

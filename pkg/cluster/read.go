@@ -71,21 +71,23 @@ type Snapshot struct {
 	UnreadObjects []topology.Ref
 }
 
+// NeverRead are the kinds policies may name that the reader does not list:
+// their absence from a Snapshot says nothing (ServiceImports, which only
+// policies' backendRefs name).
+var NeverRead = []topology.GroupKind{topology.KindServiceImport}
+
 // UnreadFunc returns, for engine.Options.Unread, whether an object could
-// not be read: one of s.UnreadObjects, or an object of a kind of s.Unread
-// (outside the one namespace read, if any), whose absence from Objects
-// says nothing. nil when everything was read.
+// not be read: one of s.UnreadObjects, an object of a kind of s.Unread
+// (outside the one namespace read, if any) or of NeverRead, whose absence
+// from Objects says nothing.
 func (s *Snapshot) UnreadFunc() func(topology.Ref) bool {
-	if len(s.UnreadObjects) == 0 && len(s.Unread) == 0 {
-		return nil
-	}
 	set := make(map[topology.Ref]bool, len(s.UnreadObjects))
 	for _, r := range s.UnreadObjects {
 		set[r] = true
 	}
 	kinds := slices.Clone(s.Unread)
 	return func(r topology.Ref) bool {
-		if set[r] {
+		if set[r] || slices.Contains(NeverRead, r.GroupKind()) {
 			return true
 		}
 		for _, u := range kinds {

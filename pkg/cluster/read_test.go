@@ -562,8 +562,12 @@ func TestPolicyResource(t *testing.T) {
 // UnreadFunc covers the single objects that could not be got and the
 // kinds that could not be listed, outside the one namespace read.
 func TestSnapshotUnreadFunc(t *testing.T) {
-	if (&Snapshot{}).UnreadFunc() != nil {
-		t.Error("everything read: UnreadFunc should be nil")
+	all := (&Snapshot{}).UnreadFunc()
+	if all(topology.Ref{Kind: "Service", Namespace: "a", Name: "web"}) {
+		t.Error("everything read: a Service is not unread")
+	}
+	if !all(topology.Ref{Group: "multicluster.x-k8s.io", Kind: "ServiceImport", Namespace: "a", Name: "web"}) {
+		t.Error("ServiceImports are never listed: one is unread")
 	}
 	s := &Snapshot{
 		UnreadObjects: []topology.Ref{{Kind: "ConfigMap", Namespace: "a", Name: "ca"}},

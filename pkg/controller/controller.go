@@ -203,7 +203,8 @@ func (c *Controller) newEngine() *engine.Incremental {
 		Unread: func(r topology.Ref) bool {
 			c.mu.Lock()
 			defer c.mu.Unlock()
-			return c.unreadHolders[r.GroupKind()]
+			// ServiceImports are not watched: a missing one says nothing.
+			return c.unreadHolders[r.GroupKind()] || r.GroupKind() == topology.KindServiceImport
 		},
 	})
 }

@@ -13,7 +13,7 @@ import (
 
 // serviceImport is the Multi-Cluster Services API's ServiceImport, whose
 // ports are named as a Service's are.
-var serviceImport = topology.GroupKind{Group: "multicluster.x-k8s.io", Kind: "ServiceImport"}
+var serviceImport = topology.KindServiceImport
 
 // backendSections records, per route rule section, the sections of the
 // backends its backendRefs use: per backend object, the section each
@@ -29,6 +29,12 @@ type backendSections struct {
 	// portNames are the Services' and ServiceImports' port names by
 	// number.
 	portNames map[topology.Ref]map[int64]string
+	// nonTCP are their port numbers with no TCP entry (UDP or SCTP
+	// only): no HTTP or gRPC service listens there.
+	nonTCP map[topology.Ref]map[int64]bool
+	// externalName are the Services of type ExternalName, which have
+	// no endpoints of their own.
+	externalName map[topology.Ref]bool
 }
 
 // anySection stands for every section of a backend whose ports are unknown.
@@ -45,13 +51,19 @@ func (bs *backendSections) uses(rule, backend topology.Ref, section string) bool
 // skipped (package gatewayapi reports them).
 func readBackendSections(objs, imports []*unstructured.Unstructured) *backendSections {
 	portNames := map[topology.Ref]map[int64]string{}
+	nonTCP := map[topology.Ref]map[int64]bool{}
+	externalName := map[topology.Ref]bool{}
 	for _, u := range slices.Concat(objs, imports) {
 		gk := gkOf(u)
 		if gk != topology.KindService && gk != serviceImport {
 			continue
 		}
+		ref := topology.Ref{Group: gk.Group, Kind: gk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
+		if t, _, _ := unstructured.NestedString(u.Object, "spec", "type"); t == "ExternalName" && gk == topology.KindService {
+			externalName[ref] = true
+		}
 		ports, _, _ := unstructured.NestedSlice(u.Object, "spec", "ports")
-		names := map[int64]string{}
+		names, tcp := map[int64]string{}, map[int64]bool{}
 		for _, p := range ports {
 			m, ok := p.(map[string]any)
 			if !ok {
@@ -68,8 +80,19 @@ func readBackendSections(objs, imports []*unstructured.Unstructured) *backendSec
 			if _, dup := names[n]; !dup {
 				names[n] = name
 			}
+			if proto, _ := m["protocol"].(string); proto == "" || proto == "TCP" {
+				tcp[n] = true
+			}
 		}
-		portNames[topology.Ref{Group: gk.Group, Kind: gk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}] = names
+		for n := range names {
+			if !tcp[n] {
+				if nonTCP[ref] == nil {
+					nonTCP[ref] = map[int64]bool{}
+				}
+				nonTCP[ref][n] = true
+			}
+		}
+		portNames[ref] = names
 	}
 	out := map[topology.Ref]map[topology.Ref][]string{}
 	for _, u := range objs {
@@ -125,7 +148,7 @@ func readBackendSections(objs, imports []*unstructured.Unstructured) *backendSec
 			}
 		}
 	}
-	return &backendSections{byRule: out, portNames: portNames}
+	return &backendSections{byRule: out, portNames: portNames, nonTCP: nonTCP, externalName: externalName}
 }
 
 // backendObjectRef reads the group, kind, name and namespace of an

@@ -286,6 +286,66 @@ extAuth: {http: {backendRefs: [`+ref+`]}}`)
 	}
 }
 
+// ServiceImports are judged as Services are; an ExternalName Service and a
+// port a Service has for UDP only do not resolve (Envoy Gateway's checks of
+// its external services); a ServiceImport the caller does not read is not
+// judged.
+func TestUnresolvedBackendRefsKinds(t *testing.T) {
+	sp := func(name, target, ref string) string {
+		return pol(egV, "SecurityPolicy", name, 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: `+target+`}]
+extAuth: {http: {backendRefs: [`+ref+`]}}`)
+	}
+	const si = "group: multicluster.x-k8s.io, kind: ServiceImport, "
+	docs := []string{
+		crd("gateway.envoyproxy.io", "SecurityPolicy", "securitypolicies"),
+		portTopo(),
+		"apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ServiceImport\nmetadata: {name: imp, namespace: default}\nspec: {ports: [{name: http, port: 80, protocol: TCP}]}\n",
+		"apiVersion: v1\nkind: Service\nmetadata: {name: ext, namespace: default}\nspec: {type: ExternalName, externalName: auth.example.com, ports: [{name: http, port: 80}]}\n",
+		serviceDoc("default", "dns", "{name: dns, port: 53, protocol: UDP}, {name: both, port: 54, protocol: UDP}, {name: both-tcp, port: 54, protocol: TCP}"),
+	}
+	for _, g := range "ef" {
+		docs = append(docs, fmt.Sprintf("apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: %c, namespace: default}\nspec: {gatewayClassName: x, listeners: [{name: http, protocol: HTTP, port: 80}]}\n", g))
+	}
+	docs = append(docs,
+		sp("import-ok", "a", "{"+si+"name: imp, port: 80}"),
+		sp("import-missing", "b", "{"+si+"name: noimp, port: 80}"),
+		sp("import-badport", "c", "{"+si+"name: imp, port: 81}"),
+		sp("externalname", "d", "{name: ext, port: 80}"),
+		sp("udp", "e", "{name: dns, port: 53}"),
+		sp("udp-and-tcp", "f", "{name: dns, port: 54}"),
+	)
+	res := compute(t, engine.Options{}, docs...)
+	for name, why := range map[string]string{
+		"import-ok":      "",
+		"import-missing": "ServiceImport default/noimp not found",
+		"import-badport": "port 81 not found on ServiceImport default/imp",
+		"externalname":   "Service default/ext is of type ExternalName",
+		"udp":            "port 53 of Service default/dns is not a TCP port",
+		"udp-and-tcp":    "",
+	} {
+		got := status(t, res, name, "Accepted")
+		if why == "" {
+			if got != "True/Accepted" {
+				t.Errorf("%s: Accepted %s, want True/Accepted", name, got)
+			}
+			continue
+		}
+		if got != "False/Invalid" {
+			t.Errorf("%s: Accepted %s, want False/Invalid", name, got)
+		}
+		for _, ps := range res.Policies {
+			if ps.Policy.Ref.Name == name && !strings.Contains(ps.Conditions[0].Message, "spec.extAuth.http.backendRefs[0]: "+why) {
+				t.Errorf("%s: Accepted message %q lacks %q", name, ps.Conditions[0].Message, why)
+			}
+		}
+	}
+	// The live reader does not list ServiceImports: one it lacks is not judged.
+	unread := compute(t, engine.Options{Unread: func(r topology.Ref) bool { return r.Kind == "ServiceImport" }}, docs...)
+	if got := status(t, unread, "import-missing", "Accepted"); got != "True/Accepted" {
+		t.Errorf("import-missing with ServiceImports unread: Accepted %s, want True/Accepted", got)
+	}
+}
+
 // The admission webhook's assessment (WhatIf) of a SecurityPolicy naming
 // a missing Service says it would be Invalid. And an assessment leaves no
 // trace: after one that added a policy naming a backend with that

@@ -84,33 +84,43 @@ func (c *computation) portSection(backend topology.Ref, port int64) string {
 // unresolvedBackendRefs says why a policy's backendRefs do not resolve:
 // msg names every reference that does not, by field; field is the first's
 // and problem says the same without repeating it. All "" when they
-// resolve: what breaks one is a Service that is not among the objects, a port it lacks or no
-// port, a Service in another namespace that no ReferenceGrant opens to the
-// policy. Backends of other kinds are not checked (attache does not read
-// them), nor Services the caller could not read (Options.Unread).
+// resolve. What breaks one (Envoy Gateway's validateExtServiceBackendReference
+// and processServiceDestinationSetting): a Service or ServiceImport that is
+// not among the objects, one in another namespace that no ReferenceGrant
+// opens to the policy, no port, a port it lacks or has for UDP only, a
+// Service of type ExternalName, a backend whose BackendTLSPolicy has no
+// valid CA certificate. Backends of other kinds are not checked (attache
+// does not read them), nor objects the caller could not read
+// (Options.Unread).
 func (c *computation) unresolvedBackendRefs(p *policy.Policy) (field, msg, problem string) {
 	var bad []string
 	for _, br := range p.BackendRefs {
 		b := br.Backend
-		if b.GroupKind() != topology.KindService || (c.opts.Unread != nil && c.opts.Unread(b)) {
+		gk := b.GroupKind()
+		if (gk != topology.KindService && gk != serviceImport) || (c.opts.Unread != nil && c.opts.Unread(b)) {
 			continue // not read: neither resolved nor broken
 		}
+		what := fmt.Sprintf("%s %s/%s", gk.Kind, b.Namespace, b.Name)
 		why := ""
 		switch names, found := c.backendSections.portNames[b]; {
 		case !c.grantAllows(p, b):
 			why = noGrant(p, b)
 		case !found:
-			why = fmt.Sprintf("Service %s/%s not found", b.Namespace, b.Name)
+			why = what + " not found"
 		case br.Port == 0:
-			why = fmt.Sprintf("names no port of Service %s/%s", b.Namespace, b.Name)
+			why = "names no port of " + what
+		case c.backendSections.externalName[b]:
+			why = what + " is of type ExternalName, which has no endpoints to send to (use a backend with a hostname, such as Envoy Gateway's Backend)"
 		default:
 			if _, ok := names[br.Port]; !ok {
-				why = fmt.Sprintf("port %d not found on Service %s/%s", br.Port, b.Namespace, b.Name)
+				why = fmt.Sprintf("port %d not found on %s", br.Port, what)
+			} else if c.backendSections.nonTCP[b][br.Port] {
+				why = fmt.Sprintf("port %d of %s is not a TCP port", br.Port, what)
 			} else if tls := c.backendTLSPolicyFor(b, names[br.Port]); tls != nil {
 				// Envoy Gateway builds the connection with the
 				// backend's BackendTLSPolicy: without a CA it fails.
 				if chk := c.checkCARefs(tls); chk != nil && chk.noValid {
-					why = fmt.Sprintf("the BackendTLSPolicy %s/%s of Service %s/%s has no valid CA certificate (%s)", tls.Ref.Namespace, tls.Ref.Name, b.Namespace, b.Name, chk.resolved.Message)
+					why = fmt.Sprintf("the BackendTLSPolicy %s/%s of %s has no valid CA certificate (%s)", tls.Ref.Namespace, tls.Ref.Name, what, chk.resolved.Message)
 				}
 			}
 		}

@@ -115,6 +115,9 @@ var (
 	KindUDPRoute     = GroupKind{GatewayGroup, "UDPRoute"}
 	KindService      = GroupKind{CoreGroup, "Service"}
 	KindNamespace    = GroupKind{CoreGroup, "Namespace"}
+	// KindServiceImport is the Multi-Cluster Services API's ServiceImport,
+	// a backend kind of Gateway API (GEP-1748).
+	KindServiceImport = GroupKind{"multicluster.x-k8s.io", "ServiceImport"}
 )
 
 // ClusterScoped reports whether objects of a kind the topology knows have no
