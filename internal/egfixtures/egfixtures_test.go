@@ -63,6 +63,8 @@ var mustMatch = map[string]bool{
 	"securitypolicy-with-extauth-invalid-no-serviceimport":      true,
 	"securitypolicy-with-extauth-invalid-no-serviceimport-port": true,
 	"securitypolicy-with-extauth-externalname-service":          true,
+	// A TCPRoute policy whose merged spec sets what TCP does not support.
+	"securitypolicy-with-merge-tcp-invalid": true,
 	// Policies whose external service's BackendTLSPolicy has no valid CA.
 	"envoyextensionpolicy-with-extproc-with-backendtlspolicy":                     true,
 	"envoyextensionpolicy-with-extproc-with-backendtlspolicy-per-resource-secret": true,

@@ -117,6 +117,11 @@ type policyKindItem struct {
 	// ("oidc.clientSecret kinds=Secret keys=client-secret"); a policy
 	// naming one that does not resolve is Invalid. Absent: none.
 	ObjectRefs []string `json:"objectRefs,omitempty"`
+	// UnsupportedFields are, per target kind, the spec fields policies may
+	// not set there, each in the annotation's form
+	// ("TCPRoute.gateway.networking.k8s.io=cors,jwt"); a policy setting
+	// one there is Invalid at that target. Absent: none.
+	UnsupportedFields []string `json:"unsupportedFields,omitempty"`
 	// Profile names the implementation whose built-in profile gave
 	// settings, if any.
 	Profile string            `json:"profile,omitempty"`
@@ -266,6 +271,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	for _, r := range k.ObjectRefs {
 		parts = append(parts, origin(policy.SettingObjectRefs, "object-refs="+r.String()))
 	}
+	for _, u := range k.UnsupportedFields {
+		parts = append(parts, origin(policy.SettingUnsupportedFields, "unsupported-fields="+u.String()))
+	}
 	if len(parts) == 0 {
 		return "-"
 	}
@@ -340,6 +348,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	}
 	for _, r := range k.ObjectRefs {
 		it.ObjectRefs = append(it.ObjectRefs, r.String())
+	}
+	for _, u := range k.UnsupportedFields {
+		it.UnsupportedFields = append(it.UnsupportedFields, u.String())
 	}
 	if len(it.EffectiveSectionKinds) == 0 {
 		it.EffectiveSectionKinds = nil

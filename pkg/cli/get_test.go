@@ -424,6 +424,17 @@ func TestGetPolicyKindsBackendRefs(t *testing.T) {
 	if !strings.Contains(out, "object-refs=jwt.providers[].localJWKS.valueRef kinds=ConfigMap keys=jwks,+ when=type=ValueRef (profile: Envoy Gateway)") {
 		t.Errorf("-o wide lacks the objectRefs setting:\n%s", out)
 	}
+	// What it may not set on a TCPRoute (unsupportedFields).
+	if !strings.Contains(out, "unsupported-fields=TCPRoute.gateway.networking.k8s.io=cors,csrf,jwt,oidc,apiKeyAuth,basicAuth,extAuth,authorization.rules[].cel,") {
+		t.Errorf("-o wide lacks the unsupportedFields setting:\n%s", out)
+	}
+	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"unsupportedFields": [`) || !strings.Contains(out, `"unsupportedFields": "profile: Envoy Gateway"`) {
+		t.Errorf("-o json lacks the unsupportedFields setting or its origin:\n%s", out)
+	}
 }
 
 // implementationCRD is a namespaced CRD as an implementation ships it:

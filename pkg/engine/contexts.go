@@ -176,6 +176,10 @@ type stackResult struct {
 	uses int
 	// id is the stack folded.
 	id stackID
+	// unsupported are, per attachment with a merge type, the fields its
+	// kind does not support at its target that the spec it would merge
+	// into sets: it replaces that spec instead (see unmergeUnsupported).
+	unsupported map[merge.Src][]string
 }
 
 // policyOutcome is one policy's outcome in a stack, over all its

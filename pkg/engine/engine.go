@@ -579,6 +579,7 @@ func (c *computation) attachChecked(ps *pstate, id topology.NodeID, t policy.Tar
 		}
 	}
 	c.attach(ps, id, t)
+	c.noteUnsupported(ps, c.graph.Node(id).Ref)
 }
 
 // inSelectorScope reports whether a selector of policy p may select the

@@ -155,7 +155,11 @@ func (d *kindDP) compute(s stackID) *stackResult {
 			layers = append(layers, l)
 		}
 		d.passMergeUp(layers, nodes)
-		sr.result = merge.FoldWith(layers, merge.Options{Schema: d.schemaFor(atts), EmptyReplaced: d.kind.OverriddenByPresence})
+		opts := merge.Options{Schema: d.schemaFor(atts), EmptyReplaced: d.kind.OverriddenByPresence}
+		if len(d.kind.UnsupportedFields) > 0 {
+			sr.unsupported = d.unmergeUnsupported(layers, atts, opts)
+		}
+		sr.result = merge.FoldWith(layers, opts)
 	}
 	if len(levelLosses) > 0 {
 		// What the newer policies of a level lost to the older ones

@@ -163,6 +163,12 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			// In place, but its implementation cannot translate it.
 			an.reason, an.msg = ReasonInvalid, refsMsg
 		}
+		if an.reason == "" && an.att != nil {
+			// In place, but setting what its kind does not support there.
+			if msg := c.unsupportedAt(an.att); msg != "" {
+				an.reason, an.msg = ReasonInvalid, msg
+			}
+		}
 		if an.reason != "" {
 			anc.Conditions = []Condition{{Type: CondAccepted, Status: "False", Reason: an.reason, Message: an.msg}}
 			if an.reason == ReasonNoValidCACertificate {

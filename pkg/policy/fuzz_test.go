@@ -232,3 +232,25 @@ func FuzzParseObjectRefs(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseUnsupportedFields reads fuzz strings as the
+// attache.dev/unsupported-fields annotation: no panic, and what it accepts
+// is written back (UnsupportedFieldsString) to itself.
+func FuzzParseUnsupportedFields(f *testing.F) {
+	for _, s := range []string{
+		"TCPRoute=cors,jwt", "TCPRoute=authorization.rules[].cel; Service=a.b", "none", "", ";", "=a", "TCPRoute=",
+		"TCPRoute=a..b", "Pod=x", "X.example.com=a[x]", "TCPRoute.gateway.networking.k8s.io=spec.cors",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		us, err := ParseUnsupportedFields(v)
+		if err != nil || len(us) == 0 {
+			return
+		}
+		again, err := ParseUnsupportedFields(UnsupportedFieldsString(us))
+		if err != nil || UnsupportedFieldsString(again) != UnsupportedFieldsString(us) {
+			t.Errorf("%q read as %q, which reads as %q (%v)", v, UnsupportedFieldsString(us), UnsupportedFieldsString(again), err)
+		}
+	})
+}

@@ -176,6 +176,9 @@ type Kind struct {
 	// whose data they use; a policy naming one that does not resolve is
 	// Invalid at every target (Envoy Gateway). See ObjectRefPath.
 	ObjectRefs []ObjectRefPath
+	// UnsupportedFields are, per target kind, the spec fields the kind's
+	// policies may not set there (see UnsupportedFields).
+	UnsupportedFields []UnsupportedFields
 	// Implementation names the project whose profile gave settings, if any.
 	Implementation string
 	// Schema is the CRD's openAPIV3Schema of spec, when known; schema-aware
@@ -245,6 +248,7 @@ type Spec struct {
 	// InvalidOnUnresolvedBackendRefs: see Kind.
 	InvalidOnUnresolvedBackendRefs bool
 	ObjectRefs                     []ObjectRefPath
+	UnsupportedFields              []UnsupportedFields
 }
 
 // NewKind builds and validates a kind from a Go descriptor, applying defaults.
@@ -307,6 +311,12 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 		k.ObjectRefs = make([]ObjectRefPath, len(s.ObjectRefs))
 		for i, r := range s.ObjectRefs {
 			k.ObjectRefs[i] = ObjectRefPath{Path: r.Path, Kinds: slices.Clone(r.Kinds), Keys: slices.Clone(r.Keys), When: r.When}
+		}
+	})
+	set(SettingUnsupportedFields, len(s.UnsupportedFields) > 0, func() {
+		k.UnsupportedFields = make([]UnsupportedFields, len(s.UnsupportedFields))
+		for i, u := range s.UnsupportedFields {
+			k.UnsupportedFields[i] = UnsupportedFields{Kind: u.Kind, Paths: slices.Clone(u.Paths)}
 		}
 	})
 	if s.Custom != nil && k.Custom == nil {
@@ -442,6 +452,14 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingObjectRefs, "%v", err)
 		}
 	}
+	for i, u := range k.UnsupportedFields {
+		if err := u.validate(); err != nil {
+			return settingErrorf(SettingUnsupportedFields, "%v", err)
+		}
+		if slices.ContainsFunc(k.UnsupportedFields[:i], func(o UnsupportedFields) bool { return o.Kind == u.Kind }) {
+			return settingErrorf(SettingUnsupportedFields, "two entries for %s: list its fields in one", u.Kind)
+		}
+	}
 	if k.InvalidOnUnresolvedBackendRefs && len(k.BackendRefs) == 0 {
 		return settingErrorf(SettingUnresolvedBackendRefs, "invalid needs the paths where policies name backends (%s)", AnnotationBackendRefs)
 	}
@@ -528,6 +546,7 @@ var annotationOf = map[string]string{
 	SettingBackendRefs:           AnnotationBackendRefs,
 	SettingUnresolvedBackendRefs: AnnotationUnresolvedBackendRefs,
 	SettingObjectRefs:            AnnotationObjectRefs,
+	SettingUnsupportedFields:     AnnotationUnsupportedFields,
 }
 
 // allSettings lists every setting, in the order they are shown.
@@ -538,6 +557,7 @@ var allSettings = []string{
 	SettingUntargetedScope, SettingSharedPortListeners, SettingOverriddenBy, SettingWeightAnnotation,
 	SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields,
 	SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingObjectRefs,
+	SettingUnsupportedFields,
 }
 
 // Settings lists the names of every setting of a kind, the keys of
@@ -684,6 +704,10 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 			return
 		}},
 		{AnnotationObjectRefs, SettingObjectRefs, func(v string) (err error) { k.ObjectRefs, err = ParseObjectRefs(v); return }},
+		{AnnotationUnsupportedFields, SettingUnsupportedFields, func(v string) (err error) {
+			k.UnsupportedFields, err = ParseUnsupportedFields(v)
+			return
+		}},
 		{AnnotationFilterAttachment, SettingFilterAttachment, func(v string) (err error) {
 			k.FilterAttachment, err = parseChoice(v, "extension-ref", "none", "filter attachment")
 			return

@@ -190,6 +190,11 @@ const (
 	// (see ObjectRefPath), or "none": "oidc.clientSecret kinds=Secret
 	// keys=client-secret; lua[].valueRef kinds=ConfigMap keys=lua,+".
 	AnnotationObjectRefs = "attache.dev/object-refs"
+	// AnnotationUnsupportedFields lists (separated by ";") the spec fields
+	// a policy may not set at targets of one kind, each entry
+	// "<target kind>=<path>,<path>..." (see UnsupportedFields), or "none":
+	// "TCPRoute=cors,jwt,authorization.rules[].cel".
+	AnnotationUnsupportedFields = "attache.dev/unsupported-fields"
 )
 
 // Setting names, the keys of Kind.Origins.
@@ -222,6 +227,7 @@ const (
 	SettingBackendRefs           = "backendRefs"
 	SettingUnresolvedBackendRefs = "unresolvedBackendRefs"
 	SettingObjectRefs            = "objectRefs"
+	SettingUnsupportedFields     = "unsupportedFields"
 )
 
 // parseConflictScope reads "policy" (true) or "target" (false).

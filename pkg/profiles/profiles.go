@@ -149,7 +149,10 @@ var builtin = func() []policy.Profile {
 		// The backends of their external services (extAuth, JWKS, OIDC
 		// provider, extProc): Envoy Gateway makes the policy their
 		// BackendTLSPolicy's ancestor (processExtServiceDestination).
-		withObjectRefs(withBackendRefs(egInherited("SecurityPolicy", kinds(httpRoute, grpcRoute, tcpRoute)),
+		// On a TCPRoute, only authorization by client CIDRs
+		// (validateSecurityPolicyForTCP); on TCP listeners the rest is
+		// left out without a word.
+		withUnsupportedFields(withObjectRefs(withBackendRefs(egInherited("SecurityPolicy", kinds(httpRoute, grpcRoute, tcpRoute)),
 			"extAuth.grpc.backendRef", "extAuth.grpc.backendRefs[]", "extAuth.http.backendRef", "extAuth.http.backendRefs[]",
 			"jwt.providers[].remoteJWKS.backendRefs[]", "oidc.provider.backendRefs[]"),
 			"apiKeyAuth.credentialRefs[] kinds=Secret",
@@ -158,6 +161,8 @@ var builtin = func() []policy.Profile {
 			"oidc.clientSecret kinds=Secret keys=client-secret",
 			"jwt.providers[].localJWKS.valueRef kinds=ConfigMap keys=jwks,+ when=type=ValueRef",
 			"extAuth.contextExtensions[].valueRef kinds=ConfigMap,Secret"),
+			"TCPRoute=cors,csrf,jwt,oidc,apiKeyAuth,basicAuth,extAuth,authorization.rules[].cel,authorization.rules[].principal.jwt,"+
+				"authorization.rules[].principal.headers,authorization.rules[].principal.clientIPGeoLocations"),
 		withObjectRefs(withBackendRefs(egInherited("EnvoyExtensionPolicy", egRoutes), "extProc[].backendRef", "extProc[].backendRefs[]"),
 			"lua[].valueRef kinds=ConfigMap keys=lua,+ when=type=ValueRef",
 			"wasm[].code.image.pullSecretRef kinds=Secret keys=.dockerconfigjson",
@@ -265,6 +270,17 @@ func withBackendRefs(p policy.Profile, paths ...policy.BackendRefPath) policy.Pr
 	// Envoy Gateway rejects a policy whose external service's Service is
 	// missing, lacks the port, or is not granted (validateBackendRef).
 	p.Spec.InvalidOnUnresolvedBackendRefs = true
+	return p
+}
+
+// withUnsupportedFields declares the fields a profile's kind's policies
+// may not set at targets of some kinds (the annotation's form).
+func withUnsupportedFields(p policy.Profile, v string) policy.Profile {
+	us, err := policy.ParseUnsupportedFields(v)
+	if err != nil {
+		panic("profiles: " + err.Error())
+	}
+	p.Spec.UnsupportedFields = us
 	return p
 }
 

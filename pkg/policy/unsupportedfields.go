@@ -1,0 +1,123 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// UnsupportedFields are the spec fields a kind's policies may not set at
+// targets of one kind: Envoy Gateway rejects a SecurityPolicy on a TCPRoute
+// that sets anything but client-CIDR authorization. A policy setting one
+// there (itself, or with a merge type in the spec it merges into) is
+// Invalid at that target and keeps its place (as with unresolved
+// references: the implementation claims the target, then fails to
+// translate the policy).
+type UnsupportedFields struct {
+	// Kind is the target kind (its sections included: a route's rules).
+	Kind topology.GroupKind
+	// Paths are dotted paths below spec; a segment ending in "[]" ranges
+	// over a list's entries ("authorization.rules[].cel").
+	Paths []string
+}
+
+// String renders the entry as the annotation writes it:
+// "TCPRoute.gateway.networking.k8s.io=cors,jwt".
+func (u UnsupportedFields) String() string {
+	return u.Kind.String() + "=" + strings.Join(u.Paths, ",")
+}
+
+// UnsupportedFieldsString renders a kind's entries as the annotation
+// attache.dev/unsupported-fields writes them ("none" for no entry).
+func UnsupportedFieldsString(us []UnsupportedFields) string {
+	if len(us) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(us))
+	for i, u := range us {
+		parts[i] = u.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// ParseUnsupportedFields reads the annotation attache.dev/unsupported-fields:
+// entries separated by ";", each "<target kind>=<path>,<path>...", the kind
+// bare when only one known kind has that name ("TCPRoute"), else
+// Kind.group; "none" for no entry.
+func ParseUnsupportedFields(v string) ([]UnsupportedFields, error) {
+	if strings.TrimSpace(v) == "none" {
+		return nil, nil
+	}
+	var out []UnsupportedFields
+	for _, entry := range strings.Split(v, ";") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		kind, paths, ok := strings.Cut(entry, "=")
+		if !ok {
+			return nil, fmt.Errorf("entry %q is not <target kind>=<path>,<path>...", entry)
+		}
+		gk, err := topology.ResolveGroupKind(strings.TrimSpace(kind), topology.KnownKinds())
+		if err != nil {
+			return nil, fmt.Errorf("entry %q: %v", entry, err)
+		}
+		u := UnsupportedFields{Kind: gk}
+		for _, p := range splitList(paths) {
+			u.Paths = append(u.Paths, strings.TrimPrefix(p, "spec."))
+		}
+		if err := u.validate(); err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("names no entry (e.g. %q), or \"none\"", "TCPRoute=cors,jwt")
+	}
+	return out, nil
+}
+
+// validate checks the entry names a kind and well-formed paths.
+func (u UnsupportedFields) validate() error {
+	if u.Kind.Kind == "" {
+		return fmt.Errorf("an entry names no target kind")
+	}
+	if len(u.Paths) == 0 {
+		return fmt.Errorf("entry for %s names no field", u.Kind)
+	}
+	for _, p := range u.Paths {
+		if err := BackendRefPath(p).validate(); err != nil {
+			return fmt.Errorf("entry for %s: %v", u.Kind, err)
+		}
+	}
+	return nil
+}
+
+// UnsupportedAt returns the entry of the kind for targets of kind gk, nil
+// when its policies may set every field there.
+func (k *Kind) UnsupportedAt(gk topology.GroupKind) *UnsupportedFields {
+	i := slices.IndexFunc(k.UnsupportedFields, func(u UnsupportedFields) bool { return u.Kind == gk })
+	if i < 0 {
+		return nil
+	}
+	return &k.UnsupportedFields[i]
+}
+
+// Set returns the fields of the entry that spec (a spec proper) sets, with
+// their list positions ("spec.authorization.rules[0].cel"), in path order.
+// A field set to null or to an empty list is not set (an empty object is).
+func (u *UnsupportedFields) Set(spec map[string]any) []string {
+	var out []string
+	for _, p := range u.Paths {
+		names, lists := BackendRefPath(p).segments()
+		walkPath(spec, "spec", names, lists, func(v any, field string) {
+			if l, isList := v.([]any); v == nil || (isList && len(l) == 0) {
+				return
+			}
+			out = append(out, field)
+		})
+	}
+	return out
+}
