@@ -122,6 +122,10 @@ type policyKindItem struct {
 	// ("TCPRoute.gateway.networking.k8s.io=cors,jwt"); a policy setting
 	// one there is Invalid at that target. Absent: none.
 	UnsupportedFields []string `json:"unsupportedFields,omitempty"`
+	// FailureStatus is the HTTP status with which the implementation
+	// answers a route's requests when the policy applying there is Invalid
+	// in place; absent: none (the request goes on without it).
+	FailureStatus int `json:"failureStatus,omitempty"`
 	// Profile names the implementation whose built-in profile gave
 	// settings, if any.
 	Profile string            `json:"profile,omitempty"`
@@ -274,6 +278,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	for _, u := range k.UnsupportedFields {
 		parts = append(parts, origin(policy.SettingUnsupportedFields, "unsupported-fields="+u.String()))
 	}
+	if k.FailureStatus != 0 {
+		parts = append(parts, origin(policy.SettingFailureStatus, fmt.Sprintf("failure-status=%d", k.FailureStatus)))
+	}
 	if len(parts) == 0 {
 		return "-"
 	}
@@ -352,6 +359,7 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	for _, u := range k.UnsupportedFields {
 		it.UnsupportedFields = append(it.UnsupportedFields, u.String())
 	}
+	it.FailureStatus = k.FailureStatus
 	if len(it.EffectiveSectionKinds) == 0 {
 		it.EffectiveSectionKinds = nil
 	}

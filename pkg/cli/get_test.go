@@ -435,6 +435,10 @@ func TestGetPolicyKindsBackendRefs(t *testing.T) {
 	if !strings.Contains(out, `"unsupportedFields": [`) || !strings.Contains(out, `"unsupportedFields": "profile: Envoy Gateway"`) {
 		t.Errorf("-o json lacks the unsupportedFields setting or its origin:\n%s", out)
 	}
+	// The status of a route whose policy is Invalid in place.
+	if !strings.Contains(out, `"failureStatus": 500`) || !strings.Contains(out, `"failureStatus": "profile: Envoy Gateway"`) {
+		t.Errorf("-o json lacks the failureStatus setting or its origin:\n%s", out)
+	}
 }
 
 // implementationCRD is a namespaced CRD as an implementation ships it:

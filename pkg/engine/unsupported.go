@@ -24,7 +24,7 @@ func (c *computation) unsupportedAt(a *attachment) string {
 	}
 	at := a.ref.At.GroupKind().Kind
 	if set := u.Set(a.pol.p.Spec); len(set) > 0 {
-		return fmt.Sprintf("%s: not supported on a %s target", strings.Join(set, ", "), at)
+		return fmt.Sprintf("%s: not supported on %s targets", strings.Join(set, ", "), at)
 	}
 	if a.pol.p.MergeType == "" || len(a.affects) == 0 {
 		return ""
@@ -45,7 +45,7 @@ func (c *computation) unsupportedAt(a *attachment) string {
 		}
 		for _, sr := range ts.stacks {
 			if set := sr.unsupported[a.id]; len(set) > 0 {
-				return fmt.Sprintf("merged (%s) with the policies above it, it would set %[3]s at %[2]s: not supported on a %[4]s target",
+				return fmt.Sprintf("merged (%s) with the policies above it, it would set %[3]s at %[2]s: not supported on %[4]s targets",
 					a.pol.p.MergeType, c.graph.Node(n).Ref.Short(), strings.Join(set, ", "), at)
 			}
 		}
@@ -106,7 +106,7 @@ func (c *computation) noteUnsupported(ps *pstate, at topology.Ref) {
 	if len(set) == 0 {
 		return
 	}
-	msg := fmt.Sprintf("not supported on a %s target (%s)", at.GroupKind().Kind, at.Short())
+	msg := fmt.Sprintf("not supported on %s targets (%s)", at.GroupKind().Kind, at.Short())
 	if len(set) > 1 {
 		msg += "; nor are " + strings.Join(set[1:], ", ")
 	}

@@ -55,9 +55,9 @@ func TestUnsupportedFields(t *testing.T) {
 	}
 	res := compute(t, engine.Options{}, docs...)
 	for name, wantMsg := range map[string]string{
-		"jwt-tcp":   "spec.jwt: not supported on a TCPRoute target",
-		"cel-tcp":   "spec.authorization.rules[1].cel: not supported on a TCPRoute target",
-		"merge-bad": "merged (StrategicMerge) with the policies above it, it would set spec.basicAuth at TCPRoute default/t3#rule-1: not supported on a TCPRoute target",
+		"jwt-tcp":   "spec.jwt: not supported on TCPRoute targets",
+		"cel-tcp":   "spec.authorization.rules[1].cel: not supported on TCPRoute targets",
+		"merge-bad": "merged (StrategicMerge) with the policies above it, it would set spec.basicAuth at TCPRoute default/t3#rule-1: not supported on TCPRoute targets",
 		"jwt-http":  "",
 		"merge-ok":  "",
 		"gw1":       "",
@@ -91,7 +91,7 @@ func TestUnsupportedFields(t *testing.T) {
 	for _, p := range res.Problems {
 		if p.Object.Name == "jwt-tcp" {
 			n++
-			want(t, "jwt-tcp problem", p.Field+": "+p.Message, "spec.jwt: not supported on a TCPRoute target (TCPRoute default/t1)")
+			want(t, "jwt-tcp problem", p.Field+": "+p.Message, "spec.jwt: not supported on TCPRoute targets (TCPRoute default/t1)")
 		}
 		if p.Object.Name == "jwt-http" || p.Object.Name == "merge-ok" {
 			t.Errorf("problem for %s: %v", p.Object.Name, p)
@@ -150,7 +150,7 @@ spec:
 		pol("example.com/v1", "TCPPolicy", "bad", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: TCPRoute, name: t1}]\nheaders: [{value: x}, {name: y}]"),
 		pol("example.com/v1", "TCPPolicy", "ok", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: h1}]\nretries: 3"))
 	c := policyStatusOf(t, res, "bad").Conditions[0]
-	want(t, "bad", c.Reason+" "+c.Message, "Invalid spec.headers[1].name: not supported on a TCPRoute target")
+	want(t, "bad", c.Reason+" "+c.Message, "Invalid spec.headers[1].name: not supported on TCPRoute targets")
 	want(t, "ok", policyStatusOf(t, res, "ok").Conditions[0].Status, "True")
 }
 

@@ -179,6 +179,12 @@ type Kind struct {
 	// UnsupportedFields are, per target kind, the spec fields the kind's
 	// policies may not set there (see UnsupportedFields).
 	UnsupportedFields []UnsupportedFields
+	// FailureStatus is the HTTP status with which the implementation
+	// answers a route's requests when the policy of this kind applying
+	// there is Invalid in place (its references do not resolve, or it sets
+	// unsupported fields): Envoy Gateway fails such routes closed with a
+	// 500. 0: the request goes on as if the policy were not there.
+	FailureStatus int
 	// Implementation names the project whose profile gave settings, if any.
 	Implementation string
 	// Schema is the CRD's openAPIV3Schema of spec, when known; schema-aware
@@ -249,6 +255,7 @@ type Spec struct {
 	InvalidOnUnresolvedBackendRefs bool
 	ObjectRefs                     []ObjectRefPath
 	UnsupportedFields              []UnsupportedFields
+	FailureStatus                  int
 }
 
 // NewKind builds and validates a kind from a Go descriptor, applying defaults.
@@ -319,6 +326,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 			k.UnsupportedFields[i] = UnsupportedFields{Kind: u.Kind, Paths: slices.Clone(u.Paths)}
 		}
 	})
+	set(SettingFailureStatus, s.FailureStatus != 0, func() { k.FailureStatus = s.FailureStatus })
 	if s.Custom != nil && k.Custom == nil {
 		k.Custom = s.Custom
 	}
@@ -460,6 +468,9 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingUnsupportedFields, "two entries for %s: list its fields in one", u.Kind)
 		}
 	}
+	if k.FailureStatus != 0 && (k.FailureStatus < 100 || k.FailureStatus > 599) {
+		return settingErrorf(SettingFailureStatus, "%d is not an HTTP status (100 to 599)", k.FailureStatus)
+	}
 	if k.InvalidOnUnresolvedBackendRefs && len(k.BackendRefs) == 0 {
 		return settingErrorf(SettingUnresolvedBackendRefs, "invalid needs the paths where policies name backends (%s)", AnnotationBackendRefs)
 	}
@@ -547,6 +558,7 @@ var annotationOf = map[string]string{
 	SettingUnresolvedBackendRefs: AnnotationUnresolvedBackendRefs,
 	SettingObjectRefs:            AnnotationObjectRefs,
 	SettingUnsupportedFields:     AnnotationUnsupportedFields,
+	SettingFailureStatus:         AnnotationFailureStatus,
 }
 
 // allSettings lists every setting, in the order they are shown.
@@ -557,7 +569,7 @@ var allSettings = []string{
 	SettingUntargetedScope, SettingSharedPortListeners, SettingOverriddenBy, SettingWeightAnnotation,
 	SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields,
 	SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingObjectRefs,
-	SettingUnsupportedFields,
+	SettingUnsupportedFields, SettingFailureStatus,
 }
 
 // Settings lists the names of every setting of a kind, the keys of
@@ -704,6 +716,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 			return
 		}},
 		{AnnotationObjectRefs, SettingObjectRefs, func(v string) (err error) { k.ObjectRefs, err = ParseObjectRefs(v); return }},
+		{AnnotationFailureStatus, SettingFailureStatus, func(v string) (err error) { k.FailureStatus, err = parseFailureStatus(v); return }},
 		{AnnotationUnsupportedFields, SettingUnsupportedFields, func(v string) (err error) {
 			k.UnsupportedFields, err = ParseUnsupportedFields(v)
 			return

@@ -195,6 +195,11 @@ const (
 	// "<target kind>=<path>,<path>..." (see UnsupportedFields), or "none":
 	// "TCPRoute=cors,jwt,authorization.rules[].cel".
 	AnnotationUnsupportedFields = "attache.dev/unsupported-fields"
+	// AnnotationFailureStatus is the HTTP status with which the
+	// implementation answers a route's requests when the policy of this
+	// kind applying there is Invalid in place (Envoy Gateway: 500), or
+	// "none" (default: the request goes on without it).
+	AnnotationFailureStatus = "attache.dev/failure-status"
 )
 
 // Setting names, the keys of Kind.Origins.
@@ -228,6 +233,7 @@ const (
 	SettingUnresolvedBackendRefs = "unresolvedBackendRefs"
 	SettingObjectRefs            = "objectRefs"
 	SettingUnsupportedFields     = "unsupportedFields"
+	SettingFailureStatus         = "failureStatus"
 )
 
 // parseConflictScope reads "policy" (true) or "target" (false).
@@ -326,6 +332,19 @@ func ParseUntargetedScope(s string) (UntargetedScope, error) {
 const NoTargetRefLimit = -1
 
 // parseMaxTargetRefs reads "none" or a positive number.
+// parseFailureStatus reads an HTTP status (100..599) or "none" (0).
+func parseFailureStatus(v string) (int, error) {
+	v = strings.TrimSpace(v)
+	if v == "none" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 100 || n > 599 {
+		return 0, fmt.Errorf("%q is neither an HTTP status (100 to 599) nor none", v)
+	}
+	return n, nil
+}
+
 func parseMaxTargetRefs(v string) (int, error) {
 	v = strings.TrimSpace(v)
 	if v == "none" {

@@ -71,7 +71,10 @@ var builtin = func() []policy.Profile {
 		h := append(kinds(gateway, listenerSet), routes...)
 		return entry(EnvoyGateway, "gateway.envoyproxy.io", kind, "", policy.Spec{
 			Class: policy.Inherited, Hierarchy: h, TargetKinds: h, EffectiveSectionKinds: routes,
-			Strategies: []merge.Strategy{merge.AtomicDefaults}, SameLevel: policy.SameLevelOldestWins,
+			// A route whose policy fails translation gets a 500 direct
+			// response (fails closed).
+			FailureStatus: 500,
+			Strategies:    []merge.Strategy{merge.AtomicDefaults}, SameLevel: policy.SameLevelOldestWins,
 			MergeTypeField: "mergeType", Ancestor: policy.AncestorGateway,
 			MaxTargetRefs: policy.NoTargetRefLimit, // EG's CRDs set no maxItems
 			// EG marks a policy Overridden for the routes and listeners

@@ -2,6 +2,7 @@ package routing
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/attache-dev/attache/pkg/engine"
@@ -34,13 +35,19 @@ type EffectivePolicy struct {
 // engine result, by effective target: a lookup per level of the path.
 type Policies struct {
 	byTarget map[topology.Ref][]*engine.Effective
+	status   map[topology.Ref]*engine.PolicyStatus
 }
 
-// NewPolicies indexes the effective policies of res by target.
+// NewPolicies indexes the effective policies of res by target, and the
+// policies' statuses by policy.
 func NewPolicies(res *engine.Result) *Policies {
-	p := &Policies{byTarget: make(map[topology.Ref][]*engine.Effective, len(res.Effective))}
+	p := &Policies{byTarget: make(map[topology.Ref][]*engine.Effective, len(res.Effective)),
+		status: make(map[topology.Ref]*engine.PolicyStatus, len(res.Policies))}
 	for _, e := range res.Effective {
 		p.byTarget[e.Target] = append(p.byTarget[e.Target], e)
+	}
+	for _, ps := range res.Policies {
+		p.status[ps.Policy.Ref] = ps
 	}
 	return p
 }
@@ -74,7 +81,68 @@ func (p *Policies) AddPolicies(t *RequestTrace) {
 			}
 		}
 		o.Authorization = authorize(o, t.Request, t.dryRun)
+		if o.Result == ResultForwarded {
+			if status, why := p.failedClosed(o); status != 0 {
+				o.Result, o.Status, o.Reason = ResultError, status, why
+			}
+		}
 	}
+}
+
+// failedClosed says whether the Gateway answers the request itself because
+// a policy applying on its path is Invalid there yet in place (its
+// references do not resolve, or it sets fields not supported there) and
+// its kind fails such routes closed (Kind.FailureStatus: Envoy Gateway's
+// 500): the status and why; 0 otherwise. A policy applies when it sets a
+// field of the context's effective spec or is the most specific policy in
+// place there (one setting nothing still claims the route).
+func (p *Policies) failedClosed(o *Outcome) (int, string) {
+	onPath := func(r topology.Ref) bool {
+		return slices.Contains(o.Path, r) || slices.ContainsFunc(o.backendPaths, func(bp []topology.Ref) bool { return slices.Contains(bp, r) })
+	}
+	for _, ep := range o.EffectivePolicies {
+		if ep.Kind == nil || ep.Kind.FailureStatus == 0 || ep.Context == nil {
+			continue
+		}
+		var applying []topology.Ref
+		for _, f := range ep.Context.Fields {
+			if !slices.Contains(applying, f.Policy) {
+				applying = append(applying, f.Policy)
+			}
+		}
+		for i := len(ep.Context.Stack) - 1; i >= 0; i-- {
+			if e := ep.Context.Stack[i]; !e.Conflicted {
+				if !slices.Contains(applying, e.Policy) {
+					applying = append(applying, e.Policy)
+				}
+				break
+			}
+		}
+		for _, ref := range applying {
+			st := p.status[ref]
+			if st == nil {
+				continue
+			}
+			for _, a := range st.Ancestors {
+				if !onPath(a.Ref) || len(a.Conditions) == 0 {
+					continue
+				}
+				if c := a.Conditions[0]; c.Type == engine.CondAccepted && c.Status == "False" && c.Reason == engine.ReasonInvalid {
+					impl := ep.Kind.Implementation
+					if impl == "" {
+						impl = "the implementation"
+					}
+					name := ref.Name
+					if ref.Namespace != "" {
+						name = ref.Namespace + "/" + name
+					}
+					return ep.Kind.FailureStatus, fmt.Sprintf("%s %s applies here but is Invalid (%s); %s answers the route's requests with %d",
+						ref.Kind, name, c.Message, impl, ep.Kind.FailureStatus)
+				}
+			}
+		}
+	}
+	return 0, ""
 }
 
 // authorizationPolicy is Istio's AuthorizationPolicy kind.

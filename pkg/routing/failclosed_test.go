@@ -1,0 +1,166 @@
+package routing_test
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/manifest"
+	"github.com/attache-dev/attache/pkg/routing"
+)
+
+// failClosedDocs: an unlabelled Envoy Gateway SecurityPolicy CRD (its
+// profile applies), a Gateway with an HTTP listener, HTTPRoutes ok
+// (ok.example) and bad (bad.example) to Service web, a Gateway policy
+// with basic auth from Secret users, and on route bad a policy whose
+// basic-auth Secret does not exist: Invalid, yet in place.
+const failClosedDocs = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: securitypolicies.gateway.envoyproxy.io}
+spec:
+  group: gateway.envoyproxy.io
+  names: {kind: SecurityPolicy, plural: securitypolicies}
+  scope: Namespaced
+  versions: [{name: v1alpha1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: eg, namespace: default}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec: {ports: [{name: http, port: 8080}]}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: users, namespace: default}
+data: {.htpasswd: eA==}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: ok, namespace: default}
+spec:
+  parentRefs: [{name: eg}]
+  hostnames: [ok.example]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: bad, namespace: default}
+spec:
+  parentRefs: [{name: eg}]
+  hostnames: [bad.example]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: gw, namespace: default, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: eg}]
+  basicAuth: {users: {name: users}}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: broken, namespace: default, creationTimestamp: "2026-01-01T00:01:00Z"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: bad}]
+  basicAuth: {users: {name: missing}}
+`
+
+// A route whose Envoy Gateway policy is Invalid in place is answered with
+// a 500 (the kind's failure status); a route whose policies are valid is
+// forwarded as before.
+func TestFailClosed(t *testing.T) {
+	objs, probs, err := manifest.Read([]string{"-"}, strings.NewReader(failClosedDocs))
+	if err != nil || len(probs) > 0 {
+		t.Fatal(err, probs)
+	}
+	res := engine.Compute(objs, engine.Options{})
+	us := make([]*unstructured.Unstructured, len(objs))
+	for i, o := range objs {
+		us[i] = o.Object
+	}
+	ix, _ := routing.Build(us, res.Graph, res.Grants, engine.DefaultNamespace)
+	pols := routing.NewPolicies(res)
+
+	bad := trace(t, ix, pols, "http://bad.example/", nil)
+	if len(bad.Outcomes) != 1 {
+		t.Fatalf("bad: %d outcomes", len(bad.Outcomes))
+	}
+	o := bad.Outcomes[0]
+	if o.Result != routing.ResultError || o.Status != 500 {
+		t.Errorf("bad: result %s %d, want error 500", o.Result, o.Status)
+	}
+	for _, want := range []string{"SecurityPolicy default/broken applies here but is Invalid", "spec.basicAuth.users: Secret default/missing not found", "Envoy Gateway answers the route's requests with 500"} {
+		if !strings.Contains(o.Reason, want) {
+			t.Errorf("bad: reason %q lacks %q", o.Reason, want)
+		}
+	}
+	if len(o.EffectivePolicies) == 0 {
+		t.Error("bad: the effective policies are still shown")
+	}
+
+	ok := trace(t, ix, pols, "http://ok.example/", nil)
+	if o := ok.Outcomes[0]; o.Result != routing.ResultForwarded || o.Status != 0 {
+		t.Errorf("ok: result %s %d (%s), want forwarded", o.Result, o.Status, o.Reason)
+	}
+}
+
+// A kind of one's own with a failure status and a field it does not
+// support on HTTPRoutes: a policy on the Gateway and on route bad is
+// Invalid at bad only, so only bad's requests get the status; ok's are
+// forwarded with the policy's fields from the Gateway.
+func TestFailClosedOnlyWhereInvalid(t *testing.T) {
+	docs := `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: guardpolicies.example.com
+  labels: {gateway.networking.k8s.io/policy: Inherited}
+  annotations:
+    attache.dev/target-kinds: Gateway, HTTPRoute
+    attache.dev/unsupported-fields: HTTPRoute=gatewayOnly
+    attache.dev/failure-status: "503"
+spec:
+  group: example.com
+  names: {kind: GuardPolicy, plural: guardpolicies}
+  scope: Namespaced
+  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
+---
+apiVersion: example.com/v1
+kind: GuardPolicy
+metadata: {name: guard, namespace: default}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: Gateway, name: eg}
+  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: bad}
+  gatewayOnly: true
+`
+	base, _, _ := strings.Cut(failClosedDocs, "---\napiVersion: gateway.envoyproxy.io/v1alpha1\nkind: SecurityPolicy\nmetadata: {name: broken")
+	objs, probs, err := manifest.Read([]string{"-"}, strings.NewReader(base+"---\n"+docs))
+	if err != nil || len(probs) > 0 {
+		t.Fatal(err, probs)
+	}
+	res := engine.Compute(objs, engine.Options{})
+	us := make([]*unstructured.Unstructured, len(objs))
+	for i, o := range objs {
+		us[i] = o.Object
+	}
+	ix, _ := routing.Build(us, res.Graph, res.Grants, engine.DefaultNamespace)
+	pols := routing.NewPolicies(res)
+	o := trace(t, ix, pols, "http://bad.example/", nil).Outcomes[0]
+	if o.Status != 503 || !strings.Contains(o.Reason, "GuardPolicy default/guard applies here but is Invalid (spec.gatewayOnly: not supported on HTTPRoute targets); the implementation answers the route's requests with 503") {
+		t.Errorf("bad: %s %d %q, want 503 naming guard", o.Result, o.Status, o.Reason)
+	}
+	o = trace(t, ix, pols, "http://ok.example/", nil).Outcomes[0]
+	if o.Result != routing.ResultForwarded {
+		t.Errorf("ok: %s %d %q, want forwarded (guard is valid at the Gateway)", o.Result, o.Status, o.Reason)
+	}
+}
