@@ -132,11 +132,55 @@ func referencesHolder(p *policy.Policy, r topology.Ref) bool {
 // for the policy's ancestors (every broken reference) and the problem to
 // report for that field; all empty when every judged one resolves.
 func (c *computation) unresolvedObjectRefs(p *policy.Policy) (field, msg, problem string) {
+	return c.unresolvedObjectRefsWhere(p, func(path *policy.ObjectRefPath) bool { return len(path.On) == 0 })
+}
+
+// unresolvedRefsAt is unresolvedObjectRefs for the references p's kind
+// judges at some targets only (ObjectRefPath.On): those whose listener
+// protocols target at has.
+func (c *computation) unresolvedRefsAt(p *policy.Policy, at topology.Ref) (field, msg, problem string) {
+	if !p.Kind.ObjectRefsOnListeners() || len(p.ObjectRefs) == 0 {
+		return "", "", ""
+	}
+	return c.unresolvedObjectRefsWhere(p, func(path *policy.ObjectRefPath) bool {
+		return len(path.On) > 0 && c.hasListener(at, path.On)
+	})
+}
+
+// hasListener reports whether target at (a Gateway with its ListenerSets'
+// listeners, a ListenerSet, a listener) has a listener of one of protos;
+// a TLS listener that passes TLS through does not count.
+func (c *computation) hasListener(at topology.Ref, protos []string) bool {
+	id, ok := c.graph.Lookup(at)
+	if !ok {
+		return false
+	}
+	var ls []topology.Ref
+	switch gk := at.GroupKind(); {
+	case at.IsSection() && (gk == topology.KindGateway || gk == topology.KindListenerSet):
+		ls = []topology.Ref{at}
+	case gk == topology.KindGateway:
+		ls = c.gatewayListeners(id)
+	case gk == topology.KindListenerSet:
+		ls = c.sections(id)
+	}
+	for _, l := range ls {
+		lp, ok := c.listenerPorts[l]
+		if ok && slices.Contains(protos, lp.proto) && !(lp.proto == "TLS" && lp.passthrough) {
+			return true
+		}
+	}
+	return false
+}
+
+// unresolvedObjectRefsWhere checks the object references of p whose path
+// judge accepts.
+func (c *computation) unresolvedObjectRefsWhere(p *policy.Policy, judge func(*policy.ObjectRefPath) bool) (field, msg, problem string) {
 	keys := func(r topology.Ref) ([]string, bool) {
 		k, ok := c.holders[r]
 		return k, ok
 	}
-	probs := p.CheckObjectRefs(keys, c.opts.Unread, func(r topology.Ref) bool { return c.grantAllows(p, r) })
+	probs := p.CheckObjectRefsWhere(keys, c.opts.Unread, func(r topology.Ref) bool { return c.grantAllows(p, r) }, judge)
 	if len(probs) == 0 {
 		return "", "", ""
 	}

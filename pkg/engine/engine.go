@@ -159,7 +159,7 @@ func newComputation(opts Options, objs []Object) *computation {
 		if k.Untargeted.Mode != policy.UntargetedNone && c.gateways == nil {
 			c.gateways = readGateways(topoObjs)
 		}
-		if k.RejectSharedPort && c.listenerPorts == nil {
+		if (k.RejectSharedPort || k.ObjectRefsOnListeners()) && c.listenerPorts == nil {
 			c.listenerPorts = readListenerPorts(topoObjs)
 		}
 		if (k.Ancestor == policy.AncestorGateway || k.Ancestor == policy.AncestorGatewayObject || k.InvalidOnUnresolvedBackendRefs) && c.backendSections == nil {
@@ -567,6 +567,12 @@ func (c *computation) attachChecked(ps *pstate, id topology.NodeID, t policy.Tar
 	// the route closed (a 500 direct response) when translation fails.
 	// The input problem is said once, not per target.
 	if field, _, problem := c.unresolvedRefs(ps.p); problem != "" {
+		prob := diag.Problem{Object: ps.p.Ref, Source: c.sources[ps.p.Ref], Field: field, Message: problem}
+		if !slices.Contains(ps.targetProblems, prob) {
+			ps.targetProblems = append(ps.targetProblems, prob)
+		}
+	}
+	if field, _, problem := c.unresolvedRefsAt(ps.p, c.graph.Node(id).Ref); problem != "" {
 		prob := diag.Problem{Object: ps.p.Ref, Source: c.sources[ps.p.Ref], Field: field, Message: problem}
 		if !slices.Contains(ps.targetProblems, prob) {
 			ps.targetProblems = append(ps.targetProblems, prob)

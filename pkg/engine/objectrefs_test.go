@@ -261,3 +261,80 @@ func ancestorMessage(t *testing.T, res *engine.Result, name string) string {
 	t.Fatalf("no single-ancestor policy %s", name)
 	return ""
 }
+
+// Envoy Gateway reads a ClientTrafficPolicy's client CA certificates for
+// the listeners that terminate TLS only (on=HTTPS,TLS): a missing CA makes
+// the policy Invalid at a Gateway with an HTTPS listener, at an HTTPS
+// listener and at a ListenerSet with one, but not at a plain-HTTP
+// listener, a Gateway without TLS listeners, or a TLS passthrough
+// listener. A CA Secret without ca.crt counts when it has one key only.
+// (Not modelled: a Gateway policy whose every TLS listener has a policy of
+// its own is not read there by Envoy Gateway; attache judges it still.)
+func TestObjectRefsOnListeners(t *testing.T) {
+	ctp := func(name, kind, target, section, ca string) string {
+		sec := ""
+		if section != "" {
+			sec = ", sectionName: " + section
+		}
+		return pol(egV, "ClientTrafficPolicy", name, 0, fmt.Sprintf(`targetRefs: [{group: gateway.networking.k8s.io, kind: %s, name: %s%s}]
+tls: {clientValidation: {caCertificateRefs: [{name: %s}]}}`, kind, target, sec, ca))
+	}
+	gw := func(name, listeners string) string {
+		return fmt.Sprintf("---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: %s, namespace: default}\nspec: {gatewayClassName: eg, allowedListeners: {namespaces: {from: Same}}, listeners: [%s]}\n", name, listeners)
+	}
+	const https = "{name: https, protocol: HTTPS, port: 443, tls: {certificateRefs: [{name: cert}]}}"
+	res := compute(t, engine.Options{},
+		crd("gateway.envoyproxy.io", "ClientTrafficPolicy", "clienttrafficpolicies"),
+		gw("mixed", "{name: http, protocol: HTTP, port: 80}, "+https),
+		gw("plain", "{name: http, protocol: HTTP, port: 80}"),
+		gw("passthrough", "{name: tls, protocol: TLS, port: 8443, tls: {mode: Passthrough}}"),
+		gw("terminate", "{name: tls, protocol: TLS, port: 8443, tls: {certificateRefs: [{name: cert}]}}"),
+		gw("base", "{name: http, protocol: HTTP, port: 80}"),
+		gw("base2", "{name: http, protocol: HTTP, port: 80}"),
+		gw("base3", "{name: http, protocol: HTTP, port: 80}"),
+		"---\napiVersion: gateway.networking.k8s.io/v1\nkind: ListenerSet\nmetadata: {name: ls3, namespace: default}\nspec: {parentRef: {name: base3}, listeners: ["+https+"]}\n",
+		"---\napiVersion: gateway.networking.k8s.io/v1\nkind: ListenerSet\nmetadata: {name: ls, namespace: default}\nspec: {parentRef: {name: base}, listeners: ["+https+"]}\n",
+		"---\napiVersion: v1\nkind: Secret\nmetadata: {name: pair, namespace: default}\ndata: {tls.crt: eA==, tls.key: eA==}\n",
+		"---\napiVersion: v1\nkind: Secret\nmetadata: {name: only, namespace: default}\ndata: {bundle.pem: eA==}\n",
+		ctp("gw-mixed", "Gateway", "mixed", "", "missing"),
+		ctp("gw-plain", "Gateway", "plain", "", "missing"),
+		ctp("l-https", "Gateway", "mixed", "https", "pair"),
+		ctp("l-http", "Gateway", "mixed", "http", "missing"),
+		ctp("passthrough", "Gateway", "passthrough", "", "missing"),
+		ctp("terminate", "Gateway", "terminate", "", "only"),
+		ctp("ls", "ListenerSet", "ls", "", "missing"),
+		ctp("gw-base2", "Gateway", "base2", "", "missing"),
+		// A Gateway's policy covers its ListenerSets' listeners.
+		ctp("gw-base3", "Gateway", "base3", "", "missing"),
+	)
+	for name, want := range map[string]string{
+		"gw-mixed":    "False/Invalid",
+		"gw-plain":    "True/Accepted",
+		"l-https":     "False/Invalid",
+		"l-http":      "True/Accepted",
+		"passthrough": "True/Accepted",
+		"terminate":   "True/Accepted",
+		"ls":          "False/Invalid",
+		"gw-base2":    "True/Accepted",
+		"gw-base3":    "False/Invalid",
+	} {
+		if got := status(t, res, name, "Accepted"); got != want {
+			t.Errorf("%s: Accepted %s, want %s", name, got, want)
+		}
+	}
+	const field = "spec.tls.clientValidation.caCertificateRefs[0]"
+	for name, why := range map[string]string{
+		"gw-mixed": "Secret default/missing not found",
+		"l-https":  "Secret default/pair has no key ca.crt",
+	} {
+		found := false
+		for _, p := range res.Problems {
+			if p.Object.Name == name {
+				found = found || (p.Field == field && strings.Contains(p.Message, why))
+			}
+		}
+		if !found {
+			t.Errorf("%s: no problem naming %s saying %q in %v", name, field, why, res.Problems)
+		}
+	}
+}

@@ -9,12 +9,15 @@ import (
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
-// listenerPort is a listener's port, whether it is plain HTTP, and its
-// hostname ("" for none).
+// listenerPort is a listener's port, whether it is plain HTTP, its
+// hostname ("" for none), its protocol and whether it passes TLS through
+// (tls.mode Passthrough).
 type listenerPort struct {
-	port     int64
-	http     bool
-	hostname string
+	port        int64
+	http        bool
+	hostname    string
+	proto       string
+	passthrough bool
 }
 
 // readListenerPorts reads the port and protocol of every listener of the
@@ -47,7 +50,8 @@ func readListenerPorts(objs []*unstructured.Unstructured) map[topology.Ref]liste
 				continue
 			}
 			ref := topology.Ref{Group: gk.Group, Kind: gk.Kind, Namespace: u.GetNamespace(), Name: u.GetName(), SectionName: name}
-			out[ref] = listenerPort{port: port, http: proto == "HTTP", hostname: host}
+			mode, _, _ := unstructured.NestedString(m, "tls", "mode")
+			out[ref] = listenerPort{port: port, http: proto == "HTTP", hostname: host, proto: proto, passthrough: mode == "Passthrough"}
 		}
 	}
 	return out

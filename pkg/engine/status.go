@@ -164,6 +164,12 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			an.reason, an.msg = ReasonInvalid, refsMsg
 		}
 		if an.reason == "" && an.att != nil {
+			// The same, for references read at some targets only.
+			if _, msg, _ := c.unresolvedRefsAt(ps.p, an.att.ref.At); msg != "" {
+				an.reason, an.msg = ReasonInvalid, msg
+			}
+		}
+		if an.reason == "" && an.att != nil {
 			// In place, but setting what its kind does not support there.
 			if msg := c.unsupportedAt(an.att); msg != "" {
 				an.reason, an.msg = ReasonInvalid, msg

@@ -217,7 +217,7 @@ func FuzzParseBackendRefPaths(f *testing.F) {
 func FuzzParseObjectRefs(f *testing.F) {
 	for _, s := range []string{
 		"oidc.clientSecret kinds=Secret keys=client-secret", "lua[].valueRef kinds=ConfigMap keys=lua,+; a kinds=Secret,ConfigMap keys=ca.crt,*",
-		"none", "", ";", "a kinds=Pod", "a keys=+,x", "a..b", "a[x]", "a keys=", "a kinds=",
+		"none", "", ";", "a kinds=Pod", "a keys=+,x", "a..b", "a[x]", "a keys=", "a kinds=", "a on=HTTPS,TLS", "a on=,",
 	} {
 		f.Add(s)
 	}

@@ -34,6 +34,14 @@ type ObjectRefPath struct {
 	// the object holding it has that field with that value (a union's
 	// discriminator, Envoy Gateway's type: ValueRef).
 	When string
+	// On, if set, are listener protocols: the reference is judged only at
+	// a target with a listener of one of them (a Gateway: any of its
+	// listeners and its ListenerSets'; a ListenerSet: its own; a listener:
+	// itself), a TLS listener counting unless it passes TLS through. The
+	// implementation reads it there only (Envoy Gateway's client CA
+	// certificates, for listeners that terminate TLS). The policy is then
+	// Invalid at those targets only.
+	On []string
 }
 
 // String renders one path in its annotation form:
@@ -49,6 +57,9 @@ func (r ObjectRefPath) String() string {
 	}
 	if r.When != "" {
 		s += " when=" + r.When
+	}
+	if len(r.On) > 0 {
+		s += " on=" + strings.Join(r.On, ",")
 	}
 	return s
 }
@@ -92,6 +103,11 @@ func (r ObjectRefPath) validate() error {
 			return fmt.Errorf("%s: kind %s is not one attache reads (known: ConfigMap, Secret)", r.Path, k)
 		}
 	}
+	for _, proto := range r.On {
+		if proto == "" || strings.ContainsAny(proto, " ,=;*+") {
+			return fmt.Errorf("%s: on=%s: want listener protocols (HTTPS,TLS)", r.Path, strings.Join(r.On, ","))
+		}
+	}
 	for i, key := range r.Keys {
 		wild := key == "*" || key == "+"
 		if key == "" || (wild && i != len(r.Keys)-1) || strings.ContainsAny(key, " ,=;") {
@@ -133,8 +149,13 @@ func ParseObjectRefs(v string) ([]ObjectRefPath, error) {
 				if val == "" {
 					return nil, fmt.Errorf("%s: when=: want field=value", words[0])
 				}
+			case ok && name == "on" && len(r.On) == 0:
+				r.On = splitList(val)
+				if len(r.On) == 0 {
+					return nil, fmt.Errorf("%s: on=: want listener protocols (HTTPS,TLS)", words[0])
+				}
 			default:
-				return nil, fmt.Errorf("%s: unexpected %q after the path (known: kinds=ConfigMap,Secret keys=<key>,*,+ when=<field>=<value>)", words[0], w)
+				return nil, fmt.Errorf("%s: unexpected %q after the path (known: kinds=ConfigMap,Secret keys=<key>,*,+ when=<field>=<value> on=<protocol>,...)", words[0], w)
 			}
 		}
 		r = r.withDefaults()
@@ -147,6 +168,12 @@ func ParseObjectRefs(v string) ([]ObjectRefPath, error) {
 		return nil, fmt.Errorf("names no path (e.g. %q), or \"none\"", "oidc.clientSecret kinds=Secret keys=client-secret")
 	}
 	return out, nil
+}
+
+// ObjectRefsOnListeners reports whether some object reference path of the
+// kind is judged per target, by listener protocol (ObjectRefPath.On).
+func (k *Kind) ObjectRefsOnListeners() bool {
+	return slices.ContainsFunc(k.ObjectRefs, func(r ObjectRefPath) bool { return len(r.On) > 0 })
 }
 
 // ObjectRef is a ConfigMap or Secret a policy names at one of its kind's
@@ -266,16 +293,23 @@ type ObjectRefProblem struct {
 	Message string
 }
 
-// CheckObjectRefs resolves the policy's object references. keys gives the
-// data keys of a holder (ok false when it does not exist); unread, when
-// not nil, says which holders could not be read (they are not judged);
-// granted says whether a ReferenceGrant lets the policy name a holder in
-// another namespace.
+// CheckObjectRefs resolves the policy's object references, except those
+// whose path is judged per target (ObjectRefPath.On: see
+// CheckObjectRefsWhere). keys gives the data keys of a holder (ok false
+// when it does not exist); unread, when not nil, says which holders could
+// not be read (they are not judged); granted says whether a ReferenceGrant
+// lets the policy name a holder in another namespace.
 func (p *Policy) CheckObjectRefs(keys func(topology.Ref) ([]string, bool), unread func(topology.Ref) bool, granted func(topology.Ref) bool) []ObjectRefProblem {
+	return p.CheckObjectRefsWhere(keys, unread, granted, func(path *ObjectRefPath) bool { return len(path.On) == 0 })
+}
+
+// CheckObjectRefsWhere is CheckObjectRefs for the references whose path
+// judge accepts (at a target: those whose On protocols it has).
+func (p *Policy) CheckObjectRefsWhere(keys func(topology.Ref) ([]string, bool), unread func(topology.Ref) bool, granted func(topology.Ref) bool, judge func(*ObjectRefPath) bool) []ObjectRefProblem {
 	var probs []ObjectRefProblem
 	for _, ref := range p.ObjectRefs {
 		o := ref.Object
-		if !ref.Judged() || (unread != nil && unread(o)) {
+		if !ref.Judged() || (unread != nil && unread(o)) || !judge(ref.Path) {
 			continue
 		}
 		what := fmt.Sprintf("%s %s/%s", o.Kind, o.Namespace, o.Name)

@@ -26,6 +26,10 @@ func TestParseObjectRefs(t *testing.T) {
 		{in: "a when=type", err: "want field=value"},
 		{in: "a when=", err: "want field=value"},
 		{in: "a when=a=b=c", err: "want field=value"},
+		{in: "ca[] kinds=Secret,ConfigMap keys=ca.crt,* on=HTTPS,TLS", want: "ca[] kinds=Secret,ConfigMap keys=ca.crt,* on=HTTPS,TLS"},
+		{in: "a on=", err: "want listener protocols"},
+		{in: "a on=HTTPS on=TLS", err: "unexpected"},
+		{in: "a on=HT*PS", err: "want listener protocols"},
 		// Read back, "spec.spec.a" would lose its second spec.
 		{in: "spec.spec.a", err: "does not start with spec again"},
 	} {

@@ -133,7 +133,7 @@ var builtin = func() []policy.Profile {
 		// ClientTrafficPolicy: a Gateway-wide policy covers the listeners of
 		// the Gateway's ListenerSets too; a ListenerSet or listener policy
 		// replaces it whole there.
-		entry(EnvoyGateway, "gateway.envoyproxy.io", "ClientTrafficPolicy", "", policy.Spec{
+		withObjectRefs(entry(EnvoyGateway, "gateway.envoyproxy.io", "ClientTrafficPolicy", "", policy.Spec{
 			Class: policy.Inherited, Hierarchy: kinds(gateway, listenerSet),
 			TargetKinds: kinds(gateway, listenerSet), EffectiveSectionKinds: kinds(gateway, listenerSet),
 			Strategies: []merge.Strategy{merge.AtomicDefaults}, SameLevel: policy.SameLevelOldestWins,
@@ -143,10 +143,13 @@ var builtin = func() []policy.Profile {
 			RejectSharedPort:     true,
 			OverriddenByPresence: true,
 		}),
+			// Client CA certificates and CRLs: read for the listeners that
+			// terminate TLS only (buildListenerTLSParameters).
+			"tls.clientValidation.caCertificateRefs[] kinds=Secret,ConfigMap keys=ca.crt,* on=HTTPS,TLS",
+			"tls.clientValidation.crl.refs[] kinds=Secret,ConfigMap keys=ca.crl,* on=HTTPS,TLS"),
 		// The ConfigMaps and Secrets whose data Envoy Gateway's translator
 		// reads (object refs): one it cannot find, or without the key it
-		// reads, makes the policy Invalid. (ClientTrafficPolicy's client
-		// CAs are read on TLS listeners only: not declared.)
+		// reads, makes the policy Invalid.
 		withObjectRefs(egInherited("BackendTrafficPolicy", egRoutes),
 			"responseOverride[].response.body.valueRef kinds=ConfigMap keys=response.body,+ when=type=ValueRef"),
 		// The backends of their external services (extAuth, JWKS, OIDC
