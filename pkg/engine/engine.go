@@ -58,6 +58,11 @@ type pstate struct {
 	attached  map[topology.NodeID]bool // nodes in atts
 	// noTarget says why declared targets resolved to nothing (selectors).
 	noTarget []string
+	// refsInvalid: its references do not resolve (unresolvedRefs), so it
+	// is Invalid in place; with a merge type it then merges with nothing
+	// (its implementation fails the merged policy too). Set when it
+	// attaches; a change of what it names attaches it anew.
+	refsInvalid bool
 	// targetProblems are the invalid targets, reported as problems of the
 	// input too; kept with the policy, so that an update replaces them.
 	targetProblems []diag.Problem
@@ -567,6 +572,7 @@ func (c *computation) attachChecked(ps *pstate, id topology.NodeID, t policy.Tar
 	// the route closed (a 500 direct response) when translation fails.
 	// The input problem is said once, not per target.
 	if field, _, problem := c.unresolvedRefs(ps.p); problem != "" {
+		ps.refsInvalid = true
 		prob := diag.Problem{Object: ps.p.Ref, Source: c.sources[ps.p.Ref], Field: field, Message: problem}
 		if !slices.Contains(ps.targetProblems, prob) {
 			ps.targetProblems = append(ps.targetProblems, prob)

@@ -295,9 +295,11 @@ func lostToOthers(pol *pstate, lost []LostField, c *computation) bool {
 // layer is an attachment's layer in a fold.
 func (d *kindDP) layer(a *attachment) merge.Layer {
 	l := merge.Layer{Spec: a.spec, Strategy: a.pol.p.Strategy, Custom: d.kind.Custom, Src: a.id}
-	if a.pol.p.MergeType != "" {
+	if a.pol.p.MergeType != "" && !a.pol.refsInvalid {
 		// Both merge types merge with the nearest policy above; the
-		// schema-aware one reads list types from the CRD's schema.
+		// schema-aware one reads list types from the CRD's schema. A
+		// policy whose references do not resolve is in place unmerged:
+		// its implementation fails the merged policy.
 		l.MergeUp = merge.PatchDefaults
 	}
 	return l

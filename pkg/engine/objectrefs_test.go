@@ -338,3 +338,41 @@ tls: {clientValidation: {caCertificateRefs: [{name: %s}]}}`, kind, target, sec, 
 		}
 	}
 }
+
+// A route policy with mergeType whose own references do not resolve is
+// Invalid in place and merges with nothing: the Gateway policy is
+// overridden for the route (Envoy Gateway fails the merged policy and
+// answers the route with a 500). Once the ConfigMap exists it merges,
+// incrementally as Compute says.
+func TestObjectRefsMergeType(t *testing.T) {
+	btp := func(name, kind, target string, min int, body string) string {
+		return pol(egV, "BackendTrafficPolicy", name, min, fmt.Sprintf("targetRefs: [{group: gateway.networking.k8s.io, kind: %s, name: %s}]\n%s", kind, target, body))
+	}
+	base := decodeDocs(t, crd("gateway.envoyproxy.io", "BackendTrafficPolicy", "backendtrafficpolicies"), refsTopo(),
+		btp("gw", "Gateway", "g1", 0, "timeout: {http: {requestTimeout: 5s}}"),
+		btp("route", "HTTPRoute", "r1", 1, `mergeType: JSONMerge
+responseOverride: [{match: {statusCodes: [{value: 500}]}, response: {body: {type: ValueRef, valueRef: {group: "", kind: ConfigMap, name: page}}}}]`))
+	page := decodeDocs(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: page, namespace: default}\ndata: {response.body: x}\n")
+	rule := topology.Ref{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute", Namespace: "default", Name: "r1", SectionName: "rule-1"}
+	in := engine.NewIncremental(engine.Options{})
+	for _, s := range []struct {
+		what     string
+		objs     []engine.Object
+		accepted string
+		merged   bool
+	}{
+		{"ConfigMap missing", base, "False/Invalid", false},
+		{"ConfigMap created", append(append([]engine.Object(nil), base...), page...), "True/Accepted", true},
+		{"ConfigMap deleted", base, "False/Invalid", false},
+	} {
+		res := in.Compute(s.objs)
+		want(t, s.what+": route", status(t, res, "route", "Accepted"), s.accepted)
+		eff := effective(t, res, "BackendTrafficPolicy", rule)
+		if len(eff) != 1 || strings.Contains(eff[0], "requestTimeout") != s.merged {
+			t.Errorf("%s: effective at r1 = %v, want the Gateway's timeout merged: %v", s.what, eff, s.merged)
+		}
+		full := engine.Compute(s.objs, engine.Options{})
+		want(t, s.what+": as Compute", effective(t, res, "BackendTrafficPolicy", rule), effective(t, full, "BackendTrafficPolicy", rule))
+		want(t, s.what+": gw as Compute", ancestorConds(t, res, "gw"), ancestorConds(t, full, "gw"))
+	}
+}
