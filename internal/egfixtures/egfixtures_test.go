@@ -396,6 +396,18 @@ func crds(t *testing.T, dir string) []engine.Object {
 // Envoy Gateway says, attache says, cause, Envoy Gateway's message) goes to
 // $ATTACHE_EG_REPORT when set, else to a file under the test's temporary
 // directory; -v prints it.
+// statusContradicts are the mismatches where Envoy Gateway's status says
+// what its own translator does not do, read in its code (v1.9.1), keyed
+// "fixture policy @ ancestor": attache follows the translation.
+var statusContradicts = map[string]string{
+	// The TCPRoute's merged policy fails validateSecurityPolicyForTCP
+	// before translateSecurityPolicyForRoute claims the route, so
+	// translateSecurityPolicyForGateway still sets the Gateway policy's
+	// authorization on it (r.Authorization == nil); the status says
+	// Overridden because overrides.Add ran first.
+	"securitypolicy-with-merge-tcp-invalid SecurityPolicy envoy-gateway/policy-for-gateway @ Gateway envoy-gateway/gateway-1#tcp": "validation fails before the route is claimed",
+}
+
 func TestEnvoyGatewayFixtures(t *testing.T) {
 	dir := modfixtures.Dir(t, modfixtures.EnvoyGateway)
 	base := crds(t, dir)
@@ -406,6 +418,7 @@ func TestEnvoyGatewayFixtures(t *testing.T) {
 	var all []verdict.Mismatch
 	fixtures, matching := 0, 0
 	byCause := map[verdict.Cause]int{}
+	contradictionsSeen := map[string]bool{}
 	seen := map[string]bool{}
 	for _, in := range ins {
 		ok, err := HasPolicies(in)
@@ -435,11 +448,26 @@ func TestEnvoyGatewayFixtures(t *testing.T) {
 		}
 		res := engine.Compute(append(append([]engine.Object(nil), base...), objs...), engine.Options{})
 		mm := verdict.Compare(exp, res)
+		strict := 0 // mismatches but the known contradictions
+		for i := range mm {
+			key := mm[i].Fixture + " " + mm[i].Policy.Short() + " @ " + mm[i].Ancestor
+			if _, known := statusContradicts[key]; known {
+				mm[i].Cause = verdict.CauseStatusContradicts
+				contradictionsSeen[key] = true
+				continue
+			}
+			strict++
+		}
 		all = append(all, mm...)
 		for _, m := range mm {
 			byCause[m.Cause]++
 		}
 		switch {
+		case strict == 0 && len(mm) > 0:
+			// Only known contradictions: it counts as matching.
+			if !mustMatch[name] {
+				t.Errorf("%s: attache agrees with Envoy Gateway's translation on every policy: add it to mustMatch", name)
+			}
 		case len(mm) == 0:
 			matching++
 			if !mustMatch[name] {
@@ -449,6 +477,11 @@ func TestEnvoyGatewayFixtures(t *testing.T) {
 			for _, m := range mm {
 				t.Errorf("allow-listed fixture mismatches: %s", m)
 			}
+		}
+	}
+	for key := range statusContradicts {
+		if !contradictionsSeen[key] {
+			t.Errorf("statusContradicts lists %q, which is no longer a mismatch: remove it", key)
 		}
 	}
 	for name := range mustMatch {

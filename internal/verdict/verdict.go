@@ -141,6 +141,12 @@ const (
 	// CauseTruncated: an ancestor is on one side only, and one side's list
 	// is at the Gateway API limit of 16 entries: the two keep different ones.
 	CauseTruncated Cause = "ancestor lists truncated at 16"
+	// CauseStatusContradicts: the implementation's status says something
+	// its own translation does not do (e.g. Overridden for a route its
+	// translator leaves to that policy); attache follows the translation.
+	// Callers set it for the cases they have read in the implementation's
+	// code; Compare never does.
+	CauseStatusContradicts Cause = "implementation's status contradicts its own translation"
 	// CauseSemantics: targeting or precedence differ: attache is wrong or
 	// its profile of the kind is.
 	CauseSemantics Cause = "attache wrong (targeting/precedence)"

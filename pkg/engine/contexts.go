@@ -176,9 +176,9 @@ type stackResult struct {
 	uses int
 	// id is the stack folded.
 	id stackID
-	// unsupported are, per attachment with a merge type, the fields its
-	// kind does not support at its target that the spec it would merge
-	// into sets: it replaces that spec instead (see unmergeUnsupported).
+	// unsupported are, per attachment with a merge type dropped from the
+	// fold, the fields its kind does not support at its target that its
+	// merged spec would set (see unmergeUnsupported).
 	unsupported map[merge.Src][]string
 }
 

@@ -590,8 +590,11 @@ func (c *computation) attachChecked(ps *pstate, id topology.NodeID, t policy.Tar
 			return
 		}
 	}
+	if msg := unsupportedOwn(ps, c.graph.Node(id).Ref); msg != "" {
+		c.invalidTarget(ps, t, c.graph.Node(id).Ref, msg)
+		return
+	}
 	c.attach(ps, id, t)
-	c.noteUnsupported(ps, c.graph.Node(id).Ref)
 }
 
 // inSelectorScope reports whether a selector of policy p may select the

@@ -157,7 +157,7 @@ func (d *kindDP) compute(s stackID) *stackResult {
 		d.passMergeUp(layers, nodes)
 		opts := merge.Options{Schema: d.schemaFor(atts), EmptyReplaced: d.kind.OverriddenByPresence}
 		if len(d.kind.UnsupportedFields) > 0 {
-			sr.unsupported = d.unmergeUnsupported(layers, atts, opts)
+			layers, sr.unsupported = d.unmergeUnsupported(layers, atts, opts)
 		}
 		sr.result = merge.FoldWith(layers, opts)
 	}

@@ -122,6 +122,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 	ca := c.checkCARefs(ps.p)
 	_, refsMsg, _ := c.unresolvedRefs(ps.p)
 	var accepted []*attachment
+	var bads []map[topology.Ref]string // per ancestor: mergedUnsupported where partial
 	var firstBad *ancestorState
 	var summary *Condition
 	var notAccepted []string
@@ -169,12 +170,23 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 				an.reason, an.msg = ReasonInvalid, msg
 			}
 		}
+		if an.reason == ReasonInvalid && an.att != nil {
+			if st.InPlaceInvalid == nil {
+				st.InPlaceInvalid = map[topology.Ref]string{}
+			}
+			st.InPlaceInvalid[an.att.ref.At] = an.msg
+		}
+		var bad map[topology.Ref]string
 		if an.reason == "" && an.att != nil {
-			// In place, but setting what its kind does not support there.
-			if msg := c.unsupportedAt(an.att); msg != "" {
-				an.reason, an.msg = ReasonInvalid, msg
+			// Dropped where its merged spec would set what its kind does
+			// not support: Invalid for those Gateways, or everywhere.
+			gwMode := ps.p.Kind.Ancestor == policy.AncestorGateway || ps.p.Kind.Ancestor == policy.AncestorGatewayObject
+			if bad = c.mergedUnsupported(an.att); len(bad) > 0 && (!gwMode || !c.someGatewayFine(an.ref, bad)) {
+				an.reason, an.msg = ReasonInvalid, firstMsg(bad)
+				bad = nil
 			}
 		}
+		bads = append(bads, bad)
 		if an.reason != "" {
 			anc.Conditions = []Condition{{Type: CondAccepted, Status: "False", Reason: an.reason, Message: an.msg}}
 			if an.reason == ReasonNoValidCACertificate {
@@ -202,7 +214,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 	}
 	notAccepted = append(notAccepted, ps.noTarget...)
 	if mode := ps.p.Kind.Ancestor; mode == policy.AncestorGateway || mode == policy.AncestorGatewayObject {
-		st.Ancestors = c.gatewayAncestors(st.Ancestors, mode == policy.AncestorGatewayObject)
+		st.Ancestors = c.gatewayAncestors(st.Ancestors, bads, mode == policy.AncestorGatewayObject)
 	}
 	switch {
 	case len(accepted) > 0:
@@ -266,10 +278,10 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 // first accepted one (else of the first). A target no Gateway reaches (not
 // found, or behind no route) keeps its own entry, so that its condition
 // still says why it has no effect.
-func (c *computation) gatewayAncestors(in []Ancestor, objects bool) []Ancestor {
+func (c *computation) gatewayAncestors(in []Ancestor, bads []map[topology.Ref]string, objects bool) []Ancestor {
 	var out []Ancestor
 	index := map[topology.Ref]int{}
-	for _, an := range in {
+	for i, an := range in {
 		gws := c.gatewaysAbove(an.Ref)
 		// The policies sending traffic to the target themselves are
 		// ancestors too (a copy: gws may be the routes' parentRefs).
@@ -293,6 +305,11 @@ func (c *computation) gatewayAncestors(in []Ancestor, objects bool) []Ancestor {
 		}
 		for _, gw := range gws {
 			e := Ancestor{Ref: gw, Conditions: an.Conditions}
+			if i < len(bads) {
+				if msg := c.badThrough(bads[i], gw); msg != "" {
+					e.Conditions = []Condition{{Type: CondAccepted, Status: "False", Reason: ReasonInvalid, Message: msg}}
+				}
+			}
 			if i, ok := index[gw]; ok {
 				if out[i].Conditions[0].Status != "True" && an.Conditions[0].Status == "True" {
 					out[i] = e

@@ -127,6 +127,11 @@ type PolicyStatus struct {
 	Affects []topology.Ref
 	// Reach summarizes where the policy wins, per context.
 	Reach Reach
+	// InPlaceInvalid are the targets (as attached, before ancestors are
+	// named after Gateways) where the policy is Accepted=False/Invalid yet
+	// in place (its references do not resolve), with the message: requests
+	// there meet its kind's FailureStatus. Nil when none.
+	InPlaceInvalid map[topology.Ref]string `json:"-"`
 }
 
 // Reach counts a policy's contexts (target and distinct stack) by outcome.

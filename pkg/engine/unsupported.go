@@ -5,70 +5,50 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/attache-dev/attache/pkg/diag"
 	"github.com/attache-dev/attache/pkg/merge"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
-// unsupportedAt says why a's policy is Invalid at a's target because of
-// fields its kind does not support there: those it sets itself, or, with a
-// merge type, those of the spec it merges into (the effective spec of a
-// context it reaches through a), as Envoy Gateway validates the merged
-// policy too. "" when there are none. The policy keeps its place there
-// (Envoy Gateway claims the target, then fails to translate it).
-func (c *computation) unsupportedAt(a *attachment) string {
-	k := a.pol.p.Kind
-	u := k.UnsupportedAt(a.ref.At.GroupKind())
+// Fields a kind does not support at a target kind (Kind.UnsupportedFields)
+// make a policy Invalid there, and not in place: Envoy Gateway rejects
+// such a SecurityPolicy on a TCPRoute before it claims the route, so the
+// Gateway's or listener's policy still applies to it. A policy setting
+// them itself is not attached there (unsupportedOwn); one with a merge
+// type whose merged spec would set them takes no part in the folds where
+// it would (unmergeUnsupported), and is Invalid for the Gateways of those
+// contexts (mergedUnsupported).
+
+// unsupportedOwn says why policy ps may not attach to target at: the
+// fields it sets that its kind does not support on at's kind; "" when
+// none.
+func unsupportedOwn(ps *pstate, at topology.Ref) string {
+	u := ps.p.Kind.UnsupportedAt(at.GroupKind())
 	if u == nil {
 		return ""
 	}
-	at := a.ref.At.GroupKind().Kind
-	if set := u.Set(a.pol.p.Spec); len(set) > 0 {
-		return fmt.Sprintf("%s: not supported on %s targets", strings.Join(set, ", "), at)
-	}
-	if a.pol.p.MergeType == "" || len(a.affects) == 0 {
+	set := u.Set(ps.p.Spec)
+	if len(set) == 0 {
 		return ""
 	}
-	d := c.dps[k]
-	if d == nil {
-		return ""
-	}
-	targets := make([]topology.NodeID, 0, len(a.affects))
-	for n := range a.affects {
-		targets = append(targets, n)
-	}
-	slices.Sort(targets) // the first in node order names the fields
-	for _, n := range targets {
-		ts := d.dpTarget(n)
-		if ts == nil {
-			continue
-		}
-		for _, sr := range ts.stacks {
-			if set := sr.unsupported[a.id]; len(set) > 0 {
-				return fmt.Sprintf("merged (%s) with the policies above it, it would set %[3]s at %[2]s: not supported on %[4]s targets",
-					a.pol.p.MergeType, c.graph.Node(n).Ref.Short(), strings.Join(set, ", "), at)
-			}
-		}
-	}
-	return ""
+	return fmt.Sprintf("%s: not supported on %s targets", strings.Join(set, ", "), at.GroupKind().Kind)
 }
 
 // unmergeUnsupported finds the layers (of a stack's fold, most general
-// first) that merge up (a merge type) and whose merged spec would set
-// fields their kind does not support at their target's kind: the policy
-// is Invalid there and keeps its place (unsupportedAt), so it replaces the
-// layers above instead of merging (Envoy Gateway fails the merged policy,
-// and the policy above is overridden for that route). It clears their
-// MergeUp and returns, per attachment whose own spec is fine, the fields
-// the merge would have brought. Pure: prefold runs it concurrently.
-func (d *kindDP) unmergeUnsupported(layers []merge.Layer, atts []*attachment, opts merge.Options) map[merge.Src][]string {
+// first) of a policy with a merge type whose merged spec (the fold of the
+// layer with those above it) would set fields its kind does not support at
+// its target's kind. Envoy Gateway validates the merged policy and, when
+// it fails, leaves the route to the policies above: those layers are
+// dropped. It returns the layers kept and, per attachment dropped, the
+// fields. A layer merging the policies of one level (merge-disjoint) is
+// not judged. Pure: prefold runs it concurrently.
+func (d *kindDP) unmergeUnsupported(layers []merge.Layer, atts []*attachment, opts merge.Options) ([]merge.Layer, map[merge.Src][]string) {
 	var out map[merge.Src][]string
 	for i := range layers {
 		if layers[i].MergeUp == "" {
 			continue
 		}
 		j := slices.IndexFunc(atts, func(a *attachment) bool { return a.id == layers[i].Src })
-		if j < 0 {
+		if j < 0 || layers[i].Spec != atts[j].spec {
 			continue
 		}
 		a := atts[j]
@@ -76,42 +56,119 @@ func (d *kindDP) unmergeUnsupported(layers []merge.Layer, atts []*attachment, op
 		if u == nil {
 			continue
 		}
-		if len(u.Set(a.pol.p.Spec)) > 0 {
-			layers[i].MergeUp = "" // Invalid on its own (unsupportedAt)
-			continue
-		}
 		r := merge.FoldWith(slices.Clone(layers[:i+1]), opts)
 		if r.Tree == nil {
 			continue
 		}
 		if set := u.Set(r.Tree.Object()); len(set) > 0 {
-			layers[i].MergeUp = ""
 			if out == nil {
 				out = map[merge.Src][]string{}
 			}
 			out[a.id] = set
 		}
 	}
+	if out == nil {
+		return layers, nil
+	}
+	kept := make([]merge.Layer, 0, len(layers)-len(out))
+	for _, l := range layers {
+		if _, dropped := out[l.Src]; !dropped {
+			kept = append(kept, l)
+		}
+	}
+	return kept, out
+}
+
+// mergedUnsupported says where attachment a (a policy with a merge type)
+// was dropped from the fold because its merged spec would set fields its
+// kind does not support there: per Gateway or ListenerSet holding a level
+// of a policy it would have merged with (the zero Ref for a fold with no
+// such level), the message. Nil when nowhere. It reads the folds of every
+// target of the kind, which only policies with a merge type of kinds with
+// unsupported fields pay for.
+func (c *computation) mergedUnsupported(a *attachment) map[topology.Ref]string {
+	if a.pol.p.MergeType == "" || len(a.pol.p.Kind.UnsupportedFields) == 0 {
+		return nil
+	}
+	d := c.dps[a.pol.p.Kind]
+	if d == nil {
+		return nil
+	}
+	var out map[topology.Ref]string
+	note := func(r topology.Ref, msg string) {
+		if out == nil {
+			out = map[topology.Ref]string{}
+		}
+		if _, seen := out[r]; !seen {
+			out[r] = msg
+		}
+	}
+	for _, n := range d.order {
+		ts := d.targets[n]
+		if ts == nil {
+			continue
+		}
+		for _, sr := range ts.stacks {
+			set := sr.unsupported[a.id]
+			if len(set) == 0 {
+				continue
+			}
+			msg := fmt.Sprintf("merged (%s) with the policies above it, it would set %s at %s: not supported on %s targets",
+				a.pol.p.MergeType, strings.Join(set, ", "), c.graph.Node(n).Ref.Short(), a.ref.At.GroupKind().Kind)
+			found := false
+			for _, o := range sr.atts {
+				if r := c.graph.Node(o.node).Ref.Object(); o != a && (r.GroupKind() == topology.KindGateway || r.GroupKind() == topology.KindListenerSet) {
+					found = true
+					note(r, msg)
+				}
+			}
+			if !found {
+				note(topology.Ref{}, msg)
+			}
+		}
+	}
 	return out
 }
 
-// noteUnsupported records, once per policy and field, the input problem
-// of fields ps sets that its kind does not support at target at.
-func (c *computation) noteUnsupported(ps *pstate, at topology.Ref) {
-	u := ps.p.Kind.UnsupportedAt(at.GroupKind())
-	if u == nil {
-		return
+// badThrough returns the message of bad (see mergedUnsupported) for the
+// Gateway ancestor gw: that of its object, or, for a ListenerSet, of the
+// Gateway it belongs to; "" when none.
+func (c *computation) badThrough(bad map[topology.Ref]string, gw topology.Ref) string {
+	if msg, ok := bad[gw.Object()]; ok {
+		return msg
 	}
-	set := u.Set(ps.p.Spec)
-	if len(set) == 0 {
-		return
+	if gw.GroupKind() == topology.KindListenerSet {
+		if id, ok := c.graph.Lookup(gw.Object()); ok {
+			if g, ok := c.gatewayOf(id); ok {
+				return bad[c.graph.Node(g).Ref]
+			}
+		}
 	}
-	msg := fmt.Sprintf("not supported on %s targets (%s)", at.GroupKind().Kind, at.Short())
-	if len(set) > 1 {
-		msg += "; nor are " + strings.Join(set[1:], ", ")
+	return ""
+}
+
+// someGatewayFine reports whether, of the Gateway ancestors of target (a
+// kind whose ancestors are Gateways), some is not in bad: the policy is
+// then accepted, and Invalid for the others only. A fold without a
+// Gateway level in bad makes it Invalid everywhere.
+func (c *computation) someGatewayFine(target topology.Ref, bad map[topology.Ref]string) bool {
+	if _, everywhere := bad[topology.Ref{}]; everywhere {
+		return false
 	}
-	prob := diag.Problem{Object: ps.p.Ref, Source: c.sources[ps.p.Ref], Field: set[0], Message: msg}
-	if !slices.ContainsFunc(ps.targetProblems, func(p diag.Problem) bool { return p.Object == prob.Object && p.Field == prob.Field }) {
-		ps.targetProblems = append(ps.targetProblems, prob)
+	for _, gw := range c.gatewaysAbove(target) {
+		if c.badThrough(bad, gw) == "" {
+			return true
+		}
 	}
+	return false
+}
+
+// firstMsg is the message of bad's first Gateway in ref order.
+func firstMsg(bad map[topology.Ref]string) string {
+	keys := make([]topology.Ref, 0, len(bad))
+	for r := range bad {
+		keys = append(keys, r)
+	}
+	slices.SortFunc(keys, func(a, b topology.Ref) int { return a.Compare(b) })
+	return bad[keys[0]]
 }

@@ -181,9 +181,8 @@ type Kind struct {
 	UnsupportedFields []UnsupportedFields
 	// FailureStatus is the HTTP status with which the implementation
 	// answers a route's requests when the policy of this kind applying
-	// there is Invalid in place (its references do not resolve, or it sets
-	// unsupported fields): Envoy Gateway fails such routes closed with a
-	// 500. 0: the request goes on as if the policy were not there.
+	// there is Invalid in place (its references do not resolve): Envoy
+	// Gateway fails such routes closed with a 500. 0: the request goes on as if the policy were not there.
 	FailureStatus int
 	// Implementation names the project whose profile gave settings, if any.
 	Implementation string

@@ -331,7 +331,6 @@ func ParseUntargetedScope(s string) (UntargetedScope, error) {
 // number of targets (Envoy Gateway's CRDs set no maxItems).
 const NoTargetRefLimit = -1
 
-// parseMaxTargetRefs reads "none" or a positive number.
 // parseFailureStatus reads an HTTP status (100..599) or "none" (0).
 func parseFailureStatus(v string) (int, error) {
 	v = strings.TrimSpace(v)
@@ -345,6 +344,7 @@ func parseFailureStatus(v string) (int, error) {
 	return n, nil
 }
 
+// parseMaxTargetRefs reads "none" or a positive number.
 func parseMaxTargetRefs(v string) (int, error) {
 	v = strings.TrimSpace(v)
 	if v == "none" {

@@ -11,10 +11,10 @@ import (
 // UnsupportedFields are the spec fields a kind's policies may not set at
 // targets of one kind: Envoy Gateway rejects a SecurityPolicy on a TCPRoute
 // that sets anything but client-CIDR authorization. A policy setting one
-// there (itself, or with a merge type in the spec it merges into) is
-// Invalid at that target and keeps its place (as with unresolved
-// references: the implementation claims the target, then fails to
-// translate the policy).
+// there is Invalid at that target and not attached; one with a merge type
+// whose merged spec would set one takes no part in those contexts (the
+// implementation rejects it before it claims the target, and the policies
+// above apply).
 type UnsupportedFields struct {
 	// Kind is the target kind (its sections included: a route's rules).
 	Kind topology.GroupKind

@@ -113,10 +113,11 @@ func TestFailClosed(t *testing.T) {
 	}
 }
 
-// A kind of one's own with a failure status and a field it does not
-// support on HTTPRoutes: a policy on the Gateway and on route bad is
-// Invalid at bad only, so only bad's requests get the status; ok's are
-// forwarded with the policy's fields from the Gateway.
+// A kind of one's own with a failure status and a reference read on
+// HTTPS listeners only (object-refs on=HTTPS): a policy on the Gateway
+// (which has one) and on route ok is Invalid in place at the Gateway only.
+// bad's requests, where the Gateway's attachment applies, get the status;
+// ok's, where the route's replaces it (atomic), are forwarded.
 func TestFailClosedOnlyWhereInvalid(t *testing.T) {
 	docs := `
 apiVersion: apiextensions.k8s.io/v1
@@ -126,7 +127,8 @@ metadata:
   labels: {gateway.networking.k8s.io/policy: Inherited}
   annotations:
     attache.dev/target-kinds: Gateway, HTTPRoute
-    attache.dev/unsupported-fields: HTTPRoute=gatewayOnly
+    attache.dev/merge-strategies: atomic-defaults
+    attache.dev/object-refs: "ca kinds=Secret on=HTTPS"
     attache.dev/failure-status: "503"
 spec:
   group: example.com
@@ -140,10 +142,12 @@ metadata: {name: guard, namespace: default}
 spec:
   targetRefs:
   - {group: gateway.networking.k8s.io, kind: Gateway, name: eg}
-  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: bad}
-  gatewayOnly: true
+  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: ok}
+  ca: {name: missing}
 `
 	base, _, _ := strings.Cut(failClosedDocs, "---\napiVersion: gateway.envoyproxy.io/v1alpha1\nkind: SecurityPolicy\nmetadata: {name: broken")
+	base = strings.Replace(base, "listeners: [{name: http, protocol: HTTP, port: 80}]",
+		"listeners: [{name: http, protocol: HTTP, port: 80}, {name: https, protocol: HTTPS, port: 443, tls: {certificateRefs: [{name: cert}]}}]", 1)
 	objs, probs, err := manifest.Read([]string{"-"}, strings.NewReader(base+"---\n"+docs))
 	if err != nil || len(probs) > 0 {
 		t.Fatal(err, probs)
@@ -156,11 +160,11 @@ spec:
 	ix, _ := routing.Build(us, res.Graph, res.Grants, engine.DefaultNamespace)
 	pols := routing.NewPolicies(res)
 	o := trace(t, ix, pols, "http://bad.example/", nil).Outcomes[0]
-	if o.Status != 503 || !strings.Contains(o.Reason, "GuardPolicy default/guard applies here but is Invalid (spec.gatewayOnly: not supported on HTTPRoute targets); the implementation answers the route's requests with 503") {
+	if o.Status != 503 || !strings.Contains(o.Reason, "GuardPolicy default/guard applies here but is Invalid (references do not resolve: spec.ca: Secret default/missing not found); the implementation answers the route's requests with 503") {
 		t.Errorf("bad: %s %d %q, want 503 naming guard", o.Result, o.Status, o.Reason)
 	}
 	o = trace(t, ix, pols, "http://ok.example/", nil).Outcomes[0]
 	if o.Result != routing.ResultForwarded {
-		t.Errorf("ok: %s %d %q, want forwarded (guard is valid at the Gateway)", o.Result, o.Status, o.Reason)
+		t.Errorf("ok: %s %d %q, want forwarded (guard is valid at route ok)", o.Result, o.Status, o.Reason)
 	}
 }

@@ -91,54 +91,49 @@ func (p *Policies) AddPolicies(t *RequestTrace) {
 
 // failedClosed says whether the Gateway answers the request itself because
 // a policy applying on its path is Invalid there yet in place (its
-// references do not resolve, or it sets fields not supported there) and
-// its kind fails such routes closed (Kind.FailureStatus: Envoy Gateway's
-// 500): the status and why; 0 otherwise. A policy applies when it sets a
-// field of the context's effective spec or is the most specific policy in
-// place there (one setting nothing still claims the route).
+// references do not resolve) and its kind fails such routes closed
+// (Kind.FailureStatus: Envoy Gateway's 500): the status and why; 0
+// otherwise. A policy applies when it sets a field of the context's
+// effective spec or is the most specific policy not Conflicted there (one
+// setting nothing still claims the route); it is judged where it attaches
+// on this path (engine.PolicyStatus.InPlaceInvalid), not at its other
+// targets.
 func (p *Policies) failedClosed(o *Outcome) (int, string) {
-	onPath := func(r topology.Ref) bool {
-		return slices.Contains(o.Path, r) || slices.ContainsFunc(o.backendPaths, func(bp []topology.Ref) bool { return slices.Contains(bp, r) })
-	}
 	for _, ep := range o.EffectivePolicies {
 		if ep.Kind == nil || ep.Kind.FailureStatus == 0 || ep.Context == nil {
 			continue
 		}
-		var applying []topology.Ref
-		for _, f := range ep.Context.Fields {
-			if !slices.Contains(applying, f.Policy) {
-				applying = append(applying, f.Policy)
+		var applying []engine.Attachment
+		add := func(a *engine.Attachment) {
+			if a != nil && !slices.Contains(applying, *a) {
+				applying = append(applying, *a)
 			}
+		}
+		for _, f := range ep.Context.Fields {
+			add(f.Attachment)
 		}
 		for i := len(ep.Context.Stack) - 1; i >= 0; i-- {
 			if e := ep.Context.Stack[i]; !e.Conflicted {
-				if !slices.Contains(applying, e.Policy) {
-					applying = append(applying, e.Policy)
-				}
+				add(e.Attachment)
 				break
 			}
 		}
-		for _, ref := range applying {
-			st := p.status[ref]
+		for _, a := range applying {
+			st := p.status[a.Policy]
 			if st == nil {
 				continue
 			}
-			for _, a := range st.Ancestors {
-				if !onPath(a.Ref) || len(a.Conditions) == 0 {
-					continue
+			if msg, ok := st.InPlaceInvalid[a.At]; ok {
+				impl := ep.Kind.Implementation
+				if impl == "" {
+					impl = "the implementation"
 				}
-				if c := a.Conditions[0]; c.Type == engine.CondAccepted && c.Status == "False" && c.Reason == engine.ReasonInvalid {
-					impl := ep.Kind.Implementation
-					if impl == "" {
-						impl = "the implementation"
-					}
-					name := ref.Name
-					if ref.Namespace != "" {
-						name = ref.Namespace + "/" + name
-					}
-					return ep.Kind.FailureStatus, fmt.Sprintf("%s %s applies here but is Invalid (%s); %s answers the route's requests with %d",
-						ref.Kind, name, c.Message, impl, ep.Kind.FailureStatus)
+				name := a.Policy.Name
+				if a.Policy.Namespace != "" {
+					name = a.Policy.Namespace + "/" + name
 				}
+				return ep.Kind.FailureStatus, fmt.Sprintf("%s %s applies here but is Invalid (%s); %s answers the route's requests with %d",
+					a.Policy.Kind, name, msg, impl, ep.Kind.FailureStatus)
 			}
 		}
 	}
