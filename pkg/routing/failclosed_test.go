@@ -4,10 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/attache-dev/attache/pkg/engine"
-	"github.com/attache-dev/attache/pkg/manifest"
 	"github.com/attache-dev/attache/pkg/routing"
 )
 
@@ -78,17 +74,7 @@ spec:
 // a 500 (the kind's failure status); a route whose policies are valid is
 // forwarded as before.
 func TestFailClosed(t *testing.T) {
-	objs, probs, err := manifest.Read([]string{"-"}, strings.NewReader(failClosedDocs))
-	if err != nil || len(probs) > 0 {
-		t.Fatal(err, probs)
-	}
-	res := engine.Compute(objs, engine.Options{})
-	us := make([]*unstructured.Unstructured, len(objs))
-	for i, o := range objs {
-		us[i] = o.Object
-	}
-	ix, _ := routing.Build(us, res.Graph, res.Grants, engine.DefaultNamespace)
-	pols := routing.NewPolicies(res)
+	ix, pols := build(t, failClosedDocs, true)
 
 	bad := trace(t, ix, pols, "http://bad.example/", nil)
 	if len(bad.Outcomes) != 1 {
@@ -148,17 +134,7 @@ spec:
 	base, _, _ := strings.Cut(failClosedDocs, "---\napiVersion: gateway.envoyproxy.io/v1alpha1\nkind: SecurityPolicy\nmetadata: {name: broken")
 	base = strings.Replace(base, "listeners: [{name: http, protocol: HTTP, port: 80}]",
 		"listeners: [{name: http, protocol: HTTP, port: 80}, {name: https, protocol: HTTPS, port: 443, tls: {certificateRefs: [{name: cert}]}}]", 1)
-	objs, probs, err := manifest.Read([]string{"-"}, strings.NewReader(base+"---\n"+docs))
-	if err != nil || len(probs) > 0 {
-		t.Fatal(err, probs)
-	}
-	res := engine.Compute(objs, engine.Options{})
-	us := make([]*unstructured.Unstructured, len(objs))
-	for i, o := range objs {
-		us[i] = o.Object
-	}
-	ix, _ := routing.Build(us, res.Graph, res.Grants, engine.DefaultNamespace)
-	pols := routing.NewPolicies(res)
+	ix, pols := build(t, base+"---\n"+docs, true)
 	o := trace(t, ix, pols, "http://bad.example/", nil).Outcomes[0]
 	if o.Status != 503 || !strings.Contains(o.Reason, "GuardPolicy default/guard applies here but is Invalid (references do not resolve: spec.ca: Secret default/missing not found); the implementation answers the route's requests with 503") {
 		t.Errorf("bad: %s %d %q, want 503 naming guard", o.Result, o.Status, o.Reason)

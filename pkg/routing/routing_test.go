@@ -15,8 +15,16 @@ import (
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
-// fixture runs the engine over docs and indexes them for tracing.
+// fixture runs the engine over docs and indexes them for tracing; an
+// input problem fails the test.
 func fixture(t testing.TB, docs string) (*routing.Index, *routing.Policies) {
+	t.Helper()
+	return build(t, docs, false)
+}
+
+// build is fixture, allowing the engine's problems (invalid policies)
+// when engineProblems is set.
+func build(t testing.TB, docs string, engineProblems bool) (*routing.Index, *routing.Policies) {
 	t.Helper()
 	objs, probs, err := manifest.Read([]string{"-"}, strings.NewReader(docs))
 	if err != nil {
@@ -27,7 +35,9 @@ func fixture(t testing.TB, docs string) (*routing.Index, *routing.Policies) {
 	}
 	res := engine.Compute(objs, engine.Options{})
 	for _, p := range res.Problems {
-		t.Fatalf("engine: %s", p.Error())
+		if !engineProblems {
+			t.Fatalf("engine: %s", p.Error())
+		}
 	}
 	us := make([]*unstructured.Unstructured, len(objs))
 	for i, o := range objs {
