@@ -189,6 +189,7 @@ type policyOutcome struct {
 	contrib    int
 	lost       bool
 	conflicted bool
+	dropped    bool // merging it would set unsupported fields
 }
 
 // newKindDP indexes the attachments of kind k by level.

@@ -44,6 +44,9 @@ type attachment struct {
 	conflictedBy map[*Attachment]int          // winners that rejected it (strategy none)
 	lostTo       map[merge.Src]map[string]int // winner attachment id -> fields
 	affects      map[topology.NodeID]int      // effective targets it contributes to
+	// unsupported counts, per effective target, the contexts where it was
+	// dropped for the fields its merge would set (StackEntry.Unsupported).
+	unsupported map[topology.NodeID]int
 	// lossMsg caches lossSummary of this attachment alone; nil when the
 	// fields it lost changed since.
 	lossMsg *string

@@ -227,7 +227,9 @@ func (d *kindDP) compute(s stackID) *stackResult {
 	}
 	for i, a := range atts {
 		e := StackEntry{Attachment: a.ref, Strategy: a.pol.p.Strategy, Stanza: a.pol.p.Stanza}
-		if w, ok := conflicted[a.id]; ok {
+		if set, dropped := sr.unsupported[a.id]; dropped {
+			e.Unsupported, e.Outcome = set, OutcomeNone
+		} else if w, ok := conflicted[a.id]; ok {
 			e.Conflicted = true
 			e.ConflictedBy = []*Attachment{w.ref}
 			e.Outcome = OutcomeNone
@@ -274,6 +276,7 @@ func (d *kindDP) compute(s stackID) *stackResult {
 		po.contrib += sr.contrib[i]
 		po.lost = po.lost || lostToOthers(a.pol, sr.entries[i].Lost, d.c)
 		po.conflicted = po.conflicted || sr.entries[i].Conflicted
+		po.dropped = po.dropped || len(sr.entries[i].Unsupported) > 0
 	}
 	return sr
 }
@@ -581,6 +584,12 @@ func (d *kindDP) tally(ts *targetState, target topology.NodeID, sign int) {
 					countIn(a.conflictedBy, w, sign)
 				}
 			}
+			if len(e.Unsupported) > 0 {
+				if a.unsupported == nil {
+					a.unsupported = map[topology.NodeID]int{}
+				}
+				countIn(a.unsupported, target, sign)
+			}
 			if sr.contrib[i] > 0 {
 				if a.affects == nil {
 					a.affects = map[topology.NodeID]int{}
@@ -592,7 +601,7 @@ func (d *kindDP) tally(ts *targetState, target topology.NodeID, sign int) {
 		}
 		for _, po := range sr.policies {
 			switch {
-			case po.conflicted || (po.lost && po.contrib == 0):
+			case po.conflicted || po.dropped || (po.lost && po.contrib == 0):
 				po.pol.reach.add(OutcomeNone, sign)
 			case po.lost:
 				po.pol.reach.add(OutcomePartial, sign)

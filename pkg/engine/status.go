@@ -123,6 +123,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 	_, refsMsg, _ := c.unresolvedRefs(ps.p)
 	var accepted []*attachment
 	var bads []map[topology.Ref]string // per ancestor: mergedUnsupported where partial
+	var partial []string               // their messages, per Gateway
 	var firstBad *ancestorState
 	var summary *Condition
 	var notAccepted []string
@@ -184,6 +185,12 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			if bad = c.mergedUnsupported(an.att); len(bad) > 0 && (!gwMode || !c.someGatewayFine(an.ref, bad)) {
 				an.reason, an.msg = ReasonInvalid, firstMsg(bad)
 				bad = nil
+			} else if len(bad) > 0 {
+				for _, gw := range c.gatewaysAbove(an.ref) {
+					if msg := c.badThrough(bad, gw); msg != "" {
+						partial = append(partial, gw.Short()+": "+msg)
+					}
+				}
 			}
 		}
 		bads = append(bads, bad)
@@ -221,6 +228,9 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 		msg := "Policy is accepted"
 		if len(notAccepted) > 0 {
 			msg = fmt.Sprintf("Policy is accepted for %d of %d targets; not accepted: %s", len(accepted), len(accepted)+len(notAccepted), strings.Join(notAccepted, "; "))
+		}
+		if len(partial) > 0 {
+			msg += "; Invalid through " + strings.Join(partial, "; ")
 		}
 		// Programmed summarizes every context the policy reaches, also
 		// those of targets where it was rejected (decision 7: it then
@@ -311,7 +321,7 @@ func (c *computation) gatewayAncestors(in []Ancestor, bads []map[topology.Ref]st
 				}
 			}
 			if i, ok := index[gw]; ok {
-				if out[i].Conditions[0].Status != "True" && an.Conditions[0].Status == "True" {
+				if out[i].Conditions[0].Status != "True" && e.Conditions[0].Status == "True" {
 					out[i] = e
 				}
 				continue

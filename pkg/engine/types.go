@@ -215,6 +215,11 @@ type StackEntry struct {
 	// and ConflictedBy names the established policy that won.
 	Conflicted   bool
 	ConflictedBy []*Attachment
+	// Unsupported, for a policy with a merge type, are the fields its kind
+	// does not support at its target that its merge with the policies
+	// above would set here: it takes no part in this context (Outcome
+	// none) and is Invalid for the listeners on its paths.
+	Unsupported []string
 }
 
 // LostField is a field a policy set but that is not in the effective spec.

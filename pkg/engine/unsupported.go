@@ -81,76 +81,81 @@ func (d *kindDP) unmergeUnsupported(layers []merge.Layer, atts []*attachment, op
 
 // mergedUnsupported says where attachment a (a policy with a merge type)
 // was dropped from the fold because its merged spec would set fields its
-// kind does not support there: per Gateway or ListenerSet holding a level
-// of a policy it would have merged with (the zero Ref for a fold with no
-// such level), the message. Nil when nowhere. It reads the folds of every
-// target of the kind, which only policies with a merge type of kinds with
-// unsupported fields pay for.
+// kind does not support there: per listener (a Gateway's or ListenerSet's
+// section) on the paths of those contexts, the message; the zero Ref when
+// a path has none. Nil when nowhere. It reads only the targets where the
+// tallies counted a drop (attachment.unsupported).
 func (c *computation) mergedUnsupported(a *attachment) map[topology.Ref]string {
-	if a.pol.p.MergeType == "" || len(a.pol.p.Kind.UnsupportedFields) == 0 {
+	if len(a.unsupported) == 0 {
 		return nil
 	}
 	d := c.dps[a.pol.p.Kind]
 	if d == nil {
 		return nil
 	}
-	var out map[topology.Ref]string
+	targets := make([]topology.NodeID, 0, len(a.unsupported))
+	for n := range a.unsupported {
+		targets = append(targets, n)
+	}
+	slices.SortFunc(targets, func(x, y topology.NodeID) int { return c.graph.Node(x).Ref.Compare(c.graph.Node(y).Ref) })
+	out := map[topology.Ref]string{}
 	note := func(r topology.Ref, msg string) {
-		if out == nil {
-			out = map[topology.Ref]string{}
-		}
 		if _, seen := out[r]; !seen {
 			out[r] = msg
 		}
 	}
-	for _, n := range d.order {
+	for _, n := range targets {
 		ts := d.targets[n]
 		if ts == nil {
 			continue
 		}
-		for _, sr := range ts.stacks {
+		for i, sr := range ts.stacks {
 			set := sr.unsupported[a.id]
-			if len(set) == 0 {
+			if len(set) == 0 || i >= len(ts.eff.Contexts) {
 				continue
 			}
 			msg := fmt.Sprintf("merged (%s) with the policies above it, it would set %s at %s: not supported on %s targets",
 				a.pol.p.MergeType, strings.Join(set, ", "), c.graph.Node(n).Ref.Short(), a.ref.At.GroupKind().Kind)
-			found := false
-			for _, o := range sr.atts {
-				if r := c.graph.Node(o.node).Ref.Object(); o != a && (r.GroupKind() == topology.KindGateway || r.GroupKind() == topology.KindListenerSet) {
-					found = true
-					note(r, msg)
+			ts.eff.Contexts[i].Paths(func(path []topology.Ref) bool {
+				found := false
+				for _, r := range path {
+					if gk := r.GroupKind(); r.IsSection() && (gk == topology.KindGateway || gk == topology.KindListenerSet) {
+						found = true
+						note(r, msg)
+					}
 				}
-			}
-			if !found {
-				note(topology.Ref{}, msg)
-			}
+				if !found {
+					note(topology.Ref{}, msg)
+				}
+				return true
+			})
 		}
 	}
 	return out
 }
 
 // badThrough returns the message of bad (see mergedUnsupported) for the
-// Gateway ancestor gw: that of its object, or, for a ListenerSet, of the
-// Gateway it belongs to; "" when none.
+// Gateway ancestor gw (a route's parentRef): that of its listener, or, for
+// a parentRef without sectionName, of the first of its listeners in bad;
+// "" when none.
 func (c *computation) badThrough(bad map[topology.Ref]string, gw topology.Ref) string {
-	if msg, ok := bad[gw.Object()]; ok {
-		return msg
+	if gw.IsSection() {
+		return bad[gw]
 	}
-	if gw.GroupKind() == topology.KindListenerSet {
-		if id, ok := c.graph.Lookup(gw.Object()); ok {
-			if g, ok := c.gatewayOf(id); ok {
-				return bad[c.graph.Node(g).Ref]
-			}
+	var first topology.Ref
+	msg := ""
+	for r, m := range bad {
+		if r.Object() == gw && (msg == "" || r.Less(first)) {
+			first, msg = r, m
 		}
 	}
-	return ""
+	return msg
 }
 
 // someGatewayFine reports whether, of the Gateway ancestors of target (a
 // kind whose ancestors are Gateways), some is not in bad: the policy is
-// then accepted, and Invalid for the others only. A fold without a
-// Gateway level in bad makes it Invalid everywhere.
+// then accepted, and Invalid for the others only. A path without a
+// listener in bad makes it Invalid everywhere.
 func (c *computation) someGatewayFine(target topology.Ref, bad map[topology.Ref]string) bool {
 	if _, everywhere := bad[topology.Ref{}]; everywhere {
 		return false

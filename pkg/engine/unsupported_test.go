@@ -1,18 +1,21 @@
 package engine_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/report"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
 // tcpTopo: Gateways g1 and g2, each with listeners http (HTTP) and tcp
 // (TCP); TCPRoutes t1..t3 and t5 on g1's tcp listener, t4 on g2's, and
-// both on the tcp listeners of g1 and g2; HTTPRoute h1 on g1's http
+// both on the tcp listeners of g1 and g2; Gateway g3 with TCP listeners
+// tcp and tcp2 and TCPRoute two on both; HTTPRoute h1 on g1's http
 // listener; Secret users (basic auth).
 func tcpTopo() string {
 	var b strings.Builder
@@ -33,6 +36,9 @@ spec:
 		}
 		fmt.Fprintf(&b, "---\napiVersion: gateway.networking.k8s.io/v1alpha2\nkind: TCPRoute\nmetadata: {name: %s, namespace: default}\nspec: {parentRefs: [%s], rules: [{backendRefs: [{name: s, port: 9000}]}]}\n", name, strings.Join(refs, ", "))
 	}
+	// g3: two TCP listeners; route two on both.
+	b.WriteString("---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: g3, namespace: default}\nspec: {gatewayClassName: eg, listeners: [{name: tcp, protocol: TCP, port: 9000}, {name: tcp2, protocol: TCP, port: 9001}]}\n")
+	b.WriteString("---\napiVersion: gateway.networking.k8s.io/v1alpha2\nkind: TCPRoute\nmetadata: {name: two, namespace: default}\nspec: {parentRefs: [{name: g3, sectionName: tcp}, {name: g3, sectionName: tcp2}], rules: [{backendRefs: [{name: s, port: 9000}]}]}\n")
 	b.WriteString("---\napiVersion: v1\nkind: Secret\nmetadata: {name: users, namespace: default}\ndata: {.htpasswd: eA==}\n")
 	b.WriteString("---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: h1, namespace: default}\nspec: {parentRefs: [{name: g1, sectionName: http}], rules: [{}]}\n")
 	return b.String()
@@ -64,6 +70,8 @@ func TestUnsupportedFields(t *testing.T) {
 		spOn("merge-ok", "TCPRoute", "t4", 1, "mergeType: StrategicMerge\n"+cidr("10.4.0.0/16")),
 		spOn("merge-only", "TCPRoute", "t5", 1, "mergeType: JSONMerge"),
 		spOn("merge-both", "TCPRoute", "both", 1, "mergeType: JSONMerge\n"+cidr("10.5.0.0/16")),
+		pol(egV, "SecurityPolicy", "l3", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g3, sectionName: tcp}]\nbasicAuth: {users: {name: users}}"),
+		spOn("merge-two", "TCPRoute", "two", 1, "mergeType: JSONMerge\n"+cidr("10.6.0.0/16")),
 	}
 	res := compute(t, engine.Options{}, docs...)
 	for name, wantMsg := range map[string]string{
@@ -110,6 +118,36 @@ func TestUnsupportedFields(t *testing.T) {
 		anc[a.Ref.Short()] = a.Conditions[0].Status + "/" + a.Conditions[0].Reason
 	}
 	want(t, "merge-both ancestors", anc, map[string]string{"Gateway default/g1#tcp": "False/Invalid", "Gateway default/g2#tcp": "True/Accepted"})
+	if msg := policyStatusOf(t, res, "merge-both").Conditions[0].Message; !strings.Contains(msg, "Invalid through Gateway default/g1#tcp: merged (JSONMerge)") {
+		t.Errorf("merge-both summary %q does not say where it is Invalid", msg)
+	}
+	// Per listener: only tcp's listener policy brings basic auth.
+	anc = map[string]string{}
+	for _, a := range policyStatusOf(t, res, "merge-two").Ancestors {
+		anc[a.Ref.Short()] = a.Conditions[0].Status + "/" + a.Conditions[0].Reason
+	}
+	want(t, "merge-two ancestors", anc, map[string]string{"Gateway default/g3#tcp": "False/Invalid", "Gateway default/g3#tcp2": "True/Accepted"})
+	// Dropped where it would merge: no part in that context.
+	for _, e := range res.Effective {
+		if e.Target != rule("t3") {
+			continue
+		}
+		for _, c := range e.Contexts {
+			for _, s := range c.Stack {
+				if s.Policy.Name == "merge-bad" && (s.Outcome != engine.OutcomeNone || len(s.Unsupported) != 1 || s.Unsupported[0] != "spec.basicAuth") {
+					t.Errorf("merge-bad's entry at t3: outcome %s, unsupported %v; want none, [spec.basicAuth]", s.Outcome, s.Unsupported)
+				}
+			}
+			// attache effective's JSON names the fields.
+			b, _ := json.Marshal(report.SourcesOf(c))
+			if !strings.Contains(string(b), `"outcome":"none","unsupported":["spec.basicAuth"]`) {
+				t.Errorf("sources at t3 = %s, want merge-bad's unsupported fields", b)
+			}
+		}
+	}
+	if r := policyStatusOf(t, res, "merge-bad").Reach; r.Full != 0 || r.None != 1 {
+		t.Errorf("merge-bad reach %+v, want its one context as none", r)
+	}
 	// The input problem names the target and the field, once.
 	n := 0
 	for _, p := range res.Problems {

@@ -61,13 +61,17 @@ type FieldSource struct {
 
 // PolicySource is one policy of a context's stack.
 type PolicySource struct {
-	Policy     Ref         `json:"policy"`
-	Target     Ref         `json:"target"`
-	Strategy   string      `json:"strategy"`
-	Stanza     string      `json:"stanza,omitempty"`
-	Outcome    string      `json:"outcome"`
-	Conflicted bool        `json:"conflicted,omitempty"`
-	Lost       []LostField `json:"lost,omitempty"`
+	Policy     Ref    `json:"policy"`
+	Target     Ref    `json:"target"`
+	Strategy   string `json:"strategy"`
+	Stanza     string `json:"stanza,omitempty"`
+	Outcome    string `json:"outcome"`
+	Conflicted bool   `json:"conflicted,omitempty"`
+	// Unsupported are the fields its merge with the policies above would
+	// set that its kind does not support at its target: it takes no part
+	// here (outcome none).
+	Unsupported []string    `json:"unsupported,omitempty"`
+	Lost        []LostField `json:"lost,omitempty"`
 }
 
 // LostField is a field a policy set that did not make it, and who beat it.
@@ -163,7 +167,7 @@ func sources(c *engine.Context) Sources {
 		s.Fields = append(s.Fields, FieldSource{Path: f.Path, Value: f.Value, Policy: f.Policy, Target: f.At, Strategy: string(f.Strategy)})
 	}
 	for _, e := range c.Stack {
-		ps := PolicySource{Policy: e.Policy, Target: e.At, Strategy: string(e.Strategy), Stanza: e.Stanza, Outcome: e.Outcome, Conflicted: e.Conflicted}
+		ps := PolicySource{Policy: e.Policy, Target: e.At, Strategy: string(e.Strategy), Stanza: e.Stanza, Outcome: e.Outcome, Conflicted: e.Conflicted, Unsupported: e.Unsupported}
 		for _, l := range e.Lost {
 			lf := LostField{Path: l.Path}
 			for _, t := range l.To {

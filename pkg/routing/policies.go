@@ -94,8 +94,9 @@ func (p *Policies) AddPolicies(t *RequestTrace) {
 // references do not resolve) and its kind fails such routes closed
 // (Kind.FailureStatus: Envoy Gateway's 500): the status and why; 0
 // otherwise. A policy applies when it sets a field of the context's
-// effective spec or is the most specific policy not Conflicted there (one
-// setting nothing still claims the route); it is judged where it attaches
+// effective spec or is the most specific policy there neither Conflicted
+// nor dropped for unsupported fields (one setting nothing still claims the
+// route); it is judged where it attaches
 // on this path (engine.PolicyStatus.InPlaceInvalid), not at its other
 // targets.
 func (p *Policies) failedClosed(o *Outcome) (int, string) {
@@ -113,7 +114,7 @@ func (p *Policies) failedClosed(o *Outcome) (int, string) {
 			add(f.Attachment)
 		}
 		for i := len(ep.Context.Stack) - 1; i >= 0; i-- {
-			if e := ep.Context.Stack[i]; !e.Conflicted {
+			if e := ep.Context.Stack[i]; !e.Conflicted && len(e.Unsupported) == 0 {
 				add(e.Attachment)
 				break
 			}
