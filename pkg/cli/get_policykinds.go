@@ -126,6 +126,10 @@ type policyKindItem struct {
 	// answers a route's requests when the policy applying there is Invalid
 	// in place; absent: none (the request goes on without it).
 	FailureStatus int `json:"failureStatus,omitempty"`
+	// FailOpen are the parts of policies left out, rather than failing
+	// the route, when a reference under them does not resolve and their
+	// flag is true, each "<path>=<field>"; absent: none.
+	FailOpen []string `json:"failOpen,omitempty"`
 	// Profile names the implementation whose built-in profile gave
 	// settings, if any.
 	Profile string            `json:"profile,omitempty"`
@@ -281,6 +285,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.FailureStatus != 0 {
 		parts = append(parts, origin(policy.SettingFailureStatus, fmt.Sprintf("failure-status=%d", k.FailureStatus)))
 	}
+	for _, f := range k.FailOpen {
+		parts = append(parts, origin(policy.SettingFailOpen, "fail-open="+f.String()))
+	}
 	if len(parts) == 0 {
 		return "-"
 	}
@@ -360,6 +367,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 		it.UnsupportedFields = append(it.UnsupportedFields, u.String())
 	}
 	it.FailureStatus = k.FailureStatus
+	for _, f := range k.FailOpen {
+		it.FailOpen = append(it.FailOpen, f.String())
+	}
 	if len(it.EffectiveSectionKinds) == 0 {
 		it.EffectiveSectionKinds = nil
 	}

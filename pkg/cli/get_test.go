@@ -439,6 +439,10 @@ func TestGetPolicyKindsBackendRefs(t *testing.T) {
 	if !strings.Contains(out, `"failureStatus": 500`) || !strings.Contains(out, `"failureStatus": "profile: Envoy Gateway"`) {
 		t.Errorf("-o json lacks the failureStatus setting or its origin:\n%s", out)
 	}
+	// The external authorizer failing open.
+	if !strings.Contains(out, `"extAuth=failOpen"`) || !strings.Contains(out, `"failOpen": "profile: Envoy Gateway"`) {
+		t.Errorf("-o json lacks the failOpen setting or its origin:\n%s", out)
+	}
 }
 
 // implementationCRD is a namespaced CRD as an implementation ships it:

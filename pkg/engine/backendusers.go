@@ -93,7 +93,24 @@ func (c *computation) portSection(backend topology.Ref, port int64) string {
 // does not read them), nor objects the caller could not read
 // (Options.Unread).
 func (c *computation) unresolvedBackendRefs(p *policy.Policy) (field, msg, problem string) {
-	var bad []string
+	fields, whys := c.brokenBackendRefs(p)
+	if len(fields) == 0 {
+		return "", "", ""
+	}
+	bad := make([]string, len(fields))
+	for i := range fields {
+		bad[i] = fields[i] + ": " + whys[i]
+	}
+	field, problem = fields[0], "backendRef does not resolve: "+whys[0]
+	if len(bad) > 1 {
+		problem += "; nor do " + strings.Join(bad[1:], "; ")
+	}
+	return field, "backendRefs do not resolve: " + strings.Join(bad, "; "), problem
+}
+
+// brokenBackendRefs returns the fields of the policy's backendRefs that
+// do not resolve (see unresolvedBackendRefs), with why, in order.
+func (c *computation) brokenBackendRefs(p *policy.Policy) (fields, whys []string) {
 	for _, br := range p.BackendRefs {
 		b := br.Backend
 		gk := b.GroupKind()
@@ -127,18 +144,9 @@ func (c *computation) unresolvedBackendRefs(p *policy.Policy) (field, msg, probl
 		if why == "" {
 			continue
 		}
-		if field == "" {
-			field, problem = br.Field, "backendRef does not resolve: "+why
-		}
-		bad = append(bad, br.Field+": "+why)
+		fields, whys = append(fields, br.Field), append(whys, why)
 	}
-	if len(bad) == 0 {
-		return "", "", ""
-	}
-	if len(bad) > 1 {
-		problem += "; nor do " + strings.Join(bad[1:], "; ")
-	}
-	return field, "backendRefs do not resolve: " + strings.Join(bad, "; "), problem
+	return fields, whys
 }
 
 // backendTLSPolicyFor returns the policy with CA certificate references

@@ -173,6 +173,35 @@ func (c *computation) hasListener(at topology.Ref, protos []string) bool {
 	return false
 }
 
+// failsClosed reports whether a policy Invalid in place at target at
+// fails its routes (Kind.FailureStatus): some reference that does not
+// resolve there lies outside the parts its kind lets fail open
+// (Kind.FailOpen) with their flag set.
+func (c *computation) failsClosed(p *policy.Policy, at topology.Ref) bool {
+	if len(p.Kind.FailOpen) == 0 {
+		return true
+	}
+	var fields []string
+	if p.Kind.InvalidOnUnresolvedBackendRefs {
+		fields, _ = c.brokenBackendRefs(p)
+	}
+	keys := func(r topology.Ref) ([]string, bool) {
+		k, ok := c.holders[r]
+		return k, ok
+	}
+	granted := func(r topology.Ref) bool { return c.grantAllows(p, r) }
+	judge := func(path *policy.ObjectRefPath) bool { return len(path.On) == 0 || c.hasListener(at, path.On) }
+	for _, pr := range p.CheckObjectRefsWhere(keys, c.opts.Unread, granted, judge) {
+		fields = append(fields, pr.Ref.Field)
+	}
+	for _, f := range fields {
+		if !p.FailsOpen(f) {
+			return true
+		}
+	}
+	return len(fields) == 0
+}
+
 // unresolvedObjectRefsWhere checks the object references of p whose path
 // judge accepts.
 func (c *computation) unresolvedObjectRefsWhere(p *policy.Policy, judge func(*policy.ObjectRefPath) bool) (field, msg, problem string) {

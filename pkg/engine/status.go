@@ -171,7 +171,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 				an.reason, an.msg = ReasonInvalid, msg
 			}
 		}
-		if an.reason == ReasonInvalid && an.att != nil {
+		if an.reason == ReasonInvalid && an.att != nil && c.failsClosed(ps.p, an.att.ref.At) {
 			if st.InPlaceInvalid == nil {
 				st.InPlaceInvalid = map[topology.Ref]string{}
 			}

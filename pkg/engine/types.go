@@ -129,8 +129,10 @@ type PolicyStatus struct {
 	Reach Reach
 	// InPlaceInvalid are the targets (as attached, before ancestors are
 	// named after Gateways) where the policy is Accepted=False/Invalid yet
-	// in place (its references do not resolve), with the message: requests
-	// there meet its kind's FailureStatus. Nil when none.
+	// in place (its references do not resolve) and fails its routes (not
+	// every broken reference is in a part failing open, Kind.FailOpen),
+	// with the message: requests there meet its kind's FailureStatus. Nil
+	// when none.
 	InPlaceInvalid map[topology.Ref]string `json:"-"`
 }
 

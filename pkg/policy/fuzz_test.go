@@ -254,3 +254,22 @@ func FuzzParseUnsupportedFields(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseFailOpen reads fuzz strings as the attache.dev/fail-open
+// annotation: no panic, and what it accepts is written back
+// (FailOpenString) to itself.
+func FuzzParseFailOpen(f *testing.F) {
+	for _, s := range []string{"extProc[]=failOpen; wasm[]=failOpen", "extAuth=failOpen", "none", "", ";", "=x", "a=", "a..b=x", "a=b.c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		fs, err := ParseFailOpen(v)
+		if err != nil || len(fs) == 0 {
+			return
+		}
+		again, err := ParseFailOpen(FailOpenString(fs))
+		if err != nil || FailOpenString(again) != FailOpenString(fs) {
+			t.Errorf("%q read as %q, which reads as %q (%v)", v, FailOpenString(fs), FailOpenString(again), err)
+		}
+	})
+}

@@ -184,6 +184,10 @@ type Kind struct {
 	// there is Invalid in place (its references do not resolve): Envoy
 	// Gateway fails such routes closed with a 500. 0: the request goes on as if the policy were not there.
 	FailureStatus int
+	// FailOpen are the parts of its policies that the implementation
+	// leaves out, rather than failing the route with FailureStatus, when
+	// a reference under them does not resolve and their flag is true.
+	FailOpen []FailOpenPath
 	// Implementation names the project whose profile gave settings, if any.
 	Implementation string
 	// Schema is the CRD's openAPIV3Schema of spec, when known; schema-aware
@@ -255,6 +259,7 @@ type Spec struct {
 	ObjectRefs                     []ObjectRefPath
 	UnsupportedFields              []UnsupportedFields
 	FailureStatus                  int
+	FailOpen                       []FailOpenPath
 }
 
 // NewKind builds and validates a kind from a Go descriptor, applying defaults.
@@ -326,6 +331,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 		}
 	})
 	set(SettingFailureStatus, s.FailureStatus != 0, func() { k.FailureStatus = s.FailureStatus })
+	set(SettingFailOpen, len(s.FailOpen) > 0, func() { k.FailOpen = slices.Clone(s.FailOpen) })
 	if s.Custom != nil && k.Custom == nil {
 		k.Custom = s.Custom
 	}
@@ -467,6 +473,11 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingUnsupportedFields, "two entries for %s: list its fields in one", u.Kind)
 		}
 	}
+	for _, f := range k.FailOpen {
+		if err := f.validate(); err != nil {
+			return settingErrorf(SettingFailOpen, "%v", err)
+		}
+	}
 	if k.FailureStatus != 0 && (k.FailureStatus < 100 || k.FailureStatus > 599) {
 		return settingErrorf(SettingFailureStatus, "%d is not an HTTP status (100 to 599)", k.FailureStatus)
 	}
@@ -558,6 +569,7 @@ var annotationOf = map[string]string{
 	SettingObjectRefs:            AnnotationObjectRefs,
 	SettingUnsupportedFields:     AnnotationUnsupportedFields,
 	SettingFailureStatus:         AnnotationFailureStatus,
+	SettingFailOpen:              AnnotationFailOpen,
 }
 
 // allSettings lists every setting, in the order they are shown.
@@ -568,7 +580,7 @@ var allSettings = []string{
 	SettingUntargetedScope, SettingSharedPortListeners, SettingOverriddenBy, SettingWeightAnnotation,
 	SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields,
 	SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingObjectRefs,
-	SettingUnsupportedFields, SettingFailureStatus,
+	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen,
 }
 
 // Settings lists the names of every setting of a kind, the keys of
@@ -716,6 +728,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		}},
 		{AnnotationObjectRefs, SettingObjectRefs, func(v string) (err error) { k.ObjectRefs, err = ParseObjectRefs(v); return }},
 		{AnnotationFailureStatus, SettingFailureStatus, func(v string) (err error) { k.FailureStatus, err = parseFailureStatus(v); return }},
+		{AnnotationFailOpen, SettingFailOpen, func(v string) (err error) { k.FailOpen, err = ParseFailOpen(v); return }},
 		{AnnotationUnsupportedFields, SettingUnsupportedFields, func(v string) (err error) {
 			k.UnsupportedFields, err = ParseUnsupportedFields(v)
 			return

@@ -200,6 +200,11 @@ const (
 	// kind applying there is Invalid in place (Envoy Gateway: 500), or
 	// "none" (default: the request goes on without it).
 	AnnotationFailureStatus = "attache.dev/failure-status"
+	// AnnotationFailOpen lists (separated by ";") the parts of a policy
+	// its implementation leaves out, rather than failing the route, when
+	// a reference under them does not resolve and their flag is true:
+	// "<path>=<boolean field>", or "none": "extProc[]=failOpen".
+	AnnotationFailOpen = "attache.dev/fail-open"
 )
 
 // Setting names, the keys of Kind.Origins.
@@ -234,6 +239,7 @@ const (
 	SettingObjectRefs            = "objectRefs"
 	SettingUnsupportedFields     = "unsupportedFields"
 	SettingFailureStatus         = "failureStatus"
+	SettingFailOpen              = "failOpen"
 )
 
 // parseConflictScope reads "policy" (true) or "target" (false).

@@ -91,3 +91,40 @@ func TestUnsupportedFieldsSetting(t *testing.T) {
 		t.Errorf("two entries for one kind: %v", err)
 	}
 }
+
+func TestFailOpen(t *testing.T) {
+	fs, err := ParseFailOpen(" spec.extProc[] = failOpen ; extAuth=failOpen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := FailOpenString(fs); got != "extProc[]=failOpen; extAuth=failOpen" {
+		t.Errorf("read as %q", got)
+	}
+	for v, msg := range map[string]string{"": "names no entry", "extProc[]": "is not <path>=", "a..b=x": "dotted path", "a=": "not a field name", "a=x.y": "not a field name"} {
+		if _, err := ParseFailOpen(v); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%q: %v, want an error saying %q", v, err, msg)
+		}
+	}
+	k, err := NewKind(Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindHTTPRoute}, FailOpen: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Policy{Kind: k, Spec: map[string]any{
+		"extProc": []any{
+			map[string]any{"failOpen": "true"}, // not a boolean
+			map[string]any{"failOpen": true},
+		},
+		"extAuth": map[string]any{"failOpen": true},
+	}}
+	for field, want := range map[string]bool{
+		"spec.extProc[1].backendRefs[0]":   true,
+		"spec.extProc[0].backendRefs[0]":   false,
+		"spec.extAuth.http.backendRefs[0]": true,
+		"spec.extAuthz.backendRef":         false, // not under extAuth
+		"spec.lua[0].valueRef":             false,
+	} {
+		if got := p.FailsOpen(field); got != want {
+			t.Errorf("FailsOpen(%s) = %v, want %v", field, got, want)
+		}
+	}
+}

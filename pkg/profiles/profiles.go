@@ -158,7 +158,7 @@ var builtin = func() []policy.Profile {
 		// On a TCPRoute, only authorization by client CIDRs
 		// (validateSecurityPolicyForTCP); on TCP listeners the rest is
 		// left out without a word.
-		withUnsupportedFields(withObjectRefs(withBackendRefs(egInherited("SecurityPolicy", kinds(httpRoute, grpcRoute, tcpRoute)),
+		withFailOpen(withUnsupportedFields(withObjectRefs(withBackendRefs(egInherited("SecurityPolicy", kinds(httpRoute, grpcRoute, tcpRoute)),
 			"extAuth.grpc.backendRef", "extAuth.grpc.backendRefs[]", "extAuth.http.backendRef", "extAuth.http.backendRefs[]",
 			"jwt.providers[].remoteJWKS.backendRefs[]", "oidc.provider.backendRefs[]"),
 			"apiKeyAuth.credentialRefs[] kinds=Secret",
@@ -169,11 +169,16 @@ var builtin = func() []policy.Profile {
 			"extAuth.contextExtensions[].valueRef kinds=ConfigMap,Secret"),
 			"TCPRoute=cors,csrf,jwt,oidc,apiKeyAuth,basicAuth,extAuth,authorization.rules[].cel,authorization.rules[].principal.jwt,"+
 				"authorization.rules[].principal.headers,authorization.rules[].principal.clientIPGeoLocations"),
-		withObjectRefs(withBackendRefs(egInherited("EnvoyExtensionPolicy", egRoutes), "extProc[].backendRef", "extProc[].backendRefs[]"),
+			// An external authorizer failing open is skipped, not a 500.
+			"extAuth=failOpen"),
+		withFailOpen(withObjectRefs(withBackendRefs(egInherited("EnvoyExtensionPolicy", egRoutes), "extProc[].backendRef", "extProc[].backendRefs[]"),
 			"lua[].valueRef kinds=ConfigMap keys=lua,+ when=type=ValueRef",
 			"wasm[].code.image.pullSecretRef kinds=Secret keys=.dockerconfigjson",
 			"wasm[].code.image.tls.caCertificateRef kinds=Secret,ConfigMap keys=ca.crt,*",
 			"wasm[].code.http.tls.caCertificateRef kinds=Secret,ConfigMap keys=ca.crt,*"),
+			// Extension processors and Wasm modules failing open are
+			// skipped (Lua has no such flag).
+			"extProc[]=failOpen; wasm[]=failOpen"),
 		entry(EnvoyGateway, "gateway.envoyproxy.io", "EnvoyPatchPolicy", "", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(gatewayClass, gateway), Composition: policy.CompositionAdditive,
 		}),
@@ -276,6 +281,17 @@ func withBackendRefs(p policy.Profile, paths ...policy.BackendRefPath) policy.Pr
 	// Envoy Gateway rejects a policy whose external service's Service is
 	// missing, lacks the port, or is not granted (validateBackendRef).
 	p.Spec.InvalidOnUnresolvedBackendRefs = true
+	return p
+}
+
+// withFailOpen declares the parts of a profile's kind's policies left out
+// rather than failing the route (the annotation's form).
+func withFailOpen(p policy.Profile, v string) policy.Profile {
+	fs, err := policy.ParseFailOpen(v)
+	if err != nil {
+		panic("profiles: " + err.Error())
+	}
+	p.Spec.FailOpen = fs
 	return p
 }
 

@@ -144,3 +144,31 @@ spec:
 		t.Errorf("ok: %s %d %q, want forwarded (guard is valid at route ok)", o.Result, o.Status, o.Reason)
 	}
 }
+
+// An external authorizer failing open (extAuth.failOpen) is left out when
+// its backend does not resolve, so the route is not failed; without the
+// flag, or with another broken reference, it is.
+func TestFailClosedFailOpen(t *testing.T) {
+	base, _, _ := strings.Cut(failClosedDocs, "---\napiVersion: gateway.envoyproxy.io/v1alpha1\nkind: SecurityPolicy\nmetadata: {name: broken")
+	for _, c := range []struct {
+		name, spec string
+		status     int
+	}{
+		{"fail open", "extAuth: {failOpen: true, http: {backendRefs: [{name: nosvc, port: 80}]}}", 0},
+		{"fail closed", "extAuth: {failOpen: false, http: {backendRefs: [{name: nosvc, port: 80}]}}", 500},
+		{"no flag", "extAuth: {http: {backendRefs: [{name: nosvc, port: 80}]}}", 500},
+		{"fail open, other error", "extAuth: {failOpen: true, http: {backendRefs: [{name: nosvc, port: 80}]}}\n  basicAuth: {users: {name: missing}}", 500},
+	} {
+		ix, pols := build(t, base+`---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: auth, namespace: default, creationTimestamp: "2026-01-01T00:01:00Z"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: bad}]
+  `+c.spec+"\n", true)
+		o := trace(t, ix, pols, "http://bad.example/", nil).Outcomes[0]
+		if o.Status != c.status {
+			t.Errorf("%s: %s %d %q, want status %d", c.name, o.Result, o.Status, o.Reason, c.status)
+		}
+	}
+}

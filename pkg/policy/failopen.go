@@ -1,0 +1,95 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+)
+
+// FailOpenPath is a part of a kind's policies that its implementation
+// leaves out, rather than failing the route (Kind.FailureStatus), when a
+// reference under it does not resolve and its own flag says so: Envoy
+// Gateway's external authorizer (extAuth.failOpen) and each extension
+// processor and Wasm module (extProc[].failOpen, wasm[].failOpen).
+type FailOpenPath struct {
+	// Entry is the dotted path below spec of the part; segments may end
+	// in "[]" (each entry of that list).
+	Entry BackendRefPath
+	// Field is the boolean field of the part that makes it fail open.
+	Field string
+}
+
+// String renders the path in its annotation form: "extProc[]=failOpen".
+func (f FailOpenPath) String() string { return string(f.Entry) + "=" + f.Field }
+
+// FailOpenString renders a kind's paths as the annotation value ("none"
+// for none).
+func FailOpenString(fs []FailOpenPath) string {
+	if len(fs) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = f.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// ParseFailOpen reads the annotation attache.dev/fail-open: entries
+// separated by ";", each "<path>=<boolean field>"; "none" for none.
+func ParseFailOpen(v string) ([]FailOpenPath, error) {
+	if strings.TrimSpace(v) == "none" {
+		return nil, nil
+	}
+	var out []FailOpenPath
+	for _, entry := range strings.Split(v, ";") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		path, field, ok := strings.Cut(entry, "=")
+		f := FailOpenPath{Entry: BackendRefPath(strings.TrimPrefix(strings.TrimSpace(path), "spec.")), Field: strings.TrimSpace(field)}
+		if !ok {
+			return nil, fmt.Errorf("entry %q is not <path>=<boolean field>", entry)
+		}
+		if err := f.validate(); err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("names no entry (e.g. %q), or \"none\"", "extProc[]=failOpen")
+	}
+	return out, nil
+}
+
+// validate checks the path and the field's name.
+func (f FailOpenPath) validate() error {
+	if err := f.Entry.validate(); err != nil {
+		return fmt.Errorf("fail-open entry: %v", err)
+	}
+	if f.Field == "" || strings.ContainsAny(f.Field, " ,=;.[]*") {
+		return fmt.Errorf("fail-open entry %s: %q is not a field name", f.Entry, f.Field)
+	}
+	return nil
+}
+
+// FailsOpen reports whether the policy's implementation leaves out, rather
+// than failing the route for, a broken reference at field (as messages
+// name it: "spec.extProc[0].backendRefs[1]"): it lies in a part of one of
+// the kind's FailOpen paths whose flag is true.
+func (p *Policy) FailsOpen(field string) bool {
+	open := false
+	for _, f := range p.Kind.FailOpen {
+		names, lists := f.Entry.segments()
+		walkPath(p.Spec, "spec", names, lists, func(v any, at string) {
+			m, ok := v.(map[string]any)
+			if !ok || (field != at && !strings.HasPrefix(field, at+".") && !strings.HasPrefix(field, at+"[")) {
+				return
+			}
+			if b, _ := m[f.Field].(bool); b {
+				open = true
+			}
+		})
+	}
+	return open
+}
