@@ -23,43 +23,57 @@ func (f FailOpenPath) String() string { return string(f.Entry) + "=" + f.Field }
 
 // FailOpenString renders a kind's paths as the annotation value ("none"
 // for none).
-func FailOpenString(fs []FailOpenPath) string {
-	if len(fs) == 0 {
-		return "none"
-	}
-	parts := make([]string, len(fs))
-	for i, f := range fs {
-		parts[i] = f.String()
-	}
-	return strings.Join(parts, "; ")
-}
+func FailOpenString(fs []FailOpenPath) string { return entriesString(fs) }
 
 // ParseFailOpen reads the annotation attache.dev/fail-open: entries
 // separated by ";", each "<path>=<boolean field>"; "none" for none.
 func ParseFailOpen(v string) ([]FailOpenPath, error) {
+	return parseEntries(v, "extProc[]=failOpen", func(entry string) (FailOpenPath, error) {
+		path, field, ok := strings.Cut(entry, "=")
+		if !ok {
+			return FailOpenPath{}, fmt.Errorf("entry %q is not <path>=<boolean field>", entry)
+		}
+		f := FailOpenPath{Entry: BackendRefPath(strings.TrimPrefix(strings.TrimSpace(path), "spec.")), Field: strings.TrimSpace(field)}
+		return f, f.validate()
+	})
+}
+
+// parseEntries reads an annotation of entries separated by ";" ("none"
+// for none), each read by parse; example is a valid value, for the
+// message about a value with no entry.
+func parseEntries[T any](v, example string, parse func(string) (T, error)) ([]T, error) {
 	if strings.TrimSpace(v) == "none" {
 		return nil, nil
 	}
-	var out []FailOpenPath
+	var out []T
 	for _, entry := range strings.Split(v, ";") {
 		entry = strings.TrimSpace(entry)
 		if entry == "" {
 			continue
 		}
-		path, field, ok := strings.Cut(entry, "=")
-		f := FailOpenPath{Entry: BackendRefPath(strings.TrimPrefix(strings.TrimSpace(path), "spec.")), Field: strings.TrimSpace(field)}
-		if !ok {
-			return nil, fmt.Errorf("entry %q is not <path>=<boolean field>", entry)
-		}
-		if err := f.validate(); err != nil {
+		e, err := parse(entry)
+		if err != nil {
 			return nil, err
 		}
-		out = append(out, f)
+		out = append(out, e)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("names no entry (e.g. %q), or \"none\"", "extProc[]=failOpen")
+		return nil, fmt.Errorf("names no entry (e.g. %q), or \"none\"", example)
 	}
 	return out, nil
+}
+
+// entriesString renders entries as parseEntries reads them ("none" for
+// none).
+func entriesString[T fmt.Stringer](es []T) string {
+	if len(es) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = e.String()
+	}
+	return strings.Join(parts, "; ")
 }
 
 // validate checks the path and the field's name.

@@ -31,52 +31,28 @@ func (u UnsupportedFields) String() string {
 
 // UnsupportedFieldsString renders a kind's entries as the annotation
 // attache.dev/unsupported-fields writes them ("none" for no entry).
-func UnsupportedFieldsString(us []UnsupportedFields) string {
-	if len(us) == 0 {
-		return "none"
-	}
-	parts := make([]string, len(us))
-	for i, u := range us {
-		parts[i] = u.String()
-	}
-	return strings.Join(parts, "; ")
-}
+func UnsupportedFieldsString(us []UnsupportedFields) string { return entriesString(us) }
 
 // ParseUnsupportedFields reads the annotation attache.dev/unsupported-fields:
 // entries separated by ";", each "<target kind>=<path>,<path>...", the kind
 // bare when only one known kind has that name ("TCPRoute"), else
 // Kind.group; "none" for no entry.
 func ParseUnsupportedFields(v string) ([]UnsupportedFields, error) {
-	if strings.TrimSpace(v) == "none" {
-		return nil, nil
-	}
-	var out []UnsupportedFields
-	for _, entry := range strings.Split(v, ";") {
-		entry = strings.TrimSpace(entry)
-		if entry == "" {
-			continue
-		}
+	return parseEntries(v, "TCPRoute=cors,jwt", func(entry string) (UnsupportedFields, error) {
 		kind, paths, ok := strings.Cut(entry, "=")
 		if !ok {
-			return nil, fmt.Errorf("entry %q is not <target kind>=<path>,<path>...", entry)
+			return UnsupportedFields{}, fmt.Errorf("entry %q is not <target kind>=<path>,<path>...", entry)
 		}
 		gk, err := topology.ResolveGroupKind(strings.TrimSpace(kind), topology.KnownKinds())
 		if err != nil {
-			return nil, fmt.Errorf("entry %q: %v", entry, err)
+			return UnsupportedFields{}, fmt.Errorf("entry %q: %v", entry, err)
 		}
 		u := UnsupportedFields{Kind: gk}
 		for _, p := range splitList(paths) {
 			u.Paths = append(u.Paths, strings.TrimPrefix(p, "spec."))
 		}
-		if err := u.validate(); err != nil {
-			return nil, err
-		}
-		out = append(out, u)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("names no entry (e.g. %q), or \"none\"", "TCPRoute=cors,jwt")
-	}
-	return out, nil
+		return u, u.validate()
+	})
 }
 
 // validate checks the entry names a kind and well-formed paths.

@@ -287,23 +287,24 @@ func withBackendRefs(p policy.Profile, paths ...policy.BackendRefPath) policy.Pr
 // withFailOpen declares the parts of a profile's kind's policies left out
 // rather than failing the route (the annotation's form).
 func withFailOpen(p policy.Profile, v string) policy.Profile {
-	fs, err := policy.ParseFailOpen(v)
-	if err != nil {
-		panic("profiles: " + err.Error())
-	}
-	p.Spec.FailOpen = fs
+	p.Spec.FailOpen = must(policy.ParseFailOpen(v))
 	return p
 }
 
 // withUnsupportedFields declares the fields a profile's kind's policies
 // may not set at targets of some kinds (the annotation's form).
 func withUnsupportedFields(p policy.Profile, v string) policy.Profile {
-	us, err := policy.ParseUnsupportedFields(v)
+	p.Spec.UnsupportedFields = must(policy.ParseUnsupportedFields(v))
+	return p
+}
+
+// must returns v; the profiles are fixed, so a syntax error in one is a
+// programming error.
+func must[T any](v T, err error) T {
 	if err != nil {
 		panic("profiles: " + err.Error())
 	}
-	p.Spec.UnsupportedFields = us
-	return p
+	return v
 }
 
 // withObjectRefs declares where a profile's kind names ConfigMaps and
