@@ -147,6 +147,12 @@ const (
 	// Callers set it for the cases they have read in the implementation's
 	// code; Compare never does.
 	CauseStatusContradicts Cause = "implementation's status contradicts its own translation"
+	// CauseSchemaRefused: the fixture holds a policy that its CRD's schema
+	// refuses (attache checks files as the API server would), which the
+	// implementation's translator was handed directly: no cluster can hold
+	// that fixture, so its policies' verdicts cannot be compared. Callers
+	// set it; Compare never does.
+	CauseSchemaRefused Cause = "fixture holds a policy its CRD's schema refuses"
 	// CauseSemantics: targeting or precedence differ: attache is wrong or
 	// its profile of the kind is.
 	CauseSemantics Cause = "attache wrong (targeting/precedence)"

@@ -13,6 +13,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/attache-dev/attache/pkg/cluster"
+	"github.com/attache-dev/attache/pkg/crdschema"
 	"github.com/attache-dev/attache/pkg/diag"
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/manifest"
@@ -30,6 +31,10 @@ type commonOptions struct {
 	controllerName string
 	domain         string
 	profiles       bool
+	validate       bool // see validateFlagHelp
+	// schemas keeps the CRD schemas compiled for --validate across the
+	// computations of one command (impact computes twice).
+	schemas crdschema.Cache
 	// policyKindsOnly reads only the policy CRDs from a cluster: for
 	// questions about the kinds, which need nothing else.
 	policyKindsOnly bool
@@ -50,6 +55,7 @@ func (o *commonOptions) addFlags(cmd *cobra.Command, outputs ...string) {
 	fs.StringVar(&o.controllerName, "controller-name", engine.DefaultControllerName, "controllerName of policy ancestor status entries")
 	fs.StringVar(&o.domain, "condition-domain", engine.DefaultConditionDomain, "domain prefix of <Kind>Affected conditions")
 	fs.BoolVar(&o.profiles, "profiles", true, profilesFlagHelp)
+	fs.BoolVar(&o.validate, "validate", true, validateFlagHelp)
 	if len(outputs) > 0 {
 		fs.StringVarP(&o.output, "output", "o", outputs[0], fmt.Sprintf("output format: one of %v", outputs))
 	}
@@ -59,9 +65,27 @@ func (o *commonOptions) addFlags(cmd *cobra.Command, outputs ...string) {
 // profilesFlagHelp documents --profiles, shared by every command.
 const profilesFlagHelp = "apply attache's built-in profiles of the implementations' policy kinds (Envoy Gateway, Istio, NGINX Gateway Fabric, Kuadrant, ...; docs/profiles.md); --profiles=false: only CRDs labelled gateway.networking.k8s.io/policy are policy kinds"
 
+// validateFlagHelp documents --validate, shared by every command.
+const validateFlagHelp = "with -f, check each policy against the schema of its CRD (when given) as the API server would: a policy it would refuse is Invalid (--validate=false: read policies as written)"
+
 // engineOptions are the engine options the flags give.
 func (o *commonOptions) engineOptions() engine.Options {
-	return engine.Options{ControllerName: o.controllerName, ConditionDomain: o.domain, DisableProfiles: !o.profiles}
+	opts := engine.Options{ControllerName: o.controllerName, ConditionDomain: o.domain, DisableProfiles: !o.profiles}
+	if o.validate && len(o.files) > 0 {
+		opts.Schemas = schemaCheck(&o.schemas)
+	}
+	return opts
+}
+
+// schemaCheck gives the engine the schemas of c (engine.Options.Schemas).
+func schemaCheck(c *crdschema.Cache) func(*unstructured.Unstructured) (engine.SchemaValidator, error) {
+	return func(crd *unstructured.Unstructured) (engine.SchemaValidator, error) {
+		s, err := c.Get(crd)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
 }
 
 // namespace is the namespace the question is scoped to: "" with -A, else

@@ -9,6 +9,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/attache-dev/attache/internal/jsonyaml"
+	"github.com/attache-dev/attache/pkg/crdschema"
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/manifest"
 	"github.com/attache-dev/attache/pkg/report"
@@ -20,6 +21,7 @@ type effectiveOptions struct {
 	controllerName string
 	domain         string
 	profiles       bool
+	validate       bool // see validateFlagHelp
 }
 
 func newEffectiveCommand(streams genericiooptions.IOStreams) *cobra.Command {
@@ -45,6 +47,7 @@ the run. The output format is documented in docs/output.md.`,
 	cmd.Flags().StringVar(&o.controllerName, "controller-name", engine.DefaultControllerName, "controllerName of the policy ancestor status entries")
 	cmd.Flags().StringVar(&o.domain, "condition-domain", engine.DefaultConditionDomain, "domain prefix of <Kind>Affected conditions")
 	cmd.Flags().BoolVar(&o.profiles, "profiles", true, profilesFlagHelp)
+	cmd.Flags().BoolVar(&o.validate, "validate", true, validateFlagHelp)
 	return cmd
 }
 
@@ -56,7 +59,11 @@ func (o *effectiveOptions) run(streams genericiooptions.IOStreams) error {
 		return fmt.Errorf("unknown output format %q: use -o json or -o yaml", o.output)
 	}
 	objs, probs, readErr := manifest.Read(o.files, streams.In)
-	res := engine.Compute(objs, engine.Options{ControllerName: o.controllerName, ConditionDomain: o.domain, DisableProfiles: !o.profiles})
+	opts := engine.Options{ControllerName: o.controllerName, ConditionDomain: o.domain, DisableProfiles: !o.profiles}
+	if o.validate {
+		opts.Schemas = schemaCheck(&crdschema.Cache{})
+	}
+	res := engine.Compute(objs, opts)
 	rep := report.Build(res, o.controllerName, probs)
 	for _, p := range rep.Errors {
 		fmt.Fprintf(streams.ErrOut, "warning: %s\n", p.Error())

@@ -171,7 +171,13 @@ func (o *impactOptions) run(cmd *cobra.Command, streams genericiooptions.IOStrea
 		change = impactChange{Action: "apply", File: o.apply}
 		afterObjs, change.Objects = impactApply(l.Objects, applyObjs, defNS, streams)
 	}
-	after := engine.Compute(afterObjs, l.engineOptions(o.common))
+	opts := l.engineOptions(o.common)
+	if o.apply != "" && o.common.validate && opts.Schemas == nil {
+		// Read from a cluster, the applied file still never went through
+		// its API server: check it against the cluster's CRDs.
+		opts.Schemas = schemaCheck(&o.common.schemas)
+	}
+	after := engine.Compute(afterObjs, opts)
 	impactWarnNew(streams, before.Problems, after.Problems)
 
 	rep := buildImpact(before, after, change)

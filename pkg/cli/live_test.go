@@ -2,6 +2,7 @@ package cli
 
 import (
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -83,6 +84,33 @@ func TestLive(t *testing.T) {
 			}
 		})
 	}
+
+	// impact --apply reads its file from disk even against a cluster: a
+	// policy the cluster's CRD refuses is reported as the API server would
+	// refuse it (here Gateway API's BackendTLSPolicy without the required
+	// validation.hostname), and --validate=false reads it as written.
+	t.Run("ImpactApplyRefusedBySchema", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "btls.yaml")
+		const btls = `apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: oven-tls-bad, namespace: baker}
+spec:
+  targetRefs: [{group: "", kind: Service, name: oven}]
+  validation: {wellKnownCACertificates: System}
+`
+		if err := os.WriteFile(file, []byte(btls), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		const refused = "spec.validation.hostname: Required value (its CRD's schema, checked as the API server does)"
+		_, errOut := runLive(t, "impact", "--apply", file, "--kubeconfig", admin)
+		if !strings.Contains(errOut, refused) {
+			t.Errorf("impact --apply of a policy the CRD refuses: stderr lacks %q:\n%s", refused, errOut)
+		}
+		_, errOut = runLive(t, "impact", "--apply", file, "--kubeconfig", admin, "--validate=false")
+		if strings.Contains(errOut, "its CRD's schema") {
+			t.Errorf("impact --apply --validate=false still checks the schema:\n%s", errOut)
+		}
+	})
 
 	// Ana may list the policy CRDs: the kinds are a full answer for her,
 	// however little else she can read.

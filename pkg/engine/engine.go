@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -138,6 +139,11 @@ type computation struct {
 	holderKinds map[topology.GroupKind]bool
 	holders     map[topology.Ref][]string
 	schemas     map[*policy.Kind][2]*merge.Schema // see kindSchemas
+	// crds are the CRDs among the objects by the kind they define, and
+	// crdSchemas their compiled schemas (nil: not usable), only with
+	// Options.Schemas.
+	crds        map[topology.GroupKind]*unstructured.Unstructured
+	crdSchemas  map[topology.GroupKind]SchemaValidator
 	status      map[*pstate]*PolicyStatus
 	sortedKinds []*policy.Kind
 	dead        int // attachments of removed policies, still in atts
@@ -275,6 +281,12 @@ func (c *computation) classify(objs []Object) (topo []*unstructured.Unstructured
 		seen[ref] = o.Source
 		c.sources[ref] = o.Source
 		if ref.GroupKind() == crdGroupKind {
+			if c.opts.Schemas != nil {
+				if c.crds == nil {
+					c.crds = map[topology.GroupKind]*unstructured.Unstructured{}
+				}
+				c.crds[crdKind(u)] = u
+			}
 			k, prob := policy.KindFromCRDWithProfile(u, c.opts.Custom[crdKind(u)], c.profile(crdKind(u)))
 			if prob != nil {
 				prob.Source = o.Source
@@ -410,12 +422,50 @@ func (c *computation) parsePolicies(objs []Object) {
 }
 
 // parse parses a policy object, its problems naming where it came from.
+// With Options.Schemas, what its CRD's schema refuses makes it Invalid
+// too.
 func (c *computation) parse(o Object, k *policy.Kind) *policy.Policy {
 	p := policy.Parse(o.Object, k)
+	if c.opts.Schemas != nil {
+		if s := c.crdSchema(k.GroupKind); s != nil {
+			for _, e := range s.Validate(context.Background(), o.Object) {
+				fld := e.Field
+				if fld == "<nil>" {
+					fld = ""
+				}
+				p.Problems = append(p.Problems, diag.Newf(p.Ref, fld, "%s (its CRD's schema, checked as the API server does)", e.ErrorBody()))
+			}
+		}
+	}
 	for i := range p.Problems {
 		p.Problems[i].Source = o.Source
 	}
 	return p
+}
+
+// crdSchema returns the compiled schema of the CRD defining gk, nil when
+// the CRD is not among the objects or its schema cannot be compiled (then
+// reported once, against the CRD).
+func (c *computation) crdSchema(gk topology.GroupKind) SchemaValidator {
+	if s, ok := c.crdSchemas[gk]; ok {
+		return s
+	}
+	crd := c.crds[gk]
+	if crd == nil {
+		return nil
+	}
+	if c.crdSchemas == nil {
+		c.crdSchemas = map[topology.GroupKind]SchemaValidator{}
+	}
+	s, err := c.opts.Schemas(crd)
+	if err != nil {
+		ref := topology.Ref{Group: crdGroupKind.Group, Kind: crdGroupKind.Kind, Name: crd.GetName()}
+		c.problems = append(c.problems, diag.Problem{Object: ref, Source: c.sources[ref],
+			Message: fmt.Sprintf("policies of %s are not checked against its schema: %v", gk, err)})
+		s = nil
+	}
+	c.crdSchemas[gk] = s
+	return s
 }
 
 // knownKind reports whether objects of gk come from the topology (so a

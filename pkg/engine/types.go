@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"time"
 
 	"github.com/attache-dev/attache/pkg/diag"
@@ -9,6 +10,7 @@ import (
 	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -46,6 +48,22 @@ type Options struct {
 	// broken, so its ResolvedRefs condition is left out unless another
 	// reference is broken.
 	Unread func(topology.Ref) bool
+	// Schemas, when set, checks each policy against the schema of its
+	// CRD's version as the API server does on create, for objects that
+	// never went through one (files): it compiles a CRD among the objects
+	// (crdschema.Cache.Get does), and a policy the schema refuses is
+	// Invalid, each refused field a problem. Only kinds whose CRD is among
+	// the objects are checked. It is a function so that programs that do
+	// not check (the controller) do not link the API server's validation
+	// code.
+	Schemas func(crd *unstructured.Unstructured) (SchemaValidator, error)
+}
+
+// SchemaValidator checks objects of one CRD's kind against its schema
+// (*crdschema.Schema is one): what the API server would refuse, field by
+// field.
+type SchemaValidator interface {
+	Validate(ctx context.Context, obj *unstructured.Unstructured) field.ErrorList
 }
 
 // Defaults for Options.
