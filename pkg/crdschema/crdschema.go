@@ -16,7 +16,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 	"sync"
@@ -25,13 +24,17 @@ import (
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	structurallisttype "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/apiserver/pkg/cel/environment"
 )
 
 // Schema is the compiled schema of every version of one CRD.
@@ -39,13 +42,17 @@ type Schema struct {
 	group, kind string
 	versions    map[string]*version
 	unchecked   map[string]bool // served versions without a schema
+	// preserveUnknown: the (legacy) CRD keeps unknown fields, so none is
+	// refused.
+	preserveUnknown bool
 }
 
 // version is one served version's schema, compiled.
 type version struct {
-	structural *structuralschema.Structural
-	openAPI    validation.SchemaValidator
-	cel        *cel.Validator // nil when the schema has no CEL rules
+	structural        *structuralschema.Structural
+	openAPI           validation.SchemaValidator
+	cel               *cel.Validator // nil when the schema has no CEL rules
+	statusSubresource bool           // status is cleared on create
 }
 
 // Compile compiles the schemas of crd's versions. A CRD that does not
@@ -58,12 +65,16 @@ func Compile(crd *unstructured.Unstructured) (*Schema, error) {
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(crd.Object, &v1); err != nil {
 		return nil, fmt.Errorf("CustomResourceDefinition %s does not decode: %w", crd.GetName(), err)
 	}
-	s := &Schema{group: v1.Spec.Group, kind: v1.Spec.Names.Kind, versions: map[string]*version{}, unchecked: map[string]bool{}}
+	s := &Schema{group: v1.Spec.Group, kind: v1.Spec.Names.Kind, versions: map[string]*version{}, unchecked: map[string]bool{},
+		preserveUnknown: v1.Spec.PreserveUnknownFields}
 	for i, ver := range v1.Spec.Versions {
 		if !ver.Served {
 			continue
 		}
 		if ver.Schema == nil || ver.Schema.OpenAPIV3Schema == nil {
+			if _, dup := s.versions[ver.Name]; dup || s.unchecked[ver.Name] {
+				return nil, fmt.Errorf("spec.versions[%d].name: version %q given twice", i, ver.Name)
+			}
 			s.unchecked[ver.Name] = true
 			continue
 		}
@@ -83,49 +94,81 @@ func Compile(crd *unstructured.Unstructured) (*Schema, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", fld, err)
 		}
+		if _, dup := s.versions[ver.Name]; dup || s.unchecked[ver.Name] {
+			return nil, fmt.Errorf("spec.versions[%d].name: version %q given twice", i, ver.Name)
+		}
+		if err := compileRules(structural, true, fld); err != nil {
+			return nil, err
+		}
 		s.versions[ver.Name] = &version{
-			structural: structural,
-			openAPI:    openAPI,
-			cel:        cel.NewValidator(structural, true, celconfig.PerCallLimit),
+			structural:        structural,
+			openAPI:           openAPI,
+			cel:               cel.NewValidator(structural, true, celconfig.PerCallLimit),
+			statusSubresource: ver.Subresources != nil && ver.Subresources.Status != nil,
 		}
 	}
 	return s, nil
 }
 
-// jsonCopy deep-copies v as the API server decodes JSON: whole numbers
-// are int64 (YAML decoders and Go callers may give float64 or int, which
-// CEL rules typed integer refuse), other numbers float64. Values of no
-// JSON type are kept as they are, for the validators to refuse.
-func jsonCopy(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = jsonCopy(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = jsonCopy(e)
-		}
-		return out
-	case float64:
-		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
-			return int64(x)
-		}
-		return x
-	case float32:
-		return jsonCopy(float64(x))
-	case int:
-		return int64(x)
-	case int32:
-		return int64(x)
-	case uint32:
-		return int64(x)
-	default:
-		return x
+// jsonCopy copies obj as the API server decodes a request's JSON: whole
+// numbers int64 (YAML decoders and Go callers may give float64 or int,
+// which CEL rules typed integer refuse), other numbers float64, and every
+// map and list of JSON's own types (a Go caller's map[string]string
+// would crash the validators).
+func jsonCopy(obj map[string]any) (map[string]any, error) {
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
 	}
+	var out map[string]any
+	if err := utiljson.Unmarshal(raw, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// compileRules compiles the CEL rules (x-kubernetes-validations) of node
+// and of the nodes below it, as the API server does when it accepts a
+// CRD: a rule that does not compile is an error naming where it is, not a
+// verdict on every object of the kind (the validator would report "rule
+// compile error" for each).
+func compileRules(node *structuralschema.Structural, root bool, fld string) error {
+	if node == nil {
+		return nil
+	}
+	if len(node.XValidations) > 0 {
+		results, err := cel.Compile(node, model.SchemaDeclType(node, root || node.XEmbeddedResource), celconfig.PerCallLimit,
+			environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()), cel.StoredExpressionsEnvLoader())
+		if err != nil {
+			return fmt.Errorf("%s: x-kubernetes-validations: %w", fld, err)
+		}
+		for i, r := range results {
+			if r.Error != nil {
+				return fmt.Errorf("%s.x-kubernetes-validations[%d]: rule %q does not compile: %v", fld, i, node.XValidations[i].Rule, r.Error)
+			}
+			if r.MessageExpressionError != nil {
+				return fmt.Errorf("%s.x-kubernetes-validations[%d]: messageExpression does not compile: %v", fld, i, r.MessageExpressionError)
+			}
+		}
+	}
+	names := make([]string, 0, len(node.Properties))
+	for k := range node.Properties {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		p := node.Properties[k]
+		if err := compileRules(&p, false, fld+".properties."+k); err != nil {
+			return err
+		}
+	}
+	if err := compileRules(node.Items, false, fld+".items"); err != nil {
+		return err
+	}
+	if node.AdditionalProperties != nil {
+		return compileRules(node.AdditionalProperties.Structural, false, fld+".additionalProperties")
+	}
+	return nil
 }
 
 // Versions are the served versions with a schema, sorted.
@@ -152,20 +195,38 @@ func (s *Schema) Validate(ctx context.Context, u *unstructured.Unstructured) fie
 		}
 		return field.ErrorList{field.NotSupported(field.NewPath("apiVersion"), u.GetAPIVersion(), apiVersions(s.group, s.Versions()))}
 	}
-	obj, _ := jsonCopy(u.Object).(map[string]any)
+	obj, err := jsonCopy(u.Object)
+	if err != nil {
+		return field.ErrorList{field.Invalid(nil, nil, fmt.Sprintf("not JSON: %v", err))}
+	}
 	var errs field.ErrorList
-	unknown := pruning.PruneWithOptions(obj, ver.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})
-	sort.Strings(unknown)
-	for _, p := range unknown {
-		errs = append(errs, &field.Error{Type: field.ErrorTypeInvalid, Field: pathOf(p).String(), BadValue: field.OmitValueType{},
-			Detail: "unknown field: kubectl apply refuses it (strict field validation, its default), the API server alone drops it"})
+	if !s.preserveUnknown {
+		unknown := pruning.PruneWithOptions(obj, ver.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})
+		sort.Strings(unknown)
+		for _, p := range unknown {
+			errs = append(errs, &field.Error{Type: field.ErrorTypeInvalid, Field: pathOf(p).String(), BadValue: field.OmitValueType{},
+				Detail: "unknown field: kubectl apply refuses it (strict field validation, its default), the API server alone drops it"})
+		}
+	}
+	if ver.statusSubresource {
+		// The API server clears status on create (PrepareForCreate):
+		// written in a file, as in a dump from a cluster, it is not
+		// checked.
+		delete(obj, "status")
 	}
 	structuraldefaulting.PruneNonNullableNullsWithoutDefaults(obj, ver.structural)
 	structuraldefaulting.Default(obj, ver.structural)
 	errs = append(errs, validation.ValidateCustomResource(nil, obj, ver.openAPI)...)
+	errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, ver.structural, obj)...)
 	if ver.cel != nil {
-		celErrs, _ := ver.cel.Validate(ctx, nil, ver.structural, obj, nil, celconfig.RuntimeCELCostBudget)
-		errs = append(errs, celErrs...)
+		if blocking(errs) {
+			// As the API server: CEL rules are not run over an object of
+			// the wrong shape.
+			errs = append(errs, &field.Error{Type: field.ErrorTypeInvalid, BadValue: field.OmitValueType{}, Detail: notChecked})
+		} else {
+			celErrs, _ := ver.cel.Validate(ctx, nil, ver.structural, obj, nil, celconfig.RuntimeCELCostBudget)
+			errs = append(errs, celErrs...)
+		}
 	}
 	for _, e := range errs {
 		// The OpenAPI validator repeats the path ("spec.x in body should
@@ -173,6 +234,22 @@ func (s *Schema) Validate(ctx context.Context, u *unstructured.Unstructured) fie
 		e.Detail = strings.Replace(e.Detail, e.Field+" in body ", "", 1)
 	}
 	return errs
+}
+
+// notChecked is the API server's note when it does not run CEL rules.
+const notChecked = "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"
+
+// blocking reports whether errs hold an error after which the API server
+// does not run CEL rules (its hasBlockingErr: a wrong type, a missing
+// field, a value not in the enum, too long, too many).
+func blocking(errs field.ErrorList) bool {
+	for _, e := range errs {
+		switch e.Type {
+		case field.ErrorTypeNotSupported, field.ErrorTypeRequired, field.ErrorTypeTooLong, field.ErrorTypeTooMany, field.ErrorTypeTypeInvalid:
+			return true
+		}
+	}
+	return false
 }
 
 // apiVersions renders group/version for each version.

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 )
 
@@ -94,8 +93,8 @@ func TestValidate(t *testing.T) {
 		{name: "valid", version: "v1", spec: `{timeout: 5s, min: 1, max: 2, mode: Fast, items: [{name: a}], extra: {anything: [1]}}`},
 		{name: "pattern", version: "v1", spec: `{timeout: 5sec}`, want: []string{`spec.timeout: Invalid value: "5sec": should match '^[0-9]+s$'`}},
 		{name: "minimum", version: "v1", spec: `{min: -1}`, want: []string{"spec.min: Invalid value: -1: should be greater than or equal to 0"}},
-		{name: "enum", version: "v1", spec: `{mode: Medium}`, want: []string{`spec.mode: Unsupported value: "Medium"`}},
-		{name: "required", version: "v1", spec: `{items: [{kind: X}]}`, want: []string{"spec.items[0].name: Required value"}},
+		{name: "enum", version: "v1", spec: `{mode: Medium}`, want: []string{`spec.mode: Unsupported value: "Medium"`, notChecked}},
+		{name: "required", version: "v1", spec: `{items: [{kind: X}]}`, want: []string{"spec.items[0].name: Required value", notChecked}},
 		{name: "default fills a required field", version: "v1", spec: `{items: [{name: a}]}`},
 		{name: "null of a non-nullable field is dropped", version: "v1", spec: `{note: null}`},
 		{name: "CEL rule", version: "v1", spec: `{min: 3, max: 2}`, want: []string{"spec: Invalid value: min must not exceed max"}},
@@ -104,7 +103,7 @@ func TestValidate(t *testing.T) {
 		{name: "version not served", version: "v0", spec: `{}`, want: []string{`apiVersion: Unsupported value: "example.com/v0": supported values: "example.com/v1"`}},
 		{name: "version unknown", version: "v9", spec: `{}`, want: []string{`apiVersion: Unsupported value: "example.com/v9"`}},
 		{name: "version without schema", version: "v2", spec: `{timeout: 5sec}`},
-		{name: "wrong type", version: "v1", spec: `{min: "1"}`, want: []string{`spec.min: Invalid value: "string": must be of type integer`}},
+		{name: "wrong type", version: "v1", spec: `{min: "1"}`, want: []string{`spec.min: Invalid value: "string": must be of type integer`, notChecked}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u := widget(t, tc.version, tc.spec)
@@ -149,6 +148,14 @@ func TestCompileErrors(t *testing.T) {
 	if _, err := Compile(object(t, notStructural)); err == nil || !strings.Contains(err.Error(), "spec.versions[1].schema.openAPIV3Schema: not a structural schema") {
 		t.Errorf("a property without a type: got %v, want the not-structural error naming the version", err)
 	}
+	badRule := strings.Replace(widgetCRD, `rule: "!has(self.max)`, `rule: "nosuch(self) || !has(self.max)`, 1)
+	if _, err := Compile(object(t, badRule)); err == nil || !strings.Contains(err.Error(), "spec.versions[1].schema.openAPIV3Schema.properties.spec.x-kubernetes-validations[0]: rule") {
+		t.Errorf("a rule that does not compile: got %v, want an error naming the rule", err)
+	}
+	twice := strings.Replace(widgetCRD, "  - name: v2\n", "  - name: v1\n", 1)
+	if _, err := Compile(object(t, twice)); err == nil || !strings.Contains(err.Error(), `version "v1" given twice`) {
+		t.Errorf("a version given twice: got %v", err)
+	}
 	bad := object(t, widgetCRD)
 	bad.Object["spec"].(map[string]any)["versions"] = "v1"
 	if _, err := Compile(bad); err == nil || !strings.Contains(err.Error(), "widgets.example.com does not decode") {
@@ -187,15 +194,84 @@ func TestCache(t *testing.T) {
 }
 
 func TestJSONCopy(t *testing.T) {
-	in := map[string]any{"a": []any{float64(1), 1.5, 2, int32(3), uint32(4), float32(5), "s", true, nil}}
-	got := jsonCopy(in)
-	want := map[string]any{"a": []any{int64(1), 1.5, int64(2), int64(3), int64(4), int64(5), "s", true, nil}}
+	in := map[string]any{"a": []any{float64(1), 1.5, 2, int32(3), uint32(4), float32(5), "s", true, nil},
+		"m": map[string]string{"k": "v"}, "l": []string{"x"}}
+	got, err := jsonCopy(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"a": []any{int64(1), 1.5, int64(2), int64(3), int64(4), int64(5), "s", true, nil},
+		"m": map[string]any{"k": "v"}, "l": []any{"x"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("jsonCopy = %#v, want %#v", got, want)
 	}
-	if !reflect.DeepEqual(runtime.DeepCopyJSON(want), want) {
-		t.Error("jsonCopy's result is not JSON-typed")
+	if _, err := jsonCopy(map[string]any{"c": make(chan int)}); err == nil {
+		t.Error("jsonCopy of a channel: no error")
 	}
+}
+
+// Go callers may hand objects holding maps and lists of other types than
+// JSON's, or values JSON cannot hold: refused or checked, never a crash.
+func TestValidateGoValues(t *testing.T) {
+	s := compileWidget(t)
+	u := widget(t, "v1", "{}")
+	u.Object["spec"] = map[string]any{"extra": map[string]string{"a": "b"}, "items": []map[string]any{{"name": "a"}}}
+	if errs := s.Validate(context.Background(), u); len(errs) != 0 {
+		t.Errorf("typed Go maps and lists: got %v, want none", errs)
+	}
+	u.Object["spec"] = map[string]any{"c": make(chan int)}
+	if errs := s.Validate(context.Background(), u); len(errs) != 1 || !strings.Contains(errs[0].Error(), "not JSON") {
+		t.Errorf("a channel: got %v, want one not-JSON error", errs)
+	}
+}
+
+// What the API server does beyond the schema's own rules on create.
+func TestValidateAsTheAPIServer(t *testing.T) {
+	withStatus := strings.Replace(widgetCRD, `              note: {type: string}
+`, `              note: {type: string}
+              ports:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [port]
+                items: {type: object, required: [port], properties: {port: {type: integer}, name: {type: string}}}
+          status:
+            type: object
+            required: [ready]
+            properties: {ready: {type: boolean}}
+`, 1)
+	withSub := strings.Replace(withStatus, "    served: true\n    storage: true\n    schema:", "    served: true\n    storage: true\n    subresources: {status: {}}\n    schema:", 1)
+	bare, sub := compile(t, withStatus), compile(t, withSub)
+	ctx := context.Background()
+	u := widget(t, "v1", "{}")
+	u.Object["status"] = map[string]any{"phase": "x"}
+	if errs := sub.Validate(ctx, u); len(errs) != 1 || !strings.Contains(errs[0].Error(), "status.phase: Invalid value: unknown field") {
+		t.Errorf("status subresource: got %v, want only the unknown field (status is cleared on create, after decoding)", errs)
+	}
+	if errs := bare.Validate(ctx, u); len(errs) != 3 || !strings.Contains(errs[1].Error(), "status.ready: Required value") || errs[2].Detail != notChecked {
+		t.Errorf("no status subresource: got %v, want the unknown field, status.ready required and the not-checked note", errs)
+	}
+	dup := widget(t, "v1", "{ports: [{port: 80}, {port: 80, name: b}]}")
+	if errs := bare.Validate(ctx, dup); len(errs) != 1 || !strings.Contains(errs[0].Error(), "spec.ports[1]: Duplicate value") {
+		t.Errorf("list-map duplicate keys: got %v, want a duplicate", errs)
+	}
+	// A wrong type stops CEL as at the API server, with its note.
+	errs := bare.Validate(ctx, widget(t, "v1", `{min: "3", max: 2}`))
+	if len(errs) != 2 || errs[1].Detail != notChecked || errs[1].Field != "" {
+		t.Errorf("type error and a failing CEL rule: got %v, want the type error and the not-checked note", errs)
+	}
+	legacy := strings.Replace(widgetCRD, "  scope: Namespaced\n", "  scope: Namespaced\n  preserveUnknownFields: true\n", 1)
+	if errs := compile(t, legacy).Validate(ctx, widget(t, "v1", "{colour: red}")); len(errs) != 0 {
+		t.Errorf("preserveUnknownFields: got %v, want none", errs)
+	}
+}
+
+func compile(t *testing.T, crd string) *Schema {
+	t.Helper()
+	s, err := Compile(object(t, crd))
+	if err != nil {
+		t.Fatalf("Compile: %v", err)
+	}
+	return s
 }
 
 // FuzzValidate: any object, of any shape, gets errors or none, never a
