@@ -66,7 +66,7 @@ func (o *commonOptions) addFlags(cmd *cobra.Command, outputs ...string) {
 const profilesFlagHelp = "apply attache's built-in profiles of the implementations' policy kinds (Envoy Gateway, Istio, NGINX Gateway Fabric, Kuadrant, ...; docs/profiles.md); --profiles=false: only CRDs labelled gateway.networking.k8s.io/policy are policy kinds"
 
 // validateFlagHelp documents --validate, shared by every command.
-const validateFlagHelp = "with -f, check each policy against the schema of its CRD (when given) as the API server would: a policy it would refuse is Invalid (--validate=false: read policies as written)"
+const validateFlagHelp = "with -f (and for the file of impact --apply), check each policy against the schema of its CRD (when given or in the cluster) as the API server would: a policy it would refuse is Invalid (--validate=false: read policies as written)"
 
 // engineOptions are the engine options the flags give.
 func (o *commonOptions) engineOptions() engine.Options {

@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/attache-dev/attache/pkg/diag"
@@ -174,8 +176,21 @@ func (o *impactOptions) run(cmd *cobra.Command, streams genericiooptions.IOStrea
 	opts := l.engineOptions(o.common)
 	if o.apply != "" && o.common.validate && opts.Schemas == nil {
 		// Read from a cluster, the applied file still never went through
-		// its API server: check it against the cluster's CRDs.
-		opts.Schemas = schemaCheck(&o.common.schemas)
+		// its API server: check its objects, and only them (the cluster's
+		// own passed), against the cluster's CRDs.
+		applied := map[topology.Ref]bool{}
+		for _, a := range change.Objects {
+			applied[a.Ref] = true
+		}
+		scope := impactScopes(l.Objects, applyObjs)
+		check := schemaCheck(&o.common.schemas)
+		opts.Schemas = func(crd *unstructured.Unstructured) (engine.SchemaValidator, error) {
+			v, err := check(crd)
+			if err != nil {
+				return nil, err
+			}
+			return onlySome{v, func(u *unstructured.Unstructured) bool { return applied[impactObjectRef(u, scope)] }}, nil
+		}
 	}
 	after := engine.Compute(afterObjs, opts)
 	impactWarnNew(streams, before.Problems, after.Problems)
@@ -231,6 +246,20 @@ func impactObjectRef(u *unstructured.Unstructured, clusterScoped map[topology.Gr
 		r.Namespace = "default"
 	}
 	return r
+}
+
+// onlySome checks the objects keep selects and passes the others.
+type onlySome struct {
+	engine.SchemaValidator
+	keep func(*unstructured.Unstructured) bool
+}
+
+// Validate implements engine.SchemaValidator.
+func (o onlySome) Validate(ctx context.Context, u *unstructured.Unstructured) field.ErrorList {
+	if !o.keep(u) {
+		return nil
+	}
+	return o.SchemaValidator.Validate(ctx, u)
 }
 
 // impactApply returns objs with apply's objects applied (created, or

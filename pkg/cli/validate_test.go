@@ -1,10 +1,14 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // shadeFiles are a policy kind whose schema bounds its level, a Gateway,
@@ -86,4 +90,22 @@ func TestValidateFlag(t *testing.T) {
 	if strings.Contains(out, `"reason": "Invalid"`) || !strings.Contains(out, `"level": 11`) {
 		t.Errorf("effective --validate=false: want the policy accepted with level 11; got\n%s", out)
 	}
+}
+
+// onlySome checks only the objects it keeps (impact --apply against a
+// cluster checks the applied file's objects, not the cluster's).
+func TestOnlySome(t *testing.T) {
+	v := onlySome{refuseAll{}, func(u *unstructured.Unstructured) bool { return u.GetName() == "applied" }}
+	a, b := &unstructured.Unstructured{}, &unstructured.Unstructured{}
+	a.SetName("applied")
+	b.SetName("live")
+	if len(v.Validate(context.Background(), a)) != 1 || len(v.Validate(context.Background(), b)) != 0 {
+		t.Error("onlySome: want the kept object checked and the other passed")
+	}
+}
+
+type refuseAll struct{}
+
+func (refuseAll) Validate(context.Context, *unstructured.Unstructured) field.ErrorList {
+	return field.ErrorList{field.Invalid(nil, nil, "no")}
 }

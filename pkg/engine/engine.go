@@ -142,11 +142,14 @@ type computation struct {
 	// crds are the CRDs among the objects by the kind they define, and
 	// crdSchemas their compiled schemas (nil: not usable), only with
 	// Options.Schemas.
-	crds        map[topology.GroupKind]*unstructured.Unstructured
-	crdSchemas  map[topology.GroupKind]SchemaValidator
-	status      map[*pstate]*PolicyStatus
-	sortedKinds []*policy.Kind
-	dead        int // attachments of removed policies, still in atts
+	crds       map[topology.GroupKind]*unstructured.Unstructured
+	crdSchemas map[topology.GroupKind]SchemaValidator
+	// schemaProblems say why a kind's schema could not be compiled; the
+	// result reports each while a policy of the kind is there.
+	schemaProblems map[topology.GroupKind]*diag.Problem
+	status         map[*pstate]*PolicyStatus
+	sortedKinds    []*policy.Kind
+	dead           int // attachments of removed policies, still in atts
 	// undo is set during a WhatIf (see undoLog).
 	undo *undoLog
 }
@@ -445,7 +448,8 @@ func (c *computation) parse(o Object, k *policy.Kind) *policy.Policy {
 
 // crdSchema returns the compiled schema of the CRD defining gk, nil when
 // the CRD is not among the objects or its schema cannot be compiled (then
-// reported once, against the CRD).
+// reported against the CRD while a policy of the kind is there). Schemas
+// are compiled when a policy needs them: compiling is the cost.
 func (c *computation) crdSchema(gk topology.GroupKind) SchemaValidator {
 	if s, ok := c.crdSchemas[gk]; ok {
 		return s
@@ -460,8 +464,11 @@ func (c *computation) crdSchema(gk topology.GroupKind) SchemaValidator {
 	s, err := c.opts.Schemas(crd)
 	if err != nil {
 		ref := topology.Ref{Group: crdGroupKind.Group, Kind: crdGroupKind.Kind, Name: crd.GetName()}
-		c.problems = append(c.problems, diag.Problem{Object: ref, Source: c.sources[ref],
-			Message: fmt.Sprintf("policies of %s are not checked against its schema: %v", gk, err)})
+		if c.schemaProblems == nil {
+			c.schemaProblems = map[topology.GroupKind]*diag.Problem{}
+		}
+		c.schemaProblems[gk] = &diag.Problem{Object: ref, Source: c.sources[ref],
+			Message: fmt.Sprintf("policies of %s are not checked against its schema: %v", gk, err)}
 		s = nil
 	}
 	c.crdSchemas[gk] = s

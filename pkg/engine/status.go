@@ -53,9 +53,17 @@ func (c *computation) result() *Result {
 		}
 	}
 	r.Problems = append([]diag.Problem(nil), c.problems...)
+	unchecked := map[topology.GroupKind]bool{} // kinds whose schema is reported
 	for _, ps := range c.policies {
 		r.Problems = append(r.Problems, ps.p.Problems...)
 		r.Problems = append(r.Problems, ps.targetProblems...)
+		if gk := ps.p.Kind.GroupKind; c.schemaProblems[gk] != nil && !unchecked[gk] {
+			// Once per kind, while a policy of it is there: the same
+			// answer whether the schema was compiled now or for an
+			// earlier policy (the incremental engine).
+			unchecked[gk] = true
+			r.Problems = append(r.Problems, *c.schemaProblems[gk])
+		}
 	}
 	sort.SliceStable(r.Problems, func(i, j int) bool { return problemLess(r.Problems[i], r.Problems[j]) })
 	return r
