@@ -78,7 +78,13 @@ var mustMatch = map[string]bool{
 	// Policies their CRD's schema refuses (checked as the API server
 	// does; Envoy Gateway's translator finds the same content invalid),
 	// and fixtures agreeing on every policy the schema does not refuse.
-	"backendtrafficpolicy-buffer-limit-with-invalid-value":                      true,
+	"backendtrafficpolicy-buffer-limit-with-invalid-value": true,
+	// Session 18: buffer limits and HTTP/2 windows out of the
+	// translator's bounds (valueRanges).
+	"backendtrafficpolicy-buffer-limit-out-of-range-error":                      true,
+	"backendtrafficpolicy-request-buffer-out-of-range-error":                    true,
+	"clienttrafficpolicy-buffer-limit-with-out-of-range-error":                  true,
+	"clienttrafficpolicy-http2":                                                 true,
 	"backendtrafficpolicy-with-circuitbreakers-error":                           true,
 	"backendtrafficpolicy-with-loadbalancer-invalid-consistent-hash-table-size": true,
 	"backendtrafficpolicy-with-retries":                                         true,

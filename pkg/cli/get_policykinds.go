@@ -130,6 +130,10 @@ type policyKindItem struct {
 	// the route, when a reference under them does not resolve and their
 	// flag is true, each "<path>=<field>"; absent: none.
 	FailOpen []string `json:"failOpen,omitempty"`
+	// ValueRanges bound fields holding quantities, which the
+	// implementation checks when it translates a policy, each
+	// "<path>=<min>..<max>"; absent: none.
+	ValueRanges []string `json:"valueRanges,omitempty"`
 	// Profile names the implementation whose built-in profile gave
 	// settings, if any.
 	Profile string            `json:"profile,omitempty"`
@@ -288,6 +292,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	for _, f := range k.FailOpen {
 		parts = append(parts, origin(policy.SettingFailOpen, "fail-open="+f.String()))
 	}
+	for _, r := range k.ValueRanges {
+		parts = append(parts, origin(policy.SettingValueRanges, "value-range="+r.String()))
+	}
 	if len(parts) == 0 {
 		return "-"
 	}
@@ -369,6 +376,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	it.FailureStatus = k.FailureStatus
 	for _, f := range k.FailOpen {
 		it.FailOpen = append(it.FailOpen, f.String())
+	}
+	for _, r := range k.ValueRanges {
+		it.ValueRanges = append(it.ValueRanges, r.String())
 	}
 	if len(it.EffectiveSectionKinds) == 0 {
 		it.EffectiveSectionKinds = nil

@@ -181,6 +181,18 @@ func (c *computation) failsClosed(p *policy.Policy, at topology.Ref) bool {
 	if len(p.Kind.FailOpen) == 0 {
 		return true
 	}
+	fields := c.brokenFields(p, at)
+	for _, f := range fields {
+		if !p.FailsOpen(f) {
+			return true
+		}
+	}
+	return len(fields) == 0
+}
+
+// brokenFields are the fields of the references of p that its kind judges
+// and that do not resolve at target at, and of its values out of range.
+func (c *computation) brokenFields(p *policy.Policy, at topology.Ref) []string {
 	var fields []string
 	if p.Kind.InvalidOnUnresolvedBackendRefs {
 		fields, _ = c.brokenBackendRefs(p)
@@ -194,12 +206,13 @@ func (c *computation) failsClosed(p *policy.Policy, at topology.Ref) bool {
 	for _, pr := range p.CheckObjectRefsWhere(keys, c.opts.Unread, granted, judge) {
 		fields = append(fields, pr.Ref.Field)
 	}
-	for _, f := range fields {
-		if !p.FailsOpen(f) {
-			return true
+	if len(p.Kind.ValueRanges) > 0 {
+		// A value out of range fails the policy wherever it lies.
+		for _, b := range p.OutOfRange() {
+			fields = append(fields, b.Field)
 		}
 	}
-	return len(fields) == 0
+	return fields
 }
 
 // unresolvedObjectRefsWhere checks the object references of p whose path
@@ -225,18 +238,37 @@ func (c *computation) unresolvedObjectRefsWhere(p *policy.Policy, judge func(*po
 	return field, "references do not resolve: " + strings.Join(msgs, "; "), problem
 }
 
-// unresolvedRefs checks the references of p its kind judges (backendRefs
-// under unresolvedBackendRefs: invalid, then objectRefs): the field of the
-// first that does not resolve, the message for the policy's ancestors and
-// the problem to report; all empty when they resolve.
-func (c *computation) unresolvedRefs(p *policy.Policy) (field, msg, problem string) {
+// untranslatable checks what p's implementation checks when it
+// translates p, which makes p Invalid in place: the references its kind
+// judges (backendRefs under unresolvedBackendRefs: invalid, then
+// objectRefs), then the values its kind bounds (valueRanges). It returns
+// the field of the first that fails, the message for the policy's
+// ancestors and the problem to report; all empty when none fails.
+func (c *computation) untranslatable(p *policy.Policy) (field, msg, problem string) {
 	if p.Kind.InvalidOnUnresolvedBackendRefs {
-		if field, msg, problem = c.unresolvedBackendRefs(p); msg != "" {
-			return field, msg, problem
-		}
+		field, msg, problem = c.unresolvedBackendRefs(p)
 	}
-	if len(p.ObjectRefs) > 0 {
-		return c.unresolvedObjectRefs(p)
+	if msg == "" && len(p.ObjectRefs) > 0 {
+		field, msg, problem = c.unresolvedObjectRefs(p)
 	}
-	return "", "", ""
+	if len(p.Kind.ValueRanges) == 0 {
+		return field, msg, problem
+	}
+	bad := p.OutOfRange()
+	if len(bad) == 0 {
+		return field, msg, problem
+	}
+	parts := make([]string, len(bad))
+	for i, b := range bad {
+		parts[i] = b.Field + ": " + b.Message
+	}
+	ranges := "values its implementation refuses: " + strings.Join(parts, "; ")
+	if msg != "" {
+		return field, msg + "; " + ranges, problem
+	}
+	problem = "value refused by its implementation: " + bad[0].Message
+	if len(bad) > 1 {
+		problem += "; nor " + strings.Join(parts[1:], "; ")
+	}
+	return bad[0].Field, ranges, problem
 }

@@ -51,6 +51,10 @@ type attachment struct {
 	// lossMsg caches lossSummary of this attachment alone; nil when the
 	// fields it lost changed since.
 	lossMsg *string
+	// failedOpen are the parts of the policy left out of spec at this
+	// target (policy.Policy.WithoutFailedOpen): its references there do
+	// not resolve, all in parts that fail open.
+	failedOpen []string
 }
 
 // pstate is a policy being processed.
@@ -62,10 +66,11 @@ type pstate struct {
 	attached  map[topology.NodeID]bool // nodes in atts
 	// noTarget says why declared targets resolved to nothing (selectors).
 	noTarget []string
-	// refsInvalid: its references do not resolve (unresolvedRefs), so it
-	// is Invalid in place; with a merge type it then merges with nothing
-	// (its implementation fails the merged policy too). Set when it
-	// attaches; a change of what it names attaches it anew.
+	// refsInvalid: its references do not resolve or its values are out of
+	// range (untranslatable), so it is Invalid in place; with a merge type
+	// it then merges with nothing (its implementation fails the merged
+	// policy too). Set when it attaches; a change of what it names
+	// attaches it anew.
 	refsInvalid bool
 	// targetProblems are the invalid targets, reported as problems of the
 	// input too; kept with the policy, so that an update replaces them.
@@ -631,7 +636,9 @@ func (c *computation) attachChecked(ps *pstate, id topology.NodeID, t policy.Tar
 	// records it as the route's policy before translating it, and fails
 	// the route closed (a 500 direct response) when translation fails.
 	// The input problem is said once, not per target.
-	if field, _, problem := c.unresolvedRefs(ps.p); problem != "" {
+	broken := false
+	if field, _, problem := c.untranslatable(ps.p); problem != "" {
+		broken = true
 		ps.refsInvalid = true
 		prob := diag.Problem{Object: ps.p.Ref, Source: c.sources[ps.p.Ref], Field: field, Message: problem}
 		if !slices.Contains(ps.targetProblems, prob) {
@@ -639,6 +646,7 @@ func (c *computation) attachChecked(ps *pstate, id topology.NodeID, t policy.Tar
 		}
 	}
 	if field, _, problem := c.unresolvedRefsAt(ps.p, c.graph.Node(id).Ref); problem != "" {
+		broken = true
 		prob := diag.Problem{Object: ps.p.Ref, Source: c.sources[ps.p.Ref], Field: field, Message: problem}
 		if !slices.Contains(ps.targetProblems, prob) {
 			ps.targetProblems = append(ps.targetProblems, prob)
@@ -654,7 +662,14 @@ func (c *computation) attachChecked(ps *pstate, id topology.NodeID, t policy.Tar
 		c.invalidTarget(ps, t, c.graph.Node(id).Ref, msg)
 		return
 	}
-	c.attach(ps, id, t)
+	if a := c.attach(ps, id, t); a != nil && broken && len(ps.p.Kind.FailOpen) > 0 {
+		// Its implementation leaves out the parts whose references fail
+		// open, and applies the rest.
+		if spec, parts := ps.p.WithoutFailedOpen(c.brokenFields(ps.p, a.ref.At)); parts != nil {
+			a.failedOpen = parts
+			a.spec = merge.FromValue(specWith(ps.p, spec), a.id)
+		}
+	}
 }
 
 // inSelectorScope reports whether a selector of policy p may select the
@@ -714,9 +729,9 @@ func (c *computation) grantAllows(p *policy.Policy, ref topology.Ref) bool {
 	return c.grants.Allows(p.Ref.GroupKind(), p.Ref.Namespace, to)
 }
 
-func (c *computation) attach(ps *pstate, id topology.NodeID, t policy.TargetRef) {
+func (c *computation) attach(ps *pstate, id topology.NodeID, t policy.TargetRef) *attachment {
 	if ps.attached[id] {
-		return // two targetRefs reaching one target attach once
+		return nil // two targetRefs reaching one target attach once
 	}
 	if ps.attached == nil {
 		ps.attached = map[topology.NodeID]bool{}
@@ -733,20 +748,24 @@ func (c *computation) attach(ps *pstate, id topology.NodeID, t policy.TargetRef)
 	c.attByRef[a.ref] = a.id
 	ps.atts = append(ps.atts, a)
 	ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, att: a})
+	return a
 }
 
 // specOf is the spec a policy contributes to a fold: its spec proper, or,
 // for additive kinds, the spec proper under the policy's
 // "namespace/name", so that every policy reaching a target keeps its own.
-func specOf(p *policy.Policy) map[string]any {
+func specOf(p *policy.Policy) map[string]any { return specWith(p, p.Spec) }
+
+// specWith is specOf for spec in place of the policy's own.
+func specWith(p *policy.Policy, spec map[string]any) map[string]any {
 	if p.Kind.Composition != policy.CompositionAdditive {
-		return p.Spec
+		return spec
 	}
 	key := p.Ref.Name
 	if p.Ref.Namespace != "" {
 		key = p.Ref.Namespace + "/" + p.Ref.Name
 	}
-	return map[string]any{key: p.Spec}
+	return map[string]any{key: spec}
 }
 
 func kindList(gks []topology.GroupKind) string {

@@ -86,10 +86,17 @@ func (d *kindDP) compute(s stackID) *stackResult {
 		sr.result = istiotelemetry.Resolve(layers, istiotelemetry.DefaultMesh)
 	case d.kind.Composition == policy.CompositionAdditive:
 		// Every policy applies: their specs sit side by side (each under
-		// its own key, see attach), so the patches never meet.
-		layers := make([]merge.Layer, len(atts))
-		for i, a := range atts {
-			layers[i] = merge.Layer{Spec: a.spec, Strategy: merge.PatchDefaults, Src: a.id}
+		// its own key, see attach), so the patches never meet; but for
+		// those a same-level rule rejects at their level (NGINX Gateway
+		// Fabric's RateLimitPolicy: two setting one conflict field).
+		layers := make([]merge.Layer, 0, len(atts))
+		for _, g := range groups {
+			if d.kind.RejectsAtOneLevel() {
+				g = d.resolveLevel(g, conflicted)
+			}
+			for _, a := range g {
+				layers = append(layers, merge.Layer{Spec: a.spec, Strategy: merge.PatchDefaults, Src: a.id})
+			}
 		}
 		sr.result = merge.Fold(layers)
 	case d.kind.Supports(merge.None) && (d.kind.DirectSections || d.levelMerges()):
@@ -298,11 +305,12 @@ func lostToOthers(pol *pstate, lost []LostField, c *computation) bool {
 // layer is an attachment's layer in a fold.
 func (d *kindDP) layer(a *attachment) merge.Layer {
 	l := merge.Layer{Spec: a.spec, Strategy: a.pol.p.Strategy, Custom: d.kind.Custom, Src: a.id}
-	if a.pol.p.MergeType != "" && !a.pol.refsInvalid {
+	if a.pol.p.MergeType != "" && (!a.pol.refsInvalid || a.failedOpen != nil) {
 		// Both merge types merge with the nearest policy above; the
 		// schema-aware one reads list types from the CRD's schema. A
 		// policy whose references do not resolve is in place unmerged:
-		// its implementation fails the merged policy.
+		// its implementation fails the merged policy; unless they all
+		// fail open: it leaves those parts out of the merged policy.
 		l.MergeUp = merge.PatchDefaults
 	}
 	return l
@@ -498,7 +506,11 @@ func (d *kindDP) rejects(a, b *attachment) bool {
 // share one; the paths are distinct and none is below another in
 // practice, and overlaps compares them as fields).
 func (d *kindDP) conflictKeys(a *attachment) []string {
-	leaves := a.spec.Leaves()
+	spec := a.spec
+	if d.kind.Composition == policy.CompositionAdditive {
+		spec = merge.FromValue(a.pol.p.Spec, a.id) // not under its key
+	}
+	leaves := spec.Leaves()
 	fields := d.kind.ConflictFields
 	if len(fields) == 0 {
 		keys := make([]string, len(leaves))

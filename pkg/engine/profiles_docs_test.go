@@ -479,9 +479,8 @@ timeout: {read: 10s}`))
 // Source: NGF e55bfe339 docs/proposals/rate-limiting.md ("Gateway and Route
 // Attachment (Separate Policies)"); docs.nginx.com nginx-gateway-fabric
 // traffic-management/rate-limit; internal/controller/nginx/config/policies/
-// ratelimit/validator.go (only dryRun, logLevel and rejectCode conflict).
-// attache models this as additive; NGF's Conflicted for two policies that
-// both set dryRun, logLevel or rejectCode is a gap (docs/profiles.md).
+// ratelimit/validator.go (only dryRun, logLevel and rejectCode conflict,
+// see TestDocsNGFRateLimitConflicts).
 func TestDocsNGFRateLimitRulesAccumulate(t *testing.T) {
 	c := labelledCRD("gateway.nginx.org", "RateLimitPolicy", "ratelimitpolicies", "inherited")
 	res := compute(t, engine.Options{}, c, ngfTopo,
@@ -499,6 +498,65 @@ rateLimit: {local: {rules: [{key: $binary_remote_addr, rate: 1r/s, zoneSize: 10m
 		`"default/gw":{"rateLimit":{"local":{"rules":[{"key":"$binary_remote_addr","rate":"10r/s","zoneSize":"10m"}]}}},` +
 		`"default/gw-2":{"rateLimit":{"local":{"rules":[{"key":"$http_x_user","rate":"5r/s","zoneSize":"10m"}]}}},` +
 		`"default/route":{"rateLimit":{"local":{"rules":[{"key":"$binary_remote_addr","rate":"1r/s","zoneSize":"10m"}]}}}}`})
+}
+
+// Two RateLimitPolicies on one target conflict when both set dryRun, both
+// logLevel or both rejectCode: the newer is Conflicted, at all its targets
+// (a policy Conflicted at one applies at none), and its rules apply
+// nowhere. Policies setting them at different targets, or setting
+// different ones, all apply.
+// Source: NGF e55bfe339 internal/controller/nginx/config/policies/
+// ratelimit/validator.go (conflicts); internal/controller/state/graph/
+// policies.go (markConflictedPolicies: conflicted.Valid = false).
+func TestDocsNGFRateLimitConflicts(t *testing.T) {
+	c := labelledCRD("gateway.nginx.org", "RateLimitPolicy", "ratelimitpolicies", "inherited")
+	rule := func(rate string) string {
+		return `local: {rules: [{key: $binary_remote_addr, rate: ` + rate + `, zoneSize: 10m}]}`
+	}
+	grRef := `{group: gateway.networking.k8s.io, kind: GRPCRoute, name: gr1}`
+	dGR1 := topology.Ref{Group: topology.GatewayGroup, Kind: "GRPCRoute", Namespace: "default", Name: "gr1"}
+	res := compute(t, engine.Options{}, c, ngfTopo,
+		pol(ngfV1, "RateLimitPolicy", "gw", 0, `targetRefs: [`+gwRef+`]
+rateLimit: {dryRun: true, `+rule("10r/s")+`}`),
+		// Another field than gw's: no conflict.
+		pol(ngfV1, "RateLimitPolicy", "gw-log", 1, `targetRefs: [`+gwRef+`]
+rateLimit: {logLevel: warn, `+rule("9r/s")+`}`),
+		// At a route: not the same target as gw.
+		pol(ngfV1, "RateLimitPolicy", "r1-a", 2, `targetRefs: [`+r1Ref+`]
+rateLimit: {dryRun: false, rejectCode: 503, `+rule("5r/s")+`}`),
+		// rejectCode again at r1: Conflicted there, so at gr1 too.
+		pol(ngfV1, "RateLimitPolicy", "r1-r2-b", 3, `targetRefs: [`+r1Ref+`, `+grRef+`]
+rateLimit: {rejectCode: 429, `+rule("1r/s")+`}`))
+	for n, w := range map[string]string{"gw": "True/Accepted", "gw-log": "True/Accepted", "r1-a": "True/Accepted", "r1-r2-b": "False/Conflicted"} {
+		want(t, n+" Accepted", status(t, res, n, "Accepted"), w)
+	}
+	want(t, "r1-r2-b ancestors", ancestorsOf(t, res, "r1-r2-b"), []string{
+		"GRPCRoute.gateway.networking.k8s.io default/gr1=Conflicted",
+		"HTTPRoute.gateway.networking.k8s.io default/r1=Conflicted",
+	})
+	want(t, "effective r1", effective(t, res, "RateLimitPolicy", dR1), []string{`{` +
+		`"default/gw":{"rateLimit":{"dryRun":true,"local":{"rules":[{"key":"$binary_remote_addr","rate":"10r/s","zoneSize":"10m"}]}}},` +
+		`"default/gw-log":{"rateLimit":{"local":{"rules":[{"key":"$binary_remote_addr","rate":"9r/s","zoneSize":"10m"}]},"logLevel":"warn"}},` +
+		`"default/r1-a":{"rateLimit":{"dryRun":false,"local":{"rules":[{"key":"$binary_remote_addr","rate":"5r/s","zoneSize":"10m"}]},"rejectCode":503}}}`})
+	want(t, "effective gr1", effective(t, res, "RateLimitPolicy", dGR1), []string{`{` +
+		`"default/gw":{"rateLimit":{"dryRun":true,"local":{"rules":[{"key":"$binary_remote_addr","rate":"10r/s","zoneSize":"10m"}]}}},` +
+		`"default/gw-log":{"rateLimit":{"local":{"rules":[{"key":"$binary_remote_addr","rate":"9r/s","zoneSize":"10m"}]},"logLevel":"warn"}}}`})
+	if c := condition(t, res, "r1-r2-b", "Accepted"); !strings.Contains(c.Message, "r1-a") {
+		t.Errorf("r1-r2-b: message %q does not name r1-a", c.Message)
+	}
+
+	// Incremental: r1-a deleted, r1-r2-b applies at both routes.
+	objs := decodeDocs(t, c, ngfTopo, pol(ngfV1, "RateLimitPolicy", "r1-r2-b", 3, `targetRefs: [`+r1Ref+`, `+grRef+`]
+rateLimit: {rejectCode: 429, `+rule("1r/s")+`}`))
+	in := engine.NewIncremental(engine.Options{})
+	in.Compute(append(objs, decodeDocs(t, pol(ngfV1, "RateLimitPolicy", "r1-a", 2, `targetRefs: [`+r1Ref+`]
+rateLimit: {rejectCode: 503}`))...))
+	got := in.Compute(objs)
+	want(t, "after delete", status(t, got, "r1-r2-b", "Accepted"), "True/Accepted")
+	want(t, "after delete gr1", effective(t, got, "RateLimitPolicy", dGR1), effective(t, engine.Compute(objs, engine.Options{}), "RateLimitPolicy", dGR1))
+	if e := effective(t, got, "RateLimitPolicy", dGR1); len(e) != 1 || !strings.Contains(e[0], "429") {
+		t.Errorf("after delete: effective gr1 = %v, want r1-r2-b's rules", e)
+	}
 }
 
 // SnippetsPolicy: every policy on a Gateway applies (NGF's Conflicts is

@@ -128,7 +128,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 		return st
 	}
 	ca := c.checkCARefs(ps.p)
-	_, refsMsg, _ := c.unresolvedRefs(ps.p)
+	_, refsMsg, _ := c.untranslatable(ps.p)
 	var accepted []*attachment
 	var bads []map[topology.Ref]string // per ancestor: mergedUnsupported where partial
 	var partial []string               // their messages, per Gateway
@@ -178,6 +178,9 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			if _, msg, _ := c.unresolvedRefsAt(ps.p, an.att.ref.At); msg != "" {
 				an.reason, an.msg = ReasonInvalid, msg
 			}
+		}
+		if an.reason == ReasonInvalid && an.att != nil && an.att.failedOpen != nil {
+			an.msg += fmt.Sprintf("; failing open, %s left out and the rest applied", strings.Join(an.att.failedOpen, ", "))
 		}
 		if an.reason == ReasonInvalid && an.att != nil && c.failsClosed(ps.p, an.att.ref.At) {
 			if st.InPlaceInvalid == nil {

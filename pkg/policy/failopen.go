@@ -107,3 +107,72 @@ func (p *Policy) FailsOpen(field string) bool {
 	}
 	return open
 }
+
+// WithoutFailedOpen is the spec its implementation applies when the
+// references at fields (as FailsOpen reads them) do not resolve and every
+// one of them fails open: the spec without each part of the kind's
+// FailOpen paths, flag set, that holds one of them: an entry left out of
+// its list; a part of an object made null, which deletes it also from what
+// a merge type merges the policy with (RFC 7386), as its implementation
+// leaves it out of the merged policy. parts are the parts left
+// out, as fields ("spec.extProc[0]"), in the order of the kind's paths; none when some field
+// does not fail open (the implementation fails the route instead) or none
+// is given. The policy's spec is not changed.
+func (p *Policy) WithoutFailedOpen(fields []string) (spec map[string]any, parts []string) {
+	if len(fields) == 0 {
+		return nil, nil
+	}
+	for _, f := range fields {
+		if !p.FailsOpen(f) {
+			return nil, nil
+		}
+	}
+	drop := map[string]bool{}
+	for _, f := range p.Kind.FailOpen {
+		names, lists := f.Entry.segments()
+		walkPath(p.Spec, "spec", names, lists, func(v any, at string) {
+			m, ok := v.(map[string]any)
+			if b, _ := m[f.Field].(bool); !ok || !b || drop[at] {
+				return
+			}
+			for _, field := range fields {
+				if field == at || strings.HasPrefix(field, at+".") || strings.HasPrefix(field, at+"[") {
+					drop[at] = true
+					parts = append(parts, at)
+					return
+				}
+			}
+		})
+	}
+	if len(parts) == 0 {
+		return nil, nil
+	}
+	spec, _ = withoutFields(p.Spec, "spec", drop).(map[string]any)
+	return spec, parts
+}
+
+// withoutFields copies v (a JSON value at field) without the values at the
+// fields in drop, named as walkPath names them.
+func withoutFields(v any, field string, drop map[string]bool) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if f := field + "." + k; drop[f] {
+				out[k] = nil
+			} else {
+				out[k] = withoutFields(e, f, drop)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, 0, len(x))
+		for i, e := range x {
+			if f := fmt.Sprintf("%s[%d]", field, i); !drop[f] {
+				out = append(out, withoutFields(e, f, drop))
+			}
+		}
+		return out
+	}
+	return v
+}

@@ -9,6 +9,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/attache-dev/attache/pkg/merge"
+	"github.com/attache-dev/attache/pkg/topology"
 )
 
 // FuzzParse parses fuzz bytes, decoded as a JSON object, either as the spec
@@ -270,6 +271,46 @@ func FuzzParseFailOpen(f *testing.F) {
 		again, err := ParseFailOpen(FailOpenString(fs))
 		if err != nil || FailOpenString(again) != FailOpenString(fs) {
 			t.Errorf("%q read as %q, which reads as %q (%v)", v, FailOpenString(fs), FailOpenString(again), err)
+		}
+	})
+}
+
+// FuzzValueRanges reads fuzz strings as the attache.dev/value-ranges
+// annotation (no panic; what it accepts is written back to itself) and
+// checks a fuzz value against the ranges read (no panic; a problem names
+// a field under spec).
+func FuzzValueRanges(f *testing.F) {
+	for _, s := range [][2]string{
+		{"connection.bufferLimit=0..4294967295", `{"connection": {"bufferLimit": "1T"}}`},
+		{"a[].b=1..2; c=-5..5", `{"a": [{"b": 3}, {"b": "x"}, 7, null], "c": 1.5}`},
+		{"none", `{}`},
+		{"a=1..", `[]`},
+		{"a=9223372036854775807..9223372036854775807", `{"a": "9223372036854775808"}`},
+		{"a=0..1", `{"a": "1e400"}`},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, v, spec string) {
+		rs, err := ParseValueRanges(v)
+		if err != nil || len(rs) == 0 {
+			return
+		}
+		again, err := ParseValueRanges(ValueRangesString(rs))
+		if err != nil || fmt.Sprint(again) != fmt.Sprint(rs) {
+			t.Errorf("%q read as %v, which reads as %v (%v)", v, rs, again, err)
+		}
+		var m map[string]any
+		if utiljson.Unmarshal([]byte(spec), &m) != nil {
+			return
+		}
+		k, err := NewKind(Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindHTTPRoute}, ValueRanges: rs})
+		if err != nil {
+			return
+		}
+		for _, pr := range (&Policy{Kind: k, Spec: m}).OutOfRange() {
+			if !strings.HasPrefix(pr.Field, "spec.") || pr.Message == "" {
+				t.Errorf("problem %+v", pr)
+			}
 		}
 	})
 }

@@ -188,6 +188,11 @@ type Kind struct {
 	// leaves out, rather than failing the route with FailureStatus, when
 	// a reference under them does not resolve and their flag is true.
 	FailOpen []FailOpenPath
+	// ValueRanges bound fields holding quantities, which the
+	// implementation checks when it translates a policy: a policy with a
+	// value outside is Invalid in place, as one whose references do not
+	// resolve (Envoy Gateway's buffer limits, HTTP/2 window sizes).
+	ValueRanges []ValueRange
 	// Implementation names the project whose profile gave settings, if any.
 	Implementation string
 	// Schema is the CRD's openAPIV3Schema of spec, when known; schema-aware
@@ -214,9 +219,10 @@ func (k *Kind) IsEffectiveTarget(gk topology.GroupKind) bool {
 
 // RejectsAtOneLevel reports whether the kind's same-level rule rejects
 // policies at one level (oldest-wins, merge-disjoint), rather than letting
-// them all take part. Strategy none rejects along paths, across levels.
+// them all take part; also under additive composition, where the others
+// apply side by side. Strategy none rejects along paths, across levels.
 func (k *Kind) RejectsAtOneLevel() bool {
-	return k.Composition != CompositionAdditive && (k.SameLevel == SameLevelOldestWins || k.SameLevel == SameLevelMergeDisjoint)
+	return k.SameLevel == SameLevelOldestWins || k.SameLevel == SameLevelMergeDisjoint
 }
 
 // Supports reports whether the kind supports strategy s.
@@ -260,6 +266,7 @@ type Spec struct {
 	UnsupportedFields              []UnsupportedFields
 	FailureStatus                  int
 	FailOpen                       []FailOpenPath
+	ValueRanges                    []ValueRange
 }
 
 // NewKind builds and validates a kind from a Go descriptor, applying defaults.
@@ -332,6 +339,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	})
 	set(SettingFailureStatus, s.FailureStatus != 0, func() { k.FailureStatus = s.FailureStatus })
 	set(SettingFailOpen, len(s.FailOpen) > 0, func() { k.FailOpen = slices.Clone(s.FailOpen) })
+	set(SettingValueRanges, len(s.ValueRanges) > 0, func() { k.ValueRanges = slices.Clone(s.ValueRanges) })
 	if s.Custom != nil && k.Custom == nil {
 		k.Custom = s.Custom
 	}
@@ -478,6 +486,11 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingFailOpen, "%v", err)
 		}
 	}
+	for _, r := range k.ValueRanges {
+		if err := r.validate(); err != nil {
+			return settingErrorf(SettingValueRanges, "%v", err)
+		}
+	}
 	if k.FailureStatus != 0 && (k.FailureStatus < 100 || k.FailureStatus > 599) {
 		return settingErrorf(SettingFailureStatus, "%d is not an HTTP status (100 to 599)", k.FailureStatus)
 	}
@@ -570,6 +583,7 @@ var annotationOf = map[string]string{
 	SettingUnsupportedFields:     AnnotationUnsupportedFields,
 	SettingFailureStatus:         AnnotationFailureStatus,
 	SettingFailOpen:              AnnotationFailOpen,
+	SettingValueRanges:           AnnotationValueRanges,
 }
 
 // allSettings lists every setting, in the order they are shown.
@@ -580,7 +594,7 @@ var allSettings = []string{
 	SettingUntargetedScope, SettingSharedPortListeners, SettingOverriddenBy, SettingWeightAnnotation,
 	SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields,
 	SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingObjectRefs,
-	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen,
+	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingValueRanges,
 }
 
 // Settings lists the names of every setting of a kind, the keys of
@@ -729,6 +743,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationObjectRefs, SettingObjectRefs, func(v string) (err error) { k.ObjectRefs, err = ParseObjectRefs(v); return }},
 		{AnnotationFailureStatus, SettingFailureStatus, func(v string) (err error) { k.FailureStatus, err = parseFailureStatus(v); return }},
 		{AnnotationFailOpen, SettingFailOpen, func(v string) (err error) { k.FailOpen, err = ParseFailOpen(v); return }},
+		{AnnotationValueRanges, SettingValueRanges, func(v string) (err error) { k.ValueRanges, err = ParseValueRanges(v); return }},
 		{AnnotationUnsupportedFields, SettingUnsupportedFields, func(v string) (err error) {
 			k.UnsupportedFields, err = ParseUnsupportedFields(v)
 			return

@@ -383,7 +383,7 @@ func TestKindFromCRDInvalidAnnotations(t *testing.T) {
 		{"weight annotation not a name", "Inherited", map[string]string{AnnotationWeightAnnotation: "has space"}, nil, annField(AnnotationWeightAnnotation), `"has space" is not an annotation name`},
 		{"conflict scope word", "Inherited", map[string]string{AnnotationSameLevel: "oldest-wins", AnnotationConflictScope: "global"}, nil, annField(AnnotationConflictScope), `"global"`},
 		{"conflict scope without a rejecting rule", "Inherited", map[string]string{AnnotationConflictScope: "policy"}, nil, annField(AnnotationConflictScope), "needs a same-level rule that rejects"},
-		{"conflict scope of an additive kind", "Direct", map[string]string{AnnotationSameLevel: "merge-disjoint", AnnotationComposition: "additive", AnnotationConflictScope: "policy"}, nil, annField(AnnotationConflictScope), "needs a same-level rule that rejects"},
+		{"conflict scope of an additive kind without a rejecting rule", "Direct", map[string]string{AnnotationSameLevel: "gep", AnnotationComposition: "additive", AnnotationConflictScope: "policy"}, nil, annField(AnnotationConflictScope), "needs a same-level rule that rejects"},
 		{"conflict fields without merge-disjoint", "Inherited", map[string]string{AnnotationConflictFields: "tracing"}, nil, annField(AnnotationConflictFields), "narrow the merge-disjoint rule"},
 		{"backend ref path not a path", "Direct", map[string]string{AnnotationBackendRefs: "extAuth..backendRefs[]"}, nil, annField(AnnotationBackendRefs), "not a dotted path"},
 		{"unresolved backend refs word", "Direct", map[string]string{AnnotationBackendRefs: "a.backendRef", AnnotationUnresolvedBackendRefs: "reject"}, nil, annField(AnnotationUnresolvedBackendRefs), `"reject"`},

@@ -205,6 +205,11 @@ const (
 	// a reference under them does not resolve and their flag is true:
 	// "<path>=<boolean field>", or "none": "extProc[]=failOpen".
 	AnnotationFailOpen = "attache.dev/fail-open"
+	// AnnotationValueRanges bounds (entries separated by ";") fields
+	// holding quantities that the implementation checks when it
+	// translates a policy: "<path>=<min>..<max>", or "none":
+	// "connection.bufferLimit=0..4294967295".
+	AnnotationValueRanges = "attache.dev/value-ranges"
 )
 
 // Setting names, the keys of Kind.Origins.
@@ -240,6 +245,7 @@ const (
 	SettingUnsupportedFields     = "unsupportedFields"
 	SettingFailureStatus         = "failureStatus"
 	SettingFailOpen              = "failOpen"
+	SettingValueRanges           = "valueRanges"
 )
 
 // parseConflictScope reads "policy" (true) or "target" (false).

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -126,5 +127,55 @@ func TestFailOpen(t *testing.T) {
 		if got := p.FailsOpen(field); got != want {
 			t.Errorf("FailsOpen(%s) = %v, want %v", field, got, want)
 		}
+	}
+}
+
+func TestWithoutFailedOpen(t *testing.T) {
+	fs, err := ParseFailOpen("extProc[]=failOpen; extAuth=failOpen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := NewKind(Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindHTTPRoute}, FailOpen: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := func() map[string]any {
+		return map[string]any{
+			"extProc": []any{
+				map[string]any{"name": "a", "failOpen": true},
+				map[string]any{"name": "b"},
+				map[string]any{"name": "c", "failOpen": true},
+			},
+			"extAuth": map[string]any{"failOpen": true, "http": map[string]any{"path": "/"}},
+			"lua":     []any{map[string]any{"inline": "x"}},
+		}
+	}
+	p := &Policy{Kind: k, Spec: spec()}
+	for _, c := range []struct {
+		name   string
+		fields []string
+		parts  []string
+		want   map[string]any
+	}{
+		{name: "nothing broken"},
+		{name: "one processor", fields: []string{"spec.extProc[0].backendRefs[0]"}, parts: []string{"spec.extProc[0]"},
+			want: map[string]any{
+				"extProc": []any{map[string]any{"name": "b"}, map[string]any{"name": "c", "failOpen": true}},
+				"extAuth": spec()["extAuth"], "lua": spec()["lua"],
+			}},
+		{name: "two processors and the authorizer", fields: []string{"spec.extProc[2].backendRef", "spec.extAuth.http.backendRefs[0]", "spec.extProc[0].backendRefs[1]"},
+			parts: []string{"spec.extProc[0]", "spec.extProc[2]", "spec.extAuth"},
+			want:  map[string]any{"extProc": []any{map[string]any{"name": "b"}}, "extAuth": nil, "lua": spec()["lua"]}},
+		// One reference failing closed fails the route: nothing is left out.
+		{name: "one fails closed", fields: []string{"spec.extProc[0].backendRefs[0]", "spec.extProc[1].backendRefs[0]"}},
+		{name: "outside any part", fields: []string{"spec.lua[0].valueRef"}},
+	} {
+		got, parts := p.WithoutFailedOpen(c.fields)
+		if !reflect.DeepEqual(parts, c.parts) || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: got %v, parts %v; want %v, parts %v", c.name, got, parts, c.want, c.parts)
+		}
+	}
+	if !reflect.DeepEqual(p.Spec, spec()) {
+		t.Errorf("the policy's spec changed: %v", p.Spec)
 	}
 }

@@ -133,7 +133,9 @@ var builtin = func() []policy.Profile {
 		// ClientTrafficPolicy: a Gateway-wide policy covers the listeners of
 		// the Gateway's ListenerSets too; a ListenerSet or listener policy
 		// replaces it whole there.
-		withObjectRefs(entry(EnvoyGateway, "gateway.envoyproxy.io", "ClientTrafficPolicy", "", policy.Spec{
+		// Buffer limits and HTTP/2 windows are bounded by the translator
+		// (buildConnection, buildIRHTTP2Settings), not the CRD's schema.
+		withValueRanges(withObjectRefs(entry(EnvoyGateway, "gateway.envoyproxy.io", "ClientTrafficPolicy", "", policy.Spec{
 			Class: policy.Inherited, Hierarchy: kinds(gateway, listenerSet),
 			TargetKinds: kinds(gateway, listenerSet), EffectiveSectionKinds: kinds(gateway, listenerSet),
 			Strategies: []merge.Strategy{merge.AtomicDefaults}, SameLevel: policy.SameLevelOldestWins,
@@ -147,11 +149,15 @@ var builtin = func() []policy.Profile {
 			// terminate TLS only (buildListenerTLSParameters).
 			"tls.clientValidation.caCertificateRefs[] kinds=Secret,ConfigMap keys=ca.crt,* on=HTTPS,TLS",
 			"tls.clientValidation.crl.refs[] kinds=Secret,ConfigMap keys=ca.crl,* on=HTTPS,TLS"),
+			egBufferAndWindows),
 		// The ConfigMaps and Secrets whose data Envoy Gateway's translator
 		// reads (object refs): one it cannot find, or without the key it
 		// reads, makes the policy Invalid.
-		withObjectRefs(egInherited("BackendTrafficPolicy", egRoutes),
+		// Bounded by the translator too: buildBackendConnection,
+		// buildRequestBuffer, buildIRHTTP2Settings.
+		withValueRanges(withObjectRefs(egInherited("BackendTrafficPolicy", egRoutes),
 			"responseOverride[].response.body.valueRef kinds=ConfigMap keys=response.body,+ when=type=ValueRef"),
+			egBufferAndWindows+"; requestBuffer.limit=0..4294967295"),
 		// The backends of their external services (extAuth, JWKS, OIDC
 		// provider, extProc): Envoy Gateway makes the policy their
 		// BackendTLSPolicy's ancestor (processExtServiceDestination).
@@ -198,10 +204,12 @@ var builtin = func() []policy.Profile {
 		withConflictFields(ngfInherited("ProxySettingsPolicy"), "buffering.disable", "buffering.bufferSize", "buffering.buffers",
 			"buffering.busyBuffersSize", "timeout.connect", "timeout.read", "timeout.send"),
 		// RateLimitPolicy: a route's rules apply in addition to the
-		// Gateway's, and several policies on one target all add theirs.
+		// Gateway's, and several policies on one target all add theirs,
+		// but for two that both set dryRun, logLevel or rejectCode: the
+		// newer is Conflicted, everywhere (ratelimit/validator.go).
 		func() policy.Profile {
-			p := ngfInherited("RateLimitPolicy")
-			p.Spec.Composition, p.Spec.SameLevel, p.Spec.ConflictScopePolicy = policy.CompositionAdditive, "", false
+			p := withConflictFields(ngfInherited("RateLimitPolicy"), "rateLimit.dryRun", "rateLimit.logLevel", "rateLimit.rejectCode")
+			p.Spec.Composition = policy.CompositionAdditive
 			return p
 		}(),
 		entry(NGF, "gateway.nginx.org", "ObservabilityPolicy", "direct", policy.Spec{
@@ -281,6 +289,19 @@ func withBackendRefs(p policy.Profile, paths ...policy.BackendRefPath) policy.Pr
 	// Envoy Gateway rejects a policy whose external service's Service is
 	// missing, lacks the port, or is not granted (validateBackendRef).
 	p.Spec.InvalidOnUnresolvedBackendRefs = true
+	return p
+}
+
+// egBufferAndWindows are Envoy Gateway's bounds on a connection's buffer
+// limit (a uint32) and on the HTTP/2 window sizes (Envoy's protocol
+// options), checked by its translator.
+const egBufferAndWindows = "connection.bufferLimit=0..4294967295; " +
+	"http2.initialStreamWindowSize=65535..2147483647; http2.initialConnectionWindowSize=65535..2147483647"
+
+// withValueRanges bounds the quantities of a profile's kind's policies
+// (the annotation's form).
+func withValueRanges(p policy.Profile, v string) policy.Profile {
+	p.Spec.ValueRanges = must(policy.ParseValueRanges(v))
 	return p
 }
 

@@ -1,0 +1,132 @@
+package policy
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// ValueRange bounds a field of a kind's policies that holds a Kubernetes
+// quantity ("1Mi", "65535", 1024): its implementation checks the bounds
+// when it translates a policy, not its CRD's schema. Envoy Gateway's
+// buffer limits and HTTP/2 window sizes are such fields.
+type ValueRange struct {
+	// Path is the dotted path below spec of the field; segments may end
+	// in "[]" (each entry of that list).
+	Path BackendRefPath
+	// Min and Max are the inclusive bounds, whole numbers.
+	Min, Max int64
+}
+
+// String renders the range in its annotation form:
+// "connection.bufferLimit=0..4294967295".
+func (r ValueRange) String() string {
+	return fmt.Sprintf("%s=%d..%d", r.Path, r.Min, r.Max)
+}
+
+// ValueRangesString renders a kind's ranges as the annotation value
+// ("none" for none).
+func ValueRangesString(rs []ValueRange) string { return entriesString(rs) }
+
+// ParseValueRanges reads the annotation attache.dev/value-ranges: entries
+// separated by ";", each "<path>=<min>..<max>"; "none" for none.
+func ParseValueRanges(v string) ([]ValueRange, error) {
+	return parseEntries(v, "connection.bufferLimit=0..4294967295", func(entry string) (ValueRange, error) {
+		path, bounds, ok := strings.Cut(entry, "=")
+		lo, hi, ok2 := strings.Cut(bounds, "..")
+		if !ok || !ok2 {
+			return ValueRange{}, fmt.Errorf("entry %q is not <path>=<min>..<max>", entry)
+		}
+		r := ValueRange{Path: BackendRefPath(strings.TrimPrefix(strings.TrimSpace(path), "spec."))}
+		var err error
+		if r.Min, err = strconv.ParseInt(strings.TrimSpace(lo), 10, 64); err != nil {
+			return ValueRange{}, fmt.Errorf("value range %s: minimum %q is not a whole number", r.Path, strings.TrimSpace(lo))
+		}
+		if r.Max, err = strconv.ParseInt(strings.TrimSpace(hi), 10, 64); err != nil {
+			return ValueRange{}, fmt.Errorf("value range %s: maximum %q is not a whole number", r.Path, strings.TrimSpace(hi))
+		}
+		return r, r.validate()
+	})
+}
+
+// validate checks the path and that the bounds are in order.
+func (r ValueRange) validate() error {
+	if err := r.Path.validate(); err != nil {
+		return fmt.Errorf("value range: %v", err)
+	}
+	if r.Min > r.Max {
+		return fmt.Errorf("value range %s: minimum %d is above maximum %d", r.Path, r.Min, r.Max)
+	}
+	return nil
+}
+
+// FieldProblem is a field of a policy that its implementation refuses,
+// with the reason.
+type FieldProblem struct {
+	// Field is where, as "spec.connection.bufferLimit".
+	Field string
+	// Message says why, after the field: "1T is out of range, ...".
+	Message string
+}
+
+// OutOfRange checks the policy's fields against its kind's ValueRanges:
+// each value that is not a quantity, not a whole number, or outside its
+// bounds, in the order of the kind's ranges. A field absent or null is
+// not checked.
+func (p *Policy) OutOfRange() []FieldProblem {
+	var out []FieldProblem
+	for _, r := range p.Kind.ValueRanges {
+		names, lists := r.Path.segments()
+		parent, last := names[:len(names)-1], names[len(names)-1]
+		walkPath(p.Spec, "spec", parent, lists[:len(lists)-1], func(v any, at string) {
+			m, ok := v.(map[string]any)
+			if !ok {
+				return
+			}
+			vals := []any{m[last]}
+			fields := []string{at + "." + last}
+			if lists[len(lists)-1] {
+				l, _ := m[last].([]any)
+				vals, fields = l, nil
+				for i := range l {
+					fields = append(fields, fmt.Sprintf("%s.%s[%d]", at, last, i))
+				}
+			}
+			for i, val := range vals {
+				if msg := r.check(val); msg != "" {
+					out = append(out, FieldProblem{Field: fields[i], Message: msg})
+				}
+			}
+		})
+	}
+	return out
+}
+
+// check returns why v is refused, "" when it is fine or absent.
+func (r ValueRange) check(v any) string {
+	var s string
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		s = x
+	case int64, int, int32, float64:
+		s = fmt.Sprint(x)
+	default:
+		return fmt.Sprintf("%v is not a quantity", v)
+	}
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return fmt.Sprintf("%q is not a quantity", s)
+	}
+	n, ok := q.AsInt64()
+	if !ok {
+		return fmt.Sprintf("%s is not a whole number of units that fits in 64 bits", s)
+	}
+	if n < r.Min || n > r.Max {
+		return fmt.Sprintf("%s is out of range, must be between %d and %d", s, r.Min, r.Max)
+	}
+	return ""
+}

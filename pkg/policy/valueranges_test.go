@@ -1,0 +1,81 @@
+package policy
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+func TestParseValueRanges(t *testing.T) {
+	rs, err := ParseValueRanges(" spec.connection.bufferLimit = 0..4294967295 ; http2.windows[]=65535..2147483647")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ValueRangesString(rs); got != "connection.bufferLimit=0..4294967295; http2.windows[]=65535..2147483647" {
+		t.Errorf("read as %q", got)
+	}
+	if rs, err := ParseValueRanges("none"); err != nil || rs != nil {
+		t.Errorf("none: %v, %v", rs, err)
+	}
+	for v, msg := range map[string]string{
+		"":          "names no entry",
+		"a=1":       "is not <path>=<min>..<max>",
+		"a=x..2":    `minimum "x" is not a whole number`,
+		"a=1..1Ki":  `maximum "1Ki" is not a whole number`,
+		"a=5..1":    "minimum 5 is above maximum 1",
+		"a..b=1..2": "dotted path",
+	} {
+		if _, err := ParseValueRanges(v); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%q: %v, want an error saying %q", v, err, msg)
+		}
+	}
+}
+
+// Quantities as strings or numbers, in lists and objects; absent and null
+// are not checked.
+func TestOutOfRange(t *testing.T) {
+	rs, err := ParseValueRanges("connection.bufferLimit=0..4294967295; rules[].size=1024..2048; limits[]=1..10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := NewKind(Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindHTTPRoute}, ValueRanges: rs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.Origins[SettingValueRanges] != FromGo {
+		t.Errorf("origin %q", k.Origins[SettingValueRanges])
+	}
+	p := &Policy{Kind: k, Spec: map[string]any{
+		"connection": map[string]any{"bufferLimit": "1T"},
+		"rules": []any{
+			map[string]any{"size": "1Ki"}, // 1024: in range
+			map[string]any{"size": int64(4096)},
+			map[string]any{"size": "2.5"},  // not whole
+			map[string]any{"size": "lots"}, // not a quantity
+			map[string]any{"size": nil},    // null: not checked
+			map[string]any{},               // absent
+			map[string]any{"size": float64(2048)},
+		},
+		"limits": []any{int64(0), "10"},
+	}}
+	want := []FieldProblem{
+		{"spec.connection.bufferLimit", "1T is out of range, must be between 0 and 4294967295"},
+		{"spec.rules[1].size", "4096 is out of range, must be between 1024 and 2048"},
+		{"spec.rules[2].size", "2.5 is not a whole number of units that fits in 64 bits"},
+		{"spec.rules[3].size", `"lots" is not a quantity`},
+		{"spec.limits[0]", "0 is out of range, must be between 1 and 10"},
+	}
+	if got := p.OutOfRange(); !reflect.DeepEqual(got, want) {
+		t.Errorf("OutOfRange =\n%v\nwant\n%v", got, want)
+	}
+	p.Spec = map[string]any{"connection": map[string]any{"bufferLimit": "4Gi"}}
+	if got := p.OutOfRange(); len(got) != 1 || got[0].Message != "4Gi is out of range, must be between 0 and 4294967295" {
+		t.Errorf("4Gi (one above the maximum): %v", got)
+	}
+	p.Spec = map[string]any{"connection": map[string]any{"bufferLimit": "4294967295"}}
+	if got := p.OutOfRange(); len(got) != 0 {
+		t.Errorf("the maximum itself: %v", got)
+	}
+}
