@@ -19,7 +19,7 @@ type FailOpenPath struct {
 }
 
 // String renders the path in its annotation form: "extProc[]=failOpen".
-func (f FailOpenPath) String() string { return string(f.Entry) + "=" + f.Field }
+func (f FailOpenPath) String() string { return specPrefixed(f.Entry) + "=" + f.Field }
 
 // FailOpenString renders a kind's paths as the annotation value ("none"
 // for none).

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -23,7 +24,16 @@ type ValueRange struct {
 // String renders the range in its annotation form:
 // "connection.bufferLimit=0..4294967295".
 func (r ValueRange) String() string {
-	return fmt.Sprintf("%s=%d..%d", r.Path, r.Min, r.Max)
+	return fmt.Sprintf("%s=%d..%d", specPrefixed(r.Path), r.Min, r.Max)
+}
+
+// specPrefixed writes a path as the annotation reads it back: a path
+// starting with a field named spec gets the "spec." that parsing drops.
+func specPrefixed(p BackendRefPath) string {
+	if s := string(p); s == "spec" || strings.HasPrefix(s, "spec.") || strings.HasPrefix(s, "spec[]") {
+		return "spec." + s
+	}
+	return string(p)
 }
 
 // ValueRangesString renders a kind's ranges as the annotation value
@@ -112,7 +122,11 @@ func (r ValueRange) check(v any) string {
 		return ""
 	case string:
 		s = x
-	case int64, int, int32, float64:
+	case float64:
+		s = strconv.FormatFloat(x, 'f', -1, 64)
+	case float32:
+		s = strconv.FormatFloat(float64(x), 'f', -1, 32)
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, json.Number:
 		s = fmt.Sprint(x)
 	default:
 		return fmt.Sprintf("%v is not a quantity", v)
@@ -123,7 +137,7 @@ func (r ValueRange) check(v any) string {
 	}
 	n, ok := q.AsInt64()
 	if !ok {
-		return fmt.Sprintf("%s is not a whole number of units that fits in 64 bits", s)
+		return fmt.Sprintf("%s is not a whole number (of bytes, or of the field's unit) that fits in 64 bits", s)
 	}
 	if n < r.Min || n > r.Max {
 		return fmt.Sprintf("%s is out of range, must be between %d and %d", s, r.Min, r.Max)

@@ -16,6 +16,10 @@ func TestParseValueRanges(t *testing.T) {
 	if got := ValueRangesString(rs); got != "connection.bufferLimit=0..4294967295; http2.windows[]=65535..2147483647" {
 		t.Errorf("read as %q", got)
 	}
+	// A field named spec below spec is written back with the prefix.
+	if rs, err := ParseValueRanges("spec.spec.a=1..2"); err != nil || ValueRangesString(rs) != "spec.spec.a=1..2" {
+		t.Errorf("spec.spec.a: %v, %v", rs, err)
+	}
 	if rs, err := ParseValueRanges("none"); err != nil || rs != nil {
 		t.Errorf("none: %v, %v", rs, err)
 	}
@@ -57,14 +61,16 @@ func TestOutOfRange(t *testing.T) {
 			map[string]any{"size": nil},    // null: not checked
 			map[string]any{},               // absent
 			map[string]any{"size": float64(2048)},
+			map[string]any{"size": uint16(2049)},
 		},
 		"limits": []any{int64(0), "10"},
 	}}
 	want := []FieldProblem{
 		{"spec.connection.bufferLimit", "1T is out of range, must be between 0 and 4294967295"},
 		{"spec.rules[1].size", "4096 is out of range, must be between 1024 and 2048"},
-		{"spec.rules[2].size", "2.5 is not a whole number of units that fits in 64 bits"},
+		{"spec.rules[2].size", "2.5 is not a whole number (of bytes, or of the field's unit) that fits in 64 bits"},
 		{"spec.rules[3].size", `"lots" is not a quantity`},
+		{"spec.rules[7].size", "2049 is out of range, must be between 1024 and 2048"},
 		{"spec.limits[0]", "0 is out of range, must be between 1 and 10"},
 	}
 	if got := p.OutOfRange(); !reflect.DeepEqual(got, want) {
@@ -73,6 +79,10 @@ func TestOutOfRange(t *testing.T) {
 	p.Spec = map[string]any{"connection": map[string]any{"bufferLimit": "4Gi"}}
 	if got := p.OutOfRange(); len(got) != 1 || got[0].Message != "4Gi is out of range, must be between 0 and 4294967295" {
 		t.Errorf("4Gi (one above the maximum): %v", got)
+	}
+	p.Spec = map[string]any{"connection": map[string]any{"bufferLimit": float64(4294967296)}}
+	if got := p.OutOfRange(); len(got) != 1 || got[0].Message != "4294967296 is out of range, must be between 0 and 4294967295" {
+		t.Errorf("a float64 one above the maximum: %v", got)
 	}
 	p.Spec = map[string]any{"connection": map[string]any{"bufferLimit": "4294967295"}}
 	if got := p.OutOfRange(); len(got) != 0 {
