@@ -120,15 +120,7 @@ wasm: [{code: {type: Image, image: {url: x, pullSecretRef: {group: example.com, 
 		}
 	}
 	// Each is a problem of the policy, naming the field.
-	found := false
-	for _, p := range res.Problems {
-		if p.Object.Name == "missing" && p.Field == "spec.oidc.clientSecret" && strings.Contains(p.Message, "Secret default/absent not found") {
-			found = true
-		}
-	}
-	if !found {
-		t.Errorf("no problem for missing naming spec.oidc.clientSecret: %v", res.Problems)
-	}
+	wantProblem(t, res, "missing", "spec.oidc.clientSecret", "Secret default/absent not found")
 	for _, k := range res.Kinds {
 		if k.GroupKind.Kind == "SecurityPolicy" && !strings.HasPrefix(string(k.Origins["objectRefs"]), "profile") {
 			t.Errorf("origin of objectRefs = %q, want profile", k.Origins["objectRefs"])
@@ -243,6 +235,18 @@ func TestObjectRefsIncrementalWithGeneration(t *testing.T) {
 		}
 	}
 	want(t, "p", ancestorConds(t, got, "p")["Accepted"], "True/Accepted")
+}
+
+// wantProblem fails unless res has a problem of the policy named name, at
+// field, whose message contains msg.
+func wantProblem(t *testing.T, res *engine.Result, name, field, msg string) {
+	t.Helper()
+	for _, p := range res.Problems {
+		if p.Object.Name == name && p.Field == field && strings.Contains(p.Message, msg) {
+			return
+		}
+	}
+	t.Errorf("no problem of %s at %s saying %q: %v", name, field, msg, res.Problems)
 }
 
 // ancestorMessage returns the Accepted message of policy name's only

@@ -24,15 +24,7 @@ http2: {initialStreamWindowSize: 32Ki}`))
 		!strings.Contains(msg, "spec.http2.initialStreamWindowSize: 32Ki is out of range, must be between 65535 and 2147483647") {
 		t.Errorf("route: ancestor message %q does not name both fields", msg)
 	}
-	found := false
-	for _, p := range res.Problems {
-		if p.Object.Name == "route" && p.Field == "spec.connection.bufferLimit" && strings.Contains(p.Message, "1T is out of range") {
-			found = true
-		}
-	}
-	if !found {
-		t.Errorf("no problem naming spec.connection.bufferLimit: %v", res.Problems)
-	}
+	wantProblem(t, res, "route", "spec.connection.bufferLimit", "1T is out of range")
 	// In place: the route's spec, not the Gateway's timeout.
 	want(t, "effective r1", effective(t, res, "BackendTrafficPolicy", rule("r1", "first")),
 		[]string{`{"connection":{"bufferLimit":"1T"},"http2":{"initialStreamWindowSize":"32Ki"}}`})
