@@ -50,6 +50,7 @@ import (
 
 	"github.com/attache-dev/attache/pkg/controller"
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/webhook"
 )
 
@@ -150,6 +151,7 @@ type flags struct {
 	webhookService     string
 	webhookNamespace   string
 	admissionDeny      string
+	features           policy.Features // --feature, repeatable
 }
 
 func parseFlags(args []string, out io.Writer) (*flags, error) {
@@ -188,6 +190,17 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	fs.StringVar(&f.webhookNamespace, "webhook-namespace", os.Getenv("POD_NAMESPACE"), "namespace of --webhook-secret and --webhook-service (default $POD_NAMESPACE)")
 	fs.StringVar(&f.admissionDeny, "admission-deny", "", "comma-separated policy kinds (Kind.group) whose policies the webhook denies when they would be Invalid or Conflicted (a CRD annotated "+webhook.AnnotationAdmission+": deny or warn decides for its kind)")
 	fs.DurationVar(&f.gracefulShutdownIn, "graceful-shutdown-timeout", 30*time.Second, "time given to in-flight work on shutdown")
+	fs.Func("feature", "set a feature of an implementation's configuration that a kind's feature gates name, over the configuration read at start (repeatable): NAME=true|false, e.g. EnvoyGateway.extensionApis.enableLua=true", func(v string) error {
+		name, on, err := policy.ParseFeature(v)
+		if err != nil {
+			return err
+		}
+		if f.features == nil {
+			f.features = policy.Features{}
+		}
+		f.features[name] = policy.Feature{On: on, From: "--feature " + v}
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -269,6 +282,7 @@ func run(ctx context.Context, f *flags, log logr.Logger, cfg *rest.Config) error
 
 		EffectivePolicies:        f.effectivePolicies,
 		DisableProfiles:          !f.profiles,
+		Features:                 f.features,
 		EffectivePolicyNamespace: f.effectivePolicyNS,
 	})
 	if err != nil {

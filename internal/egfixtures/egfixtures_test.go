@@ -81,10 +81,13 @@ var mustMatch = map[string]bool{
 	"backendtrafficpolicy-buffer-limit-with-invalid-value": true,
 	// Session 18: buffer limits and HTTP/2 windows out of the
 	// translator's bounds (valueRanges).
-	"backendtrafficpolicy-buffer-limit-out-of-range-error":                      true,
-	"backendtrafficpolicy-request-buffer-out-of-range-error":                    true,
-	"clienttrafficpolicy-buffer-limit-with-out-of-range-error":                  true,
-	"clienttrafficpolicy-http2":                                                 true,
+	"backendtrafficpolicy-buffer-limit-out-of-range-error":     true,
+	"backendtrafficpolicy-request-buffer-out-of-range-error":   true,
+	"clienttrafficpolicy-buffer-limit-with-out-of-range-error": true,
+	"clienttrafficpolicy-http2":                                true,
+	// Session 19: features of Envoy Gateway's configuration (featureGates).
+	"envoyextensionpolicy-lua-feature-disabled":                                 true,
+	"envoypatchpolicy-invalid-feature-disabled":                                 true,
 	"backendtrafficpolicy-with-circuitbreakers-error":                           true,
 	"backendtrafficpolicy-with-loadbalancer-invalid-consistent-hash-table-size": true,
 	"backendtrafficpolicy-with-retries":                                         true,
@@ -478,6 +481,47 @@ var statusContradicts = map[string]string{
 // Envoy Gateway says, attache says, cause, Envoy Gateway's message) goes to
 // $ATTACHE_EG_REPORT when set, else to a file under the test's temporary
 // directory; -v prints it.
+// harnessSettings are the fixtures Envoy Gateway's translator test
+// (TestTranslate, internal/gatewayapi/translator_test.go) runs with other
+// settings than its defaults, and the feature settings it gives them: for
+// these, EnvoyPatchPolicy is off, Backend on only where listed true, and
+// Lua off where listed.
+var harnessSettings = map[string]struct{ backend, luaOff bool }{
+	"envoypatchpolicy-invalid-feature-disabled":                                   {},
+	"backend-invalid-feature-disabled":                                            {},
+	"gateway-namespace-mode-infra-httproute":                                      {},
+	"envoyextensionpolicy-lua-feature-disabled":                                   {luaOff: true},
+	"envoyextensionpolicy-with-extproc-with-backendtlspolicy-shared-secret":       {},
+	"envoyextensionpolicy-with-extproc-with-backendtlspolicy-per-resource-secret": {},
+	"backend-with-localhost-host-infra":                                           {backend: true},
+	"httproute-attaching-to-listener-with-backend-backendref-host-infra":          {backend: true},
+	"sds":                  {backend: true},
+	"sds-invalid":          {backend: true},
+	"sds-listener":         {backend: true},
+	"sds-listener-invalid": {backend: true},
+	"envoyproxy-otel-backend-tls-per-resource-secret":              {backend: true},
+	"backend-system-truststore-shared-secret":                      {backend: true},
+	"backend-system-truststore-per-resource-secret":                {backend: true},
+	"backend-system-truststore-btlsp-override-shared-secret":       {backend: true},
+	"backend-system-truststore-btlsp-override-per-resource-secret": {backend: true},
+}
+
+// harnessFeatures are the Envoy Gateway features the translator test
+// runs fixture name with: EnvoyPatchPolicy, Backend and Lua on, but for
+// harnessSettings.
+func harnessFeatures(name string) policy.Features {
+	patch, backend, lua := true, true, true
+	if h, listed := harnessSettings[name]; listed {
+		patch, backend, lua = false, h.backend, !h.luaOff
+	}
+	const from = "Envoy Gateway's translator test"
+	return policy.Features{
+		"EnvoyGateway.extensionApis.enableEnvoyPatchPolicy": {On: patch, From: from},
+		"EnvoyGateway.extensionApis.enableBackend":          {On: backend, From: from},
+		"EnvoyGateway.extensionApis.enableLua":              {On: lua, From: from},
+	}
+}
+
 func TestEnvoyGatewayFixtures(t *testing.T) {
 	dir := modfixtures.Dir(t, modfixtures.EnvoyGateway)
 	base := crds(t, dir)
@@ -521,7 +565,7 @@ func TestEnvoyGatewayFixtures(t *testing.T) {
 		}
 		refused := servedVersions(t, schemas, base, objs)
 		all := append(append([]engine.Object(nil), base...), objs...)
-		res := engine.Compute(all, engine.Options{Schemas: func(crd *unstructured.Unstructured) (engine.SchemaValidator, error) {
+		res := engine.Compute(all, engine.Options{Features: harnessFeatures(name), Schemas: func(crd *unstructured.Unstructured) (engine.SchemaValidator, error) {
 			s, err := schemas.Get(crd)
 			if err != nil {
 				return nil, err
@@ -542,7 +586,7 @@ func TestEnvoyGatewayFixtures(t *testing.T) {
 					kept = append(kept, m)
 				}
 			}
-			for _, m := range verdict.Compare(exp, engine.Compute(all, engine.Options{})) {
+			for _, m := range verdict.Compare(exp, engine.Compute(all, engine.Options{Features: harnessFeatures(name)})) {
 				if !refused[m.Policy] {
 					kept = append(kept, m)
 				}

@@ -31,7 +31,9 @@ type commonOptions struct {
 	controllerName string
 	domain         string
 	profiles       bool
-	validate       bool // see validateFlagHelp
+	validate       bool     // see validateFlagHelp
+	features       []string // --feature, read by load into featureSet
+	featureSet     policy.Features
 	// schemas keeps the CRD schemas compiled for --validate across the
 	// computations of one command (impact computes twice).
 	schemas crdschema.Cache
@@ -56,6 +58,7 @@ func (o *commonOptions) addFlags(cmd *cobra.Command, outputs ...string) {
 	fs.StringVar(&o.domain, "condition-domain", engine.DefaultConditionDomain, "domain prefix of <Kind>Affected conditions")
 	fs.BoolVar(&o.profiles, "profiles", true, profilesFlagHelp)
 	fs.BoolVar(&o.validate, "validate", true, validateFlagHelp)
+	fs.StringArrayVar(&o.features, "feature", nil, featureFlagHelp)
 	if len(outputs) > 0 {
 		fs.StringVarP(&o.output, "output", "o", outputs[0], fmt.Sprintf("output format: one of %v", outputs))
 	}
@@ -68,9 +71,28 @@ const profilesFlagHelp = "apply attache's built-in profiles of the implementatio
 // validateFlagHelp documents --validate, shared by every command.
 const validateFlagHelp = "with -f (and for the file of impact --apply), check each policy against the schema of its CRD (when given or in the cluster) as the API server would: a policy it would refuse is Invalid (--validate=false: read policies as written)"
 
+// featureFlagHelp documents --feature, shared by every command.
+const featureFlagHelp = "set a feature of an implementation's configuration that a kind's feature gates name, over the configuration read (repeatable): NAME=true|false, e.g. EnvoyGateway.extensionApis.enableLua=true; unset features are as the configuration attache reads says (Envoy Gateway's envoy-gateway-config ConfigMap), else off"
+
+// parseFeatures reads the --feature flags.
+func parseFeatures(flags []string) (policy.Features, error) {
+	if len(flags) == 0 {
+		return nil, nil
+	}
+	out := policy.Features{}
+	for _, f := range flags {
+		name, on, err := policy.ParseFeature(f)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = policy.Feature{On: on, From: "--feature " + f}
+	}
+	return out, nil
+}
+
 // engineOptions are the engine options the flags give.
 func (o *commonOptions) engineOptions() engine.Options {
-	opts := engine.Options{ControllerName: o.controllerName, ConditionDomain: o.domain, DisableProfiles: !o.profiles}
+	opts := engine.Options{ControllerName: o.controllerName, ConditionDomain: o.domain, DisableProfiles: !o.profiles, Features: o.featureSet}
 	if o.validate && len(o.files) > 0 {
 		opts.Schemas = schemaCheck(&o.schemas)
 	}
@@ -118,12 +140,18 @@ type loaded struct {
 	// unreadObjects says which single objects could not be read (see
 	// cluster.Snapshot.UnreadObjects); nil when none.
 	unreadObjects func(topology.Ref) bool
-	Result        *engine.Result
+	// notes are the cluster read's assumptions (cluster.Snapshot.Notes).
+	notes  []string
+	Result *engine.Result
 }
 
 // load reads the input (files with -f, else the cluster) and runs the engine.
 func (o *commonOptions) load(ctx context.Context, streams genericiooptions.IOStreams) (*loaded, error) {
 	l := &loaded{}
+	var err error
+	if o.featureSet, err = parseFeatures(o.features); err != nil {
+		return nil, err
+	}
 	if len(o.files) > 0 {
 		objs, probs, err := manifest.Read(o.files, streams.In)
 		if err != nil {
@@ -142,7 +170,7 @@ func (o *commonOptions) load(ctx context.Context, streams genericiooptions.IOStr
 		if err != nil {
 			return nil, err
 		}
-		l.Objects, l.Unread, l.unreadObjects = snap.Objects, snap.Unread, snap.UnreadFunc()
+		l.Objects, l.Unread, l.unreadObjects, l.notes = snap.Objects, snap.Unread, snap.UnreadFunc(), snap.Notes
 	}
 	l.Result = engine.Compute(l.Objects, l.engineOptions(o))
 	return l, nil
@@ -184,6 +212,9 @@ func (l *loaded) warn(streams genericiooptions.IOStreams) {
 	}
 	for _, w := range lookAlikes(l.Objects, l.Result.Kinds) {
 		fmt.Fprintf(streams.ErrOut, "warning: %s\n", w)
+	}
+	for _, n := range l.notes {
+		fmt.Fprintf(streams.ErrOut, "warning: %s\n", n)
 	}
 	// What could not be read at all hides policies and changes answers:
 	// say it first, then the lists narrowed to one namespace.

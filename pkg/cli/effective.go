@@ -22,6 +22,7 @@ type effectiveOptions struct {
 	domain         string
 	profiles       bool
 	validate       bool // see validateFlagHelp
+	features       []string
 }
 
 func newEffectiveCommand(streams genericiooptions.IOStreams) *cobra.Command {
@@ -48,6 +49,7 @@ the run. The output format is documented in docs/output.md.`,
 	cmd.Flags().StringVar(&o.domain, "condition-domain", engine.DefaultConditionDomain, "domain prefix of <Kind>Affected conditions")
 	cmd.Flags().BoolVar(&o.profiles, "profiles", true, profilesFlagHelp)
 	cmd.Flags().BoolVar(&o.validate, "validate", true, validateFlagHelp)
+	cmd.Flags().StringArrayVar(&o.features, "feature", nil, featureFlagHelp)
 	return cmd
 }
 
@@ -58,8 +60,12 @@ func (o *effectiveOptions) run(streams genericiooptions.IOStreams) error {
 	if o.output != "json" && o.output != "yaml" {
 		return fmt.Errorf("unknown output format %q: use -o json or -o yaml", o.output)
 	}
+	features, err := parseFeatures(o.features)
+	if err != nil {
+		return err
+	}
 	objs, probs, readErr := manifest.Read(o.files, streams.In)
-	opts := engine.Options{ControllerName: o.controllerName, ConditionDomain: o.domain, DisableProfiles: !o.profiles}
+	opts := engine.Options{ControllerName: o.controllerName, ConditionDomain: o.domain, DisableProfiles: !o.profiles, Features: features}
 	if o.validate {
 		opts.Schemas = schemaCheck(&crdschema.Cache{})
 	}

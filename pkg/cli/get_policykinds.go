@@ -134,6 +134,10 @@ type policyKindItem struct {
 	// implementation checks when it translates a policy, each
 	// "<path>=<min>..<max>"; absent: none.
 	ValueRanges []string `json:"valueRanges,omitempty"`
+	// FeatureGates are the switches of the implementation's
+	// configuration the kind ("<feature>=*") or fields of its policies
+	// ("<feature>=<path>,...") need; absent: none.
+	FeatureGates []string `json:"featureGates,omitempty"`
 	// Profile names the implementation whose built-in profile gave
 	// settings, if any.
 	Profile string            `json:"profile,omitempty"`
@@ -295,6 +299,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	for _, r := range k.ValueRanges {
 		parts = append(parts, origin(policy.SettingValueRanges, "value-range="+r.String()))
 	}
+	for _, g := range k.FeatureGates {
+		parts = append(parts, origin(policy.SettingFeatureGates, "feature-gate="+g.String()))
+	}
 	if len(parts) == 0 {
 		return "-"
 	}
@@ -379,6 +386,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	}
 	for _, r := range k.ValueRanges {
 		it.ValueRanges = append(it.ValueRanges, r.String())
+	}
+	for _, g := range k.FeatureGates {
+		it.FeatureGates = append(it.FeatureGates, g.String())
 	}
 	if len(it.EffectiveSectionKinds) == 0 {
 		it.EffectiveSectionKinds = nil

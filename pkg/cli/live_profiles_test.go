@@ -200,3 +200,93 @@ func policyLines(out, kind string) map[string]string {
 	}
 	return lines
 }
+
+// egFeatureManifests: a Gateway and a route, a Lua EnvoyExtensionPolicy
+// on the route, an EnvoyPatchPolicy on the Gateway, and Envoy Gateway's
+// configuration turning Lua on (EnvoyPatchPolicy stays off).
+const egFeatureManifests = `
+apiVersion: v1
+kind: Namespace
+metadata: {name: eg}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: envoy-gateway-system}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: envoy-gateway-config, namespace: envoy-gateway-system}
+data:
+  envoy-gateway.yaml: |
+    apiVersion: gateway.envoyproxy.io/v1alpha1
+    kind: EnvoyGateway
+    provider: {type: Kubernetes}
+    extensionApis: {enableLua: true}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g1, namespace: eg}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r1, namespace: eg}
+spec:
+  parentRefs: [{name: g1}]
+  rules: [{matches: [{path: {type: PathPrefix, value: /}}]}]
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyExtensionPolicy
+metadata: {name: lua, namespace: eg}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
+  lua: [{type: Inline, inline: "function envoy_on_response(h) end"}]
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyPatchPolicy
+metadata: {name: patch, namespace: eg}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: g1}
+  type: JSONPatch
+  jsonPatches: [{type: "type.googleapis.com/envoy.config.listener.v3.Listener", name: x, operation: {op: add, path: /a, value: 1}}]
+`
+
+// TestLiveEnvoyGatewayConfiguration: attache reads Envoy Gateway's
+// configuration from the cluster (the ConfigMap, values and all), as from
+// files; --feature overrides it, and a bad --feature is refused.
+func TestLiveEnvoyGatewayConfiguration(t *testing.T) {
+	eg := modfixtures.Dir(t, modfixtures.EnvoyGateway)
+	crds := filepath.Join(eg, "charts", "gateway-helm", "charts", "crds", "crds", "generated")
+	file, kc := liveCluster(t, egFeatureManifests, "eg", crds)
+	out, _ := runLive(t, "get", "policies", "-A", "--kubeconfig", kc)
+	if l := policyLines(out, "EnvoyExtensionPolicy")["lua"]; !strings.Contains(l, "Accepted") || strings.Contains(l, "Invalid") {
+		t.Errorf("lua: %q, want Accepted (the configuration turns Lua on)\n%s", l, out)
+	}
+	if l := policyLines(out, "EnvoyPatchPolicy")["patch"]; !strings.Contains(l, "Disabled") {
+		t.Errorf("patch: %q, want Disabled\n%s", l, out)
+	}
+	on, _ := runLive(t, "get", "policies", "-A", "--kubeconfig", kc, "--feature", "EnvoyGateway.extensionApis.enableEnvoyPatchPolicy=true",
+		"--feature", "EnvoyGateway.extensionApis.enableLua=false")
+	if l := policyLines(on, "EnvoyPatchPolicy")["patch"]; !strings.Contains(l, "Accepted") || strings.Contains(l, "Disabled") {
+		t.Errorf("patch with --feature ...=true: %q, want Accepted\n%s", l, on)
+	}
+	if l := policyLines(on, "EnvoyExtensionPolicy")["lua"]; !strings.Contains(l, "Invalid") {
+		t.Errorf("lua with --feature ...enableLua=false: %q, want Invalid\n%s", l, on)
+	}
+	desc, _ := runLive(t, "describe", "envoypatchpolicy", "patch", "-n", "eg", "--kubeconfig", kc)
+	if !strings.Contains(desc, "it needs EnvoyGateway.extensionApis.enableEnvoyPatchPolicy, off in ConfigMap envoy-gateway-system/envoy-gateway-config") {
+		t.Errorf("describe does not say where the feature is off:\n%s", desc)
+	}
+	// The same objects in files give the same answer.
+	live, _ := runLive(t, "get", "policies", "-A", "-o", "json", "--kubeconfig", kc)
+	files := []string{"get", "policies", "-A", "-o", "json", "-f", file,
+		"-f", filepath.Join(crds, "gateway.envoyproxy.io_envoyextensionpolicies.yaml"), "-f", filepath.Join(crds, "gateway.envoyproxy.io_envoypatchpolicies.yaml")}
+	if fromFiles, _ := runLive(t, files...); live != fromFiles {
+		t.Errorf("cluster and files differ:\n--- cluster\n%s\n--- files\n%s", live, fromFiles)
+	}
+	if _, _, err := run(t, "get", "policies", "-A", "-f", file, "--feature", "EnvoyGateway.extensionApis.enableLua=maybe"); err == nil || !strings.Contains(err.Error(), `"maybe" is not true or false`) {
+		t.Errorf("a bad --feature: %v", err)
+	}
+}

@@ -69,6 +69,10 @@ type Snapshot struct {
 	// Give them to the engine (engine.Options.Unread): references to them
 	// are then not judged.
 	UnreadObjects []topology.Ref
+	// Notes say what the answer assumes for what could not be read and
+	// hides no object: the implementations' configurations that RBAC
+	// forbade listing (their features are then off unless set).
+	Notes []string
 }
 
 // NeverRead are the kinds policies may name that the reader does not list:
@@ -240,10 +244,43 @@ func Read(ctx context.Context, cfg *rest.Config, opts Options) (*Snapshot, error
 		snap.Objects = append(snap.Objects, res.objects...)
 		snap.addUnread(res.unread)
 	}
+	if err := r.readConfigurations(ctx, snap); err != nil {
+		return nil, err
+	}
 	if err := r.readHolders(ctx, snap); err != nil {
 		return nil, err
 	}
 	return snap, nil
+}
+
+// readConfigurations lists, in every namespace, the ConfigMaps named as
+// the implementations' installers name those of their configuration
+// (profiles.ConfigMapNames), whole: the engine reads the features that
+// kinds' feature gates name from them (profiles.Configuration). Few and
+// small, they are listed by name, not among all ConfigMaps.
+func (r *reader) readConfigurations(ctx context.Context, snap *Snapshot) error {
+	cms := r.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"})
+	for _, name := range profiles.ConfigMapNames {
+		items, err := r.list(ctx, cms, "", metav1.ListOptions{FieldSelector: "metadata.name=" + name})
+		switch {
+		case apierrors.IsForbidden(err):
+			snap.Notes = append(snap.Notes, fmt.Sprintf("core ConfigMap %s: cannot list (forbidden); the features of the configuration it holds are off unless --feature sets them", name))
+			continue
+		case err != nil:
+			return r.fatal("listing ConfigMaps named "+name, err)
+		}
+		for i := range items {
+			u := &items[i]
+			if u.GetKind() == "" {
+				u.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"})
+			}
+			if !profiles.IsConfiguration(u) {
+				continue
+			}
+			snap.Objects = append(snap.Objects, object(u, "ConfigMap"))
+		}
+	}
+	return nil
 }
 
 // readHolders gets the ConfigMaps and Secrets that the snapshot's policies
@@ -271,6 +308,11 @@ func (r *reader) readHolders(ctx context.Context, snap *Snapshot) error {
 		return nil
 	}
 	seen := map[topology.Ref]bool{}
+	for _, o := range snap.Objects {
+		if profiles.IsConfiguration(o.Object) {
+			seen[topology.Ref{Kind: "ConfigMap", Namespace: o.Object.GetNamespace(), Name: o.Object.GetName()}] = true // read whole already
+		}
+	}
 	var refs []topology.Ref
 	for _, o := range snap.Objects {
 		k := kinds[topology.GroupKind{Group: o.Object.GroupVersionKind().Group, Kind: o.Object.GetKind()}]
@@ -406,7 +448,7 @@ func (r *reader) discoverTopology(ctx context.Context, disc *discovery.Discovery
 func (r *reader) readPolicyCRDs(ctx context.Context) ([]engine.Object, []resource, []Unread, error) {
 	// Every CRD: unlabelled ones of profiled kinds are policy kinds too,
 	// and unlabelled ones that look like policy kinds are warned about.
-	items, err := r.list(ctx, r.dyn.Resource(crdGVR), "", "")
+	items, err := r.list(ctx, r.dyn.Resource(crdGVR), "", metav1.ListOptions{})
 	if apierrors.IsForbidden(err) {
 		return nil, nil, []Unread{{Group: crdGVR.Group, Kind: "CustomResourceDefinition", Policy: true,
 			Message: "apiextensions.k8s.io CustomResourceDefinition: cannot list (forbidden); " +
@@ -492,7 +534,7 @@ func (r *reader) read(ctx context.Context, res resource) (result, error) {
 	if res.policy {
 		what = "policies"
 	}
-	items, err := r.list(ctx, ri, "", "")
+	items, err := r.list(ctx, ri, "", metav1.ListOptions{})
 	switch {
 	case err == nil:
 		return r.result(res, items, nil), nil
@@ -526,7 +568,7 @@ func (r *reader) read(ctx context.Context, res resource) (result, error) {
 			return result{}, r.fatal("getting namespace "+ns, err)
 		}
 	}
-	items, err = r.list(ctx, ri, ns, "")
+	items, err = r.list(ctx, ri, ns, metav1.ListOptions{})
 	switch {
 	case err == nil:
 		return r.result(res, items, res.unread(ns, narrowed)), nil
@@ -552,9 +594,9 @@ func (r *reader) result(res resource, items []unstructured.Unstructured, unread 
 }
 
 // list lists every page of a resource in namespace ("" for all, or for a
-// cluster-scoped resource).
-func (r *reader) list(ctx context.Context, ri dynamic.NamespaceableResourceInterface, ns, selector string) ([]unstructured.Unstructured, error) {
-	opts := metav1.ListOptions{Limit: r.opts.PageSize, LabelSelector: selector}
+// cluster-scoped resource), with opts' selectors.
+func (r *reader) list(ctx context.Context, ri dynamic.NamespaceableResourceInterface, ns string, opts metav1.ListOptions) ([]unstructured.Unstructured, error) {
+	opts.Limit = r.opts.PageSize
 	var items []unstructured.Unstructured
 	restarted := false
 	for {

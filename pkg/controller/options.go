@@ -77,6 +77,12 @@ type Options struct {
 	// profiles): only CRDs labelled gateway.networking.k8s.io/policy are
 	// policy kinds then.
 	DisableProfiles bool
+	// Features set features of the implementations' configurations that
+	// kinds' feature gates name (the binary's --feature), over those of
+	// the configurations New reads (profiles.ConfigMapNames, in every
+	// namespace; read once, as Envoy Gateway reads its own when it
+	// starts).
+	Features policy.Features
 	// Program is the implementer's hook (optional: nil programs nothing and
 	// always succeeds).
 	Program ProgramFunc

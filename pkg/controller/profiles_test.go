@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/attache-dev/attache/internal/modfixtures"
+	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -291,5 +292,60 @@ func TestSecurityPolicySecretRef(t *testing.T) {
 	k.delete(schema.GroupVersionKind{Version: "v1", Kind: "Secret"}, ns, "oidc")
 	k.apply(ns, secret("other"))
 	expect("Secret without client-secret", "Gateway/g1 False/Invalid")
+	r.waitIdle(t, 0)
+}
+
+// egFeaturePolicies: a Lua EnvoyExtensionPolicy on egObjects' route and an
+// EnvoyPatchPolicy on its Gateway.
+const egFeaturePolicies = `
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyExtensionPolicy
+metadata: {name: lua}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
+  lua: [{type: Inline, inline: "function envoy_on_response(h) end"}]
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyPatchPolicy
+metadata: {name: patch}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: g1}
+  type: JSONPatch
+  jsonPatches: [{type: "type.googleapis.com/envoy.config.listener.v3.Listener", name: x, operation: {op: add, path: /a, value: 1}}]
+`
+
+// TestEnvoyGatewayConfiguration: the controller reads Envoy Gateway's
+// configuration ConfigMap when it starts (here: EnvoyPatchPolicy on, Lua
+// off), with Options.Features (the binary's --feature) over it (Lua on);
+// both policies are then accepted. A third, whose feature is off, is not.
+func TestEnvoyGatewayConfiguration(t *testing.T) {
+	dir := modfixtures.Dir(t, modfixtures.EnvoyGateway)
+	k := newKube(t)
+	for _, f := range []string{"envoyextensionpolicies", "envoypatchpolicies"} {
+		k.applyFile(filepath.Join(dir, "charts", "gateway-helm", "charts", "crds", "crds", "generated", "gateway.envoyproxy.io_"+f+".yaml"), "")
+	}
+	k.namespace("envoy-gateway-system")
+	k.apply("envoy-gateway-system", &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "envoy-gateway-config"},
+		"data": map[string]any{"envoy-gateway.yaml": "apiVersion: gateway.envoyproxy.io/v1alpha1\nkind: EnvoyGateway\n" +
+			"extensionApis: {enableEnvoyPatchPolicy: true, enableLua: false}\n"},
+	}})
+	eep := topology.GroupKind{Group: "gateway.envoyproxy.io", Kind: "EnvoyExtensionPolicy"}
+	epp := topology.GroupKind{Group: "gateway.envoyproxy.io", Kind: "EnvoyPatchPolicy"}
+	r := startController(t, Options{OwnedKinds: []topology.GroupKind{eep, epp},
+		Features: policy.Features{"EnvoyGateway.extensionApis.enableLua": {On: true, From: "--feature"}}}, nil)
+	k.namespace("eg")
+	k.apply("eg", decodeAll(t, egObjects+"\n---\n"+egFeaturePolicies)...)
+	waitAncestor(t, k, "Lua, on by Options.Features", schema.GroupVersionKind{Group: eep.Group, Version: "v1alpha1", Kind: eep.Kind}, "eg", "lua",
+		"Gateway/g1 True/Accepted", "Accepted")
+	waitAncestor(t, k, "EnvoyPatchPolicy, on in the ConfigMap", schema.GroupVersionKind{Group: epp.Group, Version: "v1alpha1", Kind: epp.Kind}, "eg", "patch",
+		"Gateway/g1 True/Accepted", "Accepted")
+	if f := r.c.features["EnvoyGateway.extensionApis.enableEnvoyPatchPolicy"]; !f.On || f.From != "ConfigMap envoy-gateway-system/envoy-gateway-config" {
+		t.Errorf("EnvoyPatchPolicy's feature: %+v", f)
+	}
+	if f := r.c.features["EnvoyGateway.extensionApis.enableBackend"]; f.On || f.From != "ConfigMap envoy-gateway-system/envoy-gateway-config" {
+		t.Errorf("Backend's feature, off in the ConfigMap: %+v", f)
+	}
 	r.waitIdle(t, 0)
 }

@@ -206,13 +206,26 @@ func (c *computation) brokenFields(p *policy.Policy, at topology.Ref) []string {
 	for _, pr := range p.CheckObjectRefsWhere(keys, c.opts.Unread, granted, judge) {
 		fields = append(fields, pr.Ref.Field)
 	}
-	if len(p.Kind.ValueRanges) > 0 {
-		// A value out of range fails the policy wherever it lies.
-		for _, b := range p.OutOfRange() {
-			fields = append(fields, b.Field)
-		}
+	// A value out of range, or a field whose feature is off, fails the
+	// policy wherever it lies.
+	for _, b := range c.refusedValues(p) {
+		fields = append(fields, b.Field)
 	}
 	return fields
+}
+
+// refusedValues are the fields of p its implementation refuses whatever
+// the target: values out of its kind's ranges, then fields that need a
+// feature its configuration has off.
+func (c *computation) refusedValues(p *policy.Policy) []policy.FieldProblem {
+	var out []policy.FieldProblem
+	if len(p.Kind.ValueRanges) > 0 {
+		out = p.OutOfRange()
+	}
+	if len(p.Kind.FeatureGates) > 0 {
+		out = append(out, p.GatedOff(c.features)...)
+	}
+	return out
 }
 
 // unresolvedObjectRefsWhere checks the object references of p whose path
@@ -241,7 +254,8 @@ func (c *computation) unresolvedObjectRefsWhere(p *policy.Policy, judge func(*po
 // untranslatable checks what p's implementation checks when it
 // translates p, which makes p Invalid in place: the references its kind
 // judges (backendRefs under unresolvedBackendRefs: invalid, then
-// objectRefs), then the values its kind bounds (valueRanges). It returns
+// objectRefs), then the values its kind bounds (valueRanges) and the
+// fields whose feature its configuration has off (featureGates). It returns
 // the field of the first that fails, the message for the policy's
 // ancestors and the problem to report; all empty when none fails.
 func (c *computation) untranslatable(p *policy.Policy) (field, msg, problem string) {
@@ -251,24 +265,46 @@ func (c *computation) untranslatable(p *policy.Policy) (field, msg, problem stri
 	if msg == "" && len(p.ObjectRefs) > 0 {
 		field, msg, problem = c.unresolvedObjectRefs(p)
 	}
-	if len(p.Kind.ValueRanges) == 0 {
+	var ranges, gated []policy.FieldProblem
+	if len(p.Kind.ValueRanges) > 0 {
+		ranges = p.OutOfRange()
+	}
+	if len(p.Kind.FeatureGates) > 0 {
+		gated = p.GatedOff(c.features)
+	}
+	if len(ranges)+len(gated) == 0 {
 		return field, msg, problem
 	}
-	bad := p.OutOfRange()
-	if len(bad) == 0 {
-		return field, msg, problem
+	var groups []string
+	for _, g := range []struct {
+		head string
+		bad  []policy.FieldProblem
+	}{{"values its implementation refuses: ", ranges}, {"fields its implementation's configuration turns off: ", gated}} {
+		if len(g.bad) > 0 {
+			groups = append(groups, g.head+fieldProblems(g.bad))
+		}
 	}
+	refused := strings.Join(groups, "; ")
+	if msg != "" {
+		return field, msg + "; " + refused, problem
+	}
+	bad := append(ranges, gated...)
+	if len(ranges) > 0 {
+		problem = "value refused by its implementation: " + bad[0].Message
+	} else {
+		problem = "field turned off by its implementation's configuration: " + bad[0].Message
+	}
+	if len(bad) > 1 {
+		problem += "; nor " + fieldProblems(bad[1:])
+	}
+	return bad[0].Field, refused, problem
+}
+
+// fieldProblems renders field problems as "<field>: <message>; ...".
+func fieldProblems(bad []policy.FieldProblem) string {
 	parts := make([]string, len(bad))
 	for i, b := range bad {
 		parts[i] = b.Field + ": " + b.Message
 	}
-	ranges := "values its implementation refuses: " + strings.Join(parts, "; ")
-	if msg != "" {
-		return field, msg + "; " + ranges, problem
-	}
-	problem = "value refused by its implementation: " + bad[0].Message
-	if len(bad) > 1 {
-		problem += "; nor " + strings.Join(parts[1:], "; ")
-	}
-	return bad[0].Field, ranges, problem
+	return strings.Join(parts, "; ")
 }

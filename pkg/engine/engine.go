@@ -152,9 +152,12 @@ type computation struct {
 	// schemaProblems say why a kind's schema could not be compiled; the
 	// result reports each while a policy of the kind is there.
 	schemaProblems map[topology.GroupKind]*diag.Problem
-	status         map[*pstate]*PolicyStatus
-	sortedKinds    []*policy.Kind
-	dead           int // attachments of removed policies, still in atts
+	// features are the switches of the implementations' configurations
+	// (Options.Features over those among the objects).
+	features    policy.Features
+	status      map[*pstate]*PolicyStatus
+	sortedKinds []*policy.Kind
+	dead        int // attachments of removed policies, still in atts
 	// undo is set during a WhatIf (see undoLog).
 	undo *undoLog
 }
@@ -315,6 +318,9 @@ func (c *computation) classify(objs []Object) (topo []*unstructured.Unstructured
 	}
 	c.collectHolderKinds()
 	for _, o := range rest {
+		if profiles.IsConfiguration(o.Object) {
+			c.readConfiguration(o)
+		}
 		gk := topology.GroupKind{Group: o.Object.GroupVersionKind().Group, Kind: o.Object.GetKind()}
 		if _, isPolicy := c.kinds[gk]; isPolicy {
 			pols = append(pols, o)
@@ -329,7 +335,34 @@ func (c *computation) classify(objs []Object) (topo []*unstructured.Unstructured
 			c.serviceImports = append(c.serviceImports, o.Object)
 		}
 	}
+	for name, f := range c.opts.Features {
+		if c.features == nil {
+			c.features = policy.Features{}
+		}
+		c.features[name] = f
+	}
 	return topo, pols
+}
+
+// readConfiguration reads the features an implementation's configuration
+// sets. Of several configurations (several installations), a feature is
+// on when one turns it on: attache does not tell which GatewayClasses
+// each serves.
+func (c *computation) readConfiguration(o Object) {
+	features, _, field, err := profiles.Configuration(o.Object)
+	if err != nil {
+		c.problems = append(c.problems, diag.Problem{Object: refOf(o.Object), Source: o.Source, Field: field, Message: err.Error()})
+	}
+	from := fmt.Sprintf("ConfigMap %s/%s", o.Object.GetNamespace(), o.Object.GetName())
+	for name, on := range features {
+		if c.features == nil {
+			c.features = policy.Features{}
+		}
+		if prev, seen := c.features[name]; seen && (prev.On || !on) {
+			continue
+		}
+		c.features[name] = policy.Feature{On: on, From: from}
+	}
 }
 
 // profile returns the built-in profile of a policy kind, unless profiles
@@ -636,6 +669,12 @@ func (c *computation) attachChecked(ps *pstate, id topology.NodeID, t policy.Tar
 	// records it as the route's policy before translating it, and fails
 	// the route closed (a 500 direct response) when translation fails.
 	// The input problem is said once, not per target.
+	if _, msg := ps.p.Kind.DisabledBy(c.features); msg != "" {
+		// Its implementation ignores the kind: no attachment, so nothing
+		// applies and nothing below loses to it.
+		ps.ancestors = append(ps.ancestors, ancestorState{ref: c.graph.Node(id).Ref, reason: ReasonDisabled, msg: msg})
+		return
+	}
 	broken := false
 	if field, _, problem := c.untranslatable(ps.p); problem != "" {
 		broken = true

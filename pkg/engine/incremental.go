@@ -11,6 +11,7 @@ import (
 
 	"github.com/attache-dev/attache/pkg/gatewayapi"
 	"github.com/attache-dev/attache/pkg/policy"
+	"github.com/attache-dev/attache/pkg/profiles"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -337,6 +338,9 @@ func (in *Incremental) diff(objs []Object) (changes []policyChange, regen []rege
 			if had && sameObject(prevObj, u) {
 				continue
 			}
+			if profiles.IsConfiguration(u) || (had && profiles.IsConfiguration(prevObj)) {
+				return nil, nil, fmt.Sprintf("%s changed: it holds an implementation's configuration", ref)
+			}
 			if c.holderKinds[ref.GroupKind()] {
 				c.holders[holderRef(u)] = dataKeys(u)
 				in.holdersChanged = append(in.holdersChanged, holderRef(u))
@@ -379,6 +383,9 @@ func (in *Incremental) diff(objs []Object) (changes []policyChange, regen []rege
 			_, isPolicy := c.kinds[ref.GroupKind()]
 			if isPolicy && (ref.Namespace != "" || c.clusterKinds[ref.GroupKind()]) {
 				continue // it was a duplicate
+			}
+			if profiles.IsConfiguration(s.obj.Object) {
+				return nil, nil, fmt.Sprintf("%s was removed: it held an implementation's configuration", ref)
 			}
 			if c.holderKinds[ref.GroupKind()] {
 				hr := holderRef(s.obj.Object)

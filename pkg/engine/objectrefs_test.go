@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -80,7 +81,10 @@ func TestObjectRefs(t *testing.T) {
 	sp := crd("gateway.envoyproxy.io", "SecurityPolicy", "securitypolicies")
 	eep := crd("gateway.envoyproxy.io", "EnvoyExtensionPolicy", "envoyextensionpolicies")
 	btp := crd("gateway.envoyproxy.io", "BackendTrafficPolicy", "backendtrafficpolicies")
-	res := compute(t, engine.Options{}, sp, eep, btp, refsTopo(),
+	// Lua on, as Envoy Gateway's configuration must turn it on (its
+	// refusal is TestFeatureGates').
+	lua := policy.Features{"EnvoyGateway.extensionApis.enableLua": {On: true}}
+	res := compute(t, engine.Options{Features: lua}, sp, eep, btp, refsTopo(),
 		oidcPolicy("ok", "r1", `{name: oidc}`),
 		oidcPolicy("missing", "r2", `{name: absent}`),
 		oidcPolicy("nokey", "r3", `{name: sec}`),

@@ -57,6 +57,11 @@ type Options struct {
 	// not check (the controller) do not link the API server's validation
 	// code.
 	Schemas func(crd *unstructured.Unstructured) (SchemaValidator, error)
+	// Features set the switches of implementations' configurations that
+	// kinds' feature gates name ("EnvoyGateway.extensionApis.enableLua"),
+	// over what the configurations among the objects say
+	// (profiles.Configuration); a feature neither sets is off.
+	Features policy.Features
 }
 
 // SchemaValidator checks objects of one CRD's kind against its schema
@@ -99,6 +104,10 @@ const (
 	ReasonConflicted     = "Conflicted"
 	ReasonInvalid        = "Invalid"
 	ReasonTargetNotFound = "TargetNotFound"
+	// ReasonDisabled (Envoy Gateway's reason): the policy's kind is off in
+	// its implementation's configuration (a feature gate of the whole
+	// kind), so it applies nowhere.
+	ReasonDisabled = "Disabled"
 	// ReasonTargetConflict: the policy cannot be applied to a target it
 	// shares with objects it does not target (kinds that reject route
 	// overlaps; NGINX Gateway Fabric's reason).

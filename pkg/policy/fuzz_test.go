@@ -285,6 +285,39 @@ func FuzzValueRanges(f *testing.F) {
 	})
 }
 
+// FuzzFeatureGates: any annotation value reads as gates that write back
+// as themselves, or as an error; gates read any spec without a panic and
+// with problems naming fields below spec.
+func FuzzFeatureGates(f *testing.F) {
+	for _, s := range [][2]string{
+		{"EnvoyGateway.extensionApis.enableLua=lua", `{"lua": [{"inline": "x"}]}`},
+		{"a=*; b=x[].y,z", `{"x": [{"y": 1}, 2, null], "z": {}}`},
+		{"none", `{}`},
+		{"spec.a=spec.spec", `{"spec": 1}`},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, v, spec string) {
+		gs := entriesRoundTrip(t, v, ParseFeatureGates, FeatureGatesString)
+		if len(gs) == 0 {
+			return
+		}
+		var m map[string]any
+		if utiljson.Unmarshal([]byte(spec), &m) != nil {
+			return
+		}
+		k, err := NewKind(Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindHTTPRoute}, FeatureGates: gs})
+		if err != nil {
+			t.Fatalf("gates %q read but refused by NewKind: %v", FeatureGatesString(gs), err)
+		}
+		for _, pr := range (&Policy{Kind: k, Spec: m}).GatedOff(nil) {
+			if !strings.HasPrefix(pr.Field, "spec.") || !strings.Contains(pr.Message, "needs ") {
+				t.Errorf("problem %+v", pr)
+			}
+		}
+	})
+}
+
 // entriesRoundTrip reads v as an annotation of ";"-separated entries with
 // parse and, when it is accepted, checks that render writes the entries
 // back to a value read as the same entries. It returns the entries (none

@@ -193,6 +193,12 @@ type Kind struct {
 	// value outside is Invalid in place, as one whose references do not
 	// resolve (Envoy Gateway's buffer limits, HTTP/2 window sizes).
 	ValueRanges []ValueRange
+	// FeatureGates are the switches of the implementation's
+	// configuration the kind, or fields of its policies, need: a policy of
+	// a kind whose feature is off is Disabled at each target and applies
+	// nowhere; one setting a field whose feature is off is Invalid in
+	// place (Envoy Gateway's EnvoyPatchPolicy and Lua).
+	FeatureGates []FeatureGate
 	// Implementation names the project whose profile gave settings, if any.
 	Implementation string
 	// Schema is the CRD's openAPIV3Schema of spec, when known; schema-aware
@@ -267,6 +273,7 @@ type Spec struct {
 	FailureStatus                  int
 	FailOpen                       []FailOpenPath
 	ValueRanges                    []ValueRange
+	FeatureGates                   []FeatureGate
 }
 
 // NewKind builds and validates a kind from a Go descriptor, applying defaults.
@@ -340,6 +347,12 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingFailureStatus, s.FailureStatus != 0, func() { k.FailureStatus = s.FailureStatus })
 	set(SettingFailOpen, len(s.FailOpen) > 0, func() { k.FailOpen = slices.Clone(s.FailOpen) })
 	set(SettingValueRanges, len(s.ValueRanges) > 0, func() { k.ValueRanges = slices.Clone(s.ValueRanges) })
+	set(SettingFeatureGates, len(s.FeatureGates) > 0, func() {
+		k.FeatureGates = make([]FeatureGate, len(s.FeatureGates))
+		for i, g := range s.FeatureGates {
+			k.FeatureGates[i] = FeatureGate{Feature: g.Feature, Paths: slices.Clone(g.Paths)}
+		}
+	})
 	if s.Custom != nil && k.Custom == nil {
 		k.Custom = s.Custom
 	}
@@ -491,6 +504,11 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingValueRanges, "%v", err)
 		}
 	}
+	for _, g := range k.FeatureGates {
+		if err := g.validate(); err != nil {
+			return settingErrorf(SettingFeatureGates, "%v", err)
+		}
+	}
 	if k.FailureStatus != 0 && (k.FailureStatus < 100 || k.FailureStatus > 599) {
 		return settingErrorf(SettingFailureStatus, "%d is not an HTTP status (100 to 599)", k.FailureStatus)
 	}
@@ -584,6 +602,7 @@ var annotationOf = map[string]string{
 	SettingFailureStatus:         AnnotationFailureStatus,
 	SettingFailOpen:              AnnotationFailOpen,
 	SettingValueRanges:           AnnotationValueRanges,
+	SettingFeatureGates:          AnnotationFeatureGates,
 }
 
 // allSettings lists every setting, in the order they are shown.
@@ -594,7 +613,7 @@ var allSettings = []string{
 	SettingUntargetedScope, SettingSharedPortListeners, SettingOverriddenBy, SettingWeightAnnotation,
 	SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields,
 	SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingObjectRefs,
-	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingValueRanges,
+	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingValueRanges, SettingFeatureGates,
 }
 
 // Settings lists the names of every setting of a kind, the keys of
@@ -744,6 +763,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationFailureStatus, SettingFailureStatus, func(v string) (err error) { k.FailureStatus, err = parseFailureStatus(v); return }},
 		{AnnotationFailOpen, SettingFailOpen, func(v string) (err error) { k.FailOpen, err = ParseFailOpen(v); return }},
 		{AnnotationValueRanges, SettingValueRanges, func(v string) (err error) { k.ValueRanges, err = ParseValueRanges(v); return }},
+		{AnnotationFeatureGates, SettingFeatureGates, func(v string) (err error) { k.FeatureGates, err = ParseFeatureGates(v); return }},
 		{AnnotationUnsupportedFields, SettingUnsupportedFields, func(v string) (err error) {
 			k.UnsupportedFields, err = ParseUnsupportedFields(v)
 			return

@@ -210,6 +210,11 @@ const (
 	// translates a policy: "<path>=<min>..<max>", or "none":
 	// "connection.bufferLimit=0..4294967295".
 	AnnotationValueRanges = "attache.dev/value-ranges"
+	// AnnotationFeatureGates lists (separated by ";") the switches of the
+	// implementation's configuration that the kind or fields of its
+	// policies need: "<feature>=<path>,<path>..." or "<feature>=*" (the
+	// whole kind), or "none": "EnvoyGateway.extensionApis.enableLua=lua".
+	AnnotationFeatureGates = "attache.dev/feature-gates"
 )
 
 // Setting names, the keys of Kind.Origins.
@@ -246,6 +251,7 @@ const (
 	SettingFailureStatus         = "failureStatus"
 	SettingFailOpen              = "failOpen"
 	SettingValueRanges           = "valueRanges"
+	SettingFeatureGates          = "featureGates"
 )
 
 // parseConflictScope reads "policy" (true) or "target" (false).

@@ -85,15 +85,9 @@ func (k *Kind) UnsupportedAt(gk topology.GroupKind) *UnsupportedFields {
 // their list positions ("spec.authorization.rules[0].cel"), in path order.
 // A field set to null or to an empty list is not set (an empty object is).
 func (u *UnsupportedFields) Set(spec map[string]any) []string {
-	var out []string
-	for _, p := range u.Paths {
-		names, lists := BackendRefPath(p).segments()
-		walkPath(spec, "spec", names, lists, func(v any, field string) {
-			if l, isList := v.([]any); v == nil || (isList && len(l) == 0) {
-				return
-			}
-			out = append(out, field)
-		})
+	paths := make([]BackendRefPath, len(u.Paths))
+	for i, p := range u.Paths {
+		paths[i] = BackendRefPath(p)
 	}
-	return out
+	return setFields(spec, paths)
 }

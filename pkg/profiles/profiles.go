@@ -177,17 +177,24 @@ var builtin = func() []policy.Profile {
 				"authorization.rules[].principal.headers,authorization.rules[].principal.clientIPGeoLocations"),
 			// An external authorizer failing open is skipped, not a 500.
 			"extAuth=failOpen"),
-		withFailOpen(withObjectRefs(withBackendRefs(egInherited("EnvoyExtensionPolicy", egRoutes), "extProc[].backendRef", "extProc[].backendRefs[]"),
+		// Lua is off unless Envoy Gateway's configuration enables it
+		// (ExtensionAPISettings.LuaDisabled; the translator refuses the
+		// policy: "Skipping Lua EnvoyExtensionPolicy as feature is
+		// disabled").
+		withFeatureGates(withFailOpen(withObjectRefs(withBackendRefs(egInherited("EnvoyExtensionPolicy", egRoutes), "extProc[].backendRef", "extProc[].backendRefs[]"),
 			"lua[].valueRef kinds=ConfigMap keys=lua,+ when=type=ValueRef",
 			"wasm[].code.image.pullSecretRef kinds=Secret keys=.dockerconfigjson",
 			"wasm[].code.image.tls.caCertificateRef kinds=Secret,ConfigMap keys=ca.crt,*",
 			"wasm[].code.http.tls.caCertificateRef kinds=Secret,ConfigMap keys=ca.crt,*"),
 			// Extension processors and Wasm modules failing open are
 			// skipped (Lua has no such flag).
-			"extProc[]=failOpen; wasm[]=failOpen"),
-		entry(EnvoyGateway, "gateway.envoyproxy.io", "EnvoyPatchPolicy", "", policy.Spec{
+			"extProc[]=failOpen; wasm[]=failOpen"), egEnableLua+"=lua"),
+		// EnvoyPatchPolicy is off unless the configuration enables it:
+		// Envoy Gateway does not even watch it then, and its translator
+		// says Disabled.
+		withFeatureGates(entry(EnvoyGateway, "gateway.envoyproxy.io", "EnvoyPatchPolicy", "", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(gatewayClass, gateway), Composition: policy.CompositionAdditive,
-		}),
+		}), egEnableEnvoyPatchPolicy+"=*"),
 		// Istio.
 		istio("security.istio.io", "AuthorizationPolicy", policy.CompositionAdditive, "selector"),
 		istio("security.istio.io", "RequestAuthentication", policy.CompositionAdditive, "selector"),
@@ -302,6 +309,13 @@ const egBufferAndWindows = "connection.bufferLimit=0..4294967295; " +
 // (the annotation's form).
 func withValueRanges(p policy.Profile, v string) policy.Profile {
 	p.Spec.ValueRanges = must(policy.ParseValueRanges(v))
+	return p
+}
+
+// withFeatureGates declares the switches of the implementation's
+// configuration a profile's kind needs (the annotation's form).
+func withFeatureGates(p policy.Profile, v string) policy.Profile {
+	p.Spec.FeatureGates = must(policy.ParseFeatureGates(v))
 	return p
 }
 

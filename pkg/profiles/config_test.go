@@ -1,0 +1,99 @@
+package profiles
+
+import (
+	"maps"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// egConfigMap is a ConfigMap holding doc under Envoy Gateway's key.
+func egConfigMap(doc string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "envoy-gateway-config", "namespace": "envoy-gateway-system"},
+		"data":     map[string]any{egConfigKey: doc},
+	}}
+}
+
+const egHeader = "apiVersion: gateway.envoyproxy.io/v1alpha1\nkind: EnvoyGateway\nprovider:\n  type: Kubernetes\n"
+
+// Envoy Gateway's configuration: every feature is off unless set, Lua as
+// LuaDisabled reads it (enableLua over the deprecated disableLua).
+func TestConfiguration(t *testing.T) {
+	off := map[string]bool{egEnableLua: false, egEnableEnvoyPatchPolicy: false, egEnableBackend: false}
+	with := func(on ...string) map[string]bool {
+		m := maps.Clone(off)
+		for _, f := range on {
+			m[f] = true
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name, doc string
+		want      map[string]bool
+		problem   string
+	}{
+		{"the Helm chart's default", egHeader, off, ""},
+		{"extensionApis null", egHeader + "extensionApis:\n", off, ""},
+		{"all on", egHeader + "extensionApis:\n  enableEnvoyPatchPolicy: true\n  enableBackend: true\n  enableLua: true\n", with(egEnableLua, egEnableEnvoyPatchPolicy, egEnableBackend), ""},
+		{"deprecated disableLua false", egHeader + "extensionApis:\n  disableLua: false\n", with(egEnableLua),
+			"disableLua and enableLua have the same value"},
+		{"disableLua true", egHeader + "extensionApis:\n  disableLua: true\n", off, ""},
+		{"enableLua with disableLua false", egHeader + "extensionApis:\n  enableLua: true\n  disableLua: false\n", with(egEnableLua), ""},
+		{"enableLua wins over disableLua true", egHeader + "extensionApis:\n  enableLua: true\n  disableLua: true\n", with(egEnableLua), "have the same value"},
+		{"not a boolean", egHeader + "extensionApis:\n  enableBackend: \"yes\"\n  enableLua: true\n", with(egEnableLua), "extensionApis.enableBackend is not a boolean"},
+		{"extensionApis a list", egHeader + "extensionApis: [1]\n", off, "extensionApis is not an object"},
+		{"not YAML", "kind: [", nil, "is not YAML"},
+		{"another kind", "apiVersion: v1\nkind: Pod\n", nil, `its kind is "Pod", not EnvoyGateway`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok, field, err := Configuration(egConfigMap(tc.doc))
+			if !ok {
+				t.Fatal("not read as a configuration")
+			}
+			if !maps.Equal(got, tc.want) {
+				t.Errorf("features %v, want %v", got, tc.want)
+			}
+			switch {
+			case tc.problem == "" && err != nil:
+				t.Errorf("problem %q at %s", err, field)
+			case tc.problem != "" && (err == nil || !strings.Contains(err.Error(), tc.problem) || field != "data[envoy-gateway.yaml]"):
+				t.Errorf("problem %v at %q, want one saying %q at data[envoy-gateway.yaml]", err, field, tc.problem)
+			}
+		})
+	}
+	// Not configurations: other ConfigMaps, a copy whose values were
+	// dropped (the controller's cache keeps keys only), other kinds.
+	other := egConfigMap(egHeader)
+	other.Object["data"] = map[string]any{"ca.crt": "x"}
+	stripped := egConfigMap("")
+	secret := egConfigMap(egHeader)
+	secret.SetKind("Secret")
+	for name, u := range map[string]*unstructured.Unstructured{"other": other, "stripped": stripped, "secret": secret, "nil": nil} {
+		if IsConfiguration(u) {
+			t.Errorf("%s: read as a configuration", name)
+		}
+		if f, ok, _, err := Configuration(u); ok || f != nil || err != nil {
+			t.Errorf("%s: %v %v %v", name, f, ok, err)
+		}
+	}
+}
+
+// The profiles' gates name features the configuration reader sets.
+func TestGatesNameReadFeatures(t *testing.T) {
+	read, _, _, _ := Configuration(egConfigMap(egHeader))
+	n := 0
+	for _, p := range All() {
+		for _, g := range p.Spec.FeatureGates {
+			n++
+			if _, ok := read[g.Feature]; !ok {
+				t.Errorf("%s: gate %s names a feature the configuration reader does not set", p.Spec.GroupKind, g.Feature)
+			}
+		}
+	}
+	if n < 2 {
+		t.Errorf("%d gates, want Envoy Gateway's EnvoyPatchPolicy and Lua", n)
+	}
+}
