@@ -331,15 +331,18 @@ func TestEnvoyGatewayConfiguration(t *testing.T) {
 		"data": map[string]any{"envoy-gateway.yaml": "apiVersion: gateway.envoyproxy.io/v1alpha1\nkind: EnvoyGateway\n" +
 			"extensionApis: {enableEnvoyPatchPolicy: true, enableLua: false}\n"},
 	}})
+	// The API server is shared: leave no configuration to later tests.
+	defer k.delete(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, "envoy-gateway-system", "envoy-gateway-config")
 	eep := topology.GroupKind{Group: "gateway.envoyproxy.io", Kind: "EnvoyExtensionPolicy"}
 	epp := topology.GroupKind{Group: "gateway.envoyproxy.io", Kind: "EnvoyPatchPolicy"}
 	r := startController(t, Options{OwnedKinds: []topology.GroupKind{eep, epp},
 		Features: policy.Features{"EnvoyGateway.extensionApis.enableLua": {On: true, From: "--feature"}}}, nil)
-	k.namespace("eg")
-	k.apply("eg", decodeAll(t, egObjects+"\n---\n"+egFeaturePolicies)...)
-	waitAncestor(t, k, "Lua, on by Options.Features", schema.GroupVersionKind{Group: eep.Group, Version: "v1alpha1", Kind: eep.Kind}, "eg", "lua",
+	const ns = "egconfig"
+	k.namespace(ns)
+	k.apply(ns, decodeAll(t, egObjects+"\n---\n"+egFeaturePolicies)...)
+	waitAncestor(t, k, "Lua, on by Options.Features", schema.GroupVersionKind{Group: eep.Group, Version: "v1alpha1", Kind: eep.Kind}, ns, "lua",
 		"Gateway/g1 True/Accepted", "Accepted")
-	waitAncestor(t, k, "EnvoyPatchPolicy, on in the ConfigMap", schema.GroupVersionKind{Group: epp.Group, Version: "v1alpha1", Kind: epp.Kind}, "eg", "patch",
+	waitAncestor(t, k, "EnvoyPatchPolicy, on in the ConfigMap", schema.GroupVersionKind{Group: epp.Group, Version: "v1alpha1", Kind: epp.Kind}, ns, "patch",
 		"Gateway/g1 True/Accepted", "Accepted")
 	if f := r.c.features["EnvoyGateway.extensionApis.enableEnvoyPatchPolicy"]; !f.On || f.From != "ConfigMap envoy-gateway-system/envoy-gateway-config" {
 		t.Errorf("EnvoyPatchPolicy's feature: %+v", f)
