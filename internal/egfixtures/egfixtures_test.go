@@ -475,12 +475,6 @@ var statusContradicts = map[string]string{
 	"securitypolicy-with-merge-tcp-invalid SecurityPolicy envoy-gateway/policy-for-gateway @ Gateway envoy-gateway/gateway-1#tcp: Accepted=True Programmed:overridden -> Accepted=True Programmed:Programmed": "validation fails before the route is claimed",
 }
 
-// TestEnvoyGatewayFixtures runs the engine on every translator fixture
-// holding Envoy Gateway policies and compares the policies' status with
-// Envoy Gateway's golden output. The full table (fixture, policy, ancestor,
-// Envoy Gateway says, attache says, cause, Envoy Gateway's message) goes to
-// $ATTACHE_EG_REPORT when set, else to a file under the test's temporary
-// directory; -v prints it.
 // harnessSettings are the fixtures Envoy Gateway's translator test
 // (TestTranslate, internal/gatewayapi/translator_test.go) runs with other
 // settings than its defaults, and the feature settings it gives them: for
@@ -522,6 +516,12 @@ func harnessFeatures(name string) policy.Features {
 	}
 }
 
+// TestEnvoyGatewayFixtures runs the engine on every translator fixture
+// holding Envoy Gateway policies and compares the policies' status with
+// Envoy Gateway's golden output. The full table (fixture, policy, ancestor,
+// Envoy Gateway says, attache says, cause, Envoy Gateway's message) goes to
+// $ATTACHE_EG_REPORT when set, else to a file under the test's temporary
+// directory; -v prints it.
 func TestEnvoyGatewayFixtures(t *testing.T) {
 	dir := modfixtures.Dir(t, modfixtures.EnvoyGateway)
 	base := crds(t, dir)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -173,7 +175,26 @@ func (o *commonOptions) load(ctx context.Context, streams genericiooptions.IOStr
 		l.Objects, l.Unread, l.unreadObjects, l.notes = snap.Objects, snap.Unread, snap.UnreadFunc(), snap.Notes
 	}
 	l.Result = engine.Compute(l.Objects, l.engineOptions(o))
+	l.notes = append(l.notes, unusedFeatures(o.featureSet, l.Result.Kinds)...)
 	return l, nil
+}
+
+// unusedFeatures warns about --feature names that no feature gate of the
+// policy kinds read names (a typo changes nothing, silently otherwise).
+func unusedFeatures(set policy.Features, kinds []*policy.Kind) []string {
+	named := map[string]bool{}
+	for _, k := range kinds {
+		for _, g := range k.FeatureGates {
+			named[g.Feature] = true
+		}
+	}
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(set)) {
+		if !named[name] {
+			out = append(out, fmt.Sprintf("--feature %s: no policy kind's feature gate names it, so it changes nothing (attache get policykinds -o wide lists the gates)", name))
+		}
+	}
+	return out
 }
 
 // engineOptions are the engine options of the flags, with the objects the

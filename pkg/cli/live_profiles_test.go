@@ -289,4 +289,9 @@ func TestLiveEnvoyGatewayConfiguration(t *testing.T) {
 	if _, _, err := run(t, "get", "policies", "-A", "-f", file, "--feature", "EnvoyGateway.extensionApis.enableLua=maybe"); err == nil || !strings.Contains(err.Error(), `"maybe" is not true or false`) {
 		t.Errorf("a bad --feature: %v", err)
 	}
+	withCRDs := append(files[3:], "--feature", "EnvoyGateway.extensionApis.enableLUA=true", "--feature", "EnvoyGateway.extensionApis.enableLua=true")
+	_, stderr, err := run(t, append([]string{"get", "policies", "-A"}, withCRDs...)...)
+	if err != nil || !strings.Contains(stderr, "--feature EnvoyGateway.extensionApis.enableLUA: no policy kind's feature gate names it") || strings.Contains(stderr, "enableLua: no policy") {
+		t.Errorf("--feature names, one no gate names: %v, stderr:\n%s", err, stderr)
+	}
 }

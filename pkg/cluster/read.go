@@ -259,6 +259,9 @@ func Read(ctx context.Context, cfg *rest.Config, opts Options) (*Snapshot, error
 // kinds' feature gates name from them (profiles.Configuration). Few and
 // small, they are listed by name, not among all ConfigMaps.
 func (r *reader) readConfigurations(ctx context.Context, snap *Snapshot) error {
+	if !r.someKindGated(snap) {
+		return nil // no kind reads a configuration: none is listed
+	}
 	cms := r.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"})
 	for _, name := range profiles.ConfigMapNames {
 		items, err := r.list(ctx, cms, "", metav1.ListOptions{FieldSelector: "metadata.name=" + name})
@@ -281,6 +284,25 @@ func (r *reader) readConfigurations(ctx context.Context, snap *Snapshot) error {
 		}
 	}
 	return nil
+}
+
+// someKindGated reports whether a policy kind among the snapshot's CRDs
+// has feature gates (so reads its implementation's configuration).
+func (r *reader) someKindGated(snap *Snapshot) bool {
+	for _, o := range snap.Objects {
+		u := o.Object
+		if u.GetKind() != "CustomResourceDefinition" {
+			continue
+		}
+		var prof *policy.Profile
+		if !r.opts.DisableProfiles {
+			prof, _ = profiles.Lookup(topology.GroupKind{Group: nestedString(u, "spec", "group"), Kind: nestedString(u, "spec", "names", "kind")})
+		}
+		if k, prob := policy.KindFromCRDWithProfile(u, nil, prof); prob == nil && k != nil && len(k.FeatureGates) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // readHolders gets the ConfigMaps and Secrets that the snapshot's policies

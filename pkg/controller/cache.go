@@ -6,6 +6,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/attache-dev/attache/pkg/profiles"
 )
 
 // CacheOptions returns o completed for the controller: managedFields and
@@ -44,6 +46,11 @@ func TransformHolder(in any) (any, error) {
 	}
 	if _, err := TransformStrip(u); err != nil {
 		return nil, err
+	}
+	if profiles.IsConfiguration(u) {
+		// An implementation's configuration: the engine reads its values
+		// (the features kinds' feature gates name).
+		return u, nil
 	}
 	for _, f := range []string{"data", "binaryData", "stringData"} {
 		m, ok := u.Object[f].(map[string]any)

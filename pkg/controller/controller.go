@@ -15,7 +15,6 @@ import (
 	"github.com/go-logr/logr"
 	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -25,7 +24,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/attache-dev/attache/pkg/engine"
-	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/profiles"
 	"github.com/attache-dev/attache/pkg/topology"
 )
@@ -60,9 +58,6 @@ type Controller struct {
 	recorder recorder.EventRecorder
 	log      logr.Logger
 	goKinds  map[topology.GroupKind]bool
-	// features are the implementations' configurations' features, read
-	// by New (Options.Features over the configurations' own).
-	features policy.Features
 	// unreadHolders are the CA certificate holder kinds wanted but not
 	// readable (RBAC): the engine does not judge references to them.
 	// Under mu.
@@ -171,7 +166,6 @@ func New(mgr manager.Manager, opts Options) (*Controller, error) {
 		limiter:         rate.NewLimiter(rate.Limit(opts.WriteQPS), opts.WriteBurst),
 		compareAll:      true,
 	}
-	c.features = c.readFeatures()
 	c.inc = c.newEngine()
 	// A client of its own, so that the manager's scheme needs no
 	// authorization types.
@@ -198,46 +192,6 @@ func New(mgr manager.Manager, opts Options) (*Controller, error) {
 	return c, nil
 }
 
-// readFeatures reads the implementations' configurations that their
-// installers name profiles.ConfigMapNames, in every namespace, and returns
-// their features with Options.Features over them. A configuration it
-// cannot list or read is logged; its features are then off unless
-// Options.Features sets them.
-func (c *Controller) readFeatures() policy.Features {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out := policy.Features{}
-	for _, name := range profiles.ConfigMapNames {
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMapList"})
-		if err := c.api.List(ctx, list, client.MatchingFields{"metadata.name": name}); err != nil {
-			c.log.Error(err, "cannot list the ConfigMaps of an implementation's configuration: its features are off unless --feature sets them", "name", name)
-			continue
-		}
-		for i := range list.Items {
-			u := &list.Items[i]
-			features, ok, field, err := profiles.Configuration(u)
-			if err != nil {
-				c.log.Error(err, "implementation's configuration", "configMap", u.GetNamespace()+"/"+u.GetName(), "field", field)
-			}
-			if !ok {
-				continue
-			}
-			from := fmt.Sprintf("ConfigMap %s/%s", u.GetNamespace(), u.GetName())
-			for f, on := range features {
-				if prev, seen := out[f]; !seen || (on && !prev.On) {
-					out[f] = policy.Feature{On: on, From: from}
-				}
-			}
-			c.log.Info("read an implementation's configuration", "configMap", from, "features", features)
-		}
-	}
-	for f, v := range c.opts.Features {
-		out[f] = v
-	}
-	return out
-}
-
 // newEngine returns an incremental engine with no state: its first
 // computation is a full one.
 func (c *Controller) newEngine() *engine.Incremental {
@@ -247,7 +201,7 @@ func (c *Controller) newEngine() *engine.Incremental {
 		Kinds:           c.opts.Kinds,
 		Custom:          c.opts.Custom,
 		DisableProfiles: c.opts.DisableProfiles,
-		Features:        c.features,
+		Features:        c.opts.Features,
 		Unread: func(r topology.Ref) bool {
 			c.mu.Lock()
 			defer c.mu.Unlock()
@@ -787,8 +741,8 @@ func (c *Controller) holderHandler() toolscache.ResourceEventHandler {
 			obj = t.Obj
 		}
 		u, ok := obj.(*unstructured.Unstructured)
-		if !ok {
-			return true
+		if !ok || profiles.IsConfiguration(u) {
+			return true // an implementation's configuration counts too
 		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -803,7 +757,7 @@ func (c *Controller) holderHandler() toolscache.ResourceEventHandler {
 		UpdateFunc: func(oldObj, newObj any) {
 			o, ok1 := oldObj.(*unstructured.Unstructured)
 			n, ok2 := newObj.(*unstructured.Unstructured)
-			if named(newObj) && (!ok1 || !ok2 || !reflect.DeepEqual(holderData(o), holderData(n))) {
+			if (named(newObj) || named(oldObj)) && (!ok1 || !ok2 || !reflect.DeepEqual(holderData(o), holderData(n))) {
 				c.enqueue(itemRecompute)
 			}
 		},

@@ -79,9 +79,9 @@ type Options struct {
 	DisableProfiles bool
 	// Features set features of the implementations' configurations that
 	// kinds' feature gates name (the binary's --feature), over those of
-	// the configurations New reads (profiles.ConfigMapNames, in every
-	// namespace; read once, as Envoy Gateway reads its own when it
-	// starts).
+	// the configurations among the watched ConfigMaps (kept whole in the
+	// cache, unlike other ConfigMaps: profiles.IsConfiguration), which the
+	// engine reads as they change, as Envoy Gateway reloads its own.
 	Features policy.Features
 	// Program is the implementer's hook (optional: nil programs nothing and
 	// always succeeds).

@@ -315,24 +315,28 @@ spec:
 `
 
 // TestEnvoyGatewayConfiguration: the controller reads Envoy Gateway's
-// configuration ConfigMap when it starts (here: EnvoyPatchPolicy on, Lua
-// off), with Options.Features (the binary's --feature) over it (Lua on);
-// both policies are then accepted. A third, whose feature is off, is not.
+// configuration ConfigMap (here: EnvoyPatchPolicy on, Lua off), with
+// Options.Features (the binary's --feature) over it (Lua on): both
+// policies are accepted. Edited to turn EnvoyPatchPolicy off, the
+// ConfigMap is read again, as Envoy Gateway reloads its own: the
+// EnvoyPatchPolicy is then Disabled.
 func TestEnvoyGatewayConfiguration(t *testing.T) {
 	dir := modfixtures.Dir(t, modfixtures.EnvoyGateway)
 	k := newKube(t)
 	for _, f := range []string{"envoyextensionpolicies", "envoypatchpolicies"} {
 		k.applyFile(filepath.Join(dir, "charts", "gateway-helm", "charts", "crds", "crds", "generated", "gateway.envoyproxy.io_"+f+".yaml"), "")
 	}
-	k.namespace("envoy-gateway-system")
-	k.apply("envoy-gateway-system", &unstructured.Unstructured{Object: map[string]any{
+	const cfgNS = "envoy-gateway-system"
+	cmGVK := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	k.namespace(cfgNS)
+	k.apply(cfgNS, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": "envoy-gateway-config"},
 		"data": map[string]any{"envoy-gateway.yaml": "apiVersion: gateway.envoyproxy.io/v1alpha1\nkind: EnvoyGateway\n" +
 			"extensionApis: {enableEnvoyPatchPolicy: true, enableLua: false}\n"},
 	}})
 	// The API server is shared: leave no configuration to later tests.
-	defer k.delete(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, "envoy-gateway-system", "envoy-gateway-config")
+	defer k.delete(cmGVK, cfgNS, "envoy-gateway-config")
 	eep := topology.GroupKind{Group: "gateway.envoyproxy.io", Kind: "EnvoyExtensionPolicy"}
 	epp := topology.GroupKind{Group: "gateway.envoyproxy.io", Kind: "EnvoyPatchPolicy"}
 	r := startController(t, Options{OwnedKinds: []topology.GroupKind{eep, epp},
@@ -340,15 +344,12 @@ func TestEnvoyGatewayConfiguration(t *testing.T) {
 	const ns = "egconfig"
 	k.namespace(ns)
 	k.apply(ns, decodeAll(t, egObjects+"\n---\n"+egFeaturePolicies)...)
-	waitAncestor(t, k, "Lua, on by Options.Features", schema.GroupVersionKind{Group: eep.Group, Version: "v1alpha1", Kind: eep.Kind}, ns, "lua",
-		"Gateway/g1 True/Accepted", "Accepted")
-	waitAncestor(t, k, "EnvoyPatchPolicy, on in the ConfigMap", schema.GroupVersionKind{Group: epp.Group, Version: "v1alpha1", Kind: epp.Kind}, ns, "patch",
-		"Gateway/g1 True/Accepted", "Accepted")
-	if f := r.c.features["EnvoyGateway.extensionApis.enableEnvoyPatchPolicy"]; !f.On || f.From != "ConfigMap envoy-gateway-system/envoy-gateway-config" {
-		t.Errorf("EnvoyPatchPolicy's feature: %+v", f)
-	}
-	if f := r.c.features["EnvoyGateway.extensionApis.enableBackend"]; f.On || f.From != "ConfigMap envoy-gateway-system/envoy-gateway-config" {
-		t.Errorf("Backend's feature, off in the ConfigMap: %+v", f)
-	}
+	eepGVK := schema.GroupVersionKind{Group: eep.Group, Version: "v1alpha1", Kind: eep.Kind}
+	eppGVK := schema.GroupVersionKind{Group: epp.Group, Version: "v1alpha1", Kind: epp.Kind}
+	waitAncestor(t, k, "Lua, on by Options.Features", eepGVK, ns, "lua", "Gateway/g1 True/Accepted", "Accepted")
+	waitAncestor(t, k, "EnvoyPatchPolicy, on in the ConfigMap", eppGVK, ns, "patch", "Gateway/g1 True/Accepted", "Accepted")
+	k.patch(cmGVK, cfgNS, "envoy-gateway-config", `{"data":{"envoy-gateway.yaml":"apiVersion: gateway.envoyproxy.io/v1alpha1\nkind: EnvoyGateway\nextensionApis: {enableLua: false}\n"}}`)
+	waitAncestor(t, k, "EnvoyPatchPolicy, off in the edited ConfigMap", eppGVK, ns, "patch", "Gateway/g1 False/Disabled", "Accepted")
+	waitAncestor(t, k, "Lua, still on by Options.Features", eepGVK, ns, "lua", "Gateway/g1 True/Accepted", "Accepted")
 	r.waitIdle(t, 0)
 }

@@ -664,17 +664,14 @@ func (c *computation) resolve(ps *pstate) {
 // not resolve, shared listener ports): a target failing one is Invalid
 // instead.
 func (c *computation) attachChecked(ps *pstate, id topology.NodeID, t policy.TargetRef) {
+	if c.disabledAt(ps, id) {
+		return
+	}
 	// A policy whose references do not resolve is Invalid at each target
 	// (policyStatus says so) but keeps its place there: Envoy Gateway
 	// records it as the route's policy before translating it, and fails
 	// the route closed (a 500 direct response) when translation fails.
 	// The input problem is said once, not per target.
-	if _, msg := ps.p.Kind.DisabledBy(c.features); msg != "" {
-		// Its implementation ignores the kind: no attachment, so nothing
-		// applies and nothing below loses to it.
-		ps.ancestors = append(ps.ancestors, ancestorState{ref: c.graph.Node(id).Ref, reason: ReasonDisabled, msg: msg})
-		return
-	}
 	broken := false
 	if field, _, problem := c.untranslatable(ps.p); problem != "" {
 		broken = true
@@ -768,8 +765,32 @@ func (c *computation) grantAllows(p *policy.Policy, ref topology.Ref) bool {
 	return c.grants.Allows(p.Ref.GroupKind(), p.Ref.Namespace, to)
 }
 
+// disabledAt reports whether the policy's kind is off in its
+// implementation's configuration (a feature gate of the whole kind): its
+// implementation ignores it, so it is not attached (nothing applies,
+// nothing below loses to it) and the target's ancestor says Disabled,
+// once. Every way of attaching (targetRefs, selectors, filters, untargeted
+// scopes) asks first.
+func (c *computation) disabledAt(ps *pstate, id topology.NodeID) bool {
+	if len(ps.p.Kind.FeatureGates) == 0 {
+		return false
+	}
+	_, msg := ps.p.Kind.DisabledBy(c.features)
+	if msg == "" {
+		return false
+	}
+	if !ps.attached[id] {
+		if ps.attached == nil {
+			ps.attached = map[topology.NodeID]bool{}
+		}
+		ps.attached[id] = true
+		ps.ancestors = append(ps.ancestors, ancestorState{ref: c.graph.Node(id).Ref, reason: ReasonDisabled, msg: msg})
+	}
+	return true
+}
+
 func (c *computation) attach(ps *pstate, id topology.NodeID, t policy.TargetRef) *attachment {
-	if ps.attached[id] {
+	if ps.attached[id] || c.disabledAt(ps, id) {
 		return nil // two targetRefs reaching one target attach once
 	}
 	if ps.attached == nil {

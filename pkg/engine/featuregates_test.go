@@ -56,7 +56,7 @@ func TestFeatureGates(t *testing.T) {
 		patchWhy string
 	}{
 		{"no configuration: Envoy Gateway's defaults", "", nil,
-			"False/Invalid", luaOff + "off: no configuration attache read turns it on (give the implementation's configuration with -f, or --feature EnvoyGateway.extensionApis.enableLua=true)",
+			"False/Invalid", luaOff + "off: no configuration attache read turns it on (give attache the implementation's configuration, or set --feature EnvoyGateway.extensionApis.enableLua=true)",
 			"False/Disabled", "EnvoyPatchPolicy is disabled in its implementation's configuration: it needs EnvoyGateway.extensionApis.enableEnvoyPatchPolicy, off: no configuration"},
 		{"the configuration leaves them off", "{enableBackend: true}", nil,
 			"False/Invalid", luaOff + "off in ConfigMap envoy-gateway-system/envoy-gateway-config",
@@ -142,4 +142,18 @@ func TestFeatureGatesIncremental(t *testing.T) {
 			t.Errorf("%s: a problem naming the configuration: %v; problems %v", s.what, broken, full.Problems)
 		}
 	}
+}
+
+// A whole-kind gate holds however a policy would attach: here by a route
+// rule's ExtensionRef filter (an annotation-declared gate).
+func TestFeatureGateFilterAttachment(t *testing.T) {
+	gated := strings.Replace(filterCRD("none"), "    attache.dev/filter-attachment: extension-ref\n",
+		"    attache.dev/filter-attachment: extension-ref\n    attache.dev/feature-gates: Impl.kind=*\n", 1)
+	topo := filterTopo(t, `    - {type: ExtensionRef, extensionRef: {group: policies.example.com, kind: FPolicy, name: byf}}`)
+	byf := pol("policies.example.com/v1", "FPolicy", "byf", 5, `x: filter`)
+	res := compute(t, engine.Options{}, gated, topo, byf)
+	want(t, "off: effective at r1#first", effective(t, res, "FPolicy", rule("r1", "first")), []string(nil))
+	want(t, "off: byf Accepted", status(t, res, "byf", "Accepted"), "False/Disabled")
+	res = compute(t, engine.Options{Features: policy.Features{"Impl.kind": {On: true}}}, gated, topo, byf)
+	want(t, "on: effective at r1#first", effective(t, res, "FPolicy", rule("r1", "first")), []string{`{"x":"filter"}`})
 }

@@ -81,9 +81,9 @@ func (c *computation) attachByFilters(ps *pstate) {
 			}
 			continue
 		}
-		c.attach(ps, id, policy.TargetRef{Group: f.rule.Group, Kind: f.rule.Kind, Namespace: f.rule.Namespace, Name: f.rule.Name, SectionName: f.rule.SectionName, Field: f.field})
-		a := ps.atts[len(ps.atts)-1]
-		a.filter = f.order + 1
+		if a := c.attach(ps, id, policy.TargetRef{Group: f.rule.Group, Kind: f.rule.Kind, Namespace: f.rule.Namespace, Name: f.rule.Name, SectionName: f.rule.SectionName, Field: f.field}); a != nil {
+			a.filter = f.order + 1
+		}
 	}
 	if len(ps.p.Targets) == 0 && len(refs) == 0 {
 		ps.noTarget = append(ps.noTarget, "spec: names no targets, and no route rule's ExtensionRef filter names it")

@@ -361,6 +361,11 @@ func (k *Kind) HolderKinds() []topology.GroupKind {
 			}
 		}
 	}
+	if len(k.FeatureGates) > 0 && !slices.Contains(out, KindConfigMap) {
+		// Implementations keep their configuration, which feature gates
+		// read, in a ConfigMap.
+		out = append(out, KindConfigMap)
+	}
 	return out
 }
 

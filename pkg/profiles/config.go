@@ -56,6 +56,9 @@ func Configuration(u *unstructured.Unstructured) (features map[string]bool, ok b
 	if kind, _ := cfg["kind"].(string); kind != "EnvoyGateway" {
 		return nil, true, field, fmt.Errorf("holds no Envoy Gateway configuration: its kind is %q, not EnvoyGateway", kind)
 	}
+	if av, _ := cfg["apiVersion"].(string); !strings.HasPrefix(av, "gateway.envoyproxy.io/") {
+		return nil, true, field, fmt.Errorf("holds no Envoy Gateway configuration: its apiVersion is %q, not gateway.envoyproxy.io/<version>", av)
+	}
 	features = map[string]bool{egEnableLua: false, egEnableEnvoyPatchPolicy: false, egEnableBackend: false}
 	apis, present := cfg["extensionApis"]
 	if !present || apis == nil {

@@ -47,6 +47,7 @@ func TestConfiguration(t *testing.T) {
 		{"extensionApis a list", egHeader + "extensionApis: [1]\n", off, "extensionApis is not an object"},
 		{"not YAML", "kind: [", nil, "is not YAML"},
 		{"another kind", "apiVersion: v1\nkind: Pod\n", nil, `its kind is "Pod", not EnvoyGateway`},
+		{"another group", "apiVersion: example.com/v1\nkind: EnvoyGateway\n", nil, `its apiVersion is "example.com/v1"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok, field, err := Configuration(egConfigMap(tc.doc))
