@@ -159,6 +159,8 @@ type reader struct {
 	dyn  dynamic.Interface
 	host string
 	opts Options
+	// kinds caches policyKinds, once the CRDs are read.
+	kinds []*policy.Kind
 }
 
 // Read lists, from the cluster that cfg points at, the policy CRDs (those
@@ -259,7 +261,7 @@ func Read(ctx context.Context, cfg *rest.Config, opts Options) (*Snapshot, error
 // kinds' feature gates name from them (profiles.Configuration). Few and
 // small, they are listed by name, not among all ConfigMaps.
 func (r *reader) readConfigurations(ctx context.Context, snap *Snapshot) error {
-	if !r.someKindGated(snap) {
+	if !slices.ContainsFunc(r.policyKinds(snap), func(k *policy.Kind) bool { return len(k.FeatureGates) > 0 }) {
 		return nil // no kind reads a configuration: none is listed
 	}
 	cms := r.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"})
@@ -286,9 +288,14 @@ func (r *reader) readConfigurations(ctx context.Context, snap *Snapshot) error {
 	return nil
 }
 
-// someKindGated reports whether a policy kind among the snapshot's CRDs
-// has feature gates (so reads its implementation's configuration).
-func (r *reader) someKindGated(snap *Snapshot) bool {
+// policyKinds are the policy kinds the snapshot's CRDs define (with the
+// profiles, unless they are off); read once per Read, by the readers that
+// need them.
+func (r *reader) policyKinds(snap *Snapshot) []*policy.Kind {
+	if r.kinds != nil {
+		return r.kinds
+	}
+	r.kinds = []*policy.Kind{}
 	for _, o := range snap.Objects {
 		u := o.Object
 		if u.GetKind() != "CustomResourceDefinition" {
@@ -298,11 +305,11 @@ func (r *reader) someKindGated(snap *Snapshot) bool {
 		if !r.opts.DisableProfiles {
 			prof, _ = profiles.Lookup(topology.GroupKind{Group: nestedString(u, "spec", "group"), Kind: nestedString(u, "spec", "names", "kind")})
 		}
-		if k, prob := policy.KindFromCRDWithProfile(u, nil, prof); prob == nil && k != nil && len(k.FeatureGates) > 0 {
-			return true
+		if k, prob := policy.KindFromCRDWithProfile(u, nil, prof); prob == nil && k != nil {
+			r.kinds = append(r.kinds, k)
 		}
 	}
-	return false
+	return r.kinds
 }
 
 // readHolders gets the ConfigMaps and Secrets that the snapshot's policies
@@ -313,16 +320,8 @@ func (r *reader) someKindGated(snap *Snapshot) bool {
 // getting is recorded in UnreadObjects and Skipped.
 func (r *reader) readHolders(ctx context.Context, snap *Snapshot) error {
 	kinds := map[topology.GroupKind]*policy.Kind{}
-	for _, o := range snap.Objects {
-		u := o.Object
-		if u.GetKind() != "CustomResourceDefinition" {
-			continue
-		}
-		var prof *policy.Profile
-		if !r.opts.DisableProfiles {
-			prof, _ = profiles.Lookup(topology.GroupKind{Group: nestedString(u, "spec", "group"), Kind: nestedString(u, "spec", "names", "kind")})
-		}
-		if k, prob := policy.KindFromCRDWithProfile(u, nil, prof); prob == nil && k != nil && len(k.HolderKinds()) > 0 {
+	for _, k := range r.policyKinds(snap) {
+		if len(k.HolderKinds()) > 0 {
 			kinds[k.GroupKind] = k
 		}
 	}
