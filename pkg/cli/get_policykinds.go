@@ -101,6 +101,9 @@ type policyKindItem struct {
 	// ConflictFields are the fields two policies at one level conflict
 	// on under merge-disjoint; absent: every field.
 	ConflictFields []string `json:"conflictFields,omitempty"`
+	// InheritedFields are the fields of an additive kind that a context
+	// takes from its most specific policy setting them; absent: none.
+	InheritedFields []string `json:"inheritedFields,omitempty"`
 	// CACertificateRefs is where policies name the objects holding the CA
 	// certificates they trust, in the annotation's form
 	// ("validation.caCertificateRefs kinds=ConfigMap keys=ca.crt"); absent:
@@ -275,6 +278,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if len(k.ConflictFields) > 0 {
 		parts = append(parts, origin(policy.SettingConflictFields, "conflict-fields="+strings.Join(k.ConflictFields, ",")))
 	}
+	if len(k.InheritedFields) > 0 {
+		parts = append(parts, origin(policy.SettingInheritedFields, "inherited-fields="+strings.Join(k.InheritedFields, ",")))
+	}
 	if k.CARefs.Enabled() {
 		parts = append(parts, origin(policy.SettingCACertificateRefs, "ca-certificate-refs="+k.CARefs.String()))
 	}
@@ -369,6 +375,7 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 		it.FilterAttachment = "extension-ref"
 	}
 	it.ConflictFields = k.ConflictFields
+	it.InheritedFields = k.InheritedFields
 	it.CACertificateRefs = k.CARefs.String()
 	it.BackendRefs = backendRefPaths(k)
 	if k.InvalidOnUnresolvedBackendRefs {

@@ -388,6 +388,30 @@ spec:
 	}
 }
 
+// NGINX Gateway Fabric's RateLimitPolicy shows its inherited fields in -o
+// wide and -o json, with their origin.
+func TestGetPolicyKindsInheritedFields(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crd.yaml")
+	crd := implementationCRD("gateway.nginx.org", "RateLimitPolicy", "ratelimitpolicies", "v1alpha1")
+	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "inherited-fields=rateLimit.dryRun,rateLimit.logLevel,rateLimit.rejectCode (profile: NGINX Gateway Fabric)") {
+		t.Errorf("-o wide lacks the inheritedFields setting:\n%s", out)
+	}
+	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"inheritedFields": [`) || !strings.Contains(out, `"inheritedFields": "profile: NGINX Gateway Fabric"`) {
+		t.Errorf("-o json lacks the inheritedFields setting or its origin:\n%s", out)
+	}
+}
+
 // The backendRefs setting of Envoy Gateway's SecurityPolicy shows in -o
 // wide and -o json, with its origin.
 func TestGetPolicyKindsBackendRefs(t *testing.T) {

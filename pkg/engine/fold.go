@@ -90,12 +90,23 @@ func (d *kindDP) compute(s stackID) *stackResult {
 		// those a same-level rule rejects at their level (NGINX Gateway
 		// Fabric's RateLimitPolicy: two setting one conflict field).
 		layers := make([]merge.Layer, 0, len(atts))
-		for _, g := range groups {
+		kept := make([][]*attachment, len(groups))
+		for i, g := range groups {
 			if d.kind.RejectsAtOneLevel() {
 				g = d.resolveLevel(g, conflicted)
 			}
+			kept[i] = g
+		}
+		// But for the kind's inherited fields, which the most specific
+		// policy setting one gives the context alone.
+		specs := d.inherit(kept, &levelLosses)
+		for _, g := range kept {
 			for _, a := range g {
-				layers = append(layers, merge.Layer{Spec: a.spec, Strategy: merge.PatchDefaults, Src: a.id})
+				spec := a.spec
+				if s, ok := specs[a]; ok {
+					spec = s
+				}
+				layers = append(layers, merge.Layer{Spec: spec, Strategy: merge.PatchDefaults, Src: a.id})
 			}
 		}
 		sr.result = merge.Fold(layers)

@@ -47,6 +47,34 @@ kind: ClientTrafficPolicy
 metadata: {name: p, namespace: d}
 spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: ListenerSet, name: ls}, {group: gateway.networking.k8s.io, kind: Gateway, name: g, sectionName: a}]}
 `))
+	// NGINX Gateway Fabric's RateLimitPolicy (additive, inherited
+	// fields) at a Gateway and its route, one with a rejectCode of the
+	// wrong shape.
+	f.Add([]byte(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: ratelimitpolicies.gateway.nginx.org}
+spec: {group: gateway.nginx.org, scope: Namespaced, names: {kind: RateLimitPolicy, plural: ratelimitpolicies}, versions: [{name: v1alpha1, served: true, storage: true}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g, namespace: d}
+spec: {gatewayClassName: nginx, listeners: [{name: a, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: d}
+spec: {parentRefs: [{name: g}], rules: [{backendRefs: [{name: s, port: 80}]}]}
+---
+apiVersion: gateway.nginx.org/v1alpha1
+kind: RateLimitPolicy
+metadata: {name: gw, namespace: d, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g}], rateLimit: {dryRun: true, rejectCode: 429, logLevel: info}}
+---
+apiVersion: gateway.nginx.org/v1alpha1
+kind: RateLimitPolicy
+metadata: {name: route, namespace: d, creationTimestamp: "2026-01-02T00:00:00Z"}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}], rateLimit: {dryRun: false, rejectCode: {a: 1}, logLevel: [warn]}}
+`))
 	// Gloo's RouteOptions at one route (oldest-first, shallow) and an empty
 	// Envoy Gateway policy beneath its own route attachment (overridden by
 	// presence).

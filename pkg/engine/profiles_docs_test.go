@@ -500,6 +500,77 @@ rateLimit: {local: {rules: [{key: $binary_remote_addr, rate: 1r/s, zoneSize: 10m
 		`"default/route":{"rateLimit":{"local":{"rules":[{"key":"$binary_remote_addr","rate":"1r/s","zoneSize":"10m"}]}}}}`})
 }
 
+// A route's RateLimitPolicy adds its rules to the Gateway's, but dryRun,
+// logLevel and rejectCode are single NGINX directives: the Gateway's
+// policies write them at its server, a route's at its location, which
+// inherits the server's unless it writes its own; and NGF writes none for
+// false or zero. So a route takes its own rejectCode (NGF's functional
+// test: Gateway 429, route 466, the route answers 466), keeps the
+// Gateway's where it sets none, and its dryRun: false does not undo the
+// Gateway's dryRun: true.
+// Source: NGF e55bfe339 internal/controller/nginx/config/policies/
+// ratelimit/generator.go (rateLimitReqTemplate: "if .DryRun", "if
+// .LogLevel", "if .RejectCode"; tmplServer for Gateway policies,
+// tmplLocation for route policies); tests/suite/rate_limit_policy_test.go
+// and manifests/rate-limit-policy/{gateway,route}-rate-limit*.yaml.
+func TestDocsNGFRateLimitInheritedFields(t *testing.T) {
+	c := labelledCRD("gateway.nginx.org", "RateLimitPolicy", "ratelimitpolicies", "inherited")
+	grRef := `{group: gateway.networking.k8s.io, kind: GRPCRoute, name: gr1}`
+	dGR1 := topology.Ref{Group: topology.GatewayGroup, Kind: "GRPCRoute", Namespace: "default", Name: "gr1"}
+	docs := []string{c, ngfTopo,
+		pol(ngfV1, "RateLimitPolicy", "gw", 0, `targetRefs: [`+gwRef+`]
+rateLimit: {dryRun: true, logLevel: info, rejectCode: 429, local: {rules: [{rate: 15r/m}]}}`),
+		pol(ngfV1, "RateLimitPolicy", "route", 1, `targetRefs: [`+r1Ref+`]
+rateLimit: {logLevel: warn, rejectCode: 466, local: {rules: [{rate: 1r/m}]}}`),
+		pol(ngfV1, "RateLimitPolicy", "grpc", 2, `targetRefs: [`+grRef+`]
+rateLimit: {dryRun: false, local: {rules: [{rate: 5r/s}]}}`)}
+	res := compute(t, engine.Options{}, docs...)
+	for _, n := range []string{"gw", "route", "grpc"} {
+		want(t, n+" Accepted", status(t, res, n, "Accepted"), "True/Accepted")
+	}
+	want(t, "effective r1", effective(t, res, "RateLimitPolicy", dR1), []string{`{` +
+		`"default/gw":{"rateLimit":{"dryRun":true,"local":{"rules":[{"rate":"15r/m"}]}}},` +
+		`"default/route":{"rateLimit":{"local":{"rules":[{"rate":"1r/m"}]},"logLevel":"warn","rejectCode":466}}}`})
+	want(t, "effective gr1", effective(t, res, "RateLimitPolicy", dGR1), []string{`{` +
+		`"default/grpc":{"rateLimit":{"local":{"rules":[{"rate":"5r/s"}]}}},` +
+		`"default/gw":{"rateLimit":{"dryRun":true,"local":{"rules":[{"rate":"15r/m"}]},"logLevel":"info","rejectCode":429}}}`})
+	// Who lost what, to whom.
+	var losses []string
+	for _, e := range res.Effective {
+		if e.Kind.GroupKind.Kind != "RateLimitPolicy" {
+			continue
+		}
+		for _, cx := range e.Contexts {
+			for _, se := range cx.Stack {
+				for _, l := range se.Lost {
+					var by []string
+					for _, w := range l.To {
+						by = append(by, w.Policy.Name)
+					}
+					losses = append(losses, e.Target.Name+": "+se.Policy.Name+" "+l.Path+" to "+strings.Join(by, ",")+" ("+se.Outcome+")")
+				}
+			}
+		}
+	}
+	sort.Strings(losses)
+	want(t, "losses", losses, []string{
+		`gr1: grpc ["default/grpc"].rateLimit.dryRun to gw (partial)`,
+		`r1: gw ["default/gw"].rateLimit.logLevel to route (partial)`,
+		`r1: gw ["default/gw"].rateLimit.rejectCode to route (partial)`,
+	})
+	// Incremental: the same, then the route policy's rejectCode removed
+	// gives r1 the Gateway's back.
+	in := engine.NewIncremental(engine.Options{})
+	in.Compute(decodeDocs(t, docs...))
+	docs[3] = pol(ngfV1, "RateLimitPolicy", "route", 1, `targetRefs: [`+r1Ref+`]
+rateLimit: {logLevel: warn, local: {rules: [{rate: 1r/m}]}}`)
+	got := in.Compute(decodeDocs(t, docs...))
+	want(t, "incremental r1", effective(t, got, "RateLimitPolicy", dR1), []string{`{` +
+		`"default/gw":{"rateLimit":{"dryRun":true,"local":{"rules":[{"rate":"15r/m"}]},"rejectCode":429}},` +
+		`"default/route":{"rateLimit":{"local":{"rules":[{"rate":"1r/m"}]},"logLevel":"warn"}}}`})
+	want(t, "incremental = compute", effective(t, got, "RateLimitPolicy", dGR1), effective(t, engine.Compute(decodeDocs(t, docs...), engine.Options{}), "RateLimitPolicy", dGR1))
+}
+
 // Two RateLimitPolicies on one target conflict when both set dryRun, both
 // logLevel or both rejectCode: the newer is Conflicted, at all its targets
 // (a policy Conflicted at one applies at none), and its rules apply
@@ -534,10 +605,12 @@ rateLimit: {rejectCode: 429, `+rule("1r/s")+`}`))
 		"GRPCRoute.gateway.networking.k8s.io default/gr1=Conflicted",
 		"HTTPRoute.gateway.networking.k8s.io default/r1=Conflicted",
 	})
+	// r1-a's dryRun: false writes no directive, so r1 keeps gw's dry run
+	// (TestDocsNGFRateLimitInheritedFields).
 	want(t, "effective r1", effective(t, res, "RateLimitPolicy", dR1), []string{`{` +
 		`"default/gw":{"rateLimit":{"dryRun":true,"local":{"rules":[{"key":"$binary_remote_addr","rate":"10r/s","zoneSize":"10m"}]}}},` +
 		`"default/gw-log":{"rateLimit":{"local":{"rules":[{"key":"$binary_remote_addr","rate":"9r/s","zoneSize":"10m"}]},"logLevel":"warn"}},` +
-		`"default/r1-a":{"rateLimit":{"dryRun":false,"local":{"rules":[{"key":"$binary_remote_addr","rate":"5r/s","zoneSize":"10m"}]},"rejectCode":503}}}`})
+		`"default/r1-a":{"rateLimit":{"local":{"rules":[{"key":"$binary_remote_addr","rate":"5r/s","zoneSize":"10m"}]},"rejectCode":503}}}`})
 	want(t, "effective gr1", effective(t, res, "RateLimitPolicy", dGR1), []string{`{` +
 		`"default/gw":{"rateLimit":{"dryRun":true,"local":{"rules":[{"key":"$binary_remote_addr","rate":"10r/s","zoneSize":"10m"}]}}},` +
 		`"default/gw-log":{"rateLimit":{"local":{"rules":[{"key":"$binary_remote_addr","rate":"9r/s","zoneSize":"10m"}]},"logLevel":"warn"}}}`})

@@ -156,6 +156,15 @@ type Kind struct {
 	// them conflict (NGINX Gateway Fabric's validators compare only some
 	// fields). Empty: every field conflicts.
 	ConflictFields []string
+	// InheritedFields, for an additive kind, are the dotted spec paths of
+	// which a context has one value rather than one per policy: the most
+	// specific policy giving the field a value other than false, 0 or ""
+	// gives it, and every other policy's value of that field does not
+	// apply there (NGINX Gateway Fabric's RateLimitPolicy: dryRun,
+	// logLevel and rejectCode are NGINX directives a route's location
+	// inherits from its server unless it writes its own, and NGF writes
+	// none for a zero value).
+	InheritedFields []string
 	// CARefs, when enabled, is where the kind's policies name the objects
 	// holding the CA certificates they trust: they get a ResolvedRefs
 	// condition, and are Accepted=False/NoValidCACertificate when none
@@ -264,6 +273,7 @@ type Spec struct {
 	RejectRouteOverlap    bool
 	FilterAttachment      bool
 	ConflictFields        []string
+	InheritedFields       []string
 	CARefs                CARefs
 	BackendRefs           []BackendRefPath
 	// InvalidOnUnresolvedBackendRefs: see Kind.
@@ -327,6 +337,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingRouteOverlap, s.RejectRouteOverlap, func() { k.RejectRouteOverlap = s.RejectRouteOverlap })
 	set(SettingFilterAttachment, s.FilterAttachment, func() { k.FilterAttachment = s.FilterAttachment })
 	set(SettingConflictFields, len(s.ConflictFields) > 0, func() { k.ConflictFields = slices.Clone(s.ConflictFields) })
+	set(SettingInheritedFields, len(s.InheritedFields) > 0, func() { k.InheritedFields = slices.Clone(s.InheritedFields) })
 	set(SettingCACertificateRefs, s.CARefs.Enabled(), func() {
 		k.CARefs = CARefs{Field: s.CARefs.Field, Kinds: slices.Clone(s.CARefs.Kinds), Keys: slices.Clone(s.CARefs.Keys)}
 	})
@@ -467,8 +478,16 @@ func (k *Kind) complete() error {
 		return settingErrorf(SettingConflictFields, "conflict fields narrow the merge-disjoint rule; the same-level rule is %s", k.SameLevel)
 	}
 	for _, p := range k.ConflictFields {
-		if p == "" || strings.HasPrefix(p, ".") || strings.HasSuffix(p, ".") || strings.Contains(p, "..") {
+		if !dottedPath(p) {
 			return settingErrorf(SettingConflictFields, "%q is not a dotted spec path", p)
+		}
+	}
+	if len(k.InheritedFields) > 0 && k.Composition != CompositionAdditive {
+		return settingErrorf(SettingInheritedFields, "inherited fields single out fields of an additive kind, whose policies otherwise all apply; the composition is %s", k.Composition)
+	}
+	for _, p := range k.InheritedFields {
+		if !dottedPath(p) {
+			return settingErrorf(SettingInheritedFields, "%q is not a dotted spec path", p)
 		}
 	}
 	k.CARefs = k.CARefs.withDefaults()
@@ -594,6 +613,7 @@ var annotationOf = map[string]string{
 	SettingRouteOverlap:          AnnotationRouteOverlap,
 	SettingFilterAttachment:      AnnotationFilterAttachment,
 	SettingConflictFields:        AnnotationConflictFields,
+	SettingInheritedFields:       AnnotationInheritedFields,
 	SettingCACertificateRefs:     AnnotationCACertificateRefs,
 	SettingBackendRefs:           AnnotationBackendRefs,
 	SettingUnresolvedBackendRefs: AnnotationUnresolvedBackendRefs,
@@ -611,7 +631,7 @@ var allSettings = []string{
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingUntargetedScope, SettingSharedPortListeners, SettingOverriddenBy, SettingWeightAnnotation,
-	SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields,
+	SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
 	SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingObjectRefs,
 	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingValueRanges, SettingFeatureGates,
 }
@@ -753,6 +773,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 			return
 		}},
 		{AnnotationConflictFields, SettingConflictFields, func(v string) error { k.ConflictFields = splitList(v); return nil }},
+		{AnnotationInheritedFields, SettingInheritedFields, func(v string) error { k.InheritedFields = splitList(v); return nil }},
 		{AnnotationCACertificateRefs, SettingCACertificateRefs, func(v string) (err error) { k.CARefs, err = ParseCARefs(v); return }},
 		{AnnotationBackendRefs, SettingBackendRefs, func(v string) (err error) { k.BackendRefs, err = ParseBackendRefPaths(v); return }},
 		{AnnotationUnresolvedBackendRefs, SettingUnresolvedBackendRefs, func(v string) (err error) {
@@ -873,4 +894,10 @@ func kindsString(gks []topology.GroupKind) string {
 		s[i] = gk.String()
 	}
 	return strings.Join(s, ", ")
+}
+
+// dottedPath reports whether p is a dotted spec path: non-empty segments
+// separated by dots.
+func dottedPath(p string) bool {
+	return p != "" && !strings.HasPrefix(p, ".") && !strings.HasSuffix(p, ".") && !strings.Contains(p, "..")
 }

@@ -341,6 +341,19 @@ func TestKindFromCRDConflictScope(t *testing.T) {
 	wantCRDProblem(t, k, p, annField(AnnotationConflictScope), "needs a same-level rule that rejects policies at one level")
 }
 
+func TestKindFromCRDInheritedFields(t *testing.T) {
+	k := mustKindFromCRD(t, newCRD(policyLabel("Inherited"), map[string]string{
+		AnnotationComposition: "additive", AnnotationInheritedFields: " rateLimit.dryRun, rateLimit.rejectCode ,",
+	}), nil)
+	if !slices.Equal(k.InheritedFields, []string{"rateLimit.dryRun", "rateLimit.rejectCode"}) || k.Origins[SettingInheritedFields] != FromAnnotation {
+		t.Errorf("InheritedFields = %q (origin %q)", k.InheritedFields, k.Origins[SettingInheritedFields])
+	}
+	k = mustKindFromCRD(t, newCRD(policyLabel("Inherited"), map[string]string{AnnotationComposition: "additive"}), nil)
+	if k.InheritedFields != nil || k.Origins[SettingInheritedFields] != FromDefault {
+		t.Errorf("without the annotation: InheritedFields = %q (origin %q)", k.InheritedFields, k.Origins[SettingInheritedFields])
+	}
+}
+
 func TestKindFromCRDDuplicateStrategiesCollapse(t *testing.T) {
 	k := mustKindFromCRD(t, newCRD(policyLabel("Inherited"), map[string]string{
 		AnnotationMergeStrategies: "atomic-overrides,atomic-overrides",
@@ -391,6 +404,8 @@ func TestKindFromCRDInvalidAnnotations(t *testing.T) {
 		{"backend refs empty", "Direct", map[string]string{AnnotationBackendRefs: " , "}, nil, annField(AnnotationBackendRefs), "names no path"},
 		{"object refs kind", "Direct", map[string]string{AnnotationObjectRefs: "a.ref kinds=Pod"}, nil, annField(AnnotationObjectRefs), `kind "Pod"`},
 		{"object refs empty", "Direct", map[string]string{AnnotationObjectRefs: " ; "}, nil, annField(AnnotationObjectRefs), "names no path"},
+		{"inherited fields of a merging kind", "Inherited", map[string]string{AnnotationInheritedFields: "rateLimit.dryRun"}, nil, annField(AnnotationInheritedFields), "inherited fields single out fields of an additive kind"},
+		{"inherited field not a path", "Inherited", map[string]string{AnnotationComposition: "additive", AnnotationInheritedFields: "rateLimit.dryRun, .x"}, nil, annField(AnnotationInheritedFields), `".x" is not a dotted spec path`},
 		{"conflict field not a path", "Inherited", map[string]string{AnnotationSameLevel: "merge-disjoint", AnnotationConflictFields: "a..b"}, nil, annField(AnnotationConflictFields), `"a..b" is not a dotted spec path`},
 		{"filter attachment under the GEP rule", "Inherited", map[string]string{AnnotationEffectiveSectionKinds: "HTTPRoute", AnnotationFilterAttachment: "extension-ref"}, nil, annField(AnnotationFilterAttachment), "needs a same-level rule of oldest-wins, oldest-first or merge-disjoint"},
 		{"filter attachment word", "Inherited", map[string]string{AnnotationFilterAttachment: "yes"}, nil, annField(AnnotationFilterAttachment), `"yes"`},

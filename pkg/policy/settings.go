@@ -169,6 +169,12 @@ const (
 	// merge-disjoint rule; other fields do not conflict (NGINX Gateway
 	// Fabric). Absent: every field.
 	AnnotationConflictFields = "attache.dev/conflict-fields"
+	// AnnotationInheritedFields lists the dotted spec paths (comma
+	// separated) of an additive kind that a context has one value of: the
+	// most specific policy setting one (not false, 0 or "") gives it
+	// (NGINX Gateway Fabric's RateLimitPolicy: "rateLimit.dryRun,
+	// rateLimit.logLevel, rateLimit.rejectCode"). Absent: none.
+	AnnotationInheritedFields = "attache.dev/inherited-fields"
 	// AnnotationCACertificateRefs names the spec field listing the objects
 	// that hold the CA certificates a policy trusts, optionally followed by
 	// kinds=<ConfigMap,Secret> and keys=<ca.crt,...,*> (see CARefs), or
@@ -243,6 +249,7 @@ const (
 	SettingRouteOverlap          = "routeOverlap"
 	SettingFilterAttachment      = "filterAttachment"
 	SettingConflictFields        = "conflictFields"
+	SettingInheritedFields       = "inheritedFields"
 	SettingCACertificateRefs     = "caCertificateRefs"
 	SettingBackendRefs           = "backendRefs"
 	SettingUnresolvedBackendRefs = "unresolvedBackendRefs"

@@ -213,10 +213,16 @@ var builtin = func() []policy.Profile {
 		// RateLimitPolicy: a route's rules apply in addition to the
 		// Gateway's, and several policies on one target all add theirs,
 		// but for two that both set dryRun, logLevel or rejectCode: the
-		// newer is Conflicted, everywhere (ratelimit/validator.go).
+		// newer is Conflicted, everywhere (ratelimit/validator.go). Those
+		// three are single NGINX directives (limit_req_dry_run,
+		// limit_req_log_level, limit_req_status), written for the
+		// Gateway's policies at its server and for a route's at its
+		// location, and only when not false or zero (ratelimit/
+		// generator.go): a route takes its own, else the Gateway's.
 		func() policy.Profile {
 			p := withConflictFields(ngfInherited("RateLimitPolicy"), "rateLimit.dryRun", "rateLimit.logLevel", "rateLimit.rejectCode")
 			p.Spec.Composition = policy.CompositionAdditive
+			p.Spec.InheritedFields = []string{"rateLimit.dryRun", "rateLimit.logLevel", "rateLimit.rejectCode"}
 			return p
 		}(),
 		entry(NGF, "gateway.nginx.org", "ObservabilityPolicy", "direct", policy.Spec{
