@@ -821,11 +821,7 @@ func specWith(p *policy.Policy, spec map[string]any) map[string]any {
 	if p.Kind.Composition != policy.CompositionAdditive {
 		return spec
 	}
-	key := p.Ref.Name
-	if p.Ref.Namespace != "" {
-		key = p.Ref.Namespace + "/" + p.Ref.Name
-	}
-	return map[string]any{key: spec}
+	return map[string]any{additiveKey(p): spec}
 }
 
 func kindList(gks []topology.GroupKind) string {

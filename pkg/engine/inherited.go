@@ -4,17 +4,19 @@ import (
 	"strings"
 
 	"github.com/attache-dev/attache/pkg/merge"
+	"github.com/attache-dev/attache/pkg/policy"
 )
 
 // inherit applies an additive kind's inherited fields to a stack's levels
 // (least specific first, each in its established order): for each field,
 // the most specific attachment giving it a value other than false, 0 or ""
-// keeps it, and every other attachment setting it loses it there, to that
-// one (NGINX writes no directive for a zero value, so a route's
-// dryRun: false does not undo its Gateway's dryRun: true). It returns the
-// specs of the attachments that lost a field, without it, and appends
-// their losses; nil when the kind has no inherited fields or nothing is
-// lost. Specs are built anew: attachments' trees are shared by stacks.
+// keeps it (at one level, the first such), and every other attachment
+// setting it loses it there, to that one (NGINX writes no directive for a
+// zero value, so a route's dryRun: false does not undo its Gateway's
+// dryRun: true). It returns the specs of the attachments that lost a
+// field, without it, and appends their losses; nil when the kind has no
+// inherited fields or nothing is lost. Specs are built anew: attachments'
+// trees are shared by stacks, which prefold computes concurrently.
 func (d *kindDP) inherit(levels [][]*attachment, losses *[]merge.Loss) map[*attachment]*merge.Tree {
 	if len(d.kind.InheritedFields) == 0 {
 		return nil
@@ -26,7 +28,7 @@ func (d *kindDP) inherit(levels [][]*attachment, losses *[]merge.Loss) map[*atta
 		var winner *attachment
 		for i := len(levels) - 1; i >= 0 && winner == nil; i-- {
 			for _, a := range levels[i] {
-				if v, ok := additiveField(a.spec, segs); ok && !zeroValue(v) {
+				if t := additiveField(a, segs); t != nil && !zeroValue(t.Value()) {
 					winner = a
 					break
 				}
@@ -38,18 +40,29 @@ func (d *kindDP) inherit(levels [][]*attachment, losses *[]merge.Loss) map[*atta
 		for _, g := range levels {
 			for _, a := range g {
 				if a == winner || a.pol == winner.pol {
-					continue
+					continue // a policy at two levels has one value
 				}
-				if _, ok := additiveField(a.spec, segs); !ok {
+				t := additiveField(a, segs)
+				if t == nil {
 					continue
 				}
 				if lost[a] == nil {
 					order = append(order, a)
 				}
 				lost[a] = append(lost[a], f)
-				for _, l := range a.spec.Leaves() {
-					if underField(a.spec, l.Path, segs) {
-						*losses = append(*losses, merge.Loss{Loser: a.id, Path: l.Path, Winners: []merge.Src{winner.id}})
+				loss := func(path string) {
+					*losses = append(*losses, merge.Loss{Loser: a.id, Path: path, Winners: []merge.Src{winner.id}})
+				}
+				// A field holding an object loses each of its leaves;
+				// a scalar or an empty object (whose Leaves path is
+				// relative) loses itself.
+				leaves := t.Leaves()
+				if len(leaves) == 0 || (len(leaves) == 1 && leaves[0].Path == "") {
+					loss(t.Path())
+				}
+				for _, l := range leaves {
+					if l.Path != "" {
+						loss(l.Path)
 					}
 				}
 			}
@@ -60,11 +73,15 @@ func (d *kindDP) inherit(levels [][]*attachment, losses *[]merge.Loss) map[*atta
 	}
 	out := make(map[*attachment]*merge.Tree, len(order))
 	for _, a := range order {
-		v := a.spec.Object() // a fresh copy: {"<namespace>/<name>": spec}
-		for key, spec := range v {
-			for _, f := range lost[a] {
-				spec = withoutField(spec, strings.Split(f, "."))
-			}
+		key := additiveKey(a.pol.p)
+		v := a.spec.Object() // a fresh copy: {key: spec}
+		spec := v[key]
+		for _, f := range lost[a] {
+			spec = withoutField(spec, strings.Split(f, "."))
+		}
+		if m, ok := spec.(map[string]any); ok && len(m) == 0 {
+			delete(v, key) // nothing of it applies here
+		} else {
 			v[key] = spec
 		}
 		out[a] = merge.FromValue(v, a.id)
@@ -72,40 +89,25 @@ func (d *kindDP) inherit(levels [][]*attachment, losses *[]merge.Loss) map[*atta
 	return out
 }
 
-// additiveField returns the value at segs in an additive attachment's spec
-// (below its one "<namespace>/<name>" key), and whether it is set.
-func additiveField(spec *merge.Tree, segs []string) (any, bool) {
-	for _, inner := range spec.Object() {
-		v := inner
-		for _, s := range segs {
-			m, ok := v.(map[string]any)
-			if !ok {
-				return nil, false
-			}
-			if v, ok = m[s]; !ok {
-				return nil, false
-			}
+// additiveField returns the subtree at segs of an additive attachment's
+// spec (below its additiveKey), or nil when the field is not set (absent,
+// null, or below a value that is not an object).
+func additiveField(a *attachment, segs []string) *merge.Tree {
+	t := a.spec.Child(additiveKey(a.pol.p))
+	for _, s := range segs {
+		if t = t.Child(s); t == nil {
+			return nil
 		}
-		return v, v != nil
 	}
-	return nil, false
-}
-
-// underField reports whether a leaf path of an additive spec (the spec
-// under its "<namespace>/<name>" key) is the field segs or below it.
-func underField(spec *merge.Tree, path string, segs []string) bool {
-	for key := range spec.Object() {
-		f := merge.JoinPath("", key)
-		for _, s := range segs {
-			f = merge.JoinPath(f, s)
-		}
-		return path == f || strings.HasPrefix(path, f+".") || strings.HasPrefix(path, f+"[")
+	if t.IsNull() {
+		return nil
 	}
-	return false
+	return t
 }
 
 // withoutField returns v with the field at segs removed, copying the
-// objects on the way.
+// objects on the way; an object the removal empties goes too, so that no
+// empty object is left to count as a value the policy sets.
 func withoutField(v any, segs []string) any {
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -121,8 +123,13 @@ func withoutField(v any, segs []string) any {
 	}
 	if len(segs) == 1 {
 		delete(out, segs[0])
+		return out
+	}
+	c = withoutField(c, segs[1:])
+	if cm, ok := c.(map[string]any); ok && len(cm) == 0 {
+		delete(out, segs[0])
 	} else {
-		out[segs[0]] = withoutField(c, segs[1:])
+		out[segs[0]] = c
 	}
 	return out
 }
@@ -149,4 +156,13 @@ func zeroValue(v any) bool {
 		return len(x) == 0
 	}
 	return false
+}
+
+// additiveKey is the key an additive kind's policy's spec sits under in a
+// fold: its "namespace/name" (its name when cluster-scoped).
+func additiveKey(p *policy.Policy) string {
+	if p.Ref.Namespace != "" {
+		return p.Ref.Namespace + "/" + p.Ref.Name
+	}
+	return p.Ref.Name
 }

@@ -568,7 +568,9 @@ rateLimit: {logLevel: warn, local: {rules: [{rate: 1r/m}]}}`)
 	want(t, "incremental r1", effective(t, got, "RateLimitPolicy", dR1), []string{`{` +
 		`"default/gw":{"rateLimit":{"dryRun":true,"local":{"rules":[{"rate":"15r/m"}]},"rejectCode":429}},` +
 		`"default/route":{"rateLimit":{"local":{"rules":[{"rate":"1r/m"}]},"logLevel":"warn"}}}`})
-	want(t, "incremental = compute", effective(t, got, "RateLimitPolicy", dGR1), effective(t, engine.Compute(decodeDocs(t, docs...), engine.Options{}), "RateLimitPolicy", dGR1))
+	full := engine.Compute(decodeDocs(t, docs...), engine.Options{})
+	want(t, "incremental = compute", effective(t, got, "RateLimitPolicy", dR1), effective(t, full, "RateLimitPolicy", dR1))
+	want(t, "incremental Programmed = compute", condition(t, got, "gw", "Programmed"), condition(t, full, "gw", "Programmed"))
 }
 
 // Two RateLimitPolicies on one target conflict when both set dryRun, both

@@ -44,6 +44,22 @@ func fromValue(v any, src Src, path string) *Tree {
 // Src returns the source of the tree's root.
 func (t *Tree) Src() Src { return t.src }
 
+// Child returns the member key of an object tree, or nil when t is nil,
+// not an object, or has no such member. A null member is returned as is
+// (see IsNull).
+func (t *Tree) Child(key string) *Tree {
+	if t == nil || t.obj == nil {
+		return nil
+	}
+	return t.obj[key]
+}
+
+// IsNull reports whether t is an explicit null (a deletion marker).
+func (t *Tree) IsNull() bool { return t != nil && t.null }
+
+// Path returns the tree's field path from the spec root (JoinPath form).
+func (t *Tree) Path() string { return t.path }
+
 // Value returns the JSON value with every null removed from objects, also
 // from objects inside lists (as json-patch does when it inserts a list, though
 // not when a list replaces an object: see TestJSONPatchListQuirk). A nil or
