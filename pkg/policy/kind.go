@@ -114,6 +114,16 @@ type Kind struct {
 	// with plain-HTTP listeners of the same Gateway it does not target is
 	// Invalid there (Envoy Gateway's ClientTrafficPolicy).
 	RejectSharedPort bool
+	// DataPlaneTarget: a policy of the kind targets one data plane, found
+	// by the reference's name whatever kind it gives: a Gateway of the
+	// policy's namespace, or, where Gateways are merged (a GatewayClass
+	// whose Gateways share one data plane), the GatewayClass. A reference
+	// of another kind than the one its name resolves to is Invalid there,
+	// and under merged Gateways a name that is no such GatewayClass is
+	// Invalid at a GatewayClass of that name (Envoy Gateway's
+	// EnvoyPatchPolicy). Target kinds must include Gateway and
+	// GatewayClass.
+	DataPlaneTarget bool
 	// OverriddenByPresence: a policy is overridden wherever a more
 	// specific policy replaces it whole, whatever either sets: a policy
 	// that sets no field is overridden there too, and so is a policy's
@@ -267,6 +277,7 @@ type Spec struct {
 	NoStanzas             bool
 	Untargeted            UntargetedScope
 	RejectSharedPort      bool
+	DataPlaneTarget       bool
 	OverriddenByPresence  bool
 	WeightAnnotation      string
 	ConflictScopePolicy   bool
@@ -331,6 +342,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingStanzas, all || s.NoStanzas, func() { k.NoStanzas = s.NoStanzas })
 	set(SettingUntargetedScope, s.Untargeted.Mode != UntargetedNone, func() { k.Untargeted = s.Untargeted })
 	set(SettingSharedPortListeners, s.RejectSharedPort, func() { k.RejectSharedPort = s.RejectSharedPort })
+	set(SettingDataPlaneTarget, s.DataPlaneTarget, func() { k.DataPlaneTarget = s.DataPlaneTarget })
 	set(SettingOverriddenBy, s.OverriddenByPresence, func() { k.OverriddenByPresence = s.OverriddenByPresence })
 	set(SettingWeightAnnotation, s.WeightAnnotation != "", func() { k.WeightAnnotation = s.WeightAnnotation })
 	set(SettingConflictScope, s.ConflictScopePolicy, func() { k.ConflictScopePolicy = s.ConflictScopePolicy })
@@ -482,6 +494,9 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingConflictFields, "%q is not a dotted spec path", p)
 		}
 	}
+	if k.DataPlaneTarget && (!slices.Contains(k.TargetKinds, topology.KindGateway) || !slices.Contains(k.TargetKinds, topology.KindGatewayClass)) {
+		return settingErrorf(SettingDataPlaneTarget, "a data-plane target is a Gateway or a GatewayClass: the target kinds must include both (they are %s)", kindsString(k.TargetKinds))
+	}
 	if len(k.InheritedFields) > 0 && k.Composition != CompositionAdditive {
 		return settingErrorf(SettingInheritedFields, "inherited fields single out fields of an additive kind, whose policies otherwise all apply; the composition is %s", k.Composition)
 	}
@@ -607,6 +622,7 @@ var annotationOf = map[string]string{
 	SettingStanzas:               AnnotationStanzas,
 	SettingUntargetedScope:       AnnotationUntargetedScope,
 	SettingSharedPortListeners:   AnnotationSharedPortListeners,
+	SettingDataPlaneTarget:       AnnotationDataPlaneTarget,
 	SettingOverriddenBy:          AnnotationOverriddenBy,
 	SettingWeightAnnotation:      AnnotationWeightAnnotation,
 	SettingConflictScope:         AnnotationConflictScope,
@@ -630,7 +646,7 @@ var allSettings = []string{
 	SettingClass, SettingTargetKinds, SettingEffectiveTargetKinds, SettingEffectiveSectionKinds,
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
-	SettingUntargetedScope, SettingSharedPortListeners, SettingOverriddenBy, SettingWeightAnnotation,
+	SettingUntargetedScope, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingWeightAnnotation,
 	SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
 	SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingObjectRefs,
 	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingValueRanges, SettingFeatureGates,
@@ -765,6 +781,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationTargetingFields, SettingTargetingFields, func(v string) error { k.TargetingFields = splitList(v); return nil }},
 		{AnnotationUntargetedScope, SettingUntargetedScope, func(v string) (err error) { k.Untargeted, err = ParseUntargetedScope(v); return }},
 		{AnnotationSharedPortListeners, SettingSharedPortListeners, func(v string) (err error) { k.RejectSharedPort, err = parseSharedPort(v); return }},
+		{AnnotationDataPlaneTarget, SettingDataPlaneTarget, func(v string) (err error) { k.DataPlaneTarget, err = parseBool(v); return }},
 		{AnnotationOverriddenBy, SettingOverriddenBy, func(v string) (err error) { k.OverriddenByPresence, err = parseOverriddenBy(v); return }},
 		{AnnotationWeightAnnotation, SettingWeightAnnotation, func(v string) error { k.WeightAnnotation = strings.TrimSpace(v); return nil }},
 		{AnnotationConflictScope, SettingConflictScope, func(v string) (err error) { k.ConflictScopePolicy, err = parseConflictScope(v); return }},

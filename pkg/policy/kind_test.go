@@ -273,6 +273,23 @@ func TestKindFromCRDAllAnnotations(t *testing.T) {
 	}
 }
 
+// TestKindFromCRDDataPlaneTarget: the annotation makes a kind whose
+// target kinds include Gateway and GatewayClass target data planes; "false"
+// and its absence leave it off.
+func TestKindFromCRDDataPlaneTarget(t *testing.T) {
+	targets := "Gateway.gateway.networking.k8s.io, GatewayClass.gateway.networking.k8s.io"
+	k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationTargetKinds: targets, AnnotationDataPlaneTarget: " true "}), nil)
+	if !k.DataPlaneTarget {
+		t.Error("data-plane-target true: DataPlaneTarget is off")
+	}
+	wantOrigins(t, k, map[string]Origin{"class": FromLabel, "targetKinds": FromAnnotation, "dataPlaneTarget": FromAnnotation})
+	for _, ann := range []map[string]string{{AnnotationTargetKinds: targets, AnnotationDataPlaneTarget: "false"}, {AnnotationTargetKinds: targets}} {
+		if k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), ann), nil); k.DataPlaneTarget {
+			t.Errorf("%v: DataPlaneTarget is on", ann)
+		}
+	}
+}
+
 // TestKindFromCRDWeightAnnotation: the CRD names the annotation holding a
 // policy's weight; Parse reads it, and a value that is not an int32 makes
 // the policy Invalid, naming the annotation.
@@ -411,6 +428,8 @@ func TestKindFromCRDInvalidAnnotations(t *testing.T) {
 		{"filter attachment word", "Inherited", map[string]string{AnnotationFilterAttachment: "yes"}, nil, annField(AnnotationFilterAttachment), `"yes"`},
 		{"filter attachment without rule targets", "Inherited", map[string]string{AnnotationFilterAttachment: "extension-ref"}, nil, annField(AnnotationFilterAttachment), "must then be effective targets"},
 		{"route overlap word", "Inherited", map[string]string{AnnotationRouteOverlap: "deny"}, nil, annField(AnnotationRouteOverlap), `"deny"`},
+		{"data plane target word", "Direct", map[string]string{AnnotationDataPlaneTarget: "yes"}, nil, annField(AnnotationDataPlaneTarget), `"yes" is neither true nor false`},
+		{"data plane target without GatewayClass", "Direct", map[string]string{AnnotationTargetKinds: "Gateway.gateway.networking.k8s.io", AnnotationDataPlaneTarget: "true"}, nil, annField(AnnotationDataPlaneTarget), "the target kinds must include both (they are Gateway.gateway.networking.k8s.io)"},
 		{"weight annotation bad prefix", "Inherited", map[string]string{AnnotationWeightAnnotation: "-bad-/weight"}, nil, annField(AnnotationWeightAnnotation), "is not an annotation name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

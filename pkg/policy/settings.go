@@ -140,6 +140,11 @@ const (
 	// Envoy Gateway rejects a ClientTrafficPolicy that one Envoy listener
 	// would carry to listeners it does not target.
 	AnnotationSharedPortListeners = "attache.dev/shared-port-listeners"
+	// AnnotationDataPlaneTarget ("true"/"false", default false) says
+	// whether a policy of the kind targets one data plane by name: a
+	// Gateway, or a GatewayClass whose Gateways are merged into one data
+	// plane (Envoy Gateway's EnvoyPatchPolicy with mergeGateways).
+	AnnotationDataPlaneTarget = "attache.dev/data-plane-target"
 	// AnnotationOverriddenBy ("fields", the default, or "presence") says
 	// when a policy counts as overridden: where other policies beat the
 	// fields it sets (GEP-713), or wherever a more specific policy replaces
@@ -243,6 +248,7 @@ const (
 	SettingStanzas               = "stanzas"
 	SettingUntargetedScope       = "untargetedScope"
 	SettingSharedPortListeners   = "sharedPortListeners"
+	SettingDataPlaneTarget       = "dataPlaneTarget"
 	SettingOverriddenBy          = "overriddenBy"
 	SettingWeightAnnotation      = "weightAnnotation"
 	SettingConflictScope         = "conflictScope"

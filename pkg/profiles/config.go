@@ -59,16 +59,31 @@ func Configuration(u *unstructured.Unstructured) (features map[string]bool, ok b
 	if av, _ := cfg["apiVersion"].(string); !strings.HasPrefix(av, "gateway.envoyproxy.io/") {
 		return nil, true, field, fmt.Errorf("holds no Envoy Gateway configuration: its apiVersion is %q, not gateway.envoyproxy.io/<version>", av)
 	}
-	features = map[string]bool{egEnableLua: false, egEnableEnvoyPatchPolicy: false, egEnableBackend: false}
+	features = map[string]bool{egEnableLua: false, egEnableEnvoyPatchPolicy: false, egEnableBackend: false, EGMergeGateways: false}
+	var problems []string
+	// The GatewayClasses' default EnvoyProxy spec: its mergeGateways is
+	// the default of those whose EnvoyProxy does not set it.
+	switch ep := cfg["envoyProxy"].(type) {
+	case nil:
+	case map[string]any:
+		switch v := ep["mergeGateways"].(type) {
+		case nil:
+		case bool:
+			features[EGMergeGateways] = v
+		default:
+			problems = append(problems, "envoyProxy.mergeGateways is not a boolean")
+		}
+	default:
+		problems = append(problems, "envoyProxy is not an object")
+	}
 	apis, present := cfg["extensionApis"]
 	if !present || apis == nil {
-		return features, true, "", nil
+		return features, true, fieldIf(problems, field), problemsErr(problems)
 	}
 	m, isMap := apis.(map[string]any)
 	if !isMap {
-		return features, true, field, fmt.Errorf("extensionApis is not an object")
+		return features, true, field, fmt.Errorf("%s", strings.Join(append(problems, "extensionApis is not an object"), "; "))
 	}
-	var problems []string
 	flag := func(name string) (*bool, bool) {
 		v, set := m[name]
 		if !set || v == nil {
@@ -94,8 +109,21 @@ func Configuration(u *unstructured.Unstructured) (features map[string]bool, ok b
 	if disableLua != nil && *disableLua == deref(enableLua) {
 		problems = append(problems, "extensionApis.disableLua and enableLua have the same value: Envoy Gateway refuses this configuration (they are mutually exclusive)")
 	}
-	if len(problems) > 0 {
-		return features, true, field, fmt.Errorf("%s", strings.Join(problems, "; "))
+	return features, true, fieldIf(problems, field), problemsErr(problems)
+}
+
+// fieldIf is field when there are problems, else "".
+func fieldIf(problems []string, field string) string {
+	if len(problems) == 0 {
+		return ""
 	}
-	return features, true, "", nil
+	return field
+}
+
+// problemsErr joins problems into one error; nil for none.
+func problemsErr(problems []string) error {
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s", strings.Join(problems, "; "))
 }

@@ -22,7 +22,7 @@ const egHeader = "apiVersion: gateway.envoyproxy.io/v1alpha1\nkind: EnvoyGateway
 // Envoy Gateway's configuration: every feature is off unless set, Lua as
 // LuaDisabled reads it (enableLua over the deprecated disableLua).
 func TestConfiguration(t *testing.T) {
-	off := map[string]bool{egEnableLua: false, egEnableEnvoyPatchPolicy: false, egEnableBackend: false}
+	off := map[string]bool{egEnableLua: false, egEnableEnvoyPatchPolicy: false, egEnableBackend: false, EGMergeGateways: false}
 	with := func(on ...string) map[string]bool {
 		m := maps.Clone(off)
 		for _, f := range on {
@@ -45,6 +45,12 @@ func TestConfiguration(t *testing.T) {
 		{"enableLua wins over disableLua true", egHeader + "extensionApis:\n  enableLua: true\n  disableLua: true\n", with(egEnableLua), "have the same value"},
 		{"not a boolean", egHeader + "extensionApis:\n  enableBackend: \"yes\"\n  enableLua: true\n", with(egEnableLua), "extensionApis.enableBackend is not a boolean"},
 		{"extensionApis a list", egHeader + "extensionApis: [1]\n", off, "extensionApis is not an object"},
+		{"merged Gateways by default", egHeader + "envoyProxy:\n  mergeGateways: true\n", with(EGMergeGateways), ""},
+		{"merged Gateways with extensions", egHeader + "envoyProxy:\n  mergeGateways: true\nextensionApis:\n  enableLua: true\n", with(EGMergeGateways, egEnableLua), ""},
+		{"envoyProxy without mergeGateways", egHeader + "envoyProxy:\n  mergeBackends: true\n", off, ""},
+		{"mergeGateways not a boolean", egHeader + "envoyProxy:\n  mergeGateways: \"yes\"\nextensionApis:\n  enableLua: true\n", with(egEnableLua), "envoyProxy.mergeGateways is not a boolean"},
+		{"envoyProxy a string", egHeader + "envoyProxy: x\n", off, "envoyProxy is not an object"},
+		{"two problems", egHeader + "envoyProxy: x\nextensionApis: [1]\n", off, "envoyProxy is not an object; extensionApis is not an object"},
 		{"not YAML", "kind: [", nil, "is not YAML"},
 		{"another kind", "apiVersion: v1\nkind: Pod\n", nil, `its kind is "Pod", not EnvoyGateway`},
 		{"another group", "apiVersion: example.com/v1\nkind: EnvoyGateway\n", nil, `its apiVersion is "example.com/v1"`},

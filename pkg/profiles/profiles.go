@@ -191,9 +191,12 @@ var builtin = func() []policy.Profile {
 			"extProc[]=failOpen; wasm[]=failOpen"), egEnableLua+"=lua"),
 		// EnvoyPatchPolicy is off unless the configuration enables it:
 		// Envoy Gateway does not even watch it then, and its translator
-		// says Disabled.
+		// says Disabled. It patches one data plane: a Gateway, or the
+		// GatewayClass whose EnvoyProxy merges its Gateways, found by
+		// the targetRef's name (ProcessEnvoyPatchPolicies).
 		withFeatureGates(entry(EnvoyGateway, "gateway.envoyproxy.io", "EnvoyPatchPolicy", "", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(gatewayClass, gateway), Composition: policy.CompositionAdditive,
+			DataPlaneTarget: true,
 		}), egEnableEnvoyPatchPolicy+"=*"),
 		// Istio.
 		istio("security.istio.io", "AuthorizationPolicy", policy.CompositionAdditive, "selector"),
