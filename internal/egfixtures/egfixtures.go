@@ -145,7 +145,16 @@ func init() {
 var listedAt = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // skippedKeys are fixture keys that hold no object.
-var skippedKeys = map[string]bool{"envoyproxydefaultspec": true}
+var skippedKeys = map[string]bool{defaultSpecKey: true}
+
+// defaultSpecKey is the fixture key of the EnvoyProxy spec that Envoy
+// Gateway's configuration gives every GatewayClass (its envoyProxy):
+// Load gives it as that configuration's ConfigMap.
+const defaultSpecKey = "envoyproxydefaultspec"
+
+// classParamsKey is the fixture key of the EnvoyProxy the translator
+// test's GatewayClass has: Load makes the class's parametersRef name it.
+const classParamsKey = "envoyproxyforgatewayclass"
 
 // readDoc reads a fixture file as its top-level map, keys lower-cased.
 func readDoc(path string) (map[string]any, error) {
@@ -255,7 +264,35 @@ func Load(path string) ([]engine.Object, error) {
 			objs = append(objs, s)
 		}
 	}
+	if spec, ok := doc[defaultSpecKey].(map[string]any); ok {
+		objs = append(objs, configuration(spec))
+	}
+	if ep, ok := doc[classParamsKey].(map[string]any); ok {
+		params := &unstructured.Unstructured{Object: ep}
+		for _, o := range objs {
+			if o.Object.GetKind() == "GatewayClass" && o.Object.GetName() == ClassName {
+				ref := map[string]any{"group": Group, "kind": "EnvoyProxy", "name": params.GetName(), "namespace": params.GetNamespace()}
+				if err := unstructured.SetNestedMap(o.Object.Object, ref, "spec", "parametersRef"); err != nil {
+					return nil, fmt.Errorf("%s: %v", path, err)
+				}
+			}
+		}
+	}
 	return objs, nil
+}
+
+// configuration is Envoy Gateway's configuration ConfigMap with spec as
+// its GatewayClasses' default EnvoyProxy spec (envoyProxy), and no other
+// setting: the translator test's features are set apart (see
+// harnessFeatures in the tests).
+func configuration(spec map[string]any) engine.Object {
+	doc, _ := yaml.Marshal(map[string]any{"apiVersion": Group + "/v1alpha1", "kind": "EnvoyGateway", "envoyProxy": spec})
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"namespace": "envoy-gateway-system", "name": "envoy-gateway-config"},
+		"data":     map[string]any{"envoy-gateway.yaml": string(doc)},
+	}}
+	return engine.Object{Object: u, Source: "egfixtures configuration (" + defaultSpecKey + ")"}
 }
 
 // gatewayClass is the GatewayClass the translator test runs as (ClassName):

@@ -102,6 +102,14 @@ var mustMatch = map[string]bool{
 	"httproute-and-backendtrafficpolicy-with-timeout-error":                     true,
 	"sds":         true,
 	"sds-invalid": true,
+	// Session 21: Gateways merged into one data plane by their
+	// GatewayClass's EnvoyProxy (mergeGateways): EnvoyPatchPolicy
+	// targets (dataPlaneTarget), ClientTrafficPolicy on a port another
+	// Gateway of the class shares (sharedPortListeners).
+	"conflicting-policies":                                true,
+	"envoypatchpolicy-invalid-merge-gateways":             true,
+	"envoypatchpolicy-invalid-target-kind-merge-gateways": true,
+	"envoypatchpolicy-invalid-target-kind":                true,
 	// Policies whose Secrets or ConfigMaps do not resolve (objectRefs).
 	"backendtrafficpolicy-with-response-override-invalid-valueref": true,
 	"envoyextensionpolicy-with-lua-configmap":                      true,

@@ -82,6 +82,9 @@ type policyKindItem struct {
 	// SharedPortListeners is "reject" when a policy on a plain-HTTP
 	// listener sharing its port with others is Invalid; absent: allowed.
 	SharedPortListeners string `json:"sharedPortListeners,omitempty"`
+	// DataPlaneTarget: a policy targets one data plane by name, a Gateway
+	// or a GatewayClass whose Gateways are merged; absent: false.
+	DataPlaneTarget bool `json:"dataPlaneTarget,omitempty"`
 	// OverriddenBy is "presence" when a policy is overridden wherever a
 	// more specific policy replaces it, whatever either sets; absent: by
 	// the fields it loses ("fields").
@@ -260,6 +263,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.RejectSharedPort {
 		parts = append(parts, origin(policy.SettingSharedPortListeners, "shared-port-listeners=reject"))
 	}
+	if k.DataPlaneTarget {
+		parts = append(parts, origin(policy.SettingDataPlaneTarget, "data-plane-target"))
+	}
 	if k.OverriddenByPresence {
 		parts = append(parts, origin(policy.SettingOverriddenBy, "overridden-by=presence"))
 	}
@@ -362,6 +368,7 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	if k.RejectSharedPort {
 		it.SharedPortListeners = "reject"
 	}
+	it.DataPlaneTarget = k.DataPlaneTarget
 	if k.OverriddenByPresence {
 		it.OverriddenBy = "presence"
 	}

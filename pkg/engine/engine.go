@@ -120,6 +120,12 @@ type computation struct {
 	// gateways are the facts about Gateways that untargeted Istio
 	// policies are matched with (only when a kind has such a scope).
 	gateways map[topology.Ref]gatewayFacts
+	// classParams are the GatewayClass parameters among the objects
+	// (profiles.IsClassParameters), and mergedClasses what they say of
+	// their classes' Gateways (readMergedClasses), only when a kind asks
+	// which Gateways share a data plane (needsDataPlanes).
+	classParams   map[topology.Ref]*unstructured.Unstructured
+	mergedClasses map[string]classMerge
 	// listenerPorts are the listeners' ports, for kinds that reject
 	// shared ports (only when a kind does).
 	listenerPorts map[topology.Ref]listenerPort
@@ -180,6 +186,10 @@ func newComputation(opts Options, objs []Object) *computation {
 		dps: map[*policy.Kind]*kindDP{}, status: map[*pstate]*PolicyStatus{}}
 	topoObjs, policyObjs := c.classify(objs)
 	c.parentRefs = routeParentRefs(topoObjs)
+	if c.needsDataPlanes() {
+		c.gateways = readGateways(topoObjs)
+		c.readMergedClasses(topoObjs)
+	}
 	for _, k := range c.kinds {
 		if k.Untargeted.Mode != policy.UntargetedNone && c.gateways == nil {
 			c.gateways = readGateways(topoObjs)
@@ -333,6 +343,11 @@ func (c *computation) classify(objs []Object) (topo []*unstructured.Unstructured
 			c.holders[holderRef(o.Object)] = dataKeys(o.Object)
 		} else if gk == serviceImport {
 			c.serviceImports = append(c.serviceImports, o.Object)
+		} else if profiles.IsClassParameters(o.Object) && c.needsDataPlanes() {
+			if c.classParams == nil {
+				c.classParams = map[topology.Ref]*unstructured.Unstructured{}
+			}
+			c.classParams[refOf(o.Object)] = o.Object
 		}
 	}
 	for name, f := range c.opts.Features {
@@ -583,6 +598,10 @@ func (c *computation) resolve(ps *pstate) {
 		}
 		for _, t := range p.Targets {
 			gk := t.GroupKind()
+			if p.Kind.DataPlaneTarget && t.Selector == nil {
+				c.resolveDataPlane(ps, t)
+				continue
+			}
 			if !p.Kind.AllowsTarget(gk) {
 				c.invalidTarget(ps, t, targetRef(t), fmt.Sprintf("kind %s is not a target kind of %s (allowed: %s)", gk, p.Kind, kindList(p.Kind.TargetKinds)))
 				continue

@@ -47,6 +47,69 @@ kind: ClientTrafficPolicy
 metadata: {name: p, namespace: d}
 spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: ListenerSet, name: ls}, {group: gateway.networking.k8s.io, kind: Gateway, name: g, sectionName: a}]}
 `))
+	// Envoy Gateway's merged Gateways: EnvoyPatchPolicies resolved by
+	// name, one EnvoyProxy of the wrong shape, a shared port across two
+	// Gateways of the merged class.
+	f.Add([]byte(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: envoypatchpolicies.gateway.envoyproxy.io}
+spec: {group: gateway.envoyproxy.io, scope: Namespaced, names: {kind: EnvoyPatchPolicy, plural: envoypatchpolicies}, versions: [{name: v1alpha1, served: true, storage: true}]}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: clienttrafficpolicies.gateway.envoyproxy.io}
+spec: {group: gateway.envoyproxy.io, scope: Namespaced, names: {kind: ClientTrafficPolicy, plural: clienttrafficpolicies}, versions: [{name: v1alpha1, served: true, storage: true}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: m}
+spec: {controllerName: x, parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: p, namespace: d}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: o}
+spec: {controllerName: x, parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: q}}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyProxy
+metadata: {name: p, namespace: d}
+spec: {mergeGateways: true}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyProxy
+metadata: {name: q, namespace: default}
+spec: {mergeGateways: [true]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: a, namespace: d}
+spec: {gatewayClassName: m, listeners: [{name: h, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: b, namespace: d}
+spec: {gatewayClassName: m, listeners: [{name: h, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: c, namespace: d}
+spec: {gatewayClassName: o, listeners: [{name: h, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyPatchPolicy
+metadata: {name: e1, namespace: d}
+spec: {targetRef: {group: gateway.networking.k8s.io, kind: GatewayClass, name: m}, type: JSONPatch}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyPatchPolicy
+metadata: {name: e2, namespace: d}
+spec: {targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: a}, type: JSONPatch}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: t, namespace: d}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: a}, {group: gateway.networking.k8s.io, kind: Gateway, name: c, sectionName: h}]}
+`))
 	// NGINX Gateway Fabric's RateLimitPolicy (additive, inherited
 	// fields) at a Gateway and its route, one with a rejectCode of the
 	// wrong shape.

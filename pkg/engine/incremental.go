@@ -411,6 +411,9 @@ func (c *computation) readsKind(gk topology.GroupKind) bool {
 	if gk == serviceImport && c.backendSections != nil {
 		return true // its ports name the sections of ancestors
 	}
+	if slices.Contains(profiles.ClassParametersKinds, gk) && c.needsDataPlanes() {
+		return true // it may merge a GatewayClass's Gateways
+	}
 	_, bad := c.invalidKinds[gk]
 	return bad
 }

@@ -59,10 +59,12 @@ func readListenerPorts(objs []*unstructured.Unstructured) map[topology.Ref]liste
 
 // sharedPortConflict says why a kind that rejects shared ports may not
 // take the node: a plain-HTTP listener of it (the node, or each of a whole
-// ListenerSet's listeners) shares its port with plain-HTTP listeners of
-// the same Gateway outside the target, which one Envoy listener would
-// serve with the same settings. "" when there is no conflict: a whole
-// Gateway never conflicts with its own listeners (Envoy Gateway,
+// ListenerSet's or Gateway's listeners) shares its port with plain-HTTP
+// listeners of the same data plane outside the target (its Gateway's, or,
+// when the Gateway's class merges its Gateways, those of every Gateway of
+// the class), which one Envoy listener would serve with the same
+// settings. "" when there is no conflict: a whole Gateway never conflicts
+// with its own listeners (Envoy Gateway,
 // validatePortOverlapForClientTrafficPolicy).
 func (c *computation) sharedPortConflict(id topology.NodeID) string {
 	node := c.graph.Node(id)
@@ -74,6 +76,13 @@ func (c *computation) sharedPortConflict(id topology.NodeID) string {
 		own, owner = []topology.Ref{ref}, node.Parents[0]
 	case gk == topology.KindListenerSet:
 		own, owner = c.sections(id), id
+	case gk == topology.KindGateway:
+		// Its own listeners never conflict; those of the other Gateways
+		// of its data plane (merged Gateways) do.
+		if !c.merges(c.gateways[ref].class).merged {
+			return ""
+		}
+		own, owner = c.gatewayListeners(id), id
 	default:
 		return ""
 	}
@@ -81,7 +90,7 @@ func (c *computation) sharedPortConflict(id topology.NodeID) string {
 	if !ok {
 		return ""
 	}
-	all := c.gatewayListeners(gw)
+	all, merged := c.dataPlaneListeners(gw)
 	var msgs []string
 	for _, l := range own {
 		lp, ok := c.listenerPorts[l]
@@ -101,7 +110,10 @@ func (c *computation) sharedPortConflict(id topology.NodeID) string {
 	if len(msgs) == 0 {
 		return ""
 	}
-	return strings.Join(msgs, "; ") + ": one Envoy listener serves them all, so the policy would reach listeners it does not target; Envoy Gateway rejects it there"
+	if merged != "" {
+		merged = " (" + merged + ")"
+	}
+	return strings.Join(msgs, "; ") + merged + ": one Envoy listener serves them all, so the policy would reach listeners it does not target; Envoy Gateway rejects it there"
 }
 
 // gatewayOf is the Gateway of a Gateway or of a ListenerSet it admits.
