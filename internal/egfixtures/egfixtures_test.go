@@ -110,6 +110,10 @@ var mustMatch = map[string]bool{
 	"envoypatchpolicy-invalid-merge-gateways":             true,
 	"envoypatchpolicy-invalid-target-kind-merge-gateways": true,
 	"envoypatchpolicy-invalid-target-kind":                true,
+	// Session 22: a policy's reference to a Backend needs Envoy
+	// Gateway's extensionApis.enableBackend (feature gate on the
+	// backendRefs naming that kind).
+	"backend-invalid-feature-disabled": true,
 	// Policies whose Secrets or ConfigMaps do not resolve (objectRefs).
 	"backendtrafficpolicy-with-response-override-invalid-valueref": true,
 	"envoyextensionpolicy-with-lua-configmap":                      true,

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -209,13 +210,14 @@ extAuth: {http: {backendRefs: [`+ref+`]}}`)
 		sp("nogrant", "g", "{name: ext, namespace: other, port: 80}"),
 		sp("notarget", "gone", "{name: nosvc, port: 80}"),
 		sp("twobad", "h", "{name: nosvc, port: 80}, {name: svc, port: 81}"),
-		// Other backend kinds are not read, so not checked.
+		// Other backend kinds are not read, so not checked (Envoy
+		// Gateway's Backend, enabled here).
 		sp("backend", "e", "{group: gateway.envoyproxy.io, kind: Backend, name: nobackend, port: 80}"),
 		// Same age, so by name: the Invalid one is established first.
 		sp("aa-invalid", "i", "{name: nosvc, port: 80}"),
 		sp("zz-valid", "i", "{name: svc, port: 80}"),
 	)
-	res := compute(t, engine.Options{}, docs...)
+	res := compute(t, engine.Options{Features: policy.Features{"EnvoyGateway.extensionApis.enableBackend": {On: true}}}, docs...)
 	gw := func(name, verdict string) string {
 		return "Gateway.gateway.networking.k8s.io default/" + name + "=" + verdict
 	}
@@ -290,6 +292,47 @@ extAuth: {http: {backendRefs: [`+ref+`]}}`)
 // port a Service has for UDP only do not resolve (Envoy Gateway's checks of
 // its external services); a ServiceImport the caller does not read is not
 // judged.
+// TestBackendRefsFeatureGate: Envoy Gateway refuses a policy's reference
+// to a Backend unless its configuration sets extensionApis.enableBackend
+// (off by default): the policy is Invalid, naming the field and the
+// feature, and fails its routes; a Service reference of the same policy
+// kind is unaffected; an external authorizer failing open does not fail
+// them.
+func TestBackendRefsFeatureGate(t *testing.T) {
+	sp := func(name, target, ext string) string {
+		return pol(egV, "SecurityPolicy", name, 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: `+target+`}]
+extAuth: `+ext)
+	}
+	const backend = "{group: gateway.envoyproxy.io, kind: Backend, name: b, port: 80}"
+	docs := []string{crd("gateway.envoyproxy.io", "SecurityPolicy", "securitypolicies"), portTopo(),
+		sp("to-backend", "a", "{http: {backendRefs: ["+backend+"]}}"),
+		sp("to-service", "b", "{http: {backendRefs: [{name: svc, port: 80}]}}"),
+		sp("fail-open", "c", "{failOpen: true, grpc: {backendRef: "+backend+"}}")}
+	res := compute(t, engine.Options{}, docs...)
+	want(t, "to-backend", status(t, res, "to-backend", "Accepted"), "False/Invalid")
+	msg := policyStatusOf(t, res, "to-backend").Conditions[0].Message
+	for _, part := range []string{"spec.extAuth.http.backendRefs[0]: Backend default/b cannot be used: Backend is disabled in its implementation's configuration: it needs EnvoyGateway.extensionApis.enableBackend, off: no configuration attache read turns it on"} {
+		if !strings.Contains(msg, part) {
+			t.Errorf("to-backend: message %q lacks %q", msg, part)
+		}
+	}
+	want(t, "to-service", status(t, res, "to-service", "Accepted"), "True/Accepted")
+	// Invalid in place either way; the one failing open does not fail
+	// its routes.
+	if len(policyStatusOf(t, res, "to-backend").InPlaceInvalid) == 0 {
+		t.Error("to-backend: not in place, failing its routes")
+	}
+	want(t, "fail-open", status(t, res, "fail-open", "Accepted"), "False/Invalid")
+	if got := policyStatusOf(t, res, "fail-open").InPlaceInvalid; len(got) != 0 {
+		t.Errorf("fail-open: fails its routes at %v", got)
+	}
+	on := engine.Options{Features: policy.Features{"EnvoyGateway.extensionApis.enableBackend": {On: true, From: "--feature"}}}
+	res = compute(t, on, docs...)
+	for _, name := range []string{"to-backend", "to-service", "fail-open"} {
+		want(t, name+" enabled", status(t, res, name, "Accepted"), "True/Accepted")
+	}
+}
+
 func TestUnresolvedBackendRefsKinds(t *testing.T) {
 	sp := func(name, target, ref string) string {
 		return pol(egV, "SecurityPolicy", name, 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: `+target+`}]

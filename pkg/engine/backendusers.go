@@ -89,9 +89,11 @@ func (c *computation) portSection(backend topology.Ref, port int64) string {
 // not among the objects, one in another namespace that no ReferenceGrant
 // opens to the policy, no port, a port it lacks or has for UDP only, a
 // Service of type ExternalName, a backend whose BackendTLSPolicy has no
-// valid CA certificate. Backends of other kinds are not checked (attache
-// does not read them), nor objects the caller could not read
-// (Options.Unread).
+// valid CA certificate, a backend of a kind that a feature gate of the
+// policy's kind needs on while the configuration has it off (Envoy
+// Gateway's Backend without extensionApis.enableBackend). Backends of
+// other kinds are not otherwise checked (attache does not read them), nor
+// objects the caller could not read (Options.Unread).
 func (c *computation) unresolvedBackendRefs(p *policy.Policy) (field, msg, problem string) {
 	fields, whys := c.brokenBackendRefs(p)
 	if len(fields) == 0 {
@@ -114,6 +116,12 @@ func (c *computation) brokenBackendRefs(p *policy.Policy) (fields, whys []string
 	for _, br := range p.BackendRefs {
 		b := br.Backend
 		gk := b.GroupKind()
+		if off := p.Kind.BackendGatedOff(gk, c.features); off != "" {
+			// Envoy Gateway refuses the reference before reading the
+			// backend (processExtServiceDestination).
+			fields, whys = append(fields, br.Field), append(whys, fmt.Sprintf("%s %s/%s cannot be used: %s", gk.Kind, b.Namespace, b.Name, off))
+			continue
+		}
 		if (gk != topology.KindService && gk != serviceImport) || (c.opts.Unread != nil && c.opts.Unread(b)) {
 			continue // not read: neither resolved nor broken
 		}

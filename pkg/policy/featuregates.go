@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/attache-dev/attache/pkg/topology"
 )
 
 // FeatureGate is a switch of its implementation's configuration that a
@@ -17,13 +19,30 @@ type FeatureGate struct {
 	// of its field ("EnvoyGateway.extensionApis.enableLua").
 	Feature string
 	// Paths are dotted paths below spec whose fields need it (segments
-	// may end in "[]"); none: every policy of the kind does.
+	// may end in "[]"); none (and no BackendKind): every policy of the
+	// kind does.
 	Paths []BackendRefPath
+	// BackendKind, when set, says that the kind's backendRefs (Kind.
+	// BackendRefs) naming a backend of this kind need it: Envoy Gateway
+	// refuses a policy's reference to a Backend unless
+	// extensionApis.enableBackend is set. Paths is then empty.
+	BackendKind topology.GroupKind
 }
+
+// backendRefsGate is the annotation form's prefix of a gate on the
+// backendRefs naming one kind of backend.
+const backendRefsGate = "backendRefs:"
+
+// WholeKind reports whether the gate is on the whole kind (its policies
+// are Disabled while the feature is off).
+func (g FeatureGate) WholeKind() bool { return len(g.Paths) == 0 && g.BackendKind.Kind == "" }
 
 // String renders the gate in its annotation form:
 // "EnvoyGateway.extensionApis.enableLua=lua", "<feature>=*" for the kind.
 func (g FeatureGate) String() string {
+	if g.BackendKind.Kind != "" {
+		return g.Feature + "=" + backendRefsGate + g.BackendKind.String()
+	}
 	if len(g.Paths) == 0 {
 		return g.Feature + "=*"
 	}
@@ -39,8 +58,10 @@ func (g FeatureGate) String() string {
 func FeatureGatesString(gs []FeatureGate) string { return entriesString(gs) }
 
 // ParseFeatureGates reads the annotation attache.dev/feature-gates:
-// entries separated by ";", each "<feature>=<path>,<path>..." or
-// "<feature>=*" (the whole kind); "none" for none.
+// entries separated by ";", each "<feature>=<path>,<path>...",
+// "<feature>=backendRefs:<Kind>.<group>" (the kind's backendRefs naming
+// that kind of backend) or "<feature>=*" (the whole kind); "none" for
+// none.
 func ParseFeatureGates(v string) ([]FeatureGate, error) {
 	return parseEntries(v, "EnvoyGateway.extensionApis.enableLua=lua", func(entry string) (FeatureGate, error) {
 		feature, paths, ok := strings.Cut(entry, "=")
@@ -48,6 +69,14 @@ func ParseFeatureGates(v string) ([]FeatureGate, error) {
 			return FeatureGate{}, fmt.Errorf("entry %q is not <feature>=<path>,<path>... or <feature>=*", entry)
 		}
 		g := FeatureGate{Feature: strings.TrimSpace(feature)}
+		if kind, ok := strings.CutPrefix(strings.TrimSpace(paths), backendRefsGate); ok {
+			kind = strings.TrimSpace(kind)
+			g.BackendKind = topology.ParseGroupKind(kind)
+			if g.BackendKind.Kind == "" || strings.ContainsAny(kind, " ,=*[]") {
+				return FeatureGate{}, fmt.Errorf("feature gate %s: %q is not <Kind>.<group>", g.Feature, kind)
+			}
+			return g, g.validate()
+		}
 		if strings.TrimSpace(paths) != "*" {
 			for _, p := range splitList(paths) {
 				g.Paths = append(g.Paths, BackendRefPath(strings.TrimPrefix(p, "spec.")))
@@ -136,11 +165,23 @@ func ParseFeature(v string) (string, bool, error) {
 // f, with the message its policies' ancestors get; nil when none is.
 func (k *Kind) DisabledBy(f Features) (*FeatureGate, string) {
 	for i, g := range k.FeatureGates {
-		if len(g.Paths) == 0 && !f.On(g.Feature) {
+		if g.WholeKind() && !f.On(g.Feature) {
 			return &k.FeatureGates[i], fmt.Sprintf("%s is disabled in its implementation's configuration: it needs %s, %s", k.GroupKind.Kind, g.Feature, f.state(g.Feature))
 		}
 	}
 	return nil, ""
+}
+
+// BackendGatedOff says why the kind's policies may not name a backend of
+// kind gk while f is in force: a gate on such backendRefs whose feature
+// is off ("" when none is).
+func (k *Kind) BackendGatedOff(gk topology.GroupKind, f Features) string {
+	for _, g := range k.FeatureGates {
+		if g.BackendKind == gk && !f.On(g.Feature) {
+			return fmt.Sprintf("%s is disabled in its implementation's configuration: it needs %s, %s", gk.Kind, g.Feature, f.state(g.Feature))
+		}
+	}
+	return ""
 }
 
 // GatedOff returns the fields the policy sets that need a feature off in

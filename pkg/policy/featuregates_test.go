@@ -116,3 +116,56 @@ func TestFeatureGatesAnnotation(t *testing.T) {
 		t.Errorf("bad annotation: %v", prob)
 	}
 }
+
+// A gate on the backendRefs naming one kind of backend: its annotation
+// form round-trips, it needs the kind's backendRefs paths, it never
+// disables the whole kind, and BackendGatedOff names it while its feature
+// is off.
+func TestBackendKindGate(t *testing.T) {
+	gs, err := ParseFeatureGates("Impl.backend = backendRefs: Backend.x.io ; Impl.lua=lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := FeatureGatesString(gs); got != "Impl.backend=backendRefs:Backend.x.io; Impl.lua=lua" {
+		t.Errorf("read as %q", got)
+	}
+	backend := topology.GroupKind{Group: "x.io", Kind: "Backend"}
+	if gs[0].BackendKind != backend || len(gs[0].Paths) != 0 || gs[0].WholeKind() {
+		t.Errorf("gate %+v", gs[0])
+	}
+	for v, msg := range map[string]string{
+		"x=backendRefs:":          `"" is not <Kind>.<group>`,
+		"x=backendRefs:a b.io":    `"a b.io" is not <Kind>.<group>`,
+		"x=backendRefs:B.io,lua":  `"B.io,lua" is not <Kind>.<group>`,
+		"a b=backendRefs:Backend": "is not a feature name",
+	} {
+		if _, err := ParseFeatureGates(v); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%q: %v, want an error saying %q", v, err, msg)
+		}
+	}
+	spec := Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindHTTPRoute}, FeatureGates: gs}
+	if _, err := NewKind(spec); err == nil || !strings.Contains(err.Error(), "the kind names no backendRefs paths") {
+		t.Errorf("a backend gate without backendRefs paths: %v", err)
+	}
+	spec.BackendRefs = []BackendRefPath{"ext.backendRefs[]"}
+	k, err := NewKind(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, msg := k.DisabledBy(nil); g != nil || msg != "" {
+		t.Errorf("a backend gate disables the kind: %v %q", g, msg)
+	}
+	if msg := k.BackendGatedOff(backend, Features{"Impl.backend": {From: "ConfigMap ns/c"}}); msg != "Backend is disabled in its implementation's configuration: it needs Impl.backend, off in ConfigMap ns/c" {
+		t.Errorf("off: %q", msg)
+	}
+	if msg := k.BackendGatedOff(backend, Features{"Impl.backend": {On: true}}); msg != "" {
+		t.Errorf("on: %q", msg)
+	}
+	if msg := k.BackendGatedOff(topology.KindService, nil); msg != "" {
+		t.Errorf("a Service: %q", msg)
+	}
+	// A copy of the kind keeps the gate's backend kind.
+	if k2, err := NewKind(spec); err != nil || k2.FeatureGates[0].BackendKind != backend {
+		t.Errorf("copied gate: %+v %v", k2.FeatureGates, err)
+	}
+}

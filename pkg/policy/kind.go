@@ -373,7 +373,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingFeatureGates, len(s.FeatureGates) > 0, func() {
 		k.FeatureGates = make([]FeatureGate, len(s.FeatureGates))
 		for i, g := range s.FeatureGates {
-			k.FeatureGates[i] = FeatureGate{Feature: g.Feature, Paths: slices.Clone(g.Paths)}
+			k.FeatureGates[i] = FeatureGate{Feature: g.Feature, Paths: slices.Clone(g.Paths), BackendKind: g.BackendKind}
 		}
 	})
 	if s.Custom != nil && k.Custom == nil {
@@ -541,6 +541,9 @@ func (k *Kind) complete() error {
 	for _, g := range k.FeatureGates {
 		if err := g.validate(); err != nil {
 			return settingErrorf(SettingFeatureGates, "%v", err)
+		}
+		if g.BackendKind.Kind != "" && len(k.BackendRefs) == 0 {
+			return settingErrorf(SettingFeatureGates, "feature gate %s: it gates backendRefs naming %s, and the kind names no backendRefs paths (%s)", g.Feature, g.BackendKind, AnnotationBackendRefs)
 		}
 	}
 	if k.FailureStatus != 0 && (k.FailureStatus < 100 || k.FailureStatus > 599) {

@@ -164,7 +164,9 @@ var builtin = func() []policy.Profile {
 		// On a TCPRoute, only authorization by client CIDRs
 		// (validateSecurityPolicyForTCP); on TCP listeners the rest is
 		// left out without a word.
-		withFailOpen(withUnsupportedFields(withObjectRefs(withBackendRefs(egInherited("SecurityPolicy", kinds(httpRoute, grpcRoute, tcpRoute)),
+		// A reference to a Backend needs extensionApis.enableBackend
+		// (processExtServiceDestination), off by default.
+		withFeatureGates(withFailOpen(withUnsupportedFields(withObjectRefs(withBackendRefs(egInherited("SecurityPolicy", kinds(httpRoute, grpcRoute, tcpRoute)),
 			"extAuth.grpc.backendRef", "extAuth.grpc.backendRefs[]", "extAuth.http.backendRef", "extAuth.http.backendRefs[]",
 			"jwt.providers[].remoteJWKS.backendRefs[]", "oidc.provider.backendRefs[]"),
 			"apiKeyAuth.credentialRefs[] kinds=Secret",
@@ -176,7 +178,7 @@ var builtin = func() []policy.Profile {
 			"TCPRoute=cors,csrf,jwt,oidc,apiKeyAuth,basicAuth,extAuth,authorization.rules[].cel,authorization.rules[].principal.jwt,"+
 				"authorization.rules[].principal.headers,authorization.rules[].principal.clientIPGeoLocations"),
 			// An external authorizer failing open is skipped, not a 500.
-			"extAuth=failOpen"),
+			"extAuth=failOpen"), egBackendGate),
 		// Lua is off unless Envoy Gateway's configuration enables it
 		// (ExtensionAPISettings.LuaDisabled; the translator refuses the
 		// policy: "Skipping Lua EnvoyExtensionPolicy as feature is
@@ -188,7 +190,7 @@ var builtin = func() []policy.Profile {
 			"wasm[].code.http.tls.caCertificateRef kinds=Secret,ConfigMap keys=ca.crt,*"),
 			// Extension processors and Wasm modules failing open are
 			// skipped (Lua has no such flag).
-			"extProc[]=failOpen; wasm[]=failOpen"), egEnableLua+"=lua"),
+			"extProc[]=failOpen; wasm[]=failOpen"), egEnableLua+"=lua; "+egBackendGate),
 		// EnvoyPatchPolicy is off unless the configuration enables it:
 		// Envoy Gateway does not even watch it then, and its translator
 		// says Disabled. It patches one data plane: a Gateway, or the
@@ -320,6 +322,10 @@ func withValueRanges(p policy.Profile, v string) policy.Profile {
 	p.Spec.ValueRanges = must(policy.ParseValueRanges(v))
 	return p
 }
+
+// egBackendGate: Envoy Gateway refuses a policy's reference to a Backend
+// unless its configuration sets extensionApis.enableBackend.
+const egBackendGate = egEnableBackend + "=backendRefs:Backend.gateway.envoyproxy.io"
 
 // withFeatureGates declares the switches of the implementation's
 // configuration a profile's kind needs (the annotation's form).
