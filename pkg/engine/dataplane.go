@@ -44,6 +44,7 @@ func (c *computation) readMergedClasses(topo []*unstructured.Unstructured) {
 		if gkOf(u) != topology.KindGatewayClass {
 			continue
 		}
+		c.classNames = append(c.classNames, u.GetName())
 		ref, ok := profiles.ClassParametersRef(u)
 		if !ok {
 			continue
@@ -78,15 +79,28 @@ func (c *computation) merges(class string) classMerge {
 	return classMerge{from: "no configuration attache read merges Gateways"}
 }
 
-// anyMerged reports whether a GatewayClass among the objects, or the
-// configuration's default, merges Gateways: the implementation then
-// looks a data-plane target's name up as a GatewayClass.
+// anyMerged reports whether a GatewayClass among the objects merges its
+// Gateways (by its parameters or the configuration's default): the
+// implementation then looks a data-plane target's name up as a
+// GatewayClass. With no GatewayClass among the objects, the default
+// says.
 func (c *computation) anyMerged() bool {
-	if c.features.On(profiles.EGMergeGateways) {
-		return true
+	if len(c.classNames) == 0 {
+		return c.features.On(profiles.EGMergeGateways)
 	}
-	for _, m := range c.mergedClasses {
-		if m.merged {
+	for _, name := range c.classNames {
+		if c.merges(name).merged {
+			return true
+		}
+	}
+	return false
+}
+
+// classHasGateways reports whether a Gateway of GatewayClass class is
+// among the objects: a merged class's data plane exists only with one.
+func (c *computation) classHasGateways(class string) bool {
+	for _, f := range c.gateways {
+		if f.class == class {
 			return true
 		}
 	}
@@ -95,8 +109,12 @@ func (c *computation) anyMerged() bool {
 
 // dataPlaneListeners are the listeners one data plane serves with gw's:
 // those of gw and of the ListenerSets it admits, and, when its class
-// merges its Gateways, those of every Gateway of the class. merged says
-// where that was learnt ("" when gw's class does not merge).
+// merges its Gateways, those of every Gateway of the class but a listener
+// whose protocol, port and hostname an earlier one of another Gateway
+// has (Envoy Gateway marks it Conflicted and leaves it out:
+// validateConflictedMergedListeners; Gateways ordered by creation, then
+// namespace and name). merged says where that was learnt ("" when gw's
+// class does not merge).
 func (c *computation) dataPlaneListeners(gw topology.NodeID) (out []topology.Ref, merged string) {
 	ref := c.graph.Node(gw).Ref
 	class := c.gateways[ref].class
@@ -110,10 +128,29 @@ func (c *computation) dataPlaneListeners(gw topology.NodeID) (out []topology.Ref
 			peers = append(peers, r)
 		}
 	}
-	sort.Slice(peers, func(i, j int) bool { return peers[i].Compare(peers[j]) < 0 })
+	sort.Slice(peers, func(i, j int) bool {
+		ti, tj := c.gateways[peers[i]].created, c.gateways[peers[j]].created
+		if !ti.Equal(tj) {
+			return ti.Before(tj)
+		}
+		return peers[i].Compare(peers[j]) < 0
+	})
+	seen := map[listenerPort]bool{}
 	for _, r := range peers {
-		if id, ok := c.graph.Lookup(r); ok {
-			out = append(out, c.gatewayListeners(id)...)
+		id, ok := c.graph.Lookup(r)
+		if !ok {
+			continue
+		}
+		for _, l := range c.gatewayListeners(id) {
+			lp, ok := c.listenerPorts[l]
+			if ok {
+				key := listenerPort{port: lp.port, proto: lp.proto, hostname: lp.hostname}
+				if seen[key] {
+					continue // Conflicted: not served
+				}
+				seen[key] = true
+			}
+			out = append(out, l)
 		}
 	}
 	return out, fmt.Sprintf("GatewayClass %s merges its Gateways into one data plane (%s)", class, m.from)
@@ -130,7 +167,12 @@ func (c *computation) resolveDataPlane(ps *pstate, t policy.TargetRef) {
 	classRef := topology.Ref{Group: topology.KindGatewayClass.Group, Kind: topology.KindGatewayClass.Kind, Name: t.Name}
 	gwRef := topology.Ref{Group: topology.KindGateway.Group, Kind: topology.KindGateway.Kind, Namespace: p.Ref.Namespace, Name: t.Name}
 	if id, ok := c.graph.Lookup(classRef); ok {
-		if m := c.merges(t.Name); m.merged {
+		if m := c.merges(t.Name); m.merged && !c.classHasGateways(t.Name) {
+			// Its implementation builds a data plane per Gateway:
+			// there is none to patch.
+			c.invalidTarget(ps, t, classRef, fmt.Sprintf("GatewayClass %s merges its Gateways into one data plane (%s), and has no Gateway: there is no data plane to target", t.Name, m.from))
+			return
+		} else if m.merged {
 			if gk == topology.KindGatewayClass {
 				c.attachChecked(ps, id, t)
 				return

@@ -52,16 +52,23 @@ spec: %s
 `, params, spec)
 }
 
-// gatewayOf is a Gateway of class with one plain-HTTP listener on port.
+// gatewayOf is a Gateway of class with one plain-HTTP listener on port,
+// for hostname <name>.example.com.
 func gatewayOf(name, class string, port int) string {
+	return gatewayAt(name, class, name+".example.com", port, 0)
+}
+
+// gatewayAt is a Gateway of class created at minute min, with one
+// plain-HTTP listener on port for host.
+func gatewayAt(name, class, host string, port, min int) string {
 	return fmt.Sprintf(`
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
-metadata: {name: %s, namespace: default}
+metadata: {name: %s, namespace: default, creationTimestamp: "2026-01-01T00:%02d:00Z"}
 spec:
   gatewayClassName: %s
-  listeners: [{name: http, protocol: HTTP, port: %d}]
-`, name, class, port)
+  listeners: [{name: http, protocol: HTTP, port: %d, hostname: %s}]
+`, name, min, class, port, host)
 }
 
 func patchPolicy(name, kind, target string) string {
@@ -86,7 +93,7 @@ func ancestorOf(t *testing.T, res *engine.Result, name string) (ref, reason, msg
 // and says at that object when the kind is the wrong one.
 func TestDataPlaneTarget(t *testing.T) {
 	topo := []string{patchCRD,
-		classWith("merged", "mp", "true"), classWith("plain", "pp", "false"), classWith("bare", "", ""),
+		classWith("merged", "mp", "true"), classWith("plain", "pp", "false"), classWith("bare", "", ""), classWith("lonely", "lp", "true"),
 		gatewayOf("gm", "merged", 80), gatewayOf("gp", "plain", 80), gatewayOf("gb", "bare", 80)}
 	from := map[string]string{
 		"mp": "spec.mergeGateways of EnvoyProxy default/mp, its parametersRef",
@@ -116,7 +123,8 @@ func TestDataPlaneTarget(t *testing.T) {
 			patchPolicy("gateway-plain", "Gateway", "gp"),
 			patchPolicy("class-named-gp", "GatewayClass", "gp"),
 			patchPolicy("class-plain", "GatewayClass", "plain"),
-			patchPolicy("nothing", "Gateway", "nothing"))
+			patchPolicy("nothing", "Gateway", "nothing"),
+			patchPolicy("class-lonely", "GatewayClass", "lonely"))
 		res := compute(t, engine.Options{}, docs...)
 		check(t, res, map[string]want{
 			"class-merged":         {"GatewayClass merged", "Accepted", ""},
@@ -126,6 +134,7 @@ func TestDataPlaneTarget(t *testing.T) {
 			"class-named-gp":       {"Gateway default/gp", "Invalid", "kind GatewayClass.gateway.networking.k8s.io: the name gp is Gateway default/gp, whose GatewayClass plain does not merge its Gateways (" + from["pp"] + "); target it as Gateway"},
 			"class-plain":          {"GatewayClass plain", "Invalid", "no GatewayClass plain that merges its Gateways into one data plane, and no Gateway default/plain"},
 			"nothing":              {"GatewayClass nothing", "Invalid", "no GatewayClass nothing that merges its Gateways into one data plane, and no Gateway default/nothing"},
+			"class-lonely":         {"GatewayClass lonely", "Invalid", "GatewayClass lonely merges its Gateways into one data plane (spec.mergeGateways of EnvoyProxy default/lp, its parametersRef), and has no Gateway: there is no data plane to target"},
 		})
 		// The accepted policies affect what they target.
 		if got := policyStatusOf(t, res, "class-merged").Affects; len(got) != 1 || got[0].Short() != "GatewayClass merged" {
@@ -151,7 +160,7 @@ func TestDataPlaneTarget(t *testing.T) {
 		// A class whose parameters do not say takes the configuration's
 		// default; one whose parameters say false keeps it.
 		docs := []string{patchCRD, classWith("bare", "", ""), classWith("unset", "up", ""), classWith("plain", "pp", "false"),
-			gatewayOf("gp", "plain", 80),
+			gatewayOf("gp", "plain", 80), gatewayOf("gb", "bare", 80), gatewayOf("gu", "unset", 80),
 			patchPolicy("class-bare", "GatewayClass", "bare"),
 			patchPolicy("class-unset", "GatewayClass", "unset"),
 			patchPolicy("gateway-plain", "Gateway", "gp")}
@@ -183,6 +192,28 @@ data:
 		off := policy.Features{profiles.EGMergeGateways: {On: false, From: "--feature"}}
 		if _, reason, _ := ancestorOf(t, compute(t, engine.Options{Features: off}, append(docs, cm)...), "class-bare"); reason != "TargetNotFound" {
 			t.Errorf("--feature off over the ConfigMap: class-bare is %s, want TargetNotFound", reason)
+		}
+		// The default on, but every class's parameters say false: no
+		// class merges, and a name that is nothing is not found.
+		res = compute(t, engine.Options{Features: on}, patchCRD, classWith("plain", "pp", "false"), gatewayOf("gp", "plain", 80),
+			patchPolicy("nothing", "Gateway", "nothing"))
+		if ref, reason, _ := ancestorOf(t, res, "nothing"); ref != "Gateway default/nothing" || reason != "TargetNotFound" {
+			t.Errorf("default on, overridden by every class: nothing is %s %s, want TargetNotFound at Gateway default/nothing", ref, reason)
+		}
+	})
+
+	t.Run("parameters in another namespace", func(t *testing.T) {
+		// A parametersRef without namespace names an EnvoyProxy in
+		// default: the one in namespace eg does not count.
+		class := strings.Replace(classWith("c", "", ""), "spec: {", "spec: {parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: ep}, ", 1)
+		ep := "apiVersion: gateway.envoyproxy.io/v1alpha1\nkind: EnvoyProxy\nmetadata: {name: ep, namespace: eg}\nspec: {mergeGateways: true}\n"
+		res := compute(t, engine.Options{}, patchCRD, class, ep, gatewayOf("gc", "c", 80), patchPolicy("class-c", "GatewayClass", "c"))
+		if _, reason, _ := ancestorOf(t, res, "class-c"); reason != "TargetNotFound" {
+			t.Errorf("EnvoyProxy eg/ep merged class c: class-c is %s", reason)
+		}
+		res = compute(t, engine.Options{}, patchCRD, strings.Replace(class, "name: ep}", "name: ep, namespace: eg}", 1), ep, gatewayOf("gc", "c", 80), patchPolicy("class-c", "GatewayClass", "c"))
+		if _, reason, msg := ancestorOf(t, res, "class-c"); reason != "Accepted" {
+			t.Errorf("with the namespace: class-c is %s %q", reason, msg)
 		}
 	})
 
@@ -230,6 +261,19 @@ func TestEnvoyPatchPolicyDisabledFirst(t *testing.T) {
 			t.Errorf("disabled, %s: %s %s, want Disabled at Gateway default/gp", name, ref, reason)
 		}
 	}
+	// Merged: a Gateway of the merged class is Invalid (its
+	// implementation finds no merged class of that name before it looks
+	// at the switch); the merged class under the wrong kind is Disabled.
+	merged := []string{docs[0], classWith("m", "mp", "true"), gatewayOf("gm", "m", 80),
+		pol(egV, "EnvoyPatchPolicy", "gateway-of-merged", 0, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gm}\ntype: JSONPatch\njsonPatches: []"),
+		pol(egV, "EnvoyPatchPolicy", "class-as-gateway", 0, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: m}\ntype: JSONPatch\njsonPatches: []")}
+	mres := compute(t, engine.Options{}, merged...)
+	if ref, reason, _ := ancestorOf(t, mres, "gateway-of-merged"); ref != "GatewayClass gm" || reason != "Invalid" {
+		t.Errorf("disabled, gateway-of-merged: %s %s, want Invalid at GatewayClass gm", ref, reason)
+	}
+	if ref, reason, _ := ancestorOf(t, mres, "class-as-gateway"); ref != "GatewayClass m" || reason != "Disabled" {
+		t.Errorf("disabled, class-as-gateway: %s %s, want Disabled at GatewayClass m", ref, reason)
+	}
 	res = compute(t, engine.Options{Features: policy.Features{"EnvoyGateway.extensionApis.enableEnvoyPatchPolicy": {On: true}}}, docs...)
 	if ref, reason, _ := ancestorOf(t, res, "wrong-kind"); ref != "Gateway default/gp" || reason != "Invalid" {
 		t.Errorf("enabled, wrong-kind: %s %s, want Invalid at Gateway default/gp", ref, reason)
@@ -242,8 +286,10 @@ func TestEnvoyPatchPolicyDisabledFirst(t *testing.T) {
 // TestSharedPortAcrossMergedGateways: when a GatewayClass merges its
 // Gateways, one Envoy listener serves the plain-HTTP listeners of all of
 // them on a port, so a ClientTrafficPolicy on one such listener, or on a
-// whole Gateway, reaches the other Gateways' too: Invalid. Without merging,
-// each Gateway is its own data plane.
+// whole Gateway, reaches the other Gateways' too: Invalid. A listener with
+// the protocol, port and hostname of an earlier Gateway's is Conflicted
+// and not served: it shares nothing. Without merging, each Gateway is its
+// own data plane.
 func TestSharedPortAcrossMergedGateways(t *testing.T) {
 	ctp := func(name, target, section string) string {
 		ref := "{group: gateway.networking.k8s.io, kind: Gateway, name: " + target
@@ -254,8 +300,11 @@ func TestSharedPortAcrossMergedGateways(t *testing.T) {
 	}
 	docs := func(merge string) []string {
 		return []string{crd("gateway.envoyproxy.io", "ClientTrafficPolicy", "clienttrafficpolicies"),
-			classWith("eg", "p", merge), gatewayOf("a", "eg", 80), gatewayOf("b", "eg", 80), gatewayOf("c", "eg", 8080),
-			ctp("on-listener", "a", "http"), ctp("on-gateway", "a", ""), ctp("on-own-port", "c", "http"), ctp("on-own-gateway", "c", "")}
+			classWith("eg", "p", merge), gatewayAt("a", "eg", "a.example.com", 80, 1), gatewayAt("b", "eg", "b.example.com", 80, 2), gatewayOf("c", "eg", 8080),
+			// Created before c and d: d's listener repeats c's.
+			gatewayAt("d", "eg", "c.example.com", 8080, 3),
+			ctp("on-listener", "a", "http"), ctp("on-gateway", "a", ""), ctp("on-own-port", "c", "http"), ctp("on-own-gateway", "c", ""),
+			ctp("on-conflicted", "d", "http")}
 	}
 	res := compute(t, engine.Options{}, docs("true")...)
 	for _, name := range []string{"on-listener", "on-gateway"} {
@@ -265,13 +314,13 @@ func TestSharedPortAcrossMergedGateways(t *testing.T) {
 			t.Errorf("merged, %s: %s %q", name, reason, msg)
 		}
 	}
-	for _, name := range []string{"on-own-port", "on-own-gateway"} {
+	for _, name := range []string{"on-own-port", "on-own-gateway", "on-conflicted"} {
 		if _, reason, msg := ancestorOf(t, res, name); reason != "Accepted" {
 			t.Errorf("merged, %s: %s %q", name, reason, msg)
 		}
 	}
 	res = compute(t, engine.Options{}, docs("false")...)
-	for _, name := range []string{"on-listener", "on-gateway", "on-own-port", "on-own-gateway"} {
+	for _, name := range []string{"on-listener", "on-gateway", "on-own-port", "on-own-gateway", "on-conflicted"} {
 		if _, reason, msg := ancestorOf(t, res, name); reason != "Accepted" {
 			t.Errorf("not merged, %s: %s %q", name, reason, msg)
 		}
@@ -293,5 +342,38 @@ func TestIncrementalClassParameters(t *testing.T) {
 		if _, reason, msg := ancestorOf(t, got, "on-listener"); reason != wantReason {
 			t.Errorf("step %d (mergeGateways %s): %s %q, want %s", i, merge, reason, msg, wantReason)
 		}
+	}
+}
+
+// TestMergedListenerConflictOrder: of two listeners of a merged data plane
+// with one protocol, port and hostname, the earlier Gateway's is served
+// (creationTimestamp, then namespace and name) and the later one is
+// Conflicted: only the served one shares its port with a third Gateway's
+// listener.
+func TestMergedListenerConflictOrder(t *testing.T) {
+	ctp := func(name, target string) string {
+		return pol(egV, "ClientTrafficPolicy", name, 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: "+target+", sectionName: http}]\ntimeout: {http: {idleTimeout: 5s}}")
+	}
+	for _, tc := range []struct {
+		name             string
+		cMin, dMin       int
+		served, conflict string
+	}{
+		{"c first", 1, 3, "on-c", "on-d"},
+		{"d first", 3, 1, "on-d", "on-c"},
+		{"same time, by name", 1, 1, "on-c", "on-d"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := compute(t, engine.Options{}, crd("gateway.envoyproxy.io", "ClientTrafficPolicy", "clienttrafficpolicies"), classWith("eg", "p", "true"),
+				gatewayAt("c", "eg", "x.example.com", 8080, tc.cMin), gatewayAt("d", "eg", "x.example.com", 8080, tc.dMin), gatewayAt("e", "eg", "e.example.com", 8080, 2),
+				ctp("on-c", "c"), ctp("on-d", "d"))
+			_, reason, msg := ancestorOf(t, res, tc.served)
+			if reason != "Invalid" || !strings.Contains(msg, "with the plain-HTTP listeners Gateway default/e#http") || strings.Contains(msg, "Gateway default/c#http, ") {
+				t.Errorf("%s (served): %s %q, want Invalid for sharing with e only", tc.served, reason, msg)
+			}
+			if _, reason, msg := ancestorOf(t, res, tc.conflict); reason != "Accepted" {
+				t.Errorf("%s (Conflicted, not served): %s %q", tc.conflict, reason, msg)
+			}
+		})
 	}
 }

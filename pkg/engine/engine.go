@@ -126,6 +126,9 @@ type computation struct {
 	// which Gateways share a data plane (needsDataPlanes).
 	classParams   map[topology.Ref]*unstructured.Unstructured
 	mergedClasses map[string]classMerge
+	// classNames are the GatewayClasses among the objects (with
+	// mergedClasses).
+	classNames []string
 	// listenerPorts are the listeners' ports, for kinds that reject
 	// shared ports (only when a kind does).
 	listenerPorts map[topology.Ref]listenerPort

@@ -94,8 +94,8 @@ func (c *computation) sharedPortConflict(id topology.NodeID) string {
 	var msgs []string
 	for _, l := range own {
 		lp, ok := c.listenerPorts[l]
-		if !ok || !lp.http {
-			continue
+		if !ok || !lp.http || !containsRef(all, l) {
+			continue // not plain HTTP, or not served (Conflicted)
 		}
 		var others []string
 		for _, o := range all {

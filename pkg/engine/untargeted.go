@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -31,6 +32,9 @@ type gatewayFacts struct {
 	class, controller string
 	classKnown        bool
 	infraLabels       map[string]string
+	// created orders the Gateways of a merged data plane, as Envoy
+	// Gateway does (creationTimestamp, then namespace and name).
+	created time.Time
 }
 
 // readGateways reads the facts of every Gateway among objs.
@@ -48,7 +52,7 @@ func readGateways(objs []*unstructured.Unstructured) map[topology.Ref]gatewayFac
 			continue
 		}
 		class, _, _ := unstructured.NestedString(u.Object, "spec", "gatewayClassName")
-		f := gatewayFacts{class: class}
+		f := gatewayFacts{class: class, created: u.GetCreationTimestamp().Time}
 		f.controller, f.classKnown = controllers[class]
 		// Malformed labels are left out: package gatewayapi does not read
 		// infrastructure, and a wrong label only narrows what matches.
