@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -71,7 +72,9 @@ type Snapshot struct {
 	UnreadObjects []topology.Ref
 	// Notes say what the answer assumes for what could not be read and
 	// hides no object: the implementations' configurations that RBAC
-	// forbade listing (their features are then off unless set).
+	// forbade listing (their features are then off unless set), and the
+	// GatewayClass parameters it forbade getting (their classes then
+	// merge their Gateways only if the configuration's default says so).
 	Notes []string
 }
 
@@ -161,12 +164,20 @@ type reader struct {
 	opts Options
 	// kinds caches policyKinds, once the CRDs are read.
 	kinds []*policy.Kind
+	// paramResources are the resources of the kinds of
+	// profiles.ClassParametersKinds whose CRDs are installed (from the CRD
+	// list of readPolicyCRDs): the versions readClassParams gets.
+	paramResources map[topology.GroupKind]resource
 }
 
 // Read lists, from the cluster that cfg points at, the policy CRDs (those
 // labelled PolicyLabel), every policy of those kinds and the topology
 // objects of TopologyKinds that the cluster serves (with
-// Options.PolicyKindsOnly, the policy CRDs only). Lists are paginated
+// Options.PolicyKindsOnly, the policy CRDs only). It also reads what the
+// policy kinds need besides: the implementations' configurations
+// (readConfigurations), the ConfigMaps and Secrets policies name
+// (readHolders) and the GatewayClass parameters that say which Gateways
+// share a data plane (readClassParams). Lists are paginated
 // (Options.PageSize) and cluster-wide even when Options.Namespace is set: a
 // policy's effect crosses namespaces (a route in one namespace hangs below a
 // Gateway in another, whose policies reach the route, and a policy's status
@@ -252,16 +263,21 @@ func Read(ctx context.Context, cfg *rest.Config, opts Options) (*Snapshot, error
 	if err := r.readHolders(ctx, snap); err != nil {
 		return nil, err
 	}
+	if err := r.readClassParams(ctx, snap); err != nil {
+		return nil, err
+	}
 	return snap, nil
 }
 
 // readConfigurations lists, in every namespace, the ConfigMaps named as
 // the implementations' installers name those of their configuration
-// (profiles.ConfigMapNames), whole: the engine reads the features that
-// kinds' feature gates name from them (profiles.Configuration). Few and
-// small, they are listed by name, not among all ConfigMaps.
+// (profiles.ConfigMapNames), whole: the engine reads from them the
+// features that kinds' feature gates name, and the default of whether a
+// GatewayClass merges its Gateways (profiles.EGMergeGateways) for kinds
+// that ask which Gateways share a data plane (profiles.Configuration).
+// Few and small, they are listed by name, not among all ConfigMaps.
 func (r *reader) readConfigurations(ctx context.Context, snap *Snapshot) error {
-	if !slices.ContainsFunc(r.policyKinds(snap), func(k *policy.Kind) bool { return len(k.FeatureGates) > 0 }) {
+	if !slices.ContainsFunc(r.policyKinds(snap), func(k *policy.Kind) bool { return len(k.FeatureGates) > 0 || readsDataPlanes(k) }) {
 		return nil // no kind reads a configuration: none is listed
 	}
 	cms := r.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"})
@@ -383,6 +399,82 @@ func (r *reader) readHolders(ctx context.Context, snap *Snapshot) error {
 	return nil
 }
 
+// readsDataPlanes reports whether the engine asks, for a kind's policies,
+// which Gateways share a data plane: a kind whose policies target one
+// (policy.Kind.DataPlaneTarget), or one that rejects a listener policy
+// other listeners of the data plane would carry (RejectSharedPort).
+func readsDataPlanes(k *policy.Kind) bool { return k.DataPlaneTarget || k.RejectSharedPort }
+
+// readClassParams gets, when a policy kind of the snapshot reads data
+// planes (readsDataPlanes), the GatewayClass parameters that the
+// snapshot's GatewayClasses name (profiles.ClassParametersRef: Envoy
+// Gateway's EnvoyProxy, whose spec.mergeGateways makes the class's
+// Gateways one data plane), one by one, at the version their CRD stores
+// (else its first served one). Only what the engine reads is kept
+// (profiles.TrimClassParameters). One that is not there, or whose kind is
+// not served, is left out: the class then takes the configuration's
+// default, as the implementation would not even accept it. One that RBAC
+// forbids getting is left out too, and a Notes line says what is assumed
+// instead.
+func (r *reader) readClassParams(ctx context.Context, snap *Snapshot) error {
+	if !slices.ContainsFunc(r.policyKinds(snap), readsDataPlanes) {
+		return nil
+	}
+	classes := map[topology.Ref][]string{} // the GatewayClasses naming each
+	for _, o := range snap.Objects {
+		u := o.Object
+		if (topology.GroupKind{Group: u.GroupVersionKind().Group, Kind: u.GetKind()}) != topology.KindGatewayClass {
+			continue
+		}
+		if ref, ok := profiles.ClassParametersRef(u); ok {
+			classes[ref] = append(classes[ref], u.GetName())
+		}
+	}
+	refs := slices.SortedFunc(maps.Keys(classes), func(a, b topology.Ref) int { return a.Compare(b) })
+	got := make([]*unstructured.Unstructured, len(refs))
+	forbidden := make([]bool, len(refs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(maxParallelLists)
+	for i, pr := range refs {
+		res, served := r.paramResources[pr.GroupKind()]
+		if !served {
+			continue // no CRD: the object cannot be there
+		}
+		g.Go(func() error {
+			u, err := r.dyn.Resource(res.gvr).Namespace(pr.Namespace).Get(gctx, pr.Name, metav1.GetOptions{})
+			switch {
+			case err == nil:
+				got[i] = profiles.TrimClassParameters(u)
+			case apierrors.IsNotFound(err):
+			case apierrors.IsForbidden(err):
+				forbidden[i] = true
+			default:
+				return r.fatal("getting "+res.label+" "+pr.Namespace+"/"+pr.Name, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for i, pr := range refs {
+		switch {
+		case got[i] != nil:
+			snap.Objects = append(snap.Objects, object(got[i], pr.Kind))
+		case forbidden[i]:
+			names := classes[pr]
+			slices.Sort(names)
+			what := "GatewayClass " + names[0] + "'s Gateways are"
+			if len(names) > 1 {
+				what = "the Gateways of GatewayClasses " + strings.Join(names, ", ") + " are"
+			}
+			snap.Notes = append(snap.Notes, fmt.Sprintf("%s %s/%s: cannot get (forbidden); %s taken as merged into one data plane only if the configuration's default (%s) says so",
+				label(pr.Group, pr.Kind), pr.Namespace, pr.Name, what, profiles.EGMergeGateways))
+		}
+	}
+	return nil
+}
+
 // keysOnly drops the values of a ConfigMap's or Secret's data, keeping the
 // keys.
 func keysOnly(u *unstructured.Unstructured) *unstructured.Unstructured {
@@ -487,6 +579,17 @@ func (r *reader) readPolicyCRDs(ctx context.Context) ([]engine.Object, []resourc
 		gk := topology.GroupKind{}
 		gk.Group, _, _ = unstructured.NestedString(u.Object, "spec", "group")
 		gk.Kind, _, _ = unstructured.NestedString(u.Object, "spec", "names", "kind")
+		if slices.Contains(profiles.ClassParametersKinds, gk) {
+			// GatewayClass parameters: their objects are got one by
+			// one (readClassParams), at this CRD's version.
+			if res, why := policyResource(u); why == "" {
+				res.policy = false
+				if r.paramResources == nil {
+					r.paramResources = map[topology.GroupKind]resource{}
+				}
+				r.paramResources[gk] = res
+			}
+		}
 		if _, profiled := profiles.Lookup(gk); !labelled && (!profiled || r.opts.DisableProfiles) {
 			if policy.LooksLikePolicy(u) {
 				objs = append(objs, object(u, "CustomResourceDefinition"))

@@ -16,14 +16,18 @@ import (
 	"testing"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 
+	"github.com/attache-dev/attache/internal/modfixtures"
 	"github.com/attache-dev/attache/internal/testenv"
 	"github.com/attache-dev/attache/pkg/cluster/clustertest"
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/gatewayapi"
 	"github.com/attache-dev/attache/pkg/manifest"
+	"github.com/attache-dev/attache/pkg/profiles"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -589,4 +593,187 @@ func TestSnapshotUnreadFunc(t *testing.T) {
 			t.Errorf("Unread(%s) = %v, want %v", ref, got, want)
 		}
 	}
+}
+
+// dataPlaneObjects, for TestReadClassParams: Envoy Gateway's configuration
+// (its GatewayClasses merge their Gateways unless their EnvoyProxy says
+// otherwise) and four GatewayClasses: merging (EnvoyProxy eg/m says
+// mergeGateways: true, among other settings), separate (eg/p says false),
+// missing (names an EnvoyProxy that is not there) and bydefault (no
+// parametersRef). Each has two Gateways with a plain-HTTP listener on port
+// 80 (for hosts of their own: Envoy Gateway leaves out a merged listener
+// that repeats an earlier one's host), and a ClientTrafficPolicy on the
+// first one's listener.
+func dataPlaneObjects() string {
+	docs := []string{`
+apiVersion: v1
+kind: Namespace
+metadata: {name: eg}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: envoy-gateway-system}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: envoy-gateway-config, namespace: envoy-gateway-system}
+data:
+  envoy-gateway.yaml: |
+    apiVersion: gateway.envoyproxy.io/v1alpha1
+    kind: EnvoyGateway
+    envoyProxy: {mergeGateways: true}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyProxy
+metadata: {name: m, namespace: eg, labels: {team: edge}}
+spec:
+  mergeGateways: true
+  logging: {level: {default: warn}}
+  concurrency: 2
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyProxy
+metadata: {name: p, namespace: eg}
+spec: {mergeGateways: false}`}
+	for _, c := range []struct{ class, params string }{{"merging", "m"}, {"separate", "p"}, {"missing", "nope"}, {"bydefault", ""}} {
+		ref := ""
+		if c.params != "" {
+			ref = fmt.Sprintf("\n  parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: %s, namespace: eg}", c.params)
+		}
+		docs = append(docs, fmt.Sprintf(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: %s}
+spec:
+  controllerName: gateway.envoyproxy.io/gatewayclass-controller%s`, c.class, ref))
+		for _, gw := range []string{c.class + "-a", c.class + "-b"} {
+			docs = append(docs, fmt.Sprintf(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: %s, namespace: eg}
+spec:
+  gatewayClassName: %s
+  listeners: [{name: http, protocol: HTTP, port: 80, hostname: %s.example.com}]`, gw, c.class, gw))
+		}
+		docs = append(docs, fmt.Sprintf(`
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: %s, namespace: eg}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: %s-a, sectionName: http}]
+  timeout: {http: {idleTimeout: 5s}}`, c.class, c.class))
+	}
+	return strings.Join(docs, "\n---")
+}
+
+// TestReadClassParams: with Envoy Gateway's ClientTrafficPolicy (a kind
+// that rejects ports shared across a data plane), Read gets the
+// EnvoyProxies that GatewayClasses name, trimmed to spec.mergeGateways,
+// and the configuration that gives the default. The engine then finds a
+// policy on one listener of a merging class Invalid (the other Gateway's
+// listener shares its port), by the EnvoyProxy; the separate class's
+// EnvoyProxy overrides the default; the classes without EnvoyProxy take
+// the configuration's default. A reader that may not get EnvoyProxies
+// gets a note, and every class takes the default.
+func TestReadClassParams(t *testing.T) {
+	egDir := modfixtures.Dir(t, modfixtures.EnvoyGateway)
+	generated := filepath.Join(egDir, "charts", "gateway-helm", "charts", "crds", "crds", "generated")
+	env := testenv.Start(t, testenv.WithCRDDirectoryPaths(append(clustertest.GatewayAPICRDs(t),
+		filepath.Join(generated, "gateway.envoyproxy.io_envoyproxies.yaml"),
+		filepath.Join(generated, "gateway.envoyproxy.io_clienttrafficpolicies.yaml"))...))
+	file := filepath.Join(t.TempDir(), "objects.yaml")
+	if err := os.WriteFile(file, []byte(dataPlaneObjects()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clustertest.Apply(t, env.Config, nil, file)
+
+	const merged = "merges its Gateways into one data plane"
+	byParams := "(GatewayClass merging " + merged + " (spec.mergeGateways of EnvoyProxy eg/m, its parametersRef))"
+	byDefault := func(class string) string {
+		return "(GatewayClass " + class + " " + merged + " (" + profiles.EGMergeGateways + " in "
+	}
+	// check computes the snapshot and compares each class's policy with
+	// want: "" for Accepted, else a part of the Invalid message.
+	check := func(t *testing.T, snap *Snapshot, want map[string]string) {
+		t.Helper()
+		res := engine.Compute(snap.Objects, engine.Options{})
+		for class, msg := range want {
+			ps := res.PolicyStatus(ref("gateway.envoyproxy.io", "ClientTrafficPolicy", "eg", class))
+			if ps == nil || len(ps.Ancestors) != 1 || len(ps.Ancestors[0].Conditions) == 0 {
+				t.Errorf("ClientTrafficPolicy eg/%s: status %+v, want one ancestor", class, ps)
+				continue
+			}
+			c := ps.Ancestors[0].Conditions[0]
+			if msg == "" && c.Reason != "Accepted" {
+				t.Errorf("ClientTrafficPolicy eg/%s: %s %q, want Accepted", class, c.Reason, c.Message)
+			}
+			if msg != "" && (c.Reason != "Invalid" || !strings.Contains(c.Message, msg) || !strings.Contains(c.Message, "shares port 80")) {
+				t.Errorf("ClientTrafficPolicy eg/%s: %s %q, want Invalid saying\n%s", class, c.Reason, c.Message, msg)
+			}
+		}
+	}
+
+	t.Run("Admin", func(t *testing.T) {
+		snap := read(t, env.Config, Options{})
+		if len(snap.Skipped) > 0 || len(snap.Notes) > 0 {
+			t.Errorf("Skipped %q, Notes %q; want none", snap.Skipped, snap.Notes)
+		}
+		var params []string
+		for _, o := range snap.Objects {
+			if o.Object.GetKind() != "EnvoyProxy" {
+				continue
+			}
+			params = append(params, o.Source)
+			u := o.Object
+			if u.GetAPIVersion() != "gateway.envoyproxy.io/v1alpha1" || u.GetUID() == "" || u.GetResourceVersion() == "" {
+				t.Errorf("%s: apiVersion %q, uid %q, resourceVersion %q", o.Source, u.GetAPIVersion(), u.GetUID(), u.GetResourceVersion())
+			}
+			if u.GetLabels() != nil || len(u.Object) != 4 {
+				t.Errorf("%s: not trimmed: %v", o.Source, u.Object)
+			}
+			if spec := fmt.Sprint(u.Object["spec"]); spec != map[string]string{"m": "map[mergeGateways:true]", "p": "map[mergeGateways:false]"}[u.GetName()] {
+				t.Errorf("%s: spec %s, want mergeGateways only", o.Source, spec)
+			}
+		}
+		slices.Sort(params)
+		if want := []string{"cluster: EnvoyProxy eg/m", "cluster: EnvoyProxy eg/p"}; !slices.Equal(params, want) {
+			t.Errorf("EnvoyProxies read: %q, want %q", params, want)
+		}
+		check(t, snap, map[string]string{"merging": byParams, "separate": "", "missing": byDefault("missing"), "bydefault": byDefault("bydefault")})
+	})
+
+	t.Run("CannotGetEnvoyProxies", func(t *testing.T) {
+		cs := env.Clientset(t)
+		role := &rbacv1.ClusterRole{
+			ObjectMeta: metav1.ObjectMeta{Name: "reader-without-envoyproxies"},
+			Rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"list"}},
+				{APIGroups: []string{""}, Resources: []string{"namespaces", "services", "configmaps"}, Verbs: []string{"list"}},
+				{APIGroups: []string{topology.GatewayGroup}, Resources: []string{"*"}, Verbs: []string{"list"}},
+				{APIGroups: []string{"gateway.envoyproxy.io"}, Resources: []string{"clienttrafficpolicies"}, Verbs: []string{"list"}},
+			},
+		}
+		if _, err := cs.RbacV1().ClusterRoles().Create(ctx(t), role, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		env.BindClusterRole(t, "ivy", role.Name)
+		snap := read(t, env.UserConfig(t, "ivy"), Options{})
+		if len(snap.Skipped) > 0 {
+			t.Errorf("Skipped %q, want none", snap.Skipped)
+		}
+		want := []string{
+			"gateway.envoyproxy.io EnvoyProxy eg/m: cannot get (forbidden); GatewayClass merging's Gateways are taken as merged into one data plane only if the configuration's default (EnvoyGateway.envoyProxy.mergeGateways) says so",
+			"gateway.envoyproxy.io EnvoyProxy eg/nope: cannot get (forbidden); GatewayClass missing's Gateways are taken as merged into one data plane only if the configuration's default (EnvoyGateway.envoyProxy.mergeGateways) says so",
+			"gateway.envoyproxy.io EnvoyProxy eg/p: cannot get (forbidden); GatewayClass separate's Gateways are taken as merged into one data plane only if the configuration's default (EnvoyGateway.envoyProxy.mergeGateways) says so",
+		}
+		if !slices.Equal(snap.Notes, want) {
+			t.Errorf("Notes:\n%s\nwant:\n%s", strings.Join(snap.Notes, "\n"), strings.Join(want, "\n"))
+		}
+		for _, o := range snap.Objects {
+			if o.Object.GetKind() == "EnvoyProxy" {
+				t.Errorf("%s: read without the right to get it", o.Source)
+			}
+		}
+		check(t, snap, map[string]string{"merging": byDefault("merging"), "separate": byDefault("separate"), "missing": byDefault("missing"), "bydefault": byDefault("bydefault")})
+	})
 }

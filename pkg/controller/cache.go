@@ -13,14 +13,28 @@ import (
 // CacheOptions returns o completed for the controller: managedFields and
 // the kubectl.kubernetes.io/last-applied-configuration annotation (a copy
 // of the object, doubling its size) are stripped from every cached object
-// (unless o sets a DefaultTransform), and
-// CustomResourceDefinitions are cached without their schemas, which are
-// most of their size (the Gateway API's are hundreds of kilobytes each) and
-// which the controller never reads. Pass the result as the manager's
-// Options.Cache.
+// (unless o sets a DefaultTransform), CustomResourceDefinitions are cached
+// without their schemas, which are most of their size (the Gateway API's
+// are hundreds of kilobytes each) and which the controller never reads,
+// ConfigMaps and Secrets without their values (TransformHolder), and
+// GatewayClass parameters with what the engine reads only
+// (TransformClassParams, after the DefaultTransform, whichever it is).
+// Pass the result as the manager's Options.Cache.
 func CacheOptions(o cache.Options) cache.Options {
 	if o.DefaultTransform == nil {
 		o.DefaultTransform = TransformStrip
+	}
+	// Not a ByObject entry: the cache resolves those when it is built,
+	// and fails on a kind that is not served then (no Envoy Gateway CRDs
+	// yet); and an entry names one version, where the EnvoyProxy watched
+	// is its CRD's.
+	base := o.DefaultTransform
+	o.DefaultTransform = func(in any) (any, error) {
+		out, err := base(in)
+		if err != nil {
+			return nil, err
+		}
+		return TransformClassParams(out)
 	}
 	if o.ByObject == nil {
 		o.ByObject = map[client.Object]cache.ByObject{}
@@ -64,6 +78,20 @@ func TransformHolder(in any) (any, error) {
 		u.Object[f] = keys
 	}
 	return u, nil
+}
+
+// TransformClassParams is a cache transform for GatewayClass parameters
+// (profiles.IsClassParameters: Envoy Gateway's EnvoyProxies, at any
+// version), watched for whether their classes merge their Gateways: it
+// keeps only what the engine reads (profiles.TrimClassParameters), not
+// the deployment settings that are most of an EnvoyProxy. Other objects,
+// and objects that are not unstructured, are left alone.
+func TransformClassParams(in any) (any, error) {
+	u, ok := in.(*unstructured.Unstructured)
+	if !ok || !profiles.IsClassParameters(u) {
+		return in, nil
+	}
+	return profiles.TrimClassParameters(u), nil
 }
 
 // lastApplied is the annotation kubectl apply keeps its last input in.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -62,6 +63,10 @@ type Controller struct {
 	// readable (RBAC): the engine does not judge references to them.
 	// Under mu.
 	unreadHolders map[topology.GroupKind]bool
+	// unreadParams are the GatewayClass parameter kinds wanted but not
+	// readable (RBAC), once logged: logged again only after they were
+	// watched. Under mu.
+	unreadParams map[topology.GroupKind]bool
 	// namedHolders are the ConfigMaps and Secrets the policies of the
 	// last computation name as CA certificate holders: only their events
 	// schedule a recomputation. Under mu.
@@ -155,6 +160,7 @@ func New(mgr manager.Manager, opts Options) (*Controller, error) {
 		goKinds:         map[topology.GroupKind]bool{},
 		owned:           map[topology.GroupKind]bool{},
 		watches:         map[topology.GroupKind]*watch{},
+		unreadParams:    map[topology.GroupKind]bool{},
 		policies:        map[objKey]*policyDesired{},
 		desired:         map[objKey]*targetDesired{},
 		effective:       map[objKey]*effectiveDesired{},
@@ -769,14 +775,34 @@ func (c *Controller) holderHandler() toolscache.ResourceEventHandler {
 	}
 }
 
+// classParamsHandler returns the event handler of the GatewayClass
+// parameters (Envoy Gateway's EnvoyProxies), watched while a policy kind
+// reads data planes: a recomputation is scheduled when one appears, goes,
+// or changes its spec (the cache keeps spec.mergeGateways only: see
+// TransformClassParams). They are few, so those that no GatewayClass
+// names count too.
+func (c *Controller) classParamsHandler() toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(any) { c.enqueue(itemRecompute) },
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(*unstructured.Unstructured)
+			n, ok2 := newObj.(*unstructured.Unstructured)
+			if !ok1 || !ok2 || !reflect.DeepEqual(o.Object["spec"], n.Object["spec"]) {
+				c.enqueue(itemRecompute)
+			}
+		},
+		DeleteFunc: func(any) { c.enqueue(itemRecompute) },
+	}
+}
+
 // holderData is what the engine reads of a holder: its data fields.
 func holderData(u *unstructured.Unstructured) [3]any {
 	return [3]any{u.Object["data"], u.Object["binaryData"], u.Object["stringData"]}
 }
 
 // crdHandler schedules a recomputation on changes of the CRDs that matter:
-// policy kinds (labelled, before or after), Go-registered kinds and the
-// topology kinds.
+// policy kinds (labelled, before or after), Go-registered kinds, the
+// topology kinds and the GatewayClass parameter kinds.
 func (c *Controller) crdHandler() toolscache.ResourceEventHandler {
 	relevant := func(obj any) bool {
 		if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
@@ -795,7 +821,7 @@ func (c *Controller) crdHandler() toolscache.ResourceEventHandler {
 				return true
 			}
 		}
-		return false
+		return slices.Contains(profiles.ClassParametersKinds, ci.gk)
 	}
 	return toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {

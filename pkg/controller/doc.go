@@ -6,7 +6,11 @@
 // gateway.networking.k8s.io/policy and the instances of those kinds (also
 // of CRDs created after start: their informers are started on the fly),
 // GatewayClasses, Gateways, ListenerSets and the route kinds when the
-// cluster serves them, Services, Namespaces and ReferenceGrants. Every
+// cluster serves them, Services, Namespaces and ReferenceGrants, and, for
+// the policy kinds that read them, ConfigMaps and Secrets (their data keys;
+// the implementations' configurations whole) and GatewayClass parameters
+// (Envoy Gateway's EnvoyProxies, for which Gateways share a data plane;
+// their spec.mergeGateways only). Every
 // relevant event schedules one coalesced recomputation: the engine runs
 // over the cached objects (never fresh LISTs), the implementer's Program
 // hook runs, and then

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	stdmaps "maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -72,8 +73,32 @@ type crdInfo struct {
 	policy  bool
 	ownedBy string
 	// holderKinds are the kinds holding the data its policies name (a
-	// policy kind with CA certificate or object references).
+	// policy kind with CA certificate or object references), and
+	// ConfigMaps for a kind that reads data planes (the configuration
+	// holds the default of merged Gateways).
 	holderKinds []topology.GroupKind
+	// dataPlanes says its policies ask which Gateways share a data plane
+	// (readsDataPlanes): GatewayClass parameters are then watched.
+	dataPlanes bool
+}
+
+// readsDataPlanes reports whether the engine asks, for a kind's policies,
+// which Gateways share a data plane: a kind whose policies target one
+// (policy.Kind.DataPlaneTarget), or one that rejects a listener policy
+// other listeners of the data plane would carry (RejectSharedPort). It
+// then reads the GatewayClass parameters (profiles.ClassParametersKinds)
+// and the configuration's default (profiles.EGMergeGateways, in a
+// ConfigMap).
+func readsDataPlanes(k *policy.Kind) bool { return k.DataPlaneTarget || k.RejectSharedPort }
+
+// holderKindsOf are the holder kinds watched for a policy kind: its own
+// (policy.Kind.HolderKinds), and ConfigMaps when it reads data planes.
+func holderKindsOf(k *policy.Kind) []topology.GroupKind {
+	out := k.HolderKinds()
+	if readsDataPlanes(k) && !slices.Contains(out, policy.KindConfigMap) {
+		out = append(out, policy.KindConfigMap)
+	}
+	return out
 }
 
 func readCRD(u *unstructured.Unstructured, withProfiles bool) *crdInfo {
@@ -94,7 +119,8 @@ func readCRD(u *unstructured.Unstructured, withProfiles bool) *crdInfo {
 		}
 		// An invalid descriptor is reported by the engine; no holders.
 		if k, prob := policy.KindFromCRDWithProfile(u, nil, prof); prob == nil && k != nil {
-			ci.holderKinds = k.HolderKinds()
+			ci.holderKinds = holderKindsOf(k)
+			ci.dataPlanes = readsDataPlanes(k)
 		}
 	}
 	if first := policy.CRDVersion(u, true); first != nil {
@@ -140,6 +166,11 @@ const (
 	// roleHolder: ConfigMaps and Secrets holding CA certificates. Without
 	// access, references to them are not judged (engine.Options.Unread).
 	roleHolder
+	// roleClassParams: GatewayClass parameters (Envoy Gateway's
+	// EnvoyProxies), watched while a policy kind reads data planes. Without
+	// access, each GatewayClass merges its Gateways as the configuration's
+	// default says.
+	roleClassParams
 )
 
 // watch is one watched kind: its informer and our handler on it.
@@ -218,10 +249,24 @@ func (c *Controller) wantedKinds(crds map[topology.GroupKind]*crdInfo) map[topol
 			}
 		}
 	}
+	dataPlanes := false
+	for gk, w := range want {
+		if ci := crds[gk]; w.role == rolePolicy && ci != nil && ci.dataPlanes {
+			dataPlanes = true
+		}
+	}
 	for _, k := range c.opts.Kinds {
-		for _, h := range k.HolderKinds() {
+		for _, h := range holderKindsOf(k) {
 			if want[h] == nil {
 				add(h, "v1", holderResources[h], roleHolder)
+			}
+		}
+		dataPlanes = dataPlanes || readsDataPlanes(k)
+	}
+	if dataPlanes {
+		for _, gk := range profiles.ClassParametersKinds {
+			if ci := crds[gk]; ci != nil && ci.established && ci.version != "" && want[gk] == nil {
+				add(gk, ci.version, ci.plural, roleClassParams)
 			}
 		}
 	}
@@ -304,6 +349,20 @@ func (c *Controller) syncInformers(ctx context.Context, crds map[topology.GroupK
 				unread[w.gk] = true
 				continue
 			}
+			if w.role == roleClassParams {
+				// Computed without them: each GatewayClass merges
+				// its Gateways as the configuration's default says.
+				c.mu.Lock()
+				said := c.unreadParams[w.gk]
+				c.unreadParams[w.gk] = true
+				c.mu.Unlock()
+				if !said {
+					c.log.Info("not watching GatewayClass parameters: list and watch are not allowed; "+
+						"GatewayClasses merge their Gateways only if the configuration's default says so ("+profiles.EGMergeGateways+")",
+						"kind", w.gk.String(), "resource", w.resource)
+				}
+				continue
+			}
 			// Without a topology kind, targets would look missing and
 			// policies would be written TargetNotFound: wait instead.
 			errs = append(errs, fmt.Errorf("cannot list and watch %s: forbidden; grant it to the controller", w.gk))
@@ -311,8 +370,11 @@ func (c *Controller) syncInformers(ctx context.Context, crds map[topology.GroupK
 		}
 		w.proto = protoFor(w.gvk)
 		h := c.handler(w.gk)
-		if w.role == roleHolder {
+		switch w.role {
+		case roleHolder:
 			h = c.holderHandler()
+		case roleClassParams:
+			h = c.classParamsHandler()
 		}
 		inf, reg, err := addWatch(ctx, c.cache, w.proto, h, w.gk.String(), cache.BlockUntilSynced(false))
 		if err != nil {
@@ -322,6 +384,7 @@ func (c *Controller) syncInformers(ctx context.Context, crds map[topology.GroupK
 		w.inf, w.reg = inf, reg
 		c.mu.Lock()
 		c.watches[w.gk] = w
+		delete(c.unreadParams, w.gk) // a later denial is said again
 		c.mu.Unlock()
 		c.log.Info("watching", "kind", w.gk.String(), "version", w.gvk.Version, "policy", w.role == rolePolicy)
 	}
@@ -405,7 +468,7 @@ func (c *Controller) canWatch(ctx context.Context, w *watch) (bool, error) {
 	c.accessMu.Lock()
 	c.access[w.gk] = access{allowed: allowed, at: time.Now()}
 	c.accessMu.Unlock()
-	if !allowed {
+	if !allowed && w.role != roleClassParams { // said once by syncInformers
 		if w.role == rolePolicy {
 			c.log.Info("not watching a policy kind: list and watch are not allowed; its policies are ignored", "kind", w.gk.String(), "resource", w.resource)
 		} else {
