@@ -107,6 +107,10 @@ type policyKindItem struct {
 	// InheritedFields are the fields of an additive kind that a context
 	// takes from its most specific policy setting them; absent: none.
 	InheritedFields []string `json:"inheritedFields,omitempty"`
+	// LevelInheritedFields are the fields of an additive kind that a
+	// context takes from the most specific level setting them, every
+	// policy of that level adding its own; absent: none.
+	LevelInheritedFields []string `json:"levelInheritedFields,omitempty"`
 	// CACertificateRefs is where policies name the objects holding the CA
 	// certificates they trust, in the annotation's form
 	// ("validation.caCertificateRefs kinds=ConfigMap keys=ca.crt"); absent:
@@ -287,6 +291,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if len(k.InheritedFields) > 0 {
 		parts = append(parts, origin(policy.SettingInheritedFields, "inherited-fields="+strings.Join(k.InheritedFields, ",")))
 	}
+	if len(k.LevelInheritedFields) > 0 {
+		parts = append(parts, origin(policy.SettingLevelInheritedFields, "level-inherited-fields="+strings.Join(k.LevelInheritedFields, ",")))
+	}
 	if k.CARefs.Enabled() {
 		parts = append(parts, origin(policy.SettingCACertificateRefs, "ca-certificate-refs="+k.CARefs.String()))
 	}
@@ -383,6 +390,7 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	}
 	it.ConflictFields = k.ConflictFields
 	it.InheritedFields = k.InheritedFields
+	it.LevelInheritedFields = k.LevelInheritedFields
 	it.CACertificateRefs = k.CARefs.String()
 	it.BackendRefs = backendRefPaths(k)
 	if k.InvalidOnUnresolvedBackendRefs {

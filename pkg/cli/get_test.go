@@ -388,7 +388,8 @@ spec:
 	}
 }
 
-// NGINX Gateway Fabric's RateLimitPolicy shows its inherited fields in -o
+// NGINX Gateway Fabric's RateLimitPolicy shows its inherited and
+// level-inherited fields in -o
 // wide and -o json, with their origin.
 func TestGetPolicyKindsInheritedFields(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "crd.yaml")
@@ -403,12 +404,18 @@ func TestGetPolicyKindsInheritedFields(t *testing.T) {
 	if !strings.Contains(out, "inherited-fields=rateLimit.dryRun,rateLimit.logLevel,rateLimit.rejectCode (profile: NGINX Gateway Fabric)") {
 		t.Errorf("-o wide lacks the inheritedFields setting:\n%s", out)
 	}
+	if !strings.Contains(out, "level-inherited-fields=rateLimit.local.rules (profile: NGINX Gateway Fabric)") {
+		t.Errorf("-o wide lacks the levelInheritedFields setting:\n%s", out)
+	}
 	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out, `"inheritedFields": [`) || !strings.Contains(out, `"inheritedFields": "profile: NGINX Gateway Fabric"`) {
 		t.Errorf("-o json lacks the inheritedFields setting or its origin:\n%s", out)
+	}
+	if !strings.Contains(out, `"levelInheritedFields": [`) || !strings.Contains(out, `"levelInheritedFields": "profile: NGINX Gateway Fabric"`) {
+		t.Errorf("-o json lacks the levelInheritedFields setting or its origin:\n%s", out)
 	}
 }
 

@@ -121,3 +121,65 @@ func TestAdditiveInheritedFields(t *testing.T) {
 		want(t, "effective "+n, effective(t, res, "LimitPolicy", rule(n, "")), []string{fmt.Sprintf(`{"default/g-a":{"mode":"strict"},"default/p-%s":{"opts":{"code":%d}}}`, n, 400+i)})
 	}
 }
+
+// An additive kind's level-inherited fields come from the most specific
+// level that gives them a value other than false, 0, "" or empty: every
+// policy of that level keeps its own, side by side, and those of the other
+// levels lose theirs there; an empty value at a more specific level does
+// not count, and a policy at two levels does not lose to itself.
+func TestAdditiveLevelInheritedFields(t *testing.T) {
+	c := strings.Replace(crd("example.com", "LimitPolicy", "limitpolicies"), "metadata: {name: limitpolicies.example.com}", `metadata:
+  name: limitpolicies.example.com
+  labels: {gateway.networking.k8s.io/policy: inherited}
+  annotations: {attache.dev/composition: additive, attache.dev/level-inherited-fields: "opts.limits", attache.dev/target-kinds: "Gateway,HTTPRoute", attache.dev/hierarchy: "Gateway,HTTPRoute"}`, 1)
+	g1 := "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g1}]\n"
+	r1 := "targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]\n"
+	r2 := "targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r2}]\n"
+	route2 := "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r2, namespace: default}\nspec: {parentRefs: [{name: g1}], rules: [{}]}\n"
+	const v = "example.com/v1alpha1"
+	docs := []string{c, egTopo, route2,
+		pol(v, "LimitPolicy", "g-a", 0, g1+"opts: {limits: [1], mode: strict}"),
+		pol(v, "LimitPolicy", "g-b", 1, g1+"opts: {limits: [2]}"),
+		pol(v, "LimitPolicy", "r-a", 2, r1+"opts: {limits: [3]}"),
+		pol(v, "LimitPolicy", "r-b", 3, r1+"opts: {limits: [4]}"),
+		pol(v, "LimitPolicy", "r-empty", 4, r2+"opts: {limits: [], mode: loose}"),
+		pol(v, "LimitPolicy", "twice", 5, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g1}, {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]\nopts: {limits: [9]}"),
+	}
+	res := compute(t, engine.Options{}, docs...)
+	if len(res.Kinds) != 1 {
+		t.Fatalf("kinds %v, problems %v", res.Kinds, res.Problems)
+	}
+	// r1: the route level's three policies (twice is at both levels); the
+	// Gateway level's limits are out, g-a's mode stays.
+	want(t, "effective r1", effective(t, res, "LimitPolicy", rule("r1", "")), []string{`{"default/g-a":{"opts":{"mode":"strict"}},"default/r-a":{"opts":{"limits":[3]}},"default/r-b":{"opts":{"limits":[4]}},"default/twice":{"opts":{"limits":[9]}}}`})
+	// r2: its policy's empty list gives way to the Gateway level's.
+	want(t, "effective r2", effective(t, res, "LimitPolicy", rule("r2", "")), []string{`{"default/g-a":{"opts":{"limits":[1],"mode":"strict"}},"default/g-b":{"opts":{"limits":[2]}},"default/r-empty":{"opts":{"mode":"loose"}},"default/twice":{"opts":{"limits":[9]}}}`})
+	var losses []string
+	for _, e := range res.Effective {
+		for _, cx := range e.Contexts {
+			for _, se := range cx.Stack {
+				for _, l := range se.Lost {
+					var to []string
+					for _, w := range l.To {
+						to = append(to, w.Policy.Name)
+					}
+					losses = append(losses, e.Target.Name+": "+se.Policy.Name+" "+l.Path+" to "+strings.Join(to, ",")+" ("+se.Outcome+")")
+				}
+			}
+		}
+	}
+	sort.Strings(losses)
+	want(t, "losses", losses, []string{
+		`r1: g-a ["default/g-a"].opts.limits to r-a,r-b,twice (partial)`,
+		`r1: g-b ["default/g-b"].opts.limits to r-a,r-b,twice (none)`,
+		`r2: r-empty ["default/r-empty"].opts.limits to g-a,g-b,twice (partial)`,
+	})
+	// Incremental: r-a and r-b deleted, r1 keeps twice's limits only (it
+	// is still at the route level there), as Compute gives it.
+	in := engine.NewIncremental(engine.Options{})
+	in.Compute(decodeDocs(t, docs...))
+	docs = append(docs[:5], docs[7:]...)
+	got, full := in.Compute(decodeDocs(t, docs...)), engine.Compute(decodeDocs(t, docs...), engine.Options{})
+	want(t, "incremental r1", effective(t, got, "LimitPolicy", rule("r1", "")), []string{`{"default/g-a":{"opts":{"mode":"strict"}},"default/twice":{"opts":{"limits":[9]}}}`})
+	want(t, "incremental = compute", effective(t, got, "LimitPolicy", rule("r1", "")), effective(t, full, "LimitPolicy", rule("r1", "")))
+}

@@ -8,38 +8,49 @@ import (
 )
 
 // inherit applies an additive kind's inherited fields to a stack's levels
-// (least specific first, each in its established order): for each field,
-// the most specific attachment giving it a value other than false, 0 or ""
-// keeps it (at one level, the first such), and every other attachment
-// setting it loses it there, to that one (NGINX writes no directive for a
-// zero value, so a route's dryRun: false does not undo its Gateway's
-// dryRun: true). It returns the specs of the attachments that lost a
+// (least specific first, each in its established order). For each of
+// InheritedFields, the most specific attachment giving it a value other
+// than false, 0 or "" keeps it (at one level, the first such); for each of
+// LevelInheritedFields, every attachment of the most specific level
+// giving it such a value keeps it. Every other attachment setting the
+// field loses it there, to those (NGINX writes no directive for a zero
+// value, so a route's dryRun: false does not undo its Gateway's dryRun:
+// true; and a location with limit_req directives of its own inherits none
+// of its server's). It returns the specs of the attachments that lost a
 // field, without it, and appends their losses; nil when the kind has no
 // inherited fields or nothing is lost. Specs are built anew: attachments'
 // trees are shared by stacks, which prefold computes concurrently.
 func (d *kindDP) inherit(levels [][]*attachment, losses *[]merge.Loss) map[*attachment]*merge.Tree {
-	if len(d.kind.InheritedFields) == 0 {
+	if len(d.kind.InheritedFields) == 0 && len(d.kind.LevelInheritedFields) == 0 {
 		return nil
 	}
 	lost := map[*attachment][]string{}
 	var order []*attachment // the losers, in first-loss order
-	for _, f := range d.kind.InheritedFields {
+	field := func(f string, wholeLevel bool) {
 		segs := strings.Split(f, ".")
-		var winner *attachment
-		for i := len(levels) - 1; i >= 0 && winner == nil; i-- {
+		var winners []*attachment
+		for i := len(levels) - 1; i >= 0 && len(winners) == 0; i-- {
 			for _, a := range levels[i] {
 				if t := additiveField(a, segs); t != nil && !zeroValue(t.Value()) {
-					winner = a
-					break
+					winners = append(winners, a)
+					if !wholeLevel {
+						break
+					}
 				}
 			}
 		}
-		if winner == nil {
-			continue
+		if len(winners) == 0 {
+			return
+		}
+		won := make(map[*pstate]bool, len(winners))
+		srcs := make([]merge.Src, len(winners))
+		for i, w := range winners {
+			won[w.pol] = true
+			srcs[i] = w.id
 		}
 		for _, g := range levels {
 			for _, a := range g {
-				if a == winner || a.pol == winner.pol {
+				if won[a.pol] {
 					continue // a policy at two levels has one value
 				}
 				t := additiveField(a, segs)
@@ -51,7 +62,7 @@ func (d *kindDP) inherit(levels [][]*attachment, losses *[]merge.Loss) map[*atta
 				}
 				lost[a] = append(lost[a], f)
 				loss := func(path string) {
-					*losses = append(*losses, merge.Loss{Loser: a.id, Path: path, Winners: []merge.Src{winner.id}})
+					*losses = append(*losses, merge.Loss{Loser: a.id, Path: path, Winners: srcs})
 				}
 				// A field holding an object loses each of its leaves;
 				// a scalar or an empty object (whose Leaves path is
@@ -67,6 +78,12 @@ func (d *kindDP) inherit(levels [][]*attachment, losses *[]merge.Loss) map[*atta
 				}
 			}
 		}
+	}
+	for _, f := range d.kind.InheritedFields {
+		field(f, false)
+	}
+	for _, f := range d.kind.LevelInheritedFields {
+		field(f, true)
 	}
 	if len(order) == 0 {
 		return nil

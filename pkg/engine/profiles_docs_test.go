@@ -473,38 +473,101 @@ timeout: {read: 10s}`))
 	want(t, "gw Programmed", status(t, res, "gw", "Programmed"), "True/PartiallyProgrammed")
 }
 
-// NGF's RateLimitPolicy rules accumulate: a route's limits apply in
-// addition to the Gateway's (a route policy cannot loosen them), and
-// several policies on one target each add their rules.
-// Source: NGF e55bfe339 docs/proposals/rate-limiting.md ("Gateway and Route
-// Attachment (Separate Policies)"); docs.nginx.com nginx-gateway-fabric
-// traffic-management/rate-limit; internal/controller/nginx/config/policies/
-// ratelimit/validator.go (only dryRun, logLevel and rejectCode conflict,
-// see TestDocsNGFRateLimitConflicts).
-func TestDocsNGFRateLimitRulesAccumulate(t *testing.T) {
+// NGF's RateLimitPolicy rules: several policies on one target each add
+// their rules, but a route with rules of its own does not get the
+// Gateway's. NGF writes a Gateway's rules as limit_req directives at its
+// server and a route's at its location, and NGINX lets a location inherit
+// limit_req only when it has none of its own (NGF's docs say the two
+// apply together; NGINX does not do that:
+// hack/nginx-limit-req-inheritance.sh). A route policy setting no rules
+// keeps the Gateway's.
+// Source: NGF e55bfe339 internal/controller/nginx/config/policies/
+// ratelimit/generator.go (tmplServer for Gateway policies, tmplLocation
+// for route policies), validator.go (only dryRun, logLevel and rejectCode
+// conflict, see TestDocsNGFRateLimitConflicts); nginx.org
+// ngx_http_limit_req_module ("inherited from the previous configuration
+// level if and only if there are no limit_req directives defined on the
+// current level").
+func TestDocsNGFRateLimitRules(t *testing.T) {
 	c := labelledCRD("gateway.nginx.org", "RateLimitPolicy", "ratelimitpolicies", "inherited")
-	res := compute(t, engine.Options{}, c, ngfTopo,
+	grRef := `{group: gateway.networking.k8s.io, kind: GRPCRoute, name: gr1}`
+	dGR1 := topology.Ref{Group: topology.GatewayGroup, Kind: "GRPCRoute", Namespace: "default", Name: "gr1"}
+	docs := []string{c, ngfTopo,
 		pol(ngfV1, "RateLimitPolicy", "gw", 0, `targetRefs: [`+gwRef+`]
 rateLimit: {local: {rules: [{key: $binary_remote_addr, rate: 10r/s, zoneSize: 10m}]}}`),
 		pol(ngfV1, "RateLimitPolicy", "gw-2", 1, `targetRefs: [`+gwRef+`]
 rateLimit: {local: {rules: [{key: $http_x_user, rate: 5r/s, zoneSize: 10m}]}}`),
 		pol(ngfV1, "RateLimitPolicy", "route", 2, `targetRefs: [`+r1Ref+`]
-rateLimit: {local: {rules: [{key: $binary_remote_addr, rate: 1r/s, zoneSize: 10m}]}}`))
-	for _, n := range []string{"gw", "gw-2", "route"} {
+rateLimit: {local: {rules: [{key: $binary_remote_addr, rate: 100r/s, zoneSize: 10m}]}}`),
+		pol(ngfV1, "RateLimitPolicy", "route-2", 3, `targetRefs: [`+r1Ref+`]
+rateLimit: {local: {rules: [{key: $http_x_user, rate: 50r/s}]}}`),
+		pol(ngfV1, "RateLimitPolicy", "grpc-code", 4, `targetRefs: [`+grRef+`]
+rateLimit: {rejectCode: 466, local: {rules: []}}`)}
+	res := compute(t, engine.Options{}, docs...)
+	for _, n := range []string{"gw", "gw-2", "route", "route-2", "grpc-code"} {
 		want(t, n+" Accepted", status(t, res, n, "Accepted"), "True/Accepted")
-		want(t, n+" Programmed", status(t, res, n, "Programmed"), "True/Programmed")
 	}
+	// r1: its two policies' rules side by side, none of the Gateway's
+	// (a route policy loosens the Gateway's limit there).
 	want(t, "effective r1", effective(t, res, "RateLimitPolicy", dR1), []string{`{` +
+		`"default/route":{"rateLimit":{"local":{"rules":[{"key":"$binary_remote_addr","rate":"100r/s","zoneSize":"10m"}]}}},` +
+		`"default/route-2":{"rateLimit":{"local":{"rules":[{"key":"$http_x_user","rate":"50r/s"}]}}}}`})
+	// gr1: its policy writes no limit_req, so both Gateway policies' rules
+	// apply, with its reject code.
+	want(t, "effective gr1", effective(t, res, "RateLimitPolicy", dGR1), []string{`{` +
+		`"default/grpc-code":{"rateLimit":{"rejectCode":466}},` +
+		`"default/gw":{"rateLimit":{"local":{"rules":[{"key":"$binary_remote_addr","rate":"10r/s","zoneSize":"10m"}]}}},` +
+		`"default/gw-2":{"rateLimit":{"local":{"rules":[{"key":"$http_x_user","rate":"5r/s","zoneSize":"10m"}]}}}}`})
+	var losses []string
+	for _, e := range res.Effective {
+		if e.Kind.GroupKind.Kind != "RateLimitPolicy" {
+			continue
+		}
+		for _, cx := range e.Contexts {
+			for _, se := range cx.Stack {
+				for _, l := range se.Lost {
+					var by []string
+					for _, w := range l.To {
+						by = append(by, w.Policy.Name)
+					}
+					losses = append(losses, e.Target.Name+": "+se.Policy.Name+" "+l.Path+" to "+strings.Join(by, ",")+" ("+se.Outcome+")")
+				}
+			}
+		}
+	}
+	sort.Strings(losses)
+	want(t, "losses", losses, []string{
+		`gr1: grpc-code ["default/grpc-code"].rateLimit.local.rules to gw,gw-2 (partial)`,
+		`r1: gw ["default/gw"].rateLimit.local.rules to route,route-2 (none)`,
+		`r1: gw-2 ["default/gw-2"].rateLimit.local.rules to route,route-2 (none)`,
+	})
+	// Incremental: the route policies deleted, r1 gets the Gateway's
+	// rules back, as Compute gives them.
+	in := engine.NewIncremental(engine.Options{})
+	in.Compute(decodeDocs(t, docs...))
+	docs = append(docs[:4], docs[6])
+	got, full := in.Compute(decodeDocs(t, docs...)), engine.Compute(decodeDocs(t, docs...), engine.Options{})
+	want(t, "incremental r1", effective(t, got, "RateLimitPolicy", dR1), []string{`{` +
+		`"default/gw":{"rateLimit":{"local":{"rules":[{"key":"$binary_remote_addr","rate":"10r/s","zoneSize":"10m"}]}}},` +
+		`"default/gw-2":{"rateLimit":{"local":{"rules":[{"key":"$http_x_user","rate":"5r/s","zoneSize":"10m"}]}}}}`})
+	want(t, "incremental = compute", effective(t, got, "RateLimitPolicy", dR1), effective(t, full, "RateLimitPolicy", dR1))
+
+	// NGF's documented reading, by clearing the profile's setting on the
+	// CRD: r1 gets the Gateway's rules with its own.
+	documented := strings.Replace(c, "labels: {", `annotations: {attache.dev/level-inherited-fields: ""}, labels: {`, 1)
+	res = compute(t, engine.Options{}, documented, ngfTopo, docs[2], docs[3],
+		pol(ngfV1, "RateLimitPolicy", "route", 2, `targetRefs: [`+r1Ref+`]
+rateLimit: {local: {rules: [{rate: 100r/s}]}}`))
+	want(t, "documented r1", effective(t, res, "RateLimitPolicy", dR1), []string{`{` +
 		`"default/gw":{"rateLimit":{"local":{"rules":[{"key":"$binary_remote_addr","rate":"10r/s","zoneSize":"10m"}]}}},` +
 		`"default/gw-2":{"rateLimit":{"local":{"rules":[{"key":"$http_x_user","rate":"5r/s","zoneSize":"10m"}]}}},` +
-		`"default/route":{"rateLimit":{"local":{"rules":[{"key":"$binary_remote_addr","rate":"1r/s","zoneSize":"10m"}]}}}}`})
+		`"default/route":{"rateLimit":{"local":{"rules":[{"rate":"100r/s"}]}}}}`})
 }
 
-// A route's RateLimitPolicy adds its rules to the Gateway's, but dryRun,
-// logLevel and rejectCode are single NGINX directives: the Gateway's
-// policies write them at its server, a route's at its location, which
-// inherits the server's unless it writes its own; and NGF writes none for
-// false or zero. So a route takes its own rejectCode (NGF's functional
+// dryRun, logLevel and rejectCode of a RateLimitPolicy are single NGINX
+// directives: the Gateway's policies write them at its server, a route's
+// at its location, which inherits each of the server's unless it writes
+// its own; and NGF writes none for false or zero. So a route takes its own rejectCode (NGF's functional
 // test: Gateway 429, route 466, the route answers 466), keeps the
 // Gateway's where it sets none, and its dryRun: false does not undo the
 // Gateway's dryRun: true.
@@ -528,12 +591,14 @@ rateLimit: {dryRun: false, local: {rules: [{rate: 5r/s}]}}`)}
 	for _, n := range []string{"gw", "route", "grpc"} {
 		want(t, n+" Accepted", status(t, res, n, "Accepted"), "True/Accepted")
 	}
+	// Each route has rules of its own, so the Gateway's rules apply at
+	// neither (TestDocsNGFRateLimitRules); its other fields one by one.
 	want(t, "effective r1", effective(t, res, "RateLimitPolicy", dR1), []string{`{` +
-		`"default/gw":{"rateLimit":{"dryRun":true,"local":{"rules":[{"rate":"15r/m"}]}}},` +
+		`"default/gw":{"rateLimit":{"dryRun":true}},` +
 		`"default/route":{"rateLimit":{"local":{"rules":[{"rate":"1r/m"}]},"logLevel":"warn","rejectCode":466}}}`})
 	want(t, "effective gr1", effective(t, res, "RateLimitPolicy", dGR1), []string{`{` +
 		`"default/grpc":{"rateLimit":{"local":{"rules":[{"rate":"5r/s"}]}}},` +
-		`"default/gw":{"rateLimit":{"dryRun":true,"local":{"rules":[{"rate":"15r/m"}]},"logLevel":"info","rejectCode":429}}}`})
+		`"default/gw":{"rateLimit":{"dryRun":true,"logLevel":"info","rejectCode":429}}}`})
 	// Who lost what, to whom.
 	var losses []string
 	for _, e := range res.Effective {
@@ -555,6 +620,8 @@ rateLimit: {dryRun: false, local: {rules: [{rate: 5r/s}]}}`)}
 	sort.Strings(losses)
 	want(t, "losses", losses, []string{
 		`gr1: grpc ["default/grpc"].rateLimit.dryRun to gw (partial)`,
+		`gr1: gw ["default/gw"].rateLimit.local.rules to grpc (partial)`,
+		`r1: gw ["default/gw"].rateLimit.local.rules to route (partial)`,
 		`r1: gw ["default/gw"].rateLimit.logLevel to route (partial)`,
 		`r1: gw ["default/gw"].rateLimit.rejectCode to route (partial)`,
 	})
@@ -566,7 +633,7 @@ rateLimit: {dryRun: false, local: {rules: [{rate: 5r/s}]}}`)}
 rateLimit: {logLevel: warn, local: {rules: [{rate: 1r/m}]}}`)
 	got := in.Compute(decodeDocs(t, docs...))
 	want(t, "incremental r1", effective(t, got, "RateLimitPolicy", dR1), []string{`{` +
-		`"default/gw":{"rateLimit":{"dryRun":true,"local":{"rules":[{"rate":"15r/m"}]},"rejectCode":429}},` +
+		`"default/gw":{"rateLimit":{"dryRun":true,"rejectCode":429}},` +
 		`"default/route":{"rateLimit":{"local":{"rules":[{"rate":"1r/m"}]},"logLevel":"warn"}}}`})
 	full := engine.Compute(decodeDocs(t, docs...), engine.Options{})
 	want(t, "incremental = compute", effective(t, got, "RateLimitPolicy", dR1), effective(t, full, "RateLimitPolicy", dR1))
@@ -608,10 +675,11 @@ rateLimit: {rejectCode: 429, `+rule("1r/s")+`}`))
 		"HTTPRoute.gateway.networking.k8s.io default/r1=Conflicted",
 	})
 	// r1-a's dryRun: false writes no directive, so r1 keeps gw's dry run
-	// (TestDocsNGFRateLimitInheritedFields).
+	// (TestDocsNGFRateLimitInheritedFields); its rules replace the
+	// Gateway's there (TestDocsNGFRateLimitRules).
 	want(t, "effective r1", effective(t, res, "RateLimitPolicy", dR1), []string{`{` +
-		`"default/gw":{"rateLimit":{"dryRun":true,"local":{"rules":[{"key":"$binary_remote_addr","rate":"10r/s","zoneSize":"10m"}]}}},` +
-		`"default/gw-log":{"rateLimit":{"local":{"rules":[{"key":"$binary_remote_addr","rate":"9r/s","zoneSize":"10m"}]},"logLevel":"warn"}},` +
+		`"default/gw":{"rateLimit":{"dryRun":true}},` +
+		`"default/gw-log":{"rateLimit":{"logLevel":"warn"}},` +
 		`"default/r1-a":{"rateLimit":{"local":{"rules":[{"key":"$binary_remote_addr","rate":"5r/s","zoneSize":"10m"}]},"rejectCode":503}}}`})
 	want(t, "effective gr1", effective(t, res, "RateLimitPolicy", dGR1), []string{`{` +
 		`"default/gw":{"rateLimit":{"dryRun":true,"local":{"rules":[{"key":"$binary_remote_addr","rate":"10r/s","zoneSize":"10m"}]}}},` +

@@ -175,6 +175,16 @@ type Kind struct {
 	// inherits from its server unless it writes its own, and NGF writes
 	// none for a zero value).
 	InheritedFields []string
+	// LevelInheritedFields, for an additive kind, are the dotted spec
+	// paths a context takes from the most specific level of its stack at
+	// which a policy gives them a value other than false, 0, "" or empty:
+	// every policy of that level keeps its value there, side by side, and
+	// the policies of the other levels lose theirs (NGINX Gateway
+	// Fabric's RateLimitPolicy: its rules are limit_req directives, which
+	// NGINX lets a location inherit from its server only when the
+	// location has none of its own, so a route's rules replace the
+	// Gateway's rather than add to them).
+	LevelInheritedFields []string
 	// CARefs, when enabled, is where the kind's policies name the objects
 	// holding the CA certificates they trust: they get a ResolvedRefs
 	// condition, and are Accepted=False/NoValidCACertificate when none
@@ -285,6 +295,7 @@ type Spec struct {
 	FilterAttachment      bool
 	ConflictFields        []string
 	InheritedFields       []string
+	LevelInheritedFields  []string
 	CARefs                CARefs
 	BackendRefs           []BackendRefPath
 	// InvalidOnUnresolvedBackendRefs: see Kind.
@@ -350,6 +361,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingFilterAttachment, s.FilterAttachment, func() { k.FilterAttachment = s.FilterAttachment })
 	set(SettingConflictFields, len(s.ConflictFields) > 0, func() { k.ConflictFields = slices.Clone(s.ConflictFields) })
 	set(SettingInheritedFields, len(s.InheritedFields) > 0, func() { k.InheritedFields = slices.Clone(s.InheritedFields) })
+	set(SettingLevelInheritedFields, len(s.LevelInheritedFields) > 0, func() { k.LevelInheritedFields = slices.Clone(s.LevelInheritedFields) })
 	set(SettingCACertificateRefs, s.CARefs.Enabled(), func() {
 		k.CARefs = CARefs{Field: s.CARefs.Field, Kinds: slices.Clone(s.CARefs.Kinds), Keys: slices.Clone(s.CARefs.Keys)}
 	})
@@ -505,6 +517,19 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingInheritedFields, "%q is not a dotted spec path", p)
 		}
 	}
+	if len(k.LevelInheritedFields) > 0 && k.Composition != CompositionAdditive {
+		return settingErrorf(SettingLevelInheritedFields, "level-inherited fields single out fields of an additive kind, whose policies otherwise all apply; the composition is %s", k.Composition)
+	}
+	for _, p := range k.LevelInheritedFields {
+		if !dottedPath(p) {
+			return settingErrorf(SettingLevelInheritedFields, "%q is not a dotted spec path", p)
+		}
+		for _, q := range k.InheritedFields {
+			if p == q || strings.HasPrefix(p, q+".") || strings.HasPrefix(q, p+".") {
+				return settingErrorf(SettingLevelInheritedFields, "%q overlaps the inherited field %q: a field is inherited one way", p, q)
+			}
+		}
+	}
 	k.CARefs = k.CARefs.withDefaults()
 	if err := k.CARefs.validate(); err != nil {
 		return settingErrorf(SettingCACertificateRefs, "%v", err)
@@ -633,6 +658,7 @@ var annotationOf = map[string]string{
 	SettingFilterAttachment:      AnnotationFilterAttachment,
 	SettingConflictFields:        AnnotationConflictFields,
 	SettingInheritedFields:       AnnotationInheritedFields,
+	SettingLevelInheritedFields:  AnnotationLevelInheritedFields,
 	SettingCACertificateRefs:     AnnotationCACertificateRefs,
 	SettingBackendRefs:           AnnotationBackendRefs,
 	SettingUnresolvedBackendRefs: AnnotationUnresolvedBackendRefs,
@@ -651,7 +677,7 @@ var allSettings = []string{
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingUntargetedScope, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingWeightAnnotation,
 	SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
-	SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingObjectRefs,
+	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingObjectRefs,
 	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingValueRanges, SettingFeatureGates,
 }
 
@@ -794,6 +820,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		}},
 		{AnnotationConflictFields, SettingConflictFields, func(v string) error { k.ConflictFields = splitList(v); return nil }},
 		{AnnotationInheritedFields, SettingInheritedFields, func(v string) error { k.InheritedFields = splitList(v); return nil }},
+		{AnnotationLevelInheritedFields, SettingLevelInheritedFields, func(v string) error { k.LevelInheritedFields = splitList(v); return nil }},
 		{AnnotationCACertificateRefs, SettingCACertificateRefs, func(v string) (err error) { k.CARefs, err = ParseCARefs(v); return }},
 		{AnnotationBackendRefs, SettingBackendRefs, func(v string) (err error) { k.BackendRefs, err = ParseBackendRefPaths(v); return }},
 		{AnnotationUnresolvedBackendRefs, SettingUnresolvedBackendRefs, func(v string) (err error) {

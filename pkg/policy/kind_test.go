@@ -371,6 +371,29 @@ func TestKindFromCRDInheritedFields(t *testing.T) {
 	}
 }
 
+func TestKindFromCRDLevelInheritedFields(t *testing.T) {
+	k := mustKindFromCRD(t, newCRD(policyLabel("Inherited"), map[string]string{
+		AnnotationComposition: "additive", AnnotationLevelInheritedFields: " rateLimit.local.rules ,", AnnotationInheritedFields: "rateLimit.dryRun",
+	}), nil)
+	if !slices.Equal(k.LevelInheritedFields, []string{"rateLimit.local.rules"}) || k.Origins[SettingLevelInheritedFields] != FromAnnotation {
+		t.Errorf("LevelInheritedFields = %q (origin %q)", k.LevelInheritedFields, k.Origins[SettingLevelInheritedFields])
+	}
+	for _, tc := range []struct{ name, comp, level, inherited, want string }{
+		{"not additive", "merge", "rules", "", "the composition is merge"},
+		{"not a path", "additive", "rules..x", "", `"rules..x" is not a dotted spec path`},
+		{"same field both ways", "additive", "rateLimit.local", "rateLimit.local", `"rateLimit.local" overlaps the inherited field "rateLimit.local"`},
+		{"below an inherited field", "additive", "rateLimit.local.rules", "rateLimit.local", `"rateLimit.local.rules" overlaps the inherited field "rateLimit.local"`},
+		{"above an inherited field", "additive", "rateLimit", "rateLimit.dryRun", `"rateLimit" overlaps the inherited field "rateLimit.dryRun"`},
+	} {
+		ann := map[string]string{AnnotationComposition: tc.comp, AnnotationLevelInheritedFields: tc.level}
+		if tc.inherited != "" {
+			ann[AnnotationInheritedFields] = tc.inherited
+		}
+		k, p := KindFromCRD(newCRD(policyLabel("Inherited"), ann), nil)
+		wantCRDProblem(t, k, p, annField(AnnotationLevelInheritedFields), tc.want)
+	}
+}
+
 func TestKindFromCRDDuplicateStrategiesCollapse(t *testing.T) {
 	k := mustKindFromCRD(t, newCRD(policyLabel("Inherited"), map[string]string{
 		AnnotationMergeStrategies: "atomic-overrides,atomic-overrides",

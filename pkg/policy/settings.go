@@ -180,6 +180,15 @@ const (
 	// (NGINX Gateway Fabric's RateLimitPolicy: "rateLimit.dryRun,
 	// rateLimit.logLevel, rateLimit.rejectCode"). Absent: none.
 	AnnotationInheritedFields = "attache.dev/inherited-fields"
+	// AnnotationLevelInheritedFields lists the dotted spec paths (comma
+	// separated) of an additive kind that a context takes from the most
+	// specific level setting them (not false, 0, "", empty): every policy
+	// of that level keeps its value, side by side, and the less specific
+	// levels' values do not apply there (NGINX Gateway Fabric's
+	// RateLimitPolicy: "rateLimit.local.rules", written as limit_req
+	// directives, which a location inherits from its server only when it
+	// has none of its own). Absent: none.
+	AnnotationLevelInheritedFields = "attache.dev/level-inherited-fields"
 	// AnnotationCACertificateRefs names the spec field listing the objects
 	// that hold the CA certificates a policy trusts, optionally followed by
 	// kinds=<ConfigMap,Secret> and keys=<ca.crt,...,*> (see CARefs), or
@@ -256,6 +265,7 @@ const (
 	SettingFilterAttachment      = "filterAttachment"
 	SettingConflictFields        = "conflictFields"
 	SettingInheritedFields       = "inheritedFields"
+	SettingLevelInheritedFields  = "levelInheritedFields"
 	SettingCACertificateRefs     = "caCertificateRefs"
 	SettingBackendRefs           = "backendRefs"
 	SettingUnresolvedBackendRefs = "unresolvedBackendRefs"

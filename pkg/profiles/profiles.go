@@ -215,19 +215,23 @@ var builtin = func() []policy.Profile {
 			"keepAlive.requests", "keepAlive.time", "keepAlive.timeout", "keepAlive.minTimeout"),
 		withConflictFields(ngfInherited("ProxySettingsPolicy"), "buffering.disable", "buffering.bufferSize", "buffering.buffers",
 			"buffering.busyBuffersSize", "timeout.connect", "timeout.read", "timeout.send"),
-		// RateLimitPolicy: a route's rules apply in addition to the
-		// Gateway's, and several policies on one target all add theirs,
-		// but for two that both set dryRun, logLevel or rejectCode: the
-		// newer is Conflicted, everywhere (ratelimit/validator.go). Those
-		// three are single NGINX directives (limit_req_dry_run,
-		// limit_req_log_level, limit_req_status), written for the
-		// Gateway's policies at its server and for a route's at its
-		// location, and only when not false or zero (ratelimit/
-		// generator.go): a route takes its own, else the Gateway's.
+		// RateLimitPolicy: several policies on one target all add their
+		// rules, but for two that both set dryRun, logLevel or
+		// rejectCode: the newer is Conflicted, everywhere (ratelimit/
+		// validator.go). NGF writes the Gateway's policies at its server
+		// and a route's at its location (ratelimit/generator.go,
+		// tmplServer, tmplLocation), and NGINX lets a location inherit
+		// each directive from the server only when it writes none of its
+		// own: dryRun, logLevel and rejectCode one by one (limit_req_
+		// dry_run, _log_level, limit_req_status; NGF writes none for
+		// false or zero), and the rules as a group (limit_req: a route
+		// with rules of its own does not get the Gateway's, whatever
+		// NGF's docs say; hack/nginx-limit-req-inheritance.sh shows it).
 		func() policy.Profile {
 			p := withConflictFields(ngfInherited("RateLimitPolicy"), "rateLimit.dryRun", "rateLimit.logLevel", "rateLimit.rejectCode")
 			p.Spec.Composition = policy.CompositionAdditive
 			p.Spec.InheritedFields = []string{"rateLimit.dryRun", "rateLimit.logLevel", "rateLimit.rejectCode"}
+			p.Spec.LevelInheritedFields = []string{"rateLimit.local.rules"}
 			return p
 		}(),
 		entry(NGF, "gateway.nginx.org", "ObservabilityPolicy", "direct", policy.Spec{
