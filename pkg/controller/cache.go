@@ -119,8 +119,9 @@ func TransformStrip(in any) (any, error) {
 
 // TransformCRD is a cache transform that keeps of a CustomResourceDefinition
 // only what the controller reads: metadata (without managedFields), group,
-// names, scope, the versions' names, served, storage and subresources, and
-// the status conditions.
+// names, scope, the versions' names, served, storage and subresources, the
+// skeleton of their schemas that says whether status.conditions is kept
+// (statusSchemaSkeleton), and the status conditions.
 func TransformCRD(in any) (any, error) {
 	u, ok := in.(*unstructured.Unstructured)
 	if !ok {
@@ -152,6 +153,9 @@ func TransformCRD(in any) (any, error) {
 					sv[k] = x
 				}
 			}
+			if sch, ok := m["schema"].(map[string]any); ok {
+				sv["schema"] = statusSchemaSkeleton(sch)
+			}
 			out = append(out, sv)
 		}
 		slim["versions"] = out
@@ -161,4 +165,38 @@ func TransformCRD(in any) (any, error) {
 		u.Object["status"] = map[string]any{"conditions": st["conditions"]}
 	}
 	return u, nil
+}
+
+// statusSchemaSkeleton keeps of a CRD version's schema what
+// keepsStatusConditions reads: whether the root and status preserve
+// unknown fields, and whether status has conditions, whose own schema is
+// dropped. Without it every kind would look as if its status kept
+// conditions, and the controller would write conditions an Envoy Gateway
+// policy's schema prunes.
+func statusSchemaSkeleton(sch map[string]any) map[string]any {
+	out := map[string]any{}
+	root, ok := sch["openAPIV3Schema"].(map[string]any)
+	if !ok {
+		return out
+	}
+	r := map[string]any{}
+	if v, ok := root["x-kubernetes-preserve-unknown-fields"]; ok {
+		r["x-kubernetes-preserve-unknown-fields"] = v
+	}
+	if props, ok := root["properties"].(map[string]any); ok {
+		if st, ok := props["status"].(map[string]any); ok {
+			s := map[string]any{}
+			if v, ok := st["x-kubernetes-preserve-unknown-fields"]; ok {
+				s["x-kubernetes-preserve-unknown-fields"] = v
+			}
+			if sp, ok := st["properties"].(map[string]any); ok {
+				if _, ok := sp["conditions"]; ok {
+					s["properties"] = map[string]any{"conditions": map[string]any{}}
+				}
+			}
+			r["properties"] = map[string]any{"status": s}
+		}
+	}
+	out["openAPIV3Schema"] = r
+	return out
 }

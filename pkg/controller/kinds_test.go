@@ -1,8 +1,16 @@
 package controller
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/attache-dev/attache/internal/modfixtures"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -39,5 +47,63 @@ func TestListenerSetWatchedOnlyWhenServed(t *testing.T) {
 	}
 	if !targetKinds[topology.KindListenerSet].conditions || targetKinds[topology.KindListenerSet].cap != 8 {
 		t.Errorf("ListenerSet carries Affected conditions, at most 8 (its CRD's maxItems): %+v", targetKinds[topology.KindListenerSet])
+	}
+}
+
+// The CRD cache transform keeps what says whether a version's status keeps
+// conditions: Envoy Gateway's status (ancestors only) does not, so the
+// controller writes no conditions there; a status with conditions, or one
+// preserving unknown fields, does; and no other part of the schema stays.
+func TestTransformCRDKeepsStatusSchemaSkeleton(t *testing.T) {
+	dir := modfixtures.Dir(t, modfixtures.EnvoyGateway)
+	raw, err := os.ReadFile(filepath.Join(dir, "charts", "gateway-helm", "charts", "crds", "crds", "generated", "gateway.envoyproxy.io_backendtrafficpolicies.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eg := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(raw, &eg.Object); err != nil {
+		t.Fatal(err)
+	}
+	crd := func(version string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		doc := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: colorpolicies.example.com}
+spec:
+  group: example.com
+  names: {kind: ColorPolicy, plural: colorpolicies}
+  scope: Namespaced
+  versions:
+  - ` + version
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	for _, tc := range []struct {
+		name string
+		crd  *unstructured.Unstructured
+		want bool
+	}{
+		{"Envoy Gateway: ancestors only", eg, false},
+		{"status with conditions", crd(`{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {color: {type: string}}}, status: {type: object, properties: {conditions: {type: array, items: {type: object}}}}}}}}`), true},
+		{"status preserving unknown fields", crd(`{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, properties: {status: {type: object, x-kubernetes-preserve-unknown-fields: true}}}}}`), true},
+		{"no status, root closed", crd(`{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object}}}}}`), false},
+		{"no status, root open", crd(`{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}`), true},
+		{"no schema", crd(`{name: v1, served: true, storage: true}`), true},
+	} {
+		before := readCRD(tc.crd.DeepCopy(), true).statusConditions
+		out, err := TransformCRD(tc.crd.DeepCopy())
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := out.(*unstructured.Unstructured)
+		if got := readCRD(u, true).statusConditions; got != tc.want || before != tc.want {
+			t.Errorf("%s: statusConditions %v from the cache, %v from the CRD; want %v", tc.name, got, before, tc.want)
+		}
+		b, _ := json.Marshal(u.Object["spec"])
+		if strings.Contains(string(b), `"spec":`) || strings.Contains(string(b), `"type"`) || strings.Contains(string(b), `"items"`) {
+			t.Errorf("%s: the cached CRD keeps more of the schema than the skeleton: %s", tc.name, b)
+		}
 	}
 }

@@ -98,6 +98,14 @@ func TestEnvoyGatewayUnlabelledCRDs(t *testing.T) {
 		return ""
 	})
 	r.waitIdle(t, 0)
+	// The controller knew, from its cache of the CRD, not to write them:
+	// no write came back pruned.
+	r.c.mu.Lock()
+	unsettled := len(r.c.unsettledWrites)
+	r.c.mu.Unlock()
+	if unsettled != 0 {
+		t.Errorf("%d writes were not kept by the API server: the controller wrote status.conditions the schema prunes", unsettled)
+	}
 }
 
 // btlsPolicy is a BackendTLSPolicy on egObjects' Service s1 trusting the
