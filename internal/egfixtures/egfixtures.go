@@ -97,15 +97,6 @@ var GatewayAPIPolicyKeys = map[string]string{
 	"backendtlspolicies": "BackendTLSPolicy",
 }
 
-// BackendTLSPolicyCARefs is Envoy Gateway's reading of BackendTLSPolicy's
-// CA certificate references, as the value of the CRD annotation
-// attache.dev/ca-certificate-refs: ConfigMaps and Secrets, the certificate
-// under ca.crt, else tls.crt, else a holder's only key
-// (getCaCertsFromCARefs and getFirstMatchOrFirstFromData in
-// internal/gatewayapi). It also resolves ClusterTrustBundles, which attache
-// does not read.
-const BackendTLSPolicyCARefs = "validation.caCertificateRefs kinds=ConfigMap,Secret keys=ca.crt,tls.crt,*"
-
 // listKinds gives apiVersion and kind for each fixture key (lower case:
 // Envoy Gateway reads the keys through encoding/json, which ignores case).
 var listKinds = map[string][2]string{

@@ -28,6 +28,7 @@ import (
 var mustMatch = map[string]bool{
 	// BackendTLSPolicy (Gateway API) as Envoy Gateway implements it.
 	"backendtlspolicy-across-ns":                     true,
+	"backendtlspolicy-ca-clustertrustbundle":         true,
 	"backendtlspolicy-ca-only":                       true,
 	"backendtlspolicy-ca-only-fallback-first-key":    true,
 	"backendtlspolicy-ca-only-fallback-tlscrt":       true,
@@ -418,18 +419,6 @@ const testdata = "internal/gatewayapi/testdata"
 func crds(t *testing.T, dir string) []engine.Object {
 	objs := modfixtures.CRDs(t, dir, "charts/gateway-helm/charts/crds/crds/generated/*.yaml")
 	for _, o := range modfixtures.CRDs(t, dir, "charts/gateway-helm/charts/crds/crds/gatewayapi-crds.yaml") {
-		if name := o.Object.GetName(); name == "backendtlspolicies.gateway.networking.k8s.io" {
-			// Envoy Gateway's reading of the CA references, declared as
-			// a cluster running it would declare it (a copy: the cached
-			// CRD is shared).
-			o.Object = o.Object.DeepCopy()
-			ann := o.Object.GetAnnotations()
-			if ann == nil {
-				ann = map[string]string{}
-			}
-			ann[policy.AnnotationCACertificateRefs] = BackendTLSPolicyCARefs
-			o.Object.SetAnnotations(ann)
-		}
 		objs = append(objs, o)
 	}
 	return objs

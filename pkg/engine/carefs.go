@@ -43,6 +43,13 @@ func (c *computation) collectHolderKinds() {
 // reads of it, so that readers may drop the values.
 func dataKeys(u *unstructured.Unstructured) []string {
 	keys := []string{}
+	if policy.ClusterScopedHolder(gkOf(u)) {
+		// A ClusterTrustBundle holds certificates when its bundle is set.
+		if b, _, _ := unstructured.NestedString(u.Object, "spec", "trustBundle"); b != "" {
+			keys = append(keys, policy.TrustBundleKey)
+		}
+		return keys
+	}
 	for _, f := range []string{"data", "binaryData", "stringData"} {
 		m, _ := u.Object[f].(map[string]any)
 		for k := range m {
@@ -59,7 +66,9 @@ func dataKeys(u *unstructured.Unstructured) []string {
 // namespace defaulted as classify defaults it.
 func holderRef(u *unstructured.Unstructured) topology.Ref {
 	r := refOf(u)
-	if r.Namespace == "" {
+	if policy.ClusterScopedHolder(r.GroupKind()) {
+		r.Namespace = ""
+	} else if r.Namespace == "" {
 		r.Namespace = DefaultNamespace
 	}
 	return r
@@ -72,6 +81,10 @@ type caCheck struct {
 	// noValid is set when the policy names references and none resolves:
 	// Accepted=False/NoValidCACertificate with message msg.
 	noValid bool
+	// invalid is set when the policy names more references than the
+	// reading takes (CAReading.Max): Accepted=False/Invalid with message
+	// msg, and no ResolvedRefs (NGINX Gateway Fabric says none).
+	invalid bool
 	msg     string
 }
 
@@ -79,14 +92,42 @@ type caCheck struct {
 // has them; nil otherwise, and when some reference could not be read
 // (Options.Unread) and none of the others is broken: nothing is said then.
 func (c *computation) checkCARefs(p *policy.Policy) *caCheck {
+	return c.checkCARefsAs(p, p.Kind.CARefs.For(""))
+}
+
+// caReadingAt is the reading of p's CA certificate references at target:
+// that of the implementation serving the Gateways above it (the
+// controllerName of their GatewayClass) when the kind has one for it and
+// they all have the same; else the kind's default.
+func (c *computation) caReadingAt(p *policy.Policy, target topology.Ref) policy.CARefs {
+	r := p.Kind.CARefs
+	if len(r.ByController) == 0 {
+		return r.For("")
+	}
+	ctl, first := "", true
+	for _, gw := range c.gatewaysAbove(target) {
+		f := c.gateways[gw.Object()]
+		if !first && f.controller != ctl {
+			return r.For("") // Gateways of several implementations
+		}
+		ctl, first = f.controller, false
+	}
+	return r.For(ctl)
+}
+
+// checkCARefsAs is checkCARefs under reading r (policy.CARefs.For).
+func (c *computation) checkCARefsAs(p *policy.Policy, r policy.CARefs) *caCheck {
 	if !p.Kind.CARefs.Enabled() {
 		return nil
+	}
+	if r.Max > 0 && len(p.CARefs) > r.Max {
+		return &caCheck{invalid: true, msg: fmt.Sprintf("spec.%s: %d references, its implementation takes at most %d", r.Field, len(p.CARefs), r.Max)}
 	}
 	keys := func(r topology.Ref) ([]string, bool) {
 		k, ok := c.holders[r]
 		return k, ok
 	}
-	probs, valid, unknown := p.CheckCARefs(keys, c.opts.Unread)
+	probs, valid, unknown := p.CheckCARefsAs(r, keys, c.opts.Unread)
 	if len(probs) == 0 {
 		if unknown {
 			return nil
@@ -112,12 +153,11 @@ func (c *computation) checkCARefs(p *policy.Policy) *caCheck {
 }
 
 // referencesHolder reports whether p names holder r among its CA
-// certificate references or object references.
+// certificate references (under any reading of its kind: Envoy Gateway's
+// names a ClusterTrustBundle by kind alone) or object references.
 func referencesHolder(p *policy.Policy, r topology.Ref) bool {
-	for _, ref := range p.CARefs {
-		if ref.Ref() == r {
-			return true
-		}
+	if slices.Contains(p.HolderRefs(), r) {
+		return true
 	}
 	for _, ref := range p.ObjectRefs {
 		if ref.Object == r {
@@ -139,12 +179,34 @@ func (c *computation) unresolvedObjectRefs(p *policy.Policy) (field, msg, proble
 // judges at some targets only (ObjectRefPath.On): those whose listener
 // protocols target at has.
 func (c *computation) unresolvedRefsAt(p *policy.Policy, at topology.Ref) (field, msg, problem string) {
-	if !p.Kind.ObjectRefsOnListeners() || len(p.ObjectRefs) == 0 {
-		return "", "", ""
+	if p.Kind.ObjectRefsOnListeners() && len(p.ObjectRefs) > 0 {
+		field, msg, problem = c.unresolvedObjectRefsWhere(p, func(path *policy.ObjectRefPath) bool {
+			return len(path.On) > 0 && c.hasListener(at, path.On)
+		})
 	}
-	return c.unresolvedObjectRefsWhere(p, func(path *policy.ObjectRefPath) bool {
-		return len(path.On) > 0 && c.hasListener(at, path.On)
-	})
+	bad := c.rangesAt(p, at)
+	if len(bad) == 0 {
+		return field, msg, problem
+	}
+	refused := "values its implementation refuses: " + fieldProblems(bad)
+	if msg != "" {
+		return field, msg + "; " + refused, problem
+	}
+	problem = "value refused by its implementation: " + bad[0].Message
+	if len(bad) > 1 {
+		problem += "; and " + fieldProblems(bad[1:])
+	}
+	return bad[0].Field, refused, problem
+}
+
+// rangesAt are the values of p out of the ranges its kind checks at
+// targets with listeners of some protocols only (ValueRange.On), at
+// target at.
+func (c *computation) rangesAt(p *policy.Policy, at topology.Ref) []policy.FieldProblem {
+	if !p.Kind.ValueRangesOnListeners() {
+		return nil
+	}
+	return p.OutOfRangeWhere(func(r policy.ValueRange) bool { return len(r.On) > 0 && c.hasListener(at, r.On) })
 }
 
 // hasListener reports whether target at (a Gateway with its ListenerSets'
@@ -207,8 +269,12 @@ func (c *computation) brokenFields(p *policy.Policy, at topology.Ref) []string {
 		fields = append(fields, pr.Ref.Field)
 	}
 	// A value out of range, or a field whose feature is off, fails the
-	// policy wherever it lies.
+	// policy wherever it lies; a range checked on some listeners only,
+	// where they are.
 	for _, b := range c.refusedValues(p) {
+		fields = append(fields, b.Field)
+	}
+	for _, b := range c.rangesAt(p, at) {
 		fields = append(fields, b.Field)
 	}
 	return fields

@@ -212,3 +212,159 @@ data: {`+key+`: x}`)
 		want(t, s.what+": as Compute", ancestorConds(t, res, "p"), ancestorConds(t, full, "p"))
 	}
 }
+
+// implTopo: GatewayClasses eg (Envoy Gateway), ngf (NGINX Gateway Fabric)
+// and other (another controller), a Gateway of each with a route to
+// Services s-eg, s-ngf and s-other; Service s-mixed is used from the eg
+// and other Gateways. Holders: ClusterTrustBundles bundle (set) and empty
+// (no bundle), Secret sec (ca.crt) and ConfigMap tlsonly (tls.crt).
+const implTopo = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: ngf}
+spec: {controllerName: gateway.nginx.org/nginx-gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: other}
+spec: {controllerName: example.com/other}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g-eg, namespace: default}
+spec: {gatewayClassName: eg, listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g-ngf, namespace: default}
+spec: {gatewayClassName: ngf, listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g-other, namespace: default}
+spec: {gatewayClassName: other, listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r-eg, namespace: default}
+spec: {parentRefs: [{name: g-eg}], rules: [{backendRefs: [{name: s-eg, port: 443}, {name: s-eg2, port: 443}, {name: s-mixed, port: 443}]}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r-ngf, namespace: default}
+spec: {parentRefs: [{name: g-ngf}], rules: [{backendRefs: [{name: s-ngf, port: 443}, {name: s-ngf2, port: 443}, {name: s-ngf3, port: 443}]}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r-other, namespace: default}
+spec: {parentRefs: [{name: g-other}], rules: [{backendRefs: [{name: s-other, port: 443}, {name: s-mixed, port: 443}]}]}
+---
+apiVersion: certificates.k8s.io/v1
+kind: ClusterTrustBundle
+metadata: {name: bundle}
+spec: {trustBundle: "-----BEGIN CERTIFICATE-----"}
+---
+apiVersion: certificates.k8s.io/v1
+kind: ClusterTrustBundle
+metadata: {name: empty}
+spec: {trustBundle: ""}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: sec, namespace: default}
+data: {ca.crt: eA==}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: tlsonly, namespace: default}
+data: {tls.crt: x}
+`
+
+// BackendTLSPolicy's CA references are judged as the implementation
+// behind the policy's Gateway reads them: Envoy Gateway by kind alone
+// (its fixtures write a ClusterTrustBundle with group ""), also
+// ClusterTrustBundles, Secrets and tls.crt; NGINX Gateway Fabric
+// ConfigMaps and Secrets under ca.crt; another controller Gateway API's
+// Core reading (a ConfigMap). A Service used from Gateways of two
+// implementations keeps the Core reading.
+func TestCACertificateRefsByImplementation(t *testing.T) {
+	btls := crd("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies")
+	var svcs strings.Builder
+	for _, s := range []string{"s-eg", "s-eg2", "s-ngf", "s-ngf2", "s-ngf3", "s-other", "s-mixed"} {
+		fmt.Fprintf(&svcs, "---\napiVersion: v1\nkind: Service\nmetadata: {name: %s, namespace: default}\nspec: {ports: [{name: https, port: 443}]}\n", s)
+	}
+	ctb := `[{group: "", kind: ClusterTrustBundle, name: bundle}]`
+	docs := []string{btls, implTopo, svcs.String(),
+		btlsp("eg-bundle", "s-eg", ctb),
+		btlsp("eg-empty", "s-eg2", `[{group: certificates.k8s.io, kind: ClusterTrustBundle, name: empty}, {group: "", kind: ConfigMap, name: tlsonly}]`),
+		btlsp("ngf-secret", "s-ngf", `[{group: "", kind: Secret, name: sec}]`),
+		btlsp("ngf-bundle", "s-ngf2", ctb),
+		// NGINX Gateway Fabric takes one reference: two make it Invalid.
+		btlsp("ngf-two", "s-ngf3", `[{group: "", kind: Secret, name: sec}, {group: "", kind: Secret, name: sec}]`),
+		btlsp("other-secret", "s-other", `[{group: "", kind: Secret, name: sec}]`),
+		btlsp("mixed-bundle", "s-mixed", ctb),
+	}
+	res := compute(t, engine.Options{}, docs...)
+	ancestors := func(res *engine.Result, name string) []string {
+		var out []string
+		for _, ps := range res.Policies {
+			if ps.Policy.Ref.Name != name {
+				continue
+			}
+			for _, a := range ps.Ancestors {
+				s := a.Ref.Name
+				for _, c := range a.Conditions {
+					if c.Type != "Programmed" {
+						s += " " + c.Type + "=" + c.Status + "/" + c.Reason
+					}
+				}
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	for name, w := range map[string][]string{
+		"eg-bundle": {"g-eg Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs"},
+		// One of two resolves (tls.crt): accepted, but not all resolved.
+		"eg-empty":     {"g-eg Accepted=True/Accepted ResolvedRefs=False/InvalidCACertificateRef"},
+		"ngf-secret":   {"g-ngf Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs"},
+		"ngf-bundle":   {"g-ngf Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidKind"},
+		"ngf-two":      {"g-ngf Accepted=False/Invalid"},
+		"other-secret": {"g-other Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidKind"},
+		"mixed-bundle": {"g-eg Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidKind", "g-other Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidKind"},
+	} {
+		want(t, name, ancestors(res, name), w)
+	}
+	want(t, "eg-bundle summary", status(t, res, "eg-bundle", "ResolvedRefs"), "True/ResolvedRefs")
+	want(t, "ngf-bundle summary", status(t, res, "ngf-bundle", "ResolvedRefs"), "False/InvalidKind")
+	if c := condition(t, res, "ngf-two", "Accepted"); c.Reason != "Invalid" || !strings.Contains(c.Message, "spec.validation.caCertificateRefs: 2 references, its implementation takes at most 1") {
+		t.Errorf("ngf-two: Accepted %s %q", c.Reason, c.Message)
+	}
+	if c := condition(t, res, "eg-empty", "ResolvedRefs"); !strings.Contains(c.Message, "ClusterTrustBundle empty has an empty trust bundle") {
+		t.Errorf("eg-empty: ResolvedRefs message %q", c.Message)
+	}
+
+	// Incremental: the bundle deleted, then the eg class handed to another
+	// controller; each step as Compute gives it.
+	in := engine.NewIncremental(engine.Options{})
+	in.Compute(decodeDocs(t, docs...))
+	noBundle := strings.Replace(implTopo, "metadata: {name: bundle}\nspec: {trustBundle: \"-----BEGIN CERTIFICATE-----\"}", "metadata: {name: unrelated}\nspec: {trustBundle: x}", 1)
+	otherClass := strings.Replace(implTopo, "metadata: {name: eg}\nspec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}", "metadata: {name: eg}\nspec: {controllerName: example.com/another}", 1)
+	for _, step := range []struct {
+		what, topo, want string
+	}{
+		{"bundle deleted", noBundle, "g-eg Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidCACertificateRef"},
+		{"bundle back", implTopo, "g-eg Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs"},
+		{"class to another controller", otherClass, "g-eg Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidKind"},
+	} {
+		d := append([]string{btls, step.topo}, docs[2:]...)
+		got, full := in.Compute(decodeDocs(t, d...)), engine.Compute(decodeDocs(t, d...), engine.Options{})
+		want(t, step.what, ancestors(got, "eg-bundle"), []string{step.want})
+		want(t, step.what+": as Compute", ancestors(got, "eg-bundle"), ancestors(full, "eg-bundle"))
+	}
+}

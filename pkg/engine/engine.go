@@ -194,10 +194,12 @@ func newComputation(opts Options, objs []Object) *computation {
 		c.readMergedClasses(topoObjs)
 	}
 	for _, k := range c.kinds {
-		if k.Untargeted.Mode != policy.UntargetedNone && c.gateways == nil {
+		// Untargeted scopes select Gateways by their facts; CA readings
+		// by implementation need their classes' controllers.
+		if (k.Untargeted.Mode != policy.UntargetedNone || len(k.CARefs.ByController) > 0) && c.gateways == nil {
 			c.gateways = readGateways(topoObjs)
 		}
-		if (k.RejectSharedPort || k.ObjectRefsOnListeners()) && c.listenerPorts == nil {
+		if (k.RejectSharedPort || k.ObjectRefsOnListeners() || k.ValueRangesOnListeners()) && c.listenerPorts == nil {
 			c.listenerPorts = readListenerPorts(topoObjs)
 		}
 		if (k.Ancestor == policy.AncestorGateway || k.Ancestor == policy.AncestorGatewayObject || k.InvalidOnUnresolvedBackendRefs) && c.backendSections == nil {

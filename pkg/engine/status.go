@@ -127,7 +127,18 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 		c.capAncestors(st)
 		return st
 	}
-	ca := c.checkCARefs(ps.p)
+	// The CA certificate references are judged per target, as the
+	// implementation behind the Gateways above it reads them
+	// (caReadingAt); the policy's own conditions take those of its first
+	// accepted target, else of its first rejected for them.
+	defaultCA := c.checkCARefs(ps.p)
+	caAt := func(target topology.Ref) *caCheck {
+		if len(ps.p.Kind.CARefs.ByController) == 0 {
+			return defaultCA
+		}
+		return c.checkCARefsAs(ps.p, c.caReadingAt(ps.p, target))
+	}
+	var acceptedCA, noValidCA *caCheck
 	_, refsMsg, _ := c.untranslatable(ps.p)
 	var accepted []*attachment
 	var bads []map[topology.Ref]string // per ancestor: mergedUnsupported where partial
@@ -163,6 +174,10 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 				w.pol.p.Ref.Kind, shortName(w.pol.p.Ref), w.pol.p.Ref.Namespace, whyEstablished(w, an.att))
 		} else if an.att != nil && an.att.reach.Contexts > 0 && an.att.conflicted == an.att.reach.Contexts {
 			an.reason, an.msg = ReasonConflicted, c.conflictMessage(an.att)
+		}
+		ca := caAt(an.ref)
+		if an.reason == "" && ca != nil && ca.invalid {
+			an.reason, an.msg = ReasonInvalid, ca.msg
 		}
 		if an.reason == "" && ca != nil && ca.noValid {
 			// In place, but with no CA certificate to trust: connections
@@ -211,6 +226,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 				anc.Conditions = append(anc.Conditions, ca.resolved)
 			}
 			if firstBad == nil {
+				noValidCA = ca
 				firstBad = &an
 			}
 			notAccepted = append(notAccepted, an.msg)
@@ -226,6 +242,9 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			}
 			if ca != nil {
 				anc.Conditions = append(anc.Conditions, ca.resolved)
+			}
+			if acceptedCA == nil {
+				acceptedCA = ca
 			}
 		}
 		st.Ancestors = append(st.Ancestors, anc)
@@ -255,14 +274,14 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			summary = &p
 		}
 		st.Conditions = []Condition{{Type: CondAccepted, Status: "True", Reason: ReasonAccepted, Message: msg}, *summary}
-		if ca != nil {
-			st.Conditions = append(st.Conditions, ca.resolved)
+		if acceptedCA != nil {
+			st.Conditions = append(st.Conditions, acceptedCA.resolved)
 		}
 	case firstBad != nil:
 		// One reason for the whole policy (TargetConflict) is said once.
 		st.Conditions = []Condition{{Type: CondAccepted, Status: "False", Reason: firstBad.reason, Message: strings.Join(slices.Compact(notAccepted), "; ")}}
 		if firstBad.reason == ReasonNoValidCACertificate {
-			st.Conditions = append(st.Conditions, ca.resolved)
+			st.Conditions = append(st.Conditions, noValidCA.resolved)
 		}
 	default:
 		msg := "Policy has no target"

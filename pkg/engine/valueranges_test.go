@@ -41,3 +41,53 @@ requestBuffer: {limit: 4Gi}`))
 		t.Errorf("at the bounds: message %q, want only requestBuffer.limit refused", msg)
 	}
 }
+
+// A ClientTrafficPolicy's HTTP/2 windows are checked at HTTP and HTTPS
+// listeners only (Envoy Gateway builds HTTP/2 settings for a listener with
+// an HTTP IR): out of range, the policy is Invalid at a Gateway with such a
+// listener and at that listener, Accepted at a Gateway with TCP listeners
+// only; the buffer limit is checked everywhere.
+func TestValueRangesOnListeners(t *testing.T) {
+	ctp := crd("gateway.envoyproxy.io", "ClientTrafficPolicy", "clienttrafficpolicies")
+	gws := `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: tcp-only, namespace: default}
+spec: {gatewayClassName: eg, listeners: [{name: tcp, protocol: TCP, port: 9000}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: mixed, namespace: default}
+spec: {gatewayClassName: eg, listeners: [{name: tcp, protocol: TCP, port: 9000}, {name: https, protocol: HTTPS, port: 443, tls: {certificateRefs: [{name: cert}]}}]}
+`
+	target := func(gw, section string) string {
+		s := "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: " + gw
+		if section != "" {
+			s += ", sectionName: " + section
+		}
+		return s + "}]\n"
+	}
+	windows := "http2: {initialStreamWindowSize: 1Ki, initialConnectionWindowSize: 2Ki}"
+	res := compute(t, engine.Options{}, ctp, gws,
+		pol(egV, "ClientTrafficPolicy", "on-tcp-gw", 0, target("tcp-only", "")+windows),
+		pol(egV, "ClientTrafficPolicy", "on-mixed-tcp", 1, target("mixed", "tcp")+windows),
+		pol(egV, "ClientTrafficPolicy", "on-mixed-https", 2, target("mixed", "https")+windows),
+		pol(egV, "ClientTrafficPolicy", "buffer-on-tcp", 3, target("tcp-only", "tcp")+"connection: {bufferLimit: 1T}"))
+	for name, w := range map[string]string{
+		"on-tcp-gw":      "True/Accepted",
+		"on-mixed-tcp":   "True/Accepted",
+		"on-mixed-https": "False/Invalid",
+		"buffer-on-tcp":  "False/Invalid",
+	} {
+		want(t, name, status(t, res, name, "Accepted"), w)
+	}
+	if msg := ancestorMessage(t, res, "on-mixed-https"); !strings.Contains(msg, "spec.http2.initialStreamWindowSize: 1Ki is out of range") ||
+		!strings.Contains(msg, "spec.http2.initialConnectionWindowSize: 2Ki is out of range") {
+		t.Errorf("on-mixed-https: message %q does not name both windows", msg)
+	}
+	wantProblem(t, res, "on-mixed-https", "spec.http2.initialStreamWindowSize", "1Ki is out of range")
+
+	// The whole mixed Gateway has an HTTPS listener: refused there.
+	res = compute(t, engine.Options{}, ctp, gws, pol(egV, "ClientTrafficPolicy", "on-mixed", 0, target("mixed", "")+windows))
+	want(t, "on-mixed", status(t, res, "on-mixed", "Accepted"), "False/Invalid")
+}

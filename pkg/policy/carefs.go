@@ -3,21 +3,35 @@ package policy
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
 // CA certificate holders attache can resolve: core ConfigMaps and Secrets,
-// whose data keys it reads (never their values, so that a reader may strip
-// them).
+// whose data keys it reads, and ClusterTrustBundles (cluster-scoped),
+// whether their trust bundle is set; never the values, so that a reader
+// may strip them.
 var (
-	KindConfigMap = topology.GroupKind{Kind: "ConfigMap"}
-	KindSecret    = topology.GroupKind{Kind: "Secret"}
+	KindConfigMap          = topology.GroupKind{Kind: "ConfigMap"}
+	KindSecret             = topology.GroupKind{Kind: "Secret"}
+	KindClusterTrustBundle = topology.GroupKind{Group: "certificates.k8s.io", Kind: "ClusterTrustBundle"}
 )
 
+// TrustBundleKey is the key under which a ClusterTrustBundle is said to
+// hold its certificates: the holder keys of one whose spec.trustBundle is
+// set are [TrustBundleKey], of one whose is empty none.
+const TrustBundleKey = "spec.trustBundle"
+
 // CAHolderKinds are the kinds CARefs.Kinds may name.
-var CAHolderKinds = []topology.GroupKind{KindConfigMap, KindSecret}
+var CAHolderKinds = []topology.GroupKind{KindConfigMap, KindSecret, KindClusterTrustBundle}
+
+// ObjectHolderKinds are the kinds ObjectRefPath.Kinds may name.
+var ObjectHolderKinds = []topology.GroupKind{KindConfigMap, KindSecret}
+
+// ClusterScopedHolder reports whether holders of kind gk have no namespace.
+func ClusterScopedHolder(gk topology.GroupKind) bool { return gk == KindClusterTrustBundle }
 
 // CARefs says where a kind's policies name the objects holding the CA
 // certificates they trust, as BackendTLSPolicy's
@@ -30,39 +44,151 @@ type CARefs struct {
 	// Field is the dotted path, below spec, of the list of references;
 	// each entry has group, kind and name (and may have namespace).
 	Field string
+	// CAReading is how references are judged by default.
+	CAReading
+	// ByController are the readings of implementations that differ from
+	// the default, by the controllerName of a GatewayClass: at a target
+	// whose Gateways are of such classes, the references are judged as
+	// that implementation judges them. Field is the same for all.
+	ByController []ControllerCARefs
+}
+
+// CAReading is how an implementation judges CA certificate references.
+type CAReading struct {
 	// Kinds are the kinds a reference may name, among CAHolderKinds
 	// (default ConfigMap, Gateway API's Core support); a reference to any
 	// other kind is invalid (InvalidKind).
 	Kinds []topology.GroupKind
 	// Keys are the data keys holding the certificate, tried in order
 	// (default ca.crt); a last "*" stands for the holder's only key when it
-	// has exactly one (Envoy Gateway's fallback).
+	// has exactly one (Envoy Gateway's fallback). A ClusterTrustBundle
+	// holds one when its trust bundle is set, whatever the keys.
 	Keys []string
+	// AnyGroup: a reference's group is not read, its kind alone names the
+	// holder (Envoy Gateway switches on the kind: its own fixtures name a
+	// ClusterTrustBundle with group "").
+	AnyGroup bool
+	// Max, when not 0, is the most references a policy may name; with
+	// more it is Invalid (NGINX Gateway Fabric reads exactly one).
+	Max int
+}
+
+// clone copies the lists.
+func (r CAReading) clone() CAReading {
+	r.Kinds, r.Keys = slices.Clone(r.Kinds), slices.Clone(r.Keys)
+	return r
+}
+
+// ControllerCARefs is how one implementation reads a kind's CA
+// certificate references.
+type ControllerCARefs struct {
+	// Controller is a GatewayClass's spec.controllerName.
+	Controller string
+	CAReading
+}
+
+// For returns the reading of the implementation named controller: its
+// ByController entry, else the default; in both, ByController is empty.
+func (r CARefs) For(controller string) CARefs {
+	out := CARefs{Field: r.Field, CAReading: r.CAReading}
+	for _, c := range r.ByController {
+		if c.Controller == controller && controller != "" {
+			out.CAReading = c.CAReading
+		}
+	}
+	return out
+}
+
+// AllKinds are the holder kinds of every reading, each once.
+func (r CARefs) AllKinds() []topology.GroupKind {
+	out := slices.Clone(r.Kinds)
+	for _, c := range r.ByController {
+		for _, k := range c.Kinds {
+			if !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// holderKind is the holder kind a reference names under this reading
+// (by kind alone when AnyGroup), and whether it is one of Kinds.
+func (r CARefs) holderKind(ref CARef) (topology.GroupKind, bool) {
+	gk := topology.GroupKind{Group: ref.Group, Kind: ref.Kind}
+	if r.AnyGroup {
+		for _, k := range r.Kinds {
+			if k.Kind == ref.Kind {
+				return k, true
+			}
+		}
+	}
+	return gk, slices.Contains(r.Kinds, gk)
+}
+
+// clone copies the lists.
+func (r CARefs) clone() CARefs {
+	out := CARefs{Field: r.Field, CAReading: r.CAReading.clone()}
+	for _, c := range r.ByController {
+		out.ByController = append(out.ByController, ControllerCARefs{Controller: c.Controller, CAReading: c.CAReading.clone()})
+	}
+	return out
 }
 
 // Enabled reports whether the kind has CA certificate references.
 func (r CARefs) Enabled() bool { return r.Field != "" }
 
 // String renders the setting as its annotation value:
-// "validation.caCertificateRefs kinds=ConfigMap keys=ca.crt"; "" when off.
+// "validation.caCertificateRefs kinds=ConfigMap keys=ca.crt", then a
+// clause per controller ("; controller=<name> kinds=... keys=...
+// groups=any"); "" when off.
 func (r CARefs) String() string {
 	if !r.Enabled() {
 		return ""
 	}
-	kinds := make([]string, len(r.Kinds))
-	for i, k := range r.Kinds {
-		kinds[i] = k.Kind
+	s := r.Field + " " + r.CAReading.String()
+	for _, c := range r.ByController {
+		s += "; controller=" + c.Controller + " " + c.CAReading.String()
 	}
-	return fmt.Sprintf("%s kinds=%s keys=%s", r.Field, strings.Join(kinds, ","), strings.Join(r.Keys, ","))
+	return s
 }
 
-// withDefaults fills Kinds and Keys when empty.
+// String renders a reading as the annotation's words:
+// "kinds=ConfigMap keys=ca.crt", then " groups=any" and " max=<n>" when set.
+func (r CAReading) String() string {
+	names := make([]string, len(r.Kinds))
+	for i, k := range r.Kinds {
+		names[i] = k.Kind
+	}
+	s := fmt.Sprintf("kinds=%s keys=%s", strings.Join(names, ","), strings.Join(r.Keys, ","))
+	if r.AnyGroup {
+		s += " groups=any"
+	}
+	if r.Max > 0 {
+		s += fmt.Sprintf(" max=%d", r.Max)
+	}
+	return s
+}
+
+// withDefaults fills Kinds and Keys when empty, of every reading.
 func (r CARefs) withDefaults() CARefs {
-	if r.Enabled() && len(r.Kinds) == 0 {
+	if !r.Enabled() {
+		return r
+	}
+	if len(r.Kinds) == 0 {
 		r.Kinds = []topology.GroupKind{KindConfigMap}
 	}
-	if r.Enabled() && len(r.Keys) == 0 {
+	if len(r.Keys) == 0 {
 		r.Keys = []string{"ca.crt"}
+	}
+	r.ByController = slices.Clone(r.ByController)
+	for i := range r.ByController {
+		if len(r.ByController[i].Kinds) == 0 {
+			r.ByController[i].Kinds = []topology.GroupKind{KindConfigMap}
+		}
+		if len(r.ByController[i].Keys) == 0 {
+			r.ByController[i].Keys = []string{"ca.crt"}
+		}
 	}
 	return r
 }
@@ -75,58 +201,123 @@ func (r CARefs) validate() error {
 	if strings.Trim(r.Field, ".") != r.Field || strings.Contains(r.Field, "..") || strings.ContainsAny(r.Field, " ,=") {
 		return fmt.Errorf("field %q is not a dotted path below spec", r.Field)
 	}
-	for _, k := range r.Kinds {
-		if !slices.Contains(CAHolderKinds, k) {
-			return fmt.Errorf("kind %s cannot hold CA certificates attache reads (known: ConfigMap, Secret)", k)
+	check := func(rd CAReading) error {
+		kinds, keys := rd.Kinds, rd.Keys
+		if rd.Max < 0 {
+			return fmt.Errorf("max=%d: want a positive number of references", rd.Max)
 		}
+		for _, k := range kinds {
+			if !slices.Contains(CAHolderKinds, k) {
+				return fmt.Errorf("kind %s cannot hold CA certificates attache reads (known: ConfigMap, Secret, ClusterTrustBundle)", k)
+			}
+		}
+		for i, key := range keys {
+			if key == "" || (key == "*" && i != len(keys)-1) || strings.ContainsAny(key, " ,=;") {
+				return fmt.Errorf("key %q: keys are data keys, with \"*\" (the only key) last", key)
+			}
+		}
+		return nil
 	}
-	for i, key := range r.Keys {
-		if key == "" || (key == "*" && i != len(r.Keys)-1) || strings.ContainsAny(key, " ,=") {
-			return fmt.Errorf("key %q: keys are data keys, with \"*\" (the only key) last", key)
+	if err := check(r.CAReading); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, c := range r.ByController {
+		if c.Controller == "" || strings.ContainsAny(c.Controller, " ,=;") {
+			return fmt.Errorf("controller %q: want a GatewayClass controllerName", c.Controller)
+		}
+		if seen[c.Controller] {
+			return fmt.Errorf("controller %s is given twice", c.Controller)
+		}
+		seen[c.Controller] = true
+		if err := check(c.CAReading); err != nil {
+			return fmt.Errorf("controller %s: %w", c.Controller, err)
 		}
 	}
 	return nil
 }
 
 // ParseCARefs reads the annotation form: the field, then optionally
-// kinds=<Kind,...> and keys=<key,...>, separated by spaces; "none" turns
-// the setting off.
+// kinds=<Kind,...>, keys=<key,...> and groups=any, separated by spaces;
+// then, separated by ";", a clause per implementation reading otherwise:
+// controller=<controllerName> with its own kinds=, keys= and groups=any.
+// "none" turns the setting off.
 func ParseCARefs(v string) (CARefs, error) {
-	words := strings.Fields(v)
+	clauses := strings.Split(v, ";")
+	words := strings.Fields(clauses[0])
 	if len(words) == 0 {
 		return CARefs{}, fmt.Errorf("names no field (e.g. %q), or \"none\"", "validation.caCertificateRefs")
 	}
-	if len(words) == 1 && words[0] == "none" {
+	if len(words) == 1 && words[0] == "none" && len(clauses) == 1 {
 		return CARefs{}, nil
 	}
 	r := CARefs{Field: strings.TrimPrefix(words[0], "spec.")}
-	for _, w := range words[1:] {
-		name, val, ok := strings.Cut(w, "=")
-		switch {
-		case ok && name == "kinds" && len(r.Kinds) == 0:
-			for _, k := range splitList(val) {
-				gk, found := caHolderKind(k)
-				if !found {
-					return CARefs{}, fmt.Errorf("kind %q cannot hold CA certificates attache reads (known: ConfigMap, Secret)", k)
-				}
-				r.Kinds = append(r.Kinds, gk)
-			}
-		case ok && name == "keys" && len(r.Keys) == 0:
-			r.Keys = splitList(val)
-		default:
-			return CARefs{}, fmt.Errorf("unexpected %q after the field (known: kinds=ConfigMap,Secret keys=ca.crt,*)", w)
+	if err := parseCAReading(words[1:], &r.CAReading, "after the field"); err != nil {
+		return CARefs{}, err
+	}
+	for _, cl := range clauses[1:] {
+		words := strings.Fields(cl)
+		if len(words) == 0 {
+			continue
 		}
+		name, ctl, ok := strings.Cut(words[0], "=")
+		if !ok || name != "controller" || ctl == "" {
+			return CARefs{}, fmt.Errorf("clause %q: want controller=<GatewayClass controllerName> first", strings.TrimSpace(cl))
+		}
+		c := ControllerCARefs{Controller: ctl}
+		if err := parseCAReading(words[1:], &c.CAReading, "after controller="+ctl); err != nil {
+			return CARefs{}, err
+		}
+		r.ByController = append(r.ByController, c)
 	}
 	r = r.withDefaults()
 	return r, r.validate()
 }
 
+// parseCAReading reads kinds=, keys=, groups=any and max= words.
+func parseCAReading(words []string, rd *CAReading, where string) error {
+	for _, w := range words {
+		name, val, ok := strings.Cut(w, "=")
+		switch {
+		case ok && name == "kinds" && len(rd.Kinds) == 0:
+			for _, k := range splitList(val) {
+				gk, found := caHolderKind(k)
+				if !found {
+					return fmt.Errorf("kind %q cannot hold CA certificates attache reads (known: ConfigMap, Secret, ClusterTrustBundle)", k)
+				}
+				rd.Kinds = append(rd.Kinds, gk)
+			}
+		case ok && name == "keys" && len(rd.Keys) == 0:
+			rd.Keys = splitList(val)
+		case ok && name == "groups" && val == "any" && !rd.AnyGroup:
+			rd.AnyGroup = true
+		case ok && name == "max" && rd.Max == 0:
+			n, err := strconv.Atoi(val)
+			if err != nil || n < 1 {
+				return fmt.Errorf("max=%s %s: want a positive number of references", val, where)
+			}
+			rd.Max = n
+		default:
+			return fmt.Errorf("unexpected %q %s (known: kinds=ConfigMap,Secret,ClusterTrustBundle keys=ca.crt,* groups=any max=<n>)", w, where)
+		}
+	}
+	return nil
+}
+
 // caHolderKind resolves a kind name as written ("ConfigMap", "ConfigMap.",
-// "Secret.core") to one of CAHolderKinds.
+// "Secret.core", "ClusterTrustBundle", a bare name being the one holder
+// kind of that name) to one of CAHolderKinds.
 func caHolderKind(s string) (topology.GroupKind, bool) {
-	name, group, _ := strings.Cut(s, ".")
+	name, group, dotted := strings.Cut(s, ".")
 	if group == "core" {
 		group = ""
+	}
+	if !dotted {
+		for _, k := range CAHolderKinds {
+			if k.Kind == name {
+				return k, true
+			}
+		}
 	}
 	gk := topology.GroupKind{Group: group, Kind: name}
 	return gk, slices.Contains(CAHolderKinds, gk)
@@ -143,9 +334,25 @@ type CARef struct {
 	Field string
 }
 
-// Ref is the holder the reference names.
+// Ref is the holder the reference names, as written (a
+// ClusterTrustBundle without namespace).
 func (r CARef) Ref() topology.Ref {
-	return topology.Ref{Group: r.Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
+	ref := topology.Ref{Group: r.Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
+	if ClusterScopedHolder(ref.GroupKind()) {
+		ref.Namespace = ""
+	}
+	return ref
+}
+
+// holderRef is the holder the reference names under reading r (its kind
+// resolved by name alone when r.AnyGroup), and whether r reads its kind.
+func (r CARefs) holderRef(ref CARef) (topology.Ref, bool) {
+	gk, ok := r.holderKind(ref)
+	out := topology.Ref{Group: gk.Group, Kind: gk.Kind, Namespace: ref.Namespace, Name: ref.Name}
+	if ClusterScopedHolder(gk) {
+		out.Namespace = ""
+	}
+	return out, ok
 }
 
 // readCARefs reads the kind's CA certificate references from spec (the
@@ -226,29 +433,42 @@ type CARefProblem struct {
 	Message string
 }
 
-// CheckCARefs resolves the policy's CA certificate references. keys gives
-// the data keys of a holder (ok false when it does not exist); unread, when
-// not nil, says which holders could not be read at all. It returns the
-// problems of the references that do not resolve, how many resolve, and
-// whether some could not be judged (unread).
+// CheckCARefs resolves the policy's CA certificate references as its
+// kind's default reading does (CheckCARefsAs).
 func (p *Policy) CheckCARefs(keys func(topology.Ref) ([]string, bool), unread func(topology.Ref) bool) (probs []CARefProblem, valid int, unknown bool) {
-	r := p.Kind.CARefs
+	return p.CheckCARefsAs(p.Kind.CARefs.For(""), keys, unread)
+}
+
+// CheckCARefsAs resolves the policy's CA certificate references under
+// reading r (one of its kind's, CARefs.For). keys gives the data keys of a
+// holder (ok false when it does not exist; a ClusterTrustBundle's are
+// TrustBundleKey when its bundle is set); unread, when not nil, says which
+// holders could not be read at all. It returns the problems of the
+// references that do not resolve, how many resolve, and whether some
+// could not be judged (unread).
+func (p *Policy) CheckCARefsAs(r CARefs, keys func(topology.Ref) ([]string, bool), unread func(topology.Ref) bool) (probs []CARefProblem, valid int, unknown bool) {
 	for _, ref := range p.CARefs {
+		hr, known := r.holderRef(ref)
 		gk := topology.GroupKind{Group: ref.Group, Kind: ref.Kind}
 		what := ref.Kind + " " + ref.Namespace + "/" + ref.Name
+		if ClusterScopedHolder(hr.GroupKind()) {
+			what = ref.Kind + " " + ref.Name
+		}
 		switch {
-		case !slices.Contains(r.Kinds, gk):
+		case !known:
 			probs = append(probs, CARefProblem{ref, ReasonInvalidKind, fmt.Sprintf("%s: kind %s is not supported (supported: %s)", ref.Field, gk, kindsString(r.Kinds))})
-		case ref.Namespace != p.Ref.Namespace:
+		case !ClusterScopedHolder(hr.GroupKind()) && ref.Namespace != p.Ref.Namespace:
 			probs = append(probs, CARefProblem{ref, ReasonInvalidCACertificateRef, fmt.Sprintf("%s: %s is in another namespace than the policy", ref.Field, what)})
-		case unread != nil && unread(ref.Ref()):
+		case unread != nil && unread(hr):
 			unknown = true
 		default:
-			have, found := keys(ref.Ref())
+			have, found := keys(hr)
 			switch {
 			case !found:
 				probs = append(probs, CARefProblem{ref, ReasonInvalidCACertificateRef, fmt.Sprintf("%s: %s not found", ref.Field, what)})
-			case !holdsCert(have, r.Keys):
+			case ClusterScopedHolder(hr.GroupKind()) && !slices.Contains(have, TrustBundleKey):
+				probs = append(probs, CARefProblem{ref, ReasonInvalidCACertificateRef, fmt.Sprintf("%s: %s has an empty trust bundle", ref.Field, what)})
+			case !ClusterScopedHolder(hr.GroupKind()) && !holdsCert(have, r.Keys):
 				probs = append(probs, CARefProblem{ref, ReasonInvalidCACertificateRef, fmt.Sprintf("%s: %s has no key %s", ref.Field, what, keysText(r.Keys))})
 			default:
 				valid++

@@ -1,8 +1,11 @@
 package policy
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/attache-dev/attache/pkg/topology"
 )
 
 func TestParseCARefs(t *testing.T) {
@@ -11,7 +14,20 @@ func TestParseCARefs(t *testing.T) {
 		{in: "spec.validation.caCertificateRefs kinds=ConfigMap,Secret.core keys=ca.crt,tls.crt,*", want: "validation.caCertificateRefs kinds=ConfigMap,Secret keys=ca.crt,tls.crt,*"},
 		{in: " none ", want: ""},
 		{in: "", err: "names no field"},
-		{in: "x kinds=ClusterTrustBundle", err: `kind "ClusterTrustBundle" cannot hold CA certificates`},
+		{in: "x kinds=ClusterTrustBundle,ClusterTrustBundle.certificates.k8s.io", want: "x kinds=ClusterTrustBundle,ClusterTrustBundle keys=ca.crt"},
+		{in: "x kinds=ClusterTrustBundle.core", err: `kind "ClusterTrustBundle.core" cannot hold CA certificates`},
+		{in: "x kinds=Service", err: `kind "Service" cannot hold CA certificates`},
+		{in: "x; controller=example.com/gw kinds=ConfigMap,Secret,ClusterTrustBundle keys=ca.crt,tls.crt,* groups=any ;",
+			want: "x kinds=ConfigMap keys=ca.crt; controller=example.com/gw kinds=ConfigMap,Secret,ClusterTrustBundle keys=ca.crt,tls.crt,* groups=any"},
+		{in: "x groups=any; controller=a/b; controller=c/d kinds=Secret", want: "x kinds=ConfigMap keys=ca.crt groups=any; controller=a/b kinds=ConfigMap keys=ca.crt; controller=c/d kinds=Secret keys=ca.crt"},
+		{in: "x; kinds=Secret", err: "want controller=<GatewayClass controllerName> first"},
+		{in: "x; controller=", err: "want controller=<GatewayClass controllerName> first"},
+		{in: "x; controller=a/b; controller=a/b", err: "controller a/b is given twice"},
+		{in: "x; controller=a/b groups=some", err: `unexpected "groups=some" after controller=a/b`},
+		{in: "x; controller=a/b kinds=Pod", err: `kind "Pod" cannot hold`},
+		{in: "x; controller=a/b kinds=Secret max=1", want: "x kinds=ConfigMap keys=ca.crt; controller=a/b kinds=Secret keys=ca.crt max=1"},
+		{in: "x max=0", err: "max=0 after the field: want a positive number"},
+		{in: "x; controller=a/b max=two", err: "max=two after controller=a/b: want a positive number"},
 		{in: "x keys=*,ca.crt", err: `"*" (the only key) last`},
 		{in: "x kinds=ConfigMap kinds=Secret", err: `unexpected "kinds=Secret"`},
 		{in: "a..b", err: "not a dotted path"},
@@ -43,5 +59,61 @@ func TestReadCARefs(t *testing.T) {
 	}
 	if strings.Join(fields, ",") != "spec.validation.caCertificateRefs[1],spec.validation.caCertificateRefs[2]" {
 		t.Errorf("problems = %v", p.Problems)
+	}
+}
+
+// References are judged as the reading given says: its kinds (by kind
+// alone when groups=any), its keys; a ClusterTrustBundle is
+// cluster-scoped and holds certificates when its trust bundle is set.
+func TestCheckCARefsAs(t *testing.T) {
+	r, err := ParseCARefs("validation.caCertificateRefs; controller=eg kinds=ConfigMap,Secret,ClusterTrustBundle keys=ca.crt,tls.crt,* groups=any")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := mustKind(t, Spec{Class: Direct, CARefs: r})
+	p := parse(t, k, withTargets(`"validation": {"caCertificateRefs": [
+		{"group": "", "kind": "ClusterTrustBundle", "name": "bundle"},
+		{"group": "certificates.k8s.io", "kind": "ClusterTrustBundle", "name": "empty"},
+		{"group": "", "kind": "Secret", "name": "s"},
+		{"group": "", "kind": "ConfigMap", "name": "cm"}]}`))
+	holders := map[string][]string{
+		"ClusterTrustBundle.certificates.k8s.io bundle": {TrustBundleKey},
+		"ClusterTrustBundle.certificates.k8s.io empty":  {},
+		"Secret ns1/s":     {"tls.crt"},
+		"ConfigMap ns1/cm": {"a", "b"},
+	}
+	keys := func(ref topology.Ref) ([]string, bool) { k, ok := holders[ref.String()]; return k, ok }
+	judge := func(r CARefs) string {
+		probs, valid, _ := p.CheckCARefsAs(r, keys, nil)
+		var out []string
+		for _, pr := range probs {
+			out = append(out, pr.Reason+": "+pr.Message)
+		}
+		return fmt.Sprintf("%d valid; %s", valid, strings.Join(out, "; "))
+	}
+	if got, want := judge(k.CARefs.For("")), "0 valid; "+
+		"InvalidKind: spec.validation.caCertificateRefs[0]: kind ClusterTrustBundle is not supported (supported: ConfigMap); "+
+		"InvalidKind: spec.validation.caCertificateRefs[1]: kind ClusterTrustBundle.certificates.k8s.io is not supported (supported: ConfigMap); "+
+		"InvalidKind: spec.validation.caCertificateRefs[2]: kind Secret is not supported (supported: ConfigMap); "+
+		"InvalidCACertificateRef: spec.validation.caCertificateRefs[3]: ConfigMap ns1/cm has no key ca.crt"; got != want {
+		t.Errorf("default reading:\n got %s\nwant %s", got, want)
+	}
+	if got, want := judge(k.CARefs.For("eg")), "2 valid; "+
+		"InvalidCACertificateRef: spec.validation.caCertificateRefs[1]: ClusterTrustBundle empty has an empty trust bundle; "+
+		"InvalidCACertificateRef: spec.validation.caCertificateRefs[3]: ConfigMap ns1/cm has no key ca.crt or tls.crt (nor a single key)"; got != want {
+		t.Errorf("eg reading:\n got %s\nwant %s", got, want)
+	}
+	if got := judge(k.CARefs.For("other")); !strings.HasPrefix(got, "0 valid;") {
+		t.Errorf("another controller reads as the default: %s", got)
+	}
+	var refs []string
+	for _, h := range p.HolderRefs() {
+		refs = append(refs, h.String())
+	}
+	if got, want := strings.Join(refs, ", "), "ClusterTrustBundle.certificates.k8s.io bundle, ClusterTrustBundle.certificates.k8s.io empty, Secret ns1/s, ConfigMap ns1/cm"; got != want {
+		t.Errorf("HolderRefs = %s, want %s", got, want)
+	}
+	if got := kindsString(k.HolderKinds()); got != "ConfigMap, Secret, ClusterTrustBundle.certificates.k8s.io" {
+		t.Errorf("HolderKinds = %s", got)
 	}
 }

@@ -363,7 +363,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingInheritedFields, len(s.InheritedFields) > 0, func() { k.InheritedFields = slices.Clone(s.InheritedFields) })
 	set(SettingLevelInheritedFields, len(s.LevelInheritedFields) > 0, func() { k.LevelInheritedFields = slices.Clone(s.LevelInheritedFields) })
 	set(SettingCACertificateRefs, s.CARefs.Enabled(), func() {
-		k.CARefs = CARefs{Field: s.CARefs.Field, Kinds: slices.Clone(s.CARefs.Kinds), Keys: slices.Clone(s.CARefs.Keys)}
+		k.CARefs = s.CARefs.clone()
 	})
 	set(SettingBackendRefs, len(s.BackendRefs) > 0, func() { k.BackendRefs = slices.Clone(s.BackendRefs) })
 	set(SettingUnresolvedBackendRefs, s.InvalidOnUnresolvedBackendRefs, func() { k.InvalidOnUnresolvedBackendRefs = true })

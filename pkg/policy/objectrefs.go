@@ -22,7 +22,7 @@ type ObjectRefPath struct {
 	// (each entry of that list), and a path ending in "[]" is a list of
 	// references.
 	Path BackendRefPath
-	// Kinds are the kinds judged, among CAHolderKinds; the first is the
+	// Kinds are the kinds judged, among ObjectHolderKinds; the first is the
 	// kind of a reference that names none (default Secret).
 	Kinds []topology.GroupKind
 	// Keys are the data keys the policy reads, one of which must be
@@ -99,7 +99,7 @@ func (r ObjectRefPath) validate() error {
 		}
 	}
 	for _, k := range r.Kinds {
-		if !slices.Contains(CAHolderKinds, k) {
+		if !slices.Contains(ObjectHolderKinds, k) {
 			return fmt.Errorf("%s: kind %s is not one attache reads (known: ConfigMap, Secret)", r.Path, k)
 		}
 	}
@@ -137,7 +137,7 @@ func ParseObjectRefs(v string) ([]ObjectRefPath, error) {
 			case ok && name == "kinds" && len(r.Kinds) == 0:
 				for _, k := range splitList(val) {
 					gk, found := caHolderKind(k)
-					if !found {
+					if !found || !slices.Contains(ObjectHolderKinds, gk) {
 						return nil, fmt.Errorf("%s: kind %q is not one attache reads (known: ConfigMap, Secret)", words[0], k)
 					}
 					r.Kinds = append(r.Kinds, gk)
@@ -353,7 +353,7 @@ func objectKeysText(keys []string) string {
 // their data (CA certificate holders and object references): the engine
 // reads those kinds only for such kinds.
 func (k *Kind) HolderKinds() []topology.GroupKind {
-	out := slices.Clone(k.CARefs.Kinds)
+	out := k.CARefs.AllKinds()
 	for _, r := range k.ObjectRefs {
 		for _, gk := range r.Kinds {
 			if !slices.Contains(out, gk) {
@@ -379,9 +379,15 @@ func (p *Policy) HolderRefs() []topology.Ref {
 			out = append(out, r)
 		}
 	}
+	readings := []CARefs{p.Kind.CARefs.For("")}
+	for _, c := range p.Kind.CARefs.ByController {
+		readings = append(readings, p.Kind.CARefs.For(c.Controller))
+	}
 	for _, ref := range p.CARefs {
-		if r := ref.Ref(); slices.Contains(p.Kind.CARefs.Kinds, r.GroupKind()) && r.Namespace == p.Ref.Namespace {
-			add(r)
+		for _, rd := range readings {
+			if r, ok := rd.holderRef(ref); ok && (r.Namespace == p.Ref.Namespace || ClusterScopedHolder(r.GroupKind())) {
+				add(r)
+			}
 		}
 	}
 	for _, ref := range p.ObjectRefs {

@@ -19,12 +19,21 @@ type ValueRange struct {
 	Path BackendRefPath
 	// Min and Max are the inclusive bounds, whole numbers.
 	Min, Max int64
+	// On, if set, are listener protocols: the value is checked only at a
+	// target with a listener of one of them (as ObjectRefPath.On), the
+	// policy then Invalid at those targets only (Envoy Gateway checks a
+	// ClientTrafficPolicy's HTTP/2 settings for its HTTP listeners).
+	On []string
 }
 
 // String renders the range in its annotation form:
 // "connection.bufferLimit=0..4294967295".
 func (r ValueRange) String() string {
-	return fmt.Sprintf("%s=%d..%d", specPrefixed(r.Path), r.Min, r.Max)
+	s := fmt.Sprintf("%s=%d..%d", specPrefixed(r.Path), r.Min, r.Max)
+	if len(r.On) > 0 {
+		s += " on=" + strings.Join(r.On, ",")
+	}
+	return s
 }
 
 // specPrefixed writes a path as the annotation reads it back: a path
@@ -41,9 +50,18 @@ func specPrefixed(p BackendRefPath) string {
 func ValueRangesString(rs []ValueRange) string { return entriesString(rs) }
 
 // ParseValueRanges reads the annotation attache.dev/value-ranges: entries
-// separated by ";", each "<path>=<min>..<max>"; "none" for none.
+// separated by ";", each "<path>=<min>..<max>", optionally followed by
+// " on=<protocol>,..."; "none" for none.
 func ParseValueRanges(v string) ([]ValueRange, error) {
 	return parseEntries(v, "connection.bufferLimit=0..4294967295", func(entry string) (ValueRange, error) {
+		var on []string
+		if i := strings.Index(entry, " on="); i >= 0 {
+			val := strings.TrimSpace(entry[i+len(" on="):])
+			if on = splitList(val); len(on) == 0 {
+				return ValueRange{}, fmt.Errorf("entry %q: on=%s: want listener protocols (HTTP,HTTPS)", entry, val)
+			}
+			entry = entry[:i]
+		}
 		path, bounds, ok := strings.Cut(entry, "=")
 		lo, hi, ok2 := strings.Cut(bounds, "..")
 		if !ok || !ok2 {
@@ -57,6 +75,7 @@ func ParseValueRanges(v string) ([]ValueRange, error) {
 		if r.Max, err = strconv.ParseInt(strings.TrimSpace(hi), 10, 64); err != nil {
 			return ValueRange{}, fmt.Errorf("value range %s: maximum %q is not a whole number", r.Path, strings.TrimSpace(hi))
 		}
+		r.On = on
 		return r, r.validate()
 	})
 }
@@ -69,7 +88,23 @@ func (r ValueRange) validate() error {
 	if r.Min > r.Max {
 		return fmt.Errorf("value range %s: minimum %d is above maximum %d", r.Path, r.Min, r.Max)
 	}
+	for _, proto := range r.On {
+		if proto == "" || strings.ContainsAny(proto, " ,=;*+.") {
+			return fmt.Errorf("value range %s: on=%s: want listener protocols (HTTP,HTTPS)", r.Path, strings.Join(r.On, ","))
+		}
+	}
 	return nil
+}
+
+// ValueRangesOnListeners reports whether some of the kind's value ranges
+// are checked at targets with listeners of given protocols only.
+func (k *Kind) ValueRangesOnListeners() bool {
+	for _, r := range k.ValueRanges {
+		if len(r.On) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // FieldProblem is a field of a policy that its implementation refuses,
@@ -81,13 +116,21 @@ type FieldProblem struct {
 	Message string
 }
 
-// OutOfRange checks the policy's fields against its kind's ValueRanges:
-// each value that is not a quantity, not a whole number, or outside its
-// bounds, in the order of the kind's ranges. A field absent or null is
-// not checked.
+// OutOfRange checks the policy's fields against its kind's ValueRanges
+// checked at every target (those without On): each value that is not a
+// quantity, not a whole number, or outside its bounds, in the order of the
+// kind's ranges. A field absent or null is not checked.
 func (p *Policy) OutOfRange() []FieldProblem {
+	return p.OutOfRangeWhere(func(r ValueRange) bool { return len(r.On) == 0 })
+}
+
+// OutOfRangeWhere is OutOfRange for the ranges judge accepts.
+func (p *Policy) OutOfRangeWhere(judge func(ValueRange) bool) []FieldProblem {
 	var out []FieldProblem
 	for _, r := range p.Kind.ValueRanges {
+		if !judge(r) {
+			continue
+		}
 		names, lists := r.Path.segments()
 		parent, last := names[:len(names)-1], names[len(names)-1]
 		walkPath(p.Spec, "spec", parent, lists[:len(lists)-1], func(v any, at string) {

@@ -23,13 +23,21 @@ func TestParseValueRanges(t *testing.T) {
 	if rs, err := ParseValueRanges("none"); err != nil || rs != nil {
 		t.Errorf("none: %v, %v", rs, err)
 	}
+	// A range checked on some listeners only.
+	rs, err = ParseValueRanges("a=1..2 on=HTTP, HTTPS; b=3..4")
+	if err != nil || ValueRangesString(rs) != "a=1..2 on=HTTP,HTTPS; b=3..4" || !reflect.DeepEqual(rs[0].On, []string{"HTTP", "HTTPS"}) {
+		t.Errorf("on=: %v, %v", rs, err)
+	}
 	for v, msg := range map[string]string{
-		"":          "names no entry",
-		"a=1":       "is not <path>=<min>..<max>",
-		"a=x..2":    `minimum "x" is not a whole number`,
-		"a=1..1Ki":  `maximum "1Ki" is not a whole number`,
-		"a=5..1":    "minimum 5 is above maximum 1",
-		"a..b=1..2": "dotted path",
+		"":                     "names no entry",
+		"a=1":                  "is not <path>=<min>..<max>",
+		"a=x..2":               `minimum "x" is not a whole number`,
+		"a=1..1Ki":             `maximum "1Ki" is not a whole number`,
+		"a=5..1":               "minimum 5 is above maximum 1",
+		"a..b=1..2":            "dotted path",
+		"a=1..2 on=":           "on=: want listener protocols",
+		"a=1..2 on=HTTP extra": "on=HTTP extra: want listener protocols",
+		"a=1..2 on=H.T":        "on=H.T: want listener protocols",
 	} {
 		if _, err := ParseValueRanges(v); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%q: %v, want an error saying %q", v, err, msg)

@@ -30,6 +30,18 @@ const (
 	KGateway     = "kgateway"
 )
 
+// GatewayClass controllerNames of the implementations, as they ship them
+// (each can be configured otherwise; a class with another name gets the
+// kinds' default readings).
+const (
+	// EnvoyGatewayController is Envoy Gateway's (api/v1alpha1
+	// GatewayControllerName).
+	EnvoyGatewayController = "gateway.envoyproxy.io/gatewayclass-controller"
+	// NGFController is NGINX Gateway Fabric's (its Helm chart's
+	// nginxGateway.gatewayControllerName).
+	NGFController = "gateway.nginx.org/nginx-gateway-controller"
+)
+
 var (
 	gk           = func(group, kind string) topology.GroupKind { return topology.GroupKind{Group: group, Kind: kind} }
 	gatewayClass = topology.KindGatewayClass
@@ -123,8 +135,22 @@ var builtin = func() []policy.Profile {
 			Class: policy.Direct, TargetKinds: kinds(service, egBackend, serviceImport),
 			EffectiveSectionKinds: kinds(service, egBackend, serviceImport),
 			DirectSections:        true, SameLevel: policy.SameLevelOldestWins, Ancestor: policy.AncestorGateway,
-			// Core support: one ConfigMap with the certificate under ca.crt.
-			CARefs: policy.CARefs{Field: "validation.caCertificateRefs"},
+			// Core support: one ConfigMap with the certificate under ca.crt;
+			// at the Gateways of an implementation that reads more, as it
+			// reads them.
+			CARefs: policy.CARefs{Field: "validation.caCertificateRefs", ByController: []policy.ControllerCARefs{
+				// Envoy Gateway (getCaCertsFromCARefs): by kind alone,
+				// ConfigMaps and Secrets (ca.crt, else tls.crt, else their
+				// only key) and ClusterTrustBundles.
+				{Controller: EnvoyGatewayController, CAReading: policy.CAReading{
+					Kinds: []topology.GroupKind{policy.KindConfigMap, policy.KindSecret, policy.KindClusterTrustBundle},
+					Keys:  []string{"ca.crt", "tls.crt", "*"}, AnyGroup: true}},
+				// NGINX Gateway Fabric (validateBackendTLSCACertRef): one
+				// reference (more: Invalid), to a ConfigMap or a Secret
+				// of group "" or core, under ca.crt.
+				{Controller: NGFController, CAReading: policy.CAReading{
+					Kinds: []topology.GroupKind{policy.KindConfigMap, policy.KindSecret}, Keys: []string{"ca.crt"}, Max: 1}},
+			}},
 		}),
 		entry(GatewayAPI, "gateway.networking.x-k8s.io", "XBackendTrafficPolicy", "Direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(service), SameLevel: policy.SameLevelOldestWins,
@@ -149,7 +175,7 @@ var builtin = func() []policy.Profile {
 			// terminate TLS only (buildListenerTLSParameters).
 			"tls.clientValidation.caCertificateRefs[] kinds=Secret,ConfigMap keys=ca.crt,* on=HTTPS,TLS",
 			"tls.clientValidation.crl.refs[] kinds=Secret,ConfigMap keys=ca.crl,* on=HTTPS,TLS"),
-			egBufferAndWindows),
+			egListenerBufferAndWindows),
 		// The ConfigMaps and Secrets whose data Envoy Gateway's translator
 		// reads (object refs): one it cannot find, or without the key it
 		// reads, makes the policy Invalid.
@@ -319,6 +345,13 @@ func withBackendRefs(p policy.Profile, paths ...policy.BackendRefPath) policy.Pr
 // options), checked by its translator.
 const egBufferAndWindows = "connection.bufferLimit=0..4294967295; " +
 	"http2.initialStreamWindowSize=65535..2147483647; http2.initialConnectionWindowSize=65535..2147483647"
+
+// egListenerBufferAndWindows are those bounds as a ClientTrafficPolicy
+// meets them: the buffer limit at every listener, the HTTP/2 windows at
+// its HTTP listeners only (translateClientTrafficPolicyForListener builds
+// them for a listener with an HTTP IR: Gateway protocol HTTP or HTTPS).
+const egListenerBufferAndWindows = "connection.bufferLimit=0..4294967295; " +
+	"http2.initialStreamWindowSize=65535..2147483647 on=HTTP,HTTPS; http2.initialConnectionWindowSize=65535..2147483647 on=HTTP,HTTPS"
 
 // withValueRanges bounds the quantities of a profile's kind's policies
 // (the annotation's form).
