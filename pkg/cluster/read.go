@@ -65,10 +65,10 @@ type Snapshot struct {
 	// same order, so that answers about a kind can say it was not read.
 	Unread []Unread
 	// UnreadObjects are the single objects that could not be read: CA
-	// certificate holders (ConfigMaps, Secrets) policies name, which RBAC
-	// forbade getting. Their Skipped lines come after those of Unread.
-	// Give them to the engine (engine.Options.Unread): references to them
-	// are then not judged.
+	// certificate holders (ConfigMaps, Secrets, ClusterTrustBundles)
+	// policies name, which RBAC forbade getting. Their Skipped lines come
+	// after those of Unread. Give them to the engine
+	// (engine.Options.Unread): references to them are then not judged.
 	UnreadObjects []topology.Ref
 	// Notes say what the answer assumes for what could not be read and
 	// hides no object: the implementations' configurations that RBAC
@@ -168,6 +168,12 @@ type reader struct {
 	// profiles.ClassParametersKinds whose CRDs are installed (from the CRD
 	// list of readPolicyCRDs): the versions readClassParams gets.
 	paramResources map[topology.GroupKind]resource
+	// holderResources are the resources of the holder kinds that are not
+	// core v1 (ClusterTrustBundle), at the version discovery found; a kind
+	// the cluster does not serve has none.
+	holderResources map[topology.GroupKind]resource
+	// failedGroups are the API groups whose discovery failed, with why.
+	failedGroups map[string]error
 }
 
 // Read lists, from the cluster that cfg points at, the policy CRDs (those
@@ -175,9 +181,9 @@ type reader struct {
 // objects of TopologyKinds that the cluster serves (with
 // Options.PolicyKindsOnly, the policy CRDs only). It also reads what the
 // policy kinds need besides: the implementations' configurations
-// (readConfigurations), the ConfigMaps and Secrets policies name
-// (readHolders) and the GatewayClass parameters that say which Gateways
-// share a data plane (readClassParams). Lists are paginated
+// (readConfigurations), the ConfigMaps, Secrets and ClusterTrustBundles
+// policies name (readHolders) and the GatewayClass parameters that say
+// which Gateways share a data plane (readClassParams). Lists are paginated
 // (Options.PageSize) and cluster-wide even when Options.Namespace is set: a
 // policy's effect crosses namespaces (a route in one namespace hangs below a
 // Gateway in another, whose policies reach the route, and a policy's status
@@ -328,12 +334,18 @@ func (r *reader) policyKinds(snap *Snapshot) []*policy.Kind {
 	return r.kinds
 }
 
-// readHolders gets the ConfigMaps and Secrets that the snapshot's policies
-// name for their data (kinds with CA certificate or object references),
-// one by one: a cluster's ConfigMaps are many and can be large, the ones
-// named are few. Only their data keys are kept (the engine reads nothing
-// else; a Secret's values are not kept in memory). One that RBAC forbids
-// getting is recorded in UnreadObjects and Skipped.
+// readHolders gets the ConfigMaps, Secrets and ClusterTrustBundles that
+// the snapshot's policies name for their data (kinds with CA certificate
+// or object references), one by one: a cluster's ConfigMaps are many and
+// can be large, the ones named are few. Only what the engine reads is
+// kept: the data keys of a ConfigMap or Secret (a Secret's values are not
+// kept in memory), whether a ClusterTrustBundle's bundle is set
+// (trustBundleOnly). A ClusterTrustBundle is got cluster-scoped, at the
+// version discovery found (holderResource); when the cluster does not
+// serve the kind it is left out, as one that is not there: the
+// implementation would not find it either. One that RBAC forbids getting,
+// or whose group's discovery failed, is recorded in UnreadObjects and
+// Skipped.
 func (r *reader) readHolders(ctx context.Context, snap *Snapshot) error {
 	kinds := map[topology.GroupKind]*policy.Kind{}
 	for _, k := range r.policyKinds(snap) {
@@ -365,19 +377,29 @@ func (r *reader) readHolders(ctx context.Context, snap *Snapshot) error {
 	}
 	slices.SortFunc(refs, func(a, b topology.Ref) int { return a.Compare(b) })
 	got := make([]*unstructured.Unstructured, len(refs))
-	forbidden := make([]bool, len(refs))
+	unread := make([]string, len(refs)) // why, for the Skipped line
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(maxParallelLists)
 	for i, hr := range refs {
+		res, served, why := r.holderResource(hr.GroupKind())
+		if why != "" {
+			unread[i] = why
+			continue
+		}
+		if !served {
+			continue // the object cannot be there
+		}
 		g.Go(func() error {
-			ri := r.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: strings.ToLower(hr.Kind) + "s"}).Namespace(hr.Namespace)
-			u, err := ri.Get(gctx, hr.Name, metav1.GetOptions{})
+			// A ClusterTrustBundle's ref has no namespace: cluster-scoped.
+			u, err := r.dyn.Resource(res.gvr).Namespace(hr.Namespace).Get(gctx, hr.Name, metav1.GetOptions{})
 			switch {
+			case err == nil && hr.GroupKind() == policy.KindClusterTrustBundle:
+				got[i] = trustBundleOnly(u)
 			case err == nil:
 				got[i] = keysOnly(u)
 			case apierrors.IsNotFound(err):
 			case apierrors.IsForbidden(err):
-				forbidden[i] = true
+				unread[i] = "cannot get (forbidden)"
 			default:
 				return r.fatal("getting "+hr.String(), err)
 			}
@@ -391,12 +413,41 @@ func (r *reader) readHolders(ctx context.Context, snap *Snapshot) error {
 		switch {
 		case got[i] != nil:
 			snap.Objects = append(snap.Objects, object(got[i], hr.Kind))
-		case forbidden[i]:
+		case unread[i] != "":
+			name := hr.Name
+			if hr.Namespace != "" {
+				name = hr.Namespace + "/" + hr.Name
+			}
 			snap.UnreadObjects = append(snap.UnreadObjects, hr)
-			snap.Skipped = append(snap.Skipped, fmt.Sprintf("core %s %s/%s: cannot get (forbidden); the references to it are not judged", hr.Kind, hr.Namespace, hr.Name))
+			snap.Skipped = append(snap.Skipped, fmt.Sprintf("%s %s: %s; the references to it are not judged", label(hr.Group, hr.Kind), name, unread[i]))
 		}
 	}
 	return nil
+}
+
+// holderResource is the resource to get holders of kind gk from: core v1
+// for ConfigMaps and Secrets; for ClusterTrustBundles, whose version
+// depends on the Kubernetes release (v1 in recent ones, v1beta1 or
+// v1alpha1 behind a feature gate in older ones, often not served at
+// all), the one discovery found. served is false when the cluster does
+// not serve the kind; why says, when its group's discovery failed, that
+// it is not known whether it does.
+func (r *reader) holderResource(gk topology.GroupKind) (res resource, served bool, why string) {
+	if gk == policy.KindClusterTrustBundle {
+		if res, served = r.holderResources[gk]; served {
+			return res, true, "" // a version is served, whichever failed
+		}
+		if err := r.failedGroups[gk.Group]; err != nil {
+			return res, false, fmt.Sprintf("discovery of %s failed (%v)", gk.Group, err)
+		}
+		return res, false, ""
+	}
+	return resource{
+		label:      label(gk.Group, gk.Kind),
+		kind:       gk.Kind,
+		gvr:        schema.GroupVersionResource{Group: gk.Group, Version: "v1", Resource: strings.ToLower(gk.Kind) + "s"},
+		namespaced: true,
+	}, true, ""
 }
 
 // readsDataPlanes reports whether the engine asks, for a kind's policies,
@@ -476,7 +527,8 @@ func (r *reader) readClassParams(ctx context.Context, snap *Snapshot) error {
 }
 
 // keysOnly drops the values of a ConfigMap's or Secret's data, keeping the
-// keys.
+// keys, and the kubectl.kubernetes.io/last-applied-configuration
+// annotation, which holds them too when kubectl apply made the object.
 func keysOnly(u *unstructured.Unstructured) *unstructured.Unstructured {
 	for _, f := range []string{"data", "binaryData", "stringData"} {
 		if m, ok := u.Object[f].(map[string]any); ok {
@@ -485,6 +537,41 @@ func keysOnly(u *unstructured.Unstructured) *unstructured.Unstructured {
 			}
 		}
 	}
+	dropLastApplied(u)
+	return u
+}
+
+// lastApplied is the annotation kubectl apply keeps a copy of its input in.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// dropLastApplied drops the lastApplied annotation: a copy of the values
+// a holder's reader drops.
+func dropLastApplied(u *unstructured.Unstructured) {
+	if a := u.GetAnnotations(); a[lastApplied] != "" {
+		delete(a, lastApplied)
+		if len(a) == 0 {
+			a = nil // no empty annotations left behind
+		}
+		u.SetAnnotations(a)
+	}
+}
+
+// trustBundlePlaceholder stands for the content of a ClusterTrustBundle's
+// spec.trustBundle: the engine reads whether the bundle is set, never the
+// certificates.
+const trustBundlePlaceholder = "set"
+
+// trustBundleOnly keeps of a ClusterTrustBundle what the engine reads:
+// apiVersion, kind, metadata (without the lastApplied annotation, a copy
+// of the bundle), and spec.trustBundle replaced by trustBundlePlaceholder
+// when it is set (left out when it is empty).
+func trustBundleOnly(u *unstructured.Unstructured) *unstructured.Unstructured {
+	out := map[string]any{"apiVersion": u.Object["apiVersion"], "kind": u.Object["kind"], "metadata": u.Object["metadata"]}
+	if b, _, _ := unstructured.NestedString(u.Object, "spec", "trustBundle"); b != "" {
+		out["spec"] = map[string]any{"trustBundle": trustBundlePlaceholder}
+	}
+	u.Object = out
+	dropLastApplied(u)
 	return u
 }
 
@@ -503,7 +590,10 @@ func (s *Snapshot) addUnread(us []Unread) {
 
 // discoverTopology finds, through discovery, the served version of each of
 // TopologyKinds: the group's preferred version when it serves the kind, else
-// the highest-priority version that does.
+// the highest-priority version that does. It finds that of ClusterTrustBundle
+// too (r.holderResources), by the same rule: v1, else v1beta1, else v1alpha1,
+// the priority order of certificates.k8s.io in every release; and records
+// the groups whose discovery failed (r.failedGroups).
 func (r *reader) discoverTopology(ctx context.Context, disc *discovery.DiscoveryClient) ([]resource, []Unread, error) {
 	lists, err := disc.ServerPreferredResourcesWithContext(ctx)
 	var failed *discovery.ErrGroupDiscoveryFailed
@@ -512,6 +602,10 @@ func (r *reader) discoverTopology(ctx context.Context, disc *discovery.Discovery
 	}
 	var skipped []Unread
 	if failed != nil {
+		r.failedGroups = map[string]error{}
+		for gv, gerr := range failed.Groups {
+			r.failedGroups[gv.Group] = gerr
+		}
 		// Only the groups of the kinds we need matter; a broken aggregated
 		// API of another group must not stop the read.
 		for gv, gerr := range failed.Groups {
@@ -533,6 +627,16 @@ func (r *reader) discoverTopology(ctx context.Context, disc *discovery.Discovery
 		}
 		for _, ar := range l.APIResources {
 			gk := topology.GroupKind{Group: gv.Group, Kind: ar.Kind}
+			if gk == policy.KindClusterTrustBundle && !strings.Contains(ar.Name, "/") && slices.Contains(ar.Verbs, "get") {
+				// A CA certificate holder, got by name (readHolders).
+				if r.holderResources == nil {
+					r.holderResources = map[topology.GroupKind]resource{}
+				}
+				if _, dup := r.holderResources[gk]; !dup {
+					r.holderResources[gk] = resource{label: label(gv.Group, ar.Kind), kind: ar.Kind, gvr: gv.WithResource(ar.Name), namespaced: ar.Namespaced}
+				}
+				continue
+			}
 			if strings.Contains(ar.Name, "/") || !gatewayapi.Handles(gk) || !slices.Contains(ar.Verbs, "list") {
 				continue // subresources (httproutes/status) share the kind
 			}

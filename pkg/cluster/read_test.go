@@ -2,9 +2,16 @@ package cluster
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"maps"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -776,4 +783,277 @@ func TestReadClassParams(t *testing.T) {
 		}
 		check(t, snap, map[string]string{"merging": byDefault("merging"), "separate": byDefault("separate"), "missing": byDefault("missing"), "bydefault": byDefault("bydefault")})
 	})
+}
+
+// testCAPEM is a self-signed CA certificate, PEM-encoded: the API server
+// accepts a ClusterTrustBundle only with certificates that parse.
+func testCAPEM(t *testing.T) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "attache test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+}
+
+// trustBundleObjects: a Gateway of Envoy Gateway's class, a route to
+// Services s1 and s2, BackendTLSPolicies on s1 (trusted, naming
+// ClusterTrustBundle bundle) and s2 (untrusted, naming absent, which does
+// not exist), with group "" as Envoy Gateway's own fixtures write them;
+// and, when version is set, ClusterTrustBundle bundle at that version
+// holding pemText, which kubectl's last-applied-configuration copies.
+func trustBundleObjects(version, pemText string) string {
+	docs := `
+apiVersion: v1
+kind: Namespace
+metadata: {name: tls}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g1, namespace: tls}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r1, namespace: tls}
+spec:
+  parentRefs: [{name: g1}]
+  rules: [{backendRefs: [{name: s1, port: 443}, {name: s2, port: 443}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s1, namespace: tls}
+spec: {ports: [{name: https, port: 443}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s2, namespace: tls}
+spec: {ports: [{name: https, port: 443}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: trusted, namespace: tls}
+spec:
+  targetRefs: [{group: "", kind: Service, name: s1}]
+  validation: {hostname: s1.example, caCertificateRefs: [{group: "", kind: ClusterTrustBundle, name: bundle}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: untrusted, namespace: tls}
+spec:
+  targetRefs: [{group: "", kind: Service, name: s2}]
+  validation: {hostname: s2.example, caCertificateRefs: [{group: "", kind: ClusterTrustBundle, name: absent}]}`
+	if version == "" {
+		return docs
+	}
+	quoted, _ := json.Marshal(pemText)
+	applied, _ := json.Marshal(map[string]any{"apiVersion": "certificates.k8s.io/" + version, "kind": "ClusterTrustBundle",
+		"metadata": map[string]any{"name": "bundle"}, "spec": map[string]any{"trustBundle": pemText}})
+	quotedApplied, _ := json.Marshal(string(applied))
+	return docs + fmt.Sprintf(`
+---
+apiVersion: certificates.k8s.io/%s
+kind: ClusterTrustBundle
+metadata:
+  name: bundle
+  annotations: {kubectl.kubernetes.io/last-applied-configuration: %s}
+spec: {trustBundle: %s}`, version, quotedApplied, quoted)
+}
+
+// TestReadClusterTrustBundles: BackendTLSPolicies below a Gateway of
+// Envoy Gateway's class may name ClusterTrustBundles (cluster-scoped, of
+// an API whose version depends on the Kubernetes release). Read gets the
+// one named, at the version the cluster serves (v1, or v1beta1 where v1
+// is off), keeping a placeholder for its bundle, never the certificates
+// (nor kubectl's copy of them); one that does not exist is absent, and so
+// is every one where the API is not served: the references are then not
+// found, as Envoy Gateway would not find them. A reader that may not get
+// ClusterTrustBundles gets them in UnreadObjects and Skipped, and the
+// references are not judged.
+func TestReadClusterTrustBundles(t *testing.T) {
+	pemText := testCAPEM(t)
+	certBody := strings.Split(pemText, "\n")[1]
+	const (
+		accepted = "Gateway/g1 Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs"
+		notFound = "Gateway/g1 Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidCACertificateRef"
+	)
+	// check computes the snapshot and compares the policies' ancestors
+	// with want, by name.
+	check := func(t *testing.T, snap *Snapshot, want map[string]string) {
+		t.Helper()
+		res := engine.Compute(snap.Objects, engine.Options{Unread: snap.UnreadFunc()})
+		for name, w := range want {
+			ps := res.PolicyStatus(ref(topology.GatewayGroup, "BackendTLSPolicy", "tls", name))
+			if ps == nil || len(ps.Ancestors) != 1 {
+				t.Errorf("BackendTLSPolicy tls/%s: status %+v, want one ancestor", name, ps)
+				continue
+			}
+			a := ps.Ancestors[0]
+			got := a.Ref.Kind + "/" + a.Ref.Name
+			for _, typ := range []string{"Accepted", "ResolvedRefs"} {
+				for _, c := range a.Conditions {
+					if c.Type == typ {
+						got += fmt.Sprintf(" %s=%s/%s", c.Type, c.Status, c.Reason)
+					}
+				}
+			}
+			if got != w {
+				t.Errorf("BackendTLSPolicy tls/%s: %s, want %s", name, got, w)
+			}
+		}
+	}
+	bundles := func(t *testing.T, snap *Snapshot) []*unstructured.Unstructured {
+		t.Helper()
+		var out []*unstructured.Unstructured
+		for _, o := range snap.Objects {
+			if o.Object.GetKind() == "ClusterTrustBundle" {
+				out = append(out, o.Object)
+				if o.Source != "cluster: ClusterTrustBundle bundle" {
+					t.Errorf("ClusterTrustBundle %s: Source %q", o.Object.GetName(), o.Source)
+				}
+			}
+		}
+		return out
+	}
+
+	for _, c := range []struct {
+		name, runtimeConfig, version string
+	}{
+		{"v1", "", "v1"},
+		{"v1beta1", "certificates.k8s.io/v1beta1=true,certificates.k8s.io/v1/clustertrustbundles=false", "v1beta1"},
+		{"NotServed", "certificates.k8s.io/v1/clustertrustbundles=false", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			opts := []testenv.Option{testenv.WithCRDDirectoryPaths(clustertest.GatewayAPICRDs(t)...)}
+			if c.runtimeConfig != "" {
+				opts = append(opts, testenv.WithAPIServerFlag("runtime-config", c.runtimeConfig))
+			}
+			env := testenv.Start(t, opts...)
+			file := filepath.Join(t.TempDir(), "objects.yaml")
+			if err := os.WriteFile(file, []byte(trustBundleObjects(c.version, pemText)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			clustertest.Apply(t, env.Config, nil, file)
+
+			snap := read(t, env.Config, Options{})
+			if len(snap.Skipped) > 0 || len(snap.UnreadObjects) > 0 {
+				t.Errorf("Skipped %q, UnreadObjects %v; want none", snap.Skipped, snap.UnreadObjects)
+			}
+			got := bundles(t, snap)
+			if c.version == "" {
+				if len(got) > 0 {
+					t.Errorf("ClusterTrustBundles read where they are not served: %v", got)
+				}
+				check(t, snap, map[string]string{"trusted": notFound, "untrusted": notFound})
+				return
+			}
+			if len(got) != 1 || got[0].GetName() != "bundle" {
+				t.Fatalf("ClusterTrustBundles read: %v, want bundle only (absent does not exist)", got)
+			}
+			u := got[0]
+			raw, _ := json.Marshal(u.Object)
+			if u.GetAPIVersion() != "certificates.k8s.io/"+c.version || u.GetUID() == "" || u.GetResourceVersion() == "" {
+				t.Errorf("ClusterTrustBundle bundle: apiVersion %q, uid %q, resourceVersion %q", u.GetAPIVersion(), u.GetUID(), u.GetResourceVersion())
+			}
+			if spec := fmt.Sprint(u.Object["spec"]); spec != "map[trustBundle:set]" || strings.Contains(string(raw), certBody) {
+				t.Errorf("ClusterTrustBundle bundle: %s\nwant spec.trustBundle a placeholder, and no certificate anywhere", raw)
+			}
+			check(t, snap, map[string]string{"trusted": accepted, "untrusted": notFound})
+			if c.version != "v1" {
+				return
+			}
+
+			t.Run("CannotGet", func(t *testing.T) {
+				cs := env.Clientset(t)
+				role := &rbacv1.ClusterRole{
+					ObjectMeta: metav1.ObjectMeta{Name: "reader-without-clustertrustbundles"},
+					Rules: []rbacv1.PolicyRule{
+						{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"list"}},
+						{APIGroups: []string{""}, Resources: []string{"namespaces", "services", "configmaps", "secrets"}, Verbs: []string{"get", "list"}},
+						{APIGroups: []string{topology.GatewayGroup}, Resources: []string{"*"}, Verbs: []string{"list"}},
+					},
+				}
+				if _, err := cs.RbacV1().ClusterRoles().Create(ctx(t), role, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				env.BindClusterRole(t, "noor", role.Name)
+				snap := read(t, env.UserConfig(t, "noor"), Options{})
+				wantUnread := []topology.Ref{ref("certificates.k8s.io", "ClusterTrustBundle", "", "absent"), ref("certificates.k8s.io", "ClusterTrustBundle", "", "bundle")}
+				if !slices.Equal(snap.UnreadObjects, wantUnread) {
+					t.Errorf("UnreadObjects %v, want %v", snap.UnreadObjects, wantUnread)
+				}
+				wantSkipped := []string{
+					"certificates.k8s.io ClusterTrustBundle absent: cannot get (forbidden); the references to it are not judged",
+					"certificates.k8s.io ClusterTrustBundle bundle: cannot get (forbidden); the references to it are not judged",
+				}
+				if !slices.Equal(snap.Skipped, wantSkipped) {
+					t.Errorf("Skipped:\n%s\nwant:\n%s", strings.Join(snap.Skipped, "\n"), strings.Join(wantSkipped, "\n"))
+				}
+				if got := bundles(t, snap); len(got) > 0 {
+					t.Errorf("ClusterTrustBundles read without the right to get them: %v", got)
+				}
+				// Not judged: accepted, without ResolvedRefs.
+				check(t, snap, map[string]string{"trusted": "Gateway/g1 Accepted=True/Accepted", "untrusted": "Gateway/g1 Accepted=True/Accepted"})
+			})
+		})
+	}
+}
+
+// TestHoldersKeepNoValues: of a ConfigMap or Secret, Read keeps the data
+// keys, of a ClusterTrustBundle whether its bundle is set; never the
+// values, nor kubectl's copy of them in last-applied-configuration (other
+// annotations stay).
+func TestHoldersKeepNoValues(t *testing.T) {
+	const value = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+	applied := func(extra map[string]any) map[string]any {
+		a := map[string]any{lastApplied: `{"data":{"ca.crt":"` + value + `"}}`}
+		maps.Copy(a, extra)
+		return a
+	}
+	for _, c := range []struct {
+		name string
+		in   *unstructured.Unstructured
+		trim func(*unstructured.Unstructured) *unstructured.Unstructured
+		want string
+	}{
+		{"ConfigMap", &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "ca", "namespace": "tls", "annotations": applied(map[string]any{"team": "edge"})},
+			"data":     map[string]any{"ca.crt": value}, "binaryData": map[string]any{"b": "AAAA"}}},
+			keysOnly, `{"apiVersion":"v1","binaryData":{"b":""},"data":{"ca.crt":""},"kind":"ConfigMap","metadata":{"annotations":{"team":"edge"},"name":"ca","namespace":"tls"}}`},
+		{"Secret", &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+			"metadata": map[string]any{"name": "ca", "namespace": "tls", "annotations": applied(nil)},
+			"data":     map[string]any{"tls.crt": "c2VjcmV0"}, "stringData": map[string]any{"ca.crt": value}}},
+			keysOnly, `{"apiVersion":"v1","data":{"tls.crt":""},"kind":"Secret","metadata":{"name":"ca","namespace":"tls"},"stringData":{"ca.crt":""}}`},
+		{"ClusterTrustBundle", &unstructured.Unstructured{Object: map[string]any{"apiVersion": "certificates.k8s.io/v1", "kind": "ClusterTrustBundle",
+			"metadata": map[string]any{"name": "b", "annotations": applied(nil)},
+			"spec":     map[string]any{"trustBundle": value, "signerName": "example.com/s"}}},
+			trustBundleOnly, `{"apiVersion":"certificates.k8s.io/v1","kind":"ClusterTrustBundle","metadata":{"name":"b"},"spec":{"trustBundle":"set"}}`},
+		{"EmptyClusterTrustBundle", &unstructured.Unstructured{Object: map[string]any{"apiVersion": "certificates.k8s.io/v1", "kind": "ClusterTrustBundle",
+			"metadata": map[string]any{"name": "b"}, "spec": map[string]any{"trustBundle": ""}}},
+			trustBundleOnly, `{"apiVersion":"certificates.k8s.io/v1","kind":"ClusterTrustBundle","metadata":{"name":"b"}}`},
+	} {
+		raw, err := json.Marshal(c.trim(c.in).Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(raw) != c.want {
+			t.Errorf("%s: kept\n%s\nwant\n%s", c.name, raw, c.want)
+		}
+	}
 }

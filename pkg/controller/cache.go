@@ -7,7 +7,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/profiles"
+	"github.com/attache-dev/attache/pkg/topology"
 )
 
 // CacheOptions returns o completed for the controller: managedFields and
@@ -16,34 +18,70 @@ import (
 // (unless o sets a DefaultTransform), CustomResourceDefinitions are cached
 // without their schemas, which are most of their size (the Gateway API's
 // are hundreds of kilobytes each) and which the controller never reads,
-// ConfigMaps and Secrets without their values (TransformHolder), and
-// GatewayClass parameters with what the engine reads only
-// (TransformClassParams, after the DefaultTransform, whichever it is).
-// Pass the result as the manager's Options.Cache.
+// ConfigMaps and Secrets without their values (TransformHolder),
+// ClusterTrustBundles without their certificates (TransformTrustBundle)
+// and GatewayClass parameters with what the engine reads only
+// (TransformClassParams); the last two after the DefaultTransform,
+// whichever it is. Pass the result as the manager's Options.Cache.
 func CacheOptions(o cache.Options) cache.Options {
 	if o.DefaultTransform == nil {
 		o.DefaultTransform = TransformStrip
 	}
-	// Not a ByObject entry: the cache resolves those when it is built,
+	// Not ByObject entries: the cache resolves those when it is built,
 	// and fails on a kind that is not served then (no Envoy Gateway CRDs
-	// yet); and an entry names one version, where the EnvoyProxy watched
-	// is its CRD's.
+	// yet, no ClusterTrustBundles on many clusters); and an entry names
+	// one version, where the EnvoyProxy watched is its CRD's and the
+	// ClusterTrustBundle the one served.
 	base := o.DefaultTransform
 	o.DefaultTransform = func(in any) (any, error) {
 		out, err := base(in)
 		if err != nil {
 			return nil, err
 		}
-		return TransformClassParams(out)
+		if out, err = TransformClassParams(out); err != nil {
+			return nil, err
+		}
+		return TransformTrustBundle(out)
 	}
 	if o.ByObject == nil {
 		o.ByObject = map[client.Object]cache.ByObject{}
 	}
 	o.ByObject[protoFor(crdGVK)] = cache.ByObject{Transform: TransformCRD}
 	for gk := range holderResources {
+		if _, discovered := discoveredHolders[gk]; discovered {
+			continue // not always served: see above
+		}
 		o.ByObject[protoFor(schema.GroupVersionKind{Group: gk.Group, Version: "v1", Kind: gk.Kind})] = cache.ByObject{Transform: TransformHolder}
 	}
 	return o
+}
+
+// trustBundlePlaceholder stands for the content of a cached
+// ClusterTrustBundle's spec.trustBundle.
+const trustBundlePlaceholder = "set"
+
+// TransformTrustBundle is a cache transform for ClusterTrustBundles
+// (certificates.k8s.io, at any version), watched for the CA certificates
+// policies name: the engine reads whether the bundle is set, never the
+// certificates, so it keeps apiVersion, kind, metadata (stripped, see
+// TransformStrip: kubectl's last-applied copy would hold the bundle) and
+// spec.trustBundle replaced by a placeholder when set, left out when
+// empty. Other objects, and objects that are not unstructured, are left
+// alone.
+func TransformTrustBundle(in any) (any, error) {
+	u, ok := in.(*unstructured.Unstructured)
+	if !ok || (topology.GroupKind{Group: u.GroupVersionKind().Group, Kind: u.GetKind()}) != policy.KindClusterTrustBundle {
+		return in, nil
+	}
+	if _, err := TransformStrip(u); err != nil {
+		return nil, err
+	}
+	out := map[string]any{"apiVersion": u.Object["apiVersion"], "kind": u.Object["kind"], "metadata": u.Object["metadata"]}
+	if b, _, _ := unstructured.NestedString(u.Object, "spec", "trustBundle"); b != "" {
+		out["spec"] = map[string]any{"trustBundle": trustBundlePlaceholder}
+	}
+	u.Object = out
+	return u, nil
 }
 
 // TransformHolder is a cache transform for ConfigMaps and Secrets, watched

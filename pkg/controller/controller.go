@@ -16,6 +16,7 @@ import (
 	"github.com/go-logr/logr"
 	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
 	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -56,20 +57,22 @@ type Controller struct {
 	client   client.Client
 	api      client.Reader
 	authz    authorizationv1client.SelfSubjectAccessReviewInterface
+	disc     *discovery.DiscoveryClient // for servedVersion
 	recorder recorder.EventRecorder
 	log      logr.Logger
 	goKinds  map[topology.GroupKind]bool
 	// unreadHolders are the CA certificate holder kinds wanted but not
-	// readable (RBAC): the engine does not judge references to them.
+	// readable (RBAC, or a failed discovery of their version): the engine
+	// does not judge references to them.
 	// Under mu.
 	unreadHolders map[topology.GroupKind]bool
 	// unreadParams are the GatewayClass parameter kinds wanted but not
 	// readable (RBAC), once logged: logged again only after they were
 	// watched. Under mu.
 	unreadParams map[topology.GroupKind]bool
-	// namedHolders are the ConfigMaps and Secrets the policies of the
-	// last computation name as CA certificate holders: only their events
-	// schedule a recomputation. Under mu.
+	// namedHolders are the ConfigMaps, Secrets and ClusterTrustBundles
+	// the policies of the last computation name for their data: only
+	// their events schedule a recomputation. Under mu.
 	namedHolders map[objKey]bool
 	owned        map[topology.GroupKind]bool // from Options.OwnedKinds
 	// inc is the engine: it recomputes only what changed since the last
@@ -126,6 +129,9 @@ type Controller struct {
 
 	accessMu sync.Mutex
 	access   map[topology.GroupKind]access // access checks, see canWatch
+	// discovered are the served versions of discoveredHolders, see
+	// servedVersion. Under accessMu.
+	discovered map[topology.GroupKind]discoveryResult
 
 	// started and cachesSynced time the start, for the log line of the
 	// first computation (how long readiness took after the caches).
@@ -169,6 +175,7 @@ func New(mgr manager.Manager, opts Options) (*Controller, error) {
 		noPatch:         map[objKey]bool{},
 		invalidCRDs:     map[string]string{},
 		access:          map[topology.GroupKind]access{},
+		discovered:      map[topology.GroupKind]discoveryResult{},
 		limiter:         rate.NewLimiter(rate.Limit(opts.WriteQPS), opts.WriteBurst),
 		compareAll:      true,
 	}
@@ -180,6 +187,9 @@ func New(mgr manager.Manager, opts Options) (*Controller, error) {
 		return nil, fmt.Errorf("controller: %w", err)
 	}
 	c.authz = ac.SelfSubjectAccessReviews()
+	if c.disc, err = discovery.NewDiscoveryClientForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient()); err != nil {
+		return nil, fmt.Errorf("controller: %w", err)
+	}
 	for _, k := range opts.Kinds {
 		c.goKinds[k.GroupKind] = true
 	}
@@ -720,7 +730,10 @@ func (c *Controller) handler(gk topology.GroupKind) toolscache.ResourceEventHand
 }
 
 // noteNamedHolders records the holders res's policies name for their data
-// (CA certificate and object references).
+// (CA certificate and object references): as written, and as their kinds'
+// readings resolve them (policy.Policy.HolderRefs: a ClusterTrustBundle
+// named with group "", which Envoy Gateway's reading takes for
+// certificates.k8s.io, without namespace).
 func (c *Controller) noteNamedHolders(res *engine.Result) {
 	named := map[objKey]bool{}
 	for _, ps := range res.Policies {
@@ -730,16 +743,20 @@ func (c *Controller) noteNamedHolders(res *engine.Result) {
 		for _, r := range ps.Policy.ObjectRefs {
 			named[keyOfRef(r.Object)] = true
 		}
+		for _, r := range ps.Policy.HolderRefs() {
+			named[keyOfRef(r)] = true
+		}
 	}
 	c.mu.Lock()
 	c.namedHolders = named
 	c.mu.Unlock()
 }
 
-// holderHandler returns the event handler of the ConfigMaps and Secrets
-// watched for the data policies name: a recomputation is scheduled when one that
-// a policy names appears, goes, or changes its keys (the cache keeps keys,
-// not values: see TransformHolder). The others are not the engine's
+// holderHandler returns the event handler of the ConfigMaps, Secrets and
+// ClusterTrustBundles watched for the data policies name: a recomputation
+// is scheduled when one that a policy names appears, goes, or changes its
+// keys or whether its trust bundle is set (the cache keeps no values: see
+// TransformHolder and TransformTrustBundle). The others are not the engine's
 // concern until a policy names them, and that policy's event schedules it.
 func (c *Controller) holderHandler() toolscache.ResourceEventHandler {
 	named := func(obj any) bool {
@@ -795,9 +812,11 @@ func (c *Controller) classParamsHandler() toolscache.ResourceEventHandler {
 	}
 }
 
-// holderData is what the engine reads of a holder: its data fields.
-func holderData(u *unstructured.Unstructured) [3]any {
-	return [3]any{u.Object["data"], u.Object["binaryData"], u.Object["stringData"]}
+// holderData is what the engine reads of a holder: its data fields, and
+// a ClusterTrustBundle's spec (spec.trustBundle, as TransformTrustBundle
+// keeps it).
+func holderData(u *unstructured.Unstructured) [4]any {
+	return [4]any{u.Object["data"], u.Object["binaryData"], u.Object["stringData"], u.Object["spec"]}
 }
 
 // crdHandler schedules a recomputation on changes of the CRDs that matter:

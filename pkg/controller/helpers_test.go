@@ -266,11 +266,17 @@ type kube struct {
 
 func newKube(t *testing.T) *kube {
 	t.Helper()
-	dyn, err := dynamic.NewForConfig(env.Config)
+	return newKubeFor(t, env.Config)
+}
+
+// newKubeFor is newKube for the API server of cfg (a test's own).
+func newKubeFor(t *testing.T, cfg *rest.Config) *kube {
+	t.Helper()
+	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	disc, err := discovery.NewDiscoveryClientForConfig(env.Config)
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

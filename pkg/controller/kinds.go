@@ -10,6 +10,7 @@ import (
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -43,11 +44,26 @@ var coreResources = map[topology.GroupKind]string{
 	topology.KindService:   "services",
 }
 
-// holderResources are the resources of the kinds that hold CA
-// certificates (all core, v1), watched while a policy kind reads them.
+// holderResources are the resources of the kinds that hold the data
+// policies name (CA certificates, object references), watched while a
+// policy kind reads them: ConfigMaps and Secrets (core, v1) and
+// ClusterTrustBundles (at the version the API server serves:
+// discoveredHolders).
 var holderResources = map[topology.GroupKind]string{
-	policy.KindConfigMap: "configmaps",
-	policy.KindSecret:    "secrets",
+	policy.KindConfigMap:          "configmaps",
+	policy.KindSecret:             "secrets",
+	policy.KindClusterTrustBundle: "clustertrustbundles",
+}
+
+// discoveredHolders are the holder kinds whose served version is found
+// through discovery, with the versions looked for, preferred first:
+// ClusterTrustBundle is v1 in recent Kubernetes releases, v1beta1 or
+// v1alpha1 behind a feature gate in older ones, and often not served at
+// all. A kind not served is not watched: the objects a policy names
+// cannot exist, and the references to them are not found, as the
+// implementation would not find them.
+var discoveredHolders = map[topology.GroupKind][]string{
+	policy.KindClusterTrustBundle: {"v1", "v1beta1", "v1alpha1"},
 }
 
 // crdInfo is what the controller needs from a CustomResourceDefinition.
@@ -163,8 +179,9 @@ type role int
 const (
 	roleTopology role = iota
 	rolePolicy
-	// roleHolder: ConfigMaps and Secrets holding CA certificates. Without
-	// access, references to them are not judged (engine.Options.Unread).
+	// roleHolder: ConfigMaps, Secrets and ClusterTrustBundles holding the
+	// data policies name (CA certificates). Without access, references to
+	// them are not judged (engine.Options.Unread).
 	roleHolder
 	// roleClassParams: GatewayClass parameters (Envoy Gateway's
 	// EnvoyProxies), watched while a policy kind reads data planes. Without
@@ -224,10 +241,15 @@ func (c *Controller) listCRDs(ctx context.Context) (map[topology.GroupKind]*crdI
 	return out, nil
 }
 
-// wantedKinds says which kinds to watch, and with which role, given the CRDs.
+// wantedKinds says which kinds to watch, and with which role, given the
+// CRDs. The holder kinds of discoveredHolders have no version yet:
+// resolveHolderVersions finds it.
 func (c *Controller) wantedKinds(crds map[topology.GroupKind]*crdInfo) map[topology.GroupKind]*watch {
 	want := map[topology.GroupKind]*watch{}
 	add := func(gk topology.GroupKind, version, resource string, r role) {
+		if _, discovered := discoveredHolders[gk]; discovered && r == roleHolder {
+			version = "" // found by resolveHolderVersions
+		}
 		want[gk] = &watch{gk: gk, gvk: schema.GroupVersionKind{Group: gk.Group, Version: version, Kind: gk.Kind}, resource: resource, role: r}
 	}
 	for _, gk := range topologyKinds {
@@ -279,6 +301,7 @@ func (c *Controller) wantedKinds(crds map[topology.GroupKind]*crdInfo) map[topol
 // Only the controller's worker calls it.
 func (c *Controller) syncInformers(ctx context.Context, crds map[topology.GroupKind]*crdInfo) (bool, error) {
 	want := c.wantedKinds(crds)
+	undiscovered := c.resolveHolderVersions(ctx, want)
 	var add []*watch
 	// Only this worker changes c.watches; the lock is for the event
 	// handlers' reads, and is not held across API calls.
@@ -305,8 +328,11 @@ func (c *Controller) syncInformers(ctx context.Context, crds map[topology.GroupK
 		}
 		// The informer of a kind that is no longer served would retry its
 		// list forever; one that is still served (a CRD that lost its
-		// label, a changed version) is left to whoever else uses it.
-		if want[w.gk] == nil && crds[w.gk] == nil && coreVersions[w.gk] == "" {
+		// label, a changed version) is left to whoever else uses it, but
+		// for a discovered holder kind, whose version changes when the
+		// old one is no longer served.
+		_, discovered := discoveredHolders[w.gk]
+		if (want[w.gk] == nil || discovered) && crds[w.gk] == nil && coreVersions[w.gk] == "" {
 			if err := c.cache.RemoveInformer(ctx, w.proto); err != nil {
 				c.log.Error(err, "removing informer", "kind", w.gk.String())
 			}
@@ -328,6 +354,9 @@ func (c *Controller) syncInformers(ctx context.Context, crds map[topology.GroupK
 	c.mu.Unlock()
 	for _, w := range add {
 		delete(unread, w.gk)
+	}
+	for gk := range undiscovered {
+		unread[gk] = true
 	}
 	for _, w := range add {
 		ok, err := c.canWatch(ctx, w)
@@ -405,6 +434,87 @@ func (c *Controller) syncInformers(ctx context.Context, crds map[topology.GroupK
 		}
 	}
 	return true, nil
+}
+
+// resolveHolderVersions sets the version of the wanted holder kinds of
+// discoveredHolders to the one the API server serves (servedVersion), and
+// takes out of want those it does not serve, and those whose discovery
+// failed, which it returns: references to them are then not judged.
+func (c *Controller) resolveHolderVersions(ctx context.Context, want map[topology.GroupKind]*watch) map[topology.GroupKind]bool {
+	var failed map[topology.GroupKind]bool
+	for gk, versions := range discoveredHolders {
+		w := want[gk]
+		if w == nil || w.role != roleHolder {
+			continue
+		}
+		v, err := c.servedVersion(ctx, gk, w.resource, versions)
+		switch {
+		case err != nil:
+			delete(want, gk)
+			if failed == nil {
+				failed = map[topology.GroupKind]bool{}
+			}
+			failed[gk] = true
+		case v == "":
+			delete(want, gk)
+		default:
+			w.gvk.Version = v
+		}
+	}
+	return failed
+}
+
+// discoveryResult is the outcome of one servedVersion lookup.
+type discoveryResult struct {
+	version string // "" when not served
+	err     error
+	at      time.Time
+}
+
+// servedVersion returns the first of versions at which the API server
+// serves resource of gk's group with list and watch, "" when none. The
+// answer is trusted for recheckAccess: a kind turned on, or a version
+// retired, by an upgrade of the API server is picked up then.
+func (c *Controller) servedVersion(ctx context.Context, gk topology.GroupKind, resource string, versions []string) (string, error) {
+	c.accessMu.Lock()
+	prev, ok := c.discovered[gk]
+	c.accessMu.Unlock()
+	if ok && time.Since(prev.at) < recheckAccess {
+		return prev.version, prev.err
+	}
+	res := discoveryResult{at: time.Now()}
+	for _, v := range versions {
+		gv := schema.GroupVersion{Group: gk.Group, Version: v}.String()
+		l, err := c.disc.ServerResourcesForGroupVersionWithContext(ctx, gv)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			res.err = fmt.Errorf("discovering %s: %w", gv, err)
+			break
+		}
+		if slices.ContainsFunc(l.APIResources, func(r metav1.APIResource) bool {
+			return r.Name == resource && slices.Contains(r.Verbs, "list") && slices.Contains(r.Verbs, "watch")
+		}) {
+			res.version = v
+			break
+		}
+	}
+	if err := ctx.Err(); err != nil && res.err != nil {
+		return "", res.err // cancelled: not an answer to keep
+	}
+	c.accessMu.Lock()
+	c.discovered[gk] = res
+	c.accessMu.Unlock()
+	if !ok || prev.version != res.version || (prev.err == nil) != (res.err == nil) {
+		switch {
+		case res.err != nil:
+			c.log.Error(res.err, "cannot tell whether the API server serves a holder kind; references to its objects are not judged", "kind", gk.String())
+		case res.version == "":
+			c.log.Info("holder kind not served by the API server: not watched, references to its objects are not found", "kind", gk.String())
+		}
+	}
+	return res.version, res.err
 }
 
 // watchOf returns the watch of a kind, or nil.
