@@ -154,22 +154,7 @@ func TestAdditiveLevelInheritedFields(t *testing.T) {
 	want(t, "effective r1", effective(t, res, "LimitPolicy", rule("r1", "")), []string{`{"default/g-a":{"opts":{"mode":"strict"}},"default/r-a":{"opts":{"limits":[3]}},"default/r-b":{"opts":{"limits":[4]}},"default/twice":{"opts":{"limits":[9]}}}`})
 	// r2: its policy's empty list gives way to the Gateway level's.
 	want(t, "effective r2", effective(t, res, "LimitPolicy", rule("r2", "")), []string{`{"default/g-a":{"opts":{"limits":[1],"mode":"strict"}},"default/g-b":{"opts":{"limits":[2]}},"default/r-empty":{"opts":{"mode":"loose"}},"default/twice":{"opts":{"limits":[9]}}}`})
-	var losses []string
-	for _, e := range res.Effective {
-		for _, cx := range e.Contexts {
-			for _, se := range cx.Stack {
-				for _, l := range se.Lost {
-					var to []string
-					for _, w := range l.To {
-						to = append(to, w.Policy.Name)
-					}
-					losses = append(losses, e.Target.Name+": "+se.Policy.Name+" "+l.Path+" to "+strings.Join(to, ",")+" ("+se.Outcome+")")
-				}
-			}
-		}
-	}
-	sort.Strings(losses)
-	want(t, "losses", losses, []string{
+	want(t, "losses", lossList(res, ""), []string{
 		`r1: g-a ["default/g-a"].opts.limits to r-a,r-b,twice (partial)`,
 		`r1: g-b ["default/g-b"].opts.limits to r-a,r-b,twice (none)`,
 		`r2: r-empty ["default/r-empty"].opts.limits to g-a,g-b,twice (partial)`,
@@ -182,4 +167,28 @@ func TestAdditiveLevelInheritedFields(t *testing.T) {
 	got, full := in.Compute(decodeDocs(t, docs...)), engine.Compute(decodeDocs(t, docs...), engine.Options{})
 	want(t, "incremental r1", effective(t, got, "LimitPolicy", rule("r1", "")), []string{`{"default/g-a":{"opts":{"mode":"strict"}},"default/twice":{"opts":{"limits":[9]}}}`})
 	want(t, "incremental = compute", effective(t, got, "LimitPolicy", rule("r1", "")), effective(t, full, "LimitPolicy", rule("r1", "")))
+}
+
+// lossList lists, sorted, every field lost in res's effective policies of
+// kind (every kind when ""): "target: policy path to winner,... (outcome)".
+func lossList(res *engine.Result, kind string) []string {
+	var out []string
+	for _, e := range res.Effective {
+		if kind != "" && e.Kind.GroupKind.Kind != kind {
+			continue
+		}
+		for _, cx := range e.Contexts {
+			for _, se := range cx.Stack {
+				for _, l := range se.Lost {
+					var to []string
+					for _, w := range l.To {
+						to = append(to, w.Policy.Name)
+					}
+					out = append(out, e.Target.Name+": "+se.Policy.Name+" "+l.Path+" to "+strings.Join(to, ",")+" ("+se.Outcome+")")
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }

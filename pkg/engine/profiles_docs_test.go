@@ -518,25 +518,7 @@ rateLimit: {rejectCode: 466, local: {rules: []}}`)}
 		`"default/grpc-code":{"rateLimit":{"rejectCode":466}},` +
 		`"default/gw":{"rateLimit":{"local":{"rules":[{"key":"$binary_remote_addr","rate":"10r/s","zoneSize":"10m"}]}}},` +
 		`"default/gw-2":{"rateLimit":{"local":{"rules":[{"key":"$http_x_user","rate":"5r/s","zoneSize":"10m"}]}}}}`})
-	var losses []string
-	for _, e := range res.Effective {
-		if e.Kind.GroupKind.Kind != "RateLimitPolicy" {
-			continue
-		}
-		for _, cx := range e.Contexts {
-			for _, se := range cx.Stack {
-				for _, l := range se.Lost {
-					var by []string
-					for _, w := range l.To {
-						by = append(by, w.Policy.Name)
-					}
-					losses = append(losses, e.Target.Name+": "+se.Policy.Name+" "+l.Path+" to "+strings.Join(by, ",")+" ("+se.Outcome+")")
-				}
-			}
-		}
-	}
-	sort.Strings(losses)
-	want(t, "losses", losses, []string{
+	want(t, "losses", lossList(res, "RateLimitPolicy"), []string{
 		`gr1: grpc-code ["default/grpc-code"].rateLimit.local.rules to gw,gw-2 (partial)`,
 		`r1: gw ["default/gw"].rateLimit.local.rules to route,route-2 (none)`,
 		`r1: gw-2 ["default/gw-2"].rateLimit.local.rules to route,route-2 (none)`,
@@ -600,25 +582,7 @@ rateLimit: {dryRun: false, local: {rules: [{rate: 5r/s}]}}`)}
 		`"default/grpc":{"rateLimit":{"local":{"rules":[{"rate":"5r/s"}]}}},` +
 		`"default/gw":{"rateLimit":{"dryRun":true,"logLevel":"info","rejectCode":429}}}`})
 	// Who lost what, to whom.
-	var losses []string
-	for _, e := range res.Effective {
-		if e.Kind.GroupKind.Kind != "RateLimitPolicy" {
-			continue
-		}
-		for _, cx := range e.Contexts {
-			for _, se := range cx.Stack {
-				for _, l := range se.Lost {
-					var by []string
-					for _, w := range l.To {
-						by = append(by, w.Policy.Name)
-					}
-					losses = append(losses, e.Target.Name+": "+se.Policy.Name+" "+l.Path+" to "+strings.Join(by, ",")+" ("+se.Outcome+")")
-				}
-			}
-		}
-	}
-	sort.Strings(losses)
-	want(t, "losses", losses, []string{
+	want(t, "losses", lossList(res, "RateLimitPolicy"), []string{
 		`gr1: grpc ["default/grpc"].rateLimit.dryRun to gw (partial)`,
 		`gr1: gw ["default/gw"].rateLimit.local.rules to grpc (partial)`,
 		`r1: gw ["default/gw"].rateLimit.local.rules to route (partial)`,
