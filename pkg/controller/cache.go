@@ -17,7 +17,8 @@ import (
 // of the object, doubling its size) are stripped from every cached object
 // (unless o sets a DefaultTransform), CustomResourceDefinitions are cached
 // without their schemas, which are most of their size (the Gateway API's
-// are hundreds of kilobytes each) and which the controller never reads,
+// are hundreds of kilobytes each), but for the skeleton that says whether
+// a version's status keeps conditions (statusSchemaSkeleton),
 // ConfigMaps and Secrets without their values (TransformHolder),
 // ClusterTrustBundles without their certificates (TransformTrustBundle)
 // and GatewayClass parameters with what the engine reads only

@@ -579,9 +579,13 @@ func (c *Controller) canWatch(ctx context.Context, w *watch) (bool, error) {
 	c.access[w.gk] = access{allowed: allowed, at: time.Now()}
 	c.accessMu.Unlock()
 	if !allowed && w.role != roleClassParams { // said once by syncInformers
-		if w.role == rolePolicy {
+		switch w.role {
+		case rolePolicy:
 			c.log.Info("not watching a policy kind: list and watch are not allowed; its policies are ignored", "kind", w.gk.String(), "resource", w.resource)
-		} else {
+		case roleHolder:
+			// The shipped ClusterRole leaves Secrets out on purpose.
+			c.log.Info("not watching a kind policies name for its data: list and watch are not allowed; references to it are not judged", "kind", w.gk.String(), "resource", w.resource)
+		default:
 			c.log.Error(nil, "cannot list and watch a kind the engine needs; waiting for access", "kind", w.gk.String(), "resource", w.resource)
 		}
 	}

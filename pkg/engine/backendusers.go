@@ -144,7 +144,7 @@ func (c *computation) brokenBackendRefs(p *policy.Policy) (fields, whys []string
 			} else if tls := c.backendTLSPolicyFor(b, names[br.Port]); tls != nil {
 				// Envoy Gateway builds the connection with the
 				// backend's BackendTLSPolicy: without a CA it fails.
-				if chk := c.checkCARefsAs(tls, c.caReadingAt(tls, b)); chk != nil && chk.noValid {
+				if chk := c.checkCARefsAs(tls, c.caReadingUsedBy(tls, b, p)); chk != nil && chk.noValid {
 					why = fmt.Sprintf("the BackendTLSPolicy %s/%s of %s has no valid CA certificate (%s)", tls.Ref.Namespace, tls.Ref.Name, what, chk.resolved.Message)
 				}
 			}

@@ -32,9 +32,23 @@ func (c *computation) collectHolderKinds() {
 			if c.holderKinds == nil {
 				c.holderKinds = map[topology.GroupKind]bool{}
 				c.holders = map[topology.Ref][]string{}
+				c.secretTypes = map[topology.Ref]string{}
 			}
 			c.holderKinds[gk] = true
 		}
+	}
+}
+
+// addHolder records holder u: its data keys, and its type when a Secret.
+func (c *computation) addHolder(u *unstructured.Unstructured) {
+	r := holderRef(u)
+	c.holders[r] = dataKeys(u)
+	if r.GroupKind() == policy.KindSecret {
+		t, _ := u.Object["type"].(string)
+		if t == "" {
+			t = "Opaque" // the API server's default
+		}
+		c.secretTypes[r] = t
 	}
 }
 
@@ -97,22 +111,95 @@ func (c *computation) checkCARefs(p *policy.Policy) *caCheck {
 
 // caReadingAt is the reading of p's CA certificate references at target:
 // that of the implementation serving the Gateways above it (the
-// controllerName of their GatewayClass) when the kind has one for it and
-// they all have the same; else the kind's default.
+// controllerName of their GatewayClass; through a ListenerSet, its
+// Gateway's) when the kind has one for it and they all have the same;
+// else the kind's default. Gateways whose class is not among the objects
+// say nothing. A target with no such Gateway above it takes the
+// Gateways of the policies sending traffic to it themselves (an Envoy
+// Gateway SecurityPolicy's external authorization service).
 func (c *computation) caReadingAt(p *policy.Policy, target topology.Ref) policy.CARefs {
-	r := p.Kind.CARefs
-	if len(r.ByController) == 0 {
-		return r.For("")
+	if len(p.Kind.CARefs.ByController) == 0 {
+		return p.Kind.CARefs.For("")
 	}
-	ctl, first := "", true
-	for _, gw := range c.gatewaysAbove(target) {
-		f := c.gateways[gw.Object()]
-		if !first && f.controller != ctl {
-			return r.For("") // Gateways of several implementations
+	ctls := c.controllersAbove(target)
+	if len(ctls) == 0 {
+		for _, u := range c.policiesUsing(target) {
+			if ps := c.byRef[u]; ps != nil {
+				c.addControllersOf(ps.p, ctls)
+			}
 		}
-		ctl, first = f.controller, false
 	}
-	return r.For(ctl)
+	return readingOf(p, ctls)
+}
+
+// caReadingUsedBy is the reading of p's CA certificate references at
+// backend b when policy user sends traffic to it: as caReadingAt, with the
+// Gateways of user's targets when none is above b. (For use while
+// policies are attached, when policiesUsing is not yet known.)
+func (c *computation) caReadingUsedBy(p *policy.Policy, b topology.Ref, user *policy.Policy) policy.CARefs {
+	if len(p.Kind.CARefs.ByController) == 0 {
+		return p.Kind.CARefs.For("")
+	}
+	ctls := c.controllersAbove(b)
+	if len(ctls) == 0 {
+		c.addControllersOf(user, ctls)
+	}
+	return readingOf(p, ctls)
+}
+
+// readingOf is p's reading for the one implementation of ctls, the
+// default for none or several.
+func readingOf(p *policy.Policy, ctls map[string]bool) policy.CARefs {
+	if len(ctls) == 1 {
+		for ctl := range ctls {
+			return p.Kind.CARefs.For(ctl)
+		}
+	}
+	return p.Kind.CARefs.For("") // none known, or Gateways of several implementations
+}
+
+// addControllersOf adds to ctls the controllers above the targets of p
+// named by reference.
+func (c *computation) addControllersOf(p *policy.Policy, ctls map[string]bool) {
+	for _, t := range p.Targets {
+		if t.Selector == nil {
+			for ctl := range c.controllersAbove(targetRef(t)) {
+				ctls[ctl] = true
+			}
+		}
+	}
+}
+
+// controllersAbove are the controllerNames of the GatewayClasses of the
+// Gateways above target (gatewaysAbove; a ListenerSet stands for its
+// Gateway), of those whose class is among the objects.
+func (c *computation) controllersAbove(target topology.Ref) map[string]bool {
+	out := map[string]bool{}
+	for _, gw := range c.gatewaysAbove(target) {
+		ref := gw.Object()
+		if ref.GroupKind() == topology.KindListenerSet {
+			ref = c.listenerSetGateway(ref)
+		}
+		if f, ok := c.gateways[ref]; ok && f.classKnown {
+			out[f.controller] = true
+		}
+	}
+	return out
+}
+
+// listenerSetGateway is the Gateway ListenerSet ls is attached to (its
+// parent in the graph), the zero Ref when none admits it.
+func (c *computation) listenerSetGateway(ls topology.Ref) topology.Ref {
+	id, ok := c.graph.Lookup(ls)
+	if !ok {
+		return topology.Ref{}
+	}
+	for _, p := range c.graph.Node(id).Parents {
+		if r := c.graph.Node(p).Ref; r.GroupKind() == topology.KindGateway {
+			return r.Object()
+		}
+	}
+	return topology.Ref{}
 }
 
 // checkCARefsAs is checkCARefs under reading r (policy.CARefs.For).
@@ -123,11 +210,11 @@ func (c *computation) checkCARefsAs(p *policy.Policy, r policy.CARefs) *caCheck 
 	if r.Max > 0 && len(p.CARefs) > r.Max {
 		return &caCheck{invalid: true, msg: fmt.Sprintf("spec.%s: %d references, its implementation takes at most %d", r.Field, len(p.CARefs), r.Max)}
 	}
-	keys := func(r topology.Ref) ([]string, bool) {
+	holder := func(r topology.Ref) (policy.Holder, bool) {
 		k, ok := c.holders[r]
-		return k, ok
+		return policy.Holder{Keys: k, Type: c.secretTypes[r]}, ok
 	}
-	probs, valid, unknown := p.CheckCARefsAs(r, keys, c.opts.Unread)
+	probs, valid, unknown := p.CheckCARefsAs(r, holder, c.opts.Unread)
 	if len(probs) == 0 {
 		if unknown {
 			return nil
@@ -145,7 +232,9 @@ func (c *computation) checkCARefsAs(p *policy.Policy, r policy.CARefs) *caCheck 
 	msg := strings.Join(msgs, "; ")
 	// One reason for the condition: that of the first broken reference.
 	out := &caCheck{resolved: Condition{Type: CondResolvedRefs, Status: "False", Reason: probs[0].Reason, Message: msg}}
-	if valid == 0 && !unknown {
+	// Gateway API: no valid one when none resolves; a strict reading
+	// (Envoy Gateway) fails at the first that does not.
+	if (valid == 0 && !unknown) || r.Strict {
 		out.noValid = true
 		out.msg = fmt.Sprintf("No valid CA certificate: %s", msg)
 	}

@@ -217,7 +217,8 @@ data: {`+key+`: x}`)
 // and other (another controller), a Gateway of each with a route to
 // Services s-eg, s-ngf and s-other; Service s-mixed is used from the eg
 // and other Gateways. Holders: ClusterTrustBundles bundle (set) and empty
-// (no bundle), Secret sec (ca.crt) and ConfigMap tlsonly (tls.crt).
+// (no bundle), Secrets sec (kubernetes.io/tls) and opaque (ca.crt), and
+// ConfigMap tlsonly (tls.crt).
 const implTopo = `
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
@@ -252,12 +253,12 @@ spec: {gatewayClassName: other, listeners: [{name: http, protocol: HTTP, port: 8
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: r-eg, namespace: default}
-spec: {parentRefs: [{name: g-eg}], rules: [{backendRefs: [{name: s-eg, port: 443}, {name: s-eg2, port: 443}, {name: s-mixed, port: 443}]}]}
+spec: {parentRefs: [{name: g-eg}], rules: [{backendRefs: [{name: s-eg, port: 443}, {name: s-eg2, port: 443}, {name: s-eg3, port: 443}, {name: s-mixed, port: 443}]}]}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: r-ngf, namespace: default}
-spec: {parentRefs: [{name: g-ngf}], rules: [{backendRefs: [{name: s-ngf, port: 443}, {name: s-ngf2, port: 443}, {name: s-ngf3, port: 443}]}]}
+spec: {parentRefs: [{name: g-ngf}], rules: [{backendRefs: [{name: s-ngf, port: 443}, {name: s-ngf2, port: 443}, {name: s-ngf3, port: 443}, {name: s-ngf4, port: 443}]}]}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -277,6 +278,12 @@ spec: {trustBundle: ""}
 apiVersion: v1
 kind: Secret
 metadata: {name: sec, namespace: default}
+type: kubernetes.io/tls
+data: {tls.crt: eA==, tls.key: eA==}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: opaque, namespace: default}
 data: {ca.crt: eA==}
 ---
 apiVersion: v1
@@ -288,14 +295,16 @@ data: {tls.crt: x}
 // BackendTLSPolicy's CA references are judged as the implementation
 // behind the policy's Gateway reads them: Envoy Gateway by kind alone
 // (its fixtures write a ClusterTrustBundle with group ""), also
-// ClusterTrustBundles, Secrets and tls.crt; NGINX Gateway Fabric
-// ConfigMaps and Secrets under ca.crt; another controller Gateway API's
-// Core reading (a ConfigMap). A Service used from Gateways of two
-// implementations keeps the Core reading.
+// ClusterTrustBundles, Secrets and tls.crt, an empty bundle adding
+// nothing and any broken reference failing the policy; NGINX Gateway
+// Fabric one reference, a ConfigMap under ca.crt or a kubernetes.io/tls
+// Secret; another controller Gateway API's Core reading (a ConfigMap). A
+// Service used from Gateways of two implementations keeps the Core
+// reading.
 func TestCACertificateRefsByImplementation(t *testing.T) {
 	btls := crd("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies")
 	var svcs strings.Builder
-	for _, s := range []string{"s-eg", "s-eg2", "s-ngf", "s-ngf2", "s-ngf3", "s-other", "s-mixed"} {
+	for _, s := range []string{"s-eg", "s-eg2", "s-eg3", "s-ngf", "s-ngf2", "s-ngf3", "s-ngf4", "s-other", "s-mixed"} {
 		fmt.Fprintf(&svcs, "---\napiVersion: v1\nkind: Service\nmetadata: {name: %s, namespace: default}\nspec: {ports: [{name: https, port: 443}]}\n", s)
 	}
 	ctb := `[{group: "", kind: ClusterTrustBundle, name: bundle}]`
@@ -304,6 +313,8 @@ func TestCACertificateRefsByImplementation(t *testing.T) {
 		btlsp("eg-empty", "s-eg2", `[{group: certificates.k8s.io, kind: ClusterTrustBundle, name: empty}, {group: "", kind: ConfigMap, name: tlsonly}]`),
 		btlsp("ngf-secret", "s-ngf", `[{group: "", kind: Secret, name: sec}]`),
 		btlsp("ngf-bundle", "s-ngf2", ctb),
+		btlsp("eg-one-gone", "s-eg3", `[{group: "", kind: ConfigMap, name: tlsonly}, {group: "", kind: ConfigMap, name: gone}]`),
+		btlsp("ngf-opaque", "s-ngf4", `[{group: "", kind: Secret, name: opaque}]`),
 		// NGINX Gateway Fabric takes one reference: two make it Invalid.
 		btlsp("ngf-two", "s-ngf3", `[{group: "", kind: Secret, name: sec}, {group: "", kind: Secret, name: sec}]`),
 		btlsp("other-secret", "s-other", `[{group: "", kind: Secret, name: sec}]`),
@@ -330,8 +341,11 @@ func TestCACertificateRefsByImplementation(t *testing.T) {
 	}
 	for name, w := range map[string][]string{
 		"eg-bundle": {"g-eg Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs"},
-		// One of two resolves (tls.crt): accepted, but not all resolved.
-		"eg-empty":     {"g-eg Accepted=True/Accepted ResolvedRefs=False/InvalidCACertificateRef"},
+		// The empty bundle adds nothing; tls.crt gives the certificate.
+		"eg-empty": {"g-eg Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs"},
+		// One of two resolves: Envoy Gateway stops at the broken one.
+		"eg-one-gone":  {"g-eg Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidCACertificateRef"},
+		"ngf-opaque":   {"g-ngf Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidCACertificateRef"},
 		"ngf-secret":   {"g-ngf Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs"},
 		"ngf-bundle":   {"g-ngf Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidKind"},
 		"ngf-two":      {"g-ngf Accepted=False/Invalid"},
@@ -345,8 +359,8 @@ func TestCACertificateRefsByImplementation(t *testing.T) {
 	if c := condition(t, res, "ngf-two", "Accepted"); c.Reason != "Invalid" || !strings.Contains(c.Message, "spec.validation.caCertificateRefs: 2 references, its implementation takes at most 1") {
 		t.Errorf("ngf-two: Accepted %s %q", c.Reason, c.Message)
 	}
-	if c := condition(t, res, "eg-empty", "ResolvedRefs"); !strings.Contains(c.Message, "ClusterTrustBundle empty has an empty trust bundle") {
-		t.Errorf("eg-empty: ResolvedRefs message %q", c.Message)
+	if c := condition(t, res, "ngf-opaque", "ResolvedRefs"); !strings.Contains(c.Message, `Secret default/opaque is of type "Opaque", not kubernetes.io/tls`) {
+		t.Errorf("ngf-opaque: ResolvedRefs message %q", c.Message)
 	}
 
 	// Incremental: the bundle deleted, then the eg class handed to another
@@ -367,4 +381,66 @@ func TestCACertificateRefsByImplementation(t *testing.T) {
 		want(t, step.what, ancestors(got, "eg-bundle"), []string{step.want})
 		want(t, step.what+": as Compute", ancestors(got, "eg-bundle"), ancestors(full, "eg-bundle"))
 	}
+}
+
+// The implementation behind a target is found through a ListenerSet (its
+// Gateway's class), a Gateway whose class is not among the objects says
+// nothing, and a backend only a policy sends traffic to (an Envoy Gateway
+// SecurityPolicy's external authorizer) takes the Gateways of that policy.
+func TestCACertificateRefsReadingThroughListenerSetAndUsers(t *testing.T) {
+	docs := []string{
+		crd("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies"),
+		crd("gateway.envoyproxy.io", "SecurityPolicy", "securitypolicies"),
+		`
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g-eg, namespace: default}
+spec: {gatewayClassName: eg, allowedListeners: {namespaces: {from: Same}}, listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g-unknown, namespace: default}
+spec: {gatewayClassName: not-here, listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: ls, namespace: default}
+spec: {parentRef: {name: g-eg}, listeners: [{name: extra, protocol: HTTP, port: 8080}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: via-ls, namespace: default}
+spec: {parentRefs: [{kind: ListenerSet, name: ls}], rules: [{backendRefs: [{name: s-ls, port: 443}]}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: both, namespace: default}
+spec: {parentRefs: [{name: g-eg}, {name: g-unknown}], rules: [{backendRefs: [{name: s-both, port: 443}]}]}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: ca, namespace: default}
+data: {ca.crt: eA==}
+`,
+		serviceDoc("default", "s-ls", "{name: https, port: 443}"),
+		serviceDoc("default", "s-both", "{name: https, port: 443}"),
+		serviceDoc("default", "auth", "{name: grpc, port: 9000}"),
+		pol(egV, "SecurityPolicy", "sp", 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g-eg}]
+extAuth: {grpc: {backendRefs: [{name: auth, port: 9000}]}}`),
+		btlsp("ls-secret", "s-ls", `[{group: "", kind: Secret, name: ca}]`),
+		btlsp("both-secret", "s-both", `[{group: "", kind: Secret, name: ca}]`),
+		btlsp("auth-secret", "auth", `[{group: "", kind: Secret, name: ca}]`),
+	}
+	res := compute(t, engine.Options{}, docs...)
+	for _, name := range []string{"ls-secret", "both-secret", "auth-secret"} {
+		want(t, name, status(t, res, name, "ResolvedRefs"), "True/ResolvedRefs")
+		want(t, name+" Accepted", status(t, res, name, "Accepted"), "True/Accepted")
+	}
+	// The authorizer's policy is valid: its backend's CA resolves.
+	want(t, "sp", status(t, res, "sp", "Accepted"), "True/Accepted")
 }

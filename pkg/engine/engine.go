@@ -152,6 +152,9 @@ type computation struct {
 	// kind has CA certificate references).
 	holderKinds map[topology.GroupKind]bool
 	holders     map[topology.Ref][]string
+	// secretTypes are the types of the Secrets among holders (a kind's
+	// CA reading may ask for one: policy.CAReading.SecretType).
+	secretTypes map[topology.Ref]string
 	schemas     map[*policy.Kind][2]*merge.Schema // see kindSchemas
 	// crds are the CRDs among the objects by the kind they define, and
 	// crdSchemas their compiled schemas (nil: not usable), only with
@@ -345,7 +348,7 @@ func (c *computation) classify(objs []Object) (topo []*unstructured.Unstructured
 		} else if gatewayapi.Handles(gk) {
 			topo = append(topo, o.Object)
 		} else if c.holderKinds[gk] {
-			c.holders[holderRef(o.Object)] = dataKeys(o.Object)
+			c.addHolder(o.Object)
 		} else if gk == serviceImport {
 			c.serviceImports = append(c.serviceImports, o.Object)
 		} else if profiles.IsClassParameters(o.Object) && c.needsDataPlanes() {

@@ -342,7 +342,7 @@ func (in *Incremental) diff(objs []Object) (changes []policyChange, regen []rege
 				return nil, nil, fmt.Sprintf("%s changed: it holds an implementation's configuration", ref)
 			}
 			if c.holderKinds[ref.GroupKind()] {
-				c.holders[holderRef(u)] = dataKeys(u)
+				c.addHolder(u)
 				in.holdersChanged = append(in.holdersChanged, holderRef(u))
 				continue
 			}
@@ -390,6 +390,7 @@ func (in *Incremental) diff(objs []Object) (changes []policyChange, regen []rege
 			if c.holderKinds[ref.GroupKind()] {
 				hr := holderRef(s.obj.Object)
 				delete(c.holders, hr)
+				delete(c.secretTypes, hr)
 				in.holdersChanged = append(in.holdersChanged, hr)
 				continue
 			}

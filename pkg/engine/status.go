@@ -129,8 +129,9 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 	}
 	// The CA certificate references are judged per target, as the
 	// implementation behind the Gateways above it reads them
-	// (caReadingAt); the policy's own conditions take those of its first
-	// accepted target, else of its first rejected for them.
+	// (caReadingAt); the policy's own ResolvedRefs is that of its first
+	// accepted target with one (none is said where a reference could not
+	// be read), else of its first target rejected for them.
 	defaultCA := c.checkCARefs(ps.p)
 	caAt := func(target topology.Ref) *caCheck {
 		if len(ps.p.Kind.CARefs.ByController) == 0 {

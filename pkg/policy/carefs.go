@@ -71,11 +71,27 @@ type CAReading struct {
 	// Max, when not 0, is the most references a policy may name; with
 	// more it is Invalid (NGINX Gateway Fabric reads exactly one).
 	Max int
+	// Strict: one reference that does not resolve makes the policy
+	// NoValidCACertificate, not only all of them (Envoy Gateway stops at
+	// the first); a ClusterTrustBundle with an empty bundle then adds
+	// nothing rather than failing, the policy failing only when no
+	// reference gives a certificate.
+	Strict bool
+	// SkipUnknown: a reference to a kind not among Kinds is ignored, and
+	// InvalidKind only when no reference is of one of Kinds (Envoy
+	// Gateway).
+	SkipUnknown bool
+	// SecretType, when set, is the type a Secret must have; SecretKeys,
+	// when set, are the data keys a Secret must all have, instead of one
+	// of Keys (NGINX Gateway Fabric takes a kubernetes.io/tls Secret,
+	// with tls.crt and tls.key; ca.crt is optional there).
+	SecretType string
+	SecretKeys []string
 }
 
 // clone copies the lists.
 func (r CAReading) clone() CAReading {
-	r.Kinds, r.Keys = slices.Clone(r.Kinds), slices.Clone(r.Keys)
+	r.Kinds, r.Keys, r.SecretKeys = slices.Clone(r.Kinds), slices.Clone(r.Keys), slices.Clone(r.SecretKeys)
 	return r
 }
 
@@ -154,7 +170,9 @@ func (r CARefs) String() string {
 }
 
 // String renders a reading as the annotation's words:
-// "kinds=ConfigMap keys=ca.crt", then " groups=any" and " max=<n>" when set.
+// "kinds=ConfigMap keys=ca.crt", then " groups=any", " max=<n>",
+// " strict", " skip-unknown", " secret-type=<type>" and
+// " secret-keys=<key>,..." when set.
 func (r CAReading) String() string {
 	names := make([]string, len(r.Kinds))
 	for i, k := range r.Kinds {
@@ -166,6 +184,18 @@ func (r CAReading) String() string {
 	}
 	if r.Max > 0 {
 		s += fmt.Sprintf(" max=%d", r.Max)
+	}
+	if r.Strict {
+		s += " strict"
+	}
+	if r.SkipUnknown {
+		s += " skip-unknown"
+	}
+	if r.SecretType != "" {
+		s += " secret-type=" + r.SecretType
+	}
+	if len(r.SecretKeys) > 0 {
+		s += " secret-keys=" + strings.Join(r.SecretKeys, ",")
 	}
 	return s
 }
@@ -198,7 +228,7 @@ func (r CARefs) validate() error {
 	if !r.Enabled() {
 		return nil
 	}
-	if strings.Trim(r.Field, ".") != r.Field || strings.Contains(r.Field, "..") || strings.ContainsAny(r.Field, " ,=") {
+	if strings.Trim(r.Field, ".") != r.Field || strings.Contains(r.Field, "..") || strings.ContainsAny(r.Field, " ,=;") || r.Field == "none" {
 		return fmt.Errorf("field %q is not a dotted path below spec", r.Field)
 	}
 	check := func(rd CAReading) error {
@@ -215,6 +245,14 @@ func (r CARefs) validate() error {
 			if key == "" || (key == "*" && i != len(keys)-1) || strings.ContainsAny(key, " ,=;") {
 				return fmt.Errorf("key %q: keys are data keys, with \"*\" (the only key) last", key)
 			}
+		}
+		for _, key := range rd.SecretKeys {
+			if key == "" || strings.ContainsAny(key, " ,=;*") {
+				return fmt.Errorf("secret key %q: secret keys are data keys", key)
+			}
+		}
+		if strings.ContainsAny(rd.SecretType, " ,=;") {
+			return fmt.Errorf("secret type %q: want a Secret type (kubernetes.io/tls)", rd.SecretType)
 		}
 		return nil
 	}
@@ -274,7 +312,7 @@ func ParseCARefs(v string) (CARefs, error) {
 	return r, r.validate()
 }
 
-// parseCAReading reads kinds=, keys=, groups=any and max= words.
+// parseCAReading reads the words of a reading (CAReading.String).
 func parseCAReading(words []string, rd *CAReading, where string) error {
 	for _, w := range words {
 		name, val, ok := strings.Cut(w, "=")
@@ -297,8 +335,18 @@ func parseCAReading(words []string, rd *CAReading, where string) error {
 				return fmt.Errorf("max=%s %s: want a positive number of references", val, where)
 			}
 			rd.Max = n
+		case !ok && w == "strict" && !rd.Strict:
+			rd.Strict = true
+		case !ok && w == "skip-unknown" && !rd.SkipUnknown:
+			rd.SkipUnknown = true
+		case ok && name == "secret-type" && val != "" && rd.SecretType == "":
+			rd.SecretType = val
+		case ok && name == "secret-keys" && len(rd.SecretKeys) == 0:
+			if rd.SecretKeys = splitList(val); len(rd.SecretKeys) == 0 {
+				return fmt.Errorf("secret-keys= %s: want data keys", where)
+			}
 		default:
-			return fmt.Errorf("unexpected %q %s (known: kinds=ConfigMap,Secret,ClusterTrustBundle keys=ca.crt,* groups=any max=<n>)", w, where)
+			return fmt.Errorf("unexpected %q %s (known: kinds=ConfigMap,Secret,ClusterTrustBundle keys=ca.crt,* groups=any max=<n> strict skip-unknown secret-type=<type> secret-keys=<key>,...)", w, where)
 		}
 	}
 	return nil
@@ -433,47 +481,91 @@ type CARefProblem struct {
 	Message string
 }
 
+// Holder is what attache reads of an object holding CA certificates: its
+// data keys (a ClusterTrustBundle's: TrustBundleKey when its bundle is
+// set) and, of a Secret, its type.
+type Holder struct {
+	Keys []string
+	Type string
+}
+
 // CheckCARefs resolves the policy's CA certificate references as its
 // kind's default reading does (CheckCARefsAs).
-func (p *Policy) CheckCARefs(keys func(topology.Ref) ([]string, bool), unread func(topology.Ref) bool) (probs []CARefProblem, valid int, unknown bool) {
-	return p.CheckCARefsAs(p.Kind.CARefs.For(""), keys, unread)
+func (p *Policy) CheckCARefs(holder func(topology.Ref) (Holder, bool), unread func(topology.Ref) bool) (probs []CARefProblem, valid int, unknown bool) {
+	return p.CheckCARefsAs(p.Kind.CARefs.For(""), holder, unread)
 }
 
 // CheckCARefsAs resolves the policy's CA certificate references under
-// reading r (one of its kind's, CARefs.For). keys gives the data keys of a
-// holder (ok false when it does not exist; a ClusterTrustBundle's are
-// TrustBundleKey when its bundle is set); unread, when not nil, says which
-// holders could not be read at all. It returns the problems of the
+// reading r (one of its kind's, CARefs.For). holder gives what is read of
+// a holder (ok false when it does not exist); unread, when not nil, says
+// which holders could not be read at all. It returns the problems of the
 // references that do not resolve, how many resolve, and whether some
 // could not be judged (unread).
-func (p *Policy) CheckCARefsAs(r CARefs, keys func(topology.Ref) ([]string, bool), unread func(topology.Ref) bool) (probs []CARefProblem, valid int, unknown bool) {
+func (p *Policy) CheckCARefsAs(r CARefs, holder func(topology.Ref) (Holder, bool), unread func(topology.Ref) bool) (probs []CARefProblem, valid int, unknown bool) {
+	knownKinds := 0
+	for _, ref := range p.CARefs {
+		if _, ok := r.holderKind(ref); ok {
+			knownKinds++
+		}
+	}
+	var empty []CARef // ClusterTrustBundles without a bundle, under Strict
 	for _, ref := range p.CARefs {
 		hr, known := r.holderRef(ref)
 		gk := topology.GroupKind{Group: ref.Group, Kind: ref.Kind}
+		clusterScoped := ClusterScopedHolder(hr.GroupKind())
 		what := ref.Kind + " " + ref.Namespace + "/" + ref.Name
-		if ClusterScopedHolder(hr.GroupKind()) {
+		if clusterScoped {
 			what = ref.Kind + " " + ref.Name
 		}
+		bad := func(reason, format string, args ...any) {
+			probs = append(probs, CARefProblem{ref, reason, ref.Field + ": " + fmt.Sprintf(format, args...)})
+		}
 		switch {
+		case !known && r.SkipUnknown && knownKinds > 0:
+			// Another kind beside known ones: not read.
 		case !known:
-			probs = append(probs, CARefProblem{ref, ReasonInvalidKind, fmt.Sprintf("%s: kind %s is not supported (supported: %s)", ref.Field, gk, kindsString(r.Kinds))})
-		case !ClusterScopedHolder(hr.GroupKind()) && ref.Namespace != p.Ref.Namespace:
-			probs = append(probs, CARefProblem{ref, ReasonInvalidCACertificateRef, fmt.Sprintf("%s: %s is in another namespace than the policy", ref.Field, what)})
+			bad(ReasonInvalidKind, "kind %s is not supported (supported: %s)", gk, kindsString(r.Kinds))
+		case !clusterScoped && ref.Namespace != p.Ref.Namespace:
+			bad(ReasonInvalidCACertificateRef, "%s is in another namespace than the policy", what)
 		case unread != nil && unread(hr):
 			unknown = true
 		default:
-			have, found := keys(hr)
+			h, found := holder(hr)
+			secret := hr.GroupKind() == KindSecret
 			switch {
 			case !found:
-				probs = append(probs, CARefProblem{ref, ReasonInvalidCACertificateRef, fmt.Sprintf("%s: %s not found", ref.Field, what)})
-			case ClusterScopedHolder(hr.GroupKind()) && !slices.Contains(have, TrustBundleKey):
-				probs = append(probs, CARefProblem{ref, ReasonInvalidCACertificateRef, fmt.Sprintf("%s: %s has an empty trust bundle", ref.Field, what)})
-			case !ClusterScopedHolder(hr.GroupKind()) && !holdsCert(have, r.Keys):
-				probs = append(probs, CARefProblem{ref, ReasonInvalidCACertificateRef, fmt.Sprintf("%s: %s has no key %s", ref.Field, what, keysText(r.Keys))})
+				bad(ReasonInvalidCACertificateRef, "%s not found", what)
+			case clusterScoped && !slices.Contains(h.Keys, TrustBundleKey):
+				if r.Strict {
+					empty = append(empty, ref) // adds nothing
+					continue
+				}
+				bad(ReasonInvalidCACertificateRef, "%s has an empty trust bundle", what)
+			case secret && r.SecretType != "" && h.Type != r.SecretType:
+				bad(ReasonInvalidCACertificateRef, "%s is of type %q, not %s", what, h.Type, r.SecretType)
+			case secret && len(r.SecretKeys) > 0:
+				var missing []string
+				for _, k := range r.SecretKeys {
+					if !slices.Contains(h.Keys, k) {
+						missing = append(missing, k)
+					}
+				}
+				if len(missing) > 0 {
+					bad(ReasonInvalidCACertificateRef, "%s has no key %s", what, strings.Join(missing, " nor "))
+				} else {
+					valid++
+				}
+			case !clusterScoped && !holdsCert(h.Keys, r.Keys):
+				bad(ReasonInvalidCACertificateRef, "%s has no key %s", what, keysText(r.Keys))
 			default:
 				valid++
 			}
 		}
+	}
+	if r.Strict && valid == 0 && len(probs) == 0 && !unknown && len(empty) > 0 {
+		// Nothing gave a certificate.
+		ref := empty[0]
+		probs = append(probs, CARefProblem{ref, ReasonInvalidCACertificateRef, fmt.Sprintf("%s: %s %s has an empty trust bundle, and no other reference gives a certificate", ref.Field, ref.Kind, ref.Name)})
 	}
 	return probs, valid, unknown
 }

@@ -27,6 +27,9 @@ func TestParseCARefs(t *testing.T) {
 		{in: "x; controller=a/b kinds=Pod", err: `kind "Pod" cannot hold`},
 		{in: "x; controller=a/b kinds=Secret max=1", want: "x kinds=ConfigMap keys=ca.crt; controller=a/b kinds=Secret keys=ca.crt max=1"},
 		{in: "x max=0", err: "max=0 after the field: want a positive number"},
+		{in: "none;", err: "not a dotted path"},
+		{in: "x secret-keys=", err: "secret-keys= after the field: want data keys"},
+		{in: "x strict strict", err: `unexpected "strict"`},
 		{in: "x; controller=a/b max=two", err: "max=two after controller=a/b: want a positive number"},
 		{in: "x keys=*,ca.crt", err: `"*" (the only key) last`},
 		{in: "x kinds=ConfigMap kinds=Secret", err: `unexpected "kinds=Secret"`},
@@ -76,15 +79,15 @@ func TestCheckCARefsAs(t *testing.T) {
 		{"group": "certificates.k8s.io", "kind": "ClusterTrustBundle", "name": "empty"},
 		{"group": "", "kind": "Secret", "name": "s"},
 		{"group": "", "kind": "ConfigMap", "name": "cm"}]}`))
-	holders := map[string][]string{
-		"ClusterTrustBundle.certificates.k8s.io bundle": {TrustBundleKey},
+	holders := map[string]Holder{
+		"ClusterTrustBundle.certificates.k8s.io bundle": {Keys: []string{TrustBundleKey}},
 		"ClusterTrustBundle.certificates.k8s.io empty":  {},
-		"Secret ns1/s":     {"tls.crt"},
-		"ConfigMap ns1/cm": {"a", "b"},
+		"Secret ns1/s":     {Keys: []string{"tls.crt"}, Type: "Opaque"},
+		"ConfigMap ns1/cm": {Keys: []string{"a", "b"}},
 	}
-	keys := func(ref topology.Ref) ([]string, bool) { k, ok := holders[ref.String()]; return k, ok }
+	holder := func(ref topology.Ref) (Holder, bool) { h, ok := holders[ref.String()]; return h, ok }
 	judge := func(r CARefs) string {
-		probs, valid, _ := p.CheckCARefsAs(r, keys, nil)
+		probs, valid, _ := p.CheckCARefsAs(r, holder, nil)
 		var out []string
 		for _, pr := range probs {
 			out = append(out, pr.Reason+": "+pr.Message)
@@ -115,5 +118,55 @@ func TestCheckCARefsAs(t *testing.T) {
 	}
 	if got := kindsString(k.HolderKinds()); got != "ConfigMap, Secret, ClusterTrustBundle.certificates.k8s.io" {
 		t.Errorf("HolderKinds = %s", got)
+	}
+}
+
+// Envoy Gateway's strict reading: other kinds are skipped beside known
+// ones, and any reference that does not resolve counts; an empty bundle
+// adds nothing, and fails only when nothing else gives a certificate.
+// NGINX Gateway Fabric's: a Secret of the type asked for, with every
+// secret key.
+func TestCheckCARefsStrictAndSecrets(t *testing.T) {
+	r, err := ParseCARefs("validation.caCertificateRefs; controller=eg kinds=ConfigMap,Secret,ClusterTrustBundle keys=ca.crt,tls.crt,* groups=any strict skip-unknown; controller=ngf kinds=ConfigMap,Secret keys=ca.crt max=1 secret-type=kubernetes.io/tls secret-keys=tls.crt,tls.key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.String(); got != "validation.caCertificateRefs kinds=ConfigMap keys=ca.crt; controller=eg kinds=ConfigMap,Secret,ClusterTrustBundle keys=ca.crt,tls.crt,* groups=any strict skip-unknown; controller=ngf kinds=ConfigMap,Secret keys=ca.crt max=1 secret-type=kubernetes.io/tls secret-keys=tls.crt,tls.key" {
+		t.Errorf("round trip: %s", got)
+	}
+	k := mustKind(t, Spec{Class: Direct, CARefs: r})
+	holders := map[string]Holder{
+		"ConfigMap ns1/good":                           {Keys: []string{"ca.crt"}},
+		"ClusterTrustBundle.certificates.k8s.io empty": {},
+		"Secret ns1/opaque":                            {Keys: []string{"ca.crt"}, Type: "Opaque"},
+		"Secret ns1/tls":                               {Keys: []string{"tls.crt", "tls.key"}, Type: "kubernetes.io/tls"},
+		"Secret ns1/half":                              {Keys: []string{"tls.crt"}, Type: "kubernetes.io/tls"},
+	}
+	holder := func(ref topology.Ref) (Holder, bool) { h, ok := holders[ref.String()]; return h, ok }
+	judge := func(ctl, refs string) string {
+		p := parse(t, k, withTargets(`"validation": {"caCertificateRefs": [`+refs+`]}`))
+		probs, valid, _ := p.CheckCARefsAs(k.CARefs.For(ctl), holder, nil)
+		out := fmt.Sprintf("%d valid", valid)
+		for _, pr := range probs {
+			out += "; " + pr.Reason + ": " + strings.TrimPrefix(pr.Message, "spec.validation.caCertificateRefs")
+		}
+		return out
+	}
+	for _, tc := range []struct{ ctl, refs, want string }{
+		{"eg", `{"kind": "ConfigMap", "name": "good"}, {"kind": "Foo", "name": "x"}`, "1 valid"},
+		{"eg", `{"kind": "Foo", "name": "x"}`, "0 valid; InvalidKind: [0]: kind Foo is not supported (supported: ConfigMap, Secret, ClusterTrustBundle.certificates.k8s.io)"},
+		{"eg", `{"kind": "ConfigMap", "name": "good"}, {"kind": "ClusterTrustBundle", "name": "empty"}`, "1 valid"},
+		{"eg", `{"kind": "ClusterTrustBundle", "name": "empty"}`, "0 valid; InvalidCACertificateRef: [0]: ClusterTrustBundle empty has an empty trust bundle, and no other reference gives a certificate"},
+		{"eg", `{"kind": "ConfigMap", "name": "good"}, {"kind": "ConfigMap", "name": "gone"}`, "1 valid; InvalidCACertificateRef: [1]: ConfigMap ns1/gone not found"},
+		{"ngf", `{"kind": "Secret", "name": "tls"}`, "1 valid"},
+		{"ngf", `{"kind": "Secret", "name": "opaque"}`, `0 valid; InvalidCACertificateRef: [0]: Secret ns1/opaque is of type "Opaque", not kubernetes.io/tls`},
+		{"ngf", `{"kind": "Secret", "name": "half"}`, "0 valid; InvalidCACertificateRef: [0]: Secret ns1/half has no key tls.key"},
+		{"ngf", `{"kind": "ConfigMap", "name": "good"}`, "1 valid"},
+		// The default reading: no skipping, a bundle is no kind it reads.
+		{"", `{"kind": "ConfigMap", "name": "good"}, {"kind": "Foo", "name": "x"}`, "1 valid; InvalidKind: [1]: kind Foo is not supported (supported: ConfigMap)"},
+	} {
+		if got := judge(tc.ctl, tc.refs); got != tc.want {
+			t.Errorf("%s %s:\n got %s\nwant %s", tc.ctl, tc.refs, got, tc.want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -49,14 +50,18 @@ func specPrefixed(p BackendRefPath) string {
 // ("none" for none).
 func ValueRangesString(rs []ValueRange) string { return entriesString(rs) }
 
+// onWord is the " on=" that starts a range's listener protocols.
+var onWord = regexp.MustCompile(`\s+on=`)
+
 // ParseValueRanges reads the annotation attache.dev/value-ranges: entries
 // separated by ";", each "<path>=<min>..<max>", optionally followed by
 // " on=<protocol>,..."; "none" for none.
 func ParseValueRanges(v string) ([]ValueRange, error) {
 	return parseEntries(v, "connection.bufferLimit=0..4294967295", func(entry string) (ValueRange, error) {
 		var on []string
-		if i := strings.Index(entry, " on="); i >= 0 {
-			val := strings.TrimSpace(entry[i+len(" on="):])
+		if loc := onWord.FindStringIndex(entry); loc != nil {
+			val := strings.TrimSpace(entry[loc[1]:])
+			i := loc[0]
 			if on = splitList(val); len(on) == 0 {
 				return ValueRange{}, fmt.Errorf("entry %q: on=%s: want listener protocols (HTTP,HTTPS)", entry, val)
 			}

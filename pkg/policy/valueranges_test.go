@@ -24,7 +24,7 @@ func TestParseValueRanges(t *testing.T) {
 		t.Errorf("none: %v, %v", rs, err)
 	}
 	// A range checked on some listeners only.
-	rs, err = ParseValueRanges("a=1..2 on=HTTP, HTTPS; b=3..4")
+	rs, err = ParseValueRanges("a=1..2\ton=HTTP, HTTPS; b=3..4")
 	if err != nil || ValueRangesString(rs) != "a=1..2 on=HTTP,HTTPS; b=3..4" || !reflect.DeepEqual(rs[0].On, []string{"HTTP", "HTTPS"}) {
 		t.Errorf("on=: %v, %v", rs, err)
 	}

@@ -141,15 +141,20 @@ var builtin = func() []policy.Profile {
 			CARefs: policy.CARefs{Field: "validation.caCertificateRefs", ByController: []policy.ControllerCARefs{
 				// Envoy Gateway (getCaCertsFromCARefs): by kind alone,
 				// ConfigMaps and Secrets (ca.crt, else tls.crt, else their
-				// only key) and ClusterTrustBundles.
+				// only key) and ClusterTrustBundles; other kinds skipped;
+				// the first reference that does not resolve fails the
+				// policy, an empty bundle adds nothing.
 				{Controller: EnvoyGatewayController, CAReading: policy.CAReading{
 					Kinds: []topology.GroupKind{policy.KindConfigMap, policy.KindSecret, policy.KindClusterTrustBundle},
-					Keys:  []string{"ca.crt", "tls.crt", "*"}, AnyGroup: true}},
-				// NGINX Gateway Fabric (validateBackendTLSCACertRef): one
-				// reference (more: Invalid), to a ConfigMap or a Secret
-				// of group "" or core, under ca.crt.
+					Keys:  []string{"ca.crt", "tls.crt", "*"}, AnyGroup: true, Strict: true, SkipUnknown: true}},
+				// NGINX Gateway Fabric (validateBackendTLSCACertRef,
+				// resolver/configmaps.go and secrets.go): one reference
+				// (more: Invalid), of group "" or core, to a ConfigMap
+				// with ca.crt or a kubernetes.io/tls Secret (tls.crt and
+				// tls.key; its ca.crt is optional).
 				{Controller: NGFController, CAReading: policy.CAReading{
-					Kinds: []topology.GroupKind{policy.KindConfigMap, policy.KindSecret}, Keys: []string{"ca.crt"}, Max: 1}},
+					Kinds: []topology.GroupKind{policy.KindConfigMap, policy.KindSecret}, Keys: []string{"ca.crt"}, Max: 1,
+					SecretType: "kubernetes.io/tls", SecretKeys: []string{"tls.crt", "tls.key"}}},
 			}},
 		}),
 		entry(GatewayAPI, "gateway.networking.x-k8s.io", "XBackendTrafficPolicy", "Direct", policy.Spec{
