@@ -297,6 +297,9 @@ type describer struct {
 	// kindName is the name policy refs are printed with: the bare Kind
 	// unless two policy kinds share it.
 	kindName map[topology.GroupKind]string
+	// additive are the policy kinds whose policies all apply side by side
+	// (policy.CompositionAdditive): their merge strategy says nothing.
+	additive map[topology.GroupKind]bool
 	policies map[topology.Ref]*engine.PolicyStatus
 	// specLeaves caches each policy's spec leaves, to show beaten values
 	// (the engine records what was lost, not the value).
@@ -329,6 +332,7 @@ func newDescriber(res *engine.Result, controllerName string) *describer {
 	}
 	d := &describer{res: res, controllerName: controllerName,
 		kindName:   map[topology.GroupKind]string{},
+		additive:   map[topology.GroupKind]bool{},
 		policies:   map[topology.Ref]*engine.PolicyStatus{},
 		specLeaves: map[topology.Ref]map[string]any{}}
 	// Policy kinds print as their bare Kind, unless two discovered kinds
@@ -338,6 +342,7 @@ func newDescriber(res *engine.Result, controllerName string) *describer {
 		count[k.GroupKind.Kind]++
 	}
 	for _, k := range res.Kinds {
+		d.additive[k.GroupKind] = k.Composition == policy.CompositionAdditive
 		d.kindName[k.GroupKind] = k.GroupKind.Kind
 		if count[k.GroupKind.Kind] > 1 {
 			d.kindName[k.GroupKind] = k.GroupKind.String()

@@ -170,6 +170,16 @@ func (d *describer) lostValue(pol topology.Ref, path string) any {
 	return leaves[path]
 }
 
+// strategyWord renders a policy's merge strategy for prose: "additive"
+// for a kind whose policies all apply side by side, whatever strategy its
+// policies resolve to.
+func (d *describer) strategyWord(gk topology.GroupKind, strategy string) string {
+	if d.additive[gk] {
+		return "additive"
+	}
+	return strategy
+}
+
 // stanzaWord renders a stanza for prose: a bare spec is implicit defaults.
 func stanzaWord(s string) string {
 	if s == "" {

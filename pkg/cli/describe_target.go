@@ -542,7 +542,7 @@ func (d *describer) printReaching(w io.Writer, ps []reachingPolicy) {
 		fmt.Fprintf(w, "%s%-*s  %s\n", indent, width, lefts[i], notes[i])
 		var words []string
 		if p.Strategy != "" {
-			w := stanzaWord(p.Stanza) + ", " + p.Strategy
+			w := stanzaWord(p.Stanza) + ", " + d.strategyWord(p.Policy.GroupKind(), p.Strategy)
 			if p.MergeType != "" {
 				w += ", mergeType " + p.MergeType + " (merges with the policy above)"
 			}
@@ -624,7 +624,7 @@ func (d *describer) printResult(w io.Writer, r effectiveResult) {
 	lefts, notes := make([]string, len(r.Fields)), make([]string, len(r.Fields))
 	for i, f := range r.Fields {
 		lefts[i] = f.Path + ": " + compactJSON(f.Value)
-		notes[i] = fmt.Sprintf("<- %s (%s, %s, %s)", d.policyName(f.Policy), describeLevel(f.Target), stanzaWord(f.Stanza), f.Strategy)
+		notes[i] = fmt.Sprintf("<- %s (%s, %s, %s)", d.policyName(f.Policy), describeLevel(f.Target), stanzaWord(f.Stanza), d.strategyWord(f.Policy.GroupKind(), f.Strategy))
 	}
 	fieldLines(w, "      ", lefts, notes)
 	header := false

@@ -185,7 +185,16 @@ func TestTraceIstioAuthorization(t *testing.T) {
 			t.Errorf("%s: trace lacks %q:\n%s", c.url, c.want, out)
 		}
 	}
-	out, errOut, err := run(t, "trace", "http://shop.example.com/admin/x", "-f", file, "-o", "json")
+	// The fields of an additive kind's policies are said to apply side by
+	// side, not by a merge strategy.
+	out, errOut, err := run(t, "trace", "http://shop.example.com/admin/x", "-f", file)
+	if err != nil {
+		t.Fatalf("%v: %s", err, errOut)
+	}
+	if !strings.Contains(out, "bare spec, additive)") || strings.Contains(out, "patch-defaults") {
+		t.Errorf("the policies' fields are not labelled additive:\n%s", out)
+	}
+	out, errOut, err = run(t, "trace", "http://shop.example.com/admin/x", "-f", file, "-o", "json")
 	if err != nil {
 		t.Fatalf("%v: %s", err, errOut)
 	}
