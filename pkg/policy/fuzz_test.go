@@ -173,6 +173,8 @@ func FuzzParseCARefs(f *testing.F) {
 	for _, s := range []string{
 		"validation.caCertificateRefs", "spec.validation.caCertificateRefs kinds=ConfigMap,Secret keys=ca.crt,tls.crt,*",
 		"none", "", "x kinds=Pod", "x keys=*,ca.crt", "x kinds=Secret.core kinds=ConfigMap", "a..b", ".a", "x y",
+		"x; controller=a/b kinds=ConfigMap,Secret,ClusterTrustBundle keys=ca.crt,tls.crt,* groups=any strict skip-unknown",
+		"x max=1 secret-type=kubernetes.io/tls secret-keys=tls.crt,tls.key; controller=c", "none;", "x;;", "x; controller=a; controller=a",
 	} {
 		f.Add(s)
 	}
@@ -261,6 +263,8 @@ func FuzzValueRanges(f *testing.F) {
 		{"a=9223372036854775807..9223372036854775807", `{"a": "9223372036854775808"}`},
 		{"a=0..1", `{"a": "1e400"}`},
 		{"spec.spec.a=1..2", `{"spec": {"a": 3}}`},
+		{"a=1..2 on=HTTP,HTTPS; b=0..0\ton=TCP", `{"a": 3, "b": 1}`},
+		{"a=1..2 on=", `{}`},
 	} {
 		f.Add(s[0], s[1])
 	}
