@@ -176,6 +176,65 @@ kind: BackendTrafficPolicy
 metadata: {name: both, namespace: d}
 spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g}, {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}]}
 `))
+	// BackendTLSPolicy CA references read per implementation (Envoy
+	// Gateway's class, a ListenerSet, a ClusterTrustBundle by kind alone,
+	// a TLS Secret) and NGF rate limits across levels.
+	f.Add([]byte(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: backendtlspolicies.gateway.networking.k8s.io}
+spec: {group: gateway.networking.k8s.io, scope: Namespaced, names: {kind: BackendTLSPolicy, plural: backendtlspolicies}, versions: [{name: v1, served: true, storage: true}]}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: ratelimitpolicies.gateway.nginx.org, labels: {gateway.networking.k8s.io/policy: inherited}}
+spec: {group: gateway.nginx.org, scope: Namespaced, names: {kind: RateLimitPolicy, plural: ratelimitpolicies}, versions: [{name: v1alpha1, served: true, storage: true}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g, namespace: d}
+spec: {gatewayClassName: eg, allowedListeners: {namespaces: {from: Same}}, listeners: [{name: a, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: ls, namespace: d}
+spec: {parentRef: {name: g}, listeners: [{name: c, protocol: HTTP, port: 81}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: d}
+spec: {parentRefs: [{name: g}, {kind: ListenerSet, name: ls}], rules: [{backendRefs: [{name: s, port: 443}]}]}
+---
+apiVersion: certificates.k8s.io/v1
+kind: ClusterTrustBundle
+metadata: {name: b}
+spec: {trustBundle: x}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: t, namespace: d}
+type: kubernetes.io/tls
+data: {tls.crt: eA==, tls.key: eA==}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: p, namespace: d}
+spec: {targetRefs: [{group: "", kind: Service, name: s}], validation: {hostname: s.example, caCertificateRefs: [{group: "", kind: ClusterTrustBundle, name: b}, {kind: Secret, name: t}, {kind: Foo, name: f}]}}
+---
+apiVersion: gateway.nginx.org/v1alpha1
+kind: RateLimitPolicy
+metadata: {name: gw, namespace: d}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g}], rateLimit: {rejectCode: 429, local: {rules: [{rate: 1r/s}]}}}
+---
+apiVersion: gateway.nginx.org/v1alpha1
+kind: RateLimitPolicy
+metadata: {name: rt, namespace: d}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}], rateLimit: {local: {rules: [{rate: 9r/s}]}}}
+`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		run := func() []byte {
 			objs, probs := manifest.Decode(bytes.NewReader(in), "in")
