@@ -262,6 +262,15 @@ func TestMergedGatewaysFollowEnvoyProxy(t *testing.T) {
 // its rule on envoyproxies, or without), plus patch on
 // ClientTrafficPolicy status.
 func classParamsUser(t *testing.T, envoyProxies bool) *rest.Config {
+	return shippedRoleUser(t, "classparams", profiles.EnvoyProxy.Group, "envoyproxies", envoyProxies, "gateway.envoyproxy.io", "clienttrafficpolicies")
+}
+
+// shippedRoleUser is a user bound to deploy/base/clusterrole.yaml, with
+// its rule on resource of group, or without it (keep false), plus get and
+// status patch on policyResource of policyGroup. The shipped role must
+// grant list and watch on resource. name tells the users and roles of
+// the tests apart.
+func shippedRoleUser(t *testing.T, name, group, resource string, keep bool, policyGroup, policyResource string) *rest.Config {
 	t.Helper()
 	ctx := context.Background()
 	cs := env.Clientset(t)
@@ -276,29 +285,29 @@ func classParamsUser(t *testing.T, envoyProxies bool) *rest.Config {
 	found := false
 	rules := role.Rules[:0]
 	for _, r := range role.Rules {
-		if slices.Contains(r.APIGroups, profiles.EnvoyProxy.Group) && slices.Contains(r.Resources, "envoyproxies") {
+		if slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) {
 			found = found || slices.Contains(r.Verbs, "list") && slices.Contains(r.Verbs, "watch")
-			if !envoyProxies {
+			if !keep {
 				continue
 			}
 		}
 		rules = append(rules, r)
 	}
 	if !found {
-		t.Error("deploy/base/clusterrole.yaml does not grant list and watch on gateway.envoyproxy.io envoyproxies")
+		t.Errorf("deploy/base/clusterrole.yaml does not grant list and watch on %s %s", group, resource)
 	}
 	role.Rules = rules
-	role.Name = "attache-test-classparams-" + fmt.Sprint(envoyProxies)
+	role.Name = fmt.Sprintf("attache-test-%s-%t", name, keep)
 	extra := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: "attache-test-ctp-status"},
+		ObjectMeta: metav1.ObjectMeta{Name: "attache-test-" + name + "-status"},
 		Rules: []rbacv1.PolicyRule{
 			// First a rule without subresource: BindClusterRole waits
 			// until the first rule is allowed, dropping its subresource.
-			{APIGroups: []string{"gateway.envoyproxy.io"}, Resources: []string{"clienttrafficpolicies"}, Verbs: []string{"get"}},
-			{APIGroups: []string{"gateway.envoyproxy.io"}, Resources: []string{"clienttrafficpolicies/status"}, Verbs: []string{"patch"}},
+			{APIGroups: []string{policyGroup}, Resources: []string{policyResource}, Verbs: []string{"get"}},
+			{APIGroups: []string{policyGroup}, Resources: []string{policyResource + "/status"}, Verbs: []string{"patch"}},
 		},
 	}
-	user := "system:serviceaccount:attache-system:attache-classparams-" + fmt.Sprint(envoyProxies)
+	user := fmt.Sprintf("system:serviceaccount:attache-system:attache-%s-%t", name, keep)
 	for _, r := range []*rbacv1.ClusterRole{&role, extra} {
 		if _, err := cs.RbacV1().ClusterRoles().Create(ctx, r, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)

@@ -12,15 +12,11 @@ import (
 	"fmt"
 	"math/big"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
@@ -378,50 +374,7 @@ func TestBackendTLSPolicyClusterTrustBundle(t *testing.T) {
 // its rule on clustertrustbundles, or without), plus get and status patch
 // on BackendTLSPolicies.
 func trustBundleUser(t *testing.T, bundles bool) *rest.Config {
-	t.Helper()
-	ctx := context.Background()
-	cs := env.Clientset(t)
-	data, err := os.ReadFile(filepath.Join(deployDir, "base", "clusterrole.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var role rbacv1.ClusterRole
-	if err := yaml.UnmarshalStrict(data, &role); err != nil {
-		t.Fatal(err)
-	}
-	found := false
-	rules := role.Rules[:0]
-	for _, r := range role.Rules {
-		if slices.Contains(r.APIGroups, policy.KindClusterTrustBundle.Group) && slices.Contains(r.Resources, "clustertrustbundles") {
-			found = found || slices.Contains(r.Verbs, "list") && slices.Contains(r.Verbs, "watch")
-			if !bundles {
-				continue
-			}
-		}
-		rules = append(rules, r)
-	}
-	if !found {
-		t.Error("deploy/base/clusterrole.yaml does not grant list and watch on certificates.k8s.io clustertrustbundles")
-	}
-	role.Rules = rules
-	role.Name = "attache-test-trustbundles-" + fmt.Sprint(bundles)
-	extra := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: "attache-test-btls-status"},
-		Rules: []rbacv1.PolicyRule{
-			// First a rule without subresource: BindClusterRole waits
-			// until the first rule is allowed, dropping its subresource.
-			{APIGroups: []string{topology.GatewayGroup}, Resources: []string{"backendtlspolicies"}, Verbs: []string{"get"}},
-			{APIGroups: []string{topology.GatewayGroup}, Resources: []string{"backendtlspolicies/status"}, Verbs: []string{"patch"}},
-		},
-	}
-	user := "system:serviceaccount:attache-system:attache-trustbundles-" + fmt.Sprint(bundles)
-	for _, r := range []*rbacv1.ClusterRole{&role, extra} {
-		if _, err := cs.RbacV1().ClusterRoles().Create(ctx, r, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatal(err)
-		}
-		env.BindClusterRole(t, user, r.Name)
-	}
-	return env.UserConfig(t, user)
+	return shippedRoleUser(t, "trustbundles", policy.KindClusterTrustBundle.Group, "clustertrustbundles", bundles, topology.GatewayGroup, "backendtlspolicies")
 }
 
 // TestTrustBundleServedVersions runs the controller against API servers
