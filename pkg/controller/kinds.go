@@ -578,7 +578,9 @@ func (c *Controller) canWatch(ctx context.Context, w *watch) (bool, error) {
 	c.accessMu.Lock()
 	c.access[w.gk] = access{allowed: allowed, at: time.Now()}
 	c.accessMu.Unlock()
-	if !allowed && w.role != roleClassParams { // said once by syncInformers
+	// Said when access is first denied, not at every recheck; class
+	// parameters are said once by syncInformers.
+	if !allowed && (!ok || prev.allowed) && w.role != roleClassParams {
 		switch w.role {
 		case rolePolicy:
 			c.log.Info("not watching a policy kind: list and watch are not allowed; its policies are ignored", "kind", w.gk.String(), "resource", w.resource)
