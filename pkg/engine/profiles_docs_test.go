@@ -1233,3 +1233,59 @@ validation: {hostname: s1.example, wellKnownCACertificates: System}`))
 		"Gateway.gateway.networking.k8s.io default/g1#http=Accepted",
 	})
 }
+
+// NGF's PayloadProcessor: a route takes its own, else its Gateway's,
+// whole; two on one target conflict whatever they set (Conflicts is
+// always true): the newer is Conflicted at all its targets.
+// Source: NGF e55bfe339 internal/controller/state/graph/policies.go
+// (resolveEffectivePayloadProcessors: "A PayloadProcessor attached directly
+// to the Route wins ... otherwise fall back to the Gateway's");
+// internal/controller/nginx/config/policies/payloadprocessor/validator.go
+// (Conflicts returns true); apis/v1alpha1/payloadprocessor_types.go
+// (targetRef: Gateway or HTTPRoute).
+func TestDocsNGFPayloadProcessor(t *testing.T) {
+	c := labelledCRD("gateway.nginx.org", "PayloadProcessor", "payloadprocessors", "inherited")
+	proc := func(svc string) string {
+		return `processors: [{type: ExtProcess, extProcess: {backendRef: {name: ` + svc + `, port: 9000}, timeout: 1s}}]`
+	}
+	res := compute(t, engine.Options{}, c, ngfTopo,
+		pol(ngfV1, "PayloadProcessor", "gw", 0, "targetRef: "+gwRef+"\n"+proc("guard")),
+		pol(ngfV1, "PayloadProcessor", "route", 1, "targetRef: "+r1Ref+"\n"+proc("route-guard")),
+		pol(ngfV1, "PayloadProcessor", "route-newer", 2, "targetRef: "+r1Ref+"\n"+proc("other")))
+	want(t, "gw", status(t, res, "gw", "Accepted"), "True/Accepted")
+	want(t, "route", status(t, res, "route", "Accepted"), "True/Accepted")
+	want(t, "route-newer", status(t, res, "route-newer", "Accepted"), "False/Conflicted")
+	// The route's own, whole: none of the Gateway's fields.
+	want(t, "effective r1", effective(t, res, "PayloadProcessor", dR1),
+		[]string{`{"processors":[{"extProcess":{"backendRef":{"name":"route-guard","port":9000},"timeout":"1s"},"type":"ExtProcess"}]}`})
+	// A route without one takes the Gateway's (gr1 is a GRPCRoute:
+	// NGF applies PayloadProcessors to HTTP routes only).
+	res = compute(t, engine.Options{}, c, ngfTopo, pol(ngfV1, "PayloadProcessor", "gw", 0, "targetRef: "+gwRef+"\n"+proc("guard")))
+	want(t, "effective r1, Gateway only", effective(t, res, "PayloadProcessor", dR1),
+		[]string{`{"processors":[{"extProcess":{"backendRef":{"name":"guard","port":9000},"timeout":"1s"},"type":"ExtProcess"}]}`})
+	gr1 := topology.Ref{Group: topology.GatewayGroup, Kind: "GRPCRoute", Namespace: "default", Name: "gr1"}
+	if e := effective(t, res, "PayloadProcessor", gr1); len(e) != 0 {
+		t.Errorf("effective gr1 = %v, want none", e)
+	}
+}
+
+// NGF's ExternalLoadBalancer: one per Gateway; of two on one Gateway the
+// older (then by namespace/name) is accepted and the newer Conflicted.
+// Source: NGF e55bfe339 internal/controller/state/graph/
+// externalloadbalancer.go (processExternalLoadBalancers: "when several
+// target the same Gateway the oldest is accepted and the rest are
+// Conflicted"); apis/v1alpha1/externalloadbalancer_types.go (targetRefs:
+// one Gateway).
+func TestDocsNGFExternalLoadBalancer(t *testing.T) {
+	c := labelledCRD("gateway.nginx.org", "ExternalLoadBalancer", "externalloadbalancers", "direct")
+	link := func(addr string) string {
+		return "targetRefs: [" + gwRef + "]\ngatewayLink: {virtualServerAddress: " + addr + "}"
+	}
+	res := compute(t, engine.Options{}, c, ngfTopo,
+		pol(ngfV1, "ExternalLoadBalancer", "older", 0, link("10.0.0.1")),
+		pol(ngfV1, "ExternalLoadBalancer", "newer", 1, link("10.0.0.2")))
+	want(t, "older", status(t, res, "older", "Accepted"), "True/Accepted")
+	want(t, "newer", status(t, res, "newer", "Accepted"), "False/Conflicted")
+	g1 := topology.Ref{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: "default", Name: "g1"}
+	want(t, "effective g1", effective(t, res, "ExternalLoadBalancer", g1), []string{`{"gatewayLink":{"virtualServerAddress":"10.0.0.1"}}`})
+}

@@ -279,6 +279,19 @@ var builtin = func() []policy.Profile {
 		entry(NGF, "gateway.nginx.org", "SnippetsPolicy", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(gateway), Composition: policy.CompositionAdditive,
 		}),
+		// PayloadProcessor: a route's own processor, else its Gateway's,
+		// whole (resolveEffectivePayloadProcessors); any two on one target
+		// conflict (its Conflicts is always true), the newer everywhere.
+		entry(NGF, "gateway.nginx.org", "PayloadProcessor", "inherited", policy.Spec{
+			Class: policy.Inherited, Hierarchy: kinds(gateway, httpRoute), TargetKinds: kinds(gateway, httpRoute),
+			EffectiveTargetKinds: kinds(httpRoute), Strategies: []merge.Strategy{merge.AtomicDefaults},
+			SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true, RejectRouteOverlap: true,
+		}),
+		// ExternalLoadBalancer: one per Gateway, the oldest (then by
+		// namespace/name); the others Conflicted (processExternalLoadBalancers).
+		entry(NGF, "gateway.nginx.org", "ExternalLoadBalancer", "direct", policy.Spec{
+			Class: policy.Direct, TargetKinds: kinds(gateway), SameLevel: policy.SameLevelOldestWins, MaxTargetRefs: 1,
+		}),
 		// Kuadrant.
 		kuadrant("RateLimitPolicy", kinds(httpRoute, grpcRoute), []string{"limits"}),
 		kuadrant("AuthPolicy", kinds(httpRoute, grpcRoute), []string{"patterns", "rules.authentication", "rules.metadata",

@@ -16,7 +16,8 @@ var required = map[string][]topology.GroupKind{
 	EnvoyGateway: egKinds("ClientTrafficPolicy", "BackendTrafficPolicy", "SecurityPolicy", "EnvoyExtensionPolicy", "EnvoyPatchPolicy"),
 	Istio: {{Group: "security.istio.io", Kind: "AuthorizationPolicy"}, {Group: "security.istio.io", Kind: "RequestAuthentication"},
 		{Group: "telemetry.istio.io", Kind: "Telemetry"}, {Group: "extensions.istio.io", Kind: "WasmPlugin"}, {Group: "networking.istio.io", Kind: "EnvoyFilter"}},
-	NGF:      group("gateway.nginx.org", "ClientSettingsPolicy", "ObservabilityPolicy", "UpstreamSettingsPolicy", "ProxySettingsPolicy", "RateLimitPolicy", "SnippetsPolicy"),
+	NGF: group("gateway.nginx.org", "ClientSettingsPolicy", "ObservabilityPolicy", "UpstreamSettingsPolicy", "ProxySettingsPolicy", "RateLimitPolicy", "SnippetsPolicy",
+		"PayloadProcessor", "ExternalLoadBalancer"),
 	Kuadrant: group("kuadrant.io", "RateLimitPolicy", "AuthPolicy", "TokenRateLimitPolicy", "DNSPolicy", "TLSPolicy"),
 	Gloo:     group("gateway.solo.io", "RouteOption", "VirtualHostOption", "ListenerOption", "HttpListenerOption"),
 	KGateway: group("gateway.kgateway.dev", "TrafficPolicy", "ListenerPolicy", "HTTPListenerPolicy", "BackendConfigPolicy"),
@@ -57,7 +58,7 @@ func TestEveryRequiredKindHasAProfile(t *testing.T) {
 			}
 		}
 	}
-	if n, want := len(All()), 31; n != want {
+	if n, want := len(All()), 33; n != want {
 		t.Errorf("%d profiles, want %d (update the required list with the new ones)", n, want)
 	}
 }
