@@ -20,6 +20,7 @@ import (
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/manifest"
 	"github.com/attache-dev/attache/pkg/policy"
+	"github.com/attache-dev/attache/pkg/profiles"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -276,6 +277,15 @@ func lookAlikes(objs []engine.Object, kinds []*policy.Kind) []string {
 		gk.Group, _, _ = unstructured.NestedString(u.Object, "spec", "group")
 		gk.Kind, _, _ = unstructured.NestedString(u.Object, "spec", "names", "kind")
 		if known[gk] {
+			continue
+		}
+		if tr, ok := profiles.TranslatedInto(gk); ok {
+			into := make([]string, len(tr.Into))
+			for i, k := range tr.Into {
+				into[i] = k.String()
+			}
+			out = append(out, fmt.Sprintf("CRD %s: %s's controller (%s) translates each %s into %s objects, which attache reads; %s is not read itself (declaring it a policy kind would count its effect twice)",
+				u.GetName(), gk, tr.Implementation, gk.Kind, strings.Join(into, ", "), gk.Kind))
 			continue
 		}
 		out = append(out, fmt.Sprintf("CRD %s: %s looks like a policy kind (its spec has targetRef, targetRefs or targetSelectors) but is neither labelled %s nor known to a built-in profile, so its policies are ignored; declare it with `kubectl label crd %s %s=Inherited` (or Direct) and, where the defaults do not fit, the attache.dev/* annotations (docs/semantics.md)",

@@ -490,3 +490,42 @@ spec:
   versions: [{name: %s, served: true, storage: true}]
 `, plural, group, group, kind, plural, version)
 }
+
+// A CRD that looks like a policy kind but that its controller translates
+// into policies of other kinds (Kuadrant's PlanPolicy into RateLimitPolicy)
+// gets a note saying so, not the advice to declare it; another unknown
+// look-alike still gets that advice.
+func TestLookAlikeTranslatedKind(t *testing.T) {
+	crd := func(group, kind, plural string) string {
+		return fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: %[3]s.%[1]s}
+spec:
+  group: %[1]s
+  scope: Namespaced
+  names: {kind: %[2]s, plural: %[3]s}
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {targetRef: {type: object}}}}}}
+`, group, kind, plural)
+	}
+	path := filepath.Join(t.TempDir(), "crds.yaml")
+	if err := os.WriteFile(path, []byte(crd("extensions.kuadrant.io", "PlanPolicy", "planpolicies")+"---\n"+crd("example.com", "ShapePolicy", "shapepolicies")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, err := run(t, "get", "policies", "-f", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errOut, "CRD planpolicies.extensions.kuadrant.io: PlanPolicy.extensions.kuadrant.io's controller (Kuadrant) translates each PlanPolicy into RateLimitPolicy.kuadrant.io objects, which attache reads") {
+		t.Errorf("no translation note for PlanPolicy:\n%s", errOut)
+	}
+	if strings.Contains(errOut, "PlanPolicy.extensions.kuadrant.io looks like a policy kind") {
+		t.Errorf("PlanPolicy is advised to be declared:\n%s", errOut)
+	}
+	if !strings.Contains(errOut, "ShapePolicy.example.com looks like a policy kind") {
+		t.Errorf("the other look-alike lost its warning:\n%s", errOut)
+	}
+}

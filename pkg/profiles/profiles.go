@@ -455,3 +455,29 @@ func Lookup(gk topology.GroupKind) (*policy.Profile, bool) {
 	p := *e
 	return &p, true
 }
+
+// Translation is a kind whose controller turns each object into policies
+// of other kinds, which attache reads instead: the kind is no policy kind
+// for attache, and declaring it one would count its effect twice.
+type Translation struct {
+	// Implementation names the project.
+	Implementation string
+	// Into are the policy kinds it is translated into.
+	Into []topology.GroupKind
+}
+
+// translated are the known Translations: Kuadrant's extensions PlanPolicy
+// (a RateLimitPolicy per PlanPolicy, planpolicy_reconciler.go) and
+// OIDCPolicy (an AuthPolicy, oidcpolicy_reconciler.go), KO ae698811
+// cmd/extensions.
+var translated = map[topology.GroupKind]Translation{
+	{Group: "extensions.kuadrant.io", Kind: "PlanPolicy"}: {Implementation: Kuadrant, Into: []topology.GroupKind{{Group: "kuadrant.io", Kind: "RateLimitPolicy"}}},
+	{Group: "extensions.kuadrant.io", Kind: "OIDCPolicy"}: {Implementation: Kuadrant, Into: []topology.GroupKind{{Group: "kuadrant.io", Kind: "AuthPolicy"}}},
+}
+
+// TranslatedInto reports whether kind gk is translated into policies of
+// other kinds (Translation), and into which.
+func TranslatedInto(gk topology.GroupKind) (Translation, bool) {
+	t, ok := translated[gk]
+	return t, ok
+}
