@@ -29,6 +29,7 @@ var mustMatch = map[string]bool{
 	// BackendTLSPolicy (Gateway API) as Envoy Gateway implements it.
 	"backendtlspolicy-across-ns":                     true,
 	"backendtlspolicy-ca-clustertrustbundle":         true,
+	"envoyproxy-otel-backendtlspolicy":               true,
 	"backendtlspolicy-ca-only":                       true,
 	"backendtlspolicy-ca-only-fallback-first-key":    true,
 	"backendtlspolicy-ca-only-fallback-tlscrt":       true,

@@ -27,11 +27,13 @@ package verdict
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/gatewayapi"
+	"github.com/attache-dev/attache/pkg/profiles"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -418,9 +420,11 @@ func GatewayAncestors(objs []engine.Object) func(*engine.Result, topology.Ref) [
 			return []topology.Ref{t}
 		case t.Group == gatewayGroup && routeKinds[t.Kind] && objs != nil:
 			return parents[t.Object()]
-		case isPolicy(res, t):
+		case isPolicy(res, t), slices.Contains(profiles.ClassParametersKinds, t.GroupKind()):
 			// A policy sending traffic to the backend itself (Envoy
-			// Gateway's external services) is the ancestor as named.
+			// Gateway's external services), or GatewayClass parameters
+			// sending their telemetry there (an EnvoyProxy), is the
+			// ancestor as named.
 			return []topology.Ref{t}
 		}
 		return gatewaysAbove(res.Graph, t)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/attache-dev/attache/pkg/policy"
+	"github.com/attache-dev/attache/pkg/profiles"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -41,7 +42,39 @@ func (c *computation) backendUsers() map[topology.Ref][]backendUser {
 			}
 		}
 	}
+	// The EnvoyProxies of GatewayClasses with Gateways send their
+	// telemetry to backends: Envoy Gateway makes each an ancestor of those
+	// backends' BackendTLSPolicies.
+	for _, ep := range c.telemetryProxies() {
+		for _, b := range profiles.TelemetryBackendRefs(c.classParams[ep]) {
+			u := backendUser{policy: ep}
+			if !slices.Contains(c.users[b], u) {
+				c.users[b] = append(c.users[b], u)
+			}
+		}
+	}
 	return c.users
+}
+
+// telemetryProxies are the GatewayClass parameters among the objects
+// (Envoy Gateway's EnvoyProxies) of the classes some Gateway among the
+// objects has, sorted.
+func (c *computation) telemetryProxies() []topology.Ref {
+	if len(c.classParams) == 0 {
+		return nil
+	}
+	used := map[string]bool{}
+	for _, f := range c.gateways {
+		used[f.class] = true
+	}
+	var out []topology.Ref
+	for class, ref := range c.classParamRefs {
+		if used[class] && c.classParams[ref] != nil && !slices.Contains(out, ref) {
+			out = append(out, ref)
+		}
+	}
+	slices.SortFunc(out, func(a, b topology.Ref) int { return a.Compare(b) })
+	return out
 }
 
 // policiesUsing returns the policies that use target (a backend, or a

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/attache-dev/attache/pkg/policy"
+	"github.com/attache-dev/attache/pkg/profiles"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -126,6 +127,9 @@ func (c *computation) caReadingAt(p *policy.Policy, target topology.Ref) policy.
 		for _, u := range c.policiesUsing(target) {
 			if ps := c.byRef[u]; ps != nil {
 				c.addControllersOf(ps.p, ctls)
+			} else if u.GroupKind() == profiles.EnvoyProxy {
+				// An EnvoyProxy sending its telemetry there.
+				ctls[profiles.EnvoyGatewayController] = true
 			}
 		}
 	}

@@ -444,3 +444,65 @@ extAuth: {grpc: {backendRefs: [{name: auth, port: 9000}]}}`),
 	// The authorizer's policy is valid: its backend's CA resolves.
 	want(t, "sp", status(t, res, "sp", "Accepted"), "True/Accepted")
 }
+
+// An EnvoyProxy of a GatewayClass with Gateways that sends its telemetry
+// to a backend is an ancestor of that backend's BackendTLSPolicy, as Envoy
+// Gateway writes it, and the references are read as Envoy Gateway reads
+// them there; one of a class without Gateways is not.
+func TestTelemetryProxyIsAncestor(t *testing.T) {
+	docs := []string{
+		crd("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies"),
+		crd("gateway.envoyproxy.io", "ClientTrafficPolicy", "clienttrafficpolicies"), `
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller, parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: tel, namespace: sys}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: idle}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller, parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: idle, namespace: sys}}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyProxy
+metadata: {name: tel, namespace: sys}
+spec: {telemetry: {tracing: {provider: {type: OpenTelemetry, backendRefs: [{name: otel, namespace: default, kind: Backend, group: gateway.envoyproxy.io}]}}}}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyProxy
+metadata: {name: idle, namespace: sys}
+spec: {telemetry: {metrics: {sinks: [{type: OpenTelemetry, openTelemetry: {backendRefs: [{name: metrics, namespace: default}]}}]}}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g, namespace: default}
+spec: {gatewayClassName: eg, listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: Backend
+metadata: {name: otel, namespace: default}
+spec: {endpoints: [{fqdn: {hostname: otel.example.com, port: 4317}}]}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: ca, namespace: default}
+data: {ca.crt: eA==}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: otel-tls, namespace: default}
+spec: {targetRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: otel}], validation: {hostname: otel.example.com, caCertificateRefs: [{group: "", kind: Secret, name: ca}]}}
+`,
+		serviceDoc("default", "metrics", "{name: grpc, port: 4317}"),
+		btlsp("metrics-tls", "metrics", `[{group: "", kind: ConfigMap, name: none}]`),
+	}
+	res := compute(t, engine.Options{}, docs...)
+	want(t, "otel-tls ancestors", ancestorsOf(t, res, "otel-tls"), []string{"EnvoyProxy.gateway.envoyproxy.io sys/tel=Accepted"})
+	want(t, "otel-tls ResolvedRefs", status(t, res, "otel-tls", "ResolvedRefs"), "True/ResolvedRefs")
+	// The idle class has no Gateway: its EnvoyProxy is no ancestor.
+	for _, a := range ancestorsOf(t, res, "metrics-tls") {
+		if strings.Contains(a, "EnvoyProxy") {
+			t.Errorf("metrics-tls has the idle class's EnvoyProxy as an ancestor: %s", a)
+		}
+	}
+}

@@ -49,6 +49,10 @@ func (c *computation) readMergedClasses(topo []*unstructured.Unstructured) {
 		if !ok {
 			continue
 		}
+		if c.classParamRefs == nil {
+			c.classParamRefs = map[string]topology.Ref{}
+		}
+		c.classParamRefs[u.GetName()] = ref
 		params := c.classParams[ref]
 		if params == nil {
 			continue

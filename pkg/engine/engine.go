@@ -124,8 +124,11 @@ type computation struct {
 	// (profiles.IsClassParameters), and mergedClasses what they say of
 	// their classes' Gateways (readMergedClasses), only when a kind asks
 	// which Gateways share a data plane (needsDataPlanes).
-	classParams   map[topology.Ref]*unstructured.Unstructured
-	mergedClasses map[string]classMerge
+	classParams map[topology.Ref]*unstructured.Unstructured
+	// classParamRefs are the parametersRef of each GatewayClass among the
+	// objects that names class parameters (profiles.ClassParametersRef).
+	classParamRefs map[string]topology.Ref
+	mergedClasses  map[string]classMerge
 	// classNames are the GatewayClasses among the objects (with
 	// mergedClasses).
 	classNames []string

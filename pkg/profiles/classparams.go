@@ -2,6 +2,8 @@ package profiles
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -93,9 +95,87 @@ func TrimClassParameters(u *unstructured.Unstructured) *unstructured.Unstructure
 		}
 	}
 	out := map[string]any{"apiVersion": u.Object["apiVersion"], "kind": u.Object["kind"], "metadata": meta}
+	spec := map[string]any{}
 	if v, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "mergeGateways"); ok {
-		out["spec"] = map[string]any{"mergeGateways": v}
+		spec["mergeGateways"] = v
+	}
+	if refs := TelemetryBackendRefs(u); len(refs) > 0 {
+		// Kept in a form TelemetryBackendRefs reads back.
+		list := make([]any, len(refs))
+		for i, r := range refs {
+			list[i] = map[string]any{"group": r.Group, "kind": r.Kind, "namespace": r.Namespace, "name": r.Name}
+		}
+		spec["telemetry"] = map[string]any{"tracing": map[string]any{"provider": map[string]any{"backendRefs": list}}}
+	}
+	if len(spec) > 0 {
+		out["spec"] = spec
 	}
 	u.Object = out
 	return u
+}
+
+// telemetryBackendRefPaths are where an EnvoyProxy names the backends its
+// telemetry is sent to (Envoy Gateway v1.9.1 api/v1alpha1
+// envoyproxy_tracing_types.go, accesslogging_types.go,
+// envoyproxy_metric_types.go); "[]" walks a list.
+var telemetryBackendRefPaths = [][]string{
+	{"telemetry", "tracing", "provider", "backendRefs[]"},
+	{"telemetry", "accessLog", "settings[]", "sinks[]", "openTelemetry", "backendRefs[]"},
+	{"telemetry", "accessLog", "settings[]", "sinks[]", "als", "backendRefs[]"},
+	{"telemetry", "metrics", "sinks[]", "openTelemetry", "backendRefs[]"},
+}
+
+// TelemetryBackendRefs are the backends an EnvoyProxy sends its
+// telemetry to (traces, access logs, metrics), each once: group and kind
+// as written (a Service when unset), namespace the EnvoyProxy's when
+// unset. Envoy Gateway makes the EnvoyProxy an ancestor of those backends'
+// BackendTLSPolicies. Malformed entries are skipped.
+func TelemetryBackendRefs(u *unstructured.Unstructured) []topology.Ref {
+	var out []topology.Ref
+	add := func(v any) {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		r := topology.Ref{Kind: "Service", Namespace: u.GetNamespace()}
+		if g, ok := m["group"].(string); ok && g != "core" {
+			r.Group = g
+		}
+		if k, ok := m["kind"].(string); ok && k != "" {
+			r.Kind = k
+		}
+		if ns, ok := m["namespace"].(string); ok && ns != "" {
+			r.Namespace = ns
+		}
+		if n, ok := m["name"].(string); ok && n != "" && !slices.Contains(out, topology.Ref{Group: r.Group, Kind: r.Kind, Namespace: r.Namespace, Name: n}) {
+			r.Name = n
+			out = append(out, r)
+		}
+	}
+	// walk calls add for each entry at path below v, a segment ending in
+	// "[]" walking a list.
+	var walk func(v any, path []string)
+	walk = func(v any, path []string) {
+		if len(path) == 0 {
+			add(v)
+			return
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		seg, isList := strings.CutSuffix(path[0], "[]")
+		if !isList {
+			walk(m[seg], path[1:])
+			return
+		}
+		l, _ := m[seg].([]any)
+		for _, e := range l {
+			walk(e, path[1:])
+		}
+	}
+	for _, p := range telemetryBackendRefPaths {
+		walk(u.Object["spec"], p)
+	}
+	return out
 }

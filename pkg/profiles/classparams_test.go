@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -110,5 +111,54 @@ spec: {mergeGateways: true}`)
 	unset := TrimClassParameters(mustObj(t, `{apiVersion: gateway.envoyproxy.io/v1alpha1, kind: EnvoyProxy, metadata: {name: q}, spec: {logging: {}}}`))
 	if _, ok := unset.Object["spec"]; ok {
 		t.Errorf("a spec without mergeGateways is kept: %v", unset.Object)
+	}
+}
+
+// An EnvoyProxy's telemetry backends are read from its traces, access
+// logs (OpenTelemetry and ALS sinks) and metrics, each once, with the
+// defaults of a backendRef (a Service of the EnvoyProxy's namespace), and
+// survive the trim the cluster reader and controller cache apply.
+func TestTelemetryBackendRefs(t *testing.T) {
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(`apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyProxy
+metadata: {name: p, namespace: sys}
+spec:
+  mergeGateways: true
+  telemetry:
+    tracing: {provider: {type: OpenTelemetry, backendRefs: [{name: otel, namespace: obs, kind: Backend, group: gateway.envoyproxy.io}]}}
+    accessLog:
+      settings:
+      - sinks:
+        - {type: OpenTelemetry, openTelemetry: {backendRefs: [{name: otel, namespace: obs, kind: Backend, group: gateway.envoyproxy.io}, {name: collector, port: 4317}]}}
+        - {type: ALS, als: {backendRefs: [{name: als, group: core, kind: Service}]}}
+        - {type: File, file: {path: /dev/stdout}}
+      - sinks: "not a list"
+    metrics:
+      sinks: [{type: OpenTelemetry, openTelemetry: {backendRefs: [{name: metrics, namespace: obs}, {namespace: obs}, "x"]}}]
+`), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range TelemetryBackendRefs(u) {
+		got = append(got, r.String())
+	}
+	want := []string{"Backend.gateway.envoyproxy.io obs/otel", "Service sys/collector", "Service sys/als", "Service obs/metrics"}
+	if !slices.Equal(got, want) {
+		t.Errorf("TelemetryBackendRefs = %q, want %q", got, want)
+	}
+	trimmed := TrimClassParameters(u.DeepCopy())
+	var again []string
+	for _, r := range TelemetryBackendRefs(trimmed) {
+		again = append(again, r.String())
+	}
+	if !slices.Equal(again, want) {
+		t.Errorf("after the trim: %q, want %q", again, want)
+	}
+	if merged, set, _, err := MergesGateways(trimmed); !merged || !set || err != nil {
+		t.Errorf("the trim lost mergeGateways: %v %v %v", merged, set, err)
+	}
+	if _, has, _ := unstructured.NestedFieldNoCopy(trimmed.Object, "spec", "telemetry", "accessLog"); has {
+		t.Errorf("the trim kept more than the backend references: %v", trimmed.Object["spec"])
 	}
 }
