@@ -215,6 +215,7 @@ var mustMatch = map[string]bool{
 	"backendtrafficpolicy-with-ratelimit-per-rule-headers":                                true,
 	"backendtrafficpolicy-with-response-override":                                         true,
 	"backendtrafficpolicy-with-response-override-merged-diff-namespace":                   true,
+	"backendtrafficpolicy-with-response-override-merged-invalid-valueref":                 true,
 	"backendtrafficpolicy-with-response-override-source":                                  true,
 	"backendtrafficpolicy-with-routing-type-endpoint":                                     true,
 	"backendtrafficpolicy-with-routing-type-full-priority":                                true,

@@ -180,6 +180,10 @@ type stackResult struct {
 	// fold, the fields its kind does not support at its target that its
 	// merged spec would set (see unmergeUnsupported).
 	unsupported map[merge.Src][]string
+	// brokenMerge are, per attachment with a merge type whose merged spec
+	// holds a broken field of a policy above it, that field (see
+	// mergeBroken).
+	brokenMerge map[merge.Src]brokenField
 }
 
 // policyOutcome is one policy's outcome in a stack, over all its

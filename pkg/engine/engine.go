@@ -55,6 +55,15 @@ type attachment struct {
 	// target (policy.Policy.WithoutFailedOpen): its references there do
 	// not resolve, all in parts that fail open.
 	failedOpen []string
+	// broken are the fields of its references that do not resolve at
+	// this target, and of its values refused there, when they fail the
+	// policy closed: a policy with a merge type below it whose merged
+	// spec holds one fails too (see mergeBroken).
+	broken []string
+	// mergeBroken counts, per effective target, the contexts where its
+	// merged spec (a policy with a merge type) holds a broken field of a
+	// policy above it.
+	mergeBroken map[topology.NodeID]int
 }
 
 // pstate is a policy being processed.
@@ -728,14 +737,21 @@ func (c *computation) attachChecked(ps *pstate, id topology.NodeID, t policy.Tar
 		c.invalidTarget(ps, t, c.graph.Node(id).Ref, msg)
 		return
 	}
-	if a := c.attach(ps, id, t); a != nil && broken && len(ps.p.Kind.FailOpen) > 0 {
+	a := c.attach(ps, id, t)
+	if a == nil || !broken {
+		return
+	}
+	fields := c.brokenFields(ps.p, a.ref.At)
+	if len(ps.p.Kind.FailOpen) > 0 {
 		// Its implementation leaves out the parts whose references fail
 		// open, and applies the rest.
-		if spec, parts := ps.p.WithoutFailedOpen(c.brokenFields(ps.p, a.ref.At)); parts != nil {
+		if spec, parts := ps.p.WithoutFailedOpen(fields); parts != nil {
 			a.failedOpen = parts
 			a.spec = merge.FromValue(specWith(ps.p, spec), a.id)
+			return
 		}
 	}
+	a.broken = fields
 }
 
 // inSelectorScope reports whether a selector of policy p may select the

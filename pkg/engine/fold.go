@@ -177,6 +177,7 @@ func (d *kindDP) compute(s stackID) *stackResult {
 		if len(d.kind.UnsupportedFields) > 0 {
 			layers, sr.unsupported = d.unmergeUnsupported(layers, atts, opts)
 		}
+		sr.brokenMerge = mergeBroken(layers, atts, opts)
 		sr.result = merge.FoldWith(layers, opts)
 	}
 	if len(levelLosses) > 0 {
@@ -612,6 +613,12 @@ func (d *kindDP) tally(ts *targetState, target topology.NodeID, sign int) {
 					a.unsupported = map[topology.NodeID]int{}
 				}
 				countIn(a.unsupported, target, sign)
+			}
+			if _, ok := sr.brokenMerge[a.id]; ok {
+				if a.mergeBroken == nil {
+					a.mergeBroken = map[topology.NodeID]int{}
+				}
+				countIn(a.mergeBroken, target, sign)
 			}
 			if sr.contrib[i] > 0 {
 				if a.affects == nil {

@@ -216,6 +216,10 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 				for _, gw := range c.gatewaysAbove(an.ref) {
 					if msg := c.badThrough(bad, gw); msg != "" {
 						partial = append(partial, gw.Short()+": "+msg)
+					} else if !gw.IsSection() {
+						for _, l := range badListeners(bad, gw) {
+							partial = append(partial, l.Short()+": "+bad[l])
+						}
 					}
 				}
 			}
@@ -351,14 +355,24 @@ func (c *computation) gatewayAncestors(in []Ancestor, bads []map[topology.Ref]st
 					e.Conditions = []Condition{{Type: CondAccepted, Status: "False", Reason: ReasonInvalid, Message: msg}}
 				}
 			}
-			if i, ok := index[gw]; ok {
-				if out[i].Conditions[0].Status != "True" && e.Conditions[0].Status == "True" {
-					out[i] = e
+			add := func(e Ancestor) {
+				if i, ok := index[e.Ref]; ok {
+					if out[i].Conditions[0].Status != "True" && e.Conditions[0].Status == "True" {
+						out[i] = e
+					}
+					return
 				}
-				continue
+				index[e.Ref] = len(out)
+				out = append(out, e)
 			}
-			index[gw] = len(out)
-			out = append(out, e)
+			add(e)
+			if i < len(bads) && !gw.IsSection() && !objects {
+				// The listeners through which its merge fails, each an
+				// ancestor of its own.
+				for _, l := range badListeners(bads[i], gw) {
+					add(Ancestor{Ref: l, Conditions: []Condition{{Type: CondAccepted, Status: "False", Reason: ReasonInvalid, Message: bads[i][l]}}})
+				}
+			}
 		}
 	}
 	return out

@@ -80,22 +80,29 @@ func (d *kindDP) unmergeUnsupported(layers []merge.Layer, atts []*attachment, op
 }
 
 // mergedUnsupported says where attachment a (a policy with a merge type)
-// was dropped from the fold because its merged spec would set fields its
-// kind does not support there: per listener (a Gateway's or ListenerSet's
-// section) on the paths of those contexts, the message; the zero Ref when
-// a path has none. Nil when nowhere. It reads only the targets where the
-// tallies counted a drop (attachment.unsupported).
+// fails in its merge: where it was dropped from the fold because its
+// merged spec would set fields its kind does not support there, or where
+// its merged spec holds a broken field of a policy above it (mergeBroken):
+// per listener (a Gateway's or ListenerSet's section) on the paths of
+// those contexts, the message; the zero Ref when a path has none. Nil
+// when nowhere. It reads only the targets where the tallies counted one
+// (attachment.unsupported, attachment.mergeBroken).
 func (c *computation) mergedUnsupported(a *attachment) map[topology.Ref]string {
-	if len(a.unsupported) == 0 {
+	if len(a.unsupported)+len(a.mergeBroken) == 0 {
 		return nil
 	}
 	d := c.dps[a.pol.p.Kind]
 	if d == nil {
 		return nil
 	}
-	targets := make([]topology.NodeID, 0, len(a.unsupported))
+	targets := make([]topology.NodeID, 0, len(a.unsupported)+len(a.mergeBroken))
 	for n := range a.unsupported {
 		targets = append(targets, n)
+	}
+	for n := range a.mergeBroken {
+		if _, dup := a.unsupported[n]; !dup {
+			targets = append(targets, n)
+		}
 	}
 	slices.SortFunc(targets, func(x, y topology.NodeID) int { return c.graph.Node(x).Ref.Compare(c.graph.Node(y).Ref) })
 	out := map[topology.Ref]string{}
@@ -110,12 +117,19 @@ func (c *computation) mergedUnsupported(a *attachment) map[topology.Ref]string {
 			continue
 		}
 		for i, sr := range ts.stacks {
-			set := sr.unsupported[a.id]
-			if len(set) == 0 || i >= len(ts.eff.Contexts) {
+			if i >= len(ts.eff.Contexts) {
 				continue
 			}
-			msg := fmt.Sprintf("merged (%s) with the policies above it, it would set %s at %s: not supported on %s targets",
-				a.pol.p.MergeType, strings.Join(set, ", "), c.graph.Node(n).Ref.Short(), a.ref.At.GroupKind().Kind)
+			var msg string
+			if set := sr.unsupported[a.id]; len(set) > 0 {
+				msg = fmt.Sprintf("merged (%s) with the policies above it, it would set %s at %s: not supported on %s targets",
+					a.pol.p.MergeType, strings.Join(set, ", "), c.graph.Node(n).Ref.Short(), a.ref.At.GroupKind().Kind)
+			} else if b, ok := sr.brokenMerge[a.id]; ok {
+				msg = fmt.Sprintf("merged (%s) with the policies above it at %s, it holds %s of %s %s, which its implementation cannot translate (see that policy's status): the merged policy fails",
+					a.pol.p.MergeType, c.graph.Node(n).Ref.Short(), b.field, b.from.pol.p.Ref.Kind, shortName(b.from.pol.p.Ref))
+			} else {
+				continue
+			}
 			ts.eff.Contexts[i].Paths(func(path []topology.Ref) bool {
 				found := false
 				for _, r := range path {
@@ -135,21 +149,28 @@ func (c *computation) mergedUnsupported(a *attachment) map[topology.Ref]string {
 }
 
 // badThrough returns the message of bad (see mergedUnsupported) for the
-// Gateway ancestor gw (a route's parentRef): that of its listener, or, for
-// a parentRef without sectionName, of the first of its listeners in bad;
-// "" when none.
+// Gateway ancestor gw (a route's parentRef) when gw names a listener in
+// bad; "" otherwise. A parentRef without sectionName stays accepted: its
+// listeners in bad are ancestors of their own (badListeners), as Envoy
+// Gateway writes them.
 func (c *computation) badThrough(bad map[topology.Ref]string, gw topology.Ref) string {
 	if gw.IsSection() {
 		return bad[gw]
 	}
-	var first topology.Ref
-	msg := ""
-	for r, m := range bad {
-		if r.Object() == gw && (msg == "" || r.Less(first)) {
-			first, msg = r, m
+	return ""
+}
+
+// badListeners are the listeners of Gateway (or ListenerSet) gw in bad,
+// in ref order.
+func badListeners(bad map[topology.Ref]string, gw topology.Ref) []topology.Ref {
+	var out []topology.Ref
+	for r := range bad {
+		if r.IsSection() && r.Object() == gw {
+			out = append(out, r)
 		}
 	}
-	return msg
+	slices.SortFunc(out, func(a, b topology.Ref) int { return a.Compare(b) })
+	return out
 }
 
 // someGatewayFine reports whether, of the Gateway ancestors of target (a

@@ -113,20 +113,12 @@ func TestUnsupportedFields(t *testing.T) {
 	sort.Strings(gotBoth)
 	sort.Strings(wantBoth)
 	want(t, "effective at both", gotBoth, wantBoth)
-	anc := map[string]string{}
-	for _, a := range policyStatusOf(t, res, "merge-both").Ancestors {
-		anc[a.Ref.Short()] = a.Conditions[0].Status + "/" + a.Conditions[0].Reason
-	}
-	want(t, "merge-both ancestors", anc, map[string]string{"Gateway default/g1#tcp": "False/Invalid", "Gateway default/g2#tcp": "True/Accepted"})
+	want(t, "merge-both ancestors", acceptedByAncestor(t, res, "merge-both"), map[string]string{"Gateway default/g1#tcp": "False/Invalid", "Gateway default/g2#tcp": "True/Accepted"})
 	if msg := policyStatusOf(t, res, "merge-both").Conditions[0].Message; !strings.Contains(msg, "Invalid through Gateway default/g1#tcp: merged (JSONMerge)") {
 		t.Errorf("merge-both summary %q does not say where it is Invalid", msg)
 	}
 	// Per listener: only tcp's listener policy brings basic auth.
-	anc = map[string]string{}
-	for _, a := range policyStatusOf(t, res, "merge-two").Ancestors {
-		anc[a.Ref.Short()] = a.Conditions[0].Status + "/" + a.Conditions[0].Reason
-	}
-	want(t, "merge-two ancestors", anc, map[string]string{"Gateway default/g3#tcp": "False/Invalid", "Gateway default/g3#tcp2": "True/Accepted"})
+	want(t, "merge-two ancestors", acceptedByAncestor(t, res, "merge-two"), map[string]string{"Gateway default/g3#tcp": "False/Invalid", "Gateway default/g3#tcp2": "True/Accepted"})
 	// Dropped where it would merge: no part in that context.
 	for _, e := range res.Effective {
 		if e.Target != rule("t3") {
