@@ -246,6 +246,9 @@ func (d *kindDP) compute(s stackID) *stackResult {
 	}
 	for i, a := range atts {
 		e := StackEntry{Attachment: a.ref, Strategy: a.pol.p.Strategy, Stanza: a.pol.p.Stanza}
+		if b, ok := sr.brokenMerge[a.id]; ok {
+			e.MergeHolds = b.field + " of " + b.from.pol.p.Ref.Kind + " " + shortName(b.from.pol.p.Ref)
+		}
 		if set, dropped := sr.unsupported[a.id]; dropped {
 			e.Unsupported, e.Outcome = set, OutcomeNone
 		} else if w, ok := conflicted[a.id]; ok {

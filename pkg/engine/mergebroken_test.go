@@ -1,11 +1,13 @@
 package engine_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/report"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -85,6 +87,22 @@ func TestMergeHoldingABrokenReference(t *testing.T) {
 	if s := policyStatusOf(t, res, "m1").Conditions[0].Message; !strings.Contains(s, "Invalid through Gateway default/g1#a: merged (StrategicMerge)") {
 		t.Errorf("m1 summary %q does not say where it is Invalid", s)
 	}
+	// The stack names the field held; attache effective's JSON too.
+	for _, e := range res.Effective {
+		if e.Target.Name != "r1" {
+			continue
+		}
+		for _, c := range e.Contexts {
+			for _, s := range c.Stack {
+				if s.Policy.Name == "m1" && s.MergeHolds != "spec.responseOverride[0].response.body.valueRef of BackendTrafficPolicy default/gw" {
+					t.Errorf("m1's entry at r1: MergeHolds %q", s.MergeHolds)
+				}
+			}
+			if b, _ := json.Marshal(report.SourcesOf(c)); !strings.Contains(string(b), `"mergeHolds":"spec.responseOverride[0].response.body.valueRef of BackendTrafficPolicy default/gw"`) {
+				t.Errorf("sources at r1 = %s, want m1's mergeHolds", b)
+			}
+		}
+	}
 	// Still merged: the route's effective policy holds both.
 	rule := topology.Ref{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute", Namespace: "default", Name: "r1", SectionName: "rule-1"}
 	eff := effective(t, res, "BackendTrafficPolicy", rule)
@@ -116,5 +134,55 @@ func TestMergeHoldingABrokenReferenceIncremental(t *testing.T) {
 		for _, name := range []string{"gw", "m1", "m2", "m3", "m4"} {
 			want(t, s.what+": "+name+" as Compute", policyStatusOf(t, res, name), policyStatusOf(t, full, name))
 		}
+	}
+}
+
+// A kind naming its ancestors as Gateway objects (ancestor:
+// gateway-object) gets no listener entries: a Gateway through whose
+// listener the merge fails is Invalid.
+func TestMergeHoldingABrokenReferenceObjects(t *testing.T) {
+	docs := `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: pagepolicies.example.com
+  labels: {gateway.networking.k8s.io/policy: Inherited}
+  annotations:
+    attache.dev/target-kinds: Gateway, HTTPRoute
+    attache.dev/merge-strategies: atomic-defaults
+    attache.dev/merge-type-field: mergeType
+    attache.dev/object-refs: "page kinds=ConfigMap"
+    attache.dev/ancestor: gateway-object
+    attache.dev/effective-section-kinds: HTTPRoute
+spec:
+  group: example.com
+  names: {kind: PagePolicy, plural: pagepolicies}
+  scope: Namespaced
+  versions: [{name: v1, served: true, storage: true}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g1, namespace: default}
+spec: {gatewayClassName: eg, listeners: [{name: a, protocol: HTTP, port: 80}, {name: b, protocol: HTTP, port: 8080}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r1, namespace: default}
+spec: {parentRefs: [{name: g1}], rules: [{}]}
+---
+apiVersion: example.com/v1
+kind: PagePolicy
+metadata: {name: gw, namespace: default, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g1}], page: {name: missing}}
+---
+apiVersion: example.com/v1
+kind: PagePolicy
+metadata: {name: m, namespace: default, creationTimestamp: "2026-01-01T00:01:00Z"}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}], mergeType: StrategicMerge, other: 1}
+`
+	res := engine.Compute(decodeDocs(t, docs), engine.Options{})
+	want(t, "m ancestors", acceptedByAncestor(t, res, "m"), map[string]string{"Gateway default/g1": "False/Invalid"})
+	if msg := policyStatusOf(t, res, "m").Conditions[0].Message; !strings.Contains(msg, "it holds spec.page of PagePolicy default/gw") {
+		t.Errorf("m: %q, want the held field named", msg)
 	}
 }

@@ -209,14 +209,18 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			// Dropped where its merged spec would set what its kind does
 			// not support: Invalid for those Gateways, or everywhere.
 			gwMode := ps.p.Kind.Ancestor == policy.AncestorGateway || ps.p.Kind.Ancestor == policy.AncestorGatewayObject
-			if bad = c.mergedUnsupported(an.att); len(bad) > 0 && (!gwMode || !c.someGatewayFine(an.ref, bad)) {
+			objects := ps.p.Kind.Ancestor == policy.AncestorGatewayObject
+			if bad = c.mergedUnsupported(an.att); len(bad) > 0 && (!gwMode || !c.someGatewayFine(an.ref, bad, objects)) {
 				an.reason, an.msg = ReasonInvalid, firstMsg(bad)
 				bad = nil
 			} else if len(bad) > 0 {
 				for _, gw := range c.gatewaysAbove(an.ref) {
-					if msg := c.badThrough(bad, gw); msg != "" {
+					if objects {
+						gw = gw.Object()
+					}
+					if msg := c.badThrough(bad, gw, objects); msg != "" {
 						partial = append(partial, gw.Short()+": "+msg)
-					} else if !gw.IsSection() {
+					} else if !gw.IsSection() && !objects {
 						for _, l := range badListeners(bad, gw) {
 							partial = append(partial, l.Short()+": "+bad[l])
 						}
@@ -351,7 +355,7 @@ func (c *computation) gatewayAncestors(in []Ancestor, bads []map[topology.Ref]st
 		for _, gw := range gws {
 			e := Ancestor{Ref: gw, Conditions: an.Conditions}
 			if i < len(bads) {
-				if msg := c.badThrough(bads[i], gw); msg != "" {
+				if msg := c.badThrough(bads[i], gw, objects); msg != "" {
 					e.Conditions = []Condition{{Type: CondAccepted, Status: "False", Reason: ReasonInvalid, Message: msg}}
 				}
 			}

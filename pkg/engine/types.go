@@ -249,6 +249,12 @@ type StackEntry struct {
 	// above would set here: it takes no part in this context (Outcome
 	// none) and is Invalid for the listeners on its paths.
 	Unsupported []string
+	// MergeHolds, for a policy with a merge type, names the field of
+	// another policy that its merge with the policies above holds here
+	// and that fails that policy's translation ("spec.basicAuth.users of
+	// SecurityPolicy ns/gw"): its implementation fails the merged policy,
+	// which is Invalid for the listeners on its paths; "" when none.
+	MergeHolds string
 }
 
 // LostField is a field a policy set but that is not in the effective spec.

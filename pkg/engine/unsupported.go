@@ -152,10 +152,18 @@ func (c *computation) mergedUnsupported(a *attachment) map[topology.Ref]string {
 // Gateway ancestor gw (a route's parentRef) when gw names a listener in
 // bad; "" otherwise. A parentRef without sectionName stays accepted: its
 // listeners in bad are ancestors of their own (badListeners), as Envoy
-// Gateway writes them.
-func (c *computation) badThrough(bad map[topology.Ref]string, gw topology.Ref) string {
+// Gateway writes them; unless the kind names its ancestors as objects
+// (objects: one entry per Gateway), where it takes the message of its
+// first listener in bad.
+func (c *computation) badThrough(bad map[topology.Ref]string, gw topology.Ref, objects bool) string {
 	if gw.IsSection() {
 		return bad[gw]
+	}
+	if !objects {
+		return ""
+	}
+	if ls := badListeners(bad, gw); len(ls) > 0 {
+		return bad[ls[0]]
 	}
 	return ""
 }
@@ -177,12 +185,15 @@ func badListeners(bad map[topology.Ref]string, gw topology.Ref) []topology.Ref {
 // kind whose ancestors are Gateways), some is not in bad: the policy is
 // then accepted, and Invalid for the others only. A path without a
 // listener in bad makes it Invalid everywhere.
-func (c *computation) someGatewayFine(target topology.Ref, bad map[topology.Ref]string) bool {
+func (c *computation) someGatewayFine(target topology.Ref, bad map[topology.Ref]string, objects bool) bool {
 	if _, everywhere := bad[topology.Ref{}]; everywhere {
 		return false
 	}
 	for _, gw := range c.gatewaysAbove(target) {
-		if c.badThrough(bad, gw) == "" {
+		if objects {
+			gw = gw.Object()
+		}
+		if c.badThrough(bad, gw, objects) == "" {
 			return true
 		}
 	}

@@ -7,12 +7,15 @@ import (
 
 // HeldAt reports whether merged, the result of a fold that own (a layer's
 // spec, whose nodes all have one source) took part in, still holds own's
-// value at field, wholly or in part: a dotted path below the spec whose
-// list entries are indexed (a.b[0].c, as policy field problems name
-// fields; a leading "spec." is dropped). Lists are read as the fold read
-// them under s: an entry of a keyed list is followed into by its key, a
-// list that is not keyed is one value, held when merged took it whole from
-// own. A field own does not have is not held.
+// value at field as own has it: every leaf there is own's. field is a
+// dotted path below the spec whose list entries are indexed (a.b[0].c, as
+// policy field problems name fields; a leading "spec." is dropped; keys
+// are plain names, not quoted ones). Lists are read as the fold read them
+// under s: an entry of a keyed list is followed into by its key, a list
+// that is not keyed is one value, held when merged took it whole from own.
+// A field own does not have, or that another layer changed in part (a
+// reference whose name a more specific policy replaced), is not held: the
+// merged value is another one.
 //
 // An implementation that merges two policies and then translates the
 // merged one fails it for a broken reference it holds: this says whether a
@@ -21,8 +24,11 @@ func HeldAt(merged, own *Tree, s *Schema, field string) bool {
 	if merged == nil || own == nil {
 		return false
 	}
-	node := shape(own, s)
 	rest := strings.TrimPrefix(field, "spec.")
+	if rest == "" {
+		return false // no field named
+	}
+	node := shape(own, s)
 walk:
 	for rest != "" {
 		seg := rest
@@ -55,13 +61,17 @@ walk:
 		}
 	}
 	src, prefix := own.src, node.path
-	held := false
+	mine, others := false, false
 	merged.walk("", func(path string, n *Tree) {
-		if !held && n.src == src && under(path, prefix) {
-			held = true
+		if under(path, prefix) {
+			if n.src == src {
+				mine = true
+			} else {
+				others = true
+			}
 		}
 	})
-	return held
+	return mine && !others
 }
 
 // splitSegment splits one segment of a field path, name[0][1], into the

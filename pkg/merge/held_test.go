@@ -1,6 +1,9 @@
 package merge
 
-import "testing"
+import (
+	"encoding/json"
+	"testing"
+)
 
 // A policy above whose broken reference a merge keeps, replaces, or keeps
 // inside a list, keyed or not.
@@ -33,6 +36,7 @@ func TestHeldAt(t *testing.T) {
 	}{
 		{"kept by a disjoint merge", map[string]any{"other": 1}, "spec.obj.ref", true},
 		{"replaced below", map[string]any{"obj": map[string]any{"ref": map[string]any{"name": "mine"}}}, "spec.obj.ref", false},
+		{"the reference partly replaced", map[string]any{"obj": map[string]any{"ref": map[string]any{"namespace": "other"}}}, "spec.obj.ref", false},
 		{"a sibling replaced", map[string]any{"obj": map[string]any{"x": 2}}, "spec.obj.ref.name", true},
 		{"deleted below", map[string]any{"obj": map[string]any{"ref": nil}}, "spec.obj.ref", false},
 		{"plain list kept whole", map[string]any{"other": 1}, "spec.plain[0].ref", true},
@@ -51,4 +55,37 @@ func TestHeldAt(t *testing.T) {
 	if HeldAt(nil, own, schema, "spec.obj") || HeldAt(own, nil, schema, "spec.obj") {
 		t.Error("HeldAt of a nil tree is true")
 	}
+}
+
+// FuzzHeldAt folds two fuzzed JSON specs (the lower with a merge type)
+// and asks HeldAt of a fuzzed field path: it never panics, and a field
+// the upper spec does not have is never held.
+func FuzzHeldAt(f *testing.F) {
+	f.Add(`{"a":{"ref":{"name":"x"}},"l":[{"name":"k","v":1}]}`, `{"a":{"x":1}}`, "spec.a.ref")
+	f.Add(`{"l":[{"name":"k","v":1},{"name":"j"}]}`, `{"l":[{"name":"j","v":2}]}`, "spec.l[1].v")
+	f.Add(`{"s":["a","b"]}`, `{"s":null}`, "s[0]")
+	f.Add(`{}`, `{}`, "spec.[0]")
+	schema, err := SchemaFromOpenAPI(map[string]any{"type": "object", "properties": map[string]any{
+		"l": map[string]any{"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": []any{"name"}, "items": map[string]any{"type": "object"}},
+		"s": map[string]any{"type": "array", "x-kubernetes-list-type": "set", "items": map[string]any{"type": "string"}},
+	}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, above, below, field string) {
+		var a, b map[string]any
+		if json.Unmarshal([]byte(above), &a) != nil || json.Unmarshal([]byte(below), &b) != nil {
+			return
+		}
+		for _, s := range []*Schema{nil, schema} {
+			r := FoldWith([]Layer{
+				{Spec: FromValue(a, 1), Strategy: AtomicDefaults, Src: 1},
+				{Spec: FromValue(b, 2), Strategy: AtomicDefaults, Src: 2, MergeUp: PatchDefaults},
+			}, Options{Schema: s})
+			held := HeldAt(r.Tree, FromValue(a, 1), s, field)
+			if held && HeldAt(r.Tree, FromValue(map[string]any{}, 1), s, field) {
+				t.Errorf("a field of an empty spec is held: %q", field)
+			}
+		}
+	})
 }

@@ -70,8 +70,12 @@ type PolicySource struct {
 	// Unsupported are the fields its merge with the policies above would
 	// set that its kind does not support at its target: it takes no part
 	// here (outcome none).
-	Unsupported []string    `json:"unsupported,omitempty"`
-	Lost        []LostField `json:"lost,omitempty"`
+	Unsupported []string `json:"unsupported,omitempty"`
+	// MergeHolds names the field of another policy that its merge with
+	// the policies above holds here and that fails that policy's
+	// translation: the merged policy fails.
+	MergeHolds string      `json:"mergeHolds,omitempty"`
+	Lost       []LostField `json:"lost,omitempty"`
 }
 
 // LostField is a field a policy set that did not make it, and who beat it.
@@ -167,7 +171,7 @@ func sources(c *engine.Context) Sources {
 		s.Fields = append(s.Fields, FieldSource{Path: f.Path, Value: f.Value, Policy: f.Policy, Target: f.At, Strategy: string(f.Strategy)})
 	}
 	for _, e := range c.Stack {
-		ps := PolicySource{Policy: e.Policy, Target: e.At, Strategy: string(e.Strategy), Stanza: e.Stanza, Outcome: e.Outcome, Conflicted: e.Conflicted, Unsupported: e.Unsupported}
+		ps := PolicySource{Policy: e.Policy, Target: e.At, Strategy: string(e.Strategy), Stanza: e.Stanza, Outcome: e.Outcome, Conflicted: e.Conflicted, Unsupported: e.Unsupported, MergeHolds: e.MergeHolds}
 		for _, l := range e.Lost {
 			lf := LostField{Path: l.Path}
 			for _, t := range l.To {

@@ -172,3 +172,50 @@ spec:
 		}
 	}
 }
+
+// A route policy with a merge type is translated merged with the
+// Gateway's: the route fails when the merged policy holds the Gateway
+// policy's broken reference, and is forwarded when the route's policy
+// replaces it, though the Gateway's policy (Invalid in place) still sets
+// another field there. A merging policy whose own reference is broken
+// fails the route.
+func TestFailClosedMerged(t *testing.T) {
+	base, _, _ := strings.Cut(failClosedDocs, "---\napiVersion: gateway.envoyproxy.io/v1alpha1\nkind: SecurityPolicy\nmetadata: {name: gw")
+	gw := `---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: gw, namespace: default, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: eg}]
+  basicAuth: {users: {name: missing}}
+  cors: {allowOrigins: ["https://a.example"]}
+`
+	for _, c := range []struct {
+		name, spec string
+		status     int
+		reason     string
+	}{
+		{"holds the broken reference", "mergeType: StrategicMerge\n  authorization: {defaultAction: Deny}", 500,
+			"SecurityPolicy default/route applies here merged (StrategicMerge) with the policies above it, holding spec.basicAuth.users of SecurityPolicy default/gw, which its implementation cannot translate; Envoy Gateway answers the route's requests with 500"},
+		{"replaces it", "mergeType: JSONMerge\n  basicAuth: {users: {name: users}}", 0, ""},
+		{"its own broken", "mergeType: JSONMerge\n  basicAuth: {users: {name: gone}}", 500, "SecurityPolicy default/route applies here but is Invalid"},
+		{"no merge type", "basicAuth: {users: {name: users}}", 0, ""},
+	} {
+		ix, pols := build(t, base+gw+`---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: route, namespace: default, creationTimestamp: "2026-01-01T00:01:00Z"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: bad}]
+  `+c.spec+"\n", true)
+		o := trace(t, ix, pols, "http://bad.example/", nil).Outcomes[0]
+		if o.Status != c.status || !strings.Contains(o.Reason, c.reason) {
+			t.Errorf("%s: %s %d %q, want status %d saying %q", c.name, o.Result, o.Status, o.Reason, c.status, c.reason)
+		}
+	}
+	// The Gateway's other route gets the Gateway's policy alone: it fails.
+	ix, pols := build(t, base+gw, true)
+	if o := trace(t, ix, pols, "http://ok.example/", nil).Outcomes[0]; o.Status != 500 {
+		t.Errorf("ok: %s %d %q, want the Gateway policy's 500", o.Result, o.Status, o.Reason)
+	}
+}

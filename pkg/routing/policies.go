@@ -96,9 +96,12 @@ func (p *Policies) AddPolicies(t *RequestTrace) {
 // otherwise. A policy applies when it sets a field of the context's
 // effective spec or is the most specific policy there neither Conflicted
 // nor dropped for unsupported fields (one setting nothing still claims the
-// route); it is judged where it attaches
-// on this path (engine.PolicyStatus.InPlaceInvalid), not at its other
-// targets.
+// route); it is judged where it attaches on this path
+// (engine.PolicyStatus.InPlaceInvalid), not at its other targets. When
+// that most specific policy has a merge type, its implementation
+// translates it merged with the policies above: the route fails when it
+// is Invalid there itself or its merge holds a broken field of one above
+// (engine.StackEntry.MergeHolds), and only then.
 func (p *Policies) failedClosed(o *Outcome) (int, string) {
 	for _, ep := range o.EffectivePolicies {
 		if ep.Kind == nil || ep.Kind.FailureStatus == 0 || ep.Context == nil {
@@ -113,11 +116,31 @@ func (p *Policies) failedClosed(o *Outcome) (int, string) {
 		for _, f := range ep.Context.Fields {
 			add(f.Attachment)
 		}
+		var last *engine.StackEntry
 		for i := len(ep.Context.Stack) - 1; i >= 0; i-- {
-			if e := ep.Context.Stack[i]; !e.Conflicted && len(e.Unsupported) == 0 {
+			if e := &ep.Context.Stack[i]; !e.Conflicted && len(e.Unsupported) == 0 {
+				last = e
 				add(e.Attachment)
 				break
 			}
+		}
+		impl := ep.Kind.Implementation
+		if impl == "" {
+			impl = "the implementation"
+		}
+		if st := p.statusOf(last); st != nil && st.Policy.MergeType != "" {
+			// The most specific policy merges with those above it: its
+			// implementation translates the merged policy, which fails
+			// when that fails or holds a broken field of one above.
+			if msg, ok := st.InPlaceInvalid[last.At]; ok {
+				return ep.Kind.FailureStatus, fmt.Sprintf("%s %s applies here but is Invalid (%s); %s answers the route's requests with %d",
+					last.Policy.Kind, nameOf(last.Policy), msg, impl, ep.Kind.FailureStatus)
+			}
+			if last.MergeHolds != "" {
+				return ep.Kind.FailureStatus, fmt.Sprintf("%s %s applies here merged (%s) with the policies above it, holding %s, which its implementation cannot translate; %s answers the route's requests with %d",
+					last.Policy.Kind, nameOf(last.Policy), st.Policy.MergeType, last.MergeHolds, impl, ep.Kind.FailureStatus)
+			}
+			continue
 		}
 		for _, a := range applying {
 			st := p.status[a.Policy]
@@ -125,20 +148,28 @@ func (p *Policies) failedClosed(o *Outcome) (int, string) {
 				continue
 			}
 			if msg, ok := st.InPlaceInvalid[a.At]; ok {
-				impl := ep.Kind.Implementation
-				if impl == "" {
-					impl = "the implementation"
-				}
-				name := a.Policy.Name
-				if a.Policy.Namespace != "" {
-					name = a.Policy.Namespace + "/" + name
-				}
 				return ep.Kind.FailureStatus, fmt.Sprintf("%s %s applies here but is Invalid (%s); %s answers the route's requests with %d",
-					a.Policy.Kind, name, msg, impl, ep.Kind.FailureStatus)
+					a.Policy.Kind, nameOf(a.Policy), msg, impl, ep.Kind.FailureStatus)
 			}
 		}
 	}
 	return 0, ""
+}
+
+// statusOf is the status of entry e's policy; nil for none.
+func (p *Policies) statusOf(e *engine.StackEntry) *engine.PolicyStatus {
+	if e == nil || e.Attachment == nil {
+		return nil
+	}
+	return p.status[e.Policy]
+}
+
+// nameOf is a policy's namespace/name (its name alone when cluster-scoped).
+func nameOf(r topology.Ref) string {
+	if r.Namespace != "" {
+		return r.Namespace + "/" + r.Name
+	}
+	return r.Name
 }
 
 // authorizationPolicy is Istio's AuthorizationPolicy kind.
