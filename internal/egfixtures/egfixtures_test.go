@@ -297,6 +297,7 @@ var mustMatch = map[string]bool{
 	"envoyextensionpolicy-section-name-override":                                          true,
 	"envoyextensionpolicy-shadowmode":                                                     true,
 	"envoyextensionpolicy-with-dynamicmodule":                                             true,
+	"envoyextensionpolicy-with-invalid-dynamicmodule":                                     true,
 	"envoyextensionpolicy-with-extproc-with-hc-log":                                       true,
 	"envoyextensionpolicy-with-invalid-lua-validation-disabled":                           true,
 	"envoyextensionpolicy-with-lua":                                                       true,

@@ -140,6 +140,10 @@ type policyKindItem struct {
 	// the route, when a reference under them does not resolve and their
 	// flag is true, each "<path>=<field>"; absent: none.
 	FailOpen []string `json:"failOpen,omitempty"`
+	// DataPlaneAllowlists bind values of policies to those the parameters
+	// of the target's data plane hold, each "<path>=<parameters path>";
+	// absent: none.
+	DataPlaneAllowlists []string `json:"dataPlaneAllowlists,omitempty"`
 	// ValueRanges bound fields holding quantities, which the
 	// implementation checks when it translates a policy, each
 	// "<path>=<min>..<max>"; absent: none.
@@ -315,6 +319,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	for _, f := range k.FailOpen {
 		parts = append(parts, origin(policy.SettingFailOpen, "fail-open="+f.String()))
 	}
+	for _, a := range k.Allowlists {
+		parts = append(parts, origin(policy.SettingAllowlists, "data-plane-allowlist="+a.String()))
+	}
 	for _, r := range k.ValueRanges {
 		parts = append(parts, origin(policy.SettingValueRanges, "value-range="+r.String()))
 	}
@@ -405,6 +412,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	it.FailureStatus = k.FailureStatus
 	for _, f := range k.FailOpen {
 		it.FailOpen = append(it.FailOpen, f.String())
+	}
+	for _, a := range k.Allowlists {
+		it.DataPlaneAllowlists = append(it.DataPlaneAllowlists, a.String())
 	}
 	for _, r := range k.ValueRanges {
 		it.ValueRanges = append(it.ValueRanges, r.String())

@@ -476,6 +476,54 @@ func TestGetPolicyKindsBackendRefs(t *testing.T) {
 	}
 }
 
+// Envoy Gateway's EnvoyExtensionPolicy names the dynamic modules it loads,
+// which the EnvoyProxy of the Gateway must register: the setting shows
+// with its origin, and an annotation sets it on a kind of one's own.
+func TestGetPolicyKindsAllowlists(t *testing.T) {
+	dir := t.TempDir()
+	eep := filepath.Join(dir, "eep.yaml")
+	if err := os.WriteFile(eep, []byte(implementationCRD("gateway.envoyproxy.io", "EnvoyExtensionPolicy", "envoyextensionpolicies", "v1alpha1")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "get", "policykinds", "-f", eep, "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "data-plane-allowlist=dynamicModule[].name=dynamicModules[].name (profile: Envoy Gateway)") {
+		t.Errorf("-o wide lacks the dataPlaneAllowlists setting:\n%s", out)
+	}
+	out, _, err = run(t, "get", "policykinds", "-f", eep, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"dataPlaneAllowlists": [
+        "dynamicModule[].name=dynamicModules[].name"`) || !strings.Contains(out, `"dataPlaneAllowlists": "profile: Envoy Gateway"`) {
+		t.Errorf("-o json lacks the dataPlaneAllowlists setting or its origin:\n%s", out)
+	}
+	own := filepath.Join(dir, "own.yaml")
+	crd := strings.Replace(implementationCRD("example.com", "ModPolicy", "modpolicies", "v1"), "metadata: {name: modpolicies.example.com}",
+		`metadata: {name: modpolicies.example.com, labels: {gateway.networking.k8s.io/policy: Direct}, annotations: {attache.dev/data-plane-allowlists: "spec.modules[].name=dynamicModules[].name"}}`, 1)
+	if err := os.WriteFile(own, []byte(crd), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = run(t, "get", "policykinds", "-f", own, "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "data-plane-allowlist=modules[].name=dynamicModules[].name (annotation)") {
+		t.Errorf("-o wide lacks the annotated dataPlaneAllowlists setting:\n%s", out)
+	}
+	// A parameters field attache does not read is refused, naming it.
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte(strings.Replace(crd, "=dynamicModules[].name", "=telemetry.tracing", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, _ := run(t, "get", "policykinds", "-f", bad)
+	if !strings.Contains(errOut, `attache does not read "telemetry.tracing" of the data plane's parameters (it reads dynamicModules[].name)`) {
+		t.Errorf("an allowlist on an unread parameters field is not refused with its reason:\n%s", errOut)
+	}
+}
+
 // implementationCRD is a namespaced CRD as an implementation ships it:
 // no policy label, no attache annotation (its built-in profile applies).
 func implementationCRD(group, kind, plural, version string) string {

@@ -283,7 +283,7 @@ func Read(ctx context.Context, cfg *rest.Config, opts Options) (*Snapshot, error
 // that ask which Gateways share a data plane (profiles.Configuration).
 // Few and small, they are listed by name, not among all ConfigMaps.
 func (r *reader) readConfigurations(ctx context.Context, snap *Snapshot) error {
-	if !slices.ContainsFunc(r.policyKinds(snap), func(k *policy.Kind) bool { return len(k.FeatureGates) > 0 || readsDataPlanes(k) }) {
+	if !slices.ContainsFunc(r.policyKinds(snap), func(k *policy.Kind) bool { return len(k.FeatureGates) > 0 || k.ReadsDataPlanes() }) {
 		return nil // no kind reads a configuration: none is listed
 	}
 	cms := r.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"})
@@ -450,17 +450,12 @@ func (r *reader) holderResource(gk topology.GroupKind) (res resource, served boo
 	}, true, ""
 }
 
-// readsDataPlanes reports whether the engine asks, for a kind's policies,
-// which Gateways share a data plane: a kind whose policies target one
-// (policy.Kind.DataPlaneTarget), or one that rejects a listener policy
-// other listeners of the data plane would carry (RejectSharedPort).
-func readsDataPlanes(k *policy.Kind) bool { return k.DataPlaneTarget || k.RejectSharedPort }
-
 // readClassParams gets, when a policy kind of the snapshot reads data
-// planes (readsDataPlanes), the GatewayClass parameters that the
+// planes (policy.Kind.ReadsDataPlanes), the GatewayClass parameters that the
 // snapshot's GatewayClasses name (profiles.ClassParametersRef: Envoy
 // Gateway's EnvoyProxy, whose spec.mergeGateways makes the class's
-// Gateways one data plane), one by one, at the version their CRD stores
+// Gateways one data plane) and those its Gateways name as their own
+// (profiles.GatewayParametersRef: where their telemetry goes), one by one, at the version their CRD stores
 // (else its first served one). Only what the engine reads is kept
 // (profiles.TrimClassParameters). One that is not there, or whose kind is
 // not served, is left out: the class then takes the configuration's
@@ -468,20 +463,31 @@ func readsDataPlanes(k *policy.Kind) bool { return k.DataPlaneTarget || k.Reject
 // forbids getting is left out too, and a Notes line says what is assumed
 // instead.
 func (r *reader) readClassParams(ctx context.Context, snap *Snapshot) error {
-	if !slices.ContainsFunc(r.policyKinds(snap), readsDataPlanes) {
+	if !slices.ContainsFunc(r.policyKinds(snap), (*policy.Kind).ReadsDataPlanes) {
 		return nil
 	}
-	classes := map[topology.Ref][]string{} // the GatewayClasses naming each
+	classes := map[topology.Ref][]string{}  // the GatewayClasses naming each
+	gateways := map[topology.Ref][]string{} // the Gateways naming each as their own
 	for _, o := range snap.Objects {
 		u := o.Object
-		if (topology.GroupKind{Group: u.GroupVersionKind().Group, Kind: u.GetKind()}) != topology.KindGatewayClass {
-			continue
-		}
-		if ref, ok := profiles.ClassParametersRef(u); ok {
-			classes[ref] = append(classes[ref], u.GetName())
+		switch (topology.GroupKind{Group: u.GroupVersionKind().Group, Kind: u.GetKind()}) {
+		case topology.KindGatewayClass:
+			if ref, ok := profiles.ClassParametersRef(u); ok {
+				classes[ref] = append(classes[ref], u.GetName())
+			}
+		case topology.KindGateway:
+			if ref, ok := profiles.GatewayParametersRef(u); ok {
+				gateways[ref] = append(gateways[ref], u.GetNamespace()+"/"+u.GetName())
+			}
 		}
 	}
 	refs := slices.SortedFunc(maps.Keys(classes), func(a, b topology.Ref) int { return a.Compare(b) })
+	for ref := range gateways {
+		if _, named := classes[ref]; !named {
+			refs = append(refs, ref)
+		}
+	}
+	slices.SortFunc(refs, func(a, b topology.Ref) int { return a.Compare(b) })
 	got := make([]*unstructured.Unstructured, len(refs))
 	forbidden := make([]bool, len(refs))
 	g, gctx := errgroup.WithContext(ctx)
@@ -513,14 +519,20 @@ func (r *reader) readClassParams(ctx context.Context, snap *Snapshot) error {
 		case got[i] != nil:
 			snap.Objects = append(snap.Objects, object(got[i], pr.Kind))
 		case forbidden[i]:
-			names := classes[pr]
-			slices.Sort(names)
-			what := "GatewayClass " + names[0] + "'s Gateways are"
-			if len(names) > 1 {
-				what = "the Gateways of GatewayClasses " + strings.Join(names, ", ") + " are"
+			if names := classes[pr]; len(names) > 0 {
+				slices.Sort(names)
+				what := "GatewayClass " + names[0] + "'s Gateways are"
+				if len(names) > 1 {
+					what = "the Gateways of GatewayClasses " + strings.Join(names, ", ") + " are"
+				}
+				snap.Notes = append(snap.Notes, fmt.Sprintf("%s %s/%s: cannot get (forbidden); %s taken as merged into one data plane only if the configuration's default (%s) says so",
+					label(pr.Group, pr.Kind), pr.Namespace, pr.Name, what, profiles.EGMergeGateways))
 			}
-			snap.Notes = append(snap.Notes, fmt.Sprintf("%s %s/%s: cannot get (forbidden); %s taken as merged into one data plane only if the configuration's default (%s) says so",
-				label(pr.Group, pr.Kind), pr.Namespace, pr.Name, what, profiles.EGMergeGateways))
+			if names := gateways[pr]; len(names) > 0 {
+				slices.Sort(names)
+				snap.Notes = append(snap.Notes, fmt.Sprintf("%s %s/%s: cannot get (forbidden); the backends the telemetry of Gateway %s goes to are not known",
+					label(pr.Group, pr.Kind), pr.Namespace, pr.Name, strings.Join(names, ", ")))
+			}
 		}
 	}
 	return nil

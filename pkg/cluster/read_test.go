@@ -641,7 +641,15 @@ spec:
 apiVersion: gateway.envoyproxy.io/v1alpha1
 kind: EnvoyProxy
 metadata: {name: p, namespace: eg}
-spec: {mergeGateways: false}`}
+spec: {mergeGateways: false}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyProxy
+metadata: {name: own, namespace: eg}
+spec:
+  mergeType: JSONMerge
+  concurrency: 2
+  telemetry: {tracing: {provider: {type: OpenTelemetry, backendRefs: [{name: otel, port: 4317}]}}}`}
 	for _, c := range []struct{ class, params string }{{"merging", "m"}, {"separate", "p"}, {"missing", "nope"}, {"bydefault", ""}} {
 		ref := ""
 		if c.params != "" {
@@ -654,13 +662,17 @@ metadata: {name: %s}
 spec:
   controllerName: gateway.envoyproxy.io/gatewayclass-controller%s`, c.class, ref))
 		for _, gw := range []string{c.class + "-a", c.class + "-b"} {
+			infra := ""
+			if gw == "bydefault-b" {
+				infra = "\n  infrastructure: {parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: own}}"
+			}
 			docs = append(docs, fmt.Sprintf(`
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: %s, namespace: eg}
 spec:
-  gatewayClassName: %s
-  listeners: [{name: http, protocol: HTTP, port: 80, hostname: %s.example.com}]`, gw, c.class, gw))
+  gatewayClassName: %s%s
+  listeners: [{name: http, protocol: HTTP, port: 80, hostname: %s.example.com}]`, gw, c.class, infra, gw))
 		}
 		docs = append(docs, fmt.Sprintf(`
 apiVersion: gateway.envoyproxy.io/v1alpha1
@@ -738,12 +750,13 @@ func TestReadClassParams(t *testing.T) {
 			if u.GetLabels() != nil || len(u.Object) != 4 {
 				t.Errorf("%s: not trimmed: %v", o.Source, u.Object)
 			}
-			if spec := fmt.Sprint(u.Object["spec"]); spec != map[string]string{"m": "map[mergeGateways:true]", "p": "map[mergeGateways:false]"}[u.GetName()] {
-				t.Errorf("%s: spec %s, want mergeGateways only", o.Source, spec)
+			if spec := fmt.Sprint(u.Object["spec"]); spec != map[string]string{"m": "map[mergeGateways:true]", "p": "map[mergeGateways:false]",
+				"own": "map[mergeType:JSONMerge telemetry:map[tracing:map[provider:map[backendRefs:[map[group: kind:Service name:otel port:4317 weight:1]]]]]]"}[u.GetName()] {
+				t.Errorf("%s: spec %s, want mergeGateways, mergeType and telemetry backends only", o.Source, spec)
 			}
 		}
 		slices.Sort(params)
-		if want := []string{"cluster: EnvoyProxy eg/m", "cluster: EnvoyProxy eg/p"}; !slices.Equal(params, want) {
+		if want := []string{"cluster: EnvoyProxy eg/m", "cluster: EnvoyProxy eg/own", "cluster: EnvoyProxy eg/p"}; !slices.Equal(params, want) {
 			t.Errorf("EnvoyProxies read: %q, want %q", params, want)
 		}
 		check(t, snap, map[string]string{"merging": byParams, "separate": "", "missing": byDefault("missing"), "bydefault": byDefault("bydefault")})
@@ -771,6 +784,7 @@ func TestReadClassParams(t *testing.T) {
 		want := []string{
 			"gateway.envoyproxy.io EnvoyProxy eg/m: cannot get (forbidden); GatewayClass merging's Gateways are taken as merged into one data plane only if the configuration's default (EnvoyGateway.envoyProxy.mergeGateways) says so",
 			"gateway.envoyproxy.io EnvoyProxy eg/nope: cannot get (forbidden); GatewayClass missing's Gateways are taken as merged into one data plane only if the configuration's default (EnvoyGateway.envoyProxy.mergeGateways) says so",
+			"gateway.envoyproxy.io EnvoyProxy eg/own: cannot get (forbidden); the backends the telemetry of Gateway eg/bydefault-b goes to are not known",
 			"gateway.envoyproxy.io EnvoyProxy eg/p: cannot get (forbidden); GatewayClass separate's Gateways are taken as merged into one data plane only if the configuration's default (EnvoyGateway.envoyProxy.mergeGateways) says so",
 		}
 		if !slices.Equal(snap.Notes, want) {

@@ -94,24 +94,15 @@ type crdInfo struct {
 	// holds the default of merged Gateways).
 	holderKinds []topology.GroupKind
 	// dataPlanes says its policies ask which Gateways share a data plane
-	// (readsDataPlanes): GatewayClass parameters are then watched.
+	// (policy.Kind.ReadsDataPlanes): GatewayClass parameters are then watched.
 	dataPlanes bool
 }
-
-// readsDataPlanes reports whether the engine asks, for a kind's policies,
-// which Gateways share a data plane: a kind whose policies target one
-// (policy.Kind.DataPlaneTarget), or one that rejects a listener policy
-// other listeners of the data plane would carry (RejectSharedPort). It
-// then reads the GatewayClass parameters (profiles.ClassParametersKinds)
-// and the configuration's default (profiles.EGMergeGateways, in a
-// ConfigMap).
-func readsDataPlanes(k *policy.Kind) bool { return k.DataPlaneTarget || k.RejectSharedPort }
 
 // holderKindsOf are the holder kinds watched for a policy kind: its own
 // (policy.Kind.HolderKinds), and ConfigMaps when it reads data planes.
 func holderKindsOf(k *policy.Kind) []topology.GroupKind {
 	out := k.HolderKinds()
-	if readsDataPlanes(k) && !slices.Contains(out, policy.KindConfigMap) {
+	if k.ReadsDataPlanes() && !slices.Contains(out, policy.KindConfigMap) {
 		out = append(out, policy.KindConfigMap)
 	}
 	return out
@@ -136,7 +127,7 @@ func readCRD(u *unstructured.Unstructured, withProfiles bool) *crdInfo {
 		// An invalid descriptor is reported by the engine; no holders.
 		if k, prob := policy.KindFromCRDWithProfile(u, nil, prof); prob == nil && k != nil {
 			ci.holderKinds = holderKindsOf(k)
-			ci.dataPlanes = readsDataPlanes(k)
+			ci.dataPlanes = k.ReadsDataPlanes()
 		}
 	}
 	if first := policy.CRDVersion(u, true); first != nil {
@@ -283,7 +274,7 @@ func (c *Controller) wantedKinds(crds map[topology.GroupKind]*crdInfo) map[topol
 				add(h, "v1", holderResources[h], roleHolder)
 			}
 		}
-		dataPlanes = dataPlanes || readsDataPlanes(k)
+		dataPlanes = dataPlanes || k.ReadsDataPlanes()
 	}
 	if dataPlanes {
 		for _, gk := range profiles.ClassParametersKinds {

@@ -2,9 +2,12 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/profiles"
@@ -42,12 +45,12 @@ func (c *computation) backendUsers() map[topology.Ref][]backendUser {
 			}
 		}
 	}
-	// The EnvoyProxies of GatewayClasses with Gateways send their
-	// telemetry to backends: Envoy Gateway makes each an ancestor of those
-	// backends' BackendTLSPolicies.
-	for _, ep := range c.telemetryProxies() {
-		for _, b := range profiles.TelemetryBackendRefs(c.classParams[ep]) {
-			u := backendUser{policy: ep}
+	// The EnvoyProxies the Gateways run with send their telemetry to
+	// backends: Envoy Gateway makes each an ancestor of those backends'
+	// BackendTLSPolicies.
+	for _, tp := range c.telemetryProxies() {
+		for _, b := range profiles.TelemetryBackendRefs(tp.params) {
+			u := backendUser{policy: tp.ref}
 			if !slices.Contains(c.users[b], u) {
 				c.users[b] = append(c.users[b], u)
 			}
@@ -56,24 +59,30 @@ func (c *computation) backendUsers() map[topology.Ref][]backendUser {
 	return c.users
 }
 
-// telemetryProxies are the GatewayClass parameters among the objects
-// (Envoy Gateway's EnvoyProxies) of the classes some Gateway among the
-// objects has, sorted.
-func (c *computation) telemetryProxies() []topology.Ref {
+// telemetryProxy is an EnvoyProxy some Gateway runs with, and the
+// parameters it runs with (merged over its class's for a Gateway's own).
+type telemetryProxy struct {
+	ref    topology.Ref
+	params *unstructured.Unstructured
+}
+
+// telemetryProxies are the EnvoyProxies the Gateways among the objects
+// run with (gatewayParams; a Gateway whose proxy attache cannot tell
+// sends nothing here), in Gateway order; a proxy several Gateways run with
+// is listed for each merge of it.
+func (c *computation) telemetryProxies() []telemetryProxy {
 	if len(c.classParams) == 0 {
 		return nil
 	}
-	used := map[string]bool{}
-	for _, f := range c.gateways {
-		used[f.class] = true
-	}
-	var out []topology.Ref
-	for class, ref := range c.classParamRefs {
-		if used[class] && c.classParams[ref] != nil && !slices.Contains(out, ref) {
-			out = append(out, ref)
+	gws := slices.SortedFunc(maps.Keys(c.gateways), func(a, b topology.Ref) int { return a.Compare(b) })
+	var out []telemetryProxy
+	for _, gw := range gws {
+		ref, params, known := c.gatewayParams(gw)
+		if !known || slices.ContainsFunc(out, func(o telemetryProxy) bool { return o.ref == ref && o.params == params }) {
+			continue
 		}
+		out = append(out, telemetryProxy{ref: ref, params: params})
 	}
-	slices.SortFunc(out, func(a, b topology.Ref) int { return a.Compare(b) })
 	return out
 }
 

@@ -277,19 +277,27 @@ func (c *computation) unresolvedRefsAt(p *policy.Policy, at topology.Ref) (field
 			return len(path.On) > 0 && c.hasListener(at, path.On)
 		})
 	}
-	bad := c.rangesAt(p, at)
-	if len(bad) == 0 {
-		return field, msg, problem
+	for _, g := range []struct {
+		head, one string
+		bad       []policy.FieldProblem
+	}{
+		{"values its implementation refuses: ", "value refused by its implementation: ", c.rangesAt(p, at)},
+		{"values the data plane does not allow: ", "value the data plane does not allow: ", c.notAllowedAt(p, at)},
+	} {
+		if len(g.bad) == 0 {
+			continue
+		}
+		refused := g.head + fieldProblems(g.bad)
+		if msg != "" {
+			msg += "; " + refused
+			continue
+		}
+		field, msg, problem = g.bad[0].Field, refused, g.one+g.bad[0].Message
+		if len(g.bad) > 1 {
+			problem += "; and " + fieldProblems(g.bad[1:])
+		}
 	}
-	refused := "values its implementation refuses: " + fieldProblems(bad)
-	if msg != "" {
-		return field, msg + "; " + refused, problem
-	}
-	problem = "value refused by its implementation: " + bad[0].Message
-	if len(bad) > 1 {
-		problem += "; and " + fieldProblems(bad[1:])
-	}
-	return bad[0].Field, refused, problem
+	return field, msg, problem
 }
 
 // rangesAt are the values of p out of the ranges its kind checks at
@@ -368,6 +376,9 @@ func (c *computation) brokenFields(p *policy.Policy, at topology.Ref) []string {
 		fields = append(fields, b.Field)
 	}
 	for _, b := range c.rangesAt(p, at) {
+		fields = append(fields, b.Field)
+	}
+	for _, b := range c.notAllowedAt(p, at) {
 		fields = append(fields, b.Field)
 	}
 	return fields

@@ -506,3 +506,73 @@ spec: {targetRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: otel}], 
 		}
 	}
 }
+
+// A Gateway's own EnvoyProxy (spec.infrastructure.parametersRef) replaces
+// its class's, or merges over it by its mergeType, as Envoy Gateway runs
+// the Gateway: the backends of the proxy it runs with have that proxy as
+// their BackendTLSPolicies' ancestor. A class that merges its Gateways
+// ignores their own; a Gateway whose own is missing runs with none.
+func TestGatewayEnvoyProxyTelemetry(t *testing.T) {
+	ep := func(ns, name, spec string) string {
+		return fmt.Sprintf("---\napiVersion: gateway.envoyproxy.io/v1alpha1\nkind: EnvoyProxy\nmetadata: {name: %s, namespace: %s}\nspec: %s\n", name, ns, spec)
+	}
+	tracing := func(svc string) string {
+		return fmt.Sprintf("{tracing: {provider: {type: OpenTelemetry, backendRefs: [{name: %s, namespace: default}]}}}", svc)
+	}
+	metrics := func(svc string) string {
+		return fmt.Sprintf("{metrics: {sinks: [{type: OpenTelemetry, openTelemetry: {backendRefs: [{name: %s, namespace: default}]}}]}}", svc)
+	}
+	gw := func(name, class, params string) string {
+		infra := ""
+		if params != "" {
+			infra = ", infrastructure: {parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: " + params + "}}"
+		}
+		return fmt.Sprintf("---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: %s, namespace: default}\nspec: {gatewayClassName: %s, listeners: [{name: http, protocol: HTTP, port: 80}]%s}\n", name, class, infra)
+	}
+	docs := []string{
+		crd("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies"),
+		crd("gateway.envoyproxy.io", "ClientTrafficPolicy", "clienttrafficpolicies"), `
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller, parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: cls, namespace: sys}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: merged}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller, parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: mg, namespace: sys}}
+`,
+		ep("sys", "cls", "{telemetry: "+tracing("t-cls")+"}"),
+		ep("default", "own", "{telemetry: "+metrics("t-own")+"}"),
+		ep("default", "mrg", "{mergeType: StrategicMerge, telemetry: "+metrics("t-mrg")+"}"),
+		ep("sys", "mg", "{mergeGateways: true, telemetry: "+tracing("t-mg")+"}"),
+		ep("default", "ignored", "{telemetry: "+metrics("t-ign")+"}"),
+		gw("g-own", "eg", "own"), gw("g-merge", "eg", "mrg"), gw("g-missing", "eg", "gone"), gw("g-m", "merged", "ignored"),
+		"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: ca, namespace: default}\ndata: {ca.crt: x}\n",
+	}
+	for _, svc := range []string{"t-cls", "t-own", "t-mrg", "t-mg", "t-ign"} {
+		docs = append(docs, serviceDoc("default", svc, "{name: grpc, port: 4317}"), "---"+btlsp(svc+"-tls", svc, `[{group: "", kind: ConfigMap, name: ca}]`))
+	}
+	res := compute(t, engine.Options{}, docs...)
+	proxies := func(name string) []string {
+		var out []string
+		for _, a := range ancestorsOf(t, res, name) {
+			if strings.HasPrefix(a, "EnvoyProxy") {
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+	// No Gateway runs with the class's alone: g-own replaces it, g-merge
+	// merges over it (keeping its tracing), g-missing runs with none.
+	want(t, "t-cls", proxies("t-cls-tls"), []string{"EnvoyProxy.gateway.envoyproxy.io default/mrg=Accepted"})
+	want(t, "t-own", proxies("t-own-tls"), []string{"EnvoyProxy.gateway.envoyproxy.io default/own=Accepted"})
+	want(t, "t-mrg", proxies("t-mrg-tls"), []string{"EnvoyProxy.gateway.envoyproxy.io default/mrg=Accepted"})
+	// A class merging its Gateways runs them with its own proxy only.
+	want(t, "t-mg", proxies("t-mg-tls"), []string{"EnvoyProxy.gateway.envoyproxy.io sys/mg=Accepted"})
+	want(t, "t-ign", proxies("t-ign-tls"), []string(nil))
+
+	// A Gateway without its own runs with the class's.
+	res = compute(t, engine.Options{}, append(docs, gw("g-plain", "eg", ""))...)
+	want(t, "t-cls with g-plain", proxies("t-cls-tls"), []string{"EnvoyProxy.gateway.envoyproxy.io default/mrg=Accepted", "EnvoyProxy.gateway.envoyproxy.io sys/cls=Accepted"})
+}

@@ -24,7 +24,7 @@ type classMerge struct {
 // listener policy another listener of the data plane would carry.
 func (c *computation) needsDataPlanes() bool {
 	for _, k := range c.kinds {
-		if k.DataPlaneTarget || k.RejectSharedPort {
+		if k.ReadsDataPlanes() {
 			return true
 		}
 	}
@@ -41,6 +41,15 @@ func (c *computation) needsDataPlanes() bool {
 func (c *computation) readMergedClasses(topo []*unstructured.Unstructured) {
 	c.mergedClasses = map[string]classMerge{}
 	for _, u := range topo {
+		if gkOf(u) == topology.KindGateway {
+			if ref, ok := profiles.GatewayParametersRef(u); ok {
+				if c.gatewayParamRefs == nil {
+					c.gatewayParamRefs = map[topology.Ref]topology.Ref{}
+				}
+				c.gatewayParamRefs[refOf(u)] = ref
+			}
+			continue
+		}
 		if gkOf(u) != topology.KindGatewayClass {
 			continue
 		}

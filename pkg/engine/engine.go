@@ -137,7 +137,11 @@ type computation struct {
 	// classParamRefs are the parametersRef of each GatewayClass among the
 	// objects that names class parameters (profiles.ClassParametersRef).
 	classParamRefs map[string]topology.Ref
-	mergedClasses  map[string]classMerge
+	// gatewayParamRefs are the EnvoyProxies Gateways among the objects
+	// name as their own parameters (profiles.GatewayParametersRef), by
+	// Gateway.
+	gatewayParamRefs map[topology.Ref]topology.Ref
+	mergedClasses    map[string]classMerge
 	// classNames are the GatewayClasses among the objects (with
 	// mergedClasses).
 	classNames []string

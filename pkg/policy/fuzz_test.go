@@ -338,3 +338,13 @@ func entriesRoundTrip[T any](t *testing.T, v string, parse func(string) ([]T, er
 	}
 	return es
 }
+
+// FuzzParseAllowlists reads fuzz strings as the
+// attache.dev/data-plane-allowlists annotation: no panic, and a value it
+// accepts renders (AllowlistsString) to itself.
+func FuzzParseAllowlists(f *testing.F) {
+	for _, s := range []string{"dynamicModule[].name=dynamicModules[].name", "spec.a.b=spec.dynamicModules[].name", "none", "", ";", "=x", "a=", "a=telemetry", "a..b=dynamicModules[].name"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) { entriesRoundTrip(t, v, ParseAllowlists, AllowlistsString) })
+}

@@ -217,6 +217,12 @@ type Kind struct {
 	// leaves out, rather than failing the route with FailureStatus, when
 	// a reference under them does not resolve and their flag is true.
 	FailOpen []FailOpenPath
+	// Allowlists bind values of its policies to those the parameters of
+	// the target's data plane hold (Envoy Gateway: a dynamic module must
+	// be registered in the EnvoyProxy a Gateway runs with): a policy
+	// naming another value is Invalid in place at that target, as one
+	// whose references do not resolve.
+	Allowlists []Allowlist
 	// ValueRanges bound fields holding quantities, which the
 	// implementation checks when it translates a policy: a policy with a
 	// value outside is Invalid in place, as one whose references do not
@@ -304,6 +310,7 @@ type Spec struct {
 	UnsupportedFields              []UnsupportedFields
 	FailureStatus                  int
 	FailOpen                       []FailOpenPath
+	Allowlists                     []Allowlist
 	ValueRanges                    []ValueRange
 	FeatureGates                   []FeatureGate
 }
@@ -381,6 +388,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	})
 	set(SettingFailureStatus, s.FailureStatus != 0, func() { k.FailureStatus = s.FailureStatus })
 	set(SettingFailOpen, len(s.FailOpen) > 0, func() { k.FailOpen = slices.Clone(s.FailOpen) })
+	set(SettingAllowlists, len(s.Allowlists) > 0, func() { k.Allowlists = slices.Clone(s.Allowlists) })
 	set(SettingValueRanges, len(s.ValueRanges) > 0, func() { k.ValueRanges = slices.Clone(s.ValueRanges) })
 	set(SettingFeatureGates, len(s.FeatureGates) > 0, func() {
 		k.FeatureGates = make([]FeatureGate, len(s.FeatureGates))
@@ -558,6 +566,11 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingFailOpen, "%v", err)
 		}
 	}
+	for _, a := range k.Allowlists {
+		if err := a.validate(); err != nil {
+			return settingErrorf(SettingAllowlists, "%v", err)
+		}
+	}
 	for _, r := range k.ValueRanges {
 		if err := r.validate(); err != nil {
 			return settingErrorf(SettingValueRanges, "%v", err)
@@ -666,6 +679,7 @@ var annotationOf = map[string]string{
 	SettingUnsupportedFields:     AnnotationUnsupportedFields,
 	SettingFailureStatus:         AnnotationFailureStatus,
 	SettingFailOpen:              AnnotationFailOpen,
+	SettingAllowlists:            AnnotationAllowlists,
 	SettingValueRanges:           AnnotationValueRanges,
 	SettingFeatureGates:          AnnotationFeatureGates,
 }
@@ -678,7 +692,7 @@ var allSettings = []string{
 	SettingUntargetedScope, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingWeightAnnotation,
 	SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingObjectRefs,
-	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingValueRanges, SettingFeatureGates,
+	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingAllowlists, SettingValueRanges, SettingFeatureGates,
 }
 
 // Settings lists the names of every setting of a kind, the keys of
@@ -830,6 +844,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationObjectRefs, SettingObjectRefs, func(v string) (err error) { k.ObjectRefs, err = ParseObjectRefs(v); return }},
 		{AnnotationFailureStatus, SettingFailureStatus, func(v string) (err error) { k.FailureStatus, err = parseFailureStatus(v); return }},
 		{AnnotationFailOpen, SettingFailOpen, func(v string) (err error) { k.FailOpen, err = ParseFailOpen(v); return }},
+		{AnnotationAllowlists, SettingAllowlists, func(v string) (err error) { k.Allowlists, err = ParseAllowlists(v); return }},
 		{AnnotationValueRanges, SettingValueRanges, func(v string) (err error) { k.ValueRanges, err = ParseValueRanges(v); return }},
 		{AnnotationFeatureGates, SettingFeatureGates, func(v string) (err error) { k.FeatureGates, err = ParseFeatureGates(v); return }},
 		{AnnotationUnsupportedFields, SettingUnsupportedFields, func(v string) (err error) {

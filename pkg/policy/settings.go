@@ -225,6 +225,11 @@ const (
 	// a reference under them does not resolve and their flag is true:
 	// "<path>=<boolean field>", or "none": "extProc[]=failOpen".
 	AnnotationFailOpen = "attache.dev/fail-open"
+	// AnnotationAllowlists binds (entries separated by ";") values of a
+	// kind's policies to those the parameters of the target's data plane
+	// hold: "<path>=<parameters path>", or "none":
+	// "dynamicModule[].name=dynamicModules[].name".
+	AnnotationAllowlists = "attache.dev/data-plane-allowlists"
 	// AnnotationValueRanges bounds (entries separated by ";") fields
 	// holding quantities that the implementation checks when it
 	// translates a policy: "<path>=<min>..<max>", or "none":
@@ -273,6 +278,7 @@ const (
 	SettingUnsupportedFields     = "unsupportedFields"
 	SettingFailureStatus         = "failureStatus"
 	SettingFailOpen              = "failOpen"
+	SettingAllowlists            = "dataPlaneAllowlists"
 	SettingValueRanges           = "valueRanges"
 	SettingFeatureGates          = "featureGates"
 )

@@ -1,12 +1,15 @@
 package profiles
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -64,6 +67,65 @@ func ClassParametersRef(class *unstructured.Unstructured) (topology.Ref, bool) {
 	return topology.Ref{Group: group, Kind: kind, Namespace: ns, Name: name}, true
 }
 
+// GatewayParametersRef is the EnvoyProxy that a Gateway's
+// spec.infrastructure.parametersRef names, in the Gateway's namespace (ok
+// false for none or another kind). Envoy Gateway merges it over its
+// GatewayClass's (EffectiveParameters), unless the class merges its
+// Gateways into one data plane: it then reads the class's alone
+// (v1.9.1 internal/gatewayapi/contexts.go attachEnvoyProxy).
+func GatewayParametersRef(gw *unstructured.Unstructured) (topology.Ref, bool) {
+	ref, found, _ := unstructured.NestedMap(gw.Object, "spec", "infrastructure", "parametersRef")
+	if !found {
+		return topology.Ref{}, false
+	}
+	group, _ := ref["group"].(string)
+	kind, _ := ref["kind"].(string)
+	name, _ := ref["name"].(string)
+	if (topology.GroupKind{Group: group, Kind: kind}) != EnvoyProxy || name == "" {
+		return topology.Ref{}, false
+	}
+	return topology.Ref{Group: group, Kind: kind, Namespace: gw.GetNamespace(), Name: name}, true
+}
+
+// EffectiveParameters is the EnvoyProxy a Gateway's data plane runs with,
+// as Envoy Gateway merges its levels: the Gateway's own (gateway, nil for
+// none) over its GatewayClass's (class, nil for none), by the Gateway's
+// spec.mergeType: unset or Replace, the Gateway's alone; JSONMerge or
+// StrategicMerge, the two specs merged (RFC 7386: EnvoyProxy's lists carry
+// no patch strategy, so a strategic merge replaces them whole too), named
+// as the Gateway's. The configuration's default spec, the lowest level, is
+// not read here. An unknown merge type, or specs that do not merge, give
+// the Gateway's alone. The result is shared with the arguments when it is
+// one of them; nil when both are nil.
+func EffectiveParameters(class, gateway *unstructured.Unstructured) *unstructured.Unstructured {
+	if gateway == nil || class == nil {
+		if gateway != nil {
+			return gateway
+		}
+		return class
+	}
+	mt, _, _ := unstructured.NestedString(gateway.Object, "spec", "mergeType")
+	if mt != "JSONMerge" && mt != "StrategicMerge" {
+		return gateway
+	}
+	base, err1 := json.Marshal(class.Object["spec"])
+	patch, err2 := json.Marshal(gateway.Object["spec"])
+	if err1 != nil || err2 != nil {
+		return gateway
+	}
+	if string(base) == "null" {
+		base = []byte("{}")
+	}
+	merged, err := jsonpatch.MergePatch(base, patch)
+	var spec map[string]any
+	if err != nil || json.Unmarshal(merged, &spec) != nil {
+		return gateway
+	}
+	out := gateway.DeepCopy()
+	out.Object["spec"] = spec
+	return out
+}
+
 // MergesGateways reads whether GatewayClass parameters merge the
 // class's Gateways into one data plane (Envoy Gateway's EnvoyProxy
 // spec.mergeGateways): set is false when they do not say (the
@@ -81,12 +143,14 @@ func MergesGateways(params *unstructured.Unstructured) (merged, set bool, field 
 	return b, true, "", nil
 }
 
-// TrimClassParameters keeps of GatewayClass parameters what attache reads
-// (MergesGateways): apiVersion, kind, name, namespace, uid,
-// resourceVersion and spec.mergeGateways. A cluster reader or cache keeps
-// the trimmed object: an EnvoyProxy's spec is mostly a deployment's
-// settings, which attache never reads. u is changed in place and
-// returned.
+// TrimClassParameters keeps of GatewayClass (or Gateway) parameters what
+// attache reads: apiVersion, kind, name, namespace, uid, resourceVersion,
+// spec.mergeGateways (MergesGateways) and spec.mergeType
+// (EffectiveParameters), the telemetry backends (TelemetryBackendRefs) and
+// the fields allowlists read (policy.ParametersPaths), each where it is.
+// A cluster reader or cache keeps the trimmed object: an EnvoyProxy's spec
+// is mostly a deployment's settings, which attache never reads. u is
+// changed in place and returned.
 func TrimClassParameters(u *unstructured.Unstructured) *unstructured.Unstructured {
 	meta := map[string]any{}
 	for _, f := range []string{"name", "namespace", "uid", "resourceVersion"} {
@@ -96,16 +160,18 @@ func TrimClassParameters(u *unstructured.Unstructured) *unstructured.Unstructure
 	}
 	out := map[string]any{"apiVersion": u.Object["apiVersion"], "kind": u.Object["kind"], "metadata": meta}
 	spec := map[string]any{}
-	if v, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "mergeGateways"); ok {
-		spec["mergeGateways"] = v
-	}
-	if refs := TelemetryBackendRefs(u); len(refs) > 0 {
-		// Kept in a form TelemetryBackendRefs reads back.
-		list := make([]any, len(refs))
-		for i, r := range refs {
-			list[i] = map[string]any{"group": r.Group, "kind": r.Kind, "namespace": r.Namespace, "name": r.Name}
+	for _, f := range []string{"mergeGateways", "mergeType"} {
+		if v, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", f); ok {
+			spec[f] = v
 		}
-		spec["telemetry"] = map[string]any{"tracing": map[string]any{"provider": map[string]any{"backendRefs": list}}}
+	}
+	// The telemetry backends and the fields allowlists read
+	// (policy.ParametersPaths), where they are: a Gateway's EnvoyProxy
+	// merges with its class's field by field (EffectiveParameters).
+	if kept, ok := keepPaths(u.Object["spec"], keptParameterPaths()).(map[string]any); ok {
+		for k, v := range kept {
+			spec[k] = v
+		}
 	}
 	if len(spec) > 0 {
 		out["spec"] = spec
@@ -176,6 +242,84 @@ func TelemetryBackendRefs(u *unstructured.Unstructured) []topology.Ref {
 	}
 	for _, p := range telemetryBackendRefPaths {
 		walk(u.Object["spec"], p)
+	}
+	return out
+}
+
+// keptParameterPaths are the paths below spec that TrimClassParameters
+// keeps besides mergeGateways and mergeType: the telemetry backends and
+// policy.ParametersPaths.
+func keptParameterPaths() [][]string {
+	out := slices.Clone(telemetryBackendRefPaths)
+	for _, p := range policy.ParametersPaths {
+		out = append(out, strings.Split(string(p), "."))
+	}
+	return out
+}
+
+// keepPaths copies of v what lies on paths (segments ending in "[]" walk a
+// list, whose entries keep their positions), nil when nothing does.
+// Entries on no path are kept as empty objects, so that a list keeps its
+// length and the entries their indexes.
+func keepPaths(v any, paths [][]string) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	out := map[string]any{}
+	byHead := map[string][][]string{}
+	var heads []string
+	for _, p := range paths {
+		if len(p) == 0 {
+			continue
+		}
+		if _, seen := byHead[p[0]]; !seen {
+			heads = append(heads, p[0])
+		}
+		byHead[p[0]] = append(byHead[p[0]], p[1:])
+	}
+	for _, h := range heads {
+		rest := byHead[h]
+		seg, isList := strings.CutSuffix(h, "[]")
+		c, present := m[seg]
+		if !present {
+			continue
+		}
+		last := slices.ContainsFunc(rest, func(p []string) bool { return len(p) == 0 })
+		switch {
+		case !isList && last:
+			out[seg] = c
+		case !isList:
+			if k := keepPaths(c, rest); k != nil {
+				out[seg] = k
+			}
+		default:
+			l, ok := c.([]any)
+			if !ok {
+				continue
+			}
+			if last {
+				out[seg] = l
+				continue
+			}
+			kept := make([]any, len(l))
+			someKept := false
+			for i, e := range l {
+				k := keepPaths(e, rest)
+				if k == nil {
+					k = map[string]any{}
+				} else {
+					someKept = true
+				}
+				kept[i] = k
+			}
+			if someKept {
+				out[seg] = kept
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }

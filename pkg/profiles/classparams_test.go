@@ -1,7 +1,10 @@
 package profiles
 
 import (
+	"encoding/json"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -158,7 +161,78 @@ spec:
 	if merged, set, _, err := MergesGateways(trimmed); !merged || !set || err != nil {
 		t.Errorf("the trim lost mergeGateways: %v %v %v", merged, set, err)
 	}
-	if _, has, _ := unstructured.NestedFieldNoCopy(trimmed.Object, "spec", "telemetry", "accessLog"); has {
-		t.Errorf("the trim kept more than the backend references: %v", trimmed.Object["spec"])
+	// Only the ways to the backend references are kept, where they are
+	// (a Gateway's EnvoyProxy merges over its class's field by field):
+	// sink types and a file sink's path go, entries keep their places.
+	b, _ := json.Marshal(trimmed.Object["spec"])
+	if strings.Contains(string(b), "type") || strings.Contains(string(b), "stdout") {
+		t.Errorf("the trim kept more than the backend references: %s", b)
+	}
+	if sinks, _, _ := unstructured.NestedSlice(trimmed.Object, "spec", "telemetry", "accessLog", "settings"); len(sinks) != 2 {
+		t.Errorf("the trim kept %d access log settings, want both in place: %s", len(sinks), b)
+	}
+}
+
+// A Gateway's own EnvoyProxy is named by its infrastructure's
+// parametersRef, in its namespace; its spec replaces the class's, or
+// merges over it (RFC 7386) by its mergeType; the trim keeps the merge type
+// and the telemetry backends where they are, so trimmed proxies merge as
+// whole ones do.
+func TestGatewayParameters(t *testing.T) {
+	gw := mustObj(t, `{apiVersion: gateway.networking.k8s.io/v1, kind: Gateway, metadata: {name: g, namespace: apps}, spec: {infrastructure: {parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: own}}}}`)
+	if ref, ok := GatewayParametersRef(gw); !ok || ref.String() != "EnvoyProxy.gateway.envoyproxy.io apps/own" {
+		t.Errorf("GatewayParametersRef = %v %v", ref, ok)
+	}
+	for _, doc := range []string{
+		`{apiVersion: gateway.networking.k8s.io/v1, kind: Gateway, metadata: {name: g, namespace: apps}, spec: {infrastructure: {parametersRef: {group: "", kind: ConfigMap, name: own}}}}`,
+		`{apiVersion: gateway.networking.k8s.io/v1, kind: Gateway, metadata: {name: g, namespace: apps}, spec: {infrastructure: {labels: {a: b}}}}`,
+		`{apiVersion: gateway.networking.k8s.io/v1, kind: Gateway, metadata: {name: g, namespace: apps}, spec: {infrastructure: {parametersRef: "x"}}}`,
+	} {
+		if ref, ok := GatewayParametersRef(mustObj(t, doc)); ok {
+			t.Errorf("GatewayParametersRef(%s) = %v, want none", doc, ref)
+		}
+	}
+	class := mustObj(t, `{apiVersion: gateway.envoyproxy.io/v1alpha1, kind: EnvoyProxy, metadata: {name: cls, namespace: sys}, spec: {telemetry: {tracing: {provider: {backendRefs: [{name: tr}]}}, metrics: {sinks: [{openTelemetry: {backendRefs: [{name: m1}]}}]}}}}`)
+	for _, c := range []struct{ mergeType, want string }{
+		{"", "Service apps/m2"},
+		{"Replace", "Service apps/m2"},
+		{"Bogus", "Service apps/m2"},
+		{"JSONMerge", "Service apps/tr Service apps/m2"},
+		{"StrategicMerge", "Service apps/tr Service apps/m2"},
+	} {
+		own := mustObj(t, fmt.Sprintf(`{apiVersion: gateway.envoyproxy.io/v1alpha1, kind: EnvoyProxy, metadata: {name: own, namespace: apps}, spec: {mergeType: %q, telemetry: {metrics: {sinks: [{openTelemetry: {backendRefs: [{name: m2}]}}]}}}}`, c.mergeType))
+		for _, trim := range []bool{false, true} {
+			cl, ow := class.DeepCopy(), own.DeepCopy()
+			if trim {
+				cl, ow = TrimClassParameters(cl), TrimClassParameters(ow)
+			}
+			eff := EffectiveParameters(cl, ow)
+			var got []string
+			for _, r := range TelemetryBackendRefs(eff) {
+				got = append(got, r.String())
+			}
+			if strings.Join(got, " ") != c.want || eff.GetName() != "own" {
+				t.Errorf("mergeType %q (trimmed %v): %s's backends %q, want %q", c.mergeType, trim, eff.GetName(), got, c.want)
+			}
+		}
+	}
+	// A null deletes the class's field in a JSON merge.
+	del := mustObj(t, `{apiVersion: gateway.envoyproxy.io/v1alpha1, kind: EnvoyProxy, metadata: {name: own, namespace: apps}, spec: {mergeType: JSONMerge, telemetry: {tracing: null}}}`)
+	if got := TelemetryBackendRefs(EffectiveParameters(class, del)); len(got) != 1 || got[0].Name != "m1" {
+		t.Errorf("tracing deleted: backends %v, want the class's metrics only", got)
+	}
+	if EffectiveParameters(nil, nil) != nil || EffectiveParameters(class, nil) != class || EffectiveParameters(nil, del) != del {
+		t.Error("EffectiveParameters with a level missing is not the other level")
+	}
+}
+
+// The trim keeps the names of an EnvoyProxy's dynamic modules (an
+// EnvoyExtensionPolicy's allowlist), in place, and nothing else of them.
+func TestTrimKeepsDynamicModuleNames(t *testing.T) {
+	u := TrimClassParameters(mustObj(t, `{apiVersion: gateway.envoyproxy.io/v1alpha1, kind: EnvoyProxy, metadata: {name: p, namespace: sys},
+spec: {dynamicModules: [{name: a, source: {remote: {url: "https://x/a.so", sha256: abc}}}, {source: {local: {path: /b.so}}}, {name: c, doNotClose: true}]}}`))
+	b, _ := json.Marshal(u.Object["spec"])
+	if string(b) != `{"dynamicModules":[{"name":"a"},{},{"name":"c"}]}` {
+		t.Errorf("trimmed spec %s, want the names alone, in place", b)
 	}
 }

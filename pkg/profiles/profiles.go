@@ -214,7 +214,7 @@ var builtin = func() []policy.Profile {
 		// (ExtensionAPISettings.LuaDisabled; the translator refuses the
 		// policy: "Skipping Lua EnvoyExtensionPolicy as feature is
 		// disabled").
-		withFeatureGates(withFailOpen(withObjectRefs(withBackendRefs(egInherited("EnvoyExtensionPolicy", egRoutes), "extProc[].backendRef", "extProc[].backendRefs[]"),
+		withAllowlists(withFeatureGates(withFailOpen(withObjectRefs(withBackendRefs(egInherited("EnvoyExtensionPolicy", egRoutes), "extProc[].backendRef", "extProc[].backendRefs[]"),
 			"lua[].valueRef kinds=ConfigMap keys=lua,+ when=type=ValueRef",
 			"wasm[].code.image.pullSecretRef kinds=Secret keys=.dockerconfigjson",
 			"wasm[].code.image.tls.caCertificateRef kinds=Secret,ConfigMap keys=ca.crt,*",
@@ -222,6 +222,10 @@ var builtin = func() []policy.Profile {
 			// Extension processors and Wasm modules failing open are
 			// skipped (Lua has no such flag).
 			"extProc[]=failOpen; wasm[]=failOpen"), egEnableLua+"=lua; "+egBackendGate),
+			// A dynamic module must be registered in the EnvoyProxy the
+			// Gateway runs with (buildDynamicModules: "is not registered
+			// in the EnvoyProxy dynamicModules allowlist").
+			"dynamicModule[].name=dynamicModules[].name"),
 		// EnvoyPatchPolicy is off unless the configuration enables it:
 		// Envoy Gateway does not even watch it then, and its translator
 		// says Disabled. It patches one data plane: a Gateway, or the
@@ -386,6 +390,13 @@ const egBackendGate = egEnableBackend + "=backendRefs:Backend.gateway.envoyproxy
 // configuration a profile's kind needs (the annotation's form).
 func withFeatureGates(p policy.Profile, v string) policy.Profile {
 	p.Spec.FeatureGates = must(policy.ParseFeatureGates(v))
+	return p
+}
+
+// withAllowlists binds values of a profile's kind's policies to those the
+// parameters of the target's data plane hold.
+func withAllowlists(p policy.Profile, v string) policy.Profile {
+	p.Spec.Allowlists = must(policy.ParseAllowlists(v))
 	return p
 }
 
