@@ -500,23 +500,14 @@ const SDSSecretType = "gateway.envoyproxy.io/sds"
 func unmodelled(u *unstructured.Unstructured, sds map[topology.Ref]bool) string {
 	var what []string
 	if u.GetKind() == "BackendTLSPolicy" {
-		refs, _, _ := unstructured.NestedSlice(u.Object, "spec", "targetRefs")
-		for _, r := range refs {
-			// Envoy Gateway's Backend and multi-cluster ServiceImport
-			// targets, which are no backends in attache's topology.
-			if m, _ := r.(map[string]any); m["kind"] != "Service" {
-				what = append(what, fmt.Sprintf("%v target", m["kind"]))
-				break
-			}
-		}
+		// Envoy Gateway's Backend and ServiceImport targets (their ports
+		// by number) and ClusterTrustBundle CA references are modelled;
+		// Secrets that point Envoy at a secret discovery service are not.
 		cas, _, _ := unstructured.NestedSlice(u.Object, "spec", "validation", "caCertificateRefs")
 		for _, r := range cas {
 			m, _ := r.(map[string]any)
 			name, _ := m["name"].(string)
-			switch {
-			case m["kind"] == "ClusterTrustBundle":
-				what = append(what, "ClusterTrustBundle CA reference")
-			case m["kind"] == "Secret" && sds[topology.Ref{Kind: "Secret", Namespace: u.GetNamespace(), Name: name}]:
+			if m["kind"] == "Secret" && sds[topology.Ref{Kind: "Secret", Namespace: u.GetNamespace(), Name: name}] {
 				what = append(what, "SDS reference Secret")
 			}
 		}

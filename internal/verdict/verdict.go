@@ -33,6 +33,7 @@ import (
 
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/gatewayapi"
+	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/profiles"
 	"github.com/attache-dev/attache/pkg/topology"
 )
@@ -155,6 +156,12 @@ const (
 	// that fixture, so its policies' verdicts cannot be compared. Callers
 	// set it; Compare never does.
 	CauseSchemaRefused Cause = "fixture holds a policy its CRD's schema refuses"
+	// CauseUnreached: the implementation writes no status for a policy
+	// whose ancestors are Gateways when no Gateway reaches its targets;
+	// attache reports it at the targets themselves, as docs/semantics.md
+	// decides (attache.dev/ancestor: "a target no Gateway reaches keeps
+	// its own entry").
+	CauseUnreached Cause = "attache reports a policy no Gateway reaches at its targets (documented)"
 	// CauseSemantics: targeting or precedence differ: attache is wrong or
 	// its profile of the kind is.
 	CauseSemantics Cause = "attache wrong (targeting/precedence)"
@@ -233,7 +240,11 @@ func Compare(exp Expected, res *engine.Result) []Mismatch {
 			// No status from the implementation: attache must accept it nowhere.
 			got := summary(ps)
 			if got.Accepted == "True" {
-				add("(policy)", Verdict{}, got, CauseSemantics)
+				cause := CauseSemantics
+				if unreached(ps) {
+					cause = CauseUnreached
+				}
+				add("(policy)", Verdict{}, got, cause)
 			}
 			continue
 		}
@@ -285,6 +296,23 @@ func Compare(exp Expected, res *engine.Result) []Mismatch {
 		return a.Ancestor < b.Ancestor
 	})
 	return out
+}
+
+// unreached reports whether ps, of a kind whose ancestors are Gateways,
+// has none: every ancestor is a target no Gateway (nor a policy or a data
+// plane's parameters using it) reaches.
+func unreached(ps *engine.PolicyStatus) bool {
+	if m := ps.Policy.Kind.Ancestor; m != policy.AncestorGateway && m != policy.AncestorGatewayObject {
+		return false
+	}
+	for _, a := range ps.Ancestors {
+		if !slices.ContainsFunc(ps.Policy.Targets, func(t policy.TargetRef) bool {
+			return t.Group == a.Ref.Group && t.Kind == a.Ref.Kind && t.Name == a.Ref.Name && t.Namespace == a.Ref.Namespace && t.SectionName == a.Ref.SectionName
+		}) {
+			return false
+		}
+	}
+	return len(ps.Ancestors) > 0
 }
 
 // attacheKnowsKind says whether res has a policy kind for ref's kind.

@@ -164,3 +164,53 @@ func TestAgreeProgrammedClasses(t *testing.T) {
 		t.Errorf("a merged policy agrees with a Conflicted one")
 	}
 }
+
+// A policy whose ancestors are Gateways, on a Service port no route uses:
+// the implementation writes no status, attache reports it at its target
+// (a documented decision), classified apart; on a port a route uses, the
+// same disagreement is attache's error.
+func TestCompareUnreached(t *testing.T) {
+	docs := input + `---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: tlspolicies.example.com
+  labels: {gateway.networking.k8s.io/policy: Direct}
+  annotations: {attache.dev/target-kinds: Service, attache.dev/ancestor: gateway, attache.dev/effective-section-kinds: Service}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {kind: TLSPolicy, plural: tlspolicies}
+  versions: [{name: v1, served: true, storage: true}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: idle, namespace: app}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: example.com/v1
+kind: TLSPolicy
+metadata: {name: unused, namespace: app}
+spec: {targetRefs: [{group: "", kind: Service, name: idle}]}
+---
+apiVersion: example.com/v1
+kind: TLSPolicy
+metadata: {name: used, namespace: app}
+spec: {targetRefs: [{group: "", kind: Service, name: svc}]}
+`
+	objs, probs := manifest.Decode(strings.NewReader(docs), "test")
+	if len(probs) > 0 {
+		t.Fatalf("problems: %v", probs)
+	}
+	res := engine.Compute(objs, engine.Options{})
+	unused := topology.Ref{Group: "example.com", Kind: "TLSPolicy", Namespace: "app", Name: "unused"}
+	used := topology.Ref{Group: "example.com", Kind: "TLSPolicy", Namespace: "app", Name: "used"}
+	exp := Expected{Fixture: "f", AncestorsOf: GatewayAncestors(objs), Policies: []Policy{{Ref: unused}, {Ref: used}}}
+	got := map[topology.Ref]Cause{}
+	for _, m := range Compare(exp, res) {
+		got[m.Policy] = m.Cause
+	}
+	if got[unused] != CauseUnreached || got[used] != CauseSemantics {
+		t.Errorf("causes %v, want unused %q and used %q", got, CauseUnreached, CauseSemantics)
+	}
+}
