@@ -212,6 +212,7 @@ var mustMatch = map[string]bool{
 	"backendtrafficpolicy-with-proxyprotocol":                                             true,
 	"backendtrafficpolicy-with-ratelimit":                                                 true,
 	"backendtrafficpolicy-with-ratelimit-both-type":                                       true,
+	"backendtrafficpolicy-with-ratelimit-invalid-regex":                                   true,
 	"backendtrafficpolicy-with-ratelimit-per-rule-headers":                                true,
 	"backendtrafficpolicy-with-response-override":                                         true,
 	"backendtrafficpolicy-with-response-override-merged-diff-namespace":                   true,

@@ -148,6 +148,9 @@ type policyKindItem struct {
 	// implementation checks when it translates a policy, each
 	// "<path>=<min>..<max>"; absent: none.
 	ValueRanges []string `json:"valueRanges,omitempty"`
+	// RegexFields hold regular expressions the implementation compiles,
+	// each "<path>[ when=<field>=<value>]"; absent: none.
+	RegexFields []string `json:"regexFields,omitempty"`
 	// FeatureGates are the switches of the implementation's
 	// configuration the kind ("<feature>=*") or fields of its policies
 	// ("<feature>=<path>,...") need; absent: none.
@@ -325,6 +328,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	for _, r := range k.ValueRanges {
 		parts = append(parts, origin(policy.SettingValueRanges, "value-range="+r.String()))
 	}
+	for _, r := range k.RegexFields {
+		parts = append(parts, origin(policy.SettingRegexFields, "regex-field="+r.String()))
+	}
 	for _, g := range k.FeatureGates {
 		parts = append(parts, origin(policy.SettingFeatureGates, "feature-gate="+g.String()))
 	}
@@ -415,6 +421,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	}
 	for _, a := range k.Allowlists {
 		it.DataPlaneAllowlists = append(it.DataPlaneAllowlists, a.String())
+	}
+	for _, r := range k.RegexFields {
+		it.RegexFields = append(it.RegexFields, r.String())
 	}
 	for _, r := range k.ValueRanges {
 		it.ValueRanges = append(it.ValueRanges, r.String())

@@ -478,7 +478,8 @@ func TestGetPolicyKindsBackendRefs(t *testing.T) {
 
 // Envoy Gateway's EnvoyExtensionPolicy names the dynamic modules it loads,
 // which the EnvoyProxy of the Gateway must register: the setting shows
-// with its origin, and an annotation sets it on a kind of one's own.
+// with its origin, and an annotation sets it on a kind of one's own. So
+// does SecurityPolicy's regexFields.
 func TestGetPolicyKindsAllowlists(t *testing.T) {
 	dir := t.TempDir()
 	eep := filepath.Join(dir, "eep.yaml")
@@ -512,6 +513,25 @@ func TestGetPolicyKindsAllowlists(t *testing.T) {
 	}
 	if !strings.Contains(out, "data-plane-allowlist=modules[].name=dynamicModules[].name (annotation)") {
 		t.Errorf("-o wide lacks the annotated dataPlaneAllowlists setting:\n%s", out)
+	}
+	// Regular expressions Envoy Gateway compiles (SecurityPolicy).
+	sp := filepath.Join(dir, "sp.yaml")
+	if err := os.WriteFile(sp, []byte(implementationCRD("gateway.envoyproxy.io", "SecurityPolicy", "securitypolicies", "v1alpha1")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = run(t, "get", "policykinds", "-f", sp, "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "regex-field=authorization.rules[].operation.path.value when=type=RegularExpression (profile: Envoy Gateway)") {
+		t.Errorf("-o wide lacks the regexFields setting:\n%s", out)
+	}
+	out, _, err = run(t, "get", "policykinds", "-f", sp, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"authorization.rules[].operation.path.value when=type=RegularExpression"`) || !strings.Contains(out, `"regexFields": "profile: Envoy Gateway"`) {
+		t.Errorf("-o json lacks the regexFields setting or its origin:\n%s", out)
 	}
 	// A parameters field attache does not read is refused, naming it.
 	bad := filepath.Join(dir, "bad.yaml")

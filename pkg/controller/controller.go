@@ -795,9 +795,9 @@ func (c *Controller) holderHandler() toolscache.ResourceEventHandler {
 // classParamsHandler returns the event handler of the GatewayClass
 // parameters (Envoy Gateway's EnvoyProxies), watched while a policy kind
 // reads data planes: a recomputation is scheduled when one appears, goes,
-// or changes its spec (the cache keeps spec.mergeGateways only: see
-// TransformClassParams). They are few, so those that no GatewayClass
-// names count too.
+// or changes its spec (the cache keeps what the engine reads only: see
+// TransformClassParams). They are few, so those that no GatewayClass or
+// Gateway names count too.
 func (c *Controller) classParamsHandler() toolscache.ResourceEventHandler {
 	return toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(any) { c.enqueue(itemRecompute) },

@@ -11,17 +11,45 @@ import (
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
-// gatewayParams is the EnvoyProxy Gateway gw runs with, as Envoy Gateway
+// gwParams is the EnvoyProxy a Gateway runs with (gatewayParams).
+type gwParams struct {
+	ref    topology.Ref
+	params *unstructured.Unstructured
+	known  bool
+}
+
+// readGatewayParams works out, once per computation, the EnvoyProxy each
+// Gateway among the objects runs with (gatewayParamsOf): a change of a
+// Gateway, GatewayClass, EnvoyProxy or configuration recomputes
+// everything.
+func (c *computation) readGatewayParams() {
+	c.gwParams = make(map[topology.Ref]gwParams, len(c.gateways))
+	for gw := range c.gateways {
+		ref, params, known := c.gatewayParamsOf(gw)
+		c.gwParams[gw] = gwParams{ref: ref, params: params, known: known}
+	}
+}
+
+// gatewayParams is gatewayParamsOf, as readGatewayParams read it.
+func (c *computation) gatewayParams(gw topology.Ref) (ref topology.Ref, params *unstructured.Unstructured, known bool) {
+	e := c.gwParams[gw]
+	return e.ref, e.params, e.known
+}
+
+// gatewayParamsOf is the EnvoyProxy Gateway gw runs with, as Envoy Gateway
 // picks it (contexts.go attachEnvoyProxy): its own
 // (spec.infrastructure.parametersRef) merged over its GatewayClass's by
 // its mergeType (profiles.EffectiveParameters), unless the class merges
 // its Gateways (its own is then ignored); else its class's. ref names the
-// proxy (its own, or the class's). known is false when attache cannot
-// tell: its own is not among the objects (Envoy Gateway does not accept
-// the Gateway; or the reader could not get it), or neither the Gateway
-// nor its class names one that is (the configuration's default spec,
-// which attache does not read here).
-func (c *computation) gatewayParams(gw topology.Ref) (ref topology.Ref, params *unstructured.Unstructured, known bool) {
+// proxy (its own, or the class's). A Gateway of Envoy Gateway's class
+// that names none, nor does its class, runs with the configuration's
+// default spec: known, ref zero and params nil (attache does not read that
+// spec's settings, see profiles.EGDefaultDynamicModules). known is false
+// when attache cannot tell: its own or its class's is not among the
+// objects (Envoy Gateway does not accept the Gateway or the class; or the
+// reader could not get it), or its class is another implementation's or
+// not among the objects.
+func (c *computation) gatewayParamsOf(gw topology.Ref) (ref topology.Ref, params *unstructured.Unstructured, known bool) {
 	f, ok := c.gateways[gw]
 	if !ok {
 		return topology.Ref{}, nil, false
@@ -33,10 +61,13 @@ func (c *computation) gatewayParams(gw topology.Ref) (ref topology.Ref, params *
 	}
 	if own, ok := c.gatewayParamRefs[gw]; ok && !c.merges(f.class).merged {
 		ownParams := c.classParams[own]
-		if ownParams == nil {
+		if ownParams == nil || (hasClass && classParams == nil) {
 			return topology.Ref{}, nil, false
 		}
 		return own, profiles.EffectiveParameters(classParams, ownParams), true
+	}
+	if !hasClass {
+		return topology.Ref{}, nil, f.classKnown && f.controller == profiles.EnvoyGatewayController
 	}
 	if classParams == nil {
 		return topology.Ref{}, nil, false
@@ -44,16 +75,26 @@ func (c *computation) gatewayParams(gw topology.Ref) (ref topology.Ref, params *
 	return classRef, classParams, true
 }
 
-// notAllowedAt checks the values of p at its kind's allowlists against the
-// parameters each Gateway above target at runs with (gatewayParams; a
-// ListenerSet stands for its Gateway): a value one of them does not allow
-// is a problem, once per field, naming the proxy and the Gateway. Gateways
-// whose parameters attache cannot tell are not judged.
-func (c *computation) notAllowedAt(p *policy.Policy, at topology.Ref) []policy.FieldProblem {
+// notAllowed is what the parameters a Gateway runs with do not allow of
+// a policy.
+type notAllowed struct {
+	gateway  topology.Ref
+	problems []policy.FieldProblem
+}
+
+// notAllowedVia checks the values of p at its kind's allowlists against
+// the parameters each Gateway above target at runs with (gatewayParams; a
+// ListenerSet stands for its Gateway), in the order of the Gateways above:
+// each Gateway whose parameters do not allow some value, with the
+// problems (naming the proxy and the Gateway). Gateways whose parameters
+// attache cannot tell are not judged, nor those running with the
+// configuration's default spec when that registers values attache does
+// not read (profiles.EGDefaultDynamicModules).
+func (c *computation) notAllowedVia(p *policy.Policy, at topology.Ref) []notAllowed {
 	if len(p.Kind.Allowlists) == 0 {
 		return nil
 	}
-	var out []policy.FieldProblem
+	var out []notAllowed
 	var seen []topology.Ref
 	for _, gw := range c.gatewaysAbove(at) {
 		ref := gw.Object()
@@ -65,20 +106,69 @@ func (c *computation) notAllowedAt(p *policy.Policy, at topology.Ref) []policy.F
 		}
 		seen = append(seen, ref)
 		epRef, params, known := c.gatewayParams(ref)
-		if !known {
+		if !known || (params == nil && c.features.On(profiles.EGDefaultDynamicModules)) {
 			continue
 		}
-		spec, _ := params.Object["spec"].(map[string]any)
-		for _, b := range p.NotAllowed(func(in policy.BackendRefPath) []string {
+		var spec map[string]any
+		proxy := "the configuration's default EnvoyProxy spec (neither the Gateway nor its GatewayClass names an EnvoyProxy)"
+		if params != nil {
+			spec, _ = params.Object["spec"].(map[string]any)
+			proxy = fmt.Sprintf("%s %s/%s", epRef.Kind, epRef.Namespace, epRef.Name)
+		}
+		probs := p.NotAllowed(func(in policy.BackendRefPath) []string {
 			_, values := policy.ValuesAt(spec, in)
 			return values
-		}) {
-			if slices.ContainsFunc(out, func(o policy.FieldProblem) bool { return o.Field == b.Field }) {
-				continue
+		})
+		if len(probs) == 0 {
+			continue
+		}
+		for i := range probs {
+			probs[i].Message += fmt.Sprintf(" of %s, which Gateway %s/%s runs with", proxy, ref.Namespace, ref.Name)
+		}
+		out = append(out, notAllowed{gateway: ref, problems: probs})
+	}
+	return out
+}
+
+// notAllowedAt is notAllowedVia's problems, once per field (the first
+// Gateway's).
+func (c *computation) notAllowedAt(p *policy.Policy, at topology.Ref) []policy.FieldProblem {
+	var out []policy.FieldProblem
+	for _, n := range c.notAllowedVia(p, at) {
+		for _, b := range n.problems {
+			if !slices.ContainsFunc(out, func(o policy.FieldProblem) bool { return o.Field == b.Field }) {
+				out = append(out, b)
 			}
-			b.Message += fmt.Sprintf(" of %s %s/%s, which Gateway %s/%s runs with", epRef.Kind, epRef.Namespace, epRef.Name, ref.Namespace, ref.Name)
-			out = append(out, b)
 		}
 	}
 	return out
+}
+
+// failingVia are the Gateways through which p, Invalid in place at target
+// at, fails the requests: when every field that breaks it there is one
+// the parameters of some Gateways only do not allow (notAllowedVia),
+// those Gateways, as Envoy Gateway translates a route's policy per
+// Gateway; nil when it fails through every Gateway.
+func (c *computation) failingVia(p *policy.Policy, at topology.Ref) []topology.Ref {
+	via := c.notAllowedVia(p, at)
+	if len(via) == 0 {
+		return nil
+	}
+	allowFields := map[string]bool{}
+	var gws []topology.Ref
+	for _, n := range via {
+		gws = append(gws, n.gateway)
+		for _, b := range n.problems {
+			allowFields[b.Field] = true
+		}
+	}
+	for _, f := range c.brokenFields(p, at) {
+		if !allowFields[f] {
+			return nil
+		}
+	}
+	if _, msg, _ := c.untranslatable(p); msg != "" {
+		return nil
+	}
+	return gws
 }

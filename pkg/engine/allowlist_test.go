@@ -6,14 +6,17 @@ import (
 	"testing"
 
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/policy"
+	"github.com/attache-dev/attache/pkg/profiles"
 )
 
 // allowlistDocs: GatewayClass eg whose EnvoyProxy sys/cls registers
 // dynamic module a; Gateways g1 (the class's proxy), g2 (its own,
-// registering b only), g3 (its own, merged over the class's), gx (of a
-// class without parameters); an HTTPRoute on each (r1, r2, r3, rx) and r12
-// on g1 and g2; EnvoyExtensionPolicies loading modules. own is g2's
-// proxy's registered modules.
+// registering b only), g3 (its own, merged over the class's), gx (of an
+// Envoy Gateway class without parameters: the configuration's default
+// spec), go (of another implementation's class); an HTTPRoute on each (r1,
+// r2, r3, rx, ro) and r12 on g1 and g2; EnvoyExtensionPolicies loading
+// modules. own is g2's proxy's registered modules.
 func allowlistDocs(own string) string {
 	var b strings.Builder
 	b.WriteString(crd("gateway.envoyproxy.io", "EnvoyExtensionPolicy", "envoyextensionpolicies"))
@@ -27,6 +30,11 @@ apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: plain}
 spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: other}
+spec: {controllerName: example.com/other}
 ---
 apiVersion: gateway.envoyproxy.io/v1alpha1
 kind: EnvoyProxy
@@ -43,14 +51,14 @@ kind: EnvoyProxy
 metadata: {name: mrg, namespace: default}
 spec: {mergeType: JSONMerge, logging: {level: {default: warn}}}
 `)
-	for _, g := range []struct{ name, class, params string }{{"g1", "eg", ""}, {"g2", "eg", "own"}, {"g3", "eg", "mrg"}, {"gx", "plain", ""}} {
+	for _, g := range []struct{ name, class, params string }{{"g1", "eg", ""}, {"g2", "eg", "own"}, {"g3", "eg", "mrg"}, {"gx", "plain", ""}, {"go", "other", ""}} {
 		infra := ""
 		if g.params != "" {
 			infra = ", infrastructure: {parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: " + g.params + "}}"
 		}
 		fmt.Fprintf(&b, "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: %s, namespace: default}\nspec: {gatewayClassName: %s, listeners: [{name: http, protocol: HTTP, port: 80}]%s}\n", g.name, g.class, infra)
 	}
-	for name, parents := range map[string]string{"r1": "{name: g1}", "r2": "{name: g2}", "r3": "{name: g3}", "rx": "{name: gx}", "r12": "{name: g1}, {name: g2}"} {
+	for name, parents := range map[string]string{"r1": "{name: g1}", "r2": "{name: g2}", "r3": "{name: g3}", "rx": "{name: gx}", "ro": "{name: go}", "r12": "{name: g1}, {name: g2}"} {
 		fmt.Fprintf(&b, "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: %s, namespace: default}\nspec: {parentRefs: [%s], rules: [{}]}\n", name, parents)
 	}
 	eep := func(name, kind, target, module string) string {
@@ -60,6 +68,7 @@ spec: {mergeType: JSONMerge, logging: {level: {default: warn}}}
 	b.WriteString(eep("p2", "HTTPRoute", "r2", "a"))
 	b.WriteString(eep("p3", "HTTPRoute", "r3", "a"))
 	b.WriteString(eep("px", "HTTPRoute", "rx", "zzz"))
+	b.WriteString(eep("po", "HTTPRoute", "ro", "zzz"))
 	b.WriteString(eep("p12", "HTTPRoute", "r12", "a"))
 	b.WriteString(eep("pg", "Gateway", "g1", "b"))
 	return b.String()
@@ -67,13 +76,14 @@ spec: {mergeType: JSONMerge, logging: {level: {default: warn}}}
 
 // Envoy Gateway loads a dynamic module only when the EnvoyProxy the
 // Gateway runs with registers it: a policy loading another is Invalid in
-// place (its routes fail), judged per Gateway above its target with the
-// proxy that Gateway runs with (its class's, its own, or its own merged
-// over its class's); a Gateway whose proxy attache cannot tell does not
-// judge.
+// place (its routes fail through that Gateway), judged per Gateway above
+// its target with the proxy that Gateway runs with (its class's, its own,
+// or its own merged over its class's; with neither, the configuration's
+// default spec, which registers none unless the configuration says so); a
+// Gateway of another implementation does not judge.
 func TestDataPlaneAllowlist(t *testing.T) {
 	res := engine.Compute(decodeDocs(t, allowlistDocs("{name: b}")), engine.Options{})
-	for name, want := range map[string]string{"p1": "True/Accepted", "p2": "False/Invalid", "p3": "True/Accepted", "px": "True/Accepted", "p12": "False/Invalid", "pg": "False/Invalid"} {
+	for name, want := range map[string]string{"p1": "True/Accepted", "p2": "False/Invalid", "p3": "True/Accepted", "px": "False/Invalid", "po": "True/Accepted", "p12": "False/Invalid", "pg": "False/Invalid"} {
 		if got := status(t, res, name, "Accepted"); got != want {
 			t.Errorf("%s: %s, want %s", name, got, want)
 		}
@@ -83,10 +93,26 @@ func TestDataPlaneAllowlist(t *testing.T) {
 	if !strings.Contains(policyStatusOf(t, res, "pg").Ancestors[0].Conditions[0].Message, "of EnvoyProxy sys/cls, which Gateway default/g1 runs with") {
 		t.Errorf("pg: %v, want the class's proxy named", policyStatusOf(t, res, "pg").Ancestors[0].Conditions)
 	}
-	// In place: its route's requests fail.
+	if msg := policyStatusOf(t, res, "px").Ancestors[0].Conditions[0].Message; !strings.Contains(msg, `"zzz" is not among spec.dynamicModules[].name of the configuration's default EnvoyProxy spec (neither the Gateway nor its GatewayClass names an EnvoyProxy), which Gateway default/gx runs with`) {
+		t.Errorf("px: %q", msg)
+	}
+	// In place: its route's requests fail, through g2 only for r12.
 	if len(policyStatusOf(t, res, "p2").InPlaceInvalid) != 1 {
 		t.Errorf("p2 InPlaceInvalid = %v, want its route", policyStatusOf(t, res, "p2").InPlaceInvalid)
 	}
+	var via []string
+	for _, gws := range policyStatusOf(t, res, "p12").InPlaceInvalidVia {
+		for _, g := range gws {
+			via = append(via, g.Short())
+		}
+	}
+	want(t, "p12 fails via", via, []string{"Gateway default/g2"})
+	if v := policyStatusOf(t, res, "p2").InPlaceInvalidVia; len(v) != 1 {
+		t.Errorf("p2 InPlaceInvalidVia = %v, want its route through g2", v)
+	}
+	// A configuration whose default spec registers modules: not judged.
+	withDefault := engine.Compute(decodeDocs(t, allowlistDocs("{name: b}")), engine.Options{Features: policy.Features{profiles.EGDefaultDynamicModules: {On: true, From: "--feature"}}})
+	want(t, "px with default modules", status(t, withDefault, "px", "Accepted"), "True/Accepted")
 	wantProblem(t, res, "p2", "spec.dynamicModule[0].name", `value the data plane does not allow: "a" is not among spec.dynamicModules[].name of EnvoyProxy default/own, which Gateway default/g2 runs with`)
 
 	// g2's proxy registering a too, incrementally as Compute says.

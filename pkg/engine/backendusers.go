@@ -78,7 +78,7 @@ func (c *computation) telemetryProxies() []telemetryProxy {
 	var out []telemetryProxy
 	for _, gw := range gws {
 		ref, params, known := c.gatewayParams(gw)
-		if !known || slices.ContainsFunc(out, func(o telemetryProxy) bool { return o.ref == ref && o.params == params }) {
+		if !known || params == nil || slices.ContainsFunc(out, func(o telemetryProxy) bool { return o.ref == ref && o.params == params }) {
 			continue
 		}
 		out = append(out, telemetryProxy{ref: ref, params: params})

@@ -392,6 +392,9 @@ func (c *computation) refusedValues(p *policy.Policy) []policy.FieldProblem {
 	if len(p.Kind.ValueRanges) > 0 {
 		out = p.OutOfRange()
 	}
+	if len(p.Kind.RegexFields) > 0 {
+		out = append(out, p.BadRegexes()...)
+	}
 	if len(p.Kind.FeatureGates) > 0 {
 		out = append(out, p.GatedOff(c.features)...)
 	}
@@ -438,6 +441,9 @@ func (c *computation) untranslatable(p *policy.Policy) (field, msg, problem stri
 	var ranges, gated []policy.FieldProblem
 	if len(p.Kind.ValueRanges) > 0 {
 		ranges = p.OutOfRange()
+	}
+	if len(p.Kind.RegexFields) > 0 {
+		ranges = append(ranges, p.BadRegexes()...)
 	}
 	if len(p.Kind.FeatureGates) > 0 {
 		gated = p.GatedOff(c.features)

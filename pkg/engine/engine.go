@@ -141,7 +141,10 @@ type computation struct {
 	// name as their own parameters (profiles.GatewayParametersRef), by
 	// Gateway.
 	gatewayParamRefs map[topology.Ref]topology.Ref
-	mergedClasses    map[string]classMerge
+	// gwParams are the EnvoyProxies the Gateways run with
+	// (readGatewayParams).
+	gwParams      map[topology.Ref]gwParams
+	mergedClasses map[string]classMerge
 	// classNames are the GatewayClasses among the objects (with
 	// mergedClasses).
 	classNames []string
@@ -211,6 +214,7 @@ func newComputation(opts Options, objs []Object) *computation {
 	if c.needsDataPlanes() {
 		c.gateways = readGateways(topoObjs)
 		c.readMergedClasses(topoObjs)
+		c.readGatewayParams()
 	}
 	for _, k := range c.kinds {
 		// Untargeted scopes select Gateways by their facts; CA readings

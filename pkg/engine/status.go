@@ -203,6 +203,12 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 				st.InPlaceInvalid = map[topology.Ref]string{}
 			}
 			st.InPlaceInvalid[an.att.ref.At] = an.msg
+			if via := c.failingVia(ps.p, an.att.ref.At); via != nil {
+				if st.InPlaceInvalidVia == nil {
+					st.InPlaceInvalidVia = map[topology.Ref][]topology.Ref{}
+				}
+				st.InPlaceInvalidVia[an.att.ref.At] = via
+			}
 		}
 		var bad map[topology.Ref]string
 		if an.reason == "" && an.att != nil {

@@ -161,6 +161,11 @@ type PolicyStatus struct {
 	// with the message: requests there meet its kind's FailureStatus. Nil
 	// when none.
 	InPlaceInvalid map[topology.Ref]string `json:"-"`
+	// InPlaceInvalidVia, for a target of InPlaceInvalid where the policy
+	// fails through some Gateways only (the parameters the others run
+	// with allow it: attache.dev/data-plane-allowlists), those Gateways;
+	// a target absent here fails through every Gateway.
+	InPlaceInvalidVia map[topology.Ref][]topology.Ref `json:"-"`
 }
 
 // Reach counts a policy's contexts (target and distinct stack) by outcome.

@@ -91,3 +91,30 @@ spec: {gatewayClassName: eg, listeners: [{name: tcp, protocol: TCP, port: 9000},
 	res = compute(t, engine.Options{}, ctp, gws, pol(egV, "ClientTrafficPolicy", "on-mixed", 0, target("mixed", "")+windows))
 	want(t, "on-mixed", status(t, res, "on-mixed", "Accepted"), "False/Invalid")
 }
+
+// Envoy Gateway compiles the regular expressions of a SecurityPolicy's
+// authorization paths and a BackendTrafficPolicy's rate-limit matches: one
+// that does not compile makes the policy Invalid in place, naming the
+// field; a path of another type is not judged.
+func TestRegexFieldsInPlace(t *testing.T) {
+	sp := crd("gateway.envoyproxy.io", "SecurityPolicy", "securitypolicies")
+	btp := crd("gateway.envoyproxy.io", "BackendTrafficPolicy", "backendtrafficpolicies")
+	res := compute(t, engine.Options{}, sp, btp, egTopo,
+		pol(egV, "SecurityPolicy", "bad-path", 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
+authorization: {rules: [{action: Allow, principal: {clientCIDRs: [10.0.0.0/8]}, operation: {path: {type: RegularExpression, value: "/api/(v1"}}}]}`),
+		pol(egV, "SecurityPolicy", "prefix", 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g1}]
+authorization: {rules: [{action: Allow, principal: {clientCIDRs: [10.0.0.0/8]}, operation: {path: {type: PathPrefix, value: "/api/(v1"}}}]}`),
+		pol(egV, "BackendTrafficPolicy", "bad-header", 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
+rateLimit: {type: Global, global: {rules: [{clientSelectors: [{headers: [{name: x-user, type: RegularExpression, value: "*.x"}]}], limit: {requests: 1, unit: Second}}]}}`))
+	want(t, "bad-path", status(t, res, "bad-path", "Accepted"), "False/Invalid")
+	wantProblem(t, res, "bad-path", "spec.authorization.rules[0].operation.path.value", `value refused by its implementation: regex "/api/(v1" is invalid: error parsing regexp: missing closing ): `+"`/api/(v1`")
+	want(t, "prefix", status(t, res, "prefix", "Accepted"), "True/Accepted")
+	want(t, "bad-header", status(t, res, "bad-header", "Accepted"), "False/Invalid")
+	if msg := ancestorMessage(t, res, "bad-header"); !strings.Contains(msg, "values its implementation refuses: spec.rateLimit.global.rules[0].clientSelectors[0].headers[0].value: regex \"*.x\" is invalid") {
+		t.Errorf("bad-header: %q", msg)
+	}
+	// In place: the route keeps it (its requests get Envoy Gateway's 500).
+	if len(policyStatusOf(t, res, "bad-path").InPlaceInvalid) != 1 {
+		t.Errorf("bad-path InPlaceInvalid = %v, want its route", policyStatusOf(t, res, "bad-path").InPlaceInvalid)
+	}
+}

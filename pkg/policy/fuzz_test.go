@@ -348,3 +348,13 @@ func FuzzParseAllowlists(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, v string) { entriesRoundTrip(t, v, ParseAllowlists, AllowlistsString) })
 }
+
+// FuzzParseRegexFields reads fuzz strings as the attache.dev/regex-fields
+// annotation: no panic, and a value it accepts renders
+// (RegexFieldsString) to itself.
+func FuzzParseRegexFields(f *testing.F) {
+	for _, s := range []string{"a.b[].value when=type=RegularExpression", "a; b[]", "none", "", ";", "a when=", "a when==x", "spec.a when=x=y when=z=w"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) { entriesRoundTrip(t, v, ParseRegexFields, RegexFieldsString) })
+}

@@ -228,6 +228,10 @@ type Kind struct {
 	// value outside is Invalid in place, as one whose references do not
 	// resolve (Envoy Gateway's buffer limits, HTTP/2 window sizes).
 	ValueRanges []ValueRange
+	// RegexFields hold regular expressions the implementation compiles
+	// when it translates a policy: a policy with one that does not
+	// compile is Invalid in place, as one with a value out of range.
+	RegexFields []RegexField
 	// FeatureGates are the switches of the implementation's
 	// configuration the kind, or fields of its policies, need: a policy of
 	// a kind whose feature is off is Disabled at each target and applies
@@ -312,6 +316,7 @@ type Spec struct {
 	FailOpen                       []FailOpenPath
 	Allowlists                     []Allowlist
 	ValueRanges                    []ValueRange
+	RegexFields                    []RegexField
 	FeatureGates                   []FeatureGate
 }
 
@@ -390,6 +395,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingFailOpen, len(s.FailOpen) > 0, func() { k.FailOpen = slices.Clone(s.FailOpen) })
 	set(SettingAllowlists, len(s.Allowlists) > 0, func() { k.Allowlists = slices.Clone(s.Allowlists) })
 	set(SettingValueRanges, len(s.ValueRanges) > 0, func() { k.ValueRanges = slices.Clone(s.ValueRanges) })
+	set(SettingRegexFields, len(s.RegexFields) > 0, func() { k.RegexFields = slices.Clone(s.RegexFields) })
 	set(SettingFeatureGates, len(s.FeatureGates) > 0, func() {
 		k.FeatureGates = make([]FeatureGate, len(s.FeatureGates))
 		for i, g := range s.FeatureGates {
@@ -576,6 +582,11 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingValueRanges, "%v", err)
 		}
 	}
+	for _, r := range k.RegexFields {
+		if err := r.validate(); err != nil {
+			return settingErrorf(SettingRegexFields, "%v", err)
+		}
+	}
 	for _, g := range k.FeatureGates {
 		if err := g.validate(); err != nil {
 			return settingErrorf(SettingFeatureGates, "%v", err)
@@ -681,6 +692,7 @@ var annotationOf = map[string]string{
 	SettingFailOpen:              AnnotationFailOpen,
 	SettingAllowlists:            AnnotationAllowlists,
 	SettingValueRanges:           AnnotationValueRanges,
+	SettingRegexFields:           AnnotationRegexFields,
 	SettingFeatureGates:          AnnotationFeatureGates,
 }
 
@@ -692,7 +704,7 @@ var allSettings = []string{
 	SettingUntargetedScope, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingWeightAnnotation,
 	SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingObjectRefs,
-	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingAllowlists, SettingValueRanges, SettingFeatureGates,
+	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingAllowlists, SettingValueRanges, SettingRegexFields, SettingFeatureGates,
 }
 
 // Settings lists the names of every setting of a kind, the keys of
@@ -846,6 +858,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationFailOpen, SettingFailOpen, func(v string) (err error) { k.FailOpen, err = ParseFailOpen(v); return }},
 		{AnnotationAllowlists, SettingAllowlists, func(v string) (err error) { k.Allowlists, err = ParseAllowlists(v); return }},
 		{AnnotationValueRanges, SettingValueRanges, func(v string) (err error) { k.ValueRanges, err = ParseValueRanges(v); return }},
+		{AnnotationRegexFields, SettingRegexFields, func(v string) (err error) { k.RegexFields, err = ParseRegexFields(v); return }},
 		{AnnotationFeatureGates, SettingFeatureGates, func(v string) (err error) { k.FeatureGates, err = ParseFeatureGates(v); return }},
 		{AnnotationUnsupportedFields, SettingUnsupportedFields, func(v string) (err error) {
 			k.UnsupportedFields, err = ParseUnsupportedFields(v)

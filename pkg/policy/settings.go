@@ -235,6 +235,11 @@ const (
 	// translates a policy: "<path>=<min>..<max>", or "none":
 	// "connection.bufferLimit=0..4294967295".
 	AnnotationValueRanges = "attache.dev/value-ranges"
+	// AnnotationRegexFields lists (separated by ";") the fields holding
+	// regular expressions that the implementation compiles when it
+	// translates a policy: "<path>[ when=<field>=<value>]", or "none":
+	// "authorization.rules[].operation.path.value when=type=RegularExpression".
+	AnnotationRegexFields = "attache.dev/regex-fields"
 	// AnnotationFeatureGates lists (separated by ";") the switches of the
 	// implementation's configuration that the kind or fields of its
 	// policies need: "<feature>=<path>,<path>..." or "<feature>=*" (the
@@ -280,6 +285,7 @@ const (
 	SettingFailOpen              = "failOpen"
 	SettingAllowlists            = "dataPlaneAllowlists"
 	SettingValueRanges           = "valueRanges"
+	SettingRegexFields           = "regexFields"
 	SettingFeatureGates          = "featureGates"
 )
 

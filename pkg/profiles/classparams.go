@@ -30,6 +30,15 @@ var ClassParametersKinds = []topology.GroupKind{EnvoyProxy}
 // takes it.
 const EGMergeGateways = "EnvoyGateway.envoyProxy.mergeGateways"
 
+// EGDefaultDynamicModules is the feature of Envoy Gateway's configuration
+// that says its default EnvoyProxy spec (envoyProxy, which a Gateway runs
+// with when neither it nor its GatewayClass names an EnvoyProxy)
+// registers dynamic modules: attache does not read which, so it then does
+// not judge the modules such a Gateway's policies load. Off (Envoy
+// Gateway ships none) unless the configuration read registers some or
+// --feature says so.
+const EGDefaultDynamicModules = "EnvoyGateway.envoyProxy.dynamicModules"
+
 // IsClassParameters reports whether u is of a kind of
 // ClassParametersKinds.
 func IsClassParameters(u *unstructured.Unstructured) bool {
@@ -92,8 +101,9 @@ func GatewayParametersRef(gw *unstructured.Unstructured) (topology.Ref, bool) {
 // none) over its GatewayClass's (class, nil for none), by the Gateway's
 // spec.mergeType: unset or Replace, the Gateway's alone; JSONMerge or
 // StrategicMerge, the two specs merged (RFC 7386: EnvoyProxy's lists carry
-// no patch strategy, so a strategic merge replaces them whole too), named
-// as the Gateway's. The configuration's default spec, the lowest level, is
+// no patch strategy, so a strategic merge replaces them whole too; the
+// Gateway's nulls and empty lists are left out, as Envoy Gateway's typed
+// merge omits them), named as the Gateway's. The configuration's default spec, the lowest level, is
 // not read here. An unknown merge type, or specs that do not merge, give
 // the Gateway's alone. The result is shared with the arguments when it is
 // one of them; nil when both are nil.
@@ -109,7 +119,7 @@ func EffectiveParameters(class, gateway *unstructured.Unstructured) *unstructure
 		return gateway
 	}
 	base, err1 := json.Marshal(class.Object["spec"])
-	patch, err2 := json.Marshal(gateway.Object["spec"])
+	patch, err2 := json.Marshal(omitEmpty(gateway.Object["spec"]))
 	if err1 != nil || err2 != nil {
 		return gateway
 	}
@@ -124,6 +134,33 @@ func EffectiveParameters(class, gateway *unstructured.Unstructured) *unstructure
 	out := gateway.DeepCopy()
 	out.Object["spec"] = spec
 	return out
+}
+
+// omitEmpty is v without nulls and empty lists, at any depth (a copy):
+// Envoy Gateway merges its typed EnvoyProxy specs, whose fields are all
+// omitempty, so neither deletes nor empties its class's field.
+func omitEmpty(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, c := range x {
+			if c == nil {
+				continue
+			}
+			if l, ok := c.([]any); ok && len(l) == 0 {
+				continue
+			}
+			out[k] = omitEmpty(c)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, c := range x {
+			out[i] = omitEmpty(c)
+		}
+		return out
+	}
+	return v
 }
 
 // MergesGateways reads whether GatewayClass parameters merge the
@@ -258,9 +295,11 @@ func keptParameterPaths() [][]string {
 }
 
 // keepPaths copies of v what lies on paths (segments ending in "[]" walk a
-// list, whose entries keep their positions), nil when nothing does.
-// Entries on no path are kept as empty objects, so that a list keeps its
-// length and the entries their indexes.
+// list, whose entries keep their positions), nil when nothing does. A
+// non-empty list on a path is kept whatever its entries keep (entries
+// that keep nothing as empty objects), so that it replaces its class's in
+// a merge as the whole one does; an empty one is dropped, as Envoy
+// Gateway's typed merge drops it.
 func keepPaths(v any, paths [][]string) any {
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -302,20 +341,21 @@ func keepPaths(v any, paths [][]string) any {
 				out[seg] = l
 				continue
 			}
+			if len(l) == 0 {
+				continue // as Envoy Gateway's typed merge drops it (omitempty)
+			}
+			// A list replaces its class's whole in a merge
+			// (EffectiveParameters): kept with its length, entries that
+			// keep nothing as empty objects.
 			kept := make([]any, len(l))
-			someKept := false
 			for i, e := range l {
 				k := keepPaths(e, rest)
 				if k == nil {
 					k = map[string]any{}
-				} else {
-					someKept = true
 				}
 				kept[i] = k
 			}
-			if someKept {
-				out[seg] = kept
-			}
+			out[seg] = kept
 		}
 	}
 	if len(out) == 0 {

@@ -216,10 +216,23 @@ func TestGatewayParameters(t *testing.T) {
 			}
 		}
 	}
-	// A null deletes the class's field in a JSON merge.
-	del := mustObj(t, `{apiVersion: gateway.envoyproxy.io/v1alpha1, kind: EnvoyProxy, metadata: {name: own, namespace: apps}, spec: {mergeType: JSONMerge, telemetry: {tracing: null}}}`)
-	if got := TelemetryBackendRefs(EffectiveParameters(class, del)); len(got) != 1 || got[0].Name != "m1" {
-		t.Errorf("tracing deleted: backends %v, want the class's metrics only", got)
+	// Envoy Gateway merges typed specs: a null or an empty list of the
+	// Gateway's is no value (omitempty), and keeps the class's.
+	del := mustObj(t, `{apiVersion: gateway.envoyproxy.io/v1alpha1, kind: EnvoyProxy, metadata: {name: own, namespace: apps}, spec: {mergeType: JSONMerge, telemetry: {tracing: null, metrics: {sinks: []}}}}`)
+	if got := TelemetryBackendRefs(EffectiveParameters(class, del)); len(got) != 2 {
+		t.Errorf("null tracing, empty sinks: backends %v, want the class's both", got)
+	}
+	// A list of the Gateway's replaces the class's whole, trimmed or not,
+	// even when its entries name no backend.
+	fileSink := mustObj(t, `{apiVersion: gateway.envoyproxy.io/v1alpha1, kind: EnvoyProxy, metadata: {name: own, namespace: apps}, spec: {mergeType: JSONMerge, telemetry: {metrics: {sinks: [{type: Prometheus}]}}}}`)
+	for _, trim := range []bool{false, true} {
+		cl, ow := class.DeepCopy(), fileSink.DeepCopy()
+		if trim {
+			cl, ow = TrimClassParameters(cl), TrimClassParameters(ow)
+		}
+		if got := TelemetryBackendRefs(EffectiveParameters(cl, ow)); len(got) != 1 || got[0].Name != "tr" {
+			t.Errorf("sinks replaced (trimmed %v): backends %v, want the class's tracing only", trim, got)
+		}
 	}
 	if EffectiveParameters(nil, nil) != nil || EffectiveParameters(class, nil) != class || EffectiveParameters(nil, del) != del {
 		t.Error("EffectiveParameters with a level missing is not the other level")

@@ -22,7 +22,7 @@ const egHeader = "apiVersion: gateway.envoyproxy.io/v1alpha1\nkind: EnvoyGateway
 // Envoy Gateway's configuration: every feature is off unless set, Lua as
 // LuaDisabled reads it (enableLua over the deprecated disableLua).
 func TestConfiguration(t *testing.T) {
-	off := map[string]bool{egEnableLua: false, egEnableEnvoyPatchPolicy: false, egEnableBackend: false, EGMergeGateways: false}
+	off := map[string]bool{egEnableLua: false, egEnableEnvoyPatchPolicy: false, egEnableBackend: false, EGMergeGateways: false, EGDefaultDynamicModules: false}
 	with := func(on ...string) map[string]bool {
 		m := maps.Clone(off)
 		for _, f := range on {
@@ -48,6 +48,8 @@ func TestConfiguration(t *testing.T) {
 		{"merged Gateways by default", egHeader + "envoyProxy:\n  mergeGateways: true\n", with(EGMergeGateways), ""},
 		{"merged Gateways with extensions", egHeader + "envoyProxy:\n  mergeGateways: true\nextensionApis:\n  enableLua: true\n", with(EGMergeGateways, egEnableLua), ""},
 		{"envoyProxy without mergeGateways", egHeader + "envoyProxy:\n  mergeBackends: true\n", off, ""},
+		{"default dynamic modules", egHeader + "envoyProxy:\n  dynamicModules: [{name: a}]\n", with(EGDefaultDynamicModules), ""},
+		{"no default dynamic modules", egHeader + "envoyProxy:\n  dynamicModules: []\n", off, ""},
 		{"mergeGateways not a boolean", egHeader + "envoyProxy:\n  mergeGateways: \"yes\"\nextensionApis:\n  enableLua: true\n", with(egEnableLua), "envoyProxy.mergeGateways is not a boolean"},
 		{"envoyProxy a string", egHeader + "envoyProxy: x\n", off, "envoyProxy is not an object"},
 		{"two problems", egHeader + "envoyProxy: x\nextensionApis: [1]\n", off, "envoyProxy is not an object; extensionApis is not an object"},

@@ -186,9 +186,11 @@ var builtin = func() []policy.Profile {
 		// reads, makes the policy Invalid.
 		// Bounded by the translator too: buildBackendConnection,
 		// buildRequestBuffer, buildIRHTTP2Settings.
-		withValueRanges(withObjectRefs(egInherited("BackendTrafficPolicy", egRoutes),
+		// Its rate-limit matches by regular expression are compiled
+		// (buildRateLimitRule: regex.Validate, Go's regexp).
+		withRegexFields(withValueRanges(withObjectRefs(egInherited("BackendTrafficPolicy", egRoutes),
 			"responseOverride[].response.body.valueRef kinds=ConfigMap keys=response.body,+ when=type=ValueRef"),
-			egBufferAndWindows+"; requestBuffer.limit=0..4294967295"),
+			egBufferAndWindows+"; requestBuffer.limit=0..4294967295"), egRateLimitRegexes),
 		// The backends of their external services (extAuth, JWKS, OIDC
 		// provider, extProc): Envoy Gateway makes the policy their
 		// BackendTLSPolicy's ancestor (processExtServiceDestination).
@@ -197,7 +199,9 @@ var builtin = func() []policy.Profile {
 		// left out without a word.
 		// A reference to a Backend needs extensionApis.enableBackend
 		// (processExtServiceDestination), off by default.
-		withFeatureGates(withFailOpen(withUnsupportedFields(withObjectRefs(withBackendRefs(egInherited("SecurityPolicy", kinds(httpRoute, grpcRoute, tcpRoute)),
+		// Its authorization paths by regular expression are compiled
+		// (validateAuthorizationOperation).
+		withRegexFields(withFeatureGates(withFailOpen(withUnsupportedFields(withObjectRefs(withBackendRefs(egInherited("SecurityPolicy", kinds(httpRoute, grpcRoute, tcpRoute)),
 			"extAuth.grpc.backendRef", "extAuth.grpc.backendRefs[]", "extAuth.http.backendRef", "extAuth.http.backendRefs[]",
 			"jwt.providers[].remoteJWKS.backendRefs[]", "oidc.provider.backendRefs[]"),
 			"apiKeyAuth.credentialRefs[] kinds=Secret",
@@ -210,6 +214,7 @@ var builtin = func() []policy.Profile {
 				"authorization.rules[].principal.headers,authorization.rules[].principal.clientIPGeoLocations"),
 			// An external authorizer failing open is skipped, not a 500.
 			"extAuth=failOpen"), egBackendGate),
+			"authorization.rules[].operation.path.value when=type=RegularExpression"),
 		// Lua is off unless Envoy Gateway's configuration enables it
 		// (ExtensionAPISettings.LuaDisabled; the translator refuses the
 		// policy: "Skipping Lua EnvoyExtensionPolicy as feature is
@@ -399,6 +404,24 @@ func withAllowlists(p policy.Profile, v string) policy.Profile {
 	p.Spec.Allowlists = must(policy.ParseAllowlists(v))
 	return p
 }
+
+// withRegexFields declares the fields of a profile's kind's policies that
+// hold regular expressions its implementation compiles (the annotation's
+// form).
+func withRegexFields(p policy.Profile, v string) policy.Profile {
+	p.Spec.RegexFields = must(policy.ParseRegexFields(v))
+	return p
+}
+
+// egRateLimitRegexes are the matches of a BackendTrafficPolicy's local and
+// global rate-limit rules that Envoy Gateway compiles as regular
+// expressions (buildRateLimitRule).
+const egRateLimitRegexes = "rateLimit.local.rules[].clientSelectors[].headers[].value when=type=RegularExpression; " +
+	"rateLimit.local.rules[].clientSelectors[].path.value when=type=RegularExpression; " +
+	"rateLimit.local.rules[].clientSelectors[].queryParams[].value when=type=RegularExpression; " +
+	"rateLimit.global.rules[].clientSelectors[].headers[].value when=type=RegularExpression; " +
+	"rateLimit.global.rules[].clientSelectors[].path.value when=type=RegularExpression; " +
+	"rateLimit.global.rules[].clientSelectors[].queryParams[].value when=type=RegularExpression"
 
 // withFailOpen declares the parts of a profile's kind's policies left out
 // rather than failing the route (the annotation's form).

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/attache-dev/attache/pkg/routing"
+	"github.com/attache-dev/attache/pkg/topology"
 )
 
 // failClosedDocs: an unlabelled Envoy Gateway SecurityPolicy CRD (its
@@ -217,5 +218,74 @@ spec:
 	ix, pols := build(t, base+gw, true)
 	if o := trace(t, ix, pols, "http://ok.example/", nil).Outcomes[0]; o.Status != 500 {
 		t.Errorf("ok: %s %d %q, want the Gateway policy's 500", o.Result, o.Status, o.Reason)
+	}
+}
+
+// A route on two Gateways whose EnvoyExtensionPolicy loads a dynamic
+// module that only one Gateway's EnvoyProxy registers fails through the
+// other only: Envoy Gateway translates a route's policy per Gateway.
+func TestFailClosedPerGateway(t *testing.T) {
+	docs := `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: envoyextensionpolicies.gateway.envoyproxy.io}
+spec:
+  group: gateway.envoyproxy.io
+  names: {kind: EnvoyExtensionPolicy, plural: envoyextensionpolicies}
+  scope: Namespaced
+  versions: [{name: v1alpha1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller, parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: cls, namespace: default}}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyProxy
+metadata: {name: cls, namespace: default}
+spec: {dynamicModules: [{name: a, source: {local: {path: /a.so}}}]}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyProxy
+metadata: {name: own, namespace: default}
+spec: {dynamicModules: [{name: b, source: {local: {path: /b.so}}}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g1, namespace: default}
+spec: {gatewayClassName: eg, listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g2, namespace: default}
+spec: {gatewayClassName: eg, infrastructure: {parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: own}}, listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec: {ports: [{name: http, port: 8080}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: default}
+spec:
+  parentRefs: [{name: g1}, {name: g2}]
+  hostnames: [r.example]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyExtensionPolicy
+metadata: {name: mod, namespace: default}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}]
+  dynamicModule: [{name: a}]
+`
+	ix, pols := build(t, docs, true)
+	for gw, status := range map[string]int{"g1": 0, "g2": 500} {
+		ref := topology.Ref{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: "default", Name: gw}
+		o := trace(t, ix, pols, "http://r.example/", &ref).Outcomes[0]
+		if o.Status != status {
+			t.Errorf("via %s: %s %d %q, want status %d", gw, o.Result, o.Status, o.Reason, status)
+		}
 	}
 }

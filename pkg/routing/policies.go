@@ -132,7 +132,7 @@ func (p *Policies) failedClosed(o *Outcome) (int, string) {
 			// The most specific policy merges with those above it: its
 			// implementation translates the merged policy, which fails
 			// when that fails or holds a broken field of one above.
-			if msg, ok := st.InPlaceInvalid[last.At]; ok {
+			if msg, ok := st.InPlaceInvalid[last.At]; ok && failsVia(st, last.At, o.Gateway) {
 				return ep.Kind.FailureStatus, fmt.Sprintf("%s %s applies here but is Invalid (%s); %s answers the route's requests with %d",
 					last.Policy.Kind, nameOf(last.Policy), msg, impl, ep.Kind.FailureStatus)
 			}
@@ -147,13 +147,21 @@ func (p *Policies) failedClosed(o *Outcome) (int, string) {
 			if st == nil {
 				continue
 			}
-			if msg, ok := st.InPlaceInvalid[a.At]; ok {
+			if msg, ok := st.InPlaceInvalid[a.At]; ok && failsVia(st, a.At, o.Gateway) {
 				return ep.Kind.FailureStatus, fmt.Sprintf("%s %s applies here but is Invalid (%s); %s answers the route's requests with %d",
 					a.Policy.Kind, nameOf(a.Policy), msg, impl, ep.Kind.FailureStatus)
 			}
 		}
 	}
 	return 0, ""
+}
+
+// failsVia reports whether the policy of st, Invalid in place at target
+// at, fails the requests through Gateway gw: through every Gateway unless
+// it fails through some only (engine.PolicyStatus.InPlaceInvalidVia).
+func failsVia(st *engine.PolicyStatus, at, gw topology.Ref) bool {
+	via, some := st.InPlaceInvalidVia[at]
+	return !some || slices.Contains(via, gw)
 }
 
 // statusOf is the status of entry e's policy; nil for none.
