@@ -144,6 +144,10 @@ type policyKindItem struct {
 	// of the target's data plane hold, each "<path>=<parameters path>";
 	// absent: none.
 	DataPlaneAllowlists []string `json:"dataPlaneAllowlists,omitempty"`
+	// Requires are what policies need of the data plane's parameters or of
+	// other kinds' policies at the listeners when they hold a value, each
+	// "<path> requires|excludes <where>:<path>|..."; absent: none.
+	Requires []string `json:"requires,omitempty"`
 	// ValueRanges bound fields holding quantities, which the
 	// implementation checks when it translates a policy, each
 	// "<path>=<min>..<max>"; absent: none.
@@ -325,6 +329,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	for _, a := range k.Allowlists {
 		parts = append(parts, origin(policy.SettingAllowlists, "data-plane-allowlist="+a.String()))
 	}
+	for _, r := range k.Requirements {
+		parts = append(parts, origin(policy.SettingRequirements, "requires="+r.String()))
+	}
 	for _, r := range k.ValueRanges {
 		parts = append(parts, origin(policy.SettingValueRanges, "value-range="+r.String()))
 	}
@@ -421,6 +428,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	}
 	for _, a := range k.Allowlists {
 		it.DataPlaneAllowlists = append(it.DataPlaneAllowlists, a.String())
+	}
+	for _, r := range k.Requirements {
+		it.Requires = append(it.Requires, r.String())
 	}
 	for _, r := range k.RegexFields {
 		it.RegexFields = append(it.RegexFields, r.String())

@@ -523,6 +523,9 @@ func TestGetPolicyKindsAllowlists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !strings.Contains(out, "requires=authorization.rules[].principal.clientIPGeoLocations[] excludes ClientTrafficPolicy.gateway.envoyproxy.io:clientIPDetection.xForwardedFor.trustedCIDRs (profile: Envoy Gateway)") {
+		t.Errorf("-o wide lacks the requires setting:\n%s", out)
+	}
 	if !strings.Contains(out, "regex-field=authorization.rules[].operation.path.value when=type=RegularExpression (profile: Envoy Gateway)") {
 		t.Errorf("-o wide lacks the regexFields setting:\n%s", out)
 	}
@@ -533,13 +536,17 @@ func TestGetPolicyKindsAllowlists(t *testing.T) {
 	if !strings.Contains(out, `"authorization.rules[].operation.path.value when=type=RegularExpression"`) || !strings.Contains(out, `"regexFields": "profile: Envoy Gateway"`) {
 		t.Errorf("-o json lacks the regexFields setting or its origin:\n%s", out)
 	}
+	// What GeoIP authorization needs (requires).
+	if !strings.Contains(out, `"authorization.rules[].principal.clientIPGeoLocations[] requires parameters:geoIP.provider.maxMind"`) || !strings.Contains(out, `"requires": "profile: Envoy Gateway"`) {
+		t.Errorf("-o json lacks the requires setting or its origin:\n%s", out)
+	}
 	// A parameters field attache does not read is refused, naming it.
 	bad := filepath.Join(dir, "bad.yaml")
 	if err := os.WriteFile(bad, []byte(strings.Replace(crd, "=dynamicModules[].name", "=telemetry.tracing", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, errOut, _ := run(t, "get", "policykinds", "-f", bad)
-	if !strings.Contains(errOut, `attache does not read "telemetry.tracing" of the data plane's parameters (it reads dynamicModules[].name)`) {
+	if !strings.Contains(errOut, `attache does not read "telemetry.tracing" of the data plane's parameters (it reads dynamicModules[].name, geoIP.provider)`) {
 		t.Errorf("an allowlist on an unread parameters field is not refused with its reason:\n%s", errOut)
 	}
 }

@@ -125,7 +125,8 @@ func TestClassParamsWatchedForDataPlaneKinds(t *testing.T) {
 	dir := modfixtures.Dir(t, modfixtures.EnvoyGateway)
 	for _, o := range modfixtures.CRDs(t, dir, filepath.Join("charts", "gateway-helm", "charts", "crds", "crds", "generated", "gateway.envoyproxy.io_*.yaml")) {
 		ci := readCRD(o.Object, true)
-		wantDP := ci.gk.Kind == "ClientTrafficPolicy" || ci.gk.Kind == "EnvoyPatchPolicy" || ci.gk.Kind == "EnvoyExtensionPolicy" // dynamic modules
+		// EnvoyExtensionPolicy: dynamic modules; SecurityPolicy: GeoIP.
+		wantDP := ci.gk.Kind == "ClientTrafficPolicy" || ci.gk.Kind == "EnvoyPatchPolicy" || ci.gk.Kind == "EnvoyExtensionPolicy" || ci.gk.Kind == "SecurityPolicy"
 		if ci.dataPlanes != wantDP {
 			t.Errorf("%s: dataPlanes %v, want %v", ci.gk, ci.dataPlanes, wantDP)
 		}

@@ -91,7 +91,8 @@ type notAllowed struct {
 // configuration's default spec when that registers values attache does
 // not read (profiles.EGDefaultDynamicModules).
 func (c *computation) notAllowedVia(p *policy.Policy, at topology.Ref) []notAllowed {
-	if len(p.Kind.Allowlists) == 0 {
+	reqs := p.Kind.RequirementsOf(topology.GroupKind{})
+	if len(p.Kind.Allowlists) == 0 && len(reqs) == 0 {
 		return nil
 	}
 	var out []notAllowed
@@ -106,7 +107,7 @@ func (c *computation) notAllowedVia(p *policy.Policy, at topology.Ref) []notAllo
 		}
 		seen = append(seen, ref)
 		epRef, params, known := c.gatewayParams(ref)
-		if !known || (params == nil && c.features.On(profiles.EGDefaultDynamicModules)) {
+		if !known {
 			continue
 		}
 		var spec map[string]any
@@ -115,15 +116,25 @@ func (c *computation) notAllowedVia(p *policy.Policy, at topology.Ref) []notAllo
 			spec, _ = params.Object["spec"].(map[string]any)
 			proxy = fmt.Sprintf("%s %s/%s", epRef.Kind, epRef.Namespace, epRef.Name)
 		}
-		probs := p.NotAllowed(func(in policy.BackendRefPath) []string {
-			_, values := policy.ValuesAt(spec, in)
-			return values
-		})
+		var probs []policy.FieldProblem
+		if params != nil || !c.features.On(profiles.EGDefaultDynamicModules) {
+			probs = p.NotAllowed(func(in policy.BackendRefPath) []string {
+				_, values := policy.ValuesAt(spec, in)
+				return values
+			})
+			for i := range probs {
+				probs[i].Message += " of " + proxy
+			}
+		}
+		if params != nil {
+			// The default spec's other settings are not read: not judged.
+			probs = append(probs, p.Unmet(reqs, spec, proxy)...)
+		}
 		if len(probs) == 0 {
 			continue
 		}
 		for i := range probs {
-			probs[i].Message += fmt.Sprintf(" of %s, which Gateway %s/%s runs with", proxy, ref.Namespace, ref.Name)
+			probs[i].Message += fmt.Sprintf(", which Gateway %s/%s runs with", ref.Namespace, ref.Name)
 		}
 		out = append(out, notAllowed{gateway: ref, problems: probs})
 	}
@@ -171,4 +182,99 @@ func (c *computation) failingVia(p *policy.Policy, at topology.Ref) []topology.R
 		return nil
 	}
 	return gws
+}
+
+// listenersFor are the listeners (Gateway or ListenerSet sections) the
+// requests of target at pass: a listener itself; a Gateway's (its
+// ListenerSets' included) or a ListenerSet's; those a route (or a rule of
+// it) is attached through. None for other targets.
+func (c *computation) listenersFor(at topology.Ref) []topology.Ref {
+	gk := at.GroupKind()
+	if at.IsSection() && (gk == topology.KindGateway || gk == topology.KindListenerSet) {
+		return []topology.Ref{at}
+	}
+	id, ok := c.graph.Lookup(at.Object())
+	if !ok {
+		return nil
+	}
+	switch {
+	case gk == topology.KindGateway:
+		return c.gatewayListeners(id)
+	case gk == topology.KindListenerSet:
+		return c.sections(id)
+	case slices.Contains(topology.RouteKinds, gk):
+		var out []topology.Ref
+		for _, p := range c.graph.Node(id).Parents {
+			r := c.graph.Node(p).Ref
+			if pk := r.GroupKind(); r.IsSection() && (pk == topology.KindGateway || pk == topology.KindListenerSet) && !slices.Contains(out, r) {
+				out = append(out, r)
+			}
+		}
+		slices.SortFunc(out, func(a, b topology.Ref) int { return a.Compare(b) })
+		return out
+	}
+	return nil
+}
+
+// listenerUnmet checks the requirements of p on other kinds' effective
+// policies (policy.Requirement.Of) at the listeners the requests of
+// target at pass (listenersFor): the message naming every unmet one, and
+// the listeners where some is not met; "" and nil when all are met. Read
+// after every kind is computed: a policy of such a kind that changes
+// recomputes everything (requirementDependents).
+func (c *computation) listenerUnmet(p *policy.Policy, at topology.Ref) (string, []topology.Ref) {
+	var kinds []topology.GroupKind
+	for _, r := range p.Kind.Requirements {
+		if r.Of != (topology.GroupKind{}) && !slices.Contains(kinds, r.Of) {
+			kinds = append(kinds, r.Of)
+		}
+	}
+	if len(kinds) == 0 {
+		return "", nil
+	}
+	var probs []policy.FieldProblem
+	var via []topology.Ref
+	for _, l := range c.listenersFor(at) {
+		failed := false
+		for _, of := range kinds {
+			for _, spec := range c.effectiveSpecsAt(of, l) {
+				for _, b := range p.Unmet(p.Kind.RequirementsOf(of), spec, fmt.Sprintf("the %s in effect at %s", of.Kind, l.Short())) {
+					failed = true
+					if !slices.ContainsFunc(probs, func(o policy.FieldProblem) bool { return o.Field == b.Field }) {
+						probs = append(probs, b)
+					}
+				}
+			}
+		}
+		if failed {
+			via = append(via, l)
+		}
+	}
+	if len(probs) == 0 {
+		return "", nil
+	}
+	return "requirements not met: " + fieldProblems(probs), via
+}
+
+// effectiveSpecsAt are the effective specs of policy kind of at target
+// at, one per context; one nil spec when none applies there (no policy,
+// or the kind is not among the kinds).
+func (c *computation) effectiveSpecsAt(of topology.GroupKind, at topology.Ref) []map[string]any {
+	k := c.kinds[of]
+	if k == nil || c.dps[k] == nil {
+		return []map[string]any{nil}
+	}
+	id, ok := c.graph.Lookup(at)
+	if !ok {
+		return []map[string]any{nil}
+	}
+	ts := c.dps[k].targets[id]
+	if ts == nil || ts.eff == nil || len(ts.eff.Contexts) == 0 {
+		return []map[string]any{nil}
+	}
+	out := make([]map[string]any, len(ts.eff.Contexts))
+	for i, ctx := range ts.eff.Contexts {
+		out[i] = ctx.Spec
+	}
+	return out
 }

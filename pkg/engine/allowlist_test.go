@@ -89,7 +89,7 @@ func TestDataPlaneAllowlist(t *testing.T) {
 		}
 	}
 	msg := policyStatusOf(t, res, "p2").Ancestors[0].Conditions[0].Message
-	want(t, "p2 message", msg, `values the data plane does not allow: spec.dynamicModule[0].name: "a" is not among spec.dynamicModules[].name of EnvoyProxy default/own, which Gateway default/g2 runs with`)
+	want(t, "p2 message", msg, `the data plane does not allow: spec.dynamicModule[0].name: "a" is not among spec.dynamicModules[].name of EnvoyProxy default/own, which Gateway default/g2 runs with`)
 	if !strings.Contains(policyStatusOf(t, res, "pg").Ancestors[0].Conditions[0].Message, "of EnvoyProxy sys/cls, which Gateway default/g1 runs with") {
 		t.Errorf("pg: %v, want the class's proxy named", policyStatusOf(t, res, "pg").Ancestors[0].Conditions)
 	}
@@ -113,7 +113,7 @@ func TestDataPlaneAllowlist(t *testing.T) {
 	// A configuration whose default spec registers modules: not judged.
 	withDefault := engine.Compute(decodeDocs(t, allowlistDocs("{name: b}")), engine.Options{Features: policy.Features{profiles.EGDefaultDynamicModules: {On: true, From: "--feature"}}})
 	want(t, "px with default modules", status(t, withDefault, "px", "Accepted"), "True/Accepted")
-	wantProblem(t, res, "p2", "spec.dynamicModule[0].name", `value the data plane does not allow: "a" is not among spec.dynamicModules[].name of EnvoyProxy default/own, which Gateway default/g2 runs with`)
+	wantProblem(t, res, "p2", "spec.dynamicModule[0].name", `the data plane does not allow it: "a" is not among spec.dynamicModules[].name of EnvoyProxy default/own, which Gateway default/g2 runs with`)
 
 	// g2's proxy registering a too, incrementally as Compute says.
 	in := engine.NewIncremental(engine.Options{})

@@ -282,7 +282,7 @@ func (c *computation) unresolvedRefsAt(p *policy.Policy, at topology.Ref) (field
 		bad       []policy.FieldProblem
 	}{
 		{"values its implementation refuses: ", "value refused by its implementation: ", c.rangesAt(p, at)},
-		{"values the data plane does not allow: ", "value the data plane does not allow: ", c.notAllowedAt(p, at)},
+		{"the data plane does not allow: ", "the data plane does not allow it: ", c.notAllowedAt(p, at)},
 	} {
 		if len(g.bad) == 0 {
 			continue

@@ -112,6 +112,9 @@ func (in *Incremental) Compute(objs []Object) *Result {
 		reason = in.c.backendTLSDependents(changes, in.holdersChanged)
 	}
 	if reason == "" {
+		reason = in.c.requirementDependents(changes)
+	}
+	if reason == "" {
 		reason = in.c.cannotUpdate(changes)
 	}
 	if reason != "" {
@@ -225,6 +228,45 @@ func (c *computation) backendTLSDependents(changes []policyChange, holders []top
 		}
 	}
 	return ""
+}
+
+// requirementDependents says why everything must be recomputed when a
+// policy changed whose kind other kinds' policies read at the listeners
+// (policy.Requirement.Of: a SecurityPolicy's GeoIP authorization needs a
+// ClientTrafficPolicy's clientIPDetection) while a policy of such a kind
+// is among the policies: its status reads the changed kind's effective
+// policies. "" otherwise.
+func (c *computation) requirementDependents(changes []policyChange) string {
+	read := map[topology.GroupKind]*policy.Kind{}
+	for _, k := range c.kinds {
+		for _, r := range k.Requirements {
+			if r.Of != (topology.GroupKind{}) {
+				read[r.Of] = k
+			}
+		}
+	}
+	if len(read) == 0 {
+		return ""
+	}
+	for _, ch := range changes {
+		for _, p := range []*policy.Policy{ch.p, oldPolicy(ch)} {
+			if p == nil {
+				continue
+			}
+			if k, ok := read[p.Kind.GroupKind]; ok && slices.ContainsFunc(c.policies, func(ps *pstate) bool { return ps.p.Kind == k }) {
+				return fmt.Sprintf("%s changed, and %s policies read %s policies at their listeners", ch.ref, k.GroupKind.Kind, p.Kind.GroupKind.Kind)
+			}
+		}
+	}
+	return ""
+}
+
+// oldPolicy is the policy a change replaces, nil for an addition.
+func oldPolicy(ch policyChange) *policy.Policy {
+	if ch.old == nil {
+		return nil
+	}
+	return ch.old.p
 }
 
 // regeneration is a policy whose new parse differs from the old in its

@@ -195,6 +195,15 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 				an.reason, an.msg = ReasonInvalid, msg
 			}
 		}
+		var unmetVia []topology.Ref
+		if an.reason == "" && an.att != nil {
+			// The same, for what it requires of other kinds' policies at
+			// the listeners its requests pass (read now that every kind
+			// is computed).
+			if msg, via := c.listenerUnmet(ps.p, an.att.ref.At); msg != "" {
+				an.reason, an.msg, unmetVia = ReasonInvalid, msg, via
+			}
+		}
 		if an.reason == ReasonInvalid && an.att != nil && an.att.failedOpen != nil {
 			an.msg += fmt.Sprintf("; failing open, %s left out and the rest applied", strings.Join(an.att.failedOpen, ", "))
 		}
@@ -203,7 +212,11 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 				st.InPlaceInvalid = map[topology.Ref]string{}
 			}
 			st.InPlaceInvalid[an.att.ref.At] = an.msg
-			if via := c.failingVia(ps.p, an.att.ref.At); via != nil {
+			via := unmetVia
+			if via == nil {
+				via = c.failingVia(ps.p, an.att.ref.At)
+			}
+			if via != nil {
 				if st.InPlaceInvalidVia == nil {
 					st.InPlaceInvalidVia = map[topology.Ref][]topology.Ref{}
 				}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/attache-dev/attache/pkg/topology"
 )
 
 // Allowlist says that each value at a path of a kind's policies must be
@@ -25,7 +27,7 @@ type Allowlist struct {
 // Gateway's EnvoyProxy) that an Allowlist may read: the readers keep
 // these (and what else attache reads) of the parameters they get, and
 // drop the rest (a deployment's settings).
-var ParametersPaths = []BackendRefPath{"dynamicModules[].name"}
+var ParametersPaths = []BackendRefPath{"dynamicModules[].name", "geoIP.provider"}
 
 // String renders the allowlist in its annotation form:
 // "dynamicModule[].name=dynamicModules[].name".
@@ -54,7 +56,9 @@ func (a Allowlist) validate() error {
 	if err := a.Path.validate(); err != nil {
 		return fmt.Errorf("allowlist entry: %v", err)
 	}
-	if !slices.Contains(ParametersPaths, a.In) {
+	if !slices.ContainsFunc(ParametersPaths, func(kept BackendRefPath) bool {
+		return a.In == kept || strings.HasPrefix(string(a.In), string(kept)+".")
+	}) {
 		names := make([]string, len(ParametersPaths))
 		for i, p := range ParametersPaths {
 			names[i] = string(p)
@@ -112,5 +116,5 @@ func (p *Policy) NotAllowed(allowed func(in BackendRefPath) []string) []FieldPro
 // the data planes' parameters (Envoy Gateway's EnvoyProxies) and the
 // configuration's default.
 func (k *Kind) ReadsDataPlanes() bool {
-	return k.DataPlaneTarget || k.RejectSharedPort || len(k.Allowlists) > 0
+	return k.DataPlaneTarget || k.RejectSharedPort || len(k.Allowlists) > 0 || len(k.RequirementsOf(topology.GroupKind{})) > 0
 }

@@ -358,3 +358,13 @@ func FuzzParseRegexFields(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, v string) { entriesRoundTrip(t, v, ParseRegexFields, RegexFieldsString) })
 }
+
+// FuzzParseRequirements reads fuzz strings as the attache.dev/requires
+// annotation: no panic, and a value it accepts renders
+// (RequirementsString) to itself.
+func FuzzParseRequirements(f *testing.F) {
+	for _, s := range []string{"a[] requires parameters:geoIP.provider.maxMind", "a requires X.y:b|c; a excludes X.y:b.d", "none", "", ";", "a requires", "a requires :", "a requires X.:b", "a requires X.y:", "a requires X.y:b||c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) { entriesRoundTrip(t, v, ParseRequirements, RequirementsString) })
+}

@@ -223,6 +223,11 @@ type Kind struct {
 	// naming another value is Invalid in place at that target, as one
 	// whose references do not resolve.
 	Allowlists []Allowlist
+	// Requirements say what its policies need of the data plane's
+	// parameters or of another kind's effective policy at the listeners
+	// when they hold some value (Envoy Gateway's GeoIP authorization): a
+	// policy whose requirement is not met is Invalid in place there.
+	Requirements []Requirement
 	// ValueRanges bound fields holding quantities, which the
 	// implementation checks when it translates a policy: a policy with a
 	// value outside is Invalid in place, as one whose references do not
@@ -315,6 +320,7 @@ type Spec struct {
 	FailureStatus                  int
 	FailOpen                       []FailOpenPath
 	Allowlists                     []Allowlist
+	Requirements                   []Requirement
 	ValueRanges                    []ValueRange
 	RegexFields                    []RegexField
 	FeatureGates                   []FeatureGate
@@ -394,6 +400,13 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingFailureStatus, s.FailureStatus != 0, func() { k.FailureStatus = s.FailureStatus })
 	set(SettingFailOpen, len(s.FailOpen) > 0, func() { k.FailOpen = slices.Clone(s.FailOpen) })
 	set(SettingAllowlists, len(s.Allowlists) > 0, func() { k.Allowlists = slices.Clone(s.Allowlists) })
+	set(SettingRequirements, len(s.Requirements) > 0, func() {
+		k.Requirements = make([]Requirement, len(s.Requirements))
+		for i, r := range s.Requirements {
+			r.Any = slices.Clone(r.Any)
+			k.Requirements[i] = r
+		}
+	})
 	set(SettingValueRanges, len(s.ValueRanges) > 0, func() { k.ValueRanges = slices.Clone(s.ValueRanges) })
 	set(SettingRegexFields, len(s.RegexFields) > 0, func() { k.RegexFields = slices.Clone(s.RegexFields) })
 	set(SettingFeatureGates, len(s.FeatureGates) > 0, func() {
@@ -577,6 +590,11 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingAllowlists, "%v", err)
 		}
 	}
+	for _, r := range k.Requirements {
+		if err := r.validate(); err != nil {
+			return settingErrorf(SettingRequirements, "%v", err)
+		}
+	}
 	for _, r := range k.ValueRanges {
 		if err := r.validate(); err != nil {
 			return settingErrorf(SettingValueRanges, "%v", err)
@@ -691,6 +709,7 @@ var annotationOf = map[string]string{
 	SettingFailureStatus:         AnnotationFailureStatus,
 	SettingFailOpen:              AnnotationFailOpen,
 	SettingAllowlists:            AnnotationAllowlists,
+	SettingRequirements:          AnnotationRequirements,
 	SettingValueRanges:           AnnotationValueRanges,
 	SettingRegexFields:           AnnotationRegexFields,
 	SettingFeatureGates:          AnnotationFeatureGates,
@@ -704,7 +723,7 @@ var allSettings = []string{
 	SettingUntargetedScope, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingWeightAnnotation,
 	SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingObjectRefs,
-	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingAllowlists, SettingValueRanges, SettingRegexFields, SettingFeatureGates,
+	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingFeatureGates,
 }
 
 // Settings lists the names of every setting of a kind, the keys of
@@ -857,6 +876,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationFailureStatus, SettingFailureStatus, func(v string) (err error) { k.FailureStatus, err = parseFailureStatus(v); return }},
 		{AnnotationFailOpen, SettingFailOpen, func(v string) (err error) { k.FailOpen, err = ParseFailOpen(v); return }},
 		{AnnotationAllowlists, SettingAllowlists, func(v string) (err error) { k.Allowlists, err = ParseAllowlists(v); return }},
+		{AnnotationRequirements, SettingRequirements, func(v string) (err error) { k.Requirements, err = ParseRequirements(v); return }},
 		{AnnotationValueRanges, SettingValueRanges, func(v string) (err error) { k.ValueRanges, err = ParseValueRanges(v); return }},
 		{AnnotationRegexFields, SettingRegexFields, func(v string) (err error) { k.RegexFields, err = ParseRegexFields(v); return }},
 		{AnnotationFeatureGates, SettingFeatureGates, func(v string) (err error) { k.FeatureGates, err = ParseFeatureGates(v); return }},

@@ -230,6 +230,12 @@ const (
 	// hold: "<path>=<parameters path>", or "none":
 	// "dynamicModule[].name=dynamicModules[].name".
 	AnnotationAllowlists = "attache.dev/data-plane-allowlists"
+	// AnnotationRequirements lists (separated by ";") what a kind's
+	// policies need when they hold a value at a path: "<path> requires
+	// <where>:<path>|<path>..." or "<path> excludes <where>:<path>|...",
+	// where being "parameters" (the data plane's) or a policy kind as
+	// Kind.group (its effective policy at the listeners), or "none".
+	AnnotationRequirements = "attache.dev/requires"
 	// AnnotationValueRanges bounds (entries separated by ";") fields
 	// holding quantities that the implementation checks when it
 	// translates a policy: "<path>=<min>..<max>", or "none":
@@ -284,6 +290,7 @@ const (
 	SettingFailureStatus         = "failureStatus"
 	SettingFailOpen              = "failOpen"
 	SettingAllowlists            = "dataPlaneAllowlists"
+	SettingRequirements          = "requires"
 	SettingValueRanges           = "valueRanges"
 	SettingRegexFields           = "regexFields"
 	SettingFeatureGates          = "featureGates"

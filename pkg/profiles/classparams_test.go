@@ -249,3 +249,14 @@ spec: {dynamicModules: [{name: a, source: {remote: {url: "https://x/a.so", sha25
 		t.Errorf("trimmed spec %s, want the names alone, in place", b)
 	}
 }
+
+// The trim keeps an EnvoyProxy's GeoIP provider whole (a SecurityPolicy's
+// GeoIP requirements read it), and nothing else of geoIP.
+func TestTrimKeepsGeoIPProvider(t *testing.T) {
+	u := TrimClassParameters(mustObj(t, `{apiVersion: gateway.envoyproxy.io/v1alpha1, kind: EnvoyProxy, metadata: {name: p, namespace: sys},
+spec: {geoIP: {provider: {type: MaxMind, maxMind: {cityDbSource: {local: {path: /db/c.mmdb}}}}, other: 1}, concurrency: 2}}`))
+	b, _ := json.Marshal(u.Object["spec"])
+	if string(b) != `{"geoIP":{"provider":{"maxMind":{"cityDbSource":{"local":{"path":"/db/c.mmdb"}}},"type":"MaxMind"}}}` {
+		t.Errorf("trimmed spec %s, want the GeoIP provider alone", b)
+	}
+}

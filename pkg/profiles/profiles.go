@@ -200,8 +200,10 @@ var builtin = func() []policy.Profile {
 		// A reference to a Backend needs extensionApis.enableBackend
 		// (processExtServiceDestination), off by default.
 		// Its authorization paths by regular expression are compiled
-		// (validateAuthorizationOperation).
-		withRegexFields(withFeatureGates(withFailOpen(withUnsupportedFields(withObjectRefs(withBackendRefs(egInherited("SecurityPolicy", kinds(httpRoute, grpcRoute, tcpRoute)),
+		// (validateAuthorizationOperation); GeoIP authorization needs the
+		// listener's client IP detection and the EnvoyProxy's GeoIP
+		// databases (validateAuthorizationGeoIP).
+		withRequirements(withRegexFields(withFeatureGates(withFailOpen(withUnsupportedFields(withObjectRefs(withBackendRefs(egInherited("SecurityPolicy", kinds(httpRoute, grpcRoute, tcpRoute)),
 			"extAuth.grpc.backendRef", "extAuth.grpc.backendRefs[]", "extAuth.http.backendRef", "extAuth.http.backendRefs[]",
 			"jwt.providers[].remoteJWKS.backendRefs[]", "oidc.provider.backendRefs[]"),
 			"apiKeyAuth.credentialRefs[] kinds=Secret",
@@ -214,7 +216,7 @@ var builtin = func() []policy.Profile {
 				"authorization.rules[].principal.headers,authorization.rules[].principal.clientIPGeoLocations"),
 			// An external authorizer failing open is skipped, not a 500.
 			"extAuth=failOpen"), egBackendGate),
-			"authorization.rules[].operation.path.value when=type=RegularExpression"),
+			"authorization.rules[].operation.path.value when=type=RegularExpression"), egGeoIPRequirements),
 		// Lua is off unless Envoy Gateway's configuration enables it
 		// (ExtensionAPISettings.LuaDisabled; the translator refuses the
 		// policy: "Skipping Lua EnvoyExtensionPolicy as feature is
@@ -422,6 +424,29 @@ const egRateLimitRegexes = "rateLimit.local.rules[].clientSelectors[].headers[].
 	"rateLimit.global.rules[].clientSelectors[].headers[].value when=type=RegularExpression; " +
 	"rateLimit.global.rules[].clientSelectors[].path.value when=type=RegularExpression; " +
 	"rateLimit.global.rules[].clientSelectors[].queryParams[].value when=type=RegularExpression"
+
+// withRequirements declares what a profile's kind's policies need of the
+// data plane's parameters or of other kinds' policies at the listeners
+// (the annotation's form).
+func withRequirements(p policy.Profile, v string) policy.Profile {
+	p.Spec.Requirements = must(policy.ParseRequirements(v))
+	return p
+}
+
+// egGeoIPRequirements: a SecurityPolicy authorizing by client IP
+// location needs, at each listener, a ClientTrafficPolicy detecting the
+// client IP (from a header, without trusted CIDRs, or the peer), and, in the EnvoyProxy
+// the Gateway runs with, a MaxMind GeoIP provider with the databases the
+// locations it names read (validateAuthorizationGeoIP).
+const egGeoIPRequirements = "authorization.rules[].principal.clientIPGeoLocations[] requires ClientTrafficPolicy.gateway.envoyproxy.io:clientIPDetection.xForwardedFor|clientIPDetection.customHeader|clientIPDetection.directSourceIP; " +
+	"authorization.rules[].principal.clientIPGeoLocations[] excludes ClientTrafficPolicy.gateway.envoyproxy.io:clientIPDetection.xForwardedFor.trustedCIDRs; " +
+	"authorization.rules[].principal.clientIPGeoLocations[] requires parameters:geoIP.provider.maxMind; " +
+	"authorization.rules[].principal.clientIPGeoLocations[].country requires parameters:geoIP.provider.maxMind.countryDbSource|geoIP.provider.maxMind.cityDbSource; " +
+	"authorization.rules[].principal.clientIPGeoLocations[].region requires parameters:geoIP.provider.maxMind.cityDbSource; " +
+	"authorization.rules[].principal.clientIPGeoLocations[].city requires parameters:geoIP.provider.maxMind.cityDbSource; " +
+	"authorization.rules[].principal.clientIPGeoLocations[].asn requires parameters:geoIP.provider.maxMind.asnDbSource; " +
+	"authorization.rules[].principal.clientIPGeoLocations[].isp requires parameters:geoIP.provider.maxMind.ispDbSource; " +
+	"authorization.rules[].principal.clientIPGeoLocations[].anonymous requires parameters:geoIP.provider.maxMind.anonymousIpDbSource"
 
 // withFailOpen declares the parts of a profile's kind's policies left out
 // rather than failing the route (the annotation's form).

@@ -289,3 +289,74 @@ spec:
 		}
 	}
 }
+
+// A SecurityPolicy authorizing by client IP location on a route attached
+// through two listeners, of which only one detects the client IP, fails
+// the requests through the other only.
+func TestFailClosedPerListener(t *testing.T) {
+	crdDoc := func(kind, plural string) string {
+		return `---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: ` + plural + `.gateway.envoyproxy.io}
+spec:
+  group: gateway.envoyproxy.io
+  names: {kind: ` + kind + `, plural: ` + plural + `}
+  scope: Namespaced
+  versions: [{name: v1alpha1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
+`
+	}
+	docs := crdDoc("SecurityPolicy", "securitypolicies") + crdDoc("ClientTrafficPolicy", "clienttrafficpolicies") + `---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller, parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: geo, namespace: default}}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyProxy
+metadata: {name: geo, namespace: default}
+spec: {geoIP: {provider: {type: MaxMind, maxMind: {cityDbSource: {local: {path: /db/city.mmdb}}}}}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g, namespace: default}
+spec: {gatewayClassName: eg, listeners: [{name: a, protocol: HTTP, port: 80}, {name: b, protocol: HTTP, port: 8080}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec: {ports: [{name: http, port: 8080}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: default}
+spec:
+  parentRefs: [{name: g}]
+  hostnames: [r.example]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: detect, namespace: default}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g, sectionName: a}]
+  clientIPDetection: {customHeader: {name: x-real-ip}}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: geo, namespace: default}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}]
+  authorization: {defaultAction: Deny, rules: [{action: Allow, principal: {clientIPGeoLocations: [{city: Seattle}]}}]}
+`
+	ix, pols := build(t, docs, true)
+	for url, status := range map[string]int{"http://r.example/": 0, "http://r.example:8080/": 500} {
+		tr := trace(t, ix, pols, url, nil)
+		if len(tr.Outcomes) != 1 {
+			t.Fatalf("%s: %d outcomes", url, len(tr.Outcomes))
+		}
+		if o := tr.Outcomes[0]; o.Status != status {
+			t.Errorf("%s via %s: %s %d %q, want status %d", url, o.Listener, o.Result, o.Status, o.Reason, status)
+		}
+	}
+}

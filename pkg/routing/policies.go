@@ -132,7 +132,7 @@ func (p *Policies) failedClosed(o *Outcome) (int, string) {
 			// The most specific policy merges with those above it: its
 			// implementation translates the merged policy, which fails
 			// when that fails or holds a broken field of one above.
-			if msg, ok := st.InPlaceInvalid[last.At]; ok && failsVia(st, last.At, o.Gateway) {
+			if msg, ok := st.InPlaceInvalid[last.At]; ok && failsVia(st, last.At, o) {
 				return ep.Kind.FailureStatus, fmt.Sprintf("%s %s applies here but is Invalid (%s); %s answers the route's requests with %d",
 					last.Policy.Kind, nameOf(last.Policy), msg, impl, ep.Kind.FailureStatus)
 			}
@@ -147,7 +147,7 @@ func (p *Policies) failedClosed(o *Outcome) (int, string) {
 			if st == nil {
 				continue
 			}
-			if msg, ok := st.InPlaceInvalid[a.At]; ok && failsVia(st, a.At, o.Gateway) {
+			if msg, ok := st.InPlaceInvalid[a.At]; ok && failsVia(st, a.At, o) {
 				return ep.Kind.FailureStatus, fmt.Sprintf("%s %s applies here but is Invalid (%s); %s answers the route's requests with %d",
 					a.Policy.Kind, nameOf(a.Policy), msg, impl, ep.Kind.FailureStatus)
 			}
@@ -157,11 +157,19 @@ func (p *Policies) failedClosed(o *Outcome) (int, string) {
 }
 
 // failsVia reports whether the policy of st, Invalid in place at target
-// at, fails the requests through Gateway gw: through every Gateway unless
-// it fails through some only (engine.PolicyStatus.InPlaceInvalidVia).
-func failsVia(st *engine.PolicyStatus, at, gw topology.Ref) bool {
+// at, fails the requests of outcome o: through every Gateway unless it
+// fails through some Gateways or listeners only
+// (engine.PolicyStatus.InPlaceInvalidVia).
+func failsVia(st *engine.PolicyStatus, at topology.Ref, o *Outcome) bool {
 	via, some := st.InPlaceInvalidVia[at]
-	return !some || slices.Contains(via, gw)
+	if !some || slices.Contains(via, o.Gateway) {
+		return true
+	}
+	listener := o.Gateway.WithSection(o.Listener)
+	if o.ListenerSet != nil {
+		listener = o.ListenerSet.WithSection(o.Listener)
+	}
+	return o.Listener != "" && slices.Contains(via, listener)
 }
 
 // statusOf is the status of entry e's policy; nil for none.

@@ -1,0 +1,124 @@
+package engine_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/attache-dev/attache/pkg/engine"
+)
+
+// geoDocs: Envoy Gateway's GatewayClass eg, whose EnvoyProxy sys/geo has
+// a MaxMind provider with the city database (provider is its YAML);
+// Gateway g with listeners a (a ClientTrafficPolicy detecting the client
+// IP from a header: detection is its YAML) and b (none); HTTPRoutes ra on
+// a, rab on both; Gateway plain of a class without EnvoyProxy, route rp
+// on it, whose listener detects the client IP.
+func geoDocs(provider, detection string) string {
+	var b strings.Builder
+	b.WriteString("---" + crd("gateway.envoyproxy.io", "SecurityPolicy", "securitypolicies"))
+	b.WriteString("---" + crd("gateway.envoyproxy.io", "ClientTrafficPolicy", "clienttrafficpolicies"))
+	fmt.Fprintf(&b, `---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller, parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: geo, namespace: sys}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: plain}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyProxy
+metadata: {name: geo, namespace: sys}
+spec: {geoIP: {provider: %s}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g, namespace: default}
+spec: {gatewayClassName: eg, listeners: [{name: a, protocol: HTTP, port: 80}, {name: b, protocol: HTTP, port: 8080}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: plain, namespace: default}
+spec: {gatewayClassName: plain, listeners: [{name: a, protocol: HTTP, port: 80}]}
+`, provider)
+	for name, parents := range map[string]string{"ra": "{name: g, sectionName: a}", "rab": "{name: g}", "rp": "{name: plain}"} {
+		fmt.Fprintf(&b, "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: %s, namespace: default}\nspec: {parentRefs: [%s], rules: [{}]}\n", name, parents)
+	}
+	ctp := func(name, gw, section, body string) string {
+		return "---" + pol(egV, "ClientTrafficPolicy", name, 0, fmt.Sprintf("targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: %s, sectionName: %s}]\n%s", gw, section, body))
+	}
+	b.WriteString(ctp("detect-a", "g", "a", "clientIPDetection: "+detection))
+	b.WriteString(ctp("detect-plain", "plain", "a", "clientIPDetection: {customHeader: {name: x-real-ip}}"))
+	sp := func(name, route, geo string) string {
+		return "---" + pol(egV, "SecurityPolicy", name, 0, fmt.Sprintf("targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: %s}]\nauthorization: {defaultAction: Deny, rules: [{action: Allow, principal: {clientIPGeoLocations: [%s]}}]}", route, geo))
+	}
+	b.WriteString(sp("city-a", "ra", "{country: US, city: Seattle}"))
+	b.WriteString(sp("city-ab", "rab", "{city: Seattle}"))
+	b.WriteString(sp("plain", "rp", "{city: Seattle}"))
+	return b.String()
+}
+
+const cityDB = "{type: MaxMind, maxMind: {cityDbSource: {local: {path: /db/city.mmdb}}}}"
+
+// Envoy Gateway authorizes by client IP location only where the listener
+// detects the client IP (a ClientTrafficPolicy's clientIPDetection, without
+// trusted CIDRs) and the EnvoyProxy the Gateway runs with has a GeoIP
+// provider with the databases the locations read: otherwise the policy is
+// Invalid in place, failing through the listeners (or Gateways) lacking
+// them. A Gateway running with the configuration's default spec is not
+// judged on its provider.
+func TestGeoIPRequirements(t *testing.T) {
+	res := engine.Compute(decodeDocs(t, geoDocs(cityDB, "{customHeader: {name: x-real-ip}}")), engine.Options{})
+	want(t, "city-a", status(t, res, "city-a", "Accepted"), "True/Accepted")
+	want(t, "plain", status(t, res, "plain", "Accepted"), "True/Accepted")
+	want(t, "city-ab", status(t, res, "city-ab", "Accepted"), "False/Invalid")
+	msg := policyStatusOf(t, res, "city-ab").Ancestors[0].Conditions[0].Message
+	want(t, "city-ab message", msg, "requirements not met: spec.authorization.rules[0].principal.clientIPGeoLocations[0]: requires spec.clientIPDetection.xForwardedFor or spec.clientIPDetection.customHeader or spec.clientIPDetection.directSourceIP of the ClientTrafficPolicy in effect at Gateway default/g#b")
+	var via []string
+	for _, ls := range policyStatusOf(t, res, "city-ab").InPlaceInvalidVia {
+		for _, l := range ls {
+			via = append(via, l.Short())
+		}
+	}
+	want(t, "city-ab fails via", via, []string{"Gateway default/g#b"})
+
+	// Trusted CIDRs are not for GeoIP.
+	res = engine.Compute(decodeDocs(t, geoDocs(cityDB, "{xForwardedFor: {trustedCIDRs: [10.0.0.0/8]}}")), engine.Options{})
+	if msg := policyStatusOf(t, res, "city-a").Ancestors[0].Conditions[0].Message; !strings.Contains(msg, "does not work with spec.clientIPDetection.xForwardedFor.trustedCIDRs of the ClientTrafficPolicy in effect at Gateway default/g#a") {
+		t.Errorf("city-a with trusted CIDRs: %q", msg)
+	}
+	// No country database (nor city): country is not read.
+	res = engine.Compute(decodeDocs(t, geoDocs("{type: MaxMind, maxMind: {asnDbSource: {local: {path: /db/asn.mmdb}}}}", "{customHeader: {name: x-real-ip}}")), engine.Options{})
+	msg = policyStatusOf(t, res, "city-a").Ancestors[0].Conditions[0].Message
+	for _, w := range []string{
+		"the data plane does not allow: spec.authorization.rules[0].principal.clientIPGeoLocations[0].country: requires spec.geoIP.provider.maxMind.countryDbSource or spec.geoIP.provider.maxMind.cityDbSource of EnvoyProxy sys/geo, which Gateway default/g runs with",
+		"spec.authorization.rules[0].principal.clientIPGeoLocations[0].city: requires spec.geoIP.provider.maxMind.cityDbSource of EnvoyProxy sys/geo",
+	} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("city-a without databases: %q lacks %q", msg, w)
+		}
+	}
+	wantProblem(t, res, "city-a", "spec.authorization.rules[0].principal.clientIPGeoLocations[0].country", "the data plane does not allow it: requires spec.geoIP.provider.maxMind.countryDbSource")
+	want(t, "plain, default spec not judged", status(t, res, "plain", "Accepted"), "True/Accepted")
+}
+
+// A ClientTrafficPolicy detecting the client IP on listener b, added and
+// removed, makes city-ab valid and Invalid again, as Compute says.
+func TestGeoIPRequirementsIncremental(t *testing.T) {
+	base := decodeDocs(t, geoDocs(cityDB, "{customHeader: {name: x-real-ip}}"))
+	withB := append(append([]engine.Object(nil), base...), decodeDocs(t, "---"+pol(egV, "ClientTrafficPolicy", "detect-b", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g, sectionName: b}]\nclientIPDetection: {xForwardedFor: {numTrustedHops: 1}}"))...)
+	in := engine.NewIncremental(engine.Options{})
+	for _, s := range []struct {
+		what string
+		objs []engine.Object
+		want string
+	}{{"none on b", base, "False/Invalid"}, {"detect on b", withB, "True/Accepted"}, {"removed", base, "False/Invalid"}} {
+		res := in.Compute(s.objs)
+		want(t, s.what, status(t, res, "city-ab", "Accepted"), s.want)
+		full := engine.Compute(s.objs, engine.Options{})
+		want(t, s.what+" as Compute", policyStatusOf(t, res, "city-ab"), policyStatusOf(t, full, "city-ab"))
+	}
+}

@@ -1,0 +1,167 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// Requirement says what a kind's policies need, when they hold a value at
+// a path, of what the implementation reads beside them: the parameters of
+// the data plane the target's Gateways run with (Envoy Gateway: GeoIP
+// authorization needs the EnvoyProxy's geoIP provider), or the effective
+// policy of another kind at the listeners the target's requests pass
+// (GeoIP authorization needs a ClientTrafficPolicy's clientIPDetection
+// there). A policy whose requirement is not met is one its implementation
+// cannot translate there.
+type Requirement struct {
+	// Path is the dotted path below the policy's spec whose value, when
+	// present, makes the requirement apply; segments may end in "[]".
+	Path BackendRefPath
+	// Of is the policy kind whose effective policy at the listeners is
+	// read; the zero GroupKind reads the data plane's parameters.
+	Of topology.GroupKind
+	// Any are dotted paths below that spec, one of which must hold a
+	// value; with Excludes, none of which may.
+	Any []BackendRefPath
+	// Excludes turns the requirement around: the paths must not hold a
+	// value.
+	Excludes bool
+}
+
+// RequirementParameters is the word naming the data plane's parameters in
+// a requirement.
+const RequirementParameters = "parameters"
+
+// String renders the requirement in its annotation form:
+// "a.b[] requires ClientTrafficPolicy.gateway.envoyproxy.io:x|y".
+func (r Requirement) String() string {
+	verb := "requires"
+	if r.Excludes {
+		verb = "excludes"
+	}
+	of := RequirementParameters
+	if r.Of != (topology.GroupKind{}) {
+		of = r.Of.Kind + "." + r.Of.Group
+	}
+	alts := make([]string, len(r.Any))
+	for i, a := range r.Any {
+		alts[i] = string(a)
+	}
+	return specPrefixed(r.Path) + " " + verb + " " + of + ":" + strings.Join(alts, "|")
+}
+
+// RequirementsString renders a kind's requirements as the annotation
+// value ("none" for none).
+func RequirementsString(rs []Requirement) string { return entriesString(rs) }
+
+// ParseRequirements reads the annotation attache.dev/requires: entries
+// separated by ";", each "<path> requires <where>:<path>|<path>..." or
+// "<path> excludes <where>:<path>|...", where is "parameters" or a policy
+// kind as Kind.group; "none" for none.
+func ParseRequirements(v string) ([]Requirement, error) {
+	return parseEntries(v, "a.b[] requires parameters:x.y", func(entry string) (Requirement, error) {
+		words := strings.Fields(entry)
+		if len(words) != 3 || (words[1] != "requires" && words[1] != "excludes") {
+			return Requirement{}, fmt.Errorf("entry %q is not <path> requires|excludes <where>:<path>|<path>...", entry)
+		}
+		where, alts, ok := strings.Cut(words[2], ":")
+		if !ok {
+			return Requirement{}, fmt.Errorf("entry %q: %q is not <where>:<path>|<path>...", entry, words[2])
+		}
+		r := Requirement{Path: BackendRefPath(strings.TrimPrefix(words[0], "spec.")), Excludes: words[1] == "excludes"}
+		if where != RequirementParameters {
+			kind, group, ok := strings.Cut(where, ".")
+			if !ok || kind == "" || group == "" {
+				return Requirement{}, fmt.Errorf("entry %q: %q is neither %q nor a policy kind as Kind.group", entry, where, RequirementParameters)
+			}
+			r.Of = topology.GroupKind{Group: group, Kind: kind}
+		}
+		for _, a := range strings.Split(alts, "|") {
+			r.Any = append(r.Any, BackendRefPath(strings.TrimPrefix(a, "spec.")))
+		}
+		return r, r.validate()
+	})
+}
+
+// validate checks the paths, and that parameters paths lie in what the
+// readers keep (ParametersPaths).
+func (r Requirement) validate() error {
+	if err := r.Path.validate(); err != nil {
+		return fmt.Errorf("requirement: %v", err)
+	}
+	if len(r.Any) == 0 {
+		return fmt.Errorf("requirement %s: no path", r.Path)
+	}
+	for _, a := range r.Any {
+		if err := a.validate(); err != nil {
+			return fmt.Errorf("requirement %s: %v", r.Path, err)
+		}
+		if r.Of == (topology.GroupKind{}) && !slices.ContainsFunc(ParametersPaths, func(kept BackendRefPath) bool {
+			return a == kept || strings.HasPrefix(string(a), string(kept)+".")
+		}) {
+			names := make([]string, len(ParametersPaths))
+			for i, p := range ParametersPaths {
+				names[i] = string(p)
+			}
+			return fmt.Errorf("requirement %s: attache does not read %q of the data plane's parameters (it reads %s)", r.Path, string(a), strings.Join(names, ", "))
+		}
+	}
+	return nil
+}
+
+// RequirementsOf are the kind's requirements on the effective policy of
+// kind of (or on the data plane's parameters, for the zero GroupKind).
+func (k *Kind) RequirementsOf(of topology.GroupKind) []Requirement {
+	var out []Requirement
+	for _, r := range k.Requirements {
+		if r.Of == of {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Unmet checks the policy's requirements on one spec (the parameters, or
+// another kind's effective policy at a listener; nil for none): one
+// problem per requirement that applies (the policy holds a value at its
+// path, the field named being the first such value's) and is not met, in
+// the order of the kind's requirements. what names the spec for messages.
+func (p *Policy) Unmet(rs []Requirement, spec map[string]any, what string) []FieldProblem {
+	var out []FieldProblem
+	for _, r := range rs {
+		fields, _ := valuesOrObjects(p.Spec, r.Path)
+		if len(fields) == 0 {
+			continue
+		}
+		held := slices.ContainsFunc(r.Any, func(a BackendRefPath) bool {
+			f, _ := valuesOrObjects(spec, a)
+			return len(f) > 0
+		})
+		alts := make([]string, len(r.Any))
+		for i, a := range r.Any {
+			alts[i] = "spec." + string(a)
+		}
+		switch {
+		case !r.Excludes && !held:
+			out = append(out, FieldProblem{Field: fields[0], Message: fmt.Sprintf("requires %s of %s", strings.Join(alts, " or "), what)})
+		case r.Excludes && held:
+			out = append(out, FieldProblem{Field: fields[0], Message: fmt.Sprintf("does not work with %s of %s", strings.Join(alts, " or "), what)})
+		}
+	}
+	return out
+}
+
+// valuesOrObjects are the fields at path below spec holding any value
+// (an object or list as well as a scalar; null is none).
+func valuesOrObjects(spec map[string]any, path BackendRefPath) (fields []string, n int) {
+	names, lists := path.segments()
+	walkPath(spec, "spec", names, lists, func(v any, at string) {
+		if v != nil {
+			fields = append(fields, at)
+		}
+	})
+	return fields, len(fields)
+}

@@ -1,0 +1,72 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// The annotation's grammar, its errors, and the check of a policy against
+// a spec.
+func TestRequirements(t *testing.T) {
+	v := "spec.geo[] requires ClientTrafficPolicy.gateway.envoyproxy.io:detect.a|detect.b; geo[] excludes ClientTrafficPolicy.gateway.envoyproxy.io:detect.a.cidrs; geo[].city requires parameters:geoIP.provider.maxMind.cityDbSource"
+	rs, err := ParseRequirements(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := RequirementsString(rs); got != "geo[] requires ClientTrafficPolicy.gateway.envoyproxy.io:detect.a|detect.b; geo[] excludes ClientTrafficPolicy.gateway.envoyproxy.io:detect.a.cidrs; geo[].city requires parameters:geoIP.provider.maxMind.cityDbSource" {
+		t.Errorf("RequirementsString = %q", got)
+	}
+	for bad, msg := range map[string]string{
+		"geo[] needs parameters:geoIP.provider":     "is not <path> requires|excludes",
+		"geo[] requires parameters":                 `"parameters" is not <where>:<path>`,
+		"geo[] requires Thing:x":                    "is neither \"parameters\" nor a policy kind as Kind.group",
+		"geo[] requires parameters:telemetry.x":     `attache does not read "telemetry.x" of the data plane's parameters`,
+		"geo[] requires parameters:geoIP.providerX": `attache does not read "geoIP.providerX"`,
+		"geo[] requires X.y:a..b":                   "is not a dotted path below spec",
+		"a..b requires X.y:a":                       "is not a dotted path below spec",
+	} {
+		if _, err := ParseRequirements(bad); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("ParseRequirements(%q) = %v, want an error saying %q", bad, err, msg)
+		}
+	}
+	k, err := NewKind(Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindHTTPRoute}, Requirements: rs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !k.ReadsDataPlanes() {
+		t.Error("a kind requiring parameters does not read data planes")
+	}
+	ctp := topology.GroupKind{Group: "gateway.envoyproxy.io", Kind: "ClientTrafficPolicy"}
+	if n := len(k.RequirementsOf(ctp)); n != 2 {
+		t.Errorf("%d requirements of ClientTrafficPolicy, want 2", n)
+	}
+	p := &Policy{Kind: k, Spec: map[string]any{"geo": []any{map[string]any{"country": "US"}, map[string]any{"city": "X"}}}}
+	for _, c := range []struct {
+		name string
+		spec map[string]any
+		want string
+	}{
+		{"none", nil, "spec.geo[0]: requires spec.detect.a or spec.detect.b of it"},
+		{"b", map[string]any{"detect": map[string]any{"b": map[string]any{}}}, ""},
+		{"a with cidrs", map[string]any{"detect": map[string]any{"a": map[string]any{"cidrs": []any{"x"}}}}, "spec.geo[0]: does not work with spec.detect.a.cidrs of it"},
+		{"a, cidrs null", map[string]any{"detect": map[string]any{"a": map[string]any{"cidrs": nil}}}, ""},
+	} {
+		var got []string
+		for _, b := range p.Unmet(k.RequirementsOf(ctp), c.spec, "it") {
+			got = append(got, b.Field+": "+b.Message)
+		}
+		if strings.Join(got, "; ") != c.want {
+			t.Errorf("%s: Unmet = %q, want %q", c.name, got, c.want)
+		}
+	}
+	got := p.Unmet(k.RequirementsOf(topology.GroupKind{}), map[string]any{"geoIP": map[string]any{"provider": map[string]any{}}}, "the proxy")
+	if len(got) != 1 || got[0].Field != "spec.geo[1].city" {
+		t.Errorf("parameters Unmet = %+v, want the city entry", got)
+	}
+	// A policy holding nothing at the path needs nothing.
+	if got := (&Policy{Kind: k, Spec: map[string]any{"geo": []any{}}}).Unmet(k.Requirements, nil, "x"); got != nil {
+		t.Errorf("Unmet without a value = %v", got)
+	}
+}
