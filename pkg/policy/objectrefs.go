@@ -108,6 +108,9 @@ func (r ObjectRefPath) validate() error {
 			return fmt.Errorf("%s: on=%s: want listener protocols (HTTPS,TLS)", r.Path, strings.Join(r.On, ","))
 		}
 	}
+	if err := checkProtocols(r.On); err != nil {
+		return fmt.Errorf("%s: %v", r.Path, err)
+	}
 	for i, key := range r.Keys {
 		wild := key == "*" || key == "+"
 		if key == "" || (wild && i != len(r.Keys)-1) || strings.ContainsAny(key, " ,=;") {

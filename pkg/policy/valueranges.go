@@ -98,6 +98,27 @@ func (r ValueRange) validate() error {
 			return fmt.Errorf("value range %s: on=%s: want listener protocols (HTTP,HTTPS)", r.Path, strings.Join(r.On, ","))
 		}
 	}
+	if err := checkProtocols(r.On); err != nil {
+		return fmt.Errorf("value range %s: %v", r.Path, err)
+	}
+	return nil
+}
+
+// coreProtocols are Gateway API's listener protocols.
+var coreProtocols = []string{"HTTP", "HTTPS", "TLS", "TCP", "UDP"}
+
+// checkProtocols refuses a protocol that is one of Gateway API's in
+// another case ("http"): listener protocols are matched as written, so
+// it would never match. Other names (an implementation's own protocols)
+// are taken as written.
+func checkProtocols(on []string) error {
+	for _, proto := range on {
+		for _, core := range coreProtocols {
+			if proto != core && strings.EqualFold(proto, core) {
+				return fmt.Errorf("on=%s: listener protocols are matched as written: %s, not %s", strings.Join(on, ","), core, proto)
+			}
+		}
+	}
 	return nil
 }
 

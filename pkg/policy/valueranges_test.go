@@ -97,3 +97,18 @@ func TestOutOfRange(t *testing.T) {
 		t.Errorf("the maximum itself: %v", got)
 	}
 }
+
+// A protocol written in another case than Gateway API's never matches a
+// listener: refused, naming the right one; an implementation's own
+// protocol is taken as written.
+func TestOnProtocolsCase(t *testing.T) {
+	if _, err := ParseValueRanges("a=0..1 on=HTTP,http"); err == nil || !strings.Contains(err.Error(), "listener protocols are matched as written: HTTP, not http") {
+		t.Errorf("value range on=http: %v", err)
+	}
+	if _, err := ParseObjectRefs("ca kinds=Secret on=Tls"); err == nil || !strings.Contains(err.Error(), "TLS, not Tls") {
+		t.Errorf("object ref on=Tls: %v", err)
+	}
+	if _, err := ParseValueRanges("a=0..1 on=HTTP,QUICish"); err != nil {
+		t.Errorf("an implementation's own protocol: %v", err)
+	}
+}
