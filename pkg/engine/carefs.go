@@ -484,3 +484,41 @@ func fieldProblems(bad []policy.FieldProblem) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// caByGateway returns, for a target of a policy with CA certificate
+// references read per implementation (policy.CARefs.ByController) whose
+// Gateways are of several implementations, the conditions of each
+// Gateway's ancestor entry under its own implementation's reading (nil
+// for a Gateway whose class is not among the objects: the target's
+// entry stands); nil otherwise. Each implementation writes its own entry
+// as it reads the references (a Service behind an Envoy Gateway and an
+// NGINX Gateway Fabric Gateway).
+func (c *computation) caByGateway(ps *pstate, att *attachment, target topology.Ref) func(topology.Ref) []Condition {
+	if len(ps.p.Kind.CARefs.ByController) == 0 || len(c.controllersAbove(target)) < 2 {
+		return nil
+	}
+	return func(gw topology.Ref) []Condition {
+		ref := gw.Object()
+		if ref.GroupKind() == topology.KindListenerSet {
+			ref = c.listenerSetGateway(ref)
+		}
+		f, ok := c.gateways[ref]
+		if !ok || !f.classKnown {
+			return nil
+		}
+		chk := c.checkCARefsAs(ps.p, ps.p.Kind.CARefs.For(f.controller))
+		switch {
+		case chk == nil:
+			return nil
+		case chk.invalid:
+			return []Condition{{Type: CondAccepted, Status: "False", Reason: ReasonInvalid, Message: chk.msg}}
+		case chk.noValid:
+			return []Condition{{Type: CondAccepted, Status: "False", Reason: ReasonNoValidCACertificate, Message: chk.msg}, chk.resolved}
+		}
+		return []Condition{
+			{Type: CondAccepted, Status: "True", Reason: ReasonAccepted, Message: "Policy is accepted for this target"},
+			c.programmed(ps, att),
+			chk.resolved,
+		}
+	}
+}

@@ -299,8 +299,9 @@ data: {tls.crt: x}
 // nothing and any broken reference failing the policy; NGINX Gateway
 // Fabric one reference, a ConfigMap under ca.crt or a kubernetes.io/tls
 // Secret; another controller Gateway API's Core reading (a ConfigMap). A
-// Service used from Gateways of two implementations keeps the Core
-// reading.
+// Service used from Gateways of two implementations is judged at each
+// Gateway as its implementation reads it, and accepted (summary) when one
+// of them accepts it.
 func TestCACertificateRefsByImplementation(t *testing.T) {
 	btls := crd("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies")
 	var svcs strings.Builder
@@ -350,12 +351,13 @@ func TestCACertificateRefsByImplementation(t *testing.T) {
 		"ngf-bundle":   {"g-ngf Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidKind"},
 		"ngf-two":      {"g-ngf Accepted=False/Invalid"},
 		"other-secret": {"g-other Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidKind"},
-		"mixed-bundle": {"g-eg Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidKind", "g-other Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidKind"},
+		"mixed-bundle": {"g-eg Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs", "g-other Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidKind"},
 	} {
 		want(t, name, ancestors(res, name), w)
 	}
 	want(t, "eg-bundle summary", status(t, res, "eg-bundle", "ResolvedRefs"), "True/ResolvedRefs")
 	want(t, "ngf-bundle summary", status(t, res, "ngf-bundle", "ResolvedRefs"), "False/InvalidKind")
+	want(t, "mixed-bundle summary", status(t, res, "mixed-bundle", "Accepted"), "True/Accepted")
 	if c := condition(t, res, "ngf-two", "Accepted"); c.Reason != "Invalid" || !strings.Contains(c.Message, "spec.validation.caCertificateRefs: 2 references, its implementation takes at most 1") {
 		t.Errorf("ngf-two: Accepted %s %q", c.Reason, c.Message)
 	}

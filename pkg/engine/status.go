@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/attache-dev/attache/pkg/diag"
@@ -137,13 +138,31 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 		if len(ps.p.Kind.CARefs.ByController) == 0 {
 			return defaultCA
 		}
+		if ctls := c.controllersAbove(target); len(ctls) > 1 {
+			// Gateways of several implementations: accepted when some
+			// implementation's reading accepts (each Gateway's entry
+			// then says its own, see caByGateway), else the first
+			// implementation's verdict.
+			var first *caCheck
+			for _, ctl := range slices.Sorted(maps.Keys(ctls)) {
+				chk := c.checkCARefsAs(ps.p, ps.p.Kind.CARefs.For(ctl))
+				if chk == nil || (!chk.invalid && !chk.noValid) {
+					return chk
+				}
+				if first == nil {
+					first = chk
+				}
+			}
+			return first
+		}
 		return c.checkCARefsAs(ps.p, c.caReadingAt(ps.p, target))
 	}
 	var acceptedCA, noValidCA *caCheck
 	_, refsMsg, _ := c.untranslatable(ps.p)
 	var accepted []*attachment
-	var bads []map[topology.Ref]string // per ancestor: mergedUnsupported where partial
-	var partial []string               // their messages, per Gateway
+	var bads []map[topology.Ref]string             // per ancestor: mergedUnsupported where partial
+	var byGateway []func(topology.Ref) []Condition // per ancestor: its Gateways' CA verdicts (caByGateway)
+	var partial []string                           // their messages, per Gateway
 	var firstBad *ancestorState
 	var summary *Condition
 	var notAccepted []string
@@ -177,6 +196,10 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			an.reason, an.msg = ReasonConflicted, c.conflictMessage(an.att)
 		}
 		ca := caAt(an.ref)
+		var perGW func(topology.Ref) []Condition
+		if an.reason == "" && an.att != nil {
+			perGW = c.caByGateway(ps, an.att, an.ref)
+		}
 		if an.reason == "" && ca != nil && ca.invalid {
 			an.reason, an.msg = ReasonInvalid, ca.msg
 		}
@@ -248,6 +271,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			}
 		}
 		bads = append(bads, bad)
+		byGateway = append(byGateway, perGW)
 		if an.reason != "" {
 			anc.Conditions = []Condition{{Type: CondAccepted, Status: "False", Reason: an.reason, Message: an.msg}}
 			if an.reason == ReasonNoValidCACertificate {
@@ -279,7 +303,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 	}
 	notAccepted = append(notAccepted, ps.noTarget...)
 	if mode := ps.p.Kind.Ancestor; mode == policy.AncestorGateway || mode == policy.AncestorGatewayObject {
-		st.Ancestors = c.gatewayAncestors(st.Ancestors, bads, mode == policy.AncestorGatewayObject)
+		st.Ancestors = c.gatewayAncestors(st.Ancestors, bads, byGateway, mode == policy.AncestorGatewayObject)
 	}
 	switch {
 	case len(accepted) > 0:
@@ -346,7 +370,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 // first accepted one (else of the first). A target no Gateway reaches (not
 // found, or behind no route) keeps its own entry, so that its condition
 // still says why it has no effect.
-func (c *computation) gatewayAncestors(in []Ancestor, bads []map[topology.Ref]string, objects bool) []Ancestor {
+func (c *computation) gatewayAncestors(in []Ancestor, bads []map[topology.Ref]string, byGateway []func(topology.Ref) []Condition, objects bool) []Ancestor {
 	var out []Ancestor
 	index := map[topology.Ref]int{}
 	for i, an := range in {
@@ -373,6 +397,11 @@ func (c *computation) gatewayAncestors(in []Ancestor, bads []map[topology.Ref]st
 		}
 		for _, gw := range gws {
 			e := Ancestor{Ref: gw, Conditions: an.Conditions}
+			if i < len(byGateway) && byGateway[i] != nil {
+				if conds := byGateway[i](gw); conds != nil {
+					e.Conditions = conds
+				}
+			}
 			if i < len(bads) {
 				if msg := c.badThrough(bads[i], gw, objects); msg != "" {
 					e.Conditions = []Condition{{Type: CondAccepted, Status: "False", Reason: ReasonInvalid, Message: msg}}
