@@ -33,11 +33,8 @@ func mergeBroken(layers []merge.Layer, atts []*attachment, opts merge.Options) m
 	}
 	var out map[merge.Src]brokenField
 	for i := range layers {
-		if layers[i].MergeUp == "" {
-			continue
-		}
-		j := slices.IndexFunc(atts, func(a *attachment) bool { return a.id == layers[i].Src })
-		if j < 0 || layers[i].Spec != atts[j].spec {
+		merging := mergingAttachment(layers, i, atts)
+		if merging == nil {
 			continue
 		}
 		r := merge.FoldWith(slices.Clone(layers[:i+1]), opts)
@@ -46,7 +43,7 @@ func mergeBroken(layers []merge.Layer, atts []*attachment, opts merge.Options) m
 		}
 	found:
 		for _, above := range atts {
-			if above == atts[j] || above.pol == atts[j].pol {
+			if above == merging || above.pol == merging.pol {
 				continue
 			}
 			for _, f := range above.broken {
@@ -54,11 +51,25 @@ func mergeBroken(layers []merge.Layer, atts []*attachment, opts merge.Options) m
 					if out == nil {
 						out = map[merge.Src]brokenField{}
 					}
-					out[atts[j].id] = brokenField{from: above, field: f}
+					out[merging.id] = brokenField{from: above, field: f}
 					break found
 				}
 			}
 		}
 	}
 	return out
+}
+
+// mergingAttachment is the attachment of layers[i] when that layer is a
+// policy's own spec merging up (a merge type), nil otherwise (a layer
+// merging the policies of one level is not one policy's).
+func mergingAttachment(layers []merge.Layer, i int, atts []*attachment) *attachment {
+	if layers[i].MergeUp == "" {
+		return nil
+	}
+	j := slices.IndexFunc(atts, func(a *attachment) bool { return a.id == layers[i].Src })
+	if j < 0 || layers[i].Spec != atts[j].spec {
+		return nil
+	}
+	return atts[j]
 }

@@ -44,14 +44,10 @@ func unsupportedOwn(ps *pstate, at topology.Ref) string {
 func (d *kindDP) unmergeUnsupported(layers []merge.Layer, atts []*attachment, opts merge.Options) ([]merge.Layer, map[merge.Src][]string) {
 	var out map[merge.Src][]string
 	for i := range layers {
-		if layers[i].MergeUp == "" {
+		a := mergingAttachment(layers, i, atts)
+		if a == nil {
 			continue
 		}
-		j := slices.IndexFunc(atts, func(a *attachment) bool { return a.id == layers[i].Src })
-		if j < 0 || layers[i].Spec != atts[j].spec {
-			continue
-		}
-		a := atts[j]
 		u := d.kind.UnsupportedAt(a.ref.At.GroupKind())
 		if u == nil {
 			continue

@@ -56,16 +56,23 @@ func (a Allowlist) validate() error {
 	if err := a.Path.validate(); err != nil {
 		return fmt.Errorf("allowlist entry: %v", err)
 	}
-	if !slices.ContainsFunc(ParametersPaths, func(kept BackendRefPath) bool {
-		return a.In == kept || strings.HasPrefix(string(a.In), string(kept)+".")
-	}) {
-		names := make([]string, len(ParametersPaths))
-		for i, p := range ParametersPaths {
-			names[i] = string(p)
-		}
-		return fmt.Errorf("allowlist entry %s: attache does not read %q of the data plane's parameters (it reads %s)", a.Path, string(a.In), strings.Join(names, ", "))
+	if err := parametersPathRead(a.In); err != nil {
+		return fmt.Errorf("allowlist entry %s: %v", a.Path, err)
 	}
 	return nil
+}
+
+// parametersPathRead refuses a path of the data plane's parameters that
+// lies outside ParametersPaths (the readers drop the rest).
+func parametersPathRead(p BackendRefPath) error {
+	if slices.ContainsFunc(ParametersPaths, func(kept BackendRefPath) bool { return p == kept || strings.HasPrefix(string(p), string(kept)+".") }) {
+		return nil
+	}
+	names := make([]string, len(ParametersPaths))
+	for i, k := range ParametersPaths {
+		names[i] = string(k)
+	}
+	return fmt.Errorf("attache does not read %q of the data plane's parameters (it reads %s)", string(p), strings.Join(names, ", "))
 }
 
 // ValuesAt returns the string values at path below spec, each with its

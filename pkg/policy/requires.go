@@ -99,14 +99,10 @@ func (r Requirement) validate() error {
 		if err := a.validate(); err != nil {
 			return fmt.Errorf("requirement %s: %v", r.Path, err)
 		}
-		if r.Of == (topology.GroupKind{}) && !slices.ContainsFunc(ParametersPaths, func(kept BackendRefPath) bool {
-			return a == kept || strings.HasPrefix(string(a), string(kept)+".")
-		}) {
-			names := make([]string, len(ParametersPaths))
-			for i, p := range ParametersPaths {
-				names[i] = string(p)
+		if r.Of == (topology.GroupKind{}) {
+			if err := parametersPathRead(a); err != nil {
+				return fmt.Errorf("requirement %s: %v", r.Path, err)
 			}
-			return fmt.Errorf("requirement %s: attache does not read %q of the data plane's parameters (it reads %s)", r.Path, string(a), strings.Join(names, ", "))
 		}
 	}
 	return nil
