@@ -523,7 +523,7 @@ func TestGetPolicyKindsAllowlists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "requires=authorization.rules[].principal.clientIPGeoLocations[] excludes ClientTrafficPolicy.gateway.envoyproxy.io:clientIPDetection.xForwardedFor.trustedCIDRs (profile: Envoy Gateway)") {
+	if !strings.Contains(out, "requires=authorization.rules[].principal.clientIPGeoLocations[] excludes ClientTrafficPolicy.gateway.envoyproxy.io:clientIPDetection.xForwardedFor.trustedCIDRs on=HTTP,HTTPS (profile: Envoy Gateway)") {
 		t.Errorf("-o wide lacks the requires setting:\n%s", out)
 	}
 	if !strings.Contains(out, "regex-field=authorization.rules[].operation.path.value when=type=RegularExpression (profile: Envoy Gateway)") {

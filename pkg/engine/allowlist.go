@@ -116,20 +116,26 @@ func (c *computation) notAllowedVia(p *policy.Policy, at topology.Ref) []notAllo
 			spec, _ = params.Object["spec"].(map[string]any)
 			proxy = fmt.Sprintf("%s %s/%s", epRef.Kind, epRef.Namespace, epRef.Name)
 		}
-		var probs []policy.FieldProblem
-		if params != nil || !c.features.On(profiles.EGDefaultDynamicModules) {
-			probs = p.NotAllowed(func(in policy.BackendRefPath) []string {
-				_, values := policy.ValuesAt(spec, in)
-				return values
-			})
-			for i := range probs {
-				probs[i].Message += " of " + proxy
+		// Of the default spec, attache reads only whether it sets a field
+		// (profiles.DefaultSpecFeature): one it sets is not judged, one
+		// it does not is judged as unset.
+		judged := func(path policy.BackendRefPath) bool {
+			return params != nil || !c.features.On(profiles.DefaultSpecFeature(string(path)))
+		}
+		probs := p.NotAllowedWhere(func(a policy.Allowlist) bool { return judged(a.In) }, func(in policy.BackendRefPath) []string {
+			_, values := policy.ValuesAt(spec, in)
+			return values
+		})
+		for i := range probs {
+			probs[i].Message += " of " + proxy
+		}
+		var judgedReqs []policy.Requirement
+		for _, r := range reqs {
+			if !slices.ContainsFunc(r.Any, func(a policy.BackendRefPath) bool { return !judged(a) }) {
+				judgedReqs = append(judgedReqs, r)
 			}
 		}
-		if params != nil {
-			// The default spec's other settings are not read: not judged.
-			probs = append(probs, p.Unmet(reqs, spec, proxy)...)
-		}
+		probs = append(probs, p.Unmet(judgedReqs, spec, proxy)...)
 		if len(probs) == 0 {
 			continue
 		}
@@ -237,10 +243,19 @@ func (c *computation) listenerUnmet(p *policy.Policy, at topology.Ref) (string, 
 	for _, l := range c.listenersFor(at) {
 		failed := false
 		for _, of := range kinds {
+			var rs []policy.Requirement
+			for _, r := range p.Kind.RequirementsOf(of) {
+				if lp, ok := c.listenerPorts[l]; len(r.On) == 0 || (ok && slices.Contains(r.On, lp.proto)) {
+					rs = append(rs, r)
+				}
+			}
+			if len(rs) == 0 {
+				continue
+			}
 			for _, spec := range c.effectiveSpecsAt(of, l) {
-				for _, b := range p.Unmet(p.Kind.RequirementsOf(of), spec, fmt.Sprintf("the %s in effect at %s", of.Kind, l.Short())) {
+				for _, b := range p.Unmet(rs, spec, fmt.Sprintf("the %s in effect at %s", of.Kind, l.Short())) {
 					failed = true
-					if !slices.ContainsFunc(probs, func(o policy.FieldProblem) bool { return o.Field == b.Field }) {
+					if !slices.Contains(probs, b) {
 						probs = append(probs, b)
 					}
 				}
@@ -257,12 +272,12 @@ func (c *computation) listenerUnmet(p *policy.Policy, at topology.Ref) (string, 
 }
 
 // effectiveSpecsAt are the effective specs of policy kind of at target
-// at, one per context; one nil spec when none applies there (no policy,
-// or the kind is not among the kinds).
+// at, one per context; one nil spec when none applies there. None when
+// the kind is not among the kinds: what attache cannot read is not judged.
 func (c *computation) effectiveSpecsAt(of topology.GroupKind, at topology.Ref) []map[string]any {
 	k := c.kinds[of]
 	if k == nil || c.dps[k] == nil {
-		return []map[string]any{nil}
+		return nil
 	}
 	id, ok := c.graph.Lookup(at)
 	if !ok {

@@ -237,11 +237,11 @@ func (c *computation) backendTLSDependents(changes []policyChange, holders []top
 // is among the policies: its status reads the changed kind's effective
 // policies. "" otherwise.
 func (c *computation) requirementDependents(changes []policyChange) string {
-	read := map[topology.GroupKind]*policy.Kind{}
+	read := map[topology.GroupKind][]*policy.Kind{}
 	for _, k := range c.kinds {
 		for _, r := range k.Requirements {
-			if r.Of != (topology.GroupKind{}) {
-				read[r.Of] = k
+			if r.Of != (topology.GroupKind{}) && !slices.Contains(read[r.Of], k) {
+				read[r.Of] = append(read[r.Of], k)
 			}
 		}
 	}
@@ -253,8 +253,10 @@ func (c *computation) requirementDependents(changes []policyChange) string {
 			if p == nil {
 				continue
 			}
-			if k, ok := read[p.Kind.GroupKind]; ok && slices.ContainsFunc(c.policies, func(ps *pstate) bool { return ps.p.Kind == k }) {
-				return fmt.Sprintf("%s changed, and %s policies read %s policies at their listeners", ch.ref, k.GroupKind.Kind, p.Kind.GroupKind.Kind)
+			for _, k := range read[p.Kind.GroupKind] {
+				if slices.ContainsFunc(c.policies, func(ps *pstate) bool { return ps.p.Kind == k }) {
+					return fmt.Sprintf("%s changed, and %s policies read %s policies at their listeners", ch.ref, k.GroupKind.Kind, p.Kind.GroupKind.Kind)
+				}
 			}
 		}
 	}

@@ -6,14 +6,16 @@ import (
 	"testing"
 
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/policy"
 )
 
 // geoDocs: Envoy Gateway's GatewayClass eg, whose EnvoyProxy sys/geo has
 // a MaxMind provider with the city database (provider is its YAML);
 // Gateway g with listeners a (a ClientTrafficPolicy detecting the client
-// IP from a header: detection is its YAML) and b (none); HTTPRoutes ra on
-// a, rab on both; Gateway plain of a class without EnvoyProxy, route rp
-// on it, whose listener detects the client IP.
+// IP from a header: detection is its YAML), b (none) and t (TCP, none);
+// HTTPRoutes ra on a, rab on a and b; Gateway plain of a class without
+// EnvoyProxy, route rp on it, whose listener detects the client IP; a
+// SecurityPolicy on Gateway g's listeners a and t (TCP, not checked).
 func geoDocs(provider, detection string) string {
 	var b strings.Builder
 	b.WriteString("---" + crd("gateway.envoyproxy.io", "SecurityPolicy", "securitypolicies"))
@@ -37,7 +39,7 @@ spec: {geoIP: {provider: %s}}
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: g, namespace: default}
-spec: {gatewayClassName: eg, listeners: [{name: a, protocol: HTTP, port: 80}, {name: b, protocol: HTTP, port: 8080}]}
+spec: {gatewayClassName: eg, listeners: [{name: a, protocol: HTTP, port: 80}, {name: b, protocol: HTTP, port: 8080}, {name: t, protocol: TCP, port: 9000}]}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
@@ -58,6 +60,8 @@ spec: {gatewayClassName: plain, listeners: [{name: a, protocol: HTTP, port: 80}]
 	b.WriteString(sp("city-a", "ra", "{country: US, city: Seattle}"))
 	b.WriteString(sp("city-ab", "rab", "{city: Seattle}"))
 	b.WriteString(sp("plain", "rp", "{city: Seattle}"))
+	b.WriteString("---" + pol(egV, "SecurityPolicy", "on-listeners", 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g, sectionName: a}, {group: gateway.networking.k8s.io, kind: Gateway, name: g, sectionName: t}]
+authorization: {defaultAction: Deny, rules: [{action: Allow, principal: {clientIPGeoLocations: [{city: Seattle}]}}]}`))
 	return b.String()
 }
 
@@ -68,12 +72,20 @@ const cityDB = "{type: MaxMind, maxMind: {cityDbSource: {local: {path: /db/city.
 // trusted CIDRs) and the EnvoyProxy the Gateway runs with has a GeoIP
 // provider with the databases the locations read: otherwise the policy is
 // Invalid in place, failing through the listeners (or Gateways) lacking
-// them. A Gateway running with the configuration's default spec is not
-// judged on its provider.
+// them. A TCP listener is not checked. A Gateway running with the
+// configuration's default spec is judged as if it set no provider, unless
+// the configuration says it does.
 func TestGeoIPRequirements(t *testing.T) {
 	res := engine.Compute(decodeDocs(t, geoDocs(cityDB, "{customHeader: {name: x-real-ip}}")), engine.Options{})
 	want(t, "city-a", status(t, res, "city-a", "Accepted"), "True/Accepted")
-	want(t, "plain", status(t, res, "plain", "Accepted"), "True/Accepted")
+	// Its TCP listener is not checked.
+	want(t, "on-listeners", acceptedByAncestor(t, res, "on-listeners"), map[string]string{"Gateway default/g#a": "True/Accepted", "Gateway default/g#t": "True/Accepted"})
+	want(t, "plain", status(t, res, "plain", "Accepted"), "False/Invalid")
+	if msg := policyStatusOf(t, res, "plain").Ancestors[0].Conditions[0].Message; !strings.Contains(msg, "requires spec.geoIP.provider.maxMind of the configuration's default EnvoyProxy spec") {
+		t.Errorf("plain: %q", msg)
+	}
+	withGeo := engine.Compute(decodeDocs(t, geoDocs(cityDB, "{customHeader: {name: x-real-ip}}")), engine.Options{Features: policy.Features{"EnvoyGateway.envoyProxy.geoIP": {On: true}}})
+	want(t, "plain, the default spec sets geoIP", status(t, withGeo, "plain", "Accepted"), "True/Accepted")
 	want(t, "city-ab", status(t, res, "city-ab", "Accepted"), "False/Invalid")
 	msg := policyStatusOf(t, res, "city-ab").Ancestors[0].Conditions[0].Message
 	want(t, "city-ab message", msg, "requirements not met: spec.authorization.rules[0].principal.clientIPGeoLocations[0]: requires spec.clientIPDetection.xForwardedFor or spec.clientIPDetection.customHeader or spec.clientIPDetection.directSourceIP of the ClientTrafficPolicy in effect at Gateway default/g#b")
@@ -102,7 +114,30 @@ func TestGeoIPRequirements(t *testing.T) {
 		}
 	}
 	wantProblem(t, res, "city-a", "spec.authorization.rules[0].principal.clientIPGeoLocations[0].country", "the data plane does not allow it: requires spec.geoIP.provider.maxMind.countryDbSource")
-	want(t, "plain, default spec not judged", status(t, res, "plain", "Accepted"), "True/Accepted")
+}
+
+// An external authorizer failing open does not make the policy fail
+// everywhere: its GeoIP requirement, unmet at listener b, fails the
+// requests through b only, and both are said.
+func TestGeoIPRequirementsWithFailOpen(t *testing.T) {
+	docs := geoDocs(cityDB, "{customHeader: {name: x-real-ip}}") +
+		"---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: rab2, namespace: default}\nspec: {parentRefs: [{name: g}], rules: [{}]}\n" +
+		"---" + pol(egV, "SecurityPolicy", "open", 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: rab2}]
+extAuth: {failOpen: true, http: {backendRefs: [{name: nosvc, port: 80}]}}
+authorization: {defaultAction: Deny, rules: [{action: Allow, principal: {clientIPGeoLocations: [{city: Seattle}]}}]}`)
+	res := engine.Compute(decodeDocs(t, docs), engine.Options{})
+	st := policyStatusOf(t, res, "open")
+	msg := st.Ancestors[0].Conditions[0].Message
+	if !strings.Contains(msg, "failing open") || !strings.Contains(msg, "requirements not met") {
+		t.Errorf("open: %q, want both the part failing open and the requirement", msg)
+	}
+	var via []string
+	for _, ls := range st.InPlaceInvalidVia {
+		for _, l := range ls {
+			via = append(via, l.Short())
+		}
+	}
+	want(t, "open fails via", via, []string{"Gateway default/g#b"})
 }
 
 // A ClientTrafficPolicy detecting the client IP on listener b, added and

@@ -219,24 +219,41 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			}
 		}
 		var unmetVia []topology.Ref
-		if an.reason == "" && an.att != nil {
+		refsInvalid := an.reason == ReasonInvalid && an.att != nil
+		if (an.reason == "" || refsInvalid) && an.att != nil {
 			// The same, for what it requires of other kinds' policies at
 			// the listeners its requests pass (read now that every kind
 			// is computed).
 			if msg, via := c.listenerUnmet(ps.p, an.att.ref.At); msg != "" {
-				an.reason, an.msg, unmetVia = ReasonInvalid, msg, via
+				unmetVia = via
+				if an.reason == "" {
+					an.reason, an.msg = ReasonInvalid, msg
+				} else {
+					an.msg += "; " + msg
+				}
 			}
 		}
 		if an.reason == ReasonInvalid && an.att != nil && an.att.failedOpen != nil {
 			an.msg += fmt.Sprintf("; failing open, %s left out and the rest applied", strings.Join(an.att.failedOpen, ", "))
 		}
-		if an.reason == ReasonInvalid && an.att != nil && c.failsClosed(ps.p, an.att.ref.At) {
+		// A requirement not met never fails open.
+		if an.reason == ReasonInvalid && an.att != nil && (unmetVia != nil || c.failsClosed(ps.p, an.att.ref.At)) {
 			if st.InPlaceInvalid == nil {
 				st.InPlaceInvalid = map[topology.Ref]string{}
 			}
 			st.InPlaceInvalid[an.att.ref.At] = an.msg
-			via := unmetVia
-			if via == nil {
+			// Through the listeners where a requirement is not met, and
+			// the Gateways whose parameters refuse it; everywhere when
+			// something else breaks it (unless that fails open).
+			var via []topology.Ref
+			switch {
+			case refsInvalid && c.failsClosed(ps.p, an.att.ref.At):
+				if others := c.failingVia(ps.p, an.att.ref.At); others != nil {
+					via = append(slices.Clip(unmetVia), others...)
+				}
+			case unmetVia != nil:
+				via = unmetVia
+			default:
 				via = c.failingVia(ps.p, an.att.ref.At)
 			}
 			if via != nil {

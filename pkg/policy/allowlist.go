@@ -99,8 +99,16 @@ func ValuesAt(spec map[string]any, path BackendRefPath) (fields, values []string
 // problem per value that is not among them, in the order of the kind's
 // allowlists.
 func (p *Policy) NotAllowed(allowed func(in BackendRefPath) []string) []FieldProblem {
+	return p.NotAllowedWhere(func(Allowlist) bool { return true }, allowed)
+}
+
+// NotAllowedWhere is NotAllowed for the allowlists judge accepts.
+func (p *Policy) NotAllowedWhere(judge func(Allowlist) bool, allowed func(in BackendRefPath) []string) []FieldProblem {
 	var out []FieldProblem
 	for _, a := range p.Kind.Allowlists {
+		if !judge(a) {
+			continue
+		}
 		fields, values := ValuesAt(p.Spec, a.Path)
 		if len(fields) == 0 {
 			continue

@@ -363,7 +363,7 @@ func FuzzParseRegexFields(f *testing.F) {
 // annotation: no panic, and a value it accepts renders
 // (RequirementsString) to itself.
 func FuzzParseRequirements(f *testing.F) {
-	for _, s := range []string{"a[] requires parameters:geoIP.provider.maxMind", "a requires X.y:b|c; a excludes X.y:b.d", "none", "", ";", "a requires", "a requires :", "a requires X.:b", "a requires X.y:", "a requires X.y:b||c"} {
+	for _, s := range []string{"a[] requires parameters:geoIP.provider.maxMind", "a requires X.y:b|c; a excludes X.y:b.d", "none", "", ";", "a requires", "a requires :", "a requires X.:b", "a requires X.y:", "a requires X.y:b||c", "a requires X.y:spec.spec.b on=HTTP,HTTPS", "a requires X.y:b on=HTTP on=TCP"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) { entriesRoundTrip(t, v, ParseRequirements, RequirementsString) })

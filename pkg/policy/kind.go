@@ -403,7 +403,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingRequirements, len(s.Requirements) > 0, func() {
 		k.Requirements = make([]Requirement, len(s.Requirements))
 		for i, r := range s.Requirements {
-			r.Any = slices.Clone(r.Any)
+			r.Any, r.On = slices.Clone(r.Any), slices.Clone(r.On)
 			k.Requirements[i] = r
 		}
 	})

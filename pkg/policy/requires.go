@@ -29,6 +29,10 @@ type Requirement struct {
 	// Excludes turns the requirement around: the paths must not hold a
 	// value.
 	Excludes bool
+	// On, for a requirement on another kind, are the listener protocols
+	// where it is checked (Envoy Gateway checks GeoIP on its HTTP
+	// listeners only); all listeners when empty.
+	On []string
 }
 
 // RequirementParameters is the word naming the data plane's parameters in
@@ -48,9 +52,13 @@ func (r Requirement) String() string {
 	}
 	alts := make([]string, len(r.Any))
 	for i, a := range r.Any {
-		alts[i] = string(a)
+		alts[i] = specPrefixed(a)
 	}
-	return specPrefixed(r.Path) + " " + verb + " " + of + ":" + strings.Join(alts, "|")
+	s := specPrefixed(r.Path) + " " + verb + " " + of + ":" + strings.Join(alts, "|")
+	if len(r.On) > 0 {
+		s += " on=" + strings.Join(r.On, ",")
+	}
+	return s
 }
 
 // RequirementsString renders a kind's requirements as the annotation
@@ -60,10 +68,19 @@ func RequirementsString(rs []Requirement) string { return entriesString(rs) }
 // ParseRequirements reads the annotation attache.dev/requires: entries
 // separated by ";", each "<path> requires <where>:<path>|<path>..." or
 // "<path> excludes <where>:<path>|...", where is "parameters" or a policy
-// kind as Kind.group; "none" for none.
+// kind as Kind.group, the latter optionally followed by
+// " on=<protocol>,..." (the listeners checked); "none" for none.
 func ParseRequirements(v string) ([]Requirement, error) {
 	return parseEntries(v, "a.b[] requires parameters:x.y", func(entry string) (Requirement, error) {
 		words := strings.Fields(entry)
+		var on []string
+		if len(words) == 4 {
+			v, ok := strings.CutPrefix(words[3], "on=")
+			if !ok || v == "" {
+				return Requirement{}, fmt.Errorf("entry %q: %q is not on=<protocol>,...", entry, words[3])
+			}
+			on, words = splitList(v), words[:3]
+		}
 		if len(words) != 3 || (words[1] != "requires" && words[1] != "excludes") {
 			return Requirement{}, fmt.Errorf("entry %q is not <path> requires|excludes <where>:<path>|<path>...", entry)
 		}
@@ -71,7 +88,7 @@ func ParseRequirements(v string) ([]Requirement, error) {
 		if !ok {
 			return Requirement{}, fmt.Errorf("entry %q: %q is not <where>:<path>|<path>...", entry, words[2])
 		}
-		r := Requirement{Path: BackendRefPath(strings.TrimPrefix(words[0], "spec.")), Excludes: words[1] == "excludes"}
+		r := Requirement{Path: BackendRefPath(strings.TrimPrefix(words[0], "spec.")), Excludes: words[1] == "excludes", On: on}
 		if where != RequirementParameters {
 			kind, group, ok := strings.Cut(where, ".")
 			if !ok || kind == "" || group == "" {
@@ -95,6 +112,17 @@ func (r Requirement) validate() error {
 	if len(r.Any) == 0 {
 		return fmt.Errorf("requirement %s: no path", r.Path)
 	}
+	if len(r.On) > 0 && r.Of == (topology.GroupKind{}) {
+		return fmt.Errorf("requirement %s: on= reads listeners, and the parameters are a data plane's", r.Path)
+	}
+	for _, proto := range r.On {
+		if proto == "" || strings.ContainsAny(proto, " ,=;*+") {
+			return fmt.Errorf("requirement %s: on=%s: want listener protocols (HTTP,HTTPS)", r.Path, strings.Join(r.On, ","))
+		}
+	}
+	if err := checkProtocols(r.On); err != nil {
+		return fmt.Errorf("requirement %s: %v", r.Path, err)
+	}
 	for _, a := range r.Any {
 		if err := a.validate(); err != nil {
 			return fmt.Errorf("requirement %s: %v", r.Path, err)
@@ -106,6 +134,12 @@ func (r Requirement) validate() error {
 		}
 	}
 	return nil
+}
+
+// RequirementsOnListeners reports whether some requirement of the kind is
+// checked at listeners of some protocols only (Requirement.On).
+func (k *Kind) RequirementsOnListeners() bool {
+	return slices.ContainsFunc(k.Requirements, func(r Requirement) bool { return len(r.On) > 0 })
 }
 
 // RequirementsOf are the kind's requirements on the effective policy of

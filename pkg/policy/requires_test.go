@@ -19,24 +19,35 @@ func TestRequirements(t *testing.T) {
 		t.Errorf("RequirementsString = %q", got)
 	}
 	for bad, msg := range map[string]string{
-		"geo[] needs parameters:geoIP.provider":     "is not <path> requires|excludes",
-		"geo[] requires parameters":                 `"parameters" is not <where>:<path>`,
-		"geo[] requires Thing:x":                    "is neither \"parameters\" nor a policy kind as Kind.group",
-		"geo[] requires parameters:telemetry.x":     `attache does not read "telemetry.x" of the data plane's parameters`,
-		"geo[] requires parameters:geoIP.providerX": `attache does not read "geoIP.providerX"`,
-		"geo[] requires X.y:a..b":                   "is not a dotted path below spec",
-		"a..b requires X.y:a":                       "is not a dotted path below spec",
+		"geo[] needs parameters:geoIP.provider":            "is not <path> requires|excludes",
+		"geo[] requires parameters":                        `"parameters" is not <where>:<path>`,
+		"geo[] requires Thing:x":                           "is neither \"parameters\" nor a policy kind as Kind.group",
+		"geo[] requires parameters:telemetry.x":            `attache does not read "telemetry.x" of the data plane's parameters`,
+		"geo[] requires parameters:geoIP.providerX":        `attache does not read "geoIP.providerX"`,
+		"geo[] requires X.y:a..b":                          "is not a dotted path below spec",
+		"a..b requires X.y:a":                              "is not a dotted path below spec",
+		"geo[] requires X.y:a on=":                         `"on=" is not on=<protocol>,...`,
+		"geo[] requires X.y:a when=x":                      `"when=x" is not on=<protocol>,...`,
+		"geo[] requires X.y:a on=http":                     "HTTP, not http",
+		"geo[] requires parameters:geoIP.provider on=HTTP": "on= reads listeners",
 	} {
 		if _, err := ParseRequirements(bad); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("ParseRequirements(%q) = %v, want an error saying %q", bad, err, msg)
 		}
 	}
-	k, err := NewKind(Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindHTTPRoute}, Requirements: rs})
+	on, err := ParseRequirements("geo[] requires X.y:spec.spec.b on=HTTP,HTTPS")
+	if err != nil || len(on) != 1 || len(on[0].On) != 2 || on[0].Any[0] != "spec.b" {
+		t.Fatalf("on= requirement: %+v, %v", on, err)
+	}
+	if got := RequirementsString(on); got != "geo[] requires X.y:spec.spec.b on=HTTP,HTTPS" {
+		t.Errorf("RequirementsString = %q (a path starting with spec keeps its prefix)", got)
+	}
+	k, err := NewKind(Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindHTTPRoute}, Requirements: append(rs, on...)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !k.ReadsDataPlanes() {
-		t.Error("a kind requiring parameters does not read data planes")
+	if !k.ReadsDataPlanes() || !k.RequirementsOnListeners() {
+		t.Error("a kind requiring parameters, on some listeners, does not read data planes or listeners")
 	}
 	ctp := topology.GroupKind{Group: "gateway.envoyproxy.io", Kind: "ClientTrafficPolicy"}
 	if n := len(k.RequirementsOf(ctp)); n != 2 {

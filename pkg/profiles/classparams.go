@@ -39,6 +39,21 @@ const EGMergeGateways = "EnvoyGateway.envoyProxy.mergeGateways"
 // --feature says so.
 const EGDefaultDynamicModules = "EnvoyGateway.envoyProxy.dynamicModules"
 
+// DefaultSpecFeature is the feature that says Envoy Gateway's default
+// EnvoyProxy spec sets the field at the head of path (a path below an
+// EnvoyProxy's spec): EnvoyGateway.envoyProxy.<head>, as
+// EGDefaultDynamicModules and EnvoyGateway.envoyProxy.geoIP. attache reads
+// of that spec only whether it sets them: a Gateway running with it is
+// judged as if it set nothing unless the feature is on, then not judged.
+func DefaultSpecFeature(path string) string {
+	head, _, _ := strings.Cut(path, ".")
+	return "EnvoyGateway.envoyProxy." + strings.TrimSuffix(head, "[]")
+}
+
+// defaultSpecFields are the fields of the default EnvoyProxy spec whose
+// presence the configuration's reading records (DefaultSpecFeature).
+var defaultSpecFields = []string{"dynamicModules", "geoIP"}
+
 // IsClassParameters reports whether u is of a kind of
 // ClassParametersKinds.
 func IsClassParameters(u *unstructured.Unstructured) bool {

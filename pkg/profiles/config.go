@@ -59,7 +59,10 @@ func Configuration(u *unstructured.Unstructured) (features map[string]bool, ok b
 	if av, _ := cfg["apiVersion"].(string); !strings.HasPrefix(av, "gateway.envoyproxy.io/") {
 		return nil, true, field, fmt.Errorf("holds no Envoy Gateway configuration: its apiVersion is %q, not gateway.envoyproxy.io/<version>", av)
 	}
-	features = map[string]bool{egEnableLua: false, egEnableEnvoyPatchPolicy: false, egEnableBackend: false, EGMergeGateways: false, EGDefaultDynamicModules: false}
+	features = map[string]bool{egEnableLua: false, egEnableEnvoyPatchPolicy: false, egEnableBackend: false, EGMergeGateways: false}
+	for _, f := range defaultSpecFields {
+		features[DefaultSpecFeature(f)] = false
+	}
 	var problems []string
 	// The GatewayClasses' default EnvoyProxy spec: its mergeGateways is
 	// the default of those whose EnvoyProxy does not set it.
@@ -73,8 +76,13 @@ func Configuration(u *unstructured.Unstructured) (features map[string]bool, ok b
 		default:
 			problems = append(problems, "envoyProxy.mergeGateways is not a boolean")
 		}
-		if l, _ := ep["dynamicModules"].([]any); len(l) > 0 {
-			features[EGDefaultDynamicModules] = true
+		for _, f := range defaultSpecFields {
+			switch v := ep[f].(type) {
+			case []any:
+				features[DefaultSpecFeature(f)] = len(v) > 0
+			case map[string]any:
+				features[DefaultSpecFeature(f)] = len(v) > 0
+			}
 		}
 	default:
 		problems = append(problems, "envoyProxy is not an object")

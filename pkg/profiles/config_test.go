@@ -22,7 +22,7 @@ const egHeader = "apiVersion: gateway.envoyproxy.io/v1alpha1\nkind: EnvoyGateway
 // Envoy Gateway's configuration: every feature is off unless set, Lua as
 // LuaDisabled reads it (enableLua over the deprecated disableLua).
 func TestConfiguration(t *testing.T) {
-	off := map[string]bool{egEnableLua: false, egEnableEnvoyPatchPolicy: false, egEnableBackend: false, EGMergeGateways: false, EGDefaultDynamicModules: false}
+	off := map[string]bool{egEnableLua: false, egEnableEnvoyPatchPolicy: false, egEnableBackend: false, EGMergeGateways: false, EGDefaultDynamicModules: false, "EnvoyGateway.envoyProxy.geoIP": false}
 	with := func(on ...string) map[string]bool {
 		m := maps.Clone(off)
 		for _, f := range on {
@@ -50,6 +50,7 @@ func TestConfiguration(t *testing.T) {
 		{"envoyProxy without mergeGateways", egHeader + "envoyProxy:\n  mergeBackends: true\n", off, ""},
 		{"default dynamic modules", egHeader + "envoyProxy:\n  dynamicModules: [{name: a}]\n", with(EGDefaultDynamicModules), ""},
 		{"no default dynamic modules", egHeader + "envoyProxy:\n  dynamicModules: []\n", off, ""},
+		{"default GeoIP", egHeader + "envoyProxy:\n  geoIP: {provider: {type: MaxMind}}\n", with("EnvoyGateway.envoyProxy.geoIP"), ""},
 		{"mergeGateways not a boolean", egHeader + "envoyProxy:\n  mergeGateways: \"yes\"\nextensionApis:\n  enableLua: true\n", with(egEnableLua), "envoyProxy.mergeGateways is not a boolean"},
 		{"envoyProxy a string", egHeader + "envoyProxy: x\n", off, "envoyProxy is not an object"},
 		{"two problems", egHeader + "envoyProxy: x\nextensionApis: [1]\n", off, "envoyProxy is not an object; extensionApis is not an object"},

@@ -434,12 +434,13 @@ func withRequirements(p policy.Profile, v string) policy.Profile {
 }
 
 // egGeoIPRequirements: a SecurityPolicy authorizing by client IP
-// location needs, at each listener, a ClientTrafficPolicy detecting the
+// location needs, at each HTTP listener (Envoy Gateway checks its HTTP
+// listeners only), a ClientTrafficPolicy detecting the
 // client IP (from a header, without trusted CIDRs, or the peer), and, in the EnvoyProxy
 // the Gateway runs with, a MaxMind GeoIP provider with the databases the
 // locations it names read (validateAuthorizationGeoIP).
-const egGeoIPRequirements = "authorization.rules[].principal.clientIPGeoLocations[] requires ClientTrafficPolicy.gateway.envoyproxy.io:clientIPDetection.xForwardedFor|clientIPDetection.customHeader|clientIPDetection.directSourceIP; " +
-	"authorization.rules[].principal.clientIPGeoLocations[] excludes ClientTrafficPolicy.gateway.envoyproxy.io:clientIPDetection.xForwardedFor.trustedCIDRs; " +
+const egGeoIPRequirements = "authorization.rules[].principal.clientIPGeoLocations[] requires ClientTrafficPolicy.gateway.envoyproxy.io:clientIPDetection.xForwardedFor|clientIPDetection.customHeader|clientIPDetection.directSourceIP on=HTTP,HTTPS; " +
+	"authorization.rules[].principal.clientIPGeoLocations[] excludes ClientTrafficPolicy.gateway.envoyproxy.io:clientIPDetection.xForwardedFor.trustedCIDRs on=HTTP,HTTPS; " +
 	"authorization.rules[].principal.clientIPGeoLocations[] requires parameters:geoIP.provider.maxMind; " +
 	"authorization.rules[].principal.clientIPGeoLocations[].country requires parameters:geoIP.provider.maxMind.countryDbSource|geoIP.provider.maxMind.cityDbSource; " +
 	"authorization.rules[].principal.clientIPGeoLocations[].region requires parameters:geoIP.provider.maxMind.cityDbSource; " +
