@@ -109,6 +109,11 @@ type Policy struct {
 	// ObjectRefs are the ConfigMaps and Secrets the policy names at its
 	// kind's ObjectRefs paths, in order.
 	ObjectRefs []ObjectRef
+	// badRegexes are BadRegexes as Parse read them (regexesRead): the
+	// engine asks at every target and status pass, and a regular
+	// expression compiles once.
+	badRegexes  []FieldProblem
+	regexesRead bool
 	// Problems make the policy Invalid; each names the field.
 	Problems []diag.Problem
 }
@@ -267,6 +272,7 @@ func Parse(u *unstructured.Unstructured, k *Kind) *Policy {
 	p.readCARefs(spec, bad)
 	p.readBackendRefs(spec)
 	p.readObjectRefs(spec)
+	p.badRegexes, p.regexesRead = p.checkRegexes(), true
 	return p
 }
 

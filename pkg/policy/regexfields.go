@@ -71,8 +71,16 @@ func (r RegexField) validate() error {
 // problem per string that does not compile as a regular expression (RE2
 // syntax, as Go's regexp reads it), in the order of the kind's fields. A
 // field absent, null or not a string is not judged (the CRD's schema
-// refuses it).
+// refuses it). A parsed policy answers what Parse found.
 func (p *Policy) BadRegexes() []FieldProblem {
+	if p.regexesRead {
+		return p.badRegexes
+	}
+	return p.checkRegexes()
+}
+
+// checkRegexes is BadRegexes, compiling.
+func (p *Policy) checkRegexes() []FieldProblem {
 	var out []FieldProblem
 	for _, r := range p.Kind.RegexFields {
 		names, lists := r.Path.segments()
