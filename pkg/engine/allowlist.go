@@ -243,12 +243,7 @@ func (c *computation) listenerUnmet(p *policy.Policy, at topology.Ref) (string, 
 	for _, l := range c.listenersFor(at) {
 		failed := false
 		for _, of := range kinds {
-			var rs []policy.Requirement
-			for _, r := range p.Kind.RequirementsOf(of) {
-				if lp, ok := c.listenerPorts[l]; len(r.On) == 0 || (ok && slices.Contains(r.On, lp.proto)) {
-					rs = append(rs, r)
-				}
-			}
+			rs := c.requirementsAt(p.Kind.RequirementsOf(of), l)
 			if len(rs) == 0 {
 				continue
 			}
@@ -292,4 +287,91 @@ func (c *computation) effectiveSpecsAt(of topology.GroupKind, at topology.Ref) [
 		out[i] = ctx.Spec
 	}
 	return out
+}
+
+// mergedListenerUnmet is listenerUnmet for a policy with a merge type:
+// its implementation judges the merged policy, per listener, so the
+// requirements are checked on the effective spec of each context where
+// attachment a is the most specific policy applying (neither Conflicted
+// nor dropped), at the listeners on that context's paths. "" and nil
+// when all are met.
+func (c *computation) mergedListenerUnmet(ps *pstate, a *attachment) (string, []topology.Ref) {
+	var kinds []topology.GroupKind
+	for _, r := range ps.p.Kind.Requirements {
+		if r.Of != (topology.GroupKind{}) && !slices.Contains(kinds, r.Of) {
+			kinds = append(kinds, r.Of)
+		}
+	}
+	d := c.dps[ps.p.Kind]
+	if len(kinds) == 0 || d == nil {
+		return "", nil
+	}
+	targets := make([]topology.NodeID, 0, len(a.affects))
+	for n := range a.affects {
+		targets = append(targets, n)
+	}
+	slices.SortFunc(targets, func(x, y topology.NodeID) int { return c.graph.Node(x).Ref.Compare(c.graph.Node(y).Ref) })
+	var probs []policy.FieldProblem
+	var via []topology.Ref
+	for _, n := range targets {
+		ts := d.targets[n]
+		if ts == nil || ts.eff == nil {
+			continue
+		}
+		for _, ctx := range ts.eff.Contexts {
+			if !mostSpecificApplying(ctx.Stack, a.ref) {
+				continue
+			}
+			merged := &policy.Policy{Kind: ps.p.Kind, Ref: ps.p.Ref, Spec: ctx.Spec}
+			ctx.Paths(func(path []topology.Ref) bool {
+				for _, l := range path {
+					if gk := l.GroupKind(); !l.IsSection() || (gk != topology.KindGateway && gk != topology.KindListenerSet) {
+						continue
+					}
+					failed := false
+					for _, of := range kinds {
+						rs := c.requirementsAt(ps.p.Kind.RequirementsOf(of), l)
+						for _, spec := range c.effectiveSpecsAt(of, l) {
+							for _, b := range merged.Unmet(rs, spec, fmt.Sprintf("the %s in effect at %s, merged (%s) with the policies above it", of.Kind, l.Short(), ps.p.MergeType)) {
+								failed = true
+								if !slices.Contains(probs, b) {
+									probs = append(probs, b)
+								}
+							}
+						}
+					}
+					if failed && !slices.Contains(via, l) {
+						via = append(via, l)
+					}
+				}
+				return true
+			})
+		}
+	}
+	if len(probs) == 0 {
+		return "", nil
+	}
+	return "requirements not met: " + fieldProblems(probs), via
+}
+
+// requirementsAt are those of rs checked at listener l (Requirement.On).
+func (c *computation) requirementsAt(rs []policy.Requirement, l topology.Ref) []policy.Requirement {
+	var out []policy.Requirement
+	for _, r := range rs {
+		if lp, ok := c.listenerPorts[l]; len(r.On) == 0 || (ok && slices.Contains(r.On, lp.proto)) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// mostSpecificApplying reports whether att is the most specific entry of
+// stack neither Conflicted nor dropped for unsupported fields.
+func mostSpecificApplying(stack []StackEntry, att *Attachment) bool {
+	for i := len(stack) - 1; i >= 0; i-- {
+		if e := stack[i]; !e.Conflicted && len(e.Unsupported) == 0 {
+			return e.Attachment == att
+		}
+	}
+	return false
 }

@@ -157,3 +157,51 @@ func TestGeoIPRequirementsIncremental(t *testing.T) {
 		want(t, s.what+" as Compute", policyStatusOf(t, res, "city-ab"), policyStatusOf(t, full, "city-ab"))
 	}
 }
+
+// A route policy with a merge type is judged merged with the policy above,
+// as Envoy Gateway translates it: the Gateway policy's GeoIP locations,
+// kept by the merge, need detection at listener b too; a merge that
+// replaces the authorization rules does not.
+func TestGeoIPRequirementsMerged(t *testing.T) {
+	extra := func(body string) string {
+		return geoDocs(cityDB, "{customHeader: {name: x-real-ip}}") +
+			"---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: rm, namespace: default}\nspec: {parentRefs: [{name: g}], rules: [{}]}\n" +
+			"---" + pol(egV, "SecurityPolicy", "gw-geo", 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g}]
+authorization: {defaultAction: Deny, rules: [{action: Allow, principal: {clientIPGeoLocations: [{city: Seattle}]}}]}`) +
+			"---" + pol(egV, "SecurityPolicy", "m", 1, "targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: rm}]\n"+body)
+	}
+	res := engine.Compute(decodeDocs(t, extra("mergeType: StrategicMerge\ncors: {allowOrigins: [\"https://a.example\"]}")), engine.Options{})
+	st := policyStatusOf(t, res, "m")
+	if msg := st.Ancestors[0].Conditions[0].Message; !strings.Contains(msg, "of the ClientTrafficPolicy in effect at Gateway default/g#b, merged (StrategicMerge) with the policies above it") {
+		t.Errorf("m: %q", msg)
+	}
+	var via []string
+	for _, ls := range st.InPlaceInvalidVia {
+		for _, l := range ls {
+			via = append(via, l.Short())
+		}
+	}
+	want(t, "m fails via", via, []string{"Gateway default/g#b"})
+	res = engine.Compute(decodeDocs(t, extra("mergeType: JSONMerge\nauthorization: {rules: [{action: Allow, principal: {clientCIDRs: [10.0.0.0/8]}}]}")), engine.Options{})
+	want(t, "m replacing the rules", status(t, res, "m", "Accepted"), "True/Accepted")
+}
+
+// The Gateway policy gaining and losing its GeoIP locations changes the
+// merging route policy's verdict, incrementally as Compute says.
+func TestGeoIPRequirementsMergedIncremental(t *testing.T) {
+	docs := func(gwAuth string) []engine.Object {
+		return decodeDocs(t, geoDocs(cityDB, "{customHeader: {name: x-real-ip}}")+
+			"---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: rm, namespace: default}\nspec: {parentRefs: [{name: g}], rules: [{}]}\n"+
+			"---"+pol(egV, "SecurityPolicy", "gw-geo", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g}]\nauthorization: "+gwAuth)+
+			"---"+pol(egV, "SecurityPolicy", "m", 1, "targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: rm}]\nmergeType: StrategicMerge\ncors: {allowOrigins: [\"https://a.example\"]}"))
+	}
+	geo := "{defaultAction: Deny, rules: [{action: Allow, principal: {clientIPGeoLocations: [{city: Seattle}]}}]}"
+	cidr := "{defaultAction: Deny, rules: [{action: Allow, principal: {clientCIDRs: [10.0.0.0/8]}}]}"
+	in := engine.NewIncremental(engine.Options{})
+	for _, s := range []struct{ what, auth, want string }{{"geo", geo, "False/Invalid"}, {"cidr", cidr, "True/Accepted"}, {"geo again", geo, "False/Invalid"}} {
+		objs := docs(s.auth)
+		res := in.Compute(objs)
+		want(t, s.what, status(t, res, "m", "Accepted"), s.want)
+		want(t, s.what+" as Compute", policyStatusOf(t, res, "m"), policyStatusOf(t, engine.Compute(objs, engine.Options{}), "m"))
+	}
+}

@@ -224,7 +224,12 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			// The same, for what it requires of other kinds' policies at
 			// the listeners its requests pass (read now that every kind
 			// is computed).
-			if msg, via := c.listenerUnmet(ps.p, an.att.ref.At); msg != "" {
+			unmet := c.listenerUnmet
+			if ps.p.MergeType != "" {
+				// Its implementation judges the merged policy.
+				unmet = func(*policy.Policy, topology.Ref) (string, []topology.Ref) { return c.mergedListenerUnmet(ps, an.att) }
+			}
+			if msg, via := unmet(ps.p, an.att.ref.At); msg != "" {
 				unmetVia = via
 				if an.reason == "" {
 					an.reason, an.msg = ReasonInvalid, msg
