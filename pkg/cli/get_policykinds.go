@@ -65,13 +65,16 @@ type policyKindItem struct {
 	// kinds"); added fields, so older readers are unaffected.
 	EffectiveSectionKinds []string `json:"effectiveSectionKinds,omitempty"`
 	SameLevel             string   `json:"sameLevel"`
-	MergeTypeField        string   `json:"mergeTypeField,omitempty"`
-	Composition           string   `json:"composition"`
-	NamedRules            []string `json:"namedRules,omitempty"`
-	DirectSections        bool     `json:"directSections,omitempty"`
-	Ancestor              string   `json:"ancestor"`
-	TargetingFields       []string `json:"targetingFields,omitempty"`
-	SchemaMerge           bool     `json:"schemaMerge,omitempty"`
+	// SameLevelTies is "none" when policies created in the same second as
+	// the oldest at a target are not rejected; absent: by name.
+	SameLevelTies   string   `json:"sameLevelTies,omitempty"`
+	MergeTypeField  string   `json:"mergeTypeField,omitempty"`
+	Composition     string   `json:"composition"`
+	NamedRules      []string `json:"namedRules,omitempty"`
+	DirectSections  bool     `json:"directSections,omitempty"`
+	Ancestor        string   `json:"ancestor"`
+	TargetingFields []string `json:"targetingFields,omitempty"`
+	SchemaMerge     bool     `json:"schemaMerge,omitempty"`
 	// MaxTargetRefs: 0 is GEP-713's 16, -1 no limit.
 	MaxTargetRefs int `json:"maxTargetRefs,omitempty"`
 	// NoStanzas: defaults/overrides/strategy are fields of the kind's own.
@@ -241,6 +244,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	var parts []string
 	if k.SameLevel != policy.SameLevelGEP {
 		parts = append(parts, origin(policy.SettingSameLevel, "same-level="+string(k.SameLevel)))
+		if k.TiesNotRejected {
+			parts = append(parts, origin(policy.SettingSameLevelTies, "same-level-ties=none"))
+		}
 	}
 	if k.MergeTypeField != "" {
 		parts = append(parts, origin(policy.SettingMergeTypeField, "merge-type-field="+k.MergeTypeField))
@@ -376,6 +382,7 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 		Strategies:            strategyNames(k.Strategies),
 		EffectiveSectionKinds: groupKindNames(k.EffectiveSectionKinds),
 		SameLevel:             string(k.SameLevel),
+		SameLevelTies:         map[bool]string{true: "none"}[k.TiesNotRejected],
 		MergeTypeField:        k.MergeTypeField,
 		Composition:           string(k.Composition),
 		NamedRules:            k.NamedRules,

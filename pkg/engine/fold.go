@@ -93,7 +93,7 @@ func (d *kindDP) compute(s stackID) *stackResult {
 		kept := make([][]*attachment, len(groups))
 		for i, g := range groups {
 			if d.kind.RejectsAtOneLevel() {
-				g = d.resolveLevel(g, conflicted)
+				g = d.resolveLevel(g, conflicted, &levelLosses)
 			}
 			kept[i] = g
 		}
@@ -117,7 +117,7 @@ func (d *kindDP) compute(s stackID) *stackResult {
 		// on its object there, and neither is Conflicted for it.
 		layers := make([]merge.Layer, 0, len(groups))
 		for _, g := range groups {
-			kept := d.resolveLevel(g, conflicted)
+			kept := d.resolveLevel(g, conflicted, &levelLosses)
 			l := merge.Layer{Spec: kept[0].spec, Strategy: merge.AtomicDefaults, Src: kept[0].id}
 			if len(kept) > 1 {
 				l.Spec = d.mergeLevel(kept, &levelLosses)
@@ -156,7 +156,7 @@ func (d *kindDP) compute(s stackID) *stackResult {
 		layers := make([]merge.Layer, 0, len(atts))
 		nodes := make([]topology.NodeID, 0, len(atts)) // the level of each layer
 		for _, g := range groups {
-			kept := d.resolveLevel(g, conflicted)
+			kept := d.resolveLevel(g, conflicted, &levelLosses)
 			if len(kept) == 1 || !d.levelMerges() {
 				for _, a := range kept {
 					layers = append(layers, d.layer(a))
@@ -392,8 +392,10 @@ func (d *kindDP) schemaFor(atts []*attachment) *merge.Schema {
 // resolveLevel applies the kind's same-level resolution to the policies
 // attached at one level (in established order: oldest first, then by
 // name), recording those rejected there in conflicted with the policy that
-// beat them, and returns those that take part in the fold.
-func (d *kindDP) resolveLevel(g []*attachment, conflicted map[merge.Src]*attachment) []*attachment {
+// beat them, and returns those that take part in the fold. A policy tied
+// with the oldest that the kind does not reject (Kind.TiesNotRejected) is
+// overridden by it whole: its fields are added to losses.
+func (d *kindDP) resolveLevel(g []*attachment, conflicted map[merge.Src]*attachment, losses *[]merge.Loss) []*attachment {
 	if len(g) < 2 {
 		return g
 	}
@@ -404,6 +406,15 @@ func (d *kindDP) resolveLevel(g []*attachment, conflicted map[merge.Src]*attachm
 	switch same {
 	case policy.SameLevelOldestWins:
 		for _, a := range g[1:] {
+			if d.kind.TiesNotRejected && tied(a, g[0]) {
+				// Created in the same second: not rejected, overridden
+				// whole by the first (which one its implementation
+				// applies is not determined).
+				for _, l := range a.spec.Leaves() {
+					*losses = append(*losses, merge.Loss{Loser: a.id, Path: l.Path, Winners: []merge.Src{g[0].id}})
+				}
+				continue
+			}
 			conflicted[a.id] = g[0]
 		}
 		return g[:1]
@@ -778,4 +789,11 @@ func istioTelemetryOrder(atts []*attachment, conflicted map[merge.Src]*attachmen
 // whole: it names no targets and selects no labels.
 func namespaceWide(p *policy.Policy) bool {
 	return p.Untargeted != nil && len(p.Untargeted.MatchLabels) == 0
+}
+
+// tied reports whether attachment a, of another policy, was created in the
+// same second as w, with the same rank (filter, weight): only their names
+// order them.
+func tied(a, w *attachment) bool {
+	return a.pol != w.pol && a.pol.p.Created.Equal(w.pol.p.Created) && a.filter == w.filter && a.pol.p.Weight == w.pol.p.Weight
 }

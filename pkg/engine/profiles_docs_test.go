@@ -827,6 +827,48 @@ func TestDocsListenerKindsSectionBeatsGatewayOldestWins(t *testing.T) {
 	}
 }
 
+// Kuadrant rejects a DNSPolicy or TLSPolicy only when another on the same
+// target is strictly older: two created in the same second both stand.
+// The first by name shows in the effective policy, the other is overridden
+// by it, its Programmed message saying which one holds is not determined;
+// a strictly newer one is Conflicted. Other oldest-wins kinds still reject
+// the later by name.
+// Source: KO ae698811 internal/controller/dnspolicies_validator.go and
+// tlspolicies_validator.go (isConflict: CreationTimestamp.Before).
+func TestDocsKuadrantSameSecondNotRejected(t *testing.T) {
+	for _, tc := range []struct{ kind, plural, body, version, tie string }{
+		{"DNSPolicy", "dnspolicies", `loadBalancing: {weight: %d}`, "kuadrant.io/v1", "True/Accepted"},
+		{"TLSPolicy", "tlspolicies", `issuerRef: {name: issuer-%d}`, "kuadrant.io/v1", "True/Accepted"},
+		{"ListenerOption", "listeneroptions", `options: {perConnectionBufferLimitBytes: %d}`, glooV, "False/Conflicted"},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			group := strings.Split(tc.version, "/")[0]
+			target := "targetRef: " + gwRef
+			if group == "gateway.solo.io" {
+				target = "targetRefs: [" + gwRef + "]"
+			}
+			res := compute(t, engine.Options{}, crd(group, tc.kind, tc.plural), docsTopo,
+				pol(tc.version, tc.kind, "b-later", 0, target+"\n"+fmt.Sprintf(tc.body, 2)),
+				pol(tc.version, tc.kind, "a-first", 0, target+"\n"+fmt.Sprintf(tc.body, 1)),
+				pol(tc.version, tc.kind, "c-newer", 1, target+"\n"+fmt.Sprintf(tc.body, 3)))
+			want(t, "a-first", status(t, res, "a-first", "Programmed"), "True/Programmed")
+			want(t, "b-later", status(t, res, "b-later", "Accepted"), tc.tie)
+			want(t, "c-newer", status(t, res, "c-newer", "Accepted"), "False/Conflicted")
+			eff := effective(t, res, tc.kind, dListener("http"))
+			if len(eff) != 1 || !strings.Contains(eff[0], "1") || strings.Contains(eff[0], "2") {
+				t.Errorf("effective = %v, want a-first's", eff)
+			}
+			if tc.tie != "True/Accepted" {
+				return
+			}
+			c := condition(t, res, "b-later", "Programmed")
+			if c.Reason != "Overridden" || !strings.Contains(c.Message, "created in the same second as "+tc.kind+" default/a-first on the same target, which the effective policy shows: its implementation applies either, which one holds is not determined") {
+				t.Errorf("b-later Programmed %s %q", c.Reason, c.Message)
+			}
+		})
+	}
+}
+
 // ---------------------------------------------------------------- Gloo
 
 const glooV = "gateway.solo.io/v1"

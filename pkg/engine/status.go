@@ -307,6 +307,10 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 		} else {
 			accepted = append(accepted, an.att)
 			prog := c.programmed(ps, an.att)
+			if w := c.tiedWinner(an.att); w != nil {
+				prog.Message += fmt.Sprintf("; created in the same second as %s %s on the same target, which the effective policy shows: its implementation applies either, which one holds is not determined",
+					w.pol.p.Ref.Kind, shortName(w.pol.p.Ref))
+			}
 			if len(ps.atts) == 1 {
 				summary = &prog // one target: the summary says the same
 			}
@@ -576,10 +580,33 @@ func (c *computation) levelWinner(a *attachment) *attachment {
 	}
 	for _, w := range list {
 		if !w.dead {
-			if w.pol == a.pol {
+			if w.pol == a.pol || (a.pol.p.Kind.TiesNotRejected && tied(a, w)) {
 				return nil
 			}
 			return w
+		}
+	}
+	return nil
+}
+
+// tiedWinner returns, for a kind that does not reject ties
+// (Kind.TiesNotRejected), the policy created in the same second as a's
+// that holds at a's target in its place (the first by namespace/name);
+// nil otherwise.
+func (c *computation) tiedWinner(a *attachment) *attachment {
+	if a == nil || !a.pol.p.Kind.TiesNotRejected {
+		return nil
+	}
+	d := c.dps[a.pol.p.Kind]
+	if d == nil {
+		return nil
+	}
+	for _, w := range d.atNode[a.node] {
+		if !w.dead {
+			if tied(a, w) {
+				return w
+			}
+			return nil
 		}
 	}
 	return nil

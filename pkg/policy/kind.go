@@ -74,6 +74,13 @@ type Kind struct {
 	// SameLevel is how policies attached at one level resolve (default
 	// SameLevelGEP).
 	SameLevel SameLevel
+	// TiesNotRejected, with SameLevelOldestWins, keeps policies created in
+	// the same second as the oldest at a target: none of them is
+	// Conflicted (Kuadrant rejects only a strictly newer policy); the
+	// first by namespace/name holds in the effective policy and the others
+	// are overridden by it, which one the implementation applies being
+	// not determined. False: the later by name is rejected.
+	TiesNotRejected bool
 	// MergeTypeField, when set, names a top-level spec field whose value
 	// (MergeTypeJSON, MergeTypeStrategic) makes a policy merge with the
 	// nearest policy above it instead of replacing it; it is never part of
@@ -291,6 +298,7 @@ type Spec struct {
 	Strategies            []merge.Strategy
 	Custom                merge.CustomFunc
 	SameLevel             SameLevel
+	TiesNotRejected       bool
 	MergeTypeField        string
 	Composition           Composition
 	NamedRules            []string
@@ -360,6 +368,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingEffectiveSectionKinds, len(s.EffectiveSectionKinds) > 0, func() { k.EffectiveSectionKinds = slices.Clone(s.EffectiveSectionKinds) })
 	set(SettingStrategies, len(s.Strategies) > 0, func() { k.Strategies = slices.Clone(s.Strategies) })
 	set(SettingSameLevel, s.SameLevel != "", func() { k.SameLevel = s.SameLevel })
+	set(SettingSameLevelTies, s.TiesNotRejected, func() { k.TiesNotRejected = true })
 	set(SettingMergeTypeField, s.MergeTypeField != "", func() { k.MergeTypeField = s.MergeTypeField })
 	set(SettingComposition, s.Composition != "", func() { k.Composition = s.Composition })
 	set(SettingNamedRules, len(s.NamedRules) > 0, func() { k.NamedRules = slices.Clone(s.NamedRules) })
@@ -544,6 +553,9 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingInheritedFields, "%q is not a dotted spec path", p)
 		}
 	}
+	if k.TiesNotRejected && k.SameLevel != SameLevelOldestWins {
+		return settingErrorf(SettingSameLevelTies, "ties matter to the same-level rule oldest-wins; the rule is %s", k.SameLevel)
+	}
 	if len(k.LevelInheritedFields) > 0 && k.Composition != CompositionAdditive {
 		return settingErrorf(SettingLevelInheritedFields, "level-inherited fields single out fields of an additive kind, whose policies otherwise all apply; the composition is %s", k.Composition)
 	}
@@ -708,6 +720,7 @@ var annotationOf = map[string]string{
 	SettingUnsupportedFields:     AnnotationUnsupportedFields,
 	SettingFailureStatus:         AnnotationFailureStatus,
 	SettingFailOpen:              AnnotationFailOpen,
+	SettingSameLevelTies:         AnnotationSameLevelTies,
 	SettingAllowlists:            AnnotationAllowlists,
 	SettingRequirements:          AnnotationRequirements,
 	SettingValueRanges:           AnnotationValueRanges,
@@ -718,7 +731,7 @@ var annotationOf = map[string]string{
 // allSettings lists every setting, in the order they are shown.
 var allSettings = []string{
 	SettingClass, SettingTargetKinds, SettingEffectiveTargetKinds, SettingEffectiveSectionKinds,
-	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingMergeTypeField, SettingComposition,
+	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingSameLevelTies, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingUntargetedScope, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingWeightAnnotation,
 	SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
@@ -839,6 +852,10 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 	}
 	for _, w := range []word{
 		{AnnotationSameLevel, SettingSameLevel, func(v string) (err error) { k.SameLevel, err = ParseSameLevel(v); return }},
+		{AnnotationSameLevelTies, SettingSameLevelTies, func(v string) (err error) {
+			k.TiesNotRejected, err = parseChoice(v, "none", "name", "same-level ties")
+			return
+		}},
 		{AnnotationComposition, SettingComposition, func(v string) (err error) { k.Composition, err = ParseComposition(v); return }},
 		{AnnotationAncestor, SettingAncestor, func(v string) (err error) { k.Ancestor, err = ParseAncestorMode(v); return }},
 		{AnnotationDirectSections, SettingDirectSections, func(v string) (err error) { k.DirectSections, err = parseBool(v); return }},

@@ -716,3 +716,21 @@ func TestNamedRulesRoot(t *testing.T) {
 		}
 	}
 }
+
+func TestKindFromCRDSameLevelTies(t *testing.T) {
+	k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationSameLevel: "oldest-wins", AnnotationSameLevelTies: "none"}), nil)
+	if !k.TiesNotRejected || k.Origins[SettingSameLevelTies] != FromAnnotation {
+		t.Errorf("TiesNotRejected = %v (origin %q)", k.TiesNotRejected, k.Origins[SettingSameLevelTies])
+	}
+	k = mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationSameLevel: "oldest-wins", AnnotationSameLevelTies: "name"}), nil)
+	if k.TiesNotRejected {
+		t.Error("same-level-ties: name keeps ties")
+	}
+	for _, tc := range []struct{ same, ties, want string }{
+		{"gep", "none", "ties matter to the same-level rule oldest-wins; the rule is gep"},
+		{"oldest-wins", "maybe", `"maybe"`},
+	} {
+		k, p := KindFromCRD(newCRD(policyLabel("Direct"), map[string]string{AnnotationSameLevel: tc.same, AnnotationSameLevelTies: tc.ties}), nil)
+		wantCRDProblem(t, k, p, annField(AnnotationSameLevelTies), tc.want)
+	}
+}

@@ -98,6 +98,11 @@ const (
 	// AnnotationSameLevel is the same-level resolution: gep, oldest-wins
 	// or merge-disjoint.
 	AnnotationSameLevel = "attache.dev/same-level"
+	// AnnotationSameLevelTies, with same-level oldest-wins, says what
+	// becomes of policies created in the same second as the oldest at a
+	// target: "name" (default: the later by namespace/name is rejected)
+	// or "none" (none is rejected; which applies is not determined).
+	AnnotationSameLevelTies = "attache.dev/same-level-ties"
 	// AnnotationMergeTypeField names the spec field whose value
 	// (JSONMerge, StrategicMerge) makes a policy merge with the one above.
 	AnnotationMergeTypeField = "attache.dev/merge-type-field"
@@ -262,6 +267,7 @@ const (
 	SettingHierarchy             = "hierarchy"
 	SettingStrategies            = "strategies"
 	SettingSameLevel             = "sameLevel"
+	SettingSameLevelTies         = "sameLevelTies"
 	SettingMergeTypeField        = "mergeTypeField"
 	SettingComposition           = "composition"
 	SettingNamedRules            = "namedRules"

@@ -308,8 +308,12 @@ var builtin = func() []policy.Profile {
 		kuadrant("AuthPolicy", kinds(httpRoute, grpcRoute), []string{"patterns", "rules.authentication", "rules.metadata",
 			"rules.authorization", "rules.callbacks", "rules.response.success.headers", "rules.response.success.filters"}),
 		kuadrant("TokenRateLimitPolicy", kinds(httpRoute), []string{"limits"}),
-		listenerDirect(Kuadrant, "kuadrant.io", "DNSPolicy", "direct", policy.SameLevelOldestWins, gateway),
-		listenerDirect(Kuadrant, "kuadrant.io", "TLSPolicy", "direct", policy.SameLevelOldestWins, gateway),
+		// Kuadrant rejects a policy only when another with the same
+		// targetRefs is strictly older (dnspolicies_validator.go,
+		// tlspolicies_validator.go isConflict: CreationTimestamp.Before):
+		// policies created in the same second both stand.
+		withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "DNSPolicy", "direct", policy.SameLevelOldestWins, gateway)),
+		withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "TLSPolicy", "direct", policy.SameLevelOldestWins, gateway)),
 		// Gloo Gateway.
 		// RouteOption: per route rule, the RouteOptions its ExtensionRef
 		// filters name come first (in filter order), then every RouteOption
@@ -404,6 +408,13 @@ func withFeatureGates(p policy.Profile, v string) policy.Profile {
 // parameters of the target's data plane hold.
 func withAllowlists(p policy.Profile, v string) policy.Profile {
 	p.Spec.Allowlists = must(policy.ParseAllowlists(v))
+	return p
+}
+
+// withTiesNotRejected keeps policies created in the same second as the
+// oldest at a target (policy.Kind.TiesNotRejected).
+func withTiesNotRejected(p policy.Profile) policy.Profile {
+	p.Spec.TiesNotRejected = true
 	return p
 }
 
