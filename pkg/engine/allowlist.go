@@ -229,12 +229,7 @@ func (c *computation) listenersFor(at topology.Ref) []topology.Ref {
 // after every kind is computed: a policy of such a kind that changes
 // recomputes everything (requirementDependents).
 func (c *computation) listenerUnmet(p *policy.Policy, at topology.Ref) (string, []topology.Ref) {
-	var kinds []topology.GroupKind
-	for _, r := range p.Kind.Requirements {
-		if r.Of != (topology.GroupKind{}) && !slices.Contains(kinds, r.Of) {
-			kinds = append(kinds, r.Of)
-		}
-	}
+	kinds := requiredKinds(p.Kind)
 	if len(kinds) == 0 {
 		return "", nil
 	}
@@ -296,12 +291,7 @@ func (c *computation) effectiveSpecsAt(of topology.GroupKind, at topology.Ref) [
 // nor dropped), at the listeners on that context's paths. "" and nil
 // when all are met.
 func (c *computation) mergedListenerUnmet(ps *pstate, a *attachment) (string, []topology.Ref) {
-	var kinds []topology.GroupKind
-	for _, r := range ps.p.Kind.Requirements {
-		if r.Of != (topology.GroupKind{}) && !slices.Contains(kinds, r.Of) {
-			kinds = append(kinds, r.Of)
-		}
-	}
+	kinds := requiredKinds(ps.p.Kind)
 	d := c.dps[ps.p.Kind]
 	if len(kinds) == 0 || d == nil {
 		return "", nil
@@ -374,4 +364,16 @@ func mostSpecificApplying(stack []StackEntry, att *Attachment) bool {
 		}
 	}
 	return false
+}
+
+// requiredKinds are the policy kinds whose effective policies k's
+// requirements read at the listeners (policy.Requirement.Of), each once.
+func requiredKinds(k *policy.Kind) []topology.GroupKind {
+	var out []topology.GroupKind
+	for _, r := range k.Requirements {
+		if r.Of != (topology.GroupKind{}) && !slices.Contains(out, r.Of) {
+			out = append(out, r.Of)
+		}
+	}
+	return out
 }

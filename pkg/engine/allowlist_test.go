@@ -100,13 +100,7 @@ func TestDataPlaneAllowlist(t *testing.T) {
 	if len(policyStatusOf(t, res, "p2").InPlaceInvalid) != 1 {
 		t.Errorf("p2 InPlaceInvalid = %v, want its route", policyStatusOf(t, res, "p2").InPlaceInvalid)
 	}
-	var via []string
-	for _, gws := range policyStatusOf(t, res, "p12").InPlaceInvalidVia {
-		for _, g := range gws {
-			via = append(via, g.Short())
-		}
-	}
-	want(t, "p12 fails via", via, []string{"Gateway default/g2"})
+	want(t, "p12 fails via", failingVia(policyStatusOf(t, res, "p12")), []string{"Gateway default/g2"})
 	if v := policyStatusOf(t, res, "p2").InPlaceInvalidVia; len(v) != 1 {
 		t.Errorf("p2 InPlaceInvalidVia = %v, want its route through g2", v)
 	}

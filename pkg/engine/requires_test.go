@@ -65,6 +65,18 @@ authorization: {defaultAction: Deny, rules: [{action: Allow, principal: {clientI
 	return b.String()
 }
 
+// failingVia lists, short, the Gateways and listeners through which a
+// policy Invalid in place fails the requests (PolicyStatus.InPlaceInvalidVia).
+func failingVia(st *engine.PolicyStatus) []string {
+	var out []string
+	for _, ls := range st.InPlaceInvalidVia {
+		for _, l := range ls {
+			out = append(out, l.Short())
+		}
+	}
+	return out
+}
+
 const cityDB = "{type: MaxMind, maxMind: {cityDbSource: {local: {path: /db/city.mmdb}}}}"
 
 // Envoy Gateway authorizes by client IP location only where the listener
@@ -89,13 +101,7 @@ func TestGeoIPRequirements(t *testing.T) {
 	want(t, "city-ab", status(t, res, "city-ab", "Accepted"), "False/Invalid")
 	msg := policyStatusOf(t, res, "city-ab").Ancestors[0].Conditions[0].Message
 	want(t, "city-ab message", msg, "requirements not met: spec.authorization.rules[0].principal.clientIPGeoLocations[0]: requires spec.clientIPDetection.xForwardedFor or spec.clientIPDetection.customHeader or spec.clientIPDetection.directSourceIP of the ClientTrafficPolicy in effect at Gateway default/g#b")
-	var via []string
-	for _, ls := range policyStatusOf(t, res, "city-ab").InPlaceInvalidVia {
-		for _, l := range ls {
-			via = append(via, l.Short())
-		}
-	}
-	want(t, "city-ab fails via", via, []string{"Gateway default/g#b"})
+	want(t, "city-ab fails via", failingVia(policyStatusOf(t, res, "city-ab")), []string{"Gateway default/g#b"})
 
 	// Trusted CIDRs are not for GeoIP.
 	res = engine.Compute(decodeDocs(t, geoDocs(cityDB, "{xForwardedFor: {trustedCIDRs: [10.0.0.0/8]}}")), engine.Options{})
@@ -131,13 +137,7 @@ authorization: {defaultAction: Deny, rules: [{action: Allow, principal: {clientI
 	if !strings.Contains(msg, "failing open") || !strings.Contains(msg, "requirements not met") {
 		t.Errorf("open: %q, want both the part failing open and the requirement", msg)
 	}
-	var via []string
-	for _, ls := range st.InPlaceInvalidVia {
-		for _, l := range ls {
-			via = append(via, l.Short())
-		}
-	}
-	want(t, "open fails via", via, []string{"Gateway default/g#b"})
+	want(t, "open fails via", failingVia(st), []string{"Gateway default/g#b"})
 }
 
 // A ClientTrafficPolicy detecting the client IP on listener b, added and
@@ -175,13 +175,7 @@ authorization: {defaultAction: Deny, rules: [{action: Allow, principal: {clientI
 	if msg := st.Ancestors[0].Conditions[0].Message; !strings.Contains(msg, "of the ClientTrafficPolicy in effect at Gateway default/g#b, merged (StrategicMerge) with the policies above it") {
 		t.Errorf("m: %q", msg)
 	}
-	var via []string
-	for _, ls := range st.InPlaceInvalidVia {
-		for _, l := range ls {
-			via = append(via, l.Short())
-		}
-	}
-	want(t, "m fails via", via, []string{"Gateway default/g#b"})
+	want(t, "m fails via", failingVia(st), []string{"Gateway default/g#b"})
 	res = engine.Compute(decodeDocs(t, extra("mergeType: JSONMerge\nauthorization: {rules: [{action: Allow, principal: {clientCIDRs: [10.0.0.0/8]}}]}")), engine.Options{})
 	want(t, "m replacing the rules", status(t, res, "m", "Accepted"), "True/Accepted")
 }
