@@ -795,5 +795,7 @@ func namespaceWide(p *policy.Policy) bool {
 // same second as w, with the same rank (filter, weight): only their names
 // order them.
 func tied(a, w *attachment) bool {
-	return a.pol != w.pol && a.pol.p.Created.Equal(w.pol.p.Created) && a.filter == w.filter && a.pol.p.Weight == w.pol.p.Weight
+	// No creationTimestamp (files) is no second of creation: ordered by
+	// name as before.
+	return a.pol != w.pol && !a.pol.p.Created.IsZero() && a.pol.p.Created.Equal(w.pol.p.Created) && a.filter == w.filter && a.pol.p.Weight == w.pol.p.Weight
 }

@@ -869,6 +869,22 @@ func TestDocsKuadrantSameSecondNotRejected(t *testing.T) {
 	}
 }
 
+// Policies without a creationTimestamp (read from files) are no tie: the
+// later by name is Conflicted. A CRD changing the same-level rule drops
+// the profile's tie setting instead of making the kind unusable.
+func TestDocsKuadrantTiesEdges(t *testing.T) {
+	c := crd("kuadrant.io", "DNSPolicy", "dnspolicies")
+	undated := func(name string, w int) string {
+		return fmt.Sprintf("apiVersion: kuadrant.io/v1\nkind: DNSPolicy\nmetadata: {name: %s, namespace: default}\nspec:\n  targetRef: %s\n  loadBalancing: {weight: %d}\n", name, gwRef, w)
+	}
+	res := compute(t, engine.Options{}, c, docsTopo, undated("a", 1), undated("b", 2))
+	want(t, "b undated", status(t, res, "b", "Accepted"), "False/Conflicted")
+	disjoint := strings.Replace(c, "metadata: {name: dnspolicies.kuadrant.io}", `metadata: {name: dnspolicies.kuadrant.io, annotations: {attache.dev/same-level: merge-disjoint}}`, 1)
+	res = compute(t, engine.Options{}, disjoint, docsTopo,
+		pol("kuadrant.io/v1", "DNSPolicy", "a", 0, "targetRef: "+gwRef+"\nloadBalancing: {weight: 1}"))
+	want(t, "a under merge-disjoint", status(t, res, "a", "Accepted"), "True/Accepted")
+}
+
 // ---------------------------------------------------------------- Gloo
 
 const glooV = "gateway.solo.io/v1"

@@ -554,7 +554,16 @@ func (k *Kind) complete() error {
 		}
 	}
 	if k.TiesNotRejected && k.SameLevel != SameLevelOldestWins {
-		return settingErrorf(SettingSameLevelTies, "ties matter to the same-level rule oldest-wins; the rule is %s", k.SameLevel)
+		if k.Origins[SettingSameLevelTies] != FromAnnotation {
+			// A profile's setting for its rule, which the CRD changed:
+			// it does not apply.
+			k.TiesNotRejected = false
+		} else {
+			return settingErrorf(SettingSameLevelTies, "ties matter to the same-level rule oldest-wins; the rule is %s", k.SameLevel)
+		}
+	}
+	if k.TiesNotRejected && (k.ConflictScopePolicy || (k.Supports(merge.None) && !k.DirectSections)) {
+		return settingErrorf(SettingSameLevelTies, "ties are kept per level: not with conflict-scope policy, nor with strategy none without direct-sections")
 	}
 	if len(k.LevelInheritedFields) > 0 && k.Composition != CompositionAdditive {
 		return settingErrorf(SettingLevelInheritedFields, "level-inherited fields single out fields of an additive kind, whose policies otherwise all apply; the composition is %s", k.Composition)

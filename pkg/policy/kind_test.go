@@ -718,19 +718,31 @@ func TestNamedRulesRoot(t *testing.T) {
 }
 
 func TestKindFromCRDSameLevelTies(t *testing.T) {
-	k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationSameLevel: "oldest-wins", AnnotationSameLevelTies: "none"}), nil)
+	ann := func(same, ties string, more ...string) map[string]string {
+		m := map[string]string{AnnotationSameLevel: same, AnnotationSameLevelTies: ties, AnnotationDirectSections: "true"}
+		for i := 0; i+1 < len(more); i += 2 {
+			m[more[i]] = more[i+1]
+		}
+		return m
+	}
+	k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), ann("oldest-wins", "none")), nil)
 	if !k.TiesNotRejected || k.Origins[SettingSameLevelTies] != FromAnnotation {
 		t.Errorf("TiesNotRejected = %v (origin %q)", k.TiesNotRejected, k.Origins[SettingSameLevelTies])
 	}
-	k = mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationSameLevel: "oldest-wins", AnnotationSameLevelTies: "name"}), nil)
+	k = mustKindFromCRD(t, newCRD(policyLabel("Direct"), ann("oldest-wins", "name")), nil)
 	if k.TiesNotRejected {
 		t.Error("same-level-ties: name keeps ties")
 	}
-	for _, tc := range []struct{ same, ties, want string }{
-		{"gep", "none", "ties matter to the same-level rule oldest-wins; the rule is gep"},
-		{"oldest-wins", "maybe", `"maybe"`},
+	for _, tc := range []struct {
+		ann  map[string]string
+		want string
+	}{
+		{ann("gep", "none"), "ties matter to the same-level rule oldest-wins; the rule is gep"},
+		{ann("oldest-wins", "maybe"), `"maybe"`},
+		{ann("oldest-wins", "none", AnnotationConflictScope, "policy"), "not with conflict-scope policy"},
+		{ann("oldest-wins", "none", AnnotationDirectSections, "false"), "nor with strategy none without direct-sections"},
 	} {
-		k, p := KindFromCRD(newCRD(policyLabel("Direct"), map[string]string{AnnotationSameLevel: tc.same, AnnotationSameLevelTies: tc.ties}), nil)
+		k, p := KindFromCRD(newCRD(policyLabel("Direct"), tc.ann), nil)
 		wantCRDProblem(t, k, p, annField(AnnotationSameLevelTies), tc.want)
 	}
 }
