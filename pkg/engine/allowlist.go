@@ -296,9 +296,18 @@ func (c *computation) mergedListenerUnmet(ps *pstate, a *attachment) (string, []
 	if len(kinds) == 0 || d == nil {
 		return "", nil
 	}
-	targets := make([]topology.NodeID, 0, len(a.affects))
+	// The effective targets it contributes to, and those at and right
+	// below its target (a route's rules), where it may take part setting
+	// no field of its own (a merge type alone: the merge is the policy
+	// above's).
+	targets := make([]topology.NodeID, 0, len(a.affects)+4)
 	for n := range a.affects {
 		targets = append(targets, n)
+	}
+	for _, n := range append([]topology.NodeID{a.node}, c.graph.Node(a.node).Children...) {
+		if _, ok := a.affects[n]; !ok && d.targets[n] != nil {
+			targets = append(targets, n)
+		}
 	}
 	slices.SortFunc(targets, func(x, y topology.NodeID) int { return c.graph.Node(x).Ref.Compare(c.graph.Node(y).Ref) })
 	var probs []policy.FieldProblem

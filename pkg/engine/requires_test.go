@@ -178,6 +178,9 @@ authorization: {defaultAction: Deny, rules: [{action: Allow, principal: {clientI
 	want(t, "m fails via", failingVia(st), []string{"Gateway default/g#b"})
 	res = engine.Compute(decodeDocs(t, extra("mergeType: JSONMerge\nauthorization: {rules: [{action: Allow, principal: {clientCIDRs: [10.0.0.0/8]}}]}")), engine.Options{})
 	want(t, "m replacing the rules", status(t, res, "m", "Accepted"), "True/Accepted")
+	// A merge type alone: the merged policy is the Gateway's.
+	res = engine.Compute(decodeDocs(t, extra("mergeType: JSONMerge")), engine.Options{})
+	want(t, "m, merge type alone, fails via", failingVia(policyStatusOf(t, res, "m")), []string{"Gateway default/g#b"})
 }
 
 // The Gateway policy gaining and losing its GeoIP locations changes the
