@@ -233,9 +233,9 @@ func (c *computation) backendTLSDependents(changes []policyChange, holders []top
 // requirementDependents says why everything must be recomputed when a
 // policy changed whose kind other kinds' policies read at the listeners
 // (policy.Requirement.Of: a SecurityPolicy's GeoIP authorization needs a
-// ClientTrafficPolicy's clientIPDetection) while a policy of such a kind
-// is among the policies: its status reads the changed kind's effective
-// policies. "" otherwise.
+// ClientTrafficPolicy's clientIPDetection) while a policy to which such a
+// requirement applies is among the policies: its status reads the changed
+// kind's effective policies. "" otherwise.
 func (c *computation) requirementDependents(changes []policyChange) string {
 	read := map[topology.GroupKind][]*policy.Kind{}
 	for _, k := range c.kinds {
@@ -254,8 +254,9 @@ func (c *computation) requirementDependents(changes []policyChange) string {
 				continue
 			}
 			for _, k := range read[p.Kind.GroupKind] {
-				if slices.ContainsFunc(c.policies, func(ps *pstate) bool { return ps.p.Kind == k }) {
-					return fmt.Sprintf("%s changed, and %s policies read %s policies at their listeners", ch.ref, k.GroupKind.Kind, p.Kind.GroupKind.Kind)
+				of := p.Kind.GroupKind
+				if i := slices.IndexFunc(c.policies, func(ps *pstate) bool { return ps.p.Kind == k && ps.p.Requires(of) }); i >= 0 {
+					return fmt.Sprintf("%s changed, and %s reads %s policies at its listeners", ch.ref, c.policies[i].p.Ref, of.Kind)
 				}
 			}
 		}

@@ -202,3 +202,24 @@ func TestGeoIPRequirementsMergedIncremental(t *testing.T) {
 		want(t, s.what+" as Compute", policyStatusOf(t, res, "m"), policyStatusOf(t, engine.Compute(objs, engine.Options{}), "m"))
 	}
 }
+
+// A ClientTrafficPolicy change recomputes everything only while some
+// SecurityPolicy holds GeoIP locations (its status reads it).
+func TestGeoIPRequirementsDependents(t *testing.T) {
+	detectB := "---" + pol(egV, "ClientTrafficPolicy", "detect-b", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g, sectionName: b}]\nclientIPDetection: {xForwardedFor: {numTrustedHops: 1}}")
+	for _, c := range []struct {
+		name string
+		docs string
+		full bool
+	}{
+		{"with GeoIP", geoDocs(cityDB, "{customHeader: {name: x-real-ip}}"), true},
+		{"without", strings.ReplaceAll(geoDocs(cityDB, "{customHeader: {name: x-real-ip}}"), "clientIPGeoLocations", "clientCIDRs"), false},
+	} {
+		in := engine.NewIncremental(engine.Options{})
+		in.Compute(decodeDocs(t, c.docs))
+		in.Compute(decodeDocs(t, c.docs+detectB))
+		if ch := in.LastChange(); ch.Full != c.full || (c.full && !strings.Contains(ch.Reason, "reads ClientTrafficPolicy policies at its listeners")) {
+			t.Errorf("%s: Full %v (%q), want %v", c.name, ch.Full, ch.Reason, c.full)
+		}
+	}
+}

@@ -184,6 +184,15 @@ func (p *Policy) Unmet(rs []Requirement, spec map[string]any, what string) []Fie
 	return out
 }
 
+// Requires reports whether some requirement of the policy's kind on kind
+// of applies to it: it holds a value at the requirement's path.
+func (p *Policy) Requires(of topology.GroupKind) bool {
+	return slices.ContainsFunc(p.Kind.RequirementsOf(of), func(r Requirement) bool {
+		_, n := valuesOrObjects(p.Spec, r.Path)
+		return n > 0
+	})
+}
+
 // valuesOrObjects are the fields at path below spec holding any value
 // (an object or list as well as a scalar; null is none).
 func valuesOrObjects(spec map[string]any, path BackendRefPath) (fields []string, n int) {
