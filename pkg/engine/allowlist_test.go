@@ -20,43 +20,12 @@ import (
 func allowlistDocs(own string) string {
 	var b strings.Builder
 	b.WriteString(crd("gateway.envoyproxy.io", "EnvoyExtensionPolicy", "envoyextensionpolicies"))
-	b.WriteString(`---
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: eg}
-spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller, parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: cls, namespace: sys}}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: plain}
-spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: other}
-spec: {controllerName: example.com/other}
----
-apiVersion: gateway.envoyproxy.io/v1alpha1
-kind: EnvoyProxy
-metadata: {name: cls, namespace: sys}
-spec: {dynamicModules: [{name: a, source: {local: {path: /a.so}}}]}
----
-apiVersion: gateway.envoyproxy.io/v1alpha1
-kind: EnvoyProxy
-metadata: {name: own, namespace: default}
-spec: {dynamicModules: [` + own + `]}
----
-apiVersion: gateway.envoyproxy.io/v1alpha1
-kind: EnvoyProxy
-metadata: {name: mrg, namespace: default}
-spec: {mergeType: JSONMerge, logging: {level: {default: warn}}}
-`)
+	b.WriteString(classDoc("eg", egController, "sys/cls") + classDoc("plain", egController, "") + classDoc("other", "example.com/other", ""))
+	b.WriteString(envoyProxyDoc("sys", "cls", "{dynamicModules: [{name: a, source: {local: {path: /a.so}}}]}"))
+	b.WriteString(envoyProxyDoc("default", "own", "{dynamicModules: ["+own+"]}"))
+	b.WriteString(envoyProxyDoc("default", "mrg", "{mergeType: JSONMerge, logging: {level: {default: warn}}}"))
 	for _, g := range []struct{ name, class, params string }{{"g1", "eg", ""}, {"g2", "eg", "own"}, {"g3", "eg", "mrg"}, {"gx", "plain", ""}, {"go", "other", ""}} {
-		infra := ""
-		if g.params != "" {
-			infra = ", infrastructure: {parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: " + g.params + "}}"
-		}
-		fmt.Fprintf(&b, "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: %s, namespace: default}\nspec: {gatewayClassName: %s, listeners: [{name: http, protocol: HTTP, port: 80}]%s}\n", g.name, g.class, infra)
+		b.WriteString(gatewayDoc(g.name, g.class, "[{name: http, protocol: HTTP, port: 80}]", g.params))
 	}
 	for name, parents := range map[string]string{"r1": "{name: g1}", "r2": "{name: g2}", "r3": "{name: g3}", "rx": "{name: gx}", "ro": "{name: go}", "r12": "{name: g1}, {name: g2}"} {
 		fmt.Fprintf(&b, "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: %s, namespace: default}\nspec: {parentRefs: [%s], rules: [{}]}\n", name, parents)

@@ -454,32 +454,11 @@ extAuth: {grpc: {backendRefs: [{name: auth, port: 9000}]}}`),
 func TestTelemetryProxyIsAncestor(t *testing.T) {
 	docs := []string{
 		crd("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies"),
-		crd("gateway.envoyproxy.io", "ClientTrafficPolicy", "clienttrafficpolicies"), `
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: eg}
-spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller, parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: tel, namespace: sys}}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: idle}
-spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller, parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: idle, namespace: sys}}
----
-apiVersion: gateway.envoyproxy.io/v1alpha1
-kind: EnvoyProxy
-metadata: {name: tel, namespace: sys}
-spec: {telemetry: {tracing: {provider: {type: OpenTelemetry, backendRefs: [{name: otel, namespace: default, kind: Backend, group: gateway.envoyproxy.io}]}}}}
----
-apiVersion: gateway.envoyproxy.io/v1alpha1
-kind: EnvoyProxy
-metadata: {name: idle, namespace: sys}
-spec: {telemetry: {metrics: {sinks: [{type: OpenTelemetry, openTelemetry: {backendRefs: [{name: metrics, namespace: default}]}}]}}}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: g, namespace: default}
-spec: {gatewayClassName: eg, listeners: [{name: http, protocol: HTTP, port: 80}]}
----
+		crd("gateway.envoyproxy.io", "ClientTrafficPolicy", "clienttrafficpolicies"),
+		classDoc("eg", egController, "sys/tel") + classDoc("idle", egController, "sys/idle"),
+		envoyProxyDoc("sys", "tel", "{telemetry: {tracing: {provider: {type: OpenTelemetry, backendRefs: [{name: otel, namespace: default, kind: Backend, group: gateway.envoyproxy.io}]}}}}"),
+		envoyProxyDoc("sys", "idle", "{telemetry: {metrics: {sinks: [{type: OpenTelemetry, openTelemetry: {backendRefs: [{name: metrics, namespace: default}]}}]}}}"),
+		gatewayDoc("g", "eg", "[{name: http, protocol: HTTP, port: 80}]", ""), `---
 apiVersion: gateway.envoyproxy.io/v1alpha1
 kind: Backend
 metadata: {name: otel, namespace: default}
@@ -515,9 +494,7 @@ spec: {targetRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: otel}], 
 // their BackendTLSPolicies' ancestor. A class that merges its Gateways
 // ignores their own; a Gateway whose own is missing runs with none.
 func TestGatewayEnvoyProxyTelemetry(t *testing.T) {
-	ep := func(ns, name, spec string) string {
-		return fmt.Sprintf("---\napiVersion: gateway.envoyproxy.io/v1alpha1\nkind: EnvoyProxy\nmetadata: {name: %s, namespace: %s}\nspec: %s\n", name, ns, spec)
-	}
+	ep := envoyProxyDoc
 	tracing := func(svc string) string {
 		return fmt.Sprintf("{tracing: {provider: {type: OpenTelemetry, backendRefs: [{name: %s, namespace: default}]}}}", svc)
 	}
@@ -525,25 +502,12 @@ func TestGatewayEnvoyProxyTelemetry(t *testing.T) {
 		return fmt.Sprintf("{metrics: {sinks: [{type: OpenTelemetry, openTelemetry: {backendRefs: [{name: %s, namespace: default}]}}]}}", svc)
 	}
 	gw := func(name, class, params string) string {
-		infra := ""
-		if params != "" {
-			infra = ", infrastructure: {parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: " + params + "}}"
-		}
-		return fmt.Sprintf("---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: %s, namespace: default}\nspec: {gatewayClassName: %s, listeners: [{name: http, protocol: HTTP, port: 80}]%s}\n", name, class, infra)
+		return gatewayDoc(name, class, "[{name: http, protocol: HTTP, port: 80}]", params)
 	}
 	docs := []string{
 		crd("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies"),
-		crd("gateway.envoyproxy.io", "ClientTrafficPolicy", "clienttrafficpolicies"), `
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: eg}
-spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller, parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: cls, namespace: sys}}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: merged}
-spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller, parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: mg, namespace: sys}}
-`,
+		crd("gateway.envoyproxy.io", "ClientTrafficPolicy", "clienttrafficpolicies"),
+		classDoc("eg", egController, "sys/cls") + classDoc("merged", egController, "sys/mg"),
 		ep("sys", "cls", "{telemetry: "+tracing("t-cls")+"}"),
 		ep("default", "own", "{telemetry: "+metrics("t-own")+"}"),
 		ep("default", "mrg", "{mergeType: StrategicMerge, telemetry: "+metrics("t-mrg")+"}"),

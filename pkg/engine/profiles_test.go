@@ -585,3 +585,31 @@ retry: {numRetries: 1}`)
 	}
 	want(t, "newer after the older came", status(t, res, "newer", "Accepted"), "False/Conflicted")
 }
+
+// egController is Envoy Gateway's controllerName.
+const egController = "gateway.envoyproxy.io/gatewayclass-controller"
+
+// classDoc is GatewayClass name of controller ctl as a YAML document
+// ("---" first), its parameters EnvoyProxy params ("ns/name") unless "".
+func classDoc(name, ctl, params string) string {
+	ref := ""
+	if ns, n, ok := strings.Cut(params, "/"); ok {
+		ref = fmt.Sprintf(", parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: %s, namespace: %s}", n, ns)
+	}
+	return fmt.Sprintf("---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: %s}\nspec: {controllerName: %s%s}\n", name, ctl, ref)
+}
+
+// envoyProxyDoc is EnvoyProxy ns/name with spec (YAML flow) as a document.
+func envoyProxyDoc(ns, name, spec string) string {
+	return fmt.Sprintf("---\napiVersion: gateway.envoyproxy.io/v1alpha1\nkind: EnvoyProxy\nmetadata: {name: %s, namespace: %s}\nspec: %s\n", name, ns, spec)
+}
+
+// gatewayDoc is Gateway default/name of class with listeners (YAML flow
+// list), naming EnvoyProxy params as its own unless params is "".
+func gatewayDoc(name, class, listeners, params string) string {
+	infra := ""
+	if params != "" {
+		infra = ", infrastructure: {parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: " + params + "}}"
+	}
+	return fmt.Sprintf("---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: %s, namespace: default}\nspec: {gatewayClassName: %s, listeners: %s%s}\n", name, class, listeners, infra)
+}

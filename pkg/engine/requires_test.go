@@ -20,32 +20,10 @@ func geoDocs(provider, detection string) string {
 	var b strings.Builder
 	b.WriteString("---" + crd("gateway.envoyproxy.io", "SecurityPolicy", "securitypolicies"))
 	b.WriteString("---" + crd("gateway.envoyproxy.io", "ClientTrafficPolicy", "clienttrafficpolicies"))
-	fmt.Fprintf(&b, `---
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: eg}
-spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller, parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: geo, namespace: sys}}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: plain}
-spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
----
-apiVersion: gateway.envoyproxy.io/v1alpha1
-kind: EnvoyProxy
-metadata: {name: geo, namespace: sys}
-spec: {geoIP: {provider: %s}}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: g, namespace: default}
-spec: {gatewayClassName: eg, listeners: [{name: a, protocol: HTTP, port: 80}, {name: b, protocol: HTTP, port: 8080}, {name: t, protocol: TCP, port: 9000}]}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: plain, namespace: default}
-spec: {gatewayClassName: plain, listeners: [{name: a, protocol: HTTP, port: 80}]}
-`, provider)
+	b.WriteString(classDoc("eg", egController, "sys/geo") + classDoc("plain", egController, ""))
+	b.WriteString(envoyProxyDoc("sys", "geo", "{geoIP: {provider: "+provider+"}}"))
+	b.WriteString(gatewayDoc("g", "eg", "[{name: a, protocol: HTTP, port: 80}, {name: b, protocol: HTTP, port: 8080}, {name: t, protocol: TCP, port: 9000}]", ""))
+	b.WriteString(gatewayDoc("plain", "plain", "[{name: a, protocol: HTTP, port: 80}]", ""))
 	for name, parents := range map[string]string{"ra": "{name: g, sectionName: a}", "rab": "{name: g}", "rp": "{name: plain}"} {
 		fmt.Fprintf(&b, "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: %s, namespace: default}\nspec: {parentRefs: [%s], rules: [{}]}\n", name, parents)
 	}

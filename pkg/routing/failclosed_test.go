@@ -13,16 +13,7 @@ import (
 // (ok.example) and bad (bad.example) to Service web, a Gateway policy
 // with basic auth from Secret users, and on route bad a policy whose
 // basic-auth Secret does not exist: Invalid, yet in place.
-const failClosedDocs = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: securitypolicies.gateway.envoyproxy.io}
-spec:
-  group: gateway.envoyproxy.io
-  names: {kind: SecurityPolicy, plural: securitypolicies}
-  scope: Namespaced
-  versions: [{name: v1alpha1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
----
+var failClosedDocs = egCRD("SecurityPolicy", "securitypolicies") + `---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: eg, namespace: default}
@@ -70,6 +61,20 @@ spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: bad}]
   basicAuth: {users: {name: missing}}
 `
+
+// egCRD is an unlabelled, schemaless Envoy Gateway policy CRD as a YAML
+// document (its profile applies).
+func egCRD(kind, plural string) string {
+	return `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: ` + plural + `.gateway.envoyproxy.io}
+spec:
+  group: gateway.envoyproxy.io
+  names: {kind: ` + kind + `, plural: ` + plural + `}
+  scope: Namespaced
+  versions: [{name: v1alpha1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
+`
+}
 
 // A route whose Envoy Gateway policy is Invalid in place is answered with
 // a 500 (the kind's failure status); a route whose policies are valid is
@@ -225,16 +230,7 @@ spec:
 // module that only one Gateway's EnvoyProxy registers fails through the
 // other only: Envoy Gateway translates a route's policy per Gateway.
 func TestFailClosedPerGateway(t *testing.T) {
-	docs := `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: envoyextensionpolicies.gateway.envoyproxy.io}
-spec:
-  group: gateway.envoyproxy.io
-  names: {kind: EnvoyExtensionPolicy, plural: envoyextensionpolicies}
-  scope: Namespaced
-  versions: [{name: v1alpha1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
----
+	docs := egCRD("EnvoyExtensionPolicy", "envoyextensionpolicies") + `---
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: eg}
@@ -294,19 +290,7 @@ spec:
 // through two listeners, of which only one detects the client IP, fails
 // the requests through the other only.
 func TestFailClosedPerListener(t *testing.T) {
-	crdDoc := func(kind, plural string) string {
-		return `---
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: ` + plural + `.gateway.envoyproxy.io}
-spec:
-  group: gateway.envoyproxy.io
-  names: {kind: ` + kind + `, plural: ` + plural + `}
-  scope: Namespaced
-  versions: [{name: v1alpha1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
-`
-	}
-	docs := crdDoc("SecurityPolicy", "securitypolicies") + crdDoc("ClientTrafficPolicy", "clienttrafficpolicies") + `---
+	docs := egCRD("SecurityPolicy", "securitypolicies") + "---\n" + egCRD("ClientTrafficPolicy", "clienttrafficpolicies") + `---
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: eg}
