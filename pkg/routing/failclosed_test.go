@@ -76,6 +76,36 @@ spec:
 `
 }
 
+// egClass is GatewayClass eg of Envoy Gateway, its parameters EnvoyProxy
+// default/proxy, as a YAML document ("---" first).
+func egClass(proxy string) string {
+	return `---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller, parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: ` + proxy + `, namespace: default}}
+`
+}
+
+// webRoute is Service web and HTTPRoute r (host r.example, to web) on
+// parents (a YAML flow list's items), as YAML documents ("---" first).
+func webRoute(parents string) string {
+	return `---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec: {ports: [{name: http, port: 8080}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: default}
+spec:
+  parentRefs: [` + parents + `]
+  hostnames: [r.example]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]
+`
+}
+
 // A route whose Envoy Gateway policy is Invalid in place is answered with
 // a 500 (the kind's failure status); a route whose policies are valid is
 // forwarded as before.
@@ -230,12 +260,7 @@ spec:
 // module that only one Gateway's EnvoyProxy registers fails through the
 // other only: Envoy Gateway translates a route's policy per Gateway.
 func TestFailClosedPerGateway(t *testing.T) {
-	docs := egCRD("EnvoyExtensionPolicy", "envoyextensionpolicies") + `---
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: eg}
-spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller, parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: cls, namespace: default}}
----
+	docs := egCRD("EnvoyExtensionPolicy", "envoyextensionpolicies") + egClass("cls") + `---
 apiVersion: gateway.envoyproxy.io/v1alpha1
 kind: EnvoyProxy
 metadata: {name: cls, namespace: default}
@@ -255,20 +280,7 @@ apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: g2, namespace: default}
 spec: {gatewayClassName: eg, infrastructure: {parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: own}}, listeners: [{name: http, protocol: HTTP, port: 80}]}
----
-apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: default}
-spec: {ports: [{name: http, port: 8080}]}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r, namespace: default}
-spec:
-  parentRefs: [{name: g1}, {name: g2}]
-  hostnames: [r.example]
-  rules: [{backendRefs: [{name: web, port: 8080}]}]
----
+` + webRoute("{name: g1}, {name: g2}") + `---
 apiVersion: gateway.envoyproxy.io/v1alpha1
 kind: EnvoyExtensionPolicy
 metadata: {name: mod, namespace: default}
@@ -290,12 +302,7 @@ spec:
 // through two listeners, of which only one detects the client IP, fails
 // the requests through the other only.
 func TestFailClosedPerListener(t *testing.T) {
-	docs := egCRD("SecurityPolicy", "securitypolicies") + "---\n" + egCRD("ClientTrafficPolicy", "clienttrafficpolicies") + `---
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: eg}
-spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller, parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: geo, namespace: default}}
----
+	docs := egCRD("SecurityPolicy", "securitypolicies") + "---\n" + egCRD("ClientTrafficPolicy", "clienttrafficpolicies") + egClass("geo") + `---
 apiVersion: gateway.envoyproxy.io/v1alpha1
 kind: EnvoyProxy
 metadata: {name: geo, namespace: default}
@@ -305,20 +312,7 @@ apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: g, namespace: default}
 spec: {gatewayClassName: eg, listeners: [{name: a, protocol: HTTP, port: 80}, {name: b, protocol: HTTP, port: 8080}]}
----
-apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: default}
-spec: {ports: [{name: http, port: 8080}]}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r, namespace: default}
-spec:
-  parentRefs: [{name: g}]
-  hostnames: [r.example]
-  rules: [{backendRefs: [{name: web, port: 8080}]}]
----
+` + webRoute("{name: g}") + `---
 apiVersion: gateway.envoyproxy.io/v1alpha1
 kind: ClientTrafficPolicy
 metadata: {name: detect, namespace: default}
