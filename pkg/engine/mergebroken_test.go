@@ -11,6 +11,9 @@ import (
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
+// twoListeners are HTTP listeners a (port 80) and b (8080).
+const twoListeners = "[{name: a, protocol: HTTP, port: 80}, {name: b, protocol: HTTP, port: 8080}]"
+
 // mergeBrokenDocs: Gateway g1 with HTTP listeners a and b, Gateway g2 with
 // listener a; HTTPRoutes r1 and r4 on g1 (no sectionName), r2 on g1's
 // listener a, r3 on g1 and g2; a BackendTrafficPolicy on g1 whose response
@@ -18,17 +21,7 @@ import (
 func mergeBrokenDocs() string {
 	var b strings.Builder
 	b.WriteString(crd("gateway.envoyproxy.io", "BackendTrafficPolicy", "backendtrafficpolicies"))
-	b.WriteString(`---
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: g1, namespace: default}
-spec: {gatewayClassName: eg, listeners: [{name: a, protocol: HTTP, port: 80}, {name: b, protocol: HTTP, port: 8080}]}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: g2, namespace: default}
-spec: {gatewayClassName: eg, listeners: [{name: a, protocol: HTTP, port: 80}]}
-`)
+	b.WriteString(gatewayDoc("g1", "eg", twoListeners, "") + gatewayDoc("g2", "eg", "[{name: a, protocol: HTTP, port: 80}]", ""))
 	for name, parents := range map[string]string{"r1": "{name: g1}", "r2": "{name: g1, sectionName: a}", "r3": "{name: g1}, {name: g2}", "r4": "{name: g1}"} {
 		fmt.Fprintf(&b, "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: %s, namespace: default}\nspec: {parentRefs: [%s], rules: [{}]}\n", name, parents)
 	}
@@ -159,12 +152,7 @@ spec:
   names: {kind: PagePolicy, plural: pagepolicies}
   scope: Namespaced
   versions: [{name: v1, served: true, storage: true}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: g1, namespace: default}
-spec: {gatewayClassName: eg, listeners: [{name: a, protocol: HTTP, port: 80}, {name: b, protocol: HTTP, port: 8080}]}
----
+` + gatewayDoc("g1", "eg", twoListeners, "") + `---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: r1, namespace: default}
