@@ -84,6 +84,7 @@ type serviceObj struct {
 // route is any route kind, reduced to what the hierarchy needs.
 type route struct {
 	meta
+	id      topology.NodeID
 	parents []gwv1.ParentReference
 	// hostnamed is set for the kinds whose hostnames must intersect the
 	// listener's (HTTPRoute, GRPCRoute, TLSRoute).
@@ -145,6 +146,12 @@ type adder struct {
 	// parents holds every Gateway and the ListenerSets their Gateway
 	// admits: what a route's parentRef can attach to.
 	parents map[topology.Ref]*parent
+	// httpRoutes are the HTTPRoutes of the input (in ref order) and
+	// httpRoute indexes them: what a delegating backendRef selects from.
+	httpRoutes []*route
+	httpRoute  map[topology.Ref]*route
+	// refusedChild marks the routes refused as children (reported once).
+	refusedChild map[*route]bool
 }
 
 // addObject adds the node of an object of the input.
@@ -280,12 +287,17 @@ func Add(b *topology.Builder, objs []*unstructured.Unstructured) (*Grants, []dia
 	}
 	// Every route node exists before any is linked, so that a backendRef to
 	// a route links whatever the order.
-	ids := make([]topology.NodeID, len(routes))
-	for i, r := range routes {
-		ids[i] = a.addObject(r.meta)
+	a.httpRoute = map[topology.Ref]*route{}
+	a.refusedChild = map[*route]bool{}
+	for _, r := range routes {
+		r.id = a.addObject(r.meta)
+		if r.ref.GroupKind() == topology.KindHTTPRoute {
+			a.httpRoutes = append(a.httpRoutes, r)
+			a.httpRoute[r.ref] = r
+		}
 	}
-	for i, r := range routes {
-		a.linkRoute(r, ids[i])
+	for _, r := range routes {
+		a.linkRoute(r, r.id)
 	}
 	return a.grants, a.problems
 }
@@ -743,14 +755,19 @@ func (a *adder) linkBackend(r *route, sid topology.NodeID, br *gwv1.BackendObjec
 		a.problem(r.ref, fmt.Sprintf("spec.rules[%d].backendRefs[%d].name", i, j), "backendRef has no name; it is ignored")
 		return
 	}
+	if delegation(r, ref) {
+		a.delegate(r, sid, ref, i, j)
+		return
+	}
 	if !a.grants.Allows(r.ref.GroupKind(), r.ref.Namespace, ref) {
 		return
 	}
 	if gk := ref.GroupKind(); Handles(gk) {
 		// Kinds read from the input are never invented: only an object
-		// among the input is linked (for Services, the rule above). And a
-		// Namespace gets no edges.
-		if gk != topology.KindNamespace {
+		// among the input is linked (for Services, the rule above). A
+		// Namespace gets no edges, nor does a route a rule cannot
+		// delegate to (only HTTPRoutes delegate, to HTTPRoutes).
+		if gk != topology.KindNamespace && !slices.Contains(topology.RouteKinds, gk) {
 			if bid, ok := a.object(ref); ok {
 				a.b.AddEdge(sid, bid)
 			}

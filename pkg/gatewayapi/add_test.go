@@ -411,6 +411,53 @@ var addCases = []addCase{
 		},
 	},
 	{
+		name: "route delegation (kgateway)",
+		in: docs(
+			gw(`[{name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}]`),
+			obj("HTTPRoute", "infra", "parent", `{parentRefs: [{name: gw}], rules: [
+				{name: by-name, backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: a1, namespace: team-a}]},
+				{name: all-b, backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: "*", namespace: team-b}]},
+				{name: by-label, backendRefs: [{group: delegation.kgateway.dev, kind: label, name: c, namespace: team-c}]},
+				{name: by-label-all, backendRefs: [{group: delegation.kgateway.dev, kind: label, name: d, namespace: all}]},
+				{name: missing, backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: nope, namespace: team-a}]}]}`),
+			// No ReferenceGrant is needed; no parentRefs: any parent.
+			obj("HTTPRoute", "team-a", "a1", `{rules: [{name: x}]}`),
+			// Names this parent: delegated to; names another: not.
+			obj("HTTPRoute", "team-b", "b1", `{parentRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: parent, namespace: infra}]}`),
+			obj("HTTPRoute", "team-b", "b2", `{parentRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: other, namespace: infra}]}`),
+			// Only a Gateway parentRef: standalone, never a child.
+			obj("HTTPRoute", "team-b", "b3", `{parentRefs: [{name: gw, namespace: infra}]}`),
+			// Kind not written out: not a parent HTTPRoute.
+			obj("HTTPRoute", "team-b", "b4", `{parentRefs: [{name: parent, namespace: infra}]}`),
+			// Hostnames: refused as a child.
+			obj("HTTPRoute", "team-b", "b5", `{hostnames: [b.example]}`),
+			"apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: c1, namespace: team-c, labels: {delegation.kgateway.dev/label: c}}\n",
+			"apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: c2, namespace: team-a, labels: {delegation.kgateway.dev/label: c}}\n",
+			"apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: d1, namespace: team-a, labels: {delegation.kgateway.dev/label: d}}\n",
+			// A GRPCRoute does not delegate, nor is an HTTPRoute its backend.
+			obj("GRPCRoute", "team-a", "g", `{rules: [{backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: a1}]}]}`),
+		),
+		edges: []string{
+			"GRPCRoute team-a/g -> GRPCRoute team-a/g#rule-1",
+			"Gateway infra/gw -> Gateway infra/gw#http",
+			"Gateway infra/gw#http -> HTTPRoute infra/parent",
+			"Gateway infra/gw#http -> HTTPRoute team-b/b3",
+			"HTTPRoute infra/parent -> HTTPRoute infra/parent#all-b",
+			"HTTPRoute infra/parent -> HTTPRoute infra/parent#by-label",
+			"HTTPRoute infra/parent -> HTTPRoute infra/parent#by-label-all",
+			"HTTPRoute infra/parent -> HTTPRoute infra/parent#by-name",
+			"HTTPRoute infra/parent -> HTTPRoute infra/parent#missing",
+			"HTTPRoute infra/parent#all-b -> HTTPRoute team-b/b1",
+			"HTTPRoute infra/parent#by-label -> HTTPRoute team-c/c1",
+			"HTTPRoute infra/parent#by-label-all -> HTTPRoute team-a/d1",
+			"HTTPRoute infra/parent#by-name -> HTTPRoute team-a/a1",
+			"HTTPRoute team-a/a1 -> HTTPRoute team-a/a1#x",
+		},
+		problems: []string{
+			`HTTPRoute.gateway.networking.k8s.io team-b/b5: spec.hostnames: route HTTPRoute infra/parent delegates to this route (spec.rules[1].backendRefs[0]), which must then have no hostnames (it takes its parent's); it is not delegated to`,
+		},
+	},
+	{
 		name: "virtual backends",
 		in: docs(
 			obj("ReferenceGrant", "other", "g", `{

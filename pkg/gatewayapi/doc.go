@@ -20,6 +20,7 @@
 //	Gateway > ListenerSet > listener > route (GEP-1713)
 //	Service > route (GAMMA: a parentRef of group "" and kind Service)
 //	Service > port
+//	HTTPRoute rule > HTTPRoute (kgateway route delegation)
 //
 // Namespaces are nodes without edges; the engine places them on paths.
 //
@@ -63,5 +64,18 @@
 // ignored): to the Service when it is among the objects; to a node of its
 // own kind (a virtual backend) when its kind is not one this package
 // handles; to nothing when it is in another namespace and no ReferenceGrant
-// allows it.
+// allows it, or when it names a route, but for delegation.
+//
+// Route delegation is kgateway's: an HTTPRoute rule's backendRef of kind
+// HTTPRoute names a child HTTPRoute (namespace: the parent's by default;
+// name "*": every HTTPRoute of that namespace), and one of group
+// delegation.kgateway.dev and kind label selects the HTTPRoutes whose
+// delegation.kgateway.dev/label label is its name (namespace "all": in
+// every namespace). The rule links to each child that names no parentRefs
+// or names the parent by an HTTPRoute parentRef (group and kind written
+// out), and has no hostnames (one that has is reported); no ReferenceGrant
+// is needed. Children may delegate in turn; a cycle loses an edge in
+// topology.Builder.Build. Which of a child's rules kgateway keeps (their
+// matches must extend the parent rule's) is not read: every rule of a
+// child hangs below the child.
 package gatewayapi

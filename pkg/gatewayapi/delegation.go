@@ -1,0 +1,94 @@
+package gatewayapi
+
+import "github.com/attache-dev/attache/pkg/topology"
+
+// Route delegation (kgateway): a rule of an HTTPRoute whose backendRef
+// names HTTPRoutes hands its requests to their rules. The child routes
+// hang below that rule, so that policies of the parent route and rule
+// reach them.
+const (
+	// DelegationLabel is the label selecting the child routes of a
+	// backendRef of group DelegationGroup and kind DelegationLabelKind:
+	// the routes whose label has the backendRef's name as value.
+	DelegationLabel = "delegation.kgateway.dev/label"
+	// DelegationGroup and DelegationLabelKind make a backendRef select
+	// child routes by DelegationLabel.
+	DelegationGroup     = "delegation.kgateway.dev"
+	DelegationLabelKind = "label"
+	// DelegationAllNamespaces, as the namespace of a label backendRef,
+	// selects in every namespace (kgateway's default wildcard).
+	DelegationAllNamespaces = "all"
+)
+
+// delegation says whether backendRef ref of HTTPRoute r delegates to other
+// HTTPRoutes: by name ("*": every HTTPRoute of the namespace) or by label.
+func delegation(r *route, ref topology.Ref) bool {
+	if r.ref.GroupKind() != topology.KindHTTPRoute {
+		return false
+	}
+	gk := ref.GroupKind()
+	return gk == topology.KindHTTPRoute || gk == topology.GroupKind{Group: DelegationGroup, Kind: DelegationLabelKind}
+}
+
+// delegate links rule section sid of HTTPRoute r to the child routes its
+// backendRef ref (spec.rules[i].backendRefs[j]) selects, as kgateway
+// does: no ReferenceGrant is needed; a child with parentRefs accepts only
+// the parents it names by an HTTPRoute parentRef (so a child whose
+// parentRefs name only Gateways is never delegated to); a child with
+// hostnames is refused (it takes its parent's).
+func (a *adder) delegate(r *route, sid topology.NodeID, ref topology.Ref, i, j int) {
+	var cands []*route
+	switch {
+	case ref.Kind == DelegationLabelKind:
+		for _, c := range a.httpRoutes {
+			if (ref.Namespace == DelegationAllNamespaces || c.ref.Namespace == ref.Namespace) && c.labels[DelegationLabel] == ref.Name {
+				cands = append(cands, c)
+			}
+		}
+	case ref.Name == "*":
+		for _, c := range a.httpRoutes {
+			if c.ref.Namespace == ref.Namespace {
+				cands = append(cands, c)
+			}
+		}
+	default:
+		if c := a.httpRoute[ref]; c != nil {
+			cands = append(cands, c)
+		}
+	}
+	for _, c := range cands {
+		if c == r || !c.acceptsParent(r.ref) {
+			continue
+		}
+		if len(c.hostnames) > 0 {
+			if !a.refusedChild[c] {
+				a.refusedChild[c] = true
+				a.problem(c.ref, "spec.hostnames", "route %s delegates to this route (spec.rules[%d].backendRefs[%d]), which must then have no hostnames (it takes its parent's); it is not delegated to", r.ref.Short(), i, j)
+			}
+			continue
+		}
+		a.b.AddEdge(sid, c.id)
+	}
+}
+
+// acceptsParent reports whether HTTPRoute c may be delegated to by route
+// parent: c names no parents, or names parent by an HTTPRoute parentRef
+// (group and kind written out; the namespace defaults to c's).
+func (c *route) acceptsParent(parent topology.Ref) bool {
+	if len(c.parents) == 0 {
+		return true
+	}
+	for _, p := range c.parents {
+		if p.Group == nil || string(*p.Group) != topology.GatewayGroup || p.Kind == nil || string(*p.Kind) != topology.KindHTTPRoute.Kind {
+			continue
+		}
+		ns := c.ref.Namespace
+		if p.Namespace != nil && *p.Namespace != "" {
+			ns = string(*p.Namespace)
+		}
+		if string(p.Name) == parent.Name && ns == parent.Namespace {
+			return true
+		}
+	}
+	return false
+}
