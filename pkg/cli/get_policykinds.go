@@ -95,6 +95,11 @@ type policyKindItem struct {
 	// WeightAnnotation names the annotation whose integer ranks the
 	// policies of one level before their age (higher first); absent: none.
 	WeightAnnotation string `json:"weightAnnotation,omitempty"`
+	// DelegationPriority says whose policies win across route delegation:
+	// "<annotation> parent=<values> [child=<values>]" (the delegating
+	// route's annotation values that let its policies win); absent: the
+	// child route's always.
+	DelegationPriority string `json:"delegationPriority,omitempty"`
 	// ConflictScope is "policy" when a policy rejected at one target is
 	// rejected at all of them; absent: at that target only ("target").
 	ConflictScope string `json:"conflictScope,omitempty"`
@@ -293,6 +298,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.WeightAnnotation != "" {
 		parts = append(parts, origin(policy.SettingWeightAnnotation, "weight-annotation="+k.WeightAnnotation))
 	}
+	if k.DelegationPriority.Enabled() {
+		parts = append(parts, origin(policy.SettingDelegationPriority, "delegation-priority="+k.DelegationPriority.Annotation))
+	}
 	if k.ConflictScopePolicy {
 		parts = append(parts, origin(policy.SettingConflictScope, "conflict-scope=policy"))
 	}
@@ -395,6 +403,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 		WeightAnnotation:      k.WeightAnnotation,
 		Profile:               k.Implementation,
 		Origins:               make(map[string]string, len(k.Origins)),
+	}
+	if k.DelegationPriority.Enabled() {
+		it.DelegationPriority = k.DelegationPriority.String()
 	}
 	if k.Untargeted.Mode != policy.UntargetedNone {
 		it.UntargetedScope = k.Untargeted.String()

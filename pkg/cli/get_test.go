@@ -604,3 +604,28 @@ spec:
 		t.Errorf("the other look-alike lost its warning:\n%s", errOut)
 	}
 }
+
+// kgateway's TrafficPolicy reads the delegation priority of its parent
+// routes: -o wide and -o json show the setting and its origin.
+func TestGetPolicyKindsDelegationPriority(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crd.yaml")
+	crd := implementationCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "v1alpha1")
+	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "delegation-priority=kgateway.dev/inherited-policy-priority (profile: kgateway)") {
+		t.Errorf("-o wide lacks the delegationPriority setting:\n%s", out)
+	}
+	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"delegationPriority": "kgateway.dev/inherited-policy-priority parent=ShallowMergePreferParent child=ShallowMergePreferChild,DeepMergePreferChild,DeepMergePreferParent"`) ||
+		!strings.Contains(out, `"delegationPriority": "profile: kgateway"`) {
+		t.Errorf("-o json lacks the delegationPriority setting or its origin:\n%s", out)
+	}
+}

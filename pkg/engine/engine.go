@@ -106,15 +106,18 @@ type ancestorState struct {
 // computation holds the state of a computation. Compute uses it once; an
 // Incremental keeps it and updates it.
 type computation struct {
-	opts     Options
-	graph    *topology.Graph
-	grants   *gatewayapi.Grants
-	kinds    map[topology.GroupKind]*policy.Kind
-	policies []*pstate // sorted by ref
-	byRef    map[topology.Ref]*pstate
-	atts     []*attachment
-	attByRef map[*Attachment]merge.Src
-	sources  map[topology.Ref]string // where each object came from
+	opts Options
+	// delegationValues are, per annotation a kind's delegation priority
+	// reads, its value on each HTTPRoute that has it.
+	delegationValues map[string]map[topology.Ref]string
+	graph            *topology.Graph
+	grants           *gatewayapi.Grants
+	kinds            map[topology.GroupKind]*policy.Kind
+	policies         []*pstate // sorted by ref
+	byRef            map[topology.Ref]*pstate
+	atts             []*attachment
+	attByRef         map[*Attachment]merge.Src
+	sources          map[topology.Ref]string // where each object came from
 	// problems are those of the input but policies; a policy's own are in
 	// its Policy.Problems and its pstate's targetProblems.
 	problems []diag.Problem
@@ -229,6 +232,7 @@ func newComputation(opts Options, objs []Object) *computation {
 			c.backendSections = readBackendSections(topoObjs, c.serviceImports)
 		}
 	}
+	c.readDelegationPriorities(topoObjs)
 	// Objects with sections (listeners, rules, ports) make several nodes.
 	b := topology.NewBuilderSize(4 * len(topoObjs))
 	grants, probs := gatewayapi.Add(b, topoObjs)

@@ -178,6 +178,7 @@ func (d *kindDP) compute(s stackID) *stackResult {
 			layers, sr.unsupported = d.unmergeUnsupported(layers, atts, opts)
 		}
 		sr.brokenMerge = mergeBroken(layers, atts, opts)
+		layers = d.delegationLayers(layers, nodes, opts, &levelLosses)
 		sr.result = merge.FoldWith(layers, opts)
 	}
 	if len(levelLosses) > 0 {

@@ -368,3 +368,22 @@ func FuzzParseRequirements(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, v string) { entriesRoundTrip(t, v, ParseRequirements, RequirementsString) })
 }
+
+// FuzzParseDelegationPriority reads fuzz strings as the
+// attache.dev/delegation-priority annotation: no panic, and a value it
+// accepts renders to a value read the same.
+func FuzzParseDelegationPriority(f *testing.F) {
+	for _, s := range []string{"none", "", "a.io/p parent=A", "a.io/p parent=A,B child=C", "a.io/p child=C", "a.io/p parent=A child=A", "a parent=,", "a.io/p parent=A child=C x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		d, err := ParseDelegationPriority(v)
+		if err != nil {
+			return
+		}
+		again, err := ParseDelegationPriority(d.String())
+		if err != nil || again.String() != d.String() {
+			t.Fatalf("%q renders %q, read back as %q (%v)", v, d.String(), again.String(), err)
+		}
+	})
+}

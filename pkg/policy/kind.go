@@ -146,6 +146,10 @@ type Kind struct {
 	// merge-disjoint rules it wins; under GEP-713's it wins in overrides
 	// and loses in defaults, as an older policy does.
 	WeightAnnotation string
+	// DelegationPriority says whose policies win across route delegation
+	// (kgateway's kgateway.dev/inherited-policy-priority on the parent
+	// route); unset: the child's.
+	DelegationPriority DelegationPriority
 	// ConflictScopePolicy: a policy that the same-level rule (oldest-wins,
 	// merge-disjoint) rejects at one of its targets is rejected at all of
 	// them: it applies nowhere and is Conflicted on every ancestor. Being
@@ -313,6 +317,7 @@ type Spec struct {
 	DataPlaneTarget       bool
 	OverriddenByPresence  bool
 	WeightAnnotation      string
+	DelegationPriority    DelegationPriority
 	ConflictScopePolicy   bool
 	RejectRouteOverlap    bool
 	FilterAttachment      bool
@@ -383,6 +388,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingDataPlaneTarget, s.DataPlaneTarget, func() { k.DataPlaneTarget = s.DataPlaneTarget })
 	set(SettingOverriddenBy, s.OverriddenByPresence, func() { k.OverriddenByPresence = s.OverriddenByPresence })
 	set(SettingWeightAnnotation, s.WeightAnnotation != "", func() { k.WeightAnnotation = s.WeightAnnotation })
+	set(SettingDelegationPriority, s.DelegationPriority.Enabled(), func() { k.DelegationPriority = s.DelegationPriority.clone() })
 	set(SettingConflictScope, s.ConflictScopePolicy, func() { k.ConflictScopePolicy = s.ConflictScopePolicy })
 	set(SettingRouteOverlap, s.RejectRouteOverlap, func() { k.RejectRouteOverlap = s.RejectRouteOverlap })
 	set(SettingFilterAttachment, s.FilterAttachment, func() { k.FilterAttachment = s.FilterAttachment })
@@ -554,7 +560,7 @@ func (k *Kind) complete() error {
 		}
 	}
 	if k.TiesNotRejected && k.SameLevel != SameLevelOldestWins {
-		if k.Origins[SettingSameLevelTies] != FromAnnotation {
+		if k.Origins[SettingSameLevelTies].isProfile() {
 			// A profile's setting for its rule, which the CRD changed:
 			// it does not apply.
 			k.TiesNotRejected = false
@@ -564,6 +570,16 @@ func (k *Kind) complete() error {
 	}
 	if k.TiesNotRejected && (k.ConflictScopePolicy || (k.Supports(merge.None) && !k.DirectSections)) {
 		return settingErrorf(SettingSameLevelTies, "ties are kept per level: not with conflict-scope policy, nor with strategy none without direct-sections")
+	}
+	if k.DelegationPriority.Enabled() && (k.Class != Inherited || k.Composition != CompositionMerge || k.Supports(merge.None) || !k.InHierarchy(topology.KindHTTPRoute)) {
+		if k.Origins[SettingDelegationPriority].isProfile() {
+			// A profile's setting, the CRD having changed what it
+			// applies to (a Direct label): it does not apply.
+			k.DelegationPriority = DelegationPriority{}
+			k.Origins[SettingDelegationPriority] = FromDefault
+		} else {
+			return settingErrorf(SettingDelegationPriority, "parents' policies win over children's only where policies merge down a hierarchy through HTTPRoutes: an Inherited kind, composition merge, not strategy none, HTTPRoute in the hierarchy")
+		}
 	}
 	if len(k.LevelInheritedFields) > 0 && k.Composition != CompositionAdditive {
 		return settingErrorf(SettingLevelInheritedFields, "level-inherited fields single out fields of an additive kind, whose policies otherwise all apply; the composition is %s", k.Composition)
@@ -716,6 +732,7 @@ var annotationOf = map[string]string{
 	SettingDataPlaneTarget:       AnnotationDataPlaneTarget,
 	SettingOverriddenBy:          AnnotationOverriddenBy,
 	SettingWeightAnnotation:      AnnotationWeightAnnotation,
+	SettingDelegationPriority:    AnnotationDelegationPriority,
 	SettingConflictScope:         AnnotationConflictScope,
 	SettingRouteOverlap:          AnnotationRouteOverlap,
 	SettingFilterAttachment:      AnnotationFilterAttachment,
@@ -743,7 +760,7 @@ var allSettings = []string{
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingSameLevelTies, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingUntargetedScope, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingWeightAnnotation,
-	SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
+	SettingDelegationPriority, SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingObjectRefs,
 	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingFeatureGates,
 }
@@ -884,6 +901,10 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationDataPlaneTarget, SettingDataPlaneTarget, func(v string) (err error) { k.DataPlaneTarget, err = parseBool(v); return }},
 		{AnnotationOverriddenBy, SettingOverriddenBy, func(v string) (err error) { k.OverriddenByPresence, err = parseOverriddenBy(v); return }},
 		{AnnotationWeightAnnotation, SettingWeightAnnotation, func(v string) error { k.WeightAnnotation = strings.TrimSpace(v); return nil }},
+		{AnnotationDelegationPriority, SettingDelegationPriority, func(v string) (err error) {
+			k.DelegationPriority, err = ParseDelegationPriority(v)
+			return
+		}},
 		{AnnotationConflictScope, SettingConflictScope, func(v string) (err error) { k.ConflictScopePolicy, err = parseConflictScope(v); return }},
 		{AnnotationRouteOverlap, SettingRouteOverlap, func(v string) (err error) {
 			k.RejectRouteOverlap, err = parseChoice(v, "reject", "allow", "route-overlap rule")

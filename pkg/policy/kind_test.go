@@ -745,4 +745,10 @@ func TestKindFromCRDSameLevelTies(t *testing.T) {
 		k, p := KindFromCRD(newCRD(policyLabel("Direct"), tc.ann), nil)
 		wantCRDProblem(t, k, p, annField(AnnotationSameLevelTies), tc.want)
 	}
+	// Given from Go for another rule, the setting is refused too (only a
+	// profile's is dropped when the CRD changes the rule).
+	if _, err := NewKind(Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindHTTPRoute},
+		SameLevel: SameLevelMergeDisjoint, TiesNotRejected: true}); err == nil || !strings.Contains(err.Error(), "ties matter to the same-level rule oldest-wins") {
+		t.Errorf("ties from Go with merge-disjoint: %v, want refused", err)
+	}
 }

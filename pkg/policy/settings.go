@@ -161,6 +161,13 @@ const (
 	// counts as established before a lower one, whatever their ages
 	// (kgateway's kgateway.dev/policy-weight).
 	AnnotationWeightAnnotation = "attache.dev/weight-annotation"
+	// AnnotationDelegationPriority ("none", the default, or
+	// "<annotation> parent=<values> [child=<values>]") says whose policies
+	// win across route delegation: the child route's, unless the
+	// delegating route's annotation has one of the parent values
+	// (kgateway's "kgateway.dev/inherited-policy-priority
+	// parent=ShallowMergePreferParent child=...").
+	AnnotationDelegationPriority = "attache.dev/delegation-priority"
 	// AnnotationConflictScope ("target", the default, or "policy") says
 	// where a policy the same-level rule rejects is rejected: at that
 	// target only, or at all its targets (NGINX Gateway Fabric).
@@ -282,6 +289,7 @@ const (
 	SettingDataPlaneTarget       = "dataPlaneTarget"
 	SettingOverriddenBy          = "overriddenBy"
 	SettingWeightAnnotation      = "weightAnnotation"
+	SettingDelegationPriority    = "delegationPriority"
 	SettingConflictScope         = "conflictScope"
 	SettingRouteOverlap          = "routeOverlap"
 	SettingFilterAttachment      = "filterAttachment"
@@ -456,6 +464,9 @@ type Profile struct {
 
 // FromProfile returns the origin of a setting given by a profile of impl.
 func FromProfile(impl string) Origin { return Origin("profile: " + impl) }
+
+// isProfile reports whether a profile gave the setting.
+func (o Origin) isProfile() bool { return strings.HasPrefix(string(o), "profile: ") }
 
 // ParseSameLevel validates a same-level resolution name.
 func ParseSameLevel(s string) (SameLevel, error) {

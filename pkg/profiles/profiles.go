@@ -351,6 +351,12 @@ var builtin = func() []policy.Profile {
 			// A shallow merge: each top-level field is taken whole from
 			// the most specific policy that sets it.
 			NamedRules: []string{"."},
+			// Across route delegation the child route's policies win,
+			// unless the delegating route says ShallowMergePreferParent
+			// (the Deep values prefer the child for all but a few fields).
+			DelegationPriority: policy.DelegationPriority{Annotation: "kgateway.dev/inherited-policy-priority",
+				Parent: []string{"ShallowMergePreferParent"},
+				Child:  []string{"ShallowMergePreferChild", "DeepMergePreferChild", "DeepMergePreferParent"}},
 		}),
 		// Its configuration is a field named `default`: no GEP-713 stanzas.
 		noStanzas(listenerDirect(KGateway, "gateway.kgateway.dev", "ListenerPolicy", "Direct", policy.SameLevelOldestWins, gateway)),

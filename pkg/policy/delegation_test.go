@@ -1,0 +1,80 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/attache-dev/attache/pkg/merge"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// The annotation's grammar, its errors, which values let the parent win,
+// and the kinds it may be given to.
+func TestDelegationPriority(t *testing.T) {
+	d, err := ParseDelegationPriority(" example.com/prio  parent=Up,Top child=Down ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.String(); got != "example.com/prio parent=Up,Top child=Down" {
+		t.Errorf("String = %q", got)
+	}
+	for v, w := range map[string][2]bool{"Up": {true, true}, "Top": {true, true}, "Down": {false, true}, "up": {false, false}, "": {false, false}} {
+		if p, k := d.ParentWins(v); p != w[0] || k != w[1] {
+			t.Errorf("ParentWins(%q) = %v, %v; want %v, %v", v, p, k, w[0], w[1])
+		}
+	}
+	// Without child values every other value is known (and the child's).
+	open, err := ParseDelegationPriority("example.com/prio parent=Up")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, k := open.ParentWins("anything"); p || !k {
+		t.Errorf("ParentWins without child values = %v, %v", p, k)
+	}
+	if none, err := ParseDelegationPriority("none"); err != nil || none.Enabled() || none.String() != "none" {
+		t.Errorf("none: %+v, %v", none, err)
+	}
+	for bad, msg := range map[string]string{
+		"":                                        "want none or <annotation>",
+		"example.com/prio":                        "want none or <annotation>",
+		"bad annotation! parent=Up":               "want parent=<values> or child=<values>",
+		"-bad parent=Up":                          "is not an annotation name",
+		"example.com/prio parent=":                "want parent=<values> or child=<values>",
+		"example.com/prio child=Down":             "want parent=<values> first",
+		"example.com/prio parent=Up up=X":         "want parent=<values> first, then child=<values>",
+		"example.com/prio parent=Up child":        "want parent=<values> or child=<values>",
+		"example.com/prio parent=Up child=Up":     "is both parent and child",
+		"example.com/prio parent=A child=B extra": "want none or <annotation>",
+	} {
+		if _, err := ParseDelegationPriority(bad); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("ParseDelegationPriority(%q) = %v, want an error saying %q", bad, err, msg)
+		}
+	}
+	spec := Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Inherited,
+		Hierarchy: []topology.GroupKind{topology.KindGateway, topology.KindHTTPRoute}, DelegationPriority: d}
+	if k, err := NewKind(spec); err != nil || k.DelegationPriority.String() != d.String() {
+		t.Fatalf("kind: %v, %v", k, err)
+	}
+	for what, s := range map[string]Spec{
+		"Direct":               {GroupKind: spec.GroupKind, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindHTTPRoute}, DelegationPriority: d},
+		"no HTTPRoute":         {GroupKind: spec.GroupKind, Class: Inherited, Hierarchy: []topology.GroupKind{topology.KindGateway, topology.KindGRPCRoute}, DelegationPriority: d},
+		"strategy none":        {GroupKind: spec.GroupKind, Class: Inherited, Hierarchy: spec.Hierarchy, Strategies: []merge.Strategy{merge.None}, DelegationPriority: d},
+		"composition additive": {GroupKind: spec.GroupKind, Class: Inherited, Hierarchy: spec.Hierarchy, Composition: CompositionAdditive, DelegationPriority: d},
+	} {
+		if _, err := NewKind(s); err == nil || !strings.Contains(err.Error(), "only where policies merge down a hierarchy through HTTPRoutes") {
+			t.Errorf("%s: %v, want the setting refused", what, err)
+		}
+	}
+}
+
+// From a CRD annotation: read, and refused with the annotation named.
+func TestKindFromCRDDelegationPriority(t *testing.T) {
+	k := mustKindFromCRD(t, newCRD(policyLabel("Inherited"), map[string]string{AnnotationDelegationPriority: "example.com/prio parent=Up"}), nil)
+	if k.DelegationPriority.Annotation != "example.com/prio" || k.Origins[SettingDelegationPriority] != FromAnnotation {
+		t.Errorf("DelegationPriority = %+v (origin %q)", k.DelegationPriority, k.Origins[SettingDelegationPriority])
+	}
+	k, p := KindFromCRD(newCRD(policyLabel("Inherited"), map[string]string{AnnotationDelegationPriority: "example.com/prio parent="}), nil)
+	wantCRDProblem(t, k, p, annField(AnnotationDelegationPriority), "want parent=<values> or child=<values>")
+	k, p = KindFromCRD(newCRD(policyLabel("Direct"), map[string]string{AnnotationDelegationPriority: "example.com/prio parent=Up"}), nil)
+	wantCRDProblem(t, k, p, annField(AnnotationDelegationPriority), "only where policies merge down a hierarchy")
+}
