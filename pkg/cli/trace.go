@@ -176,6 +176,9 @@ func printOutcome(w io.Writer, d *describer, t *routing.RequestTrace, o *routing
 	fmt.Fprintf(w, "  listener  %s%s\n", o.Listener, ls)
 	if o.Route != nil {
 		fmt.Fprintf(w, "  route     %s %s, rule %s\n", o.Route.Kind, describeNsName(*o.Route), o.Rule)
+		for _, d := range o.DelegatedBy {
+			fmt.Fprintf(w, "            delegated by %s %s, rule %s\n", d.Kind, describeNsName(d.Object()), d.SectionName)
+		}
 	}
 	switch o.Result {
 	case routing.ResultRedirected:

@@ -308,3 +308,45 @@ spec:
 		})
 	}
 }
+
+// A request a kgateway route delegates is shown with the rule that
+// delegated it.
+func TestTraceTextDelegatedBy(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "deleg.yaml")
+	docs := `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra}
+spec:
+  gatewayClassName: kgateway
+  listeners: [{name: http, protocol: HTTP, port: 80, allowedRoutes: {namespaces: {from: All}}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: parent, namespace: infra}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - name: to-a
+    matches: [{path: {type: PathPrefix, value: /a}}]
+    backendRefs: [{group: delegation.kgateway.dev, kind: label, name: a, namespace: team-a}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: a1, namespace: team-a, labels: {delegation.kgateway.dev/label: a}}
+spec:
+  rules:
+  - name: orders
+    matches: [{path: {type: PathPrefix, value: /a/orders}}]
+    backendRefs: [{name: orders, port: 80}]
+`
+	if err := os.WriteFile(path, []byte(docs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "trace", "http://x.example/a/orders", "-f", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "route     HTTPRoute team-a/a1, rule orders\n            delegated by HTTPRoute infra/parent, rule to-a\n") {
+		t.Errorf("trace does not say which rule delegated:\n%s", out)
+	}
+}

@@ -23,11 +23,18 @@ const (
 // delegation says whether backendRef ref of HTTPRoute r delegates to other
 // HTTPRoutes: by name ("*": every HTTPRoute of the namespace) or by label.
 func delegation(r *route, ref topology.Ref) bool {
-	if r.ref.GroupKind() != topology.KindHTTPRoute {
+	return Delegates(r.ref.GroupKind(), ref.GroupKind())
+}
+
+// Delegates reports whether a backendRef of kind backend in a rule of a
+// route of kind route delegates to child HTTPRoutes (kgateway route
+// delegation): an HTTPRoute's backendRef naming HTTPRoutes, or of the
+// label kind.
+func Delegates(route, backend topology.GroupKind) bool {
+	if route != topology.KindHTTPRoute {
 		return false
 	}
-	gk := ref.GroupKind()
-	return gk == topology.KindHTTPRoute || gk == topology.GroupKind{Group: DelegationGroup, Kind: DelegationLabelKind}
+	return backend == topology.KindHTTPRoute || backend == topology.GroupKind{Group: DelegationGroup, Kind: DelegationLabelKind}
 }
 
 // delegate links rule section sid of HTTPRoute r to the child routes its

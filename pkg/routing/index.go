@@ -131,6 +131,9 @@ type entry struct {
 	grpcRe              [2]*regexp.Regexp // service, method (RegularExpression)
 	// err says why the match cannot match (an invalid regular expression).
 	err string
+	// via are the rules that delegated to this entry's route (kgateway
+	// route delegation), outermost first; nil for a route's own entry.
+	via []*rule
 }
 
 // valueMatch is a header or query parameter match.
@@ -500,15 +503,93 @@ func (ix *Index) addRoute(l *listener, r *route) {
 		}
 	}
 	for _, ru := range r.rules {
-		if ru.entries == nil {
-			ru.entries = compile(ru)
-		}
-		for _, e := range ru.entries {
+		entries := ix.entriesOf(ru, nil)
+		for _, e := range entries {
 			for _, g := range groups {
 				g.add(e)
 			}
 		}
 	}
+}
+
+// entriesOf returns the entries a rule puts in a listener's tables: its
+// own matches, or for a rule delegating to child HTTPRoutes (kgateway),
+// the matches of the children's rules that its matches admit, through
+// every level of delegation (seen: the routes on the way, against
+// cycles). kgateway programs no route of its own for a delegating rule.
+func (ix *Index) entriesOf(ru *rule, seen []*route) []*entry {
+	if ru.entries == nil {
+		ru.entries = compile(ru)
+	}
+	if !ix.delegates(ru) {
+		return ru.entries
+	}
+	seen = append(seen, ru.route)
+	var out []*entry
+	id, ok := ix.graph.Lookup(ru.route.ref.WithSection(ru.name))
+	if !ok {
+		return nil
+	}
+	for _, c := range ix.graph.Node(id).Children {
+		child := ix.routes[ix.graph.Node(c).Ref]
+		if child == nil || slices.Contains(seen, child) {
+			continue
+		}
+		for _, cr := range child.rules {
+			for _, ce := range ix.entriesOf(cr, seen) {
+				for _, pe := range ru.entries {
+					if admits(pe, ce) {
+						d := *ce
+						d.via = append([]*rule{ru}, ce.via...)
+						out = append(out, &d)
+						break
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// delegates reports whether an HTTPRoute rule delegates to child routes:
+// some backendRef of it names HTTPRoutes (kgateway).
+func (ix *Index) delegates(ru *rule) bool {
+	if ru.http == nil {
+		return false
+	}
+	for _, b := range ru.http.BackendRefs {
+		if gatewayapi.Delegates(ru.route.ref.GroupKind(), gatewayapi.BackendOf(ru.route.ref.Namespace, b.BackendObjectReference).GroupKind()) {
+			return true
+		}
+	}
+	return false
+}
+
+// admits reports whether parent match pe admits child match ce, as
+// kgateway keeps a delegated child's matches: the parent's path is a
+// PathPrefix and the child's path value starts with it, the child's header
+// and query matches include the parent's, and the methods agree when the
+// parent names one. A child rule without matches is dropped.
+func admits(pe, ce *entry) bool {
+	if ce.match < 0 || pe.pathType != gwv1.PathMatchPathPrefix || !strings.HasPrefix(ce.pathValue, pe.pathValue) {
+		return false
+	}
+	if pe.method != "" && ce.method != pe.method {
+		return false
+	}
+	return includes(ce.headers, pe.headers) && includes(ce.query, pe.query)
+}
+
+// includes reports whether every match of want is among have.
+func includes(have, want []valueMatch) bool {
+	for _, w := range want {
+		if !slices.ContainsFunc(have, func(h valueMatch) bool {
+			return h.name == w.name && h.value == w.value && (h.re == nil) == (w.re == nil)
+		}) {
+			return false
+		}
+	}
+	return true
 }
 
 func (g *hostGroup) add(e *entry) {

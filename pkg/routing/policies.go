@@ -67,6 +67,11 @@ func (p *Policies) AddPolicies(t *RequestTrace) {
 		seen := map[*engine.Context]bool{}
 		for _, path := range paths {
 			for n := range path {
+				if delegatingRule(path, n) {
+					// Its policies reach the child's rule, whose context
+					// holds them: it answers no request itself.
+					continue
+				}
 				for _, e := range p.byTarget[path[n]] {
 					c, cp := contextOn(e, path[:n+1])
 					if c == nil || seen[c] {
@@ -294,4 +299,11 @@ func samePath(p, want []topology.Ref) bool {
 		i++
 	}
 	return i == len(want)
+}
+
+// delegatingRule reports whether path[n] is a route rule that delegated
+// the request to the route after it (kgateway route delegation).
+func delegatingRule(path []topology.Ref, n int) bool {
+	return n+1 < len(path) && path[n].IsSection() && slices.Contains(topology.RouteKinds, path[n].GroupKind()) &&
+		!path[n+1].IsSection() && slices.Contains(topology.RouteKinds, path[n+1].GroupKind())
 }

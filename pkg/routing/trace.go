@@ -67,6 +67,9 @@ type Outcome struct {
 	// matched.
 	Route *topology.Ref `json:"route,omitempty"`
 	Rule  string        `json:"rule,omitempty"`
+	// DelegatedBy are the rules (route sections) that delegated the
+	// request to Route (kgateway route delegation), outermost first.
+	DelegatedBy []topology.Ref `json:"delegatedBy,omitempty"`
 	// Result is forwarded, redirected, not-found or error.
 	Result string `json:"result"`
 	// Status is set when the Gateway answers itself (redirect, 404, 500).
@@ -475,6 +478,14 @@ func (ix *Index) apply(o *Outcome, e *entry, req *Request) {
 	ru := e.rule
 	rref := ru.route.ref
 	o.Route, o.Rule = &rref, ru.name
+	for _, v := range e.via {
+		sec := v.route.ref.WithSection(v.name)
+		o.Path = append(o.Path, v.route.ref, sec)
+		o.DelegatedBy = append(o.DelegatedBy, sec)
+		if v.http.Filters != nil || v.http.Timeouts != nil || v.http.Retry != nil {
+			o.Notes = append(o.Notes, fmt.Sprintf("the delegating rule %s %s sets filters, timeouts or retry, which kgateway passes on to its children (not modelled)", v.route.ref.Kind, describeRule(sec)))
+		}
+	}
 	o.Path = append(o.Path, rref, rref.WithSection(ru.name))
 	up := &UpstreamRequest{Host: req.Host, Path: req.Path, Headers: map[string]string{}}
 	if req.Query != "" {
@@ -826,4 +837,9 @@ func (ix *Index) redirect(o *Outcome, f *gwv1.HTTPRequestRedirectFilter, e *entr
 		o.Status = *f.StatusCode
 	}
 	o.Reason = "RequestRedirect filter (" + strconv.Itoa(o.Status) + ")"
+}
+
+// describeRule names a route rule as namespace/name rule section.
+func describeRule(r topology.Ref) string {
+	return r.Namespace + "/" + r.Name + " rule " + r.SectionName
 }

@@ -1,0 +1,167 @@
+package routing_test
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// delegationTopology: kgateway's TrafficPolicy (unlabelled: its profile),
+// a Gateway of class kgateway, HTTPRoute infra/parent (annotated
+// ShallowMergePreferParent) delegating /a to every HTTPRoute of team-a and
+// sending the rest to home; team-a/a1 with a rule under /a (orders), one
+// outside it (stray) and one without matches (bare).
+const delegationTopology = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: trafficpolicies.gateway.kgateway.dev}
+spec:
+  group: gateway.kgateway.dev
+  names: {kind: TrafficPolicy, plural: trafficpolicies}
+  scope: Namespaced
+  versions: [{name: v1alpha1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: kgateway}
+spec: {controllerName: kgateway.dev/kgateway}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra}
+spec:
+  gatewayClassName: kgateway
+  listeners: [{name: http, protocol: HTTP, port: 80, allowedRoutes: {namespaces: {from: All}}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: parent, namespace: infra, annotations: {kgateway.dev/inherited-policy-priority: ShallowMergePreferParent}}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [shop.example.com]
+  rules:
+  - name: team-a
+    matches: [{path: {type: PathPrefix, value: /a}}]
+    backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: "*", namespace: team-a}]
+  - name: home
+    backendRefs: [{name: home, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: a1, namespace: team-a}
+spec:
+  rules:
+  - name: orders
+    matches: [{path: {type: PathPrefix, value: /a/orders}}]
+    backendRefs: [{name: orders, port: 80}]
+  - name: stray
+    matches: [{path: {type: PathPrefix, value: /b}}]
+    backendRefs: [{name: orders, port: 80}]
+  - name: bare
+    backendRefs: [{name: orders, port: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: home, namespace: infra}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: orders, namespace: team-a}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: gateway.kgateway.dev/v1alpha1
+kind: TrafficPolicy
+metadata: {name: parent-pol, namespace: infra}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: parent}]
+  timeouts: {request: 10s}
+---
+apiVersion: gateway.kgateway.dev/v1alpha1
+kind: TrafficPolicy
+metadata: {name: a1-pol, namespace: team-a}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: a1}]
+  timeouts: {request: 1s}
+  retry: {attempts: 3}
+`
+
+// A request under the delegating rule's prefix is answered by the child's
+// rule whose match extends it, on the path Gateway > parent > its rule >
+// child > its rule, with the TrafficPolicy of that context (the parent's
+// timeouts winning, as the parent says); the delegating rule answers
+// nothing itself, and a child's rules outside its prefix or without
+// matches are dropped, as kgateway does.
+// Source: kgateway-dev/kgateway pkg/kgateway/translator/httproute
+// (delegation_helpers.go filterDelegatedChildren: the parent's PathPrefix
+// must prefix the child's path, its headers and query parameters be among
+// the child's, its method equal; a child rule without matches is dropped;
+// irtranslator route.go: a delegating rule emits no route of its own).
+func TestTraceFollowsRouteDelegation(t *testing.T) {
+	ix, pols := fixture(t, delegationTopology)
+	tr := trace(t, ix, pols, "http://shop.example.com/a/orders/1", nil)
+	o := tr.Outcomes[0]
+	if o.Route == nil || o.Route.Name != "a1" || o.Rule != "orders" || o.Result != "forwarded" {
+		t.Fatalf("outcome %+v, want a1 rule orders forwarded", o)
+	}
+	parentRule := topology.Ref{Group: topology.GatewayGroup, Kind: "HTTPRoute", Namespace: "infra", Name: "parent", SectionName: "team-a"}
+	if !slices.Equal(o.DelegatedBy, []topology.Ref{parentRule}) {
+		t.Errorf("DelegatedBy %v, want %v", o.DelegatedBy, parentRule)
+	}
+	var path []string
+	for _, r := range o.Path {
+		path = append(path, r.String())
+	}
+	if got := strings.Join(path, " > "); !strings.Contains(got, "HTTPRoute.gateway.networking.k8s.io infra/parent > HTTPRoute.gateway.networking.k8s.io infra/parent#team-a > HTTPRoute.gateway.networking.k8s.io team-a/a1 > HTTPRoute.gateway.networking.k8s.io team-a/a1#orders") {
+		t.Errorf("path %s does not pass the parent, its rule, the child and its rule", got)
+	}
+	if len(o.EffectivePolicies) != 1 || o.EffectivePolicies[0].Target.Name != "a1" {
+		t.Fatalf("effective policies %+v, want the TrafficPolicy of a1's rule only", o.EffectivePolicies)
+	}
+	spec, _ := json.Marshal(o.EffectivePolicies[0].Spec)
+	if string(spec) != `{"retry":{"attempts":3},"timeouts":{"request":"10s"}}` {
+		t.Errorf("effective TrafficPolicy %s, want the parent's timeouts and the child's retry", spec)
+	}
+	for url, want := range map[string]string{
+		"http://shop.example.com/a/other": "home", // no child match: the delegating rule has no route of its own
+		"http://shop.example.com/b/x":     "home", // the child's stray rule is dropped
+		"http://shop.example.com/":        "home",
+	} {
+		o := trace(t, ix, pols, url, nil).Outcomes[0]
+		if o.Route == nil || o.Rule != want || len(o.DelegatedBy) != 0 {
+			t.Errorf("%s: route %v rule %q delegated by %v, want parent's rule %s", url, o.Route, o.Rule, o.DelegatedBy, want)
+		}
+	}
+}
+
+// Under a delegating rule for every path ("/"), a child rule without
+// matches is still dropped: a path no child rule matches is not found.
+func TestTraceDelegationDropsRulesWithoutMatches(t *testing.T) {
+	topo := strings.Replace(delegationTopology, "value: /a}}]", "value: /}}]", 1)
+	topo = strings.Replace(topo, "  - name: home\n    backendRefs: [{name: home, port: 80}]\n", "", 1)
+	ix, pols := fixture(t, topo)
+	if o := trace(t, ix, pols, "http://shop.example.com/b/x", nil).Outcomes[0]; o.Rule != "stray" {
+		t.Errorf("/b/x: rule %q, want a1's stray (under /)", o.Rule)
+	}
+	if o := trace(t, ix, pols, "http://shop.example.com/zzz", nil).Outcomes[0]; o.Result != "not-found" {
+		t.Errorf("/zzz: %s by rule %q, want not-found (a1's bare rule is dropped)", o.Result, o.Rule)
+	}
+}
+
+// A parent match naming a method or headers admits only child matches
+// naming the same.
+func TestTraceDelegationParentMethodAndHeaders(t *testing.T) {
+	for what, parentMatch := range map[string]string{
+		"method":  "value: /a}, method: GET}]",
+		"headers": "value: /a}, headers: [{name: x-team, value: a}]}]",
+	} {
+		ix, pols := fixture(t, strings.Replace(delegationTopology, "value: /a}}]", parentMatch, 1))
+		o := trace(t, ix, pols, "http://shop.example.com/a/orders", nil, "x-team: a").Outcomes[0]
+		if o.Rule != "home" || len(o.DelegatedBy) != 0 {
+			t.Errorf("parent %s: rule %q delegated by %v, want home (a1's orders names no %s)", what, o.Rule, o.DelegatedBy, what)
+		}
+	}
+}
