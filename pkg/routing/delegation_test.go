@@ -165,3 +165,49 @@ func TestTraceDelegationParentMethodAndHeaders(t *testing.T) {
 		}
 	}
 }
+
+// A child annotated delegation.kgateway.dev/inherit-parent-matcher
+// writes its matches relative to the parent's: its paths are joined after
+// the parent's prefix, and a rule without matches takes the parent's.
+// Source: kgateway-dev/kgateway delegation_helpers.go (the child's path
+// path.Join'ed to the parent's, headers and query parameters combined,
+// the parent's method; a rule without matches inherits the parent match).
+func TestTraceDelegationInheritParentMatcher(t *testing.T) {
+	topo := strings.Replace(delegationTopology, "metadata: {name: a1, namespace: team-a}",
+		"metadata: {name: a1, namespace: team-a, annotations: {delegation.kgateway.dev/inherit-parent-matcher: \"True\"}}", 1)
+	topo = strings.Replace(topo, "value: /a/orders}}]", "value: /orders}, headers: [{name: x-team, value: a}]}]", 1)
+	ix, pols := fixture(t, topo)
+	for _, c := range []struct {
+		url, header, rule string
+	}{
+		{"http://shop.example.com/a/orders/1", "x-team: a", "orders"}, // /a + /orders, and the child's header
+		{"http://shop.example.com/a/orders/1", "x-team: b", "bare"},   // header not matched: the bare rule has /a
+		{"http://shop.example.com/a/b/1", "", "stray"},                // /a + /b
+		{"http://shop.example.com/a/zzz", "", "bare"},                 // the bare rule inherits /a
+		{"http://shop.example.com/zzz", "", "home"},
+	} {
+		var headers []string
+		if c.header != "" {
+			headers = append(headers, c.header)
+		}
+		o := trace(t, ix, pols, c.url, nil, headers...).Outcomes[0]
+		if o.Rule != c.rule {
+			t.Errorf("%s (%s): rule %q, want %s", c.url, c.header, o.Rule, c.rule)
+		}
+	}
+}
+
+// Inheriting, a child's matches also take the parent's headers.
+func TestTraceDelegationInheritParentHeaders(t *testing.T) {
+	topo := strings.Replace(delegationTopology, "metadata: {name: a1, namespace: team-a}",
+		"metadata: {name: a1, namespace: team-a, annotations: {delegation.kgateway.dev/inherit-parent-matcher: \"yes\"}}", 1)
+	topo = strings.Replace(topo, "value: /a}}]", "value: /a}, headers: [{name: x-env, value: prod}]}]", 1)
+	topo = strings.Replace(topo, "value: /a/orders}}]", "value: /orders}}]", 1)
+	ix, pols := fixture(t, topo)
+	if o := trace(t, ix, pols, "http://shop.example.com/a/orders", nil, "x-env: prod").Outcomes[0]; o.Rule != "orders" {
+		t.Errorf("with the parent's header: rule %q, want orders", o.Rule)
+	}
+	if o := trace(t, ix, pols, "http://shop.example.com/a/orders", nil, "x-env: dev").Outcomes[0]; o.Rule != "home" {
+		t.Errorf("without the parent's header: rule %q, want home", o.Rule)
+	}
+}

@@ -2,6 +2,7 @@ package routing
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -99,6 +100,9 @@ type route struct {
 	hostnames []string
 	parents   []gwv1.ParentReference
 	rules     []*rule
+	// inheritMatcher: as a delegated child, the route's matches extend its
+	// parent's (kgateway's delegation.kgateway.dev/inherit-parent-matcher).
+	inheritMatcher bool
 }
 
 // rule is one rule of a route, with the section name the topology gives it.
@@ -225,6 +229,10 @@ func Build(objs []*unstructured.Unstructured, graph *topology.Graph, grants *gat
 			var r gwv1.HTTPRoute
 			if decode(&r) {
 				rt := newRoute(ref, r.CreationTimestamp.Time, r.Spec.Hostnames, r.Spec.ParentRefs)
+				switch strings.ToLower(u.GetAnnotations()[InheritParentMatcher]) {
+				case "true", "yes", "enabled":
+					rt.inheritMatcher = true
+				}
 				addRules(rt, r.Spec.Rules, func(x *gwv1.HTTPRouteRule) *gwv1.SectionName { return x.Name },
 					func(ru *rule, x *gwv1.HTTPRouteRule) { ru.http = x })
 				ix.routes[ref] = rt
@@ -538,11 +546,20 @@ func (ix *Index) entriesOf(ru *rule, seen []*route) []*entry {
 		for _, cr := range child.rules {
 			for _, ce := range ix.entriesOf(cr, seen) {
 				for _, pe := range ru.entries {
-					if admits(pe, ce) {
-						d := *ce
+					var d *entry
+					switch {
+					case child.inheritMatcher && len(ce.via) == 0:
+						d = inherit(pe, ce)
+					case admits(pe, ce):
+						c := *ce
+						d = &c
+					}
+					if d != nil {
 						d.via = append([]*rule{ru}, ce.via...)
-						out = append(out, &d)
-						break
+						out = append(out, d)
+						if !child.inheritMatcher {
+							break // one admitting parent match is enough
+						}
 					}
 				}
 			}
@@ -578,6 +595,48 @@ func admits(pe, ce *entry) bool {
 		return false
 	}
 	return includes(ce.headers, pe.headers) && includes(ce.query, pe.query)
+}
+
+// InheritParentMatcher is the annotation of a delegated HTTPRoute (values
+// true, yes or enabled, in any case) making its matches extend its parent
+// rule's instead of having to repeat them (kgateway).
+const InheritParentMatcher = "delegation.kgateway.dev/inherit-parent-matcher"
+
+// inherit is child match ce extended by parent match pe, as kgateway does
+// for a child with InheritParentMatcher: the parent's PathPrefix joined
+// before the child's path (the child's path type kept), the parent's
+// header and query matches added (the parent's winning a name both
+// match), the parent's method when it names one; a child rule without
+// matches takes the parent's match. A parent match that is not a
+// PathPrefix, or a child match of type RegularExpression, gives nil: not
+// modelled (kgateway special-cases regular expressions).
+func inherit(pe, ce *entry) *entry {
+	if pe.pathType != gwv1.PathMatchPathPrefix || ce.pathType == gwv1.PathMatchRegularExpression {
+		return nil
+	}
+	d := *ce
+	if ce.match < 0 {
+		d.pathType, d.pathValue, d.method = pe.pathType, pe.pathValue, pe.method
+		d.headers, d.query = slices.Clone(pe.headers), slices.Clone(pe.query)
+		return &d
+	}
+	d.pathValue = path.Join(pe.pathValue, ce.pathValue)
+	if pe.method != "" {
+		d.method = pe.method
+	}
+	d.headers, d.query = joinMatches(pe.headers, ce.headers), joinMatches(pe.query, ce.query)
+	return &d
+}
+
+// joinMatches is parent's matches, then child's on other names.
+func joinMatches(parent, child []valueMatch) []valueMatch {
+	out := slices.Clone(parent)
+	for _, c := range child {
+		if !slices.ContainsFunc(parent, func(p valueMatch) bool { return p.name == c.name }) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // includes reports whether every match of want is among have.
