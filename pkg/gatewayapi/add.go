@@ -152,6 +152,9 @@ type adder struct {
 	httpRoute  map[topology.Ref]*route
 	// refusedChild marks the routes refused as children (reported once).
 	refusedChild map[*route]bool
+	// routesByNS and routesByLabel index httpRoutes for delegations by
+	// "*" and by label, built on first use.
+	routesByNS, routesByLabel map[string][]*route
 }
 
 // addObject adds the node of an object of the input.

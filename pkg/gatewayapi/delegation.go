@@ -47,17 +47,13 @@ func (a *adder) delegate(r *route, sid topology.NodeID, ref topology.Ref, i, j i
 	var cands []*route
 	switch {
 	case ref.Kind == DelegationLabelKind:
-		for _, c := range a.httpRoutes {
-			if (ref.Namespace == DelegationAllNamespaces || c.ref.Namespace == ref.Namespace) && c.labels[DelegationLabel] == ref.Name {
+		for _, c := range a.byDelegationLabel()[ref.Name] {
+			if ref.Namespace == DelegationAllNamespaces || c.ref.Namespace == ref.Namespace {
 				cands = append(cands, c)
 			}
 		}
 	case ref.Name == "*":
-		for _, c := range a.httpRoutes {
-			if c.ref.Namespace == ref.Namespace {
-				cands = append(cands, c)
-			}
-		}
+		cands = a.httpRoutesByNS()[ref.Namespace]
 	default:
 		if c := a.httpRoute[ref]; c != nil {
 			cands = append(cands, c)
@@ -98,4 +94,29 @@ func (c *route) acceptsParent(parent topology.Ref) bool {
 		}
 	}
 	return false
+}
+
+// httpRoutesByNS indexes the HTTPRoutes by namespace, on first use.
+func (a *adder) httpRoutesByNS() map[string][]*route {
+	if a.routesByNS == nil {
+		a.routesByNS = map[string][]*route{}
+		for _, r := range a.httpRoutes {
+			a.routesByNS[r.ref.Namespace] = append(a.routesByNS[r.ref.Namespace], r)
+		}
+	}
+	return a.routesByNS
+}
+
+// byDelegationLabel indexes the HTTPRoutes by their DelegationLabel, on
+// first use.
+func (a *adder) byDelegationLabel() map[string][]*route {
+	if a.routesByLabel == nil {
+		a.routesByLabel = map[string][]*route{}
+		for _, r := range a.httpRoutes {
+			if v, ok := r.labels[DelegationLabel]; ok {
+				a.routesByLabel[v] = append(a.routesByLabel[v], r)
+			}
+		}
+	}
+	return a.routesByLabel
 }
