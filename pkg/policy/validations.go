@@ -141,23 +141,58 @@ func (v *Validation) compile(i int) error {
 	if v.program != nil {
 		return nil
 	}
-	env, err := validationEnv()
+	prog, err := compileRule(v.Rule)
 	if err != nil {
-		return fmt.Errorf("%s: no CEL environment: %v", name, err)
-	}
-	ast, iss := env.Compile(v.Rule)
-	if iss.Err() != nil {
-		return fmt.Errorf("%s: rule %q does not compile: %v", name, v.Rule, strings.ReplaceAll(iss.Err().Error(), "\n", " "))
-	}
-	if t := ast.OutputType(); !t.IsExactType(cel.BoolType) {
-		return fmt.Errorf("%s: rule %q is of type %s, want bool", name, v.Rule, t)
-	}
-	prog, err := env.Program(ast)
-	if err != nil {
-		return fmt.Errorf("%s: rule %q: %v", name, v.Rule, err)
+		return fmt.Errorf("%s: %v", name, err)
 	}
 	v.program = prog
 	return nil
+}
+
+// compiledRules are the rules compiled so far, by their text, so that a
+// rule compiles once per process, whether it comes from a profile (the
+// kinds built from it) or an annotation read again; at most
+// maxCompiledRules are kept.
+var compiledRules struct {
+	sync.Mutex
+	programs map[string]cel.Program
+}
+
+// maxCompiledRules bounds compiledRules (annotations edited over and over
+// in a long-running controller).
+const maxCompiledRules = 1024
+
+// compileRule compiles rule, or finds it compiled.
+func compileRule(rule string) (cel.Program, error) {
+	compiledRules.Lock()
+	prog := compiledRules.programs[rule]
+	compiledRules.Unlock()
+	if prog != nil {
+		return prog, nil
+	}
+	env, err := validationEnv()
+	if err != nil {
+		return nil, fmt.Errorf("no CEL environment: %v", err)
+	}
+	ast, iss := env.Compile(rule)
+	if iss.Err() != nil {
+		return nil, fmt.Errorf("rule %q does not compile: %v", rule, strings.ReplaceAll(iss.Err().Error(), "\n", " "))
+	}
+	if t := ast.OutputType(); !t.IsExactType(cel.BoolType) {
+		return nil, fmt.Errorf("rule %q is of type %s, want bool", rule, t)
+	}
+	if prog, err = env.Program(ast); err != nil {
+		return nil, fmt.Errorf("rule %q: %v", rule, err)
+	}
+	compiledRules.Lock()
+	if compiledRules.programs == nil {
+		compiledRules.programs = map[string]cel.Program{}
+	}
+	if len(compiledRules.programs) < maxCompiledRules {
+		compiledRules.programs[rule] = prog
+	}
+	compiledRules.Unlock()
+	return prog, nil
 }
 
 // validationEnv is the CEL environment rules compile in: the API server's
