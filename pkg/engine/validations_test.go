@@ -49,3 +49,53 @@ retry: {perRetry: {timeout: 1s}}`))
 	want(t, "no-key", status(t, res, "no-key", "Accepted"), "False/Invalid")
 	wantProblem(t, res, "no-key", "spec.retry", `value refused by its implementation: rule validations[1] "!has(self.retry) || self.retry.numRetries >= 0" could not be evaluated: no such key: numRetries`)
 }
+
+// A rule judged at some listeners only (listenerProtocols): Envoy
+// Gateway checks a ClientTrafficPolicy's cipher suites for the listeners
+// that terminate TLS; a policy naming one it does not support is Invalid
+// at a Gateway with an HTTPS listener and at that listener, Accepted at a
+// Gateway with plain HTTP listeners and at its plain listener.
+func TestValidationsOnListeners(t *testing.T) {
+	ctp := crd("gateway.envoyproxy.io", "ClientTrafficPolicy", "clienttrafficpolicies")
+	gws := `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: plain, namespace: default}
+spec: {gatewayClassName: eg, listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: mixed, namespace: default}
+spec: {gatewayClassName: eg, listeners: [{name: http, protocol: HTTP, port: 80}, {name: https, protocol: HTTPS, port: 443, tls: {certificateRefs: [{name: cert}]}}]}
+`
+	target := func(gw, section string) string {
+		s := "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: " + gw
+		if section != "" {
+			s += ", sectionName: " + section
+		}
+		return s + "}]\n"
+	}
+	bad := "tls: {ciphers: [ECDHE-RSA-AES128-GCM-SHA256, INVALID-CIPHER]}"
+	res := compute(t, engine.Options{}, ctp, gws,
+		pol(egV, "ClientTrafficPolicy", "on-plain", 0, target("plain", "")+bad),
+		pol(egV, "ClientTrafficPolicy", "on-mixed-http", 1, target("mixed", "http")+bad),
+		pol(egV, "ClientTrafficPolicy", "on-mixed-https", 2, target("mixed", "https")+bad),
+		pol(egV, "ClientTrafficPolicy", "fine-on-https", 3, target("mixed", "https")+"tls: {ciphers: [TLS_RSA_WITH_AES_128_CBC_SHA]}"))
+	for name, w := range map[string]string{
+		"on-plain":       "True/Accepted",
+		"on-mixed-http":  "True/Accepted",
+		"on-mixed-https": "False/Invalid",
+	} {
+		want(t, name, status(t, res, name, "Accepted"), w)
+	}
+	if msg := ancestorMessage(t, res, "on-mixed-https"); !strings.Contains(msg, "values its implementation refuses: spec.tls.ciphers: names a cipher suite Envoy Gateway does not support") {
+		t.Errorf("on-mixed-https: message %q", msg)
+	}
+	wantProblem(t, res, "on-mixed-https", "spec.tls.ciphers", "names a cipher suite Envoy Gateway does not support")
+	// A newer policy on that listener, whose ciphers are fine, is
+	// Conflicted there (the older one wins), not Invalid.
+	want(t, "fine-on-https", status(t, res, "fine-on-https", "Accepted"), "False/Conflicted")
+	// On the whole mixed Gateway, which has an HTTPS listener: refused.
+	res = compute(t, engine.Options{}, ctp, gws, pol(egV, "ClientTrafficPolicy", "on-mixed", 0, target("mixed", "")+bad))
+	want(t, "on-mixed", status(t, res, "on-mixed", "Accepted"), "False/Invalid")
+}
