@@ -641,7 +641,7 @@ func (k *Kind) complete() error {
 	}
 	for i := range k.Validations {
 		if err := k.Validations[i].compile(i); err != nil {
-			return settingErrorf(SettingValidations, "%v", err)
+			return settingErrorf(SettingValidations, "policy kind %s: %v", k.GroupKind, err)
 		}
 	}
 	for _, g := range k.FeatureGates {

@@ -256,8 +256,7 @@ const (
 	// x-kubernetes-validations, for checks the implementation makes when
 	// it translates a policy: "[{rule: <CEL>, message: <text>,
 	// fieldPath: <.path>, listenerProtocols: [<protocol>...]}]", or
-	// "none"; self is the
-	// policy's spec (see Validation).
+	// "none"; self is the policy's spec (see Validation).
 	AnnotationValidations = "attache.dev/validations"
 	// AnnotationFeatureGates lists (separated by ";") the switches of the
 	// implementation's configuration that the kind or fields of its

@@ -106,7 +106,7 @@ func TestValidationsCompile(t *testing.T) {
 	}
 	// From Go: compiled when the kind is built, refused naming the setting.
 	if _, err := NewKind(Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindHTTPRoute},
-		Validations: []Validation{{Rule: "true"}, {Rule: "self.x +"}}}); err == nil || !strings.Contains(err.Error(), `validations[1]: rule "self.x +" does not compile`) {
+		Validations: []Validation{{Rule: "true"}, {Rule: "self.x +"}}}); err == nil || !strings.Contains(err.Error(), `policy kind P.x.io: validations[1]: rule "self.x +" does not compile`) {
 		t.Errorf("NewKind with a rule that does not compile: %v", err)
 	}
 }
