@@ -87,6 +87,14 @@ var mustMatch = map[string]bool{
 	"backendtrafficpolicy-request-buffer-out-of-range-error":   true,
 	"clienttrafficpolicy-buffer-limit-with-out-of-range-error": true,
 	"clienttrafficpolicy-http2":                                true,
+	// Content the translator checks in code: bandwidth minimum, local
+	// rate-limit defaults and units, inverted Distinct matches, cipher
+	// suites (validations, CEL rules).
+	"backendtrafficpolicy-with-bandwidth-invalid-limit":                             true,
+	"backendtrafficpolicy-with-local-ratelimit-invalid-limit-unit":                  true,
+	"backendtrafficpolicy-with-local-ratelimit-invalid-multiple-route-level-limits": true,
+	"backendtrafficpolicy-with-ratelimit-invalid-distinct-invert":                   true,
+	"clienttrafficpolicy-tls-invalid-cipher":                                        true,
 	// Session 19: features of Envoy Gateway's configuration (featureGates).
 	"envoyextensionpolicy-lua-feature-disabled":                                 true,
 	"envoypatchpolicy-invalid-feature-disabled":                                 true,

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -163,6 +164,9 @@ type policyKindItem struct {
 	// RegexFields hold regular expressions the implementation compiles,
 	// each "<path>[ when=<field>=<value>]"; absent: none.
 	RegexFields []string `json:"regexFields,omitempty"`
+	// Validations are CEL rules on policies' content, each {rule,
+	// message, fieldPath, listenerProtocols}; absent: none.
+	Validations []policy.Validation `json:"validations,omitempty"`
 	// FeatureGates are the switches of the implementation's
 	// configuration the kind ("<feature>=*") or fields of its policies
 	// ("<feature>=<path>,...") need; absent: none.
@@ -352,6 +356,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	for _, r := range k.RegexFields {
 		parts = append(parts, origin(policy.SettingRegexFields, "regex-field="+r.String()))
 	}
+	for _, v := range k.Validations {
+		parts = append(parts, origin(policy.SettingValidations, "validation="+v.String()))
+	}
 	for _, g := range k.FeatureGates {
 		parts = append(parts, origin(policy.SettingFeatureGates, "feature-gate="+g.String()))
 	}
@@ -453,6 +460,7 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	for _, r := range k.RegexFields {
 		it.RegexFields = append(it.RegexFields, r.String())
 	}
+	it.Validations = slices.Clone(k.Validations)
 	for _, r := range k.ValueRanges {
 		it.ValueRanges = append(it.ValueRanges, r.String())
 	}

@@ -301,13 +301,18 @@ func (c *computation) unresolvedRefsAt(p *policy.Policy, at topology.Ref) (field
 }
 
 // rangesAt are the values of p out of the ranges its kind checks at
-// targets with listeners of some protocols only (ValueRange.On), at
-// target at.
+// targets with listeners of some protocols only (ValueRange.On), then the
+// rules of its kind judged there only that do not hold (Validation.On),
+// at target at.
 func (c *computation) rangesAt(p *policy.Policy, at topology.Ref) []policy.FieldProblem {
-	if !p.Kind.ValueRangesOnListeners() {
-		return nil
+	var out []policy.FieldProblem
+	if p.Kind.ValueRangesOnListeners() {
+		out = p.OutOfRangeWhere(func(r policy.ValueRange) bool { return len(r.On) > 0 && c.hasListener(at, r.On) })
 	}
-	return p.OutOfRangeWhere(func(r policy.ValueRange) bool { return len(r.On) > 0 && c.hasListener(at, r.On) })
+	if p.Kind.ValidationsOnListeners() {
+		out = append(out, p.ViolationsWhere(func(v policy.Validation) bool { return len(v.On) > 0 && c.hasListener(at, v.On) })...)
+	}
+	return out
 }
 
 // hasListener reports whether target at (a Gateway with its ListenerSets'
@@ -395,6 +400,9 @@ func (c *computation) refusedValues(p *policy.Policy) []policy.FieldProblem {
 	if len(p.Kind.RegexFields) > 0 {
 		out = append(out, p.BadRegexes()...)
 	}
+	if len(p.Kind.Validations) > 0 {
+		out = append(out, p.Violations()...)
+	}
 	if len(p.Kind.FeatureGates) > 0 {
 		out = append(out, p.GatedOff(c.features)...)
 	}
@@ -427,8 +435,9 @@ func (c *computation) unresolvedObjectRefsWhere(p *policy.Policy, judge func(*po
 // untranslatable checks what p's implementation checks when it
 // translates p, which makes p Invalid in place: the references its kind
 // judges (backendRefs under unresolvedBackendRefs: invalid, then
-// objectRefs), then the values its kind bounds (valueRanges) and the
-// fields whose feature its configuration has off (featureGates). It returns
+// objectRefs), then the values its kind bounds (valueRanges), compiles
+// (regexFields) or judges by rules (validations) and the fields whose
+// feature its configuration has off (featureGates). It returns
 // the field of the first that fails, the message for the policy's
 // ancestors and the problem to report; all empty when none fails.
 func (c *computation) untranslatable(p *policy.Policy) (field, msg, problem string) {
@@ -444,6 +453,9 @@ func (c *computation) untranslatable(p *policy.Policy) (field, msg, problem stri
 	}
 	if len(p.Kind.RegexFields) > 0 {
 		ranges = append(ranges, p.BadRegexes()...)
+	}
+	if len(p.Kind.Validations) > 0 {
+		ranges = append(ranges, p.Violations()...)
 	}
 	if len(p.Kind.FeatureGates) > 0 {
 		gated = p.GatedOff(c.features)

@@ -225,7 +225,7 @@ func newComputation(opts Options, objs []Object) *computation {
 		if (k.Untargeted.Mode != policy.UntargetedNone || len(k.CARefs.ByController) > 0) && c.gateways == nil {
 			c.gateways = readGateways(topoObjs)
 		}
-		if (k.RejectSharedPort || k.ObjectRefsOnListeners() || k.ValueRangesOnListeners() || k.RequirementsOnListeners()) && c.listenerPorts == nil {
+		if (k.RejectSharedPort || k.ObjectRefsOnListeners() || k.ValueRangesOnListeners() || k.ValidationsOnListeners() || k.RequirementsOnListeners()) && c.listenerPorts == nil {
 			c.listenerPorts = readListenerPorts(topoObjs)
 		}
 		if (k.Ancestor == policy.AncestorGateway || k.Ancestor == policy.AncestorGatewayObject || k.InvalidOnUnresolvedBackendRefs) && c.backendSections == nil {

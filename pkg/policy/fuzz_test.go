@@ -387,3 +387,32 @@ func FuzzParseDelegationPriority(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseValidations reads fuzz strings as the attache.dev/validations
+// annotation: no panic, a value it accepts renders (ValidationsString) to
+// itself, and its rules evaluate on a small spec (true, false or an
+// error, within the cost limits) without a panic.
+func FuzzParseValidations(f *testing.F) {
+	for _, s := range []string{
+		`[{rule: "has(self.a)", message: must set a, fieldPath: .a}]`,
+		`[{"rule": "self.l.all(x, x > 0)", "listenerProtocols": ["HTTPS"]}]`,
+		`- rule: "quantity(self.q).isLessThan(quantity('1Mi'))"`,
+		`[{rule: "self.l.all(x, self.l.all(y, self.l.all(z, x + y + z > 0)))"}]`,
+		`[{rule: "self.s.matches('^(a+)+$')"}]`,
+		"none", "", "[]", "[{}]", "{rule: x}", `[{rule: "self.a =="}]`, `[{rule: "1"}]`, `[{rule: "true", fieldPath: "a"}]`,
+	} {
+		f.Add(s)
+	}
+	spec := map[string]any{"a": int64(1), "s": "aaaa", "q": "1Ki", "l": []any{int64(1), int64(2), int64(3)}, "m": map[string]any{"k": "v"}}
+	f.Fuzz(func(t *testing.T, v string) {
+		vs := entriesRoundTrip(t, v, ParseValidations, ValidationsString)
+		if len(vs) == 0 {
+			return
+		}
+		k, err := NewKind(Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindHTTPRoute}, Validations: vs})
+		if err != nil {
+			t.Fatalf("%q: accepted by ParseValidations, refused by NewKind: %v", v, err)
+		}
+		(&Policy{Kind: k, Spec: spec}).Violations()
+	})
+}

@@ -248,6 +248,11 @@ type Kind struct {
 	// when it translates a policy: a policy with one that does not
 	// compile is Invalid in place, as one with a value out of range.
 	RegexFields []RegexField
+	// Validations are CEL rules on its policies' content, for checks the
+	// implementation makes in code when it translates a policy: a policy
+	// for which one does not hold is Invalid in place, as one with a
+	// value out of range (see Validation).
+	Validations []Validation
 	// FeatureGates are the switches of the implementation's
 	// configuration the kind, or fields of its policies, need: a policy of
 	// a kind whose feature is off is Disabled at each target and applies
@@ -336,6 +341,7 @@ type Spec struct {
 	Requirements                   []Requirement
 	ValueRanges                    []ValueRange
 	RegexFields                    []RegexField
+	Validations                    []Validation
 	FeatureGates                   []FeatureGate
 }
 
@@ -424,6 +430,13 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	})
 	set(SettingValueRanges, len(s.ValueRanges) > 0, func() { k.ValueRanges = slices.Clone(s.ValueRanges) })
 	set(SettingRegexFields, len(s.RegexFields) > 0, func() { k.RegexFields = slices.Clone(s.RegexFields) })
+	set(SettingValidations, len(s.Validations) > 0, func() {
+		k.Validations = make([]Validation, len(s.Validations))
+		for i, v := range s.Validations {
+			v.On = slices.Clone(v.On)
+			k.Validations[i] = v
+		}
+	})
 	set(SettingFeatureGates, len(s.FeatureGates) > 0, func() {
 		k.FeatureGates = make([]FeatureGate, len(s.FeatureGates))
 		for i, g := range s.FeatureGates {
@@ -642,6 +655,11 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingRegexFields, "%v", err)
 		}
 	}
+	for i := range k.Validations {
+		if err := k.Validations[i].compile(i); err != nil {
+			return settingErrorf(SettingValidations, "policy kind %s: %v", k.GroupKind, err)
+		}
+	}
 	for _, g := range k.FeatureGates {
 		if err := g.validate(); err != nil {
 			return settingErrorf(SettingFeatureGates, "%v", err)
@@ -751,6 +769,7 @@ var annotationOf = map[string]string{
 	SettingRequirements:          AnnotationRequirements,
 	SettingValueRanges:           AnnotationValueRanges,
 	SettingRegexFields:           AnnotationRegexFields,
+	SettingValidations:           AnnotationValidations,
 	SettingFeatureGates:          AnnotationFeatureGates,
 }
 
@@ -762,7 +781,7 @@ var allSettings = []string{
 	SettingUntargetedScope, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingWeightAnnotation,
 	SettingDelegationPriority, SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingObjectRefs,
-	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingFeatureGates,
+	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingValidations, SettingFeatureGates,
 }
 
 // Settings lists the names of every setting of a kind, the keys of
@@ -926,6 +945,12 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationRequirements, SettingRequirements, func(v string) (err error) { k.Requirements, err = ParseRequirements(v); return }},
 		{AnnotationValueRanges, SettingValueRanges, func(v string) (err error) { k.ValueRanges, err = ParseValueRanges(v); return }},
 		{AnnotationRegexFields, SettingRegexFields, func(v string) (err error) { k.RegexFields, err = ParseRegexFields(v); return }},
+		{AnnotationValidations, SettingValidations, func(v string) (err error) {
+			if k.Validations, err = ParseValidations(v); err != nil {
+				err = fmt.Errorf("policy kind %s: %w", k.GroupKind, err)
+			}
+			return
+		}},
 		{AnnotationFeatureGates, SettingFeatureGates, func(v string) (err error) { k.FeatureGates, err = ParseFeatureGates(v); return }},
 		{AnnotationUnsupportedFields, SettingUnsupportedFields, func(v string) (err error) {
 			k.UnsupportedFields, err = ParseUnsupportedFields(v)

@@ -114,6 +114,11 @@ type Policy struct {
 	// expression compiles once.
 	badRegexes  []FieldProblem
 	regexesRead bool
+	// validations are the kind's rules that do not hold for the policy
+	// (Violations) as Parse evaluated them (validationsRead): once per
+	// policy.
+	validations     []ruleProblem
+	validationsRead bool
 	// Problems make the policy Invalid; each names the field.
 	Problems []diag.Problem
 }
@@ -273,6 +278,7 @@ func Parse(u *unstructured.Unstructured, k *Kind) *Policy {
 	p.readBackendRefs(spec)
 	p.readObjectRefs(spec)
 	p.badRegexes, p.regexesRead = p.checkRegexes(), true
+	p.validations, p.validationsRead = p.checkValidations(), true
 	return p
 }
 

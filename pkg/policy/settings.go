@@ -258,6 +258,13 @@ const (
 	// translates a policy: "<path>[ when=<field>=<value>]", or "none":
 	// "authorization.rules[].operation.path.value when=type=RegularExpression".
 	AnnotationRegexFields = "attache.dev/regex-fields"
+	// AnnotationValidations lists, as YAML or JSON, CEL rules on the
+	// content of the kind's policies shaped as a CRD's
+	// x-kubernetes-validations, for checks the implementation makes when
+	// it translates a policy: "[{rule: <CEL>, message: <text>,
+	// fieldPath: <.path>, listenerProtocols: [<protocol>...]}]", or
+	// "none"; self is the policy's spec (see Validation).
+	AnnotationValidations = "attache.dev/validations"
 	// AnnotationFeatureGates lists (separated by ";") the switches of the
 	// implementation's configuration that the kind or fields of its
 	// policies need: "<feature>=<path>,<path>..." or "<feature>=*" (the
@@ -307,6 +314,7 @@ const (
 	SettingRequirements          = "requires"
 	SettingValueRanges           = "valueRanges"
 	SettingRegexFields           = "regexFields"
+	SettingValidations           = "validations"
 	SettingFeatureGates          = "featureGates"
 )
 

@@ -166,7 +166,10 @@ var builtin = func() []policy.Profile {
 		// replaces it whole there.
 		// Buffer limits and HTTP/2 windows are bounded by the translator
 		// (buildConnection, buildIRHTTP2Settings), not the CRD's schema.
-		withValueRanges(withObjectRefs(entry(EnvoyGateway, "gateway.envoyproxy.io", "ClientTrafficPolicy", "", policy.Spec{
+		// Its TLS cipher suites are checked against the ones Envoy
+		// accepts, for the listeners that terminate TLS only
+		// (buildListenerTLSParameters: validateCipherSuites).
+		withValidations(withValueRanges(withObjectRefs(entry(EnvoyGateway, "gateway.envoyproxy.io", "ClientTrafficPolicy", "", policy.Spec{
 			Class: policy.Inherited, Hierarchy: kinds(gateway, listenerSet),
 			TargetKinds: kinds(gateway, listenerSet), EffectiveSectionKinds: kinds(gateway, listenerSet),
 			Strategies: []merge.Strategy{merge.AtomicDefaults}, SameLevel: policy.SameLevelOldestWins,
@@ -180,7 +183,7 @@ var builtin = func() []policy.Profile {
 			// terminate TLS only (buildListenerTLSParameters).
 			"tls.clientValidation.caCertificateRefs[] kinds=Secret,ConfigMap keys=ca.crt,* on=HTTPS,TLS",
 			"tls.clientValidation.crl.refs[] kinds=Secret,ConfigMap keys=ca.crl,* on=HTTPS,TLS"),
-			egListenerBufferAndWindows),
+			egListenerBufferAndWindows), egCipherSuiteValidations),
 		// The ConfigMaps and Secrets whose data Envoy Gateway's translator
 		// reads (object refs): one it cannot find, or without the key it
 		// reads, makes the policy Invalid.
@@ -188,9 +191,11 @@ var builtin = func() []policy.Profile {
 		// buildRequestBuffer, buildIRHTTP2Settings.
 		// Its rate-limit matches by regular expression are compiled
 		// (buildRateLimitRule: regex.Validate, Go's regexp).
-		withRegexFields(withValueRanges(withObjectRefs(egInherited("BackendTrafficPolicy", egRoutes),
+		// Bandwidth limits and local rate limits are checked in code too
+		// (buildBandwidthLimit, buildLocalRateLimit, buildRateLimitRule).
+		withValidations(withRegexFields(withValueRanges(withObjectRefs(egInherited("BackendTrafficPolicy", egRoutes),
 			"responseOverride[].response.body.valueRef kinds=ConfigMap keys=response.body,+ when=type=ValueRef"),
-			egBufferAndWindows+"; requestBuffer.limit=0..4294967295"), egRateLimitRegexes),
+			egBufferAndWindows+"; requestBuffer.limit=0..4294967295"), egRateLimitRegexes), egBackendTrafficValidations),
 		// The backends of their external services (extAuth, JWKS, OIDC
 		// provider, extProc): Envoy Gateway makes the policy their
 		// BackendTLSPolicy's ancestor (processExtServiceDestination).
@@ -441,6 +446,115 @@ const egRateLimitRegexes = "rateLimit.local.rules[].clientSelectors[].headers[].
 	"rateLimit.global.rules[].clientSelectors[].headers[].value when=type=RegularExpression; " +
 	"rateLimit.global.rules[].clientSelectors[].path.value when=type=RegularExpression; " +
 	"rateLimit.global.rules[].clientSelectors[].queryParams[].value when=type=RegularExpression"
+
+// withValidations gives a profile's kind CEL rules on its policies'
+// content. They are Go values, not the annotation's form, so that they
+// compile when a kind is built from the profile (once per process), not
+// when the program starts.
+func withValidations(p policy.Profile, vs []policy.Validation) policy.Profile {
+	p.Spec.Validations = vs
+	return p
+}
+
+// Parts of Envoy Gateway's rules on a BackendTrafficPolicy's rate limits.
+const (
+	// egLocalRateLimit: local rate-limit rules, which Envoy Gateway
+	// translates unless the deprecated rateLimit.type says Global
+	// (buildRateLimit).
+	egLocalRateLimit = "!has(self.rateLimit) || !has(self.rateLimit.local) || !has(self.rateLimit.local.rules) || " +
+		"(has(self.rateLimit.type) && self.rateLimit.type != 'Local') || "
+	// egGlobalRateLimit: global rules, unless the type says Local.
+	egGlobalRateLimit = "!has(self.rateLimit) || !has(self.rateLimit.global) || !has(self.rateLimit.global.rules) || " +
+		"(has(self.rateLimit.type) && self.rateLimit.type != 'Global') || "
+	// egNoSelectors: a rule r without clientSelectors, which a local rate
+	// limit takes as its route-level default.
+	egNoSelectors = "(!has(r.clientSelectors) || size(r.clientSelectors) == 0)"
+	// egUnitSeconds is the seconds of rule r's unit in map u of them (0
+	// for none, as ratelimit.UnitToSeconds).
+	egUnitSeconds = "(has(r.limit) && has(r.limit.unit) && r.limit.unit in u ? u[r.limit.unit] : 0)"
+	// egNoDistinctInvert: no header or query parameter match of rule r
+	// both Distinct and inverted.
+	egNoDistinctInvert = "(!has(r.clientSelectors) || r.clientSelectors.all(s, " +
+		"(!has(s.headers) || s.headers.all(h, !(has(h.type) && h.type == 'Distinct' && has(h.invert) && h.invert == true))) && " +
+		"(!has(s.queryParams) || s.queryParams.all(q, !(has(q.type) && q.type == 'Distinct' && has(q.invert) && q.invert == true)))))"
+)
+
+// egBandwidthMinimum: a bandwidth limit of direction dir must be a whole
+// number of bytes (a quantity Quantity.AsInt64 reads) of at least 1 KiB
+// per second of its unit (buildBandwidthLimit, bandwidthToKibps: Second
+// by default).
+func egBandwidthMinimum(dir string) policy.Validation {
+	return policy.Validation{
+		FieldPath: ".bandwidthLimit." + dir + ".limit.value",
+		Message:   "must be a whole number of bytes of at least 1 KiB per second (1024 per Second, 61440 per Minute, 3686400 per Hour)",
+		Rule: "!has(self.bandwidthLimit) || !has(self.bandwidthLimit." + dir + ") || [self.bandwidthLimit." + dir + ".limit].all(l, " +
+			"!has(l.value) || [quantity(string(l.value))].all(q, q.isInteger() && q.asInteger() >= 1024 * " +
+			"(has(l.unit) && l.unit == 'Minute' ? 60 : has(l.unit) && l.unit == 'Hour' ? 3600 : 1)))",
+	}
+}
+
+// egBackendTrafficValidations are the checks Envoy Gateway's translator
+// makes of a BackendTrafficPolicy's content that its CRD's schema does
+// not (internal/gatewayapi/backendtrafficpolicy.go): the bandwidth
+// minimum, and of a local rate limit, at most one rule without
+// clientSelectors, every rule's unit a whole multiple of that rule's
+// (Second without one; buildLocalRateLimit), and no Distinct match
+// inverted (buildRateLimitRule), global rules too.
+var egBackendTrafficValidations = []policy.Validation{
+	egBandwidthMinimum("request"),
+	egBandwidthMinimum("response"),
+	{
+		FieldPath: ".rateLimit.local.rules",
+		Message:   "at most one rule may leave out clientSelectors (the route-level default limit)",
+		Rule:      egLocalRateLimit + "self.rateLimit.local.rules.filter(r, " + egNoSelectors + ").size() <= 1",
+	},
+	{
+		FieldPath: ".rateLimit.local.rules",
+		Message:   "each rule's limit unit must be a whole multiple of the unit of the rule without clientSelectors (Second when there is none)",
+		Rule: egLocalRateLimit + "[{'Second': 1, 'Minute': 60, 'Hour': 3600, 'Day': 86400, 'Week': 604800, 'Month': 2592000, 'Year': 31536000}].all(u, " +
+			"[self.rateLimit.local.rules.filter(r, " + egNoSelectors + ").map(r, " + egUnitSeconds + ")].all(d, " +
+			"[size(d) == 0 ? 1 : d[0]].all(dflt, dflt != 0 && self.rateLimit.local.rules.all(r, " + egUnitSeconds + " % dflt == 0))))",
+	},
+	{
+		FieldPath: ".rateLimit.local.rules",
+		Message:   "a clientSelectors match of type Distinct cannot be inverted",
+		Rule:      egLocalRateLimit + "self.rateLimit.local.rules.all(r, " + egNoDistinctInvert + ")",
+	},
+	{
+		FieldPath: ".rateLimit.global.rules",
+		Message:   "a clientSelectors match of type Distinct cannot be inverted",
+		Rule:      egGlobalRateLimit + "self.rateLimit.global.rules.all(r, " + egNoDistinctInvert + ")",
+	},
+}
+
+// egCipherSuites are the cipher suites Envoy Gateway accepts, OpenSSL and
+// IANA names (internal/gatewayapi/tls.go, validCipherSuites).
+var egCipherSuites = []string{
+	"ECDHE-ECDSA-AES128-GCM-SHA256", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+	"ECDHE-RSA-AES128-GCM-SHA256", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+	"ECDHE-ECDSA-AES256-GCM-SHA384", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+	"ECDHE-RSA-AES256-GCM-SHA384", "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+	"ECDHE-ECDSA-CHACHA20-POLY1305", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+	"ECDHE-RSA-CHACHA20-POLY1305", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+	"ECDHE-ECDSA-AES128-SHA", "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA",
+	"ECDHE-RSA-AES128-SHA", "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA",
+	"AES128-GCM-SHA256", "TLS_RSA_WITH_AES_128_GCM_SHA256",
+	"AES128-SHA", "TLS_RSA_WITH_AES_128_CBC_SHA",
+	"ECDHE-ECDSA-AES256-SHA", "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA",
+	"ECDHE-RSA-AES256-SHA", "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA",
+	"AES256-GCM-SHA384", "TLS_RSA_WITH_AES_256_GCM_SHA384",
+	"AES256-SHA", "TLS_RSA_WITH_AES_256_CBC_SHA",
+}
+
+// egCipherSuiteValidations: a ClientTrafficPolicy's cipher suites must be
+// among egCipherSuites, checked for the listeners that terminate TLS
+// (buildListenerTLSParameters: validateCipherSuites).
+var egCipherSuiteValidations = []policy.Validation{{
+	FieldPath: ".tls.ciphers",
+	Message:   "names a cipher suite Envoy Gateway does not support",
+	On:        []string{"HTTPS", "TLS"},
+	Rule:      "!has(self.tls) || !has(self.tls.ciphers) || self.tls.ciphers.all(c, c in ['" + strings.Join(egCipherSuites, "', '") + "'])",
+}}
 
 // withRequirements declares what a profile's kind's policies need of the
 // data plane's parameters or of other kinds' policies at the listeners

@@ -1,0 +1,126 @@
+package profiles
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/attache-dev/attache/pkg/policy"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// egViolations parses spec (YAML) as a policy of Envoy Gateway's kind and
+// returns the fields of the rules that do not hold for it: those judged at
+// every target, then those judged at listeners only, after "|".
+func egViolations(t *testing.T, kind, spec string) string {
+	t.Helper()
+	gk := topology.GroupKind{Group: "gateway.envoyproxy.io", Kind: kind}
+	prof, ok := Lookup(gk)
+	if !ok {
+		t.Fatalf("no profile for %s", gk)
+	}
+	k, prob := policy.KindFromCRDWithProfile(crdOf(gk, ""), nil, prof)
+	if prob != nil {
+		t.Fatal(prob)
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(spec), &m); err != nil {
+		t.Fatal(err)
+	}
+	m["targetRefs"] = []any{map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "g"}}
+	p := policy.Parse(&unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "gateway.envoyproxy.io/v1alpha1", "kind": kind,
+		"metadata": map[string]any{"name": "p", "namespace": "ns"}, "spec": m,
+	}}, k)
+	var fields []string
+	for _, v := range p.Violations() {
+		if strings.Contains(v.Message, "could not be evaluated") {
+			t.Errorf("%s: %s", spec, v.Message)
+		}
+		fields = append(fields, v.Field)
+	}
+	out := strings.Join(fields, " ")
+	fields = nil
+	for _, v := range p.ViolationsWhere(func(v policy.Validation) bool { return len(v.On) > 0 }) {
+		fields = append(fields, v.Field)
+	}
+	if len(fields) > 0 {
+		out += "|" + strings.Join(fields, " ")
+	}
+	return out
+}
+
+// Envoy Gateway's rules on a BackendTrafficPolicy's bandwidth limits
+// (buildBandwidthLimit: a whole number of bytes, at least 1 KiB per
+// second of the unit) and rate limits (buildLocalRateLimit: one default
+// rule, units multiple of its unit; buildRateLimitRule: no inverted
+// Distinct match, local rules unless the type says Global, global ones
+// unless it says Local), and on a ClientTrafficPolicy's cipher suites
+// (judged at TLS listeners).
+func TestEnvoyGatewayValidations(t *testing.T) {
+	const bw, local, global = "spec.bandwidthLimit.request.limit.value", "spec.rateLimit.local.rules", "spec.rateLimit.global.rules"
+	limit := func(dir, value, unit string) string {
+		s := "bandwidthLimit: {" + dir + ": {limit: {value: " + value
+		if unit != "" {
+			s += ", unit: " + unit
+		}
+		return s + "}}}"
+	}
+	rules := func(scope, typ string, rs ...string) string {
+		s := "rateLimit: {"
+		if typ != "" {
+			s += "type: " + typ + ", "
+		}
+		return s + scope + ": {rules: [" + strings.Join(rs, ", ") + "]}}"
+	}
+	dflt := func(unit string) string { return "{limit: {requests: 10, unit: " + unit + "}}" }
+	sel := func(unit, match string) string {
+		return "{clientSelectors: [" + match + "], limit: {requests: 10, unit: " + unit + "}}"
+	}
+	header := "{headers: [{name: x, value: a}]}"
+	for _, c := range []struct{ kind, spec, want string }{
+		// Bandwidth.
+		{"BackendTrafficPolicy", limit("request", "1023", "Second"), bw},
+		{"BackendTrafficPolicy", limit("request", "1024", "Second"), ""},
+		{"BackendTrafficPolicy", limit("request", "1Ki", ""), ""},
+		{"BackendTrafficPolicy", limit("request", "1023", ""), bw},
+		{"BackendTrafficPolicy", limit("request", "61439", "Minute"), bw},
+		{"BackendTrafficPolicy", limit("request", "60Ki", "Minute"), ""},
+		{"BackendTrafficPolicy", limit("request", "3686399", "Hour"), bw},
+		{"BackendTrafficPolicy", limit("request", "3600Ki", "Hour"), ""},
+		{"BackendTrafficPolicy", limit("request", "1.5Ki", "Second"), bw}, // Quantity.AsInt64 refuses it
+		{"BackendTrafficPolicy", limit("request", "9E", "Second"), ""},
+		{"BackendTrafficPolicy", limit("request", "1500500m", "Second"), bw},
+		{"BackendTrafficPolicy", limit("request", "10E", "Second"), bw},
+		{"BackendTrafficPolicy", limit("response", "100", "Second"), "spec.bandwidthLimit.response.limit.value"},
+		// One local rule without clientSelectors (the default).
+		{"BackendTrafficPolicy", rules("local", "", dflt("Minute"), dflt("Minute")), local},
+		{"BackendTrafficPolicy", rules("local", "Local", dflt("Minute"), "{clientSelectors: [], limit: {requests: 1, unit: Minute}}"), local},
+		{"BackendTrafficPolicy", rules("local", "", dflt("Minute"), sel("Minute", header)), ""},
+		{"BackendTrafficPolicy", rules("local", "Global", dflt("Minute"), dflt("Minute")), ""},
+		// Units: multiples of the default's (Second without one).
+		{"BackendTrafficPolicy", rules("local", "", dflt("Hour"), sel("Minute", header)), local},
+		{"BackendTrafficPolicy", rules("local", "", dflt("Minute"), sel("Hour", header), sel("Day", header)), ""},
+		{"BackendTrafficPolicy", rules("local", "", sel("Minute", header), sel("Year", header)), ""},
+		{"BackendTrafficPolicy", rules("local", "", dflt("Week"), sel("Month", header)), local},
+		{"BackendTrafficPolicy", rules("local", "", sel("Month", header), dflt("Day")), ""},
+		{"BackendTrafficPolicy", rules("local", "", dflt("Day"), sel("Year", header)), ""},
+		{"BackendTrafficPolicy", rules("local", "", dflt("Month"), sel("Year", header)), local},
+		// Distinct matches not inverted.
+		{"BackendTrafficPolicy", rules("global", "Global", sel("Hour", "{headers: [{name: x, type: Distinct, invert: true}]}")), global},
+		{"BackendTrafficPolicy", rules("global", "", sel("Hour", "{headers: [{name: x, type: Distinct, invert: false}]}")), ""},
+		{"BackendTrafficPolicy", rules("global", "", sel("Hour", "{headers: [{name: x, value: a, invert: true}]}")), ""},
+		{"BackendTrafficPolicy", rules("global", "Local", sel("Hour", "{headers: [{name: x, type: Distinct, invert: true}]}")), ""},
+		{"BackendTrafficPolicy", rules("local", "", sel("Second", header+", {queryParams: [{name: q, type: Distinct, invert: true}]}")), local},
+		// Cipher suites, at TLS listeners.
+		{"ClientTrafficPolicy", "tls: {ciphers: [INVALID-CIPHER]}", "|spec.tls.ciphers"},
+		{"ClientTrafficPolicy", "tls: {ciphers: [ECDHE-RSA-AES128-GCM-SHA256, TLS_RSA_WITH_AES_256_CBC_SHA]}", ""},
+		{"ClientTrafficPolicy", "tls: {minVersion: '1.3'}", ""},
+	} {
+		if got := egViolations(t, c.kind, c.spec); got != c.want {
+			t.Errorf("%s %s: rules not holding at %q, want %q", c.kind, c.spec, got, c.want)
+		}
+	}
+}
