@@ -603,7 +603,9 @@ func TestFilterAttachedPolicyTargets(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v: %s", err, errOut)
 	}
-	for _, s := range []string{"Targets:      none declared: the route rules whose ExtensionRef filters name it", "HTTPRoute default/r1#rule-1\n    Accepted=True"} {
+	// Its ancestor is the rule's Gateway (kgateway's); its reach names
+	// the rule.
+	for _, s := range []string{"Targets:      none declared: the route rules whose ExtensionRef filters name it", "Gateway default/g1\n    Accepted=True", "g1#http > HTTPRoute r1#rule-1"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("describe lacks %q:\n%s", s, out)
 		}

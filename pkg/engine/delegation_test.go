@@ -161,3 +161,31 @@ func TestDelegationPriorityIncremental(t *testing.T) {
 		}
 	}
 }
+
+// A delegated child route's Gateways are its parents': a TrafficPolicy on
+// the child (kgateway names the Gateway, never a route) and a
+// BackendTLSPolicy on the Service the child sends to (GEP-1897: the
+// Gateway) name Gateway gw, which the child's own parentRefs do not.
+// Source: kgateway-dev/kgateway pkg/kgateway/query/route.go
+// (getDelegatedChildren: children take the parent's ListenerParentRef),
+// translator golden acl-route-delegation.yaml (child and parent policies
+// report Gateway test).
+func TestDelegatedRouteAncestors(t *testing.T) {
+	c := labelledCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "Direct")
+	btls := crd("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies")
+	topo := delegTopo(nil)
+	const b1 = "metadata: {name: b1, namespace: default}\nspec: {rules: [{name: x}]}"
+	if !strings.Contains(topo, b1) {
+		t.Fatal("delegTopo changed: no b1 to give a parentRef and a backend")
+	}
+	topo = strings.Replace(topo, b1,
+		"metadata: {name: b1, namespace: default}\nspec: {parentRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: mid-b}], rules: [{name: x, backendRefs: [{name: svc, port: 443}]}]}", 1)
+	svc := "apiVersion: v1\nkind: Service\nmetadata: {name: svc, namespace: default}\nspec: {ports: [{name: https, port: 443}]}\n"
+	res := compute(t, engine.Options{}, c, btls, topo, svc,
+		trafficPolicy("b1-pol", 0, `timeouts: {request: 1s}`, "b1"),
+		pol("gateway.networking.k8s.io/v1", "BackendTLSPolicy", "tls", 1, `targetRefs: [{group: "", kind: Service, name: svc}]
+validation: {hostname: svc.example, wellKnownCACertificates: System}`))
+	gw := "Gateway.gateway.networking.k8s.io default/gw"
+	want(t, "b1-pol", ancestorsOf(t, res, "b1-pol"), []string{gw + "=Accepted"})
+	want(t, "tls", ancestorsOf(t, res, "tls"), []string{gw + "=Accepted"})
+}

@@ -55,7 +55,21 @@ timeouts: {request: 10s}`),
 		pol(kgwV, "TrafficPolicy", "both", 2, `targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1, sectionName: first}]
 timeouts: {request: 3s}`))
 	want(t, "rule first", effective(t, res, "TrafficPolicy", rule("r1", "first")), []string{`{"timeouts":{"request":"3s"}}`})
-	want(t, "both ancestors", ancestorsOf(t, res, "both"), []string{"HTTPRoute.gateway.networking.k8s.io default/r1#first=Accepted"})
+	// Attached once, at the rule: one entry in its context's stack.
+	var at []string
+	for _, e := range res.Effective {
+		if e.Target == rule("r1", "first") {
+			for _, c := range e.Contexts {
+				for _, se := range c.Stack {
+					if se.Policy.Name == "both" {
+						at = append(at, se.At.String())
+					}
+				}
+			}
+		}
+	}
+	want(t, "both attached", at, []string{"HTTPRoute.gateway.networking.k8s.io default/r1#first"})
+	want(t, "both ancestors", ancestorsOf(t, res, "both"), []string{"Gateway.gateway.networking.k8s.io default/g1=Accepted"})
 }
 
 // TestFilterOnRouteKindOutsideTheKind: a GRPCRoute rule's filter naming a
@@ -70,7 +84,7 @@ func TestFilterOnRouteKindOutsideTheKind(t *testing.T) {
 	}
 	res := compute(t, engine.Options{}, c, topo, pol(kgwV, "TrafficPolicy", "g", 2, `timeouts: {request: 3s}`))
 	want(t, "g", status(t, res, "g", "Accepted"), "False/Invalid")
-	want(t, "g ancestors", ancestorsOf(t, res, "g"), []string{"GRPCRoute.gateway.networking.k8s.io default/gr1#only=Invalid"})
+	want(t, "g ancestors", ancestorsOf(t, res, "g"), []string{"Gateway.gateway.networking.k8s.io default/g1=Invalid"})
 	if msg := condition(t, res, "g", "Accepted").Message; !strings.Contains(msg, "GRPCRoute default/gr1 spec.rules[0].filters[0].extensionRef names it") ||
 		!strings.Contains(msg, "applies to the rules of HTTPRoute.gateway.networking.k8s.io only") {
 		t.Errorf("message: %s", msg)

@@ -1143,7 +1143,8 @@ timeouts: {request: 20s}`),
 		[]string{`{"retry":{"attempts":2},"timeouts":{"request":"20s"}}`})
 	want(t, "by-filter", status(t, res, "by-filter", "Accepted"), "True/Accepted")
 	want(t, "by-filter Programmed", status(t, res, "by-filter", "Programmed"), "True/Programmed")
-	want(t, "by-filter ancestors", ancestorsOf(t, res, "by-filter"), []string{"HTTPRoute.gateway.networking.k8s.io default/r1#first=Accepted"})
+	// Its ancestor is the rule's Gateway (the kind's ancestor mode).
+	want(t, "by-filter ancestors", ancestorsOf(t, res, "by-filter"), []string{"Gateway.gateway.networking.k8s.io default/g1=Accepted"})
 	want(t, "rule-target", status(t, res, "rule-target", "Programmed"), "True/PartiallyProgrammed")
 	want(t, "unused", status(t, res, "unused", "Accepted"), "False/TargetNotFound")
 	if msg := condition(t, res, "unused", "Accepted").Message; !strings.Contains(msg, "no route rule's ExtensionRef filter names it") {
@@ -1346,4 +1347,72 @@ func TestDocsNGFExternalLoadBalancer(t *testing.T) {
 	want(t, "newer", status(t, res, "newer", "Accepted"), "False/Conflicted")
 	g1 := topology.Ref{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: "default", Name: "g1"}
 	want(t, "effective g1", effective(t, res, "ExternalLoadBalancer", g1), []string{`{"gatewayLink":{"virtualServerAddress":"10.0.0.1"}}`})
+}
+
+// Kuadrant's ThreatPolicy: every policy on a route's Gateway and on the
+// route adds its threat check to that route, each kept (additive); a
+// policy on another Gateway's route does not reach it.
+// Source: Kuadrant/kuadrant-operator cmd/extensions/threat-policy
+// (api/v1alpha1/threatpolicy_types.go: one targetRef, Gateway or
+// HTTPRoute; internal/controller/threatpolicy_reconciler.go: each policy
+// registers its own pipeline), internal/extension/registry.go
+// (mutateWasmConfig appends every matching policy's actions to the action
+// sets of its routes, or of all the Gateway's routes) @ ae698811.
+func TestDocsKuadrantThreatPolicyAdditive(t *testing.T) {
+	const v = "extensions.kuadrant.io/v1alpha1"
+	threat := func(name string, min int, kind, target string, threshold int) string {
+		return pol(v, "ThreatPolicy", name, min, fmt.Sprintf("targetRef: {group: gateway.networking.k8s.io, kind: %s, name: %s}\nthreshold: %d", kind, target, threshold))
+	}
+	res := compute(t, engine.Options{}, crd("extensions.kuadrant.io", "ThreatPolicy", "threatpolicies"), docsTopo,
+		threat("gw", 0, "Gateway", "g1", 7), threat("route", 1, "HTTPRoute", "r1", 3), threat("other", 2, "HTTPRoute", "r2", 5))
+	want(t, "r1", effective(t, res, "ThreatPolicy", rule("r1", "")), []string{`{"default/gw":{"threshold":7},"default/route":{"threshold":3}}`})
+	want(t, "r2", effective(t, res, "ThreatPolicy", rule("r2", "")), []string{`{"default/other":{"threshold":5}}`})
+	for _, p := range []string{"gw", "route", "other"} {
+		want(t, p, status(t, res, p, "Programmed"), "True/Programmed")
+	}
+}
+
+// Kuadrant's TelemetryPolicy: every policy on a Gateway adds its metric
+// labels there (additive); none is Conflicted. Which of two policies'
+// values a label both set takes is not determined (Kuadrant walks a map).
+// Source: Kuadrant/kuadrant-operator cmd/extensions/telemetry-policy
+// (api/v1alpha1/telemetrypolicy_types.go: targetRef kind Gateway only;
+// internal/controller/telemetrypolicy_reconciler.go: AddDataTo per
+// label), internal/extension/registry.go (GetRequestBindings: the first
+// binding of a name seen, over a map) @ ae698811.
+func TestDocsKuadrantTelemetryPolicyAdditive(t *testing.T) {
+	const v = "extensions.kuadrant.io/v1alpha1"
+	tel := func(name string, min int, labels string) string {
+		return pol(v, "TelemetryPolicy", name, min, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: g1}\nmetrics: {default: {labels: "+labels+"}}")
+	}
+	c := crd("extensions.kuadrant.io", "TelemetryPolicy", "telemetrypolicies")
+	res := compute(t, engine.Options{}, c, docsTopo, tel("users", 0, "{user: auth.identity.userid}"), tel("groups", 1, "{group: auth.identity.groups}"))
+	want(t, "g1", effective(t, res, "TelemetryPolicy", topology.Ref{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: "default", Name: "g1"}),
+		[]string{`{"default/groups":{"metrics":{"default":{"labels":{"group":"auth.identity.groups"}}}},"default/users":{"metrics":{"default":{"labels":{"user":"auth.identity.userid"}}}}}`})
+	want(t, "groups", status(t, res, "groups", "Accepted"), "True/Accepted")
+	// Only Gateways: a route target is not one of the kind's.
+	res = compute(t, engine.Options{}, c, docsTopo, pol(v, "TelemetryPolicy", "on-route", 0, "targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}\nmetrics: {default: {labels: {a: b}}}"))
+	if got := status(t, res, "on-route", "Accepted"); !strings.HasPrefix(got, "False/") {
+		t.Errorf("a TelemetryPolicy on a route: %s, want not accepted", got)
+	}
+}
+
+// kgateway names the Gateway as the ancestor of its listener-level
+// policies, without the listener, and of a TrafficPolicy on a route its
+// parentRefs as written; never the route.
+// Source: kgateway-dev/kgateway pkg/krtcollections/policy.go (listener
+// PolicyAncestorRef: the Gateway or ListenerSet, no sectionName),
+// irtranslator/route.go (routeAncestorRef: the route's ListenerParentRef);
+// translator goldens listener-policy/gateway-wide-mtls-listenerset.yaml,
+// route-section-attachment.yaml.
+func TestDocsKgatewayAncestors(t *testing.T) {
+	lp := labelledCRD("gateway.kgateway.dev", "ListenerPolicy", "listenerpolicies", "Direct")
+	tp := labelledCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "Direct")
+	res := compute(t, engine.Options{}, lp, tp, docsTopo,
+		pol(kgwV, "ListenerPolicy", "on-listener", 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g1, sectionName: http}]
+default: {perConnectionBufferLimitBytes: 1024}`),
+		pol(kgwV, "TrafficPolicy", "on-rule", 1, `targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1, sectionName: first}]
+timeouts: {request: 1s}`))
+	want(t, "on-listener", ancestorsOf(t, res, "on-listener"), []string{"Gateway.gateway.networking.k8s.io default/g1=Accepted"})
+	want(t, "on-rule", ancestorsOf(t, res, "on-rule"), []string{"Gateway.gateway.networking.k8s.io default/g1=Accepted"})
 }

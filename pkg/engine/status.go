@@ -469,7 +469,7 @@ func (c *computation) gatewaysAbove(ref topology.Ref) []topology.Ref {
 		return []topology.Ref{ref}
 	}
 	if slices.Contains(topology.RouteKinds, gk) {
-		return c.parentRefs[ref.Object()]
+		return c.routeGateways(ref.Object(), nil)
 	}
 	var queue []topology.NodeID
 	if ref.IsSection() {
@@ -503,7 +503,7 @@ func (c *computation) gatewaysAbove(ref topology.Ref) []topology.Ref {
 		queue = queue[1:]
 		node := c.graph.Node(n)
 		if slices.Contains(topology.RouteKinds, node.Ref.GroupKind()) {
-			for _, p := range c.parentRefs[node.Ref.Object()] {
+			for _, p := range c.routeGateways(node.Ref.Object(), nil) {
 				if !slices.Contains(out, p) {
 					out = append(out, p)
 				}
@@ -518,6 +518,36 @@ func (c *computation) gatewaysAbove(ref topology.Ref) []topology.Ref {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Less(out[j]) })
+	return out
+}
+
+// routeGateways are the parentRefs of route as written, but those naming
+// routes (a delegated child's parent), followed by those of the routes
+// delegating to it (kgateway route delegation: the child takes its
+// parents' Gateways), each once; seen holds the routes on the way.
+func (c *computation) routeGateways(route topology.Ref, seen []topology.Ref) []topology.Ref {
+	var out []topology.Ref
+	for _, p := range c.parentRefs[route] {
+		if !slices.Contains(topology.RouteKinds, p.GroupKind()) {
+			out = append(out, p)
+		}
+	}
+	id, ok := c.graph.Lookup(route)
+	if !ok {
+		return out
+	}
+	seen = append(seen, route)
+	for _, p := range c.graph.Node(id).Parents {
+		pr := c.graph.Node(p).Ref
+		if !pr.IsSection() || !slices.Contains(topology.RouteKinds, pr.GroupKind()) || slices.Contains(seen, pr.Object()) {
+			continue
+		}
+		for _, g := range c.routeGateways(pr.Object(), seen) {
+			if !slices.Contains(out, g) {
+				out = append(out, g)
+			}
+		}
+	}
 	return out
 }
 

@@ -319,6 +319,19 @@ var builtin = func() []policy.Profile {
 		// policies created in the same second both stand.
 		withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "DNSPolicy", "direct", policy.SameLevelOldestWins, gateway)),
 		withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "TLSPolicy", "direct", policy.SameLevelOldestWins, gateway)),
+		// Kuadrant's extension kinds that feed its data plane directly
+		// (the translated PlanPolicy and OIDCPolicy are not policy kinds
+		// here). TelemetryPolicy: each adds its metric labels to its
+		// Gateway's configuration; a label two set is taken from either
+		// (a map walk). ThreatPolicy: each adds its threat check to the
+		// routes of its Gateway or to its route, all of them kept.
+		entry(Kuadrant, "extensions.kuadrant.io", "TelemetryPolicy", "", policy.Spec{
+			Class: policy.Direct, TargetKinds: kinds(gateway), Composition: policy.CompositionAdditive, MaxTargetRefs: 1,
+		}),
+		entry(Kuadrant, "extensions.kuadrant.io", "ThreatPolicy", "", policy.Spec{
+			Class: policy.Inherited, Hierarchy: kinds(gateway, httpRoute), TargetKinds: kinds(gateway, httpRoute),
+			EffectiveTargetKinds: kinds(httpRoute), Composition: policy.CompositionAdditive, MaxTargetRefs: 1,
+		}),
 		// Gloo Gateway.
 		// RouteOption: per route rule, the RouteOptions its ExtensionRef
 		// filters name come first (in filter order), then every RouteOption
@@ -362,11 +375,15 @@ var builtin = func() []policy.Profile {
 			DelegationPriority: policy.DelegationPriority{Annotation: "kgateway.dev/inherited-policy-priority",
 				Parent: []string{"ShallowMergePreferParent"},
 				Child:  []string{"ShallowMergePreferChild", "DeepMergePreferChild", "DeepMergePreferParent"}},
+			// Its status names the Gateways (a route's parentRefs as
+			// written; a delegated child's, its parents'), never a route.
+			Ancestor: policy.AncestorGateway,
 		}),
 		// Its configuration is a field named `default`: no GEP-713 stanzas.
-		noStanzas(listenerDirect(KGateway, "gateway.kgateway.dev", "ListenerPolicy", "Direct", policy.SameLevelOldestWins, gateway)),
+		// Its status names the Gateway, without a listener.
+		withAncestor(noStanzas(listenerDirect(KGateway, "gateway.kgateway.dev", "ListenerPolicy", "Direct", policy.SameLevelOldestWins, gateway)), policy.AncestorGatewayObject),
 		entry(KGateway, "gateway.kgateway.dev", "HTTPListenerPolicy", "Direct", policy.Spec{
-			Class: policy.Direct, TargetKinds: kinds(gateway),
+			Class: policy.Direct, TargetKinds: kinds(gateway), Ancestor: policy.AncestorGatewayObject,
 		}),
 		entry(KGateway, "gateway.kgateway.dev", "BackendConfigPolicy", "Direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(service, gk("gateway.kgateway.dev", "Backend")),
@@ -419,6 +436,13 @@ func withFeatureGates(p policy.Profile, v string) policy.Profile {
 // parameters of the target's data plane hold.
 func withAllowlists(p policy.Profile, v string) policy.Profile {
 	p.Spec.Allowlists = must(policy.ParseAllowlists(v))
+	return p
+}
+
+// withAncestor sets what a profile's kind names as its policies'
+// ancestors (policy.Kind.Ancestor).
+func withAncestor(p policy.Profile, a policy.AncestorMode) policy.Profile {
+	p.Spec.Ancestor = a
 	return p
 }
 

@@ -18,7 +18,8 @@ var required = map[string][]topology.GroupKind{
 		{Group: "telemetry.istio.io", Kind: "Telemetry"}, {Group: "extensions.istio.io", Kind: "WasmPlugin"}, {Group: "networking.istio.io", Kind: "EnvoyFilter"}},
 	NGF: group("gateway.nginx.org", "ClientSettingsPolicy", "ObservabilityPolicy", "UpstreamSettingsPolicy", "ProxySettingsPolicy", "RateLimitPolicy", "SnippetsPolicy",
 		"PayloadProcessor", "ExternalLoadBalancer"),
-	Kuadrant: group("kuadrant.io", "RateLimitPolicy", "AuthPolicy", "TokenRateLimitPolicy", "DNSPolicy", "TLSPolicy"),
+	Kuadrant: append(group("kuadrant.io", "RateLimitPolicy", "AuthPolicy", "TokenRateLimitPolicy", "DNSPolicy", "TLSPolicy"),
+		group("extensions.kuadrant.io", "TelemetryPolicy", "ThreatPolicy")...),
 	Gloo:     group("gateway.solo.io", "RouteOption", "VirtualHostOption", "ListenerOption", "HttpListenerOption"),
 	KGateway: group("gateway.kgateway.dev", "TrafficPolicy", "ListenerPolicy", "HTTPListenerPolicy", "BackendConfigPolicy"),
 }
@@ -58,7 +59,7 @@ func TestEveryRequiredKindHasAProfile(t *testing.T) {
 			}
 		}
 	}
-	if n, want := len(All()), 33; n != want {
+	if n, want := len(All()), 35; n != want {
 		t.Errorf("%d profiles, want %d (update the required list with the new ones)", n, want)
 	}
 }
