@@ -93,6 +93,12 @@ func (t *Tree) Object() map[string]any {
 	return map[string]any{}
 }
 
+// PruneNulls returns v without the null members of its objects, at every
+// depth (lists keep their null items), as an API server drops null fields
+// before validating an object; v itself when it holds none. v is not
+// modified.
+func PruneNulls(v any) any { return pruneValue(v) }
+
 func pruneValue(v any) any {
 	if !hasNullMember(v) {
 		return v // nothing to prune: share the (immutable) value, no copy

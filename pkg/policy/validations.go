@@ -15,6 +15,8 @@ import (
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"k8s.io/apiserver/pkg/cel/environment"
 	"sigs.k8s.io/yaml"
+
+	"github.com/attache-dev/attache/pkg/merge"
 )
 
 // Validation is a rule on the content of a kind's policies, written as a
@@ -264,7 +266,7 @@ func (p *Policy) checkValidations() []ruleProblem {
 	if p.Kind == nil || len(p.Kind.Validations) == 0 {
 		return nil
 	}
-	self := dropNulls(p.Spec)
+	self, _ := merge.PruneNulls(p.Spec).(map[string]any)
 	if self == nil {
 		self = map[string]any{}
 	}
@@ -317,33 +319,4 @@ func (v Validation) eval(self map[string]any, budget *int64) (any, error) {
 		return nil, fmt.Errorf("got %s, want a bool", out.Type())
 	}
 	return bool(b), nil
-}
-
-// dropNulls copies m without its null fields, at every depth.
-func dropNulls(m map[string]any) map[string]any {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		if v != nil {
-			out[k] = dropNullsIn(v)
-		}
-	}
-	return out
-}
-
-// dropNullsIn is dropNulls for any value (in lists too).
-func dropNullsIn(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		return dropNulls(x)
-	case []any:
-		l := make([]any, len(x))
-		for i, e := range x {
-			l[i] = dropNullsIn(e)
-		}
-		return l
-	}
-	return v
 }
