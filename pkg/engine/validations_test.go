@@ -68,13 +68,7 @@ kind: Gateway
 metadata: {name: mixed, namespace: default}
 spec: {gatewayClassName: eg, listeners: [{name: http, protocol: HTTP, port: 80}, {name: https, protocol: HTTPS, port: 443, tls: {certificateRefs: [{name: cert}]}}]}
 `
-	target := func(gw, section string) string {
-		s := "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: " + gw
-		if section != "" {
-			s += ", sectionName: " + section
-		}
-		return s + "}]\n"
-	}
+	target := gatewayTarget
 	bad := "tls: {ciphers: [ECDHE-RSA-AES128-GCM-SHA256, INVALID-CIPHER]}"
 	res := compute(t, engine.Options{}, ctp, gws,
 		pol(egV, "ClientTrafficPolicy", "on-plain", 0, target("plain", "")+bad),

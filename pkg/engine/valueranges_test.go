@@ -60,13 +60,7 @@ kind: Gateway
 metadata: {name: mixed, namespace: default}
 spec: {gatewayClassName: eg, listeners: [{name: tcp, protocol: TCP, port: 9000}, {name: https, protocol: HTTPS, port: 443, tls: {certificateRefs: [{name: cert}]}}]}
 `
-	target := func(gw, section string) string {
-		s := "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: " + gw
-		if section != "" {
-			s += ", sectionName: " + section
-		}
-		return s + "}]\n"
-	}
+	target := gatewayTarget
 	windows := "http2: {initialStreamWindowSize: 1Ki, initialConnectionWindowSize: 2Ki}"
 	res := compute(t, engine.Options{}, ctp, gws,
 		pol(egV, "ClientTrafficPolicy", "on-tcp-gw", 0, target("tcp-only", "")+windows),
@@ -117,4 +111,14 @@ rateLimit: {type: Global, global: {rules: [{clientSelectors: [{headers: [{name: 
 	if len(policyStatusOf(t, res, "bad-path").InPlaceInvalid) != 1 {
 		t.Errorf("bad-path InPlaceInvalid = %v, want its route", policyStatusOf(t, res, "bad-path").InPlaceInvalid)
 	}
+}
+
+// gatewayTarget is a targetRefs line naming Gateway gw, or its listener
+// section when section is set.
+func gatewayTarget(gw, section string) string {
+	s := "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: " + gw
+	if section != "" {
+		s += ", sectionName: " + section
+	}
+	return s + "}]\n"
 }
