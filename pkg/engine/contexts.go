@@ -428,7 +428,7 @@ func (d *kindDP) effectiveNodes(only map[topology.NodeID]bool) []topology.NodeID
 				continue
 			}
 			for _, sn := range d.c.graph.Sections(n) {
-				if only == nil || only[sn] {
+				if (only == nil || only[sn]) && !d.c.delegating(sn) {
 					out = append(out, sn)
 				}
 			}

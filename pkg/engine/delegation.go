@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -32,7 +33,14 @@ import (
 func (c *computation) readDelegationPriorities(objs []*unstructured.Unstructured) {
 	var names []string
 	known := map[string]policy.DelegationPriority{}
+	// Kinds in order, so that of two kinds reading one annotation the
+	// same one says which values are known, whatever the map order.
+	kinds := make([]*policy.Kind, 0, len(c.kinds))
 	for _, k := range c.kinds {
+		kinds = append(kinds, k)
+	}
+	slices.SortFunc(kinds, func(a, b *policy.Kind) int { return strings.Compare(a.String(), b.String()) })
+	for _, k := range kinds {
 		if d := k.DelegationPriority; d.Enabled() && !slices.Contains(names, d.Annotation) {
 			names = append(names, d.Annotation)
 			known[d.Annotation] = d
@@ -95,54 +103,70 @@ func (d *kindDP) routeOf(n topology.NodeID) topology.Ref {
 
 // delegationLayers regroups the layers of a stack (nodes: the level of
 // each) by route when a delegating route on it makes its policies win
-// over its children's: each group folds into one layer (its losses added
-// to losses), which overrides the groups below it when its route's
-// annotation says the parent wins, and is a default otherwise. Layers are
-// returned unchanged when no boundary lets the parent win: then the fold
-// over all of them, most specific first, is the same.
+// over its children's: the layers of each route (the route and its rules;
+// a level below a route, a backend, with that route) fold into one layer (its losses added to
+// losses), which overrides the layers below it when its route's
+// annotation says the parent wins, and is a default otherwise. The layers
+// above the first route (Gateway, listeners) stay as they are: they never
+// override a route's but by their own strategy. Layers are returned
+// unchanged when no boundary lets the parent win: then the fold over all
+// of them, most specific first, is the same.
 func (d *kindDP) delegationLayers(layers []merge.Layer, nodes []topology.NodeID, opts merge.Options, losses *[]merge.Loss) []merge.Layer {
 	if !d.kind.DelegationPriority.Enabled() || len(layers) < 2 {
 		return layers
 	}
-	// Groups: runs of layers of one route; the layers above the first
-	// route form a group of their own (route "").
-	type group struct {
-		route      topology.Ref
-		start, end int
-	}
-	var groups []group
-	for i := range layers {
-		r := d.routeOf(nodes[i])
-		if r.Name == "" && len(groups) > 0 {
-			r = groups[len(groups)-1].route // a level below a route (a backend) goes with it
-		}
-		if len(groups) == 0 || groups[len(groups)-1].route != r {
-			groups = append(groups, group{route: r, start: i})
-		}
-		groups[len(groups)-1].end = i + 1
-	}
+	owner := d.layerRoutes(nodes)
 	overrides := false
-	for _, g := range groups[:len(groups)-1] {
-		if g.route.Name != "" && d.c.parentWins(d.kind, g.route) {
+	for i := range layers {
+		last := i+1 < len(layers) && owner[i+1] != owner[i]
+		if owner[i].Name != "" && last && d.c.parentWins(d.kind, owner[i]) {
 			overrides = true
 		}
 	}
 	if !overrides {
 		return layers
 	}
-	out := make([]merge.Layer, 0, len(groups))
-	for i, g := range groups {
-		l := layers[g.start]
-		if g.end-g.start > 1 {
-			r := merge.FoldWith(layers[g.start:g.end], opts)
-			*losses = append(*losses, r.Losses...)
-			l = merge.Layer{Spec: r.Tree, Src: layers[g.end-1].Src}
+	out := make([]merge.Layer, 0, len(layers))
+	for i := 0; i < len(layers); {
+		j := i + 1
+		for j < len(layers) && owner[j] == owner[i] {
+			j++
 		}
-		l.Strategy = merge.PatchDefaults
-		if i < len(groups)-1 && g.route.Name != "" && d.c.parentWins(d.kind, g.route) {
+		if owner[i].Name == "" {
+			out = append(out, layers[i:j]...) // above the routes: as they are
+			i = j
+			continue
+		}
+		l := layers[i]
+		if j-i > 1 {
+			r := merge.FoldWith(layers[i:j], opts)
+			*losses = append(*losses, r.Losses...)
+			l = merge.Layer{Spec: r.Tree, Src: layers[j-1].Src}
+		}
+		l.Strategy, l.MergeUp, l.KeepMergeUp = merge.PatchDefaults, "", false
+		if j < len(layers) && d.c.parentWins(d.kind, owner[i]) {
 			l.Strategy = merge.PatchOverrides
 		}
 		out = append(out, l)
+		i = j
+	}
+	return out
+}
+
+// layerRoutes is, per level of a stack, the route whose group it is in
+// (the zero Ref above the first route): a route or its rule, that route;
+// any other level below a route (a backend), the route above it. (Kinds
+// with Namespace levels are refused a delegation priority: a Namespace
+// level after a route may stand above a delegated child or above a
+// backend, which the stack does not tell.)
+func (d *kindDP) layerRoutes(nodes []topology.NodeID) []topology.Ref {
+	out := make([]topology.Ref, len(nodes))
+	var cur topology.Ref
+	for i, n := range nodes {
+		if r := d.routeOf(n); r.Name != "" {
+			cur = r
+		}
+		out[i] = cur
 	}
 	return out
 }
@@ -156,6 +180,22 @@ func (c *computation) delegationPriorityChanged(a, b *unstructured.Unstructured)
 	}
 	for _, k := range c.kinds {
 		if name := k.DelegationPriority.Annotation; name != "" && a.GetAnnotations()[name] != b.GetAnnotations()[name] {
+			return true
+		}
+	}
+	return false
+}
+
+// delegating reports whether node n is a route rule delegating to child
+// routes (kgateway route delegation): it is no effective target, as it
+// answers no request itself; its requests are its children's rules'.
+func (c *computation) delegating(n topology.NodeID) bool {
+	node := c.graph.Node(n)
+	if !node.Ref.IsSection() || !slices.Contains(topology.RouteKinds, node.Ref.GroupKind()) {
+		return false
+	}
+	for _, ch := range node.Children {
+		if r := c.graph.Node(ch).Ref; !r.IsSection() && slices.Contains(topology.RouteKinds, r.GroupKind()) {
 			return true
 		}
 	}

@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attache-dev/attache/internal/gen"
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/manifest"
 )
 
 // delegTopo: Gateway gw; HTTPRoute top on it delegates (rule down) to the
@@ -96,6 +98,18 @@ timeouts: {request: 1s}`
 	}
 	if len(res.Problems) > 0 {
 		t.Errorf("problems: %v", res.Problems)
+	}
+	// A delegating rule answers no request: no effective target; the
+	// Gateway's policy affects the children's rules only.
+	want(t, "top#down", effective(t, res, "TrafficPolicy", rule("top", "down")), []string(nil))
+	for _, ps := range res.Policies {
+		if ps.Policy.Ref.Name == "gw-pol" {
+			var got []string
+			for _, a := range ps.Affects {
+				got = append(got, a.String())
+			}
+			want(t, "gw-pol affects", got, []string{"HTTPRoute.gateway.networking.k8s.io default/a1#x", "HTTPRoute.gateway.networking.k8s.io default/b1#x"})
+		}
 	}
 
 	// top prefers the parent too: its retry wins at both children, over
@@ -188,4 +202,36 @@ validation: {hostname: svc.example, wellKnownCACertificates: System}`))
 	gw := "Gateway.gateway.networking.k8s.io default/gw"
 	want(t, "b1-pol", ancestorsOf(t, res, "b1-pol"), []string{gw + "=Accepted"})
 	want(t, "tls", ancestorsOf(t, res, "tls"), []string{gw + "=Accepted"})
+}
+
+// chainObjects is gen.DelegationChain(depth) with kgateway's TrafficPolicy
+// CRD and a policy on one of the last routes, as engine objects.
+func chainObjects(t testing.TB, depth int) []engine.Object {
+	t.Helper()
+	docs, probs := manifest.Decode(strings.NewReader(labelledCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "Direct")+"\n---\n"+
+		trafficPolicy("leaf-pol", 0, "timeouts: {request: 1s}", fmt.Sprintf("r%da", depth+1))), "chain")
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	for _, u := range gen.DelegationChain(depth) {
+		docs = append(docs, engine.Object{Object: u})
+	}
+	return docs
+}
+
+// The Gateways of a route at the end of many delegation paths are found
+// once per route, not once per path: the policy on it names Gateway gw.
+func TestDelegationChainAncestors(t *testing.T) {
+	res := engine.Compute(chainObjects(t, 18), engine.Options{})
+	want(t, "leaf-pol", ancestorsOf(t, res, "leaf-pol"), []string{"Gateway.gateway.networking.k8s.io default/gw=Accepted"})
+}
+
+// BenchmarkDelegationChain measures Compute over gen.DelegationChain(18)
+// (524,288 delegation paths to the last routes) with a TrafficPolicy on
+// one of them, whose Gateway ancestors take every path up.
+func BenchmarkDelegationChain(b *testing.B) {
+	objs := chainObjects(b, 18)
+	for b.Loop() {
+		engine.Compute(objs, engine.Options{})
+	}
 }

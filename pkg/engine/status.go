@@ -469,7 +469,7 @@ func (c *computation) gatewaysAbove(ref topology.Ref) []topology.Ref {
 		return []topology.Ref{ref}
 	}
 	if slices.Contains(topology.RouteKinds, gk) {
-		return c.routeGateways(ref.Object(), nil)
+		return c.routeGateways(ref.Object())
 	}
 	var queue []topology.NodeID
 	if ref.IsSection() {
@@ -503,7 +503,7 @@ func (c *computation) gatewaysAbove(ref topology.Ref) []topology.Ref {
 		queue = queue[1:]
 		node := c.graph.Node(n)
 		if slices.Contains(topology.RouteKinds, node.Ref.GroupKind()) {
-			for _, p := range c.routeGateways(node.Ref.Object(), nil) {
+			for _, p := range c.routeGateways(node.Ref.Object()) {
 				if !slices.Contains(out, p) {
 					out = append(out, p)
 				}
@@ -523,28 +523,30 @@ func (c *computation) gatewaysAbove(ref topology.Ref) []topology.Ref {
 
 // routeGateways are the parentRefs of route as written, but those naming
 // routes (a delegated child's parent), followed by those of the routes
-// delegating to it (kgateway route delegation: the child takes its
-// parents' Gateways), each once; seen holds the routes on the way.
-func (c *computation) routeGateways(route topology.Ref, seen []topology.Ref) []topology.Ref {
+// delegating to it, breadth first (kgateway route delegation: the child
+// takes its parents' Gateways), each once; every route is visited once,
+// however many delegation paths lead to it.
+func (c *computation) routeGateways(route topology.Ref) []topology.Ref {
 	var out []topology.Ref
-	for _, p := range c.parentRefs[route] {
-		if !slices.Contains(topology.RouteKinds, p.GroupKind()) {
-			out = append(out, p)
+	queue := []topology.Ref{route}
+	seen := map[topology.Ref]bool{route: true}
+	for len(queue) > 0 {
+		r := queue[0]
+		queue = queue[1:]
+		for _, p := range c.parentRefs[r] {
+			if !slices.Contains(topology.RouteKinds, p.GroupKind()) && !slices.Contains(out, p) {
+				out = append(out, p)
+			}
 		}
-	}
-	id, ok := c.graph.Lookup(route)
-	if !ok {
-		return out
-	}
-	seen = append(seen, route)
-	for _, p := range c.graph.Node(id).Parents {
-		pr := c.graph.Node(p).Ref
-		if !pr.IsSection() || !slices.Contains(topology.RouteKinds, pr.GroupKind()) || slices.Contains(seen, pr.Object()) {
+		id, ok := c.graph.Lookup(r)
+		if !ok {
 			continue
 		}
-		for _, g := range c.routeGateways(pr.Object(), seen) {
-			if !slices.Contains(out, g) {
-				out = append(out, g)
+		for _, p := range c.graph.Node(id).Parents {
+			pr := c.graph.Node(p).Ref
+			if pr.IsSection() && slices.Contains(topology.RouteKinds, pr.GroupKind()) && !seen[pr.Object()] {
+				seen[pr.Object()] = true
+				queue = append(queue, pr.Object())
 			}
 		}
 	}

@@ -429,6 +429,10 @@ var addCases = []addCase{
 			obj("HTTPRoute", "team-b", "b3", `{parentRefs: [{name: gw, namespace: infra}]}`),
 			// Kind not written out: not a parent HTTPRoute.
 			obj("HTTPRoute", "team-b", "b4", `{parentRefs: [{name: parent, namespace: infra}]}`),
+			// The group left out is Gateway API's (the API server's default).
+			obj("HTTPRoute", "team-b", "b6", `{parentRefs: [{kind: HTTPRoute, name: parent, namespace: infra}]}`),
+			// Another group: not a parent HTTPRoute.
+			obj("HTTPRoute", "team-b", "b7", `{parentRefs: [{group: example.com, kind: HTTPRoute, name: parent, namespace: infra}]}`),
 			// Hostnames: refused as a child.
 			obj("HTTPRoute", "team-b", "b5", `{hostnames: [b.example]}`),
 			"apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: c1, namespace: team-c, labels: {delegation.kgateway.dev/label: c}}\n",
@@ -448,6 +452,7 @@ var addCases = []addCase{
 			"HTTPRoute infra/parent -> HTTPRoute infra/parent#by-name",
 			"HTTPRoute infra/parent -> HTTPRoute infra/parent#missing",
 			"HTTPRoute infra/parent#all-b -> HTTPRoute team-b/b1",
+			"HTTPRoute infra/parent#all-b -> HTTPRoute team-b/b6",
 			"HTTPRoute infra/parent#by-label -> HTTPRoute team-c/c1",
 			"HTTPRoute infra/parent#by-label-all -> HTTPRoute team-a/d1",
 			"HTTPRoute infra/parent#by-name -> HTTPRoute team-a/a1",

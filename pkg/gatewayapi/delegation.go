@@ -76,13 +76,14 @@ func (a *adder) delegate(r *route, sid topology.NodeID, ref topology.Ref, i, j i
 
 // acceptsParent reports whether HTTPRoute c may be delegated to by route
 // parent: c names no parents, or names parent by an HTTPRoute parentRef
-// (group and kind written out; the namespace defaults to c's).
+// (kind HTTPRoute; the group, when written, Gateway API's, as the API
+// server defaults it; the namespace defaults to c's).
 func (c *route) acceptsParent(parent topology.Ref) bool {
 	if len(c.parents) == 0 {
 		return true
 	}
 	for _, p := range c.parents {
-		if p.Group == nil || string(*p.Group) != topology.GatewayGroup || p.Kind == nil || string(*p.Kind) != topology.KindHTTPRoute.Kind {
+		if (p.Group != nil && string(*p.Group) != topology.GatewayGroup) || p.Kind == nil || string(*p.Kind) != topology.KindHTTPRoute.Kind {
 			continue
 		}
 		ns := c.ref.Namespace

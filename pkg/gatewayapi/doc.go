@@ -72,8 +72,8 @@
 // delegation.kgateway.dev and kind label selects the HTTPRoutes whose
 // delegation.kgateway.dev/label label is its name (namespace "all": in
 // every namespace). The rule links to each child that names no parentRefs
-// or names the parent by an HTTPRoute parentRef (group and kind written
-// out), and has no hostnames (one that has is reported); no ReferenceGrant
+// or names the parent by an HTTPRoute parentRef (kind written out; the
+// group Gateway API's, written or left out), and has no hostnames (one that has is reported); no ReferenceGrant
 // is needed. Children may delegate in turn; a cycle loses an edge in
 // topology.Builder.Build. Which of a child's rules kgateway keeps (their
 // matches must extend the parent rule's) is not read: every rule of a

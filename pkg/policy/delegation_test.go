@@ -51,7 +51,7 @@ func TestDelegationPriority(t *testing.T) {
 		}
 	}
 	spec := Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Inherited,
-		Hierarchy: []topology.GroupKind{topology.KindGateway, topology.KindHTTPRoute}, DelegationPriority: d}
+		Hierarchy: []topology.GroupKind{topology.KindGateway, topology.KindHTTPRoute}, Strategies: []merge.Strategy{merge.PatchDefaults}, DelegationPriority: d}
 	if k, err := NewKind(spec); err != nil || k.DelegationPriority.String() != d.String() {
 		t.Fatalf("kind: %v, %v", k, err)
 	}
@@ -59,7 +59,11 @@ func TestDelegationPriority(t *testing.T) {
 		"Direct":               {GroupKind: spec.GroupKind, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindHTTPRoute}, DelegationPriority: d},
 		"no HTTPRoute":         {GroupKind: spec.GroupKind, Class: Inherited, Hierarchy: []topology.GroupKind{topology.KindGateway, topology.KindGRPCRoute}, DelegationPriority: d},
 		"strategy none":        {GroupKind: spec.GroupKind, Class: Inherited, Hierarchy: spec.Hierarchy, Strategies: []merge.Strategy{merge.None}, DelegationPriority: d},
-		"composition additive": {GroupKind: spec.GroupKind, Class: Inherited, Hierarchy: spec.Hierarchy, Composition: CompositionAdditive, DelegationPriority: d},
+		"composition additive": {GroupKind: spec.GroupKind, Class: Inherited, Hierarchy: spec.Hierarchy, Strategies: spec.Strategies, Composition: CompositionAdditive, DelegationPriority: d},
+		"Namespace":            {GroupKind: spec.GroupKind, Class: Inherited, Hierarchy: []topology.GroupKind{topology.KindNamespace, topology.KindGateway, topology.KindHTTPRoute}, Strategies: spec.Strategies, DelegationPriority: d},
+		"overrides":            {GroupKind: spec.GroupKind, Class: Inherited, Hierarchy: spec.Hierarchy, Strategies: []merge.Strategy{merge.PatchDefaults, merge.PatchOverrides}, DelegationPriority: d},
+		"unsupported fields": {GroupKind: spec.GroupKind, Class: Inherited, Hierarchy: spec.Hierarchy, Strategies: spec.Strategies, DelegationPriority: d,
+			UnsupportedFields: []UnsupportedFields{{Kind: topology.KindHTTPRoute, Paths: []string{"a"}}}},
 	} {
 		if _, err := NewKind(s); err == nil || !strings.Contains(err.Error(), "only where policies merge down a hierarchy through HTTPRoutes") {
 			t.Errorf("%s: %v, want the setting refused", what, err)
@@ -69,12 +73,15 @@ func TestDelegationPriority(t *testing.T) {
 
 // From a CRD annotation: read, and refused with the annotation named.
 func TestKindFromCRDDelegationPriority(t *testing.T) {
-	k := mustKindFromCRD(t, newCRD(policyLabel("Inherited"), map[string]string{AnnotationDelegationPriority: "example.com/prio parent=Up"}), nil)
+	k := mustKindFromCRD(t, newCRD(policyLabel("Inherited"), map[string]string{AnnotationDelegationPriority: "example.com/prio parent=Up", AnnotationMergeStrategies: "patch-defaults", AnnotationHierarchy: "Gateway,HTTPRoute"}), nil)
 	if k.DelegationPriority.Annotation != "example.com/prio" || k.Origins[SettingDelegationPriority] != FromAnnotation {
 		t.Errorf("DelegationPriority = %+v (origin %q)", k.DelegationPriority, k.Origins[SettingDelegationPriority])
 	}
-	k, p := KindFromCRD(newCRD(policyLabel("Inherited"), map[string]string{AnnotationDelegationPriority: "example.com/prio parent="}), nil)
+	k, p := KindFromCRD(newCRD(policyLabel("Inherited"), map[string]string{AnnotationDelegationPriority: "example.com/prio parent=", AnnotationMergeStrategies: "patch-defaults", AnnotationHierarchy: "Gateway,HTTPRoute"}), nil)
 	wantCRDProblem(t, k, p, annField(AnnotationDelegationPriority), "want parent=<values> or child=<values>")
 	k, p = KindFromCRD(newCRD(policyLabel("Direct"), map[string]string{AnnotationDelegationPriority: "example.com/prio parent=Up"}), nil)
 	wantCRDProblem(t, k, p, annField(AnnotationDelegationPriority), "only where policies merge down a hierarchy")
+	// GEP-713's strategies by default include overrides: refused.
+	k, p = KindFromCRD(newCRD(policyLabel("Inherited"), map[string]string{AnnotationDelegationPriority: "example.com/prio parent=Up"}), nil)
+	wantCRDProblem(t, k, p, annField(AnnotationDelegationPriority), "no overrides")
 }

@@ -584,14 +584,16 @@ func (k *Kind) complete() error {
 	if k.TiesNotRejected && (k.ConflictScopePolicy || (k.Supports(merge.None) && !k.DirectSections)) {
 		return settingErrorf(SettingSameLevelTies, "ties are kept per level: not with conflict-scope policy, nor with strategy none without direct-sections")
 	}
-	if k.DelegationPriority.Enabled() && (k.Class != Inherited || k.Composition != CompositionMerge || k.Supports(merge.None) || !k.InHierarchy(topology.KindHTTPRoute)) {
+	if k.DelegationPriority.Enabled() && (k.Class != Inherited || k.Composition != CompositionMerge || k.Supports(merge.None) ||
+		k.Supports(merge.AtomicOverrides) || k.Supports(merge.PatchOverrides) || len(k.UnsupportedFields) > 0 ||
+		!k.InHierarchy(topology.KindHTTPRoute) || k.InHierarchy(topology.KindNamespace)) {
 		if k.Origins[SettingDelegationPriority].isProfile() {
 			// A profile's setting, the CRD having changed what it
 			// applies to (a Direct label): it does not apply.
 			k.DelegationPriority = DelegationPriority{}
 			k.Origins[SettingDelegationPriority] = FromDefault
 		} else {
-			return settingErrorf(SettingDelegationPriority, "parents' policies win over children's only where policies merge down a hierarchy through HTTPRoutes: an Inherited kind, composition merge, not strategy none, HTTPRoute in the hierarchy")
+			return settingErrorf(SettingDelegationPriority, "parents' policies win over children's only where policies merge down a hierarchy through HTTPRoutes: an Inherited kind, composition merge, defaults strategies only (no none, no overrides), no unsupported fields, HTTPRoute and no Namespace in the hierarchy")
 		}
 	}
 	if len(k.LevelInheritedFields) > 0 && k.Composition != CompositionAdditive {

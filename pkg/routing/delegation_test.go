@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attache-dev/attache/internal/gen"
+	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/routing"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -209,5 +212,51 @@ func TestTraceDelegationInheritParentHeaders(t *testing.T) {
 	}
 	if o := trace(t, ix, pols, "http://shop.example.com/a/orders", nil, "x-env: dev").Outcomes[0]; o.Rule != "home" {
 		t.Errorf("without the parent's header: rule %q, want home", o.Rule)
+	}
+}
+
+// A child that inherits its parent's matcher and delegates in turn: its
+// own children's matches are judged against its matches as extended (the
+// absolute path), as kgateway recurses with the merged match.
+func TestTraceDelegationThroughAnInheritingChild(t *testing.T) {
+	topo := strings.Replace(delegationTopology, "metadata: {name: a1, namespace: team-a}",
+		"metadata: {name: a1, namespace: team-a, annotations: {delegation.kgateway.dev/inherit-parent-matcher: \"true\"}}", 1)
+	// a1's orders rule (/orders under /a) delegates to d1, whose match
+	// repeats the whole path /a/orders/d.
+	topo = strings.Replace(topo, "value: /a/orders}}]\n    backendRefs: [{name: orders, port: 80}]",
+		"value: /orders}}]\n    backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: d1}]", 1)
+	topo += `---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: d1, namespace: team-a}
+spec:
+  rules:
+  - name: deep
+    matches: [{path: {type: PathPrefix, value: /a/orders/d}}]
+    backendRefs: [{name: orders, port: 80}]
+`
+	ix, pols := fixture(t, topo)
+	o := trace(t, ix, pols, "http://shop.example.com/a/orders/d/1", nil).Outcomes[0]
+	if o.Route == nil || o.Route.Name != "d1" || len(o.DelegatedBy) != 2 {
+		t.Fatalf("route %v rule %q delegated by %v, want d1 through parent and a1", o.Route, o.Rule, o.DelegatedBy)
+	}
+}
+
+// Delegation paths multiply; their matches are bounded, and the bound is
+// reported on the delegating rule.
+func TestTraceDelegationBounded(t *testing.T) {
+	us := gen.DelegationChain(14)
+	objs := make([]engine.Object, len(us))
+	for i, u := range us {
+		objs[i] = engine.Object{Object: u}
+	}
+	res := engine.Compute(objs, engine.Options{})
+	ix, bp := routing.Build(us, res.Graph, res.Grants, engine.DefaultNamespace)
+	if len(bp) != 1 || !strings.Contains(bp[0].Error(), "HTTPRoute.gateway.networking.k8s.io default/top: spec.rules[0]: the routes this rule delegates to reach more than 4096 matches") {
+		t.Fatalf("problems %v, want the bound reported on top's rule", bp)
+	}
+	o := trace(t, ix, routing.NewPolicies(res), "http://any.example/x", nil).Outcomes[0]
+	if o.Route == nil || o.Route.Name != "r15a" || len(o.DelegatedBy) != 15 {
+		t.Errorf("route %v delegated by %d rules, want r15a through 15", o.Route, len(o.DelegatedBy))
 	}
 }

@@ -32,6 +32,8 @@ type Index struct {
 	// dryRun are the Istio AuthorizationPolicies marked istio.io/dry-run:
 	// Istio evaluates them without enforcing them.
 	dryRun map[topology.Ref]bool
+	// problems found while indexing (a delegation expanding too far).
+	problems []diag.Problem
 }
 
 type gateway struct {
@@ -116,6 +118,9 @@ type rule struct {
 	// entries are the rule's compiled matches, shared by every listener
 	// the route is attached to.
 	entries []*entry
+	// expanded are, for a rule delegating to child routes, the entries
+	// standing in its place (entriesOf), computed once.
+	expanded []*entry
 }
 
 // entry is one match of one rule (a rule without matches has one entry
@@ -303,7 +308,7 @@ func Build(objs []*unstructured.Unstructured, graph *topology.Graph, grants *gat
 		}
 	}
 	ix.attach()
-	return ix, problems
+	return ix, append(problems, ix.problems...)
 }
 
 // addRules adds the rules of a route of any kind, named as the engine
@@ -511,7 +516,7 @@ func (ix *Index) addRoute(l *listener, r *route) {
 		}
 	}
 	for _, ru := range r.rules {
-		entries := ix.entriesOf(ru, nil)
+		entries := ix.entriesOf(ru)
 		for _, e := range entries {
 			for _, g := range groups {
 				g.add(e)
@@ -520,48 +525,94 @@ func (ix *Index) addRoute(l *listener, r *route) {
 	}
 }
 
+// maxDelegatedEntries bounds the matches one delegating rule expands to:
+// each delegation path is a route of its own (kgateway clones a child per
+// parent), so chains of routes delegating to several children multiply.
+const maxDelegatedEntries = 4096
+
 // entriesOf returns the entries a rule puts in a listener's tables: its
 // own matches, or for a rule delegating to child HTTPRoutes (kgateway),
 // the matches of the children's rules that its matches admit, through
-// every level of delegation (seen: the routes on the way, against
-// cycles). kgateway programs no route of its own for a delegating rule.
-func (ix *Index) entriesOf(ru *rule, seen []*route) []*entry {
+// every level of delegation, computed once for every listener. kgateway
+// programs no route of its own for a delegating rule.
+func (ix *Index) entriesOf(ru *rule) []*entry {
 	if ru.entries == nil {
 		ru.entries = compile(ru)
 	}
 	if !ix.delegates(ru) {
 		return ru.entries
 	}
-	seen = append(seen, ru.route)
-	var out []*entry
+	if ru.expanded == nil {
+		budget := maxDelegatedEntries
+		ru.expanded = ix.expand(ru, ru.entries, []*route{ru.route}, &budget)
+		if budget < 0 {
+			ix.problems = append(ix.problems, diag.Newf(ru.route.ref, fmt.Sprintf("spec.rules[%d]", ru.index),
+				"the routes this rule delegates to reach more than %d matches through all their delegation paths; request tracing keeps the first %d", maxDelegatedEntries, maxDelegatedEntries))
+		}
+		if ru.expanded == nil {
+			ru.expanded = []*entry{}
+		}
+	}
+	return ru.expanded
+}
+
+// expand returns the entries of the children of delegating rule ru whose
+// own matches are own (its compiled ones, or those its parent's matcher
+// gave it): each child rule's matches that own admits (or, for a child
+// with InheritParentMatcher, extends), and for a child rule delegating in
+// turn, its children's against those, each entry naming the delegating
+// rules on its way (via). seen holds the routes on the way (cycles);
+// budget the entries left (negative when some were left out).
+func (ix *Index) expand(ru *rule, own []*entry, seen []*route, budget *int) []*entry {
 	id, ok := ix.graph.Lookup(ru.route.ref.WithSection(ru.name))
 	if !ok {
 		return nil
 	}
+	var out []*entry
 	for _, c := range ix.graph.Node(id).Children {
 		child := ix.routes[ix.graph.Node(c).Ref]
 		if child == nil || slices.Contains(seen, child) {
 			continue
 		}
 		for _, cr := range child.rules {
-			for _, ce := range ix.entriesOf(cr, seen) {
-				for _, pe := range ru.entries {
+			if cr.entries == nil {
+				cr.entries = compile(cr)
+			}
+			var childOwn []*entry
+			for _, ce := range cr.entries {
+				for _, pe := range own {
 					var d *entry
 					switch {
-					case child.inheritMatcher && len(ce.via) == 0:
+					case child.inheritMatcher:
 						d = inherit(pe, ce)
 					case admits(pe, ce):
 						c := *ce
 						d = &c
 					}
-					if d != nil {
-						d.via = append([]*rule{ru}, ce.via...)
-						out = append(out, d)
-						if !child.inheritMatcher {
-							break // one admitting parent match is enough
-						}
+					if d == nil {
+						continue
+					}
+					childOwn = append(childOwn, d)
+					if !child.inheritMatcher {
+						break // one admitting parent match is enough
 					}
 				}
+			}
+			entries := childOwn
+			if ix.delegates(cr) {
+				entries = ix.expand(cr, childOwn, append(seen, child), budget)
+			} else if len(entries) > *budget {
+				entries, *budget = entries[:max(*budget, 0)], -1
+			} else {
+				*budget -= len(entries)
+			}
+			for _, e := range entries {
+				d := *e
+				d.via = append([]*rule{ru}, e.via...)
+				out = append(out, &d)
+			}
+			if *budget < 0 {
+				return out
 			}
 		}
 	}
