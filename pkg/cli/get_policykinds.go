@@ -101,6 +101,9 @@ type policyKindItem struct {
 	// route's annotation values that let its policies win); absent: the
 	// child route's always.
 	DelegationPriority string `json:"delegationPriority,omitempty"`
+	// WaypointTargets is "istio" when a Service target takes effect only
+	// through the waypoint the Service is bound to; absent: "none".
+	WaypointTargets string `json:"waypointTargets,omitempty"`
 	// ConflictScope is "policy" when a policy rejected at one target is
 	// rejected at all of them; absent: at that target only ("target").
 	ConflictScope string `json:"conflictScope,omitempty"`
@@ -305,6 +308,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.DelegationPriority.Enabled() {
 		parts = append(parts, origin(policy.SettingDelegationPriority, "delegation-priority="+k.DelegationPriority.Annotation))
 	}
+	if k.WaypointTargets {
+		parts = append(parts, origin(policy.SettingWaypointTargets, "waypoint-targets=istio"))
+	}
 	if k.ConflictScopePolicy {
 		parts = append(parts, origin(policy.SettingConflictScope, "conflict-scope=policy"))
 	}
@@ -413,6 +419,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	}
 	if k.DelegationPriority.Enabled() {
 		it.DelegationPriority = k.DelegationPriority.String()
+	}
+	if k.WaypointTargets {
+		it.WaypointTargets = "istio"
 	}
 	if k.Untargeted.Mode != policy.UntargetedNone {
 		it.UntargetedScope = k.Untargeted.String()

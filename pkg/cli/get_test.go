@@ -629,3 +629,27 @@ func TestGetPolicyKindsDelegationPriority(t *testing.T) {
 		t.Errorf("-o json lacks the delegationPriority setting or its origin:\n%s", out)
 	}
 }
+
+// Istio's AuthorizationPolicy binds Service targets to waypoints: -o wide
+// and -o json show the setting and its origin.
+func TestGetPolicyKindsWaypointTargets(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crd.yaml")
+	crd := implementationCRD("security.istio.io", "AuthorizationPolicy", "authorizationpolicies", "v1")
+	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "waypoint-targets=istio (profile: Istio)") {
+		t.Errorf("-o wide lacks the waypointTargets setting:\n%s", out)
+	}
+	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"waypointTargets": "istio"`) || !strings.Contains(out, `"waypointTargets": "profile: Istio"`) {
+		t.Errorf("-o json lacks the waypointTargets setting or its origin:\n%s", out)
+	}
+}

@@ -222,7 +222,7 @@ func newComputation(opts Options, objs []Object) *computation {
 	for _, k := range c.kinds {
 		// Untargeted scopes select Gateways by their facts; CA readings
 		// by implementation need their classes' controllers.
-		if (k.Untargeted.Mode != policy.UntargetedNone || len(k.CARefs.ByController) > 0) && c.gateways == nil {
+		if (k.Untargeted.Mode != policy.UntargetedNone || len(k.CARefs.ByController) > 0 || k.WaypointTargets) && c.gateways == nil {
 			c.gateways = readGateways(topoObjs)
 		}
 		if (k.RejectSharedPort || k.ObjectRefsOnListeners() || k.ValueRangesOnListeners() || k.ValidationsOnListeners() || k.RequirementsOnListeners()) && c.listenerPorts == nil {
@@ -701,6 +701,12 @@ func (c *computation) resolve(ps *pstate) {
 				}
 				ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonTargetNotFound, msg: msg})
 				continue
+			}
+			if p.Kind.WaypointTargets && ref.GroupKind() == topology.KindService && !ref.IsSection() {
+				if msg := c.unboundService(ref); msg != "" {
+					ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonAncestorNotBound, msg: msg})
+					continue
+				}
 			}
 			c.attachChecked(ps, id, t)
 		}

@@ -111,7 +111,11 @@ const (
 	// ReasonTargetConflict: the policy cannot be applied to a target it
 	// shares with objects it does not target (kinds that reject route
 	// overlaps; NGINX Gateway Fabric's reason).
-	ReasonTargetConflict      = "TargetConflict"
+	ReasonTargetConflict = "TargetConflict"
+	// ReasonAncestorNotBound (Istio's reason): the policy targets a
+	// Service bound to no waypoint, where alone such a policy applies
+	// (kinds with waypoint targets).
+	ReasonAncestorNotBound    = "AncestorNotBound"
 	ReasonProgrammed          = "Programmed"
 	ReasonPartiallyProgrammed = "PartiallyProgrammed"
 	ReasonReconciling         = "Reconciling"

@@ -35,15 +35,25 @@ type gatewayFacts struct {
 	// created orders the Gateways of a merged data plane, as Envoy
 	// Gateway does (creationTimestamp, then namespace and name).
 	created time.Time
+	// waypointFor is the Gateway's istio.io/waypoint-for label, else its
+	// class's, "" for none (Istio's default: service).
+	waypointFor string
+	// waypointFrom and waypointSel are the allowedRoutes namespaces of its
+	// HBONE listener (port 15008), which decide which namespaces' Services
+	// may use it as a waypoint ("" from: Same).
+	waypointFrom string
+	waypointSel  map[string]any
 }
 
 // readGateways reads the facts of every Gateway among objs.
 func readGateways(objs []*unstructured.Unstructured) map[topology.Ref]gatewayFacts {
 	controllers := map[string]string{}
+	classWaypointFor := map[string]string{}
 	for _, u := range objs {
 		if gkOf(u) == topology.KindGatewayClass {
 			ctl, _, _ := unstructured.NestedString(u.Object, "spec", "controllerName")
 			controllers[u.GetName()] = ctl
+			classWaypointFor[u.GetName()] = u.GetLabels()[waypointForLabel]
 		}
 	}
 	out := map[topology.Ref]gatewayFacts{}
@@ -54,6 +64,11 @@ func readGateways(objs []*unstructured.Unstructured) map[topology.Ref]gatewayFac
 		class, _, _ := unstructured.NestedString(u.Object, "spec", "gatewayClassName")
 		f := gatewayFacts{class: class, created: u.GetCreationTimestamp().Time}
 		f.controller, f.classKnown = controllers[class]
+		f.waypointFor = classWaypointFor[class]
+		if v, ok := u.GetLabels()[waypointForLabel]; ok {
+			f.waypointFor = v
+		}
+		f.waypointFrom, f.waypointSel = hboneAllowedRoutes(u)
 		// Malformed labels are left out: package gatewayapi does not read
 		// infrastructure, and a wrong label only narrows what matches.
 		if m, ok, _ := unstructured.NestedMap(u.Object, "spec", "infrastructure", "labels"); ok {

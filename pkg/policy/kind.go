@@ -146,6 +146,11 @@ type Kind struct {
 	// merge-disjoint rules it wins; under GEP-713's it wins in overrides
 	// and loses in defaults, as an older policy does.
 	WeightAnnotation string
+	// WaypointTargets: a Service target takes effect only through the
+	// waypoint the Service is bound to (Istio ambient: its
+	// istio.io/use-waypoint label, or its Namespace's); a Service bound to
+	// none is not attached (AncestorNotBound).
+	WaypointTargets bool
 	// DelegationPriority says whose policies win across route delegation
 	// (kgateway's kgateway.dev/inherited-policy-priority on the parent
 	// route); unset: the child's.
@@ -323,6 +328,7 @@ type Spec struct {
 	OverriddenByPresence  bool
 	WeightAnnotation      string
 	DelegationPriority    DelegationPriority
+	WaypointTargets       bool
 	ConflictScopePolicy   bool
 	RejectRouteOverlap    bool
 	FilterAttachment      bool
@@ -395,6 +401,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingOverriddenBy, s.OverriddenByPresence, func() { k.OverriddenByPresence = s.OverriddenByPresence })
 	set(SettingWeightAnnotation, s.WeightAnnotation != "", func() { k.WeightAnnotation = s.WeightAnnotation })
 	set(SettingDelegationPriority, s.DelegationPriority.Enabled(), func() { k.DelegationPriority = s.DelegationPriority.clone() })
+	set(SettingWaypointTargets, s.WaypointTargets, func() { k.WaypointTargets = true })
 	set(SettingConflictScope, s.ConflictScopePolicy, func() { k.ConflictScopePolicy = s.ConflictScopePolicy })
 	set(SettingRouteOverlap, s.RejectRouteOverlap, func() { k.RejectRouteOverlap = s.RejectRouteOverlap })
 	set(SettingFilterAttachment, s.FilterAttachment, func() { k.FilterAttachment = s.FilterAttachment })
@@ -596,6 +603,9 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingDelegationPriority, "parents' policies win over children's only where policies merge down a hierarchy through HTTPRoutes: an Inherited kind, composition merge, defaults strategies only (no none, no overrides), no unsupported fields, HTTPRoute and no Namespace in the hierarchy")
 		}
 	}
+	if k.WaypointTargets && !k.AllowsTarget(topology.KindService) {
+		return settingErrorf(SettingWaypointTargets, "waypoints bind Services: Service is not a target kind of the kind")
+	}
 	if len(k.LevelInheritedFields) > 0 && k.Composition != CompositionAdditive {
 		return settingErrorf(SettingLevelInheritedFields, "level-inherited fields single out fields of an additive kind, whose policies otherwise all apply; the composition is %s", k.Composition)
 	}
@@ -753,6 +763,7 @@ var annotationOf = map[string]string{
 	SettingOverriddenBy:          AnnotationOverriddenBy,
 	SettingWeightAnnotation:      AnnotationWeightAnnotation,
 	SettingDelegationPriority:    AnnotationDelegationPriority,
+	SettingWaypointTargets:       AnnotationWaypointTargets,
 	SettingConflictScope:         AnnotationConflictScope,
 	SettingRouteOverlap:          AnnotationRouteOverlap,
 	SettingFilterAttachment:      AnnotationFilterAttachment,
@@ -781,7 +792,7 @@ var allSettings = []string{
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingSameLevelTies, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingUntargetedScope, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingWeightAnnotation,
-	SettingDelegationPriority, SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
+	SettingDelegationPriority, SettingWaypointTargets, SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingObjectRefs,
 	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingValidations, SettingFeatureGates,
 }
@@ -922,6 +933,10 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationDataPlaneTarget, SettingDataPlaneTarget, func(v string) (err error) { k.DataPlaneTarget, err = parseBool(v); return }},
 		{AnnotationOverriddenBy, SettingOverriddenBy, func(v string) (err error) { k.OverriddenByPresence, err = parseOverriddenBy(v); return }},
 		{AnnotationWeightAnnotation, SettingWeightAnnotation, func(v string) error { k.WeightAnnotation = strings.TrimSpace(v); return nil }},
+		{AnnotationWaypointTargets, SettingWaypointTargets, func(v string) (err error) {
+			k.WaypointTargets, err = parseChoice(v, "istio", "none", "waypoint-targets rule")
+			return
+		}},
 		{AnnotationDelegationPriority, SettingDelegationPriority, func(v string) (err error) {
 			k.DelegationPriority, err = ParseDelegationPriority(v)
 			return

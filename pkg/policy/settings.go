@@ -161,6 +161,10 @@ const (
 	// counts as established before a lower one, whatever their ages
 	// (kgateway's kgateway.dev/policy-weight).
 	AnnotationWeightAnnotation = "attache.dev/weight-annotation"
+	// AnnotationWaypointTargets ("none", the default, or "istio") says
+	// whether a Service target takes effect only through the waypoint the
+	// Service is bound to (Istio ambient's istio.io/use-waypoint).
+	AnnotationWaypointTargets = "attache.dev/waypoint-targets"
 	// AnnotationDelegationPriority ("none", the default, or
 	// "<annotation> parent=<values> [child=<values>]") says whose policies
 	// win across route delegation: the child route's, unless the
@@ -297,6 +301,7 @@ const (
 	SettingOverriddenBy          = "overriddenBy"
 	SettingWeightAnnotation      = "weightAnnotation"
 	SettingDelegationPriority    = "delegationPriority"
+	SettingWaypointTargets       = "waypointTargets"
 	SettingConflictScope         = "conflictScope"
 	SettingRouteOverlap          = "routeOverlap"
 	SettingFilterAttachment      = "filterAttachment"

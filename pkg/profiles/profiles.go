@@ -248,12 +248,12 @@ var builtin = func() []policy.Profile {
 			DataPlaneTarget: true,
 		}), egEnableEnvoyPatchPolicy+"=*"),
 		// Istio.
-		istio("security.istio.io", "AuthorizationPolicy", policy.CompositionAdditive, "selector"),
-		istio("security.istio.io", "RequestAuthentication", policy.CompositionAdditive, "selector"),
+		withWaypointTargets(istio("security.istio.io", "AuthorizationPolicy", policy.CompositionAdditive, "selector")),
+		withWaypointTargets(istio("security.istio.io", "RequestAuthentication", policy.CompositionAdditive, "selector")),
 		// Telemetry: istiod's layering (root namespace, namespace,
 		// workload) and its per-provider merges.
-		istio("telemetry.istio.io", "Telemetry", policy.CompositionIstioTelemetry, "selector"),
-		istio("extensions.istio.io", "WasmPlugin", policy.CompositionAdditive, "selector"),
+		withWaypointTargets(istio("telemetry.istio.io", "Telemetry", policy.CompositionIstioTelemetry, "selector")),
+		withWaypointTargets(istio("extensions.istio.io", "WasmPlugin", policy.CompositionAdditive, "selector")),
 		istio("networking.istio.io", "EnvoyFilter", policy.CompositionAdditive, "workloadSelector"),
 		// NGINX Gateway Fabric.
 		// Two policies at one target conflict only on the fields NGF's
@@ -436,6 +436,14 @@ func withFeatureGates(p policy.Profile, v string) policy.Profile {
 // parameters of the target's data plane hold.
 func withAllowlists(p policy.Profile, v string) policy.Profile {
 	p.Spec.Allowlists = must(policy.ParseAllowlists(v))
+	return p
+}
+
+// withWaypointTargets makes a profile's kind's Service targets take
+// effect only through the waypoint the Service is bound to (Istio
+// ambient; policy.Kind.WaypointTargets).
+func withWaypointTargets(p policy.Profile) policy.Profile {
+	p.Spec.WaypointTargets = true
 	return p
 }
 
