@@ -73,12 +73,7 @@ func BenchmarkTrace(b *testing.B) {
 // 16 levels deep: 131,072 delegation paths, bounded to maxDelegatedEntries
 // matches.
 func BenchmarkBuildDelegationDiamond(b *testing.B) {
-	us := gen.DelegationChain(16)
-	objs := make([]engine.Object, len(us))
-	for i, u := range us {
-		objs[i] = engine.Object{Object: u}
-	}
-	res := engine.Compute(objs, engine.Options{})
+	us, res := chainResult(16)
 	b.ResetTimer()
 	for b.Loop() {
 		routing.Build(us, res.Graph, res.Grants, engine.DefaultNamespace)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/attache-dev/attache/internal/gen"
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/routing"
@@ -245,12 +247,7 @@ spec:
 // Delegation paths multiply; their matches are bounded, and the bound is
 // reported on the delegating rule.
 func TestTraceDelegationBounded(t *testing.T) {
-	us := gen.DelegationChain(14)
-	objs := make([]engine.Object, len(us))
-	for i, u := range us {
-		objs[i] = engine.Object{Object: u}
-	}
-	res := engine.Compute(objs, engine.Options{})
+	us, res := chainResult(14)
 	ix, bp := routing.Build(us, res.Graph, res.Grants, engine.DefaultNamespace)
 	if len(bp) != 1 || !strings.Contains(bp[0].Error(), "HTTPRoute.gateway.networking.k8s.io default/top: spec.rules[0]: the routes this rule delegates to reach more than 4096 matches") {
 		t.Fatalf("problems %v, want the bound reported on top's rule", bp)
@@ -259,4 +256,14 @@ func TestTraceDelegationBounded(t *testing.T) {
 	if o.Route == nil || o.Route.Name != "r15a" || len(o.DelegatedBy) != 15 {
 		t.Errorf("route %v delegated by %d rules, want r15a through 15", o.Route, len(o.DelegatedBy))
 	}
+}
+
+// chainResult is gen.DelegationChain(depth) and the engine's result over it.
+func chainResult(depth int) ([]*unstructured.Unstructured, *engine.Result) {
+	us := gen.DelegationChain(depth)
+	objs := make([]engine.Object, len(us))
+	for i, u := range us {
+		objs[i] = engine.Object{Object: u}
+	}
+	return us, engine.Compute(objs, engine.Options{})
 }
