@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/binary"
+	"slices"
 	"sort"
 	"sync"
 
@@ -650,10 +651,15 @@ func (d *kindDP) directSectionsOf(gk topology.GroupKind) bool {
 // sections of the object n.
 func (d *kindDP) directTargets(n topology.NodeID) []topology.NodeID {
 	ref := d.c.graph.Node(n).Ref
-	if ref.IsSection() || !d.directSectionsOf(ref.GroupKind()) {
-		return []topology.NodeID{n}
+	out := []topology.NodeID{n}
+	if !ref.IsSection() && d.directSectionsOf(ref.GroupKind()) {
+		out = d.c.graph.Sections(n)
 	}
-	return d.c.graph.Sections(n)
+	if d.throughWaypoints() {
+		// And what its attachments reach through waypoints.
+		out = append(slices.Clip(out), d.waypointTargets(n)...)
+	}
+	return out
 }
 
 // directStack is the stack of a Direct kind's effective target n: its own
@@ -661,6 +667,11 @@ func (d *kindDP) directTargets(n topology.NodeID) []topology.NodeID {
 func (d *kindDP) directStack(n topology.NodeID) stackID {
 	ref := d.c.graph.Node(n).Ref
 	var s stackID
+	if d.throughWaypoints() {
+		for _, l := range d.waypointLevels(n) {
+			s = d.trie.extend(s, level(l))
+		}
+	}
 	if ref.IsSection() && d.directSectionsOf(ref.GroupKind()) {
 		if obj, ok := d.c.graph.Lookup(ref.Object()); ok && len(d.atNode[obj]) > 0 {
 			s = d.trie.extend(s, level(obj))
@@ -681,7 +692,16 @@ func (d *kindDP) directTarget(n topology.NodeID) *targetState {
 	sr := d.fold(s)
 	ref := d.c.graph.Node(n).Ref
 	ts := &targetState{eff: &Effective{Kind: d.kind, Target: ref}, stacks: []*stackResult{sr}}
-	ts.eff.Contexts = []*Context{newContext(sr, func(yield func([]topology.Ref) bool) { yield([]topology.Ref{ref}) }, func() int { return 1 })}
+	path := []topology.Ref{ref}
+	if d.throughWaypoints() {
+		// The waypoint (and its class) the target is reached through.
+		path = nil
+		for _, l := range d.waypointLevels(n) {
+			path = append(path, d.c.graph.Node(l).Ref)
+		}
+		path = append(path, ref)
+	}
+	ts.eff.Contexts = []*Context{newContext(sr, func(yield func([]topology.Ref) bool) { yield(path) }, func() int { return 1 })}
 	return ts
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/attache-dev/attache/pkg/diag"
 	"github.com/attache-dev/attache/pkg/gatewayapi"
@@ -110,14 +111,18 @@ type computation struct {
 	// delegationValues are, per annotation a kind's delegation priority
 	// reads, its value on each HTTPRoute that has it.
 	delegationValues map[string]map[topology.Ref]string
-	graph            *topology.Graph
-	grants           *gatewayapi.Grants
-	kinds            map[topology.GroupKind]*policy.Kind
-	policies         []*pstate // sorted by ref
-	byRef            map[topology.Ref]*pstate
-	atts             []*attachment
-	attByRef         map[*Attachment]merge.Src
-	sources          map[topology.Ref]string // where each object came from
+	// boundServices are the Services bound to each waypoint Gateway
+	// (waypointServices), computed once.
+	boundServices map[topology.Ref][]topology.NodeID
+	waypointOnce  sync.Once
+	graph         *topology.Graph
+	grants        *gatewayapi.Grants
+	kinds         map[topology.GroupKind]*policy.Kind
+	policies      []*pstate // sorted by ref
+	byRef         map[topology.Ref]*pstate
+	atts          []*attachment
+	attByRef      map[*Attachment]merge.Src
+	sources       map[topology.Ref]string // where each object came from
 	// problems are those of the input but policies; a policy's own are in
 	// its Policy.Problems and its pstate's targetProblems.
 	problems []diag.Problem

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -62,6 +63,10 @@ func useWaypoint(l map[string]string, ns string) (wp topology.Ref, none, set boo
 	return topology.Ref{Group: topology.KindGateway.Group, Kind: topology.KindGateway.Kind, Namespace: ns, Name: name}, false, true
 }
 
+// waypointClass is the GatewayClass of Istio's waypoints: a policy
+// targeting it from the root namespace applies at every waypoint.
+const waypointClass = "istio-waypoint"
+
 // unboundService says why Service svc is bound to no waypoint, as Istio
 // binds Services: its own istio.io/use-waypoint label, else its
 // Namespace's; the waypoint among the objects, serving Service traffic
@@ -70,9 +75,16 @@ func useWaypoint(l map[string]string, ns string) (wp topology.Ref, none, set boo
 // listener's allowedRoutes when it is in another. "" when it is bound.
 // Whether the waypoint is ready (its status addresses) is not read.
 func (c *computation) unboundService(svc topology.Ref) string {
+	_, why := c.waypointOf(svc)
+	return why
+}
+
+// waypointOf is the waypoint Gateway Service svc is bound to, or why it is
+// bound to none (see unboundService).
+func (c *computation) waypointOf(svc topology.Ref) (topology.Ref, string) {
 	id, ok := c.graph.Lookup(svc)
 	if !ok {
-		return ""
+		return topology.Ref{}, ""
 	}
 	wp, none, set := useWaypoint(c.graph.Node(id).Labels, svc.Namespace)
 	var nsLabels map[string]string
@@ -86,21 +98,21 @@ func (c *computation) unboundService(svc topology.Ref) string {
 	}
 	switch {
 	case none:
-		return fmt.Sprintf("Service %s is not bound to a waypoint (%s is none); a policy targeting it applies only at its waypoint", svc.Short(), where)
+		return topology.Ref{}, fmt.Sprintf("Service %s is not bound to a waypoint (%s is none); a policy targeting it applies only at its waypoint", svc.Short(), where)
 	case !set:
-		return fmt.Sprintf("Service %s is not bound to a waypoint (no %s label on it or its Namespace); a policy targeting it applies only at its waypoint", svc.Short(), useWaypointLabel)
+		return topology.Ref{}, fmt.Sprintf("Service %s is not bound to a waypoint (no %s label on it or its Namespace); a policy targeting it applies only at its waypoint", svc.Short(), useWaypointLabel)
 	}
 	f, ok := c.gateways[wp]
 	if !ok {
-		return fmt.Sprintf("Service %s names waypoint %s (%s), which is not among the objects", svc.Short(), wp.Short(), where)
+		return topology.Ref{}, fmt.Sprintf("Service %s names waypoint %s (%s), which is not among the objects", svc.Short(), wp.Short(), where)
 	}
 	if t := f.waypointFor; t != "" && t != "service" && t != "all" {
-		return fmt.Sprintf("Service %s names waypoint %s, which serves %q traffic, not Services' (%s)", svc.Short(), wp.Short(), t, waypointForLabel)
+		return topology.Ref{}, fmt.Sprintf("Service %s names waypoint %s, which serves %q traffic, not Services' (%s)", svc.Short(), wp.Short(), t, waypointForLabel)
 	}
 	if wp.Namespace != svc.Namespace && !waypointAdmits(f, wp.Namespace, svc.Namespace, nsLabels) {
-		return fmt.Sprintf("Service %s names waypoint %s, whose HBONE listener (port 15008) does not admit namespace %s (allowedRoutes)", svc.Short(), wp.Short(), svc.Namespace)
+		return topology.Ref{}, fmt.Sprintf("Service %s names waypoint %s, whose HBONE listener (port 15008) does not admit namespace %s (allowedRoutes)", svc.Short(), wp.Short(), svc.Namespace)
 	}
-	return ""
+	return wp, ""
 }
 
 // waypointAdmits reports whether waypoint f (in namespace own) admits a
@@ -120,4 +132,97 @@ func waypointAdmits(f gatewayFacts, own, ns string, nsLabels map[string]string) 
 	default:
 		return ns == own
 	}
+}
+
+// waypointServices indexes, once per computation, the Services bound to
+// each waypoint Gateway (waypointOf).
+func (c *computation) waypointServices() map[topology.Ref][]topology.NodeID {
+	c.waypointOnce.Do(func() {
+		c.boundServices = map[topology.Ref][]topology.NodeID{}
+		for _, id := range c.graph.ByKind(topology.KindService) {
+			if wp, why := c.waypointOf(c.graph.Node(id).Ref); why == "" && wp.Name != "" {
+				c.boundServices[wp] = append(c.boundServices[wp], id)
+			}
+		}
+	})
+	return c.boundServices
+}
+
+// throughWaypoints reports whether the kind's policies on a waypoint (and
+// on the waypoint class) reach the Services bound to it: waypoint targets
+// and every policy applying (additive), as istiod lists them at a
+// waypoint. (Telemetry's own layering at waypoints is not modelled.)
+func (d *kindDP) throughWaypoints() bool {
+	return d.kind.WaypointTargets && d.kind.Composition == policy.CompositionAdditive
+}
+
+// waypointLevels are the levels above a Direct target n that apply at it
+// through waypoints, most general first: for a Service bound to waypoint
+// W, W's GatewayClass when it is Istio's waypoint class, then W; for a
+// waypoint Gateway, its class. Only levels with attachments are kept.
+func (d *kindDP) waypointLevels(n topology.NodeID) []topology.NodeID {
+	g := d.c.graph
+	ref := g.Node(n).Ref
+	var gw topology.Ref
+	switch ref.GroupKind() {
+	case topology.KindService:
+		if ref.IsSection() {
+			return nil
+		}
+		wp, why := d.c.waypointOf(ref)
+		if why != "" || wp.Name == "" {
+			return nil
+		}
+		gw = wp
+	case topology.KindGateway:
+		if len(d.c.waypointServices()[ref]) == 0 && d.c.gateways[ref].class != waypointClass {
+			return nil
+		}
+	default:
+		return nil
+	}
+	var out []topology.NodeID
+	add := func(r topology.Ref) {
+		if id, ok := g.Lookup(r); ok && len(d.atNode[id]) > 0 {
+			out = append(out, id)
+		}
+	}
+	waypoint := ref
+	if gw.Name != "" {
+		waypoint = gw
+	}
+	if f, ok := d.c.gateways[waypoint]; ok && f.class == waypointClass {
+		add(topology.Ref{Group: topology.KindGatewayClass.Group, Kind: topology.KindGatewayClass.Kind, Name: waypointClass})
+	}
+	if gw.Name != "" {
+		add(gw)
+	}
+	return out
+}
+
+// waypointTargets are the Direct targets that the attachments at node n
+// also reach through waypoints: for a waypoint Gateway, the Services bound
+// to it; for Istio's waypoint class, its Gateways and their Services.
+func (d *kindDP) waypointTargets(n topology.NodeID) []topology.NodeID {
+	g := d.c.graph
+	ref := g.Node(n).Ref
+	bound := d.c.waypointServices()
+	switch ref.GroupKind() {
+	case topology.KindGateway:
+		return bound[ref]
+	case topology.KindGatewayClass:
+		if ref.Name != waypointClass {
+			return nil
+		}
+		var out []topology.NodeID
+		for _, id := range g.ByKind(topology.KindGateway) {
+			gw := g.Node(id).Ref
+			if d.c.gateways[gw].class == waypointClass {
+				out = append(out, id)
+				out = append(out, bound[gw]...)
+			}
+		}
+		return out
+	}
+	return nil
 }

@@ -2,10 +2,12 @@ package engine_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/topology"
 )
 
 // waypointTopo: istioTopo's waypoint (default/waypoint, HBONE listener
@@ -71,11 +73,7 @@ metadata: {name: not-admitted, namespace: far, labels: {istio.io/use-waypoint: w
 // policies only at waypoints), the waypoint policy status
 // (WaypointAccepted, reason AncestorNotBound).
 func TestWaypointTargets(t *testing.T) {
-	waypoint := strings.Replace(waypointTopo, "metadata: {name: waypoint, namespace: default}\nspec: {gatewayClassName: istio-waypoint, listeners: [{name: mesh, protocol: HBONE, port: 15008}]}",
-		"metadata: {name: waypoint, namespace: default}\nspec: {gatewayClassName: istio-waypoint, listeners: [{name: mesh, protocol: HBONE, port: 15008, allowedRoutes: {namespaces: {from: Selector, selector: {matchLabels: {mesh: \"on\"}}}}}]}", 1)
-	if waypoint == waypointTopo {
-		t.Fatal("istioTopo changed: no waypoint Gateway to admit namespaces")
-	}
+	waypoint := admittingWaypoint(t)
 	var docs []string
 	for _, svc := range []string{"default/bound", "default/plain", "apps/by-ns", "apps/opted-out", "default/missing-wp", "default/workload-wp", "far/not-admitted"} {
 		ns, name, _ := strings.Cut(svc, "/")
@@ -107,6 +105,90 @@ func TestWaypointTargets(t *testing.T) {
 	for _, e := range res.Effective {
 		if e.Target.Name == "plain" {
 			t.Errorf("a policy applies at unbound Service default/plain: %+v", e.Contexts)
+		}
+	}
+}
+
+// At a Service bound to a waypoint apply the policies on the Service, on
+// the waypoint Gateway and, from the root namespace, on Istio's waypoint
+// class, all of them (additive), on the path class > waypoint > Service;
+// at a Service bound to none, none of them.
+// Source: istio/istio @ 86c9f01f pilot/pkg/model/policyattachment.go
+// (ShouldAttachPolicy: Gateway targets by the waypoint's name, for every
+// Service it serves; GatewayClass istio-waypoint from the root namespace),
+// pilot/pkg/model/authorization.go (ListAuthorizationPolicies: root,
+// waypoint and Service namespaces), pilot/pkg/networking/core/waypoint.go
+// (ServicesForWaypoint).
+func TestWaypointPoliciesReachBoundServices(t *testing.T) {
+	ap := func(name, ns, kind, group, target string) string {
+		return fmt.Sprintf("apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: %s, namespace: %s}\nspec: {targetRefs: [{kind: %s, group: %q, name: %s}], action: DENY, rules: [{}]}\n", name, ns, kind, group, target)
+	}
+	res := compute(t, engine.Options{}, crd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"), admittingWaypoint(t),
+		"apiVersion: v1\nkind: Namespace\nmetadata: {name: istio-system}\n",
+		ap("on-class", "istio-system", "GatewayClass", "gateway.networking.k8s.io", "istio-waypoint"),
+		ap("on-waypoint", "default", "Gateway", "gateway.networking.k8s.io", "waypoint"),
+		ap("on-bound", "default", "Service", "", "bound"),
+		ap("on-plain", "default", "Service", "", "plain"))
+	svc := func(ns, name string) topology.Ref { return topology.Ref{Kind: "Service", Namespace: ns, Name: name} }
+	keys := func(target topology.Ref) (out []string) {
+		for _, e := range res.Effective {
+			if e.Kind.GroupKind.Kind != "AuthorizationPolicy" || e.Target != target {
+				continue
+			}
+			for _, c := range e.Contexts {
+				for k := range c.Spec {
+					out = append(out, k)
+				}
+				slices.Sort(out)
+				var path []string
+				for p := range c.Paths {
+					for _, r := range p {
+						path = append(path, r.Short())
+					}
+				}
+				out = append(out, "path: "+strings.Join(path, " > "))
+			}
+		}
+		return out
+	}
+	want(t, "bound", keys(svc("default", "bound")), []string{"default/on-bound", "default/on-waypoint", "istio-system/on-class",
+		"path: GatewayClass istio-waypoint > Gateway default/waypoint > Service default/bound"})
+	want(t, "by-ns", keys(svc("apps", "by-ns")), []string{"default/on-waypoint", "istio-system/on-class",
+		"path: GatewayClass istio-waypoint > Gateway default/waypoint > Service apps/by-ns"})
+	want(t, "plain", keys(svc("default", "plain")), []string(nil))
+	want(t, "waypoint", keys(topology.Ref{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: "default", Name: "waypoint"}),
+		[]string{"default/on-waypoint", "istio-system/on-class", "path: GatewayClass istio-waypoint > Gateway default/waypoint"})
+	// The ingress Gateway gets none of them.
+	want(t, "ingress", keys(topology.Ref{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: "default", Name: "ingress"}), []string(nil))
+}
+
+// admittingWaypoint is waypointTopo with the waypoint's HBONE listener
+// admitting the namespaces labelled mesh=on.
+func admittingWaypoint(t *testing.T) string {
+	t.Helper()
+	topo := strings.Replace(waypointTopo, "metadata: {name: waypoint, namespace: default}\nspec: {gatewayClassName: istio-waypoint, listeners: [{name: mesh, protocol: HBONE, port: 15008}]}",
+		"metadata: {name: waypoint, namespace: default}\nspec: {gatewayClassName: istio-waypoint, listeners: [{name: mesh, protocol: HBONE, port: 15008, allowedRoutes: {namespaces: {from: Selector, selector: {matchLabels: {mesh: \"on\"}}}}}]}", 1)
+	if topo == waypointTopo {
+		t.Fatal("istioTopo changed: no waypoint Gateway to admit namespaces")
+	}
+	return topo
+}
+
+// An Incremental agrees with Compute when a policy on the waypoint comes
+// and goes: the Services bound to it are recomputed.
+func TestWaypointPoliciesIncremental(t *testing.T) {
+	base := []string{crd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"), admittingWaypoint(t),
+		"apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: on-bound, namespace: default}\nspec: {targetRefs: [{kind: Service, group: \"\", name: bound}], action: DENY, rules: [{}]}\n"}
+	onWaypoint := "apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: on-waypoint, namespace: default}\nspec: {targetRefs: [{kind: Gateway, group: gateway.networking.k8s.io, name: waypoint}], action: ALLOW, rules: [{}]}\n"
+	in := engine.NewIncremental(engine.Options{})
+	for i, docs := range [][]string{base, append(slices.Clone(base), onWaypoint), base} {
+		objs := decodeDocs(t, docs...)
+		got := dump(t, in.Compute(objs))
+		if i > 0 && in.LastChange().Full {
+			t.Errorf("step %d recomputed in full: %s", i, in.LastChange().Reason)
+		}
+		if w := dump(t, engine.Compute(objs, engine.Options{})); got != w {
+			t.Fatalf("step %d: %s", i, firstDiff(got, w))
 		}
 	}
 }
