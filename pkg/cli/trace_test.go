@@ -253,7 +253,7 @@ spec: {ports: [{port: 80}]}
 ---
 apiVersion: security.istio.io/v1
 kind: AuthorizationPolicy
-metadata: {name: class-deny, namespace: shop}
+metadata: {name: class-deny, namespace: istio-system}
 spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: GatewayClass, name: istio}]
   action: DENY

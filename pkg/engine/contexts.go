@@ -668,8 +668,10 @@ func (d *kindDP) directStack(n topology.NodeID) stackID {
 	ref := d.c.graph.Node(n).Ref
 	var s stackID
 	if d.throughWaypoints() {
-		for _, l := range d.waypointLevels(n) {
-			s = d.trie.extend(s, level(l))
+		for _, l := range d.waypointPath(n) {
+			if len(d.atNode[l]) > 0 {
+				s = d.trie.extend(s, level(l))
+			}
 		}
 	}
 	if ref.IsSection() && d.directSectionsOf(ref.GroupKind()) {
@@ -696,7 +698,7 @@ func (d *kindDP) directTarget(n topology.NodeID) *targetState {
 	if d.throughWaypoints() {
 		// The waypoint (and its class) the target is reached through.
 		path = nil
-		for _, l := range d.waypointLevels(n) {
+		for _, l := range d.waypointPath(n) {
 			path = append(path, d.c.graph.Node(l).Ref)
 		}
 		path = append(path, ref)

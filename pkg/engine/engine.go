@@ -113,16 +113,17 @@ type computation struct {
 	delegationValues map[string]map[topology.Ref]string
 	// boundServices are the Services bound to each waypoint Gateway
 	// (waypointServices), computed once.
-	boundServices map[topology.Ref][]topology.NodeID
-	waypointOnce  sync.Once
-	graph         *topology.Graph
-	grants        *gatewayapi.Grants
-	kinds         map[topology.GroupKind]*policy.Kind
-	policies      []*pstate // sorted by ref
-	byRef         map[topology.Ref]*pstate
-	atts          []*attachment
-	attByRef      map[*Attachment]merge.Src
-	sources       map[topology.Ref]string // where each object came from
+	boundServices   map[topology.Ref][]topology.NodeID
+	serviceWaypoint map[topology.NodeID]topology.Ref
+	waypointOnce    sync.Once
+	graph           *topology.Graph
+	grants          *gatewayapi.Grants
+	kinds           map[topology.GroupKind]*policy.Kind
+	policies        []*pstate // sorted by ref
+	byRef           map[topology.Ref]*pstate
+	atts            []*attachment
+	attByRef        map[*Attachment]merge.Src
+	sources         map[topology.Ref]string // where each object came from
 	// problems are those of the input but policies; a policy's own are in
 	// its Policy.Problems and its pstate's targetProblems.
 	problems []diag.Problem
@@ -707,8 +708,14 @@ func (c *computation) resolve(ps *pstate) {
 				ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonTargetNotFound, msg: msg})
 				continue
 			}
-			if p.Kind.WaypointTargets && ref.GroupKind() == topology.KindService && !ref.IsSection() {
-				if msg := c.unboundService(ref); msg != "" {
+			if p.Kind.WaypointTargets && ref.GroupKind() == topology.KindGatewayClass && p.Ref.Namespace != p.Kind.Untargeted.Root() {
+				// istiod honours a GatewayClass target from the root
+				// namespace only.
+				c.invalidTarget(ps, t, ref, fmt.Sprintf("%s: a policy targeting a GatewayClass must be in the root namespace %s", t.Field, p.Kind.Untargeted.Root()))
+				continue
+			}
+			if p.Kind.WaypointTargets && ref.GroupKind() == topology.KindService {
+				if msg := c.unboundService(ref.Object()); msg != "" {
 					ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonAncestorNotBound, msg: msg})
 					continue
 				}

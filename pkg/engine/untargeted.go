@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
@@ -42,7 +43,7 @@ type gatewayFacts struct {
 	// HBONE listener (port 15008), which decide which namespaces' Services
 	// may use it as a waypoint ("" from: Same).
 	waypointFrom string
-	waypointSel  map[string]any
+	waypointSel  labels.Selector
 }
 
 // readGateways reads the facts of every Gateway among objs.

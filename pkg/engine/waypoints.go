@@ -18,6 +18,10 @@ import (
 // waypoint targets (policy.Kind.WaypointTargets) applies to a Service only
 // at the waypoint the Service is bound to.
 const (
+	meshController            = "istio.io/mesh-controller"
+	managedLabel              = "gateway.istio.io/managed"
+	meshControllerManaged     = "istio.io-mesh-controller"
+	eastWestManaged           = "istio.io-eastwest-controller"
 	useWaypointLabel          = "istio.io/use-waypoint"
 	useWaypointNamespaceLabel = "istio.io/use-waypoint-namespace"
 	waypointForLabel          = "istio.io/waypoint-for"
@@ -25,8 +29,10 @@ const (
 
 // hboneAllowedRoutes reads the allowedRoutes namespaces of a Gateway's
 // HBONE listener on port 15008: what decides which namespaces may bind to
-// it as a waypoint ("" and nil when it has none: Same).
-func hboneAllowedRoutes(u *unstructured.Unstructured) (string, map[string]any) {
+// it as a waypoint ("" when it has none: Same). Under Selector, the
+// selector parsed; a missing or malformed one selects nothing, as Istio's
+// LabelSelectorAsSelector of nil does.
+func hboneAllowedRoutes(u *unstructured.Unstructured) (string, labels.Selector) {
 	ls, _, _ := unstructured.NestedSlice(u.Object, "spec", "listeners")
 	for _, l := range ls {
 		m, ok := l.(map[string]any)
@@ -39,8 +45,22 @@ func hboneAllowedRoutes(u *unstructured.Unstructured) (string, map[string]any) {
 			continue
 		}
 		from, _, _ := unstructured.NestedString(m, "allowedRoutes", "namespaces", "from")
-		sel, _, _ := unstructured.NestedMap(m, "allowedRoutes", "namespaces", "selector")
-		return from, sel
+		if from != "Selector" {
+			return from, nil
+		}
+		raw, found, err := unstructured.NestedMap(m, "allowedRoutes", "namespaces", "selector")
+		if !found || err != nil {
+			return from, labels.Nothing()
+		}
+		var sel metav1.LabelSelector
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &sel) != nil {
+			return from, labels.Nothing()
+		}
+		parsed, err := metav1.LabelSelectorAsSelector(&sel)
+		if err != nil {
+			return from, labels.Nothing()
+		}
+		return from, parsed
 	}
 	return "", nil
 }
@@ -86,7 +106,12 @@ func (c *computation) waypointOf(svc topology.Ref) (topology.Ref, string) {
 	if !ok {
 		return topology.Ref{}, ""
 	}
-	wp, none, set := useWaypoint(c.graph.Node(id).Labels, svc.Namespace)
+	own := c.graph.Node(id).Labels
+	if m := own[managedLabel]; m == meshControllerManaged || m == eastWestManaged {
+		// A waypoint's (or east-west gateway's) own Service takes none.
+		return topology.Ref{}, fmt.Sprintf("Service %s is a waypoint's own Service (%s=%s), which is bound to no waypoint", svc.Short(), managedLabel, m)
+	}
+	wp, none, set := useWaypoint(own, svc.Namespace)
 	var nsLabels map[string]string
 	if nsID, ok := c.graph.Lookup(topology.Ref{Kind: topology.KindNamespace.Kind, Name: svc.Namespace}); ok {
 		nsLabels = c.graph.Node(nsID).Labels
@@ -109,43 +134,56 @@ func (c *computation) waypointOf(svc topology.Ref) (topology.Ref, string) {
 	if t := f.waypointFor; t != "" && t != "service" && t != "all" {
 		return topology.Ref{}, fmt.Sprintf("Service %s names waypoint %s, which serves %q traffic, not Services' (%s)", svc.Short(), wp.Short(), t, waypointForLabel)
 	}
-	if wp.Namespace != svc.Namespace && !waypointAdmits(f, wp.Namespace, svc.Namespace, nsLabels) {
+	if !waypointAdmits(f, wp.Namespace, svc.Namespace, nsLabels) {
 		return topology.Ref{}, fmt.Sprintf("Service %s names waypoint %s, whose HBONE listener (port 15008) does not admit namespace %s (allowedRoutes)", svc.Short(), wp.Short(), svc.Namespace)
 	}
 	return wp, ""
 }
 
 // waypointAdmits reports whether waypoint f (in namespace own) admits a
-// Service of namespace ns (its labels nsLabels): Same by default, All,
-// or Selector over the Namespace's labels.
+// Service of namespace ns (its labels nsLabels): Same by default (own
+// namespace only), All, or Selector over the Namespace's labels (its own
+// namespace too only when selected).
 func waypointAdmits(f gatewayFacts, own, ns string, nsLabels map[string]string) bool {
 	switch f.waypointFrom {
 	case "All":
 		return true
 	case "Selector":
-		var ls metav1.LabelSelector
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(f.waypointSel, &ls); err != nil {
-			return false
-		}
-		sel, err := metav1.LabelSelectorAsSelector(&ls)
-		return err == nil && sel.Matches(labels.Set(nsLabels))
+		return f.waypointSel != nil && f.waypointSel.Matches(labels.Set(nsLabels))
 	default:
 		return ns == own
 	}
 }
 
 // waypointServices indexes, once per computation, the Services bound to
-// each waypoint Gateway (waypointOf).
+// each waypoint Gateway (waypointOf), and each Service's binding.
 func (c *computation) waypointServices() map[topology.Ref][]topology.NodeID {
 	c.waypointOnce.Do(func() {
 		c.boundServices = map[topology.Ref][]topology.NodeID{}
+		c.serviceWaypoint = map[topology.NodeID]topology.Ref{}
 		for _, id := range c.graph.ByKind(topology.KindService) {
 			if wp, why := c.waypointOf(c.graph.Node(id).Ref); why == "" && wp.Name != "" {
 				c.boundServices[wp] = append(c.boundServices[wp], id)
+				c.serviceWaypoint[id] = wp
 			}
 		}
 	})
 	return c.boundServices
+}
+
+// boundWaypoint is the waypoint Service node n is bound to (waypointOf),
+// from the index; the zero Ref when none.
+func (c *computation) boundWaypoint(n topology.NodeID) topology.Ref {
+	c.waypointServices()
+	return c.serviceWaypoint[n]
+}
+
+// isWaypoint reports whether Gateway gw is one of Istio's waypoints (its
+// class is the waypoint class, or of Istio's mesh controller): only there
+// do its policies, and its class's, apply for the Services bound to it.
+func (c *computation) isWaypoint(gw topology.Ref) bool {
+	f, ok := c.gateways[gw]
+	return ok && (f.class == waypointClass || (f.classKnown && f.controller == meshController))
 }
 
 // throughWaypoints reports whether the kind's policies on a waypoint (and
@@ -156,46 +194,49 @@ func (d *kindDP) throughWaypoints() bool {
 	return d.kind.WaypointTargets && d.kind.Composition == policy.CompositionAdditive
 }
 
-// waypointLevels are the levels above a Direct target n that apply at it
-// through waypoints, most general first: for a Service bound to waypoint
-// W, W's GatewayClass when it is Istio's waypoint class, then W; for a
-// waypoint Gateway, its class. Only levels with attachments are kept.
-func (d *kindDP) waypointLevels(n topology.NodeID) []topology.NodeID {
+// waypointPath is what a Direct target n is reached through, most general
+// first: for a Service (or a port of one) bound to a waypoint W of Istio's,
+// W's GatewayClass when it is the waypoint class, then W; for a waypoint
+// Gateway, its class when it is the waypoint class. Its levels with
+// attachments are the stack's; all of it is the context's path.
+func (d *kindDP) waypointPath(n topology.NodeID) []topology.NodeID {
 	g := d.c.graph
 	ref := g.Node(n).Ref
 	var gw topology.Ref
 	switch ref.GroupKind() {
 	case topology.KindService:
+		obj := n
 		if ref.IsSection() {
+			var ok bool
+			if obj, ok = g.Lookup(ref.Object()); !ok {
+				return nil
+			}
+		}
+		gw = d.c.boundWaypoint(obj)
+		if gw.Name == "" || !d.c.isWaypoint(gw) {
 			return nil
 		}
-		wp, why := d.c.waypointOf(ref)
-		if why != "" || wp.Name == "" {
-			return nil
-		}
-		gw = wp
 	case topology.KindGateway:
-		if len(d.c.waypointServices()[ref]) == 0 && d.c.gateways[ref].class != waypointClass {
+		if ref.IsSection() || !d.c.isWaypoint(ref) {
 			return nil
 		}
 	default:
 		return nil
 	}
-	var out []topology.NodeID
-	add := func(r topology.Ref) {
-		if id, ok := g.Lookup(r); ok && len(d.atNode[id]) > 0 {
-			out = append(out, id)
-		}
-	}
 	waypoint := ref
 	if gw.Name != "" {
 		waypoint = gw
 	}
-	if f, ok := d.c.gateways[waypoint]; ok && f.class == waypointClass {
-		add(topology.Ref{Group: topology.KindGatewayClass.Group, Kind: topology.KindGatewayClass.Kind, Name: waypointClass})
+	var out []topology.NodeID
+	if d.c.gateways[waypoint].class == waypointClass {
+		if id, ok := g.Lookup(topology.Ref{Group: topology.KindGatewayClass.Group, Kind: topology.KindGatewayClass.Kind, Name: waypointClass}); ok {
+			out = append(out, id)
+		}
 	}
 	if gw.Name != "" {
-		add(gw)
+		if id, ok := g.Lookup(gw); ok {
+			out = append(out, id)
+		}
 	}
 	return out
 }
@@ -209,6 +250,9 @@ func (d *kindDP) waypointTargets(n topology.NodeID) []topology.NodeID {
 	bound := d.c.waypointServices()
 	switch ref.GroupKind() {
 	case topology.KindGateway:
+		if !d.c.isWaypoint(ref) {
+			return nil
+		}
 		return bound[ref]
 	case topology.KindGatewayClass:
 		if ref.Name != waypointClass {

@@ -18,7 +18,7 @@ const waypointTopo = istioTopo + `
 ---
 apiVersion: v1
 kind: Namespace
-metadata: {name: default}
+metadata: {name: default, labels: {mesh: "on"}}
 ---
 apiVersion: v1
 kind: Namespace
@@ -191,4 +191,89 @@ func TestWaypointPoliciesIncremental(t *testing.T) {
 			t.Fatalf("step %d: %s", i, firstDiff(got, w))
 		}
 	}
+}
+
+// Istio's finer points: a waypoint's own Service is bound to none; a
+// Service port's binding is its Service's; a GatewayClass target outside
+// the root namespace is Invalid; a Service bound to a Gateway that is no
+// waypoint (an ingress) takes its Service policies, while the Gateway's
+// policies do not reach it; a selector naming nothing admits nothing; the
+// path names the waypoint even when only its class has policies.
+func TestWaypointFinerPoints(t *testing.T) {
+	topo := admittingWaypoint(t) + `
+---
+apiVersion: v1
+kind: Service
+metadata: {name: waypoint-svc, namespace: default, labels: {gateway.istio.io/managed: istio.io-mesh-controller, istio.io/use-waypoint: waypoint}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: ported, namespace: default}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: via-ingress, namespace: default, labels: {istio.io/use-waypoint: ingress}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: no-selector, namespace: default}
+spec: {gatewayClassName: istio-waypoint, listeners: [{name: mesh, protocol: HBONE, port: 15008, allowedRoutes: {namespaces: {from: Selector}}}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: to-no-selector, namespace: default, labels: {istio.io/use-waypoint: no-selector}}
+`
+	ap := func(name, ns, kind, group, target, section string) string {
+		sec := ""
+		if section != "" {
+			sec = ", sectionName: " + section
+		}
+		return fmt.Sprintf("apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: %s, namespace: %s}\nspec: {targetRefs: [{kind: %s, group: %q, name: %s%s}], action: DENY, rules: [{}]}\n", name, ns, kind, group, target, sec)
+	}
+	res := compute(t, engine.Options{}, crd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"), topo,
+		"apiVersion: v1\nkind: Namespace\nmetadata: {name: istio-system}\n",
+		ap("on-waypoint-svc", "default", "Service", "", "waypoint-svc", ""),
+		ap("on-port", "default", "Service", "", "ported", "http"),
+		ap("class-elsewhere", "apps", "GatewayClass", "gateway.networking.k8s.io", "istio-waypoint", ""),
+		ap("class-root", "istio-system", "GatewayClass", "gateway.networking.k8s.io", "istio-waypoint", ""),
+		ap("on-via-ingress", "default", "Service", "", "via-ingress", ""),
+		ap("on-ingress", "default", "Gateway", "gateway.networking.k8s.io", "ingress", ""),
+		ap("on-to-no-selector", "default", "Service", "", "to-no-selector", ""),
+		ap("on-bound", "default", "Service", "", "bound", ""))
+	for name, w := range map[string]string{
+		"on-waypoint-svc":   "False/AncestorNotBound",
+		"on-port":           "False/AncestorNotBound",
+		"class-elsewhere":   "False/Invalid",
+		"on-via-ingress":    "True/Accepted",
+		"on-to-no-selector": "False/AncestorNotBound",
+	} {
+		want(t, name, status(t, res, name, "Accepted"), w)
+	}
+	if got := condition(t, res, "class-elsewhere", "Accepted").Message; !strings.Contains(got, "must be in the root namespace istio-system") {
+		t.Errorf("class-elsewhere: %s", got)
+	}
+	spec := func(target topology.Ref) (keys []string, path string) {
+		for _, e := range res.Effective {
+			if e.Kind.GroupKind.Kind == "AuthorizationPolicy" && e.Target == target {
+				for _, c := range e.Contexts {
+					for k := range c.Spec {
+						keys = append(keys, k)
+					}
+					for p := range c.Paths {
+						for _, r := range p {
+							path += r.Short() + " > "
+						}
+					}
+				}
+			}
+		}
+		slices.Sort(keys)
+		return keys, path
+	}
+	keys, _ := spec(topology.Ref{Kind: "Service", Namespace: "default", Name: "via-ingress"})
+	want(t, "via-ingress", keys, []string{"default/on-via-ingress"})
+	keys, path := spec(topology.Ref{Kind: "Service", Namespace: "apps", Name: "by-ns"})
+	want(t, "by-ns", keys, []string{"istio-system/class-root"})
+	want(t, "by-ns path", path, "GatewayClass istio-waypoint > Gateway default/waypoint > Service apps/by-ns > ")
 }
