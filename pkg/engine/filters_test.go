@@ -25,23 +25,7 @@ func filterTopo(t *testing.T, filters string) string {
 // filterCRD is an Inherited kind on Gateway > HTTPRoute rules attached by
 // ExtensionRef filters, with the given strategy.
 func filterCRD(strategy string) string {
-	return `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: fpolicies.policies.example.com
-  labels: {gateway.networking.k8s.io/policy: Inherited}
-  annotations:
-    attache.dev/hierarchy: Gateway,HTTPRoute
-    attache.dev/effective-section-kinds: HTTPRoute
-    attache.dev/merge-strategies: ` + strategy + `
-    attache.dev/filter-attachment: extension-ref
-spec:
-  group: policies.example.com
-  names: {kind: FPolicy, plural: fpolicies}
-  scope: Namespaced
-  versions: [{name: v1, served: true, storage: true}]
-`
+	return declaredCRD("policies.example.com", "FPolicy", "fpolicies", "Inherited", "attache.dev/hierarchy: Gateway,HTTPRoute", "attache.dev/effective-section-kinds: HTTPRoute", "attache.dev/merge-strategies: "+strategy, "attache.dev/filter-attachment: extension-ref")
 }
 
 // TestFilterRankWithTarget: a policy that targets a rule and is named by

@@ -134,25 +134,7 @@ func TestMergeHoldingABrokenReferenceIncremental(t *testing.T) {
 // gateway-object) gets no listener entries: a Gateway through whose
 // listener the merge fails is Invalid.
 func TestMergeHoldingABrokenReferenceObjects(t *testing.T) {
-	docs := `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: pagepolicies.example.com
-  labels: {gateway.networking.k8s.io/policy: Inherited}
-  annotations:
-    attache.dev/target-kinds: Gateway, HTTPRoute
-    attache.dev/merge-strategies: atomic-defaults
-    attache.dev/merge-type-field: mergeType
-    attache.dev/object-refs: "page kinds=ConfigMap"
-    attache.dev/ancestor: gateway-object
-    attache.dev/effective-section-kinds: HTTPRoute
-spec:
-  group: example.com
-  names: {kind: PagePolicy, plural: pagepolicies}
-  scope: Namespaced
-  versions: [{name: v1, served: true, storage: true}]
-` + gatewayDoc("g1", "eg", twoListeners, "") + `---
+	docs := declaredCRD("example.com", "PagePolicy", "pagepolicies", "Inherited", "attache.dev/target-kinds: Gateway, HTTPRoute", "attache.dev/merge-strategies: atomic-defaults", "attache.dev/merge-type-field: mergeType", "attache.dev/object-refs: \"page kinds=ConfigMap\"", "attache.dev/ancestor: gateway-object", "attache.dev/effective-section-kinds: HTTPRoute") + gatewayDoc("g1", "eg", twoListeners, "") + `---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: r1, namespace: default}

@@ -12,6 +12,26 @@ import (
 )
 
 // crd is a CRD with no label or annotation, as implementations ship theirs.
+// declaredCRD is a namespaced policy CRD of version v1 declared by its
+// gateway.networking.k8s.io/policy label and attache.dev annotations, each
+// a "key: value" line.
+func declaredCRD(group, kind, plural, label string, annotations ...string) string {
+	return fmt.Sprintf(`
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: %s.%s
+  labels: {gateway.networking.k8s.io/policy: %s}
+  annotations:
+    %s
+spec:
+  group: %s
+  names: {kind: %s, plural: %s}
+  scope: Namespaced
+  versions: [{name: v1, served: true, storage: true}]
+`, plural, group, label, strings.Join(annotations, "\n    "), group, kind, plural)
+}
+
 func crd(group, kind, plural string) string {
 	return fmt.Sprintf(`
 apiVersion: apiextensions.k8s.io/v1

@@ -189,21 +189,7 @@ func TestUnsupportedFieldsIncremental(t *testing.T) {
 
 // The setting from a CRD annotation, on a kind of one's own.
 func TestUnsupportedFieldsAnnotation(t *testing.T) {
-	res := compute(t, engine.Options{}, `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: tcppolicies.example.com
-  labels: {gateway.networking.k8s.io/policy: Direct}
-  annotations:
-    attache.dev/target-kinds: TCPRoute, HTTPRoute
-    attache.dev/unsupported-fields: "TCPRoute=retries,headers[].name"
-spec:
-  group: example.com
-  names: {kind: TCPPolicy, plural: tcppolicies}
-  scope: Namespaced
-  versions: [{name: v1, served: true, storage: true}]
-`, tcpTopo(),
+	res := compute(t, engine.Options{}, declaredCRD("example.com", "TCPPolicy", "tcppolicies", "Direct", "attache.dev/target-kinds: TCPRoute, HTTPRoute", "attache.dev/unsupported-fields: \"TCPRoute=retries,headers[].name\""), tcpTopo(),
 		pol("example.com/v1", "TCPPolicy", "bad", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: TCPRoute, name: t1}]\nheaders: [{value: x}, {name: y}]"),
 		pol("example.com/v1", "TCPPolicy", "ok", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: h1}]\nretries: 3"))
 	c := policyStatusOf(t, res, "bad").Conditions[0]

@@ -57,17 +57,8 @@ retry: {perRetry: {timeout: 1s}}`))
 // Gateway with plain HTTP listeners and at its plain listener.
 func TestValidationsOnListeners(t *testing.T) {
 	ctp := crd("gateway.envoyproxy.io", "ClientTrafficPolicy", "clienttrafficpolicies")
-	gws := `
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: plain, namespace: default}
-spec: {gatewayClassName: eg, listeners: [{name: http, protocol: HTTP, port: 80}]}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: mixed, namespace: default}
-spec: {gatewayClassName: eg, listeners: [{name: http, protocol: HTTP, port: 80}, {name: https, protocol: HTTPS, port: 443, tls: {certificateRefs: [{name: cert}]}}]}
-`
+	gws := gatewayDoc("plain", "eg", "[{name: http, protocol: HTTP, port: 80}]", "") +
+		gatewayDoc("mixed", "eg", "[{name: http, protocol: HTTP, port: 80}, "+httpsListener+"]", "")
 	target := gatewayTarget
 	bad := "tls: {ciphers: [ECDHE-RSA-AES128-GCM-SHA256, INVALID-CIPHER]}"
 	res := compute(t, engine.Options{}, ctp, gws,

@@ -49,17 +49,8 @@ requestBuffer: {limit: 4Gi}`))
 // only; the buffer limit is checked everywhere.
 func TestValueRangesOnListeners(t *testing.T) {
 	ctp := crd("gateway.envoyproxy.io", "ClientTrafficPolicy", "clienttrafficpolicies")
-	gws := `
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: tcp-only, namespace: default}
-spec: {gatewayClassName: eg, listeners: [{name: tcp, protocol: TCP, port: 9000}]}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: mixed, namespace: default}
-spec: {gatewayClassName: eg, listeners: [{name: tcp, protocol: TCP, port: 9000}, {name: https, protocol: HTTPS, port: 443, tls: {certificateRefs: [{name: cert}]}}]}
-`
+	gws := gatewayDoc("tcp-only", "eg", "[{name: tcp, protocol: TCP, port: 9000}]", "") +
+		gatewayDoc("mixed", "eg", "[{name: tcp, protocol: TCP, port: 9000}, "+httpsListener+"]", "")
 	target := gatewayTarget
 	windows := "http2: {initialStreamWindowSize: 1Ki, initialConnectionWindowSize: 2Ki}"
 	res := compute(t, engine.Options{}, ctp, gws,
@@ -122,3 +113,7 @@ func gatewayTarget(gw, section string) string {
 	}
 	return s + "}]\n"
 }
+
+// httpsListener is an HTTPS listener "https" on port 443 (a YAML flow
+// map).
+const httpsListener = "{name: https, protocol: HTTPS, port: 443, tls: {certificateRefs: [{name: cert}]}}"

@@ -9,22 +9,7 @@ import (
 
 // weightCRD is a Direct kind on Services with merge strategy none and a
 // weight annotation, both given by the CRD's annotations.
-const weightCRD = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: tlspolicies.policies.example.com
-  labels: {gateway.networking.k8s.io/policy: Direct}
-  annotations:
-    attache.dev/target-kinds: Service
-    attache.dev/merge-strategies: none
-    attache.dev/weight-annotation: example.com/weight
-spec:
-  group: policies.example.com
-  names: {kind: TLSPolicy, plural: tlspolicies}
-  scope: Namespaced
-  versions: [{name: v1, served: true, storage: true}]
-`
+var weightCRD = declaredCRD("policies.example.com", "TLSPolicy", "tlspolicies", "Direct", "attache.dev/target-kinds: Service", "attache.dev/merge-strategies: none", "attache.dev/weight-annotation: example.com/weight")
 
 // TestWeightStrategyNone: with strategy none the established policy wins
 // whole, and a higher weight establishes a policy before an older one;
@@ -69,22 +54,7 @@ spec: {ports: [{name: http, port: 80}]}
 
 // modePolicyCRD is an Inherited kind on Gateway > HTTPRoute with strategy
 // none and a weight annotation.
-const modePolicyCRD = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: modepolicies.policies.example.com
-  labels: {gateway.networking.k8s.io/policy: Inherited}
-  annotations:
-    attache.dev/hierarchy: Gateway,HTTPRoute
-    attache.dev/merge-strategies: none
-    attache.dev/weight-annotation: example.com/weight
-spec:
-  group: policies.example.com
-  names: {kind: ModePolicy, plural: modepolicies}
-  scope: Namespaced
-  versions: [{name: v1, served: true, storage: true}]
-`
+var modePolicyCRD = declaredCRD("policies.example.com", "ModePolicy", "modepolicies", "Inherited", "attache.dev/hierarchy: Gateway,HTTPRoute", "attache.dev/merge-strategies: none", "attache.dev/weight-annotation: example.com/weight")
 
 // TestWeightOneLevelOnly: under strategy none a policy on a more specific
 // level meets one above it by age, whatever their weights: weights order

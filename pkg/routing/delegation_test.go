@@ -178,8 +178,7 @@ func TestTraceDelegationParentMethodAndHeaders(t *testing.T) {
 // path.Join'ed to the parent's, headers and query parameters combined,
 // the parent's method; a rule without matches inherits the parent match).
 func TestTraceDelegationInheritParentMatcher(t *testing.T) {
-	topo := strings.Replace(delegationTopology, "metadata: {name: a1, namespace: team-a}",
-		"metadata: {name: a1, namespace: team-a, annotations: {delegation.kgateway.dev/inherit-parent-matcher: \"True\"}}", 1)
+	topo := inheritingA1("True")
 	topo = strings.Replace(topo, "value: /a/orders}}]", "value: /orders}, headers: [{name: x-team, value: a}]}]", 1)
 	ix, pols := fixture(t, topo)
 	for _, c := range []struct {
@@ -204,8 +203,7 @@ func TestTraceDelegationInheritParentMatcher(t *testing.T) {
 
 // Inheriting, a child's matches also take the parent's headers.
 func TestTraceDelegationInheritParentHeaders(t *testing.T) {
-	topo := strings.Replace(delegationTopology, "metadata: {name: a1, namespace: team-a}",
-		"metadata: {name: a1, namespace: team-a, annotations: {delegation.kgateway.dev/inherit-parent-matcher: \"yes\"}}", 1)
+	topo := inheritingA1("yes")
 	topo = strings.Replace(topo, "value: /a}}]", "value: /a}, headers: [{name: x-env, value: prod}]}]", 1)
 	topo = strings.Replace(topo, "value: /a/orders}}]", "value: /orders}}]", 1)
 	ix, pols := fixture(t, topo)
@@ -221,8 +219,7 @@ func TestTraceDelegationInheritParentHeaders(t *testing.T) {
 // own children's matches are judged against its matches as extended (the
 // absolute path), as kgateway recurses with the merged match.
 func TestTraceDelegationThroughAnInheritingChild(t *testing.T) {
-	topo := strings.Replace(delegationTopology, "metadata: {name: a1, namespace: team-a}",
-		"metadata: {name: a1, namespace: team-a, annotations: {delegation.kgateway.dev/inherit-parent-matcher: \"true\"}}", 1)
+	topo := inheritingA1("true")
 	// a1's orders rule (/orders under /a) delegates to d1, whose match
 	// repeats the whole path /a/orders/d.
 	topo = strings.Replace(topo, "value: /a/orders}}]\n    backendRefs: [{name: orders, port: 80}]",
@@ -266,4 +263,11 @@ func chainResult(depth int) ([]*unstructured.Unstructured, *engine.Result) {
 		objs[i] = engine.Object{Object: u}
 	}
 	return us, engine.Compute(objs, engine.Options{})
+}
+
+// inheritingA1 is delegationTopology with a1 annotated
+// delegation.kgateway.dev/inherit-parent-matcher: value.
+func inheritingA1(value string) string {
+	return strings.Replace(delegationTopology, "metadata: {name: a1, namespace: team-a}",
+		"metadata: {name: a1, namespace: team-a, annotations: {delegation.kgateway.dev/inherit-parent-matcher: \""+value+"\"}}", 1)
 }

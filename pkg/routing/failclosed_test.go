@@ -1,6 +1,7 @@
 package routing_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -167,7 +168,7 @@ spec:
   - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: ok}
   ca: {name: missing}
 `
-	base, _, _ := strings.Cut(failClosedDocs, "---\napiVersion: gateway.envoyproxy.io/v1alpha1\nkind: SecurityPolicy\nmetadata: {name: broken")
+	base := failClosedUpTo("broken")
 	base = strings.Replace(base, "listeners: [{name: http, protocol: HTTP, port: 80}]",
 		"listeners: [{name: http, protocol: HTTP, port: 80}, {name: https, protocol: HTTPS, port: 443, tls: {certificateRefs: [{name: cert}]}}]", 1)
 	ix, pols := build(t, base+"---\n"+docs, true)
@@ -185,7 +186,7 @@ spec:
 // its backend does not resolve, so the route is not failed; without the
 // flag, or with another broken reference, it is.
 func TestFailClosedFailOpen(t *testing.T) {
-	base, _, _ := strings.Cut(failClosedDocs, "---\napiVersion: gateway.envoyproxy.io/v1alpha1\nkind: SecurityPolicy\nmetadata: {name: broken")
+	base := failClosedUpTo("broken")
 	for _, c := range []struct {
 		name, spec string
 		status     int
@@ -195,13 +196,7 @@ func TestFailClosedFailOpen(t *testing.T) {
 		{"no flag", "extAuth: {http: {backendRefs: [{name: nosvc, port: 80}]}}", 500},
 		{"fail open, other error", "extAuth: {failOpen: true, http: {backendRefs: [{name: nosvc, port: 80}]}}\n  basicAuth: {users: {name: missing}}", 500},
 	} {
-		ix, pols := build(t, base+`---
-apiVersion: gateway.envoyproxy.io/v1alpha1
-kind: SecurityPolicy
-metadata: {name: auth, namespace: default, creationTimestamp: "2026-01-01T00:01:00Z"}
-spec:
-  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: bad}]
-  `+c.spec+"\n", true)
+		ix, pols := build(t, base+securityPolicy("auth", 1, "HTTPRoute", "bad", c.spec), true)
 		o := trace(t, ix, pols, "http://bad.example/", nil).Outcomes[0]
 		if o.Status != c.status {
 			t.Errorf("%s: %s %d %q, want status %d", c.name, o.Result, o.Status, o.Reason, c.status)
@@ -216,16 +211,8 @@ spec:
 // another field there. A merging policy whose own reference is broken
 // fails the route.
 func TestFailClosedMerged(t *testing.T) {
-	base, _, _ := strings.Cut(failClosedDocs, "---\napiVersion: gateway.envoyproxy.io/v1alpha1\nkind: SecurityPolicy\nmetadata: {name: gw")
-	gw := `---
-apiVersion: gateway.envoyproxy.io/v1alpha1
-kind: SecurityPolicy
-metadata: {name: gw, namespace: default, creationTimestamp: "2026-01-01T00:00:00Z"}
-spec:
-  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: eg}]
-  basicAuth: {users: {name: missing}}
-  cors: {allowOrigins: ["https://a.example"]}
-`
+	base := failClosedUpTo("gw")
+	gw := securityPolicy("gw", 0, "Gateway", "eg", "basicAuth: {users: {name: missing}}\n  cors: {allowOrigins: [\"https://a.example\"]}")
 	for _, c := range []struct {
 		name, spec string
 		status     int
@@ -237,13 +224,7 @@ spec:
 		{"its own broken", "mergeType: JSONMerge\n  basicAuth: {users: {name: gone}}", 500, "SecurityPolicy default/route applies here but is Invalid"},
 		{"no merge type", "basicAuth: {users: {name: users}}", 0, ""},
 	} {
-		ix, pols := build(t, base+gw+`---
-apiVersion: gateway.envoyproxy.io/v1alpha1
-kind: SecurityPolicy
-metadata: {name: route, namespace: default, creationTimestamp: "2026-01-01T00:01:00Z"}
-spec:
-  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: bad}]
-  `+c.spec+"\n", true)
+		ix, pols := build(t, base+gw+securityPolicy("route", 1, "HTTPRoute", "bad", c.spec), true)
 		o := trace(t, ix, pols, "http://bad.example/", nil).Outcomes[0]
 		if o.Status != c.status || !strings.Contains(o.Reason, c.reason) {
 			t.Errorf("%s: %s %d %q, want status %d saying %q", c.name, o.Result, o.Status, o.Reason, c.status, c.reason)
@@ -337,4 +318,25 @@ spec:
 			t.Errorf("%s via %s: %s %d %q, want status %d", url, o.Listener, o.Result, o.Status, o.Reason, status)
 		}
 	}
+}
+
+// failClosedUpTo is failClosedDocs up to its SecurityPolicy named name.
+func failClosedUpTo(name string) string {
+	base, _, _ := strings.Cut(failClosedDocs, "---\napiVersion: gateway.envoyproxy.io/v1alpha1\nkind: SecurityPolicy\nmetadata: {name: "+name)
+	return base
+}
+
+// securityPolicy is an Envoy Gateway SecurityPolicy document (after a
+// "---" line) in namespace default, created at minute min, targeting the
+// Gateway API object of kind named target, with spec (indented by two
+// spaces after its first line).
+func securityPolicy(name string, min int, kind, target, spec string) string {
+	return fmt.Sprintf(`---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: %s, namespace: default, creationTimestamp: "2026-01-01T00:%02d:00Z"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: %s, name: %s}]
+  %s
+`, name, min, kind, target, spec)
 }
