@@ -312,6 +312,9 @@ func (c *computation) rangesAt(p *policy.Policy, at topology.Ref) []policy.Field
 	if p.Kind.ValidationsOnListeners() {
 		out = append(out, p.ViolationsWhere(func(v policy.Validation) bool { return len(v.On) > 0 && c.hasListener(at, v.On) })...)
 	}
+	if p.Kind.ValidationsReadListener() {
+		out = append(out, c.listenerViolations(p, at)...)
+	}
 	return out
 }
 
@@ -319,26 +322,32 @@ func (c *computation) rangesAt(p *policy.Policy, at topology.Ref) []policy.Field
 // listeners, a ListenerSet, a listener) has a listener of one of protos;
 // a TLS listener that passes TLS through does not count.
 func (c *computation) hasListener(at topology.Ref, protos []string) bool {
-	id, ok := c.graph.Lookup(at)
-	if !ok {
-		return false
-	}
-	var ls []topology.Ref
-	switch gk := at.GroupKind(); {
-	case at.IsSection() && (gk == topology.KindGateway || gk == topology.KindListenerSet):
-		ls = []topology.Ref{at}
-	case gk == topology.KindGateway:
-		ls = c.gatewayListeners(id)
-	case gk == topology.KindListenerSet:
-		ls = c.sections(id)
-	}
-	for _, l := range ls {
+	for _, l := range c.listenersAt(at) {
 		lp, ok := c.listenerPorts[l]
 		if ok && slices.Contains(protos, lp.proto) && !(lp.proto == "TLS" && lp.passthrough) {
 			return true
 		}
 	}
 	return false
+}
+
+// listenersAt are the listeners of target at: a Gateway's with its
+// ListenerSets', a ListenerSet's, a listener itself; none for other
+// targets.
+func (c *computation) listenersAt(at topology.Ref) []topology.Ref {
+	id, ok := c.graph.Lookup(at)
+	if !ok {
+		return nil
+	}
+	switch gk := at.GroupKind(); {
+	case at.IsSection() && (gk == topology.KindGateway || gk == topology.KindListenerSet):
+		return []topology.Ref{at}
+	case gk == topology.KindGateway:
+		return c.gatewayListeners(id)
+	case gk == topology.KindListenerSet:
+		return c.sections(id)
+	}
+	return nil
 }
 
 // failsClosed reports whether a policy Invalid in place at target at

@@ -160,6 +160,11 @@ type computation struct {
 	// listenerPorts are the listeners' ports, for kinds that reject
 	// shared ports (only when a kind does).
 	listenerPorts map[topology.Ref]listenerPort
+	// routeFacts are the routes' hostnames and match counts, and
+	// listenerFacts what rules reading listener see of each listener
+	// (built on first use), for kinds with such rules.
+	routeFacts    map[topology.Ref]routeFacts
+	listenerFacts map[topology.Ref]policy.ListenerFacts
 	// backendSections are the backend sections (ports) route rules use,
 	// for kinds whose ancestors are Gateways.
 	backendSections *backendSections
@@ -233,6 +238,9 @@ func newComputation(opts Options, objs []Object) *computation {
 		}
 		if (k.RejectSharedPort || k.ObjectRefsOnListeners() || k.ValueRangesOnListeners() || k.ValidationsOnListeners() || k.RequirementsOnListeners()) && c.listenerPorts == nil {
 			c.listenerPorts = readListenerPorts(topoObjs)
+		}
+		if k.ValidationsReadListener() && c.routeFacts == nil {
+			c.routeFacts = readRouteFacts(topoObjs)
 		}
 		if (k.Ancestor == policy.AncestorGateway || k.Ancestor == policy.AncestorGatewayObject || k.InvalidOnUnresolvedBackendRefs) && c.backendSections == nil {
 			c.backendSections = readBackendSections(topoObjs, c.serviceImports)

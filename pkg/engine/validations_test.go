@@ -84,3 +84,89 @@ func TestValidationsOnListeners(t *testing.T) {
 	res = compute(t, engine.Options{}, ctp, gws, pol(egV, "ClientTrafficPolicy", "on-mixed", 0, target("mixed", "")+bad))
 	want(t, "on-mixed", status(t, res, "on-mixed", "Accepted"), "False/Invalid")
 }
+
+// routeOnListener is an HTTPRoute attached to listener section of
+// Gateway gw, with hostnames (a YAML list) and one rule of the given
+// matches (a YAML list).
+func routeOnListener(name, gw, section, hostnames, matches string) string {
+	return "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: " + name + ", namespace: default}\n" +
+		"spec: {parentRefs: [{name: " + gw + ", sectionName: " + section + "}], hostnames: " + hostnames +
+		", rules: [{matches: " + matches + ", backendRefs: [{name: svc, port: 80}]}]}\n"
+}
+
+// Rules reading listener: Envoy Gateway's HTTP/1.0 default host needs the
+// listener's exact hostname or exactly one exact hostname among its
+// routes (one per hostname and rule match; a route hostname under a
+// wildcard listener's counts); a route without hostnames serves the
+// listener's or any. A policy on a listener with none, or with more than
+// one, is Invalid there, naming the listener; on the whole Gateway,
+// Invalid when one of its listeners fails.
+func TestValidationsReadingListener(t *testing.T) {
+	ctp := crd("gateway.envoyproxy.io", "ClientTrafficPolicy", "clienttrafficpolicies")
+	topo := gatewayDoc("gw", "eg", `[{name: exact, protocol: HTTP, port: 8080, hostname: www.example.com},
+  {name: none, protocol: HTTP, port: 8081}, {name: one, protocol: HTTP, port: 8082},
+  {name: two, protocol: HTTP, port: 8083}, {name: wild, protocol: HTTP, port: 8084, hostname: "*.example.com"},
+  {name: any, protocol: HTTP, port: 8085}]`, "") +
+		routeOnListener("r-one", "gw", "one", "[a.example.com]", "[{path: {value: /}}]") +
+		routeOnListener("r-two", "gw", "two", "[b.example.com]", "[{path: {value: /a}}, {path: {value: /b}}]") +
+		routeOnListener("r-wild", "gw", "wild", `["*.com", c.example.com]`, "[]") +
+		routeOnListener("r-any", "gw", "any", "[]", "[]")
+	http10 := "http1: {http10: {useDefaultHost: true}}"
+	var pols []string
+	for i, l := range []string{"exact", "none", "one", "two", "wild", "any"} {
+		pols = append(pols, pol(egV, "ClientTrafficPolicy", "on-"+l, i, gatewayTarget("gw", l)+http10))
+	}
+	pols = append(pols, pol(egV, "ClientTrafficPolicy", "without", 9, gatewayTarget("gw", "none")+"http1: {http10: {}}"))
+	res := compute(t, engine.Options{}, append([]string{ctp, topo}, pols...)...)
+	for name, w := range map[string]string{
+		"on-exact": "True/Accepted", "on-one": "True/Accepted", "on-wild": "True/Accepted",
+		"on-none": "False/Invalid", "on-two": "False/Invalid", "on-any": "False/Invalid",
+	} {
+		want(t, name, status(t, res, name, "Accepted"), w)
+	}
+	wantProblem(t, res, "on-none", "spec.http1.http10.useDefaultHost",
+		"value refused by its implementation: the listener has no exact hostname, nor does any route attached to it, so there is no default host to take (at listener Gateway default/gw#none)")
+	wantProblem(t, res, "on-two", "spec.http1.http10.useDefaultHost",
+		"value refused by its implementation: the listener has no exact hostname and its routes offer more than one (one per exact hostname and rule match), so there is no one default host to take (at listener Gateway default/gw#two)")
+	// Without useDefaultHost nothing is asked; the older on-none is
+	// Invalid in place, so this one is Conflicted by it at most, never
+	// Invalid.
+	if got := status(t, res, "without", "Accepted"); got == "False/Invalid" {
+		t.Errorf("without: %s, want not Invalid", got)
+	}
+	// On the whole Gateway: none, two and any fail.
+	res = compute(t, engine.Options{}, ctp, topo, pol(egV, "ClientTrafficPolicy", "whole", 0, gatewayTarget("gw", "")+http10))
+	want(t, "whole", status(t, res, "whole", "Accepted"), "False/Invalid")
+	for _, l := range []string{"none", "two", "any"} {
+		if msg := ancestorMessage(t, res, "whole"); !strings.Contains(msg, "(at listener Gateway default/gw#"+l+")") {
+			t.Errorf("whole: message %q does not name listener %s", msg, l)
+		}
+	}
+}
+
+// A rule of one's own reading listener (attache.dev/validations): it sees
+// the listener's name, port and routes (kind, namespace, name, and the
+// hostnames they serve there: those the listener's admits, narrowed to it,
+// each once); it is judged at each listener of its protocols at the
+// target, not elsewhere.
+func TestValidationsReadingListenerAnnotation(t *testing.T) {
+	k := declaredCRD("example.com", "LimitPolicy", "limitpolicies", "Direct",
+		`attache.dev/target-kinds: Gateway`,
+		`attache.dev/validations: '[{rule: "listener.routes.all(r, r.kind == ''HTTPRoute'' && r.namespace == ''default'' && r.name != ''r-'' + listener.name) || listener.port != 8082", message: "no route named after its listener on 8082", listenerProtocols: [HTTP]},
+      {rule: "listener.name != ''narrow'' || listener.routes.all(r, r.hostnames == [''z.example.com''])", message: "narrowed", listenerProtocols: [HTTP]}]'`)
+	topo := gatewayDoc("gw", "eg", "[{name: one, protocol: HTTP, port: 8082}, {name: two, protocol: HTTP, port: 8083}, {name: narrow, protocol: HTTP, port: 8084, hostname: z.example.com}]", "") +
+		routeOnListener("r-narrow", "gw", "narrow", `["*.example.com", z.example.com, other.io]`, "[]") +
+		gatewayDoc("tls", "eg", "[{name: x, protocol: HTTPS, port: 8082, tls: {certificateRefs: [{name: cert}]}}]", "") +
+		routeOnListener("r-one", "gw", "one", "[]", "[]") + routeOnListener("r-two", "gw", "two", "[]", "[]") +
+		routeOnListener("r-x", "tls", "x", "[]", "[]")
+	res := compute(t, engine.Options{}, k, topo,
+		pol("example.com/v1", "LimitPolicy", "on-gw", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]\n"),
+		pol("example.com/v1", "LimitPolicy", "on-tls", 1, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: tls}]\n"))
+	want(t, "on-gw", status(t, res, "on-gw", "Accepted"), "False/Invalid")
+	wantProblem(t, res, "on-gw", "spec", "value refused by its implementation: no route named after its listener on 8082 (at listener Gateway default/gw#one)")
+	if msg := ancestorMessage(t, res, "on-gw"); strings.Contains(msg, "narrowed") {
+		t.Errorf("on-gw: route hostnames not narrowed to the listener's once each: %q", msg)
+	}
+	// An HTTPS listener is not among the rule's protocols.
+	want(t, "on-tls", status(t, res, "on-tls", "Accepted"), "True/Accepted")
+}

@@ -48,3 +48,22 @@ func isWildcard(h string) bool { return strings.HasPrefix(h, "*.") }
 func wildcardMatches(suffix, host string) bool {
 	return len(host) > len(suffix) && strings.HasSuffix(host, suffix)
 }
+
+// NarrowHostname is the hostname a route's hostname h serves on a
+// listener with hostname listener ("" for none): the more specific of the
+// two when they intersect (Gateway API: a route's wildcard narrowed to
+// the listener's exact hostname, and so on); ok is false when they do not
+// intersect.
+func NarrowHostname(listener, h string) (string, bool) {
+	switch {
+	case listener == "":
+		return h, true
+	case !HostnameIntersects(listener, h):
+		return "", false
+	case !isWildcard(h):
+		return h, true
+	case !isWildcard(listener) || len(listener) > len(h):
+		return listener, true
+	}
+	return h, true
+}

@@ -42,3 +42,26 @@ func TestHostnameIntersects(t *testing.T) {
 		t.Error("one pair intersects")
 	}
 }
+
+// NarrowHostname: the more specific of two intersecting hostnames, the
+// route's when the listener has none.
+func TestNarrowHostname(t *testing.T) {
+	for _, tc := range []struct {
+		listener, route, want string
+		ok                    bool
+	}{
+		{"", "*.example.com", "*.example.com", true},
+		{"a.example.com", "a.example.com", "a.example.com", true},
+		{"*.example.com", "a.example.com", "a.example.com", true},
+		{"a.example.com", "*.example.com", "a.example.com", true},
+		{"*.example.com", "*.a.example.com", "*.a.example.com", true},
+		{"*.a.example.com", "*.example.com", "*.a.example.com", true},
+		{"a.example.com", "b.example.com", "", false},
+		{"*.example.org", "*.example.com", "", false},
+	} {
+		got, ok := NarrowHostname(tc.listener, tc.route)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("NarrowHostname(%q, %q) = %q, %t, want %q, %t", tc.listener, tc.route, got, ok, tc.want, tc.ok)
+		}
+	}
+}

@@ -57,7 +57,31 @@ type Validation struct {
 	On []string `json:"listenerProtocols,omitempty"`
 	// program is Rule, compiled.
 	program cel.Program
+	// readsListener is set when Rule reads the variable listener (see
+	// ListenerFacts): it is then judged at each listener of the On
+	// protocols of a target, with that listener's facts.
+	readsListener bool
 }
+
+// ListenerFacts is what a rule reading the variable listener sees of one
+// listener (an attache extension of the x-kubernetes-validations shape,
+// for implementations that judge a policy by the listener it lands on,
+// such as Envoy Gateway's HTTP/1.0 default host):
+//
+//	listener.name, listener.protocol, listener.port, listener.hostname ("" for none)
+//	listener.routes: the routes attached to it, each
+//	  {kind, namespace, name,
+//	   hostnames: the hostnames it serves there (its own the listener's
+//	     hostname admits, narrowed to it; the listener's, or "*", when
+//	     it has none),
+//	   matches: the number of its rules' matches, a rule without matches
+//	     counting one}
+//
+// A rule reading listener must set listenerProtocols.
+type ListenerFacts map[string]any
+
+// ReadsListener reports whether the rule reads the variable listener.
+func (v Validation) ReadsListener() bool { return v.readsListener }
 
 // ValidationCostBudget bounds the cost of evaluating all the rules of
 // one policy together (in CEL's cost units; about 0.1 to 0.4 seconds),
@@ -143,12 +167,21 @@ func (v *Validation) compile(i int) error {
 	if v.program != nil {
 		return nil
 	}
-	prog, err := compileRule(v.Rule)
+	cr, err := compileRule(v.Rule)
 	if err != nil {
 		return fmt.Errorf("%s: %v", name, err)
 	}
-	v.program = prog
+	if cr.readsListener && len(v.On) == 0 {
+		return fmt.Errorf("%s: rule %q reads listener, so it must set listenerProtocols (the listeners it is judged at)", name, v.Rule)
+	}
+	v.program, v.readsListener = cr.program, cr.readsListener
 	return nil
+}
+
+// compiledRule is a rule compiled, and whether it reads listener.
+type compiledRule struct {
+	program       cel.Program
+	readsListener bool
 }
 
 // compiledRules are the rules compiled so far, by their text, so that a
@@ -157,7 +190,7 @@ func (v *Validation) compile(i int) error {
 // maxCompiledRules are kept.
 var compiledRules struct {
 	sync.Mutex
-	programs map[string]cel.Program
+	programs map[string]compiledRule
 }
 
 // maxCompiledRules bounds compiledRules (annotations edited over and over
@@ -165,45 +198,53 @@ var compiledRules struct {
 const maxCompiledRules = 1024
 
 // compileRule compiles rule, or finds it compiled.
-func compileRule(rule string) (cel.Program, error) {
+func compileRule(rule string) (compiledRule, error) {
 	compiledRules.Lock()
-	prog := compiledRules.programs[rule]
+	cr, ok := compiledRules.programs[rule]
 	compiledRules.Unlock()
-	if prog != nil {
-		return prog, nil
+	if ok {
+		return cr, nil
 	}
 	env, err := validationEnv()
 	if err != nil {
-		return nil, fmt.Errorf("no CEL environment: %v", err)
+		return cr, fmt.Errorf("no CEL environment: %v", err)
 	}
 	ast, iss := env.Compile(rule)
 	if iss.Err() != nil {
-		return nil, fmt.Errorf("rule %q does not compile: %v", rule, strings.ReplaceAll(iss.Err().Error(), "\n", " "))
+		return cr, fmt.Errorf("rule %q does not compile: %v", rule, strings.ReplaceAll(iss.Err().Error(), "\n", " "))
 	}
 	if t := ast.OutputType(); !t.IsExactType(cel.BoolType) {
-		return nil, fmt.Errorf("rule %q is of type %s, want bool", rule, t)
+		return cr, fmt.Errorf("rule %q is of type %s, want bool", rule, t)
 	}
-	if prog, err = env.Program(ast); err != nil {
-		return nil, fmt.Errorf("rule %q: %v", rule, err)
+	if cr.program, err = env.Program(ast); err != nil {
+		return cr, fmt.Errorf("rule %q: %v", rule, err)
+	}
+	for _, ref := range ast.NativeRep().ReferenceMap() {
+		if ref.Name == listenerVar {
+			cr.readsListener = true
+		}
 	}
 	compiledRules.Lock()
 	if compiledRules.programs == nil {
-		compiledRules.programs = map[string]cel.Program{}
+		compiledRules.programs = map[string]compiledRule{}
 	}
 	if len(compiledRules.programs) < maxCompiledRules {
-		compiledRules.programs[rule] = prog
+		compiledRules.programs[rule] = cr
 	}
 	compiledRules.Unlock()
-	return prog, nil
+	return cr, nil
 }
+
+// listenerVar is the variable a rule reads a listener's facts from.
+const listenerVar = "listener"
 
 // validationEnv is the CEL environment rules compile in: the API server's
 // (every library this build knows, as for the rules it has stored), with
-// self dyn. Built once.
+// self and listener (ListenerFacts) dyn. Built once.
 var validationEnv = sync.OnceValues(func() (*cel.Env, error) {
 	set, err := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Extend(environment.VersionedOptions{
 		IntroducedVersion: version.MajorMinor(1, 0),
-		EnvOptions:        []cel.EnvOption{cel.Variable("self", cel.DynType)},
+		EnvOptions:        []cel.EnvOption{cel.Variable("self", cel.DynType), cel.Variable(listenerVar, cel.DynType)},
 	})
 	if err != nil {
 		return nil, err
@@ -273,29 +314,83 @@ func (p *Policy) checkValidations() []ruleProblem {
 	var out []ruleProblem
 	budget := int64(ValidationCostBudget)
 	for i, v := range p.Kind.Validations {
-		err := errBudget
-		var val any
-		if budget > 0 {
-			val, err = v.eval(self, &budget)
+		if v.program == nil {
+			_ = v.compile(i) // a rule that does not compile fails in eval
 		}
-		switch {
-		case err != nil:
-			out = append(out, ruleProblem{i, FieldProblem{Field: v.Field(), Message: fmt.Sprintf("rule validations[%d] %q could not be evaluated: %v", i, v.Rule, err)}})
-		case val == true:
-		default:
-			msg := v.Message
-			if msg == "" {
-				msg = "failed rule: " + v.Rule
+		if v.readsListener {
+			continue // judged per listener (ListenerViolations)
+		}
+		out = append(out, v.judge(i, map[string]any{"self": self}, &budget)...)
+	}
+	return out
+}
+
+// judge evaluates rule v, at index i, with vars: its problem if it does
+// not hold or cannot be evaluated, nil if it holds.
+func (v Validation) judge(i int, vars map[string]any, budget *int64) []ruleProblem {
+	err := errBudget
+	var val any
+	if *budget > 0 {
+		val, err = v.eval(vars, budget)
+	}
+	switch {
+	case err != nil:
+		return []ruleProblem{{i, FieldProblem{Field: v.Field(), Message: fmt.Sprintf("rule validations[%d] %q could not be evaluated: %v", i, v.Rule, err)}}}
+	case val == true:
+		return nil
+	}
+	msg := v.Message
+	if msg == "" {
+		msg = "failed rule: " + v.Rule
+	}
+	return []ruleProblem{{i, FieldProblem{Field: v.Field(), Message: msg}}}
+}
+
+// ListenerViolations are the kind's rules reading listener (see
+// ListenerFacts) that judge accepts and that do not hold for the policy
+// at listener l, as Violations says them; the rules together are bounded
+// by ValidationCostBudget.
+func (p *Policy) ListenerViolations(l ListenerFacts, judge func(Validation) bool) []FieldProblem {
+	if p.Kind == nil {
+		return nil
+	}
+	var self map[string]any
+	var out []FieldProblem
+	budget := int64(ValidationCostBudget)
+	for i, v := range p.Kind.Validations {
+		if v.program == nil {
+			_ = v.compile(i)
+		}
+		if !v.readsListener || !judge(v) {
+			continue
+		}
+		if self == nil {
+			if self, _ = merge.PruneNulls(p.Spec).(map[string]any); self == nil {
+				self = map[string]any{}
 			}
-			out = append(out, ruleProblem{i, FieldProblem{Field: v.Field(), Message: msg}})
+		}
+		for _, pr := range v.judge(i, map[string]any{"self": self, listenerVar: map[string]any(l)}, &budget) {
+			out = append(out, pr.FieldProblem)
 		}
 	}
 	return out
 }
 
-// eval evaluates the rule with self, taking its cost from budget: true,
-// false, or an error (a result that is not a bool is one).
-func (v Validation) eval(self map[string]any, budget *int64) (any, error) {
+// ValidationsReadListener reports whether some of the kind's rules read
+// listener (ListenerFacts).
+func (k *Kind) ValidationsReadListener() bool {
+	for _, v := range k.Validations {
+		if v.readsListener {
+			return true
+		}
+	}
+	return false
+}
+
+// eval evaluates the rule with vars (self, and listener for a rule
+// reading it), taking its cost from budget: true, false, or an error (a
+// result that is not a bool is one).
+func (v Validation) eval(vars map[string]any, budget *int64) (any, error) {
 	prog := v.program
 	if prog == nil {
 		// A Validation built in Go and not through a kind: compile now.
@@ -304,7 +399,7 @@ func (v Validation) eval(self map[string]any, budget *int64) (any, error) {
 		}
 		prog = v.program
 	}
-	out, det, err := prog.ContextEval(context.Background(), map[string]any{"self": self})
+	out, det, err := prog.ContextEval(context.Background(), vars)
 	if det != nil && det.ActualCost() != nil {
 		*budget -= int64(min(*det.ActualCost(), uint64(ValidationCostBudget)))
 	}

@@ -62,6 +62,7 @@ func TestParseValidations(t *testing.T) {
 		`[{rule: "true", listenerProtocols: [https]}]`:        "validations[0]: on=https: listener protocols are matched as written: HTTPS, not https",
 		`[{rule: "true", listenerProtocols: ["HTTP,HTTPS"]}]`: `validations[0]: listenerProtocols: "HTTP,HTTPS" is not a listener protocol`,
 		`[{rule: "true"}, {rule: "self.a ==", m: 1}]`:         `unknown field "m"`,
+		`[{rule: "listener.port == 80"}]`:                     `validations[0]: rule "listener.port == 80" reads listener, so it must set listenerProtocols`,
 	} {
 		if _, err := ParseValidations(v); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("ParseValidations(%q) = %v, want an error saying %q", v, err, msg)
@@ -219,5 +220,47 @@ func TestValidationsAnnotation(t *testing.T) {
 	if prob == nil || prob.Field != annField(AnnotationValidations) ||
 		!strings.Contains(prob.Message, `policy kind ColorPolicy.policies.example.com: validations[1]: rule "self.color ==" does not compile`) {
 		t.Errorf("bad annotation: %v", prob)
+	}
+}
+
+// A rule reading listener is judged with a listener's facts only
+// (ListenerViolations), never among the rules judged on the spec alone,
+// and only when judge accepts it.
+func TestListenerViolations(t *testing.T) {
+	vs, err := ParseValidations(`
+- {rule: "!has(self.a) || listener.port == self.a", message: port differs, fieldPath: .a, listenerProtocols: [HTTP]}
+- {rule: "listener.routes.size() <= 1", message: too many routes, listenerProtocols: [HTTP, HTTPS]}
+- {rule: "self.b == 'x'", listenerProtocols: [HTTP]}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !vs[0].ReadsListener() || vs[2].ReadsListener() {
+		t.Fatalf("ReadsListener: %t, %t", vs[0].ReadsListener(), vs[2].ReadsListener())
+	}
+	k := validationsKind(t, vs)
+	if !k.ValidationsReadListener() {
+		t.Error("ValidationsReadListener = false")
+	}
+	p := parsed(k, map[string]any{"a": int64(80), "b": "y"})
+	on := p.ViolationsWhere(func(v Validation) bool { return len(v.On) > 0 })
+	if len(on) != 1 || on[0].Message != "failed rule: self.b == 'x'" {
+		t.Errorf("ViolationsWhere = %v, want the rule on the spec alone", on)
+	}
+	all := func(Validation) bool { return true }
+	l := ListenerFacts{"port": int64(8080), "routes": []any{map[string]any{}, map[string]any{}}}
+	got := p.ListenerViolations(l, all)
+	if len(got) != 2 || got[0] != (FieldProblem{Field: "spec.a", Message: "port differs"}) || got[1] != (FieldProblem{Field: "spec", Message: "too many routes"}) {
+		t.Errorf("ListenerViolations = %v", got)
+	}
+	if got := p.ListenerViolations(ListenerFacts{"port": int64(80), "routes": []any{}}, all); len(got) != 0 {
+		t.Errorf("ListenerViolations at a fine listener = %v", got)
+	}
+	if got := p.ListenerViolations(l, func(v Validation) bool { return len(v.On) == 2 }); len(got) != 1 || got[0].Message != "too many routes" {
+		t.Errorf("ListenerViolations judged = %v", got)
+	}
+	// Facts without a key the rule reads: it cannot be evaluated.
+	if got := p.ListenerViolations(ListenerFacts{}, all); len(got) != 2 || !strings.Contains(got[0].Message, "could not be evaluated") {
+		t.Errorf("ListenerViolations without facts = %v", got)
 	}
 }

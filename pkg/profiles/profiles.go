@@ -183,7 +183,7 @@ var builtin = func() []policy.Profile {
 			// terminate TLS only (buildListenerTLSParameters).
 			"tls.clientValidation.caCertificateRefs[] kinds=Secret,ConfigMap keys=ca.crt,* on=HTTPS,TLS",
 			"tls.clientValidation.crl.refs[] kinds=Secret,ConfigMap keys=ca.crl,* on=HTTPS,TLS"),
-			egListenerBufferAndWindows), egCipherSuiteValidations),
+			egListenerBufferAndWindows), append(egCipherSuiteValidations, egHTTP10DefaultHost...)),
 		// The ConfigMaps and Secrets whose data Envoy Gateway's translator
 		// reads (object refs): one it cannot find, or without the key it
 		// reads, makes the policy Invalid.
@@ -586,6 +586,34 @@ var egCipherSuiteValidations = []policy.Validation{{
 	Message:   "names a cipher suite Envoy Gateway does not support",
 	On:        []string{"HTTPS", "TLS"},
 	Rule:      "!has(self.tls) || !has(self.tls.ciphers) || self.tls.ciphers.all(c, c in ['" + strings.Join(egCipherSuites, "', '") + "'])",
+}}
+
+// egHTTP10 is the part of egHTTP10DefaultHost that holds unless the
+// policy asks for HTTP/1.0's default host on a listener without an exact
+// hostname; egHTTP10Hosts counts the routes Envoy Gateway could take it
+// from: one per exact hostname a route serves there and match of its
+// rules (its IR routes).
+const (
+	egHTTP10 = "!has(self.http1) || !has(self.http1.http10) || !has(self.http1.http10.useDefaultHost) || !self.http1.http10.useDefaultHost || " +
+		"(listener.hostname != '' && !listener.hostname.startsWith('*')) || "
+	egHTTP10Hosts = "listener.routes.map(r, r.hostnames.filter(h, !h.startsWith('*')).size() * r.matches).sum()"
+)
+
+// egHTTP10DefaultHost: a ClientTrafficPolicy asking for HTTP/1.0's
+// default host needs one at each HTTP listener it lands on: the
+// listener's exact hostname, else the one exact hostname among the routes
+// attached there (translateListenerHTTP1Settings: "cannot set http10
+// default host on listener with only wildcard hostnames").
+var egHTTP10DefaultHost = []policy.Validation{{
+	FieldPath: ".http1.http10.useDefaultHost",
+	Message:   "the listener has no exact hostname, nor does any route attached to it, so there is no default host to take",
+	On:        []string{"HTTP", "HTTPS"},
+	Rule:      egHTTP10 + egHTTP10Hosts + " != 0",
+}, {
+	FieldPath: ".http1.http10.useDefaultHost",
+	Message:   "the listener has no exact hostname and its routes offer more than one (one per exact hostname and rule match), so there is no one default host to take",
+	On:        []string{"HTTP", "HTTPS"},
+	Rule:      egHTTP10 + egHTTP10Hosts + " <= 1",
 }}
 
 // withRequirements declares what a profile's kind's policies need of the
