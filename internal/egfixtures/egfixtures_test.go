@@ -87,8 +87,11 @@ var mustMatch = map[string]bool{
 	"backendtrafficpolicy-request-buffer-out-of-range-error":   true,
 	"clienttrafficpolicy-buffer-limit-with-out-of-range-error": true,
 	"clienttrafficpolicy-http2":                                true,
-	// Session 26: HTTP/1.0 default host (validations reading listener).
-	"clienttrafficpolicy-http10": true,
+	// Session 26: HTTP/1.0 default host (validations reading listener);
+	// an expired CRL, duplicated API keys (objectRefs content).
+	"clienttrafficpolicy-http10":                               true,
+	"clienttrafficpolicy-mtls-client-verification-expired-crl": true,
+	"httproute-with-api-key-auth-duplicated-api-key":           true,
 	// Content the translator checks in code: bandwidth minimum, local
 	// rate-limit defaults and units, inverted Distinct matches, cipher
 	// suites (validations, CEL rules).

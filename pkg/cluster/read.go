@@ -19,6 +19,7 @@ import (
 
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/gatewayapi"
+	"github.com/attache-dev/attache/pkg/holderdata"
 	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/profiles"
 	"github.com/attache-dev/attache/pkg/topology"
@@ -539,16 +540,12 @@ func (r *reader) readClassParams(ctx context.Context, snap *Snapshot) error {
 }
 
 // keysOnly drops the values of a ConfigMap's or Secret's data, keeping the
-// keys, and the kubectl.kubernetes.io/last-applied-configuration
-// annotation, which holds them too when kubectl apply made the object.
+// keys and what the engine judges of the values (package holderdata: a
+// digest, a CRL's validity), and the
+// kubectl.kubernetes.io/last-applied-configuration annotation, which holds
+// them too when kubectl apply made the object.
 func keysOnly(u *unstructured.Unstructured) *unstructured.Unstructured {
-	for _, f := range []string{"data", "binaryData", "stringData"} {
-		if m, ok := u.Object[f].(map[string]any); ok {
-			for k := range m {
-				m[k] = ""
-			}
-		}
-	}
+	holderdata.Redact(u)
 	dropLastApplied(u)
 	return u
 }

@@ -2,16 +2,9 @@ package cluster
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"maps"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -33,9 +26,12 @@ import (
 	"github.com/attache-dev/attache/pkg/cluster/clustertest"
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/gatewayapi"
+	"github.com/attache-dev/attache/pkg/holderdata"
 	"github.com/attache-dev/attache/pkg/manifest"
 	"github.com/attache-dev/attache/pkg/profiles"
 	"github.com/attache-dev/attache/pkg/topology"
+
+	"github.com/attache-dev/attache/internal/testpki"
 )
 
 var (
@@ -799,26 +795,6 @@ func TestReadClassParams(t *testing.T) {
 	})
 }
 
-// testCAPEM is a self-signed CA certificate, PEM-encoded: the API server
-// accepts a ClusterTrustBundle only with certificates that parse.
-func testCAPEM(t *testing.T) string {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "attache test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
-}
-
 // trustBundleObjects: a Gateway of Envoy Gateway's class, a route to
 // Services s1 and s2, BackendTLSPolicies on s1 (trusted, naming
 // ClusterTrustBundle bundle) and s2 (untrusted, naming absent, which does
@@ -901,7 +877,7 @@ spec: {trustBundle: %s}`, version, quotedApplied, quoted)
 // ClusterTrustBundles gets them in UnreadObjects and Skipped, and the
 // references are not judged.
 func TestReadClusterTrustBundles(t *testing.T) {
-	pemText := testCAPEM(t)
+	pemText := testpki.CAPEM(t)
 	certBody := strings.Split(pemText, "\n")[1]
 	const (
 		accepted = "Gateway/g1 Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs"
@@ -1030,9 +1006,10 @@ func TestReadClusterTrustBundles(t *testing.T) {
 }
 
 // TestHoldersKeepNoValues: of a ConfigMap or Secret, Read keeps the data
-// keys, of a ClusterTrustBundle whether its bundle is set; never the
-// values, nor kubectl's copy of them in last-applied-configuration (other
-// annotations stay).
+// keys and what the engine reads of the values (holderdata), of a
+// ClusterTrustBundle whether its bundle is set; never the values, nor
+// kubectl's copy of them in last-applied-configuration (other annotations
+// stay).
 func TestHoldersKeepNoValues(t *testing.T) {
 	const value = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 	applied := func(extra map[string]any) map[string]any {
@@ -1049,11 +1026,11 @@ func TestHoldersKeepNoValues(t *testing.T) {
 		{"ConfigMap", &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 			"metadata": map[string]any{"name": "ca", "namespace": "tls", "annotations": applied(map[string]any{"team": "edge"})},
 			"data":     map[string]any{"ca.crt": value}, "binaryData": map[string]any{"b": "AAAA"}}},
-			keysOnly, `{"apiVersion":"v1","binaryData":{"b":""},"data":{"ca.crt":""},"kind":"ConfigMap","metadata":{"annotations":{"team":"edge"},"name":"ca","namespace":"tls"}}`},
+			keysOnly, `{"apiVersion":"v1","binaryData":{"b":"\u003cread\u003e"},"data":{"ca.crt":"\u003cread\u003e"},"kind":"ConfigMap","metadata":{"annotations":{"team":"edge"},"name":"ca","namespace":"tls"}}`},
 		{"Secret", &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
 			"metadata": map[string]any{"name": "ca", "namespace": "tls", "annotations": applied(nil)},
 			"data":     map[string]any{"tls.crt": "c2VjcmV0"}, "stringData": map[string]any{"ca.crt": value}}},
-			keysOnly, `{"apiVersion":"v1","data":{"tls.crt":""},"kind":"Secret","metadata":{"name":"ca","namespace":"tls"},"stringData":{"ca.crt":""}}`},
+			keysOnly, `{"apiVersion":"v1","data":{"tls.crt":"\u003cread\u003e"},"kind":"Secret","metadata":{"name":"ca","namespace":"tls"},"stringData":{"ca.crt":"\u003cread\u003e"}}`},
 		{"ClusterTrustBundle", &unstructured.Unstructured{Object: map[string]any{"apiVersion": "certificates.k8s.io/v1", "kind": "ClusterTrustBundle",
 			"metadata": map[string]any{"name": "b", "annotations": applied(nil)},
 			"spec":     map[string]any{"trustBundle": value, "signerName": "example.com/s"}}},
@@ -1062,7 +1039,17 @@ func TestHoldersKeepNoValues(t *testing.T) {
 			"metadata": map[string]any{"name": "b"}, "spec": map[string]any{"trustBundle": ""}}},
 			trustBundleOnly, `{"apiVersion":"certificates.k8s.io/v1","kind":"ClusterTrustBundle","metadata":{"name":"b"}}`},
 	} {
-		raw, err := json.Marshal(c.trim(c.in).Object)
+		out := c.trim(c.in)
+		for _, f := range []string{"data", "binaryData", "stringData"} {
+			m, _ := out.Object[f].(map[string]any)
+			for k, v := range m {
+				if !holderdata.Redacted(v) {
+					t.Errorf("%s: %s.%s kept as %v", c.name, f, k, v)
+				}
+				m[k] = "<read>" // what is read of it: a digest, a CRL's validity
+			}
+		}
+		raw, err := json.Marshal(out.Object)
 		if err != nil {
 			t.Fatal(err)
 		}

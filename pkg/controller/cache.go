@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/attache-dev/attache/pkg/holderdata"
 	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/profiles"
 	"github.com/attache-dev/attache/pkg/topology"
@@ -86,12 +87,13 @@ func TransformTrustBundle(in any) (any, error) {
 }
 
 // TransformHolder is a cache transform for ConfigMaps and Secrets, watched
-// for the CA certificates policies name: the engine reads which data keys
-// they have, never the values, so the values are dropped (a Secret's
-// content never stays in the controller's memory, and large ConfigMaps
-// cost no more than small ones). Objects that are not unstructured, such
-// as the typed Secrets other components read through the manager, are
-// left alone.
+// for the data policies name: the engine reads which data keys they have
+// and, of the values, only a keyed digest and a CRL's validity (package
+// holderdata), so each value is replaced by those (a Secret's content
+// never stays in the controller's memory, and large ConfigMaps cost no
+// more than small ones). Objects that are not unstructured, such as the
+// typed Secrets other components read through the manager, are left
+// alone.
 func TransformHolder(in any) (any, error) {
 	u, ok := in.(*unstructured.Unstructured)
 	if !ok {
@@ -105,17 +107,7 @@ func TransformHolder(in any) (any, error) {
 		// (the features kinds' feature gates name).
 		return u, nil
 	}
-	for _, f := range []string{"data", "binaryData", "stringData"} {
-		m, ok := u.Object[f].(map[string]any)
-		if !ok {
-			continue
-		}
-		keys := make(map[string]any, len(m))
-		for k := range m {
-			keys[k] = ""
-		}
-		u.Object[f] = keys
-	}
+	holderdata.Redact(u)
 	return u, nil
 }
 

@@ -2,15 +2,8 @@ package controller
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"os"
 	"slices"
 	"strings"
@@ -27,27 +20,9 @@ import (
 	"github.com/attache-dev/attache/internal/testenv"
 	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
-)
 
-// testCAPEM is a self-signed CA certificate, PEM-encoded: the API server
-// accepts a ClusterTrustBundle only with certificates that parse.
-func testCAPEM(t *testing.T) string {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "attache test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
-}
+	"github.com/attache-dev/attache/internal/testpki"
+)
 
 // trustBundle is a ClusterTrustBundle at version holding bundle.
 func trustBundle(version, name, bundle string) *unstructured.Unstructured {
@@ -214,7 +189,7 @@ func TestTrustBundleChangesRecompute(t *testing.T) {
 		t.Fatalf("ClusterTrustBundles watch = %+v, want one at v1", w)
 	}
 
-	pemText := testCAPEM(t)
+	pemText := testpki.CAPEM(t)
 	k.apply("", trustBundle("v1", bundleName, pemText))
 	expect("ClusterTrustBundle created", "Service/s1 True/Accepted True/ResolvedRefs")
 	r.waitIdle(t, 0)
@@ -352,7 +327,7 @@ func TestBackendTLSPolicyClusterTrustBundle(t *testing.T) {
 	expect("Envoy Gateway, no bundle", "eg", "Gateway/geg False/NoValidCACertificate False/InvalidCACertificateRef")
 	expect("another implementation, no bundle", "other", "Gateway/gother False/NoValidCACertificate False/InvalidKind")
 
-	k.apply("", trustBundle("v1", bundleName, testCAPEM(t)))
+	k.apply("", trustBundle("v1", bundleName, testpki.CAPEM(t)))
 	expect("Envoy Gateway, bundle created", "eg", "Gateway/geg True/Accepted True/ResolvedRefs")
 	expect("another implementation, bundle created", "other", "Gateway/gother False/NoValidCACertificate False/InvalidKind")
 
@@ -403,7 +378,7 @@ func TestTrustBundleServedVersions(t *testing.T) {
 			const ns, bundleName = "ctb-versions", "attache-test-versions"
 			applyCTBObjects(t, k, ns, bundleName)
 			if c.version != "" {
-				k.apply("", trustBundle(c.version, bundleName, testCAPEM(t)))
+				k.apply("", trustBundle(c.version, bundleName, testpki.CAPEM(t)))
 			}
 			r := startController(t, Options{OwnedKinds: []topology.GroupKind{btlsKind}}, e.Config)
 			waitAncestor(t, k, "the BackendTLSPolicy below Envoy Gateway's class", gvkBTLS, ns, "eg", c.want, "Accepted", "ResolvedRefs")

@@ -5,9 +5,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/attache-dev/attache/pkg/holderdata"
 	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/profiles"
 	"github.com/attache-dev/attache/pkg/topology"
@@ -37,13 +39,27 @@ func (c *computation) collectHolderKinds() {
 			}
 			c.holderKinds[gk] = true
 		}
+		if k.HasContent() && c.holderFacts == nil {
+			c.holderFacts = map[topology.Ref]map[string]holderdata.Fact{}
+		}
 	}
+}
+
+// clock is the time referenced data is judged at (Options.Now).
+func (c *computation) clock() time.Time {
+	if c.opts.Now != nil {
+		return c.opts.Now()
+	}
+	return time.Now()
 }
 
 // addHolder records holder u: its data keys, and its type when a Secret.
 func (c *computation) addHolder(u *unstructured.Unstructured) {
 	r := holderRef(u)
 	c.holders[r] = dataKeys(u)
+	if c.holderFacts != nil && !policy.ClusterScopedHolder(r.GroupKind()) {
+		c.holderFacts[r] = holderdata.Read(u)
+	}
 	if r.GroupKind() == policy.KindSecret {
 		t, _ := u.Object["type"].(string)
 		if t == "" {
@@ -374,13 +390,9 @@ func (c *computation) brokenFields(p *policy.Policy, at topology.Ref) []string {
 	if p.Kind.InvalidOnUnresolvedBackendRefs {
 		fields, _ = c.brokenBackendRefs(p)
 	}
-	keys := func(r topology.Ref) ([]string, bool) {
-		k, ok := c.holders[r]
-		return k, ok
-	}
-	granted := func(r topology.Ref) bool { return c.grantAllows(p, r) }
+	h := c.holdersFor(p)
 	judge := func(path *policy.ObjectRefPath) bool { return len(path.On) == 0 || c.hasListener(at, path.On) }
-	for _, pr := range p.CheckObjectRefsWhere(keys, c.opts.Unread, granted, judge) {
+	for _, pr := range append(p.CheckObjectRefsWhere(h.Keys, h.Unread, h.Granted, judge), c.objectDataProblems(p, judge)...) {
 		fields = append(fields, pr.Ref.Field)
 	}
 	// A value out of range, or a field whose feature is off, fails the
@@ -421,24 +433,63 @@ func (c *computation) refusedValues(p *policy.Policy) []policy.FieldProblem {
 // unresolvedObjectRefsWhere checks the object references of p whose path
 // judge accepts.
 func (c *computation) unresolvedObjectRefsWhere(p *policy.Policy, judge func(*policy.ObjectRefPath) bool) (field, msg, problem string) {
-	keys := func(r topology.Ref) ([]string, bool) {
-		k, ok := c.holders[r]
-		return k, ok
+	h := c.holdersFor(p)
+	probs := p.CheckObjectRefsWhere(h.Keys, h.Unread, h.Granted, judge)
+	data := c.objectDataProblems(p, judge)
+	var msgs []string
+	for _, g := range []struct {
+		probs              []policy.ObjectRefProblem
+		head, first, later string
+	}{
+		{probs, "references do not resolve: ", "reference does not resolve: ", "; nor do "},
+		{data, "data its implementation refuses: ", "data refused by its implementation: ", "; nor "},
+	} {
+		if len(g.probs) == 0 {
+			continue
+		}
+		texts := make([]string, len(g.probs))
+		for i, pr := range g.probs {
+			texts[i] = pr.Message
+		}
+		msgs = append(msgs, g.head+strings.Join(texts, "; "))
+		if field == "" {
+			field = g.probs[0].Ref.Field
+			problem = g.first + strings.TrimPrefix(texts[0], field+": ")
+			if len(texts) > 1 {
+				problem += g.later + strings.Join(texts[1:], "; ")
+			}
+		}
 	}
-	probs := p.CheckObjectRefsWhere(keys, c.opts.Unread, func(r topology.Ref) bool { return c.grantAllows(p, r) }, judge)
-	if len(probs) == 0 {
-		return "", "", ""
+	return field, strings.Join(msgs, "; "), problem
+}
+
+// holdersFor is what the checks of p's object references read of the
+// ConfigMaps and Secrets.
+func (c *computation) holdersFor(p *policy.Policy) policy.Holders {
+	return policy.Holders{
+		Keys: func(r topology.Ref) ([]string, bool) {
+			k, ok := c.holders[r]
+			return k, ok
+		},
+		Facts:   func(r topology.Ref) map[string]holderdata.Fact { return c.holderFacts[r] },
+		Unread:  c.opts.Unread,
+		Granted: func(r topology.Ref) bool { return c.grantAllows(p, r) },
+		Now:     c.now,
 	}
-	msgs := make([]string, len(probs))
-	for i, pr := range probs {
-		msgs[i] = pr.Message
+}
+
+// objectDataProblems are the problems of the data p's references name
+// (policy.ObjectRefPath.Content), of the paths judge accepts; the first
+// time a verdict changes is kept in recheckAt.
+func (c *computation) objectDataProblems(p *policy.Policy, judge func(*policy.ObjectRefPath) bool) []policy.ObjectRefProblem {
+	if c.holderFacts == nil || !p.Kind.HasContent() {
+		return nil
 	}
-	field = probs[0].Ref.Field
-	problem = "reference does not resolve: " + strings.TrimPrefix(msgs[0], field+": ")
-	if len(msgs) > 1 {
-		problem += "; nor do " + strings.Join(msgs[1:], "; ")
+	probs, t := p.CheckObjectData(c.holdersFor(p), judge)
+	if !t.IsZero() && (c.recheckAt.IsZero() || t.Before(c.recheckAt)) {
+		c.recheckAt = t
 	}
-	return field, "references do not resolve: " + strings.Join(msgs, "; "), problem
+	return probs
 }
 
 // untranslatable checks what p's implementation checks when it

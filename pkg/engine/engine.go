@@ -7,9 +7,11 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/attache-dev/attache/pkg/diag"
 	"github.com/attache-dev/attache/pkg/gatewayapi"
+	"github.com/attache-dev/attache/pkg/holderdata"
 	"github.com/attache-dev/attache/pkg/merge"
 	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/profiles"
@@ -165,6 +167,13 @@ type computation struct {
 	// (built on first use), for kinds with such rules.
 	routeFacts    map[topology.Ref]routeFacts
 	listenerFacts map[topology.Ref]policy.ListenerFacts
+	// holderFacts are what is read of the holders' values, by key, for
+	// kinds judging referenced data (policy.ObjectRefPath.Content); now
+	// is the time it is judged at, and recheckAt the first time after it
+	// at which a verdict changes (Incremental then recomputes all).
+	holderFacts map[topology.Ref]map[string]holderdata.Fact
+	now         time.Time
+	recheckAt   time.Time
 	// backendSections are the backend sections (ports) route rules use,
 	// for kinds whose ancestors are Gateways.
 	backendSections *backendSections
@@ -223,6 +232,7 @@ func newComputation(opts Options, objs []Object) *computation {
 	c := &computation{opts: opts, kinds: map[topology.GroupKind]*policy.Kind{}, attByRef: map[*Attachment]merge.Src{},
 		sources: map[topology.Ref]string{}, invalidKinds: map[topology.GroupKind]string{}, clusterKinds: map[topology.GroupKind]bool{},
 		dps: map[*policy.Kind]*kindDP{}, status: map[*pstate]*PolicyStatus{}}
+	c.now = c.clock()
 	topoObjs, policyObjs := c.classify(objs)
 	c.parentRefs = routeParentRefs(topoObjs)
 	if c.needsDataPlanes() {

@@ -105,6 +105,11 @@ func (in *Incremental) Compute(objs []Object) *Result {
 	if in.duplicates {
 		return in.full(objs, "the previous input held duplicates")
 	}
+	now := in.c.clock()
+	if !in.c.recheckAt.IsZero() && !now.Before(in.c.recheckAt) {
+		return in.full(objs, "data a policy names came into force or expired (a CRL)")
+	}
+	in.c.now = now
 	in.holdersChanged = in.holdersChanged[:0]
 	changes, regen, reason := in.diff(objs)
 	if reason == "" {
@@ -435,6 +440,7 @@ func (in *Incremental) diff(objs []Object) (changes []policyChange, regen []rege
 			if c.holderKinds[ref.GroupKind()] {
 				hr := holderRef(s.obj.Object)
 				delete(c.holders, hr)
+				delete(c.holderFacts, hr)
 				delete(c.secretTypes, hr)
 				in.holdersChanged = append(in.holdersChanged, hr)
 				continue

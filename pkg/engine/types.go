@@ -62,6 +62,9 @@ type Options struct {
 	// over what the configurations among the objects say
 	// (profiles.Configuration); a feature neither sets is off.
 	Features policy.Features
+	// Now, when set, is the clock the data of policies' references is
+	// judged by (a CRL expires, policy.ContentCRL); time.Now otherwise.
+	Now func() time.Time
 }
 
 // SchemaValidator checks objects of one CRD's kind against its schema

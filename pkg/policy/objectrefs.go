@@ -42,7 +42,24 @@ type ObjectRefPath struct {
 	// certificates, for listeners that terminate TLS). The policy is then
 	// Invalid at those targets only.
 	On []string
+	// Content, if set, judges the data of a reference that resolves
+	// (ContentCRL, ContentDistinct): data the implementation refuses makes
+	// the policy Invalid as a reference that does not resolve does.
+	Content string
 }
+
+// The kinds of ObjectRefPath.Content.
+const (
+	// ContentCRL: the key read (the first of Keys the holder has) holds a
+	// PEM certificate revocation list in force (Envoy Gateway's client
+	// CRLs, validateCrl: expired or not yet valid refused).
+	ContentCRL = "crl"
+	// ContentDistinct: the values of the holders named at the path are
+	// all distinct, over all their keys, a key met again in a later
+	// holder skipped (Envoy Gateway's API keys, buildAPIKeyAuth: a client
+	// ID once, a key once).
+	ContentDistinct = "distinct"
+)
 
 // String renders one path in its annotation form:
 // "oidc.clientSecret kinds=Secret keys=client-secret".
@@ -60,6 +77,9 @@ func (r ObjectRefPath) String() string {
 	}
 	if len(r.On) > 0 {
 		s += " on=" + strings.Join(r.On, ",")
+	}
+	if r.Content != "" {
+		s += " content=" + r.Content
 	}
 	return s
 }
@@ -111,6 +131,9 @@ func (r ObjectRefPath) validate() error {
 	if err := checkProtocols(r.On); err != nil {
 		return fmt.Errorf("%s: %v", r.Path, err)
 	}
+	if r.Content != "" && r.Content != ContentCRL && r.Content != ContentDistinct {
+		return fmt.Errorf("%s: content=%s: want %s or %s", r.Path, r.Content, ContentCRL, ContentDistinct)
+	}
 	for i, key := range r.Keys {
 		wild := key == "*" || key == "+"
 		if key == "" || (wild && i != len(r.Keys)-1) || strings.ContainsAny(key, " ,=;") {
@@ -121,7 +144,8 @@ func (r ObjectRefPath) validate() error {
 }
 
 // ParseObjectRefs reads the annotation form: entries separated by ";",
-// each a path followed optionally by kinds=<Kind,...> and keys=<key,...>;
+// each a path followed optionally by kinds=<Kind,...>, keys=<key,...>,
+// when=<field>=<value>, on=<protocol,...> and content=crl|distinct;
 // "none" for none.
 func ParseObjectRefs(v string) ([]ObjectRefPath, error) {
 	if strings.TrimSpace(v) == "none" {
@@ -157,8 +181,12 @@ func ParseObjectRefs(v string) ([]ObjectRefPath, error) {
 				if len(r.On) == 0 {
 					return nil, fmt.Errorf("%s: on=: want listener protocols (HTTPS,TLS)", words[0])
 				}
+			case ok && name == "content" && r.Content == "":
+				if r.Content = val; val == "" {
+					return nil, fmt.Errorf("%s: content=: want %s or %s", words[0], ContentCRL, ContentDistinct)
+				}
 			default:
-				return nil, fmt.Errorf("%s: unexpected %q after the path (known: kinds=ConfigMap,Secret keys=<key>,*,+ when=<field>=<value> on=<protocol>,...)", words[0], w)
+				return nil, fmt.Errorf("%s: unexpected %q after the path (known: kinds=ConfigMap,Secret keys=<key>,*,+ when=<field>=<value> on=<protocol>,... content=crl|distinct)", words[0], w)
 			}
 		}
 		r = r.withDefaults()

@@ -30,6 +30,11 @@ func TestParseObjectRefs(t *testing.T) {
 		{in: "a on=", err: "want listener protocols"},
 		{in: "a on=HTTPS on=TLS", err: "unexpected"},
 		{in: "a on=HT*PS", err: "want listener protocols"},
+		{in: "crl.refs[] kinds=Secret,ConfigMap keys=ca.crl,* on=HTTPS,TLS content=crl", want: "crl.refs[] kinds=Secret,ConfigMap keys=ca.crl,* on=HTTPS,TLS content=crl"},
+		{in: "keys[] content=distinct", want: "keys[] kinds=Secret content=distinct"},
+		{in: "a content=", err: "content=: want crl or distinct"},
+		{in: "a content=json", err: "content=json: want crl or distinct"},
+		{in: "a content=crl content=crl", err: "unexpected"},
 		// Read back, "spec.spec.a" would lose its second spec.
 		{in: "spec.spec.a", err: "does not start with spec again"},
 	} {
@@ -166,5 +171,25 @@ func TestReadObjectRefsWhen(t *testing.T) {
 	}
 	if fmt.Sprint(got) != "[ConfigMap ns1/a@spec.lua[0].valueRef]" {
 		t.Errorf("object refs = %v, want only the ValueRef entry's", got)
+	}
+}
+
+// The key a reference reads of a holder: the first of its keys the holder
+// has, "*" its only key, "+" its first; without keys, its first.
+func TestKeyRead(t *testing.T) {
+	for _, c := range []struct {
+		have, keys []string
+		want       string
+	}{
+		{[]string{"a", "ca.crl"}, []string{"ca.crl", "*"}, "ca.crl"},
+		{[]string{"other"}, []string{"ca.crl", "*"}, "other"},
+		{[]string{"a", "b"}, []string{"ca.crl", "*"}, ""},
+		{[]string{"a", "b"}, []string{"x", "+"}, "a"},
+		{[]string{"b", "c"}, nil, "b"},
+		{nil, nil, ""},
+	} {
+		if got := keyRead(c.have, c.keys); got != c.want {
+			t.Errorf("keyRead(%v, %v) = %q, want %q", c.have, c.keys, got, c.want)
+		}
 	}
 }

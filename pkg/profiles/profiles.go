@@ -182,7 +182,7 @@ var builtin = func() []policy.Profile {
 			// Client CA certificates and CRLs: read for the listeners that
 			// terminate TLS only (buildListenerTLSParameters).
 			"tls.clientValidation.caCertificateRefs[] kinds=Secret,ConfigMap keys=ca.crt,* on=HTTPS,TLS",
-			"tls.clientValidation.crl.refs[] kinds=Secret,ConfigMap keys=ca.crl,* on=HTTPS,TLS"),
+			"tls.clientValidation.crl.refs[] kinds=Secret,ConfigMap keys=ca.crl,* on=HTTPS,TLS content=crl"),
 			egListenerBufferAndWindows), append(egCipherSuiteValidations, egHTTP10DefaultHost...)),
 		// The ConfigMaps and Secrets whose data Envoy Gateway's translator
 		// reads (object refs): one it cannot find, or without the key it
@@ -211,7 +211,7 @@ var builtin = func() []policy.Profile {
 		withRequirements(withRegexFields(withFeatureGates(withFailOpen(withUnsupportedFields(withObjectRefs(withBackendRefs(egInherited("SecurityPolicy", kinds(httpRoute, grpcRoute, tcpRoute)),
 			"extAuth.grpc.backendRef", "extAuth.grpc.backendRefs[]", "extAuth.http.backendRef", "extAuth.http.backendRefs[]",
 			"jwt.providers[].remoteJWKS.backendRefs[]", "oidc.provider.backendRefs[]"),
-			"apiKeyAuth.credentialRefs[] kinds=Secret",
+			"apiKeyAuth.credentialRefs[] kinds=Secret content=distinct",
 			"basicAuth.users kinds=Secret keys=.htpasswd",
 			"oidc.clientIDRef kinds=Secret keys=client-id",
 			"oidc.clientSecret kinds=Secret keys=client-secret",

@@ -1,0 +1,225 @@
+// Package holderdata says what attache reads of the values a ConfigMap or
+// Secret holds, beyond its keys: for each value, a digest (to tell equal
+// values apart from different ones without keeping them) and, when it is
+// PEM data, the validity window of the certificate revocation list it
+// holds. Readers that must not keep values (the cluster reader, the
+// controller's cache) replace each value with its Fact written as a token
+// (Redact); Read gives the same facts from the token as from the value, so
+// that the engine judges a policy's referenced data the same way from
+// files and from a cluster.
+package holderdata
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/pem"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Fact is what attache reads of one value.
+type Fact struct {
+	// Digest tells values apart: equal values, and only they, have equal
+	// digests (in one process: the digest is keyed by a random key made
+	// at start, so that it cannot be checked against guesses outside it).
+	Digest string
+	// CRL is the certificate revocation list in the value's first PEM
+	// block, as Envoy Gateway reads a CRL.
+	CRL CRL
+}
+
+// CRL is the validity window of a certificate revocation list, or why the
+// value holds none.
+type CRL struct {
+	// ThisUpdate and NextUpdate are the list's; NextUpdate is zero when
+	// the list names none.
+	ThisUpdate, NextUpdate time.Time
+	// Err, when set, says why the value holds no list ("no PEM data", or
+	// the parser's error).
+	Err string
+}
+
+// Check judges the list at time now: "" when it holds a list in force,
+// otherwise what is wrong, in Envoy Gateway's words (validateCrl).
+func (c CRL) Check(now time.Time) string {
+	switch {
+	case c.Err != "":
+		return c.Err
+	case !c.NextUpdate.IsZero() && now.After(c.NextUpdate):
+		return fmt.Sprintf("the CRL is expired (next update was due at %s)", c.NextUpdate.UTC().Format(time.RFC3339))
+	case now.Before(c.ThisUpdate):
+		return fmt.Sprintf("the CRL is not yet valid (this update starts at %s)", c.ThisUpdate.UTC().Format(time.RFC3339))
+	}
+	return ""
+}
+
+// Changes returns the first time after now at which Check's verdict
+// changes (zero for none).
+func (c CRL) Changes(now time.Time) time.Time {
+	if c.Err != "" {
+		return time.Time{}
+	}
+	if now.Before(c.ThisUpdate) {
+		return c.ThisUpdate
+	}
+	if !c.NextUpdate.IsZero() && !now.After(c.NextUpdate) {
+		return c.NextUpdate.Add(time.Nanosecond)
+	}
+	return time.Time{}
+}
+
+// tokenPrefix starts a value Redact wrote. Base64 data (a Secret's data,
+// a ConfigMap's binaryData) never holds ':' or ';', so a token cannot be
+// mistaken for a value there.
+const tokenPrefix = "attache.dev/holder-fact;"
+
+// digestKey keys the digests of this process.
+var digestKey = func() []byte {
+	k := make([]byte, 32)
+	if _, err := rand.Read(k); err != nil {
+		panic("holderdata: no random key: " + err.Error())
+	}
+	return k
+}()
+
+// Of reads the fact of one value.
+func Of(value []byte) Fact {
+	mac := hmac.New(sha256.New, digestKey)
+	mac.Write(value)
+	return Fact{Digest: hex.EncodeToString(mac.Sum(nil)[:16]), CRL: crlOf(value)}
+}
+
+// crlOf reads the list in the first PEM block of value (Envoy Gateway
+// decodes one block and parses it as a list).
+func crlOf(value []byte) CRL {
+	block, _ := pem.Decode(value)
+	if block == nil {
+		return CRL{Err: "no PEM data"}
+	}
+	l, err := x509.ParseRevocationList(block.Bytes)
+	if err != nil {
+		return CRL{Err: "no CRL: " + err.Error()}
+	}
+	return CRL{ThisUpdate: l.ThisUpdate, NextUpdate: l.NextUpdate}
+}
+
+// token writes f as a value.
+func (f Fact) token() string {
+	crl := "err=" + url.QueryEscape(f.CRL.Err)
+	if f.CRL.Err == "" {
+		crl = "this=" + strconv.FormatInt(f.CRL.ThisUpdate.Unix(), 10)
+		if !f.CRL.NextUpdate.IsZero() {
+			crl += ",next=" + strconv.FormatInt(f.CRL.NextUpdate.Unix(), 10)
+		}
+	}
+	return tokenPrefix + "d=" + f.Digest + ";crl=" + crl
+}
+
+// parseToken reads a token; ok is false when s is none.
+func parseToken(s string) (Fact, bool) {
+	rest, ok := strings.CutPrefix(s, tokenPrefix)
+	if !ok {
+		return Fact{}, false
+	}
+	var f Fact
+	for _, part := range strings.Split(rest, ";") {
+		name, val, _ := strings.Cut(part, "=")
+		switch name {
+		case "d":
+			f.Digest = val
+		case "crl":
+			if e, isErr := strings.CutPrefix(val, "err="); isErr {
+				f.CRL.Err, _ = url.QueryUnescape(e)
+				continue
+			}
+			for _, kv := range strings.Split(val, ",") {
+				k, v, _ := strings.Cut(kv, "=")
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					continue
+				}
+				switch k {
+				case "this":
+					f.CRL.ThisUpdate = time.Unix(n, 0).UTC()
+				case "next":
+					f.CRL.NextUpdate = time.Unix(n, 0).UTC()
+				}
+			}
+		}
+	}
+	return f, true
+}
+
+// fields are the fields of a ConfigMap or Secret holding values, with
+// whether their values are base64 encoded.
+var fields = []struct {
+	name   string
+	base64 map[string]bool // by object kind
+}{
+	{"data", map[string]bool{"Secret": true}},
+	{"binaryData", map[string]bool{"ConfigMap": true}},
+	{"stringData", nil},
+}
+
+// Read gives the facts of the values of u, a ConfigMap or Secret, by key:
+// read from the values, or from the tokens Redact wrote in their place. A
+// value that is not a string, or not base64 where it must be, is read as
+// its text (the API server refuses such an object; bad input never stops
+// the reading).
+func Read(u *unstructured.Unstructured) map[string]Fact {
+	out := map[string]Fact{}
+	for _, f := range fields {
+		m, _ := u.Object[f.name].(map[string]any)
+		for k, v := range m {
+			s, _ := v.(string)
+			if fact, ok := parseToken(s); ok {
+				out[k] = fact
+				continue
+			}
+			b := []byte(s)
+			if f.base64[u.GetKind()] {
+				if dec, err := base64.StdEncoding.DecodeString(s); err == nil {
+					b = dec
+				}
+			}
+			out[k] = Of(b)
+		}
+	}
+	return out
+}
+
+// Redact replaces each value of u, a ConfigMap or Secret, with the token
+// of its fact, so that u keeps its keys and what Read reads of its values,
+// never the values.
+func Redact(u *unstructured.Unstructured) {
+	facts := Read(u)
+	for _, f := range fields {
+		m, ok := u.Object[f.name].(map[string]any)
+		if !ok {
+			continue
+		}
+		for k := range m {
+			m[k] = facts[k].token()
+		}
+	}
+}
+
+// Redacted reports whether v is a value Redact wrote (not a value of the
+// object's own).
+func Redacted(v any) bool {
+	s, ok := v.(string)
+	if !ok {
+		return false
+	}
+	_, ok = parseToken(s)
+	return ok
+}

@@ -1,0 +1,151 @@
+package holderdata
+
+import (
+	"encoding/base64"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/attache-dev/attache/internal/testpki"
+)
+
+var (
+	t0   = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	next = t0.Add(48 * time.Hour)
+)
+
+// A CRL's window is read from its first PEM block; Check judges it at a
+// time as Envoy Gateway does, and Changes says when that verdict changes.
+func TestCRL(t *testing.T) {
+	c := Of([]byte(testpki.NewCA(t).CRL(t, t0, next))).CRL
+	if c.Err != "" || !c.ThisUpdate.Equal(t0) || !c.NextUpdate.Equal(next) {
+		t.Fatalf("CRL = %+v", c)
+	}
+	for _, tc := range []struct {
+		at      time.Time
+		want    string
+		changes time.Time
+	}{
+		{t0.Add(-time.Hour), "the CRL is not yet valid (this update starts at 2026-01-01T00:00:00Z)", t0},
+		{t0.Add(time.Hour), "", next.Add(time.Nanosecond)},
+		{next, "", next.Add(time.Nanosecond)},
+		{next.Add(time.Second), "the CRL is expired (next update was due at 2026-01-03T00:00:00Z)", time.Time{}},
+	} {
+		if got := c.Check(tc.at); got != tc.want {
+			t.Errorf("Check(%s) = %q, want %q", tc.at, got, tc.want)
+		}
+		if got := c.Changes(tc.at); !got.Equal(tc.changes) {
+			t.Errorf("Changes(%s) = %s, want %s", tc.at, got, tc.changes)
+		}
+	}
+	if c := Of([]byte("not pem")).CRL; c.Check(t0) != "no PEM data" || !c.Changes(t0).IsZero() {
+		t.Errorf("no PEM: %+v", c)
+	}
+	cert := "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"
+	if c := Of([]byte(cert)).CRL; !strings.HasPrefix(c.Err, "no CRL: ") {
+		t.Errorf("a certificate read as a CRL: %+v", c)
+	}
+	// A list without a next update never expires.
+	if got := (CRL{ThisUpdate: t0}).Check(next.Add(1000 * time.Hour)); got != "" {
+		t.Errorf("without a next update: %q", got)
+	}
+}
+
+// Equal values have equal digests, others not.
+func TestDigest(t *testing.T) {
+	a, b, a2 := Of([]byte("key1")), Of([]byte("key2")), Of([]byte("key1"))
+	if a.Digest != a2.Digest || a.Digest == b.Digest || len(a.Digest) != 32 {
+		t.Errorf("digests %s %s %s", a.Digest, b.Digest, a2.Digest)
+	}
+}
+
+// Redact replaces every value with a token that Read reads as it reads
+// the value itself: a Secret's data and a ConfigMap's binaryData as
+// base64, a ConfigMap's data and a Secret's stringData as text; no value
+// is left.
+func TestRedactKeepsTheFacts(t *testing.T) {
+	crl := testpki.NewCA(t).CRL(t, t0, next)
+	b64 := base64.StdEncoding.EncodeToString
+	objs := []*unstructured.Unstructured{
+		{Object: map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "s"},
+			"data":       map[string]any{"ca.crl": b64([]byte(crl)), "client1": b64([]byte("key1")), "bad": "not base64!"},
+			"stringData": map[string]any{"client2": "key1"}}},
+		{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"},
+			"data":       map[string]any{"ca.crl": crl, "n": int64(3)},
+			"binaryData": map[string]any{"bin": b64([]byte("key1"))}}},
+	}
+	for _, u := range objs {
+		before := Read(u)
+		red := u.DeepCopy()
+		Redact(red)
+		after := Read(red)
+		if len(before) != len(after) {
+			t.Fatalf("%s: %d facts, then %d", u.GetKind(), len(before), len(after))
+		}
+		for k, f := range before {
+			g := after[k]
+			if f.Digest != g.Digest || f.CRL.Err != g.CRL.Err || !f.CRL.ThisUpdate.Equal(g.CRL.ThisUpdate) || !f.CRL.NextUpdate.Equal(g.CRL.NextUpdate) {
+				t.Errorf("%s %s: %+v, then %+v", u.GetKind(), k, f, g)
+			}
+		}
+		for _, field := range []string{"data", "binaryData", "stringData"} {
+			m, _ := red.Object[field].(map[string]any)
+			for k, v := range m {
+				if s, _ := v.(string); !strings.HasPrefix(s, tokenPrefix) || strings.Contains(s, "key1") || strings.Contains(s, "BEGIN") {
+					t.Errorf("%s %s.%s left as %q", u.GetKind(), field, k, v)
+				}
+			}
+		}
+		// Redacting again changes nothing.
+		again := red.DeepCopy()
+		Redact(again)
+		if Read(again)["ca.crl"] != after["ca.crl"] {
+			t.Errorf("%s: redacting twice changed the facts", u.GetKind())
+		}
+	}
+	facts := Read(objs[0])
+	if facts["ca.crl"].CRL.Err != "" || !facts["ca.crl"].CRL.NextUpdate.Equal(next) {
+		t.Errorf("Secret ca.crl: %+v", facts["ca.crl"])
+	}
+	// The base64 value in data and the same text in stringData are equal.
+	if facts["client1"].Digest != facts["client2"].Digest {
+		t.Error("data client1 and stringData client2 hold the same value but differ")
+	}
+	if cm := Read(objs[1]); cm["ca.crl"].CRL.Err != "" || cm["bin"].Digest != facts["client1"].Digest {
+		t.Errorf("ConfigMap: %+v", cm)
+	}
+}
+
+// Bad tokens and values never panic.
+func FuzzRead(f *testing.F) {
+	f.Add(tokenPrefix + "d=ab;crl=this=1,next=2")
+	f.Add(tokenPrefix + "crl=err=%zz")
+	f.Add("-----BEGIN X509 CRL-----\nAAAA\n-----END X509 CRL-----\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		u := &unstructured.Unstructured{Object: map[string]any{"kind": "Secret", "data": map[string]any{"k": s}, "stringData": map[string]any{"k2": s}}}
+		Read(u)
+		Redact(u)
+		Read(u)
+	})
+}
+
+// BenchmarkRedact: what the controller's cache transform costs per TLS
+// Secret (three values of a few KiB), and how much each token keeps.
+func BenchmarkRedact(b *testing.B) {
+	ca := testpki.NewCA(b)
+	crt := base64.StdEncoding.EncodeToString([]byte(strings.Repeat(ca.PEM, 2)))
+	b.ReportAllocs()
+	var kept int
+	for b.Loop() {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+			"data": map[string]any{"tls.crt": crt, "tls.key": crt[:400], "ca.crt": crt}}}
+		Redact(u)
+		kept = 0
+		for _, v := range u.Object["data"].(map[string]any) {
+			kept += len(v.(string))
+		}
+	}
+	b.ReportMetric(float64(kept)/3, "bytes/value")
+}
