@@ -1235,6 +1235,23 @@ func TestDocsIstioKindsAdditiveAndSelectorNotInvalid(t *testing.T) {
 	}
 }
 
+// An EnvoyFilter targeting a Service (or ServiceEntry), which its proto
+// lists, is never applied: istiod matches EnvoyFilters with the proxy's
+// policy matcher and never with a Service (pilot/pkg/model/push_context.go
+// getMatchedEnvoyFilters: PolicyMatcherForProxy without WithService,
+// istio/istio 86c9f01fd73). attache says so (Invalid, naming the kinds it
+// takes) rather than listing it as the Service's effective policy.
+func TestDocsIstioEnvoyFilterServiceTargetNeverApplies(t *testing.T) {
+	res := compute(t, engine.Options{}, crd("networking.istio.io", "EnvoyFilter", "envoyfilters"), docsTopo,
+		pol("networking.istio.io/v1alpha3", "EnvoyFilter", "on-service", 0, "targetRefs: [{kind: Service, name: s1}]\npriority: 1"),
+		pol("networking.istio.io/v1alpha3", "EnvoyFilter", "on-gateway", 1, "targetRefs: ["+gwRef+"]\npriority: 1"))
+	want(t, "on-service", status(t, res, "on-service", "Accepted"), "False/Invalid")
+	if msg := ancestorMessage(t, res, "on-service"); !strings.Contains(msg, "kind Service is not a target kind of EnvoyFilter.networking.istio.io (allowed: Gateway.gateway.networking.k8s.io, GatewayClass.gateway.networking.k8s.io)") {
+		t.Errorf("on-service: message %q", msg)
+	}
+	want(t, "on-gateway", status(t, res, "on-gateway", "Accepted"), "True/Accepted")
+}
+
 // kgateway's ListenerPolicy keeps its configuration in a spec field named
 // `default` (ListenerDefaultConfig), not GEP-713's defaults stanza: its
 // profile says the kind has no stanzas, so the field is part of the spec.

@@ -254,7 +254,11 @@ var builtin = func() []policy.Profile {
 		// workload) and its per-provider merges.
 		withWaypointTargets(istio("telemetry.istio.io", "Telemetry", policy.CompositionIstioTelemetry, "selector")),
 		withWaypointTargets(istio("extensions.istio.io", "WasmPlugin", policy.CompositionAdditive, "selector")),
-		istio("networking.istio.io", "EnvoyFilter", policy.CompositionAdditive, "workloadSelector"),
+		// EnvoyFilter: its proto lists Service and ServiceEntry targets,
+		// but istiod matches EnvoyFilters with the proxy's policy matcher,
+		// never with a Service (getMatchedEnvoyFilters), so such a target
+		// never applies.
+		withTargetKinds(istio("networking.istio.io", "EnvoyFilter", policy.CompositionAdditive, "workloadSelector"), gateway, gatewayClass),
 		// NGINX Gateway Fabric.
 		// Two policies at one target conflict only on the fields NGF's
 		// validators compare (Conflicts in policies/<kind>/validator.go).
@@ -478,6 +482,12 @@ const egRateLimitRegexes = "rateLimit.local.rules[].clientSelectors[].headers[].
 	"rateLimit.global.rules[].clientSelectors[].headers[].value when=type=RegularExpression; " +
 	"rateLimit.global.rules[].clientSelectors[].path.value when=type=RegularExpression; " +
 	"rateLimit.global.rules[].clientSelectors[].queryParams[].value when=type=RegularExpression"
+
+// withTargetKinds narrows a profile's kind's target kinds.
+func withTargetKinds(p policy.Profile, gks ...topology.GroupKind) policy.Profile {
+	p.Spec.TargetKinds = gks
+	return p
+}
 
 // withValidations gives a profile's kind CEL rules on its policies'
 // content. They are Go values, not the annotation's form, so that they
