@@ -297,16 +297,9 @@ func (d *kindDP) telemetryTargets(n topology.NodeID) []topology.NodeID {
 	}
 	bound := d.c.waypointServices()
 	var out []topology.NodeID
-	ports := func(svc topology.NodeID) {
-		for _, p := range g.Sections(svc) {
-			if len(d.atNode[p]) > 0 {
-				out = append(out, p)
-			}
-		}
-	}
 	withPorts := func(svc topology.NodeID) {
 		out = append(out, svc)
-		ports(svc)
+		out = d.portTargets(out, svc)
 	}
 	switch ref.GroupKind() {
 	case topology.KindGateway:
@@ -339,7 +332,18 @@ func (d *kindDP) telemetryTargets(n topology.NodeID) []topology.NodeID {
 		}
 	case topology.KindService:
 		if wp := d.c.boundWaypoint(n); wp.Name != "" && d.c.isWaypoint(wp) {
-			ports(n)
+			out = d.portTargets(out, n)
+		}
+	}
+	return out
+}
+
+// portTargets appends to out the ports of Service svc that are targets of
+// their own (they have policies), whose stacks hold what svc's do.
+func (d *kindDP) portTargets(out []topology.NodeID, svc topology.NodeID) []topology.NodeID {
+	for _, p := range d.c.graph.Sections(svc) {
+		if len(d.atNode[p]) > 0 {
+			out = append(out, p)
 		}
 	}
 	return out
@@ -394,30 +398,36 @@ func (d *kindDP) waypointPath(n topology.NodeID) []topology.NodeID {
 
 // waypointTargets are the Direct targets that the attachments at node n
 // also reach through waypoints: for a waypoint Gateway, the Services bound
-// to it; for Istio's waypoint class, its Gateways and their Services.
+// to it; for Istio's waypoint class, its Gateways and their Services; and
+// the ports of those Services with policies of their own (their stacks
+// hold the waypoint's level too).
 func (d *kindDP) waypointTargets(n topology.NodeID) []topology.NodeID {
 	g := d.c.graph
 	ref := g.Node(n).Ref
 	bound := d.c.waypointServices()
+	var out []topology.NodeID
+	services := func(gw topology.Ref) {
+		for _, s := range bound[gw] {
+			out = append(out, s)
+			out = d.portTargets(out, s)
+		}
+	}
 	switch ref.GroupKind() {
 	case topology.KindGateway:
-		if !d.c.isWaypoint(ref) {
-			return nil
+		if !ref.IsSection() && d.c.isWaypoint(ref) {
+			services(ref)
 		}
-		return bound[ref]
 	case topology.KindGatewayClass:
 		if ref.Name != waypointClass {
 			return nil
 		}
-		var out []topology.NodeID
 		for _, id := range g.ByKind(topology.KindGateway) {
 			gw := g.Node(id).Ref
 			if d.c.gateways[gw].class == waypointClass {
 				out = append(out, id)
-				out = append(out, bound[gw]...)
+				services(gw)
 			}
 		}
-		return out
 	}
-	return nil
+	return out
 }
