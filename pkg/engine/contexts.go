@@ -648,25 +648,43 @@ func (d *kindDP) directSectionsOf(gk topology.GroupKind) bool {
 
 // directTargets returns the effective targets that the attachments at node
 // n reach for a Direct kind: n itself, or with DirectSections, the
-// sections of the object n.
+// sections of the object n; at waypoints, the targets reached through
+// them (waypointTargets, telemetryTargets).
 func (d *kindDP) directTargets(n topology.NodeID) []topology.NodeID {
 	ref := d.c.graph.Node(n).Ref
 	out := []topology.NodeID{n}
 	if !ref.IsSection() && d.directSectionsOf(ref.GroupKind()) {
 		out = d.c.graph.Sections(n)
 	}
-	if d.throughWaypoints() {
+	switch {
+	case d.throughWaypoints():
 		// And what its attachments reach through waypoints.
 		out = append(slices.Clip(out), d.waypointTargets(n)...)
+	case d.telemetryAtWaypoints():
+		// And the targets whose layering at a waypoint holds it.
+		out = append(slices.Clip(out), d.telemetryTargets(n)...)
 	}
 	return out
 }
 
 // directStack is the stack of a Direct kind's effective target n: its own
-// level, below its object's when the object's policies cover it.
+// level, below its object's when the object's policies cover it, below
+// the waypoint's (and its class's) it is reached through; or, for a kind
+// layered as Telemetry at waypoints, telemetryLevels.
 func (d *kindDP) directStack(n topology.NodeID) stackID {
 	ref := d.c.graph.Node(n).Ref
 	var s stackID
+	if d.telemetryAtWaypoints() {
+		if ls := d.telemetryLevels(n); ls != nil {
+			// istiod's layering at the waypoint.
+			for _, l := range ls {
+				if len(d.atNode[l]) > 0 {
+					s = d.trie.extend(s, level(l))
+				}
+			}
+			return s
+		}
+	}
 	if d.throughWaypoints() {
 		for _, l := range d.waypointPath(n) {
 			if len(d.atNode[l]) > 0 {
@@ -695,7 +713,7 @@ func (d *kindDP) directTarget(n topology.NodeID) *targetState {
 	ref := d.c.graph.Node(n).Ref
 	ts := &targetState{eff: &Effective{Kind: d.kind, Target: ref}, stacks: []*stackResult{sr}}
 	path := []topology.Ref{ref}
-	if d.throughWaypoints() {
+	if d.throughWaypoints() || d.telemetryAtWaypoints() {
 		// The waypoint (and its class) the target is reached through.
 		path = nil
 		for _, l := range d.waypointPath(n) {

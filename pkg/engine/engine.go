@@ -114,9 +114,15 @@ type computation struct {
 	// reads, its value on each HTTPRoute that has it.
 	delegationValues map[string]map[topology.Ref]string
 	// boundServices are the Services bound to each waypoint Gateway
-	// (waypointServices), computed once.
+	// (waypointServices), computed once; crossBound those bound to one
+	// of Istio's waypoints of another namespace, under both namespaces,
+	// and crossBoundAll all of them: the namespace-wide Telemetries
+	// istiod reads for their chains at the waypoint are attached to them
+	// (resolveUntargeted).
 	boundServices   map[topology.Ref][]topology.NodeID
 	serviceWaypoint map[topology.NodeID]topology.Ref
+	crossBound      map[string][]topology.NodeID
+	crossBoundAll   []topology.NodeID
 	waypointOnce    sync.Once
 	graph           *topology.Graph
 	grants          *gatewayapi.Grants

@@ -75,15 +75,21 @@ func (d *kindDP) compute(s stackID) *stackResult {
 		// istiod's order and merges (package istiotelemetry); of the
 		// Telemetries of one namespace without selector or targetRefs,
 		// only the oldest takes part.
-		atts = istioTelemetryOrder(atts, conflicted)
+		side, svcNs := d.telemetrySide(s)
+		var taking []*attachment
+		var twice bool
+		atts, taking, twice = istioTelemetryOrder(atts, conflicted, svcNs, d.kind.Untargeted.Root())
 		sr.atts = atts
-		layers := make([]istiotelemetry.Layer, 0, len(atts))
-		for _, a := range atts {
-			if _, out := conflicted[a.id]; !out {
-				layers = append(layers, istiotelemetry.Layer{Spec: a.pol.p.Spec, Src: a.id})
-			}
+		layers := make([]istiotelemetry.Layer, 0, len(taking))
+		for _, a := range taking {
+			layers = append(layers, istiotelemetry.Layer{Spec: a.pol.p.Spec, Src: a.id})
 		}
-		sr.result = istiotelemetry.Resolve(layers, istiotelemetry.DefaultMesh)
+		sr.result = istiotelemetry.ResolveFor(layers, istiotelemetry.DefaultMesh, side)
+		if twice {
+			// What the root namespace's Telemetry lost to the waypoint
+			// namespace's and took back is not lost.
+			sr.result.Losses = regained(sr.result)
+		}
 	case d.kind.Composition == policy.CompositionAdditive:
 		// Every policy applies: their specs sit side by side (each under
 		// its own key, see attach), so the patches never meet; but for
@@ -760,14 +766,21 @@ func (r *Reach) add(outcome string, sign int) {
 	}
 }
 
-// istioTelemetryOrder puts the Telemetries reaching one Gateway (in
-// established order: oldest first) in istiod's order: the root
-// namespace's without selector or targetRefs, the Gateway namespace's,
-// then those selecting or targeting the Gateway (applicableTelemetries).
-// Of the first two kinds istiod takes the oldest of each namespace
+// istioTelemetryOrder puts the Telemetries of a stack (in established
+// order: oldest first, level by level) in istiod's order
+// (applicableTelemetries): the root namespace's without selector or
+// targetRefs, the Gateway's (waypoint's) namespace's, at a waypoint the
+// namespace's of the Service svcNs when another, then those selecting or
+// targeting the workload, oldest first. Of those without selector or
+// targetRefs istiod takes the oldest of each namespace
 // (namespaceWideTelemetryConfig); the others are recorded in conflicted.
-func istioTelemetryOrder(atts []*attachment, conflicted map[merge.Src]*attachment) []*attachment {
-	var meshWide, nsWide, workload []*attachment
+// It returns the attachments in that order, and those taking part in the
+// merge: the oldest of each namespace, each policy once; and the root
+// namespace's a second time after the waypoint namespace's for a Service
+// of the root namespace at a waypoint of another namespace (again).
+func istioTelemetryOrder(atts []*attachment, conflicted map[merge.Src]*attachment, svcNs, root string) (ordered, taking []*attachment, again bool) {
+	var meshWide, workload []*attachment
+	var nsWide [][]*attachment // per namespace, in the order first met
 	for _, a := range atts {
 		switch p := a.pol.p; {
 		case !namespaceWide(p):
@@ -775,15 +788,97 @@ func istioTelemetryOrder(atts []*attachment, conflicted map[merge.Src]*attachmen
 		case p.UntargetedMeshWide():
 			meshWide = append(meshWide, a)
 		default:
-			nsWide = append(nsWide, a)
+			i := slices.IndexFunc(nsWide, func(g []*attachment) bool { return g[0].pol.p.Ref.Namespace == p.Ref.Namespace })
+			if i < 0 {
+				i = len(nsWide)
+				nsWide = append(nsWide, nil)
+			}
+			nsWide[i] = append(nsWide[i], a)
 		}
 	}
-	for _, l := range [][]*attachment{meshWide, nsWide} {
+	// At a waypoint, a Service's namespace after the waypoint's.
+	sort.SliceStable(nsWide, func(i, j int) bool {
+		return nsWide[i][0].pol.p.Ref.Namespace != svcNs && nsWide[j][0].pol.p.Ref.Namespace == svcNs
+	})
+	// istiod scans one namespace's Telemetries oldest first (then by
+	// name), whatever they target: the waypoint's, its class's and the
+	// Service's interleave.
+	sort.SliceStable(workload, func(i, j int) bool { return olderBefore(workload[i].pol.p, workload[j].pol.p) })
+	groups := append([][]*attachment{meshWide}, nsWide...)
+	for _, l := range groups {
 		for i := 1; i < len(l); i++ {
 			conflicted[l[i].id] = l[0]
 		}
 	}
-	return slices.Concat(meshWide, nsWide, workload)
+	ordered = slices.Concat(append(groups, workload)...)
+	seen := map[*pstate]bool{}
+	for _, a := range ordered {
+		if _, out := conflicted[a.id]; out || seen[a.pol] {
+			// A policy targeting both a waypoint and its Service
+			// applies once.
+			continue
+		}
+		seen[a.pol] = true
+		taking = append(taking, a)
+	}
+	if svcNs == root && len(meshWide) > 0 && len(nsWide) > 0 {
+		// A Service of the root namespace at a waypoint of another:
+		// istiod reads the Service's namespace-wide Telemetry, the root
+		// namespace's, again after the waypoint namespace's.
+		taking = slices.Insert(taking, 1+len(nsWide), meshWide[0])
+		again = true
+	}
+	return ordered, taking, again
+}
+
+// regained returns a fold's losses but those of a source that holds the
+// field lost, or some field below it, in the result: a Telemetry applied
+// twice (istioTelemetryOrder) takes back what it lost in between.
+func regained(r merge.Result) []merge.Loss {
+	if r.Tree == nil {
+		return r.Losses
+	}
+	leaves := r.Tree.Leaves()
+	return slices.DeleteFunc(r.Losses, func(l merge.Loss) bool {
+		for _, f := range leaves {
+			if f.Src == l.Loser && (f.Path == l.Path || strings.HasPrefix(f.Path, l.Path+".") || strings.HasPrefix(f.Path, l.Path+"[")) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// telemetrySide says which side of the traffic a stack's Telemetry is
+// resolved for, and the namespace of the Service it is for ("" for none):
+// a stack holding a Service, a waypoint or Istio's waypoint class is a
+// waypoint's, which istiod builds as a sidecar's inbound, the server side
+// (pilot/pkg/networking/core/listener_waypoint.go); any other, a
+// Gateway's, the client side. Only for kinds layered at waypoints.
+func (d *kindDP) telemetrySide(s stackID) (istiotelemetry.Side, string) {
+	if !d.telemetryAtWaypoints() {
+		return istiotelemetry.Client, ""
+	}
+	side, svcNs := istiotelemetry.Client, ""
+	for _, l := range d.trie.levels(s) {
+		if l < 0 {
+			continue
+		}
+		ref := d.c.graph.Node(topology.NodeID(l)).Ref
+		switch ref.GroupKind() {
+		case topology.KindService:
+			side, svcNs = istiotelemetry.Server, ref.Namespace
+		case topology.KindGateway:
+			if !ref.IsSection() && d.c.isWaypoint(ref) {
+				side = istiotelemetry.Server
+			}
+		case topology.KindGatewayClass:
+			if ref.Name == waypointClass {
+				side = istiotelemetry.Server
+			}
+		}
+	}
+	return side, svcNs
 }
 
 // namespaceWide reports whether a policy applies to its namespace as a

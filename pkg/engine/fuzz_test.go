@@ -110,6 +110,63 @@ kind: ClientTrafficPolicy
 metadata: {name: t, namespace: d}
 spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: a}, {group: gateway.networking.k8s.io, kind: Gateway, name: c, sectionName: h}]}
 `))
+	// Istio's Telemetry at waypoints: namespace-wide ones of the root,
+	// the waypoint's and a bound Service's namespace, one on the waypoint
+	// class, a Service of the root namespace at a waypoint of another,
+	// one Service label of the wrong shape.
+	f.Add([]byte(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: telemetries.telemetry.istio.io}
+spec: {group: telemetry.istio.io, scope: Namespaced, names: {kind: Telemetry, plural: telemetries}, versions: [{name: v1, served: true, storage: true}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: istio-waypoint}
+spec: {controllerName: istio.io/mesh-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: w, namespace: d}
+spec: {gatewayClassName: istio-waypoint, listeners: [{name: m, protocol: HBONE, port: 15008, allowedRoutes: {namespaces: {from: All}}}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: a, labels: {istio.io/use-waypoint: w, istio.io/use-waypoint-namespace: d}}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: r, namespace: istio-system, labels: {istio.io/use-waypoint: w, istio.io/use-waypoint-namespace: d}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: x, namespace: d, labels: {istio.io/use-waypoint: [w]}}
+---
+apiVersion: telemetry.istio.io/v1
+kind: Telemetry
+metadata: {name: mesh, namespace: istio-system, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec: {tracing: [{providers: [{name: zipkin}], randomSamplingPercentage: 1}]}
+---
+apiVersion: telemetry.istio.io/v1
+kind: Telemetry
+metadata: {name: ns, namespace: d, creationTimestamp: "2026-01-02T00:00:00Z"}
+spec: {tracing: [{randomSamplingPercentage: 2}], accessLogging: [{match: {mode: SERVER}, providers: [{name: envoy}]}]}
+---
+apiVersion: telemetry.istio.io/v1
+kind: Telemetry
+metadata: {name: ns, namespace: a, creationTimestamp: "2026-01-02T00:00:00Z"}
+spec: {metrics: [{overrides: [{match: {mode: SERVER}, disabled: true}]}]}
+---
+apiVersion: telemetry.istio.io/v1
+kind: Telemetry
+metadata: {name: c, namespace: istio-system}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: GatewayClass, name: istio-waypoint}], tracing: [{customTags: {a: {literal: {value: b}}}}]}
+---
+apiVersion: telemetry.istio.io/v1
+kind: Telemetry
+metadata: {name: p, namespace: a}
+spec: {targetRefs: [{kind: Service, group: "", name: s, sectionName: http}, {group: gateway.networking.k8s.io, kind: Gateway, name: w}], tracing: [{match: {mode: 2}}]}
+`))
 	// NGINX Gateway Fabric's RateLimitPolicy (additive, inherited
 	// fields) at a Gateway and its route, one with a rejectCode of the
 	// wrong shape.

@@ -125,11 +125,23 @@ func (c *computation) resolveUntargeted(ps *pstate) {
 		field = "spec"
 	}
 	meshWide := p.UntargetedMeshWide()
+	// istiod applies a Telemetry without selector or targetRefs at
+	// waypoints too (applicableTelemetries reads it by namespace, without
+	// ShouldAttachPolicy): at those of its namespace (of every namespace
+	// from the root namespace), and for the chains of the Services bound
+	// to one of another namespace (telemetryLevels).
+	atWaypoints := waypointTelemetry(p.Kind) && len(sel.MatchLabels) == 0
 	matched, inScope := 0, 0
 	unknown := map[string]bool{}
 	for _, id := range c.graph.ByKind(topology.KindGateway) {
 		ref := c.graph.Node(id).Ref
 		if ref.Namespace != p.Ref.Namespace && !meshWide {
+			continue
+		}
+		if atWaypoints && c.isWaypoint(ref) {
+			inScope++
+			matched++
+			c.attach(ps, id, policy.TargetRef{Group: ref.Group, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, Field: field})
 			continue
 		}
 		f, ok := c.gateways[ref]
@@ -153,6 +165,19 @@ func (c *computation) resolveUntargeted(ps *pstate) {
 		matched++
 		c.attach(ps, id, policy.TargetRef{Group: ref.Group, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, Field: field})
 	}
+	if atWaypoints {
+		c.waypointServices()
+		svcs := c.crossBound[p.Ref.Namespace]
+		if meshWide {
+			svcs = c.crossBoundAll
+		}
+		for _, id := range svcs {
+			ref := c.graph.Node(id).Ref
+			inScope++
+			matched++
+			c.attach(ps, id, policy.TargetRef{Group: ref.Group, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, Field: field})
+		}
+	}
 	if matched > 0 {
 		return
 	}
@@ -164,6 +189,8 @@ func (c *computation) resolveUntargeted(ps *pstate) {
 	case len(unknown) > 0:
 		keys := slices.Sorted(maps.Keys(unknown))
 		ps.noTarget = append(ps.noTarget, fmt.Sprintf("%s: selects workloads by labels attache cannot see on Gateways (%s); its effect on other workloads is not computed", field, strings.Join(keys, ", ")))
+	case inScope == 0 && atWaypoints:
+		ps.noTarget = append(ps.noTarget, fmt.Sprintf("%s: applies to the workloads of its scope; no Gateway of Istio (class of %s) or waypoint is %s, nor a Service bound to a waypoint of another namespace", field, istioGatewayController, where))
 	case inScope == 0:
 		ps.noTarget = append(ps.noTarget, fmt.Sprintf("%s: applies to the workloads of its scope; no Gateway of Istio (class of %s, not a waypoint) is %s", field, istioGatewayController, where))
 	default:

@@ -156,15 +156,24 @@ func waypointAdmits(f gatewayFacts, own, ns string, nsLabels map[string]string) 
 }
 
 // waypointServices indexes, once per computation, the Services bound to
-// each waypoint Gateway (waypointOf), and each Service's binding.
+// each waypoint Gateway (waypointOf), and each Service's binding; and the
+// Services bound to one of Istio's waypoints in another namespace, under
+// their namespace and their waypoint's (crossBound).
 func (c *computation) waypointServices() map[topology.Ref][]topology.NodeID {
 	c.waypointOnce.Do(func() {
 		c.boundServices = map[topology.Ref][]topology.NodeID{}
 		c.serviceWaypoint = map[topology.NodeID]topology.Ref{}
+		c.crossBound = map[string][]topology.NodeID{}
 		for _, id := range c.graph.ByKind(topology.KindService) {
-			if wp, why := c.waypointOf(c.graph.Node(id).Ref); why == "" && wp.Name != "" {
+			ref := c.graph.Node(id).Ref
+			if wp, why := c.waypointOf(ref); why == "" && wp.Name != "" {
 				c.boundServices[wp] = append(c.boundServices[wp], id)
 				c.serviceWaypoint[id] = wp
+				if wp.Namespace != ref.Namespace && c.isWaypoint(wp) {
+					c.crossBound[ref.Namespace] = append(c.crossBound[ref.Namespace], id)
+					c.crossBound[wp.Namespace] = append(c.crossBound[wp.Namespace], id)
+					c.crossBoundAll = append(c.crossBoundAll, id)
+				}
 			}
 		}
 	})
@@ -189,9 +198,155 @@ func (c *computation) isWaypoint(gw topology.Ref) bool {
 // throughWaypoints reports whether the kind's policies on a waypoint (and
 // on the waypoint class) reach the Services bound to it: waypoint targets
 // and every policy applying (additive), as istiod lists them at a
-// waypoint. (Telemetry's own layering at waypoints is not modelled.)
+// waypoint. Telemetry layers otherwise: telemetryAtWaypoints.
 func (d *kindDP) throughWaypoints() bool {
 	return d.kind.WaypointTargets && d.kind.Composition == policy.CompositionAdditive
+}
+
+// waypointTelemetry reports whether kind k is layered at waypoints as
+// istiod layers Telemetry there: waypoint targets and composition
+// istio-telemetry (see telemetryLevels).
+func waypointTelemetry(k *policy.Kind) bool {
+	return k.WaypointTargets && k.Composition == policy.CompositionIstioTelemetry
+}
+
+// telemetryAtWaypoints is waypointTelemetry for the kind computed.
+func (d *kindDP) telemetryAtWaypoints() bool { return waypointTelemetry(d.kind) }
+
+// waypointClassNode is the node of Istio's waypoint GatewayClass.
+func (c *computation) waypointClassNode() (topology.NodeID, bool) {
+	return c.graph.Lookup(topology.Ref{Group: topology.KindGatewayClass.Group, Kind: topology.KindGatewayClass.Kind, Name: waypointClass})
+}
+
+// telemetryLevels are the levels whose attachments make up target n's
+// Telemetry at a waypoint, most general first, as istiod gathers them
+// (istio/istio pilot/pkg/model/telemetry.go applicableTelemetries): the
+// root namespace's namespace-wide Telemetry, the waypoint's namespace's,
+// for a Service of another namespace that namespace's, then the
+// Telemetries of ONE namespace that target the waypoint or the Service
+// (ShouldAttachPolicy): the waypoint's own for its own listeners, the
+// Service's for the Service's chain.
+//
+//   - A waypoint Gateway W (its own listeners): the waypoint class when W
+//     is in the root namespace (and of that class), then W, where the
+//     namespace-wide Telemetries of the root namespace and of W's are
+//     attached besides those targeting it (resolveUntargeted).
+//   - A Service S bound to waypoint W: the waypoint class when S is in the
+//     root namespace; W when S is in W's namespace (its namespace-wide and
+//     targeting Telemetries); then S: those targeting it, and, S being in
+//     another namespace than W, the namespace-wide ones of the root
+//     namespace, W's and S's, attached to S; then n, a port of S.
+//
+// Nil for any other target: its levels are the usual ones.
+func (d *kindDP) telemetryLevels(n topology.NodeID) []topology.NodeID {
+	g := d.c.graph
+	ref := g.Node(n).Ref
+	root := d.kind.Untargeted.Root()
+	classLevel := func(gw topology.Ref, ns string) []topology.NodeID {
+		if ns != root || d.c.gateways[gw].class != waypointClass {
+			return nil
+		}
+		if id, ok := d.c.waypointClassNode(); ok {
+			return []topology.NodeID{id}
+		}
+		return nil
+	}
+	switch ref.GroupKind() {
+	case topology.KindGateway:
+		if ref.IsSection() || !d.c.isWaypoint(ref) {
+			return nil
+		}
+		return append(classLevel(ref, ref.Namespace), n)
+	case topology.KindService:
+		obj := n
+		if ref.IsSection() {
+			var ok bool
+			if obj, ok = g.Lookup(ref.Object()); !ok {
+				return nil
+			}
+		}
+		wp := d.c.boundWaypoint(obj)
+		if wp.Name == "" || !d.c.isWaypoint(wp) {
+			return nil
+		}
+		out := classLevel(wp, ref.Namespace)
+		if wp.Namespace == ref.Namespace {
+			if id, ok := g.Lookup(wp); ok {
+				out = append(out, id)
+			}
+		}
+		out = append(out, obj)
+		if obj != n {
+			out = append(out, n)
+		}
+		return out
+	}
+	return nil
+}
+
+// telemetryTargets are the targets besides n whose Telemetry levels
+// (telemetryLevels) hold n: for a waypoint, the Services of its namespace
+// bound to it; for the waypoint class, the waypoints of the root namespace
+// of that class and the Services of the root namespace bound to one; for
+// a bound Service, its ports with policies of their own.
+func (d *kindDP) telemetryTargets(n topology.NodeID) []topology.NodeID {
+	g := d.c.graph
+	ref := g.Node(n).Ref
+	if ref.IsSection() {
+		return nil
+	}
+	bound := d.c.waypointServices()
+	var out []topology.NodeID
+	withPorts := func(svc topology.NodeID) {
+		out = append(out, svc)
+		out = d.portTargets(out, svc)
+	}
+	switch ref.GroupKind() {
+	case topology.KindGateway:
+		if !d.c.isWaypoint(ref) {
+			return nil
+		}
+		for _, s := range bound[ref] {
+			if g.Node(s).Ref.Namespace == ref.Namespace {
+				withPorts(s)
+			}
+		}
+	case topology.KindGatewayClass:
+		if ref.Name != waypointClass {
+			return nil
+		}
+		root := d.kind.Untargeted.Root()
+		for _, id := range g.ByKind(topology.KindGateway) {
+			gw := g.Node(id).Ref
+			if d.c.gateways[gw].class != waypointClass {
+				continue
+			}
+			if gw.Namespace == root {
+				out = append(out, id)
+			}
+			for _, s := range bound[gw] {
+				if g.Node(s).Ref.Namespace == root {
+					withPorts(s)
+				}
+			}
+		}
+	case topology.KindService:
+		if wp := d.c.boundWaypoint(n); wp.Name != "" && d.c.isWaypoint(wp) {
+			out = d.portTargets(out, n)
+		}
+	}
+	return out
+}
+
+// portTargets appends to out the ports of Service svc that are targets of
+// their own (they have policies), whose stacks hold what svc's do.
+func (d *kindDP) portTargets(out []topology.NodeID, svc topology.NodeID) []topology.NodeID {
+	for _, p := range d.c.graph.Sections(svc) {
+		if len(d.atNode[p]) > 0 {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // waypointPath is what a Direct target n is reached through, most general
@@ -243,30 +398,36 @@ func (d *kindDP) waypointPath(n topology.NodeID) []topology.NodeID {
 
 // waypointTargets are the Direct targets that the attachments at node n
 // also reach through waypoints: for a waypoint Gateway, the Services bound
-// to it; for Istio's waypoint class, its Gateways and their Services.
+// to it; for Istio's waypoint class, its Gateways and their Services; and
+// the ports of those Services with policies of their own (their stacks
+// hold the waypoint's level too).
 func (d *kindDP) waypointTargets(n topology.NodeID) []topology.NodeID {
 	g := d.c.graph
 	ref := g.Node(n).Ref
 	bound := d.c.waypointServices()
+	var out []topology.NodeID
+	services := func(gw topology.Ref) {
+		for _, s := range bound[gw] {
+			out = append(out, s)
+			out = d.portTargets(out, s)
+		}
+	}
 	switch ref.GroupKind() {
 	case topology.KindGateway:
-		if !d.c.isWaypoint(ref) {
-			return nil
+		if !ref.IsSection() && d.c.isWaypoint(ref) {
+			services(ref)
 		}
-		return bound[ref]
 	case topology.KindGatewayClass:
 		if ref.Name != waypointClass {
 			return nil
 		}
-		var out []topology.NodeID
 		for _, id := range g.ByKind(topology.KindGateway) {
 			gw := g.Node(id).Ref
 			if d.c.gateways[gw].class == waypointClass {
 				out = append(out, id)
-				out = append(out, bound[gw]...)
+				services(gw)
 			}
 		}
-		return out
 	}
-	return nil
+	return out
 }

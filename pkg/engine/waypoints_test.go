@@ -174,14 +174,21 @@ func admittingWaypoint(t *testing.T) string {
 	return topo
 }
 
-// An Incremental agrees with Compute when a policy on the waypoint comes
-// and goes: the Services bound to it are recomputed.
+// An Incremental agrees with Compute when a policy on the waypoint or its
+// class comes and goes: the Services bound to it are recomputed, and the
+// ports of theirs with policies of their own.
 func TestWaypointPoliciesIncremental(t *testing.T) {
-	base := []string{crd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"), admittingWaypoint(t),
-		"apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: on-bound, namespace: default}\nspec: {targetRefs: [{kind: Service, group: \"\", name: bound}], action: DENY, rules: [{}]}\n"}
+	base := []string{crd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"), admittingWaypoint(t), `
+apiVersion: v1
+kind: Service
+metadata: {name: ported, namespace: apps}
+spec: {ports: [{name: http, port: 80}]}`,
+		"apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: on-bound, namespace: default}\nspec: {targetRefs: [{kind: Service, group: \"\", name: bound}], action: DENY, rules: [{}]}\n",
+		"apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: on-port, namespace: apps}\nspec: {targetRefs: [{kind: Service, group: \"\", name: ported, sectionName: http}], action: DENY, rules: [{}]}\n"}
 	onWaypoint := "apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: on-waypoint, namespace: default}\nspec: {targetRefs: [{kind: Gateway, group: gateway.networking.k8s.io, name: waypoint}], action: ALLOW, rules: [{}]}\n"
+	onClass := "apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: on-class, namespace: istio-system}\nspec: {targetRefs: [{kind: GatewayClass, group: gateway.networking.k8s.io, name: istio-waypoint}], action: AUDIT, rules: [{}]}\n"
 	in := engine.NewIncremental(engine.Options{})
-	for i, docs := range [][]string{base, append(slices.Clone(base), onWaypoint), base} {
+	for i, docs := range [][]string{base, append(slices.Clone(base), onWaypoint), base, append(slices.Clone(base), onClass), base} {
 		objs := decodeDocs(t, docs...)
 		got := dump(t, in.Compute(objs))
 		if i > 0 && in.LastChange().Full {

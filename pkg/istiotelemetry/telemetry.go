@@ -11,7 +11,9 @@
 // providers of everything above it to its own; an entry naming none
 // applies to the providers of the entry before it; tracing fields and
 // custom tags replace whole. A Gateway is a client-side workload: only
-// entries matching mode CLIENT (or both modes) count.
+// entries matching mode CLIENT (or both modes) count. A waypoint is a
+// server-side one (istiod builds its listeners as a sidecar's inbound):
+// ResolveFor with Server reads the entries matching mode SERVER instead.
 //
 // The result is in a resolved shape, not the Telemetry's own:
 //
@@ -20,7 +22,7 @@
 //	metrics:
 //	  <provider>:
 //	    reportingInterval: <duration>
-//	    disabled: true          # every metric off for the client side
+//	    disabled: true          # every metric off for the side resolved
 //	    overrides:
 //	      <METRIC>: {disabled: <bool>, tagOverrides: {<tag>: {operation, value}}}
 //	tracing:
@@ -75,9 +77,30 @@ var tracingFields = []string{
 	"useRequestIdForTraceSampling", "enableIstioTags", "disableContextPropagation",
 }
 
-// Resolve merges the layers (in istiod's order) for a Gateway's proxy.
+// Side is the side of a workload's traffic whose Telemetry entries count
+// (their match.mode): istiod reads the client side for a Gateway's
+// listeners (ListenerClassGateway) and the server side for a waypoint's
+// (ListenerClassSidecarInbound).
+type Side int
+
+// Sides.
+const (
+	// Client: entries of mode CLIENT or CLIENT_AND_SERVER (or none).
+	Client Side = iota
+	// Server: entries of mode SERVER or CLIENT_AND_SERVER (or none).
+	Server
+)
+
+// Resolve merges the layers (in istiod's order) for a Gateway's proxy:
+// ResolveFor on the client side.
 func Resolve(layers []Layer, mesh Mesh) merge.Result {
-	r := &resolver{cells: map[string]*cell{}}
+	return ResolveFor(layers, mesh, Client)
+}
+
+// ResolveFor merges the layers (in istiod's order) for the given side of
+// a workload's traffic: Client for a Gateway, Server for a waypoint.
+func ResolveFor(layers []Layer, mesh Mesh, side Side) merge.Result {
+	r := &resolver{cells: map[string]*cell{}, side: side}
 	r.tracing(layers)
 	r.accessLogging(layers, mesh)
 	r.metrics(layers, mesh)
@@ -99,6 +122,7 @@ type cell struct {
 type resolver struct {
 	cells  map[string]*cell
 	losses []merge.Loss
+	side   Side
 }
 
 func pathOf(keys []string) string {
@@ -264,21 +288,24 @@ func modeOf(sel any) string {
 	return modeBoth
 }
 
-// client reports whether a selector's mode covers the client side.
-func client(sel any) bool {
+// covers reports whether a selector's mode covers the side resolved.
+func (r *resolver) covers(sel any) bool {
 	mode := modeOf(sel)
+	if r.side == Server {
+		return mode == modeBoth || mode == modeServer
+	}
 	return mode == modeBoth || mode == modeClient
 }
 
 func isTrue(v any) bool { b, _ := v.(bool); return b }
 
-// tracing: each client entry, in order, sets the fields it has; the
+// tracing: each entry of the side, in order, sets the fields it has; the
 // provider is the first one of the last entry naming any (istiod supports
 // one per mode).
 func (r *resolver) tracing(layers []Layer) {
 	for _, l := range layers {
 		for _, e := range entries(l, "tracing") {
-			if !client(e.m["match"]) {
+			if !r.covers(e.m["match"]) {
 				continue
 			}
 			if names := providerNames(e.m); len(names) > 0 {
@@ -293,7 +320,7 @@ func (r *resolver) tracing(layers []Layer) {
 	}
 }
 
-// accessLogging is mergeLogs for the client side. The providers in scope
+// accessLogging is mergeLogs for the side resolved. The providers in scope
 // are those the last Telemetry naming any names (else the mesh's
 // defaults); an entry naming none applies to the providers of the entry
 // before it. Per provider, the last entry covering it decides: disabled,
@@ -321,7 +348,7 @@ func (r *resolver) accessLogging(layers []Layer, mesh Mesh) {
 	for gi, g := range groups {
 		var names []string
 		for _, e := range g.entries {
-			if !client(e.m["match"]) {
+			if !r.covers(e.m["match"]) {
 				continue
 			}
 			for _, p := range providerNames(e.m) {
@@ -341,13 +368,13 @@ func (r *resolver) accessLogging(layers []Layer, mesh Mesh) {
 			for _, p := range covered(e.m, &parent) {
 				keys := []string{"accessLogging", p}
 				switch {
-				case !client(e.m["match"]):
-					// No effect on the client side.
+				case !r.covers(e.m["match"]):
+					// No effect on this side.
 				case !slices.Contains(inScope, p):
 					if scopeAt > gi {
 						// A Telemetry below named other providers. (One
-						// above did not: the provider came from a
-						// server-side entry, and is in effect nowhere.)
+						// above did not: the provider came from an entry
+						// of the other side, and is in effect nowhere.)
 						r.lose(e.src, pathOf(keys), scopeSrc)
 					}
 				case isTrue(e.m["disabled"]):
@@ -371,10 +398,10 @@ func (r *resolver) accessLogging(layers []Layer, mesh Mesh) {
 	}
 }
 
-// metrics is mergeMetrics for the client side: providers in scope as for
-// access logging; per provider, each override updates the metrics it
+// metrics is mergeMetrics for the side resolved: providers in scope as
+// for access logging; per provider, each override updates the metrics it
 // matches (its disabled flag, its tags one by one), and one disabling
-// every metric turns the provider's client metrics off until a later
+// every metric turns the provider's metrics of the side off until a later
 // override of that side turns them on again.
 func (r *resolver) metrics(layers []Layer, mesh Mesh) {
 	var all []entry
@@ -411,7 +438,7 @@ func (r *resolver) metrics(layers []Layer, mesh Mesh) {
 			overrides, _ := e.m["overrides"].([]any)
 			for _, it := range overrides {
 				o, ok := it.(map[string]any)
-				if !ok || !client(o["match"]) {
+				if !ok || !r.covers(o["match"]) {
 					continue
 				}
 				metricNames, all := matches(o["match"])
@@ -434,8 +461,8 @@ func (r *resolver) metrics(layers []Layer, mesh Mesh) {
 			}
 		}
 	}
-	// Client metrics turned off: istiod builds no stats filter for the
-	// provider, so neither its overrides nor its interval apply.
+	// The side's metrics turned off: istiod builds no stats filter for
+	// the provider, so neither its overrides nor its interval apply.
 	for _, c := range r.cellsUnder("metrics") {
 		if len(c.keys) == 3 && c.keys[2] == "disabled" {
 			r.clear([]string{"metrics", c.keys[1], "overrides"}, c.src)

@@ -253,3 +253,66 @@ func TestResolveIntegerEnum(t *testing.T) {
 		t.Fatalf("leaves = %q, want %q", got, want)
 	}
 }
+
+// TestResolveServer: at a waypoint istiod builds the listeners as a
+// sidecar's inbound (ListenerClassSidecarInbound in
+// pilot/pkg/networking/core/listener_waypoint.go), so the server-side
+// entries count and the client-side ones do not: access logging
+// (mergeLogs with mode SERVER), tracing (the ServerSpec) and metrics (the
+// server metrics of mergeMetrics).
+func TestResolveServer(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		specs  []string
+		leaves []string
+		losses []string
+	}{
+		{
+			name:   "a server-side entry turns off the access log, a client-side one does not",
+			specs:  []string{"{accessLogging: [{providers: [{name: envoy}]}]}", "{accessLogging: [{match: {mode: CLIENT}, disabled: true}, {match: {mode: SERVER}, providers: [{name: envoy}], disabled: true}]}"},
+			leaves: []string{"accessLogging.envoy.disabled=true@1"},
+			losses: []string{"0:accessLogging.envoy>1"},
+		},
+		{
+			name:   "a client-side entry naming a provider puts none in scope",
+			specs:  []string{"{accessLogging: [{match: {mode: CLIENT}, providers: [{name: envoy}]}]}"},
+			leaves: nil,
+		},
+		{
+			name:   "tracing: client entries are skipped",
+			specs:  []string{"{tracing: [{providers: [{name: zipkin}], randomSamplingPercentage: 1}, {match: {mode: CLIENT}, randomSamplingPercentage: 9}, {match: {mode: 2}, disableSpanReporting: true}]}"},
+			leaves: []string{`tracing.disableSpanReporting=true@0`, `tracing.provider="zipkin"@0`, "tracing.randomSamplingPercentage=1@0"},
+		},
+		{
+			name: "metrics: every client metric off leaves the server's on",
+			specs: []string{
+				"{metrics: [{overrides: [{match: {mode: CLIENT}, disabled: true}, {match: {metric: REQUEST_COUNT, mode: SERVER}, tagOverrides: {a: {value: x}}}]}]}",
+			},
+			leaves: []string{`metrics.prometheus.overrides.REQUEST_COUNT.tagOverrides.a.value="x"@0`},
+		},
+		{
+			name: "metrics: every server metric off",
+			specs: []string{
+				"{metrics: [{overrides: [{match: {metric: REQUEST_COUNT}, tagOverrides: {a: {value: x}}}]}]}",
+				"{metrics: [{overrides: [{match: {mode: SERVER}, disabled: true}]}]}",
+			},
+			leaves: []string{"metrics.prometheus.disabled=true@1"},
+			losses: []string{"0:metrics.prometheus.overrides.REQUEST_COUNT.tagOverrides.a>1"},
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := ResolveFor(layers(t, c.specs...), DefaultMesh, Server)
+			if got := leaves(r); !reflect.DeepEqual(got, c.leaves) && (len(got) > 0 || len(c.leaves) > 0) {
+				t.Errorf("leaves:\n got %q\nwant %q", got, c.leaves)
+			}
+			if gl := losses(r); !reflect.DeepEqual(gl, c.losses) && (len(gl) > 0 || len(c.losses) > 0) {
+				t.Errorf("losses:\n got %q\nwant %q", gl, c.losses)
+			}
+		})
+	}
+	// The same layers on the client side: what the Gateway would get.
+	r := Resolve(layers(t, "{accessLogging: [{match: {mode: CLIENT}, providers: [{name: envoy}]}]}"), DefaultMesh)
+	if got, want := leaves(r), []string{"accessLogging.envoy={}@0"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("client side: leaves = %q, want %q", got, want)
+	}
+}

@@ -154,12 +154,21 @@ func (p *Policy) UntargetedMeshWide() bool {
 }
 
 // UntargetedText is Text for the policy's own selection, namespace and
-// kind; "" when it names targets.
+// kind; "" when it names targets. A Telemetry without selector (a kind of
+// composition istio-telemetry with waypoint targets) applies at waypoints
+// too, as istiod reads it there: the text says so.
 func (p *Policy) UntargetedText() string {
 	if p.Untargeted == nil {
 		return ""
 	}
-	return p.Untargeted.text(p.Ref.Namespace, p.UntargetedMeshWide())
+	meshWide := p.UntargetedMeshWide()
+	if p.Kind.WaypointTargets && p.Kind.Composition == CompositionIstioTelemetry && len(p.Untargeted.MatchLabels) == 0 {
+		if meshWide {
+			return "the Istio Gateways and waypoints of every namespace (" + p.Ref.Namespace + " is the root namespace), and at waypoints every Service bound to one"
+		}
+		return "the Istio Gateways and waypoints of namespace " + p.Ref.Namespace + ", and at waypoints the Services of namespace " + p.Ref.Namespace + " and those its waypoints serve"
+	}
+	return p.Untargeted.text(p.Ref.Namespace, meshWide)
 }
 
 func (w *WorkloadSelection) text(ns string, meshWide bool) string {

@@ -59,7 +59,9 @@ const (
 	// Telemetries without selector or targetRefs in one namespace, istiod
 	// uses the oldest: the others are Conflicted. A selecting Telemetry
 	// in the root namespace applies there only. The effective spec is in
-	// istiotelemetry's resolved shape.
+	// istiotelemetry's resolved shape. With WaypointTargets, the kind is
+	// also layered at waypoints as istiod layers it there: per Service
+	// chain and for the waypoint's own listeners, on the server side.
 	CompositionIstioTelemetry Composition = "istio-telemetry"
 )
 
