@@ -215,6 +215,21 @@ func TestTraceDelegationInheritParentHeaders(t *testing.T) {
 	}
 }
 
+// Inheriting, the parent's regular expression header matches are matched
+// as such, next to the child's own.
+func TestTraceDelegationInheritParentRegexHeader(t *testing.T) {
+	topo := inheritingA1("true")
+	topo = strings.Replace(topo, "value: /a}}]", "value: /a}, headers: [{name: x-env, type: RegularExpression, value: prod|stage}]}]", 1)
+	topo = strings.Replace(topo, "value: /a/orders}}]", "value: /orders}, headers: [{name: x-id, type: RegularExpression, value: \"[0-9]+\"}]}]", 1)
+	ix, pols := fixture(t, topo)
+	if o := trace(t, ix, pols, "http://shop.example.com/a/orders", nil, "x-env: stage", "x-id: 42").Outcomes[0]; o.Rule != "orders" {
+		t.Errorf("both headers matching: rule %q, want orders", o.Rule)
+	}
+	if o := trace(t, ix, pols, "http://shop.example.com/a/orders", nil, "x-env: dev", "x-id: 42").Outcomes[0]; o.Rule != "home" {
+		t.Errorf("the parent's header not matching: rule %q, want home", o.Rule)
+	}
+}
+
 // A child that inherits its parent's matcher and delegates in turn: its
 // own children's matches are judged against its matches as extended (the
 // absolute path), as kgateway recurses with the merged match.
@@ -238,6 +253,34 @@ spec:
 	o := trace(t, ix, pols, "http://shop.example.com/a/orders/d/1", nil).Outcomes[0]
 	if o.Route == nil || o.Route.Name != "d1" || len(o.DelegatedBy) != 2 {
 		t.Fatalf("route %v rule %q delegated by %v, want d1 through parent and a1", o.Route, o.Rule, o.DelegatedBy)
+	}
+}
+
+// A delegating child's own children are judged against the child's
+// matches that its parent kept: a1's orders rule delegates under /a/orders
+// (kept below /a) and /b (dropped), so d1's rule under /b is not reached.
+func TestTraceDelegationThroughPartlyKeptChild(t *testing.T) {
+	topo := strings.Replace(delegationTopology, "value: /a/orders}}]\n    backendRefs: [{name: orders, port: 80}]",
+		"value: /a/orders}}, {path: {type: PathPrefix, value: /b}}]\n    backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: d1}]", 1)
+	topo += `---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: d1, namespace: team-a}
+spec:
+  rules:
+  - name: kept
+    matches: [{path: {type: PathPrefix, value: /a/orders/d}}]
+    backendRefs: [{name: orders, port: 80}]
+  - name: under-b
+    matches: [{path: {type: PathPrefix, value: /b/d}}]
+    backendRefs: [{name: orders, port: 80}]
+`
+	ix, pols := fixture(t, topo)
+	if o := trace(t, ix, pols, "http://shop.example.com/a/orders/d/1", nil).Outcomes[0]; o.Route == nil || o.Route.Name != "d1" || o.Rule != "kept" {
+		t.Errorf("/a/orders/d/1: route %v rule %q, want d1's kept", o.Route, o.Rule)
+	}
+	if o := trace(t, ix, pols, "http://shop.example.com/b/d/1", nil).Outcomes[0]; o.Rule != "home" {
+		t.Errorf("/b/d/1: rule %q, want home (d1's under-b is below a1's dropped /b)", o.Rule)
 	}
 }
 
