@@ -106,7 +106,7 @@ spec:
 // the child's, its method equal; a child rule without matches is dropped;
 // irtranslator route.go: a delegating rule emits no route of its own).
 func TestTraceFollowsRouteDelegation(t *testing.T) {
-	ix, pols := fixture(t, delegationTopology)
+	ix, pols := build(t, delegationTopology, true) // the engine reports the child rules dropped
 	tr := trace(t, ix, pols, "http://shop.example.com/a/orders/1", nil)
 	o := tr.Outcomes[0]
 	if o.Route == nil || o.Route.Name != "a1" || o.Rule != "orders" || o.Result != "forwarded" {
@@ -147,7 +147,7 @@ func TestTraceFollowsRouteDelegation(t *testing.T) {
 func TestTraceDelegationDropsRulesWithoutMatches(t *testing.T) {
 	topo := strings.Replace(delegationTopology, "value: /a}}]", "value: /}}]", 1)
 	topo = strings.Replace(topo, "  - name: home\n    backendRefs: [{name: home, port: 80}]\n", "", 1)
-	ix, pols := fixture(t, topo)
+	ix, pols := build(t, topo, true) // the engine reports the child rules dropped
 	if o := trace(t, ix, pols, "http://shop.example.com/b/x", nil).Outcomes[0]; o.Rule != "stray" {
 		t.Errorf("/b/x: rule %q, want a1's stray (under /)", o.Rule)
 	}
@@ -163,7 +163,7 @@ func TestTraceDelegationParentMethodAndHeaders(t *testing.T) {
 		"method":  "value: /a}, method: GET}]",
 		"headers": "value: /a}, headers: [{name: x-team, value: a}]}]",
 	} {
-		ix, pols := fixture(t, strings.Replace(delegationTopology, "value: /a}}]", parentMatch, 1))
+		ix, pols := build(t, strings.Replace(delegationTopology, "value: /a}}]", parentMatch, 1), true) // the engine reports the child rules dropped
 		o := trace(t, ix, pols, "http://shop.example.com/a/orders", nil, "x-team: a").Outcomes[0]
 		if o.Rule != "home" || len(o.DelegatedBy) != 0 {
 			t.Errorf("parent %s: rule %q delegated by %v, want home (a1's orders names no %s)", what, o.Rule, o.DelegatedBy, what)
@@ -275,7 +275,7 @@ spec:
     matches: [{path: {type: PathPrefix, value: /b/d}}]
     backendRefs: [{name: orders, port: 80}]
 `
-	ix, pols := fixture(t, topo)
+	ix, pols := build(t, topo, true) // the engine reports the child rules dropped
 	if o := trace(t, ix, pols, "http://shop.example.com/a/orders/d/1", nil).Outcomes[0]; o.Route == nil || o.Route.Name != "d1" || o.Rule != "kept" {
 		t.Errorf("/a/orders/d/1: route %v rule %q, want d1's kept", o.Route, o.Rule)
 	}
