@@ -100,12 +100,15 @@ type predRef struct {
 	idx  int32
 }
 
-// entry is one distinct state reaching a node: a stack and the set of
-// namespaces already placed, with back-pointers to the previous hierarchy
-// level's states (top: some path starts here at a root).
+// entry is one distinct state reaching a node: a stack, the set of
+// namespaces already placed and, below route delegation, the matches the
+// nearest delegating rule delegates with (admission.step), with
+// back-pointers to the previous hierarchy level's states (top: some path
+// starts here at a root).
 type entry struct {
 	stack stackID
 	nsSet int32
+	adm   int32
 	top   bool
 	preds []predRef
 }
@@ -313,11 +316,12 @@ func (d *kindDP) run(only map[topology.NodeID]bool) {
 	type item struct {
 		stack stackID
 		nsSet int32
+		adm   int32
 		top   bool
 		preds []predRef
 	}
 	var items []item
-	keyIdx := map[[2]int32]int{}
+	keyIdx := map[[3]int32]int{}
 	for _, n := range g.Order() {
 		if only != nil && !only[n] {
 			continue
@@ -343,10 +347,17 @@ func (d *kindDP) run(only map[topology.NodeID]bool) {
 		for _, p := range node.Parents {
 			pInH := d.inHierarchy(p)
 			for idx, e := range d.entries[p] {
+				var adm int32
+				if a := d.c.adm; a != nil {
+					var kept bool
+					if adm, kept = a.step(p, n, e.adm); !kept {
+						continue // kgateway drops this rule below that parent
+					}
+				}
 				if pInH {
-					items = append(items, item{stack: e.stack, nsSet: e.nsSet, preds: []predRef{{p, int32(idx)}}})
+					items = append(items, item{stack: e.stack, nsSet: e.nsSet, adm: adm, preds: []predRef{{p, int32(idx)}}})
 				} else {
-					items = append(items, item{stack: e.stack, nsSet: e.nsSet, top: e.top, preds: e.preds})
+					items = append(items, item{stack: e.stack, nsSet: e.nsSet, adm: adm, top: e.top, preds: e.preds})
 				}
 			}
 		}
@@ -371,12 +382,12 @@ func (d *kindDP) run(only map[topology.NodeID]bool) {
 					s = d.trie.extend(s, level(n))
 				}
 			}
-			k := [2]int32{int32(s), ns}
+			k := [3]int32{int32(s), ns, it.adm}
 			i, ok := keyIdx[k]
 			if !ok {
 				i = len(out)
 				keyIdx[k] = i
-				out = append(out, entry{stack: s, nsSet: ns})
+				out = append(out, entry{stack: s, nsSet: ns, adm: it.adm})
 			}
 			e := &out[i]
 			e.top = e.top || it.top
@@ -655,6 +666,10 @@ func (d *kindDP) directTargets(n topology.NodeID) []topology.NodeID {
 	out := []topology.NodeID{n}
 	if !ref.IsSection() && d.directSectionsOf(ref.GroupKind()) {
 		out = d.c.graph.Sections(n)
+	}
+	if d.c.adm != nil {
+		// A child rule kgateway drops everywhere is no target.
+		out = slices.DeleteFunc(slices.Clone(out), d.c.unreachedRule)
 	}
 	switch {
 	case d.throughWaypoints():

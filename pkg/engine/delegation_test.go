@@ -2,17 +2,20 @@ package engine_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/attache-dev/attache/internal/gen"
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/manifest"
+	"github.com/attache-dev/attache/pkg/topology"
 )
 
-// delegTopo: Gateway gw; HTTPRoute top on it delegates (rule down) to the
-// routes mid-a and mid-b, each delegating (rule down) to a1 and b1; a1 and
-// b1 have rule x. annotations holds each route's
+// delegTopo: Gateway gw; HTTPRoute top on it delegates (rule down, no
+// matches: every path) to the routes mid-a and mid-b, each delegating
+// (rule down, under /a and /b) to a1 and b1; a1 and b1 have rule x (under
+// /a/x and /b/x: kgateway keeps them). annotations holds each route's
 // kgateway.dev/inherited-policy-priority ("" for none).
 func delegTopo(annotations map[string]string) string {
 	route := func(name, spec string) string {
@@ -22,12 +25,16 @@ func delegTopo(annotations map[string]string) string {
 		}
 		return "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: " + meta + "}\nspec: " + spec + "\n"
 	}
-	down := func(children ...string) string {
+	down := func(prefix string, children ...string) string {
 		var refs []string
 		for _, c := range children {
 			refs = append(refs, "{group: gateway.networking.k8s.io, kind: HTTPRoute, name: "+c+"}")
 		}
-		return "[{name: down, backendRefs: [" + strings.Join(refs, ", ") + "]}]"
+		m := ""
+		if prefix != "" {
+			m = matches(prefix) + ", "
+		}
+		return "[{name: down, " + m + "backendRefs: [" + strings.Join(refs, ", ") + "]}]"
 	}
 	return strings.Join([]string{`
 apiVersion: gateway.networking.k8s.io/v1
@@ -37,12 +44,17 @@ spec:
   gatewayClassName: kgateway
   listeners: [{name: http, protocol: HTTP, port: 80}]
 `,
-		route("top", "{parentRefs: [{name: gw}], rules: "+down("mid-a", "mid-b")+"}"),
-		route("mid-a", "{rules: "+down("a1")+"}"),
-		route("mid-b", "{rules: "+down("b1")+"}"),
-		route("a1", "{rules: [{name: x}]}"),
-		route("b1", "{rules: [{name: x}]}"),
+		route("top", "{parentRefs: [{name: gw}], rules: "+down("", "mid-a", "mid-b")+"}"),
+		route("mid-a", "{rules: "+down("/a", "a1")+"}"),
+		route("mid-b", "{rules: "+down("/b", "b1")+"}"),
+		route("a1", "{rules: [{name: x, "+matches("/a/x")+"}]}"),
+		route("b1", "{rules: [{name: x, "+matches("/b/x")+"}]}"),
 	}, "\n---\n")
+}
+
+// matches is the matches field of a rule under a path prefix.
+func matches(prefix string) string {
+	return "matches: [{path: {type: PathPrefix, value: " + prefix + "}}]"
 }
 
 // trafficPolicy is a TrafficPolicy targeting the HTTPRoutes named.
@@ -188,12 +200,12 @@ func TestDelegatedRouteAncestors(t *testing.T) {
 	c := labelledCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "Direct")
 	btls := crd("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies")
 	topo := delegTopo(nil)
-	const b1 = "metadata: {name: b1, namespace: default}\nspec: {rules: [{name: x}]}"
+	const b1 = "metadata: {name: b1, namespace: default}\nspec: {rules: [{name: x, matches: [{path: {type: PathPrefix, value: /b/x}}]}]}"
 	if !strings.Contains(topo, b1) {
 		t.Fatal("delegTopo changed: no b1 to give a parentRef and a backend")
 	}
 	topo = strings.Replace(topo, b1,
-		"metadata: {name: b1, namespace: default}\nspec: {parentRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: mid-b}], rules: [{name: x, backendRefs: [{name: svc, port: 443}]}]}", 1)
+		"metadata: {name: b1, namespace: default}\nspec: {parentRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: mid-b}], rules: [{name: x, matches: [{path: {type: PathPrefix, value: /b/x}}], backendRefs: [{name: svc, port: 443}]}]}", 1)
 	svc := "apiVersion: v1\nkind: Service\nmetadata: {name: svc, namespace: default}\nspec: {ports: [{name: https, port: 443}]}\n"
 	res := compute(t, engine.Options{}, c, btls, topo, svc,
 		trafficPolicy("b1-pol", 0, `timeouts: {request: 1s}`, "b1"),
@@ -233,5 +245,265 @@ func BenchmarkDelegationChain(b *testing.B) {
 	objs := chainObjects(b, 18)
 	for b.Loop() {
 		engine.Compute(objs, engine.Options{})
+	}
+}
+
+// affects lists the effective targets a policy contributes to (nameOf).
+func affects(t *testing.T, res *engine.Result, name string) []string {
+	t.Helper()
+	for _, ps := range res.Policies {
+		if ps.Policy.Ref.Name == name {
+			var out []string
+			for _, a := range ps.Affects {
+				out = append(out, nameOf(a))
+			}
+			return out
+		}
+	}
+	t.Fatalf("no policy %s", name)
+	return nil
+}
+
+// nameOf is a ref's name, and section name after "#".
+func nameOf(r topology.Ref) string {
+	if r.SectionName != "" {
+		return r.Name + "#" + r.SectionName
+	}
+	return r.Name
+}
+
+// problemsOf renders the problems about route name as "field: message".
+func problemsOf(res *engine.Result, name string) []string {
+	var out []string
+	for _, p := range res.Problems {
+		if p.Object.Name == name {
+			out = append(out, p.Field+": "+p.Message)
+		}
+	}
+	return out
+}
+
+// contextPaths renders the paths of each context of kind at target, one
+// string per context, its paths joined by " | ", each path's objects by
+// ">" (names and section names only).
+func contextPaths(res *engine.Result, kind string, target topology.Ref) []string {
+	var out []string
+	for _, e := range res.Effective {
+		if e.Kind.GroupKind.Kind != kind || e.Target != target {
+			continue
+		}
+		for _, c := range e.Contexts {
+			var paths []string
+			c.Paths(func(p []topology.Ref) bool {
+				var names []string
+				for _, r := range p {
+					names = append(names, nameOf(r))
+				}
+				paths = append(paths, strings.Join(names, ">"))
+				return true
+			})
+			slices.Sort(paths)
+			out = append(out, strings.Join(paths, " | "))
+		}
+	}
+	return out
+}
+
+// A child rule that the delegating rule's matches do not admit is no
+// effective target: kgateway drops it. Policies above it (the Gateway's)
+// or on its route do not affect it, and a problem on the child says why.
+// Source: kgateway-dev/kgateway pkg/kgateway/translator/httproute/
+// delegation_helpers.go (filterDelegatedChildren: a child rule keeps the
+// matches IsDelegatedRouteMatch admits and is discarded with none; a
+// rule without matches has none), pkg/kgateway/utils/delegation/
+// delegation.go (IsDelegatedRouteMatch).
+func TestDelegationDropsChildRules(t *testing.T) {
+	c := labelledCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "Direct")
+	topo := strings.Replace(delegTopo(nil), "value: /b/x}}]}]}",
+		"value: /b/x}}]}, {name: stray, matches: [{path: {type: PathPrefix, value: /c}}]}, {name: bare}]}", 1)
+	res := compute(t, engine.Options{}, c, topo,
+		pol(kgwV, "TrafficPolicy", "gw-pol", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]\ntimeouts: {request: 60s}"),
+		trafficPolicy("b1-pol", 1, "retry: {attempts: 9}", "b1"))
+	want(t, "b1#x", effective(t, res, "TrafficPolicy", rule("b1", "x")), []string{`{"retry":{"attempts":9},"timeouts":{"request":"60s"}}`})
+	for _, r := range []string{"stray", "bare"} {
+		want(t, "b1#"+r, effective(t, res, "TrafficPolicy", rule("b1", r)), []string(nil))
+	}
+	want(t, "gw-pol affects", affects(t, res, "gw-pol"), []string{"a1#x", "b1#x"})
+	want(t, "b1-pol affects", affects(t, res, "b1-pol"), []string{"b1#x"})
+	for _, a := range res.Affected {
+		if a.Target.Name == "b1" && a.Target.SectionName != "x" {
+			t.Errorf("affected entry for dropped rule %s", a.Target)
+		}
+	}
+	want(t, "problems", problemsOf(res, "b1"), []string{
+		"spec.rules[1]: rule stray is not delegated to by HTTPRoute default/mid-b rule down: its matches do not extend the parent rule's path prefix /b; it is no effective target through that rule",
+		"spec.rules[2]: rule bare is not delegated to by HTTPRoute default/mid-b rule down: it has no matches, so none extends the parent rule's; it is no effective target through that rule",
+	})
+}
+
+// A child delegated to by two rules is an effective target only on the
+// paths through the rule that keeps it: a1 (under /a/x) below mid-b
+// (/b) too gets mid-a's policy only, on mid-a's paths.
+func TestDelegationDropsChildRulesPerPath(t *testing.T) {
+	c := labelledCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "Direct")
+	topo := strings.Replace(delegTopo(nil), "backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: b1}]",
+		"backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: b1}, {group: gateway.networking.k8s.io, kind: HTTPRoute, name: a1}]", 1)
+	res := compute(t, engine.Options{}, c, topo,
+		trafficPolicy("mid-a-pol", 0, "timeouts: {request: 1s}", "mid-a"),
+		trafficPolicy("mid-b-pol", 1, "retry: {attempts: 2}", "mid-b"))
+	want(t, "a1#x", effective(t, res, "TrafficPolicy", rule("a1", "x")), []string{`{"timeouts":{"request":"1s"}}`})
+	want(t, "a1#x paths", contextPaths(res, "TrafficPolicy", rule("a1", "x")), []string{"gw>gw#http>top>top#down>mid-a>mid-a#down>a1>a1#x"})
+	want(t, "mid-b-pol affects", affects(t, res, "mid-b-pol"), []string{"b1#x"})
+	want(t, "problems", problemsOf(res, "a1"), []string{
+		"spec.rules[0]: rule x is not delegated to by HTTPRoute default/mid-b rule down: its matches do not extend the parent rule's path prefix /b; it is no effective target through that rule",
+	})
+}
+
+// inheritChain: Gateway gw; HTTPRoute top delegates /a (rule a) and /b
+// (rule b) to mid, which inherits the parent's matcher and delegates its
+// rule down (/m: /a/m or /b/m, by the path) to leaf, whose rule x is
+// under /a/m/x and rule other under /z.
+const inheritChain = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: default}
+spec:
+  gatewayClassName: kgateway
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: top, namespace: default}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - name: a
+    matches: [{path: {type: PathPrefix, value: /a}}]
+    backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: mid}]
+  - name: b
+    matches: [{path: {type: PathPrefix, value: /b}}]
+    backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: mid}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: mid, namespace: default, annotations: {delegation.kgateway.dev/inherit-parent-matcher: "true"}}
+spec:
+  rules:
+  - name: down
+    matches: [{path: {type: PathPrefix, value: /m}}]
+    backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: leaf}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: leaf, namespace: default}
+spec:
+  rules:
+  - name: x
+    matches: [{path: {type: PathPrefix, value: /a/m/x}}]
+  - name: other
+    matches: [{path: {type: PathPrefix, value: /z}}]
+`
+
+// A grandchild is judged against what its parent rule keeps on each path
+// (here the matches it inherits): leaf's rule under /a/m/x is kept below
+// mid's rule as reached through top's rule a (/a/m), dropped through b
+// (/b/m), as kgateway recurses with the merged match; its rule other, under
+// neither, is reported once.
+// Source: kgateway-dev/kgateway gateway_http_route_translator.go (each
+// match of a delegating rule flattens its children with that match),
+// delegation_helpers.go (mergeParentChildRouteMatch).
+func TestDelegationJudgesGrandchildrenPerPath(t *testing.T) {
+	c := labelledCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "Direct")
+	res := compute(t, engine.Options{}, c, inheritChain,
+		pol(kgwV, "TrafficPolicy", "gw-pol", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]\ntimeouts: {request: 60s}"))
+	want(t, "leaf#x paths", contextPaths(res, "TrafficPolicy", rule("leaf", "x")), []string{"gw>gw#http>top>top#a>mid>mid#down>leaf>leaf#x"})
+	want(t, "problems", problemsOf(res, "leaf"), []string{
+		"spec.rules[0]: rule x is not delegated to by HTTPRoute default/mid rule down: its matches do not extend the parent rule's path prefix /b/m; it is no effective target through that rule",
+		"spec.rules[1]: rule other is not delegated to by HTTPRoute default/mid rule down: its matches do not extend the parent rule's path prefix /a/m; it is no effective target through that rule",
+	})
+	want(t, "leaf#other", effective(t, res, "TrafficPolicy", rule("leaf", "other")), []string(nil))
+	want(t, "other problems", len(res.Problems), 2)
+}
+
+// A Direct kind whose policies on a route cover its rules covers no rule
+// kgateway drops below every delegating rule above it.
+func TestDelegationDroppedRuleIsNoDirectTarget(t *testing.T) {
+	c := declaredCRD("direct.example.com", "RulePolicy", "rulepolicies", "Direct",
+		"attache.dev/target-kinds: HTTPRoute.gateway.networking.k8s.io",
+		"attache.dev/effective-section-kinds: HTTPRoute.gateway.networking.k8s.io",
+		`attache.dev/direct-sections: "true"`)
+	topo := strings.Replace(delegTopo(nil), "value: /b/x}}]}]}", "value: /b/x}}]}, {name: stray, matches: [{path: {type: PathPrefix, value: /c}}]}]}", 1)
+	res := compute(t, engine.Options{}, c, topo,
+		pol("direct.example.com/v1", "RulePolicy", "on-b1", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: b1}]\nmode: strict"),
+		pol("direct.example.com/v1", "RulePolicy", "on-stray", 1, "targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: b1, sectionName: stray}]\nmode: strict"))
+	want(t, "b1#x", effective(t, res, "RulePolicy", rule("b1", "x")), []string{`{"mode":"strict"}`})
+	want(t, "b1#stray", effective(t, res, "RulePolicy", rule("b1", "stray")), []string(nil))
+	want(t, "on-b1 affects", affects(t, res, "on-b1"), []string{"b1#x"})
+	want(t, "on-stray affects", affects(t, res, "on-stray"), []string(nil))
+}
+
+// A child also attached to a Gateway keeps every rule there: only the
+// paths through the delegating rule that drops one lose it.
+func TestDelegationChildOnAGatewayToo(t *testing.T) {
+	c := labelledCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "Direct")
+	topo := strings.Replace(delegTopo(nil), "metadata: {name: b1, namespace: default}\nspec: {rules: [{name: x, matches: [{path: {type: PathPrefix, value: /b/x}}]}]}",
+		"metadata: {name: b1, namespace: default}\nspec: {parentRefs: [{name: gw}, {group: gateway.networking.k8s.io, kind: HTTPRoute, name: mid-b}], rules: [{name: x, matches: [{path: {type: PathPrefix, value: /b/x}}]}, {name: stray, matches: [{path: {type: PathPrefix, value: /c}}]}]}", 1)
+	res := compute(t, engine.Options{}, c, topo, trafficPolicy("mid-b-pol", 0, "retry: {attempts: 2}", "mid-b"),
+		trafficPolicy("b1-pol", 1, "timeouts: {request: 1s}", "b1"))
+	want(t, "b1#stray paths", contextPaths(res, "TrafficPolicy", rule("b1", "stray")), []string{"gw>gw#http>b1>b1#stray"})
+	want(t, "b1#x paths", contextPaths(res, "TrafficPolicy", rule("b1", "x")), []string{"gw>gw#http>b1>b1#x", "gw>gw#http>top>top#down>mid-b>mid-b#down>b1>b1#x"})
+	want(t, "problems", len(problemsOf(res, "b1")), 1)
+}
+
+// Matches that do not decode are reported on their route, whose rules
+// are then not judged (kept), nor, for a delegating rule, its children.
+func TestDelegationUnreadableMatches(t *testing.T) {
+	c := labelledCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "Direct")
+	for _, route := range []string{"b1", "mid-b"} {
+		topo := delegTopo(nil)
+		// b1 gets a stray rule (dropped, were it read); the route named
+		// gets matches that do not decode.
+		topo = strings.Replace(topo, "value: /b/x}}]}]}", "value: /b/x}}]}, {name: stray, matches: [{path: {type: PathPrefix, value: /c}}]}]}", 1)
+		topo = strings.Replace(topo, "metadata: {name: "+route+", namespace: default}\nspec: {rules: [{name: ", "metadata: {name: "+route+", namespace: default}\nspec: {rules: [{matches: [{path: {value: 7}}]}, {name: ", 1)
+		res := compute(t, engine.Options{}, c, topo, trafficPolicy("b1-pol", 0, "timeouts: {request: 1s}", "b1"))
+		want(t, route+": b1#stray", effective(t, res, "TrafficPolicy", rule("b1", "stray")), []string{`{"timeouts":{"request":"1s"}}`})
+		if p := problemsOf(res, route); len(p) != 1 || len(res.Problems) != 1 || !strings.HasPrefix(p[0], "spec.rules[0].matches[0].path.value: cannot decode its rules' matches (") {
+			t.Errorf("%s: problems %v", route, res.Problems)
+		}
+	}
+}
+
+// Incremental agrees with Compute when a child's matches change, when the
+// delegating rule's do (both recompute everything), and when a policy
+// changes below a delegation that drops rules (recomputed in part).
+func TestDelegationDroppedRulesIncremental(t *testing.T) {
+	c := labelledCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "Direct")
+	base := strings.Replace(delegTopo(nil), "value: /b/x}}]}]}", "value: /b/x}}]}, {name: stray, matches: [{path: {type: PathPrefix, value: /c}}]}]}", 1)
+	childMoved := strings.Replace(base, "value: /c}", "value: /b/s}", 1) // stray now kept
+	parentMoved := strings.Replace(base, "value: /b}", "value: /c}", 1)  // x dropped, stray kept
+	b1Pol := trafficPolicy("b1-pol", 1, "timeouts: {request: 1s}", "b1")
+	b1PolEdited := trafficPolicy("b1-pol", 1, "timeouts: {request: 2s}", "b1")
+	midPol := trafficPolicy("mid-pol", 2, "retry: {attempts: 2}", "mid-b")
+	in := engine.NewIncremental(engine.Options{})
+	for _, step := range []struct {
+		name    string
+		docs    []string
+		partial bool
+	}{
+		{"base", []string{c, base, b1Pol}, false},
+		{"child's matches moved", []string{c, childMoved, b1Pol}, false},
+		{"parent's matches moved", []string{c, parentMoved, b1Pol}, false},
+		{"policy edited", []string{c, parentMoved, b1PolEdited}, true},
+		{"policy added above", []string{c, parentMoved, b1PolEdited, midPol}, true},
+		{"back", []string{c, base, b1Pol, midPol}, false},
+	} {
+		objs := decodeDocs(t, step.docs...)
+		got := dump(t, in.Compute(objs))
+		if w := dump(t, engine.Compute(objs, engine.Options{})); got != w {
+			t.Fatalf("%s: %s", step.name, firstDiff(got, w))
+		}
+		if full := in.LastChange().Full; full == step.partial {
+			t.Errorf("%s: recomputed everything: %v (%s)", step.name, full, in.LastChange().Reason)
+		}
 	}
 }

@@ -113,6 +113,9 @@ type computation struct {
 	// delegationValues are, per annotation a kind's delegation priority
 	// reads, its value on each HTTPRoute that has it.
 	delegationValues map[string]map[topology.Ref]string
+	// adm is what route delegation keeps of the delegated child routes'
+	// rules (nil when no route delegates).
+	adm *admission
 	// boundServices are the Services bound to each waypoint Gateway
 	// (waypointServices), computed once; crossBound those bound to one
 	// of Istio's waypoints of another namespace, under both namespaces,
@@ -280,6 +283,7 @@ func newComputation(opts Options, objs []Object) *computation {
 		c.problems = append(c.problems, diag.Problem{Object: cy.Child, Message: cy.Error()})
 	}
 	c.graph = g
+	c.adm = c.readAdmission(topoObjs)
 	for _, k := range c.kinds {
 		if k.RejectRouteOverlap && c.locations == nil {
 			c.locations = c.readRouteLocations(topoObjs)

@@ -292,6 +292,38 @@ kind: RateLimitPolicy
 metadata: {name: rt, namespace: d}
 spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}], rateLimit: {local: {rules: [{rate: 9r/s}]}}}
 `))
+	// kgateway route delegation: child rules kept, dropped and inherited,
+	// matches that do not decode, a cycle.
+	f.Add([]byte(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: trafficpolicies.gateway.kgateway.dev}
+spec: {group: gateway.kgateway.dev, scope: Namespaced, names: {kind: TrafficPolicy, plural: trafficpolicies}, versions: [{name: v1alpha1, served: true, storage: true}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g, namespace: d}
+spec: {gatewayClassName: kgateway, listeners: [{name: a, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: p, namespace: d}
+spec: {parentRefs: [{name: g}], rules: [{matches: [{path: {type: PathPrefix, value: /a}, method: GET, headers: [{name: x, value: "1"}]}], backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: "*"}]}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: c, namespace: d, annotations: {delegation.kgateway.dev/inherit-parent-matcher: "yes"}}
+spec: {rules: [{matches: [{path: {type: RegularExpression, value: "/("}}]}, {backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: p}]}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: e, namespace: d}
+spec: {rules: [{matches: [{path: {value: 7}}]}, {matches: [{path: {type: PathPrefix, value: /a/b}, method: GET, headers: [{name: x, value: "1"}]}]}]}
+---
+apiVersion: gateway.kgateway.dev/v1alpha1
+kind: TrafficPolicy
+metadata: {name: t, namespace: d}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g}], timeouts: {request: 1s}}
+`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		run := func() []byte {
 			objs, probs := manifest.Decode(bytes.NewReader(in), "in")

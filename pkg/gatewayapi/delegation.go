@@ -1,6 +1,10 @@
 package gatewayapi
 
-import "github.com/attache-dev/attache/pkg/topology"
+import (
+	"errors"
+
+	"github.com/attache-dev/attache/pkg/topology"
+)
 
 // Route delegation (kgateway): a rule of an HTTPRoute whose backendRef
 // names HTTPRoutes hands its requests to their rules. The child routes
@@ -120,4 +124,17 @@ func (a *adder) byDelegationLabel() map[string][]*route {
 		}
 	}
 	return a.routesByLabel
+}
+
+// DecodeHTTPRouteRules decodes the names and matches of the rules of an
+// HTTPRoute (its unstructured content), which Add does not read: which of
+// a delegated child's rules kgateway keeps depends on them. On failure,
+// field is the JSON path of the field that does not decode ("" when it
+// could not be found).
+func DecodeHTTPRouteRules(obj map[string]any) (rules []HTTPRouteRule, field string, err error) {
+	var r httpRouteRulesObject
+	if e := decode(obj, &r); e != nil {
+		return nil, e.field, errors.New(e.msg)
+	}
+	return r.Spec.Rules, "", nil
 }

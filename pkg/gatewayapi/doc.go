@@ -75,7 +75,8 @@
 // or names the parent by an HTTPRoute parentRef (kind written out; the
 // group Gateway API's, written or left out), and has no hostnames (one that has is reported); no ReferenceGrant
 // is needed. Children may delegate in turn; a cycle loses an edge in
-// topology.Builder.Build. Which of a child's rules kgateway keeps (their
-// matches must extend the parent rule's) is not read: every rule of a
-// child hangs below the child.
+// topology.Builder.Build. Every rule of a child hangs below the child,
+// whatever its matches: which of them kgateway keeps below a delegating
+// rule depends on the path (package delegation decides, the engine cuts
+// the paths; DecodeHTTPRouteRules reads the matches for it).
 package gatewayapi

@@ -104,3 +104,18 @@ type routeRule struct {
 	Name        *gwv1.SectionName             `json:"name,omitempty"`
 	BackendRefs []gwv1.BackendObjectReference `json:"backendRefs,omitempty"`
 }
+
+// httpRouteRulesObject projects gwv1.HTTPRoute for route delegation's
+// admission (DecodeHTTPRouteRules): its rules' names and matches.
+type httpRouteRulesObject struct {
+	Spec struct {
+		Rules []HTTPRouteRule `json:"rules,omitempty"`
+	} `json:"spec"`
+}
+
+// HTTPRouteRule is an HTTPRoute rule as route delegation reads it: its
+// name and its matches.
+type HTTPRouteRule struct {
+	Name    *gwv1.SectionName     `json:"name,omitempty"`
+	Matches []gwv1.HTTPRouteMatch `json:"matches,omitempty"`
+}

@@ -32,6 +32,7 @@ func TestProjections(t *testing.T) {
 			gwv1.GRPCRoute{}, gwv1alpha2.GRPCRoute{},
 			gwv1.TLSRoute{}, gwv1alpha2.TLSRoute{}, gwv1alpha3.TLSRoute{},
 		}},
+		{httpRouteRulesObject{}, []any{gwv1.HTTPRoute{}, gwv1beta1.HTTPRoute{}}},
 		{plainRouteObject{}, []any{gwv1.TCPRoute{}, gwv1alpha2.TCPRoute{}, gwv1.UDPRoute{}, gwv1alpha2.UDPRoute{}}},
 	}
 	for _, tc := range cases {

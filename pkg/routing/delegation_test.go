@@ -106,7 +106,7 @@ spec:
 // the child's, its method equal; a child rule without matches is dropped;
 // irtranslator route.go: a delegating rule emits no route of its own).
 func TestTraceFollowsRouteDelegation(t *testing.T) {
-	ix, pols := fixture(t, delegationTopology)
+	ix, pols := build(t, delegationTopology, true) // the engine reports the child rules dropped
 	tr := trace(t, ix, pols, "http://shop.example.com/a/orders/1", nil)
 	o := tr.Outcomes[0]
 	if o.Route == nil || o.Route.Name != "a1" || o.Rule != "orders" || o.Result != "forwarded" {
@@ -147,7 +147,7 @@ func TestTraceFollowsRouteDelegation(t *testing.T) {
 func TestTraceDelegationDropsRulesWithoutMatches(t *testing.T) {
 	topo := strings.Replace(delegationTopology, "value: /a}}]", "value: /}}]", 1)
 	topo = strings.Replace(topo, "  - name: home\n    backendRefs: [{name: home, port: 80}]\n", "", 1)
-	ix, pols := fixture(t, topo)
+	ix, pols := build(t, topo, true) // the engine reports the child rules dropped
 	if o := trace(t, ix, pols, "http://shop.example.com/b/x", nil).Outcomes[0]; o.Rule != "stray" {
 		t.Errorf("/b/x: rule %q, want a1's stray (under /)", o.Rule)
 	}
@@ -163,7 +163,7 @@ func TestTraceDelegationParentMethodAndHeaders(t *testing.T) {
 		"method":  "value: /a}, method: GET}]",
 		"headers": "value: /a}, headers: [{name: x-team, value: a}]}]",
 	} {
-		ix, pols := fixture(t, strings.Replace(delegationTopology, "value: /a}}]", parentMatch, 1))
+		ix, pols := build(t, strings.Replace(delegationTopology, "value: /a}}]", parentMatch, 1), true) // the engine reports the child rules dropped
 		o := trace(t, ix, pols, "http://shop.example.com/a/orders", nil, "x-team: a").Outcomes[0]
 		if o.Rule != "home" || len(o.DelegatedBy) != 0 {
 			t.Errorf("parent %s: rule %q delegated by %v, want home (a1's orders names no %s)", what, o.Rule, o.DelegatedBy, what)
@@ -215,6 +215,21 @@ func TestTraceDelegationInheritParentHeaders(t *testing.T) {
 	}
 }
 
+// Inheriting, the parent's regular expression header matches are matched
+// as such, next to the child's own.
+func TestTraceDelegationInheritParentRegexHeader(t *testing.T) {
+	topo := inheritingA1("true")
+	topo = strings.Replace(topo, "value: /a}}]", "value: /a}, headers: [{name: x-env, type: RegularExpression, value: prod|stage}]}]", 1)
+	topo = strings.Replace(topo, "value: /a/orders}}]", "value: /orders}, headers: [{name: x-id, type: RegularExpression, value: \"[0-9]+\"}]}]", 1)
+	ix, pols := fixture(t, topo)
+	if o := trace(t, ix, pols, "http://shop.example.com/a/orders", nil, "x-env: stage", "x-id: 42").Outcomes[0]; o.Rule != "orders" {
+		t.Errorf("both headers matching: rule %q, want orders", o.Rule)
+	}
+	if o := trace(t, ix, pols, "http://shop.example.com/a/orders", nil, "x-env: dev", "x-id: 42").Outcomes[0]; o.Rule != "home" {
+		t.Errorf("the parent's header not matching: rule %q, want home", o.Rule)
+	}
+}
+
 // A child that inherits its parent's matcher and delegates in turn: its
 // own children's matches are judged against its matches as extended (the
 // absolute path), as kgateway recurses with the merged match.
@@ -238,6 +253,34 @@ spec:
 	o := trace(t, ix, pols, "http://shop.example.com/a/orders/d/1", nil).Outcomes[0]
 	if o.Route == nil || o.Route.Name != "d1" || len(o.DelegatedBy) != 2 {
 		t.Fatalf("route %v rule %q delegated by %v, want d1 through parent and a1", o.Route, o.Rule, o.DelegatedBy)
+	}
+}
+
+// A delegating child's own children are judged against the child's
+// matches that its parent kept: a1's orders rule delegates under /a/orders
+// (kept below /a) and /b (dropped), so d1's rule under /b is not reached.
+func TestTraceDelegationThroughPartlyKeptChild(t *testing.T) {
+	topo := strings.Replace(delegationTopology, "value: /a/orders}}]\n    backendRefs: [{name: orders, port: 80}]",
+		"value: /a/orders}}, {path: {type: PathPrefix, value: /b}}]\n    backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: d1}]", 1)
+	topo += `---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: d1, namespace: team-a}
+spec:
+  rules:
+  - name: kept
+    matches: [{path: {type: PathPrefix, value: /a/orders/d}}]
+    backendRefs: [{name: orders, port: 80}]
+  - name: under-b
+    matches: [{path: {type: PathPrefix, value: /b/d}}]
+    backendRefs: [{name: orders, port: 80}]
+`
+	ix, pols := build(t, topo, true) // the engine reports the child rules dropped
+	if o := trace(t, ix, pols, "http://shop.example.com/a/orders/d/1", nil).Outcomes[0]; o.Route == nil || o.Route.Name != "d1" || o.Rule != "kept" {
+		t.Errorf("/a/orders/d/1: route %v rule %q, want d1's kept", o.Route, o.Rule)
+	}
+	if o := trace(t, ix, pols, "http://shop.example.com/b/d/1", nil).Outcomes[0]; o.Rule != "home" {
+		t.Errorf("/b/d/1: rule %q, want home (d1's under-b is below a1's dropped /b)", o.Rule)
 	}
 }
 

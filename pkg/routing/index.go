@@ -2,7 +2,6 @@ package routing
 
 import (
 	"fmt"
-	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/attache-dev/attache/pkg/delegation"
 	"github.com/attache-dev/attache/pkg/diag"
 	"github.com/attache-dev/attache/pkg/gatewayapi"
 	"github.com/attache-dev/attache/pkg/topology"
@@ -121,6 +121,9 @@ type rule struct {
 	// expanded are, for a rule delegating to child routes, the entries
 	// standing in its place (entriesOf), computed once.
 	expanded []*entry
+	// matches are an HTTPRoute rule's matches (nil when it has none), as
+	// a delegated child's are judged, computed with entries.
+	matches []delegation.Match
 }
 
 // entry is one match of one rule (a rule without matches has one entry
@@ -128,13 +131,13 @@ type rule struct {
 type entry struct {
 	rule  *rule
 	match int // index in the rule's matches; -1 when it has none
-	// HTTP
-	pathType  gwv1.PathMatchType
-	pathValue string
-	pathRe    *regexp.Regexp
-	method    string
-	headers   []valueMatch
-	query     []valueMatch
+	// m is the HTTP match, defaults applied (delegation.Default for a
+	// rule without matches); of a gRPC match, its header matches only.
+	m      delegation.Match
+	pathRe *regexp.Regexp
+	// valueRe are m's RegularExpression value matches compiled; nil when
+	// it has none (a pointer: entries are copied per delegation path).
+	valueRe *valueRes
 	// gRPC
 	service, methodName string
 	grpcRe              [2]*regexp.Regexp // service, method (RegularExpression)
@@ -143,13 +146,6 @@ type entry struct {
 	// via are the rules that delegated to this entry's route (kgateway
 	// route delegation), outermost first; nil for a route's own entry.
 	via []*rule
-}
-
-// valueMatch is a header or query parameter match.
-type valueMatch struct {
-	name  string // lower case for headers, as written for query parameters
-	value string
-	re    *regexp.Regexp
 }
 
 // Build indexes objs (Gateways, ListenerSets, HTTPRoutes, GRPCRoutes,
@@ -234,10 +230,7 @@ func Build(objs []*unstructured.Unstructured, graph *topology.Graph, grants *gat
 			var r gwv1.HTTPRoute
 			if decode(&r) {
 				rt := newRoute(ref, r.CreationTimestamp.Time, r.Spec.Hostnames, r.Spec.ParentRefs)
-				switch strings.ToLower(u.GetAnnotations()[InheritParentMatcher]) {
-				case "true", "yes", "enabled":
-					rt.inheritMatcher = true
-				}
+				rt.inheritMatcher = delegation.InheritsParentMatcher(u.GetAnnotations())
 				addRules(rt, r.Spec.Rules, func(x *gwv1.HTTPRouteRule) *gwv1.SectionName { return x.Name },
 					func(ru *rule, x *gwv1.HTTPRouteRule) { ru.http = x })
 				ix.routes[ref] = rt
@@ -536,15 +529,17 @@ const maxDelegatedEntries = 4096
 // every level of delegation, computed once for every listener. kgateway
 // programs no route of its own for a delegating rule.
 func (ix *Index) entriesOf(ru *rule) []*entry {
-	if ru.entries == nil {
-		ru.entries = compile(ru)
-	}
+	ru.compile()
 	if !ix.delegates(ru) {
 		return ru.entries
 	}
 	if ru.expanded == nil {
 		budget := maxDelegatedEntries
-		ru.expanded = ix.expand(ru, ru.entries, []*route{ru.route}, &budget)
+		parents := ru.matches
+		if parents == nil {
+			parents = []delegation.Match{delegation.Default}
+		}
+		ru.expanded = ix.expand(ru, parents, []*route{ru.route}, &budget)
 		if budget < 0 {
 			ix.problems = append(ix.problems, diag.Newf(ru.route.ref, fmt.Sprintf("spec.rules[%d]", ru.index),
 				"the routes this rule delegates to reach more than %d matches through all their delegation paths; request tracing keeps the first %d", maxDelegatedEntries, maxDelegatedEntries))
@@ -557,54 +552,55 @@ func (ix *Index) entriesOf(ru *rule) []*entry {
 }
 
 // expand returns the entries of the children of delegating rule ru whose
-// own matches are own (its compiled ones, or those its parent's matcher
-// gave it): each child rule's matches that own admits (or, for a child
-// with InheritParentMatcher, extends), and for a child rule delegating in
-// turn, its children's against those, each entry naming the delegating
-// rules on its way (via). seen holds the routes on the way (cycles);
-// budget the entries left (negative when some were left out).
-func (ix *Index) expand(ru *rule, own []*entry, seen []*route, budget *int) []*entry {
+// own matches are parents (its own, or what its parent kept of them):
+// what package delegation keeps of each child rule's matches below them
+// (admitted, or extended for a child with InheritParentMatcher), and for
+// a child rule delegating in turn, its children's below those, each entry
+// naming the delegating rules on its way (via). seen holds the routes on
+// the way (cycles); budget the entries left (negative when some were
+// left out).
+func (ix *Index) expand(ru *rule, parents []delegation.Match, seen []*route, budget *int) []*entry {
 	id, ok := ix.graph.Lookup(ru.route.ref.WithSection(ru.name))
 	if !ok {
 		return nil
 	}
 	var out []*entry
+	var buf [2]delegation.Admitted
+	admitted := buf[:0] // reused from one child rule to the next
 	for _, c := range ix.graph.Node(id).Children {
 		child := ix.routes[ix.graph.Node(c).Ref]
 		if child == nil || slices.Contains(seen, child) {
 			continue
 		}
 		for _, cr := range child.rules {
-			if cr.entries == nil {
-				cr.entries = compile(cr)
-			}
-			var childOwn []*entry
-			for _, ce := range cr.entries {
-				for _, pe := range own {
-					var d *entry
-					switch {
-					case child.inheritMatcher:
-						d = inherit(pe, ce)
-					case admits(pe, ce):
-						c := *ce
-						d = &c
-					}
-					if d == nil {
-						continue
-					}
-					childOwn = append(childOwn, d)
-					if !child.inheritMatcher {
-						break // one admitting parent match is enough
+			cr.compile()
+			admitted = delegation.Admit(admitted[:0], parents, cr.matches, child.inheritMatcher)
+			var entries []*entry
+			if ix.delegates(cr) {
+				// Its matches as kept: all of its own (most often), or
+				// some, or extended.
+				kept := cr.matches
+				if child.inheritMatcher || len(admitted) != len(cr.matches) {
+					kept = make([]delegation.Match, len(admitted))
+					for i, a := range admitted {
+						kept[i] = a.Match
 					}
 				}
-			}
-			entries := childOwn
-			if ix.delegates(cr) {
-				entries = ix.expand(cr, childOwn, append(seen, child), budget)
-			} else if len(entries) > *budget {
-				entries, *budget = entries[:max(*budget, 0)], -1
+				entries = ix.expand(cr, kept, append(seen, child), budget)
 			} else {
-				*budget -= len(entries)
+				n := min(len(admitted), max(*budget, 0)) // within the budget
+				entries = make([]*entry, 0, n)
+				for _, a := range admitted[:n] {
+					d := *cr.entries[max(a.Child, 0)]
+					if child.inheritMatcher {
+						d.m = a.Match
+						d.compileValues() // the parent's value matches joined
+					}
+					entries = append(entries, &d)
+				}
+				if *budget -= len(admitted); *budget < 0 {
+					*budget = -1
+				}
 			}
 			for _, e := range entries {
 				d := *e
@@ -633,74 +629,9 @@ func (ix *Index) delegates(ru *rule) bool {
 	return false
 }
 
-// admits reports whether parent match pe admits child match ce, as
-// kgateway keeps a delegated child's matches: the parent's path is a
-// PathPrefix and the child's path value starts with it, the child's header
-// and query matches include the parent's, and the methods agree when the
-// parent names one. A child rule without matches is dropped.
-func admits(pe, ce *entry) bool {
-	if ce.match < 0 || pe.pathType != gwv1.PathMatchPathPrefix || !strings.HasPrefix(ce.pathValue, pe.pathValue) {
-		return false
-	}
-	if pe.method != "" && ce.method != pe.method {
-		return false
-	}
-	return includes(ce.headers, pe.headers) && includes(ce.query, pe.query)
-}
-
-// InheritParentMatcher is the annotation of a delegated HTTPRoute (values
-// true, yes or enabled, in any case) making its matches extend its parent
-// rule's instead of having to repeat them (kgateway).
-const InheritParentMatcher = "delegation.kgateway.dev/inherit-parent-matcher"
-
-// inherit is child match ce extended by parent match pe, as kgateway does
-// for a child with InheritParentMatcher: the parent's PathPrefix joined
-// before the child's path (the child's path type kept), the parent's
-// header and query matches added (the parent's winning a name both
-// match), the parent's method when it names one; a child rule without
-// matches takes the parent's match. A parent match that is not a
-// PathPrefix, or a child match of type RegularExpression, gives nil: not
-// modelled (kgateway special-cases regular expressions).
-func inherit(pe, ce *entry) *entry {
-	if pe.pathType != gwv1.PathMatchPathPrefix || ce.pathType == gwv1.PathMatchRegularExpression {
-		return nil
-	}
-	d := *ce
-	if ce.match < 0 {
-		d.pathType, d.pathValue, d.method = pe.pathType, pe.pathValue, pe.method
-		d.headers, d.query = slices.Clone(pe.headers), slices.Clone(pe.query)
-		return &d
-	}
-	d.pathValue = path.Join(pe.pathValue, ce.pathValue)
-	if pe.method != "" {
-		d.method = pe.method
-	}
-	d.headers, d.query = joinMatches(pe.headers, ce.headers), joinMatches(pe.query, ce.query)
-	return &d
-}
-
-// joinMatches is parent's matches, then child's on other names.
-func joinMatches(parent, child []valueMatch) []valueMatch {
-	out := slices.Clone(parent)
-	for _, c := range child {
-		if !slices.ContainsFunc(parent, func(p valueMatch) bool { return p.name == c.name }) {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// includes reports whether every match of want is among have.
-func includes(have, want []valueMatch) bool {
-	for _, w := range want {
-		if !slices.ContainsFunc(have, func(h valueMatch) bool {
-			return h.name == w.name && h.value == w.value && (h.re == nil) == (w.re == nil)
-		}) {
-			return false
-		}
-	}
-	return true
-}
+// InheritParentMatcher is delegation.InheritParentMatcher, the annotation
+// of a delegated HTTPRoute making its matches extend its parent rule's.
+const InheritParentMatcher = delegation.InheritParentMatcher
 
 func (g *hostGroup) add(e *entry) {
 	ru := e.rule
@@ -717,17 +648,17 @@ func (g *hostGroup) add(e *entry) {
 			g.otherGRPC = append(g.otherGRPC, e)
 		}
 	default:
-		switch e.pathType {
+		switch e.m.PathType {
 		case gwv1.PathMatchExact:
 			if g.exactPath == nil {
 				g.exactPath = map[string][]*entry{}
 			}
-			g.exactPath[e.pathValue] = append(g.exactPath[e.pathValue], e)
+			g.exactPath[e.m.Path] = append(g.exactPath[e.m.Path], e)
 		case gwv1.PathMatchPathPrefix:
 			if g.prefixPath == nil {
 				g.prefixPath = map[string][]*entry{}
 			}
-			k := prefixKey(e.pathValue)
+			k := prefixKey(e.m.Path)
 			g.prefixPath[k] = append(g.prefixPath[k], e)
 		default:
 			g.regexPath = append(g.regexPath, e)
@@ -738,6 +669,20 @@ func (g *hostGroup) add(e *entry) {
 // prefixKey is a PathPrefix value without its trailing slashes: "/a/" and
 // "/a" match the same paths, and "/" is "".
 func prefixKey(v string) string { return strings.TrimRight(v, "/") }
+
+// compile sets the rule's entries and matches, once.
+func (ru *rule) compile() {
+	if ru.entries != nil {
+		return
+	}
+	ru.entries = compile(ru)
+	if ru.http != nil && ru.entries[0].match >= 0 {
+		ru.matches = make([]delegation.Match, len(ru.entries))
+		for i, e := range ru.entries {
+			ru.matches[i] = e.m
+		}
+	}
+}
 
 // compile returns the entries of a rule: one per match, defaults applied
 // (PathPrefix "/", Exact header and query matches).
@@ -770,57 +715,58 @@ func compile(ru *rule) []*entry {
 			}
 			for _, h := range m.Headers {
 				regex := h.Type != nil && *h.Type == gwv1.GRPCHeaderMatchRegularExpression
-				e.headers = append(e.headers, e.valueMatch(strings.ToLower(string(h.Name)), h.Value, regex))
+				e.m.Headers = append(e.m.Headers, delegation.Value{Name: strings.ToLower(string(h.Name)), Value: h.Value, Regex: regex})
 			}
+			e.compileValues()
 			out = append(out, e)
 		}
 		return out
 	}
-	if len(ru.http.Matches) == 0 {
-		return []*entry{{rule: ru, match: -1, pathType: gwv1.PathMatchPathPrefix, pathValue: "/"}}
+	ms := delegation.Matches(ru.http.Matches)
+	if ms == nil {
+		return []*entry{{rule: ru, match: -1, m: delegation.Default}}
 	}
-	out := make([]*entry, 0, len(ru.http.Matches))
-	for i := range ru.http.Matches {
-		m := &ru.http.Matches[i]
-		e := &entry{rule: ru, match: i, pathType: gwv1.PathMatchPathPrefix, pathValue: "/"}
-		if p := m.Path; p != nil {
-			if p.Type != nil {
-				e.pathType = *p.Type
-			}
-			if p.Value != nil {
-				e.pathValue = *p.Value
-			}
-		}
-		switch e.pathType {
+	out := make([]*entry, len(ms))
+	for i, m := range ms {
+		e := &entry{rule: ru, match: i, m: m}
+		switch m.PathType {
 		case gwv1.PathMatchExact, gwv1.PathMatchPathPrefix:
 		case gwv1.PathMatchRegularExpression:
-			e.pathRe = e.regexp(e.pathValue)
+			e.pathRe = e.regexp(m.Path)
 		default:
-			e.err = fmt.Sprintf("unknown path match type %q", e.pathType)
+			e.err = fmt.Sprintf("unknown path match type %q", m.PathType)
 		}
-		if m.Method != nil {
-			e.method = string(*m.Method)
-		}
-		// Only the first of several matches of one header name counts (the
-		// API says so for headers and query parameters alike).
-		seen := map[string]bool{}
-		for _, h := range m.Headers {
-			name := strings.ToLower(string(h.Name))
-			if seen[name] {
-				continue
+		e.compileValues()
+		out[i] = e
+	}
+	return out
+}
+
+// valueRes are the compiled RegularExpression header and query parameter
+// matches of an entry, by position (nil for an Exact one).
+type valueRes struct {
+	headers, query []*regexp.Regexp
+}
+
+// compileValues compiles the entry's RegularExpression header and query
+// parameter matches.
+func (e *entry) compileValues() {
+	h, q := e.compileAll(e.m.Headers), e.compileAll(e.m.Query)
+	e.valueRe = nil
+	if h != nil || q != nil {
+		e.valueRe = &valueRes{h, q}
+	}
+}
+
+func (e *entry) compileAll(vs []delegation.Value) []*regexp.Regexp {
+	var out []*regexp.Regexp
+	for i, v := range vs {
+		if v.Regex {
+			if out == nil {
+				out = make([]*regexp.Regexp, len(vs))
 			}
-			seen[name] = true
-			e.headers = append(e.headers, e.valueMatch(name, h.Value, h.Type != nil && *h.Type == gwv1.HeaderMatchRegularExpression))
+			out[i] = e.regexp(v.Value)
 		}
-		seenQ := map[string]bool{}
-		for _, q := range m.QueryParams {
-			if seenQ[string(q.Name)] {
-				continue
-			}
-			seenQ[string(q.Name)] = true
-			e.query = append(e.query, e.valueMatch(string(q.Name), q.Value, q.Type != nil && *q.Type == gwv1.QueryParamMatchRegularExpression))
-		}
-		out = append(out, e)
 	}
 	return out
 }
@@ -835,14 +781,6 @@ func (e *entry) regexp(v string) *regexp.Regexp {
 		return nil
 	}
 	return re
-}
-
-func (e *entry) valueMatch(name, value string, regex bool) valueMatch {
-	vm := valueMatch{name: name, value: value}
-	if regex {
-		vm.re = e.regexp(value)
-	}
-	return vm
 }
 
 // ListenerPort returns the port and protocol of a Gateway's listener by

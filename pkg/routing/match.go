@@ -3,9 +3,12 @@ package routing
 import (
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/attache-dev/attache/pkg/delegation"
 )
 
 // candidate is an entry found for a request, with the route hostname it
@@ -123,66 +126,85 @@ func (e *entry) mismatch(req *Request, query url.Values) (string, int) {
 		return e.headerMismatch(req), stageHeaders
 	}
 	path := pathOnly(req.Path)
-	switch e.pathType {
+	switch e.m.PathType {
 	case gwv1.PathMatchExact:
-		if path != e.pathValue {
-			return fmt.Sprintf("path %s is not exactly %s", path, e.pathValue), stagePath
+		if path != e.m.Path {
+			return fmt.Sprintf("path %s is not exactly %s", path, e.m.Path), stagePath
 		}
 	case gwv1.PathMatchPathPrefix:
-		k := prefixKey(e.pathValue)
+		k := prefixKey(e.m.Path)
 		if k != "" && path != k && !strings.HasPrefix(path, k+"/") {
-			return fmt.Sprintf("path %s does not start with %s", path, e.pathValue), stagePath
+			return fmt.Sprintf("path %s does not start with %s", path, e.m.Path), stagePath
 		}
 	default:
 		if !e.pathRe.MatchString(path) {
-			return fmt.Sprintf("path %s does not match the regular expression %s", path, e.pathValue), stagePath
+			return fmt.Sprintf("path %s does not match the regular expression %s", path, e.m.Path), stagePath
 		}
 	}
-	if e.method != "" && e.method != req.Method {
-		return fmt.Sprintf("method %s is not %s", req.Method, e.method), stageMethod
+	if e.m.Method != "" && e.m.Method != req.Method {
+		return fmt.Sprintf("method %s is not %s", req.Method, e.m.Method), stageMethod
 	}
 	if m := e.headerMismatch(req); m != "" {
 		return m, stageHeaders
 	}
-	for _, q := range e.query {
-		vs, ok := query[q.name]
+	for i, q := range e.m.Query {
+		vs, ok := query[q.Name]
 		if !ok {
-			return fmt.Sprintf("query parameter %s is absent", q.name), stageQuery
+			return fmt.Sprintf("query parameter %s is absent", q.Name), stageQuery
 		}
 		// Only the first value of a repeated parameter is matched: the API
 		// lets implementations choose, and that is what most do.
-		if !q.matches(vs[0]) {
-			return fmt.Sprintf("query parameter %s=%s does not match %s", q.name, vs[0], q.describe()), stageQuery
+		if !valueMatches(q, e.valueRe.at(false, i), vs[0]) {
+			return fmt.Sprintf("query parameter %s=%s does not match %s", q.Name, vs[0], describeValue(q)), stageQuery
 		}
 	}
 	return "", 0
 }
 
 func (e *entry) headerMismatch(req *Request) string {
-	for _, h := range e.headers {
-		v, ok := req.Headers[h.name]
+	for i, h := range e.m.Headers {
+		v, ok := req.Headers[h.Name]
 		if !ok {
-			return fmt.Sprintf("header %s is absent", h.name)
+			return fmt.Sprintf("header %s is absent", h.Name)
 		}
-		if !h.matches(v) {
-			return fmt.Sprintf("header %s: %s does not match %s", h.name, v, h.describe())
+		if !valueMatches(h, e.valueRe.at(true, i), v) {
+			return fmt.Sprintf("header %s: %s does not match %s", h.Name, v, describeValue(h))
 		}
 	}
 	return ""
 }
 
-func (v valueMatch) matches(s string) bool {
-	if v.re != nil {
-		return v.re.MatchString(s)
+// at is the compiled regular expression of header (or query parameter)
+// match i, if any.
+func (v *valueRes) at(header bool, i int) *regexp.Regexp {
+	if v == nil {
+		return nil
 	}
-	return s == v.value
+	res := v.query
+	if header {
+		res = v.headers
+	}
+	if i < len(res) {
+		return res[i]
+	}
+	return nil
 }
 
-func (v valueMatch) describe() string {
-	if v.re != nil {
-		return "the regular expression " + v.value
+// valueMatches reports whether s matches value match v, re being v
+// compiled when it is a regular expression (nil when it does not
+// compile: the entry's err then says so, and it matches nothing).
+func valueMatches(v delegation.Value, re *regexp.Regexp, s string) bool {
+	if re != nil {
+		return re.MatchString(s)
 	}
-	return v.value
+	return s == v.Value
+}
+
+func describeValue(v delegation.Value) string {
+	if v.Regex {
+		return "the regular expression " + v.Value
+	}
+	return v.Value
 }
 
 // better reports whether candidate a takes precedence over b: the
@@ -232,15 +254,15 @@ func (e *entry) specificity() [5]int {
 	case ru.tls != nil:
 		return [5]int{}
 	case ru.grpc != nil:
-		return [5]int{len(e.service), len(e.methodName), len(e.headers)}
+		return [5]int{len(e.service), len(e.methodName), len(e.m.Headers)}
 	}
 	method := 0
-	if e.method != "" {
+	if e.m.Method != "" {
 		method = 1
 	}
-	n := len(e.pathValue)
-	if e.pathType == gwv1.PathMatchPathPrefix {
-		n = len(prefixKey(e.pathValue))
+	n := len(e.m.Path)
+	if e.m.PathType == gwv1.PathMatchPathPrefix {
+		n = len(prefixKey(e.m.Path))
 	}
-	return [5]int{pathRank[e.pathType], n, method, len(e.headers), len(e.query)}
+	return [5]int{pathRank[e.m.PathType], n, method, len(e.m.Headers), len(e.m.Query)}
 }

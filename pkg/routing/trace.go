@@ -787,10 +787,10 @@ func rewritePath(path string, m *gwv1.HTTPPathModifier, e *entry) string {
 			return *m.ReplaceFullPath
 		}
 	case gwv1.PrefixMatchHTTPPathModifier:
-		if m.ReplacePrefixMatch == nil || e.pathType != gwv1.PathMatchPathPrefix {
+		if m.ReplacePrefixMatch == nil || e.m.PathType != gwv1.PathMatchPathPrefix {
 			return path
 		}
-		rest := strings.TrimPrefix(path, prefixKey(e.pathValue))
+		rest := strings.TrimPrefix(path, prefixKey(e.m.Path))
 		repl := strings.TrimRight(*m.ReplacePrefixMatch, "/")
 		out := repl + rest
 		if out == "" {

@@ -1,0 +1,323 @@
+// Package delegation decides which matches of a delegated child
+// HTTPRoute's rules kgateway keeps below a delegating rule (route
+// delegation: a rule whose backendRef names HTTPRoutes, see package
+// gatewayapi). It is pure: both the engine (which child rules are
+// effective targets through which parent rule) and request tracing (which
+// matches stand in the delegating rule's place) read it.
+//
+// A child match is admitted by a parent match when the parent's path is a
+// PathPrefix that the child's path value starts with, the child's header
+// and query parameter matches include the parent's, and the methods agree
+// when the parent names one; a child rule without matches is dropped. A
+// child route annotated InheritParentMatcher instead writes its matches
+// relative to the parent's (Inherit). A rule keeps the matches admitted
+// (or extended); one with none is dropped below that parent.
+//
+// As kgateway reads it: pkg/kgateway/translator/httproute/delegation_helpers.go
+// (filterDelegatedChildren, mergeParentChildRouteMatch) and
+// pkg/kgateway/utils/delegation/delegation.go (IsDelegatedRouteMatch).
+package delegation
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// InheritParentMatcher is the annotation of a delegated HTTPRoute (values
+// true, yes or enabled, in any case) making its matches extend its parent
+// rule's instead of having to repeat them (kgateway).
+const InheritParentMatcher = "delegation.kgateway.dev/inherit-parent-matcher"
+
+// InheritsParentMatcher reports whether annotations turn
+// InheritParentMatcher on.
+func InheritsParentMatcher(annotations map[string]string) bool {
+	switch strings.ToLower(annotations[InheritParentMatcher]) {
+	case "true", "yes", "enabled":
+		return true
+	}
+	return false
+}
+
+// Value is a header or query parameter match.
+type Value struct {
+	// Name is lower case for headers, as written for query parameters.
+	Name  string
+	Value string
+	// Regex is set for type RegularExpression (else Exact).
+	Regex bool
+}
+
+// Match is one HTTPRoute match, the API's defaults applied: path
+// PathPrefix "/", Exact header and query parameter matches.
+type Match struct {
+	PathType gwv1.PathMatchType
+	Path     string
+	Method   string // "" for any
+	Headers  []Value
+	Query    []Value
+}
+
+// Default is the match of a rule without matches (the API's default):
+// every request.
+var Default = Match{PathType: gwv1.PathMatchPathPrefix, Path: "/"}
+
+// Matches returns a rule's matches with the API's defaults applied; nil
+// for a rule without matches. Of several header (or query parameter)
+// matches of one name only the first counts, as the API says.
+func Matches(ms []gwv1.HTTPRouteMatch) []Match {
+	if len(ms) == 0 {
+		return nil
+	}
+	out := make([]Match, len(ms))
+	for i := range ms {
+		m := &ms[i]
+		e := Default
+		if p := m.Path; p != nil {
+			if p.Type != nil {
+				e.PathType = *p.Type
+			}
+			if p.Value != nil {
+				e.Path = *p.Value
+			}
+		}
+		if m.Method != nil {
+			e.Method = string(*m.Method)
+		}
+		for _, h := range m.Headers {
+			name := strings.ToLower(string(h.Name))
+			if !slices.ContainsFunc(e.Headers, func(v Value) bool { return v.Name == name }) {
+				e.Headers = append(e.Headers, Value{name, h.Value, h.Type != nil && *h.Type == gwv1.HeaderMatchRegularExpression})
+			}
+		}
+		for _, q := range m.QueryParams {
+			name := string(q.Name)
+			if !slices.ContainsFunc(e.Query, func(v Value) bool { return v.Name == name }) {
+				e.Query = append(e.Query, Value{name, q.Value, q.Type != nil && *q.Type == gwv1.QueryParamMatchRegularExpression})
+			}
+		}
+		out[i] = e
+	}
+	return out
+}
+
+// Admitted is a match kept of a child rule below a delegating rule: the
+// match as the child then matches requests, the position of the parent
+// match that admitted (or extended) it, and that of the child's match it
+// comes from (-1: the child rule has no matches and takes the parent's).
+type Admitted struct {
+	Match  Match
+	Parent int
+	Child  int
+}
+
+// Admit appends to dst what a child rule keeps below a delegating rule:
+// parents are the delegating rule's matches (as it was itself kept, for a
+// delegating child; a rule without matches delegates with Default),
+// children the child rule's (nil: it has none), inherit whether the child
+// route has InheritParentMatcher. Without inherit, each child match
+// admitted by some parent match is kept once; with it, each child match
+// is extended by every parent match it can be. Nothing appended: the rule
+// is dropped below that parent (Why says why).
+func Admit(dst []Admitted, parents, children []Match, inherit bool) []Admitted {
+	out := dst
+	if len(children) == 0 {
+		if !inherit {
+			return out
+		}
+		for i, p := range parents {
+			if m, ok := inheritNone(p); ok {
+				out = append(out, Admitted{Match: m, Parent: i, Child: -1})
+			}
+		}
+		return out
+	}
+	for j, c := range children {
+		for i, p := range parents {
+			if inherit {
+				if m, ok := Inherit(p, c); ok {
+					out = append(out, Admitted{Match: m, Parent: i, Child: j})
+				}
+				continue
+			}
+			if Admits(p, c) {
+				out = append(out, Admitted{Match: c, Parent: i, Child: j})
+				break // one admitting parent match is enough
+			}
+		}
+	}
+	return out
+}
+
+// Admits reports whether parent match p admits child match c: p's path
+// is a PathPrefix that c's path value starts with, c's header and query
+// matches include p's, and the methods agree when p names one.
+func Admits(p, c Match) bool {
+	return refusal(p, c) == stageAdmitted
+}
+
+// Stages of admission, in the order they are checked: the furthest a
+// refused pair got says best why.
+const (
+	stagePathType = iota // the parent's path is no PathPrefix
+	stagePath            // the child's path does not extend it
+	stageMethod
+	stageHeaders
+	stageQuery
+	stageAdmitted
+)
+
+// refusal is the stage at which p refuses c, stageAdmitted when it admits.
+func refusal(p, c Match) int {
+	switch {
+	case p.PathType != gwv1.PathMatchPathPrefix:
+		return stagePathType
+	case !strings.HasPrefix(c.Path, p.Path):
+		return stagePath
+	case p.Method != "" && c.Method != p.Method:
+		return stageMethod
+	case !includes(c.Headers, p.Headers):
+		return stageHeaders
+	case !includes(c.Query, p.Query):
+		return stageQuery
+	}
+	return stageAdmitted
+}
+
+// includes reports whether every value match of want is among have.
+func includes(have, want []Value) bool {
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// Inherit is child match c extended by parent match p, for a child with
+// InheritParentMatcher: p's PathPrefix joined before c's path (c's path
+// type kept), p's header and query matches added (p's winning a name both
+// match), p's method when it names one. Not modelled (false): a parent
+// match that is not a PathPrefix, a child match of type
+// RegularExpression (kgateway builds a regular expression for them).
+func Inherit(p, c Match) (Match, bool) {
+	if p.PathType != gwv1.PathMatchPathPrefix || c.PathType == gwv1.PathMatchRegularExpression {
+		return Match{}, false
+	}
+	d := c
+	d.Path = path.Join(p.Path, c.Path)
+	if p.Method != "" {
+		d.Method = p.Method
+	}
+	d.Headers, d.Query = join(p.Headers, c.Headers), join(p.Query, c.Query)
+	return d, true
+}
+
+// inheritNone is what a child rule without matches takes of parent match
+// p under InheritParentMatcher: p itself (a PathPrefix only, as Inherit).
+func inheritNone(p Match) (Match, bool) {
+	if p.PathType != gwv1.PathMatchPathPrefix {
+		return Match{}, false
+	}
+	p.Headers, p.Query = slices.Clone(p.Headers), slices.Clone(p.Query)
+	return p, true
+}
+
+// join is parent's value matches, then child's of other names.
+func join(parent, child []Value) []Value {
+	out := slices.Clone(parent)
+	for _, c := range child {
+		if !slices.ContainsFunc(parent, func(p Value) bool { return p.Name == c.Name }) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Why says why Admit keeps nothing of a child rule (children) below
+// parent matches parents: the reason of the parent and child matches that
+// came closest, e.g. "its matches do not extend the parent rule's path
+// prefix /a". "" when Admit keeps something.
+func Why(parents, children []Match, inherit bool) string {
+	if len(Admit(nil, parents, children, inherit)) > 0 {
+		return ""
+	}
+	if len(parents) == 0 {
+		return "the parent rule is itself dropped" // not reached: a dropped rule delegates nothing
+	}
+	if inherit {
+		// Inherit refuses only what attache does not model.
+		if !slices.ContainsFunc(parents, func(p Match) bool { return p.PathType == gwv1.PathMatchPathPrefix }) {
+			return fmt.Sprintf("the parent rule's path match is %s, and attache joins a child's matches to a PathPrefix only", describePaths(parents))
+		}
+		return "its paths are regular expressions, which attache does not join to the parent rule's path prefix"
+	}
+	if len(children) == 0 {
+		return "it has no matches, so none extends the parent rule's"
+	}
+	best, at := -1, Match{}
+	for _, p := range parents {
+		for _, c := range children {
+			if s := refusal(p, c); s > best {
+				best, at = s, p
+			}
+		}
+	}
+	switch best {
+	case stagePathType:
+		return fmt.Sprintf("the parent rule's path match is %s, and only a PathPrefix admits child matches", describePaths(parents))
+	case stagePath:
+		return fmt.Sprintf("its matches do not extend the parent rule's %s", describePaths(parents))
+	case stageMethod:
+		return fmt.Sprintf("its matches under %s do not name the parent rule's method %s", at.Path, at.Method)
+	case stageHeaders:
+		return fmt.Sprintf("its matches under %s do not repeat the parent rule's header matches %s", at.Path, describeValues(at.Headers))
+	default:
+		return fmt.Sprintf("its matches under %s do not repeat the parent rule's query parameter matches %s", at.Path, describeValues(at.Query))
+	}
+}
+
+// describePaths names the path matches of a rule: "path prefix /a",
+// "path prefixes /a, /b", or with their types when not all are prefixes.
+func describePaths(ms []Match) string {
+	var paths []string
+	prefixes := true
+	for _, m := range ms {
+		prefixes = prefixes && m.PathType == gwv1.PathMatchPathPrefix
+	}
+	for _, m := range ms {
+		s := m.Path
+		if !prefixes {
+			s = string(m.PathType) + " " + s
+		}
+		if !slices.Contains(paths, s) {
+			paths = append(paths, s)
+		}
+	}
+	switch {
+	case !prefixes && len(paths) == 1:
+		return paths[0]
+	case !prefixes:
+		return "one of " + strings.Join(paths, ", ")
+	case len(paths) == 1:
+		return "path prefix " + paths[0]
+	}
+	return "path prefixes " + strings.Join(paths, ", ")
+}
+
+// describeValues writes value matches as name=value (name~value for a
+// regular expression).
+func describeValues(vs []Value) string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		op := "="
+		if v.Regex {
+			op = "~"
+		}
+		out[i] = v.Name + op + v.Value
+	}
+	return strings.Join(out, ", ")
+}

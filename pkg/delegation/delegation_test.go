@@ -1,0 +1,182 @@
+package delegation
+
+import (
+	"reflect"
+	"testing"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+func prefix(p string) Match { return Match{PathType: gwv1.PathMatchPathPrefix, Path: p} }
+
+func TestInheritsParentMatcher(t *testing.T) {
+	for v, want := range map[string]bool{"true": true, "Yes": true, "ENABLED": true, "false": false, "": false, "1": false} {
+		if got := InheritsParentMatcher(map[string]string{InheritParentMatcher: v}); got != want {
+			t.Errorf("%q: %v, want %v", v, got, want)
+		}
+	}
+	if InheritsParentMatcher(nil) {
+		t.Error("no annotations: inherits")
+	}
+}
+
+// Matches applies the API's defaults and keeps the first value match of
+// each name; a rule without matches has none.
+func TestMatches(t *testing.T) {
+	if Matches(nil) != nil {
+		t.Error("a rule without matches has matches")
+	}
+	exact, regex := gwv1.PathMatchExact, gwv1.HeaderMatchRegularExpression
+	qregex := gwv1.QueryParamMatchRegularExpression
+	v, get := "/a", gwv1.HTTPMethodGet
+	got := Matches([]gwv1.HTTPRouteMatch{
+		{},
+		{Path: &gwv1.HTTPPathMatch{Type: &exact, Value: &v}, Method: &get,
+			Headers:     []gwv1.HTTPHeaderMatch{{Name: "X-A", Value: "1"}, {Name: "x-a", Value: "2"}, {Name: "x-b", Value: "b.*", Type: &regex}},
+			QueryParams: []gwv1.HTTPQueryParamMatch{{Name: "q", Value: "1", Type: &qregex}, {Name: "q", Value: "2"}, {Name: "Q", Value: "3"}}},
+	})
+	want := []Match{Default, {PathType: exact, Path: "/a", Method: "GET",
+		Headers: []Value{{"x-a", "1", false}, {"x-b", "b.*", true}},
+		Query:   []Value{{"q", "1", true}, {"Q", "3", false}}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestAdmits(t *testing.T) {
+	hdr := func(m Match, vs ...Value) Match { m.Headers = vs; return m }
+	qry := func(m Match, vs ...Value) Match { m.Query = vs; return m }
+	meth := func(m Match, v string) Match { m.Method = v; return m }
+	for _, c := range []struct {
+		name   string
+		p, c   Match
+		admits bool
+	}{
+		{"prefix extended", prefix("/a"), prefix("/a/b"), true},
+		{"same prefix", prefix("/a"), prefix("/a"), true},
+		{"exact child under it", prefix("/a"), Match{PathType: gwv1.PathMatchExact, Path: "/a/x"}, true},
+		{"not extended", prefix("/a"), prefix("/b"), false},
+		{"parent exact", Match{PathType: gwv1.PathMatchExact, Path: "/a"}, prefix("/a"), false},
+		{"method repeated", meth(prefix("/a"), "GET"), meth(prefix("/a/b"), "GET"), true},
+		{"method missing", meth(prefix("/a"), "GET"), prefix("/a/b"), false},
+		{"child method under none", prefix("/a"), meth(prefix("/a/b"), "GET"), true},
+		{"headers included", hdr(prefix("/"), Value{"x", "1", false}), hdr(prefix("/b"), Value{"y", "2", false}, Value{"x", "1", false}), true},
+		{"header value differs", hdr(prefix("/"), Value{"x", "1", false}), hdr(prefix("/b"), Value{"x", "2", false}), false},
+		{"header type differs", hdr(prefix("/"), Value{"x", "1", false}), hdr(prefix("/b"), Value{"x", "1", true}), false},
+		{"query included", qry(prefix("/"), Value{"q", "1", false}), qry(prefix("/b"), Value{"q", "1", false}), true},
+		{"query missing", qry(prefix("/"), Value{"q", "1", false}), prefix("/b"), false},
+	} {
+		if got := Admits(c.p, c.c); got != c.admits {
+			t.Errorf("%s: %v, want %v", c.name, got, c.admits)
+		}
+	}
+}
+
+func TestInherit(t *testing.T) {
+	p := Match{PathType: gwv1.PathMatchPathPrefix, Path: "/a", Method: "GET",
+		Headers: []Value{{"x", "p", false}}, Query: []Value{{"q", "p", false}}}
+	c := Match{PathType: gwv1.PathMatchExact, Path: "/b", Method: "POST",
+		Headers: []Value{{"x", "c", false}, {"y", "c", false}}, Query: []Value{{"r", "c", true}}}
+	got, ok := Inherit(p, c)
+	want := Match{PathType: gwv1.PathMatchExact, Path: "/a/b", Method: "GET",
+		Headers: []Value{{"x", "p", false}, {"y", "c", false}}, Query: []Value{{"q", "p", false}, {"r", "c", true}}}
+	if !ok || !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v %v\nwant %+v", got, ok, want)
+	}
+	p.Method = ""
+	if got, _ := Inherit(p, c); got.Method != "POST" {
+		t.Errorf("the child's method %q, want kept (the parent names none)", got.Method)
+	}
+	if _, ok := Inherit(Match{PathType: gwv1.PathMatchExact, Path: "/a"}, c); ok {
+		t.Error("extended a non-prefix parent match")
+	}
+	if _, ok := Inherit(p, Match{PathType: gwv1.PathMatchRegularExpression, Path: "/b.*"}); ok {
+		t.Error("extended a regular expression")
+	}
+}
+
+// Admit keeps each admitted child match once, extends each child match by
+// every parent match when inheriting, and drops a rule without matches
+// unless it inherits.
+func TestAdmit(t *testing.T) {
+	parents := []Match{prefix("/a"), prefix("/b"), prefix("/")}
+	children := []Match{prefix("/b/x"), prefix("/c"), prefix("/a/y")}
+	got := Admit(nil, parents, children, false)
+	want := []Admitted{{prefix("/b/x"), 1, 0}, {prefix("/c"), 2, 1}, {prefix("/a/y"), 0, 2}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("admitted %+v\nwant %+v", got, want)
+	}
+	if got := Admit(nil, parents[:2], children[1:2], false); got != nil {
+		t.Errorf("admitted %+v, want none", got)
+	}
+	if got := Admit(nil, parents, nil, false); got != nil {
+		t.Errorf("a rule without matches: %+v, want dropped", got)
+	}
+	exact := Match{PathType: gwv1.PathMatchExact, Path: "/e"}
+	got = Admit(nil, []Match{prefix("/a"), exact, prefix("/b")}, []Match{prefix("/x")}, true)
+	want = []Admitted{{prefix("/a/x"), 0, 0}, {prefix("/b/x"), 2, 0}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("inheriting %+v\nwant %+v", got, want)
+	}
+	got = Admit(nil, []Match{prefix("/a"), exact}, nil, true)
+	want = []Admitted{{prefix("/a"), 0, -1}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("inheriting without matches %+v\nwant %+v", got, want)
+	}
+	// Appended to dst, whose earlier content stays.
+	dst := Admit(nil, parents[:1], children[2:], false)
+	if got := Admit(dst, parents[:1], children[2:], false); len(got) != 2 || !reflect.DeepEqual(got[0], got[1]) {
+		t.Errorf("appended %+v", got)
+	}
+}
+
+// A parent match without headers shares no slice with what its inheriting
+// children take of it.
+func TestAdmitInheritNoneCopies(t *testing.T) {
+	p := prefix("/a")
+	p.Headers = []Value{{"x", "1", false}}
+	got := Admit(nil, []Match{p}, nil, true)
+	got[0].Match.Headers[0].Value = "changed"
+	if p.Headers[0].Value != "1" {
+		t.Error("the child's match shares the parent's headers")
+	}
+}
+
+// Why names the closest miss (the first parent match of those that came
+// as close).
+func TestWhy(t *testing.T) {
+	meth := prefix("/a")
+	meth.Method = "GET"
+	post := prefix("/b")
+	post.Method = "POST"
+	hdr := prefix("/a")
+	hdr.Headers = []Value{{"x-team", "a", false}, {"x-re", "a.*", true}}
+	qry := prefix("/a")
+	qry.Query = []Value{{"q", "1", false}}
+	exact := Match{PathType: gwv1.PathMatchExact, Path: "/a"}
+	regex := Match{PathType: gwv1.PathMatchRegularExpression, Path: "/a.*"}
+	for _, c := range []struct {
+		name              string
+		parents, children []Match
+		inherit           bool
+		want              string
+	}{
+		{"admitted", []Match{prefix("/a")}, []Match{prefix("/a/b")}, false, ""},
+		{"path", []Match{prefix("/a")}, []Match{prefix("/b")}, false, "its matches do not extend the parent rule's path prefix /a"},
+		{"paths", []Match{prefix("/a"), prefix("/b"), prefix("/a")}, []Match{prefix("/c")}, false, "its matches do not extend the parent rule's path prefixes /a, /b"},
+		{"no matches", []Match{prefix("/")}, nil, false, "it has no matches, so none extends the parent rule's"},
+		{"parent exact", []Match{exact}, []Match{prefix("/a")}, false, "the parent rule's path match is Exact /a, and only a PathPrefix admits child matches"},
+		{"parent exact and regex", []Match{exact, regex}, []Match{prefix("/a")}, false, "the parent rule's path match is one of Exact /a, RegularExpression /a.*, and only a PathPrefix admits child matches"},
+		{"method", []Match{meth}, []Match{prefix("/b"), prefix("/a/b")}, false, "its matches under /a do not name the parent rule's method GET"},
+		{"first of equals", []Match{meth, post}, []Match{prefix("/a/b"), prefix("/b/c")}, false, "its matches under /a do not name the parent rule's method GET"},
+		{"headers", []Match{hdr}, []Match{prefix("/a/b")}, false, "its matches under /a do not repeat the parent rule's header matches x-team=a, x-re~a.*"},
+		{"query", []Match{qry}, []Match{prefix("/a/b")}, false, "its matches under /a do not repeat the parent rule's query parameter matches q=1"},
+		{"inherit non-prefix", []Match{exact}, nil, true, "the parent rule's path match is Exact /a, and attache joins a child's matches to a PathPrefix only"},
+		{"inherit regex", []Match{prefix("/a")}, []Match{regex}, true, "its paths are regular expressions, which attache does not join to the parent rule's path prefix"},
+		{"no parents", nil, []Match{prefix("/a")}, false, "the parent rule is itself dropped"},
+	} {
+		if got := Why(c.parents, c.children, c.inherit); got != c.want {
+			t.Errorf("%s: %q\nwant %q", c.name, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,307 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/attache-dev/attache/pkg/delegation"
+	"github.com/attache-dev/attache/pkg/diag"
+	"github.com/attache-dev/attache/pkg/gatewayapi"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// Route delegation keeps only some of a child's rules (kgateway): below
+// a delegating rule, a child rule whose matches the delegating rule's do
+// not admit is dropped (package delegation). The graph hangs every rule
+// of a child below it, so the paths through a dropped rule are cut here:
+// each DP entry (and each state of readAdmission's pass) carries the
+// matches that the nearest delegating rule on its paths delegates with,
+// and a child rule takes an entry only when it keeps some of its matches
+// below them. Which matches a delegating child rule keeps depends on the
+// path (the matches it inherits, those its parent admits), so it is the
+// state a grandchild is judged by; what a rule keeps is judged once per
+// (state, rule), whatever the number of paths.
+
+// Roles of nodes in route delegation (bits).
+const (
+	roleChildRoute = 1 << iota // an HTTPRoute below a delegating rule
+	roleChildRule              // a rule of such a route
+	roleDelegating             // an HTTPRoute rule with child routes
+)
+
+// admission is what route delegation keeps of the child routes' rules.
+// It is built once per computation (an Incremental recomputes everything
+// when a route changes); the DP only reads it, but for judge's memo.
+type admission struct {
+	graph *topology.Graph
+	role  []uint8 // by node
+	// lists interns the match lists rules delegate with (ids index it);
+	// id 0 is no list: a path through no delegating rule, or below one
+	// whose matches could not be read (not judged).
+	lists [][]delegation.Match
+	ids   map[string]int32
+	// rules are the matches of the rules of the routes in delegation, by
+	// section node; a rule whose route could not be read is missing.
+	rules map[topology.NodeID]*ruleMatches
+	// own is, per delegating rule, the id of the list it delegates with
+	// when reached through no delegating rule (its own matches).
+	own map[topology.NodeID]int32
+	// kept memoises judge.
+	kept map[admKey]int32
+	// unreached marks the child rules that no path reaches: kgateway
+	// drops them below every delegating rule above them.
+	unreached map[topology.NodeID]bool
+}
+
+// ruleMatches is a rule of a route in delegation.
+type ruleMatches struct {
+	index   int                // in spec.rules
+	matches []delegation.Match // nil: the rule has none
+	// inherit: its route has delegation.InheritParentMatcher.
+	inherit bool
+}
+
+type admKey struct {
+	list int32
+	rule topology.NodeID
+}
+
+// readAdmission finds the delegated child routes in the graph, reads the
+// matches of their rules and of the delegating rules above them, and
+// reports, per delegating rule and child rule it drops, why. Nil when no
+// route delegates.
+func (c *computation) readAdmission(topoObjs []*unstructured.Unstructured) *admission {
+	g := c.graph
+	var a *admission
+	for _, n := range g.ByKind(topology.KindHTTPRoute) {
+		for _, p := range g.Node(n).Parents {
+			if pr := g.Node(p).Ref; !pr.IsSection() || pr.GroupKind() != topology.KindHTTPRoute {
+				continue
+			}
+			if a == nil {
+				a = &admission{graph: g, role: make([]uint8, g.Len()), lists: [][]delegation.Match{nil}, ids: map[string]int32{},
+					rules: map[topology.NodeID]*ruleMatches{}, own: map[topology.NodeID]int32{}, kept: map[admKey]int32{},
+					unreached: map[topology.NodeID]bool{}}
+			}
+			a.role[p] |= roleDelegating
+			a.role[n] |= roleChildRoute
+			for _, s := range g.Sections(n) {
+				a.role[s] |= roleChildRule
+			}
+		}
+	}
+	if a == nil {
+		return nil
+	}
+	for _, u := range topoObjs {
+		if gkOf(u) != topology.KindHTTPRoute {
+			continue
+		}
+		ref := refOf(u)
+		n, ok := g.Lookup(ref)
+		if !ok || !a.inDelegation(n) {
+			continue
+		}
+		rules, field, err := gatewayapi.DecodeHTTPRouteRules(u.Object)
+		if err != nil {
+			c.problems = append(c.problems, diag.Problem{Object: ref, Source: c.sources[ref], Field: field,
+				Message: fmt.Sprintf("cannot decode its rules' matches (%v); which of its rules route delegation keeps is not judged", err)})
+			continue
+		}
+		names := make([]*gwv1.SectionName, len(rules))
+		for i := range rules {
+			names[i] = rules[i].Name
+		}
+		sections, _ := gatewayapi.RuleSections(names) // Add reported their problems
+		inherit := delegation.InheritsParentMatcher(u.GetAnnotations())
+		for i, name := range sections {
+			if s, ok := g.Lookup(ref.WithSection(name)); ok && name != "" {
+				a.rules[s] = &ruleMatches{index: i, matches: delegation.Matches(rules[i].Matches), inherit: inherit}
+			}
+		}
+	}
+	for n := range a.role {
+		if a.role[n]&roleDelegating == 0 {
+			continue
+		}
+		if r := a.rules[topology.NodeID(n)]; r != nil {
+			ms := r.matches
+			if ms == nil {
+				ms = []delegation.Match{delegation.Default} // the API's default
+			}
+			a.own[topology.NodeID(n)] = a.intern(ms)
+		}
+	}
+	c.problems = append(c.problems, a.pass(c.sources)...)
+	return a
+}
+
+// inDelegation reports whether route node n delegates or is delegated to.
+func (a *admission) inDelegation(n topology.NodeID) bool {
+	if a.role[n]&roleChildRoute != 0 {
+		return true
+	}
+	for _, s := range a.graph.Sections(n) {
+		if a.role[s]&roleDelegating != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// intern returns the id of a match list.
+func (a *admission) intern(ms []delegation.Match) int32 {
+	var b strings.Builder
+	str := func(s string) { // length-prefixed: no separator to confuse
+		b.WriteString(strconv.Itoa(len(s)))
+		b.WriteByte(':')
+		b.WriteString(s)
+	}
+	for _, m := range ms {
+		str(string(m.PathType))
+		str(m.Path)
+		str(m.Method)
+		for _, vs := range [][]delegation.Value{m.Headers, m.Query} {
+			b.WriteString(strconv.Itoa(len(vs)))
+			for _, v := range vs {
+				str(v.Name)
+				str(v.Value)
+				if v.Regex {
+					b.WriteByte('~')
+				} else {
+					b.WriteByte('=')
+				}
+			}
+		}
+	}
+	k := b.String()
+	if id, ok := a.ids[k]; ok {
+		return id
+	}
+	id := int32(len(a.lists))
+	a.lists = append(a.lists, ms)
+	a.ids[k] = id
+	return id
+}
+
+// step is the state an entry of parent p with state s gives child n, and
+// whether there is one (false: kgateway drops rule n on those paths). A
+// child route takes the list its delegating parent delegates with; its
+// rule, what it keeps of that list (judge); any other node, 0.
+func (a *admission) step(p, n topology.NodeID, s int32) (int32, bool) {
+	switch r := a.role[n]; {
+	case r&roleChildRoute != 0:
+		if s == 0 {
+			// Below a delegating rule reached through no other (own),
+			// or below a listener (no list: not delegated to).
+			return a.own[p], true
+		}
+		return s, true
+	case r&roleChildRule != 0 && s != 0:
+		v := a.judge(s, n)
+		return max(v, 0), v >= 0
+	}
+	return 0, true
+}
+
+// judge is what child rule n keeps below a delegating rule delegating
+// with list s: -1 nothing (dropped); else, for a rule delegating in turn,
+// the id of the matches it delegates with, 0 for another.
+func (a *admission) judge(s int32, n topology.NodeID) int32 {
+	k := admKey{s, n}
+	if v, ok := a.kept[k]; ok {
+		return v
+	}
+	var v int32
+	if r := a.rules[n]; r != nil {
+		kept := delegation.Admit(nil, a.lists[s], r.matches, r.inherit)
+		switch {
+		case len(kept) == 0:
+			v = -1
+		case a.role[n]&roleDelegating != 0:
+			ms := make([]delegation.Match, len(kept))
+			for i, x := range kept {
+				ms[i] = x.Match
+			}
+			v = a.intern(ms)
+		}
+	}
+	a.kept[k] = v
+	return v
+}
+
+// pass walks the graph from its roots, as the DP does, with states in
+// place of stacks: it judges every (state, child rule) a path reaches,
+// marks the child rules no path reaches, and returns one problem per
+// delegating rule and child rule it drops on some path.
+func (a *admission) pass(sources map[topology.Ref]string) []diag.Problem {
+	g := a.graph
+	zero := []int32{0} // the state of most nodes, shared
+	states := make([][]int32, g.Len())
+	var buf []int32
+	for _, n := range g.Order() {
+		node := g.Node(n)
+		buf = buf[:0]
+		if len(node.Parents) == 0 {
+			buf = append(buf, 0)
+		}
+		for _, p := range node.Parents {
+			for _, s := range states[p] {
+				if v, ok := a.step(p, n, s); ok && !slices.Contains(buf, v) {
+					buf = append(buf, v)
+				}
+			}
+		}
+		switch {
+		case len(buf) == 1 && buf[0] == 0:
+			states[n] = zero
+		case len(buf) > 0:
+			states[n] = slices.Clone(buf)
+		case a.role[n]&roleChildRule != 0:
+			a.unreached[n] = true
+		}
+	}
+	var problems []diag.Problem
+	reported := map[[2]topology.NodeID]bool{} // delegating rule, child rule
+	for _, n := range g.ByKind(topology.KindHTTPRoute) {
+		if a.role[n]&roleChildRoute == 0 {
+			continue
+		}
+		route := g.Node(n).Ref
+		for _, p := range g.Node(n).Parents {
+			if a.role[p]&roleDelegating == 0 {
+				continue
+			}
+			for _, s := range states[p] {
+				list, _ := a.step(p, n, s)
+				if list == 0 {
+					continue // not judged
+				}
+				for _, rn := range g.Sections(n) {
+					r := a.rules[rn]
+					if r == nil || a.judge(list, rn) >= 0 || reported[[2]topology.NodeID{p, rn}] {
+						continue
+					}
+					reported[[2]topology.NodeID{p, rn}] = true
+					parent := g.Node(p).Ref
+					problems = append(problems, diag.Problem{Object: route, Source: sources[route], Field: fmt.Sprintf("spec.rules[%d]", r.index),
+						Message: fmt.Sprintf("rule %s is not delegated to by %s rule %s: %s; it is no effective target through that rule",
+							g.Node(rn).Ref.SectionName, parent.Object().Short(), parent.SectionName, delegation.Why(a.lists[list], r.matches, r.inherit))})
+				}
+			}
+		}
+	}
+	return problems
+}
+
+// unreachedRule reports whether n is a delegated child's rule that
+// kgateway drops below every delegating rule above it: no effective
+// target.
+func (c *computation) unreachedRule(n topology.NodeID) bool {
+	return c.adm != nil && c.adm.unreached[n]
+}

@@ -1,0 +1,25 @@
+package routing
+
+import (
+	"testing"
+
+	"github.com/attache-dev/attache/internal/gen"
+	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// A delegating rule whose paths reach more matches than the bound keeps
+// exactly the bound.
+func TestExpandKeepsTheBound(t *testing.T) {
+	us := gen.DelegationChain(14)
+	objs := make([]engine.Object, len(us))
+	for i, u := range us {
+		objs[i] = engine.Object{Object: u}
+	}
+	res := engine.Compute(objs, engine.Options{})
+	ix, _ := Build(us, res.Graph, res.Grants, engine.DefaultNamespace)
+	top := ix.routes[topology.Ref{Group: topology.GatewayGroup, Kind: "HTTPRoute", Namespace: "default", Name: "top"}]
+	if got := len(ix.entriesOf(top.rules[0])); got != maxDelegatedEntries {
+		t.Errorf("%d entries, want %d", got, maxDelegatedEntries)
+	}
+}
