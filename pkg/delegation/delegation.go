@@ -8,7 +8,8 @@
 // A child match is admitted by a parent match when the parent's path is a
 // PathPrefix that the child's path value starts with, the child's header
 // and query parameter matches include the parent's, and the methods agree
-// when the parent names one; a child rule without matches is dropped. A
+// when the parent names one; a child rule without matches has the API's
+// default match (PathPrefix /, as the API server stores it). A
 // child route annotated InheritParentMatcher instead writes its matches
 // relative to the parent's (Inherit). A rule keeps the matches admitted
 // (or extended); one with none is dropped below that parent.
@@ -107,7 +108,8 @@ func Matches(ms []gwv1.HTTPRouteMatch) []Match {
 // Admitted is a match kept of a child rule below a delegating rule: the
 // match as the child then matches requests, the position of the parent
 // match that admitted (or extended) it, and that of the child's match it
-// comes from (-1: the child rule has no matches and takes the parent's).
+// comes from (-1: the child rule has no matches: it takes the parent's when
+// inheriting, else the API's default, Default).
 type Admitted struct {
 	Match  Match
 	Parent int
@@ -126,6 +128,14 @@ func Admit(dst []Admitted, parents, children []Match, inherit bool) []Admitted {
 	out := dst
 	if len(children) == 0 {
 		if !inherit {
+			// The API server stores a rule without matches with the
+			// match of every request (the CRD's default, PathPrefix /),
+			// and kgateway judges that: kept below a parent prefix /.
+			n := len(out)
+			out = Admit(out, parents, []Match{Default}, false)
+			for k := n; k < len(out); k++ {
+				out[k].Child = -1
+			}
 			return out
 		}
 		for i, p := range parents {
@@ -255,8 +265,9 @@ func Why(parents, children []Match, inherit bool) string {
 		}
 		return "its paths are regular expressions, which attache does not join to the parent rule's path prefix"
 	}
-	if len(children) == 0 {
-		return "it has no matches, so none extends the parent rule's"
+	none := len(children) == 0
+	if none {
+		children = []Match{Default} // as the API server stores it
 	}
 	best, at := -1, Match{}
 	for _, p := range parents {
@@ -270,6 +281,9 @@ func Why(parents, children []Match, inherit bool) string {
 	case stagePathType:
 		return fmt.Sprintf("the parent rule's path match is %s, and only a PathPrefix admits child matches", describePaths(parents))
 	case stagePath:
+		if none {
+			return fmt.Sprintf("it has no matches (the API's default: every request, path prefix /), which do not extend the parent rule's %s", describePaths(parents))
+		}
 		return fmt.Sprintf("its matches do not extend the parent rule's %s", describePaths(parents))
 	case stageMethod:
 		return fmt.Sprintf("its matches under %s do not name the parent rule's method %s", at.Path, at.Method)

@@ -96,8 +96,8 @@ func TestInherit(t *testing.T) {
 }
 
 // Admit keeps each admitted child match once, extends each child match by
-// every parent match when inheriting, and drops a rule without matches
-// unless it inherits.
+// every parent match when inheriting, and reads a rule without matches as
+// the API server stores it (PathPrefix /).
 func TestAdmit(t *testing.T) {
 	parents := []Match{prefix("/a"), prefix("/b"), prefix("/")}
 	children := []Match{prefix("/b/x"), prefix("/c"), prefix("/a/y")}
@@ -109,8 +109,13 @@ func TestAdmit(t *testing.T) {
 	if got := Admit(nil, parents[:2], children[1:2], false); got != nil {
 		t.Errorf("admitted %+v, want none", got)
 	}
-	if got := Admit(nil, parents, nil, false); got != nil {
-		t.Errorf("a rule without matches: %+v, want dropped", got)
+	// A rule without matches has the API's default, PathPrefix /: kept
+	// below a parent prefix /, dropped below others.
+	if got := Admit(nil, parents, nil, false); !reflect.DeepEqual(got, []Admitted{{Default, 2, -1}}) {
+		t.Errorf("a rule without matches: %+v, want the default kept below /", got)
+	}
+	if got := Admit(nil, parents[:2], nil, false); got != nil {
+		t.Errorf("a rule without matches below /a, /b: %+v, want dropped", got)
 	}
 	exact := Match{PathType: gwv1.PathMatchExact, Path: "/e"}
 	got = Admit(nil, []Match{prefix("/a"), exact, prefix("/b")}, []Match{prefix("/x")}, true)
@@ -164,7 +169,8 @@ func TestWhy(t *testing.T) {
 		{"admitted", []Match{prefix("/a")}, []Match{prefix("/a/b")}, false, ""},
 		{"path", []Match{prefix("/a")}, []Match{prefix("/b")}, false, "its matches do not extend the parent rule's path prefix /a"},
 		{"paths", []Match{prefix("/a"), prefix("/b"), prefix("/a")}, []Match{prefix("/c")}, false, "its matches do not extend the parent rule's path prefixes /a, /b"},
-		{"no matches", []Match{prefix("/")}, nil, false, "it has no matches, so none extends the parent rule's"},
+		{"no matches", []Match{prefix("/a")}, nil, false, "it has no matches (the API's default: every request, path prefix /), which do not extend the parent rule's path prefix /a"},
+		{"no matches below /", []Match{prefix("/")}, nil, false, ""},
 		{"parent exact", []Match{exact}, []Match{prefix("/a")}, false, "the parent rule's path match is Exact /a, and only a PathPrefix admits child matches"},
 		{"parent exact and regex", []Match{exact, regex}, []Match{prefix("/a")}, false, "the parent rule's path match is one of Exact /a, RegularExpression /a.*, and only a PathPrefix admits child matches"},
 		{"method", []Match{meth}, []Match{prefix("/b"), prefix("/a/b")}, false, "its matches under /a do not name the parent rule's method GET"},

@@ -337,7 +337,7 @@ func TestDelegationDropsChildRules(t *testing.T) {
 	}
 	want(t, "problems", problemsOf(res, "b1"), []string{
 		"spec.rules[1]: rule stray is not delegated to by HTTPRoute default/mid-b rule down: its matches do not extend the parent rule's path prefix /b; it is no effective target through that rule",
-		"spec.rules[2]: rule bare is not delegated to by HTTPRoute default/mid-b rule down: it has no matches, so none extends the parent rule's; it is no effective target through that rule",
+		"spec.rules[2]: rule bare is not delegated to by HTTPRoute default/mid-b rule down: it has no matches (the API's default: every request, path prefix /), which do not extend the parent rule's path prefix /b; it is no effective target through that rule",
 	})
 }
 

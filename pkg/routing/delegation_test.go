@@ -143,16 +143,18 @@ func TestTraceFollowsRouteDelegation(t *testing.T) {
 }
 
 // Under a delegating rule for every path ("/"), a child rule without
-// matches is still dropped: a path no child rule matches is not found.
-func TestTraceDelegationDropsRulesWithoutMatches(t *testing.T) {
+// matches has the API's default match (PathPrefix /, as the API server
+// stores it) and is kept: it answers the paths no other child rule
+// matches. (Under /a it is dropped: TestTraceDelegation.)
+func TestTraceDelegationRuleWithoutMatchesTakesTheDefault(t *testing.T) {
 	topo := strings.Replace(delegationTopology, "value: /a}}]", "value: /}}]", 1)
 	topo = strings.Replace(topo, "  - name: home\n    backendRefs: [{name: home, port: 80}]\n", "", 1)
 	ix, pols := build(t, topo, true) // the engine reports the child rules dropped
 	if o := trace(t, ix, pols, "http://shop.example.com/b/x", nil).Outcomes[0]; o.Rule != "stray" {
 		t.Errorf("/b/x: rule %q, want a1's stray (under /)", o.Rule)
 	}
-	if o := trace(t, ix, pols, "http://shop.example.com/zzz", nil).Outcomes[0]; o.Result != "not-found" {
-		t.Errorf("/zzz: %s by rule %q, want not-found (a1's bare rule is dropped)", o.Result, o.Rule)
+	if o := trace(t, ix, pols, "http://shop.example.com/zzz", nil).Outcomes[0]; o.Rule != "bare" || len(o.DelegatedBy) == 0 {
+		t.Errorf("/zzz: %s by rule %q, want a1's bare rule (PathPrefix /), delegated", o.Result, o.Rule)
 	}
 }
 
