@@ -233,6 +233,11 @@ func (c *Controller) compute(objs []engine.Object) (*engine.Result, engine.Chang
 	c.engineMu.Lock()
 	defer c.engineMu.Unlock()
 	res := c.inc.Compute(objs)
+	if t := c.inc.NextRecheck(); !t.IsZero() {
+		// A CRL some policy names comes into force or expires then:
+		// recompute, though no object changes.
+		c.queue.AddAfter(itemRecompute, time.Until(t))
+	}
 	c.lastRes.Store(res)
 	if f := c.computed.Load(); f != nil {
 		(*f)()

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/attache-dev/attache/internal/modfixtures"
+	"github.com/attache-dev/attache/internal/testpki"
 	"github.com/attache-dev/attache/pkg/holderdata"
 	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
@@ -294,7 +295,7 @@ func TestSecurityPolicySecretRef(t *testing.T) {
 	if err := r.c.cache.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "oidc"}, cached); err != nil {
 		t.Fatalf("the Secret is not in the controller's cache: %v", err)
 	}
-	if data, _ := cached.Object["data"].(map[string]any); len(data) != 1 || !holderdata.Redacted(data["client-secret"]) || strings.Contains(fmt.Sprint(data), "hunter2") {
+	if data, _ := cached.Object["data"].(map[string]any); len(data) != 1 || !holderdata.Redacted(data["client-secret"]) || strings.Contains(fmt.Sprint(data), "aHVudGVyMg") {
 		t.Errorf("cached data = %v, want the key with what is read of its value only", data)
 	}
 
@@ -360,5 +361,52 @@ func TestEnvoyGatewayConfiguration(t *testing.T) {
 	k.patch(cmGVK, cfgNS, "envoy-gateway-config", `{"data":{"envoy-gateway.yaml":"apiVersion: gateway.envoyproxy.io/v1alpha1\nkind: EnvoyGateway\nextensionApis: {enableLua: false}\n"}}`)
 	waitAncestor(t, k, "EnvoyPatchPolicy, off in the edited ConfigMap", eppGVK, ns, "patch", "Gateway/g1 False/Disabled", "Accepted")
 	waitAncestor(t, k, "Lua, still on by Options.Features", eepGVK, ns, "lua", "Gateway/g1 True/Accepted", "Accepted")
+	r.waitIdle(t, 0)
+}
+
+// A ClientTrafficPolicy naming a CRL that expires while nothing changes:
+// the controller recomputes when it does (engine.Incremental.NextRecheck),
+// not at its next resync, and reads the CRL's validity from what its cache
+// keeps of the Secret (holderdata), never the value.
+func TestClientTrafficPolicyCRLExpires(t *testing.T) {
+	dir := modfixtures.Dir(t, modfixtures.EnvoyGateway)
+	k := newKube(t)
+	k.applyFile(filepath.Join(dir, "charts", "gateway-helm", "charts", "crds", "crds", "generated", "gateway.envoyproxy.io_clienttrafficpolicies.yaml"), "")
+	ctp := topology.GroupKind{Group: "gateway.envoyproxy.io", Kind: "ClientTrafficPolicy"}
+	r := startController(t, Options{OwnedKinds: []topology.GroupKind{ctp}}, nil)
+	const ns = "crl"
+	k.namespace(ns)
+	now := time.Now().Truncate(time.Second)
+	// Long enough to see it in force on a loaded machine, short enough for
+	// the test.
+	const life = 15 * time.Second
+	crl := testpki.NewCA(t).CRL(t, now.Add(-time.Hour), now.Add(life))
+	k.apply(ns, decodeAll(t, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: tls}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: https, protocol: HTTPS, port: 443, tls: {certificateRefs: [{name: cert}]}}]
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: mtls}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: tls}]
+  tls: {clientValidation: {crl: {refs: [{name: crl}]}}}`)...)
+	k.apply(ns, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "crl"},
+		"stringData": map[string]any{"ca.crl": crl},
+	}})
+	gvk := schema.GroupVersionKind{Group: ctp.Group, Version: "v1alpha1", Kind: ctp.Kind}
+	waitAncestor(t, k, "CRL in force", gvk, ns, "mtls", "Gateway/tls True/Accepted", "Accepted")
+	if time.Now().After(now.Add(life)) {
+		t.Skipf("the CRL expired before the policy was seen in force (a slow machine): nothing to test")
+	}
+	waitAncestor(t, k, "CRL expired", gvk, ns, "mtls", "Gateway/tls False/Invalid", "Accepted")
+	if time.Now().Before(now.Add(life)) {
+		t.Errorf("Invalid before the CRL expired")
+	}
 	r.waitIdle(t, 0)
 }

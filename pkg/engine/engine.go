@@ -176,6 +176,11 @@ type computation struct {
 	// (built on first use), for kinds with such rules.
 	routeFacts    map[topology.Ref]routeFacts
 	listenerFacts map[topology.Ref]policy.ListenerFacts
+	// listenerVerdicts are what rules reading listener said of a policy at
+	// a listener, and claimedListeners the listeners (and ListenerSets)
+	// each such kind's policies target (both built on first use).
+	listenerVerdicts map[listenerVerdict][]policy.FieldProblem
+	claimedListeners map[*policy.Kind]map[topology.Ref]bool
 	// holderFacts are what is read of the holders' values, by key, for
 	// kinds judging referenced data (policy.ObjectRefPath.Content); now
 	// is the time it is judged at, and recheckAt the first time after it

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"time"
 	"unsafe"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -93,6 +94,17 @@ func (in *Incremental) Has(ref topology.Ref) bool {
 	return ok
 }
 
+// NextRecheck is the first time after the last Compute at which a
+// verdict on data its policies name changes (a CRL comes into force or
+// expires; policy.ObjectRefPath.Content), zero for none: a Compute from
+// then on recomputes everything, even when no object changed.
+func (in *Incremental) NextRecheck() time.Time {
+	if in.c == nil {
+		return time.Time{}
+	}
+	return in.c.recheckAt
+}
+
 // LastChange says what the last Compute recomputed.
 func (in *Incremental) LastChange() Change { return in.last }
 
@@ -114,6 +126,7 @@ func (in *Incremental) Compute(objs []Object) *Result {
 	changes, regen, reason := in.diff(objs)
 	if reason == "" {
 		changes, regen = in.c.holderDependents(changes, regen, in.holdersChanged)
+		changes, regen = in.c.claimDependents(changes, regen)
 		reason = in.c.backendTLSDependents(changes, in.holdersChanged)
 	}
 	if reason == "" {
@@ -195,6 +208,59 @@ func (c *computation) holderDependents(changes []policyChange, regen []regenerat
 				break
 			}
 		}
+	}
+	if added {
+		sort.Slice(changes, func(i, j int) bool { return changes[i].ref.Less(changes[j].ref) })
+	}
+	return changes, regen
+}
+
+// claimDependents adds to changes, as edits to themselves, the policies
+// on a whole Gateway or ListenerSet of a kind whose rules read listener
+// when a changed policy of that kind targets one of its listeners or
+// ListenerSets (before or after): the listeners they are judged at
+// (claimedBelow) change. The kind's claims and verdicts are read again.
+func (c *computation) claimDependents(changes []policyChange, regen []regeneration) ([]policyChange, []regeneration) {
+	wholes := map[topology.Ref]bool{} // Gateways and ListenerSets whose claims changed
+	for _, ch := range changes {
+		k := c.kinds[ch.ref.GroupKind()]
+		if k == nil || !k.ValidationsReadListener() {
+			continue
+		}
+		c.listenerVerdicts = nil
+		delete(c.claimedListeners, k)
+		for _, p := range []*policy.Policy{oldPolicy(ch), ch.p} {
+			if p == nil {
+				continue
+			}
+			for _, r := range claimRefs(p) {
+				if r.GroupKind() == topology.KindListenerSet {
+					wholes[r.Object()] = true
+					wholes[c.listenerSetGateway(r.Object())] = true
+				} else {
+					wholes[r.Object()] = true
+				}
+			}
+		}
+	}
+	if len(wholes) == 0 {
+		return changes, regen
+	}
+	added := false
+	for _, ps := range c.policies {
+		if !ps.p.Kind.ValidationsReadListener() || slices.ContainsFunc(changes, func(ch policyChange) bool { return ch.ref == ps.p.Ref }) {
+			continue
+		}
+		if !slices.ContainsFunc(targetRefsOf(ps.p), func(r topology.Ref) bool { return !r.IsSection() && wholes[r] }) {
+			continue
+		}
+		p := ps.p
+		if i := slices.IndexFunc(regen, func(x regeneration) bool { return x.ps == ps }); i >= 0 {
+			p = regen[i].p
+			regen = slices.Delete(regen, i, i+1)
+		}
+		changes = append(changes, policyChange{ref: ps.p.Ref, old: ps, p: p, src: c.sources[ps.p.Ref]})
+		added = true
 	}
 	if added {
 		sort.Slice(changes, func(i, j int) bool { return changes[i].ref.Less(changes[j].ref) })

@@ -56,6 +56,10 @@ func (c *computation) listenerFactsOf(l topology.Ref) policy.ListenerFacts {
 		return f
 	}
 	lp := c.listenerPorts[l]
+	// The hostnames of the other listeners on its port are theirs: a
+	// route's hostname equal to one is not served here (Envoy Gateway's
+	// computeHosts).
+	others := c.samePortHostnames(l, lp)
 	routes := []any{}
 	if id, ok := c.graph.Lookup(l); ok {
 		for _, ch := range c.graph.Node(id).Children {
@@ -66,7 +70,7 @@ func (c *computation) listenerFactsOf(l topology.Ref) policy.ListenerFacts {
 			rf := c.routeFacts[r]
 			hosts := []any{}
 			for _, h := range rf.hostnames {
-				if n, ok := gatewayapi.NarrowHostname(lp.hostname, h); ok && !slices.Contains(hosts, any(n)) {
+				if n, ok := gatewayapi.NarrowHostname(lp.hostname, h); ok && !slices.Contains(hosts, any(n)) && !slices.Contains(others, n) {
 					hosts = append(hosts, n)
 				}
 			}
@@ -91,21 +95,108 @@ func (c *computation) listenerFactsOf(l topology.Ref) policy.ListenerFacts {
 	return f
 }
 
+// samePortHostnames are the hostnames of the listeners other than l on
+// l's port, of its Gateway and the Gateway's ListenerSets.
+func (c *computation) samePortHostnames(l topology.Ref, lp listenerPort) []string {
+	gw := l.Object()
+	if gw.GroupKind() == topology.KindListenerSet {
+		gw = c.listenerSetGateway(gw)
+	}
+	id, ok := c.graph.Lookup(gw)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, o := range c.gatewayListeners(id) {
+		if op, ok := c.listenerPorts[o]; ok && o != l && op.port == lp.port && op.hostname != "" {
+			out = append(out, op.hostname)
+		}
+	}
+	return out
+}
+
+// listenerVerdict keys what a policy's rules reading listener say at one
+// listener.
+type listenerVerdict struct {
+	p *policy.Policy
+	l topology.Ref
+}
+
 // listenerViolations are the rules of p's kind reading listener that do
 // not hold at the listeners of target at of the rules' protocols (a TLS
 // listener passing TLS through not counting, as for the other rules judged
-// there), each problem naming its listener.
+// there), each problem naming its listener; evaluated once per policy and
+// listener. At a whole Gateway or ListenerSet, the listeners another policy
+// of the kind targets more specifically (the listener, or its ListenerSet)
+// are not judged: the implementation translates the policy for the others
+// only (Envoy Gateway's claimed sections).
 func (c *computation) listenerViolations(p *policy.Policy, at topology.Ref) []policy.FieldProblem {
 	var out []policy.FieldProblem
 	for _, l := range c.listenersAt(at) {
 		lp, ok := c.listenerPorts[l]
-		if !ok || (lp.proto == "TLS" && lp.passthrough) {
+		if !ok || (lp.proto == "TLS" && lp.passthrough) || c.claimedBelow(p.Kind, at, l) {
 			continue
 		}
-		for _, pr := range p.ListenerViolations(c.listenerFactsOf(l), func(v policy.Validation) bool { return slices.Contains(v.On, lp.proto) }) {
-			pr.Message = fmt.Sprintf("%s (at listener %s)", pr.Message, l.Short())
-			out = append(out, pr)
+		key := listenerVerdict{p, l}
+		probs, done := c.listenerVerdicts[key]
+		if !done {
+			for _, pr := range p.ListenerViolations(c.listenerFactsOf(l), func(v policy.Validation) bool { return slices.Contains(v.On, lp.proto) }) {
+				pr.Message = fmt.Sprintf("%s (at listener %s)", pr.Message, l.Short())
+				probs = append(probs, pr)
+			}
+			if c.listenerVerdicts == nil {
+				c.listenerVerdicts = map[listenerVerdict][]policy.FieldProblem{}
+			}
+			c.listenerVerdicts[key] = probs
+		}
+		out = append(out, probs...)
+	}
+	return out
+}
+
+// claimedBelow reports whether, for a policy of kind k at target at (a
+// whole Gateway or ListenerSet), listener l is targeted more specifically
+// by a policy of k: l itself, or, at a Gateway, l's ListenerSet.
+func (c *computation) claimedBelow(k *policy.Kind, at, l topology.Ref) bool {
+	if at.IsSection() {
+		return false
+	}
+	claims := c.claimedListeners[k]
+	if claims == nil {
+		claims = map[topology.Ref]bool{}
+		for _, ps := range c.policies {
+			if ps.p.Kind == k {
+				for _, r := range claimRefs(ps.p) {
+					claims[r] = true
+				}
+			}
+		}
+		if c.claimedListeners == nil {
+			c.claimedListeners = map[*policy.Kind]map[topology.Ref]bool{}
+		}
+		c.claimedListeners[k] = claims
+	}
+	return claims[l] || (at.GroupKind() == topology.KindGateway && l.Object().GroupKind() == topology.KindListenerSet && claims[l.Object()])
+}
+
+// targetRefsOf are p's targets by name (not by selector), namespaces
+// defaulted.
+func targetRefsOf(p *policy.Policy) []topology.Ref {
+	var out []topology.Ref
+	for _, t := range p.Targets {
+		if t.Selector == nil {
+			out = append(out, topology.Ref{Group: t.Group, Kind: t.Kind, Namespace: cmp.Or(t.Namespace, p.Ref.Namespace), Name: t.Name, SectionName: t.SectionName})
 		}
 	}
 	return out
+}
+
+// claimRefs are p's targets that claim listeners from a policy of its kind
+// on their whole Gateway (claimedBelow): a Gateway's listener, a
+// ListenerSet or one of its listeners.
+func claimRefs(p *policy.Policy) []topology.Ref {
+	return slices.DeleteFunc(targetRefsOf(p), func(r topology.Ref) bool {
+		gk := r.GroupKind()
+		return !(gk == topology.KindGateway && r.IsSection()) && gk != topology.KindListenerSet
+	})
 }

@@ -87,6 +87,9 @@ func TestObjectDataCRLExpiresIncrementally(t *testing.T) {
 	clock := now
 	in := engine.NewIncremental(engine.Options{Now: func() time.Time { return clock }})
 	want(t, "in force", status(t, in.Compute(objs), "p", "Accepted"), "True/Accepted")
+	if got, want := in.NextRecheck(), now.Add(time.Hour+time.Nanosecond); !got.Equal(want) {
+		t.Errorf("NextRecheck = %s, want just after the CRL's next update %s", got, want)
+	}
 	clock = now.Add(30 * time.Minute)
 	want(t, "still in force", status(t, in.Compute(objs), "p", "Accepted"), "True/Accepted")
 	if c := in.LastChange(); c.Full {
@@ -96,6 +99,9 @@ func TestObjectDataCRLExpiresIncrementally(t *testing.T) {
 	want(t, "expired", status(t, in.Compute(objs), "p", "Accepted"), "False/Invalid")
 	if c := in.LastChange(); !c.Full || !strings.Contains(c.Reason, "CRL") {
 		t.Errorf("LastChange = %+v, want all recomputed for the CRL", c)
+	}
+	if got := in.NextRecheck(); !got.IsZero() {
+		t.Errorf("NextRecheck = %s once expired, want none", got)
 	}
 }
 
@@ -134,5 +140,30 @@ func TestObjectDataDistinctAPIKeys(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A ConfigMap's CRL is read from its data only, as Envoy Gateway reads
+// it: a CRL under binaryData does not count, and the only key of data is
+// read then.
+func TestObjectDataCRLNotFromBinaryData(t *testing.T) {
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	crl := testpki.NewCA(t).CRL(t, now.Add(-time.Hour), now.Add(time.Hour))
+	b64 := base64.StdEncoding.EncodeToString([]byte(crl))
+	cm := func(name, data, binary string) string {
+		return "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + ", namespace: default}\ndata: " + data + "\nbinaryData: " + binary + "\n"
+	}
+	objs := decodeDocs(t, crd("gateway.envoyproxy.io", "ClientTrafficPolicy", "clienttrafficpolicies"),
+		cm("binary-crl", "{x: garbage}", "{ca.crl: "+b64+"}"),
+		cm("binary-only", "{}", "{ca.crl: "+b64+", other: "+b64+"}"),
+		gatewayDoc("g1", "eg", "["+httpsListener+"]", ""), gatewayDoc("g2", "eg", "["+httpsListener+"]", ""),
+		pol(egV, "ClientTrafficPolicy", "binary-crl", 0, gatewayTarget("g1", "")+"tls: {clientValidation: {crl: {refs: [{kind: ConfigMap, name: binary-crl}]}}}"),
+		pol(egV, "ClientTrafficPolicy", "binary-only", 1, gatewayTarget("g2", "")+"tls: {clientValidation: {crl: {refs: [{kind: ConfigMap, name: binary-only}]}}}"))
+	for name, in := range map[string][]engine.Object{"values": objs, "redacted": redacted(objs)} {
+		res := engine.Compute(in, engine.Options{Now: func() time.Time { return now }})
+		want(t, name+" binary-crl", status(t, res, "binary-crl", "Accepted"), "False/Invalid")
+		wantProblem(t, res, "binary-crl", "spec.tls.clientValidation.crl.refs[0]", "data refused by its implementation: ConfigMap default/binary-crl: x: no PEM data")
+		want(t, name+" binary-only", status(t, res, "binary-only", "Accepted"), "False/Invalid")
+		wantProblem(t, res, "binary-only", "spec.tls.clientValidation.crl.refs[0]", "data refused by its implementation: ConfigMap default/binary-only: has no key ca.crl (nor")
 	}
 }

@@ -170,3 +170,46 @@ func TestValidationsReadingListenerAnnotation(t *testing.T) {
 	// An HTTPS listener is not among the rule's protocols.
 	want(t, "on-tls", status(t, res, "on-tls", "Accepted"), "True/Accepted")
 }
+
+// Listener facts as Envoy Gateway computes a listener's hosts: a route's
+// hostname that another listener on the same port declares is that
+// listener's, not served here. (Policies on the whole Gateway: one on a
+// listener sharing its port is refused there.)
+func TestValidationsReadingListenerSamePort(t *testing.T) {
+	ctp := crd("gateway.envoyproxy.io", "ClientTrafficPolicy", "clienttrafficpolicies")
+	listeners := `[{name: wild, protocol: HTTP, port: 80, hostname: "*.example.com"}, {name: exact, protocol: HTTP, port: 80, hostname: www.example.com}]`
+	topo := gatewayDoc("two-left", "eg", listeners, "") + gatewayDoc("none-left", "eg", listeners, "") +
+		routeOnListener("r-two", "two-left", "wild", "[www.example.com, foo.example.com]", "[]") +
+		routeOnListener("r-one", "none-left", "wild", "[www.example.com]", "[]")
+	http10 := "http1: {http10: {useDefaultHost: true}}"
+	res := compute(t, engine.Options{}, ctp, topo,
+		pol(egV, "ClientTrafficPolicy", "two-left", 0, gatewayTarget("two-left", "")+http10),
+		pol(egV, "ClientTrafficPolicy", "none-left", 1, gatewayTarget("none-left", "")+http10))
+	// foo.example.com only: one default host.
+	want(t, "two-left", status(t, res, "two-left", "Accepted"), "True/Accepted")
+	// www.example.com is the exact listener's: none left.
+	want(t, "none-left", status(t, res, "none-left", "Accepted"), "False/Invalid")
+	if msg := ancestorMessage(t, res, "none-left"); !strings.Contains(msg, "nor does any route attached to it") || !strings.Contains(msg, "#wild)") {
+		t.Errorf("none-left: message %q", msg)
+	}
+}
+
+// A policy on a whole Gateway is judged at the listeners it lands on: not
+// at one another policy of its kind targets (Envoy Gateway translates a
+// Gateway's policy for the sections no section policy claimed). Taking the
+// section policy away (Incremental) judges the listener again.
+func TestValidationsReadingListenerClaimedSections(t *testing.T) {
+	objs := decodeDocs(t, crd("gateway.envoyproxy.io", "ClientTrafficPolicy", "clienttrafficpolicies"),
+		gatewayDoc("gw", "eg", "[{name: none, protocol: HTTP, port: 8081}, {name: exact, protocol: HTTP, port: 8080, hostname: www.example.com}]", ""),
+		pol(egV, "ClientTrafficPolicy", "section", 0, gatewayTarget("gw", "none")+"http1: {http10: {}}"),
+		pol(egV, "ClientTrafficPolicy", "whole", 1, gatewayTarget("gw", "")+"http1: {http10: {useDefaultHost: true}}"))
+	in := engine.NewIncremental(engine.Options{})
+	res := in.Compute(objs)
+	want(t, "whole", status(t, res, "whole", "Accepted"), "True/Accepted")
+	want(t, "section", status(t, res, "section", "Accepted"), "True/Accepted")
+	res = in.Compute(append(objs[:2:2], objs[3]))
+	want(t, "whole without the section policy", status(t, res, "whole", "Accepted"), "False/Invalid")
+	if msg := ancestorMessage(t, res, "whole"); !strings.Contains(msg, "(at listener Gateway default/gw#none)") {
+		t.Errorf("whole: message %q", msg)
+	}
+}

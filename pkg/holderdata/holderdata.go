@@ -35,6 +35,9 @@ type Fact struct {
 	// CRL is the certificate revocation list in the value's first PEM
 	// block, as Envoy Gateway reads a CRL.
 	CRL CRL
+	// Binary is set for a value of a ConfigMap's binaryData (Envoy
+	// Gateway reads a ConfigMap's data only).
+	Binary bool
 }
 
 // CRL is the validity window of a certificate revocation list, or why the
@@ -77,10 +80,13 @@ func (c CRL) Changes(now time.Time) time.Time {
 	return time.Time{}
 }
 
-// tokenPrefix starts a value Redact wrote. Base64 data (a Secret's data,
-// a ConfigMap's binaryData) never holds ':' or ';', so a token cannot be
-// mistaken for a value there.
+// tokenPrefix starts a value Redact wrote; Read takes a value for a token
+// only in an object Redact marked with MarkAnnotation, so that a value of
+// a ConfigMap's own that looks like one is read as what it is.
 const tokenPrefix = "attache.dev/holder-fact;"
+
+// MarkAnnotation marks an object whose values Redact replaced.
+const MarkAnnotation = "attache.dev/holder-facts"
 
 // digestKey keys the digests of this process.
 var digestKey = func() []byte {
@@ -121,40 +127,65 @@ func (f Fact) token() string {
 			crl += ",next=" + strconv.FormatInt(f.CRL.NextUpdate.Unix(), 10)
 		}
 	}
+	if f.Binary {
+		crl += ";bin"
+	}
 	return tokenPrefix + "d=" + f.Digest + ";crl=" + crl
 }
 
-// parseToken reads a token; ok is false when s is none.
+// parseToken reads a token; ok is false when s is none or malformed (a
+// digest of 32 hexadecimal digits and a CRL part, both required).
 func parseToken(s string) (Fact, bool) {
 	rest, ok := strings.CutPrefix(s, tokenPrefix)
 	if !ok {
 		return Fact{}, false
 	}
 	var f Fact
+	var hasCRL bool
 	for _, part := range strings.Split(rest, ";") {
 		name, val, _ := strings.Cut(part, "=")
 		switch name {
 		case "d":
+			if b, err := hex.DecodeString(val); err != nil || len(b) != 16 {
+				return Fact{}, false
+			}
 			f.Digest = val
+		case "bin":
+			f.Binary = true
 		case "crl":
+			hasCRL = true
 			if e, isErr := strings.CutPrefix(val, "err="); isErr {
-				f.CRL.Err, _ = url.QueryUnescape(e)
+				var err error
+				if f.CRL.Err, err = url.QueryUnescape(e); err != nil || f.CRL.Err == "" {
+					return Fact{}, false
+				}
 				continue
 			}
+			var this bool
 			for _, kv := range strings.Split(val, ",") {
 				k, v, _ := strings.Cut(kv, "=")
 				n, err := strconv.ParseInt(v, 10, 64)
 				if err != nil {
-					continue
+					return Fact{}, false
 				}
 				switch k {
 				case "this":
-					f.CRL.ThisUpdate = time.Unix(n, 0).UTC()
+					f.CRL.ThisUpdate, this = time.Unix(n, 0).UTC(), true
 				case "next":
 					f.CRL.NextUpdate = time.Unix(n, 0).UTC()
+				default:
+					return Fact{}, false
 				}
 			}
+			if !this {
+				return Fact{}, false
+			}
+		default:
+			return Fact{}, false
 		}
+	}
+	if f.Digest == "" || !hasCRL {
+		return Fact{}, false
 	}
 	return f, true
 }
@@ -171,19 +202,29 @@ var fields = []struct {
 }
 
 // Read gives the facts of the values of u, a ConfigMap or Secret, by key:
-// read from the values, or from the tokens Redact wrote in their place. A
-// value that is not a string, or not base64 where it must be, is read as
-// its text (the API server refuses such an object; bad input never stops
-// the reading).
+// read from the values, or, in an object Redact marked, from the tokens it
+// wrote in their place. A value that is not a string has no fact; one
+// that is not base64 where it must be is read as its text (the API
+// server refuses both; bad input never stops the reading).
 func Read(u *unstructured.Unstructured) map[string]Fact {
+	return read(u, u.GetAnnotations()[MarkAnnotation] != "")
+}
+
+// read is Read, taking tokens for what they say when tokens is set.
+func read(u *unstructured.Unstructured, tokens bool) map[string]Fact {
 	out := map[string]Fact{}
 	for _, f := range fields {
 		m, _ := u.Object[f.name].(map[string]any)
 		for k, v := range m {
-			s, _ := v.(string)
-			if fact, ok := parseToken(s); ok {
-				out[k] = fact
+			s, isStr := v.(string)
+			if !isStr {
 				continue
+			}
+			if tokens {
+				if fact, ok := parseToken(s); ok {
+					out[k] = fact
+					continue
+				}
 			}
 			b := []byte(s)
 			if f.base64[u.GetKind()] {
@@ -191,26 +232,40 @@ func Read(u *unstructured.Unstructured) map[string]Fact {
 					b = dec
 				}
 			}
-			out[k] = Of(b)
+			fact := Of(b)
+			fact.Binary = f.name == "binaryData"
+			out[k] = fact
 		}
 	}
 	return out
 }
 
-// Redact replaces each value of u, a ConfigMap or Secret, with the token
-// of its fact, so that u keeps its keys and what Read reads of its values,
-// never the values.
+// Redact replaces each value of u, a ConfigMap or Secret as the API
+// server gives it, with the token of its fact, and marks u
+// (MarkAnnotation), so that u keeps its keys and what Read reads of its
+// values, never the values. Values that look like tokens are read as
+// values: only Redact's own marks make tokens.
 func Redact(u *unstructured.Unstructured) {
-	facts := Read(u)
+	facts := read(u, false)
 	for _, f := range fields {
 		m, ok := u.Object[f.name].(map[string]any)
 		if !ok {
 			continue
 		}
 		for k := range m {
-			m[k] = facts[k].token()
+			if fact, ok := facts[k]; ok && fact.Binary == (f.name == "binaryData") {
+				m[k] = fact.token()
+			} else {
+				m[k] = nil // not a string: no fact
+			}
 		}
 	}
+	a := u.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[MarkAnnotation] = "redacted"
+	u.SetAnnotations(a)
 }
 
 // Redacted reports whether v is a value Redact wrote (not a value of the

@@ -66,7 +66,14 @@ func (p *Policy) CheckObjectData(h Holders, judge func(*ObjectRefPath) bool) (pr
 		what := fmt.Sprintf("%s %s/%s", o.Kind, o.Namespace, o.Name)
 		switch path.Content {
 		case ContentCRL:
-			key := keyRead(have, path.Keys)
+			// Of a ConfigMap, its data only: Envoy Gateway does not read
+			// binaryData there.
+			text := slices.DeleteFunc(slices.Clone(have), func(k string) bool { return facts[k].Binary })
+			key := keyRead(text, path.Keys)
+			if key == "" {
+				probs = append(probs, ObjectRefProblem{Ref: ref, Message: fmt.Sprintf("%s: %s: has no key %s outside binaryData, where the CRL is read", ref.Field, what, objectKeysText(path.Keys))})
+				continue
+			}
 			f, ok := facts[key]
 			if !ok {
 				continue // its values were not read

@@ -219,10 +219,15 @@ func compileRule(rule string) (compiledRule, error) {
 	if cr.program, err = env.Program(ast); err != nil {
 		return cr, fmt.Errorf("rule %q: %v", rule, err)
 	}
-	for _, ref := range ast.NativeRep().ReferenceMap() {
-		if ref.Name == listenerVar {
-			cr.readsListener = true
+	if strings.Contains(rule, listenerVar) {
+		// It reads the variable unless it compiles without it (a
+		// comprehension's own variable may be named so).
+		bare, err := selfOnlyEnv()
+		if err != nil {
+			return cr, fmt.Errorf("no CEL environment: %v", err)
 		}
+		_, iss := bare.Compile(rule)
+		cr.readsListener = iss.Err() != nil
 	}
 	compiledRules.Lock()
 	if compiledRules.programs == nil {
@@ -238,19 +243,31 @@ func compileRule(rule string) (compiledRule, error) {
 // listenerVar is the variable a rule reads a listener's facts from.
 const listenerVar = "listener"
 
+// selfOnlyEnv is validationEnv without listener, to tell the rules that
+// read it. Built once.
+var selfOnlyEnv = sync.OnceValues(func() (*cel.Env, error) { return celEnv("self") })
+
 // validationEnv is the CEL environment rules compile in: the API server's
 // (every library this build knows, as for the rules it has stored), with
 // self and listener (ListenerFacts) dyn. Built once.
-var validationEnv = sync.OnceValues(func() (*cel.Env, error) {
+var validationEnv = sync.OnceValues(func() (*cel.Env, error) { return celEnv("self", listenerVar) })
+
+// celEnv is the API server's environment for stored rules with the
+// variables vars, of type dyn.
+func celEnv(vars ...string) (*cel.Env, error) {
+	opts := make([]cel.EnvOption, len(vars))
+	for i, v := range vars {
+		opts[i] = cel.Variable(v, cel.DynType)
+	}
 	set, err := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Extend(environment.VersionedOptions{
 		IntroducedVersion: version.MajorMinor(1, 0),
-		EnvOptions:        []cel.EnvOption{cel.Variable("self", cel.DynType), cel.Variable(listenerVar, cel.DynType)},
+		EnvOptions:        opts,
 	})
 	if err != nil {
 		return nil, err
 	}
 	return set.StoredExpressionsEnv(), nil
-})
+}
 
 // ValidationsOnListeners reports whether some of the kind's rules are
 // judged at targets with listeners of given protocols only.

@@ -235,6 +235,11 @@ func TestListenerViolations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A comprehension's own variable named listener is not the variable.
+	own, err := ParseValidations(`[{rule: "!has(self.xs) || self.xs.all(listener, listener > 0)"}]`)
+	if err != nil || own[0].ReadsListener() {
+		t.Errorf("a comprehension variable named listener: %v, reads listener %t", err, err == nil && own[0].ReadsListener())
+	}
 	if !vs[0].ReadsListener() || vs[2].ReadsListener() {
 		t.Fatalf("ReadsListener: %t, %t", vs[0].ReadsListener(), vs[2].ReadsListener())
 	}

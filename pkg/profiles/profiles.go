@@ -600,13 +600,14 @@ var egCipherSuiteValidations = []policy.Validation{{
 
 // egHTTP10 is the part of egHTTP10DefaultHost that holds unless the
 // policy asks for HTTP/1.0's default host on a listener without an exact
-// hostname; egHTTP10Hosts counts the routes Envoy Gateway could take it
-// from: one per exact hostname a route serves there and match of its
-// rules (its IR routes).
+// hostname. The routes Envoy Gateway could take it from count one per
+// exact hostname a route serves there and match of its rules (its IR
+// routes); egHTTP10Offers is a route offering some. The rules are linear
+// in the routes (exists, exists_one; no list built).
 const (
 	egHTTP10 = "!has(self.http1) || !has(self.http1.http10) || !has(self.http1.http10.useDefaultHost) || !self.http1.http10.useDefaultHost || " +
 		"(listener.hostname != '' && !listener.hostname.startsWith('*')) || "
-	egHTTP10Hosts = "listener.routes.map(r, r.hostnames.filter(h, !h.startsWith('*')).size() * r.matches).sum()"
+	egHTTP10Offers = "(r.matches > 0 && r.hostnames.exists(h, !h.startsWith('*')))"
 )
 
 // egHTTP10DefaultHost: a ClientTrafficPolicy asking for HTTP/1.0's
@@ -618,12 +619,13 @@ var egHTTP10DefaultHost = []policy.Validation{{
 	FieldPath: ".http1.http10.useDefaultHost",
 	Message:   "the listener has no exact hostname, nor does any route attached to it, so there is no default host to take",
 	On:        []string{"HTTP", "HTTPS"},
-	Rule:      egHTTP10 + egHTTP10Hosts + " != 0",
+	Rule:      egHTTP10 + "listener.routes.exists(r, " + egHTTP10Offers + ")",
 }, {
 	FieldPath: ".http1.http10.useDefaultHost",
 	Message:   "the listener has no exact hostname and its routes offer more than one (one per exact hostname and rule match), so there is no one default host to take",
 	On:        []string{"HTTP", "HTTPS"},
-	Rule:      egHTTP10 + egHTTP10Hosts + " <= 1",
+	Rule: egHTTP10 + "!listener.routes.exists(r, r.hostnames.filter(h, !h.startsWith('*')).size() * r.matches > 1) && " +
+		"(!listener.routes.exists(r, " + egHTTP10Offers + ") || listener.routes.exists_one(r, " + egHTTP10Offers + "))",
 }}
 
 // withRequirements declares what a profile's kind's policies need of the
