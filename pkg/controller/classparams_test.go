@@ -189,11 +189,8 @@ spec:
 // does not wait for them: it computes the class as not merged (no
 // configuration says otherwise).
 func TestMergedGatewaysFollowEnvoyProxy(t *testing.T) {
-	dir := modfixtures.Dir(t, modfixtures.EnvoyGateway)
 	k := newKube(t)
-	for _, f := range []string{"clienttrafficpolicies", "envoyproxies"} {
-		k.applyFile(filepath.Join(dir, "charts", "gateway-helm", "charts", "crds", "crds", "generated", "gateway.envoyproxy.io_"+f+".yaml"), "")
-	}
+	k.applyEGCRDs("clienttrafficpolicies", "envoyproxies")
 	const ns = "merged"
 	k.namespace(ns)
 	gcGVK := schema.GroupVersionKind{Group: topology.GatewayGroup, Version: "v1", Kind: "GatewayClass"}

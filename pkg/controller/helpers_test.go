@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/attache-dev/attache/internal/modfixtures"
 	"github.com/attache-dev/attache/internal/testenv"
 	"github.com/attache-dev/attache/pkg/manifest"
 	"github.com/attache-dev/attache/pkg/topology"
@@ -317,6 +318,16 @@ func (k *kube) namespace(name string) {
 	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
 	if _, err := k.resource(ns).Create(context.Background(), ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		k.t.Fatal(err)
+	}
+}
+
+// applyEGCRDs installs Envoy Gateway's CRDs of the given plurals
+// (clienttrafficpolicies, ...), as its chart ships them.
+func (k *kube) applyEGCRDs(plurals ...string) {
+	k.t.Helper()
+	dir := modfixtures.Dir(k.t, modfixtures.EnvoyGateway)
+	for _, f := range plurals {
+		k.applyFile(filepath.Join(dir, "charts", "gateway-helm", "charts", "crds", "crds", "generated", "gateway.envoyproxy.io_"+f+".yaml"), "")
 	}
 }
 

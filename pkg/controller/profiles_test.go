@@ -201,9 +201,8 @@ func ancestorSummary(u *unstructured.Unstructured, types ...string) string {
 // ancestor of that Service's BackendTLSPolicy; pointed at a missing Service
 // it is Invalid, and the BackendTLSPolicy has no such ancestor any more.
 func TestPolicyUsingBackendInStatus(t *testing.T) {
-	dir := modfixtures.Dir(t, modfixtures.EnvoyGateway)
 	k := newKube(t)
-	k.applyFile(filepath.Join(dir, "charts", "gateway-helm", "charts", "crds", "crds", "generated", "gateway.envoyproxy.io_securitypolicies.yaml"), "")
+	k.applyEGCRDs("securitypolicies")
 	btls := topology.GroupKind{Group: topology.GatewayGroup, Kind: "BackendTLSPolicy"}
 	sp := topology.GroupKind{Group: "gateway.envoyproxy.io", Kind: "SecurityPolicy"}
 	r := startController(t, Options{OwnedKinds: []topology.GroupKind{btls, sp}}, nil)
@@ -265,9 +264,8 @@ spec:
 // the Secret holds client-secret it is accepted, and a Secret without that
 // key takes it back. The cache keeps the Secret's keys, not their values.
 func TestSecurityPolicySecretRef(t *testing.T) {
-	dir := modfixtures.Dir(t, modfixtures.EnvoyGateway)
 	k := newKube(t)
-	k.applyFile(filepath.Join(dir, "charts", "gateway-helm", "charts", "crds", "crds", "generated", "gateway.envoyproxy.io_securitypolicies.yaml"), "")
+	k.applyEGCRDs("securitypolicies")
 	sp := topology.GroupKind{Group: "gateway.envoyproxy.io", Kind: "SecurityPolicy"}
 	r := startController(t, Options{OwnedKinds: []topology.GroupKind{sp}}, nil)
 	const ns = "oidc"
@@ -331,11 +329,8 @@ spec:
 // ConfigMap is read again, as Envoy Gateway reloads its own: the
 // EnvoyPatchPolicy is then Disabled.
 func TestEnvoyGatewayConfiguration(t *testing.T) {
-	dir := modfixtures.Dir(t, modfixtures.EnvoyGateway)
 	k := newKube(t)
-	for _, f := range []string{"envoyextensionpolicies", "envoypatchpolicies"} {
-		k.applyFile(filepath.Join(dir, "charts", "gateway-helm", "charts", "crds", "crds", "generated", "gateway.envoyproxy.io_"+f+".yaml"), "")
-	}
+	k.applyEGCRDs("envoyextensionpolicies", "envoypatchpolicies")
 	const cfgNS = "envoy-gateway-system"
 	cmGVK := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 	k.namespace(cfgNS)
@@ -369,9 +364,8 @@ func TestEnvoyGatewayConfiguration(t *testing.T) {
 // not at its next resync, and reads the CRL's validity from what its cache
 // keeps of the Secret (holderdata), never the value.
 func TestClientTrafficPolicyCRLExpires(t *testing.T) {
-	dir := modfixtures.Dir(t, modfixtures.EnvoyGateway)
 	k := newKube(t)
-	k.applyFile(filepath.Join(dir, "charts", "gateway-helm", "charts", "crds", "crds", "generated", "gateway.envoyproxy.io_clienttrafficpolicies.yaml"), "")
+	k.applyEGCRDs("clienttrafficpolicies")
 	ctp := topology.GroupKind{Group: "gateway.envoyproxy.io", Kind: "ClientTrafficPolicy"}
 	r := startController(t, Options{OwnedKinds: []topology.GroupKind{ctp}}, nil)
 	const ns = "crl"

@@ -198,12 +198,7 @@ func (c *computation) holderDependents(changes []policyChange, regen []regenerat
 		}
 		for _, ref := range ps.p.ObjectRefs {
 			if slices.Contains(holders, ref.Object) {
-				p := ps.p
-				if i := slices.IndexFunc(regen, func(x regeneration) bool { return x.ps == ps }); i >= 0 {
-					p = regen[i].p
-					regen = slices.Delete(regen, i, i+1)
-				}
-				changes = append(changes, policyChange{ref: ps.p.Ref, old: ps, p: p, src: c.sources[ps.p.Ref]})
+				changes, regen = c.selfEdit(changes, regen, ps)
 				added = true
 				break
 			}
@@ -213,6 +208,18 @@ func (c *computation) holderDependents(changes []policyChange, regen []regenerat
 		sort.Slice(changes, func(i, j int) bool { return changes[i].ref.Less(changes[j].ref) })
 	}
 	return changes, regen
+}
+
+// selfEdit adds ps to changes as an edit to itself, so that it is attached
+// again; with its new parse when only its generation moved (it then
+// leaves regen).
+func (c *computation) selfEdit(changes []policyChange, regen []regeneration, ps *pstate) ([]policyChange, []regeneration) {
+	p := ps.p
+	if i := slices.IndexFunc(regen, func(x regeneration) bool { return x.ps == ps }); i >= 0 {
+		p = regen[i].p
+		regen = slices.Delete(regen, i, i+1)
+	}
+	return append(changes, policyChange{ref: ps.p.Ref, old: ps, p: p, src: c.sources[ps.p.Ref]}), regen
 }
 
 // claimDependents adds to changes, as edits to themselves, the policies
@@ -254,12 +261,7 @@ func (c *computation) claimDependents(changes []policyChange, regen []regenerati
 		if !slices.ContainsFunc(targetRefsOf(ps.p), func(r topology.Ref) bool { return !r.IsSection() && wholes[r] }) {
 			continue
 		}
-		p := ps.p
-		if i := slices.IndexFunc(regen, func(x regeneration) bool { return x.ps == ps }); i >= 0 {
-			p = regen[i].p
-			regen = slices.Delete(regen, i, i+1)
-		}
-		changes = append(changes, policyChange{ref: ps.p.Ref, old: ps, p: p, src: c.sources[ps.p.Ref]})
+		changes, regen = c.selfEdit(changes, regen, ps)
 		added = true
 	}
 	if added {

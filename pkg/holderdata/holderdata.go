@@ -81,12 +81,25 @@ func (c CRL) Changes(now time.Time) time.Time {
 }
 
 // tokenPrefix starts a value Redact wrote; Read takes a value for a token
-// only in an object Redact marked with MarkAnnotation, so that a value of
-// a ConfigMap's own that looks like one is read as what it is.
+// only in an object Redact of this process marked (MarkAnnotation), so
+// that a value of a ConfigMap's own that looks like one is read as what
+// it is.
 const tokenPrefix = "attache.dev/holder-fact;"
 
-// MarkAnnotation marks an object whose values Redact replaced.
+// MarkAnnotation marks an object whose values Redact replaced, with this
+// process's mark (random, made at start): an object the API server gives
+// with the annotation (written by someone) is not taken for one.
 const MarkAnnotation = "attache.dev/holder-facts"
+
+// mark is this process's value of MarkAnnotation.
+var mark = func() string {
+	mac := hmac.New(sha256.New, digestKey)
+	mac.Write([]byte(MarkAnnotation))
+	return hex.EncodeToString(mac.Sum(nil)[:8])
+}()
+
+// marked reports whether Redact of this process replaced u's values.
+func marked(u *unstructured.Unstructured) bool { return u.GetAnnotations()[MarkAnnotation] == mark }
 
 // digestKey keys the digests of this process.
 var digestKey = func() []byte {
@@ -207,7 +220,7 @@ var fields = []struct {
 // that is not base64 where it must be is read as its text (the API
 // server refuses both; bad input never stops the reading).
 func Read(u *unstructured.Unstructured) map[string]Fact {
-	return read(u, u.GetAnnotations()[MarkAnnotation] != "")
+	return read(u, marked(u))
 }
 
 // read is Read, taking tokens for what they say when tokens is set.
@@ -244,8 +257,12 @@ func read(u *unstructured.Unstructured, tokens bool) map[string]Fact {
 // server gives it, with the token of its fact, and marks u
 // (MarkAnnotation), so that u keeps its keys and what Read reads of its
 // values, never the values. Values that look like tokens are read as
-// values: only Redact's own marks make tokens.
+// values: only Redact's own marks make tokens. An object it marked
+// already is left as it is (a cache may transform an object twice).
 func Redact(u *unstructured.Unstructured) {
+	if marked(u) {
+		return
+	}
 	facts := read(u, false)
 	for _, f := range fields {
 		m, ok := u.Object[f.name].(map[string]any)
@@ -264,7 +281,7 @@ func Redact(u *unstructured.Unstructured) {
 	if a == nil {
 		a = map[string]string{}
 	}
-	a[MarkAnnotation] = "redacted"
+	a[MarkAnnotation] = mark
 	u.SetAnnotations(a)
 }
 

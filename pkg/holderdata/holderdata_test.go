@@ -139,9 +139,20 @@ func TestTokensOnlyFromRedact(t *testing.T) {
 	if g := Read(red); g["ca.crl"] != f["ca.crl"] || !g["bin"].Binary {
 		t.Errorf("Redact took a forged token for a token: %+v, want %+v", g["ca.crl"], f["ca.crl"])
 	}
+	// Redacting again (a cache transforming twice) changes nothing.
+	again := red.DeepCopy()
+	Redact(again)
+	if g := Read(again); g["ca.crl"] != f["ca.crl"] {
+		t.Errorf("redacting twice: %+v, want %+v", g["ca.crl"], f["ca.crl"])
+	}
+	// A mark written by someone else is no mark: the forged token stays
+	// a value.
+	if g := Read(cm(map[string]any{MarkAnnotation: "redacted"}, map[string]any{"ca.crl": forged})); g["ca.crl"] != f["ca.crl"] {
+		t.Errorf("a forged mark: %+v, want the value's fact %+v", g["ca.crl"], f["ca.crl"])
+	}
 	for _, bad := range []string{tokenPrefix, tokenPrefix + "d=zz;crl=this=1", tokenPrefix + "d=00000000000000000000000000000000",
 		tokenPrefix + "d=00000000000000000000000000000000;crl=next=5", tokenPrefix + "d=00000000000000000000000000000000;crl=err=", tokenPrefix + "x=1"} {
-		m := cm(map[string]any{MarkAnnotation: "redacted"}, map[string]any{"k": bad})
+		m := cm(map[string]any{MarkAnnotation: mark}, map[string]any{"k": bad})
 		if got := Read(m)["k"]; got != Of([]byte(bad)) {
 			t.Errorf("malformed token %q read as %+v, want the value's fact", bad, got)
 		}
@@ -154,7 +165,7 @@ func FuzzRead(f *testing.F) {
 	f.Add(tokenPrefix + "crl=err=%zz")
 	f.Add("-----BEGIN X509 CRL-----\nAAAA\n-----END X509 CRL-----\n")
 	f.Fuzz(func(t *testing.T, s string) {
-		u := &unstructured.Unstructured{Object: map[string]any{"kind": "Secret", "metadata": map[string]any{"annotations": map[string]any{MarkAnnotation: "x"}},
+		u := &unstructured.Unstructured{Object: map[string]any{"kind": "Secret", "metadata": map[string]any{"annotations": map[string]any{MarkAnnotation: mark}},
 			"data": map[string]any{"k": s}, "stringData": map[string]any{"k2": s}}}
 		Read(u)
 		Redact(u)
