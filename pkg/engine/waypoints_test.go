@@ -176,7 +176,10 @@ func admittingWaypoint(t *testing.T) string {
 
 // An Incremental agrees with Compute when a policy on the waypoint or its
 // class comes and goes: the Services bound to it are recomputed, and the
-// ports of theirs with policies of their own.
+// ports of theirs with policies of their own; and when a port's last
+// policy goes while the waypoint's or the class's stay: the port is no
+// target any more (Compute makes a port a target only for policies of its
+// own).
 func TestWaypointPoliciesIncremental(t *testing.T) {
 	base := []string{crd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"), admittingWaypoint(t), `
 apiVersion: v1
@@ -187,8 +190,17 @@ spec: {ports: [{name: http, port: 80}]}`,
 		"apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: on-port, namespace: apps}\nspec: {targetRefs: [{kind: Service, group: \"\", name: ported, sectionName: http}], action: DENY, rules: [{}]}\n"}
 	onWaypoint := "apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: on-waypoint, namespace: default}\nspec: {targetRefs: [{kind: Gateway, group: gateway.networking.k8s.io, name: waypoint}], action: ALLOW, rules: [{}]}\n"
 	onClass := "apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: on-class, namespace: istio-system}\nspec: {targetRefs: [{kind: GatewayClass, group: gateway.networking.k8s.io, name: istio-waypoint}], action: AUDIT, rules: [{}]}\n"
+	withoutPort := func(docs ...string) []string {
+		out := slices.DeleteFunc(slices.Clone(docs), func(d string) bool { return strings.Contains(d, "name: on-port,") })
+		if len(out) != len(docs)-1 {
+			t.Fatalf("no on-port among %d documents", len(docs))
+		}
+		return out
+	}
 	in := engine.NewIncremental(engine.Options{})
-	for i, docs := range [][]string{base, append(slices.Clone(base), onWaypoint), base, append(slices.Clone(base), onClass), base} {
+	for i, docs := range [][]string{base, append(slices.Clone(base), onWaypoint), base, append(slices.Clone(base), onClass), base,
+		append(slices.Clone(base), onWaypoint), withoutPort(append(slices.Clone(base), onWaypoint)...), append(slices.Clone(base), onWaypoint),
+		append(slices.Clone(base), onClass), withoutPort(append(slices.Clone(base), onClass)...)} {
 		objs := decodeDocs(t, docs...)
 		got := dump(t, in.Compute(objs))
 		if i > 0 && in.LastChange().Full {

@@ -252,8 +252,10 @@ func TestWaypointTelemetryLayering(t *testing.T) {
 
 // An Incremental agrees with Compute as the Telemetries at a waypoint come
 // and go (namespace-wide ones, on the waypoint, on its class, on a bound
-// Service) and as bindings change (a Service's label, a Namespace's):
-// every target whose layering holds a changed level is recomputed.
+// Service, on a port of one) and as bindings change (a Service's label, a
+// Namespace's): every target whose layering holds a changed level is
+// recomputed, and a port whose last Telemetry goes is no target any more
+// (Compute makes a port a target only for Telemetries of its own).
 func TestWaypointTelemetryIncremental(t *testing.T) {
 	all := waypointTelemetryDocs(t)
 	without := func(docs []string, names ...string) []string {
@@ -291,6 +293,12 @@ func TestWaypointTelemetryIncremental(t *testing.T) {
 		{docs: without(all, "on-port")},
 		{docs: all},
 		{docs: without(all, "mesh", "on-bound", "on-both")},
+		{docs: all},
+		// A port's last Telemetry goes, the waypoint's and its
+		// Service's staying: the port is no target of its own.
+		{docs: without(all, "on-port")},
+		{docs: all},
+		{docs: without(all, "on-port", "on-both")},
 		{docs: all},
 		// Bindings are topology: a full computation.
 		{docs: rebind(all, "metadata: {name: bound-2, namespace: default, labels: {istio.io/use-waypoint: waypoint}}", "metadata: {name: bound-2, namespace: default}"), full: true},
