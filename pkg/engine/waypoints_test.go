@@ -296,3 +296,118 @@ metadata: {name: to-no-selector, namespace: default, labels: {istio.io/use-waypo
 	want(t, "by-ns", keys, []string{"istio-system/class-root"})
 	want(t, "by-ns path", path, "GatewayClass istio-waypoint > Gateway default/waypoint > Service apps/by-ns > ")
 }
+
+// customWaypoints: a waypoint GatewayClass of Istio's mesh controller
+// other than istio-waypoint, a waypoint of it in default and one in the
+// root namespace, each with a Service of its namespace bound to it.
+const customWaypoints = `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: custom-wp}
+spec: {controllerName: istio.io/mesh-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: custom, namespace: default}
+spec: {gatewayClassName: custom-wp, listeners: [{name: mesh, protocol: HBONE, port: 15008}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: at-custom, namespace: default, labels: {istio.io/use-waypoint: custom}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: istio-system}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: root-custom, namespace: istio-system}
+spec: {gatewayClassName: custom-wp, listeners: [{name: mesh, protocol: HBONE, port: 15008}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: at-root-custom, namespace: istio-system, labels: {istio.io/use-waypoint: root-custom}}
+`
+
+// A policy of the root namespace targeting the GatewayClass istio-waypoint
+// applies at every waypoint, whatever the waypoint's own class: istiod
+// checks the policy's namespace, that the proxy is a waypoint and the
+// targetRef's name, never the proxy's class; and a Gateway of any class of
+// Istio's mesh controller is deployed as a waypoint. The additive kinds
+// reach every waypoint and its Services; Telemetry the waypoints and
+// Services of the root namespace (where istiod scans the root namespace).
+// An Incremental agrees with Compute as the class's policy comes and goes.
+// Source: istio/istio @ 86c9f01f pilot/pkg/model/policyattachment.go
+// (ShouldAttachPolicy: "Is p.IsWaypoint good enough or do we specifically
+// need to check that it is an istio-waypoint?"),
+// pilot/pkg/config/kube/gatewaycommon/classinfo.go (the mesh controller's
+// template "waypoint"), manifests/charts/istio-control/istio-discovery/
+// files/waypoint.yaml (args "proxy waypoint": a waypoint proxy).
+func TestWaypointClassPoliciesReachOtherClasses(t *testing.T) {
+	topo := admittingWaypoint(t) + customWaypoints
+	res := compute(t, engine.Options{}, crd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"), topo,
+		"apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: on-class, namespace: istio-system}\nspec: {targetRefs: [{kind: GatewayClass, group: gateway.networking.k8s.io, name: istio-waypoint}], action: AUDIT, rules: [{}]}\n")
+	paths := func(target topology.Ref) (keys []string, path string) {
+		for _, e := range res.Effective {
+			if e.Kind.GroupKind.Kind != "AuthorizationPolicy" || e.Target != target {
+				continue
+			}
+			for _, c := range e.Contexts {
+				for k := range c.Spec {
+					keys = append(keys, k)
+				}
+				for p := range c.Paths {
+					var parts []string
+					for _, r := range p {
+						parts = append(parts, r.Short())
+					}
+					path = strings.Join(parts, " > ")
+				}
+			}
+		}
+		return keys, path
+	}
+	keys, path := paths(istioGateway("default", "custom"))
+	want(t, "custom", keys, []string{"istio-system/on-class"})
+	want(t, "custom path", path, "GatewayClass istio-waypoint > Gateway default/custom")
+	keys, path = paths(service("default", "at-custom"))
+	want(t, "at-custom", keys, []string{"istio-system/on-class"})
+	want(t, "at-custom path", path, "GatewayClass istio-waypoint > Gateway default/custom > Service default/at-custom")
+	// The ingress Gateway is no waypoint.
+	keys, _ = paths(istioGateway("default", "ingress"))
+	want(t, "ingress", keys, []string(nil))
+
+	res = compute(t, engine.Options{}, crd("telemetry.istio.io", "Telemetry", "telemetries"), topo,
+		telemetry("istio-system", "on-class", 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: GatewayClass, name: istio-waypoint}]
+tracing: [{randomSamplingPercentage: 10}]`))
+	for _, target := range []topology.Ref{istioGateway("istio-system", "root-custom"), service("istio-system", "at-root-custom")} {
+		want(t, target.Short(), fieldsAt(t, res, target), []string{"tracing.randomSamplingPercentage=10@on-class"})
+	}
+	_, path = stackAt(res, service("istio-system", "at-root-custom"))
+	want(t, "at-root-custom path", path, "GatewayClass istio-waypoint > Gateway istio-system/root-custom > Service istio-system/at-root-custom")
+	// Not where istiod scans another namespace than the root.
+	for _, target := range []topology.Ref{istioGateway("default", "custom"), service("default", "at-custom")} {
+		want(t, target.Short(), fieldsAt(t, res, target), []string(nil))
+	}
+
+	// An Incremental agrees as the class's policy comes and goes.
+	for _, k := range []struct{ crd, pol string }{
+		{crd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"),
+			"apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: on-class, namespace: istio-system}\nspec: {targetRefs: [{kind: GatewayClass, group: gateway.networking.k8s.io, name: istio-waypoint}], action: AUDIT, rules: [{}]}\n"},
+		{crd("telemetry.istio.io", "Telemetry", "telemetries"),
+			telemetry("istio-system", "on-class", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: GatewayClass, name: istio-waypoint}]\ntracing: [{randomSamplingPercentage: 10}]")},
+	} {
+		in := engine.NewIncremental(engine.Options{})
+		for i, docs := range [][]string{{k.crd, topo}, {k.crd, topo, k.pol}, {k.crd, topo}} {
+			objs := decodeDocs(t, docs...)
+			got := dump(t, in.Compute(objs))
+			if i > 0 && in.LastChange().Full {
+				t.Errorf("step %d recomputed in full: %s", i, in.LastChange().Reason)
+			}
+			if w := dump(t, engine.Compute(objs, engine.Options{})); got != w {
+				t.Fatalf("step %d: %s", i, firstDiff(got, w))
+			}
+		}
+	}
+}
