@@ -175,11 +175,11 @@ func admittingWaypoint(t *testing.T) string {
 }
 
 // An Incremental agrees with Compute when a policy on the waypoint or its
-// class comes and goes: the Services bound to it are recomputed, and the
-// ports of theirs with policies of their own; and when a port's last
-// policy goes while the waypoint's or the class's stay: the port is no
-// target any more (Compute makes a port a target only for policies of its
-// own).
+// class comes and goes: the Services bound to it are recomputed; and when
+// a Service's own policy (one naming its port: the whole Service, Istio's
+// targetRefs having no sectionName) goes while the waypoint's or the
+// class's stay; and when that policy's sectionName goes and comes back
+// (its target the same, the problem it makes not).
 func TestWaypointPoliciesIncremental(t *testing.T) {
 	base := []string{crd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"), admittingWaypoint(t), `
 apiVersion: v1
@@ -197,10 +197,17 @@ spec: {ports: [{name: http, port: 80}]}`,
 		}
 		return out
 	}
+	// on-port without the sectionName it cannot have: the same target,
+	// no problem.
+	unported := slices.Clone(base)
+	unported[len(unported)-1] = strings.Replace(unported[len(unported)-1], "name: ported, sectionName: http}", "name: ported}", 1)
+	if unported[len(unported)-1] == base[len(base)-1] {
+		t.Fatal("on-port names no port")
+	}
 	in := engine.NewIncremental(engine.Options{})
 	for i, docs := range [][]string{base, append(slices.Clone(base), onWaypoint), base, append(slices.Clone(base), onClass), base,
 		append(slices.Clone(base), onWaypoint), withoutPort(append(slices.Clone(base), onWaypoint)...), append(slices.Clone(base), onWaypoint),
-		append(slices.Clone(base), onClass), withoutPort(append(slices.Clone(base), onClass)...)} {
+		append(slices.Clone(base), onClass), withoutPort(append(slices.Clone(base), onClass)...), base, unported, base} {
 		objs := decodeDocs(t, docs...)
 		got := dump(t, in.Compute(objs))
 		if i > 0 && in.LastChange().Full {
@@ -213,7 +220,9 @@ spec: {ports: [{name: http, port: 80}]}`,
 }
 
 // Istio's finer points: a waypoint's own Service is bound to none; a
-// Service port's binding is its Service's; a GatewayClass target outside
+// targetRef's sectionName, which Istio's CRDs do not have (the API server
+// drops it), is read as absent and reported: the policy targets the whole
+// Service, here bound to none; a GatewayClass target outside
 // the root namespace is Invalid; a Service bound to a Gateway that is no
 // waypoint (an ingress) takes its Service policies, while the Gateway's
 // policies do not reach it; a selector naming nothing admits nothing; the
@@ -272,6 +281,16 @@ metadata: {name: to-no-selector, namespace: default, labels: {istio.io/use-waypo
 	if got := condition(t, res, "class-elsewhere", "Accepted").Message; !strings.Contains(got, "must be in the root namespace istio-system") {
 		t.Errorf("class-elsewhere: %s", got)
 	}
+	if got := condition(t, res, "on-port", "Accepted").Message; !strings.Contains(got, "Service default/ported is not bound to a waypoint") {
+		t.Errorf("on-port: %s", got)
+	}
+	var problems []string
+	for _, p := range res.Problems {
+		if p.Object.Name == "on-port" {
+			problems = append(problems, p.Field+": "+p.Message)
+		}
+	}
+	want(t, "on-port problems", problems, []string{"spec.targetRefs[0].sectionName: sectionName is not part of AuthorizationPolicy's targetRefs; the API server drops it, so the policy targets the whole Service"})
 	spec := func(target topology.Ref) (keys []string, path string) {
 		for _, e := range res.Effective {
 			if e.Kind.GroupKind.Kind == "AuthorizationPolicy" && e.Target == target {
