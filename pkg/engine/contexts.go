@@ -685,19 +685,10 @@ func (d *kindDP) directTargets(n topology.NodeID) []topology.NodeID {
 // directStack is the stack of a Direct kind's effective target n: its own
 // level, below its object's when the object's policies cover it, below
 // the waypoint's (and its class's) it is reached through; or, for a kind
-// layered as Telemetry at waypoints, telemetryLevels. Empty for a section
-// without policies of its own that its object's do not cover: such a
-// section is no target (as direct finds the targets).
+// layered as Telemetry at waypoints, telemetryLevels.
 func (d *kindDP) directStack(n topology.NodeID) stackID {
 	ref := d.c.graph.Node(n).Ref
 	var s stackID
-	if ref.IsSection() && !d.directSectionsOf(ref.GroupKind()) && len(d.atNode[n]) == 0 {
-		// A section its object's policies do not cover is a target only
-		// with policies of its own (directTargets reaches it from no other
-		// level): a port of a bound Service whose last policy went has
-		// none, whatever its waypoint's and Service's levels hold.
-		return s
-	}
 	if d.telemetryAtWaypoints() {
 		if ls := d.telemetryLevels(n); ls != nil {
 			// istiod's layering at the waypoint.

@@ -238,9 +238,11 @@ func (c *computation) waypointClassNode() (topology.NodeID, bool) {
 //     root namespace; W when S is in W's namespace (its namespace-wide and
 //     targeting Telemetries); then S: those targeting it, and, S being in
 //     another namespace than W, the namespace-wide ones of the root
-//     namespace, W's and S's, attached to S; then n, a port of S.
+//     namespace, W's and S's, attached to S.
 //
-// Nil for any other target: its levels are the usual ones.
+// Nil for any other target: its levels are the usual ones. (A kind with
+// waypoint targets has no section targets: its targetRefs carry no
+// sectionName, policy.Kind.NoSectionNames.)
 func (d *kindDP) telemetryLevels(n topology.NodeID) []topology.NodeID {
 	g := d.c.graph
 	ref := g.Node(n).Ref
@@ -261,14 +263,10 @@ func (d *kindDP) telemetryLevels(n topology.NodeID) []topology.NodeID {
 		}
 		return append(classLevel(ref.Namespace), n)
 	case topology.KindService:
-		obj := n
 		if ref.IsSection() {
-			var ok bool
-			if obj, ok = g.Lookup(ref.Object()); !ok {
-				return nil
-			}
+			return nil
 		}
-		wp := d.c.boundWaypoint(obj)
+		wp := d.c.boundWaypoint(n)
 		if wp.Name == "" || !d.c.isWaypoint(wp) {
 			return nil
 		}
@@ -278,11 +276,7 @@ func (d *kindDP) telemetryLevels(n topology.NodeID) []topology.NodeID {
 				out = append(out, id)
 			}
 		}
-		out = append(out, obj)
-		if obj != n {
-			out = append(out, n)
-		}
-		return out
+		return append(out, n)
 	}
 	return nil
 }
@@ -291,7 +285,7 @@ func (d *kindDP) telemetryLevels(n topology.NodeID) []topology.NodeID {
 // (telemetryLevels) hold n: for a waypoint, the Services of its namespace
 // bound to it; for the waypoint class, the waypoints of the root namespace
 // (whatever their class) and the Services of the root namespace bound to
-// one; for a bound Service, its ports with policies of their own.
+// one.
 func (d *kindDP) telemetryTargets(n topology.NodeID) []topology.NodeID {
 	g := d.c.graph
 	ref := g.Node(n).Ref
@@ -300,10 +294,6 @@ func (d *kindDP) telemetryTargets(n topology.NodeID) []topology.NodeID {
 	}
 	bound := d.c.waypointServices()
 	var out []topology.NodeID
-	withPorts := func(svc topology.NodeID) {
-		out = append(out, svc)
-		out = d.portTargets(out, svc)
-	}
 	switch ref.GroupKind() {
 	case topology.KindGateway:
 		if !d.c.isWaypoint(ref) {
@@ -311,7 +301,7 @@ func (d *kindDP) telemetryTargets(n topology.NodeID) []topology.NodeID {
 		}
 		for _, s := range bound[ref] {
 			if g.Node(s).Ref.Namespace == ref.Namespace {
-				withPorts(s)
+				out = append(out, s)
 			}
 		}
 	case topology.KindGatewayClass:
@@ -329,31 +319,16 @@ func (d *kindDP) telemetryTargets(n topology.NodeID) []topology.NodeID {
 			}
 			for _, s := range bound[gw] {
 				if g.Node(s).Ref.Namespace == root {
-					withPorts(s)
+					out = append(out, s)
 				}
 			}
-		}
-	case topology.KindService:
-		if wp := d.c.boundWaypoint(n); wp.Name != "" && d.c.isWaypoint(wp) {
-			out = d.portTargets(out, n)
-		}
-	}
-	return out
-}
-
-// portTargets appends to out the ports of Service svc that are targets of
-// their own (they have policies), whose stacks hold what svc's do.
-func (d *kindDP) portTargets(out []topology.NodeID, svc topology.NodeID) []topology.NodeID {
-	for _, p := range d.c.graph.Sections(svc) {
-		if len(d.atNode[p]) > 0 {
-			out = append(out, p)
 		}
 	}
 	return out
 }
 
 // waypointPath is what a Direct target n is reached through, most general
-// first: for a Service (or a port of one) bound to a waypoint W of Istio's,
+// first: for a Service bound to a waypoint W of Istio's,
 // the waypoint class, then W; for a waypoint Gateway, the waypoint class
 // (whatever the waypoint's own class: a policy on the waypoint class
 // applies at every waypoint). Its levels with attachments are the stack's;
@@ -364,14 +339,10 @@ func (d *kindDP) waypointPath(n topology.NodeID) []topology.NodeID {
 	var gw topology.Ref
 	switch ref.GroupKind() {
 	case topology.KindService:
-		obj := n
 		if ref.IsSection() {
-			var ok bool
-			if obj, ok = g.Lookup(ref.Object()); !ok {
-				return nil
-			}
+			return nil
 		}
-		gw = d.c.boundWaypoint(obj)
+		gw = d.c.boundWaypoint(n)
 		if gw.Name == "" || !d.c.isWaypoint(gw) {
 			return nil
 		}
@@ -397,24 +368,16 @@ func (d *kindDP) waypointPath(n topology.NodeID) []topology.NodeID {
 // waypointTargets are the Direct targets that the attachments at node n
 // also reach through waypoints: for a waypoint Gateway, the Services bound
 // to it; for Istio's waypoint class, every waypoint (whatever its class)
-// and their Services; and
-// the ports of those Services with policies of their own (their stacks
-// hold the waypoint's level too).
+// and their Services.
 func (d *kindDP) waypointTargets(n topology.NodeID) []topology.NodeID {
 	g := d.c.graph
 	ref := g.Node(n).Ref
 	bound := d.c.waypointServices()
 	var out []topology.NodeID
-	services := func(gw topology.Ref) {
-		for _, s := range bound[gw] {
-			out = append(out, s)
-			out = d.portTargets(out, s)
-		}
-	}
 	switch ref.GroupKind() {
 	case topology.KindGateway:
 		if !ref.IsSection() && d.c.isWaypoint(ref) {
-			services(ref)
+			out = append(out, bound[ref]...)
 		}
 	case topology.KindGatewayClass:
 		if ref.Name != waypointClass {
@@ -424,7 +387,7 @@ func (d *kindDP) waypointTargets(n topology.NodeID) []topology.NodeID {
 			gw := g.Node(id).Ref
 			if d.c.isWaypoint(gw) {
 				out = append(out, id)
-				services(gw)
+				out = append(out, bound[gw]...)
 			}
 		}
 	}
