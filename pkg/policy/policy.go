@@ -392,7 +392,9 @@ func (p *Policy) parseTargets(spec map[string]any, bad func(string, string, ...a
 			t.Namespace = ns
 		}
 		var ignored *diag.Problem
-		if v, present := m["sectionName"]; present && v != nil && v != "" && p.Kind.NoSectionNames {
+		if !p.Kind.NoSectionNames {
+			str("sectionName", &t.SectionName)
+		} else if v, present := m["sectionName"]; present && v != nil && v != "" {
 			// Not in the kind's schema: the API server prunes it, and the
 			// reference names the whole object.
 			what := t.Kind
@@ -401,8 +403,6 @@ func (p *Policy) parseTargets(spec map[string]any, bad func(string, string, ...a
 			}
 			pr := diag.Newf(p.Ref, f+".sectionName", "sectionName is not part of %s's targetRefs; the API server drops it, so the policy targets the whole %s", p.Ref.Kind, what)
 			ignored = &pr
-		} else if !p.Kind.NoSectionNames {
-			str("sectionName", &t.SectionName)
 		}
 		// Tolerate "group/version" as in GEP-713's own examples.
 		if i := strings.IndexByte(t.Group, '/'); i >= 0 {
