@@ -80,6 +80,9 @@ type policyKindItem struct {
 	MaxTargetRefs int `json:"maxTargetRefs,omitempty"`
 	// NoStanzas: defaults/overrides/strategy are fields of the kind's own.
 	NoStanzas bool `json:"noStanzas,omitempty"`
+	// NoSectionNames: the kind's targetRefs have no sectionName (the API
+	// server drops one; a reference names the whole object).
+	NoSectionNames bool `json:"noSectionNames,omitempty"`
 	// UntargetedScope: what a policy without targetRefs applies to
 	// ("istio", "istio:<root namespace>"); absent: nothing (Invalid).
 	UntargetedScope string `json:"untargetedScope,omitempty"`
@@ -281,6 +284,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.NoStanzas {
 		parts = append(parts, origin(policy.SettingStanzas, "no-stanzas"))
 	}
+	if k.NoSectionNames {
+		parts = append(parts, origin(policy.SettingSectionNames, "no-section-names"))
+	}
 	switch {
 	case k.MaxTargetRefs < 0:
 		parts = append(parts, origin(policy.SettingMaxTargetRefs, "max-target-refs=none"))
@@ -413,6 +419,7 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 		SchemaMerge:           k.SchemaMerge,
 		MaxTargetRefs:         k.MaxTargetRefs,
 		NoStanzas:             k.NoStanzas,
+		NoSectionNames:        k.NoSectionNames,
 		WeightAnnotation:      k.WeightAnnotation,
 		Profile:               k.Implementation,
 		Origins:               make(map[string]string, len(k.Origins)),

@@ -653,3 +653,27 @@ func TestGetPolicyKindsWaypointTargets(t *testing.T) {
 		t.Errorf("-o json lacks the waypointTargets setting or its origin:\n%s", out)
 	}
 }
+
+// Istio's targetRefs have no sectionName: -o wide and -o json show the
+// setting and its origin.
+func TestGetPolicyKindsSectionNames(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crd.yaml")
+	crd := implementationCRD("telemetry.istio.io", "Telemetry", "telemetries", "v1")
+	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "no-section-names (profile: Istio)") {
+		t.Errorf("-o wide lacks the sectionNames setting:\n%s", out)
+	}
+	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"noSectionNames": true`) || !strings.Contains(out, `"sectionNames": "profile: Istio"`) {
+		t.Errorf("-o json lacks the sectionNames setting or its origin:\n%s", out)
+	}
+}

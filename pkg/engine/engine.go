@@ -567,6 +567,9 @@ func (c *computation) parse(o Object, k *policy.Kind) *policy.Policy {
 	for i := range p.Problems {
 		p.Problems[i].Source = o.Source
 	}
+	for i := range p.Ignored {
+		p.Ignored[i].Source = o.Source
+	}
 	return p
 }
 

@@ -634,7 +634,7 @@ func samePolicy(a, b *policy.Policy) bool {
 	return a.Ref == b.Ref && a.Kind == b.Kind && a.Created.Equal(b.Created) && a.Weight == b.Weight && a.Stanza == b.Stanza &&
 		a.Strategy == b.Strategy && a.MergeType == b.MergeType && a.UnmodelledTargeting == b.UnmodelledTargeting &&
 		reflect.DeepEqual(a.Targets, b.Targets) && reflect.DeepEqual(a.Untargeted, b.Untargeted) &&
-		reflect.DeepEqual(a.Spec, b.Spec) && reflect.DeepEqual(a.Problems, b.Problems)
+		reflect.DeepEqual(a.Spec, b.Spec) && reflect.DeepEqual(a.Problems, b.Problems) && reflect.DeepEqual(a.Ignored, b.Ignored)
 }
 
 // hasVirtualTarget reports whether a policy names a target of a kind the

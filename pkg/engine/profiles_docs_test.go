@@ -1252,6 +1252,42 @@ func TestDocsIstioEnvoyFilterServiceTargetNeverApplies(t *testing.T) {
 	want(t, "on-gateway", status(t, res, "on-gateway", "Accepted"), "True/Accepted")
 }
 
+// Istio's targetRefs have no sectionName (istio/istio 86c9f01fd73
+// manifests/charts/base/files/crd-all.gen.yaml: PolicyTargetReference is
+// group, kind, name, namespace; the API server prunes an unknown field),
+// and istiod matches a targetRef by group, kind and name
+// (pilot/pkg/model/policyattachment.go ShouldAttachPolicy): a policy
+// naming a listener applies to the whole Gateway. attache reads it so, as
+// for every Istio kind, and reports the dropped field; the listener gets
+// no policy of its own.
+func TestDocsIstioSectionNameDropped(t *testing.T) {
+	for _, tc := range []struct{ group, kind, plural, version, spec string }{
+		{"security.istio.io", "AuthorizationPolicy", "authorizationpolicies", "security.istio.io/v1", "action: DENY\nrules: [{}]"},
+		{"security.istio.io", "RequestAuthentication", "requestauthentications", "security.istio.io/v1", "jwtRules: [{issuer: a.example}]"},
+		{"telemetry.istio.io", "Telemetry", "telemetries", "telemetry.istio.io/v1", "tracing: [{randomSamplingPercentage: 5}]"},
+		{"extensions.istio.io", "WasmPlugin", "wasmplugins", "extensions.istio.io/v1alpha1", "url: oci://a"},
+		{"networking.istio.io", "EnvoyFilter", "envoyfilters", "networking.istio.io/v1alpha3", "priority: 1"},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			res := compute(t, engine.Options{}, crd(tc.group, tc.kind, tc.plural), istioTopo,
+				pol(tc.version, tc.kind, "on-listener", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: ingress, sectionName: http}]\n"+tc.spec))
+			want(t, "Accepted", status(t, res, "on-listener", "Accepted"), "True/Accepted")
+			var targets []string
+			for _, e := range res.Effective {
+				if e.Kind.GroupKind.Kind == tc.kind {
+					targets = append(targets, e.Target.Short())
+				}
+			}
+			want(t, "targets", targets, []string{"Gateway default/ingress"})
+			var problems []string
+			for _, p := range res.Problems {
+				problems = append(problems, p.Field+": "+p.Message)
+			}
+			want(t, "problems", problems, []string{"spec.targetRefs[0].sectionName: sectionName is not part of " + tc.kind + "'s targetRefs; the API server drops it, so the policy targets the whole Gateway"})
+		})
+	}
+}
+
 // kgateway's ListenerPolicy keeps its configuration in a spec field named
 // `default` (ListenerDefaultConfig), not GEP-713's defaults stanza: its
 // profile says the kind has no stanzas, so the field is part of the spec.

@@ -57,6 +57,7 @@ func (c *computation) result() *Result {
 	unchecked := map[topology.GroupKind]bool{} // kinds whose schema is reported
 	for _, ps := range c.policies {
 		r.Problems = append(r.Problems, ps.p.Problems...)
+		r.Problems = append(r.Problems, ps.p.Ignored...)
 		r.Problems = append(r.Problems, ps.targetProblems...)
 		if gk := ps.p.Kind.GroupKind; c.schemaProblems[gk] != nil && !unchecked[gk] {
 			// Once per kind, while a policy of it is there: the same

@@ -84,7 +84,10 @@ func useWaypoint(l map[string]string, ns string) (wp topology.Ref, none, set boo
 }
 
 // waypointClass is the GatewayClass of Istio's waypoints: a policy
-// targeting it from the root namespace applies at every waypoint.
+// targeting it from the root namespace applies at every waypoint, of that
+// class or another of Istio's mesh controller (istiod's ShouldAttachPolicy
+// checks the targetRef's name and that the proxy is a waypoint, not the
+// proxy's class).
 const waypointClass = "istio-waypoint"
 
 // unboundService says why Service svc is bound to no waypoint, as Istio
@@ -228,22 +231,24 @@ func (c *computation) waypointClassNode() (topology.NodeID, bool) {
 // Service's for the Service's chain.
 //
 //   - A waypoint Gateway W (its own listeners): the waypoint class when W
-//     is in the root namespace (and of that class), then W, where the
+//     is in the root namespace (whatever W's class), then W, where the
 //     namespace-wide Telemetries of the root namespace and of W's are
 //     attached besides those targeting it (resolveUntargeted).
 //   - A Service S bound to waypoint W: the waypoint class when S is in the
 //     root namespace; W when S is in W's namespace (its namespace-wide and
 //     targeting Telemetries); then S: those targeting it, and, S being in
 //     another namespace than W, the namespace-wide ones of the root
-//     namespace, W's and S's, attached to S; then n, a port of S.
+//     namespace, W's and S's, attached to S.
 //
-// Nil for any other target: its levels are the usual ones.
+// Nil for any other target: its levels are the usual ones. (A kind with
+// waypoint targets has no section targets: its targetRefs carry no
+// sectionName, policy.Kind.NoSectionNames.)
 func (d *kindDP) telemetryLevels(n topology.NodeID) []topology.NodeID {
 	g := d.c.graph
 	ref := g.Node(n).Ref
 	root := d.kind.Untargeted.Root()
-	classLevel := func(gw topology.Ref, ns string) []topology.NodeID {
-		if ns != root || d.c.gateways[gw].class != waypointClass {
+	classLevel := func(ns string) []topology.NodeID {
+		if ns != root {
 			return nil
 		}
 		if id, ok := d.c.waypointClassNode(); ok {
@@ -256,30 +261,22 @@ func (d *kindDP) telemetryLevels(n topology.NodeID) []topology.NodeID {
 		if ref.IsSection() || !d.c.isWaypoint(ref) {
 			return nil
 		}
-		return append(classLevel(ref, ref.Namespace), n)
+		return append(classLevel(ref.Namespace), n)
 	case topology.KindService:
-		obj := n
 		if ref.IsSection() {
-			var ok bool
-			if obj, ok = g.Lookup(ref.Object()); !ok {
-				return nil
-			}
+			return nil
 		}
-		wp := d.c.boundWaypoint(obj)
+		wp := d.c.boundWaypoint(n)
 		if wp.Name == "" || !d.c.isWaypoint(wp) {
 			return nil
 		}
-		out := classLevel(wp, ref.Namespace)
+		out := classLevel(ref.Namespace)
 		if wp.Namespace == ref.Namespace {
 			if id, ok := g.Lookup(wp); ok {
 				out = append(out, id)
 			}
 		}
-		out = append(out, obj)
-		if obj != n {
-			out = append(out, n)
-		}
-		return out
+		return append(out, n)
 	}
 	return nil
 }
@@ -287,8 +284,8 @@ func (d *kindDP) telemetryLevels(n topology.NodeID) []topology.NodeID {
 // telemetryTargets are the targets besides n whose Telemetry levels
 // (telemetryLevels) hold n: for a waypoint, the Services of its namespace
 // bound to it; for the waypoint class, the waypoints of the root namespace
-// of that class and the Services of the root namespace bound to one; for
-// a bound Service, its ports with policies of their own.
+// (whatever their class) and the Services of the root namespace bound to
+// one.
 func (d *kindDP) telemetryTargets(n topology.NodeID) []topology.NodeID {
 	g := d.c.graph
 	ref := g.Node(n).Ref
@@ -297,10 +294,6 @@ func (d *kindDP) telemetryTargets(n topology.NodeID) []topology.NodeID {
 	}
 	bound := d.c.waypointServices()
 	var out []topology.NodeID
-	withPorts := func(svc topology.NodeID) {
-		out = append(out, svc)
-		out = d.portTargets(out, svc)
-	}
 	switch ref.GroupKind() {
 	case topology.KindGateway:
 		if !d.c.isWaypoint(ref) {
@@ -308,7 +301,7 @@ func (d *kindDP) telemetryTargets(n topology.NodeID) []topology.NodeID {
 		}
 		for _, s := range bound[ref] {
 			if g.Node(s).Ref.Namespace == ref.Namespace {
-				withPorts(s)
+				out = append(out, s)
 			}
 		}
 	case topology.KindGatewayClass:
@@ -318,7 +311,7 @@ func (d *kindDP) telemetryTargets(n topology.NodeID) []topology.NodeID {
 		root := d.kind.Untargeted.Root()
 		for _, id := range g.ByKind(topology.KindGateway) {
 			gw := g.Node(id).Ref
-			if d.c.gateways[gw].class != waypointClass {
+			if !d.c.isWaypoint(gw) {
 				continue
 			}
 			if gw.Namespace == root {
@@ -326,48 +319,30 @@ func (d *kindDP) telemetryTargets(n topology.NodeID) []topology.NodeID {
 			}
 			for _, s := range bound[gw] {
 				if g.Node(s).Ref.Namespace == root {
-					withPorts(s)
+					out = append(out, s)
 				}
 			}
-		}
-	case topology.KindService:
-		if wp := d.c.boundWaypoint(n); wp.Name != "" && d.c.isWaypoint(wp) {
-			out = d.portTargets(out, n)
-		}
-	}
-	return out
-}
-
-// portTargets appends to out the ports of Service svc that are targets of
-// their own (they have policies), whose stacks hold what svc's do.
-func (d *kindDP) portTargets(out []topology.NodeID, svc topology.NodeID) []topology.NodeID {
-	for _, p := range d.c.graph.Sections(svc) {
-		if len(d.atNode[p]) > 0 {
-			out = append(out, p)
 		}
 	}
 	return out
 }
 
 // waypointPath is what a Direct target n is reached through, most general
-// first: for a Service (or a port of one) bound to a waypoint W of Istio's,
-// W's GatewayClass when it is the waypoint class, then W; for a waypoint
-// Gateway, its class when it is the waypoint class. Its levels with
-// attachments are the stack's; all of it is the context's path.
+// first: for a Service bound to a waypoint W of Istio's,
+// the waypoint class, then W; for a waypoint Gateway, the waypoint class
+// (whatever the waypoint's own class: a policy on the waypoint class
+// applies at every waypoint). Its levels with attachments are the stack's;
+// all of it is the context's path.
 func (d *kindDP) waypointPath(n topology.NodeID) []topology.NodeID {
 	g := d.c.graph
 	ref := g.Node(n).Ref
 	var gw topology.Ref
 	switch ref.GroupKind() {
 	case topology.KindService:
-		obj := n
 		if ref.IsSection() {
-			var ok bool
-			if obj, ok = g.Lookup(ref.Object()); !ok {
-				return nil
-			}
+			return nil
 		}
-		gw = d.c.boundWaypoint(obj)
+		gw = d.c.boundWaypoint(n)
 		if gw.Name == "" || !d.c.isWaypoint(gw) {
 			return nil
 		}
@@ -378,15 +353,9 @@ func (d *kindDP) waypointPath(n topology.NodeID) []topology.NodeID {
 	default:
 		return nil
 	}
-	waypoint := ref
-	if gw.Name != "" {
-		waypoint = gw
-	}
 	var out []topology.NodeID
-	if d.c.gateways[waypoint].class == waypointClass {
-		if id, ok := g.Lookup(topology.Ref{Group: topology.KindGatewayClass.Group, Kind: topology.KindGatewayClass.Kind, Name: waypointClass}); ok {
-			out = append(out, id)
-		}
+	if id, ok := d.c.waypointClassNode(); ok {
+		out = append(out, id)
 	}
 	if gw.Name != "" {
 		if id, ok := g.Lookup(gw); ok {
@@ -398,24 +367,17 @@ func (d *kindDP) waypointPath(n topology.NodeID) []topology.NodeID {
 
 // waypointTargets are the Direct targets that the attachments at node n
 // also reach through waypoints: for a waypoint Gateway, the Services bound
-// to it; for Istio's waypoint class, its Gateways and their Services; and
-// the ports of those Services with policies of their own (their stacks
-// hold the waypoint's level too).
+// to it; for Istio's waypoint class, every waypoint (whatever its class)
+// and their Services.
 func (d *kindDP) waypointTargets(n topology.NodeID) []topology.NodeID {
 	g := d.c.graph
 	ref := g.Node(n).Ref
 	bound := d.c.waypointServices()
 	var out []topology.NodeID
-	services := func(gw topology.Ref) {
-		for _, s := range bound[gw] {
-			out = append(out, s)
-			out = d.portTargets(out, s)
-		}
-	}
 	switch ref.GroupKind() {
 	case topology.KindGateway:
 		if !ref.IsSection() && d.c.isWaypoint(ref) {
-			services(ref)
+			out = append(out, bound[ref]...)
 		}
 	case topology.KindGatewayClass:
 		if ref.Name != waypointClass {
@@ -423,9 +385,9 @@ func (d *kindDP) waypointTargets(n topology.NodeID) []topology.NodeID {
 		}
 		for _, id := range g.ByKind(topology.KindGateway) {
 			gw := g.Node(id).Ref
-			if d.c.gateways[gw].class == waypointClass {
+			if d.c.isWaypoint(gw) {
 				out = append(out, id)
-				services(gw)
+				out = append(out, bound[gw]...)
 			}
 		}
 	}

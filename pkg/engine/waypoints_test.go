@@ -175,8 +175,11 @@ func admittingWaypoint(t *testing.T) string {
 }
 
 // An Incremental agrees with Compute when a policy on the waypoint or its
-// class comes and goes: the Services bound to it are recomputed, and the
-// ports of theirs with policies of their own.
+// class comes and goes: the Services bound to it are recomputed; and when
+// a Service's own policy (one naming its port: the whole Service, Istio's
+// targetRefs having no sectionName) goes while the waypoint's or the
+// class's stay; and when that policy's sectionName goes and comes back
+// (its target the same, the problem it makes not).
 func TestWaypointPoliciesIncremental(t *testing.T) {
 	base := []string{crd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"), admittingWaypoint(t), `
 apiVersion: v1
@@ -187,8 +190,24 @@ spec: {ports: [{name: http, port: 80}]}`,
 		"apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: on-port, namespace: apps}\nspec: {targetRefs: [{kind: Service, group: \"\", name: ported, sectionName: http}], action: DENY, rules: [{}]}\n"}
 	onWaypoint := "apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: on-waypoint, namespace: default}\nspec: {targetRefs: [{kind: Gateway, group: gateway.networking.k8s.io, name: waypoint}], action: ALLOW, rules: [{}]}\n"
 	onClass := "apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: on-class, namespace: istio-system}\nspec: {targetRefs: [{kind: GatewayClass, group: gateway.networking.k8s.io, name: istio-waypoint}], action: AUDIT, rules: [{}]}\n"
+	withoutPort := func(docs ...string) []string {
+		out := slices.DeleteFunc(slices.Clone(docs), func(d string) bool { return strings.Contains(d, "name: on-port,") })
+		if len(out) != len(docs)-1 {
+			t.Fatalf("no on-port among %d documents", len(docs))
+		}
+		return out
+	}
+	// on-port without the sectionName it cannot have: the same target,
+	// no problem.
+	unported := slices.Clone(base)
+	unported[len(unported)-1] = strings.Replace(unported[len(unported)-1], "name: ported, sectionName: http}", "name: ported}", 1)
+	if unported[len(unported)-1] == base[len(base)-1] {
+		t.Fatal("on-port names no port")
+	}
 	in := engine.NewIncremental(engine.Options{})
-	for i, docs := range [][]string{base, append(slices.Clone(base), onWaypoint), base, append(slices.Clone(base), onClass), base} {
+	for i, docs := range [][]string{base, append(slices.Clone(base), onWaypoint), base, append(slices.Clone(base), onClass), base,
+		append(slices.Clone(base), onWaypoint), withoutPort(append(slices.Clone(base), onWaypoint)...), append(slices.Clone(base), onWaypoint),
+		append(slices.Clone(base), onClass), withoutPort(append(slices.Clone(base), onClass)...), base, unported, base} {
 		objs := decodeDocs(t, docs...)
 		got := dump(t, in.Compute(objs))
 		if i > 0 && in.LastChange().Full {
@@ -201,7 +220,9 @@ spec: {ports: [{name: http, port: 80}]}`,
 }
 
 // Istio's finer points: a waypoint's own Service is bound to none; a
-// Service port's binding is its Service's; a GatewayClass target outside
+// targetRef's sectionName, which Istio's CRDs do not have (the API server
+// drops it), is read as absent and reported: the policy targets the whole
+// Service, here bound to none; a GatewayClass target outside
 // the root namespace is Invalid; a Service bound to a Gateway that is no
 // waypoint (an ingress) takes its Service policies, while the Gateway's
 // policies do not reach it; a selector naming nothing admits nothing; the
@@ -260,6 +281,16 @@ metadata: {name: to-no-selector, namespace: default, labels: {istio.io/use-waypo
 	if got := condition(t, res, "class-elsewhere", "Accepted").Message; !strings.Contains(got, "must be in the root namespace istio-system") {
 		t.Errorf("class-elsewhere: %s", got)
 	}
+	if got := condition(t, res, "on-port", "Accepted").Message; !strings.Contains(got, "Service default/ported is not bound to a waypoint") {
+		t.Errorf("on-port: %s", got)
+	}
+	var problems []string
+	for _, p := range res.Problems {
+		if p.Object.Name == "on-port" {
+			problems = append(problems, p.Field+": "+p.Message)
+		}
+	}
+	want(t, "on-port problems", problems, []string{"spec.targetRefs[0].sectionName: sectionName is not part of AuthorizationPolicy's targetRefs; the API server drops it, so the policy targets the whole Service"})
 	spec := func(target topology.Ref) (keys []string, path string) {
 		for _, e := range res.Effective {
 			if e.Kind.GroupKind.Kind == "AuthorizationPolicy" && e.Target == target {
@@ -283,4 +314,119 @@ metadata: {name: to-no-selector, namespace: default, labels: {istio.io/use-waypo
 	keys, path := spec(topology.Ref{Kind: "Service", Namespace: "apps", Name: "by-ns"})
 	want(t, "by-ns", keys, []string{"istio-system/class-root"})
 	want(t, "by-ns path", path, "GatewayClass istio-waypoint > Gateway default/waypoint > Service apps/by-ns > ")
+}
+
+// customWaypoints: a waypoint GatewayClass of Istio's mesh controller
+// other than istio-waypoint, a waypoint of it in default and one in the
+// root namespace, each with a Service of its namespace bound to it.
+const customWaypoints = `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: custom-wp}
+spec: {controllerName: istio.io/mesh-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: custom, namespace: default}
+spec: {gatewayClassName: custom-wp, listeners: [{name: mesh, protocol: HBONE, port: 15008}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: at-custom, namespace: default, labels: {istio.io/use-waypoint: custom}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: istio-system}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: root-custom, namespace: istio-system}
+spec: {gatewayClassName: custom-wp, listeners: [{name: mesh, protocol: HBONE, port: 15008}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: at-root-custom, namespace: istio-system, labels: {istio.io/use-waypoint: root-custom}}
+`
+
+// A policy of the root namespace targeting the GatewayClass istio-waypoint
+// applies at every waypoint, whatever the waypoint's own class: istiod
+// checks the policy's namespace, that the proxy is a waypoint and the
+// targetRef's name, never the proxy's class; and a Gateway of any class of
+// Istio's mesh controller is deployed as a waypoint. The additive kinds
+// reach every waypoint and its Services; Telemetry the waypoints and
+// Services of the root namespace (where istiod scans the root namespace).
+// An Incremental agrees with Compute as the class's policy comes and goes.
+// Source: istio/istio @ 86c9f01f pilot/pkg/model/policyattachment.go
+// (ShouldAttachPolicy: "Is p.IsWaypoint good enough or do we specifically
+// need to check that it is an istio-waypoint?"),
+// pilot/pkg/config/kube/gatewaycommon/classinfo.go (the mesh controller's
+// template "waypoint"), manifests/charts/istio-control/istio-discovery/
+// files/waypoint.yaml (args "proxy waypoint": a waypoint proxy).
+func TestWaypointClassPoliciesReachOtherClasses(t *testing.T) {
+	topo := admittingWaypoint(t) + customWaypoints
+	res := compute(t, engine.Options{}, crd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"), topo,
+		"apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: on-class, namespace: istio-system}\nspec: {targetRefs: [{kind: GatewayClass, group: gateway.networking.k8s.io, name: istio-waypoint}], action: AUDIT, rules: [{}]}\n")
+	paths := func(target topology.Ref) (keys []string, path string) {
+		for _, e := range res.Effective {
+			if e.Kind.GroupKind.Kind != "AuthorizationPolicy" || e.Target != target {
+				continue
+			}
+			for _, c := range e.Contexts {
+				for k := range c.Spec {
+					keys = append(keys, k)
+				}
+				for p := range c.Paths {
+					var parts []string
+					for _, r := range p {
+						parts = append(parts, r.Short())
+					}
+					path = strings.Join(parts, " > ")
+				}
+			}
+		}
+		return keys, path
+	}
+	keys, path := paths(istioGateway("default", "custom"))
+	want(t, "custom", keys, []string{"istio-system/on-class"})
+	want(t, "custom path", path, "GatewayClass istio-waypoint > Gateway default/custom")
+	keys, path = paths(service("default", "at-custom"))
+	want(t, "at-custom", keys, []string{"istio-system/on-class"})
+	want(t, "at-custom path", path, "GatewayClass istio-waypoint > Gateway default/custom > Service default/at-custom")
+	// The ingress Gateway is no waypoint.
+	keys, _ = paths(istioGateway("default", "ingress"))
+	want(t, "ingress", keys, []string(nil))
+
+	res = compute(t, engine.Options{}, crd("telemetry.istio.io", "Telemetry", "telemetries"), topo,
+		telemetry("istio-system", "on-class", 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: GatewayClass, name: istio-waypoint}]
+tracing: [{randomSamplingPercentage: 10}]`))
+	for _, target := range []topology.Ref{istioGateway("istio-system", "root-custom"), service("istio-system", "at-root-custom")} {
+		want(t, target.Short(), fieldsAt(t, res, target), []string{"tracing.randomSamplingPercentage=10@on-class"})
+	}
+	_, path = stackAt(res, service("istio-system", "at-root-custom"))
+	want(t, "at-root-custom path", path, "GatewayClass istio-waypoint > Gateway istio-system/root-custom > Service istio-system/at-root-custom")
+	// Not where istiod scans another namespace than the root.
+	for _, target := range []topology.Ref{istioGateway("default", "custom"), service("default", "at-custom")} {
+		want(t, target.Short(), fieldsAt(t, res, target), []string(nil))
+	}
+
+	// An Incremental agrees as the class's policy comes and goes.
+	for _, k := range []struct{ crd, pol string }{
+		{crd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"),
+			"apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: on-class, namespace: istio-system}\nspec: {targetRefs: [{kind: GatewayClass, group: gateway.networking.k8s.io, name: istio-waypoint}], action: AUDIT, rules: [{}]}\n"},
+		{crd("telemetry.istio.io", "Telemetry", "telemetries"),
+			telemetry("istio-system", "on-class", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: GatewayClass, name: istio-waypoint}]\ntracing: [{randomSamplingPercentage: 10}]")},
+	} {
+		in := engine.NewIncremental(engine.Options{})
+		for i, docs := range [][]string{{k.crd, topo}, {k.crd, topo, k.pol}, {k.crd, topo}} {
+			objs := decodeDocs(t, docs...)
+			got := dump(t, in.Compute(objs))
+			if i > 0 && in.LastChange().Full {
+				t.Errorf("step %d recomputed in full: %s", i, in.LastChange().Reason)
+			}
+			if w := dump(t, engine.Compute(objs, engine.Options{})); got != w {
+				t.Fatalf("step %d: %s", i, firstDiff(got, w))
+			}
+		}
+	}
 }

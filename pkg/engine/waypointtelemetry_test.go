@@ -10,7 +10,8 @@ import (
 )
 
 // waypointTelemetryDocs: admittingWaypoint's topology and two more
-// Services bound to default/waypoint (one with a port), with istio-system admitted by that waypoint
+// Services bound to default/waypoint (one with a port, which a Telemetry
+// names: it targets the whole Service), with istio-system admitted by that waypoint
 // and holding a Service bound to it and a waypoint of its own; Telemetries in the root namespace (two
 // namespace-wide, one targeting the waypoint class), in default (one
 // namespace-wide, some targeting the waypoint or a Service) and in apps
@@ -152,18 +153,28 @@ func TestWaypointTelemetryLayering(t *testing.T) {
 			}
 		}
 	}
-	// One without Telemetries of its own has the waypoint's, and a port
-	// of one its own over them.
+	// One without Telemetries of its own has the waypoint's.
 	want(t, "bound-2", fieldsAt(t, res, service("default", "bound-2")), fieldsAt(t, res, waypoint))
-	want(t, "ported", fieldsAt(t, res, service("default", "ported")), fieldsAt(t, res, waypoint))
-	port := service("default", "ported")
-	port.SectionName = "http"
-	want(t, "ported:http", fieldsAt(t, res, port), []string{
+	// A Telemetry naming a port targets the whole Service: Istio's
+	// targetRefs have no sectionName (the API server drops it), and it
+	// is reported.
+	want(t, "ported", fieldsAt(t, res, service("default", "ported")), []string{
 		"accessLogging.envoy.disabled=true@on-waypoint",
 		`metrics.prometheus.reportingInterval="7s"@on-both`,
 		`tracing.provider="zipkin"@mesh`,
 		"tracing.randomSamplingPercentage=70@on-port",
 	})
+	port := service("default", "ported")
+	port.SectionName = "http"
+	want(t, "ported:http", fieldsAt(t, res, port), []string(nil))
+	want(t, "on-port", status(t, res, "on-port", "Accepted"), "True/Accepted")
+	var problems []string
+	for _, p := range res.Problems {
+		if p.Object.Name == "on-port" {
+			problems = append(problems, p.Field+": "+p.Message)
+		}
+	}
+	want(t, "on-port problems", problems, []string{"spec.targetRefs[0].sectionName: sectionName is not part of Telemetry's targetRefs; the API server drops it, so the policy targets the whole Service"})
 
 	// A Service of another namespace: the namespace-wide ones of the root,
 	// the waypoint's and its own namespace, in that order (apps-ns is the
@@ -252,8 +263,9 @@ func TestWaypointTelemetryLayering(t *testing.T) {
 
 // An Incremental agrees with Compute as the Telemetries at a waypoint come
 // and go (namespace-wide ones, on the waypoint, on its class, on a bound
-// Service) and as bindings change (a Service's label, a Namespace's):
-// every target whose layering holds a changed level is recomputed.
+// Service, one naming a port of a Service, which targets the Service) and
+// as bindings change (a Service's label, a Namespace's): every target
+// whose layering holds a changed level is recomputed.
 func TestWaypointTelemetryIncremental(t *testing.T) {
 	all := waypointTelemetryDocs(t)
 	without := func(docs []string, names ...string) []string {
@@ -291,6 +303,11 @@ func TestWaypointTelemetryIncremental(t *testing.T) {
 		{docs: without(all, "on-port")},
 		{docs: all},
 		{docs: without(all, "mesh", "on-bound", "on-both")},
+		{docs: all},
+		// The Service's own Telemetries go, the waypoint's staying.
+		{docs: without(all, "on-port")},
+		{docs: all},
+		{docs: without(all, "on-port", "on-both")},
 		{docs: all},
 		// Bindings are topology: a full computation.
 		{docs: rebind(all, "metadata: {name: bound-2, namespace: default, labels: {istio.io/use-waypoint: waypoint}}", "metadata: {name: bound-2, namespace: default}"), full: true},

@@ -52,9 +52,10 @@ func FuzzParse(f *testing.F) {
 		SameLevel: SameLevelOldestWins, MaxTargetRefs: NoTargetRefLimit})
 	// BackendTLSPolicy's CA certificate references.
 	noStanzas := mustKind(f, Spec{Class: Direct, NoStanzas: true, CARefs: CARefs{Field: "validation.caCertificateRefs"}})
-	// Istio's untargeted scope, over both of its selector fields.
+	// Istio's untargeted scope, over both of its selector fields, and its
+	// targetRefs without sectionName.
 	untargeted := mustKind(f, Spec{Class: Direct, TargetingFields: []string{"selector", "workloadSelector"},
-		Untargeted: UntargetedScope{Mode: UntargetedIstio}})
+		Untargeted: UntargetedScope{Mode: UntargetedIstio}, NoSectionNames: true})
 	f.Fuzz(func(t *testing.T, data []byte, whole bool) {
 		var m map[string]any
 		if err := utiljson.Unmarshal(data, &m); err != nil || m == nil {
@@ -96,6 +97,14 @@ func checkPolicy(t *testing.T, p *Policy, k *Kind) {
 		if pr.Field != "spec" && pr.Field != "metadata.name" && pr.Field != "metadata.creationTimestamp" && !strings.HasPrefix(pr.Field, "spec.") {
 			t.Fatalf("problem field %q is outside metadata and spec", pr.Field)
 		}
+	}
+	for _, pr := range p.Ignored {
+		if pr.Object != p.Ref || pr.Message == "" || !strings.HasPrefix(pr.Field, "spec.targetRef") || !strings.HasSuffix(pr.Field, ".sectionName") {
+			t.Fatalf("ignored %+v is not a targetRef's sectionName of the policy", pr)
+		}
+	}
+	if len(p.Ignored) > 0 && !k.NoSectionNames {
+		t.Fatalf("a kind with section names ignored %v", p.Ignored)
 	}
 	if p.Invalid() {
 		return
@@ -153,6 +162,9 @@ func checkPolicy(t *testing.T, p *Policy, k *Kind) {
 		}
 		if tr.Selector != nil && tr.SectionName != "" {
 			t.Fatalf("selector target with a sectionName: %+v", tr)
+		}
+		if k.NoSectionNames && tr.SectionName != "" {
+			t.Fatalf("target %+v has a sectionName, its kind none", tr)
 		}
 		sel := "<nil>"
 		if tr.Selector != nil {

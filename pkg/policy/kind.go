@@ -113,6 +113,11 @@ type Kind struct {
 	// `override(s)` and `strategy` are fields of its spec proper, and its
 	// policies take the kind's first strategy.
 	NoStanzas bool
+	// NoSectionNames: the kind's targetRefs have no sectionName (its CRD's
+	// schema has none, so the API server drops one written there): a
+	// reference's sectionName is read as absent, the reference naming the
+	// whole object, and reported in Policy.Ignored (Istio's kinds).
+	NoSectionNames bool
 	// Untargeted says what a policy without targetRefs applies to (by
 	// default nothing: it is Invalid).
 	Untargeted UntargetedScope
@@ -322,6 +327,7 @@ type Spec struct {
 	SchemaMerge           bool
 	MaxTargetRefs         int
 	NoStanzas             bool
+	NoSectionNames        bool
 	Untargeted            UntargetedScope
 	RejectSharedPort      bool
 	DataPlaneTarget       bool
@@ -395,6 +401,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingSchemaMerge, all || s.SchemaMerge, func() { k.SchemaMerge = s.SchemaMerge })
 	set(SettingMaxTargetRefs, s.MaxTargetRefs != 0, func() { k.MaxTargetRefs = s.MaxTargetRefs })
 	set(SettingStanzas, all || s.NoStanzas, func() { k.NoStanzas = s.NoStanzas })
+	set(SettingSectionNames, all || s.NoSectionNames, func() { k.NoSectionNames = s.NoSectionNames })
 	set(SettingUntargetedScope, s.Untargeted.Mode != UntargetedNone, func() { k.Untargeted = s.Untargeted })
 	set(SettingSharedPortListeners, s.RejectSharedPort, func() { k.RejectSharedPort = s.RejectSharedPort })
 	set(SettingDataPlaneTarget, s.DataPlaneTarget, func() { k.DataPlaneTarget = s.DataPlaneTarget })
@@ -606,6 +613,16 @@ func (k *Kind) complete() error {
 	if k.WaypointTargets && !k.AllowsTarget(topology.KindService) {
 		return settingErrorf(SettingWaypointTargets, "waypoints bind Services: Service is not a target kind of the kind")
 	}
+	if k.WaypointTargets && !k.NoSectionNames {
+		// istiod matches a targetRef by group, kind and name only
+		// (ShouldAttachPolicy): a policy on a port would apply to the
+		// whole Service.
+		blamed := SettingSectionNames
+		if k.Origins[SettingSectionNames] == FromDefault {
+			blamed = SettingWaypointTargets
+		}
+		return settingErrorf(blamed, "waypoint targets are istiod's, which reads no sectionName in targetRefs (a policy naming a port applies to the whole Service): section names must be false (%s)", AnnotationSectionNames)
+	}
 	if len(k.LevelInheritedFields) > 0 && k.Composition != CompositionAdditive {
 		return settingErrorf(SettingLevelInheritedFields, "level-inherited fields single out fields of an additive kind, whose policies otherwise all apply; the composition is %s", k.Composition)
 	}
@@ -757,6 +774,7 @@ var annotationOf = map[string]string{
 	SettingSchemaMerge:           AnnotationSchemaMerge,
 	SettingMaxTargetRefs:         AnnotationMaxTargetRefs,
 	SettingStanzas:               AnnotationStanzas,
+	SettingSectionNames:          AnnotationSectionNames,
 	SettingUntargetedScope:       AnnotationUntargetedScope,
 	SettingSharedPortListeners:   AnnotationSharedPortListeners,
 	SettingDataPlaneTarget:       AnnotationDataPlaneTarget,
@@ -791,7 +809,7 @@ var allSettings = []string{
 	SettingClass, SettingTargetKinds, SettingEffectiveTargetKinds, SettingEffectiveSectionKinds,
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingSameLevelTies, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
-	SettingUntargetedScope, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingWeightAnnotation,
+	SettingSectionNames, SettingUntargetedScope, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingWeightAnnotation,
 	SettingDelegationPriority, SettingWaypointTargets, SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingObjectRefs,
 	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingValidations, SettingFeatureGates,
@@ -922,6 +940,12 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 			var b bool
 			b, err = parseBool(v)
 			k.NoStanzas = !b
+			return
+		}},
+		{AnnotationSectionNames, SettingSectionNames, func(v string) (err error) {
+			var b bool
+			b, err = parseBool(v)
+			k.NoSectionNames = !b
 			return
 		}},
 		{AnnotationMaxTargetRefs, SettingMaxTargetRefs, func(v string) (err error) { k.MaxTargetRefs, err = parseMaxTargetRefs(v); return }},

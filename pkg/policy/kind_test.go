@@ -514,7 +514,7 @@ func TestNewKindCustom(t *testing.T) {
 	}
 	wantOrigins(t, k, map[string]Origin{
 		"class": FromGo, "targetKinds": FromDefault, "effectiveTargetKinds": FromDefault,
-		"hierarchy": FromGo, "strategies": FromGo, "directSections": FromGo, "schemaMerge": FromGo, "stanzas": FromGo,
+		"hierarchy": FromGo, "strategies": FromGo, "directSections": FromGo, "schemaMerge": FromGo, "stanzas": FromGo, "sectionNames": FromGo,
 	})
 }
 
@@ -573,6 +573,7 @@ func TestNewKindErrors(t *testing.T) {
 		{"duplicate hierarchy", Spec{GroupKind: colorGK, Class: Inherited, Hierarchy: []topology.GroupKind{topology.KindGateway, topology.KindGateway}}, "twice"},
 		{"unknown strategy", Spec{GroupKind: colorGK, Class: Inherited, Strategies: []merge.Strategy{"bogus"}}, `"bogus"`},
 		{"empty target kind", Spec{GroupKind: colorGK, Class: Direct, TargetKinds: []topology.GroupKind{{Group: "g"}}}, "no kind name"},
+		{"waypoint targets with section names", Spec{GroupKind: colorGK, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindService}, WaypointTargets: true}, "section names must be false"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			k, err := NewKind(tc.spec)
@@ -750,5 +751,43 @@ func TestKindFromCRDSameLevelTies(t *testing.T) {
 	if _, err := NewKind(Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindHTTPRoute},
 		SameLevel: SameLevelMergeDisjoint, TiesNotRejected: true}); err == nil || !strings.Contains(err.Error(), "ties matter to the same-level rule oldest-wins") {
 		t.Errorf("ties from Go with merge-disjoint: %v, want refused", err)
+	}
+}
+
+// TestKindFromCRDSectionNames: attache.dev/section-names "false" says the
+// kind's targetRefs have no sectionName; "true" and its absence, that they
+// have. Waypoint targets (istiod's, which reads no sectionName) need it
+// false: without the annotation the waypoint-targets annotation is blamed,
+// with "true" the section-names one.
+func TestKindFromCRDSectionNames(t *testing.T) {
+	k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationSectionNames: " false "}), nil)
+	if !k.NoSectionNames {
+		t.Error("section-names false: NoSectionNames is off")
+	}
+	wantOrigins(t, k, map[string]Origin{"class": FromLabel, "sectionNames": FromAnnotation})
+	for _, ann := range []map[string]string{{AnnotationSectionNames: "true"}, {}} {
+		if k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), ann), nil); k.NoSectionNames {
+			t.Errorf("%v: NoSectionNames is on", ann)
+		}
+	}
+	k = mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationTargetKinds: "Service",
+		AnnotationWaypointTargets: "istio", AnnotationSectionNames: "false"}), nil)
+	if !k.NoSectionNames || !k.WaypointTargets {
+		t.Errorf("waypoint targets without section names: %+v", k)
+	}
+	for _, tc := range []struct {
+		ann   map[string]string
+		field string
+	}{
+		{map[string]string{AnnotationSectionNames: "no"}, annField(AnnotationSectionNames)},
+		{map[string]string{AnnotationTargetKinds: "Service", AnnotationWaypointTargets: "istio"}, annField(AnnotationWaypointTargets)},
+		{map[string]string{AnnotationTargetKinds: "Service", AnnotationWaypointTargets: "istio", AnnotationSectionNames: "true"}, annField(AnnotationSectionNames)},
+	} {
+		k, p := KindFromCRD(newCRD(policyLabel("Direct"), tc.ann), nil)
+		substr := "section names must be false (attache.dev/section-names)"
+		if tc.ann[AnnotationSectionNames] == "no" {
+			substr = `"no" is neither true nor false`
+		}
+		wantCRDProblem(t, k, p, tc.field, substr)
 	}
 }

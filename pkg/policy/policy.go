@@ -121,6 +121,11 @@ type Policy struct {
 	validationsRead bool
 	// Problems make the policy Invalid; each names the field.
 	Problems []diag.Problem
+	// Ignored are what Parse read as absent because the kind's API server
+	// drops it (a targetRef's sectionName of a kind with NoSectionNames),
+	// each naming the field: reported, they do not make the policy
+	// Invalid.
+	Ignored []diag.Problem
 }
 
 // WorkloadSelection is what a policy without targets selects under
@@ -386,7 +391,19 @@ func (p *Policy) parseTargets(spec map[string]any, bad func(string, string, ...a
 		if ns != "" {
 			t.Namespace = ns
 		}
-		str("sectionName", &t.SectionName)
+		var ignored *diag.Problem
+		if !p.Kind.NoSectionNames {
+			str("sectionName", &t.SectionName)
+		} else if v, present := m["sectionName"]; present && v != nil && v != "" {
+			// Not in the kind's schema: the API server prunes it, and the
+			// reference names the whole object.
+			what := t.Kind
+			if what == "" {
+				what = "object"
+			}
+			pr := diag.Newf(p.Ref, f+".sectionName", "sectionName is not part of %s's targetRefs; the API server drops it, so the policy targets the whole %s", p.Ref.Kind, what)
+			ignored = &pr
+		}
 		// Tolerate "group/version" as in GEP-713's own examples.
 		if i := strings.IndexByte(t.Group, '/'); i >= 0 {
 			t.Group = t.Group[:i]
@@ -438,6 +455,9 @@ func (p *Policy) parseTargets(spec map[string]any, bad func(string, string, ...a
 		}
 		if !okAll {
 			continue
+		}
+		if ignored != nil {
+			p.Ignored = append(p.Ignored, *ignored)
 		}
 		key := refKey{group: t.Group, kind: t.Kind, namespace: t.Namespace, name: t.Name, section: t.SectionName}
 		if t.Selector != nil {

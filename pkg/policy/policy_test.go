@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -634,5 +635,57 @@ func TestParseProblemsAccumulate(t *testing.T) {
 		if !strings.Contains(pr.Error(), "ColorPolicy.policies.example.com ns1/p1") {
 			t.Errorf("problem %q does not name the policy", pr.Error())
 		}
+	}
+}
+
+// TestParseNoSectionNames: for a kind whose targetRefs have no sectionName
+// (Istio's: the API server prunes it), a reference's sectionName is read as
+// absent, so it names the whole object (two references to one Service by
+// two ports are one), and each is reported in Ignored, naming the field;
+// the policy stays valid. A kind with section names keeps them.
+func TestParseNoSectionNames(t *testing.T) {
+	spec := `{"targetRefs": [{"kind": "Service", "group": "", "name": "s", "sectionName": "http"},
+		{"kind": "Service", "group": "", "name": "s", "sectionName": "grpc"},
+		{"kind": "Gateway", "group": "gateway.networking.k8s.io", "name": "gw", "sectionName": ""},
+		{"kind": "Gateway", "group": "gateway.networking.k8s.io", "name": "gw2", "sectionName": 7}]}`
+	p := parse(t, mustKind(t, Spec{Class: Direct, NoSectionNames: true}), spec)
+	wantValid(t, p)
+	var got []string
+	for _, tr := range p.Targets {
+		got = append(got, tr.Kind+"/"+tr.Name+"#"+tr.SectionName+"@"+tr.Field)
+	}
+	if want := []string{"Service/s#@spec.targetRefs[0]", "Gateway/gw#@spec.targetRefs[2]", "Gateway/gw2#@spec.targetRefs[3]"}; !slices.Equal(got, want) {
+		t.Errorf("targets = %v, want %v", got, want)
+	}
+	got = nil
+	for _, pr := range p.Ignored {
+		if pr.Object != p.Ref {
+			t.Errorf("ignored %+v is not about the policy", pr)
+		}
+		got = append(got, pr.Field+": "+pr.Message)
+	}
+	if want := []string{
+		"spec.targetRefs[0].sectionName: sectionName is not part of ColorPolicy's targetRefs; the API server drops it, so the policy targets the whole Service",
+		"spec.targetRefs[1].sectionName: sectionName is not part of ColorPolicy's targetRefs; the API server drops it, so the policy targets the whole Service",
+		"spec.targetRefs[3].sectionName: sectionName is not part of ColorPolicy's targetRefs; the API server drops it, so the policy targets the whole Gateway",
+	}; !slices.Equal(got, want) {
+		t.Errorf("ignored = %q, want %q", got, want)
+	}
+
+	// The legacy targetRef too.
+	p = parse(t, mustKind(t, Spec{Class: Direct, NoSectionNames: true}), `{"targetRef": {"kind": "Service", "group": "", "name": "s", "sectionName": "http"}}`)
+	wantValid(t, p)
+	if len(p.Targets) != 1 || p.Targets[0].SectionName != "" || len(p.Ignored) != 1 || p.Ignored[0].Field != "spec.targetRef.sectionName" {
+		t.Errorf("targetRef: targets %+v, ignored %+v", p.Targets, p.Ignored)
+	}
+
+	// A kind with section names keeps them.
+	p = parse(t, directKind(t), spec)
+	if len(p.Ignored) != 0 {
+		t.Errorf("a kind with section names ignored %v", p.Ignored)
+	}
+	wantProblem(t, p, "spec.targetRefs[3].sectionName", "must be a string")
+	if len(p.Targets) != 3 || p.Targets[0].SectionName != "http" || p.Targets[1].SectionName != "grpc" {
+		t.Errorf("a kind with section names: targets %+v", p.Targets)
 	}
 }

@@ -130,6 +130,11 @@ const (
 	// fields of those names are the kind's own (kgateway ListenerPolicy's
 	// `default`).
 	AnnotationStanzas = "attache.dev/stanzas"
+	// AnnotationSectionNames says ("true"/"false") whether the kind's
+	// targetRefs have a sectionName; false: its CRD's schema has none, so
+	// the API server drops one written there, and a reference names the
+	// whole object (Istio's kinds). Default true.
+	AnnotationSectionNames = "attache.dev/section-names"
 	// AnnotationTargetingFields lists top-level spec fields that select
 	// targets in the kind's own way (e.g. a workload selector) and are
 	// therefore no part of the spec proper.
@@ -297,6 +302,7 @@ const (
 	SettingSchemaMerge           = "schemaMerge"
 	SettingMaxTargetRefs         = "maxTargetRefs"
 	SettingStanzas               = "stanzas"
+	SettingSectionNames          = "sectionNames"
 	SettingUntargetedScope       = "untargetedScope"
 	SettingSharedPortListeners   = "sharedPortListeners"
 	SettingDataPlaneTarget       = "dataPlaneTarget"

@@ -99,6 +99,10 @@ var builtin = func() []policy.Profile {
 		return entry(Istio, group, kind, "", policy.Spec{
 			Class: policy.Direct, TargetKinds: istioTargets, Composition: comp,
 			TargetingFields: []string{selector},
+			// Istio's targetRefs (PolicyTargetReference) have no
+			// sectionName: the API server prunes one, and istiod
+			// matches by group, kind and name (ShouldAttachPolicy).
+			NoSectionNames: true,
 			// Without targetRefs: the Istio Gateways of the namespace (all
 			// namespaces from istio-system), narrowed by the selector.
 			Untargeted: policy.UntargetedScope{Mode: policy.UntargetedIstio, RootNamespace: policy.DefaultIstioRootNamespace},
