@@ -507,3 +507,36 @@ func TestDelegationDroppedRulesIncremental(t *testing.T) {
 		}
 	}
 }
+
+// Turning inherit-parent-matcher on or off on a child route recomputes
+// (it decides which of the child's rules kgateway keeps): the route's
+// annotations otherwise cost no recomputation.
+func TestDelegationInheritIncremental(t *testing.T) {
+	c := labelledCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "Direct")
+	gwPol := pol(kgwV, "TrafficPolicy", "gw-pol", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]\ntimeouts: {request: 60s}")
+	const on = `annotations: {delegation.kgateway.dev/inherit-parent-matcher: "true"}`
+	off := strings.Replace(inheritChain, on, `annotations: {delegation.kgateway.dev/inherit-parent-matcher: "false"}`, 1)
+	same := strings.Replace(inheritChain, on, `annotations: {delegation.kgateway.dev/inherit-parent-matcher: "Yes"}`, 1)
+	if off == inheritChain || same == inheritChain {
+		t.Fatal("inheritChain changed: no annotation to flip")
+	}
+	in := engine.NewIncremental(engine.Options{})
+	for _, step := range []struct {
+		name, topo string
+		full       bool
+	}{
+		{"on", inheritChain, true},
+		{"off", off, true},
+		{"on again", inheritChain, true},
+		{"another value turning it on", same, false},
+	} {
+		objs := decodeDocs(t, c, step.topo, gwPol)
+		got := dump(t, in.Compute(objs))
+		if w := dump(t, engine.Compute(objs, engine.Options{})); got != w {
+			t.Fatalf("%s: %s", step.name, firstDiff(got, w))
+		}
+		if in.LastChange().Full != step.full {
+			t.Errorf("%s: recomputed everything: %v (%s)", step.name, in.LastChange().Full, in.LastChange().Reason)
+		}
+	}
+}
