@@ -7,8 +7,8 @@
 //
 // A child match is admitted by a parent match when the parent's path is a
 // PathPrefix that the child's path value starts with, the child's header
-// and query parameter matches include the parent's, and the methods agree
-// when the parent names one; a child rule without matches has the API's
+// and query parameter matches include the parent's (compared as written,
+// names included), and the methods agree when the parent names one; a child rule without matches has the API's
 // default match (PathPrefix /, as the API server stores it). A
 // child route annotated InheritParentMatcher instead writes its matches
 // relative to the parent's (Inherit). A rule keeps the matches admitted
@@ -45,7 +45,7 @@ func InheritsParentMatcher(annotations map[string]string) bool {
 
 // Value is a header or query parameter match.
 type Value struct {
-	// Name is lower case for headers, as written for query parameters.
+	// Name is as written (RequestMatch lowers header names).
 	Name  string
 	Value string
 	// Regex is set for type RegularExpression (else Exact).
@@ -53,7 +53,10 @@ type Value struct {
 }
 
 // Match is one HTTPRoute match, the API's defaults applied: path
-// PathPrefix "/", Exact header and query parameter matches.
+// PathPrefix "/", Exact header and query parameter matches. Its header and
+// query parameter matches are all those written, in order, names as
+// written: kgateway compares them so (IsDelegatedRouteMatch's
+// reflect.DeepEqual); RequestMatch is what a request is matched against.
 type Match struct {
 	PathType gwv1.PathMatchType
 	Path     string
@@ -67,8 +70,7 @@ type Match struct {
 var Default = Match{PathType: gwv1.PathMatchPathPrefix, Path: "/"}
 
 // Matches returns a rule's matches with the API's defaults applied; nil
-// for a rule without matches. Of several header (or query parameter)
-// matches of one name only the first counts, as the API says.
+// for a rule without matches.
 func Matches(ms []gwv1.HTTPRouteMatch) []Match {
 	if len(ms) == 0 {
 		return nil
@@ -89,18 +91,46 @@ func Matches(ms []gwv1.HTTPRouteMatch) []Match {
 			e.Method = string(*m.Method)
 		}
 		for _, h := range m.Headers {
-			name := strings.ToLower(string(h.Name))
-			if !slices.ContainsFunc(e.Headers, func(v Value) bool { return v.Name == name }) {
-				e.Headers = append(e.Headers, Value{name, h.Value, h.Type != nil && *h.Type == gwv1.HeaderMatchRegularExpression})
-			}
+			e.Headers = append(e.Headers, Value{string(h.Name), h.Value, h.Type != nil && *h.Type == gwv1.HeaderMatchRegularExpression})
 		}
 		for _, q := range m.QueryParams {
-			name := string(q.Name)
-			if !slices.ContainsFunc(e.Query, func(v Value) bool { return v.Name == name }) {
-				e.Query = append(e.Query, Value{name, q.Value, q.Type != nil && *q.Type == gwv1.QueryParamMatchRegularExpression})
-			}
+			e.Query = append(e.Query, Value{string(q.Name), q.Value, q.Type != nil && *q.Type == gwv1.QueryParamMatchRegularExpression})
 		}
 		out[i] = e
+	}
+	return out
+}
+
+// RequestMatch is m as a request is matched against it: header names in
+// lower case (they are case-insensitive), and of several header (or query
+// parameter) matches of one name only the first, as the API says. m's
+// slices are shared when nothing changes.
+func RequestMatch(m Match) Match {
+	m.Headers = firstOfEach(m.Headers, strings.ToLower)
+	m.Query = firstOfEach(m.Query, func(s string) string { return s })
+	return m
+}
+
+// firstOfEach is vs with names passed through norm, the first of each
+// name only; vs itself when that is what it is.
+func firstOfEach(vs []Value, norm func(string) string) []Value {
+	same := true
+	for i, v := range vs {
+		n := norm(v.Name)
+		if n != v.Name || slices.ContainsFunc(vs[:i], func(w Value) bool { return norm(w.Name) == n }) {
+			same = false
+			break
+		}
+	}
+	if same {
+		return vs
+	}
+	out := make([]Value, 0, len(vs))
+	for _, v := range vs {
+		v.Name = norm(v.Name)
+		if !slices.ContainsFunc(out, func(w Value) bool { return w.Name == v.Name }) {
+			out = append(out, v)
+		}
 	}
 	return out
 }

@@ -20,8 +20,8 @@ func TestInheritsParentMatcher(t *testing.T) {
 	}
 }
 
-// Matches applies the API's defaults and keeps the first value match of
-// each name; a rule without matches has none.
+// Matches applies the API's defaults and keeps every header and query
+// parameter match as written, names included: kgateway compares them so.
 func TestMatches(t *testing.T) {
 	if Matches(nil) != nil {
 		t.Error("a rule without matches has matches")
@@ -36,10 +36,33 @@ func TestMatches(t *testing.T) {
 			QueryParams: []gwv1.HTTPQueryParamMatch{{Name: "q", Value: "1", Type: &qregex}, {Name: "q", Value: "2"}, {Name: "Q", Value: "3"}}},
 	})
 	want := []Match{Default, {PathType: exact, Path: "/a", Method: "GET",
-		Headers: []Value{{"x-a", "1", false}, {"x-b", "b.*", true}},
-		Query:   []Value{{"q", "1", true}, {"Q", "3", false}}}}
+		Headers: []Value{{"X-A", "1", false}, {"x-a", "2", false}, {"x-b", "b.*", true}},
+		Query:   []Value{{"q", "1", true}, {"q", "2", false}, {"Q", "3", false}}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+}
+
+// RequestMatch lowers header names and keeps the first value match of
+// each name (header names compared in any case, query parameter names as
+// written), as the API says a request is matched; a match with nothing
+// to change keeps its slices.
+func TestRequestMatch(t *testing.T) {
+	m := Match{PathType: gwv1.PathMatchPathPrefix, Path: "/",
+		Headers: []Value{{"X-A", "1", false}, {"x-a", "2", false}, {"X-B", "b.*", true}},
+		Query:   []Value{{"q", "1", true}, {"q", "2", false}, {"Q", "3", false}}}
+	got := RequestMatch(m)
+	want := Match{PathType: gwv1.PathMatchPathPrefix, Path: "/",
+		Headers: []Value{{"x-a", "1", false}, {"x-b", "b.*", true}},
+		Query:   []Value{{"q", "1", true}, {"Q", "3", false}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+	if m.Headers[0].Name != "X-A" {
+		t.Error("RequestMatch changed its argument")
+	}
+	if got := RequestMatch(want); &got.Headers[0] != &want.Headers[0] || &got.Query[0] != &want.Query[0] {
+		t.Error("a match already in request form was copied")
 	}
 }
 
@@ -65,6 +88,9 @@ func TestAdmits(t *testing.T) {
 		{"header type differs", hdr(prefix("/"), Value{"x", "1", false}), hdr(prefix("/b"), Value{"x", "1", true}), false},
 		{"query included", qry(prefix("/"), Value{"q", "1", false}), qry(prefix("/b"), Value{"q", "1", false}), true},
 		{"query missing", qry(prefix("/"), Value{"q", "1", false}), prefix("/b"), false},
+		{"header name case differs", hdr(prefix("/"), Value{"X-Team", "a", false}), hdr(prefix("/b"), Value{"x-team", "a", false}), false},
+		{"query name case differs", qry(prefix("/"), Value{"q", "1", false}), qry(prefix("/b"), Value{"Q", "1", false}), false},
+		{"header repeated, the second equal", hdr(prefix("/"), Value{"x", "1", false}), hdr(prefix("/b"), Value{"x", "2", false}, Value{"x", "1", false}), true},
 	} {
 		if got := Admits(c.p, c.c); got != c.admits {
 			t.Errorf("%s: %v, want %v", c.name, got, c.admits)
@@ -179,6 +205,8 @@ func TestWhy(t *testing.T) {
 		{"query", []Match{qry}, []Match{prefix("/a/b")}, false, "its matches under /a do not repeat the parent rule's query parameter matches q=1"},
 		{"inherit non-prefix", []Match{exact}, nil, true, "the parent rule's path match is Exact /a, and attache joins a child's matches to a PathPrefix only"},
 		{"inherit regex", []Match{prefix("/a")}, []Match{regex}, true, "its paths are regular expressions, which attache does not join to the parent rule's path prefix"},
+		{"header name case", []Match{hdr}, []Match{{PathType: gwv1.PathMatchPathPrefix, Path: "/a/b", Headers: []Value{{"X-Team", "a", false}, {"x-re", "a.*", true}}}}, false,
+			"its matches under /a do not repeat the parent rule's header matches x-team=a, x-re~a.*"},
 		{"no parents", nil, []Match{prefix("/a")}, false, "the parent rule is itself dropped"},
 	} {
 		if got := Why(c.parents, c.children, c.inherit); got != c.want {

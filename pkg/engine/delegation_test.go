@@ -540,3 +540,32 @@ func TestDelegationInheritIncremental(t *testing.T) {
 		}
 	}
 }
+
+// A child match repeats the parent's header matches only when written the
+// same, names included: kgateway compares them with reflect.DeepEqual
+// (IsDelegatedRouteMatch), though requests match header names in any
+// case. Below mid-b's X-Team, b1's rule naming x-team is dropped, and its
+// rule naming X-Team (after another value of that name) kept.
+// Source: kgateway-dev/kgateway pkg/kgateway/utils/delegation/delegation.go
+// @08be94b3c6d2 (IsDelegatedRouteMatch).
+func TestDelegationHeaderNamesAsWritten(t *testing.T) {
+	c := labelledCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "Direct")
+	topo := delegTopo(nil)
+	const b1 = "metadata: {name: b1, namespace: default}\nspec: {rules: [{name: x, matches: [{path: {type: PathPrefix, value: /b/x}}]}]}"
+	if !strings.Contains(topo, b1) || !strings.Contains(topo, "value: /b}}]") {
+		t.Fatal("delegTopo changed")
+	}
+	topo = strings.Replace(topo, "value: /b}}]", "value: /b}, headers: [{name: X-Team, value: a}]}]", 1)
+	topo = strings.Replace(topo, b1, `metadata: {name: b1, namespace: default}
+spec:
+  rules:
+  - name: x
+    matches: [{path: {type: PathPrefix, value: /b/x}, headers: [{name: x-team, value: a}]}]
+  - name: upper
+    matches: [{path: {type: PathPrefix, value: /b/y}, headers: [{name: X-Team, value: b}, {name: X-Team, value: a}]}]`, 1)
+	res := compute(t, engine.Options{}, c, topo, trafficPolicy("b1-pol", 0, "timeouts: {request: 1s}", "b1"))
+	want(t, "b1-pol affects", affects(t, res, "b1-pol"), []string{"b1#upper"})
+	want(t, "problems", problemsOf(res, "b1"), []string{
+		"spec.rules[0]: rule x is not delegated to by HTTPRoute default/mid-b rule down: its matches under /b do not repeat the parent rule's header matches X-Team=a; it is no effective target through that rule",
+	})
+}

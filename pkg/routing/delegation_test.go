@@ -316,3 +316,28 @@ func inheritingA1(value string) string {
 	return strings.Replace(delegationTopology, "metadata: {name: a1, namespace: team-a}",
 		"metadata: {name: a1, namespace: team-a, annotations: {delegation.kgateway.dev/inherit-parent-matcher: \""+value+"\"}}", 1)
 }
+
+// Header matches are compared as written when kgateway judges a child
+// (X-Team is not x-team), but matched against requests in any case: below
+// a parent match with header X-Team, a1's orders (naming x-team) is
+// dropped and its rule naming X-Team answers a request sending x-team.
+func TestTraceDelegationHeaderNamesAsWritten(t *testing.T) {
+	topo := delegationTopology
+	for _, r := range [][2]string{
+		{"value: /a}}]", "value: /a}, headers: [{name: X-Team, value: a}]}]"},
+		{"value: /a/orders}}]", "value: /a/orders}, headers: [{name: x-team, value: a}]}]"},
+		{"value: /b}}]", "value: /a/upper}, headers: [{name: X-Team, value: a}]}]"},
+	} {
+		if !strings.Contains(topo, r[0]) {
+			t.Fatalf("delegationTopology changed: no %s", r[0])
+		}
+		topo = strings.Replace(topo, r[0], r[1], 1)
+	}
+	ix, pols := build(t, topo, true) // the engine reports the child rules dropped
+	if o := trace(t, ix, pols, "http://shop.example.com/a/orders", nil, "X-Team: a").Outcomes[0]; o.Rule != "home" {
+		t.Errorf("/a/orders: rule %q, want home (orders names x-team)", o.Rule)
+	}
+	if o := trace(t, ix, pols, "http://shop.example.com/a/upper", nil, "x-team: a").Outcomes[0]; o.Rule != "stray" {
+		t.Errorf("/a/upper: rule %q, want stray (naming X-Team)", o.Rule)
+	}
+}

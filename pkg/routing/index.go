@@ -121,8 +121,8 @@ type rule struct {
 	// expanded are, for a rule delegating to child routes, the entries
 	// standing in its place (entriesOf), computed once.
 	expanded []*entry
-	// matches are an HTTPRoute rule's matches (nil when it has none), as
-	// a delegated child's are judged, computed with entries.
+	// matches are an HTTPRoute rule's matches as written (nil when it has
+	// none), as a delegated child's are judged, computed with entries.
 	matches []delegation.Match
 }
 
@@ -131,8 +131,9 @@ type rule struct {
 type entry struct {
 	rule  *rule
 	match int // index in the rule's matches; -1 when it has none
-	// m is the HTTP match, defaults applied (delegation.Default for a
-	// rule without matches); of a gRPC match, its header matches only.
+	// m is the HTTP match as requests are matched against it
+	// (delegation.RequestMatch; delegation.Default for a rule without
+	// matches); of a gRPC match, its header matches only.
 	m      delegation.Match
 	pathRe *regexp.Regexp
 	// valueRe are m's RegularExpression value matches compiled; nil when
@@ -593,8 +594,7 @@ func (ix *Index) expand(ru *rule, parents []delegation.Match, seen []*route, bud
 				for _, a := range admitted[:n] {
 					d := *cr.entries[max(a.Child, 0)]
 					if child.inheritMatcher {
-						d.m = a.Match
-						d.compileValues() // the parent's value matches joined
+						d.setMatch(a.Match) // the parent's value matches joined
 					}
 					entries = append(entries, &d)
 				}
@@ -672,20 +672,14 @@ func prefixKey(v string) string { return strings.TrimRight(v, "/") }
 
 // compile sets the rule's entries and matches, once.
 func (ru *rule) compile() {
-	if ru.entries != nil {
-		return
-	}
-	ru.entries = compile(ru)
-	if ru.http != nil && ru.entries[0].match >= 0 {
-		ru.matches = make([]delegation.Match, len(ru.entries))
-		for i, e := range ru.entries {
-			ru.matches[i] = e.m
-		}
+	if ru.entries == nil {
+		ru.entries = compile(ru)
 	}
 }
 
 // compile returns the entries of a rule: one per match, defaults applied
-// (PathPrefix "/", Exact header and query matches).
+// (PathPrefix "/", Exact header and query matches); it sets an HTTP
+// rule's matches.
 func compile(ru *rule) []*entry {
 	switch {
 	case ru.tls != nil:
@@ -723,23 +717,32 @@ func compile(ru *rule) []*entry {
 		return out
 	}
 	ms := delegation.Matches(ru.http.Matches)
+	ru.matches = ms
 	if ms == nil {
 		return []*entry{{rule: ru, match: -1, m: delegation.Default}}
 	}
 	out := make([]*entry, len(ms))
 	for i, m := range ms {
-		e := &entry{rule: ru, match: i, m: m}
-		switch m.PathType {
-		case gwv1.PathMatchExact, gwv1.PathMatchPathPrefix:
-		case gwv1.PathMatchRegularExpression:
-			e.pathRe = e.regexp(m.Path)
-		default:
-			e.err = fmt.Sprintf("unknown path match type %q", m.PathType)
-		}
-		e.compileValues()
+		e := &entry{rule: ru, match: i}
+		e.setMatch(m)
 		out[i] = e
 	}
 	return out
+}
+
+// setMatch makes HTTP match m (as written, defaults applied) the entry's,
+// as requests are matched against it (delegation.RequestMatch), and
+// compiles it.
+func (e *entry) setMatch(m delegation.Match) {
+	e.m, e.pathRe, e.err = delegation.RequestMatch(m), nil, ""
+	switch m.PathType {
+	case gwv1.PathMatchExact, gwv1.PathMatchPathPrefix:
+	case gwv1.PathMatchRegularExpression:
+		e.pathRe = e.regexp(m.Path)
+	default:
+		e.err = fmt.Sprintf("unknown path match type %q", m.PathType)
+	}
+	e.compileValues()
 }
 
 // valueRes are the compiled RegularExpression header and query parameter
