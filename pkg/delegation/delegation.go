@@ -291,7 +291,7 @@ func Why(parents, children []Match, inherit bool) string {
 	if inherit {
 		// Inherit refuses only what attache does not model.
 		if !slices.ContainsFunc(parents, func(p Match) bool { return p.PathType == gwv1.PathMatchPathPrefix }) {
-			return fmt.Sprintf("the parent rule's path match is %s, and attache joins a child's matches to a PathPrefix only", describePaths(parents))
+			return fmt.Sprintf("the parent rule's path match is %s, and attache joins a child's matches to a PathPrefix only", DescribePaths(parents))
 		}
 		return "its paths are regular expressions, which attache does not join to the parent rule's path prefix"
 	}
@@ -309,12 +309,12 @@ func Why(parents, children []Match, inherit bool) string {
 	}
 	switch best {
 	case stagePathType:
-		return fmt.Sprintf("the parent rule's path match is %s, and only a PathPrefix admits child matches", describePaths(parents))
+		return fmt.Sprintf("the parent rule's path match is %s, and only a PathPrefix admits child matches", DescribePaths(parents))
 	case stagePath:
 		if none {
-			return fmt.Sprintf("it has no matches (the API's default: every request, path prefix /), which do not extend the parent rule's %s", describePaths(parents))
+			return fmt.Sprintf("it has no matches (the API's default: every request, path prefix /), which do not extend the parent rule's %s", DescribePaths(parents))
 		}
-		return fmt.Sprintf("its matches do not extend the parent rule's %s", describePaths(parents))
+		return fmt.Sprintf("its matches do not extend the parent rule's %s", DescribePaths(parents))
 	case stageMethod:
 		return fmt.Sprintf("its matches under %s do not name the parent rule's method %s", at.Path, at.Method)
 	case stageHeaders:
@@ -324,9 +324,9 @@ func Why(parents, children []Match, inherit bool) string {
 	}
 }
 
-// describePaths names the path matches of a rule: "path prefix /a",
+// DescribePaths names the path matches of a rule: "path prefix /a",
 // "path prefixes /a, /b", or with their types when not all are prefixes.
-func describePaths(ms []Match) string {
+func DescribePaths(ms []Match) string {
 	var paths []string
 	prefixes := true
 	for _, m := range ms {

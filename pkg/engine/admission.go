@@ -238,7 +238,9 @@ func (a *admission) judge(s int32, n topology.NodeID) int32 {
 // pass walks the graph from its roots, as the DP does, with states in
 // place of stacks: it judges every (state, child rule) a path reaches,
 // marks the child rules no path reaches, and returns one problem per
-// delegating rule and child rule it drops on some path.
+// delegating rule and child rule it drops on some path, naming the
+// matches it was judged against when it is kept on others through that
+// rule.
 func (a *admission) pass(sources map[topology.Ref]string) []diag.Problem {
 	g := a.graph
 	zero := []int32{0} // the state of most nodes, shared
@@ -267,32 +269,52 @@ func (a *admission) pass(sources map[topology.Ref]string) []diag.Problem {
 		}
 	}
 	var problems []diag.Problem
-	reported := map[[2]topology.NodeID]bool{} // delegating rule, child rule
+	var lists, dropped []int32
 	for _, n := range g.ByKind(topology.KindHTTPRoute) {
 		if a.role[n]&roleChildRoute == 0 {
 			continue
 		}
 		route := g.Node(n).Ref
-		for _, p := range g.Node(n).Parents {
-			if a.role[p]&roleDelegating == 0 {
+		parents := g.Node(n).Parents
+		for i, p := range parents {
+			if a.role[p]&roleDelegating == 0 || slices.Contains(parents[:i], p) {
 				continue
 			}
+			// The lists judged below p (on some path, p is not judged).
+			lists = lists[:0]
 			for _, s := range states[p] {
-				list, _ := a.step(p, n, s)
-				if list == 0 {
-					continue // not judged
+				if l, _ := a.step(p, n, s); l != 0 && !slices.Contains(lists, l) {
+					lists = append(lists, l)
 				}
-				for _, rn := range g.Sections(n) {
-					r := a.rules[rn]
-					if r == nil || a.judge(list, rn) >= 0 || reported[[2]topology.NodeID{p, rn}] {
-						continue
+			}
+			parent := g.Node(p).Ref
+			for _, rn := range g.Sections(n) {
+				r := a.rules[rn]
+				if r == nil {
+					continue
+				}
+				dropped = dropped[:0]
+				for _, l := range lists {
+					if a.judge(l, rn) < 0 {
+						dropped = append(dropped, l)
 					}
-					reported[[2]topology.NodeID{p, rn}] = true
-					parent := g.Node(p).Ref
-					problems = append(problems, diag.Problem{Object: route, Source: sources[route], Field: fmt.Sprintf("spec.rules[%d]", r.index),
-						Message: fmt.Sprintf("rule %s is not delegated to by %s rule %s: %s; it is no effective target through that rule",
-							g.Node(rn).Ref.SectionName, parent.Object().Short(), parent.SectionName, delegation.Why(a.lists[list], r.matches, r.inherit))})
 				}
+				if len(dropped) == 0 {
+					continue
+				}
+				msg := fmt.Sprintf("rule %s is not delegated to by %s rule %s", g.Node(rn).Ref.SectionName, parent.Object().Short(), parent.SectionName)
+				why := delegation.Why(a.lists[dropped[0]], r.matches, r.inherit)
+				if len(dropped) == len(lists) {
+					msg += ": " + why + "; it is no effective target through that rule"
+				} else {
+					// Kept on other paths through p: say which.
+					msg += " where that rule delegates with " + delegation.DescribePaths(a.lists[dropped[0]])
+					if len(dropped) > 1 {
+						msg += fmt.Sprintf(" (and %d more)", len(dropped)-1)
+					}
+					msg += ": " + why + "; it is no effective target on those paths"
+				}
+				problems = append(problems, diag.Problem{Object: route, Source: sources[route], Field: fmt.Sprintf("spec.rules[%d]", r.index), Message: msg})
 			}
 		}
 	}

@@ -408,7 +408,8 @@ spec:
 // (here the matches it inherits): leaf's rule under /a/m/x is kept below
 // mid's rule as reached through top's rule a (/a/m), dropped through b
 // (/b/m), as kgateway recurses with the merged match; its rule other, under
-// neither, is reported once.
+// neither, is reported once. The problem on x names the matches it was
+// dropped below, since mid's rule keeps it on other paths.
 // Source: kgateway-dev/kgateway gateway_http_route_translator.go (each
 // match of a delegating rule flattens its children with that match),
 // delegation_helpers.go (mergeParentChildRouteMatch).
@@ -418,7 +419,7 @@ func TestDelegationJudgesGrandchildrenPerPath(t *testing.T) {
 		pol(kgwV, "TrafficPolicy", "gw-pol", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]\ntimeouts: {request: 60s}"))
 	want(t, "leaf#x paths", contextPaths(res, "TrafficPolicy", rule("leaf", "x")), []string{"gw>gw#http>top>top#a>mid>mid#down>leaf>leaf#x"})
 	want(t, "problems", problemsOf(res, "leaf"), []string{
-		"spec.rules[0]: rule x is not delegated to by HTTPRoute default/mid rule down: its matches do not extend the parent rule's path prefix /b/m; it is no effective target through that rule",
+		"spec.rules[0]: rule x is not delegated to by HTTPRoute default/mid rule down where that rule delegates with path prefix /b/m: its matches do not extend the parent rule's path prefix /b/m; it is no effective target on those paths",
 		"spec.rules[1]: rule other is not delegated to by HTTPRoute default/mid rule down: its matches do not extend the parent rule's path prefix /a/m; it is no effective target through that rule",
 	})
 	want(t, "leaf#other", effective(t, res, "TrafficPolicy", rule("leaf", "other")), []string(nil))
