@@ -8,11 +8,14 @@
 // A child match is admitted by a parent match when the parent's path is a
 // PathPrefix that the child's path value starts with, the child's header
 // and query parameter matches include the parent's (compared as written,
-// names included), and the methods agree when the parent names one; a child rule without matches has the API's
-// default match (PathPrefix /, as the API server stores it). A
-// child route annotated InheritParentMatcher instead writes its matches
-// relative to the parent's (Inherit). A rule keeps the matches admitted
-// (or extended); one with none is dropped below that parent.
+// names included), and the methods agree when the parent names one; a
+// child rule without matches has the API's default match (PathPrefix /, as
+// the API server stores it). A child route annotated InheritParentMatcher
+// instead writes its matches relative to the parent's (Inherit): kgateway
+// keeps all of them, joined to the parent's; the joins that build a
+// regular expression are not modelled (Admitted.Unmodelled). A rule keeps
+// the matches admitted (or joined); one with none is dropped below that
+// parent.
 //
 // As kgateway reads it: pkg/kgateway/translator/httproute/delegation_helpers.go
 // (filterDelegatedChildren, mergeParentChildRouteMatch) and
@@ -144,6 +147,13 @@ type Admitted struct {
 	Match  Match
 	Parent int
 	Child  int
+	// Unmodelled: the child inherits the parent's matcher and kgateway
+	// keeps this match joined to the parent's as a regular expression,
+	// which attache does not model; Match is then the child's match as
+	// written. Its path would be of type RegularExpression, so as a
+	// parent match it would admit no child match (Admits), and every
+	// join to it would be Unmodelled again.
+	Unmodelled bool
 }
 
 // Admit appends to dst what a child rule keeps below a delegating rule:
@@ -152,8 +162,10 @@ type Admitted struct {
 // children the child rule's (nil: it has none), inherit whether the child
 // route has InheritParentMatcher. Without inherit, each child match
 // admitted by some parent match is kept once; with it, each child match
-// is extended by every parent match it can be. Nothing appended: the rule
-// is dropped below that parent (Why says why).
+// is joined to every parent match (Inherit; Unmodelled when attache does
+// not model the join), and a rule without matches takes every parent
+// match. Nothing appended: the rule is dropped below that parent (Why
+// says why); with inherit that is only when parents is empty.
 func Admit(dst []Admitted, parents, children []Match, inherit bool) []Admitted {
 	out := dst
 	if len(children) == 0 {
@@ -168,19 +180,21 @@ func Admit(dst []Admitted, parents, children []Match, inherit bool) []Admitted {
 			}
 			return out
 		}
+		// kgateway takes the parent match as it is, whatever its type.
 		for i, p := range parents {
-			if m, ok := inheritNone(p); ok {
-				out = append(out, Admitted{Match: m, Parent: i, Child: -1})
-			}
+			p.Headers, p.Query = slices.Clone(p.Headers), slices.Clone(p.Query)
+			out = append(out, Admitted{Match: p, Parent: i, Child: -1})
 		}
 		return out
 	}
 	for j, c := range children {
 		for i, p := range parents {
 			if inherit {
-				if m, ok := Inherit(p, c); ok {
-					out = append(out, Admitted{Match: m, Parent: i, Child: j})
+				m, ok := Inherit(p, c)
+				if !ok {
+					m = c
 				}
+				out = append(out, Admitted{Match: m, Parent: i, Child: j, Unmodelled: !ok})
 				continue
 			}
 			if Admits(p, c) {
@@ -237,14 +251,17 @@ func includes(have, want []Value) bool {
 	return true
 }
 
-// Inherit is child match c extended by parent match p, for a child with
-// InheritParentMatcher: p's PathPrefix joined before c's path (c's path
-// type kept), p's header and query matches added (p's winning a name both
-// match), p's method when it names one. Not modelled (false): a parent
-// match that is not a PathPrefix, a child match of type
-// RegularExpression (kgateway builds a regular expression for them).
+// Inherit is child match c joined to parent match p, for a child with
+// InheritParentMatcher, as kgateway's mergeParentChildRouteMatch joins
+// them: p's path joined before c's (path.Join; c's path type kept), p's
+// header and query matches with c's of other names (by name as written,
+// sorted by name), p's method when it names one. Not modelled (false):
+// joins kgateway makes a regular expression of: a parent match of type
+// RegularExpression (it builds a regular expression keeping the parent's),
+// a child match of type RegularExpression (path.Join applied to the
+// expression).
 func Inherit(p, c Match) (Match, bool) {
-	if p.PathType != gwv1.PathMatchPathPrefix || c.PathType == gwv1.PathMatchRegularExpression {
+	if p.PathType == gwv1.PathMatchRegularExpression || c.PathType == gwv1.PathMatchRegularExpression {
 		return Match{}, false
 	}
 	d := c
@@ -256,24 +273,30 @@ func Inherit(p, c Match) (Match, bool) {
 	return d, true
 }
 
-// inheritNone is what a child rule without matches takes of parent match
-// p under InheritParentMatcher: p itself (a PathPrefix only, as Inherit).
-func inheritNone(p Match) (Match, bool) {
-	if p.PathType != gwv1.PathMatchPathPrefix {
-		return Match{}, false
-	}
-	p.Headers, p.Query = slices.Clone(p.Headers), slices.Clone(p.Query)
-	return p, true
-}
-
-// join is parent's value matches, then child's of other names.
+// join is kgateway's mergeHeaders (and mergeQueries): parent's value
+// matches (the last of a name), then child's of other names (the first of
+// a name), sorted by name; names compared as written.
 func join(parent, child []Value) []Value {
-	out := slices.Clone(parent)
+	if len(parent)+len(child) == 0 {
+		return nil
+	}
+	out := make([]Value, 0, len(parent)+len(child))
+	at := map[string]int{}
+	for _, p := range parent {
+		if i, ok := at[p.Name]; ok {
+			out[i] = p
+			continue
+		}
+		at[p.Name] = len(out)
+		out = append(out, p)
+	}
 	for _, c := range child {
-		if !slices.ContainsFunc(parent, func(p Value) bool { return p.Name == c.Name }) {
+		if _, ok := at[c.Name]; !ok {
+			at[c.Name] = len(out)
 			out = append(out, c)
 		}
 	}
+	slices.SortStableFunc(out, func(a, b Value) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -287,13 +310,6 @@ func Why(parents, children []Match, inherit bool) string {
 	}
 	if len(parents) == 0 {
 		return "the parent rule is itself dropped" // not reached: a dropped rule delegates nothing
-	}
-	if inherit {
-		// Inherit refuses only what attache does not model.
-		if !slices.ContainsFunc(parents, func(p Match) bool { return p.PathType == gwv1.PathMatchPathPrefix }) {
-			return fmt.Sprintf("the parent rule's path match is %s, and attache joins a child's matches to a PathPrefix only", DescribePaths(parents))
-		}
-		return "its paths are regular expressions, which attache does not join to the parent rule's path prefix"
 	}
 	none := len(children) == 0
 	if none {

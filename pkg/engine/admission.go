@@ -42,9 +42,14 @@ type admission struct {
 	role  []uint8 // by node
 	// lists interns the match lists rules delegate with (ids index it);
 	// id 0 is no list: a path through no delegating rule, or below one
-	// whose matches could not be read (not judged).
-	lists [][]delegation.Match
-	ids   map[string]int32
+	// whose matches could not be read (not judged). partial marks the
+	// lists that also hold joins attache does not model
+	// (delegation.Admitted's Unmodelled), which are left out of them: of
+	// type RegularExpression, they admit no child match, and every child
+	// inheriting the parent's matcher keeps its joins to them.
+	lists   [][]delegation.Match
+	partial []bool
+	ids     map[string]int32
 	// rules are the matches of the rules of the routes in delegation, by
 	// section node; a rule whose route could not be read is missing.
 	rules map[topology.NodeID]*ruleMatches
@@ -56,6 +61,9 @@ type admission struct {
 	// unreached marks the child rules that no path reaches: kgateway
 	// drops them below every delegating rule above them.
 	unreached map[topology.NodeID]bool
+	// unmodelled marks the (list, rule) pairs whose joins attache does
+	// not model.
+	unmodelled map[admKey]bool
 }
 
 // ruleMatches is a rule of a route in delegation.
@@ -84,9 +92,9 @@ func (c *computation) readAdmission(topoObjs []*unstructured.Unstructured) *admi
 				continue
 			}
 			if a == nil {
-				a = &admission{graph: g, role: make([]uint8, g.Len()), lists: [][]delegation.Match{nil}, ids: map[string]int32{},
+				a = &admission{graph: g, role: make([]uint8, g.Len()), lists: [][]delegation.Match{nil}, partial: []bool{false}, ids: map[string]int32{},
 					rules: map[topology.NodeID]*ruleMatches{}, own: map[topology.NodeID]int32{}, kept: map[admKey]int32{},
-					unreached: map[topology.NodeID]bool{}}
+					unreached: map[topology.NodeID]bool{}, unmodelled: map[admKey]bool{}}
 			}
 			a.role[p] |= roleDelegating
 			a.role[n] |= roleChildRoute
@@ -134,7 +142,7 @@ func (c *computation) readAdmission(topoObjs []*unstructured.Unstructured) *admi
 			if ms == nil {
 				ms = []delegation.Match{delegation.Default} // the API's default
 			}
-			a.own[topology.NodeID(n)] = a.intern(ms)
+			a.own[topology.NodeID(n)] = a.intern(ms, false)
 		}
 	}
 	c.problems = append(c.problems, a.pass(c.sources)...)
@@ -154,9 +162,12 @@ func (a *admission) inDelegation(n topology.NodeID) bool {
 	return false
 }
 
-// intern returns the id of a match list.
-func (a *admission) intern(ms []delegation.Match) int32 {
+// intern returns the id of a match list, partial or not.
+func (a *admission) intern(ms []delegation.Match, partial bool) int32 {
 	var b strings.Builder
+	if partial {
+		b.WriteByte('+')
+	}
 	str := func(s string) { // length-prefixed: no separator to confuse
 		b.WriteString(strconv.Itoa(len(s)))
 		b.WriteByte(':')
@@ -185,6 +196,7 @@ func (a *admission) intern(ms []delegation.Match) int32 {
 	}
 	id := int32(len(a.lists))
 	a.lists = append(a.lists, ms)
+	a.partial = append(a.partial, partial)
 	a.ids[k] = id
 	return id
 }
@@ -220,15 +232,28 @@ func (a *admission) judge(s int32, n topology.NodeID) int32 {
 	var v int32
 	if r := a.rules[n]; r != nil {
 		kept := delegation.Admit(nil, a.lists[s], r.matches, r.inherit)
+		modelled := 0
+		for _, x := range kept {
+			if !x.Unmodelled {
+				modelled++
+			}
+		}
+		if modelled < len(kept) {
+			a.unmodelled[k] = true
+		}
+		// Joins to the parent's unmodelled matches are unmodelled too.
+		partial := modelled < len(kept) || r.inherit && a.partial[s]
 		switch {
-		case len(kept) == 0:
+		case modelled == 0 && !partial:
 			v = -1
 		case a.role[n]&roleDelegating != 0:
-			ms := make([]delegation.Match, len(kept))
-			for i, x := range kept {
-				ms[i] = x.Match
+			ms := make([]delegation.Match, 0, modelled)
+			for _, x := range kept {
+				if !x.Unmodelled {
+					ms = append(ms, x.Match)
+				}
 			}
-			v = a.intern(ms)
+			v = a.intern(ms, partial)
 		}
 	}
 	a.kept[k] = v
@@ -237,10 +262,10 @@ func (a *admission) judge(s int32, n topology.NodeID) int32 {
 
 // pass walks the graph from its roots, as the DP does, with states in
 // place of stacks: it judges every (state, child rule) a path reaches,
-// marks the child rules no path reaches, and returns one problem per
-// delegating rule and child rule it drops on some path, naming the
+// marks the child rules no path reaches, and returns the problems: one
+// per delegating rule and child rule it drops on some path (naming the
 // matches it was judged against when it is kept on others through that
-// rule.
+// rule), one per such pair whose joins attache does not model.
 func (a *admission) pass(sources map[topology.Ref]string) []diag.Problem {
 	g := a.graph
 	zero := []int32{0} // the state of most nodes, shared
@@ -269,12 +294,17 @@ func (a *admission) pass(sources map[topology.Ref]string) []diag.Problem {
 		}
 	}
 	var problems []diag.Problem
+	problem := func(n topology.NodeID, format string, args ...any) {
+		ref := g.Node(n).Ref
+		route := ref.Object()
+		problems = append(problems, diag.Problem{Object: route, Source: sources[route], Field: fmt.Sprintf("spec.rules[%d]", a.rules[n].index),
+			Message: fmt.Sprintf("rule %s ", ref.SectionName) + fmt.Sprintf(format, args...)})
+	}
 	var lists, dropped []int32
 	for _, n := range g.ByKind(topology.KindHTTPRoute) {
 		if a.role[n]&roleChildRoute == 0 {
 			continue
 		}
-		route := g.Node(n).Ref
 		parents := g.Node(n).Parents
 		for i, p := range parents {
 			if a.role[p]&roleDelegating == 0 || slices.Contains(parents[:i], p) {
@@ -288,37 +318,67 @@ func (a *admission) pass(sources map[topology.Ref]string) []diag.Problem {
 				}
 			}
 			parent := g.Node(p).Ref
+			by := func() string { return fmt.Sprintf("%s rule %s", parent.Object().Short(), parent.SectionName) }
 			for _, rn := range g.Sections(n) {
 				r := a.rules[rn]
 				if r == nil {
 					continue
 				}
 				dropped = dropped[:0]
+				unmodelled := false
 				for _, l := range lists {
 					if a.judge(l, rn) < 0 {
 						dropped = append(dropped, l)
 					}
+					unmodelled = unmodelled || a.unmodelled[admKey{l, rn}]
 				}
-				if len(dropped) == 0 {
-					continue
-				}
-				msg := fmt.Sprintf("rule %s is not delegated to by %s rule %s", g.Node(rn).Ref.SectionName, parent.Object().Short(), parent.SectionName)
-				why := delegation.Why(a.lists[dropped[0]], r.matches, r.inherit)
-				if len(dropped) == len(lists) {
-					msg += ": " + why + "; it is no effective target through that rule"
-				} else {
+				switch {
+				case len(dropped) == 0:
+				case len(dropped) == len(lists):
+					problem(rn, "is not delegated to by %s: %s; it is no effective target through that rule", by(), a.why(dropped[0], r))
+				default:
 					// Kept on other paths through p: say which.
-					msg += " where that rule delegates with " + delegation.DescribePaths(a.lists[dropped[0]])
+					more := ""
 					if len(dropped) > 1 {
-						msg += fmt.Sprintf(" (and %d more)", len(dropped)-1)
+						more = fmt.Sprintf(" (and %d more)", len(dropped)-1)
 					}
-					msg += ": " + why + "; it is no effective target on those paths"
+					problem(rn, "is not delegated to by %s where that rule delegates with %s%s: %s; it is no effective target on those paths",
+						by(), a.describe(dropped[0]), more, a.why(dropped[0], r))
 				}
-				problems = append(problems, diag.Problem{Object: route, Source: sources[route], Field: fmt.Sprintf("spec.rules[%d]", r.index), Message: msg})
+				if unmodelled {
+					below := ""
+					if a.role[rn]&roleDelegating != 0 {
+						below = ", and the routes it delegates to with them"
+					}
+					problem(rn, "is kept below %s, but attache does not model some of its matches there: kgateway joins them to that rule's into regular expressions (%s); request tracing leaves them out%s",
+						by(), delegation.InheritParentMatcher, below)
+				}
 			}
 		}
 	}
 	return problems
+}
+
+// describe names the matches of list l, e.g. "path prefix /a".
+func (a *admission) describe(l int32) string {
+	ms := a.lists[l]
+	switch {
+	case !a.partial[l]:
+		return delegation.DescribePaths(ms)
+	case len(ms) == 0:
+		return "regular expressions attache does not model"
+	}
+	return delegation.DescribePaths(ms) + " and regular expressions attache does not model"
+}
+
+// why says why rule r is dropped below list l (delegation.Why); the
+// joins a partial list leaves out are of type RegularExpression, which
+// admits no child match.
+func (a *admission) why(l int32, r *ruleMatches) string {
+	if len(a.lists[l]) == 0 && a.partial[l] {
+		return "the parent rule's matches there are regular expressions joined to its parent's, and only a PathPrefix admits child matches"
+	}
+	return delegation.Why(a.lists[l], r.matches, r.inherit)
 }
 
 // unreachedRule reports whether n is a delegated child's rule that

@@ -570,3 +570,103 @@ spec:
 		"spec.rules[0]: rule x is not delegated to by HTTPRoute default/mid-b rule down: its matches under /b do not repeat the parent rule's header matches X-Team=a; it is no effective target through that rule",
 	})
 }
+
+// inheritJoins: Gateway gw; HTTPRoute top delegates to kid with an Exact
+// match (rule exact, /e), a RegularExpression one (rule regex) and a
+// PathPrefix one (rule prefix); kid inherits the parent's matcher and has
+// rules bare (no matches), sub (PathPrefix /s, delegating to gk, which
+// does not inherit: its rule e under /e/s, p under /p/s/x; and to gi,
+// which inherits: its rule any under /z) and re (RegularExpression /x/.*).
+const inheritJoins = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: default}
+spec:
+  gatewayClassName: kgateway
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: top, namespace: default}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - name: exact
+    matches: [{path: {type: Exact, value: /e}}]
+    backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: kid}]
+  - name: regex
+    matches: [{path: {type: RegularExpression, value: "/r/[0-9]+"}}]
+    backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: kid}]
+  - name: prefix
+    matches: [{path: {type: PathPrefix, value: /p}}]
+    backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: kid}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: kid, namespace: default, annotations: {delegation.kgateway.dev/inherit-parent-matcher: "true"}}
+spec:
+  rules:
+  - name: bare
+  - name: sub
+    matches: [{path: {type: PathPrefix, value: /s}}]
+    backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: gk}, {group: gateway.networking.k8s.io, kind: HTTPRoute, name: gi}]
+  - name: re
+    matches: [{path: {type: RegularExpression, value: "/x/.*"}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: gk, namespace: default}
+spec:
+  rules:
+  - name: e
+    matches: [{path: {type: PathPrefix, value: /e/s}}]
+  - name: p
+    matches: [{path: {type: PathPrefix, value: /p/s/x}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: gi, namespace: default, annotations: {delegation.kgateway.dev/inherit-parent-matcher: "true"}}
+spec:
+  rules:
+  - name: any
+    matches: [{path: {type: PathPrefix, value: /z}}]
+`
+
+// Under inherit-parent-matcher kgateway keeps every rule of the child,
+// joined to each parent match (mergeParentChildRouteMatch): paths joined
+// below an Exact parent match too, a rule without matches taking the
+// parent match whatever its type. It builds regular expressions of the
+// joins with a RegularExpression path on either side, which attache does
+// not model: the rule is kept, a problem says so. A grandchild that does
+// not inherit is judged against what was modelled: below kid's rule sub
+// it is kept under /e/s (joined below the Exact /e) and /p/s, and dropped
+// where sub's matches are regular expressions (below top's rule regex),
+// which admit no child match; gi, which inherits, is kept there too.
+// Source: kgateway-dev/kgateway delegation_helpers.go @6cdfd6299a2a
+// (filterDelegatedChildren: inheriting, every match is valid;
+// mergeParentChildRouteMatch, mergeRegexParentPath).
+func TestDelegationInheritKeepsEveryRule(t *testing.T) {
+	c := labelledCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "Direct")
+	res := compute(t, engine.Options{}, c, inheritJoins,
+		pol(kgwV, "TrafficPolicy", "gw-pol", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]\ntimeouts: {request: 60s}"))
+	for _, r := range []string{"bare", "re"} {
+		want(t, "kid#"+r+" paths", contextPaths(res, "TrafficPolicy", rule("kid", r)), []string{
+			"gw>gw#http>top>top#exact>kid>kid#" + r + " | gw>gw#http>top>top#prefix>kid>kid#" + r + " | gw>gw#http>top>top#regex>kid>kid#" + r})
+	}
+	want(t, "gk#e paths", contextPaths(res, "TrafficPolicy", rule("gk", "e")), []string{"gw>gw#http>top>top#exact>kid>kid#sub>gk>gk#e"})
+	want(t, "gk#p paths", contextPaths(res, "TrafficPolicy", rule("gk", "p")), []string{"gw>gw#http>top>top#prefix>kid>kid#sub>gk>gk#p"})
+	want(t, "gi#any paths", contextPaths(res, "TrafficPolicy", rule("gi", "any")), []string{
+		"gw>gw#http>top>top#exact>kid>kid#sub>gi>gi#any | gw>gw#http>top>top#prefix>kid>kid#sub>gi>gi#any | gw>gw#http>top>top#regex>kid>kid#sub>gi>gi#any"})
+	want(t, "gi problems", problemsOf(res, "gi"), []string(nil))
+	const unmodelled = "but attache does not model some of its matches there: kgateway joins them to that rule's into regular expressions (delegation.kgateway.dev/inherit-parent-matcher); request tracing leaves them out"
+	want(t, "kid problems", problemsOf(res, "kid"), []string{
+		"spec.rules[1]: rule sub is kept below HTTPRoute default/top rule regex, " + unmodelled + ", and the routes it delegates to with them",
+		"spec.rules[2]: rule re is kept below HTTPRoute default/top rule exact, " + unmodelled,
+		"spec.rules[2]: rule re is kept below HTTPRoute default/top rule prefix, " + unmodelled,
+		"spec.rules[2]: rule re is kept below HTTPRoute default/top rule regex, " + unmodelled,
+	})
+	want(t, "gk problems", problemsOf(res, "gk"), []string{
+		"spec.rules[0]: rule e is not delegated to by HTTPRoute default/kid rule sub where that rule delegates with regular expressions attache does not model (and 1 more): the parent rule's matches there are regular expressions joined to its parent's, and only a PathPrefix admits child matches; it is no effective target on those paths",
+		"spec.rules[1]: rule p is not delegated to by HTTPRoute default/kid rule sub where that rule delegates with path prefix /e/s (and 1 more): its matches do not extend the parent rule's path prefix /e/s; it is no effective target on those paths",
+	})
+}

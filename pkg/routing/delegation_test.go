@@ -341,3 +341,61 @@ func TestTraceDelegationHeaderNamesAsWritten(t *testing.T) {
 		t.Errorf("/a/upper: rule %q, want stray (naming X-Team)", o.Rule)
 	}
 }
+
+// A child inheriting the parent's matcher has its paths joined to an
+// Exact parent match too (path.Join, the child's type kept), and a rule
+// without matches takes the parent match whatever its type: below Exact
+// /a, a1's orders (/orders) answers under /a/orders, its bare rule /a
+// exactly. Its rule stray, a RegularExpression, kgateway joins into a
+// regular expression, which attache does not model: the trace leaves it
+// out (the engine's problem says so).
+// Source: kgateway-dev/kgateway delegation_helpers.go @6cdfd6299a2a
+// (mergeParentChildRouteMatch).
+func TestTraceDelegationInheritJoins(t *testing.T) {
+	topo := inheritingA1("true")
+	for _, r := range [][2]string{
+		{"type: PathPrefix, value: /a}}]", "type: Exact, value: /a}}]"},
+		{"value: /a/orders}}]", "value: /orders}}]"},
+		{"type: PathPrefix, value: /b}}]", `type: RegularExpression, value: "/b/[0-9]+"}}]`},
+	} {
+		if !strings.Contains(topo, r[0]) {
+			t.Fatalf("delegationTopology changed: no %s", r[0])
+		}
+		topo = strings.Replace(topo, r[0], r[1], 1)
+	}
+	ix, pols := build(t, topo, true) // the engine reports the join it does not model
+	for url, want := range map[string]string{
+		"http://shop.example.com/a/orders/1": "orders",
+		"http://shop.example.com/a":          "bare",
+		"http://shop.example.com/a/zzz":      "home",
+		"http://shop.example.com/a/b/1":      "home", // stray left out
+		"http://shop.example.com/b/1":        "home", // not stray's own expression either
+	} {
+		if o := trace(t, ix, pols, url, nil).Outcomes[0]; o.Rule != want {
+			t.Errorf("%s: rule %q, want %s", url, o.Rule, want)
+		}
+	}
+}
+
+// Below a RegularExpression parent match, an inheriting child's rule
+// without matches takes that expression and answers the paths it matches;
+// its other rules' joins (regular expressions kgateway builds) are left
+// out.
+func TestTraceDelegationInheritRegexParent(t *testing.T) {
+	topo := inheritingA1("true")
+	const parent = "type: PathPrefix, value: /a}}]"
+	if !strings.Contains(topo, parent) {
+		t.Fatal("delegationTopology changed")
+	}
+	topo = strings.Replace(topo, parent, `type: RegularExpression, value: "/a/[0-9]+"}}]`, 1)
+	ix, pols := build(t, topo, true) // the engine reports the joins it does not model
+	for url, want := range map[string]string{
+		"http://shop.example.com/a/42":       "bare",
+		"http://shop.example.com/a/x":        "home",
+		"http://shop.example.com/a/a/orders": "home", // orders left out
+	} {
+		if o := trace(t, ix, pols, url, nil).Outcomes[0]; o.Rule != want {
+			t.Errorf("%s: rule %q, want %s", url, o.Rule, want)
+		}
+	}
+}

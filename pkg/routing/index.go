@@ -555,9 +555,10 @@ func (ix *Index) entriesOf(ru *rule) []*entry {
 // expand returns the entries of the children of delegating rule ru whose
 // own matches are parents (its own, or what its parent kept of them):
 // what package delegation keeps of each child rule's matches below them
-// (admitted, or extended for a child with InheritParentMatcher), and for
-// a child rule delegating in turn, its children's below those, each entry
-// naming the delegating rules on its way (via). seen holds the routes on
+// (admitted, or joined for a child with InheritParentMatcher; the joins it
+// does not model are left out, as the engine reports), and for a child
+// rule delegating in turn, its children's below those, each entry naming
+// the delegating rules on its way (via). seen holds the routes on
 // the way (cycles); budget the entries left (negative when some were
 // left out).
 func (ix *Index) expand(ru *rule, parents []delegation.Match, seen []*route, budget *int) []*entry {
@@ -576,10 +577,11 @@ func (ix *Index) expand(ru *rule, parents []delegation.Match, seen []*route, bud
 		for _, cr := range child.rules {
 			cr.compile()
 			admitted = delegation.Admit(admitted[:0], parents, cr.matches, child.inheritMatcher)
+			admitted = slices.DeleteFunc(admitted, func(a delegation.Admitted) bool { return a.Unmodelled })
 			var entries []*entry
 			if ix.delegates(cr) {
 				// Its matches as kept: all of its own (most often), or
-				// some, or extended.
+				// some, or joined.
 				kept := cr.matches
 				if child.inheritMatcher || len(admitted) != len(cr.matches) {
 					kept = make([]delegation.Match, len(admitted))
@@ -594,7 +596,7 @@ func (ix *Index) expand(ru *rule, parents []delegation.Match, seen []*route, bud
 				for _, a := range admitted[:n] {
 					d := *cr.entries[max(a.Child, 0)]
 					if child.inheritMatcher {
-						d.setMatch(a.Match) // the parent's value matches joined
+						d.setMatch(a.Match) // joined to the parent's
 					}
 					entries = append(entries, &d)
 				}
