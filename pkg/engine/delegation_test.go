@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/attache-dev/attache/internal/gen"
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/manifest"
@@ -245,6 +247,37 @@ func BenchmarkDelegationChain(b *testing.B) {
 	objs := chainObjects(b, 18)
 	for b.Loop() {
 		engine.Compute(objs, engine.Options{})
+	}
+}
+
+// inheritChainObjects is gen.InheritChain(depth, 4) with kgateway's
+// TrafficPolicy CRD and a policy on the Gateway, as engine objects.
+func inheritChainObjects(t testing.TB, depth int) []engine.Object {
+	t.Helper()
+	docs, probs := manifest.Decode(strings.NewReader(labelledCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "Direct")+"\n---\n"+
+		pol(kgwV, "TrafficPolicy", "gw-pol", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]\ntimeouts: {request: 60s}")), "chain")
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	for _, u := range gen.InheritChain(depth, 4) {
+		docs = append(docs, engine.Object{Object: u})
+	}
+	return docs
+}
+
+// BenchmarkDelegationInheritChain measures Compute over
+// gen.InheritChain(depth, 4): each route of the chain inherits its
+// parent's matcher, so its rule's matches joined to those above it number
+// 4^(level+1), bounded to maxKeptMatches per rule.
+func BenchmarkDelegationInheritChain(b *testing.B) {
+	for _, depth := range []int{8, 16} {
+		objs := inheritChainObjects(b, depth)
+		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				engine.Compute(objs, engine.Options{})
+			}
+		})
 	}
 }
 
@@ -669,4 +702,57 @@ func TestDelegationInheritKeepsEveryRule(t *testing.T) {
 		"spec.rules[0]: rule e is not delegated to by HTTPRoute default/kid rule sub where that rule delegates with regular expressions attache does not model (and 1 more): the parent rule's matches there are regular expressions joined to its parent's, and only a PathPrefix admits child matches; it is no effective target on those paths",
 		"spec.rules[1]: rule p is not delegated to by HTTPRoute default/kid rule sub where that rule delegates with path prefix /e/s (and 1 more): its matches do not extend the parent rule's path prefix /e/s; it is no effective target on those paths",
 	})
+}
+
+// Matches joined under inherit-parent-matcher multiply level after level
+// (gen.InheritChain(7, 4): r0's rule has 4 matches, r1's 16 joined, ...,
+// r6's 16,384): a rule's lists are bounded (maxKeptMatches, 4,096, as
+// attache trace bounds its expansion); past the bound the rules below are
+// not judged (kept), and a problem on the rule says so. r7, which does not
+// inherit and whose matches extend none of r6's own, is kept: not judged
+// against r6's own matches either.
+func TestDelegationInheritChainBounded(t *testing.T) {
+	objs := inheritChainObjects(t, 7)
+	for _, o := range objs {
+		if o.Object.GetName() == "r7" {
+			o.Object.SetAnnotations(nil)
+		}
+	}
+	res := engine.Compute(objs, engine.Options{})
+	var problems []string
+	for _, p := range res.Problems {
+		problems = append(problems, p.Error())
+	}
+	want(t, "problems", problems, []string{"HTTPRoute.gateway.networking.k8s.io default/r6: spec.rules[0]: rule down delegates with more than 4096 matches through all its delegation paths (joined to those of the rules above it); which rules of the routes it delegates to kgateway keeps is not judged past them: they are kept"})
+	want(t, "r7#down", effective(t, res, "TrafficPolicy", rule("r7", "down")), []string{`{"timeouts":{"request":"60s"}}`})
+	want(t, "r6#down", effective(t, res, "TrafficPolicy", rule("r6", "down")), []string(nil)) // delegating
+}
+
+// The bound holds for all the paths to a rule together: in
+// gen.DelegationChain(14) with every route inheriting its parent's
+// matcher and matching its own name, the 2^(l-1) paths to a rule of level
+// l give it as many lists of one match; at level 14 (8,192) they pass
+// 4,096, and the rules there say so.
+func TestDelegationInheritPathsBounded(t *testing.T) {
+	var objs []engine.Object
+	for _, u := range gen.DelegationChain(14) {
+		if u.GetKind() == "HTTPRoute" && u.GetName() != "top" {
+			u.SetAnnotations(map[string]string{"delegation.kgateway.dev/inherit-parent-matcher": "true"})
+			if rules, _, _ := unstructured.NestedSlice(u.Object, "spec", "rules"); !strings.HasPrefix(u.GetName(), "r15") {
+				rules[0].(map[string]any)["matches"] = []any{map[string]any{"path": map[string]any{"type": "PathPrefix", "value": "/" + u.GetName()}}}
+				if err := unstructured.SetNestedSlice(u.Object, rules, "spec", "rules"); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		objs = append(objs, engine.Object{Object: u})
+	}
+	res := engine.Compute(objs, engine.Options{})
+	var problems []string
+	for _, p := range res.Problems {
+		problems = append(problems, p.Error())
+	}
+	const capped = ": spec.rules[0]: rule rule-1 delegates with more than 4096 matches through all its delegation paths (joined to those of the rules above it); which rules of the routes it delegates to kgateway keeps is not judged past them: they are kept"
+	slices.Sort(problems)
+	want(t, "problems", problems, []string{"HTTPRoute.gateway.networking.k8s.io default/r14a" + capped, "HTTPRoute.gateway.networking.k8s.io default/r14b" + capped})
 }

@@ -2,6 +2,7 @@ package routing_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -397,5 +398,30 @@ func TestTraceDelegationInheritRegexParent(t *testing.T) {
 		if o := trace(t, ix, pols, url, nil).Outcomes[0]; o.Rule != want {
 			t.Errorf("%s: rule %q, want %s", url, o.Rule, want)
 		}
+	}
+}
+
+// Matches joined under inherit-parent-matcher multiply by 4 a level in
+// gen.InheritChain(12, 4) (4^13 at the last route): the matches a rule
+// delegates with are bounded as the entries are, so building the index
+// stays quick, and the bound is reported on r0's rule.
+func TestTraceDelegationInheritChainBounded(t *testing.T) {
+	us := gen.InheritChain(12, 4)
+	objs := make([]engine.Object, len(us))
+	for i, u := range us {
+		objs[i] = engine.Object{Object: u}
+	}
+	res := engine.Compute(objs, engine.Options{})
+	ix, bp := routing.Build(us, res.Graph, res.Grants, engine.DefaultNamespace)
+	if len(bp) != 1 || !strings.Contains(bp[0].Error(), "HTTPRoute.gateway.networking.k8s.io default/r0: spec.rules[0]: the routes this rule delegates to reach more than 4096 matches") {
+		t.Fatalf("problems %v, want the bound reported on r0's rule", bp)
+	}
+	path := ""
+	for l := range 13 {
+		path += fmt.Sprintf("/l%dm0", l)
+	}
+	o := trace(t, ix, routing.NewPolicies(res), "http://any.example"+path, nil).Outcomes[0]
+	if o.Route == nil || o.Route.Name != "r12" || len(o.DelegatedBy) != 12 {
+		t.Errorf("%s: route %v delegated by %d rules, want r12 through 12", path, o.Route, len(o.DelegatedBy))
 	}
 }

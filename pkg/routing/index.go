@@ -535,13 +535,13 @@ func (ix *Index) entriesOf(ru *rule) []*entry {
 		return ru.entries
 	}
 	if ru.expanded == nil {
-		budget := maxDelegatedEntries
+		b := expansion{left: maxDelegatedEntries}
 		parents := ru.matches
 		if parents == nil {
 			parents = []delegation.Match{delegation.Default}
 		}
-		ru.expanded = ix.expand(ru, parents, []*route{ru.route}, &budget)
-		if budget < 0 {
+		ru.expanded = ix.expand(ru, parents, []*route{ru.route}, &b)
+		if b.cut {
 			ix.problems = append(ix.problems, diag.Newf(ru.route.ref, fmt.Sprintf("spec.rules[%d]", ru.index),
 				"the routes this rule delegates to reach more than %d matches through all their delegation paths; request tracing keeps the first %d", maxDelegatedEntries, maxDelegatedEntries))
 		}
@@ -552,19 +552,34 @@ func (ix *Index) entriesOf(ru *rule) []*entry {
 	return ru.expanded
 }
 
+// expansion is what is left of the bound on the matches a delegating
+// rule expands to: left, and whether some were left out (cut).
+type expansion struct {
+	left int
+	cut  bool
+}
+
+// take is how many of n matches fit, which it counts.
+func (b *expansion) take(n int) int {
+	k := min(n, b.left)
+	b.left -= k
+	b.cut = b.cut || k < n
+	return k
+}
+
 // expand returns the entries of the children of delegating rule ru whose
 // own matches are parents (its own, or what its parent kept of them):
 // what package delegation keeps of each child rule's matches below them
 // (admitted, or joined for a child with InheritParentMatcher; the joins it
 // does not model are left out, as the engine reports), and for a child
 // rule delegating in turn, its children's below those, each entry naming
-// the delegating rules on its way (via). seen holds the routes on
-// the way (cycles); budget the entries left (negative when some were
-// left out).
-func (ix *Index) expand(ru *rule, parents []delegation.Match, seen []*route, budget *int) []*entry {
+// the delegating rules on its way (via). seen holds the routes on the way
+// (cycles); b the matches left: a child rule delegates with no more (joined
+// matches multiply), and no more entries are returned.
+func (ix *Index) expand(ru *rule, parents []delegation.Match, seen []*route, b *expansion) []*entry {
 	id, ok := ix.graph.Lookup(ru.route.ref.WithSection(ru.name))
-	if !ok {
-		return nil
+	if !ok || len(parents) == 0 {
+		return nil // below no match, no child match is kept
 	}
 	var out []*entry
 	var buf [2]delegation.Admitted
@@ -576,7 +591,16 @@ func (ix *Index) expand(ru *rule, parents []delegation.Match, seen []*route, bud
 		}
 		for _, cr := range child.rules {
 			cr.compile()
-			admitted = delegation.Admit(admitted[:0], parents, cr.matches, child.inheritMatcher)
+			ps := parents
+			if child.inheritMatcher {
+				// Each parent match gives one joined match per match of
+				// the rule (or one): no more are needed than fit.
+				per := max(len(cr.matches), 1)
+				if need := (b.left + per - 1) / per; len(ps) > need {
+					ps, b.cut = ps[:need], true
+				}
+			}
+			admitted = delegation.Admit(admitted[:0], ps, cr.matches, child.inheritMatcher)
 			admitted = slices.DeleteFunc(admitted, func(a delegation.Admitted) bool { return a.Unmodelled })
 			var entries []*entry
 			if ix.delegates(cr) {
@@ -584,14 +608,19 @@ func (ix *Index) expand(ru *rule, parents []delegation.Match, seen []*route, bud
 				// some, or joined.
 				kept := cr.matches
 				if child.inheritMatcher || len(admitted) != len(cr.matches) {
-					kept = make([]delegation.Match, len(admitted))
-					for i, a := range admitted {
+					n := len(admitted)
+					if n > b.left {
+						n = b.left
+						b.cut = true
+					}
+					kept = make([]delegation.Match, n)
+					for i, a := range admitted[:n] {
 						kept[i] = a.Match
 					}
 				}
-				entries = ix.expand(cr, kept, append(seen, child), budget)
+				entries = ix.expand(cr, kept, append(seen, child), b)
 			} else {
-				n := min(len(admitted), max(*budget, 0)) // within the budget
+				n := b.take(len(admitted))
 				entries = make([]*entry, 0, n)
 				for _, a := range admitted[:n] {
 					d := *cr.entries[max(a.Child, 0)]
@@ -600,16 +629,13 @@ func (ix *Index) expand(ru *rule, parents []delegation.Match, seen []*route, bud
 					}
 					entries = append(entries, &d)
 				}
-				if *budget -= len(admitted); *budget < 0 {
-					*budget = -1
-				}
 			}
 			for _, e := range entries {
 				d := *e
 				d.via = append([]*rule{ru}, e.via...)
 				out = append(out, &d)
 			}
-			if *budget < 0 {
+			if b.cut && b.left == 0 {
 				return out
 			}
 		}
