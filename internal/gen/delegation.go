@@ -46,3 +46,43 @@ func DelegationChain(depth int) []*unstructured.Unstructured {
 	return append(out, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service",
 		"metadata": map[string]any{"name": "svc", "namespace": "default"}, "spec": map[string]any{"ports": []any{map[string]any{"port": int64(80)}}}}})
 }
+
+// InheritChain returns a chain of delegated routes that extend their
+// parent's matches: Gateway gw (class ClassName, listener http) in
+// namespace "default"; HTTPRoute r0 on it, whose rule delegates to r1; at
+// each level l of 1..depth, HTTPRoute r<l> annotated
+// delegation.kgateway.dev/inherit-parent-matcher, whose rule delegates to
+// r<l+1> (r<depth> sends to Service svc). Every rule has matches
+// PathPrefix /l<l>m<i> for i < matches, so what a rule at level l matches,
+// joined to its parents', is matches^(l+1) paths.
+func InheritChain(depth, matches int) []*unstructured.Unstructured {
+	prefixes := func(l int) []any {
+		out := make([]any, matches)
+		for i := range out {
+			out[i] = map[string]any{"path": map[string]any{"type": "PathPrefix", "value": fmt.Sprintf("/l%dm%d", l, i)}}
+		}
+		return out
+	}
+	out := []*unstructured.Unstructured{
+		{Object: map[string]any{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+			"metadata": map[string]any{"name": "gw", "namespace": "default"},
+			"spec":     map[string]any{"gatewayClassName": ClassName, "listeners": []any{map[string]any{"name": "http", "protocol": "HTTP", "port": int64(80)}}}}},
+	}
+	for l := 0; l <= depth; l++ {
+		md := map[string]any{"name": fmt.Sprintf("r%d", l), "namespace": "default"}
+		spec := map[string]any{}
+		if l == 0 {
+			spec["parentRefs"] = []any{map[string]any{"name": "gw"}}
+		} else {
+			md["annotations"] = map[string]any{"delegation.kgateway.dev/inherit-parent-matcher": "true"}
+		}
+		backend := map[string]any{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": fmt.Sprintf("r%d", l+1)}
+		if l == depth {
+			backend = map[string]any{"name": "svc", "port": int64(80)}
+		}
+		spec["rules"] = []any{map[string]any{"name": "down", "matches": prefixes(l), "backendRefs": []any{backend}}}
+		out = append(out, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "metadata": md, "spec": spec}})
+	}
+	return append(out, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{"name": "svc", "namespace": "default"}, "spec": map[string]any{"ports": []any{map[string]any{"port": int64(80)}}}}})
+}

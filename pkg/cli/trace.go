@@ -106,7 +106,12 @@ func (o *traceOptions) run(cmd *cobra.Command, streams genericiooptions.IOStream
 	for _, ob := range l.Objects {
 		objs = append(objs, ob.Object)
 	}
-	ix, _ := routing.Build(objs, l.Result.Graph, l.Result.Grants, engine.DefaultNamespace)
+	ix, problems := routing.Build(objs, l.Result.Graph, l.Result.Grants, engine.DefaultNamespace)
+	for _, p := range problems {
+		// What tracing left out (a delegation bound, an object it could
+		// not decode): the answer may miss it.
+		fmt.Fprintf(streams.ErrOut, "warning: %s\n", p.Error())
+	}
 	t, err := ix.Trace(req, gw)
 	if err != nil {
 		return err

@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/attache-dev/attache/internal/gen"
 )
 
 var parable = filepath.Join("..", "..", "examples", "parable")
@@ -348,5 +352,30 @@ spec:
 	}
 	if !strings.Contains(out, "route     HTTPRoute team-a/a1, rule orders\n            delegated by HTTPRoute infra/parent, rule to-a\n") {
 		t.Errorf("trace does not say which rule delegated:\n%s", out)
+	}
+}
+
+// TestTraceWarnsWhatTracingLeftOut checks that what building the trace's
+// index reports (here route delegation expanding past its bound) is
+// printed as a warning, as the engine's problems are.
+func TestTraceWarnsWhatTracingLeftOut(t *testing.T) {
+	var docs []string
+	for _, u := range gen.InheritChain(6, 4) {
+		b, err := yaml.Marshal(u.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, string(b))
+	}
+	file := filepath.Join(t.TempDir(), "chain.yaml")
+	if err := os.WriteFile(file, []byte(strings.Join(docs, "---\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := run(t, "trace", "http://x/l0m0/l1m0/l2m0/l3m0/l4m0/l5m0/l6m0", "-f", file)
+	if err != nil || !strings.Contains(out, "r6") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(errOut, "warning: HTTPRoute.gateway.networking.k8s.io default/r0: spec.rules[0]: the routes this rule delegates to reach more than 4096 matches") {
+		t.Errorf("no warning of the bound:\n%s", errOut)
 	}
 }

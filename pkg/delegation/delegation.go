@@ -7,12 +7,15 @@
 //
 // A child match is admitted by a parent match when the parent's path is a
 // PathPrefix that the child's path value starts with, the child's header
-// and query parameter matches include the parent's, and the methods agree
-// when the parent names one; a child rule without matches has the API's
-// default match (PathPrefix /, as the API server stores it). A
-// child route annotated InheritParentMatcher instead writes its matches
-// relative to the parent's (Inherit). A rule keeps the matches admitted
-// (or extended); one with none is dropped below that parent.
+// and query parameter matches include the parent's (compared as written,
+// names included), and the methods agree when the parent names one; a
+// child rule without matches has the API's default match (PathPrefix /, as
+// the API server stores it). A child route annotated InheritParentMatcher
+// instead writes its matches relative to the parent's (Inherit): kgateway
+// keeps all of them, joined to the parent's; the joins that build a
+// regular expression are not modelled (Admitted.Unmodelled). A rule keeps
+// the matches admitted (or joined); one with none is dropped below that
+// parent.
 //
 // As kgateway reads it: pkg/kgateway/translator/httproute/delegation_helpers.go
 // (filterDelegatedChildren, mergeParentChildRouteMatch) and
@@ -45,7 +48,7 @@ func InheritsParentMatcher(annotations map[string]string) bool {
 
 // Value is a header or query parameter match.
 type Value struct {
-	// Name is lower case for headers, as written for query parameters.
+	// Name is as written (RequestMatch lowers header names).
 	Name  string
 	Value string
 	// Regex is set for type RegularExpression (else Exact).
@@ -53,7 +56,10 @@ type Value struct {
 }
 
 // Match is one HTTPRoute match, the API's defaults applied: path
-// PathPrefix "/", Exact header and query parameter matches.
+// PathPrefix "/", Exact header and query parameter matches. Its header and
+// query parameter matches are all those written, in order, names as
+// written: kgateway compares them so (IsDelegatedRouteMatch's
+// reflect.DeepEqual); RequestMatch is what a request is matched against.
 type Match struct {
 	PathType gwv1.PathMatchType
 	Path     string
@@ -67,8 +73,7 @@ type Match struct {
 var Default = Match{PathType: gwv1.PathMatchPathPrefix, Path: "/"}
 
 // Matches returns a rule's matches with the API's defaults applied; nil
-// for a rule without matches. Of several header (or query parameter)
-// matches of one name only the first counts, as the API says.
+// for a rule without matches.
 func Matches(ms []gwv1.HTTPRouteMatch) []Match {
 	if len(ms) == 0 {
 		return nil
@@ -89,18 +94,46 @@ func Matches(ms []gwv1.HTTPRouteMatch) []Match {
 			e.Method = string(*m.Method)
 		}
 		for _, h := range m.Headers {
-			name := strings.ToLower(string(h.Name))
-			if !slices.ContainsFunc(e.Headers, func(v Value) bool { return v.Name == name }) {
-				e.Headers = append(e.Headers, Value{name, h.Value, h.Type != nil && *h.Type == gwv1.HeaderMatchRegularExpression})
-			}
+			e.Headers = append(e.Headers, Value{string(h.Name), h.Value, h.Type != nil && *h.Type == gwv1.HeaderMatchRegularExpression})
 		}
 		for _, q := range m.QueryParams {
-			name := string(q.Name)
-			if !slices.ContainsFunc(e.Query, func(v Value) bool { return v.Name == name }) {
-				e.Query = append(e.Query, Value{name, q.Value, q.Type != nil && *q.Type == gwv1.QueryParamMatchRegularExpression})
-			}
+			e.Query = append(e.Query, Value{string(q.Name), q.Value, q.Type != nil && *q.Type == gwv1.QueryParamMatchRegularExpression})
 		}
 		out[i] = e
+	}
+	return out
+}
+
+// RequestMatch is m as a request is matched against it: header names in
+// lower case (they are case-insensitive), and of several header (or query
+// parameter) matches of one name only the first, as the API says. m's
+// slices are shared when nothing changes.
+func RequestMatch(m Match) Match {
+	m.Headers = firstOfEach(m.Headers, strings.ToLower)
+	m.Query = firstOfEach(m.Query, func(s string) string { return s })
+	return m
+}
+
+// firstOfEach is vs with names passed through norm, the first of each
+// name only; vs itself when that is what it is.
+func firstOfEach(vs []Value, norm func(string) string) []Value {
+	same := true
+	for i, v := range vs {
+		n := norm(v.Name)
+		if n != v.Name || slices.ContainsFunc(vs[:i], func(w Value) bool { return norm(w.Name) == n }) {
+			same = false
+			break
+		}
+	}
+	if same {
+		return vs
+	}
+	out := make([]Value, 0, len(vs))
+	for _, v := range vs {
+		v.Name = norm(v.Name)
+		if !slices.ContainsFunc(out, func(w Value) bool { return w.Name == v.Name }) {
+			out = append(out, v)
+		}
 	}
 	return out
 }
@@ -114,6 +147,13 @@ type Admitted struct {
 	Match  Match
 	Parent int
 	Child  int
+	// Unmodelled: the child inherits the parent's matcher and kgateway
+	// keeps this match joined to the parent's as a regular expression,
+	// which attache does not model; Match is then the child's match as
+	// written. Its path would be of type RegularExpression, so as a
+	// parent match it would admit no child match (Admits), and every
+	// join to it would be Unmodelled again.
+	Unmodelled bool
 }
 
 // Admit appends to dst what a child rule keeps below a delegating rule:
@@ -122,8 +162,10 @@ type Admitted struct {
 // children the child rule's (nil: it has none), inherit whether the child
 // route has InheritParentMatcher. Without inherit, each child match
 // admitted by some parent match is kept once; with it, each child match
-// is extended by every parent match it can be. Nothing appended: the rule
-// is dropped below that parent (Why says why).
+// is joined to every parent match (Inherit; Unmodelled when attache does
+// not model the join), and a rule without matches takes every parent
+// match. Nothing appended: the rule is dropped below that parent (Why
+// says why); with inherit that is only when parents is empty.
 func Admit(dst []Admitted, parents, children []Match, inherit bool) []Admitted {
 	out := dst
 	if len(children) == 0 {
@@ -138,19 +180,21 @@ func Admit(dst []Admitted, parents, children []Match, inherit bool) []Admitted {
 			}
 			return out
 		}
+		// kgateway takes the parent match as it is, whatever its type.
 		for i, p := range parents {
-			if m, ok := inheritNone(p); ok {
-				out = append(out, Admitted{Match: m, Parent: i, Child: -1})
-			}
+			p.Headers, p.Query = slices.Clone(p.Headers), slices.Clone(p.Query)
+			out = append(out, Admitted{Match: p, Parent: i, Child: -1})
 		}
 		return out
 	}
 	for j, c := range children {
 		for i, p := range parents {
 			if inherit {
-				if m, ok := Inherit(p, c); ok {
-					out = append(out, Admitted{Match: m, Parent: i, Child: j})
+				m, ok := Inherit(p, c)
+				if !ok {
+					m = c
 				}
+				out = append(out, Admitted{Match: m, Parent: i, Child: j, Unmodelled: !ok})
 				continue
 			}
 			if Admits(p, c) {
@@ -207,14 +251,17 @@ func includes(have, want []Value) bool {
 	return true
 }
 
-// Inherit is child match c extended by parent match p, for a child with
-// InheritParentMatcher: p's PathPrefix joined before c's path (c's path
-// type kept), p's header and query matches added (p's winning a name both
-// match), p's method when it names one. Not modelled (false): a parent
-// match that is not a PathPrefix, a child match of type
-// RegularExpression (kgateway builds a regular expression for them).
+// Inherit is child match c joined to parent match p, for a child with
+// InheritParentMatcher, as kgateway's mergeParentChildRouteMatch joins
+// them: p's path joined before c's (path.Join; c's path type kept), p's
+// header and query matches with c's of other names (by name as written,
+// sorted by name), p's method when it names one. Not modelled (false):
+// joins kgateway makes a regular expression of: a parent match of type
+// RegularExpression (it builds a regular expression keeping the parent's),
+// a child match of type RegularExpression (path.Join applied to the
+// expression).
 func Inherit(p, c Match) (Match, bool) {
-	if p.PathType != gwv1.PathMatchPathPrefix || c.PathType == gwv1.PathMatchRegularExpression {
+	if p.PathType == gwv1.PathMatchRegularExpression || c.PathType == gwv1.PathMatchRegularExpression {
 		return Match{}, false
 	}
 	d := c
@@ -226,24 +273,30 @@ func Inherit(p, c Match) (Match, bool) {
 	return d, true
 }
 
-// inheritNone is what a child rule without matches takes of parent match
-// p under InheritParentMatcher: p itself (a PathPrefix only, as Inherit).
-func inheritNone(p Match) (Match, bool) {
-	if p.PathType != gwv1.PathMatchPathPrefix {
-		return Match{}, false
-	}
-	p.Headers, p.Query = slices.Clone(p.Headers), slices.Clone(p.Query)
-	return p, true
-}
-
-// join is parent's value matches, then child's of other names.
+// join is kgateway's mergeHeaders (and mergeQueries): parent's value
+// matches (the last of a name), then child's of other names (the first of
+// a name), sorted by name; names compared as written.
 func join(parent, child []Value) []Value {
-	out := slices.Clone(parent)
+	if len(parent)+len(child) == 0 {
+		return nil
+	}
+	out := make([]Value, 0, len(parent)+len(child))
+	at := map[string]int{}
+	for _, p := range parent {
+		if i, ok := at[p.Name]; ok {
+			out[i] = p
+			continue
+		}
+		at[p.Name] = len(out)
+		out = append(out, p)
+	}
 	for _, c := range child {
-		if !slices.ContainsFunc(parent, func(p Value) bool { return p.Name == c.Name }) {
+		if _, ok := at[c.Name]; !ok {
+			at[c.Name] = len(out)
 			out = append(out, c)
 		}
 	}
+	slices.SortStableFunc(out, func(a, b Value) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -257,13 +310,6 @@ func Why(parents, children []Match, inherit bool) string {
 	}
 	if len(parents) == 0 {
 		return "the parent rule is itself dropped" // not reached: a dropped rule delegates nothing
-	}
-	if inherit {
-		// Inherit refuses only what attache does not model.
-		if !slices.ContainsFunc(parents, func(p Match) bool { return p.PathType == gwv1.PathMatchPathPrefix }) {
-			return fmt.Sprintf("the parent rule's path match is %s, and attache joins a child's matches to a PathPrefix only", describePaths(parents))
-		}
-		return "its paths are regular expressions, which attache does not join to the parent rule's path prefix"
 	}
 	none := len(children) == 0
 	if none {
@@ -279,12 +325,12 @@ func Why(parents, children []Match, inherit bool) string {
 	}
 	switch best {
 	case stagePathType:
-		return fmt.Sprintf("the parent rule's path match is %s, and only a PathPrefix admits child matches", describePaths(parents))
+		return fmt.Sprintf("the parent rule's path match is %s, and only a PathPrefix admits child matches", DescribePaths(parents))
 	case stagePath:
 		if none {
-			return fmt.Sprintf("it has no matches (the API's default: every request, path prefix /), which do not extend the parent rule's %s", describePaths(parents))
+			return fmt.Sprintf("it has no matches (the API's default: every request, path prefix /), which do not extend the parent rule's %s", DescribePaths(parents))
 		}
-		return fmt.Sprintf("its matches do not extend the parent rule's %s", describePaths(parents))
+		return fmt.Sprintf("its matches do not extend the parent rule's %s", DescribePaths(parents))
 	case stageMethod:
 		return fmt.Sprintf("its matches under %s do not name the parent rule's method %s", at.Path, at.Method)
 	case stageHeaders:
@@ -294,9 +340,9 @@ func Why(parents, children []Match, inherit bool) string {
 	}
 }
 
-// describePaths names the path matches of a rule: "path prefix /a",
+// DescribePaths names the path matches of a rule: "path prefix /a",
 // "path prefixes /a, /b", or with their types when not all are prefixes.
-func describePaths(ms []Match) string {
+func DescribePaths(ms []Match) string {
 	var paths []string
 	prefixes := true
 	for _, m := range ms {

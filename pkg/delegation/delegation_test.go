@@ -20,8 +20,8 @@ func TestInheritsParentMatcher(t *testing.T) {
 	}
 }
 
-// Matches applies the API's defaults and keeps the first value match of
-// each name; a rule without matches has none.
+// Matches applies the API's defaults and keeps every header and query
+// parameter match as written, names included: kgateway compares them so.
 func TestMatches(t *testing.T) {
 	if Matches(nil) != nil {
 		t.Error("a rule without matches has matches")
@@ -36,10 +36,33 @@ func TestMatches(t *testing.T) {
 			QueryParams: []gwv1.HTTPQueryParamMatch{{Name: "q", Value: "1", Type: &qregex}, {Name: "q", Value: "2"}, {Name: "Q", Value: "3"}}},
 	})
 	want := []Match{Default, {PathType: exact, Path: "/a", Method: "GET",
-		Headers: []Value{{"x-a", "1", false}, {"x-b", "b.*", true}},
-		Query:   []Value{{"q", "1", true}, {"Q", "3", false}}}}
+		Headers: []Value{{"X-A", "1", false}, {"x-a", "2", false}, {"x-b", "b.*", true}},
+		Query:   []Value{{"q", "1", true}, {"q", "2", false}, {"Q", "3", false}}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+}
+
+// RequestMatch lowers header names and keeps the first value match of
+// each name (header names compared in any case, query parameter names as
+// written), as the API says a request is matched; a match with nothing
+// to change keeps its slices.
+func TestRequestMatch(t *testing.T) {
+	m := Match{PathType: gwv1.PathMatchPathPrefix, Path: "/",
+		Headers: []Value{{"X-A", "1", false}, {"x-a", "2", false}, {"X-B", "b.*", true}},
+		Query:   []Value{{"q", "1", true}, {"q", "2", false}, {"Q", "3", false}}}
+	got := RequestMatch(m)
+	want := Match{PathType: gwv1.PathMatchPathPrefix, Path: "/",
+		Headers: []Value{{"x-a", "1", false}, {"x-b", "b.*", true}},
+		Query:   []Value{{"q", "1", true}, {"Q", "3", false}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+	if m.Headers[0].Name != "X-A" {
+		t.Error("RequestMatch changed its argument")
+	}
+	if got := RequestMatch(want); &got.Headers[0] != &want.Headers[0] || &got.Query[0] != &want.Query[0] {
+		t.Error("a match already in request form was copied")
 	}
 }
 
@@ -65,6 +88,9 @@ func TestAdmits(t *testing.T) {
 		{"header type differs", hdr(prefix("/"), Value{"x", "1", false}), hdr(prefix("/b"), Value{"x", "1", true}), false},
 		{"query included", qry(prefix("/"), Value{"q", "1", false}), qry(prefix("/b"), Value{"q", "1", false}), true},
 		{"query missing", qry(prefix("/"), Value{"q", "1", false}), prefix("/b"), false},
+		{"header name case differs", hdr(prefix("/"), Value{"X-Team", "a", false}), hdr(prefix("/b"), Value{"x-team", "a", false}), false},
+		{"query name case differs", qry(prefix("/"), Value{"q", "1", false}), qry(prefix("/b"), Value{"Q", "1", false}), false},
+		{"header repeated, the second equal", hdr(prefix("/"), Value{"x", "1", false}), hdr(prefix("/b"), Value{"x", "2", false}, Value{"x", "1", false}), true},
 	} {
 		if got := Admits(c.p, c.c); got != c.admits {
 			t.Errorf("%s: %v, want %v", c.name, got, c.admits)
@@ -72,14 +98,19 @@ func TestAdmits(t *testing.T) {
 	}
 }
 
+// Inherit joins as kgateway's mergeParentChildRouteMatch: the paths with
+// path.Join (a parent Exact match too), the child's path type kept; the
+// parent's header and query parameter matches winning a name both use
+// (names as written), sorted by name; the parent's method. Joins kgateway
+// makes a regular expression of are not modelled.
 func TestInherit(t *testing.T) {
 	p := Match{PathType: gwv1.PathMatchPathPrefix, Path: "/a", Method: "GET",
-		Headers: []Value{{"x", "p", false}}, Query: []Value{{"q", "p", false}}}
+		Headers: []Value{{"x", "p", false}, {"b", "p", false}}, Query: []Value{{"q", "p", false}}}
 	c := Match{PathType: gwv1.PathMatchExact, Path: "/b", Method: "POST",
-		Headers: []Value{{"x", "c", false}, {"y", "c", false}}, Query: []Value{{"r", "c", true}}}
+		Headers: []Value{{"x", "c", false}, {"y", "c", false}, {"X", "c", false}}, Query: []Value{{"r", "c", true}}}
 	got, ok := Inherit(p, c)
 	want := Match{PathType: gwv1.PathMatchExact, Path: "/a/b", Method: "GET",
-		Headers: []Value{{"x", "p", false}, {"y", "c", false}}, Query: []Value{{"q", "p", false}, {"r", "c", true}}}
+		Headers: []Value{{"X", "c", false}, {"b", "p", false}, {"x", "p", false}, {"y", "c", false}}, Query: []Value{{"q", "p", false}, {"r", "c", true}}}
 	if !ok || !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v %v\nwant %+v", got, ok, want)
 	}
@@ -87,11 +118,27 @@ func TestInherit(t *testing.T) {
 	if got, _ := Inherit(p, c); got.Method != "POST" {
 		t.Errorf("the child's method %q, want kept (the parent names none)", got.Method)
 	}
-	if _, ok := Inherit(Match{PathType: gwv1.PathMatchExact, Path: "/a"}, c); ok {
-		t.Error("extended a non-prefix parent match")
+	if got, ok := Inherit(Match{PathType: gwv1.PathMatchExact, Path: "/a/"}, prefix("x/")); !ok || !reflect.DeepEqual(got, prefix("/a/x")) {
+		t.Errorf("below an Exact parent: %+v %v, want path prefix /a/x", got, ok)
 	}
-	if _, ok := Inherit(p, Match{PathType: gwv1.PathMatchRegularExpression, Path: "/b.*"}); ok {
-		t.Error("extended a regular expression")
+	regex := Match{PathType: gwv1.PathMatchRegularExpression, Path: "/b.*"}
+	if _, ok := Inherit(p, regex); ok {
+		t.Error("joined a regular expression child match")
+	}
+	if _, ok := Inherit(regex, c); ok {
+		t.Error("joined to a regular expression parent match")
+	}
+}
+
+// join keeps the last parent value match of a name (kgateway's map) and
+// the first child one.
+func TestJoinDuplicates(t *testing.T) {
+	got := join([]Value{{"x", "1", false}, {"x", "2", false}}, []Value{{"y", "1", false}, {"y", "2", false}, {"x", "3", false}})
+	if want := []Value{{"x", "2", false}, {"y", "1", false}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	if join(nil, nil) != nil {
+		t.Error("joined nothing into something")
 	}
 }
 
@@ -102,7 +149,7 @@ func TestAdmit(t *testing.T) {
 	parents := []Match{prefix("/a"), prefix("/b"), prefix("/")}
 	children := []Match{prefix("/b/x"), prefix("/c"), prefix("/a/y")}
 	got := Admit(nil, parents, children, false)
-	want := []Admitted{{prefix("/b/x"), 1, 0}, {prefix("/c"), 2, 1}, {prefix("/a/y"), 0, 2}}
+	want := []Admitted{{prefix("/b/x"), 1, 0, false}, {prefix("/c"), 2, 1, false}, {prefix("/a/y"), 0, 2, false}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("admitted %+v\nwant %+v", got, want)
 	}
@@ -111,20 +158,26 @@ func TestAdmit(t *testing.T) {
 	}
 	// A rule without matches has the API's default, PathPrefix /: kept
 	// below a parent prefix /, dropped below others.
-	if got := Admit(nil, parents, nil, false); !reflect.DeepEqual(got, []Admitted{{Default, 2, -1}}) {
+	if got := Admit(nil, parents, nil, false); !reflect.DeepEqual(got, []Admitted{{Default, 2, -1, false}}) {
 		t.Errorf("a rule without matches: %+v, want the default kept below /", got)
 	}
 	if got := Admit(nil, parents[:2], nil, false); got != nil {
 		t.Errorf("a rule without matches below /a, /b: %+v, want dropped", got)
 	}
+	// Inheriting, every child match is joined to every parent match
+	// (kgateway discards none); the joins attache does not model are
+	// marked, the child's match in their place.
 	exact := Match{PathType: gwv1.PathMatchExact, Path: "/e"}
-	got = Admit(nil, []Match{prefix("/a"), exact, prefix("/b")}, []Match{prefix("/x")}, true)
-	want = []Admitted{{prefix("/a/x"), 0, 0}, {prefix("/b/x"), 2, 0}}
+	regex := Match{PathType: gwv1.PathMatchRegularExpression, Path: "/r.*"}
+	got = Admit(nil, []Match{prefix("/a"), exact, regex}, []Match{prefix("/x"), regex}, true)
+	want = []Admitted{{prefix("/a/x"), 0, 0, false}, {prefix("/e/x"), 1, 0, false}, {prefix("/x"), 2, 0, true},
+		{regex, 0, 1, true}, {regex, 1, 1, true}, {regex, 2, 1, true}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("inheriting %+v\nwant %+v", got, want)
 	}
-	got = Admit(nil, []Match{prefix("/a"), exact}, nil, true)
-	want = []Admitted{{prefix("/a"), 0, -1}}
+	// A rule without matches takes each parent match, whatever its type.
+	got = Admit(nil, []Match{prefix("/a"), exact, regex}, nil, true)
+	want = []Admitted{{prefix("/a"), 0, -1, false}, {exact, 1, -1, false}, {regex, 2, -1, false}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("inheriting without matches %+v\nwant %+v", got, want)
 	}
@@ -177,8 +230,10 @@ func TestWhy(t *testing.T) {
 		{"first of equals", []Match{meth, post}, []Match{prefix("/a/b"), prefix("/b/c")}, false, "its matches under /a do not name the parent rule's method GET"},
 		{"headers", []Match{hdr}, []Match{prefix("/a/b")}, false, "its matches under /a do not repeat the parent rule's header matches x-team=a, x-re~a.*"},
 		{"query", []Match{qry}, []Match{prefix("/a/b")}, false, "its matches under /a do not repeat the parent rule's query parameter matches q=1"},
-		{"inherit non-prefix", []Match{exact}, nil, true, "the parent rule's path match is Exact /a, and attache joins a child's matches to a PathPrefix only"},
-		{"inherit regex", []Match{prefix("/a")}, []Match{regex}, true, "its paths are regular expressions, which attache does not join to the parent rule's path prefix"},
+		{"inherit below Exact", []Match{exact}, nil, true, ""},
+		{"inherit regex", []Match{prefix("/a")}, []Match{regex}, true, ""},
+		{"header name case", []Match{hdr}, []Match{{PathType: gwv1.PathMatchPathPrefix, Path: "/a/b", Headers: []Value{{"X-Team", "a", false}, {"x-re", "a.*", true}}}}, false,
+			"its matches under /a do not repeat the parent rule's header matches x-team=a, x-re~a.*"},
 		{"no parents", nil, []Match{prefix("/a")}, false, "the parent rule is itself dropped"},
 	} {
 		if got := Why(c.parents, c.children, c.inherit); got != c.want {

@@ -6,12 +6,13 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/attache-dev/attache/pkg/delegation"
+	"github.com/attache-dev/attache/pkg/topology"
 )
 
-// Match lists differing in any part get ids of their own; equal ones
-// share one, and none is 0 (no list).
+// Match lists differing in any part (or in being partial) get ids of
+// their own; equal ones share one, and none is noList or unjudged.
 func TestAdmissionIntern(t *testing.T) {
-	a := &admission{lists: [][]delegation.Match{nil}, ids: map[string]int32{}}
+	a := newAdmission(&topology.Graph{})
 	m := delegation.Match{PathType: gwv1.PathMatchPathPrefix, Path: "/a", Method: "GET",
 		Headers: []delegation.Value{{Name: "h", Value: "1"}}, Query: []delegation.Value{{Name: "q", Value: "1"}}}
 	variants := [][]delegation.Match{{m}, {m, m}, {}}
@@ -35,13 +36,15 @@ func TestAdmissionIntern(t *testing.T) {
 	}
 	seen := map[int32]int{}
 	for i, ms := range variants {
-		id := a.intern(ms)
-		if j, dup := seen[id]; dup || id == 0 {
-			t.Errorf("variant %d: id %d (variant %d's)", i, id, j)
-		}
-		seen[id] = i
-		if again := a.intern(append([]delegation.Match(nil), ms...)); again != id {
-			t.Errorf("variant %d interned again: %d, want %d", i, again, id)
+		for _, partial := range []bool{false, true} {
+			id := a.intern(ms, partial)
+			if j, dup := seen[id]; dup || id == noList || id == unjudged {
+				t.Errorf("variant %d (partial %v): id %d (variant %d's)", i, partial, id, j)
+			}
+			seen[id] = i
+			if again := a.intern(append([]delegation.Match(nil), ms...), partial); again != id {
+				t.Errorf("variant %d interned again: %d, want %d", i, again, id)
+			}
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/attache-dev/attache/pkg/delegation"
 	"github.com/attache-dev/attache/pkg/diag"
 	"github.com/attache-dev/attache/pkg/merge"
 	"github.com/attache-dev/attache/pkg/policy"
@@ -171,12 +172,17 @@ func (d *kindDP) layerRoutes(nodes []topology.NodeID) []topology.Ref {
 	return out
 }
 
-// delegationPriorityChanged reports whether the annotation some kind's
-// delegation priority reads differs between two copies of an HTTPRoute
-// (sameObject counts annotations on CRDs only).
-func (c *computation) delegationPriorityChanged(a, b *unstructured.Unstructured) bool {
+// delegationAnnotationsChanged reports whether two copies of an HTTPRoute
+// differ in an annotation route delegation reads: the one some kind's
+// delegation priority reads, or delegation.InheritParentMatcher, which
+// decides which of a child's rules kgateway keeps (sameObject counts
+// annotations on CRDs only).
+func (c *computation) delegationAnnotationsChanged(a, b *unstructured.Unstructured) bool {
 	if rawRef(a).GroupKind() != topology.KindHTTPRoute {
 		return false
+	}
+	if delegation.InheritsParentMatcher(a.GetAnnotations()) != delegation.InheritsParentMatcher(b.GetAnnotations()) {
+		return true
 	}
 	for _, k := range c.kinds {
 		if name := k.DelegationPriority.Annotation; name != "" && a.GetAnnotations()[name] != b.GetAnnotations()[name] {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/attache-dev/attache/internal/gen"
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/manifest"
@@ -248,6 +250,37 @@ func BenchmarkDelegationChain(b *testing.B) {
 	}
 }
 
+// inheritChainObjects is gen.InheritChain(depth, 4) with kgateway's
+// TrafficPolicy CRD and a policy on the Gateway, as engine objects.
+func inheritChainObjects(t testing.TB, depth int) []engine.Object {
+	t.Helper()
+	docs, probs := manifest.Decode(strings.NewReader(labelledCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "Direct")+"\n---\n"+
+		pol(kgwV, "TrafficPolicy", "gw-pol", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]\ntimeouts: {request: 60s}")), "chain")
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	for _, u := range gen.InheritChain(depth, 4) {
+		docs = append(docs, engine.Object{Object: u})
+	}
+	return docs
+}
+
+// BenchmarkDelegationInheritChain measures Compute over
+// gen.InheritChain(depth, 4): each route of the chain inherits its
+// parent's matcher, so its rule's matches joined to those above it number
+// 4^(level+1), bounded to maxKeptMatches per rule.
+func BenchmarkDelegationInheritChain(b *testing.B) {
+	for _, depth := range []int{8, 16} {
+		objs := inheritChainObjects(b, depth)
+		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				engine.Compute(objs, engine.Options{})
+			}
+		})
+	}
+}
+
 // affects lists the effective targets a policy contributes to (nameOf).
 func affects(t *testing.T, res *engine.Result, name string) []string {
 	t.Helper()
@@ -408,7 +441,8 @@ spec:
 // (here the matches it inherits): leaf's rule under /a/m/x is kept below
 // mid's rule as reached through top's rule a (/a/m), dropped through b
 // (/b/m), as kgateway recurses with the merged match; its rule other, under
-// neither, is reported once.
+// neither, is reported once. The problem on x names the matches it was
+// dropped below, since mid's rule keeps it on other paths.
 // Source: kgateway-dev/kgateway gateway_http_route_translator.go (each
 // match of a delegating rule flattens its children with that match),
 // delegation_helpers.go (mergeParentChildRouteMatch).
@@ -418,7 +452,7 @@ func TestDelegationJudgesGrandchildrenPerPath(t *testing.T) {
 		pol(kgwV, "TrafficPolicy", "gw-pol", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]\ntimeouts: {request: 60s}"))
 	want(t, "leaf#x paths", contextPaths(res, "TrafficPolicy", rule("leaf", "x")), []string{"gw>gw#http>top>top#a>mid>mid#down>leaf>leaf#x"})
 	want(t, "problems", problemsOf(res, "leaf"), []string{
-		"spec.rules[0]: rule x is not delegated to by HTTPRoute default/mid rule down: its matches do not extend the parent rule's path prefix /b/m; it is no effective target through that rule",
+		"spec.rules[0]: rule x is not delegated to by HTTPRoute default/mid rule down where that rule delegates with path prefix /b/m: its matches do not extend the parent rule's path prefix /b/m; it is no effective target on those paths",
 		"spec.rules[1]: rule other is not delegated to by HTTPRoute default/mid rule down: its matches do not extend the parent rule's path prefix /a/m; it is no effective target through that rule",
 	})
 	want(t, "leaf#other", effective(t, res, "TrafficPolicy", rule("leaf", "other")), []string(nil))
@@ -506,4 +540,219 @@ func TestDelegationDroppedRulesIncremental(t *testing.T) {
 			t.Errorf("%s: recomputed everything: %v (%s)", step.name, full, in.LastChange().Reason)
 		}
 	}
+}
+
+// Turning inherit-parent-matcher on or off on a child route recomputes
+// (it decides which of the child's rules kgateway keeps): the route's
+// annotations otherwise cost no recomputation.
+func TestDelegationInheritIncremental(t *testing.T) {
+	c := labelledCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "Direct")
+	gwPol := pol(kgwV, "TrafficPolicy", "gw-pol", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]\ntimeouts: {request: 60s}")
+	const on = `annotations: {delegation.kgateway.dev/inherit-parent-matcher: "true"}`
+	off := strings.Replace(inheritChain, on, `annotations: {delegation.kgateway.dev/inherit-parent-matcher: "false"}`, 1)
+	same := strings.Replace(inheritChain, on, `annotations: {delegation.kgateway.dev/inherit-parent-matcher: "Yes"}`, 1)
+	if off == inheritChain || same == inheritChain {
+		t.Fatal("inheritChain changed: no annotation to flip")
+	}
+	in := engine.NewIncremental(engine.Options{})
+	for _, step := range []struct {
+		name, topo string
+		full       bool
+	}{
+		{"on", inheritChain, true},
+		{"off", off, true},
+		{"on again", inheritChain, true},
+		{"another value turning it on", same, false},
+	} {
+		objs := decodeDocs(t, c, step.topo, gwPol)
+		got := dump(t, in.Compute(objs))
+		if w := dump(t, engine.Compute(objs, engine.Options{})); got != w {
+			t.Fatalf("%s: %s", step.name, firstDiff(got, w))
+		}
+		if in.LastChange().Full != step.full {
+			t.Errorf("%s: recomputed everything: %v (%s)", step.name, in.LastChange().Full, in.LastChange().Reason)
+		}
+	}
+}
+
+// A child match repeats the parent's header matches only when written the
+// same, names included: kgateway compares them with reflect.DeepEqual
+// (IsDelegatedRouteMatch), though requests match header names in any
+// case. Below mid-b's X-Team, b1's rule naming x-team is dropped, and its
+// rule naming X-Team (after another value of that name) kept.
+// Source: kgateway-dev/kgateway pkg/kgateway/utils/delegation/delegation.go
+// @08be94b3c6d2 (IsDelegatedRouteMatch).
+func TestDelegationHeaderNamesAsWritten(t *testing.T) {
+	c := labelledCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "Direct")
+	topo := delegTopo(nil)
+	const b1 = "metadata: {name: b1, namespace: default}\nspec: {rules: [{name: x, matches: [{path: {type: PathPrefix, value: /b/x}}]}]}"
+	if !strings.Contains(topo, b1) || !strings.Contains(topo, "value: /b}}]") {
+		t.Fatal("delegTopo changed")
+	}
+	topo = strings.Replace(topo, "value: /b}}]", "value: /b}, headers: [{name: X-Team, value: a}]}]", 1)
+	topo = strings.Replace(topo, b1, `metadata: {name: b1, namespace: default}
+spec:
+  rules:
+  - name: x
+    matches: [{path: {type: PathPrefix, value: /b/x}, headers: [{name: x-team, value: a}]}]
+  - name: upper
+    matches: [{path: {type: PathPrefix, value: /b/y}, headers: [{name: X-Team, value: b}, {name: X-Team, value: a}]}]`, 1)
+	res := compute(t, engine.Options{}, c, topo, trafficPolicy("b1-pol", 0, "timeouts: {request: 1s}", "b1"))
+	want(t, "b1-pol affects", affects(t, res, "b1-pol"), []string{"b1#upper"})
+	want(t, "problems", problemsOf(res, "b1"), []string{
+		"spec.rules[0]: rule x is not delegated to by HTTPRoute default/mid-b rule down: its matches under /b do not repeat the parent rule's header matches X-Team=a; it is no effective target through that rule",
+	})
+}
+
+// inheritJoins: Gateway gw; HTTPRoute top delegates to kid with an Exact
+// match (rule exact, /e), a RegularExpression one (rule regex) and a
+// PathPrefix one (rule prefix); kid inherits the parent's matcher and has
+// rules bare (no matches), sub (PathPrefix /s, delegating to gk, which
+// does not inherit: its rule e under /e/s, p under /p/s/x; and to gi,
+// which inherits: its rule any under /z) and re (RegularExpression /x/.*).
+const inheritJoins = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: default}
+spec:
+  gatewayClassName: kgateway
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: top, namespace: default}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - name: exact
+    matches: [{path: {type: Exact, value: /e}}]
+    backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: kid}]
+  - name: regex
+    matches: [{path: {type: RegularExpression, value: "/r/[0-9]+"}}]
+    backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: kid}]
+  - name: prefix
+    matches: [{path: {type: PathPrefix, value: /p}}]
+    backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: kid}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: kid, namespace: default, annotations: {delegation.kgateway.dev/inherit-parent-matcher: "true"}}
+spec:
+  rules:
+  - name: bare
+  - name: sub
+    matches: [{path: {type: PathPrefix, value: /s}}]
+    backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: gk}, {group: gateway.networking.k8s.io, kind: HTTPRoute, name: gi}]
+  - name: re
+    matches: [{path: {type: RegularExpression, value: "/x/.*"}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: gk, namespace: default}
+spec:
+  rules:
+  - name: e
+    matches: [{path: {type: PathPrefix, value: /e/s}}]
+  - name: p
+    matches: [{path: {type: PathPrefix, value: /p/s/x}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: gi, namespace: default, annotations: {delegation.kgateway.dev/inherit-parent-matcher: "true"}}
+spec:
+  rules:
+  - name: any
+    matches: [{path: {type: PathPrefix, value: /z}}]
+`
+
+// Under inherit-parent-matcher kgateway keeps every rule of the child,
+// joined to each parent match (mergeParentChildRouteMatch): paths joined
+// below an Exact parent match too, a rule without matches taking the
+// parent match whatever its type. It builds regular expressions of the
+// joins with a RegularExpression path on either side, which attache does
+// not model: the rule is kept, a problem says so. A grandchild that does
+// not inherit is judged against what was modelled: below kid's rule sub
+// it is kept under /e/s (joined below the Exact /e) and /p/s, and dropped
+// where sub's matches are regular expressions (below top's rule regex),
+// which admit no child match; gi, which inherits, is kept there too.
+// Source: kgateway-dev/kgateway delegation_helpers.go @6cdfd6299a2a
+// (filterDelegatedChildren: inheriting, every match is valid;
+// mergeParentChildRouteMatch, mergeRegexParentPath).
+func TestDelegationInheritKeepsEveryRule(t *testing.T) {
+	c := labelledCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "Direct")
+	res := compute(t, engine.Options{}, c, inheritJoins,
+		pol(kgwV, "TrafficPolicy", "gw-pol", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]\ntimeouts: {request: 60s}"))
+	for _, r := range []string{"bare", "re"} {
+		want(t, "kid#"+r+" paths", contextPaths(res, "TrafficPolicy", rule("kid", r)), []string{
+			"gw>gw#http>top>top#exact>kid>kid#" + r + " | gw>gw#http>top>top#prefix>kid>kid#" + r + " | gw>gw#http>top>top#regex>kid>kid#" + r})
+	}
+	want(t, "gk#e paths", contextPaths(res, "TrafficPolicy", rule("gk", "e")), []string{"gw>gw#http>top>top#exact>kid>kid#sub>gk>gk#e"})
+	want(t, "gk#p paths", contextPaths(res, "TrafficPolicy", rule("gk", "p")), []string{"gw>gw#http>top>top#prefix>kid>kid#sub>gk>gk#p"})
+	want(t, "gi#any paths", contextPaths(res, "TrafficPolicy", rule("gi", "any")), []string{
+		"gw>gw#http>top>top#exact>kid>kid#sub>gi>gi#any | gw>gw#http>top>top#prefix>kid>kid#sub>gi>gi#any | gw>gw#http>top>top#regex>kid>kid#sub>gi>gi#any"})
+	want(t, "gi problems", problemsOf(res, "gi"), []string(nil))
+	const unmodelled = "but attache does not model some of its matches there: kgateway joins them to that rule's into regular expressions (delegation.kgateway.dev/inherit-parent-matcher); request tracing leaves them out"
+	want(t, "kid problems", problemsOf(res, "kid"), []string{
+		"spec.rules[1]: rule sub is kept below HTTPRoute default/top rule regex, " + unmodelled + ", and the routes it delegates to with them",
+		"spec.rules[2]: rule re is kept below HTTPRoute default/top rule exact, " + unmodelled,
+		"spec.rules[2]: rule re is kept below HTTPRoute default/top rule prefix, " + unmodelled,
+		"spec.rules[2]: rule re is kept below HTTPRoute default/top rule regex, " + unmodelled,
+	})
+	want(t, "gk problems", problemsOf(res, "gk"), []string{
+		"spec.rules[0]: rule e is not delegated to by HTTPRoute default/kid rule sub where that rule delegates with regular expressions attache does not model (and 1 more): the parent rule's matches there are regular expressions joined to its parent's, and only a PathPrefix admits child matches; it is no effective target on those paths",
+		"spec.rules[1]: rule p is not delegated to by HTTPRoute default/kid rule sub where that rule delegates with path prefix /e/s (and 1 more): its matches do not extend the parent rule's path prefix /e/s; it is no effective target on those paths",
+	})
+}
+
+// Matches joined under inherit-parent-matcher multiply level after level
+// (gen.InheritChain(7, 4): r0's rule has 4 matches, r1's 16 joined, ...,
+// r6's 16,384): a rule's lists are bounded (maxKeptMatches, 4,096, as
+// attache trace bounds its expansion); past the bound the rules below are
+// not judged (kept), and a problem on the rule says so. r7, which does not
+// inherit and whose matches extend none of r6's own, is kept: not judged
+// against r6's own matches either.
+func TestDelegationInheritChainBounded(t *testing.T) {
+	objs := inheritChainObjects(t, 7)
+	for _, o := range objs {
+		if o.Object.GetName() == "r7" {
+			o.Object.SetAnnotations(nil)
+		}
+	}
+	res := engine.Compute(objs, engine.Options{})
+	var problems []string
+	for _, p := range res.Problems {
+		problems = append(problems, p.Error())
+	}
+	want(t, "problems", problems, []string{"HTTPRoute.gateway.networking.k8s.io default/r6: spec.rules[0]: rule down delegates with more than 4096 matches through all its delegation paths (joined to those of the rules above it); which rules of the routes it delegates to kgateway keeps is not judged past them: they are kept"})
+	want(t, "r7#down", effective(t, res, "TrafficPolicy", rule("r7", "down")), []string{`{"timeouts":{"request":"60s"}}`})
+	want(t, "r6#down", effective(t, res, "TrafficPolicy", rule("r6", "down")), []string(nil)) // delegating
+}
+
+// The bound holds for all the paths to a rule together: in
+// gen.DelegationChain(14) with every route inheriting its parent's
+// matcher and matching its own name, the 2^(l-1) paths to a rule of level
+// l give it as many lists of one match; at level 14 (8,192) they pass
+// 4,096, and the rules there say so.
+func TestDelegationInheritPathsBounded(t *testing.T) {
+	var objs []engine.Object
+	for _, u := range gen.DelegationChain(14) {
+		if u.GetKind() == "HTTPRoute" && u.GetName() != "top" {
+			u.SetAnnotations(map[string]string{"delegation.kgateway.dev/inherit-parent-matcher": "true"})
+			if rules, _, _ := unstructured.NestedSlice(u.Object, "spec", "rules"); !strings.HasPrefix(u.GetName(), "r15") {
+				rules[0].(map[string]any)["matches"] = []any{map[string]any{"path": map[string]any{"type": "PathPrefix", "value": "/" + u.GetName()}}}
+				if err := unstructured.SetNestedSlice(u.Object, rules, "spec", "rules"); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		objs = append(objs, engine.Object{Object: u})
+	}
+	res := engine.Compute(objs, engine.Options{})
+	var problems []string
+	for _, p := range res.Problems {
+		problems = append(problems, p.Error())
+	}
+	const capped = ": spec.rules[0]: rule rule-1 delegates with more than 4096 matches through all its delegation paths (joined to those of the rules above it); which rules of the routes it delegates to kgateway keeps is not judged past them: they are kept"
+	slices.Sort(problems)
+	want(t, "problems", problems, []string{"HTTPRoute.gateway.networking.k8s.io default/r14a" + capped, "HTTPRoute.gateway.networking.k8s.io default/r14b" + capped})
 }

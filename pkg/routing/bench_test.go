@@ -79,3 +79,24 @@ func BenchmarkBuildDelegationDiamond(b *testing.B) {
 		routing.Build(us, res.Graph, res.Grants, engine.DefaultNamespace)
 	}
 }
+
+// BenchmarkBuildDelegationInheritChain measures building the index
+// (engine run before) over gen.InheritChain(depth, 4): routes inheriting
+// their parent's matcher, whose joined matches multiply by 4 a level,
+// bounded to maxDelegatedEntries.
+func BenchmarkBuildDelegationInheritChain(b *testing.B) {
+	for _, depth := range []int{8, 16} {
+		us := gen.InheritChain(depth, 4)
+		objs := make([]engine.Object, len(us))
+		for i, u := range us {
+			objs[i] = engine.Object{Object: u}
+		}
+		res := engine.Compute(objs, engine.Options{})
+		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				routing.Build(us, res.Graph, res.Grants, engine.DefaultNamespace)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package routing_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -315,4 +316,112 @@ func chainResult(depth int) ([]*unstructured.Unstructured, *engine.Result) {
 func inheritingA1(value string) string {
 	return strings.Replace(delegationTopology, "metadata: {name: a1, namespace: team-a}",
 		"metadata: {name: a1, namespace: team-a, annotations: {delegation.kgateway.dev/inherit-parent-matcher: \""+value+"\"}}", 1)
+}
+
+// Header matches are compared as written when kgateway judges a child
+// (X-Team is not x-team), but matched against requests in any case: below
+// a parent match with header X-Team, a1's orders (naming x-team) is
+// dropped and its rule naming X-Team answers a request sending x-team.
+func TestTraceDelegationHeaderNamesAsWritten(t *testing.T) {
+	topo := delegationTopology
+	for _, r := range [][2]string{
+		{"value: /a}}]", "value: /a}, headers: [{name: X-Team, value: a}]}]"},
+		{"value: /a/orders}}]", "value: /a/orders}, headers: [{name: x-team, value: a}]}]"},
+		{"value: /b}}]", "value: /a/upper}, headers: [{name: X-Team, value: a}]}]"},
+	} {
+		if !strings.Contains(topo, r[0]) {
+			t.Fatalf("delegationTopology changed: no %s", r[0])
+		}
+		topo = strings.Replace(topo, r[0], r[1], 1)
+	}
+	ix, pols := build(t, topo, true) // the engine reports the child rules dropped
+	if o := trace(t, ix, pols, "http://shop.example.com/a/orders", nil, "X-Team: a").Outcomes[0]; o.Rule != "home" {
+		t.Errorf("/a/orders: rule %q, want home (orders names x-team)", o.Rule)
+	}
+	if o := trace(t, ix, pols, "http://shop.example.com/a/upper", nil, "x-team: a").Outcomes[0]; o.Rule != "stray" {
+		t.Errorf("/a/upper: rule %q, want stray (naming X-Team)", o.Rule)
+	}
+}
+
+// A child inheriting the parent's matcher has its paths joined to an
+// Exact parent match too (path.Join, the child's type kept), and a rule
+// without matches takes the parent match whatever its type: below Exact
+// /a, a1's orders (/orders) answers under /a/orders, its bare rule /a
+// exactly. Its rule stray, a RegularExpression, kgateway joins into a
+// regular expression, which attache does not model: the trace leaves it
+// out (the engine's problem says so).
+// Source: kgateway-dev/kgateway delegation_helpers.go @6cdfd6299a2a
+// (mergeParentChildRouteMatch).
+func TestTraceDelegationInheritJoins(t *testing.T) {
+	topo := inheritingA1("true")
+	for _, r := range [][2]string{
+		{"type: PathPrefix, value: /a}}]", "type: Exact, value: /a}}]"},
+		{"value: /a/orders}}]", "value: /orders}}]"},
+		{"type: PathPrefix, value: /b}}]", `type: RegularExpression, value: "/b/[0-9]+"}}]`},
+	} {
+		if !strings.Contains(topo, r[0]) {
+			t.Fatalf("delegationTopology changed: no %s", r[0])
+		}
+		topo = strings.Replace(topo, r[0], r[1], 1)
+	}
+	ix, pols := build(t, topo, true) // the engine reports the join it does not model
+	for url, want := range map[string]string{
+		"http://shop.example.com/a/orders/1": "orders",
+		"http://shop.example.com/a":          "bare",
+		"http://shop.example.com/a/zzz":      "home",
+		"http://shop.example.com/a/b/1":      "home", // stray left out
+		"http://shop.example.com/b/1":        "home", // not stray's own expression either
+	} {
+		if o := trace(t, ix, pols, url, nil).Outcomes[0]; o.Rule != want {
+			t.Errorf("%s: rule %q, want %s", url, o.Rule, want)
+		}
+	}
+}
+
+// Below a RegularExpression parent match, an inheriting child's rule
+// without matches takes that expression and answers the paths it matches;
+// its other rules' joins (regular expressions kgateway builds) are left
+// out.
+func TestTraceDelegationInheritRegexParent(t *testing.T) {
+	topo := inheritingA1("true")
+	const parent = "type: PathPrefix, value: /a}}]"
+	if !strings.Contains(topo, parent) {
+		t.Fatal("delegationTopology changed")
+	}
+	topo = strings.Replace(topo, parent, `type: RegularExpression, value: "/a/[0-9]+"}}]`, 1)
+	ix, pols := build(t, topo, true) // the engine reports the joins it does not model
+	for url, want := range map[string]string{
+		"http://shop.example.com/a/42":       "bare",
+		"http://shop.example.com/a/x":        "home",
+		"http://shop.example.com/a/a/orders": "home", // orders left out
+	} {
+		if o := trace(t, ix, pols, url, nil).Outcomes[0]; o.Rule != want {
+			t.Errorf("%s: rule %q, want %s", url, o.Rule, want)
+		}
+	}
+}
+
+// Matches joined under inherit-parent-matcher multiply by 4 a level in
+// gen.InheritChain(12, 4) (4^13 at the last route): the matches a rule
+// delegates with are bounded as the entries are, so building the index
+// stays quick, and the bound is reported on r0's rule.
+func TestTraceDelegationInheritChainBounded(t *testing.T) {
+	us := gen.InheritChain(12, 4)
+	objs := make([]engine.Object, len(us))
+	for i, u := range us {
+		objs[i] = engine.Object{Object: u}
+	}
+	res := engine.Compute(objs, engine.Options{})
+	ix, bp := routing.Build(us, res.Graph, res.Grants, engine.DefaultNamespace)
+	if len(bp) != 1 || !strings.Contains(bp[0].Error(), "HTTPRoute.gateway.networking.k8s.io default/r0: spec.rules[0]: the routes this rule delegates to reach more than 4096 matches") {
+		t.Fatalf("problems %v, want the bound reported on r0's rule", bp)
+	}
+	path := ""
+	for l := range 13 {
+		path += fmt.Sprintf("/l%dm0", l)
+	}
+	o := trace(t, ix, routing.NewPolicies(res), "http://any.example"+path, nil).Outcomes[0]
+	if o.Route == nil || o.Route.Name != "r12" || len(o.DelegatedBy) != 12 {
+		t.Errorf("%s: route %v delegated by %d rules, want r12 through 12", path, o.Route, len(o.DelegatedBy))
+	}
 }

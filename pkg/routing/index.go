@@ -121,8 +121,8 @@ type rule struct {
 	// expanded are, for a rule delegating to child routes, the entries
 	// standing in its place (entriesOf), computed once.
 	expanded []*entry
-	// matches are an HTTPRoute rule's matches (nil when it has none), as
-	// a delegated child's are judged, computed with entries.
+	// matches are an HTTPRoute rule's matches as written (nil when it has
+	// none), as a delegated child's are judged, computed with entries.
 	matches []delegation.Match
 }
 
@@ -131,8 +131,9 @@ type rule struct {
 type entry struct {
 	rule  *rule
 	match int // index in the rule's matches; -1 when it has none
-	// m is the HTTP match, defaults applied (delegation.Default for a
-	// rule without matches); of a gRPC match, its header matches only.
+	// m is the HTTP match as requests are matched against it
+	// (delegation.RequestMatch; delegation.Default for a rule without
+	// matches); of a gRPC match, its header matches only.
 	m      delegation.Match
 	pathRe *regexp.Regexp
 	// valueRe are m's RegularExpression value matches compiled; nil when
@@ -534,13 +535,13 @@ func (ix *Index) entriesOf(ru *rule) []*entry {
 		return ru.entries
 	}
 	if ru.expanded == nil {
-		budget := maxDelegatedEntries
+		b := expansion{left: maxDelegatedEntries}
 		parents := ru.matches
 		if parents == nil {
 			parents = []delegation.Match{delegation.Default}
 		}
-		ru.expanded = ix.expand(ru, parents, []*route{ru.route}, &budget)
-		if budget < 0 {
+		ru.expanded = ix.expand(ru, parents, []*route{ru.route}, &b)
+		if b.cut {
 			ix.problems = append(ix.problems, diag.Newf(ru.route.ref, fmt.Sprintf("spec.rules[%d]", ru.index),
 				"the routes this rule delegates to reach more than %d matches through all their delegation paths; request tracing keeps the first %d", maxDelegatedEntries, maxDelegatedEntries))
 		}
@@ -551,18 +552,34 @@ func (ix *Index) entriesOf(ru *rule) []*entry {
 	return ru.expanded
 }
 
+// expansion is what is left of the bound on the matches a delegating
+// rule expands to: left, and whether some were left out (cut).
+type expansion struct {
+	left int
+	cut  bool
+}
+
+// take is how many of n matches fit, which it counts.
+func (b *expansion) take(n int) int {
+	k := min(n, b.left)
+	b.left -= k
+	b.cut = b.cut || k < n
+	return k
+}
+
 // expand returns the entries of the children of delegating rule ru whose
 // own matches are parents (its own, or what its parent kept of them):
 // what package delegation keeps of each child rule's matches below them
-// (admitted, or extended for a child with InheritParentMatcher), and for
-// a child rule delegating in turn, its children's below those, each entry
-// naming the delegating rules on its way (via). seen holds the routes on
-// the way (cycles); budget the entries left (negative when some were
-// left out).
-func (ix *Index) expand(ru *rule, parents []delegation.Match, seen []*route, budget *int) []*entry {
+// (admitted, or joined for a child with InheritParentMatcher; the joins it
+// does not model are left out, as the engine reports), and for a child
+// rule delegating in turn, its children's below those, each entry naming
+// the delegating rules on its way (via). seen holds the routes on the way
+// (cycles); b the matches left: a child rule delegates with no more (joined
+// matches multiply), and no more entries are returned.
+func (ix *Index) expand(ru *rule, parents []delegation.Match, seen []*route, b *expansion) []*entry {
 	id, ok := ix.graph.Lookup(ru.route.ref.WithSection(ru.name))
-	if !ok {
-		return nil
+	if !ok || len(parents) == 0 {
+		return nil // below no match, no child match is kept
 	}
 	var out []*entry
 	var buf [2]delegation.Admitted
@@ -574,32 +591,43 @@ func (ix *Index) expand(ru *rule, parents []delegation.Match, seen []*route, bud
 		}
 		for _, cr := range child.rules {
 			cr.compile()
-			admitted = delegation.Admit(admitted[:0], parents, cr.matches, child.inheritMatcher)
+			ps := parents
+			if child.inheritMatcher {
+				// Each parent match gives one joined match per match of
+				// the rule (or one): no more are needed than fit.
+				per := max(len(cr.matches), 1)
+				if need := (b.left + per - 1) / per; len(ps) > need {
+					ps, b.cut = ps[:need], true
+				}
+			}
+			admitted = delegation.Admit(admitted[:0], ps, cr.matches, child.inheritMatcher)
+			admitted = slices.DeleteFunc(admitted, func(a delegation.Admitted) bool { return a.Unmodelled })
 			var entries []*entry
 			if ix.delegates(cr) {
 				// Its matches as kept: all of its own (most often), or
-				// some, or extended.
+				// some, or joined.
 				kept := cr.matches
 				if child.inheritMatcher || len(admitted) != len(cr.matches) {
-					kept = make([]delegation.Match, len(admitted))
-					for i, a := range admitted {
+					n := len(admitted)
+					if n > b.left {
+						n = b.left
+						b.cut = true
+					}
+					kept = make([]delegation.Match, n)
+					for i, a := range admitted[:n] {
 						kept[i] = a.Match
 					}
 				}
-				entries = ix.expand(cr, kept, append(seen, child), budget)
+				entries = ix.expand(cr, kept, append(seen, child), b)
 			} else {
-				n := min(len(admitted), max(*budget, 0)) // within the budget
+				n := b.take(len(admitted))
 				entries = make([]*entry, 0, n)
 				for _, a := range admitted[:n] {
 					d := *cr.entries[max(a.Child, 0)]
 					if child.inheritMatcher {
-						d.m = a.Match
-						d.compileValues() // the parent's value matches joined
+						d.setMatch(a.Match) // joined to the parent's
 					}
 					entries = append(entries, &d)
-				}
-				if *budget -= len(admitted); *budget < 0 {
-					*budget = -1
 				}
 			}
 			for _, e := range entries {
@@ -607,7 +635,7 @@ func (ix *Index) expand(ru *rule, parents []delegation.Match, seen []*route, bud
 				d.via = append([]*rule{ru}, e.via...)
 				out = append(out, &d)
 			}
-			if *budget < 0 {
+			if b.cut && b.left == 0 {
 				return out
 			}
 		}
@@ -672,20 +700,14 @@ func prefixKey(v string) string { return strings.TrimRight(v, "/") }
 
 // compile sets the rule's entries and matches, once.
 func (ru *rule) compile() {
-	if ru.entries != nil {
-		return
-	}
-	ru.entries = compile(ru)
-	if ru.http != nil && ru.entries[0].match >= 0 {
-		ru.matches = make([]delegation.Match, len(ru.entries))
-		for i, e := range ru.entries {
-			ru.matches[i] = e.m
-		}
+	if ru.entries == nil {
+		ru.entries = compile(ru)
 	}
 }
 
 // compile returns the entries of a rule: one per match, defaults applied
-// (PathPrefix "/", Exact header and query matches).
+// (PathPrefix "/", Exact header and query matches); it sets an HTTP
+// rule's matches.
 func compile(ru *rule) []*entry {
 	switch {
 	case ru.tls != nil:
@@ -723,23 +745,32 @@ func compile(ru *rule) []*entry {
 		return out
 	}
 	ms := delegation.Matches(ru.http.Matches)
+	ru.matches = ms
 	if ms == nil {
 		return []*entry{{rule: ru, match: -1, m: delegation.Default}}
 	}
 	out := make([]*entry, len(ms))
 	for i, m := range ms {
-		e := &entry{rule: ru, match: i, m: m}
-		switch m.PathType {
-		case gwv1.PathMatchExact, gwv1.PathMatchPathPrefix:
-		case gwv1.PathMatchRegularExpression:
-			e.pathRe = e.regexp(m.Path)
-		default:
-			e.err = fmt.Sprintf("unknown path match type %q", m.PathType)
-		}
-		e.compileValues()
+		e := &entry{rule: ru, match: i}
+		e.setMatch(m)
 		out[i] = e
 	}
 	return out
+}
+
+// setMatch makes HTTP match m (as written, defaults applied) the entry's,
+// as requests are matched against it (delegation.RequestMatch), and
+// compiles it.
+func (e *entry) setMatch(m delegation.Match) {
+	e.m, e.pathRe, e.err = delegation.RequestMatch(m), nil, ""
+	switch m.PathType {
+	case gwv1.PathMatchExact, gwv1.PathMatchPathPrefix:
+	case gwv1.PathMatchRegularExpression:
+		e.pathRe = e.regexp(m.Path)
+	default:
+		e.err = fmt.Sprintf("unknown path match type %q", m.PathType)
+	}
+	e.compileValues()
 }
 
 // valueRes are the compiled RegularExpression header and query parameter
