@@ -392,11 +392,9 @@ func TestDelegationDropsChildRulesPerPath(t *testing.T) {
 	})
 }
 
-// inheritChain: Gateway gw; HTTPRoute top delegates /a (rule a) and /b
-// (rule b) to mid, which inherits the parent's matcher and delegates its
-// rule down (/m: /a/m or /b/m, by the path) to leaf, whose rule x is
-// under /a/m/x and rule other under /z.
-const inheritChain = `
+// kgwTop is Gateway gw of class kgateway and the head of HTTPRoute top on
+// it, up to its rules.
+const kgwTop = `
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: gw, namespace: default}
@@ -410,7 +408,13 @@ metadata: {name: top, namespace: default}
 spec:
   parentRefs: [{name: gw}]
   rules:
-  - name: a
+`
+
+// inheritChain: Gateway gw; HTTPRoute top delegates /a (rule a) and /b
+// (rule b) to mid, which inherits the parent's matcher and delegates its
+// rule down (/m: /a/m or /b/m, by the path) to leaf, whose rule x is
+// under /a/m/x and rule other under /z.
+const inheritChain = kgwTop + `  - name: a
     matches: [{path: {type: PathPrefix, value: /a}}]
     backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: mid}]
   - name: b
@@ -610,21 +614,7 @@ spec:
 // rules bare (no matches), sub (PathPrefix /s, delegating to gk, which
 // does not inherit: its rule e under /e/s, p under /p/s/x; and to gi,
 // which inherits: its rule any under /z) and re (RegularExpression /x/.*).
-const inheritJoins = `
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: default}
-spec:
-  gatewayClassName: kgateway
-  listeners: [{name: http, protocol: HTTP, port: 80}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: top, namespace: default}
-spec:
-  parentRefs: [{name: gw}]
-  rules:
-  - name: exact
+const inheritJoins = kgwTop + `  - name: exact
     matches: [{path: {type: Exact, value: /e}}]
     backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: kid}]
   - name: regex
