@@ -86,6 +86,10 @@ type policyKindItem struct {
 	// UntargetedScope: what a policy without targetRefs applies to
 	// ("istio", "istio:<root namespace>"); absent: nothing (Invalid).
 	UntargetedScope string `json:"untargetedScope,omitempty"`
+	// PortSelection: at a listener, the configuration of the list item for
+	// its port replaces the default one ("perPort[].listener key=port
+	// default=default"); absent: none.
+	PortSelection string `json:"portSelection,omitempty"`
 	// SharedPortListeners is "reject" when a policy on a plain-HTTP
 	// listener sharing its port with others is Invalid; absent: allowed.
 	SharedPortListeners string `json:"sharedPortListeners,omitempty"`
@@ -296,6 +300,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if len(k.TargetingFields) > 0 {
 		parts = append(parts, origin(policy.SettingTargetingFields, "targeting-fields="+strings.Join(k.TargetingFields, ",")))
 	}
+	if k.PortSelection.Enabled() {
+		parts = append(parts, origin(policy.SettingPortSelection, "port-selection="+k.PortSelection.String()))
+	}
 	if k.Untargeted.Mode != policy.UntargetedNone {
 		parts = append(parts, origin(policy.SettingUntargetedScope, "untargeted-scope="+k.Untargeted.String()))
 	}
@@ -429,6 +436,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	}
 	if k.WaypointTargets {
 		it.WaypointTargets = "istio"
+	}
+	if k.PortSelection.Enabled() {
+		it.PortSelection = k.PortSelection.String()
 	}
 	if k.Untargeted.Mode != policy.UntargetedNone {
 		it.UntargetedScope = k.Untargeted.String()

@@ -188,6 +188,13 @@ type stackResult struct {
 	// holds a broken field of a policy above it, that field (see
 	// mergeBroken).
 	brokenMerge map[merge.Src]brokenField
+	// conflicted are the attachments a same-level rule rejected, with
+	// the one that won.
+	conflicted map[merge.Src]*attachment
+	// base, for the result at one listener port of a kind choosing its
+	// configuration by port (policy.PortSelection), is the fold it was
+	// derived from: its uses count this result's.
+	base *stackResult
 }
 
 // policyOutcome is one policy's outcome in a stack, over all its
@@ -497,7 +504,7 @@ func (d *kindDP) dpTarget(n topology.NodeID) *targetState {
 	// than modifies, so earlier Results keep their paths.
 	entries := d.entries
 	for _, s := range order {
-		sr := d.fold(s)
+		sr := d.atListener(d.fold(s), n)
 		idxs := byStack[s]
 		ts.stacks = append(ts.stacks, sr)
 		ts.eff.Contexts = append(ts.eff.Contexts, newContext(sr, func(yield func([]topology.Ref) bool) {
@@ -724,7 +731,7 @@ func (d *kindDP) directTarget(n topology.NodeID) *targetState {
 	if s == 0 {
 		return nil
 	}
-	sr := d.fold(s)
+	sr := d.atListener(d.fold(s), n)
 	ref := d.c.graph.Node(n).Ref
 	ts := &targetState{eff: &Effective{Kind: d.kind, Target: ref}, stacks: []*stackResult{sr}}
 	path := []topology.Ref{ref}

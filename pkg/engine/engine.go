@@ -260,7 +260,7 @@ func newComputation(opts Options, objs []Object) *computation {
 		if (k.Untargeted.Mode != policy.UntargetedNone || len(k.CARefs.ByController) > 0 || k.WaypointTargets) && c.gateways == nil {
 			c.gateways = readGateways(topoObjs)
 		}
-		if (k.RejectSharedPort || k.ObjectRefsOnListeners() || k.ValueRangesOnListeners() || k.ValidationsOnListeners() || k.RequirementsOnListeners()) && c.listenerPorts == nil {
+		if (k.RejectSharedPort || k.ObjectRefsOnListeners() || k.ValueRangesOnListeners() || k.ValidationsOnListeners() || k.RequirementsOnListeners() || k.PortSelection.Enabled()) && c.listenerPorts == nil {
 			c.listenerPorts = readListenerPorts(topoObjs)
 		}
 		if k.ValidationsReadListener() && c.routeFacts == nil {

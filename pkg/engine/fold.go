@@ -199,6 +199,16 @@ func (d *kindDP) compute(s stackID) *stackResult {
 			return a.Path < b.Path
 		})
 	}
+	sr.conflicted = conflicted
+	d.finish(sr)
+	return sr
+}
+
+// finish derives, from a stack's fold (sr.result) and the attachments a
+// same-level rule rejected (sr.conflicted), the effective spec, who set
+// each field, and each attachment's entry and outcome.
+func (d *kindDP) finish(sr *stackResult) {
+	atts, conflicted := sr.atts, sr.conflicted
 	pos := func(src merge.Src) int {
 		for i, a := range atts {
 			if a.id == src {
@@ -307,7 +317,6 @@ func (d *kindDP) compute(s stackID) *stackResult {
 		po.conflicted = po.conflicted || sr.entries[i].Conflicted
 		po.dropped = po.dropped || len(sr.entries[i].Unsupported) > 0
 	}
-	return sr
 }
 
 // lostToOthers reports whether some field of lost went to another policy
@@ -376,7 +385,14 @@ func (d *kindDP) mergeLevel(kept []*attachment, losses *[]merge.Loss) *merge.Tre
 		return merge.Fold(sub).Tree
 	}
 	slices.Reverse(sub)
-	r := merge.FoldWith(sub, merge.Options{Schema: d.named})
+	// Under the kind's list types too when it merges schema-aware: two
+	// policies' items of a list-map meet item by item at one level as
+	// across levels.
+	schema := d.named
+	if d.kind.SchemaMerge {
+		schema = d.full
+	}
+	r := merge.FoldWith(sub, merge.Options{Schema: schema})
 	*losses = append(*losses, r.Losses...)
 	return r.Tree
 }
@@ -607,6 +623,14 @@ func newContext(sr *stackResult, paths func(func([]topology.Ref) bool), count fu
 func (d *kindDP) tally(ts *targetState, target topology.NodeID, sign int) {
 	for _, sr := range ts.stacks {
 		sr.uses += sign
+		if b := sr.base; b != nil {
+			// A result derived for one listener port: its fold is in
+			// use as long as it is.
+			b.uses += sign
+			if sign < 0 && b.uses == 0 && d.touched != nil {
+				d.unused = append(d.unused, b)
+			}
+		}
 		// Who beat whom is a property of the stack, so it is tallied while
 		// at least one context uses the stack, once.
 		if (sign > 0 && sr.uses == 1) || (sign < 0 && sr.uses == 0) {

@@ -782,10 +782,6 @@ limits:
 //     httplisteneroptions (the first option in priority order, section
 //     targets before whole-Gateway targets, older first, is used whole;
 //     Gloo writes no Conflicted status: the status half is attache's).
-//   - kgateway ListenerPolicy: kgateway-dev/kgateway api/v1alpha1/kgateway/
-//     listener_policy_types.go @ e30e64597093 (a listener-targeted setting
-//     overrides the Gateway-level one); kgateway.dev docs about/policies/
-//     merging (at equal weight the older policy wins).
 func TestDocsListenerKindsSectionBeatsGatewayOldestWins(t *testing.T) {
 	for _, tc := range []struct {
 		group, kind, plural, label, version, body string
@@ -794,7 +790,6 @@ func TestDocsListenerKindsSectionBeatsGatewayOldestWins(t *testing.T) {
 		{"kuadrant.io", "TLSPolicy", "tlspolicies", "direct", "kuadrant.io/v1", `issuerRef: {name: issuer-%d}`},
 		{"gateway.solo.io", "ListenerOption", "listeneroptions", "", "gateway.solo.io/v1", `options: {perConnectionBufferLimitBytes: %d}`},
 		{"gateway.solo.io", "HttpListenerOption", "httplisteneroptions", "", "gateway.solo.io/v1", `options: {httpConnectionManagerSettings: {maxConnectionDuration: %ds}}`},
-		{"gateway.kgateway.dev", "ListenerPolicy", "listenerpolicies", "Direct", "gateway.kgateway.dev/v1alpha1", `perPort: [{port: 80, listener: {perConnectionBufferLimitBytes: %d}}]`},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			c := crd(tc.group, tc.kind, tc.plural)
@@ -1290,7 +1285,10 @@ func TestDocsIstioSectionNameDropped(t *testing.T) {
 
 // kgateway's ListenerPolicy keeps its configuration in a spec field named
 // `default` (ListenerDefaultConfig), not GEP-713's defaults stanza: its
-// profile says the kind has no stanzas, so the field is part of the spec.
+// profile says the kind has no stanzas, so the field is part of the spec,
+// and a listener without a perPort entry for its port takes it. Without
+// the CRD's schema perPort is one value, which the older policy gives
+// whole.
 // Source: kgateway-dev/kgateway api/v1alpha1/kgateway/
 // listener_policy_types.go @ e30e64597093 (Default *ListenerDefaultConfig
 // `json:"default"`).
@@ -1298,10 +1296,139 @@ func TestDocsKgatewayListenerPolicyDefaultField(t *testing.T) {
 	c := labelledCRD("gateway.kgateway.dev", "ListenerPolicy", "listenerpolicies", "Direct")
 	res := compute(t, engine.Options{}, c, docsTopo,
 		pol(kgwV, "ListenerPolicy", "gw", 0, `targetRefs: [`+gwRef+`]
-default: {perConnectionBufferLimitBytes: 1024}`))
+default: {perConnectionBufferLimitBytes: 1024}
+perPort: [{port: 8080, listener: {perConnectionBufferLimitBytes: 1}}]`),
+		pol(kgwV, "ListenerPolicy", "gw-newer", 1, `targetRefs: [`+gwRef+`]
+perPort: [{port: 80, listener: {perConnectionBufferLimitBytes: 2}}]`))
 	want(t, "gw", status(t, res, "gw", "Accepted"), "True/Accepted")
 	want(t, "listener http", effective(t, res, "ListenerPolicy", dListener("http")),
-		[]string{`{"default":{"perConnectionBufferLimitBytes":1024}}`})
+		[]string{`{"perConnectionBufferLimitBytes":1024}`})
+	want(t, "listener admin", effective(t, res, "ListenerPolicy", dListener("admin")),
+		[]string{`{"perConnectionBufferLimitBytes":1}`})
+}
+
+// kgatewayListenerPolicyCRD is a ListenerPolicy CRD whose schema says
+// what the merges read: perPort a list-map keyed by port.
+func kgatewayListenerPolicyCRD() string {
+	return `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: listenerpolicies.gateway.kgateway.dev, labels: {gateway.networking.k8s.io/policy: Direct}}
+spec:
+  group: gateway.kgateway.dev
+  scope: Namespaced
+  names: {kind: ListenerPolicy, plural: listenerpolicies}
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              perPort:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [port]
+                items: {type: object, properties: {port: {type: integer}, listener: {type: object}}}
+`
+}
+
+// kgateway merges the ListenerPolicies reaching a listener field by field
+// (the listener's own first, then the Gateway's; at one level by weight,
+// then age): inside `default` and inside each `perPort` entry's
+// `listener` every field is taken whole from the first policy setting it,
+// `httpSettings` one level deeper; `perPort` entries meet by port. At a
+// listener, the merged entry for its port, when there is one, replaces
+// `default` whole: nothing of `default` applies there. No policy is
+// Conflicted.
+// Source: kgateway-dev/kgateway pkg/kgateway/extensions2/plugins/
+// listenerpolicy/merge.go @ 2c302a02413c (MergePolicies: mergeDefault,
+// mergePerPort, mergeListenerPolicy, mergeHttpSettings), listener_plugin.go
+// @ 07765bb87b2c (getPolicy: perPortPolicy[port], else defaultPolicy),
+// pkg/pluginsdk/policy/merge.go @ 29d8e4c2a0c9 (AugmentedShallowMerge at
+// one level and across levels); api/v1alpha1/kgateway/
+// listener_policy_types.go @ 028d2df5f049 (perPort "completely replaces the
+// default configuration").
+func TestDocsKgatewayListenerPolicyPerPort(t *testing.T) {
+	res := compute(t, engine.Options{}, kgatewayListenerPolicyCRD(), docsTopo,
+		pol(kgwV, "ListenerPolicy", "gw", 0, `targetRefs: [`+gwRef+`]
+default:
+  perConnectionBufferLimitBytes: 1024
+  httpSettings: {xffNumTrustedHops: 1, tracing: {provider: a}}
+perPort: [{port: 80, listener: {proxyProtocol: {}}}]`),
+		pol(kgwV, "ListenerPolicy", "gw-newer", 1, `targetRefs: [`+gwRef+`]
+default:
+  perConnectionBufferLimitBytes: 2048
+  httpSettings: {useRemoteAddress: false, tracing: {attributes: b}}
+perPort: [{port: 80, listener: {perConnectionBufferLimitBytes: 4096}}, {port: 9090, listener: {perConnectionBufferLimitBytes: 1}}]`),
+		pol(kgwV, "ListenerPolicy", "admin", 2, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g1, sectionName: admin}]
+default: {perConnectionBufferLimitBytes: 512}`))
+	// Port 80: both policies' entries for it, merged; no default field.
+	want(t, "listener http", effective(t, res, "ListenerPolicy", dListener("http")),
+		[]string{`{"perConnectionBufferLimitBytes":4096,"proxyProtocol":{}}`})
+	// Port 8080: the defaults merged, the listener's policy first; tracing
+	// whole from the older policy, the other httpSettings fields merged.
+	want(t, "listener admin", effective(t, res, "ListenerPolicy", dListener("admin")),
+		[]string{`{"httpSettings":{"tracing":{"provider":"a"},"useRemoteAddress":false,"xffNumTrustedHops":1},"perConnectionBufferLimitBytes":512}`})
+	for _, name := range []string{"gw", "gw-newer", "admin"} {
+		want(t, name, status(t, res, name, "Accepted"), "True/Accepted")
+	}
+	// At port 80, what the policies set in default is lost to the entry
+	// for the port (a policy never loses to itself: each names the
+	// other); the entry for port 9090 is no part of it.
+	lost := lostAt(t, res, "ListenerPolicy", dListener("http"))
+	want(t, "lost at http", lost, []string{
+		"gw-newer: default.httpSettings.tracing.attributes to gw",
+		"gw-newer: default.httpSettings.useRemoteAddress to gw",
+		"gw-newer: default.perConnectionBufferLimitBytes to gw",
+		// The key of an item both set is the older's (as in any
+		// list-map merge).
+		"gw-newer: perPort[port=80].port to gw",
+		"gw: default.httpSettings.tracing.provider to gw-newer",
+		"gw: default.httpSettings.xffNumTrustedHops to gw-newer",
+		"gw: default.perConnectionBufferLimitBytes to gw-newer",
+	})
+	want(t, "lost at admin", lostAt(t, res, "ListenerPolicy", dListener("admin")), []string{
+		"gw-newer: default.httpSettings.tracing.attributes to gw",
+		"gw-newer: default.perConnectionBufferLimitBytes to gw",
+		"gw: default.perConnectionBufferLimitBytes to admin",
+	})
+	// A Gateway without listeners on 80 or 8080 (g2 has one on 80 only,
+	// no policy): nothing. A policy setting only another port's entry
+	// contributes nothing at a listener.
+	res = compute(t, engine.Options{}, kgatewayListenerPolicyCRD(), docsTopo,
+		pol(kgwV, "ListenerPolicy", "other-port", 0, `targetRefs: [`+gwRef+`]
+perPort: [{port: 9090, listener: {perConnectionBufferLimitBytes: 1}}]`))
+	want(t, "other port only", effective(t, res, "ListenerPolicy", dListener("http")), []string{`{}`})
+}
+
+// lostAt lists, for each context of kind's effective policy at target,
+// the fields each policy lost and to whom ("policy: path to a,b").
+func lostAt(t *testing.T, res *engine.Result, kind string, target topology.Ref) []string {
+	t.Helper()
+	var out []string
+	for _, e := range res.Effective {
+		if e.Kind.GroupKind.Kind != kind || e.Target != target {
+			continue
+		}
+		for _, c := range e.Contexts {
+			for _, se := range c.Stack {
+				for _, lf := range se.Lost {
+					var to []string
+					for _, w := range lf.To {
+						to = append(to, w.Policy.Name)
+					}
+					out = append(out, se.Policy.Name+": "+lf.Path+" to "+strings.Join(to, ","))
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // NGINX Gateway Fabric names the Gateway of an UpstreamSettingsPolicy's

@@ -154,6 +154,9 @@ func (s *Schema) plain() bool {
 		len(s.props) == 0 && s.additional == nil
 }
 
+// namedRules reports whether s marks a map of named rules.
+func (s *Schema) namedRules() bool { return s != nil && s.atomicEntries }
+
 // Child returns the schema of an object's member field: its property, or
 // else its additionalProperties. It returns nil where nothing at or below
 // the field departs from RFC 7386 (and for a nil receiver).
@@ -181,10 +184,13 @@ func (s *Schema) Items() *Schema {
 // "rules.response.success.headers") is a map of named rules: merging two
 // such maps keeps the entries of both, and an entry of the winning side
 // replaces the entry of the same name whole, nothing merging inside it
-// (Kuadrant's strategy: merge). Paths the schema does not describe are
-// added; "." is the root itself (its top-level fields replaced whole: a
-// shallow merge). It may be called on a nil Schema. Empty paths and empty
-// segments are ignored.
+// (Kuadrant's strategy: merge), unless that entry is itself at a path
+// given (a nested map of named rules merges entry by entry in turn). A
+// segment ending in "[]" steps into the items of a keyed list
+// ("perPort[].listener": the field listener of each item of perPort).
+// Paths the schema does not describe are added; "." is the root itself
+// (its top-level fields replaced whole: a shallow merge). It may be called
+// on a nil Schema. Empty paths and empty segments are ignored.
 func (s *Schema) WithAtomicEntries(paths ...string) *Schema {
 	out := s
 	for _, p := range paths {
@@ -199,8 +205,12 @@ func (s *Schema) WithAtomicEntries(paths ...string) *Schema {
 		}
 		var segs []string
 		for _, seg := range strings.Split(p, ".") {
-			if seg != "" {
-				segs = append(segs, seg)
+			name, items := strings.CutSuffix(seg, "[]")
+			if name != "" {
+				segs = append(segs, name)
+			}
+			if items && name != "" {
+				segs = append(segs, "[]")
 			}
 		}
 		if len(segs) > 0 {
@@ -220,6 +230,11 @@ func (s *Schema) markEntries(segs []string) *Schema {
 	}
 	if len(segs) == 0 {
 		n.atomicEntries = true
+		return n
+	}
+	if segs[0] == "[]" {
+		// The items of a keyed list: each is a map holding named rules.
+		n.items = n.items.markEntries(segs[1:])
 		return n
 	}
 	child := n.Child(segs[0])

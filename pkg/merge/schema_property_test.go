@@ -270,8 +270,11 @@ func checkSchemaStack(tb testing.TB, r *rand.Rand, sharedSrcs bool) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if r.IntN(3) == 0 {
+	switch r.IntN(4) {
+	case 0:
 		s = s.WithAtomicEntries("a", "b.c")
+	case 1: // nested named rules, and named rules in a list's items
+		s = s.WithAtomicEntries("a", "a.b", "b[].c", "b[].c.a")
 	}
 	sc := stackCase{schema: s}
 	for j, n := 0, 1+r.IntN(5); j < n; j++ {

@@ -30,7 +30,9 @@ func refMergeS(target, patch any, s *Schema) any {
 	for k, v := range pm {
 		tv, had := tm[k]
 		switch {
-		case !had || s.atomicEntries:
+		case !had || (s.atomicEntries && !s.Child(k).namedRules()):
+			// A named rule replaced whole, unless it is a map of named
+			// rules in turn (merged entry by entry below).
 			out[k] = v
 		default:
 			out[k] = refMergeS(tv, v, s.Child(k))

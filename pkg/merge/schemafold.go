@@ -36,10 +36,14 @@ func (r *Result) patchS(path string, t, p *Tree, s *Schema) *Tree {
 		out.obj[k] = c
 	}
 	for k, pc := range p.obj {
-		if s.atomicEntries {
+		if cs := s.Child(k); s.atomicEntries && !cs.namedRules() {
 			// A named rule of the winning side replaces the rule of the
 			// same name whole; a null deletes it.
 			out.obj[k] = r.replace(pc.path, t.obj[k], pc)
+		} else if s.atomicEntries {
+			// A named rule that is a map of named rules in turn (a nested
+			// path) merges entry by entry.
+			out.obj[k] = r.patchS(pc.path, t.obj[k], pc, cs)
 		} else {
 			out.obj[k] = r.patchS(pc.path, t.obj[k], pc, s.Child(k))
 		}

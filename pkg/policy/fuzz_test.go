@@ -429,3 +429,23 @@ func FuzzParseValidations(f *testing.F) {
 		(&Policy{Kind: k, Spec: spec}).Violations()
 	})
 }
+
+// FuzzParsePortSelection reads fuzz strings as the
+// attache.dev/port-selection annotation: no panic, and what it accepts is
+// written back (String) to itself, read again the same.
+func FuzzParsePortSelection(f *testing.F) {
+	for _, s := range []string{"perPort[].listener key=port default=default", "none", "", "a[].b key=c", "a[].b key=c default=a",
+		"a[].b key=b default=d", "a.b[].c key=p default=d", "a[].b default=d key=p", "a[].b key=p key=q", "a[] key=p default=d"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		s, err := ParsePortSelection(v)
+		if err != nil {
+			return
+		}
+		again, err := ParsePortSelection(s.String())
+		if err != nil || again != s {
+			t.Fatalf("%q read as %+v, written %q, read again %+v (%v)", v, s, s.String(), again, err)
+		}
+	})
+}

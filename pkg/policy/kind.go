@@ -121,6 +121,9 @@ type Kind struct {
 	// Untargeted says what a policy without targetRefs applies to (by
 	// default nothing: it is Invalid).
 	Untargeted UntargetedScope
+	// PortSelection: at a listener, the configuration of the listener's
+	// port replaces the default one (see PortSelection).
+	PortSelection PortSelection
 	// RejectSharedPort: a policy on a plain-HTTP listener (on a whole
 	// ListenerSet: on any of its plain-HTTP listeners) that shares its port
 	// with plain-HTTP listeners of the same Gateway it does not target is
@@ -329,6 +332,7 @@ type Spec struct {
 	NoStanzas             bool
 	NoSectionNames        bool
 	Untargeted            UntargetedScope
+	PortSelection         PortSelection
 	RejectSharedPort      bool
 	DataPlaneTarget       bool
 	OverriddenByPresence  bool
@@ -403,6 +407,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingStanzas, all || s.NoStanzas, func() { k.NoStanzas = s.NoStanzas })
 	set(SettingSectionNames, all || s.NoSectionNames, func() { k.NoSectionNames = s.NoSectionNames })
 	set(SettingUntargetedScope, s.Untargeted.Mode != UntargetedNone, func() { k.Untargeted = s.Untargeted })
+	set(SettingPortSelection, s.PortSelection.Enabled(), func() { k.PortSelection = s.PortSelection })
 	set(SettingSharedPortListeners, s.RejectSharedPort, func() { k.RejectSharedPort = s.RejectSharedPort })
 	set(SettingDataPlaneTarget, s.DataPlaneTarget, func() { k.DataPlaneTarget = s.DataPlaneTarget })
 	set(SettingOverriddenBy, s.OverriddenByPresence, func() { k.OverriddenByPresence = s.OverriddenByPresence })
@@ -623,6 +628,17 @@ func (k *Kind) complete() error {
 		}
 		return settingErrorf(blamed, "waypoint targets are istiod's, which reads no sectionName in targetRefs (a policy naming a port applies to the whole Service): section names must be false (%s)", AnnotationSectionNames)
 	}
+	if k.PortSelection.Enabled() {
+		if err := k.PortSelection.validate(); err != nil {
+			return settingErrorf(SettingPortSelection, "%v", err)
+		}
+		if !k.IsEffectiveSection(topology.KindGateway) && !k.IsEffectiveSection(topology.KindListenerSet) {
+			return settingErrorf(SettingPortSelection, "a configuration is chosen by port at listeners: the effective section kinds must include Gateway or ListenerSet")
+		}
+		if k.Composition != CompositionMerge {
+			return settingErrorf(SettingPortSelection, "a configuration is chosen in the merged policy: the composition must be merge, not %s", k.Composition)
+		}
+	}
 	if len(k.LevelInheritedFields) > 0 && k.Composition != CompositionAdditive {
 		return settingErrorf(SettingLevelInheritedFields, "level-inherited fields single out fields of an additive kind, whose policies otherwise all apply; the composition is %s", k.Composition)
 	}
@@ -776,6 +792,7 @@ var annotationOf = map[string]string{
 	SettingStanzas:               AnnotationStanzas,
 	SettingSectionNames:          AnnotationSectionNames,
 	SettingUntargetedScope:       AnnotationUntargetedScope,
+	SettingPortSelection:         AnnotationPortSelection,
 	SettingSharedPortListeners:   AnnotationSharedPortListeners,
 	SettingDataPlaneTarget:       AnnotationDataPlaneTarget,
 	SettingOverriddenBy:          AnnotationOverriddenBy,
@@ -809,7 +826,7 @@ var allSettings = []string{
 	SettingClass, SettingTargetKinds, SettingEffectiveTargetKinds, SettingEffectiveSectionKinds,
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingSameLevelTies, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
-	SettingSectionNames, SettingUntargetedScope, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingWeightAnnotation,
+	SettingSectionNames, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingWeightAnnotation,
 	SettingDelegationPriority, SettingWaypointTargets, SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingObjectRefs,
 	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingValidations, SettingFeatureGates,
@@ -953,6 +970,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationNamedRules, SettingNamedRules, func(v string) error { k.NamedRules = splitList(v); return nil }},
 		{AnnotationTargetingFields, SettingTargetingFields, func(v string) error { k.TargetingFields = splitList(v); return nil }},
 		{AnnotationUntargetedScope, SettingUntargetedScope, func(v string) (err error) { k.Untargeted, err = ParseUntargetedScope(v); return }},
+		{AnnotationPortSelection, SettingPortSelection, func(v string) (err error) { k.PortSelection, err = ParsePortSelection(v); return }},
 		{AnnotationSharedPortListeners, SettingSharedPortListeners, func(v string) (err error) { k.RejectSharedPort, err = parseSharedPort(v); return }},
 		{AnnotationDataPlaneTarget, SettingDataPlaneTarget, func(v string) (err error) { k.DataPlaneTarget, err = parseBool(v); return }},
 		{AnnotationOverriddenBy, SettingOverriddenBy, func(v string) (err error) { k.OverriddenByPresence, err = parseOverriddenBy(v); return }},

@@ -791,3 +791,48 @@ func TestKindFromCRDSectionNames(t *testing.T) {
 		wantCRDProblem(t, k, p, tc.field, substr)
 	}
 }
+
+// TestKindFromCRDPortSelection: attache.dev/port-selection names the list
+// of per-port configurations, their key and value fields and the default;
+// a malformed value, or a kind without listener contexts or whose policies
+// all apply side by side, is refused naming the annotation.
+func TestKindFromCRDPortSelection(t *testing.T) {
+	listeners := map[string]string{AnnotationPortSelection: "perPort[].listener key=port default=default",
+		AnnotationTargetKinds: "Gateway", AnnotationEffectiveSectionKinds: "Gateway"}
+	k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), listeners), nil)
+	if want := (PortSelection{List: "perPort", Key: "port", Value: "listener", Default: "default"}); k.PortSelection != want {
+		t.Errorf("PortSelection = %+v, want %+v", k.PortSelection, want)
+	}
+	wantOrigins(t, k, map[string]Origin{"class": FromLabel, "portSelection": FromAnnotation, "targetKinds": FromAnnotation, "effectiveSectionKinds": FromAnnotation})
+	if got := k.PortSelection.String(); got != "perPort[].listener key=port default=default" {
+		t.Errorf("String() = %q", got)
+	}
+	if k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationPortSelection: "none"}), nil); k.PortSelection.Enabled() {
+		t.Errorf("none: %+v", k.PortSelection)
+	}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range listeners {
+			m[k] = v
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		ann  map[string]string
+		want string
+	}{
+		{with(AnnotationPortSelection, "perPort key=port default=default"), `is not "<list>[].<value>"`},
+		{with(AnnotationPortSelection, "perPort[].listener key=port"), "want"},
+		{with(AnnotationPortSelection, "perPort[].listener key=port default=perPort"), "the list and the default are the same field"},
+		{with(AnnotationPortSelection, "a.b[].listener key=port default=d"), `the list "a.b" is not a field name`},
+		{with(AnnotationPortSelection, "perPort[].port key=port default=d"), "an item's key and value are the same field"},
+		{with(AnnotationEffectiveSectionKinds, "HTTPRoute", AnnotationTargetKinds, "HTTPRoute"), "the effective section kinds must include Gateway or ListenerSet"},
+		{with(AnnotationComposition, "additive"), "the composition must be merge, not additive"},
+	} {
+		k, p := KindFromCRD(newCRD(policyLabel("Direct"), tc.ann), nil)
+		wantCRDProblem(t, k, p, annField(AnnotationPortSelection), tc.want)
+	}
+}

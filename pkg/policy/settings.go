@@ -152,6 +152,11 @@ const (
 	// Envoy Gateway rejects a ClientTrafficPolicy that one Envoy listener
 	// would carry to listeners it does not target.
 	AnnotationSharedPortListeners = "attache.dev/shared-port-listeners"
+	// AnnotationPortSelection is "none" or "<list>[].<value> key=<field>
+	// default=<field>": at a listener, the configuration of the list item
+	// whose key is the listener's port replaces the default one
+	// (PortSelection): "perPort[].listener key=port default=default".
+	AnnotationPortSelection = "attache.dev/port-selection"
 	// AnnotationDataPlaneTarget ("true"/"false", default false) says
 	// whether a policy of the kind targets one data plane by name: a
 	// Gateway, or a GatewayClass whose Gateways are merged into one data
@@ -303,6 +308,7 @@ const (
 	SettingMaxTargetRefs         = "maxTargetRefs"
 	SettingStanzas               = "stanzas"
 	SettingSectionNames          = "sectionNames"
+	SettingPortSelection         = "portSelection"
 	SettingUntargetedScope       = "untargetedScope"
 	SettingSharedPortListeners   = "sharedPortListeners"
 	SettingDataPlaneTarget       = "dataPlaneTarget"

@@ -387,9 +387,23 @@ var builtin = func() []policy.Profile {
 			// written; a delegated child's, its parents'), never a route.
 			Ancestor: policy.AncestorGateway,
 		}),
-		// Its configuration is a field named `default`: no GEP-713 stanzas.
-		// Its status names the Gateway, without a listener.
-		withAncestor(noStanzas(listenerDirect(KGateway, "gateway.kgateway.dev", "ListenerPolicy", "Direct", policy.SameLevelOldestWins, gateway)), policy.AncestorGatewayObject),
+		// The policies on a Gateway and on its listeners merge as
+		// TrafficPolicies do (weight, then age; the more specific level
+		// first), field by field inside `default` and each `perPort`
+		// entry's `listener` (their `httpSettings` one level deeper),
+		// entries of `perPort` by port. At a listener, the merged entry
+		// for its port replaces `default` whole. Its configuration is a
+		// field named `default`: no GEP-713 stanzas. Its status names the
+		// Gateway, without a listener.
+		entry(KGateway, "gateway.kgateway.dev", "ListenerPolicy", "Direct", policy.Spec{
+			Class: policy.Inherited, Hierarchy: kinds(gateway), TargetKinds: kinds(gateway), EffectiveSectionKinds: kinds(gateway),
+			Strategies: []merge.Strategy{merge.PatchDefaults}, NoStanzas: true,
+			SameLevel: policy.SameLevelOldestFirst, WeightAnnotation: "kgateway.dev/policy-weight",
+			SchemaMerge:   true,
+			NamedRules:    []string{"default", "default.httpSettings", "perPort[].listener", "perPort[].listener.httpSettings"},
+			PortSelection: policy.PortSelection{List: "perPort", Key: "port", Value: "listener", Default: "default"},
+			Ancestor:      policy.AncestorGatewayObject,
+		}),
 		entry(KGateway, "gateway.kgateway.dev", "HTTPListenerPolicy", "Direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(gateway), Ancestor: policy.AncestorGatewayObject,
 		}),
