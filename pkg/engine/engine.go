@@ -266,7 +266,7 @@ func newComputation(opts Options, objs []Object) *computation {
 		if k.ValidationsReadListener() && c.routeFacts == nil {
 			c.routeFacts = readRouteFacts(topoObjs)
 		}
-		if (k.Ancestor == policy.AncestorGateway || k.Ancestor == policy.AncestorGatewayObject || k.InvalidOnUnresolvedBackendRefs) && c.backendSections == nil {
+		if (k.Ancestor.Gateways() || k.InvalidOnUnresolvedBackendRefs) && c.backendSections == nil {
 			c.backendSections = readBackendSections(topoObjs, c.serviceImports)
 		}
 	}

@@ -1578,8 +1578,9 @@ func TestDocsKuadrantTelemetryPolicyAdditive(t *testing.T) {
 }
 
 // kgateway names the Gateway as the ancestor of its listener-level
-// policies, without the listener, and of a TrafficPolicy on a route its
-// parentRefs as written; never the route.
+// policies and of any policy on a listener (a TrafficPolicy's too),
+// without the listener, and of a TrafficPolicy on a route its parentRefs
+// as written; never the route.
 // Source: kgateway-dev/kgateway pkg/krtcollections/policy.go (listener
 // PolicyAncestorRef: the Gateway or ListenerSet, no sectionName),
 // irtranslator/route.go (routeAncestorRef: the route's ListenerParentRef);
@@ -1592,7 +1593,24 @@ func TestDocsKgatewayAncestors(t *testing.T) {
 		pol(kgwV, "ListenerPolicy", "on-listener", 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g1, sectionName: http}]
 default: {perConnectionBufferLimitBytes: 1024}`),
 		pol(kgwV, "TrafficPolicy", "on-rule", 1, `targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1, sectionName: first}]
-timeouts: {request: 1s}`))
+timeouts: {request: 1s}`),
+		pol(kgwV, "TrafficPolicy", "on-listeners", 2, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g1, sectionName: http}, {group: gateway.networking.k8s.io, kind: Gateway, name: g1, sectionName: admin}]
+timeouts: {request: 2s}`),
+		pol(kgwV, "TrafficPolicy", "on-parentref-section", 3, `targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r3}]
+timeouts: {request: 3s}`),
+		`
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r3, namespace: default}
+spec:
+  parentRefs: [{name: g1, sectionName: admin}]
+  rules: [{backendRefs: [{name: s1, port: 80}]}]
+`)
 	want(t, "on-listener", ancestorsOf(t, res, "on-listener"), []string{"Gateway.gateway.networking.k8s.io default/g1=Accepted"})
 	want(t, "on-rule", ancestorsOf(t, res, "on-rule"), []string{"Gateway.gateway.networking.k8s.io default/g1=Accepted"})
+	// A TrafficPolicy on two listeners of one Gateway: the Gateway once
+	// (since session 27; before, each listener).
+	want(t, "on-listeners", ancestorsOf(t, res, "on-listeners"), []string{"Gateway.gateway.networking.k8s.io default/g1=Accepted"})
+	// A route's parentRef with a sectionName keeps it.
+	want(t, "on-parentref-section", ancestorsOf(t, res, "on-parentref-section"), []string{"Gateway.gateway.networking.k8s.io default/g1#admin=Accepted"})
 }

@@ -273,7 +273,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 		if an.reason == "" && an.att != nil {
 			// Dropped where its merged spec would set what its kind does
 			// not support: Invalid for those Gateways, or everywhere.
-			gwMode := ps.p.Kind.Ancestor == policy.AncestorGateway || ps.p.Kind.Ancestor == policy.AncestorGatewayObject
+			gwMode := ps.p.Kind.Ancestor.Gateways()
 			objects := ps.p.Kind.Ancestor == policy.AncestorGatewayObject
 			if bad = c.mergedUnsupported(an.att); len(bad) > 0 && (!gwMode || !c.someGatewayFine(an.ref, bad, objects)) {
 				an.reason, an.msg = ReasonInvalid, firstMsg(bad)
@@ -329,8 +329,8 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 		st.Ancestors = append(st.Ancestors, anc)
 	}
 	notAccepted = append(notAccepted, ps.noTarget...)
-	if mode := ps.p.Kind.Ancestor; mode == policy.AncestorGateway || mode == policy.AncestorGatewayObject {
-		st.Ancestors = c.gatewayAncestors(st.Ancestors, bads, byGateway, mode == policy.AncestorGatewayObject)
+	if mode := ps.p.Kind.Ancestor; mode.Gateways() {
+		st.Ancestors = c.gatewayAncestors(st.Ancestors, bads, byGateway, mode)
 	}
 	switch {
 	case len(accepted) > 0:
@@ -396,12 +396,20 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 // gatewaysAbove. A Gateway reached through several targets takes the entry of the
 // first accepted one (else of the first). A target no Gateway reaches (not
 // found, or behind no route) keeps its own entry, so that its condition
-// still says why it has no effect.
-func (c *computation) gatewayAncestors(in []Ancestor, bads []map[topology.Ref]string, byGateway []func(topology.Ref) []Condition, objects bool) []Ancestor {
+// still says why it has no effect. mode says how Gateways are named:
+// gateway-object drops every sectionName, gateway-parentrefs that of a
+// listener target.
+func (c *computation) gatewayAncestors(in []Ancestor, bads []map[topology.Ref]string, byGateway []func(topology.Ref) []Condition, mode policy.AncestorMode) []Ancestor {
+	objects := mode == policy.AncestorGatewayObject
 	var out []Ancestor
 	index := map[topology.Ref]int{}
 	for i, an := range in {
 		gws := c.gatewaysAbove(an.Ref)
+		if gk := an.Ref.GroupKind(); mode == policy.AncestorGatewayParentRefs && an.Ref.IsSection() &&
+			(gk == topology.KindGateway || gk == topology.KindListenerSet) {
+			// A listener target: its Gateway (ListenerSet) as an object.
+			gws = []topology.Ref{an.Ref.Object()}
+		}
 		// The policies sending traffic to the target themselves are
 		// ancestors too (a copy: gws may be the routes' parentRefs).
 		if users := c.policiesUsing(an.Ref); len(users) > 0 {

@@ -836,3 +836,24 @@ func TestKindFromCRDPortSelection(t *testing.T) {
 		wantCRDProblem(t, k, p, annField(AnnotationPortSelection), tc.want)
 	}
 }
+
+// TestParseAncestorMode: every mode reads back; Gateways says which name
+// Gateways; an unknown one lists the modes.
+func TestParseAncestorMode(t *testing.T) {
+	for _, tc := range []struct {
+		in       string
+		gateways bool
+	}{{"target", false}, {" gateway", true}, {"gateway-object", true}, {"gateway-parentrefs ", true}} {
+		m, err := ParseAncestorMode(tc.in)
+		if err != nil || string(m) != strings.TrimSpace(tc.in) || m.Gateways() != tc.gateways {
+			t.Errorf("%q: %q, %v (Gateways %v)", tc.in, m, err, m.Gateways())
+		}
+	}
+	if _, err := ParseAncestorMode("route"); err == nil || !strings.Contains(err.Error(), "gateway-parentrefs") {
+		t.Errorf("unknown mode: %v", err)
+	}
+	k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationAncestor: "gateway-parentrefs"}), nil)
+	if k.Ancestor != AncestorGatewayParentRefs {
+		t.Errorf("annotation: %q", k.Ancestor)
+	}
+}

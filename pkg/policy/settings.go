@@ -80,7 +80,16 @@ const (
 	// object, without the sectionName of a route's parentRef (NGINX
 	// Gateway Fabric's UpstreamSettingsPolicy).
 	AncestorGatewayObject AncestorMode = "gateway-object"
+	// AncestorGatewayParentRefs is AncestorGateway keeping a sectionName
+	// only where a route's parentRef writes one: a policy on a listener
+	// names its Gateway (or ListenerSet) as an object (kgateway).
+	AncestorGatewayParentRefs AncestorMode = "gateway-parentrefs"
 )
+
+// Gateways reports whether the mode names Gateways rather than targets.
+func (m AncestorMode) Gateways() bool {
+	return m == AncestorGateway || m == AncestorGatewayObject || m == AncestorGatewayParentRefs
+}
 
 // Merge types a MergeTypeField may hold (Envoy Gateway's values).
 const (
@@ -516,10 +525,10 @@ func ParseComposition(s string) (Composition, error) {
 // ParseAncestorMode validates an ancestor mode name.
 func ParseAncestorMode(s string) (AncestorMode, error) {
 	switch v := AncestorMode(strings.TrimSpace(s)); v {
-	case AncestorTarget, AncestorGateway, AncestorGatewayObject:
+	case AncestorTarget, AncestorGateway, AncestorGatewayObject, AncestorGatewayParentRefs:
 		return v, nil
 	}
-	return "", fmt.Errorf("unknown ancestor mode %q (known: target, gateway, gateway-object)", s)
+	return "", fmt.Errorf("unknown ancestor mode %q (known: target, gateway, gateway-object, gateway-parentrefs)", s)
 }
 
 // SectionNoun names the sections of objects of kind gk, for messages:

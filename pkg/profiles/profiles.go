@@ -384,8 +384,9 @@ var builtin = func() []policy.Profile {
 				Parent: []string{"ShallowMergePreferParent"},
 				Child:  []string{"ShallowMergePreferChild", "DeepMergePreferChild", "DeepMergePreferParent"}},
 			// Its status names the Gateways (a route's parentRefs as
-			// written; a delegated child's, its parents'), never a route.
-			Ancestor: policy.AncestorGateway,
+			// written; a delegated child's, its parents'), never a route;
+			// a listener target's Gateway without the listener.
+			Ancestor: policy.AncestorGatewayParentRefs,
 		}),
 		// The policies on a Gateway and on its listeners merge as
 		// TrafficPolicies do (weight, then age; the more specific level
