@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -192,5 +193,32 @@ spec:
 	st = res.Policies[0]
 	if len(st.Ancestors) != engine.MaxAncestors || st.AncestorsOmitted != 2 || limitCondition(st).Type != "" {
 		t.Errorf("report: %d ancestors, %d omitted, condition %+v; want 16, 2, none", len(st.Ancestors), st.AncestorsOmitted, limitCondition(st))
+	}
+}
+
+// The Incremental engine, editing only the policy (fewer targets, then
+// more again, then another order), gives Compute's Result each time: the
+// targets skipped are those of the policy as it now is.
+func TestAncestorLimitSkipIncremental(t *testing.T) {
+	base := append(limitServices(18), fmt.Sprintf(limitCRD, "skip", "target"))
+	var all []string
+	for i := range 18 {
+		all = append(all, fmt.Sprintf("s%02d", i))
+	}
+	reversed := slices.Clone(all)
+	slices.Reverse(reversed)
+	in := engine.NewIncremental(engine.Options{})
+	for step, targets := range [][]string{all, all[:15], all, reversed} {
+		objs := decodeDocs(t, append(slices.Clone(base), limitPolicy(targets))...)
+		got := dump(t, in.Compute(objs))
+		if step > 0 && in.LastChange().Full {
+			t.Errorf("step %d: recomputed in full: %s", step, in.LastChange().Reason)
+		}
+		if want := dump(t, engine.Compute(objs, engine.Options{})); got != want {
+			t.Fatalf("step %d: %s", step, firstDiff(got, want))
+		}
+		if st := in.Compute(objs).Policies[0]; step == 3 && !strings.HasPrefix(limitCondition(st).Message, "Not applied at Service default/s01, Service default/s00: ") {
+			t.Errorf("step 3: %q", limitCondition(st).Message)
+		}
 	}
 }
