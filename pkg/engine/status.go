@@ -687,11 +687,13 @@ func shortName(r topology.Ref) string {
 
 // limitAncestors keeps a policy's status within MaxAncestors entries: by
 // its kind's policy.AncestorLimitMode, either all listed entries apply and
-// the surplus is only left out of the list (capAncestors), or the policy
-// applies at the first MaxAncestors ancestors only, in the order its
-// implementation adds them (targetRefs order, each target's Gateways as
-// attache lists them), and the rest are neither listed nor applied; a
-// condition names them, since no entry can.
+// the surplus is only left out of the list (capAncestors), or only the
+// first MaxAncestors are listed, in the order its implementation adds
+// them (targetRefs order, each target's Gateways as attache lists them),
+// and a condition names the rest, since no entry can. Of those, the
+// targets resolve skipped (ancestorsFull) are not applied either; the
+// entries cut here (Gateways, attachments by filters or scopes) are left
+// out of the status only.
 func (c *computation) limitAncestors(ps *pstate, st *PolicyStatus) {
 	if ps.p.Kind.AncestorLimit != policy.AncestorLimitSkip {
 		c.capAncestors(st)
