@@ -68,12 +68,15 @@ type policyKindItem struct {
 	SameLevel             string   `json:"sameLevel"`
 	// SameLevelTies is "none" when policies created in the same second as
 	// the oldest at a target are not rejected; absent: by name.
-	SameLevelTies   string   `json:"sameLevelTies,omitempty"`
-	MergeTypeField  string   `json:"mergeTypeField,omitempty"`
-	Composition     string   `json:"composition"`
-	NamedRules      []string `json:"namedRules,omitempty"`
-	DirectSections  bool     `json:"directSections,omitempty"`
-	Ancestor        string   `json:"ancestor"`
+	SameLevelTies  string   `json:"sameLevelTies,omitempty"`
+	MergeTypeField string   `json:"mergeTypeField,omitempty"`
+	Composition    string   `json:"composition"`
+	NamedRules     []string `json:"namedRules,omitempty"`
+	DirectSections bool     `json:"directSections,omitempty"`
+	Ancestor       string   `json:"ancestor"`
+	// AncestorLimit is "skip" when a policy does not apply at the
+	// ancestors beyond the 16 its status can list; absent: it does.
+	AncestorLimit   string   `json:"ancestorLimit,omitempty"`
 	TargetingFields []string `json:"targetingFields,omitempty"`
 	SchemaMerge     bool     `json:"schemaMerge,omitempty"`
 	// MaxTargetRefs: 0 is GEP-713's 16, -1 no limit.
@@ -282,6 +285,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.Ancestor != policy.AncestorTarget {
 		parts = append(parts, origin(policy.SettingAncestor, "ancestor="+string(k.Ancestor)))
 	}
+	if k.AncestorLimit != policy.AncestorLimitReport {
+		parts = append(parts, origin(policy.SettingAncestorLimit, "ancestor-limit="+string(k.AncestorLimit)))
+	}
 	if k.SchemaMerge {
 		parts = append(parts, origin(policy.SettingSchemaMerge, "schema-merge"))
 	}
@@ -422,6 +428,7 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 		NamedRules:            k.NamedRules,
 		DirectSections:        k.DirectSections,
 		Ancestor:              string(k.Ancestor),
+		AncestorLimit:         map[bool]string{true: string(k.AncestorLimit)}[k.AncestorLimit != policy.AncestorLimitReport],
 		TargetingFields:       k.TargetingFields,
 		SchemaMerge:           k.SchemaMerge,
 		MaxTargetRefs:         k.MaxTargetRefs,

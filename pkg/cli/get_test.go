@@ -677,3 +677,27 @@ func TestGetPolicyKindsSectionNames(t *testing.T) {
 		t.Errorf("-o json lacks the sectionNames setting or its origin:\n%s", out)
 	}
 }
+
+// NGF's kinds apply only at the ancestors their status lists: -o wide and
+// -o json show the setting and its origin.
+func TestGetPolicyKindsAncestorLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crd.yaml")
+	crd := implementationCRD("gateway.nginx.org", "UpstreamSettingsPolicy", "upstreamsettingspolicies", "v1alpha1")
+	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "ancestor-limit=skip (profile: NGINX Gateway Fabric)") {
+		t.Errorf("-o wide lacks the ancestorLimit setting:\n%s", out)
+	}
+	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"ancestorLimit": "skip"`) || !strings.Contains(out, `"ancestorLimit": "profile: NGINX Gateway Fabric"`) {
+		t.Errorf("-o json lacks the ancestorLimit setting or its origin:\n%s", out)
+	}
+}

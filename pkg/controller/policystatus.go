@@ -39,6 +39,9 @@ var ownedPolicyConditions = map[string]bool{
 	engine.CondAccepted:       true,
 	engine.CondProgrammed:     true,
 	engine.ConditionTruncated: true,
+	// Said only while a policy of a kind with ancestor limit skip is left
+	// out somewhere: owned, so that it goes when that ends.
+	engine.ConditionAncestorLimit: true,
 }
 
 // policyDesired is the status an owned policy should carry, as far as this

@@ -97,6 +97,10 @@ type pstate struct {
 	// attachment of the policy that rejected it at one of its targets (at
 	// its own attachment rejectedAt): it then applies nowhere.
 	rejectedBy, rejectedAt *attachment
+	// overLimit, for a kind that skips the ancestors its status cannot
+	// list (policy.AncestorLimitSkip), are the declared targets left
+	// unattached because the list was full.
+	overLimit []topology.Ref
 }
 
 type ancestorState struct {
@@ -672,6 +676,9 @@ func (c *computation) resolve(ps *pstate) {
 		}
 		for _, t := range p.Targets {
 			gk := t.GroupKind()
+			if t.Selector == nil && c.ancestorsFull(ps, targetRef(t)) {
+				continue
+			}
 			if p.Kind.DataPlaneTarget && t.Selector == nil {
 				c.resolveDataPlane(ps, t)
 				continue
@@ -688,6 +695,10 @@ func (c *computation) resolve(ps *pstate) {
 						continue
 					}
 					if !t.Selector.Matches(labels.Set(node.Labels)) {
+						continue
+					}
+					if c.ancestorsFull(ps, node.Ref) {
+						n++ // selected, though not applied
 						continue
 					}
 					if !c.grantAllows(p, node.Ref) {
@@ -762,6 +773,27 @@ func (c *computation) resolve(ps *pstate) {
 			c.attachByFilters(ps)
 		}
 	}
+}
+
+// ancestorsFull reports whether target ref of a policy whose kind skips
+// the ancestors beyond its status's MaxAncestors entries finds the list
+// full, and records it then: it is neither attached nor listed, as NGINX
+// Gateway Fabric leaves it (AncestorLimitReached). Only kinds naming
+// their ancestors after targets are judged here, one entry per target in
+// targetRefs order; the others are cut when their status is written
+// (limitAncestors). A target already listed still fits.
+func (c *computation) ancestorsFull(ps *pstate, ref topology.Ref) bool {
+	k := ps.p.Kind
+	if k.AncestorLimit != policy.AncestorLimitSkip || k.Ancestor != policy.AncestorTarget || len(ps.ancestors) < MaxAncestors {
+		return false
+	}
+	if slices.ContainsFunc(ps.ancestors, func(a ancestorState) bool { return a.ref == ref }) {
+		return false
+	}
+	if !slices.Contains(ps.overLimit, ref) {
+		ps.overLimit = append(ps.overLimit, ref)
+	}
+	return true
 }
 
 // attachChecked attaches a declared target after the checks of the

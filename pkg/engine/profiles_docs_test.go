@@ -449,6 +449,41 @@ zoneSize: 1m`))
 	})
 }
 
+// NGF applies its policies only at the ancestors their status can list
+// (16): an UpstreamSettingsPolicy on a Service that the routes of 17
+// Gateways use is listed, and applied, at the first 16 of them; the
+// condition names the 17th. Every NGF kind but ExternalLoadBalancer has
+// the setting.
+// Source: NGF e55bfe339 internal/controller/state/graph/policies.go
+// (attachPolicyToService: ngfPolicyAncestorsFull, the Gateway then
+// InvalidForGateways) and policy_ancestor.go (maxAncestors).
+func TestDocsNGFAncestorLimit(t *testing.T) {
+	docs := []string{labelledCRD("gateway.nginx.org", "UpstreamSettingsPolicy", "upstreamsettingspolicies", "direct"),
+		"apiVersion: v1\nkind: Service\nmetadata: {name: s1, namespace: default}\nspec: {ports: [{port: 80}]}"}
+	var parents []string
+	for i := range 17 {
+		docs = append(docs, fmt.Sprintf("apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: g%02d, namespace: default}\nspec: {gatewayClassName: c, listeners: [{name: http, protocol: HTTP, port: 80}]}", i))
+		parents = append(parents, fmt.Sprintf("{name: g%02d}", i))
+	}
+	docs = append(docs, fmt.Sprintf("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r1, namespace: default}\nspec: {parentRefs: [%s], rules: [{backendRefs: [{name: s1, port: 80}]}]}", strings.Join(parents, ", ")),
+		pol(ngfV1, "UpstreamSettingsPolicy", "zone", 0, `targetRefs: [{group: "", kind: Service, name: s1}]
+zoneSize: 512k`))
+	res := compute(t, engine.Options{}, docs...)
+	want(t, "zone", status(t, res, "zone", "Accepted"), "True/Accepted")
+	want(t, "ancestors", len(ancestorsOf(t, res, "zone")), 16)
+	c := condition(t, res, "zone", engine.ConditionAncestorLimit)
+	want(t, "limit", c.Status+"/"+c.Reason, "True/AncestorLimitReached")
+	if !strings.HasPrefix(c.Message, "Not applied at Gateway default/g16: ") {
+		t.Errorf("message %q", c.Message)
+	}
+	for _, kind := range []string{"ClientSettingsPolicy", "ProxySettingsPolicy", "RateLimitPolicy", "ObservabilityPolicy", "UpstreamSettingsPolicy", "SnippetsPolicy", "PayloadProcessor"} {
+		res := compute(t, engine.Options{}, crd("gateway.nginx.org", kind, strings.ToLower(kind)+"s"))
+		want(t, kind, kindOf(t, res, kind).AncestorLimit, policy.AncestorLimitSkip)
+	}
+	res = compute(t, engine.Options{}, crd("gateway.nginx.org", "ExternalLoadBalancer", "externalloadbalancers"))
+	want(t, "ExternalLoadBalancer", kindOf(t, res, "ExternalLoadBalancer").AncestorLimit, policy.AncestorLimitReport)
+}
+
 // ProxySettingsPolicy is inherited: a route's settings take precedence over
 // the Gateway's, setting by setting; at one target the newer of two
 // policies setting the same field is Conflicted.

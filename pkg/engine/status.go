@@ -22,6 +22,15 @@ import (
 // left out beyond MaxAncestors.
 const ConditionTruncated = "attache.dev/AncestorsTruncated"
 
+// ConditionAncestorLimit is the policy condition naming the ancestors a
+// policy is not applied at because its status list was full (kinds with
+// policy.AncestorLimitSkip); its reason is ReasonAncestorLimitReached.
+const ConditionAncestorLimit = "attache.dev/AncestorLimitReached"
+
+// ReasonAncestorLimitReached is the reason of ConditionAncestorLimit
+// (the reason NGINX Gateway Fabric gives the objects it skips).
+const ReasonAncestorLimitReached = "AncestorLimitReached"
+
 // result assembles the Result from the per-policy statuses and the
 // per-kind targets. It shares them: an update builds a new Result.
 func (c *computation) result() *Result {
@@ -126,7 +135,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 				st.Ancestors = append(st.Ancestors, Ancestor{Ref: targetRef(t), Conditions: []Condition{cond}})
 			}
 		}
-		c.capAncestors(st)
+		c.limitAncestors(ps, st)
 		return st
 	}
 	// The CA certificate references are judged per target, as the
@@ -386,7 +395,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 	if len(ps.affects) > 0 {
 		st.Affects = ps.affects
 	}
-	c.capAncestors(st)
+	c.limitAncestors(ps, st)
 	return st
 }
 
@@ -682,6 +691,39 @@ func shortName(r topology.Ref) string {
 		return r.Name
 	}
 	return r.Namespace + "/" + r.Name
+}
+
+// limitAncestors keeps a policy's status within MaxAncestors entries: by
+// its kind's policy.AncestorLimitMode, either all listed entries apply and
+// the surplus is only left out of the list (capAncestors), or only the
+// first MaxAncestors are listed, in the order its implementation adds
+// them (targetRefs order, each target's Gateways as attache lists them),
+// and a condition names the rest, since no entry can. Of those, the
+// targets resolve skipped (ancestorsFull) are not applied either; the
+// entries cut here (Gateways, attachments by filters or scopes) are left
+// out of the status only.
+func (c *computation) limitAncestors(ps *pstate, st *PolicyStatus) {
+	if ps.p.Kind.AncestorLimit != policy.AncestorLimitSkip {
+		c.capAncestors(st)
+		return
+	}
+	over := slices.Clone(ps.overLimit)
+	if len(st.Ancestors) > MaxAncestors {
+		for _, an := range st.Ancestors[MaxAncestors:] {
+			over = append(over, an.Ref)
+		}
+		st.Ancestors = st.Ancestors[:MaxAncestors]
+	}
+	if len(over) == 0 {
+		return
+	}
+	names := make([]string, len(over))
+	for i, r := range over {
+		names[i] = r.Short()
+	}
+	st.Conditions = append(st.Conditions, Condition{Type: ConditionAncestorLimit, Status: "True", Reason: ReasonAncestorLimitReached,
+		Message: fmt.Sprintf("Not applied at %s: status.ancestors holds at most %d entries, and its implementation applies the policy only at the ancestors listed there",
+			strings.Join(names, ", "), MaxAncestors)})
 }
 
 // capAncestors keeps at most MaxAncestors entries, those that need

@@ -82,7 +82,7 @@ const (
 
 // MaxAncestors is the most PolicyAncestorStatus entries a policy status may
 // hold (Gateway API limit).
-const MaxAncestors = 16
+const MaxAncestors = policy.MaxAncestors
 
 // Condition is a status condition without timestamps (the engine has no
 // clock; writers stamp lastTransitionTime).

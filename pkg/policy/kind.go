@@ -99,6 +99,10 @@ type Kind struct {
 	// Ancestor says what status.ancestors entries name (default
 	// AncestorTarget).
 	Ancestor AncestorMode
+	// AncestorLimit says whether the policy applies at the ancestors
+	// beyond the MaxAncestors its status can list (default
+	// AncestorLimitReport: it does).
+	AncestorLimit AncestorLimitMode
 	// TargetingFields are top-level spec fields that select targets in the
 	// kind's own way; they are no part of the spec proper.
 	TargetingFields []string
@@ -326,6 +330,7 @@ type Spec struct {
 	NamedRules            []string
 	DirectSections        bool
 	Ancestor              AncestorMode
+	AncestorLimit         AncestorLimitMode
 	TargetingFields       []string
 	SchemaMerge           bool
 	MaxTargetRefs         int
@@ -401,6 +406,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingNamedRules, len(s.NamedRules) > 0, func() { k.NamedRules = slices.Clone(s.NamedRules) })
 	set(SettingDirectSections, all || s.DirectSections, func() { k.DirectSections = s.DirectSections })
 	set(SettingAncestor, s.Ancestor != "", func() { k.Ancestor = s.Ancestor })
+	set(SettingAncestorLimit, s.AncestorLimit != "", func() { k.AncestorLimit = s.AncestorLimit })
 	set(SettingTargetingFields, len(s.TargetingFields) > 0, func() { k.TargetingFields = slices.Clone(s.TargetingFields) })
 	set(SettingSchemaMerge, all || s.SchemaMerge, func() { k.SchemaMerge = s.SchemaMerge })
 	set(SettingMaxTargetRefs, s.MaxTargetRefs != 0, func() { k.MaxTargetRefs = s.MaxTargetRefs })
@@ -519,6 +525,11 @@ func (k *Kind) complete() error {
 		k.Ancestor = AncestorTarget
 	} else if _, err := ParseAncestorMode(string(k.Ancestor)); err != nil {
 		return settingErrorf(SettingAncestor, "%v", err)
+	}
+	if k.AncestorLimit == "" {
+		k.AncestorLimit = AncestorLimitReport
+	} else if _, err := ParseAncestorLimitMode(string(k.AncestorLimit)); err != nil {
+		return settingErrorf(SettingAncestorLimit, "%v", err)
 	}
 	for _, f := range append(slices.Clone(k.TargetingFields), k.MergeTypeField) {
 		if strings.ContainsAny(f, ". ") {
@@ -786,6 +797,7 @@ var annotationOf = map[string]string{
 	SettingNamedRules:            AnnotationNamedRules,
 	SettingDirectSections:        AnnotationDirectSections,
 	SettingAncestor:              AnnotationAncestor,
+	SettingAncestorLimit:         AnnotationAncestorLimit,
 	SettingTargetingFields:       AnnotationTargetingFields,
 	SettingSchemaMerge:           AnnotationSchemaMerge,
 	SettingMaxTargetRefs:         AnnotationMaxTargetRefs,
@@ -825,7 +837,7 @@ var annotationOf = map[string]string{
 var allSettings = []string{
 	SettingClass, SettingTargetKinds, SettingEffectiveTargetKinds, SettingEffectiveSectionKinds,
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingSameLevelTies, SettingMergeTypeField, SettingComposition,
-	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
+	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingAncestorLimit, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingSectionNames, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingWeightAnnotation,
 	SettingDelegationPriority, SettingWaypointTargets, SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingObjectRefs,
@@ -951,6 +963,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		}},
 		{AnnotationComposition, SettingComposition, func(v string) (err error) { k.Composition, err = ParseComposition(v); return }},
 		{AnnotationAncestor, SettingAncestor, func(v string) (err error) { k.Ancestor, err = ParseAncestorMode(v); return }},
+		{AnnotationAncestorLimit, SettingAncestorLimit, func(v string) (err error) { k.AncestorLimit, err = ParseAncestorLimitMode(v); return }},
 		{AnnotationDirectSections, SettingDirectSections, func(v string) (err error) { k.DirectSections, err = parseBool(v); return }},
 		{AnnotationSchemaMerge, SettingSchemaMerge, func(v string) (err error) { k.SchemaMerge, err = parseBool(v); return }},
 		{AnnotationStanzas, SettingStanzas, func(v string) (err error) {

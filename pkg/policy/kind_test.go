@@ -857,3 +857,42 @@ func TestParseAncestorMode(t *testing.T) {
 		t.Errorf("annotation: %q", k.Ancestor)
 	}
 }
+
+// TestKindAncestorLimit: attache.dev/ancestor-limit "skip" says a policy
+// applies only at the ancestors its status can list; "report" and its
+// absence, at all of them. A profile gives the setting through set() (the
+// CRD's annotation wins), NewKind refuses an unknown mode, and the
+// annotation an unknown word, naming it.
+func TestKindAncestorLimit(t *testing.T) {
+	k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationAncestorLimit: " skip "}), nil)
+	if k.AncestorLimit != AncestorLimitSkip {
+		t.Errorf("ancestor-limit skip: AncestorLimit = %q", k.AncestorLimit)
+	}
+	wantOrigins(t, k, map[string]Origin{"class": FromLabel, "ancestorLimit": FromAnnotation})
+	for _, ann := range []map[string]string{{AnnotationAncestorLimit: "report"}, {}} {
+		if k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), ann), nil); k.AncestorLimit != AncestorLimitReport {
+			t.Errorf("%v: AncestorLimit = %q, want report", ann, k.AncestorLimit)
+		}
+	}
+	k, p := KindFromCRD(newCRD(policyLabel("Direct"), map[string]string{AnnotationAncestorLimit: "drop"}), nil)
+	wantCRDProblem(t, k, p, annField(AnnotationAncestorLimit), `unknown ancestor limit mode "drop" (known: report, skip)`)
+
+	prof := &Profile{Implementation: "Impl", Spec: Spec{GroupKind: colorGK, Class: Direct, AncestorLimit: AncestorLimitSkip}}
+	k, p = KindFromCRDWithProfile(newCRD(nil, nil), nil, prof)
+	if p != nil {
+		t.Fatal(p)
+	}
+	if k.AncestorLimit != AncestorLimitSkip || k.Origins[SettingAncestorLimit] != FromProfile("Impl") {
+		t.Errorf("profile: AncestorLimit = %q from %q, want skip from the profile", k.AncestorLimit, k.Origins[SettingAncestorLimit])
+	}
+	k, p = KindFromCRDWithProfile(newCRD(nil, map[string]string{AnnotationAncestorLimit: "report"}), nil, prof)
+	if p != nil {
+		t.Fatal(p)
+	}
+	if k.AncestorLimit != AncestorLimitReport || k.Origins[SettingAncestorLimit] != FromAnnotation {
+		t.Errorf("annotation over profile: AncestorLimit = %q from %q", k.AncestorLimit, k.Origins[SettingAncestorLimit])
+	}
+	if _, err := NewKind(Spec{GroupKind: colorGK, Class: Direct, AncestorLimit: "drop"}); err == nil || !strings.Contains(err.Error(), "ancestor limit") {
+		t.Errorf("NewKind with an unknown ancestor limit: %v", err)
+	}
+}

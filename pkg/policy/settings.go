@@ -91,6 +91,27 @@ func (m AncestorMode) Gateways() bool {
 	return m == AncestorGateway || m == AncestorGatewayObject || m == AncestorGatewayParentRefs
 }
 
+// AncestorLimitMode says what becomes of a policy's ancestors beyond the
+// MaxAncestors entries status.ancestors may hold.
+type AncestorLimitMode string
+
+// Ancestor limit modes.
+const (
+	// AncestorLimitReport applies the policy at every ancestor and lists
+	// at most MaxAncestors of them (the default; attache's own choice,
+	// since Gateway API leaves it open).
+	AncestorLimitReport AncestorLimitMode = "report"
+	// AncestorLimitSkip applies the policy only at the ancestors that fit
+	// in the list, in the order its implementation adds them; the others
+	// are neither applied nor listed (NGINX Gateway Fabric's
+	// AncestorLimitReached).
+	AncestorLimitSkip AncestorLimitMode = "skip"
+)
+
+// MaxAncestors is the most entries a policy's status.ancestors may hold
+// (Gateway API's PolicyStatus: maxItems 16).
+const MaxAncestors = 16
+
 // Merge types a MergeTypeField may hold (Envoy Gateway's values).
 const (
 	// MergeTypeJSON merges the policy with the nearest policy above it as
@@ -127,6 +148,8 @@ const (
 	AnnotationDirectSections = "attache.dev/direct-sections"
 	// AnnotationAncestor is target or gateway.
 	AnnotationAncestor = "attache.dev/ancestor"
+	// AnnotationAncestorLimit is report or skip: see AncestorLimitMode.
+	AnnotationAncestorLimit = "attache.dev/ancestor-limit"
 	// AnnotationSchemaMerge says ("true"/"false") whether the kind's patch
 	// merges read list types from the CRD's schema (GEP-2649 listMapType).
 	AnnotationSchemaMerge = "attache.dev/schema-merge"
@@ -312,6 +335,7 @@ const (
 	SettingNamedRules            = "namedRules"
 	SettingDirectSections        = "directSections"
 	SettingAncestor              = "ancestor"
+	SettingAncestorLimit         = "ancestorLimit"
 	SettingTargetingFields       = "targetingFields"
 	SettingSchemaMerge           = "schemaMerge"
 	SettingMaxTargetRefs         = "maxTargetRefs"
@@ -529,6 +553,15 @@ func ParseAncestorMode(s string) (AncestorMode, error) {
 		return v, nil
 	}
 	return "", fmt.Errorf("unknown ancestor mode %q (known: target, gateway, gateway-object, gateway-parentrefs)", s)
+}
+
+// ParseAncestorLimitMode validates an ancestor limit mode name.
+func ParseAncestorLimitMode(s string) (AncestorLimitMode, error) {
+	switch v := AncestorLimitMode(strings.TrimSpace(s)); v {
+	case AncestorLimitReport, AncestorLimitSkip:
+		return v, nil
+	}
+	return "", fmt.Errorf("unknown ancestor limit mode %q (known: report, skip)", s)
 }
 
 // SectionNoun names the sections of objects of kind gk, for messages:

@@ -118,6 +118,7 @@ var builtin = func() []policy.Profile {
 			ConflictScopePolicy: true,
 			// Nor can it take a route sharing a location with another.
 			RejectRouteOverlap: true,
+			AncestorLimit:      policy.AncestorLimitSkip,
 		})
 	}
 	kuadrant := func(kind string, routes []topology.GroupKind, named []string) policy.Profile {
@@ -264,6 +265,9 @@ var builtin = func() []policy.Profile {
 		// never applies.
 		withTargetKinds(istio("networking.istio.io", "EnvoyFilter", policy.CompositionAdditive, "workloadSelector"), gateway, gatewayClass),
 		// NGINX Gateway Fabric.
+		// Its policy kinds but ExternalLoadBalancer apply only at the
+		// ancestors their status can list (graph/policies.go attachPolicyToGateway,
+		// attachPolicyToRoute, attachPolicyToService: AncestorLimitSkip).
 		// Two policies at one target conflict only on the fields NGF's
 		// validators compare (Conflicts in policies/<kind>/validator.go).
 		withConflictFields(ngfInherited("ClientSettingsPolicy"), "body.timeout", "body.maxSize", "body.bufferSize",
@@ -291,17 +295,18 @@ var builtin = func() []policy.Profile {
 		}(),
 		entry(NGF, "gateway.nginx.org", "ObservabilityPolicy", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: ngfRoutes, SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true,
-			RejectRouteOverlap: true, ConflictFields: []string{"tracing"},
+			RejectRouteOverlap: true, ConflictFields: []string{"tracing"}, AncestorLimit: policy.AncestorLimitSkip,
 		}),
 		entry(NGF, "gateway.nginx.org", "UpstreamSettingsPolicy", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(service), SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true,
 			ConflictFields: []string{"zoneSize", "keepAlive.connections", "keepAlive.requests", "keepAlive.time", "keepAlive.timeout",
 				"loadBalancingMethod", "hashMethodKey", "useClusterIP"},
 			// NGF names the Gateway without the route's sectionName.
-			Ancestor: policy.AncestorGatewayObject,
+			Ancestor: policy.AncestorGatewayObject, AncestorLimit: policy.AncestorLimitSkip,
 		}),
 		entry(NGF, "gateway.nginx.org", "SnippetsPolicy", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(gateway), Composition: policy.CompositionAdditive,
+			AncestorLimit: policy.AncestorLimitSkip,
 		}),
 		// PayloadProcessor: a route's own processor, else its Gateway's,
 		// whole (resolveEffectivePayloadProcessors); any two on one target
@@ -310,6 +315,7 @@ var builtin = func() []policy.Profile {
 			Class: policy.Inherited, Hierarchy: kinds(gateway, httpRoute), TargetKinds: kinds(gateway, httpRoute),
 			EffectiveTargetKinds: kinds(httpRoute), Strategies: []merge.Strategy{merge.AtomicDefaults},
 			SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true, RejectRouteOverlap: true,
+			AncestorLimit: policy.AncestorLimitSkip,
 		}),
 		// ExternalLoadBalancer: one per Gateway, the oldest (then by
 		// namespace/name); the others Conflicted (processExternalLoadBalancers).
