@@ -761,7 +761,7 @@ func (c *computation) resolve(ps *pstate) {
 				c.invalidTarget(ps, t, ref, fmt.Sprintf("%s: a policy targeting a GatewayClass must be in the root namespace %s", t.Field, p.Kind.Untargeted.Root()))
 				continue
 			}
-			if p.Kind.WaypointTargets && ref.GroupKind() == topology.KindService {
+			if gk := ref.GroupKind(); p.Kind.WaypointTargets && (gk == topology.KindService || gk == topology.KindServiceEntry) {
 				if msg := c.unboundService(ref.Object()); msg != "" {
 					ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonAncestorNotBound, msg: msg})
 					continue

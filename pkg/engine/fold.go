@@ -890,7 +890,7 @@ func (d *kindDP) telemetrySide(s stackID) (istiotelemetry.Side, string) {
 		}
 		ref := d.c.graph.Node(topology.NodeID(l)).Ref
 		switch ref.GroupKind() {
-		case topology.KindService:
+		case topology.KindService, topology.KindServiceEntry:
 			side, svcNs = istiotelemetry.Server, ref.Namespace
 		case topology.KindGateway:
 			if !ref.IsSection() && d.c.isWaypoint(ref) {

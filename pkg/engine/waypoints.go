@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -90,8 +91,8 @@ func useWaypoint(l map[string]string, ns string) (wp topology.Ref, none, set boo
 // proxy's class).
 const waypointClass = "istio-waypoint"
 
-// unboundService says why Service svc is bound to no waypoint, as Istio
-// binds Services: its own istio.io/use-waypoint label, else its
+// unboundService says why Service (or ServiceEntry) svc is bound to no
+// waypoint, as Istio binds them: its own istio.io/use-waypoint label, else its
 // Namespace's; the waypoint among the objects, serving Service traffic
 // (istio.io/waypoint-for service or all, on the Gateway, else its class;
 // service by default), and admitting the Service's namespace by its HBONE
@@ -112,7 +113,7 @@ func (c *computation) waypointOf(svc topology.Ref) (topology.Ref, string) {
 	own := c.graph.Node(id).Labels
 	if m := own[managedLabel]; m == meshControllerManaged || m == eastWestManaged {
 		// A waypoint's (or east-west gateway's) own Service takes none.
-		return topology.Ref{}, fmt.Sprintf("Service %s is a waypoint's own Service (%s=%s), which is bound to no waypoint", svc.Short(), managedLabel, m)
+		return topology.Ref{}, fmt.Sprintf("%s %s is a waypoint's own Service (%s=%s), which is bound to no waypoint", svc.Kind, svc.Short(), managedLabel, m)
 	}
 	wp, none, set := useWaypoint(own, svc.Namespace)
 	var nsLabels map[string]string
@@ -126,19 +127,19 @@ func (c *computation) waypointOf(svc topology.Ref) (topology.Ref, string) {
 	}
 	switch {
 	case none:
-		return topology.Ref{}, fmt.Sprintf("Service %s is not bound to a waypoint (%s is none); a policy targeting it applies only at its waypoint", svc.Short(), where)
+		return topology.Ref{}, fmt.Sprintf("%s %s is not bound to a waypoint (%s is none); a policy targeting it applies only at its waypoint", svc.Kind, svc.Short(), where)
 	case !set:
-		return topology.Ref{}, fmt.Sprintf("Service %s is not bound to a waypoint (no %s label on it or its Namespace); a policy targeting it applies only at its waypoint", svc.Short(), useWaypointLabel)
+		return topology.Ref{}, fmt.Sprintf("%s %s is not bound to a waypoint (no %s label on it or its Namespace); a policy targeting it applies only at its waypoint", svc.Kind, svc.Short(), useWaypointLabel)
 	}
 	f, ok := c.gateways[wp]
 	if !ok {
-		return topology.Ref{}, fmt.Sprintf("Service %s names waypoint %s (%s), which is not among the objects", svc.Short(), wp.Short(), where)
+		return topology.Ref{}, fmt.Sprintf("%s %s names waypoint %s (%s), which is not among the objects", svc.Kind, svc.Short(), wp.Short(), where)
 	}
 	if t := f.waypointFor; t != "" && t != "service" && t != "all" {
-		return topology.Ref{}, fmt.Sprintf("Service %s names waypoint %s, which serves %q traffic, not Services' (%s)", svc.Short(), wp.Short(), t, waypointForLabel)
+		return topology.Ref{}, fmt.Sprintf("%s %s names waypoint %s, which serves %q traffic, not Services' (%s)", svc.Kind, svc.Short(), wp.Short(), t, waypointForLabel)
 	}
 	if !waypointAdmits(f, wp.Namespace, svc.Namespace, nsLabels) {
-		return topology.Ref{}, fmt.Sprintf("Service %s names waypoint %s, whose HBONE listener (port 15008) does not admit namespace %s (allowedRoutes)", svc.Short(), wp.Short(), svc.Namespace)
+		return topology.Ref{}, fmt.Sprintf("%s %s names waypoint %s, whose HBONE listener (port 15008) does not admit namespace %s (allowedRoutes)", svc.Kind, svc.Short(), wp.Short(), svc.Namespace)
 	}
 	return wp, ""
 }
@@ -158,16 +159,17 @@ func waypointAdmits(f gatewayFacts, own, ns string, nsLabels map[string]string) 
 	}
 }
 
-// waypointServices indexes, once per computation, the Services bound to
-// each waypoint Gateway (waypointOf), and each Service's binding; and the
-// Services bound to one of Istio's waypoints in another namespace, under
-// their namespace and their waypoint's (crossBound).
+// waypointServices indexes, once per computation, the Services (and
+// Istio's ServiceEntries, bound the same way) bound to each waypoint
+// Gateway (waypointOf), and each one's binding; and those bound to one of
+// Istio's waypoints in another namespace, under their namespace and their
+// waypoint's (crossBound).
 func (c *computation) waypointServices() map[topology.Ref][]topology.NodeID {
 	c.waypointOnce.Do(func() {
 		c.boundServices = map[topology.Ref][]topology.NodeID{}
 		c.serviceWaypoint = map[topology.NodeID]topology.Ref{}
 		c.crossBound = map[string][]topology.NodeID{}
-		for _, id := range c.graph.ByKind(topology.KindService) {
+		for _, id := range slices.Concat(c.graph.ByKind(topology.KindService), c.graph.ByKind(topology.KindServiceEntry)) {
 			ref := c.graph.Node(id).Ref
 			if wp, why := c.waypointOf(ref); why == "" && wp.Name != "" {
 				c.boundServices[wp] = append(c.boundServices[wp], id)
@@ -262,7 +264,7 @@ func (d *kindDP) telemetryLevels(n topology.NodeID) []topology.NodeID {
 			return nil
 		}
 		return append(classLevel(ref.Namespace), n)
-	case topology.KindService:
+	case topology.KindService, topology.KindServiceEntry:
 		if ref.IsSection() {
 			return nil
 		}
@@ -338,7 +340,7 @@ func (d *kindDP) waypointPath(n topology.NodeID) []topology.NodeID {
 	ref := g.Node(n).Ref
 	var gw topology.Ref
 	switch ref.GroupKind() {
-	case topology.KindService:
+	case topology.KindService, topology.KindServiceEntry:
 		if ref.IsSection() {
 			return nil
 		}

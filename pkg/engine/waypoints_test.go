@@ -430,3 +430,72 @@ tracing: [{randomSamplingPercentage: 10}]`))
 		}
 	}
 }
+
+// Istio binds a ServiceEntry to a waypoint as it binds a Service (its
+// istio.io/use-waypoint label, else its Namespace's): a policy targeting
+// the ServiceEntry applies there, with the waypoint's and the waypoint
+// class's, on the path class > waypoint > ServiceEntry; an unbound one is
+// AncestorNotBound, and one that is not among the objects TargetNotFound
+// (since session 27 attache reads ServiceEntries; before, any name was a
+// target of its own, bound to nothing).
+// Source: istio/istio @ 86c9f01f pilot/pkg/model/policyattachment.go
+// (ShouldAttachPolicy: "ServiceEntry attached", for services of the
+// External registry at waypoints), pilot/pkg/serviceregistry/ambient
+// (ServiceEntries bound by the same labels as Services).
+func TestWaypointServiceEntries(t *testing.T) {
+	ap := func(name, ns, kind, group, target string) string {
+		return fmt.Sprintf("apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: %s, namespace: %s}\nspec: {targetRefs: [{kind: %s, group: %q, name: %s}], action: DENY, rules: [{}]}\n", name, ns, kind, group, target)
+	}
+	se := func(name, ns, labels string) string {
+		return fmt.Sprintf("apiVersion: networking.istio.io/v1\nkind: ServiceEntry\nmetadata: {name: %s, namespace: %s, labels: {%s}}\nspec: {hosts: [%s.example.com], ports: [{number: 443, name: https, protocol: TLS}], resolution: DNS}\n", name, ns, labels, name)
+	}
+	res := compute(t, engine.Options{}, crd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"), admittingWaypoint(t),
+		"apiVersion: v1\nkind: Namespace\nmetadata: {name: istio-system}\n",
+		se("ext", "default", "istio.io/use-waypoint: waypoint"), se("by-ns", "apps", ""), se("plain", "default", ""),
+		ap("on-class", "istio-system", "GatewayClass", "gateway.networking.k8s.io", "istio-waypoint"),
+		ap("on-waypoint", "default", "Gateway", "gateway.networking.k8s.io", "waypoint"),
+		ap("on-ext", "default", "ServiceEntry", "networking.istio.io", "ext"),
+		ap("on-by-ns", "apps", "ServiceEntry", "networking.istio.io", "by-ns"),
+		ap("on-plain", "default", "ServiceEntry", "networking.istio.io", "plain"),
+		ap("on-missing", "default", "ServiceEntry", "networking.istio.io", "missing"))
+	entry := func(ns, name string) topology.Ref {
+		return topology.Ref{Group: "networking.istio.io", Kind: "ServiceEntry", Namespace: ns, Name: name}
+	}
+	keys := func(target topology.Ref) []string { return policiesAndPath(res, "AuthorizationPolicy", target) }
+	want(t, "ext", keys(entry("default", "ext")), []string{"default/on-ext", "default/on-waypoint", "istio-system/on-class",
+		"path: GatewayClass istio-waypoint > Gateway default/waypoint > ServiceEntry default/ext"})
+	want(t, "by-ns", keys(entry("apps", "by-ns")), []string{"apps/on-by-ns", "default/on-waypoint", "istio-system/on-class",
+		"path: GatewayClass istio-waypoint > Gateway default/waypoint > ServiceEntry apps/by-ns"})
+	want(t, "plain", keys(entry("default", "plain")), []string(nil))
+	want(t, "on-ext", status(t, res, "on-ext", "Accepted"), "True/Accepted")
+	want(t, "on-plain", status(t, res, "on-plain", "Accepted"), "False/AncestorNotBound")
+	if got := condition(t, res, "on-plain", "Accepted").Message; !strings.Contains(got, "ServiceEntry default/plain is not bound to a waypoint") {
+		t.Errorf("on-plain: %q", got)
+	}
+	want(t, "on-missing", status(t, res, "on-missing", "Accepted"), "False/TargetNotFound")
+}
+
+// policiesAndPath lists, per context of kind's effective policy at target,
+// the keys of its spec (the policies of an additive kind), sorted, then
+// "path: " and the context's path.
+func policiesAndPath(res *engine.Result, kind string, target topology.Ref) (out []string) {
+	for _, e := range res.Effective {
+		if e.Kind.GroupKind.Kind != kind || e.Target != target {
+			continue
+		}
+		for _, c := range e.Contexts {
+			for k := range c.Spec {
+				out = append(out, k)
+			}
+			slices.Sort(out)
+			var path []string
+			for p := range c.Paths {
+				for _, r := range p {
+					path = append(path, r.Short())
+				}
+			}
+			out = append(out, "path: "+strings.Join(path, " > "))
+		}
+	}
+	return out
+}

@@ -22,6 +22,7 @@ var KindReferenceGrant = topology.GroupKind{Group: topology.GatewayGroup, Kind: 
 var Kinds = []topology.GroupKind{
 	topology.KindNamespace,
 	topology.KindService,
+	topology.KindServiceEntry,
 	topology.KindGatewayClass,
 	topology.KindGateway,
 	topology.KindListenerSet,
@@ -193,6 +194,7 @@ func Add(b *topology.Builder, objs []*unstructured.Unstructured) (*Grants, []dia
 		gateways            []*gatewayObj
 		listenerSets        []*listenerSetObj
 		services            []*serviceObj
+		serviceEntries      []meta
 		routes              []*route
 	)
 	seen := make(map[topology.Ref]struct{}, len(objs))
@@ -245,6 +247,13 @@ func Add(b *topology.Builder, objs []*unstructured.Unstructured) (*Grants, []dia
 			if a.decode(u, ref, &o) {
 				services = append(services, &serviceObj{meta: newMeta(ref, &o.Metadata), ports: o.Spec.Ports})
 			}
+		case topology.KindServiceEntry:
+			// Istio's: a node with its labels (its waypoint binding), no
+			// sections (Istio's targetRefs name no port).
+			var o metaObject
+			if a.decode(u, ref, &o) {
+				serviceEntries = append(serviceEntries, newMeta(ref, &o.Metadata))
+			}
 		case KindReferenceGrant:
 			var o referenceGrantObject
 			if a.decode(u, ref, &o) {
@@ -271,6 +280,7 @@ func Add(b *topology.Builder, objs []*unstructured.Unstructured) (*Grants, []dia
 	slices.SortFunc(gateways, func(x, y *gatewayObj) int { return x.ref.Compare(y.ref) })
 	slices.SortFunc(listenerSets, func(x, y *listenerSetObj) int { return x.ref.Compare(y.ref) })
 	slices.SortFunc(services, func(x, y *serviceObj) int { return x.ref.Compare(y.ref) })
+	slices.SortFunc(serviceEntries, func(x, y meta) int { return x.ref.Compare(y.ref) })
 	slices.SortFunc(routes, func(x, y *route) int { return x.ref.Compare(y.ref) })
 
 	for _, c := range classes {
@@ -287,6 +297,9 @@ func Add(b *topology.Builder, objs []*unstructured.Unstructured) (*Grants, []dia
 	}
 	for _, s := range services {
 		a.addService(s)
+	}
+	for _, e := range serviceEntries {
+		a.addObject(e)
 	}
 	// Every route node exists before any is linked, so that a backendRef to
 	// a route links whatever the order.

@@ -1,9 +1,10 @@
 // Package gatewayapi adapts Gateway API and core objects, given as
 // unstructured objects, to the topology: it adds GatewayClasses, Gateways
 // and their listeners, ListenerSets and their listeners, routes (HTTPRoute, GRPCRoute, TLSRoute, TCPRoute,
-// UDPRoute) and their rules, Services and their ports, and Namespaces to a
-// topology.Builder, links them, and indexes ReferenceGrants. It is pure: no
-// I/O, no clients.
+// UDPRoute) and their rules, Services and their ports, Istio's
+// ServiceEntries (objects with their labels, the backends of Istio's routes
+// and targets at its waypoints), and Namespaces to a topology.Builder, links
+// them, and indexes ReferenceGrants. It is pure: no I/O, no clients.
 //
 // Objects are recognised by group and kind, whatever version their
 // apiVersion names, and decoded with the unstructured converter into

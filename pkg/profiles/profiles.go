@@ -54,7 +54,7 @@ var (
 	tcpRoute     = topology.KindTCPRoute
 	udpRoute     = topology.KindUDPRoute
 	service      = topology.KindService
-	serviceEntry = gk("networking.istio.io", "ServiceEntry")
+	serviceEntry = topology.KindServiceEntry
 	// Backends other than Services that BackendTLSPolicy may target
 	// ("Implementation-specific for any other resource"): Envoy
 	// Gateway's Backend and the Multi-Cluster Services ServiceImport,

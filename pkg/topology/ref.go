@@ -118,6 +118,10 @@ var (
 	// KindServiceImport is the Multi-Cluster Services API's ServiceImport,
 	// a backend kind of Gateway API (GEP-1748).
 	KindServiceImport = GroupKind{"multicluster.x-k8s.io", "ServiceImport"}
+	// KindServiceEntry is Istio's ServiceEntry: a service outside the
+	// cluster's registry, a backend of Istio's routes and, bound to an
+	// ambient waypoint, a policy target there.
+	KindServiceEntry = GroupKind{"networking.istio.io", "ServiceEntry"}
 )
 
 // ClusterScoped reports whether objects of a kind the topology knows have no

@@ -197,8 +197,11 @@ func TopologyResources() []Resource {
 // Plural is the resource name of a Gateway API or core kind.
 func Plural(kind string) string {
 	k := strings.ToLower(kind)
-	if strings.HasSuffix(k, "s") {
+	switch {
+	case strings.HasSuffix(k, "s"):
 		return k + "es"
+	case strings.HasSuffix(k, "y") && !strings.ContainsRune("aeiou", rune(k[len(k)-2])):
+		return k[:len(k)-1] + "ies" // serviceentries
 	}
 	return k + "s"
 }
