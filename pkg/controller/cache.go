@@ -23,7 +23,8 @@ import (
 // ConfigMaps and Secrets without their values (TransformHolder),
 // ClusterTrustBundles without their certificates (TransformTrustBundle)
 // and GatewayClass parameters with what the engine reads only
-// (TransformClassParams); the last two after the DefaultTransform,
+// (TransformClassParams) and Istio's ServiceEntries with their metadata
+// only (TransformServiceEntry); the last three after the DefaultTransform,
 // whichever it is. Pass the result as the manager's Options.Cache.
 func CacheOptions(o cache.Options) cache.Options {
 	if o.DefaultTransform == nil {
@@ -41,6 +42,9 @@ func CacheOptions(o cache.Options) cache.Options {
 			return nil, err
 		}
 		if out, err = TransformClassParams(out); err != nil {
+			return nil, err
+		}
+		if out, err = TransformServiceEntry(out); err != nil {
 			return nil, err
 		}
 		return TransformTrustBundle(out)
@@ -124,6 +128,34 @@ func TransformClassParams(in any) (any, error) {
 		return in, nil
 	}
 	return profiles.TrimClassParameters(u), nil
+}
+
+// serviceEntryMetadata are the metadata fields of a ServiceEntry the
+// cache keeps (TransformServiceEntry).
+var serviceEntryMetadata = []string{"name", "namespace", "uid", "resourceVersion", "creationTimestamp", "labels", "deletionTimestamp"}
+
+// TransformServiceEntry is a cache transform for Istio's ServiceEntries
+// (networking.istio.io, at any version), watched for their labels, which
+// bind them to ambient waypoints: the engine reads nothing else of them, so
+// it keeps apiVersion, kind and the identifying metadata with the labels.
+// Its spec (hosts, endpoints, often thousands in a mesh) is dropped, and
+// its generation with it, so that a change of endpoints is not a change
+// the engine recomputes for. Other objects, and objects that are not
+// unstructured, are left alone.
+func TransformServiceEntry(in any) (any, error) {
+	u, ok := in.(*unstructured.Unstructured)
+	if !ok || (topology.GroupKind{Group: u.GroupVersionKind().Group, Kind: u.GetKind()}) != topology.KindServiceEntry {
+		return in, nil
+	}
+	md, _ := u.Object["metadata"].(map[string]any)
+	slim := map[string]any{}
+	for _, k := range serviceEntryMetadata {
+		if v, ok := md[k]; ok {
+			slim[k] = v
+		}
+	}
+	u.Object = map[string]any{"apiVersion": u.Object["apiVersion"], "kind": u.Object["kind"], "metadata": slim}
+	return u, nil
 }
 
 // lastApplied is the annotation kubectl apply keeps its last input in.

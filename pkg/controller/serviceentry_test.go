@@ -1,0 +1,57 @@
+package controller
+
+import (
+	"fmt"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+)
+
+// TestCacheTrimsServiceEntries: the cache keeps of an Istio ServiceEntry
+// (at any version) its identifying metadata and labels only, after a
+// DefaultTransform of the caller's too; a ServiceEntry of another group is
+// left alone.
+func TestCacheTrimsServiceEntries(t *testing.T) {
+	entry := func(apiVersion string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": apiVersion, "kind": "ServiceEntry",
+			"metadata": map[string]any{"name": "ext", "namespace": "mesh", "uid": "u1", "resourceVersion": "7", "generation": int64(3),
+				"creationTimestamp": "2026-11-01T00:00:00Z",
+				"labels":            map[string]any{"istio.io/use-waypoint": "waypoint"},
+				"annotations":       map[string]any{lastApplied: "{}", "team": "edge"},
+				"managedFields":     []any{map[string]any{"manager": "kubectl"}}},
+			"spec":   map[string]any{"hosts": []any{"ext.example.com"}, "endpoints": []any{map[string]any{"address": "10.0.0.1"}}},
+			"status": map[string]any{"conditions": []any{}},
+		}}
+	}
+	want := func(apiVersion string) string {
+		return fmt.Sprint(map[string]any{"apiVersion": apiVersion, "kind": "ServiceEntry",
+			"metadata": map[string]any{"name": "ext", "namespace": "mesh", "uid": "u1", "resourceVersion": "7",
+				"creationTimestamp": "2026-11-01T00:00:00Z", "labels": map[string]any{"istio.io/use-waypoint": "waypoint"}}})
+	}
+	var custom int
+	for name, o := range map[string]cache.Options{
+		"default": {},
+		"custom":  {DefaultTransform: func(in any) (any, error) { custom++; return in, nil }},
+	} {
+		tr := CacheOptions(o).DefaultTransform
+		for _, v := range []string{"networking.istio.io/v1", "networking.istio.io/v1beta1"} {
+			out, err := tr(entry(v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fmt.Sprint(out.(*unstructured.Unstructured).Object); got != want(v) {
+				t.Errorf("%s, %s: cached\n%s\nwant\n%s", name, v, got, want(v))
+			}
+		}
+	}
+	if custom != 2 {
+		t.Errorf("the caller's DefaultTransform ran %d times, want 2", custom)
+	}
+	other := entry("example.com/v1")
+	out, err := TransformServiceEntry(other)
+	if err != nil || out.(*unstructured.Unstructured).Object["spec"] == nil {
+		t.Errorf("example.com ServiceEntry: %v %v, want its spec kept", out, err)
+	}
+}
