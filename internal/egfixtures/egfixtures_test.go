@@ -63,10 +63,16 @@ var mustMatch = map[string]bool{
 	"envoyextensionpolicy-with-extproc-invalid-no-port":            true,
 	"envoyextensionpolicy-with-extproc-invalid-no-reference-grant": true,
 	"envoyextensionpolicy-with-extproc-invalid-no-service":         true,
-	"securitypolicy-with-extauth-invalid-no-matching-port":         true,
-	"securitypolicy-with-extauth-invalid-no-port":                  true,
-	"securitypolicy-with-extauth-invalid-no-reference-grant":       true,
-	"securitypolicy-with-extauth-invalid-no-service":               true,
+	// Session 28: Envoy Gateway Backends read (their endpoints' types and
+	// ports): one external service mixing hostnames with addresses; a
+	// BackendTLSPolicy on a Backend that is not there is TargetNotFound,
+	// not a target of its own.
+	"envoyextensionpolicy-with-extproc-with-mixed-backendrefs": true,
+	"backend-tls-settings":                                   true,
+	"securitypolicy-with-extauth-invalid-no-matching-port":   true,
+	"securitypolicy-with-extauth-invalid-no-port":            true,
+	"securitypolicy-with-extauth-invalid-no-reference-grant": true,
+	"securitypolicy-with-extauth-invalid-no-service":         true,
 	// ServiceImports, ExternalName Services.
 	"securitypolicy-with-extauth-invalid-no-serviceimport":      true,
 	"securitypolicy-with-extauth-invalid-no-serviceimport-port": true,

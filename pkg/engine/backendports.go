@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"net"
 	"slices"
 	"strconv"
 
@@ -35,6 +36,70 @@ type backendSections struct {
 	// externalName are the Services of type ExternalName, which have
 	// no endpoints of their own.
 	externalName map[topology.Ref]bool
+	// egBackends are Envoy Gateway's Backends among the objects.
+	egBackends map[topology.Ref]egBackend
+}
+
+// egBackend is what Envoy Gateway's translator reads of a Backend to
+// decide whether a policy's external service may use it
+// (validateExtServiceBackendReference, processBackendDestinationSetting):
+// whether it is a dynamic resolver, and the type of its endpoints'
+// addresses.
+type egBackend struct {
+	dynamicResolver bool
+	addressType     addressType
+}
+
+// addressType is the type of a destination's addresses, as Envoy
+// Gateway's ir.DestinationAddressType: every endpoint an IP address, a
+// hostname or a Unix socket, or a mix (with a hostname: mixed; without:
+// static). "" when it has no endpoints.
+type addressType string
+
+const (
+	addressIP     addressType = "IP"
+	addressFQDN   addressType = "FQDN"
+	addressUDS    addressType = "UDS"
+	addressStatic addressType = "STATIC"
+	addressMixed  addressType = "MIXED"
+)
+
+// readEGBackend reads a Backend's type and the address type of its
+// endpoints as processBackendDestinationSetting does: an ip entry that is
+// no IP address counts as no type, so its Backend has one type only when
+// every endpoint has it.
+func readEGBackend(u *unstructured.Unstructured) egBackend {
+	var b egBackend
+	if t, _, _ := unstructured.NestedString(u.Object, "spec", "type"); t == "DynamicResolver" {
+		b.dynamicResolver = true
+	}
+	eps, _, _ := unstructured.NestedSlice(u.Object, "spec", "endpoints")
+	counts := map[addressType]int{}
+	for _, e := range eps {
+		m, _ := e.(map[string]any)
+		switch {
+		case m["ip"] != nil:
+			if addr, _, _ := unstructured.NestedString(m, "ip", "address"); net.ParseIP(addr) != nil {
+				counts[addressIP]++
+			}
+		case m["fqdn"] != nil:
+			counts[addressFQDN]++
+		case m["unix"] != nil:
+			counts[addressUDS]++
+		}
+	}
+	for t, n := range counts {
+		if n == len(eps) {
+			b.addressType = t
+		}
+	}
+	if len(counts) > 0 && b.addressType == "" {
+		b.addressType = addressStatic
+		if counts[addressFQDN] > 0 {
+			b.addressType = addressMixed
+		}
+	}
+	return b
 }
 
 // anySection stands for every section of a backend whose ports are unknown.
@@ -53,8 +118,13 @@ func readBackendSections(objs, imports []*unstructured.Unstructured) *backendSec
 	portNames := map[topology.Ref]map[int64]string{}
 	nonTCP := map[topology.Ref]map[int64]bool{}
 	externalName := map[topology.Ref]bool{}
+	egBackends := map[topology.Ref]egBackend{}
 	for _, u := range slices.Concat(objs, imports) {
 		gk := gkOf(u)
+		if gk == topology.KindEnvoyGatewayBackend {
+			egBackends[topology.Ref{Group: gk.Group, Kind: gk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}] = readEGBackend(u)
+			continue
+		}
 		if gk != topology.KindService && gk != serviceImport {
 			continue
 		}
@@ -136,6 +206,8 @@ func readBackendSections(objs, imports []*unstructured.Unstructured) *backendSec
 					}
 				} else if bgk := backend.GroupKind(); bgk == topology.KindService {
 					continue // not among the objects: never linked
+				} else if _, found := egBackends[backend]; bgk == topology.KindEnvoyGatewayBackend && !found {
+					continue // likewise
 				} else if bgk == serviceImport {
 					section = anySection
 				}
@@ -148,7 +220,7 @@ func readBackendSections(objs, imports []*unstructured.Unstructured) *backendSec
 			}
 		}
 	}
-	return &backendSections{byRule: out, portNames: portNames, nonTCP: nonTCP, externalName: externalName}
+	return &backendSections{byRule: out, portNames: portNames, nonTCP: nonTCP, externalName: externalName, egBackends: egBackends}
 }
 
 // backendObjectRef reads the group, kind, name and namespace of an

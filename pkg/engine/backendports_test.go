@@ -96,8 +96,10 @@ func TestGatewayAncestorsFollowBackendPorts(t *testing.T) {
 		"http":    gw("b"),
 		"whole":   gw("a", "b"),
 		"be-3001": gw("c"),
-		// Through no Gateway: the target stays the ancestor.
-		"be-3002":  {"Backend.gateway.envoyproxy.io default/be#3002=Accepted"},
+		// Port 3002 is none of the Backend's (its endpoints' and the
+		// routes' to it): no such section (since session 28; before, a
+		// Backend was a virtual target, any section of it one too).
+		"be-3002":  {"Backend.gateway.envoyproxy.io default/be#3002=TargetNotFound"},
 		"imp-http": gw("d"),
 	} {
 		want(t, name+" ancestors", ancestorsOf(t, res, name), wantAnc)
@@ -210,8 +212,7 @@ extAuth: {http: {backendRefs: [`+ref+`]}}`)
 		sp("nogrant", "g", "{name: ext, namespace: other, port: 80}"),
 		sp("notarget", "gone", "{name: nosvc, port: 80}"),
 		sp("twobad", "h", "{name: nosvc, port: 80}, {name: svc, port: 81}"),
-		// Other backend kinds are not read, so not checked (Envoy
-		// Gateway's Backend, enabled here).
+		// Envoy Gateway's Backend (enabled here) that is not there.
 		sp("backend", "e", "{group: gateway.envoyproxy.io, kind: Backend, name: nobackend, port: 80}"),
 		// Same age, so by name: the Invalid one is established first.
 		sp("aa-invalid", "i", "{name: nosvc, port: 80}"),
@@ -228,7 +229,7 @@ extAuth: {http: {backendRefs: [`+ref+`]}}`)
 		"badport":    {gw("d", "Invalid")},
 		"nogrant":    {gw("g", "Invalid")},
 		"notarget":   {gw("gone", "TargetNotFound")},
-		"backend":    {gw("e", "Accepted")},
+		"backend":    {gw("e", "Invalid")},
 		"aa-invalid": {gw("i", "Invalid")},
 		"zz-valid":   {gw("i", "Conflicted")},
 	} {
@@ -240,6 +241,7 @@ extAuth: {http: {backendRefs: [`+ref+`]}}`)
 		"noport":  "names no port of Service default/svc",
 		"badport": "port 81 not found on Service default/svc",
 		"nogrant": "no ReferenceGrant in namespace other allows",
+		"backend": "Backend default/nobackend not found",
 	} {
 		if got := status(t, res, name, "Accepted"); got != "False/Invalid" {
 			t.Errorf("%s: Accepted %s, want False/Invalid", name, got)
@@ -303,7 +305,7 @@ func TestBackendRefsFeatureGate(t *testing.T) {
 		return pol(egV, "SecurityPolicy", name, 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: `+target+`}]
 extAuth: `+ext)
 	}
-	const backend = "{group: gateway.envoyproxy.io, kind: Backend, name: b, port: 80}"
+	const backend = "{group: gateway.envoyproxy.io, kind: Backend, name: be, port: 80}"
 	docs := []string{crd("gateway.envoyproxy.io", "SecurityPolicy", "securitypolicies"), portTopo(),
 		sp("to-backend", "a", "{http: {backendRefs: ["+backend+"]}}"),
 		sp("to-service", "b", "{http: {backendRefs: [{name: svc, port: 80}]}}"),
@@ -311,7 +313,7 @@ extAuth: `+ext)
 	res := compute(t, engine.Options{}, docs...)
 	want(t, "to-backend", status(t, res, "to-backend", "Accepted"), "False/Invalid")
 	msg := policyStatusOf(t, res, "to-backend").Conditions[0].Message
-	for _, part := range []string{"spec.extAuth.http.backendRefs[0]: Backend default/b cannot be used: Backend is disabled in its implementation's configuration: it needs EnvoyGateway.extensionApis.enableBackend, off: no configuration attache read turns it on"} {
+	for _, part := range []string{"spec.extAuth.http.backendRefs[0]: Backend default/be cannot be used: Backend is disabled in its implementation's configuration: it needs EnvoyGateway.extensionApis.enableBackend, off: no configuration attache read turns it on"} {
 		if !strings.Contains(msg, part) {
 			t.Errorf("to-backend: message %q lacks %q", msg, part)
 		}
@@ -490,4 +492,84 @@ extAuth: {http: {backendRefs: [{name: `+svc+`, port: 80}]}}`)
 		t.Fatal(firstDiff(a, b))
 	}
 	want(t, "uses-auth2 once the CA exists", status(t, got, "uses-auth2", "Accepted"), "True/Accepted")
+}
+
+// egBackendDoc is Envoy Gateway Backend ns/name with spec.
+func egBackendDoc(ns, name, spec string) string {
+	return fmt.Sprintf("---\napiVersion: gateway.envoyproxy.io/v1alpha1\nkind: Backend\nmetadata: {name: %s, namespace: %s}\nspec: %s\n", name, ns, spec)
+}
+
+// Envoy Gateway's Backends as a policy's external services, as its
+// translator judges them (validateExtServiceBackendReference,
+// translateExtServiceBackendRefs @ v1.9.1): one that is not there, a
+// dynamic resolver, one in another namespace without a ReferenceGrant,
+// and one external service whose backends mix hostnames with addresses
+// or sockets (within a Backend or across its backendRefs, a Service
+// counting as addresses; weight 0 left out) make the policy Invalid in
+// place; addresses with sockets do not; a failing-open extension
+// processor is left out rather than failing the route; a Backend the
+// caller did not read is not judged.
+func TestEGBackendsOfExternalServices(t *testing.T) {
+	be := func(name string) string { return "{group: gateway.envoyproxy.io, kind: Backend, name: " + name + "}" }
+	ep := func(name, target, extProc string) string {
+		return pol(egV, "EnvoyExtensionPolicy", name, 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: `+target+`}]
+extProc: [`+extProc+`]`)
+	}
+	docs := []string{crd("gateway.envoyproxy.io", "EnvoyExtensionPolicy", "envoyextensionpolicies"), portTopo(),
+		egBackendDoc("default", "ip", "{endpoints: [{ip: {address: 10.0.0.1, port: 3001}}]}"),
+		egBackendDoc("default", "fqdn", "{endpoints: [{fqdn: {hostname: ext.example.com, port: 3001}}]}"),
+		egBackendDoc("default", "ip-uds", "{endpoints: [{ip: {address: 10.0.0.2, port: 3002}}, {unix: {path: /var/run/ext.sock}}]}"),
+		egBackendDoc("default", "ip-fqdn", "{endpoints: [{ip: {address: 10.0.0.3, port: 3003}}, {fqdn: {hostname: ext.example.com, port: 3003}}]}"),
+		egBackendDoc("default", "dyn", "{type: DynamicResolver}"),
+		egBackendDoc("other", "far", "{endpoints: [{ip: {address: 10.0.0.4, port: 3004}}]}"),
+	}
+	for _, g := range "efghijk" {
+		docs = append(docs, fmt.Sprintf("apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: %c, namespace: default}\nspec: {gatewayClassName: x, listeners: [{name: http, protocol: HTTP, port: 80}]}\n", g))
+	}
+	docs = append(docs,
+		ep("ip-and-fqdn", "a", "{backendRefs: ["+be("ip")+", "+be("fqdn")+"]}"),
+		ep("ip-and-uds", "b", "{backendRefs: ["+be("ip-uds")+"]}"),
+		ep("one-mixed", "c", "{backendRefs: ["+be("ip-fqdn")+"]}"),
+		ep("service-and-fqdn", "d", "{backendRefs: [{name: svc, port: 80}, "+be("fqdn")+"]}"),
+		ep("fqdn-weight-0", "e", "{backendRefs: [{name: svc, port: 80}, {group: gateway.envoyproxy.io, kind: Backend, name: fqdn, weight: 0}]}"),
+		ep("two-services", "f", "{backendRefs: ["+be("fqdn")+"]}, {backendRefs: ["+be("ip")+"]}"),
+		ep("dynamic", "g", "{backendRefs: ["+be("dyn")+"]}"),
+		ep("far", "h", "{backendRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: far, namespace: other}]}"),
+		ep("open-mixed", "i", "{failOpen: true, backendRefs: ["+be("ip")+", "+be("fqdn")+"]}"),
+	)
+	on := engine.Options{Features: policy.Features{"EnvoyGateway.extensionApis.enableBackend": {On: true, From: "--feature"}}}
+	res := compute(t, on, docs...)
+	mixed := func(list string) string {
+		return list + ": its backends mix hostnames with other endpoint types ("
+	}
+	for name, wantWhy := range map[string]string{
+		"ip-and-fqdn":      mixed("spec.extProc[0].backendRefs") + "Backend default/ip: IP; Backend default/fqdn: FQDN)",
+		"one-mixed":        mixed("spec.extProc[0].backendRefs") + "Backend default/ip-fqdn: MIXED)",
+		"service-and-fqdn": mixed("spec.extProc[0].backendRefs") + "Service default/svc: IP; Backend default/fqdn: FQDN)",
+		"dynamic":          "spec.extProc[0].backendRefs[0]: Backend default/dyn is of type DynamicResolver",
+		"far":              "spec.extProc[0].backendRefs[0]: no ReferenceGrant in namespace other allows",
+		"open-mixed":       mixed("spec.extProc[0].backendRefs"),
+		"ip-and-uds":       "",
+		"fqdn-weight-0":    "",
+		"two-services":     "",
+	} {
+		ps := policyStatusOf(t, res, name)
+		if wantWhy == "" {
+			want(t, name, status(t, res, name, "Accepted"), "True/Accepted")
+			continue
+		}
+		want(t, name, status(t, res, name, "Accepted"), "False/Invalid")
+		if msg := ps.Conditions[0].Message; !strings.Contains(msg, wantWhy) {
+			t.Errorf("%s: message %q lacks %q", name, msg, wantWhy)
+		}
+		// In place, failing the route, unless it fails open.
+		if got, open := len(ps.InPlaceInvalid) > 0, name == "open-mixed"; got == open {
+			t.Errorf("%s: in place, failing its routes: %v, want %v", name, got, !open)
+		}
+	}
+	// A Backend the caller could not read is not judged.
+	unread := compute(t, engine.Options{Features: on.Features, Unread: func(r topology.Ref) bool { return r.Kind == "Backend" }}, docs...)
+	for _, name := range []string{"ip-and-fqdn", "one-mixed", "service-and-fqdn", "dynamic", "far"} {
+		want(t, name+" unread", status(t, unread, name, "Accepted"), "True/Accepted")
+	}
 }

@@ -133,9 +133,13 @@ func (c *computation) portSection(backend topology.Ref, port int64) string {
 // Service of type ExternalName, a backend whose BackendTLSPolicy has no
 // valid CA certificate, a backend of a kind that a feature gate of the
 // policy's kind needs on while the configuration has it off (Envoy
-// Gateway's Backend without extensionApis.enableBackend). Backends of
-// other kinds are not otherwise checked (attache does not read them), nor
-// objects the caller could not read (Options.Unread).
+// Gateway's Backend without extensionApis.enableBackend), an Envoy
+// Gateway Backend that is not among the objects, is a dynamic resolver or
+// lies in another namespace that no ReferenceGrant opens, and one
+// external service whose backends mix a hostname with other endpoint
+// types (mixedEndpoints). Backends of other kinds are not otherwise
+// checked (attache does not read them), nor objects the caller could not
+// read (Options.Unread).
 func (c *computation) unresolvedBackendRefs(p *policy.Policy) (field, msg, problem string) {
 	fields, whys := c.brokenBackendRefs(p)
 	if len(fields) == 0 {
@@ -164,11 +168,27 @@ func (c *computation) brokenBackendRefs(p *policy.Policy) (fields, whys []string
 			fields, whys = append(fields, br.Field), append(whys, fmt.Sprintf("%s %s/%s cannot be used: %s", gk.Kind, b.Namespace, b.Name, off))
 			continue
 		}
-		if (gk != topology.KindService && gk != serviceImport) || (c.opts.Unread != nil && c.opts.Unread(b)) {
+		if (gk != topology.KindService && gk != serviceImport && gk != topology.KindEnvoyGatewayBackend) || (c.opts.Unread != nil && c.opts.Unread(b)) {
 			continue // not read: neither resolved nor broken
 		}
 		what := fmt.Sprintf("%s %s/%s", gk.Kind, b.Namespace, b.Name)
 		why := ""
+		if gk == topology.KindEnvoyGatewayBackend {
+			// validateExtServiceBackendReference's order: found, not a
+			// dynamic resolver, then the ReferenceGrant.
+			switch be, found := c.backendSections.egBackends[b]; {
+			case !found:
+				why = what + " not found"
+			case be.dynamicResolver:
+				why = what + " is of type DynamicResolver, which Envoy Gateway does not support for a policy's external services"
+			case !c.grantAllows(p, b):
+				why = noGrant(p, b)
+			}
+			if why != "" {
+				fields, whys = append(fields, br.Field), append(whys, why)
+			}
+			continue
+		}
 		switch names, found := c.backendSections.portNames[b]; {
 		case !c.grantAllows(p, b):
 			why = noGrant(p, b)
@@ -195,6 +215,71 @@ func (c *computation) brokenBackendRefs(p *policy.Policy) (fields, whys []string
 			continue
 		}
 		fields, whys = append(fields, br.Field), append(whys, why)
+	}
+	f, why := c.mixedEndpoints(p, fields)
+	return append(fields, f...), append(whys, why...)
+}
+
+// mixedEndpoints checks each external service of p (the backendRefs of one
+// list, or one backendRef: those whose fields differ in their last
+// segment's index only) none of whose references is broken (broken: their
+// fields) as Envoy Gateway's translateExtServiceBackendRefs does
+// (RouteDestination.HasMixedEndpoints): the backends it sends to (weight 0
+// left out) must not mix a hostname with an IP address or a Unix socket,
+// within one Backend or across them. A Service or ServiceImport counts as
+// IP addresses (its EndpointSlices'); an unread Backend leaves the service
+// unjudged. It returns each mixed service's field (the list's) and why.
+func (c *computation) mixedEndpoints(p *policy.Policy, broken []string) (fields, whys []string) {
+	type service struct {
+		field string
+		types []string // "Backend default/b: FQDN", in order
+		set   map[addressType]bool
+		skip  bool
+	}
+	var order []string
+	services := map[string]*service{}
+	for _, br := range p.BackendRefs {
+		list := br.Field
+		if i := strings.LastIndexByte(list, '['); i > strings.LastIndexByte(list, '.') {
+			list = list[:i]
+		}
+		s := services[list]
+		if s == nil {
+			s = &service{field: list, set: map[addressType]bool{}}
+			services[list] = s
+			order = append(order, list)
+		}
+		if slices.Contains(broken, br.Field) {
+			s.skip = true
+		}
+		if br.ZeroWeight || s.skip {
+			continue
+		}
+		b := br.Backend
+		var t addressType
+		switch gk := b.GroupKind(); gk {
+		case topology.KindService, serviceImport:
+			t = addressIP
+		case topology.KindEnvoyGatewayBackend:
+			if c.opts.Unread != nil && c.opts.Unread(b) {
+				s.skip = true
+				continue
+			}
+			t = c.backendSections.egBackends[b].addressType
+		}
+		if t == "" {
+			continue
+		}
+		s.set[t] = true
+		s.types = append(s.types, fmt.Sprintf("%s %s/%s: %s", b.Kind, b.Namespace, b.Name, t))
+	}
+	for _, list := range order {
+		s := services[list]
+		if s.skip || !(s.set[addressMixed] || (s.set[addressFQDN] && len(s.set) > 1)) {
+			continue
+		}
+		fields = append(fields, s.field)
+		whys = append(whys, fmt.Sprintf("its backends mix hostnames with other endpoint types (%s), which Envoy Gateway does not support for an external service", strings.Join(s.types, "; ")))
 	}
 	return fields, whys
 }

@@ -23,6 +23,7 @@ var Kinds = []topology.GroupKind{
 	topology.KindNamespace,
 	topology.KindService,
 	topology.KindServiceEntry,
+	topology.KindEnvoyGatewayBackend,
 	topology.KindGatewayClass,
 	topology.KindGateway,
 	topology.KindListenerSet,
@@ -44,7 +45,8 @@ var handled = func() map[topology.GroupKind]bool {
 
 // Handles reports whether Add reads objects of this kind: GatewayClass,
 // Gateway, ListenerSet, the route kinds of topology.RouteKinds, Service,
-// Namespace and ReferenceGrant.
+// Istio's ServiceEntry, Envoy Gateway's Backend, Namespace and
+// ReferenceGrant.
 func Handles(gk topology.GroupKind) bool { return handled[gk] }
 
 // Protocol defaults of listeners without allowedRoutes.kinds.
@@ -158,6 +160,13 @@ type adder struct {
 	routesByNS, routesByLabel map[string][]*route
 }
 
+// egBackendObj is an Envoy Gateway Backend of the input, with its
+// endpoints' ports.
+type egBackendObj struct {
+	meta
+	ports []int32
+}
+
 // addObject adds the node of an object of the input.
 func (a *adder) addObject(m meta) topology.NodeID {
 	id := a.b.AddNode(m.ref, m.labels, m.gen)
@@ -195,6 +204,7 @@ func Add(b *topology.Builder, objs []*unstructured.Unstructured) (*Grants, []dia
 		listenerSets        []*listenerSetObj
 		services            []*serviceObj
 		serviceEntries      []meta
+		backends            []*egBackendObj
 		routes              []*route
 	)
 	seen := make(map[topology.Ref]struct{}, len(objs))
@@ -254,6 +264,24 @@ func Add(b *topology.Builder, objs []*unstructured.Unstructured) (*Grants, []dia
 			if a.decode(u, ref, &o) {
 				serviceEntries = append(serviceEntries, newMeta(ref, &o.Metadata))
 			}
+		case topology.KindEnvoyGatewayBackend:
+			// Envoy Gateway's: a node whose sections are its ports, by
+			// number (its endpoints' and those routes name it with,
+			// linkBackend), as Envoy Gateway matches a BackendTLSPolicy's
+			// sectionName; what its endpoints are the engine reads.
+			var o egBackendObject
+			if a.decode(u, ref, &o) {
+				b := &egBackendObj{meta: newMeta(ref, &o.Metadata)}
+				for _, e := range o.Spec.Endpoints {
+					switch {
+					case e.IP != nil:
+						b.ports = append(b.ports, e.IP.Port)
+					case e.FQDN != nil:
+						b.ports = append(b.ports, e.FQDN.Port)
+					}
+				}
+				backends = append(backends, b)
+			}
 		case KindReferenceGrant:
 			var o referenceGrantObject
 			if a.decode(u, ref, &o) {
@@ -281,6 +309,7 @@ func Add(b *topology.Builder, objs []*unstructured.Unstructured) (*Grants, []dia
 	slices.SortFunc(listenerSets, func(x, y *listenerSetObj) int { return x.ref.Compare(y.ref) })
 	slices.SortFunc(services, func(x, y *serviceObj) int { return x.ref.Compare(y.ref) })
 	slices.SortFunc(serviceEntries, func(x, y meta) int { return x.ref.Compare(y.ref) })
+	slices.SortFunc(backends, func(x, y *egBackendObj) int { return x.ref.Compare(y.ref) })
 	slices.SortFunc(routes, func(x, y *route) int { return x.ref.Compare(y.ref) })
 
 	for _, c := range classes {
@@ -300,6 +329,14 @@ func Add(b *topology.Builder, objs []*unstructured.Unstructured) (*Grants, []dia
 	}
 	for _, e := range serviceEntries {
 		a.addObject(e)
+	}
+	for _, be := range backends {
+		id := a.addObject(be.meta)
+		for _, port := range be.ports {
+			if port > 0 {
+				a.b.AddSection(id, strconv.Itoa(int(port)))
+			}
+		}
 	}
 	// Every route node exists before any is linked, so that a backendRef to
 	// a route links whatever the order.
@@ -786,6 +823,11 @@ func (a *adder) linkBackend(r *route, sid topology.NodeID, br *gwv1.BackendObjec
 		if gk != topology.KindNamespace && !slices.Contains(topology.RouteKinds, gk) {
 			if bid, ok := a.object(ref); ok {
 				a.b.AddEdge(sid, bid)
+				if gk == topology.KindEnvoyGatewayBackend && br.Port != nil && *br.Port > 0 {
+					// The port a route names is a section of the
+					// Backend, whatever its endpoints' ports.
+					a.b.AddSection(bid, strconv.Itoa(int(*br.Port)))
+				}
 			}
 		}
 		return

@@ -3,7 +3,8 @@
 // and their listeners, ListenerSets and their listeners, routes (HTTPRoute, GRPCRoute, TLSRoute, TCPRoute,
 // UDPRoute) and their rules, Services and their ports, Istio's
 // ServiceEntries (objects with their labels, the backends of Istio's routes
-// and targets at its waypoints), and Namespaces to a topology.Builder, links
+// and targets at its waypoints), Envoy Gateway's Backends (objects, the
+// backends of its routes and policies), and Namespaces to a topology.Builder, links
 // them, and indexes ReferenceGrants. It is pure: no I/O, no clients.
 //
 // Objects are recognised by group and kind, whatever version their

@@ -65,6 +65,18 @@ type serviceObject struct {
 	} `json:"spec"`
 }
 
+// egBackendObject projects Envoy Gateway's Backend: the ports of its
+// endpoints (a Unix socket has none).
+type egBackendObject struct {
+	Metadata objectMeta `json:"metadata"`
+	Spec     struct {
+		Endpoints []struct {
+			IP   *struct{ Port int32 } `json:"ip,omitempty"`
+			FQDN *struct{ Port int32 } `json:"fqdn,omitempty"`
+		} `json:"endpoints,omitempty"`
+	} `json:"spec"`
+}
+
 // servicePort projects corev1.ServicePort.
 type servicePort struct {
 	Name string `json:"name,omitempty"`

@@ -73,6 +73,10 @@ type BackendRef struct {
 	Backend topology.Ref
 	// Port is the port named, 0 when none.
 	Port int64
+	// ZeroWeight says the entry sets weight 0: its implementation
+	// checks the reference but sends it no traffic (Envoy Gateway leaves
+	// it out of the external service's destinations).
+	ZeroWeight bool
 	// Field is the entry's path, for messages.
 	Field string
 }
@@ -118,16 +122,29 @@ func (p *Policy) addBackendRef(v any, field string) {
 	if ref.Backend.Name == "" {
 		return
 	}
-	switch n := m["port"].(type) {
-	case nil:
-	case int64:
-		ref.Port = n
-	case int:
-		ref.Port = int64(n)
-	case float64:
-		ref.Port = int64(n)
-	default:
+	port, ok := number(m["port"])
+	if !ok {
 		return
 	}
+	ref.Port = port
+	if w, ok := number(m["weight"]); ok && m["weight"] != nil && w == 0 {
+		ref.ZeroWeight = true
+	}
 	p.BackendRefs = append(p.BackendRefs, ref)
+}
+
+// number reads an integer field of an unstructured object: 0 and true for
+// none; false for a value that is no number.
+func number(v any) (int64, bool) {
+	switch n := v.(type) {
+	case nil:
+		return 0, true
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	case float64:
+		return int64(n), true
+	}
+	return 0, false
 }

@@ -59,7 +59,7 @@ var (
 	// ("Implementation-specific for any other resource"): Envoy
 	// Gateway's Backend and the Multi-Cluster Services ServiceImport,
 	// both of which Envoy Gateway resolves.
-	egBackend     = gk("gateway.envoyproxy.io", "Backend")
+	egBackend     = topology.KindEnvoyGatewayBackend
 	serviceImport = gk("multicluster.x-k8s.io", "ServiceImport")
 )
 

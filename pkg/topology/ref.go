@@ -122,6 +122,10 @@ var (
 	// cluster's registry, a backend of Istio's routes and, bound to an
 	// ambient waypoint, a policy target there.
 	KindServiceEntry = GroupKind{"networking.istio.io", "ServiceEntry"}
+	// KindEnvoyGatewayBackend is Envoy Gateway's Backend: endpoints
+	// (addresses, hostnames, Unix sockets) outside the cluster's Services,
+	// a backend of its routes and of its policies' external services.
+	KindEnvoyGatewayBackend = GroupKind{"gateway.envoyproxy.io", "Backend"}
 )
 
 // ClusterScoped reports whether objects of a kind the topology knows have no
