@@ -1,11 +1,14 @@
 package engine
 
 import (
+	"fmt"
 	"net"
+	"net/netip"
 	"slices"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/attache-dev/attache/pkg/gatewayapi"
@@ -48,6 +51,11 @@ type backendSections struct {
 type egBackend struct {
 	dynamicResolver bool
 	addressType     addressType
+	// badEndpoint says which endpoint Envoy Gateway cannot send to
+	// (DestinationEndpoint.Validate: a port 0, a host that is neither a
+	// DNS subdomain nor an IP address; an ip entry whose address does not
+	// parse, which it cannot translate), "" when none.
+	badEndpoint string
 }
 
 // addressType is the type of a destination's addresses, as Envoy
@@ -75,17 +83,39 @@ func readEGBackend(u *unstructured.Unstructured) egBackend {
 	}
 	eps, _, _ := unstructured.NestedSlice(u.Object, "spec", "endpoints")
 	counts := map[addressType]int{}
-	for _, e := range eps {
+	bad := func(i int, format string, args ...any) {
+		if b.badEndpoint == "" {
+			b.badEndpoint = fmt.Sprintf("spec.endpoints[%d]", i) + fmt.Sprintf(format, args...)
+		}
+	}
+	for i, e := range eps {
 		m, _ := e.(map[string]any)
+		var host string
+		var port any
 		switch {
 		case m["ip"] != nil:
-			if addr, _, _ := unstructured.NestedString(m, "ip", "address"); net.ParseIP(addr) != nil {
-				counts[addressIP]++
+			host, _, _ = unstructured.NestedString(m, "ip", "address")
+			port, _, _ = unstructured.NestedFieldNoCopy(m, "ip", "port")
+			if net.ParseIP(host) == nil {
+				bad(i, ".ip.address %q is not an IP address", host)
+				continue
 			}
+			counts[addressIP]++
 		case m["fqdn"] != nil:
+			host, _, _ = unstructured.NestedString(m, "fqdn", "hostname")
+			port, _, _ = unstructured.NestedFieldNoCopy(m, "fqdn", "port")
 			counts[addressFQDN]++
+			if _, err := netip.ParseAddr(host); len(validation.IsDNS1123Subdomain(host)) > 0 && err != nil {
+				bad(i, ".fqdn.hostname %q is neither a DNS subdomain nor an IP address", host)
+			}
 		case m["unix"] != nil:
 			counts[addressUDS]++
+			continue
+		default:
+			continue
+		}
+		if n, ok := intField(port); !ok || n == 0 {
+			bad(i, " has no port (or port 0)")
 		}
 	}
 	for t, n := range counts {

@@ -573,3 +573,92 @@ extProc: [`+extProc+`]`)
 		want(t, name+" unread", status(t, unread, name, "Accepted"), "True/Accepted")
 	}
 }
+
+// More of Envoy Gateway's reading of Backends: a reference of weight 0 is
+// checked (found, granted) but not translated, so neither its feature nor
+// its endpoints nor an ExternalName matter; an endpoint Envoy Gateway
+// cannot use (an address that is none, a hostname with a trailing dot,
+// port 0) breaks the reference; a Backend the topology cannot decode is
+// not found; of an external authorizer with both backendRef and
+// backendRefs only the list counts; a BackendTLSPolicy on a Backend port
+// only an endpoint has, or only a policy's backendRef names, finds its
+// section (the policy its ancestor), one on another port does not; an
+// Incremental sees a Backend's endpoints change.
+func TestEGBackendEdges(t *testing.T) {
+	be := func(name, extra string) string {
+		return "{group: gateway.envoyproxy.io, kind: Backend, name: " + name + extra + "}"
+	}
+	sp := func(name, target, extAuth string) string {
+		return pol(egV, "SecurityPolicy", name, 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: `+target+`}]
+extAuth: `+extAuth)
+	}
+	docs := []string{crd("gateway.envoyproxy.io", "SecurityPolicy", "securitypolicies"),
+		crd("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies"), portTopo(),
+		serviceDoc("default", "extname", "{name: http, port: 80}"),
+		egBackendDoc("default", "fqdn", "{endpoints: [{fqdn: {hostname: ext.example.com, port: 443}}]}"),
+		egBackendDoc("default", "not-ip", "{endpoints: [{ip: {address: not-an-ip, port: 443}}]}"),
+		egBackendDoc("default", "dot", "{endpoints: [{fqdn: {hostname: ext.example.com., port: 443}}]}"),
+		egBackendDoc("default", "port0", "{endpoints: [{ip: {address: 10.0.0.9, port: 0}}]}"),
+		egBackendDoc("default", "broken", "{endpoints: 7}"),
+		egBackendDoc("default", "tls", "{endpoints: [{fqdn: {hostname: tls.example.com, port: 443}}]}"),
+		sectionBTLSP("on-443", "gateway.envoyproxy.io", "Backend", "tls", `"443"`),
+		sectionBTLSP("on-8443", "gateway.envoyproxy.io", "Backend", "tls", `"8443"`),
+		sectionBTLSP("on-9999", "gateway.envoyproxy.io", "Backend", "tls", `"9999"`),
+	}
+	docs[len(docs)-8] = strings.Replace(docs[len(docs)-8], "spec: {ports:", "spec: {type: ExternalName, externalName: ext.example.com, ports:", 1)
+	for _, g := range "efghij" {
+		docs = append(docs, fmt.Sprintf("apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: %c, namespace: default}\nspec: {gatewayClassName: x, listeners: [{name: http, protocol: HTTP, port: 80}]}\n", g))
+	}
+	docs = append(docs,
+		sp("weight-0", "a", "{http: {backendRefs: [{name: svc, port: 80}, "+be("fqdn", ", weight: 0")+", {name: extname, port: 80, weight: 0}]}}"),
+		sp("not-ip", "b", "{http: {backendRefs: ["+be("not-ip", "")+"]}}"),
+		sp("dot", "c", "{http: {backendRefs: ["+be("dot", "")+"]}}"),
+		sp("port0", "d", "{http: {backendRefs: ["+be("port0", "")+"]}}"),
+		sp("broken", "e", "{http: {backendRefs: ["+be("broken", "")+"]}}"),
+		sp("both", "f", "{grpc: {backendRef: {name: nosvc, port: 80}, backendRefs: [{name: svc, port: 80}]}}"),
+		sp("tls-user", "g", "{http: {backendRefs: ["+be("tls", ", port: 8443")+"]}}"),
+	)
+	on := engine.Options{Features: policy.Features{"EnvoyGateway.extensionApis.enableBackend": {On: true, From: "--feature"}}}
+	res := compute(t, on, docs...)
+	for name, wantWhy := range map[string]string{
+		"weight-0": "",
+		"both":     "",
+		"tls-user": "",
+		"not-ip":   `spec.extAuth.http.backendRefs[0]: Backend default/not-ip has an endpoint Envoy Gateway cannot use: spec.endpoints[0].ip.address "not-an-ip" is not an IP address`,
+		"dot":      `Backend default/dot has an endpoint Envoy Gateway cannot use: spec.endpoints[0].fqdn.hostname "ext.example.com." is neither a DNS subdomain nor an IP address`,
+		"port0":    "Backend default/port0 has an endpoint Envoy Gateway cannot use: spec.endpoints[0] has no port (or port 0)",
+		"broken":   "Backend default/broken not found",
+	} {
+		if wantWhy == "" {
+			want(t, name, status(t, res, name, "Accepted"), "True/Accepted")
+			continue
+		}
+		want(t, name, status(t, res, name, "Accepted"), "False/Invalid")
+		if msg := policyStatusOf(t, res, name).Conditions[0].Message; !strings.Contains(msg, wantWhy) {
+			t.Errorf("%s: message %q lacks %q", name, msg, wantWhy)
+		}
+	}
+	// Without the Backend feature, a reference of weight 0 still does not
+	// count; one of weight 1 does.
+	off := compute(t, engine.Options{}, docs...)
+	want(t, "weight-0, Backend off", status(t, off, "weight-0", "Accepted"), "True/Accepted")
+	want(t, "tls-user, Backend off", status(t, off, "tls-user", "Accepted"), "False/Invalid")
+	for name, anc := range map[string][]string{
+		"on-443":  {"Backend.gateway.envoyproxy.io default/tls#443=Accepted"},
+		"on-8443": {"SecurityPolicy.gateway.envoyproxy.io default/tls-user=Accepted"},
+		"on-9999": {"Backend.gateway.envoyproxy.io default/tls#9999=TargetNotFound"},
+	} {
+		want(t, name+" ancestors", ancestorsOf(t, res, name), anc)
+	}
+
+	// The Backend's endpoint turns from a hostname into an address: an
+	// Incremental agrees with Compute.
+	mixed := []string{crd("gateway.envoyproxy.io", "SecurityPolicy", "securitypolicies"), portTopo(),
+		egBackendDoc("default", "flip", "{endpoints: [{fqdn: {hostname: ext.example.com, port: 443}}]}"),
+		sp("svc-and-flip", "a", "{http: {backendRefs: [{name: svc, port: 80}, "+be("flip", "")+"]}}")}
+	in := engine.NewIncremental(on)
+	want(t, "mixed", status(t, in.Compute(decodeDocs(t, mixed...)), "svc-and-flip", "Accepted"), "False/Invalid")
+	mixed[2] = egBackendDoc("default", "flip", "{endpoints: [{ip: {address: 10.0.0.1, port: 443}}]}")
+	want(t, "no longer mixed", status(t, in.Compute(decodeDocs(t, mixed...)), "svc-and-flip", "Accepted"), "True/Accepted")
+	want(t, "as Compute", status(t, engine.Compute(decodeDocs(t, mixed...), on), "svc-and-flip", "Accepted"), "True/Accepted")
+}

@@ -162,62 +162,97 @@ func (c *computation) brokenBackendRefs(p *policy.Policy) (fields, whys []string
 	for _, br := range p.BackendRefs {
 		b := br.Backend
 		gk := b.GroupKind()
-		if off := p.Kind.BackendGatedOff(gk, c.features); off != "" {
-			// Envoy Gateway refuses the reference before reading the
-			// backend (processExtServiceDestination).
-			fields, whys = append(fields, br.Field), append(whys, fmt.Sprintf("%s %s/%s cannot be used: %s", gk.Kind, b.Namespace, b.Name, off))
-			continue
-		}
-		if (gk != topology.KindService && gk != serviceImport && gk != topology.KindEnvoyGatewayBackend) || (c.opts.Unread != nil && c.opts.Unread(b)) {
-			continue // not read: neither resolved nor broken
-		}
-		what := fmt.Sprintf("%s %s/%s", gk.Kind, b.Namespace, b.Name)
+		read := (gk == topology.KindService || gk == serviceImport || gk == topology.KindEnvoyGatewayBackend) && (c.opts.Unread == nil || !c.opts.Unread(b))
 		why := ""
-		if gk == topology.KindEnvoyGatewayBackend {
-			// validateExtServiceBackendReference's order: found, not a
-			// dynamic resolver, then the ReferenceGrant.
-			switch be, found := c.backendSections.egBackends[b]; {
-			case !found:
-				why = what + " not found"
-			case be.dynamicResolver:
-				why = what + " is of type DynamicResolver, which Envoy Gateway does not support for a policy's external services"
-			case !c.grantAllows(p, b):
-				why = noGrant(p, b)
-			}
-			if why != "" {
-				fields, whys = append(fields, br.Field), append(whys, why)
-			}
-			continue
+		if read {
+			why = c.unresolvedBackendRef(p, br)
 		}
-		switch names, found := c.backendSections.portNames[b]; {
-		case !c.grantAllows(p, b):
-			why = noGrant(p, b)
-		case !found:
-			why = what + " not found"
-		case br.Port == 0:
-			why = "names no port of " + what
-		case c.backendSections.externalName[b]:
-			why = what + " is of type ExternalName, which has no endpoints to send to (use a backend with a hostname, such as Envoy Gateway's Backend)"
-		default:
-			if _, ok := names[br.Port]; !ok {
-				why = fmt.Sprintf("port %d not found on %s", br.Port, what)
-			} else if c.backendSections.nonTCP[b][br.Port] {
-				why = fmt.Sprintf("port %d of %s is not a TCP port", br.Port, what)
-			} else if tls := c.backendTLSPolicyFor(b, names[br.Port]); tls != nil {
-				// Envoy Gateway builds the connection with the
-				// backend's BackendTLSPolicy: without a CA it fails.
-				if chk := c.checkCARefsAs(tls, c.caReadingUsedBy(tls, b, p)); chk != nil && chk.noValid {
-					why = fmt.Sprintf("the BackendTLSPolicy %s/%s of %s has no valid CA certificate (%s)", tls.Ref.Namespace, tls.Ref.Name, what, chk.resolved.Message)
-				}
+		// Envoy Gateway checks a reference of weight 0 but sends it
+		// nothing: it neither asks for its feature nor translates it
+		// (translateExtServiceBackendRefs).
+		if why == "" && !br.ZeroWeight {
+			if off := p.Kind.BackendGatedOff(gk, c.features); off != "" {
+				why = fmt.Sprintf("%s %s/%s cannot be used: %s", gk.Kind, b.Namespace, b.Name, off)
+			} else if read {
+				why = c.untranslatableBackendRef(p, br)
 			}
 		}
-		if why == "" {
-			continue
+		if why != "" {
+			fields, whys = append(fields, br.Field), append(whys, why)
 		}
-		fields, whys = append(fields, br.Field), append(whys, why)
 	}
 	f, why := c.mixedEndpoints(p, fields)
 	return append(fields, f...), append(whys, why...)
+}
+
+// unresolvedBackendRef says why reference br of p does not resolve, as
+// Envoy Gateway's validateExtServiceBackendReference judges it: a Service
+// or ServiceImport not granted, not there, without the port named (or
+// none), or with it for UDP only; a Backend not there (its node: one the
+// topology could not decode is not), a dynamic resolver, or not granted.
+// "" when it resolves.
+func (c *computation) unresolvedBackendRef(p *policy.Policy, br policy.BackendRef) string {
+	b := br.Backend
+	what := fmt.Sprintf("%s %s/%s", b.Kind, b.Namespace, b.Name)
+	if b.GroupKind() == topology.KindEnvoyGatewayBackend {
+		be, found := c.backendSections.egBackends[b]
+		if _, ok := c.graph.Lookup(b); !ok {
+			found = false
+		}
+		switch {
+		case !found:
+			return what + " not found"
+		case be.dynamicResolver:
+			return what + " is of type DynamicResolver, which Envoy Gateway does not support for a policy's external services"
+		case !c.grantAllows(p, b):
+			return noGrant(p, b)
+		}
+		return ""
+	}
+	names, found := c.backendSections.portNames[b]
+	switch {
+	case !c.grantAllows(p, b):
+		return noGrant(p, b)
+	case !found:
+		return what + " not found"
+	case br.Port == 0:
+		return "names no port of " + what
+	}
+	if _, ok := names[br.Port]; !ok {
+		return fmt.Sprintf("port %d not found on %s", br.Port, what)
+	}
+	if c.backendSections.nonTCP[b][br.Port] {
+		return fmt.Sprintf("port %d of %s is not a TCP port", br.Port, what)
+	}
+	return ""
+}
+
+// untranslatableBackendRef says why Envoy Gateway cannot send to resolved
+// reference br of p (processExtServiceDestination, then the destination's
+// Validate): a Service of type ExternalName; a backend whose
+// BackendTLSPolicy has no valid CA certificate; a Backend with an endpoint
+// it cannot use. "" when it can.
+func (c *computation) untranslatableBackendRef(p *policy.Policy, br policy.BackendRef) string {
+	b := br.Backend
+	what := fmt.Sprintf("%s %s/%s", b.Kind, b.Namespace, b.Name)
+	if b.GroupKind() == topology.KindEnvoyGatewayBackend {
+		if bad := c.backendSections.egBackends[b].badEndpoint; bad != "" {
+			return what + " has an endpoint Envoy Gateway cannot use: " + bad
+		}
+		return ""
+	}
+	if c.backendSections.externalName[b] {
+		return what + " is of type ExternalName, which has no endpoints to send to (use a backend with a hostname, such as Envoy Gateway's Backend)"
+	}
+	names := c.backendSections.portNames[b]
+	if tls := c.backendTLSPolicyFor(b, names[br.Port]); tls != nil {
+		// Envoy Gateway builds the connection with the backend's
+		// BackendTLSPolicy: without a CA it fails.
+		if chk := c.checkCARefsAs(tls, c.caReadingUsedBy(tls, b, p)); chk != nil && chk.noValid {
+			return fmt.Sprintf("the BackendTLSPolicy %s/%s of %s has no valid CA certificate (%s)", tls.Ref.Namespace, tls.Ref.Name, what, chk.resolved.Message)
+		}
+	}
+	return ""
 }
 
 // mixedEndpoints checks each external service of p (the backendRefs of one

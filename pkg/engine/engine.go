@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -287,6 +288,7 @@ func newComputation(opts Options, objs []Object) *computation {
 	}
 	c.parsePolicies(policyObjs)
 	c.addVirtualTargets(b)
+	c.addBackendPortSections(b)
 	g, cycles := b.Build()
 	for _, cy := range cycles {
 		c.problems = append(c.problems, diag.Problem{Object: cy.Child, Message: cy.Error()})
@@ -642,6 +644,27 @@ func (c *computation) addVirtualTargets(b *topology.Builder) {
 			obj := b.AddNode(r.Object(), nil, 0)
 			if r.IsSection() {
 				b.AddSection(obj, r.SectionName)
+			}
+		}
+	}
+}
+
+// addBackendPortSections adds, to each Envoy Gateway Backend among the
+// objects, a section for every port a valid policy's backendRefs name it
+// with: Envoy Gateway matches a BackendTLSPolicy's sectionName with the
+// port the backendRef names, a policy's external service's too (package
+// gatewayapi adds its endpoints' ports and those routes name).
+func (c *computation) addBackendPortSections(b *topology.Builder) {
+	for _, ps := range c.policies {
+		if ps.p.Invalid() {
+			continue
+		}
+		for _, br := range ps.p.BackendRefs {
+			if br.Backend.GroupKind() != topology.KindEnvoyGatewayBackend || br.Port <= 0 {
+				continue
+			}
+			if id, ok := b.Lookup(br.Backend); ok {
+				b.AddSection(id, strconv.FormatInt(br.Port, 10))
 			}
 		}
 	}

@@ -71,8 +71,12 @@ type egBackendObject struct {
 	Metadata objectMeta `json:"metadata"`
 	Spec     struct {
 		Endpoints []struct {
-			IP   *struct{ Port int32 } `json:"ip,omitempty"`
-			FQDN *struct{ Port int32 } `json:"fqdn,omitempty"`
+			IP *struct {
+				Port int32 `json:"port"`
+			} `json:"ip,omitempty"`
+			FQDN *struct {
+				Port int32 `json:"port"`
+			} `json:"fqdn,omitempty"`
 		} `json:"endpoints,omitempty"`
 	} `json:"spec"`
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/attache-dev/attache/pkg/topology"
@@ -86,11 +87,26 @@ type BackendRef struct {
 // them is the implementation's (as for the rest of the policy's content),
 // so an entry that is not a backendRef naming a backend is skipped, and
 // the policy is not made Invalid for it.
+//
+// Of an object with both a backendRef and a non-empty backendRefs list,
+// the list is read and the single reference left out, as Envoy Gateway
+// reads its external authorizers (translateExtAuth: backendRefs when set,
+// else backendRef).
 func (p *Policy) readBackendRefs(spec map[string]any) {
 	for _, path := range p.Kind.BackendRefs {
 		names, lists := path.segments()
 		walkPath(spec, "spec", names, lists, p.addBackendRef)
 	}
+	lists := map[string]bool{}
+	for _, br := range p.BackendRefs {
+		if parent, _, ok := strings.Cut(br.Field, ".backendRefs["); ok {
+			lists[parent] = true
+		}
+	}
+	p.BackendRefs = slices.DeleteFunc(p.BackendRefs, func(br BackendRef) bool {
+		parent, single := strings.CutSuffix(br.Field, ".backendRef")
+		return single && lists[parent]
+	})
 }
 
 // addBackendRef reads one backendRef object at field.
