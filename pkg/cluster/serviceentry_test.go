@@ -1,10 +1,16 @@
 package cluster
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/attache-dev/attache/internal/modfixtures"
 	"github.com/attache-dev/attache/internal/testenv"
@@ -54,7 +60,8 @@ spec: {targetRefs: [{group: networking.istio.io, kind: ServiceEntry, name: plain
 
 // TestReadServiceEntries: with Istio's CRDs installed, Read lists the
 // ServiceEntries (with their labels), so that a policy on one bound to a
-// waypoint applies there and one on an unbound one is AncestorNotBound.
+// ready waypoint (its status has an address) applies there and one on an
+// unbound one is AncestorNotBound.
 func TestReadServiceEntries(t *testing.T) {
 	istio := filepath.Join(t.TempDir(), "istio-crds.yaml")
 	crds, err := os.ReadFile(filepath.Join(modfixtures.Dir(t, modfixtures.IstioAPI), "kubernetes", "customresourcedefinitions.gen.yaml"))
@@ -70,6 +77,24 @@ func TestReadServiceEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	clustertest.Apply(t, env.Config, nil, file)
+	// Live, the Gateway has the conditions its CRD defaults and no
+	// address: istiod binds nothing to it yet, nor does attache.
+	pending := engine.Compute(read(t, env.Config, Options{}).Objects, engine.Options{})
+	if ps := pending.PolicyStatus(ref("security.istio.io", "AuthorizationPolicy", "mesh", "on-ext")); ps == nil || len(ps.Ancestors) != 1 ||
+		ps.Ancestors[0].Conditions[0].Reason != "AncestorNotBound" || !strings.Contains(ps.Ancestors[0].Conditions[0].Message, "which is not ready") {
+		t.Errorf("on-ext before the waypoint has an address: %+v, want AncestorNotBound, not ready", ps)
+	}
+	// The waypoint is ready once its controller gives it an address:
+	// here, the test does.
+	dyn, err := dynamic.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gateways := dyn.Resource(schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}).Namespace("mesh")
+	status := []byte(`{"status": {"addresses": [{"type": "Hostname", "value": "waypoint.mesh.svc.cluster.local"}]}}`)
+	if _, err := gateways.Patch(context.Background(), "waypoint", types.MergePatchType, status, metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatal(err)
+	}
 	snap := read(t, env.Config, Options{})
 	var entries []string
 	for _, o := range snap.Objects {

@@ -867,11 +867,15 @@ func (c *Controller) crdHandler() toolscache.ResourceEventHandler {
 }
 
 // relevantChange reports whether an update changes what the engine reads:
-// anything but status, our own annotations and bookkeeping metadata
+// anything but status (but what the engine reads of it,
+// engine.StatusReadChanged), our own annotations and bookkeeping metadata
 // (resourceVersion, generation, managedFields). Policies without a status
 // subresource bump their generation on our status writes, hence generation
 // is ignored; a spec change that bumps it is seen in the spec.
 func (c *Controller) relevantChange(o, n *unstructured.Unstructured) bool {
+	if engine.StatusReadChanged(o, n) {
+		return true
+	}
 	for k, v := range n.Object {
 		if k == "status" || k == "metadata" {
 			continue

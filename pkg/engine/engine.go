@@ -154,6 +154,9 @@ type computation struct {
 	// gateways are the facts about Gateways that untargeted Istio
 	// policies are matched with (only when a kind has such a scope).
 	gateways map[topology.Ref]gatewayFacts
+	// classControllers are the GatewayClasses' controllerNames, read with
+	// gateways.
+	classControllers map[string]string
 	// classParams are the GatewayClass parameters among the objects
 	// (profiles.IsClassParameters), and mergedClasses what they say of
 	// their classes' Gateways (readMergedClasses), only when a kind asks
@@ -255,7 +258,7 @@ func newComputation(opts Options, objs []Object) *computation {
 	topoObjs, policyObjs := c.classify(objs)
 	c.parentRefs = routeParentRefs(topoObjs)
 	if c.needsDataPlanes() {
-		c.gateways = readGateways(topoObjs)
+		c.gateways, c.classControllers = readGateways(topoObjs)
 		c.readMergedClasses(topoObjs)
 		c.readGatewayParams()
 	}
@@ -263,7 +266,7 @@ func newComputation(opts Options, objs []Object) *computation {
 		// Untargeted scopes select Gateways by their facts; CA readings
 		// by implementation need their classes' controllers.
 		if (k.Untargeted.Mode != policy.UntargetedNone || len(k.CARefs.ByController) > 0 || k.WaypointTargets) && c.gateways == nil {
-			c.gateways = readGateways(topoObjs)
+			c.gateways, c.classControllers = readGateways(topoObjs)
 		}
 		if (k.RejectSharedPort || k.ObjectRefsOnListeners() || k.ValueRangesOnListeners() || k.ValidationsOnListeners() || k.RequirementsOnListeners() || k.PortSelection.Enabled()) && c.listenerPorts == nil {
 			c.listenerPorts = readListenerPorts(topoObjs)
@@ -783,6 +786,14 @@ func (c *computation) resolve(ps *pstate) {
 				// namespace only.
 				c.invalidTarget(ps, t, ref, fmt.Sprintf("%s: a policy targeting a GatewayClass must be in the root namespace %s", t.Field, p.Kind.Untargeted.Root()))
 				continue
+			}
+			if p.Kind.WaypointTargets && ref.GroupKind() == topology.KindGatewayClass {
+				if ctl := c.classControllers[ref.Name]; ctl != meshController {
+					// Nor one of another controller: istiod attaches it
+					// at waypoints only, and calls it Invalid.
+					c.invalidTarget(ps, t, ref, fmt.Sprintf("%s: GatewayClass %s has controller %q, and a policy targeting a GatewayClass applies at waypoints only, whose GatewayClass must use controller name %s", t.Field, ref.Name, ctl, meshController))
+					continue
+				}
 			}
 			if gk := ref.GroupKind(); p.Kind.WaypointTargets && (gk == topology.KindService || gk == topology.KindServiceEntry) {
 				if msg := c.unboundService(ref.Object()); msg != "" {

@@ -547,8 +547,11 @@ func sameVersion(a, b *unstructured.Unstructured) bool {
 
 // sameObject reports whether the engine reads the same from two copies of
 // a non-policy object: everything but status and bookkeeping metadata.
-// Annotations count only on CRDs (they describe policy kinds); our own
-// Affected annotations on routes therefore cost no recomputation.
+// Annotations count only on CRDs (they describe policy kinds) and, on
+// Gateways and GatewayClasses, Istio's inbound binding; of a Gateway's
+// status, whether istiod would take it for a waypoint yet
+// (waypointReadiness). Our own Affected annotations on routes, and our
+// conditions in a Gateway's status, therefore cost no recomputation.
 func sameObject(a, b *unstructured.Unstructured) bool {
 	if a == b || sameVersion(a, b) {
 		return true
@@ -571,8 +574,19 @@ func sameObject(a, b *unstructured.Unstructured) bool {
 		!reflect.DeepEqual(a.GetLabels(), b.GetLabels()) {
 		return false
 	}
-	if rawRef(a).GroupKind() == crdGroupKind && !reflect.DeepEqual(a.GetAnnotations(), b.GetAnnotations()) {
-		return false
+	switch rawRef(a).GroupKind() {
+	case crdGroupKind:
+		if !reflect.DeepEqual(a.GetAnnotations(), b.GetAnnotations()) {
+			return false
+		}
+	case topology.KindGateway, topology.KindGatewayClass:
+		// Istio's waypoint binding reads an annotation of either and a
+		// Gateway's readiness from its status.
+		x, hadX := a.GetAnnotations()[inboundBindingAnnotation]
+		y, hadY := b.GetAnnotations()[inboundBindingAnnotation]
+		if x != y || hadX != hadY || waypointReadiness(a) != waypointReadiness(b) {
+			return false
+		}
 	}
 	return true
 }

@@ -39,22 +39,41 @@ type gatewayFacts struct {
 	// waypointFor is the Gateway's istio.io/waypoint-for label, else its
 	// class's, "" for none (Istio's default: service).
 	waypointFor string
-	// waypointFrom and waypointSel are the allowedRoutes namespaces of its
-	// HBONE listener (port 15008), which decide which namespaces' Services
-	// may use it as a waypoint ("" from: Same).
+	// waypointFrom and waypointSel are the allowedRoutes namespaces of
+	// the listener of its inbound binding, else of its HBONE listener
+	// (port 15008), which decide which namespaces' Services may use it as
+	// a waypoint ("" from: Same; waypointAllowedRoutes).
 	waypointFrom string
 	waypointSel  labels.Selector
+	// waypointBinding is its inbound binding annotation (its own, else
+	// its class's), "" for none.
+	waypointBinding string
+	// waypointUnready says why istiod would not take it for a waypoint
+	// yet, "" when it would (waypointReadiness).
+	waypointUnready string
 }
 
-// readGateways reads the facts of every Gateway among objs.
-func readGateways(objs []*unstructured.Unstructured) map[topology.Ref]gatewayFacts {
+// waypointListener names the listener whose allowedRoutes decide who may
+// bind to the waypoint, for messages.
+func (f gatewayFacts) waypointListener() string {
+	if f.waypointBinding != "" {
+		return fmt.Sprintf("listener of its inbound binding %s (%s), else its HBONE listener (port 15008),", f.waypointBinding, inboundBindingAnnotation)
+	}
+	return "HBONE listener (port 15008)"
+}
+
+// readGateways reads the facts of every Gateway among objs, and every
+// GatewayClass's controllerName.
+func readGateways(objs []*unstructured.Unstructured) (map[topology.Ref]gatewayFacts, map[string]string) {
 	controllers := map[string]string{}
 	classWaypointFor := map[string]string{}
+	classAnnotations := map[string]map[string]string{}
 	for _, u := range objs {
 		if gkOf(u) == topology.KindGatewayClass {
 			ctl, _, _ := unstructured.NestedString(u.Object, "spec", "controllerName")
 			controllers[u.GetName()] = ctl
 			classWaypointFor[u.GetName()] = u.GetLabels()[waypointForLabel]
+			classAnnotations[u.GetName()] = u.GetAnnotations()
 		}
 	}
 	out := map[topology.Ref]gatewayFacts{}
@@ -69,7 +88,12 @@ func readGateways(objs []*unstructured.Unstructured) map[topology.Ref]gatewayFac
 		if v, ok := u.GetLabels()[waypointForLabel]; ok {
 			f.waypointFor = v
 		}
-		f.waypointFrom, f.waypointSel = hboneAllowedRoutes(u)
+		f.waypointFrom, f.waypointSel = waypointAllowedRoutes(u, classAnnotations[class])
+		f.waypointBinding = u.GetAnnotations()[inboundBindingAnnotation]
+		if f.waypointBinding == "" {
+			f.waypointBinding = classAnnotations[class][inboundBindingAnnotation]
+		}
+		f.waypointUnready = waypointReadiness(u)
 		// Malformed labels are left out: package gatewayapi does not read
 		// infrastructure, and a wrong label only narrows what matches.
 		if m, ok, _ := unstructured.NestedMap(u.Object, "spec", "infrastructure", "labels"); ok {
@@ -82,7 +106,7 @@ func readGateways(objs []*unstructured.Unstructured) map[topology.Ref]gatewayFac
 		}
 		out[topology.Ref{Group: topology.KindGateway.Group, Kind: topology.KindGateway.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}] = f
 	}
-	return out
+	return out, controllers
 }
 
 func gkOf(u *unstructured.Unstructured) topology.GroupKind {

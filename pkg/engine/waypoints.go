@@ -3,6 +3,8 @@ package engine
 import (
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -28,42 +30,129 @@ const (
 	waypointForLabel          = "istio.io/waypoint-for"
 )
 
-// hboneAllowedRoutes reads the allowedRoutes namespaces of a Gateway's
-// HBONE listener on port 15008: what decides which namespaces may bind to
-// it as a waypoint ("" when it has none: Same). Under Selector, the
-// selector parsed; a missing or malformed one selects nothing, as Istio's
+// The inbound binding of a waypoint (istio/istio @ 6cd5e918
+// pilot/pkg/serviceregistry/ambient/waypoints.go: makeInboundBinding,
+// findBoundListener): how ztunnel sends it traffic, from the annotation
+// on the Gateway, else on its class ("<protocol>" or "<protocol>/<port>",
+// protocol NONE or PROXY); a waypoint sandwiched behind ztunnel by PROXY
+// (kgateway's and agentgateway's waypoint classes) listens with protocol
+// istio.io/PROXY.
+const (
+	inboundBindingAnnotation = "ambient.istio.io/waypoint-inbound-binding"
+	proxyListenerProtocol    = "istio.io/PROXY"
+)
+
+// inboundBinding is a parsed inbound binding: its protocol and port (0:
+// none, also when the port does not parse, as istiod reads it).
+type inboundBinding struct {
+	protocol string
+	port     uint32
+}
+
+// parseInboundBinding reads an inbound binding annotation; false when
+// istiod ignores it (more than one "/", a protocol other than NONE or
+// PROXY).
+func parseInboundBinding(v string) (inboundBinding, bool) {
+	parts := strings.Split(v, "/")
+	if len(parts) > 2 || (parts[0] != "NONE" && parts[0] != "PROXY") {
+		return inboundBinding{}, false
+	}
+	b := inboundBinding{protocol: parts[0]}
+	if len(parts) == 2 {
+		if n, err := strconv.ParseUint(parts[1], 10, 32); err == nil {
+			b.port = uint32(n)
+		}
+	}
+	return b, true
+}
+
+// waypointAllowedRoutes reads the allowedRoutes namespaces of the listener
+// that decides which namespaces may bind to a Gateway as a waypoint
+// (makeAllowedRoutes): the listener its inbound binding names (by port,
+// else for PROXY the istio.io/PROXY listener), else its HBONE listener on
+// port 15008; "" when it has neither, or the listener says nothing (Same).
+// classAnnotations are its class's. Under Selector, the selector parsed; a
+// missing or malformed one selects nothing, as Istio's
 // LabelSelectorAsSelector of nil does.
-func hboneAllowedRoutes(u *unstructured.Unstructured) (string, labels.Selector) {
+func waypointAllowedRoutes(u *unstructured.Unstructured, classAnnotations map[string]string) (string, labels.Selector) {
+	ann, ok := u.GetAnnotations()[inboundBindingAnnotation]
+	if !ok {
+		ann, ok = classAnnotations[inboundBindingAnnotation]
+	}
+	var match func(proto, port string) bool
+	if b, valid := parseInboundBinding(ann); ok && valid {
+		switch {
+		case b.port != 0:
+			match = func(_, port string) bool { return port == strconv.FormatUint(uint64(b.port), 10) }
+		case b.protocol == "PROXY":
+			match = func(proto, _ string) bool { return proto == proxyListenerProtocol }
+		}
+	}
 	ls, _, _ := unstructured.NestedSlice(u.Object, "spec", "listeners")
-	for _, l := range ls {
-		m, ok := l.(map[string]any)
-		if !ok {
+	hbone := func(proto, port string) bool { return proto == "HBONE" && port == "15008" }
+	for _, m := range []func(proto, port string) bool{match, hbone} {
+		if m == nil {
 			continue
 		}
-		proto, _, _ := unstructured.NestedString(m, "protocol")
-		port, _, _ := unstructured.NestedFieldNoCopy(m, "port")
-		if proto != "HBONE" || fmt.Sprint(port) != "15008" {
-			continue
+		for _, l := range ls {
+			l, ok := l.(map[string]any)
+			if !ok {
+				continue
+			}
+			proto, _, _ := unstructured.NestedString(l, "protocol")
+			port, _, _ := unstructured.NestedFieldNoCopy(l, "port")
+			if m(proto, fmt.Sprint(port)) {
+				return listenerNamespaces(l)
+			}
 		}
-		from, _, _ := unstructured.NestedString(m, "allowedRoutes", "namespaces", "from")
-		if from != "Selector" {
-			return from, nil
-		}
-		raw, found, err := unstructured.NestedMap(m, "allowedRoutes", "namespaces", "selector")
-		if !found || err != nil {
-			return from, labels.Nothing()
-		}
-		var sel metav1.LabelSelector
-		if runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &sel) != nil {
-			return from, labels.Nothing()
-		}
-		parsed, err := metav1.LabelSelectorAsSelector(&sel)
-		if err != nil {
-			return from, labels.Nothing()
-		}
-		return from, parsed
 	}
 	return "", nil
+}
+
+// listenerNamespaces reads a listener's allowedRoutes namespaces (see
+// waypointAllowedRoutes).
+func listenerNamespaces(m map[string]any) (string, labels.Selector) {
+	from, _, _ := unstructured.NestedString(m, "allowedRoutes", "namespaces", "from")
+	if from != "Selector" {
+		return from, nil
+	}
+	raw, found, err := unstructured.NestedMap(m, "allowedRoutes", "namespaces", "selector")
+	if !found || err != nil {
+		return from, labels.Nothing()
+	}
+	var sel metav1.LabelSelector
+	if runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &sel) != nil {
+		return from, labels.Nothing()
+	}
+	parsed, err := metav1.LabelSelectorAsSelector(&sel)
+	if err != nil {
+		return from, labels.Nothing()
+	}
+	return from, parsed
+}
+
+// StatusReadChanged reports whether the engine reads a difference between
+// two copies of an object's status: of a Gateway, whether istiod would
+// take it for a waypoint yet (its status addresses). Adapters that skip
+// status-only updates must not skip these.
+func StatusReadChanged(a, b *unstructured.Unstructured) bool {
+	return gkOf(b) == topology.KindGateway && waypointReadiness(a) != waypointReadiness(b)
+}
+
+// waypointReadiness says whether istiod would take a Gateway for a
+// waypoint yet (WaypointsCollection): only once its status has addresses,
+// which its controller sets when the waypoint's deployment has a ready
+// pod. A Gateway whose status has neither addresses nor conditions (a
+// manifest, as `attache -f` reads them) is taken as ready: attache then
+// answers for the Gateway as declared. "" when ready, else why not.
+func waypointReadiness(u *unstructured.Unstructured) string {
+	if addrs, _, _ := unstructured.NestedSlice(u.Object, "status", "addresses"); len(addrs) > 0 {
+		return ""
+	}
+	if conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions"); len(conds) > 0 {
+		return "it has no status.addresses yet (istiod binds to a waypoint once its deployment has a ready pod)"
+	}
+	return ""
 }
 
 // useWaypoint reads the istio.io/use-waypoint labels of an object in
@@ -97,7 +186,7 @@ const waypointClass = "istio-waypoint"
 // (istio.io/waypoint-for service or all, on the Gateway, else its class;
 // service by default), and admitting the Service's namespace by its HBONE
 // listener's allowedRoutes when it is in another. "" when it is bound.
-// Whether the waypoint is ready (its status addresses) is not read.
+// The waypoint must be ready (waypointReadiness).
 func (c *computation) unboundService(svc topology.Ref) string {
 	_, why := c.waypointOf(svc)
 	return why
@@ -113,7 +202,7 @@ func (c *computation) waypointOf(svc topology.Ref) (topology.Ref, string) {
 	own := c.graph.Node(id).Labels
 	if m := own[managedLabel]; m == meshControllerManaged || m == eastWestManaged {
 		// A waypoint's (or east-west gateway's) own Service takes none.
-		return topology.Ref{}, fmt.Sprintf("%s %s is a waypoint's own Service (%s=%s), which is bound to no waypoint", svc.Kind, svc.Short(), managedLabel, m)
+		return topology.Ref{}, fmt.Sprintf("%s is a waypoint's own Service (%s=%s), which is bound to no waypoint", svc.Short(), managedLabel, m)
 	}
 	wp, none, set := useWaypoint(own, svc.Namespace)
 	var nsLabels map[string]string
@@ -127,19 +216,22 @@ func (c *computation) waypointOf(svc topology.Ref) (topology.Ref, string) {
 	}
 	switch {
 	case none:
-		return topology.Ref{}, fmt.Sprintf("%s %s is not bound to a waypoint (%s is none); a policy targeting it applies only at its waypoint", svc.Kind, svc.Short(), where)
+		return topology.Ref{}, fmt.Sprintf("%s is not bound to a waypoint (%s is none); a policy targeting it applies only at its waypoint", svc.Short(), where)
 	case !set:
-		return topology.Ref{}, fmt.Sprintf("%s %s is not bound to a waypoint (no %s label on it or its Namespace); a policy targeting it applies only at its waypoint", svc.Kind, svc.Short(), useWaypointLabel)
+		return topology.Ref{}, fmt.Sprintf("%s is not bound to a waypoint (no %s label on it or its Namespace); a policy targeting it applies only at its waypoint", svc.Short(), useWaypointLabel)
 	}
 	f, ok := c.gateways[wp]
 	if !ok {
-		return topology.Ref{}, fmt.Sprintf("%s %s names waypoint %s (%s), which is not among the objects", svc.Kind, svc.Short(), wp.Short(), where)
+		return topology.Ref{}, fmt.Sprintf("%s names waypoint %s (%s), which is not among the objects", svc.Short(), wp.Short(), where)
+	}
+	if f.waypointUnready != "" {
+		return topology.Ref{}, fmt.Sprintf("%s names waypoint %s (%s), which is not ready: %s", svc.Short(), wp.Short(), where, f.waypointUnready)
 	}
 	if t := f.waypointFor; t != "" && t != "service" && t != "all" {
-		return topology.Ref{}, fmt.Sprintf("%s %s names waypoint %s, which serves %q traffic, not Services' (%s)", svc.Kind, svc.Short(), wp.Short(), t, waypointForLabel)
+		return topology.Ref{}, fmt.Sprintf("%s names waypoint %s, which serves %q traffic, not Services' (%s)", svc.Short(), wp.Short(), t, waypointForLabel)
 	}
 	if !waypointAdmits(f, wp.Namespace, svc.Namespace, nsLabels) {
-		return topology.Ref{}, fmt.Sprintf("%s %s names waypoint %s, whose HBONE listener (port 15008) does not admit namespace %s (allowedRoutes)", svc.Kind, svc.Short(), wp.Short(), svc.Namespace)
+		return topology.Ref{}, fmt.Sprintf("%s names waypoint %s, whose %s does not admit namespace %s (allowedRoutes)", svc.Short(), wp.Short(), f.waypointListener(), svc.Namespace)
 	}
 	return wp, ""
 }

@@ -265,6 +265,10 @@ metadata: {name: to-no-selector, namespace: default, labels: {istio.io/use-waypo
 		ap("on-port", "default", "Service", "", "ported", "http"),
 		ap("class-elsewhere", "apps", "GatewayClass", "gateway.networking.k8s.io", "istio-waypoint", ""),
 		ap("class-root", "istio-system", "GatewayClass", "gateway.networking.k8s.io", "istio-waypoint", ""),
+		// Istio's ingress class: istiod attaches class targets at
+		// waypoints only, and its waypoint status calls this one Invalid
+		// (WaypointPolicyStatusCollection; since session 28).
+		ap("class-ingress", "istio-system", "GatewayClass", "gateway.networking.k8s.io", "istio", ""),
 		ap("on-via-ingress", "default", "Service", "", "via-ingress", ""),
 		ap("on-ingress", "default", "Gateway", "gateway.networking.k8s.io", "ingress", ""),
 		ap("on-to-no-selector", "default", "Service", "", "to-no-selector", ""),
@@ -273,6 +277,8 @@ metadata: {name: to-no-selector, namespace: default, labels: {istio.io/use-waypo
 		"on-waypoint-svc":   "False/AncestorNotBound",
 		"on-port":           "False/AncestorNotBound",
 		"class-elsewhere":   "False/Invalid",
+		"class-root":        "True/Accepted",
+		"class-ingress":     "False/Invalid",
 		"on-via-ingress":    "True/Accepted",
 		"on-to-no-selector": "False/AncestorNotBound",
 	} {
@@ -280,6 +286,9 @@ metadata: {name: to-no-selector, namespace: default, labels: {istio.io/use-waypo
 	}
 	if got := condition(t, res, "class-elsewhere", "Accepted").Message; !strings.Contains(got, "must be in the root namespace istio-system") {
 		t.Errorf("class-elsewhere: %s", got)
+	}
+	if got := condition(t, res, "class-ingress", "Accepted").Message; !strings.Contains(got, `GatewayClass istio has controller "istio.io/gateway-controller", and a policy targeting a GatewayClass applies at waypoints only, whose GatewayClass must use controller name istio.io/mesh-controller`) {
+		t.Errorf("class-ingress: %s", got)
 	}
 	if got := condition(t, res, "on-port", "Accepted").Message; !strings.Contains(got, "Service default/ported is not bound to a waypoint") {
 		t.Errorf("on-port: %s", got)
@@ -498,4 +507,104 @@ func policiesAndPath(res *engine.Result, kind string, target topology.Ref) (out 
 		}
 	}
 	return out
+}
+
+// readinessTopo: Istio's waypoint class and kgateway's, whose inbound
+// binding annotation sandwiches its waypoints behind ztunnel by PROXY on
+// port 15088; waypoints in namespace mesh: pending (its controller wrote
+// conditions, no address yet), ready (an address), declared (no status, as
+// a manifest), sandwich (kgateway's class: its PROXY listener on 15088
+// admits every namespace, its HBONE one its own only), proxy-any (its own
+// annotation PROXY, no port: the istio.io/PROXY listener decides) and
+// bogus (an annotation istiod ignores: the HBONE listener decides); a
+// Service in namespace apps bound to each, with a policy on it.
+func readinessTopo(pendingStatus string) []string {
+	gw := func(name, class, annotations, listeners, status string) string {
+		return fmt.Sprintf("---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: %s, namespace: mesh, annotations: {%s}}\nspec: {gatewayClassName: %s, listeners: [%s]}\n%s", name, annotations, class, listeners, status)
+	}
+	const hboneAll = "{name: mesh, protocol: HBONE, port: 15008, allowedRoutes: {namespaces: {from: All}}}"
+	const hboneSame = "{name: mesh, protocol: HBONE, port: 15008}"
+	const ready = "status: {addresses: [{type: Hostname, value: w.mesh.svc.cluster.local}]}\n"
+	docs := []string{crd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"), `
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: istio-waypoint}
+spec: {controllerName: istio.io/mesh-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: kgateway-waypoint, annotations: {ambient.istio.io/waypoint-inbound-binding: PROXY/15088}}
+spec: {controllerName: kgateway.dev/kgateway}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: mesh}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: apps}
+`,
+		gw("pending", "istio-waypoint", "", hboneAll, pendingStatus),
+		gw("ready", "istio-waypoint", "", hboneAll, ready),
+		gw("declared", "istio-waypoint", "", hboneAll, ""),
+		gw("sandwich", "kgateway-waypoint", "", hboneSame+", {name: proxy, protocol: istio.io/PROXY, port: 15088, allowedRoutes: {namespaces: {from: All}}}", ready),
+		gw("proxy-any", "istio-waypoint", "ambient.istio.io/waypoint-inbound-binding: PROXY", hboneSame+", {name: proxy, protocol: istio.io/PROXY, port: 15099, allowedRoutes: {namespaces: {from: All}}}", ready),
+		gw("bogus", "kgateway-waypoint", "ambient.istio.io/waypoint-inbound-binding: TUNNEL/15088", hboneSame+", {name: proxy, protocol: istio.io/PROXY, port: 15088, allowedRoutes: {namespaces: {from: All}}}", ready),
+	}
+	for _, wp := range []string{"pending", "ready", "declared", "sandwich", "proxy-any", "bogus"} {
+		docs = append(docs, fmt.Sprintf("---\napiVersion: v1\nkind: Service\nmetadata: {name: to-%s, namespace: apps, labels: {istio.io/use-waypoint: %s, istio.io/use-waypoint-namespace: mesh}}\n---\napiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: on-%s, namespace: apps}\nspec: {targetRefs: [{kind: Service, group: \"\", name: to-%s}], action: DENY, rules: [{}]}\n", wp, wp, wp, wp))
+	}
+	return docs
+}
+
+// istiod binds a Service to a waypoint only once the waypoint Gateway has
+// status addresses (WaypointsCollection; attache takes a Gateway without
+// any status, as manifests are, as ready), and admits other namespaces by
+// the allowedRoutes of the listener its inbound binding names (by port,
+// else the istio.io/PROXY listener for PROXY; an annotation istiod ignores
+// leaves the HBONE listener deciding). An Incremental sees the address
+// come.
+// Source: istio/istio @ 6cd5e918 pilot/pkg/serviceregistry/ambient/waypoints.go
+// (WaypointsCollection, fetchWaypointForTarget: ReportWaypointIsNotReady;
+// makeInboundBinding, findBoundListener, makeAllowedRoutes).
+func TestWaypointReadinessAndInboundBinding(t *testing.T) {
+	const pending = "status: {conditions: [{type: Programmed, status: \"False\", reason: Pending, message: waiting, lastTransitionTime: \"2026-01-01T00:00:00Z\"}]}\n"
+	docs := readinessTopo(pending)
+	res := compute(t, engine.Options{}, docs...)
+	for name, w := range map[string]string{
+		"on-pending":   "False/AncestorNotBound",
+		"on-ready":     "True/Accepted",
+		"on-declared":  "True/Accepted",
+		"on-sandwich":  "True/Accepted",
+		"on-proxy-any": "True/Accepted",
+		"on-bogus":     "False/AncestorNotBound",
+	} {
+		want(t, name, status(t, res, name, "Accepted"), w)
+	}
+	for name, msg := range map[string]string{
+		"on-pending": "Service apps/to-pending names waypoint Gateway mesh/pending (its label istio.io/use-waypoint), which is not ready: it has no status.addresses yet",
+		"on-bogus":   "names waypoint Gateway mesh/bogus, whose listener of its inbound binding TUNNEL/15088 (ambient.istio.io/waypoint-inbound-binding), else its HBONE listener (port 15008), does not admit namespace apps",
+	} {
+		if got := condition(t, res, name, "Accepted").Message; !strings.Contains(got, msg) {
+			t.Errorf("%s: %q lacks %q", name, got, msg)
+		}
+	}
+
+	// The address comes: an Incremental recomputes, as Compute does.
+	in := engine.NewIncremental(engine.Options{})
+	objs := decodeDocs(t, docs...)
+	in.Compute(objs)
+	after := decodeDocs(t, readinessTopo("status: {addresses: [{type: Hostname, value: p.mesh.svc.cluster.local}], conditions: [{type: Programmed, status: \"True\", reason: Programmed, message: ok, lastTransitionTime: \"2026-01-01T00:00:00Z\"}]}\n")...)
+	got := in.Compute(after)
+	if ch := in.LastChange(); !ch.Full && len(ch.Statuses) == 0 {
+		t.Errorf("the pending waypoint's address changed nothing: %+v", ch)
+	}
+	want(t, "on-pending once ready", status(t, got, "on-pending", "Accepted"), "True/Accepted")
+	want(t, "as Compute", status(t, engine.Compute(after, engine.Options{}), "on-pending", "Accepted"), "True/Accepted")
+	// Our own condition on the Gateway, no address: nothing to recompute.
+	in.Compute(objs)
+	in.Compute(decodeDocs(t, readinessTopo(strings.Replace(pending, "message: waiting", "message: still waiting", 1))...))
+	if ch := in.LastChange(); ch.Full || len(ch.Statuses) > 0 {
+		t.Errorf("a condition's message recomputed: %+v", ch)
+	}
 }
