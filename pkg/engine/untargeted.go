@@ -46,7 +46,7 @@ type gatewayFacts struct {
 	waypointFrom string
 	waypointSel  labels.Selector
 	// waypointBinding is its inbound binding annotation (its own, else
-	// its class's), "" for none.
+	// its class's), "" for none or one istiod ignores.
 	waypointBinding string
 	// waypointUnready says why istiod would not take it for a waypoint
 	// yet, "" when it would (waypointReadiness).
@@ -89,9 +89,10 @@ func readGateways(objs []*unstructured.Unstructured) (map[topology.Ref]gatewayFa
 			f.waypointFor = v
 		}
 		f.waypointFrom, f.waypointSel = waypointAllowedRoutes(u, classAnnotations[class])
-		f.waypointBinding = u.GetAnnotations()[inboundBindingAnnotation]
-		if f.waypointBinding == "" {
-			f.waypointBinding = classAnnotations[class][inboundBindingAnnotation]
+		if v, ok := inboundBindingOf(u, classAnnotations[class]); ok {
+			if _, valid := parseInboundBinding(v); valid {
+				f.waypointBinding = v
+			}
 		}
 		f.waypointUnready = waypointReadiness(u)
 		// Malformed labels are left out: package gatewayapi does not read

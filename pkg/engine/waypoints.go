@@ -75,10 +75,7 @@ func parseInboundBinding(v string) (inboundBinding, bool) {
 // missing or malformed one selects nothing, as Istio's
 // LabelSelectorAsSelector of nil does.
 func waypointAllowedRoutes(u *unstructured.Unstructured, classAnnotations map[string]string) (string, labels.Selector) {
-	ann, ok := u.GetAnnotations()[inboundBindingAnnotation]
-	if !ok {
-		ann, ok = classAnnotations[inboundBindingAnnotation]
-	}
+	ann, ok := inboundBindingOf(u, classAnnotations)
 	var match func(proto, port string) bool
 	if b, valid := parseInboundBinding(ann); ok && valid {
 		switch {
@@ -107,6 +104,17 @@ func waypointAllowedRoutes(u *unstructured.Unstructured, classAnnotations map[st
 		}
 	}
 	return "", nil
+}
+
+// inboundBindingOf is the inbound binding annotation of Gateway u: its
+// own when it has one, whatever its value, else its class's
+// (getGatewayOrGatewayClassAnnotation); false when neither has one.
+func inboundBindingOf(u *unstructured.Unstructured, classAnnotations map[string]string) (string, bool) {
+	if v, ok := u.GetAnnotations()[inboundBindingAnnotation]; ok {
+		return v, true
+	}
+	v, ok := classAnnotations[inboundBindingAnnotation]
+	return v, ok
 }
 
 // listenerNamespaces reads a listener's allowedRoutes namespaces (see
@@ -142,15 +150,22 @@ func StatusReadChanged(a, b *unstructured.Unstructured) bool {
 // waypointReadiness says whether istiod would take a Gateway for a
 // waypoint yet (WaypointsCollection): only once its status has addresses,
 // which its controller sets when the waypoint's deployment has a ready
-// pod. A Gateway whose status has neither addresses nor conditions (a
-// manifest, as `attache -f` reads them) is taken as ready: attache then
+// pod. A Gateway whose status has neither addresses nor a condition of
+// Gateway API's (types without a domain: a controller's own, such as
+// attache's <domain>/<Kind>Affected, do not count; a manifest, as
+// `attache -f` reads them, has none) is taken as ready: attache then
 // answers for the Gateway as declared. "" when ready, else why not.
 func waypointReadiness(u *unstructured.Unstructured) string {
 	if addrs, _, _ := unstructured.NestedSlice(u.Object, "status", "addresses"); len(addrs) > 0 {
 		return ""
 	}
-	if conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions"); len(conds) > 0 {
-		return "it has no status.addresses yet (istiod binds to a waypoint once its deployment has a ready pod)"
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok {
+			if t, _ := m["type"].(string); t != "" && !strings.Contains(t, "/") {
+				return "it has no status.addresses yet (istiod binds to a waypoint once its deployment has a ready pod)"
+			}
+		}
 	}
 	return ""
 }

@@ -550,8 +550,18 @@ metadata: {name: apps}
 		gw("sandwich", "kgateway-waypoint", "", hboneSame+", {name: proxy, protocol: istio.io/PROXY, port: 15088, allowedRoutes: {namespaces: {from: All}}}", ready),
 		gw("proxy-any", "istio-waypoint", "ambient.istio.io/waypoint-inbound-binding: PROXY", hboneSame+", {name: proxy, protocol: istio.io/PROXY, port: 15099, allowedRoutes: {namespaces: {from: All}}}", ready),
 		gw("bogus", "kgateway-waypoint", "ambient.istio.io/waypoint-inbound-binding: TUNNEL/15088", hboneSame+", {name: proxy, protocol: istio.io/PROXY, port: 15088, allowedRoutes: {namespaces: {from: All}}}", ready),
+		// An empty annotation of its own hides the class's; NONE without
+		// a port names no listener: the HBONE listener decides.
+		gw("empty", "kgateway-waypoint", `ambient.istio.io/waypoint-inbound-binding: ""`, hboneSame+", {name: proxy, protocol: istio.io/PROXY, port: 15088, allowedRoutes: {namespaces: {from: All}}}", ready),
+		gw("none-binding", "istio-waypoint", "ambient.istio.io/waypoint-inbound-binding: NONE", hboneAll, ready),
+		// The bound listener says nothing of namespaces: Same, though the
+		// HBONE listener admits all.
+		gw("bound-same", "kgateway-waypoint", "", hboneAll+", {name: proxy, protocol: istio.io/PROXY, port: 15088}", ready),
+		// Only a controller's own condition (a domain in its type): no
+		// word from the waypoint's controller yet, taken as declared.
+		gw("own-condition", "istio-waypoint", "", hboneAll, "status: {conditions: [{type: attache.dev/AuthorizationPolicyAffected, status: \"True\", reason: Affected, message: x, lastTransitionTime: \"2026-01-01T00:00:00Z\"}]}\n"),
 	}
-	for _, wp := range []string{"pending", "ready", "declared", "sandwich", "proxy-any", "bogus"} {
+	for _, wp := range []string{"pending", "ready", "declared", "sandwich", "proxy-any", "bogus", "empty", "none-binding", "bound-same", "own-condition"} {
 		docs = append(docs, fmt.Sprintf("---\napiVersion: v1\nkind: Service\nmetadata: {name: to-%s, namespace: apps, labels: {istio.io/use-waypoint: %s, istio.io/use-waypoint-namespace: mesh}}\n---\napiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: on-%s, namespace: apps}\nspec: {targetRefs: [{kind: Service, group: \"\", name: to-%s}], action: DENY, rules: [{}]}\n", wp, wp, wp, wp))
 	}
 	return docs
@@ -572,18 +582,24 @@ func TestWaypointReadinessAndInboundBinding(t *testing.T) {
 	docs := readinessTopo(pending)
 	res := compute(t, engine.Options{}, docs...)
 	for name, w := range map[string]string{
-		"on-pending":   "False/AncestorNotBound",
-		"on-ready":     "True/Accepted",
-		"on-declared":  "True/Accepted",
-		"on-sandwich":  "True/Accepted",
-		"on-proxy-any": "True/Accepted",
-		"on-bogus":     "False/AncestorNotBound",
+		"on-pending":       "False/AncestorNotBound",
+		"on-ready":         "True/Accepted",
+		"on-declared":      "True/Accepted",
+		"on-sandwich":      "True/Accepted",
+		"on-proxy-any":     "True/Accepted",
+		"on-bogus":         "False/AncestorNotBound",
+		"on-empty":         "False/AncestorNotBound",
+		"on-none-binding":  "True/Accepted",
+		"on-bound-same":    "False/AncestorNotBound",
+		"on-own-condition": "True/Accepted",
 	} {
 		want(t, name, status(t, res, name, "Accepted"), w)
 	}
 	for name, msg := range map[string]string{
-		"on-pending": "Service apps/to-pending names waypoint Gateway mesh/pending (its label istio.io/use-waypoint), which is not ready: it has no status.addresses yet",
-		"on-bogus":   "names waypoint Gateway mesh/bogus, whose listener of its inbound binding TUNNEL/15088 (ambient.istio.io/waypoint-inbound-binding), else its HBONE listener (port 15008), does not admit namespace apps",
+		"on-pending":    "Service apps/to-pending names waypoint Gateway mesh/pending (its label istio.io/use-waypoint), which is not ready: it has no status.addresses yet",
+		"on-bogus":      "names waypoint Gateway mesh/bogus, whose HBONE listener (port 15008) does not admit namespace apps",
+		"on-empty":      "names waypoint Gateway mesh/empty, whose HBONE listener (port 15008) does not admit namespace apps",
+		"on-bound-same": "names waypoint Gateway mesh/bound-same, whose listener of its inbound binding PROXY/15088 (ambient.istio.io/waypoint-inbound-binding), else its HBONE listener (port 15008), does not admit namespace apps",
 	} {
 		if got := condition(t, res, name, "Accepted").Message; !strings.Contains(got, msg) {
 			t.Errorf("%s: %q lacks %q", name, got, msg)
@@ -601,6 +617,15 @@ func TestWaypointReadinessAndInboundBinding(t *testing.T) {
 	}
 	want(t, "on-pending once ready", status(t, got, "on-pending", "Accepted"), "True/Accepted")
 	want(t, "as Compute", status(t, engine.Compute(after, engine.Options{}), "on-pending", "Accepted"), "True/Accepted")
+	// The class's binding goes: its sandwiched waypoint admits by its
+	// HBONE listener (its own namespace only), as Compute says.
+	noBinding := readinessTopo(pending)
+	for i, d := range noBinding {
+		noBinding[i] = strings.Replace(d, "annotations: {ambient.istio.io/waypoint-inbound-binding: PROXY/15088}", "annotations: {}", 1)
+	}
+	unbound := decodeDocs(t, noBinding...)
+	want(t, "sandwich without the class's binding", status(t, in.Compute(unbound), "on-sandwich", "Accepted"), "False/AncestorNotBound")
+	want(t, "as Compute", status(t, engine.Compute(unbound, engine.Options{}), "on-sandwich", "Accepted"), "False/AncestorNotBound")
 	// Our own condition on the Gateway, no address: nothing to recompute.
 	in.Compute(objs)
 	in.Compute(decodeDocs(t, readinessTopo(strings.Replace(pending, "message: waiting", "message: still waiting", 1))...))
