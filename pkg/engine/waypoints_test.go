@@ -130,27 +130,7 @@ func TestWaypointPoliciesReachBoundServices(t *testing.T) {
 		ap("on-bound", "default", "Service", "", "bound"),
 		ap("on-plain", "default", "Service", "", "plain"))
 	svc := func(ns, name string) topology.Ref { return topology.Ref{Kind: "Service", Namespace: ns, Name: name} }
-	keys := func(target topology.Ref) (out []string) {
-		for _, e := range res.Effective {
-			if e.Kind.GroupKind.Kind != "AuthorizationPolicy" || e.Target != target {
-				continue
-			}
-			for _, c := range e.Contexts {
-				for k := range c.Spec {
-					out = append(out, k)
-				}
-				slices.Sort(out)
-				var path []string
-				for p := range c.Paths {
-					for _, r := range p {
-						path = append(path, r.Short())
-					}
-				}
-				out = append(out, "path: "+strings.Join(path, " > "))
-			}
-		}
-		return out
-	}
+	keys := func(target topology.Ref) []string { return policiesAndPath(res, "AuthorizationPolicy", target) }
 	want(t, "bound", keys(svc("default", "bound")), []string{"default/on-bound", "default/on-waypoint", "istio-system/on-class",
 		"path: GatewayClass istio-waypoint > Gateway default/waypoint > Service default/bound"})
 	want(t, "by-ns", keys(svc("apps", "by-ns")), []string{"default/on-waypoint", "istio-system/on-class",
