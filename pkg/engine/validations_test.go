@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/policy"
 )
 
 // A kind's CEL rules (attache.dev/validations): a policy for which one
@@ -212,4 +213,25 @@ func TestValidationsReadingListenerClaimedSections(t *testing.T) {
 	if msg := ancestorMessage(t, res, "whole"); !strings.Contains(msg, "(at listener Gateway default/gw#none)") {
 		t.Errorf("whole: message %q", msg)
 	}
+}
+
+// Envoy Gateway's EnvoyExtensionPolicy profile: an inline Lua script
+// that defines neither envoy_on_request nor envoy_on_response is refused
+// whatever the EnvoyProxy's luaValidation (luavalidator.Validate checks
+// the text first), so the policy is Invalid in place; a script defining
+// one, or a script from a ConfigMap, is not judged so.
+func TestEGLuaEntryPoints(t *testing.T) {
+	on := engine.Options{Features: policy.Features{"EnvoyGateway.extensionApis.enableLua": {On: true, From: "--feature"}}}
+	// One policy a target: the route's rules and the Gateway.
+	lua := func(name, target, entries string) string {
+		return pol(egV, "EnvoyExtensionPolicy", name, 0, "targetRefs: ["+target+"]\nlua: ["+entries+"]")
+	}
+	res := compute(t, on, crd("gateway.envoyproxy.io", "EnvoyExtensionPolicy", "envoyextensionpolicies"), egTopo,
+		lua("none", "{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1, sectionName: first}", `{type: Inline, inline: "function on_request(h) end"}`),
+		lua("request", "{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1, sectionName: second}", `{type: Inline, inline: "function envoy_on_request(h) end"}`),
+		lua("second", "{group: gateway.networking.k8s.io, kind: Gateway, name: g1}", `{type: Inline, inline: "function envoy_on_response(h) end"}, {type: Inline, inline: "local x = 1"}`))
+	want(t, "none", status(t, res, "none", "Accepted"), "False/Invalid")
+	wantProblem(t, res, "none", "spec.lua", "value refused by its implementation: an inline Lua script must define envoy_on_request() or envoy_on_response()")
+	want(t, "request", status(t, res, "request", "Accepted"), "True/Accepted")
+	want(t, "second", status(t, res, "second", "Accepted"), "False/Invalid")
 }

@@ -230,8 +230,10 @@ var builtin = func() []policy.Profile {
 		// Lua is off unless Envoy Gateway's configuration enables it
 		// (ExtensionAPISettings.LuaDisabled; the translator refuses the
 		// policy: "Skipping Lua EnvoyExtensionPolicy as feature is
-		// disabled").
-		withAllowlists(withFeatureGates(withFailOpen(withObjectRefs(withBackendRefs(egInherited("EnvoyExtensionPolicy", egRoutes), "extProc[].backendRef", "extProc[].backendRefs[]"),
+		// disabled"). An inline script must define envoy_on_request or
+		// envoy_on_response (luavalidator, whatever the EnvoyProxy's
+		// luaValidation).
+		withValidations(withAllowlists(withFeatureGates(withFailOpen(withObjectRefs(withBackendRefs(egInherited("EnvoyExtensionPolicy", egRoutes), "extProc[].backendRef", "extProc[].backendRefs[]"),
 			"lua[].valueRef kinds=ConfigMap keys=lua,+ when=type=ValueRef",
 			"wasm[].code.image.pullSecretRef kinds=Secret keys=.dockerconfigjson",
 			"wasm[].code.image.tls.caCertificateRef kinds=Secret,ConfigMap keys=ca.crt,*",
@@ -242,7 +244,7 @@ var builtin = func() []policy.Profile {
 			// A dynamic module must be registered in the EnvoyProxy the
 			// Gateway runs with (buildDynamicModules: "is not registered
 			// in the EnvoyProxy dynamicModules allowlist").
-			"dynamicModule[].name=dynamicModules[].name"),
+			"dynamicModule[].name=dynamicModules[].name"), egLuaValidations),
 		// EnvoyPatchPolicy is off unless the configuration enables it:
 		// Envoy Gateway does not even watch it then, and its translator
 		// says Disabled. It patches one data plane: a Gateway, or the
@@ -616,6 +618,16 @@ var egCipherSuites = []string{
 // egCipherSuiteValidations: a ClientTrafficPolicy's cipher suites must be
 // among egCipherSuites, checked for the listeners that terminate TLS
 // (buildListenerTLSParameters: validateCipherSuites).
+// egLuaValidations: an inline Lua script of an EnvoyExtensionPolicy must
+// name one of Envoy's entry points (luavalidator.Validate: "expected one
+// of envoy_on_request() or envoy_on_response() to be defined", a check of
+// the text, before any validation mode).
+var egLuaValidations = []policy.Validation{{
+	Rule:      "!has(self.lua) || self.lua.all(l, !has(l.inline) || l.inline.contains('envoy_on_request') || l.inline.contains('envoy_on_response'))",
+	Message:   "an inline Lua script must define envoy_on_request() or envoy_on_response()",
+	FieldPath: ".lua",
+}}
+
 var egCipherSuiteValidations = []policy.Validation{{
 	FieldPath: ".tls.ciphers",
 	Message:   "names a cipher suite Envoy Gateway does not support",
