@@ -68,11 +68,14 @@ var mustMatch = map[string]bool{
 	// BackendTLSPolicy on a Backend that is not there is TargetNotFound,
 	// not a target of its own.
 	"envoyextensionpolicy-with-extproc-with-mixed-backendrefs": true,
-	"backend-tls-settings":                                   true,
-	"securitypolicy-with-extauth-invalid-no-matching-port":   true,
-	"securitypolicy-with-extauth-invalid-no-port":            true,
-	"securitypolicy-with-extauth-invalid-no-reference-grant": true,
-	"securitypolicy-with-extauth-invalid-no-service":         true,
+	"backend-tls-settings": true,
+	// Inline Lua that does not parse, unless the EnvoyProxy disables
+	// Lua validation (regexFields syntax=lua unless=...; session 28).
+	"envoyextensionpolicy-with-invalid-lua-validation-syntax": true,
+	"securitypolicy-with-extauth-invalid-no-matching-port":    true,
+	"securitypolicy-with-extauth-invalid-no-port":             true,
+	"securitypolicy-with-extauth-invalid-no-reference-grant":  true,
+	"securitypolicy-with-extauth-invalid-no-service":          true,
 	// ServiceImports, ExternalName Services.
 	"securitypolicy-with-extauth-invalid-no-serviceimport":      true,
 	"securitypolicy-with-extauth-invalid-no-serviceimport-port": true,

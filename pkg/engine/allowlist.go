@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -92,7 +93,7 @@ type notAllowed struct {
 // not read (profiles.EGDefaultDynamicModules).
 func (c *computation) notAllowedVia(p *policy.Policy, at topology.Ref) []notAllowed {
 	reqs := p.Kind.RequirementsOf(topology.GroupKind{})
-	if len(p.Kind.Allowlists) == 0 && len(reqs) == 0 {
+	if len(p.Kind.Allowlists) == 0 && len(reqs) == 0 && !p.Kind.RegexFieldsPerGateway() {
 		return nil
 	}
 	var out []notAllowed
@@ -136,6 +137,16 @@ func (c *computation) notAllowedVia(p *policy.Policy, at topology.Ref) []notAllo
 			}
 		}
 		probs = append(probs, p.Unmet(judgedReqs, spec, proxy)...)
+		// Content the Gateway's parameters have its implementation check
+		// (Envoy Gateway's Lua syntax, unless luaValidation is Disabled).
+		unlessProbs := p.BadRegexesWhere(func(r policy.RegexField) bool {
+			path, _, _ := strings.Cut(r.Unless, "=")
+			return r.Unless != "" && judged(policy.BackendRefPath(path)) && !r.UnlessHolds(spec)
+		})
+		for i := range unlessProbs {
+			unlessProbs[i].Message += fmt.Sprintf(" (%s checks it)", proxy)
+		}
+		probs = append(probs, unlessProbs...)
 		if len(probs) == 0 {
 			continue
 		}

@@ -235,3 +235,31 @@ func TestEGLuaEntryPoints(t *testing.T) {
 	want(t, "request", status(t, res, "request", "Accepted"), "True/Accepted")
 	want(t, "second", status(t, res, "second", "Accepted"), "False/Invalid")
 }
+
+// An inline Lua script that does not parse is refused where the EnvoyProxy
+// the Gateway runs with validates Lua (Strict, the default, or
+// InsecureSyntax), not where it says luaValidation: Disabled: the policy
+// on both Gateways is Invalid at the first only, and a route attached to
+// both fails through the first only.
+func TestEGLuaSyntaxPerGateway(t *testing.T) {
+	on := engine.Options{Features: policy.Features{"EnvoyGateway.extensionApis.enableLua": {On: true, From: "--feature"}}}
+	const bad = `{type: Inline, inline: "function envoy_on_response(h)\n  if 1 > 0\n  end\nend"}`
+	res := compute(t, on, crd("gateway.envoyproxy.io", "EnvoyExtensionPolicy", "envoyextensionpolicies"),
+		classDoc("strict", egController, "sys/strict")+classDoc("lax", egController, "sys/lax"),
+		envoyProxyDoc("sys", "strict", "{}"), envoyProxyDoc("sys", "lax", "{luaValidation: Disabled}"),
+		gatewayDoc("gs", "strict", "[{name: http, protocol: HTTP, port: 80}]", ""),
+		gatewayDoc("go", "lax", "[{name: http, protocol: HTTP, port: 80}]", ""),
+		pol(egV, "EnvoyExtensionPolicy", "bad-lua", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gs}, {group: gateway.networking.k8s.io, kind: Gateway, name: go}]\nlua: ["+bad+"]"))
+	want(t, "bad-lua ancestors", ancestorsOf(t, res, "bad-lua"), []string{
+		"Gateway.gateway.networking.k8s.io default/go=Accepted",
+		"Gateway.gateway.networking.k8s.io default/gs=Invalid",
+	})
+	for _, a := range policyStatusOf(t, res, "bad-lua").Ancestors {
+		if a.Ref.Name != "gs" {
+			continue
+		}
+		if msg := a.Conditions[0].Message; !strings.Contains(msg, "spec.lua[0].inline: Lua does not parse: ") || !strings.Contains(msg, "(EnvoyProxy sys/strict checks it), which Gateway default/gs runs with") {
+			t.Errorf("bad-lua at gs: message %q", msg)
+		}
+	}
+}

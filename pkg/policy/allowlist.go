@@ -27,7 +27,7 @@ type Allowlist struct {
 // Gateway's EnvoyProxy) that an Allowlist may read: the readers keep
 // these (and what else attache reads) of the parameters they get, and
 // drop the rest (a deployment's settings).
-var ParametersPaths = []BackendRefPath{"dynamicModules[].name", "geoIP.provider"}
+var ParametersPaths = []BackendRefPath{"dynamicModules[].name", "geoIP.provider", "luaValidation"}
 
 // String renders the allowlist in its annotation form:
 // "dynamicModule[].name=dynamicModules[].name".
@@ -131,5 +131,11 @@ func (p *Policy) NotAllowedWhere(judge func(Allowlist) bool, allowed func(in Bac
 // the data planes' parameters (Envoy Gateway's EnvoyProxies) and the
 // configuration's default.
 func (k *Kind) ReadsDataPlanes() bool {
-	return k.DataPlaneTarget || k.RejectSharedPort || len(k.Allowlists) > 0 || len(k.RequirementsOf(topology.GroupKind{})) > 0
+	return k.DataPlaneTarget || k.RejectSharedPort || len(k.Allowlists) > 0 || len(k.RequirementsOf(topology.GroupKind{})) > 0 || k.RegexFieldsPerGateway()
+}
+
+// RegexFieldsPerGateway reports whether some of the kind's RegexFields
+// are judged per Gateway (an Unless condition on its parameters).
+func (k *Kind) RegexFieldsPerGateway() bool {
+	return slices.ContainsFunc(k.RegexFields, func(r RegexField) bool { return r.Unless != "" })
 }

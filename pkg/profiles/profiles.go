@@ -232,8 +232,9 @@ var builtin = func() []policy.Profile {
 		// policy: "Skipping Lua EnvoyExtensionPolicy as feature is
 		// disabled"). An inline script must define envoy_on_request or
 		// envoy_on_response (luavalidator, whatever the EnvoyProxy's
-		// luaValidation).
-		withValidations(withAllowlists(withFeatureGates(withFailOpen(withObjectRefs(withBackendRefs(egInherited("EnvoyExtensionPolicy", egRoutes), "extProc[].backendRef", "extProc[].backendRefs[]"),
+		// luaValidation), and parse as Lua unless the EnvoyProxy the
+		// Gateway runs with says luaValidation: Disabled.
+		withValidations(withRegexFields(withAllowlists(withFeatureGates(withFailOpen(withObjectRefs(withBackendRefs(egInherited("EnvoyExtensionPolicy", egRoutes), "extProc[].backendRef", "extProc[].backendRefs[]"),
 			"lua[].valueRef kinds=ConfigMap keys=lua,+ when=type=ValueRef",
 			"wasm[].code.image.pullSecretRef kinds=Secret keys=.dockerconfigjson",
 			"wasm[].code.image.tls.caCertificateRef kinds=Secret,ConfigMap keys=ca.crt,*",
@@ -244,7 +245,8 @@ var builtin = func() []policy.Profile {
 			// A dynamic module must be registered in the EnvoyProxy the
 			// Gateway runs with (buildDynamicModules: "is not registered
 			// in the EnvoyProxy dynamicModules allowlist").
-			"dynamicModule[].name=dynamicModules[].name"), egLuaValidations),
+			"dynamicModule[].name=dynamicModules[].name"),
+			"lua[].inline syntax=lua when=type=Inline unless=luaValidation=Disabled"), egLuaValidations),
 		// EnvoyPatchPolicy is off unless the configuration enables it:
 		// Envoy Gateway does not even watch it then, and its translator
 		// says Disabled. It patches one data plane: a Gateway, or the
