@@ -366,7 +366,7 @@ func FuzzParseAllowlists(f *testing.F) {
 // annotation: no panic, and a value it accepts renders
 // (RegexFieldsString) to itself.
 func FuzzParseRegexFields(f *testing.F) {
-	for _, s := range []string{"a.b[].value when=type=RegularExpression", "a; b[]", "none", "", ";", "a when=", "a when==x", "spec.a when=x=y when=z=w"} {
+	for _, s := range []string{"a.b[].value when=type=RegularExpression", "a; b[]", "none", "", ";", "a when=", "a when==x", "spec.a when=x=y when=z=w", "lua[].inline syntax=lua when=type=Inline unless=luaValidation=Disabled", "a unless=luaValidation=", "a syntax=lua syntax=lua"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) { entriesRoundTrip(t, v, ParseRegexFields, RegexFieldsString) })
@@ -446,6 +446,31 @@ func FuzzParsePortSelection(f *testing.F) {
 		again, err := ParsePortSelection(s.String())
 		if err != nil || again != s {
 			t.Fatalf("%q read as %+v, written %q, read again %+v (%v)", v, s, s.String(), again, err)
+		}
+	})
+}
+
+// FuzzLuaField parses fuzz strings as an inline Lua script of a field
+// with syntax=lua: no panic, and a problem only with its field and a
+// message saying it does not parse.
+func FuzzLuaField(f *testing.F) {
+	for _, s := range []string{"function envoy_on_request(h) end", "if x then", "local = 1", "", "--[[", "\"\\", "a = {[1]=", "goto x ::x::"} {
+		f.Add(s)
+	}
+	rs, err := ParseRegexFields("lua[].inline syntax=lua")
+	if err != nil {
+		f.Fatal(err)
+	}
+	k, err := NewKind(Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindHTTPRoute}, RegexFields: rs})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, script string) {
+		p := &Policy{Kind: k, Spec: map[string]any{"lua": []any{map[string]any{"inline": script}}}}
+		for _, b := range p.BadRegexes() {
+			if b.Field != "spec.lua[0].inline" || !strings.HasPrefix(b.Message, "Lua does not parse: ") {
+				t.Fatalf("problem %+v", b)
+			}
 		}
 	})
 }
