@@ -260,3 +260,14 @@ spec: {geoIP: {provider: {type: MaxMind, maxMind: {cityDbSource: {local: {path: 
 		t.Errorf("trimmed spec %s, want the GeoIP provider alone", b)
 	}
 }
+
+// The Lua validation mode is kept: where it is Disabled, Envoy Gateway
+// does not parse a Gateway's inline Lua (regexFields unless=).
+func TestTrimKeepsLuaValidation(t *testing.T) {
+	u := TrimClassParameters(mustObj(t, `{apiVersion: gateway.envoyproxy.io/v1alpha1, kind: EnvoyProxy, metadata: {name: p, namespace: sys},
+spec: {luaValidation: Disabled, concurrency: 2}}`))
+	b, _ := json.Marshal(u.Object["spec"])
+	if string(b) != `{"luaValidation":"Disabled"}` {
+		t.Errorf("trimmed spec %s, want luaValidation alone", b)
+	}
+}
