@@ -14,15 +14,18 @@ import (
 	"github.com/attache-dev/attache/pkg/policy"
 )
 
-// egBackendObjects: an Envoy Gateway Gateway; Backends by address (ip) and
-// by hostname (fqdn); an EnvoyExtensionPolicy whose external processor
-// sends to both (mixed) and one that sends to the first only.
-const egBackendObjects = `
+// egClassDoc is GatewayClass eg, of Envoy Gateway's controller.
+const egClassDoc = `
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: eg}
 spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
----
+`
+
+// egBackendObjects: an Envoy Gateway Gateway; Backends by address (ip) and
+// by hostname (fqdn); an EnvoyExtensionPolicy whose external processor
+// sends to both (mixed) and one that sends to the first only.
+const egBackendObjects = egClassDoc + `---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: g, namespace: default}

@@ -806,12 +806,7 @@ func trustBundleObjects(version, pemText string) string {
 apiVersion: v1
 kind: Namespace
 metadata: {name: tls}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: eg}
-spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
----
+---` + egClassDoc + `---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: g1, namespace: tls}

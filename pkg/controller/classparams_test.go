@@ -49,12 +49,8 @@ func TestCacheTrimsClassParams(t *testing.T) {
 			"metadata": map[string]any{"name": "p", "namespace": "eg", "uid": "u1", "resourceVersion": "7"},
 			"spec":     map[string]any{"mergeGateways": true}})
 	}
-	var custom int
-	for name, o := range map[string]cache.Options{
-		"default": {},
-		"custom":  {DefaultTransform: func(in any) (any, error) { custom++; return in, nil }},
-	} {
-		tr := CacheOptions(o).DefaultTransform
+	forCacheOptions(t, 2, func(name string, opts cache.Options) {
+		tr := opts.DefaultTransform
 		for _, v := range []string{"v1alpha1", "v1"} {
 			out, err := tr(envoyProxy(v))
 			if err != nil {
@@ -64,10 +60,7 @@ func TestCacheTrimsClassParams(t *testing.T) {
 				t.Errorf("%s, EnvoyProxy %s: cached\n%s\nwant\n%s", name, v, got, want(v))
 			}
 		}
-	}
-	if custom != 2 {
-		t.Errorf("the caller's DefaultTransform ran %d times, want 2", custom)
-	}
+	})
 
 	tr := CacheOptions(cache.Options{}).DefaultTransform
 	gw := &unstructured.Unstructured{Object: map[string]any{

@@ -500,3 +500,21 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
+
+// forCacheOptions runs check on CacheOptions of the default options and of
+// options with a DefaultTransform of the caller's that strips nothing (what
+// the cache's own transforms do must happen all the same, after it); that
+// transform must have run calls times in all.
+func forCacheOptions(t *testing.T, calls int, check func(name string, opts cache.Options)) {
+	t.Helper()
+	var custom int
+	for name, o := range map[string]cache.Options{
+		"default": {},
+		"custom":  {DefaultTransform: func(in any) (any, error) { custom++; return in, nil }},
+	} {
+		check(name, CacheOptions(o))
+	}
+	if custom != calls {
+		t.Errorf("the caller's DefaultTransform ran %d times, want %d", custom, calls)
+	}
+}

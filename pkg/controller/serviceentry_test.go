@@ -30,12 +30,8 @@ func TestCacheTrimsServiceEntries(t *testing.T) {
 			"metadata": map[string]any{"name": "ext", "namespace": "mesh", "uid": "u1", "resourceVersion": "7",
 				"creationTimestamp": "2026-11-01T00:00:00Z", "labels": map[string]any{"istio.io/use-waypoint": "waypoint"}}})
 	}
-	var custom int
-	for name, o := range map[string]cache.Options{
-		"default": {},
-		"custom":  {DefaultTransform: func(in any) (any, error) { custom++; return in, nil }},
-	} {
-		tr := CacheOptions(o).DefaultTransform
+	forCacheOptions(t, 2, func(name string, opts cache.Options) {
+		tr := opts.DefaultTransform
 		for _, v := range []string{"networking.istio.io/v1", "networking.istio.io/v1beta1"} {
 			out, err := tr(entry(v))
 			if err != nil {
@@ -45,10 +41,7 @@ func TestCacheTrimsServiceEntries(t *testing.T) {
 				t.Errorf("%s, %s: cached\n%s\nwant\n%s", name, v, got, want(v))
 			}
 		}
-	}
-	if custom != 2 {
-		t.Errorf("the caller's DefaultTransform ran %d times, want 2", custom)
-	}
+	})
 	other := entry("example.com/v1")
 	out, err := TransformServiceEntry(other)
 	if err != nil || out.(*unstructured.Unstructured).Object["spec"] == nil {

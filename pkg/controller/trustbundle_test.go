@@ -60,14 +60,7 @@ func TestCacheTrimsTrustBundles(t *testing.T) {
 		}
 		return fmt.Sprint(m)
 	}
-	var custom int
-	for name, o := range map[string]cache.Options{
-		"default": {},
-		// A DefaultTransform of the caller's that strips nothing: the
-		// bundle and its last-applied copy must go all the same.
-		"custom": {DefaultTransform: func(in any) (any, error) { custom++; return in, nil }},
-	} {
-		opts := CacheOptions(o)
+	forCacheOptions(t, 6, func(name string, opts cache.Options) {
 		for proto := range opts.ByObject {
 			if gvk := proto.GetObjectKind().GroupVersionKind(); gvk.Group == policy.KindClusterTrustBundle.Group {
 				t.Errorf("%s: a ByObject entry for %v: the cache would not start where it is not served", name, gvk)
@@ -88,10 +81,7 @@ func TestCacheTrimsTrustBundles(t *testing.T) {
 				}
 			}
 		}
-	}
-	if custom != 6 {
-		t.Errorf("the caller's DefaultTransform ran %d times, want 6", custom)
-	}
+	})
 	// Another kind's spec.trustBundle is not a ClusterTrustBundle's.
 	other := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "ClusterTrustBundle",
 		"metadata": map[string]any{"name": "x"}, "spec": map[string]any{"trustBundle": "keep", "other": "keep"}}}

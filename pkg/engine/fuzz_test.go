@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/attache-dev/attache/pkg/engine"
@@ -28,53 +29,15 @@ func FuzzCompute(f *testing.F) {
 		}
 	}
 	// Envoy Gateway's Backends behind a policy's external service (address
-	// types, ports, weights); an Istio waypoint with an inbound binding
-	// and a status, a ServiceEntry bound to it.
-	f.Add([]byte(`apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: securitypolicies.gateway.envoyproxy.io}
-spec: {group: gateway.envoyproxy.io, scope: Namespaced, names: {kind: SecurityPolicy, plural: securitypolicies}, versions: [{name: v1alpha1, served: true, storage: true}]}
----
-apiVersion: gateway.envoyproxy.io/v1alpha1
-kind: Backend
-metadata: {name: b, namespace: d}
-spec: {endpoints: [{ip: {address: 10.0.0.1, port: 80}}, {fqdn: {hostname: x.example, port: 0}}, {unix: {path: /s}}]}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: g, namespace: d}
-spec: {gatewayClassName: eg, listeners: [{name: a, protocol: HTTP, port: 80}]}
----
-apiVersion: gateway.envoyproxy.io/v1alpha1
-kind: SecurityPolicy
-metadata: {name: p, namespace: d}
-spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g}], extAuth: {http: {backendRef: {name: s, port: 1}, backendRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: b, port: 8443, weight: 0}, {name: s, port: 80}]}}}
----
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: authorizationpolicies.security.istio.io}
-spec: {group: security.istio.io, scope: Namespaced, names: {kind: AuthorizationPolicy, plural: authorizationpolicies}, versions: [{name: v1, served: true, storage: true}]}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: w, annotations: {ambient.istio.io/waypoint-inbound-binding: PROXY/15088}}
-spec: {controllerName: istio.io/mesh-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: wp, namespace: d}
-spec: {gatewayClassName: w, listeners: [{name: p, protocol: istio.io/PROXY, port: 15088, allowedRoutes: {namespaces: {from: All}}}]}
-status: {addresses: [{value: wp.d}], conditions: [{type: Programmed, status: "True"}]}
----
-apiVersion: networking.istio.io/v1
-kind: ServiceEntry
-metadata: {name: se, namespace: e, labels: {istio.io/use-waypoint: wp, istio.io/use-waypoint-namespace: d}}
----
-apiVersion: security.istio.io/v1
-kind: AuthorizationPolicy
-metadata: {name: ap, namespace: e}
-spec: {targetRefs: [{group: networking.istio.io, kind: ServiceEntry, name: se}]}
-`))
+	// types, ports, weights); Istio waypoints with inbound bindings and
+	// statuses, and Services bound to them (readinessTopo).
+	f.Add([]byte(strings.Join(append([]string{
+		crd("gateway.envoyproxy.io", "SecurityPolicy", "securitypolicies"),
+		egBackendDoc("default", "b", "{endpoints: [{ip: {address: 10.0.0.1, port: 80}}, {fqdn: {hostname: x.example, port: 0}}, {unix: {path: /s}}]}"),
+		gatewayDoc("g", "eg", "[{name: a, protocol: HTTP, port: 80}]", ""),
+		pol(egV, "SecurityPolicy", "p", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g}]\n"+
+			"extAuth: {http: {backendRef: {name: s, port: 1}, backendRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: b, port: 8443, weight: 0}, {name: s, port: 80}]}}"),
+	}, readinessTopo("status: {conditions: [{type: Programmed, status: \"False\"}]}\n")...), "\n---\n")))
 	f.Add([]byte(`apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: clienttrafficpolicies.gateway.envoyproxy.io}

@@ -80,7 +80,7 @@ func TestWaypointTargets(t *testing.T) {
 		docs = append(docs, fmt.Sprintf("apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: on-%s, namespace: %s}\nspec: {targetRefs: [{kind: Service, group: \"\", name: %s}], action: DENY, rules: [{}]}\n", name, ns, name))
 	}
 	res := compute(t, engine.Options{}, append([]string{crd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"), waypoint}, docs...)...)
-	for name, w := range map[string]string{
+	wantAccepted(t, res, map[string]string{
 		"on-bound":        "True/Accepted",
 		"on-by-ns":        "True/Accepted",
 		"on-plain":        "False/AncestorNotBound",
@@ -88,20 +88,14 @@ func TestWaypointTargets(t *testing.T) {
 		"on-missing-wp":   "False/AncestorNotBound",
 		"on-workload-wp":  "False/AncestorNotBound",
 		"on-not-admitted": "False/AncestorNotBound",
-	} {
-		want(t, name, status(t, res, name, "Accepted"), w)
-	}
-	for name, msg := range map[string]string{
+	})
+	wantAcceptedSays(t, res, map[string]string{
 		"on-plain":        "Service default/plain is not bound to a waypoint (no istio.io/use-waypoint label on it or its Namespace)",
 		"on-opted-out":    "(its label istio.io/use-waypoint is none)",
 		"on-missing-wp":   "names waypoint Gateway default/nope (its label istio.io/use-waypoint), which is not among the objects",
 		"on-workload-wp":  `serves "workload" traffic, not Services'`,
 		"on-not-admitted": "does not admit namespace far",
-	} {
-		if got := condition(t, res, name, "Accepted").Message; !strings.Contains(got, msg) {
-			t.Errorf("%s: %q lacks %q", name, got, msg)
-		}
-	}
+	})
 	for _, e := range res.Effective {
 		if e.Target.Name == "plain" {
 			t.Errorf("a policy applies at unbound Service default/plain: %+v", e.Contexts)
@@ -253,7 +247,7 @@ metadata: {name: to-no-selector, namespace: default, labels: {istio.io/use-waypo
 		ap("on-ingress", "default", "Gateway", "gateway.networking.k8s.io", "ingress", ""),
 		ap("on-to-no-selector", "default", "Service", "", "to-no-selector", ""),
 		ap("on-bound", "default", "Service", "", "bound", ""))
-	for name, w := range map[string]string{
+	wantAccepted(t, res, map[string]string{
 		"on-waypoint-svc":   "False/AncestorNotBound",
 		"on-port":           "False/AncestorNotBound",
 		"class-elsewhere":   "False/Invalid",
@@ -261,9 +255,7 @@ metadata: {name: to-no-selector, namespace: default, labels: {istio.io/use-waypo
 		"class-ingress":     "False/Invalid",
 		"on-via-ingress":    "True/Accepted",
 		"on-to-no-selector": "False/AncestorNotBound",
-	} {
-		want(t, name, status(t, res, name, "Accepted"), w)
-	}
+	})
 	if got := condition(t, res, "class-elsewhere", "Accepted").Message; !strings.Contains(got, "must be in the root namespace istio-system") {
 		t.Errorf("class-elsewhere: %s", got)
 	}
@@ -505,12 +497,7 @@ func readinessTopo(pendingStatus string) []string {
 	const hboneAll = "{name: mesh, protocol: HBONE, port: 15008, allowedRoutes: {namespaces: {from: All}}}"
 	const hboneSame = "{name: mesh, protocol: HBONE, port: 15008}"
 	const ready = "status: {addresses: [{type: Hostname, value: w.mesh.svc.cluster.local}]}\n"
-	docs := []string{crd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"), `
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: istio-waypoint}
-spec: {controllerName: istio.io/mesh-controller}
----
+	docs := []string{crd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"), classDoc("istio-waypoint", "istio.io/mesh-controller", ""), `
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: kgateway-waypoint, annotations: {ambient.istio.io/waypoint-inbound-binding: PROXY/15088}}
@@ -561,7 +548,7 @@ func TestWaypointReadinessAndInboundBinding(t *testing.T) {
 	const pending = "status: {conditions: [{type: Programmed, status: \"False\", reason: Pending, message: waiting, lastTransitionTime: \"2026-01-01T00:00:00Z\"}]}\n"
 	docs := readinessTopo(pending)
 	res := compute(t, engine.Options{}, docs...)
-	for name, w := range map[string]string{
+	wantAccepted(t, res, map[string]string{
 		"on-pending":       "False/AncestorNotBound",
 		"on-ready":         "True/Accepted",
 		"on-declared":      "True/Accepted",
@@ -572,19 +559,13 @@ func TestWaypointReadinessAndInboundBinding(t *testing.T) {
 		"on-none-binding":  "True/Accepted",
 		"on-bound-same":    "False/AncestorNotBound",
 		"on-own-condition": "True/Accepted",
-	} {
-		want(t, name, status(t, res, name, "Accepted"), w)
-	}
-	for name, msg := range map[string]string{
+	})
+	wantAcceptedSays(t, res, map[string]string{
 		"on-pending":    "Service apps/to-pending names waypoint Gateway mesh/pending (its label istio.io/use-waypoint), which is not ready: it has no status.addresses yet",
 		"on-bogus":      "names waypoint Gateway mesh/bogus, whose HBONE listener (port 15008) does not admit namespace apps",
 		"on-empty":      "names waypoint Gateway mesh/empty, whose HBONE listener (port 15008) does not admit namespace apps",
 		"on-bound-same": "names waypoint Gateway mesh/bound-same, whose listener of its inbound binding PROXY/15088 (ambient.istio.io/waypoint-inbound-binding), else its HBONE listener (port 15008), does not admit namespace apps",
-	} {
-		if got := condition(t, res, name, "Accepted").Message; !strings.Contains(got, msg) {
-			t.Errorf("%s: %q lacks %q", name, got, msg)
-		}
-	}
+	})
 
 	// The address comes: an Incremental recomputes, as Compute does.
 	in := engine.NewIncremental(engine.Options{})
@@ -611,5 +592,25 @@ func TestWaypointReadinessAndInboundBinding(t *testing.T) {
 	in.Compute(decodeDocs(t, readinessTopo(strings.Replace(pending, "message: waiting", "message: still waiting", 1))...))
 	if ch := in.LastChange(); ch.Full || len(ch.Statuses) > 0 {
 		t.Errorf("a condition's message recomputed: %+v", ch)
+	}
+}
+
+// wantAccepted checks each named policy's summary Accepted condition, as
+// "Status/Reason".
+func wantAccepted(t *testing.T, res *engine.Result, wants map[string]string) {
+	t.Helper()
+	for name, w := range wants {
+		want(t, name, status(t, res, name, "Accepted"), w)
+	}
+}
+
+// wantAcceptedSays checks that each named policy's summary Accepted
+// message holds the text given.
+func wantAcceptedSays(t *testing.T, res *engine.Result, says map[string]string) {
+	t.Helper()
+	for name, msg := range says {
+		if got := condition(t, res, name, "Accepted").Message; !strings.Contains(got, msg) {
+			t.Errorf("%s: %q lacks %q", name, got, msg)
+		}
 	}
 }

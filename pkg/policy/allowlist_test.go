@@ -3,8 +3,6 @@ package policy
 import (
 	"strings"
 	"testing"
-
-	"github.com/attache-dev/attache/pkg/topology"
 )
 
 // The annotation's grammar, its errors, and the check of a policy's
@@ -28,10 +26,7 @@ func TestAllowlists(t *testing.T) {
 			t.Errorf("ParseAllowlists(%q) = %v, want an error saying %q", v, err, msg)
 		}
 	}
-	k, err := NewKind(Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindHTTPRoute}, Allowlists: as})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := routeKind(t, Spec{Allowlists: as})
 	if !k.ReadsDataPlanes() {
 		t.Error("a kind with allowlists does not read data planes")
 	}

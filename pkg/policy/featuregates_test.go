@@ -61,10 +61,7 @@ func TestGatedOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := NewKind(Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindHTTPRoute}, FeatureGates: gs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := routeKind(t, Spec{FeatureGates: gs})
 	if k.Origins[SettingFeatureGates] != FromGo {
 		t.Errorf("origin %q", k.Origins[SettingFeatureGates])
 	}

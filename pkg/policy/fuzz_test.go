@@ -461,10 +461,7 @@ func FuzzLuaField(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	k, err := NewKind(Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindHTTPRoute}, RegexFields: rs})
-	if err != nil {
-		f.Fatal(err)
-	}
+	k := routeKind(f, Spec{RegexFields: rs})
 	f.Fuzz(func(t *testing.T, script string) {
 		p := &Policy{Kind: k, Spec: map[string]any{"lua": []any{map[string]any{"inline": script}}}}
 		for _, b := range p.BadRegexes() {

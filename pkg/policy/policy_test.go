@@ -30,6 +30,20 @@ func mustKind(t testing.TB, s Spec) *Kind {
 	return k
 }
 
+// routeKind is a Direct kind x.io/P targeting HTTPRoutes, with the
+// settings of s (its group, kind, class and target kinds replaced).
+func routeKind(t testing.TB, s Spec) *Kind {
+	t.Helper()
+	s.GroupKind = topology.GroupKind{Group: "x.io", Kind: "P"}
+	s.Class = Direct
+	s.TargetKinds = []topology.GroupKind{topology.KindHTTPRoute}
+	k, err := NewKind(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
 func directKind(t testing.TB) *Kind    { return mustKind(t, Spec{Class: Direct}) }
 func inheritedKind(t testing.TB) *Kind { return mustKind(t, Spec{Class: Inherited}) }
 

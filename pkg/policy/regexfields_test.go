@@ -3,8 +3,6 @@ package policy
 import (
 	"strings"
 	"testing"
-
-	"github.com/attache-dev/attache/pkg/topology"
 )
 
 // The annotation's grammar and errors, and the check: only strings at the
@@ -28,10 +26,7 @@ func TestRegexFields(t *testing.T) {
 			t.Errorf("ParseRegexFields(%q) = %v, want an error saying %q", v, err, msg)
 		}
 	}
-	k, err := NewKind(Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindHTTPRoute}, RegexFields: rs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := routeKind(t, Spec{RegexFields: rs})
 	p := &Policy{Kind: k, Spec: map[string]any{
 		"rules": []any{
 			map[string]any{"match": map[string]any{"type": "RegularExpression", "value": "*bad"}},
@@ -76,10 +71,7 @@ func TestRegexFieldsLua(t *testing.T) {
 			t.Errorf("ParseRegexFields(%q) = %v, want an error saying %q", v, err, msg)
 		}
 	}
-	k, err := NewKind(Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindHTTPRoute}, RegexFields: rs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := routeKind(t, Spec{RegexFields: rs})
 	if !k.RegexFieldsPerGateway() || !k.ReadsDataPlanes() {
 		t.Error("a kind with an unless= field judges per Gateway and reads data planes")
 	}

@@ -42,10 +42,7 @@ func TestRequirements(t *testing.T) {
 	if got := RequirementsString(on); got != "geo[] requires X.y:spec.spec.b on=HTTP,HTTPS" {
 		t.Errorf("RequirementsString = %q (a path starting with spec keeps its prefix)", got)
 	}
-	k, err := NewKind(Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindHTTPRoute}, Requirements: append(rs, on...)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := routeKind(t, Spec{Requirements: append(rs, on...)})
 	if !k.ReadsDataPlanes() || !k.RequirementsOnListeners() {
 		t.Error("a kind requiring parameters, on some listeners, does not read data planes or listeners")
 	}

@@ -106,10 +106,7 @@ func TestFailOpen(t *testing.T) {
 			t.Errorf("%q: %v, want an error saying %q", v, err, msg)
 		}
 	}
-	k, err := NewKind(Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindHTTPRoute}, FailOpen: fs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := routeKind(t, Spec{FailOpen: fs})
 	p := &Policy{Kind: k, Spec: map[string]any{
 		"extProc": []any{
 			map[string]any{"failOpen": "true"}, // not a boolean
@@ -135,10 +132,7 @@ func TestWithoutFailedOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := NewKind(Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindHTTPRoute}, FailOpen: fs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := routeKind(t, Spec{FailOpen: fs})
 	spec := func() map[string]any {
 		return map[string]any{
 			"extProc": []any{

@@ -12,10 +12,7 @@ import (
 // validationsKind is a Direct kind on HTTPRoutes with rules vs.
 func validationsKind(t *testing.T, vs []Validation) *Kind {
 	t.Helper()
-	k, err := NewKind(Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindHTTPRoute}, Validations: vs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := routeKind(t, Spec{Validations: vs})
 	return k
 }
 

@@ -4,8 +4,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/attache-dev/attache/pkg/topology"
 )
 
 func TestParseValueRanges(t *testing.T) {
@@ -52,10 +50,7 @@ func TestOutOfRange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := NewKind(Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Direct, TargetKinds: []topology.GroupKind{topology.KindHTTPRoute}, ValueRanges: rs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := routeKind(t, Spec{ValueRanges: rs})
 	if k.Origins[SettingValueRanges] != FromGo {
 		t.Errorf("origin %q", k.Origins[SettingValueRanges])
 	}
