@@ -144,6 +144,11 @@ type policyKindItem struct {
 	// UnresolvedBackendRefs is "invalid" when a policy whose backendRefs
 	// do not resolve is Invalid; absent: such references are ignored.
 	UnresolvedBackendRefs string `json:"unresolvedBackendRefs,omitempty"`
+	// ClusterIPRouting is the condition on a Gateway's data-plane
+	// parameters ("routingType=Service") under which policies' external
+	// services go to a Service's cluster IP, not its endpoints; absent:
+	// none.
+	ClusterIPRouting string `json:"clusterIPRouting,omitempty"`
 	// ObjectRefs are the paths where policies name ConfigMaps and Secrets
 	// whose data they use, each in the annotation's form
 	// ("oidc.clientSecret kinds=Secret keys=client-secret"); a policy
@@ -357,6 +362,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.InvalidOnUnresolvedBackendRefs {
 		parts = append(parts, origin(policy.SettingUnresolvedBackendRefs, "unresolved-backend-refs=invalid"))
 	}
+	if k.ClusterIPRouting != "" {
+		parts = append(parts, origin(policy.SettingClusterIPRouting, "cluster-ip-routing="+k.ClusterIPRouting.String()))
+	}
 	for _, r := range k.ObjectRefs {
 		parts = append(parts, origin(policy.SettingObjectRefs, "object-refs="+r.String()))
 	}
@@ -473,6 +481,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	it.BackendRefs = backendRefPaths(k)
 	if k.InvalidOnUnresolvedBackendRefs {
 		it.UnresolvedBackendRefs = "invalid"
+	}
+	if k.ClusterIPRouting != "" {
+		it.ClusterIPRouting = string(k.ClusterIPRouting)
 	}
 	for _, r := range k.ObjectRefs {
 		it.ObjectRefs = append(it.ObjectRefs, r.String())

@@ -93,7 +93,10 @@ type notAllowed struct {
 // not read (profiles.EGDefaultDynamicModules).
 func (c *computation) notAllowedVia(p *policy.Policy, at topology.Ref) []notAllowed {
 	reqs := p.Kind.RequirementsOf(topology.GroupKind{})
-	if len(p.Kind.Allowlists) == 0 && len(reqs) == 0 && !p.Kind.RegexFieldsPerGateway() {
+	// External services whose backends mix address types only when
+	// Services go to their endpoints: judged per Gateway.
+	mixed := c.mixedViaEndpoints(p)
+	if len(p.Kind.Allowlists) == 0 && len(reqs) == 0 && !p.Kind.RegexFieldsPerGateway() && len(mixed) == 0 {
 		return nil
 	}
 	var out []notAllowed
@@ -109,6 +112,14 @@ func (c *computation) notAllowedVia(p *policy.Policy, at topology.Ref) []notAllo
 		seen = append(seen, ref)
 		epRef, params, known := c.gatewayParams(ref)
 		if !known {
+			// Envoy Gateway's default is routing to endpoints.
+			if len(mixed) > 0 {
+				probs := slices.Clone(mixed)
+				for i := range probs {
+					probs[i].Message += fmt.Sprintf(" (a Service counting as its endpoints' IP addresses, by default: attache cannot tell which EnvoyProxy Gateway %s/%s runs with)", ref.Namespace, ref.Name)
+				}
+				out = append(out, notAllowed{gateway: ref, problems: probs})
+			}
 			continue
 		}
 		var spec map[string]any
@@ -147,6 +158,12 @@ func (c *computation) notAllowedVia(p *policy.Policy, at topology.Ref) []notAllo
 			unlessProbs[i].Message += fmt.Sprintf(" (%s checks it)", proxy)
 		}
 		probs = append(probs, unlessProbs...)
+		if len(mixed) > 0 && judged(p.Kind.ClusterIPRouting.Path()) && !p.Kind.ClusterIPRouting.Holds(spec) {
+			for _, m := range mixed {
+				m.Message += fmt.Sprintf(" (a Service counting as its endpoints' IP addresses: %s does not set %s)", proxy, p.Kind.ClusterIPRouting)
+				probs = append(probs, m)
+			}
+		}
 		if len(probs) == 0 {
 			continue
 		}

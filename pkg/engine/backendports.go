@@ -39,6 +39,10 @@ type backendSections struct {
 	// externalName are the Services of type ExternalName, which have
 	// no endpoints of their own.
 	externalName map[topology.Ref]bool
+	// headless are the Services without a cluster IP ("None") and the
+	// ServiceImports without IPs, which Envoy Gateway sends to their
+	// endpoints even under cluster IP routing.
+	headless map[topology.Ref]bool
 	// egBackends are Envoy Gateway's Backends among the objects.
 	egBackends map[topology.Ref]egBackend
 }
@@ -147,7 +151,7 @@ func (bs *backendSections) uses(rule, backend topology.Ref, section string) bool
 func readBackendSections(objs, imports []*unstructured.Unstructured) *backendSections {
 	portNames := map[topology.Ref]map[int64]string{}
 	nonTCP := map[topology.Ref]map[int64]bool{}
-	externalName := map[topology.Ref]bool{}
+	externalName, headless := map[topology.Ref]bool{}, map[topology.Ref]bool{}
 	egBackends := map[topology.Ref]egBackend{}
 	for _, u := range slices.Concat(objs, imports) {
 		gk := gkOf(u)
@@ -161,6 +165,12 @@ func readBackendSections(objs, imports []*unstructured.Unstructured) *backendSec
 		ref := topology.Ref{Group: gk.Group, Kind: gk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
 		if t, _, _ := unstructured.NestedString(u.Object, "spec", "type"); t == "ExternalName" && gk == topology.KindService {
 			externalName[ref] = true
+		}
+		if ip, _, _ := unstructured.NestedString(u.Object, "spec", "clusterIP"); ip == "None" && gk == topology.KindService {
+			headless[ref] = true
+		}
+		if ips, _, _ := unstructured.NestedSlice(u.Object, "spec", "ips"); len(ips) == 0 && gk == serviceImport {
+			headless[ref] = true
 		}
 		ports, _, _ := unstructured.NestedSlice(u.Object, "spec", "ports")
 		names, tcp := map[int64]string{}, map[int64]bool{}
@@ -250,7 +260,7 @@ func readBackendSections(objs, imports []*unstructured.Unstructured) *backendSec
 			}
 		}
 	}
-	return &backendSections{byRule: out, portNames: portNames, nonTCP: nonTCP, externalName: externalName, egBackends: egBackends}
+	return &backendSections{byRule: out, portNames: portNames, nonTCP: nonTCP, externalName: externalName, headless: headless, egBackends: egBackends}
 }
 
 // backendObjectRef reads the group, kind, name and namespace of an

@@ -574,6 +574,56 @@ extProc: [`+extProc+`]`)
 	}
 }
 
+// Under an EnvoyProxy's routingType Service, Envoy Gateway sends a
+// policy's external services to a Service's cluster IP, which has no
+// address type (processServiceDestinationSetting @ v1.9.1), so a Service
+// and a hostname Backend do not mix there: a policy on two Gateways is
+// Invalid at the one routing to endpoints only. A headless Service goes
+// to its endpoints under either, and a Backend mixing hostnames with
+// addresses is refused under either; a Gateway whose EnvoyProxy says
+// nothing routes to endpoints.
+func TestEGClusterIPRoutingMixes(t *testing.T) {
+	be := func(name string) string { return "{group: gateway.envoyproxy.io, kind: Backend, name: " + name + "}" }
+	gw := func(name string) string {
+		return "{group: gateway.networking.k8s.io, kind: Gateway, name: " + name + "}"
+	}
+	ep := func(name, targets, refs string) string {
+		return pol(egV, "EnvoyExtensionPolicy", name, 0, "targetRefs: ["+targets+"]\nextProc: [{backendRefs: ["+refs+"]}]")
+	}
+	listeners := "[{name: http, protocol: HTTP, port: 80}]"
+	headless := strings.Replace(serviceDoc("default", "hl", "{name: http, port: 80}"), "spec: {ports:", "spec: {clusterIP: None, ports:", 1)
+	on := engine.Options{Features: policy.Features{"EnvoyGateway.extensionApis.enableBackend": {On: true, From: "--feature"}}}
+	res := compute(t, on, crd("gateway.envoyproxy.io", "EnvoyExtensionPolicy", "envoyextensionpolicies"),
+		classDoc("endpoints", egController, "sys/endpoints")+classDoc("cluster-ip", egController, "sys/cluster-ip"),
+		envoyProxyDoc("sys", "endpoints", "{}"), envoyProxyDoc("sys", "cluster-ip", "{routingType: Service}"),
+		gatewayDoc("ge", "endpoints", listeners, ""), gatewayDoc("gs", "cluster-ip", listeners, ""),
+		gatewayDoc("gs2", "cluster-ip", listeners, ""), gatewayDoc("gs3", "cluster-ip", listeners, ""),
+		// Its class is not among the objects: routing to endpoints, the
+		// default, is assumed.
+		gatewayDoc("gu", "unknown", listeners, ""),
+		serviceDoc("default", "svc", "{name: http, port: 80}"), headless,
+		egBackendDoc("default", "fqdn", "{endpoints: [{fqdn: {hostname: ext.example.com, port: 3001}}]}"),
+		egBackendDoc("default", "ip-fqdn", "{endpoints: [{ip: {address: 10.0.0.3, port: 3003}}, {fqdn: {hostname: ext.example.com, port: 3003}}]}"),
+		ep("service-fqdn", gw("ge")+", "+gw("gs")+", "+gw("gu"), "{name: svc, port: 80}, "+be("fqdn")),
+		ep("headless-fqdn", gw("gs2"), "{name: hl, port: 80}, "+be("fqdn")),
+		ep("one-mixed", gw("gs3"), "{name: svc, port: 80}, "+be("ip-fqdn")))
+	want(t, "service-fqdn ancestors", ancestorsOf(t, res, "service-fqdn"), []string{
+		"Gateway.gateway.networking.k8s.io default/ge=Invalid",
+		"Gateway.gateway.networking.k8s.io default/gs=Accepted",
+		"Gateway.gateway.networking.k8s.io default/gu=Invalid",
+	})
+	for _, a := range policyStatusOf(t, res, "service-fqdn").Ancestors {
+		if a.Ref.Name == "ge" {
+			if msg := a.Conditions[0].Message; !strings.Contains(msg, "spec.extProc[0].backendRefs: its backends mix hostnames with other endpoint types (Service default/svc: IP; Backend default/fqdn: FQDN)") ||
+				!strings.Contains(msg, "(a Service counting as its endpoints' IP addresses: EnvoyProxy sys/endpoints does not set routingType=Service), which Gateway default/ge runs with") {
+				t.Errorf("service-fqdn at ge: message %q", msg)
+			}
+		}
+	}
+	want(t, "headless-fqdn ancestors", ancestorsOf(t, res, "headless-fqdn"), []string{"Gateway.gateway.networking.k8s.io default/gs2=Invalid"})
+	want(t, "one-mixed ancestors", ancestorsOf(t, res, "one-mixed"), []string{"Gateway.gateway.networking.k8s.io default/gs3=Invalid"})
+}
+
 // More of Envoy Gateway's reading of Backends: a reference of weight 0 is
 // checked (found, granted) but not translated, so neither its feature nor
 // its endpoints nor an ExternalName matter; an endpoint Envoy Gateway

@@ -159,6 +159,39 @@ func (c *computation) unresolvedBackendRefs(p *policy.Policy) (field, msg, probl
 // brokenBackendRefs returns the fields of the policy's backendRefs that
 // do not resolve (see unresolvedBackendRefs), with why, in order.
 func (c *computation) brokenBackendRefs(p *policy.Policy) (fields, whys []string) {
+	fields, whys = c.brokenBackendRefsEach(p)
+	// The mixes judged wherever the policy applies: under cluster IP
+	// routing (ClusterIPRouting) too, where a Service has no address
+	// type; those under endpoint routing only are judged per Gateway
+	// (mixedViaEndpoints).
+	f, why := c.mixedEndpoints(p, fields, p.Kind.ClusterIPRouting != "")
+	return append(fields, f...), append(whys, why...)
+}
+
+// mixedViaEndpoints are the external services of p whose backends mix
+// hostnames with other endpoint types when a Service is sent to its
+// endpoints (IP addresses) but not when it is sent to its cluster IP:
+// with a kind's ClusterIPRouting, Envoy Gateway's translation fails for
+// them through the Gateways whose parameters do not hold it only.
+func (c *computation) mixedViaEndpoints(p *policy.Policy) []policy.FieldProblem {
+	if p.Kind.ClusterIPRouting == "" || !p.Kind.InvalidOnUnresolvedBackendRefs || len(p.BackendRefs) == 0 {
+		return nil
+	}
+	broken, _ := c.brokenBackendRefsEach(p)
+	always, _ := c.mixedEndpoints(p, broken, true)
+	fields, whys := c.mixedEndpoints(p, broken, false)
+	var out []policy.FieldProblem
+	for i, f := range fields {
+		if !slices.Contains(always, f) {
+			out = append(out, policy.FieldProblem{Field: f, Message: whys[i]})
+		}
+	}
+	return out
+}
+
+// brokenBackendRefsEach is brokenBackendRefs of each reference alone,
+// without the mixes of endpoint types across references.
+func (c *computation) brokenBackendRefsEach(p *policy.Policy) (fields, whys []string) {
 	for _, br := range p.BackendRefs {
 		b := br.Backend
 		gk := b.GroupKind()
@@ -181,8 +214,7 @@ func (c *computation) brokenBackendRefs(p *policy.Policy) (fields, whys []string
 			fields, whys = append(fields, br.Field), append(whys, why)
 		}
 	}
-	f, why := c.mixedEndpoints(p, fields)
-	return append(fields, f...), append(whys, why...)
+	return fields, whys
 }
 
 // unresolvedBackendRef says why reference br of p does not resolve, as
@@ -262,9 +294,11 @@ func (c *computation) untranslatableBackendRef(p *policy.Policy, br policy.Backe
 // (RouteDestination.HasMixedEndpoints): the backends it sends to (weight 0
 // left out) must not mix a hostname with an IP address or a Unix socket,
 // within one Backend or across them. A Service or ServiceImport counts as
-// IP addresses (its EndpointSlices'); an unread Backend leaves the service
-// unjudged. It returns each mixed service's field (the list's) and why.
-func (c *computation) mixedEndpoints(p *policy.Policy, broken []string) (fields, whys []string) {
+// IP addresses (its EndpointSlices'), but with clusterIP (routing to its
+// cluster IP: processServiceDestinationSetting) as no type unless it is
+// headless; an unread Backend leaves the service unjudged. It returns
+// each mixed service's field (the list's) and why.
+func (c *computation) mixedEndpoints(p *policy.Policy, broken []string, clusterIP bool) (fields, whys []string) {
 	type service struct {
 		field string
 		types []string // "Backend default/b: FQDN", in order
@@ -294,6 +328,9 @@ func (c *computation) mixedEndpoints(p *policy.Policy, broken []string) (fields,
 		var t addressType
 		switch gk := b.GroupKind(); gk {
 		case topology.KindService, serviceImport:
+			if clusterIP && !c.backendSections.headless[b] {
+				continue
+			}
 			t = addressIP
 		case topology.KindEnvoyGatewayBackend:
 			if c.opts.Unread != nil && c.opts.Unread(b) {

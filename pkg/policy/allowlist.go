@@ -27,7 +27,7 @@ type Allowlist struct {
 // Gateway's EnvoyProxy) that an Allowlist may read: the readers keep
 // these (and what else attache reads) of the parameters they get, and
 // drop the rest (a deployment's settings).
-var ParametersPaths = []BackendRefPath{"dynamicModules[].name", "geoIP.provider", "luaValidation"}
+var ParametersPaths = []BackendRefPath{"dynamicModules[].name", "geoIP.provider", "luaValidation", "routingType"}
 
 // String renders the allowlist in its annotation form:
 // "dynamicModule[].name=dynamicModules[].name".

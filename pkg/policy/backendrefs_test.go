@@ -71,4 +71,15 @@ func TestBackendRefsSetting(t *testing.T) {
 	if !k.InvalidOnUnresolvedBackendRefs || k.Origins[SettingUnresolvedBackendRefs] != FromAnnotation {
 		t.Errorf("unresolved backendRefs invalid = %v (origin %q), want true from the annotation", k.InvalidOnUnresolvedBackendRefs, k.Origins[SettingUnresolvedBackendRefs])
 	}
+	k = mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationBackendRefs: "spec.extAuth.http.backendRefs[]", AnnotationUnresolvedBackendRefs: "invalid",
+		AnnotationClusterIPRouting: "spec.routingType=Service"}), nil)
+	if k.ClusterIPRouting != "routingType=Service" || k.Origins[SettingClusterIPRouting] != FromAnnotation || k.ClusterIPRouting.Path() != "routingType" {
+		t.Errorf("cluster IP routing = %q (origin %q), want routingType=Service from the annotation", k.ClusterIPRouting, k.Origins[SettingClusterIPRouting])
+	}
+	if !k.ClusterIPRouting.Holds(map[string]any{"routingType": "Service"}) || k.ClusterIPRouting.Holds(map[string]any{"routingType": "Endpoint"}) || k.ClusterIPRouting.Holds(nil) {
+		t.Error("routingType=Service holds where the parameters say otherwise, or not where they say so")
+	}
+	if k, err := NewKind(Spec{GroupKind: colorGK, Class: Direct}); err != nil || k.ClusterIPRouting.String() != "none" {
+		t.Errorf("default cluster IP routing = %v (%v), want none", k, err)
+	}
 }

@@ -229,6 +229,11 @@ type Kind struct {
 	// is Invalid at every target (Envoy Gateway). Otherwise such a
 	// reference is only not used.
 	InvalidOnUnresolvedBackendRefs bool
+	// ClusterIPRouting is the condition on a Gateway's data-plane
+	// parameters under which the implementation sends the policies'
+	// external services to a Service's cluster IP (see
+	// ClusterIPRouting); "" for none.
+	ClusterIPRouting ClusterIPRouting
 	// ObjectRefs are where the kind's policies name ConfigMaps and Secrets
 	// whose data they use; a policy naming one that does not resolve is
 	// Invalid at every target (Envoy Gateway). See ObjectRefPath.
@@ -354,6 +359,7 @@ type Spec struct {
 	BackendRefs           []BackendRefPath
 	// InvalidOnUnresolvedBackendRefs: see Kind.
 	InvalidOnUnresolvedBackendRefs bool
+	ClusterIPRouting               ClusterIPRouting
 	ObjectRefs                     []ObjectRefPath
 	UnsupportedFields              []UnsupportedFields
 	FailureStatus                  int
@@ -431,6 +437,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	})
 	set(SettingBackendRefs, len(s.BackendRefs) > 0, func() { k.BackendRefs = slices.Clone(s.BackendRefs) })
 	set(SettingUnresolvedBackendRefs, s.InvalidOnUnresolvedBackendRefs, func() { k.InvalidOnUnresolvedBackendRefs = true })
+	set(SettingClusterIPRouting, s.ClusterIPRouting != "", func() { k.ClusterIPRouting = s.ClusterIPRouting })
 	set(SettingObjectRefs, len(s.ObjectRefs) > 0, func() {
 		k.ObjectRefs = make([]ObjectRefPath, len(s.ObjectRefs))
 		for i, r := range s.ObjectRefs {
@@ -730,6 +737,12 @@ func (k *Kind) complete() error {
 	if k.InvalidOnUnresolvedBackendRefs && len(k.BackendRefs) == 0 {
 		return settingErrorf(SettingUnresolvedBackendRefs, "invalid needs the paths where policies name backends (%s)", AnnotationBackendRefs)
 	}
+	if err := k.ClusterIPRouting.validate(); err != nil {
+		return settingErrorf(SettingClusterIPRouting, "%v", err)
+	}
+	if k.ClusterIPRouting != "" && !k.InvalidOnUnresolvedBackendRefs {
+		return settingErrorf(SettingClusterIPRouting, "it tells how backendRefs are checked, which needs %s: invalid", AnnotationUnresolvedBackendRefs)
+	}
 	if k.ConflictScopePolicy && !k.RejectsAtOneLevel() {
 		return settingErrorf(SettingConflictScope, "conflict scope policy needs a same-level rule that rejects policies at one level (oldest-wins, merge-disjoint), not %s", k.SameLevel)
 	}
@@ -820,6 +833,7 @@ var annotationOf = map[string]string{
 	SettingCACertificateRefs:     AnnotationCACertificateRefs,
 	SettingBackendRefs:           AnnotationBackendRefs,
 	SettingUnresolvedBackendRefs: AnnotationUnresolvedBackendRefs,
+	SettingClusterIPRouting:      AnnotationClusterIPRouting,
 	SettingObjectRefs:            AnnotationObjectRefs,
 	SettingUnsupportedFields:     AnnotationUnsupportedFields,
 	SettingFailureStatus:         AnnotationFailureStatus,
@@ -840,7 +854,7 @@ var allSettings = []string{
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingAncestorLimit, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingSectionNames, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingWeightAnnotation,
 	SettingDelegationPriority, SettingWaypointTargets, SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
-	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingObjectRefs,
+	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingClusterIPRouting, SettingObjectRefs,
 	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingValidations, SettingFeatureGates,
 }
 
@@ -1010,6 +1024,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 			k.InvalidOnUnresolvedBackendRefs, err = parseChoice(v, "invalid", "ignore", "unresolved backendRefs rule")
 			return
 		}},
+		{AnnotationClusterIPRouting, SettingClusterIPRouting, func(v string) (err error) { k.ClusterIPRouting, err = ParseClusterIPRouting(v); return }},
 		{AnnotationObjectRefs, SettingObjectRefs, func(v string) (err error) { k.ObjectRefs, err = ParseObjectRefs(v); return }},
 		{AnnotationFailureStatus, SettingFailureStatus, func(v string) (err error) { k.FailureStatus, err = parseFailureStatus(v); return }},
 		{AnnotationFailOpen, SettingFailOpen, func(v string) (err error) { k.FailOpen, err = ParseFailOpen(v); return }},

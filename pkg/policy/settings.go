@@ -264,6 +264,11 @@ const (
 	// its kind's backend-refs paths, a Service that does not resolve is
 	// Invalid (Envoy Gateway), or "ignore" (default).
 	AnnotationUnresolvedBackendRefs = "attache.dev/unresolved-backend-refs"
+	// AnnotationClusterIPRouting is "<parameters path>=<value>": a Gateway
+	// whose data-plane parameters hold it sends a policy's external
+	// services to a Service's cluster IP, not its endpoints (Envoy
+	// Gateway: "routingType=Service"), or "none" (default).
+	AnnotationClusterIPRouting = "attache.dev/cluster-ip-routing"
 	// AnnotationObjectRefs lists (separated by ";") the paths below spec
 	// where a policy names ConfigMaps or Secrets whose data it uses, each
 	// optionally followed by kinds=<ConfigMap,Secret> and keys=<key,...>
@@ -358,6 +363,7 @@ const (
 	SettingCACertificateRefs     = "caCertificateRefs"
 	SettingBackendRefs           = "backendRefs"
 	SettingUnresolvedBackendRefs = "unresolvedBackendRefs"
+	SettingClusterIPRouting      = "clusterIPRouting"
 	SettingObjectRefs            = "objectRefs"
 	SettingUnsupportedFields     = "unsupportedFields"
 	SettingFailureStatus         = "failureStatus"

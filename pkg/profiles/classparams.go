@@ -52,7 +52,7 @@ func DefaultSpecFeature(path string) string {
 
 // defaultSpecFields are the fields of the default EnvoyProxy spec whose
 // presence the configuration's reading records (DefaultSpecFeature).
-var defaultSpecFields = []string{"dynamicModules", "geoIP"}
+var defaultSpecFields = []string{"dynamicModules", "geoIP", "luaValidation", "routingType"}
 
 // IsClassParameters reports whether u is of a kind of
 // ClassParametersKinds.

@@ -261,13 +261,15 @@ spec: {geoIP: {provider: {type: MaxMind, maxMind: {cityDbSource: {local: {path: 
 	}
 }
 
-// The Lua validation mode is kept: where it is Disabled, Envoy Gateway
-// does not parse a Gateway's inline Lua (regexFields unless=).
-func TestTrimKeepsLuaValidation(t *testing.T) {
+// The Lua validation mode and the routing type are kept: where Lua
+// validation is Disabled, Envoy Gateway does not parse a Gateway's inline
+// Lua (regexFields unless=); under routingType Service it sends external
+// services to a Service's cluster IP (clusterIPRouting).
+func TestTrimKeepsLuaValidationAndRoutingType(t *testing.T) {
 	u := TrimClassParameters(mustObj(t, `{apiVersion: gateway.envoyproxy.io/v1alpha1, kind: EnvoyProxy, metadata: {name: p, namespace: sys},
-spec: {luaValidation: Disabled, concurrency: 2}}`))
+spec: {luaValidation: Disabled, routingType: Service, concurrency: 2}}`))
 	b, _ := json.Marshal(u.Object["spec"])
-	if string(b) != `{"luaValidation":"Disabled"}` {
-		t.Errorf("trimmed spec %s, want luaValidation alone", b)
+	if string(b) != `{"luaValidation":"Disabled","routingType":"Service"}` {
+		t.Errorf("trimmed spec %s, want luaValidation and routingType alone", b)
 	}
 }

@@ -82,6 +82,8 @@ func Configuration(u *unstructured.Unstructured) (features map[string]bool, ok b
 				features[DefaultSpecFeature(f)] = len(v) > 0
 			case map[string]any:
 				features[DefaultSpecFeature(f)] = len(v) > 0
+			case string:
+				features[DefaultSpecFeature(f)] = v != ""
 			}
 		}
 	default:

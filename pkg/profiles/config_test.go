@@ -22,7 +22,8 @@ const egHeader = "apiVersion: gateway.envoyproxy.io/v1alpha1\nkind: EnvoyGateway
 // Envoy Gateway's configuration: every feature is off unless set, Lua as
 // LuaDisabled reads it (enableLua over the deprecated disableLua).
 func TestConfiguration(t *testing.T) {
-	off := map[string]bool{egEnableLua: false, egEnableEnvoyPatchPolicy: false, egEnableBackend: false, EGMergeGateways: false, EGDefaultDynamicModules: false, "EnvoyGateway.envoyProxy.geoIP": false}
+	off := map[string]bool{egEnableLua: false, egEnableEnvoyPatchPolicy: false, egEnableBackend: false, EGMergeGateways: false, EGDefaultDynamicModules: false, "EnvoyGateway.envoyProxy.geoIP": false,
+		"EnvoyGateway.envoyProxy.luaValidation": false, "EnvoyGateway.envoyProxy.routingType": false}
 	with := func(on ...string) map[string]bool {
 		m := maps.Clone(off)
 		for _, f := range on {
@@ -51,6 +52,9 @@ func TestConfiguration(t *testing.T) {
 		{"default dynamic modules", egHeader + "envoyProxy:\n  dynamicModules: [{name: a}]\n", with(EGDefaultDynamicModules), ""},
 		{"no default dynamic modules", egHeader + "envoyProxy:\n  dynamicModules: []\n", off, ""},
 		{"default GeoIP", egHeader + "envoyProxy:\n  geoIP: {provider: {type: MaxMind}}\n", with("EnvoyGateway.envoyProxy.geoIP"), ""},
+		{"default routing type and Lua validation", egHeader + "envoyProxy:\n  routingType: Service\n  luaValidation: Disabled\n",
+			with("EnvoyGateway.envoyProxy.routingType", "EnvoyGateway.envoyProxy.luaValidation"), ""},
+		{"empty default routing type", egHeader + "envoyProxy:\n  routingType: \"\"\n", off, ""},
 		{"mergeGateways not a boolean", egHeader + "envoyProxy:\n  mergeGateways: \"yes\"\nextensionApis:\n  enableLua: true\n", with(egEnableLua), "envoyProxy.mergeGateways is not a boolean"},
 		{"envoyProxy a string", egHeader + "envoyProxy: x\n", off, "envoyProxy is not an object"},
 		{"two problems", egHeader + "envoyProxy: x\nextensionApis: [1]\n", off, "envoyProxy is not an object; extensionApis is not an object"},

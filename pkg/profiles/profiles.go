@@ -431,6 +431,10 @@ func withBackendRefs(p policy.Profile, paths ...policy.BackendRefPath) policy.Pr
 	// Envoy Gateway rejects a policy whose external service's Service is
 	// missing, lacks the port, or is not granted (validateBackendRef).
 	p.Spec.InvalidOnUnresolvedBackendRefs = true
+	// Under an EnvoyProxy's routingType Service it sends them to a
+	// Service's cluster IP, which has no endpoint address type
+	// (processServiceDestinationSetting, IsServiceRouting).
+	p.Spec.ClusterIPRouting = "routingType=Service"
 	return p
 }
 
