@@ -23,6 +23,17 @@ const (
 	// gatewayNameLabel is on every pod of a Gateway that Istio deploys;
 	// istiod knows a Gateway API Gateway's workloads by it.
 	gatewayNameLabel = "gateway.networking.k8s.io/gateway-name"
+	// The other labels istiod's gateway template (kube-gateway.yaml)
+	// gives the pods of a Gateway it deploys: fixed, over the Gateway's
+	// infrastructure labels, or defaults below them.
+	gatewayClassNameLabel   = "gateway.networking.k8s.io/gateway-class-name"
+	istioManagedLabel       = "gateway.istio.io/managed"
+	istioManagedValue       = "istio.io-gateway-controller"
+	canonicalNameLabel      = "service.istio.io/canonical-name"
+	canonicalRevisionLabel  = "service.istio.io/canonical-revision"
+	sidecarInjectLabel      = "sidecar.istio.io/inject"
+	nameOverrideAnnotation  = "gateway.istio.io/name-override"
+	istioDefaultRevisionTag = "latest"
 )
 
 // gatewayFacts are what an untargeted Istio policy is matched with: the
@@ -33,6 +44,12 @@ type gatewayFacts struct {
 	class, controller string
 	classKnown        bool
 	infraLabels       map[string]string
+	// deployed says istiod deploys the Gateway's pods from its template
+	// (it does not name one existing Service by hostname: IsManaged), so
+	// their labels are the template's; deployment is their Deployment's
+	// name (gateway.istio.io/name-override, else <gateway>-<class>).
+	deployed   bool
+	deployment string
 	// created orders the Gateways of a merged data plane, as Envoy
 	// Gateway does (creationTimestamp, then namespace and name).
 	created time.Time
@@ -95,6 +112,11 @@ func readGateways(objs []*unstructured.Unstructured) (map[topology.Ref]gatewayFa
 			}
 		}
 		f.waypointUnready = waypointReadiness(u)
+		f.deployed = istioDeploys(u)
+		f.deployment = u.GetName() + "-" + class
+		if v := u.GetAnnotations()[nameOverrideAnnotation]; v != "" {
+			f.deployment = v
+		}
 		// Malformed labels are left out: package gatewayapi does not read
 		// infrastructure, and a wrong label only narrows what matches.
 		if m, ok, _ := unstructured.NestedMap(u.Object, "spec", "infrastructure", "labels"); ok {
@@ -131,8 +153,44 @@ func (f gatewayFacts) podLabel(gateway, key string) (string, bool) {
 	if key == gatewayNameLabel {
 		return gateway, true
 	}
-	v, ok := f.infraLabels[key]
-	return v, ok
+	if f.deployed {
+		switch key {
+		case gatewayClassNameLabel:
+			return f.class, true
+		case istioManagedLabel:
+			return istioManagedValue, true
+		}
+	}
+	if v, ok := f.infraLabels[key]; ok {
+		return v, true
+	}
+	if f.deployed {
+		switch key {
+		case canonicalNameLabel:
+			return f.deployment, true
+		case canonicalRevisionLabel:
+			return istioDefaultRevisionTag, true
+		case sidecarInjectLabel:
+			return "false", true
+		}
+	}
+	return "", false
+}
+
+// istioDeploys reports whether istiod deploys Gateway u's pods itself:
+// unless its addresses name one existing Service by hostname (or hold
+// several), as IsManaged reads them.
+func istioDeploys(u *unstructured.Unstructured) bool {
+	addrs, _, _ := unstructured.NestedSlice(u.Object, "spec", "addresses")
+	switch len(addrs) {
+	case 0:
+		return true
+	case 1:
+		m, _ := addrs[0].(map[string]any)
+		t, _ := m["type"].(string)
+		return t == "" || t == "IPAddress"
+	}
+	return false
 }
 
 // resolveUntargeted attaches a policy without targets of an

@@ -80,6 +80,57 @@ func policiesAt(t *testing.T, res *engine.Result, kind, ns, gateway string) []st
 	return out
 }
 
+// The pods istiod deploys for a Gateway carry its template's labels: the
+// class name and gateway.istio.io/managed (fixed), the Deployment's
+// canonical name and revision and the sidecar opt-out (below the
+// Gateway's infrastructure labels). A root-namespace policy selecting
+// the class reaches every Istio Gateway; a canonical name is the
+// Gateway's name with its class's, or its name-override annotation. A
+// Gateway naming its own Service by hostname is not deployed by istiod:
+// only its gateway name (and infrastructure labels) are known there.
+func TestIstioUntargetedTemplateLabels(t *testing.T) {
+	const v = "security.istio.io/v1"
+	extra := `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: renamed, namespace: default, annotations: {gateway.istio.io/name-override: edge-proxy}}
+spec:
+  gatewayClassName: istio
+  infrastructure: {labels: {service.istio.io/canonical-revision: v2}}
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: byo, namespace: default}
+spec: {gatewayClassName: istio, addresses: [{type: Hostname, value: byo-svc}], listeners: [{name: http, protocol: HTTP, port: 80}]}
+`
+	res := compute(t, engine.Options{}, crd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"), istioTopo+extra,
+		`apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: by-class, namespace: istio-system}
+spec: {action: DENY, selector: {matchLabels: {gateway.networking.k8s.io/gateway-class-name: istio}}}`,
+		pol(v, "AuthorizationPolicy", "by-managed", 0, `selector: {matchLabels: {gateway.istio.io/managed: istio.io-gateway-controller}}
+action: ALLOW`),
+		pol(v, "AuthorizationPolicy", "by-canonical", 1, `selector: {matchLabels: {service.istio.io/canonical-name: other-istio, sidecar.istio.io/inject: "false"}}
+action: ALLOW`),
+		pol(v, "AuthorizationPolicy", "overridden", 2, `selector: {matchLabels: {service.istio.io/canonical-name: edge-proxy, service.istio.io/canonical-revision: v2}}
+action: ALLOW`),
+		pol(v, "AuthorizationPolicy", "latest", 3, `selector: {matchLabels: {service.istio.io/canonical-revision: latest}}
+action: AUDIT`))
+	for gw, wantPols := range map[string][]string{
+		"ingress": {"default/by-managed", "default/latest", "istio-system/by-class"},
+		"other":   {"default/by-canonical", "default/by-managed", "default/latest", "istio-system/by-class"},
+		"renamed": {"default/by-managed", "default/overridden", "istio-system/by-class"},
+		"byo":     nil,
+		"eg-gw":   nil,
+	} {
+		want(t, gw, policiesAt(t, res, "AuthorizationPolicy", "default", gw), wantPols)
+	}
+	want(t, "apps-gw", policiesAt(t, res, "AuthorizationPolicy", "apps", "apps-gw"), []string{"istio-system/by-class"})
+	want(t, "waypoint", policiesAt(t, res, "AuthorizationPolicy", "default", "waypoint"), []string(nil))
+}
+
 // TestIstioUntargetedPolicies: an Istio policy without targetRefs applies
 // as istiod applies it to the Gateway API Gateways it deploys: every Istio
 // Gateway of its namespace (of every namespace from istio-system), not a
