@@ -114,6 +114,9 @@ type policyKindItem struct {
 	// WaypointTargets is "istio" when a Service target takes effect only
 	// through the waypoint the Service is bound to; absent: "none".
 	WaypointTargets string `json:"waypointTargets,omitempty"`
+	// Controllers are the controllerName values of the GatewayClasses
+	// whose Gateways the kind's implementation serves; absent: any.
+	Controllers []string `json:"controllers,omitempty"`
 	// ConflictScope is "policy" when a policy rejected at one target is
 	// rejected at all of them; absent: at that target only ("target").
 	ConflictScope string `json:"conflictScope,omitempty"`
@@ -335,6 +338,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.WaypointTargets {
 		parts = append(parts, origin(policy.SettingWaypointTargets, "waypoint-targets=istio"))
 	}
+	if len(k.Controllers) > 0 {
+		parts = append(parts, origin(policy.SettingControllers, "controllers="+policy.ControllersString(k.Controllers)))
+	}
 	if k.ConflictScopePolicy {
 		parts = append(parts, origin(policy.SettingConflictScope, "conflict-scope=policy"))
 	}
@@ -452,6 +458,7 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	if k.WaypointTargets {
 		it.WaypointTargets = "istio"
 	}
+	it.Controllers = k.Controllers
 	if k.PortSelection.Enabled() {
 		it.PortSelection = k.PortSelection.String()
 	}

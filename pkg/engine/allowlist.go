@@ -101,7 +101,7 @@ func (c *computation) notAllowedVia(p *policy.Policy, at topology.Ref) []notAllo
 	}
 	var out []notAllowed
 	var seen []topology.Ref
-	for _, gw := range c.gatewaysAbove(at) {
+	for _, gw := range c.servedGatewaysAbove(p.Kind, at) {
 		ref := gw.Object()
 		if ref.GroupKind() == topology.KindListenerSet {
 			ref = c.listenerSetGateway(ref)

@@ -49,13 +49,17 @@ func allowlistDocs(own string) string {
 // its target with the proxy that Gateway runs with (its class's, its own,
 // or its own merged over its class's; with neither, the configuration's
 // default spec, which registers none unless the configuration says so); a
-// Gateway of another implementation does not judge.
+// route attached only to a Gateway of another implementation is no target
+// of Envoy Gateway's (TargetNotFound, naming the class's controller).
 func TestDataPlaneAllowlist(t *testing.T) {
 	res := engine.Compute(decodeDocs(t, allowlistDocs("{name: b}")), engine.Options{})
-	for name, want := range map[string]string{"p1": "True/Accepted", "p2": "False/Invalid", "p3": "True/Accepted", "px": "False/Invalid", "po": "True/Accepted", "p12": "False/Invalid", "pg": "False/Invalid"} {
+	for name, want := range map[string]string{"p1": "True/Accepted", "p2": "False/Invalid", "p3": "True/Accepted", "px": "False/Invalid", "po": "False/TargetNotFound", "p12": "False/Invalid", "pg": "False/Invalid"} {
 		if got := status(t, res, name, "Accepted"); got != want {
 			t.Errorf("%s: %s, want %s", name, got, want)
 		}
+	}
+	if msg := policyStatusOf(t, res, "po").Ancestors[0].Conditions[0].Message; !strings.Contains(msg, "spec.targetRefs[0]: HTTPRoute default/ro takes effect only through other implementations' Gateways (Gateway default/go (GatewayClass other, controller example.com/other)): the implementation of EnvoyExtensionPolicy.gateway.envoyproxy.io serves the GatewayClasses of gateway.envoyproxy.io/gatewayclass-controller only") {
+		t.Errorf("po: %q", msg)
 	}
 	msg := policyStatusOf(t, res, "p2").Ancestors[0].Conditions[0].Message
 	want(t, "p2 message", msg, `the data plane does not allow: spec.dynamicModule[0].name: "a" is not among spec.dynamicModules[].name of EnvoyProxy default/own, which Gateway default/g2 runs with`)

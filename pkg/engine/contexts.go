@@ -347,6 +347,14 @@ func (d *kindDP) run(only map[topology.NodeID]bool) {
 			}
 			continue
 		}
+		if gk == topology.KindGateway && !node.Ref.IsSection() {
+			if ok, _ := d.c.gatewayServed(d.kind, node.Ref); !ok {
+				// Another implementation's Gateway: no context of this
+				// kind runs through it.
+				d.entries[n] = nil
+				continue
+			}
+		}
 		items = items[:0]
 		if len(node.Parents) == 0 {
 			items = append(items, item{top: true})

@@ -265,7 +265,7 @@ func newComputation(opts Options, objs []Object) *computation {
 	for _, k := range c.kinds {
 		// Untargeted scopes select Gateways by their facts; CA readings
 		// by implementation need their classes' controllers.
-		if (k.Untargeted.Mode != policy.UntargetedNone || len(k.CARefs.ByController) > 0 || k.WaypointTargets) && c.gateways == nil {
+		if (k.Untargeted.Mode != policy.UntargetedNone || len(k.CARefs.ByController) > 0 || k.WaypointTargets || len(k.Controllers) > 0) && c.gateways == nil {
 			c.gateways, c.classControllers = readGateways(topoObjs)
 		}
 		if (k.RejectSharedPort || k.ObjectRefsOnListeners() || k.ValueRangesOnListeners() || k.ValidationsOnListeners() || k.RequirementsOnListeners() || k.PortSelection.Enabled()) && c.listenerPorts == nil {
@@ -739,6 +739,9 @@ func (c *computation) resolve(ps *pstate) {
 						c.invalidTarget(ps, t, node.Ref, noGrant(p, node.Ref))
 						continue
 					}
+					if c.notServed(p.Kind, node.Ref) != "" {
+						continue // another implementation's: not selected
+					}
 					n++
 					c.attachChecked(ps, id, t)
 				}
@@ -800,6 +803,13 @@ func (c *computation) resolve(ps *pstate) {
 					ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonAncestorNotBound, msg: msg})
 					continue
 				}
+			}
+			if msg := c.notServed(p.Kind, ref); msg != "" {
+				// Its implementation does not see the target (another
+				// implementation's Gateway, or what only such Gateways
+				// reach): as not found.
+				ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonTargetNotFound, msg: t.Field + ": " + msg})
+				continue
 			}
 			c.attachChecked(ps, id, t)
 		}

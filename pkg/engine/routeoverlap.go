@@ -19,6 +19,8 @@ import (
 type routeLocations struct {
 	byRoute map[topology.Ref][]string
 	byKey   map[string][]topology.Ref
+	// gateway is the Gateway of each location.
+	gateway map[string]topology.Ref
 }
 
 // routeSpec is what the locations of a route are made of.
@@ -63,7 +65,7 @@ func (c *computation) readRouteLocations(topoObjs []*unstructured.Unstructured) 
 	if ports == nil {
 		ports = readListenerPorts(topoObjs)
 	}
-	out := &routeLocations{byRoute: map[topology.Ref][]string{}, byKey: map[string][]topology.Ref{}}
+	out := &routeLocations{byRoute: map[topology.Ref][]string{}, byKey: map[string][]topology.Ref{}, gateway: map[string]topology.Ref{}}
 	for ref, rs := range specs {
 		id, ok := c.graph.Lookup(ref)
 		if !ok {
@@ -94,6 +96,7 @@ func (c *computation) readRouteLocations(topoObjs []*unstructured.Unstructured) 
 						seen[key] = true
 						out.byRoute[ref] = append(out.byRoute[ref], key)
 						out.byKey[key] = append(out.byKey[key], ref)
+						out.gateway[key] = g
 					}
 				}
 			}
@@ -210,6 +213,9 @@ func (c *computation) routeOverlap(p *policy.Policy) string {
 	sort.Slice(routes, func(i, j int) bool { return routes[i].Less(routes[j]) })
 	for _, r := range routes {
 		for _, key := range c.locations.byRoute[r] {
+			if ok, _ := c.gatewayServed(p.Kind, c.locations.gateway[key]); !ok {
+				continue // another implementation's Gateway: not its location
+			}
 			for _, o := range c.locations.byKey[key] {
 				if !targeted[o] {
 					return fmt.Sprintf("Policy cannot be applied to target %s since another route, %s, shares %s (namespace/gateway-name:hostname:port/path) with it, and it does not target that route",

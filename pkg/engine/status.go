@@ -339,7 +339,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 	}
 	notAccepted = append(notAccepted, ps.noTarget...)
 	if mode := ps.p.Kind.Ancestor; mode.Gateways() {
-		st.Ancestors = c.gatewayAncestors(st.Ancestors, bads, byGateway, mode)
+		st.Ancestors = c.gatewayAncestors(ps.p.Kind, st.Ancestors, bads, byGateway, mode)
 	}
 	switch {
 	case len(accepted) > 0:
@@ -400,7 +400,8 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 }
 
 // gatewayAncestors maps ancestor entries named after declared targets to
-// entries named after the Gateways through which each target takes effect
+// entries named after the Gateways (of kind k's implementation) through
+// which each target takes effect
 // (GEP-713 "Using upstream PolicyAncestorStatus", GEP-1897): see
 // gatewaysAbove. A Gateway reached through several targets takes the entry of the
 // first accepted one (else of the first). A target no Gateway reaches (not
@@ -408,12 +409,12 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 // still says why it has no effect. mode says how Gateways are named:
 // gateway-object drops every sectionName, gateway-parentrefs that of a
 // listener target.
-func (c *computation) gatewayAncestors(in []Ancestor, bads []map[topology.Ref]string, byGateway []func(topology.Ref) []Condition, mode policy.AncestorMode) []Ancestor {
+func (c *computation) gatewayAncestors(k *policy.Kind, in []Ancestor, bads []map[topology.Ref]string, byGateway []func(topology.Ref) []Condition, mode policy.AncestorMode) []Ancestor {
 	objects := mode == policy.AncestorGatewayObject
 	var out []Ancestor
 	index := map[topology.Ref]int{}
 	for i, an := range in {
-		gws := c.gatewaysAbove(an.Ref)
+		gws := c.servedGatewaysAbove(k, an.Ref)
 		if gk := an.Ref.GroupKind(); mode == policy.AncestorGatewayParentRefs && an.Ref.IsSection() &&
 			(gk == topology.KindGateway || gk == topology.KindListenerSet) {
 			// A listener target: its Gateway (ListenerSet) as an object.

@@ -83,3 +83,20 @@ func TestBackendRefsSetting(t *testing.T) {
 		t.Errorf("default cluster IP routing = %v (%v), want none", k, err)
 	}
 }
+
+// The controllers a kind's implementation serves: read from the
+// annotation (trimmed, deduplicated), "any" for none; a kind without any
+// serves every controller.
+func TestControllersSetting(t *testing.T) {
+	k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationControllers: " example.com/a, example.com/b,example.com/a"}), nil)
+	if fmt.Sprint(k.Controllers) != "[example.com/a example.com/b]" || k.Origins[SettingControllers] != FromAnnotation {
+		t.Errorf("controllers = %v (origin %q), want [example.com/a example.com/b] from the annotation", k.Controllers, k.Origins[SettingControllers])
+	}
+	if !k.Serves("example.com/b") || k.Serves("example.com/c") {
+		t.Error("Serves: want example.com/b served and example.com/c not")
+	}
+	k = mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationControllers: "any"}), nil)
+	if len(k.Controllers) != 0 || !k.Serves("example.com/c") || ControllersString(k.Controllers) != "any" {
+		t.Errorf("controllers any = %v, want none, serving every controller", k.Controllers)
+	}
+}

@@ -163,6 +163,12 @@ type Kind struct {
 	// istio.io/use-waypoint label, or its Namespace's); a Service bound to
 	// none is not attached (AncestorNotBound).
 	WaypointTargets bool
+	// Controllers are the controllerName values of the GatewayClasses
+	// whose Gateways the kind's implementation serves: a Gateway of a
+	// class with another controller is not its, so its policies neither
+	// target it nor take effect through it. Empty: any (a class not
+	// among the objects counts as the implementation's too).
+	Controllers []string
 	// DelegationPriority says whose policies win across route delegation
 	// (kgateway's kgateway.dev/inherited-policy-priority on the parent
 	// route); unset: the child's.
@@ -349,6 +355,7 @@ type Spec struct {
 	WeightAnnotation      string
 	DelegationPriority    DelegationPriority
 	WaypointTargets       bool
+	Controllers           []string
 	ConflictScopePolicy   bool
 	RejectRouteOverlap    bool
 	FilterAttachment      bool
@@ -426,6 +433,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingWeightAnnotation, s.WeightAnnotation != "", func() { k.WeightAnnotation = s.WeightAnnotation })
 	set(SettingDelegationPriority, s.DelegationPriority.Enabled(), func() { k.DelegationPriority = s.DelegationPriority.clone() })
 	set(SettingWaypointTargets, s.WaypointTargets, func() { k.WaypointTargets = true })
+	set(SettingControllers, len(s.Controllers) > 0, func() { k.Controllers = slices.Clone(s.Controllers) })
 	set(SettingConflictScope, s.ConflictScopePolicy, func() { k.ConflictScopePolicy = s.ConflictScopePolicy })
 	set(SettingRouteOverlap, s.RejectRouteOverlap, func() { k.RejectRouteOverlap = s.RejectRouteOverlap })
 	set(SettingFilterAttachment, s.FilterAttachment, func() { k.FilterAttachment = s.FilterAttachment })
@@ -633,6 +641,11 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingDelegationPriority, "parents' policies win over children's only where policies merge down a hierarchy through HTTPRoutes: an Inherited kind, composition merge, defaults strategies only (no none, no overrides), no unsupported fields, HTTPRoute and no Namespace in the hierarchy")
 		}
 	}
+	for _, ctl := range k.Controllers {
+		if err := validateControllerName(ctl); err != nil {
+			return settingErrorf(SettingControllers, "%v", err)
+		}
+	}
 	if k.WaypointTargets && !k.AllowsTarget(topology.KindService) {
 		return settingErrorf(SettingWaypointTargets, "waypoints bind Services: Service is not a target kind of the kind")
 	}
@@ -824,6 +837,7 @@ var annotationOf = map[string]string{
 	SettingWeightAnnotation:      AnnotationWeightAnnotation,
 	SettingDelegationPriority:    AnnotationDelegationPriority,
 	SettingWaypointTargets:       AnnotationWaypointTargets,
+	SettingControllers:           AnnotationControllers,
 	SettingConflictScope:         AnnotationConflictScope,
 	SettingRouteOverlap:          AnnotationRouteOverlap,
 	SettingFilterAttachment:      AnnotationFilterAttachment,
@@ -853,7 +867,7 @@ var allSettings = []string{
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingSameLevelTies, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingAncestorLimit, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingSectionNames, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingWeightAnnotation,
-	SettingDelegationPriority, SettingWaypointTargets, SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
+	SettingDelegationPriority, SettingWaypointTargets, SettingControllers, SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingClusterIPRouting, SettingObjectRefs,
 	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingValidations, SettingFeatureGates,
 }
@@ -1002,6 +1016,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationDataPlaneTarget, SettingDataPlaneTarget, func(v string) (err error) { k.DataPlaneTarget, err = parseBool(v); return }},
 		{AnnotationOverriddenBy, SettingOverriddenBy, func(v string) (err error) { k.OverriddenByPresence, err = parseOverriddenBy(v); return }},
 		{AnnotationWeightAnnotation, SettingWeightAnnotation, func(v string) error { k.WeightAnnotation = strings.TrimSpace(v); return nil }},
+		{AnnotationControllers, SettingControllers, func(v string) (err error) { k.Controllers, err = ParseControllers(v); return }},
 		{AnnotationWaypointTargets, SettingWaypointTargets, func(v string) (err error) {
 			k.WaypointTargets, err = parseChoice(v, "istio", "none", "waypoint-targets rule")
 			return

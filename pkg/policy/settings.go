@@ -209,6 +209,11 @@ const (
 	// whether a Service target takes effect only through the waypoint the
 	// Service is bound to (Istio ambient's istio.io/use-waypoint).
 	AnnotationWaypointTargets = "attache.dev/waypoint-targets"
+	// AnnotationControllers lists (comma separated) the controllerName
+	// values of the GatewayClasses whose Gateways the kind's
+	// implementation serves, or "any" (default):
+	// "gateway.envoyproxy.io/gatewayclass-controller".
+	AnnotationControllers = "attache.dev/controllers"
 	// AnnotationDelegationPriority ("none", the default, or
 	// "<annotation> parent=<values> [child=<values>]") says whose policies
 	// win across route delegation: the child route's, unless the
@@ -354,6 +359,7 @@ const (
 	SettingWeightAnnotation      = "weightAnnotation"
 	SettingDelegationPriority    = "delegationPriority"
 	SettingWaypointTargets       = "waypointTargets"
+	SettingControllers           = "controllers"
 	SettingConflictScope         = "conflictScope"
 	SettingRouteOverlap          = "routeOverlap"
 	SettingFilterAttachment      = "filterAttachment"

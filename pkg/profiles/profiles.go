@@ -73,7 +73,25 @@ func noStanzas(p policy.Profile) policy.Profile {
 
 func entry(impl, group, kind, shipped string, s policy.Spec) policy.Profile {
 	s.GroupKind = gk(group, kind)
+	if s.Controllers == nil {
+		s.Controllers = implControllers[impl]
+	}
 	return policy.Profile{Implementation: impl, Spec: s, ShippedLabel: shipped}
+}
+
+// implControllers are, per implementation, the GatewayClass controllerName
+// values whose Gateways it serves, where it serves no others: Envoy
+// Gateway and NGINX Gateway Fabric build only the Gateways of their own
+// classes (EG: its translator's GatewayClass filter; NGF:
+// graph/gateway.go processGateways), so their policies never reach
+// another implementation's Gateway. Both names are their defaults (each
+// can be configured otherwise: an attache.dev/controllers annotation on
+// the CRD says so). Istio is left out: istiod takes any Gateway with an
+// address for a waypoint (kgateway's sandwiched waypoints), and Kuadrant
+// computes its policies on any Gateway.
+var implControllers = map[string][]string{
+	EnvoyGateway: {EnvoyGatewayController},
+	NGF:          {NGFController},
 }
 
 // builtin lists every profile; docs/profiles.md documents each.

@@ -1,0 +1,137 @@
+package engine_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// ctlTopo: GatewayClass nginx (NGINX Gateway Fabric's controller) and
+// other (another implementation's); Gateway gw (nginx), othergw (other)
+// and nocls (of a class not among the objects); HTTPRoutes r1 on gw, ro
+// on othergw, both on gw and othergw, rn on nocls, each to Service svc
+// under its own path.
+const ctlTopo = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: nginx}
+spec: {controllerName: gateway.nginx.org/nginx-gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: other}
+spec: {controllerName: example.com/other}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: default}
+spec: {gatewayClassName: nginx, listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: othergw, namespace: default}
+spec: {gatewayClassName: other, listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: nocls, namespace: default}
+spec: {gatewayClassName: mystery, listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: svc, namespace: default}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r1, namespace: default}
+spec: {parentRefs: [{name: gw}], rules: [{matches: [{path: {type: PathPrefix, value: /r1}}], backendRefs: [{name: svc, port: 80}]}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: ro, namespace: default}
+spec: {parentRefs: [{name: othergw}], rules: [{matches: [{path: {type: PathPrefix, value: /ro}}], backendRefs: [{name: svc, port: 80}]}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: both, namespace: default}
+spec: {parentRefs: [{name: gw}, {name: othergw}], rules: [{matches: [{path: {type: PathPrefix, value: /both}}], backendRefs: [{name: svc, port: 80}]}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: rn, namespace: default}
+spec: {parentRefs: [{name: nocls}], rules: [{matches: [{path: {type: PathPrefix, value: /rn}}], backendRefs: [{name: svc, port: 80}]}]}
+`
+
+// An implementation that serves only the Gateways of its own
+// GatewayClasses (NGINX Gateway Fabric: graph/gateway.go processGateways)
+// never sees another implementation's Gateway, nor what only such
+// Gateways reach: its policies there are TargetNotFound, naming the class
+// and its controller; a route on both kinds of Gateway takes the policy
+// through the served one only; an UpstreamSettingsPolicy's ancestors are
+// the served Gateways using the Service; a Gateway of a class attache
+// does not see counts as served. The CRD's attache.dev/controllers
+// annotation (here "any") overrides the profile's.
+func TestControllersScopeTargets(t *testing.T) {
+	const v = "gateway.nginx.org/v1alpha1"
+	ref := func(kind, name string) string {
+		return "{group: gateway.networking.k8s.io, kind: " + kind + ", name: " + name + "}"
+	}
+	csp := labelledCRD("gateway.nginx.org", "ClientSettingsPolicy", "clientsettingspolicies", "inherited")
+	usp := labelledCRD("gateway.nginx.org", "UpstreamSettingsPolicy", "upstreamsettingspolicies", "direct")
+	docs := []string{csp, usp, ctlTopo,
+		pol(v, "ClientSettingsPolicy", "on-othergw", 0, "targetRefs: ["+ref("Gateway", "othergw")+"]\nbody: {maxSize: 1m}"),
+		pol(v, "ClientSettingsPolicy", "on-ro", 1, "targetRefs: ["+ref("HTTPRoute", "ro")+"]\nbody: {maxSize: 1m}"),
+		pol(v, "ClientSettingsPolicy", "on-both", 2, "targetRefs: ["+ref("HTTPRoute", "both")+"]\nbody: {maxSize: 2m}"),
+		pol(v, "ClientSettingsPolicy", "on-rn", 3, "targetRefs: ["+ref("HTTPRoute", "rn")+"]\nbody: {maxSize: 3m}"),
+		pol(v, "UpstreamSettingsPolicy", "on-svc", 4, "targetRefs: [{group: \"\", kind: Service, name: svc}]\nzoneSize: 512k"),
+	}
+	res := compute(t, engine.Options{}, docs...)
+	want(t, "on-othergw", status(t, res, "on-othergw", "Accepted"), "False/TargetNotFound")
+	want(t, "on-othergw message", policyStatusOf(t, res, "on-othergw").Ancestors[0].Conditions[0].Message,
+		"spec.targetRefs[0]: Gateway default/othergw (GatewayClass other, controller example.com/other) is another implementation's: the implementation of ClientSettingsPolicy.gateway.nginx.org serves the GatewayClasses of gateway.nginx.org/nginx-gateway-controller only")
+	want(t, "on-ro", status(t, res, "on-ro", "Accepted"), "False/TargetNotFound")
+	if msg := policyStatusOf(t, res, "on-ro").Ancestors[0].Conditions[0].Message; !strings.Contains(msg, "HTTPRoute default/ro takes effect only through other implementations' Gateways (Gateway default/othergw (GatewayClass other, controller example.com/other))") {
+		t.Errorf("on-ro: %q", msg)
+	}
+	for _, name := range []string{"on-both", "on-rn", "on-svc"} {
+		want(t, name, status(t, res, name, "Accepted"), "True/Accepted")
+	}
+	both := topology.Ref{Group: topology.GatewayGroup, Kind: "HTTPRoute", Namespace: "default", Name: "both"}
+	for _, p := range contextPaths(res, "ClientSettingsPolicy", both) {
+		if strings.Contains(p, "othergw") || !strings.Contains(p, "gw") {
+			t.Errorf("on-both context %q: want paths through gw only", p)
+		}
+	}
+	want(t, "on-svc ancestors", ancestorsOf(t, res, "on-svc"), []string{
+		"Gateway.gateway.networking.k8s.io default/gw=Accepted",
+		"Gateway.gateway.networking.k8s.io default/nocls=Accepted",
+	})
+
+	// The other class turns into NGF's: an Incremental agrees with
+	// Compute, and the policies on othergw and ro apply.
+	in := engine.NewIncremental(engine.Options{})
+	in.Compute(decodeDocs(t, docs...))
+	moved := slices.Clone(docs)
+	moved[2] = strings.Replace(ctlTopo, "controllerName: example.com/other", "controllerName: gateway.nginx.org/nginx-gateway-controller", 1)
+	got := in.Compute(decodeDocs(t, moved...))
+	if a, b := dump(t, got), dump(t, engine.Compute(decodeDocs(t, moved...), engine.Options{})); a != b {
+		t.Fatal(firstDiff(a, b))
+	}
+	want(t, "on-othergw once its class is NGF's", status(t, got, "on-othergw", "Accepted"), "True/Accepted")
+
+	// Annotated "any": every Gateway is served.
+	docs[0] = strings.Replace(csp, "labels: {gateway.networking.k8s.io/policy: inherited}", "labels: {gateway.networking.k8s.io/policy: inherited}, annotations: {attache.dev/controllers: any}", 1)
+	res = compute(t, engine.Options{}, docs...)
+	want(t, "on-othergw with controllers any", status(t, res, "on-othergw", "Accepted"), "True/Accepted")
+	found := false
+	for _, p := range contextPaths(res, "ClientSettingsPolicy", both) {
+		found = found || strings.Contains(p, "othergw")
+	}
+	if !found {
+		t.Error("on-both with controllers any: no context through othergw")
+	}
+}
