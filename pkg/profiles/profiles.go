@@ -418,8 +418,13 @@ var builtin = func() []policy.Profile {
 		entry(KGateway, "gateway.kgateway.dev", "HTTPListenerPolicy", "Direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(gateway), Ancestor: policy.AncestorGatewayObject,
 		}),
+		// The policies on one backend merge as TrafficPolicies do at one
+		// target (weight, then age): each top-level field whole from the
+		// first that sets it, `dns` one level deeper; none is rejected.
 		entry(KGateway, "gateway.kgateway.dev", "BackendConfigPolicy", "Direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(service, gk("gateway.kgateway.dev", "Backend")),
+			SameLevel: policy.SameLevelOldestFirst, WeightAnnotation: "kgateway.dev/policy-weight",
+			NamedRules: []string{".", "dns"},
 		}),
 	}
 }()
