@@ -1261,6 +1261,36 @@ dns: {refreshRate: 60s, jitter: 1s}`)
 	want(t, "lighter older", status(t, res, "older", "Programmed"), "False/Overridden")
 }
 
+// HTTPListenerPolicies on one Gateway merge as ListenerPolicies'
+// httpSettings do: each field whole from the first policy setting it
+// (higher weight first, then older), the others filling the rest; none is
+// Conflicted.
+// Source: kgateway-dev/kgateway pkg/kgateway/extensions2/plugins/
+// httplistenerpolicy/httplistener_plugin.go @ 32362ea9e918 (the spec
+// wrapped as a ListenerPolicy's default.httpSettings; MergePolicies with
+// listenerpolicy.MergePolicies).
+func TestDocsKgatewayHTTPListenerPolicyMergesPerField(t *testing.T) {
+	c := labelledCRD("gateway.kgateway.dev", "HTTPListenerPolicy", "httplistenerpolicies", "Direct")
+	const w = "kgateway.dev/policy-weight"
+	older := pol(kgwV, "HTTPListenerPolicy", "older", 0, `targetRefs: [`+gwRef+`]
+xffNumTrustedHops: 2
+accessLog: [{fileSink: {path: /dev/stdout}}]`)
+	newer := pol(kgwV, "HTTPListenerPolicy", "newer", 1, `targetRefs: [`+gwRef+`]
+xffNumTrustedHops: 5
+useRemoteAddress: false`)
+
+	res := compute(t, engine.Options{}, c, docsTopo, older, newer)
+	want(t, "same weight", effective(t, res, "HTTPListenerPolicy", dG1),
+		[]string{`{"accessLog":[{"fileSink":{"path":"/dev/stdout"}}],"useRemoteAddress":false,"xffNumTrustedHops":2}`})
+	want(t, "newer accepted", status(t, res, "newer", "Accepted"), "True/Accepted")
+	want(t, "newer", status(t, res, "newer", "Programmed"), "True/PartiallyProgrammed")
+
+	res = compute(t, engine.Options{}, c, docsTopo, older, weighted(newer, w, "1"))
+	want(t, "newer weighs more", effective(t, res, "HTTPListenerPolicy", dG1),
+		[]string{`{"accessLog":[{"fileSink":{"path":"/dev/stdout"}}],"useRemoteAddress":false,"xffNumTrustedHops":5}`})
+	want(t, "lighter older", status(t, res, "older", "Programmed"), "True/PartiallyProgrammed")
+}
+
 // ---------------------------------------------------------------- Istio
 
 // RequestAuthentication, WasmPlugin and EnvoyFilter: every policy that

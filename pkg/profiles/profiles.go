@@ -415,8 +415,14 @@ var builtin = func() []policy.Profile {
 			PortSelection: policy.PortSelection{List: "perPort", Key: "port", Value: "listener", Default: "default"},
 			Ancestor:      policy.AncestorGatewayObject,
 		}),
+		// kgateway reads each HTTPListenerPolicy as a ListenerPolicy whose
+		// default.httpSettings is its spec, and merges those as
+		// ListenerPolicies: each field from the first policy setting it
+		// (weight, then age), none rejected. It targets whole Gateways.
 		entry(KGateway, "gateway.kgateway.dev", "HTTPListenerPolicy", "Direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(gateway), Ancestor: policy.AncestorGatewayObject,
+			SameLevel: policy.SameLevelOldestFirst, WeightAnnotation: "kgateway.dev/policy-weight",
+			NamedRules: []string{"."},
 		}),
 		// The policies on one backend merge as TrafficPolicies do at one
 		// target (weight, then age): each top-level field whole from the
