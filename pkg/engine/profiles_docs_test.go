@@ -1225,6 +1225,72 @@ connectTimeout: 5s`))
 	want(t, "BackendConfigPolicy on-route", status(t, res, "bcp-on-route", "Accepted"), "False/Invalid")
 }
 
+// Several BackendConfigPolicies on one Service merge field by field: each
+// top-level field whole from the first policy setting it (higher weight
+// first, then older), the fields of `dns` one by one; the others fill what
+// it leaves unset, and none is Conflicted.
+// Source: kgateway-dev/kgateway pkg/kgateway/extensions2/plugins/
+// backendconfigpolicy/merge.go @ 934d0c38d3c7 (mergeBackendConfigPolicies:
+// one merge per field, dns.refreshRate and dns.jitter apart; its test
+// TestMergeOlderWinsPerField), pkg/kgateway/translator/irtranslator/
+// backend.go @ 0451ae1c489c (applyBasePolicies: the attached policies
+// merged into one before ProcessBackend).
+func TestDocsKgatewayBackendConfigPolicyMergesPerField(t *testing.T) {
+	c := labelledCRD("gateway.kgateway.dev", "BackendConfigPolicy", "backendconfigpolicies", "Direct")
+	const w = "kgateway.dev/policy-weight"
+	svc := `targetRefs: [{group: "", kind: Service, name: s1}]`
+	older := pol(kgwV, "BackendConfigPolicy", "older", 0, svc+`
+connectTimeout: 5s
+dns: {refreshRate: 10s}`)
+	newer := pol(kgwV, "BackendConfigPolicy", "newer", 1, svc+`
+connectTimeout: 9s
+perConnectionBufferLimitBytes: 1024
+dns: {refreshRate: 60s, jitter: 1s}`)
+
+	res := compute(t, engine.Options{}, c, docsTopo, older, newer)
+	want(t, "same weight", effective(t, res, "BackendConfigPolicy", dS1),
+		[]string{`{"connectTimeout":"5s","dns":{"jitter":"1s","refreshRate":"10s"},"perConnectionBufferLimitBytes":1024}`})
+	want(t, "older", status(t, res, "older", "Programmed"), "True/Programmed")
+	want(t, "newer accepted", status(t, res, "newer", "Accepted"), "True/Accepted")
+	want(t, "newer", status(t, res, "newer", "Programmed"), "True/PartiallyProgrammed")
+
+	// A higher weight ranks the newer first.
+	res = compute(t, engine.Options{}, c, docsTopo, older, weighted(newer, w, "5"))
+	want(t, "newer weighs more", effective(t, res, "BackendConfigPolicy", dS1),
+		[]string{`{"connectTimeout":"9s","dns":{"jitter":"1s","refreshRate":"60s"},"perConnectionBufferLimitBytes":1024}`})
+	want(t, "lighter older", status(t, res, "older", "Programmed"), "False/Overridden")
+}
+
+// HTTPListenerPolicies on one Gateway merge as ListenerPolicies'
+// httpSettings do: each field whole from the first policy setting it
+// (higher weight first, then older), the others filling the rest; none is
+// Conflicted.
+// Source: kgateway-dev/kgateway pkg/kgateway/extensions2/plugins/
+// httplistenerpolicy/httplistener_plugin.go @ 32362ea9e918 (the spec
+// wrapped as a ListenerPolicy's default.httpSettings; MergePolicies with
+// listenerpolicy.MergePolicies).
+func TestDocsKgatewayHTTPListenerPolicyMergesPerField(t *testing.T) {
+	c := labelledCRD("gateway.kgateway.dev", "HTTPListenerPolicy", "httplistenerpolicies", "Direct")
+	const w = "kgateway.dev/policy-weight"
+	older := pol(kgwV, "HTTPListenerPolicy", "older", 0, `targetRefs: [`+gwRef+`]
+xffNumTrustedHops: 2
+accessLog: [{fileSink: {path: /dev/stdout}}]`)
+	newer := pol(kgwV, "HTTPListenerPolicy", "newer", 1, `targetRefs: [`+gwRef+`]
+xffNumTrustedHops: 5
+useRemoteAddress: false`)
+
+	res := compute(t, engine.Options{}, c, docsTopo, older, newer)
+	want(t, "same weight", effective(t, res, "HTTPListenerPolicy", dG1),
+		[]string{`{"accessLog":[{"fileSink":{"path":"/dev/stdout"}}],"useRemoteAddress":false,"xffNumTrustedHops":2}`})
+	want(t, "newer accepted", status(t, res, "newer", "Accepted"), "True/Accepted")
+	want(t, "newer", status(t, res, "newer", "Programmed"), "True/PartiallyProgrammed")
+
+	res = compute(t, engine.Options{}, c, docsTopo, older, weighted(newer, w, "1"))
+	want(t, "newer weighs more", effective(t, res, "HTTPListenerPolicy", dG1),
+		[]string{`{"accessLog":[{"fileSink":{"path":"/dev/stdout"}}],"useRemoteAddress":false,"xffNumTrustedHops":5}`})
+	want(t, "lighter older", status(t, res, "older", "Programmed"), "True/PartiallyProgrammed")
+}
+
 // ---------------------------------------------------------------- Istio
 
 // RequestAuthentication, WasmPlugin and EnvoyFilter: every policy that

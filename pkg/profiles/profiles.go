@@ -433,11 +433,22 @@ var builtin = func() []policy.Profile {
 			PortSelection: policy.PortSelection{List: "perPort", Key: "port", Value: "listener", Default: "default"},
 			Ancestor:      policy.AncestorGatewayObject,
 		}),
+		// kgateway reads each HTTPListenerPolicy as a ListenerPolicy whose
+		// default.httpSettings is its spec, and merges those as
+		// ListenerPolicies: each field from the first policy setting it
+		// (weight, then age), none rejected. It targets whole Gateways.
 		entry(KGateway, "gateway.kgateway.dev", "HTTPListenerPolicy", "Direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(gateway), Ancestor: policy.AncestorGatewayObject,
+			SameLevel: policy.SameLevelOldestFirst, WeightAnnotation: "kgateway.dev/policy-weight",
+			NamedRules: []string{"."},
 		}),
+		// The policies on one backend merge as TrafficPolicies do at one
+		// target (weight, then age): each top-level field whole from the
+		// first that sets it, `dns` one level deeper; none is rejected.
 		entry(KGateway, "gateway.kgateway.dev", "BackendConfigPolicy", "Direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(service, gk("gateway.kgateway.dev", "Backend")),
+			SameLevel: policy.SameLevelOldestFirst, WeightAnnotation: "kgateway.dev/policy-weight",
+			NamedRules: []string{".", "dns"},
 		}),
 	}
 }()
