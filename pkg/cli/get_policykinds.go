@@ -117,6 +117,9 @@ type policyKindItem struct {
 	// Controllers are the controllerName values of the GatewayClasses
 	// whose Gateways the kind's implementation serves; absent: any.
 	Controllers []string `json:"controllers,omitempty"`
+	// EffectiveListeners are the conditions a listener must meet to be an
+	// effective target ("hostname", "tls-terminate"); absent: any.
+	EffectiveListeners []string `json:"effectiveListeners,omitempty"`
 	// ConflictScope is "policy" when a policy rejected at one target is
 	// rejected at all of them; absent: at that target only ("target").
 	ConflictScope string `json:"conflictScope,omitempty"`
@@ -341,6 +344,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if len(k.Controllers) > 0 {
 		parts = append(parts, origin(policy.SettingControllers, "controllers="+policy.ControllersString(k.Controllers)))
 	}
+	if len(k.EffectiveListeners) > 0 {
+		parts = append(parts, origin(policy.SettingEffectiveListeners, "effective-listeners="+policy.EffectiveListenersString(k.EffectiveListeners)))
+	}
 	if k.ConflictScopePolicy {
 		parts = append(parts, origin(policy.SettingConflictScope, "conflict-scope=policy"))
 	}
@@ -459,6 +465,7 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 		it.WaypointTargets = "istio"
 	}
 	it.Controllers = k.Controllers
+	it.EffectiveListeners = k.EffectiveListeners
 	if k.PortSelection.Enabled() {
 		it.PortSelection = k.PortSelection.String()
 	}

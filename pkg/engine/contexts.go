@@ -455,13 +455,43 @@ func (d *kindDP) effectiveNodes(only map[topology.NodeID]bool) []topology.NodeID
 				continue
 			}
 			for _, sn := range d.c.graph.Sections(n) {
-				if (only == nil || only[sn]) && !d.c.delegating(sn) {
+				if (only == nil || only[sn]) && !d.c.delegating(sn) && d.listenerQualifies(sn) {
 					out = append(out, sn)
 				}
 			}
 		}
 	}
 	return out
+}
+
+// listenerQualifies reports whether section node n meets the kind's
+// listener conditions (policy.Kind.EffectiveListeners) when it is a
+// listener; any other section does.
+func (d *kindDP) listenerQualifies(n topology.NodeID) bool {
+	if len(d.kind.EffectiveListeners) == 0 {
+		return true
+	}
+	ref := d.c.graph.Node(n).Ref
+	if gk := ref.GroupKind(); gk != topology.KindGateway && gk != topology.KindListenerSet {
+		return true
+	}
+	l, ok := d.c.listenerPorts[ref]
+	if !ok {
+		return false
+	}
+	for _, cond := range d.kind.EffectiveListeners {
+		switch cond {
+		case policy.ListenerHostname:
+			if l.hostname == "" {
+				return false
+			}
+		case policy.ListenerTLSTerminate:
+			if !l.tlsTerminate {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // collect builds one Effective per effective target of nodes, one Context
@@ -685,6 +715,10 @@ func (d *kindDP) directTargets(n topology.NodeID) []topology.NodeID {
 	if d.c.adm != nil {
 		// A child rule kgateway drops everywhere is no target.
 		out = slices.DeleteFunc(slices.Clone(out), d.c.unreachedRule)
+	}
+	if len(d.kind.EffectiveListeners) > 0 {
+		// Nor a listener the kind's implementation leaves alone.
+		out = slices.DeleteFunc(slices.Clone(out), func(t topology.NodeID) bool { return !d.listenerQualifies(t) })
 	}
 	switch {
 	case d.throughWaypoints():

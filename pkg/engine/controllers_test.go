@@ -135,3 +135,56 @@ func TestControllersScopeTargets(t *testing.T) {
 		t.Error("on-both with controllers any: no context through othergw")
 	}
 }
+
+// effectiveListeners lists the listeners (section names) of kind with
+// an effective policy.
+func effectiveListeners(res *engine.Result, kind string) []string {
+	var out []string
+	for _, e := range res.Effective {
+		if e.Kind.GroupKind.Kind == kind && e.Target.SectionName != "" && len(e.Contexts) > 0 {
+			out = append(out, e.Target.SectionName)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Kuadrant's DNSPolicy acts on the listeners with a hostname, its
+// TLSPolicy on those terminating TLS with Secrets of their own namespace
+// (a tls block in Terminate mode, the default, naming core Secrets), a
+// hostname too: a policy on the whole Gateway has effective policies
+// there only; one on a listener that does not qualify has none.
+// Source: KO ae698811 internal/controller/effective_dnspolicies_reconciler.go
+// ("listener has no hostname assigned, skipping"),
+// effective_tls_policies_reconciler.go (validateGatewayListenerBlock).
+func TestKuadrantEffectiveListeners(t *testing.T) {
+	topo := `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: default}
+spec:
+  gatewayClassName: istio
+  listeners:
+  - {name: http, protocol: HTTP, port: 80}
+  - {name: plain-host, protocol: HTTP, port: 8080, hostname: b.example.com}
+  - {name: https, protocol: HTTPS, port: 443, hostname: a.example.com, tls: {certificateRefs: [{name: a-cert}]}}
+  - {name: passthrough, protocol: TLS, port: 8443, hostname: c.example.com, tls: {mode: Passthrough}}
+  - {name: other-ns, protocol: HTTPS, port: 9443, hostname: d.example.com, tls: {certificateRefs: [{name: d-cert, namespace: certs}]}}
+  - {name: no-host, protocol: HTTPS, port: 10443, tls: {certificateRefs: [{name: e-cert}]}}
+`
+	gw := "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw}"
+	res := compute(t, engine.Options{}, crd("kuadrant.io", "DNSPolicy", "dnspolicies"), crd("kuadrant.io", "TLSPolicy", "tlspolicies"), topo,
+		pol("kuadrant.io/v1", "DNSPolicy", "dns", 0, gw+"\nloadBalancing: {weight: 1}"),
+		pol("kuadrant.io/v1", "TLSPolicy", "tls", 0, gw+"\nissuerRef: {name: issuer}"),
+		pol("kuadrant.io/v1", "TLSPolicy", "tls-http", 1, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: http}\nissuerRef: {name: other}"))
+	want(t, "DNSPolicy listeners", effectiveListeners(res, "DNSPolicy"), []string{"https", "other-ns", "passthrough", "plain-host"})
+	want(t, "TLSPolicy listeners", effectiveListeners(res, "TLSPolicy"), []string{"https"})
+	want(t, "tls-http", status(t, res, "tls-http", "Accepted"), "True/Accepted")
+	want(t, "tls-http Programmed", condition(t, res, "tls-http", "Programmed").Message,
+		"Policy is programmed; listener Gateway default/gw#http is none its implementation acts on (it needs a hostname and TLS terminated with Secrets of its own namespace)")
+	for _, e := range res.Effective {
+		if e.Kind.GroupKind.Kind == "TLSPolicy" && e.Target.SectionName == "http" && len(e.Contexts) > 0 {
+			t.Errorf("TLSPolicy effective at listener http: %v", e.Contexts[0].Spec)
+		}
+	}
+}

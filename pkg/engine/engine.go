@@ -268,7 +268,7 @@ func newComputation(opts Options, objs []Object) *computation {
 		if (k.Untargeted.Mode != policy.UntargetedNone || len(k.CARefs.ByController) > 0 || k.WaypointTargets || len(k.Controllers) > 0) && c.gateways == nil {
 			c.gateways, c.classControllers = readGateways(topoObjs)
 		}
-		if (k.RejectSharedPort || k.ObjectRefsOnListeners() || k.ValueRangesOnListeners() || k.ValidationsOnListeners() || k.RequirementsOnListeners() || k.PortSelection.Enabled()) && c.listenerPorts == nil {
+		if (k.RejectSharedPort || len(k.EffectiveListeners) > 0 || k.ObjectRefsOnListeners() || k.ValueRangesOnListeners() || k.ValidationsOnListeners() || k.RequirementsOnListeners() || k.PortSelection.Enabled()) && c.listenerPorts == nil {
 			c.listenerPorts = readListenerPorts(topoObjs)
 		}
 		if k.ValidationsReadListener() && c.routeFacts == nil {

@@ -800,6 +800,14 @@ limits:
 	want(t, "grpc", status(t, res, "grpc", "Accepted"), "False/Invalid")
 }
 
+// tlsListenersTopo is docsTopo with g1's listeners (http, admin) serving
+// HTTPS for a hostname each, terminating TLS with Secrets of their own
+// namespace: listeners Kuadrant's DNSPolicy and TLSPolicy act on.
+var tlsListenersTopo = strings.Replace(docsTopo,
+	"listeners: [{name: http, protocol: HTTP, port: 80}, {name: admin, protocol: HTTP, port: 8080}]",
+	"listeners: [{name: http, protocol: HTTPS, port: 443, hostname: a.example.com, tls: {certificateRefs: [{name: a-cert}]}}, "+
+		"{name: admin, protocol: HTTPS, port: 8443, hostname: admin.example.com, tls: {mode: Terminate, certificateRefs: [{group: \"\", kind: Secret, name: admin-cert}]}}]", 1)
+
 // Listener-level Direct kinds: a policy on a whole Gateway covers its
 // listeners; a policy on a listener beats it there and both stay Accepted;
 // of two policies on the same target the older wins and the newer is
@@ -838,7 +846,7 @@ func TestDocsListenerKindsSectionBeatsGatewayOldestWins(t *testing.T) {
 			} else {
 				target, listener = "targetRefs: ["+target+"]", "targetRefs: ["+listener+"]"
 			}
-			res := compute(t, engine.Options{}, c, docsTopo,
+			res := compute(t, engine.Options{}, c, tlsListenersTopo,
 				pol(tc.version, tc.kind, "gw", 0, target+"\n"+fmt.Sprintf(tc.body, 1)),
 				pol(tc.version, tc.kind, "gw-newer", 1, target+"\n"+fmt.Sprintf(tc.body, 2)),
 				pol(tc.version, tc.kind, "listener", 2, listener+"\n"+fmt.Sprintf(tc.body, 3)))
@@ -877,7 +885,7 @@ func TestDocsKuadrantSameSecondNotRejected(t *testing.T) {
 			if group == "gateway.solo.io" {
 				target = "targetRefs: [" + gwRef + "]"
 			}
-			res := compute(t, engine.Options{}, crd(group, tc.kind, tc.plural), docsTopo,
+			res := compute(t, engine.Options{}, crd(group, tc.kind, tc.plural), tlsListenersTopo,
 				pol(tc.version, tc.kind, "b-later", 0, target+"\n"+fmt.Sprintf(tc.body, 2)),
 				pol(tc.version, tc.kind, "a-first", 0, target+"\n"+fmt.Sprintf(tc.body, 1)),
 				pol(tc.version, tc.kind, "c-newer", 1, target+"\n"+fmt.Sprintf(tc.body, 3)))
@@ -907,10 +915,10 @@ func TestDocsKuadrantTiesEdges(t *testing.T) {
 	undated := func(name string, w int) string {
 		return fmt.Sprintf("apiVersion: kuadrant.io/v1\nkind: DNSPolicy\nmetadata: {name: %s, namespace: default}\nspec:\n  targetRef: %s\n  loadBalancing: {weight: %d}\n", name, gwRef, w)
 	}
-	res := compute(t, engine.Options{}, c, docsTopo, undated("a", 1), undated("b", 2))
+	res := compute(t, engine.Options{}, c, tlsListenersTopo, undated("a", 1), undated("b", 2))
 	want(t, "b undated", status(t, res, "b", "Accepted"), "False/Conflicted")
 	disjoint := strings.Replace(c, "metadata: {name: dnspolicies.kuadrant.io}", `metadata: {name: dnspolicies.kuadrant.io, annotations: {attache.dev/same-level: merge-disjoint}}`, 1)
-	res = compute(t, engine.Options{}, disjoint, docsTopo,
+	res = compute(t, engine.Options{}, disjoint, tlsListenersTopo,
 		pol("kuadrant.io/v1", "DNSPolicy", "a", 0, "targetRef: "+gwRef+"\nloadBalancing: {weight: 1}"))
 	want(t, "a under merge-disjoint", status(t, res, "a", "Accepted"), "True/Accepted")
 }

@@ -18,6 +18,9 @@ type listenerPort struct {
 	hostname    string
 	proto       string
 	passthrough bool
+	// tlsTerminate: it terminates TLS with Secrets of its own namespace
+	// (policy.ListenerTLSTerminate).
+	tlsTerminate bool
 }
 
 // readListenerPorts reads the port and protocol of every listener of the
@@ -51,7 +54,8 @@ func readListenerPorts(objs []*unstructured.Unstructured) map[topology.Ref]liste
 			}
 			ref := topology.Ref{Group: gk.Group, Kind: gk.Kind, Namespace: u.GetNamespace(), Name: u.GetName(), SectionName: name}
 			mode, _, _ := unstructured.NestedString(m, "tls", "mode")
-			out[ref] = listenerPort{port: port, http: proto == "HTTP", hostname: host, proto: proto, passthrough: mode == "Passthrough"}
+			out[ref] = listenerPort{port: port, http: proto == "HTTP", hostname: host, proto: proto, passthrough: mode == "Passthrough",
+				tlsTerminate: terminatesWithOwnSecrets(m, u.GetNamespace())}
 		}
 	}
 	return out
@@ -152,4 +156,37 @@ func (c *computation) sections(id topology.NodeID) []topology.Ref {
 		}
 	}
 	return out
+}
+
+// terminatesWithOwnSecrets reports whether listener m (of an object in
+// namespace ns) terminates TLS with certificates of its own namespace:
+// a tls block whose mode is Terminate (the API server's default when
+// unset), with certificateRefs, each a core Secret (group "" or "core",
+// kind Secret, as defaulted) in ns. This is the listener Kuadrant's
+// TLSPolicy issues certificates for (validateGatewayListenerBlock).
+func terminatesWithOwnSecrets(m map[string]any, ns string) bool {
+	tls, ok := m["tls"].(map[string]any)
+	if !ok {
+		return false
+	}
+	if mode, _ := tls["mode"].(string); mode != "" && mode != "Terminate" {
+		return false
+	}
+	refs, _ := tls["certificateRefs"].([]any)
+	if len(refs) == 0 {
+		return false
+	}
+	for _, r := range refs {
+		rm, ok := r.(map[string]any)
+		if !ok {
+			return false
+		}
+		group, _ := rm["group"].(string)
+		kind, _ := rm["kind"].(string)
+		refNs, _ := rm["namespace"].(string)
+		if (group != "" && group != "core") || (kind != "" && kind != "Secret") || (refNs != "" && refNs != ns) {
+			return false
+		}
+	}
+	return true
 }

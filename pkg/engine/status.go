@@ -829,7 +829,36 @@ func (c *computation) conflictMessage(a *attachment) string {
 // PartiallyProgrammed.
 func (c *computation) programmed(ps *pstate, a *attachment) Condition {
 	cond := c.programmedFrom(a.reach, len(a.affects) == 0, func() string { return c.cachedLossSummary(&a.lossMsg, []*attachment{a}) })
+	if a.reach.Contexts == 0 && len(ps.p.Kind.EffectiveListeners) > 0 {
+		if why := c.listenersLeftAlone(ps.p.Kind, a.ref.At); why != "" {
+			cond.Message = "Policy is programmed; " + why
+		}
+	}
 	return c.withReplacedBelow(cond, []*attachment{a})
+}
+
+// listenersLeftAlone says why a policy of kind k on target at (a listener,
+// or a Gateway or ListenerSet) has no effective target: the listeners
+// there meet none of the kind's listener conditions
+// (Kind.EffectiveListeners). "" for any other target.
+func (c *computation) listenersLeftAlone(k *policy.Kind, at topology.Ref) string {
+	gk := at.GroupKind()
+	if gk != topology.KindGateway && gk != topology.KindListenerSet {
+		return ""
+	}
+	var needs []string
+	for _, cond := range k.EffectiveListeners {
+		switch cond {
+		case policy.ListenerHostname:
+			needs = append(needs, "a hostname")
+		case policy.ListenerTLSTerminate:
+			needs = append(needs, "TLS terminated with Secrets of its own namespace")
+		}
+	}
+	if at.IsSection() {
+		return fmt.Sprintf("listener %s is none its implementation acts on (it needs %s)", at.Short(), strings.Join(needs, " and "))
+	}
+	return fmt.Sprintf("no listener of %s is one its implementation acts on (they need %s)", at.Short(), strings.Join(needs, " and "))
 }
 
 // cachedLossSummary is lossSummary, kept in *cache until the losses change.

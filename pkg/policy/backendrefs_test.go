@@ -100,3 +100,17 @@ func TestControllersSetting(t *testing.T) {
 		t.Errorf("controllers any = %v, want none, serving every controller", k.Controllers)
 	}
 }
+
+// Listener conditions: read from the annotation on a kind whose effective
+// targets are Gateway listeners, deduplicated; "any" for none.
+func TestEffectiveListenersSetting(t *testing.T) {
+	k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{
+		AnnotationTargetKinds: "Gateway.gateway.networking.k8s.io", AnnotationEffectiveSectionKinds: "Gateway.gateway.networking.k8s.io",
+		AnnotationEffectiveListeners: "tls-terminate, hostname, tls-terminate"}), nil)
+	if fmt.Sprint(k.EffectiveListeners) != "[tls-terminate hostname]" || k.Origins[SettingEffectiveListeners] != FromAnnotation {
+		t.Errorf("effective listeners = %v (origin %q), want [tls-terminate hostname] from the annotation", k.EffectiveListeners, k.Origins[SettingEffectiveListeners])
+	}
+	if got, err := ParseEffectiveListeners("any"); err != nil || got != nil || EffectiveListenersString(got) != "any" {
+		t.Errorf("any = %v, %v; want none", got, err)
+	}
+}

@@ -169,6 +169,12 @@ type Kind struct {
 	// target it nor take effect through it. Empty: any (a class not
 	// among the objects counts as the implementation's too).
 	Controllers []string
+	// EffectiveListeners are conditions a listener must meet to be an
+	// effective target of the kind (ListenerHostname,
+	// ListenerTLSTerminate): Kuadrant's DNSPolicy makes records for
+	// listeners with a hostname only, its TLSPolicy certificates for
+	// those terminating TLS with their own Secrets. Empty: any listener.
+	EffectiveListeners []string
 	// DelegationPriority says whose policies win across route delegation
 	// (kgateway's kgateway.dev/inherited-policy-priority on the parent
 	// route); unset: the child's.
@@ -356,6 +362,7 @@ type Spec struct {
 	DelegationPriority    DelegationPriority
 	WaypointTargets       bool
 	Controllers           []string
+	EffectiveListeners    []string
 	ConflictScopePolicy   bool
 	RejectRouteOverlap    bool
 	FilterAttachment      bool
@@ -434,6 +441,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingDelegationPriority, s.DelegationPriority.Enabled(), func() { k.DelegationPriority = s.DelegationPriority.clone() })
 	set(SettingWaypointTargets, s.WaypointTargets, func() { k.WaypointTargets = true })
 	set(SettingControllers, len(s.Controllers) > 0, func() { k.Controllers = slices.Clone(s.Controllers) })
+	set(SettingEffectiveListeners, len(s.EffectiveListeners) > 0, func() { k.EffectiveListeners = slices.Clone(s.EffectiveListeners) })
 	set(SettingConflictScope, s.ConflictScopePolicy, func() { k.ConflictScopePolicy = s.ConflictScopePolicy })
 	set(SettingRouteOverlap, s.RejectRouteOverlap, func() { k.RejectRouteOverlap = s.RejectRouteOverlap })
 	set(SettingFilterAttachment, s.FilterAttachment, func() { k.FilterAttachment = s.FilterAttachment })
@@ -641,6 +649,14 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingDelegationPriority, "parents' policies win over children's only where policies merge down a hierarchy through HTTPRoutes: an Inherited kind, composition merge, defaults strategies only (no none, no overrides), no unsupported fields, HTTPRoute and no Namespace in the hierarchy")
 		}
 	}
+	for _, c := range k.EffectiveListeners {
+		if _, err := ParseEffectiveListeners(c); err != nil {
+			return settingErrorf(SettingEffectiveListeners, "%v", err)
+		}
+	}
+	if len(k.EffectiveListeners) > 0 && !k.IsEffectiveSection(topology.KindGateway) && !k.IsEffectiveSection(topology.KindListenerSet) {
+		return settingErrorf(SettingEffectiveListeners, "listener conditions need listeners among the effective targets (Gateway or ListenerSet sections)")
+	}
 	for _, ctl := range k.Controllers {
 		if err := validateControllerName(ctl); err != nil {
 			return settingErrorf(SettingControllers, "%v", err)
@@ -838,6 +854,7 @@ var annotationOf = map[string]string{
 	SettingDelegationPriority:    AnnotationDelegationPriority,
 	SettingWaypointTargets:       AnnotationWaypointTargets,
 	SettingControllers:           AnnotationControllers,
+	SettingEffectiveListeners:    AnnotationEffectiveListeners,
 	SettingConflictScope:         AnnotationConflictScope,
 	SettingRouteOverlap:          AnnotationRouteOverlap,
 	SettingFilterAttachment:      AnnotationFilterAttachment,
@@ -867,7 +884,7 @@ var allSettings = []string{
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingSameLevelTies, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingAncestorLimit, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingSectionNames, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingWeightAnnotation,
-	SettingDelegationPriority, SettingWaypointTargets, SettingControllers, SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
+	SettingDelegationPriority, SettingWaypointTargets, SettingControllers, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingClusterIPRouting, SettingObjectRefs,
 	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingValidations, SettingFeatureGates,
 }
@@ -1017,6 +1034,10 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationOverriddenBy, SettingOverriddenBy, func(v string) (err error) { k.OverriddenByPresence, err = parseOverriddenBy(v); return }},
 		{AnnotationWeightAnnotation, SettingWeightAnnotation, func(v string) error { k.WeightAnnotation = strings.TrimSpace(v); return nil }},
 		{AnnotationControllers, SettingControllers, func(v string) (err error) { k.Controllers, err = ParseControllers(v); return }},
+		{AnnotationEffectiveListeners, SettingEffectiveListeners, func(v string) (err error) {
+			k.EffectiveListeners, err = ParseEffectiveListeners(v)
+			return
+		}},
 		{AnnotationWaypointTargets, SettingWaypointTargets, func(v string) (err error) {
 			k.WaypointTargets, err = parseChoice(v, "istio", "none", "waypoint-targets rule")
 			return

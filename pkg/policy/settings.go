@@ -214,6 +214,10 @@ const (
 	// implementation serves, or "any" (default):
 	// "gateway.envoyproxy.io/gatewayclass-controller".
 	AnnotationControllers = "attache.dev/controllers"
+	// AnnotationEffectiveListeners lists (comma separated) conditions a
+	// listener must meet to be an effective target of the kind
+	// ("hostname", "tls-terminate"), or "any" (default).
+	AnnotationEffectiveListeners = "attache.dev/effective-listeners"
 	// AnnotationDelegationPriority ("none", the default, or
 	// "<annotation> parent=<values> [child=<values>]") says whose policies
 	// win across route delegation: the child route's, unless the
@@ -360,6 +364,7 @@ const (
 	SettingDelegationPriority    = "delegationPriority"
 	SettingWaypointTargets       = "waypointTargets"
 	SettingControllers           = "controllers"
+	SettingEffectiveListeners    = "effectiveListeners"
 	SettingConflictScope         = "conflictScope"
 	SettingRouteOverlap          = "routeOverlap"
 	SettingFilterAttachment      = "filterAttachment"

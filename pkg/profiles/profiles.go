@@ -353,8 +353,14 @@ var builtin = func() []policy.Profile {
 		// targetRefs is strictly older (dnspolicies_validator.go,
 		// tlspolicies_validator.go isConflict: CreationTimestamp.Before):
 		// policies created in the same second both stand.
-		withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "DNSPolicy", "direct", policy.SameLevelOldestWins, gateway)),
-		withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "TLSPolicy", "direct", policy.SameLevelOldestWins, gateway)),
+		// DNSPolicy makes records for the listeners with a hostname only
+		// (effective_dnspolicies_reconciler.go: "listener has no hostname
+		// assigned, skipping"); TLSPolicy certificates for those that
+		// terminate TLS with Secrets of their own namespace
+		// (effective_tls_policies_reconciler.go,
+		// validateGatewayListenerBlock).
+		withEffectiveListeners(withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "DNSPolicy", "direct", policy.SameLevelOldestWins, gateway)), policy.ListenerHostname),
+		withEffectiveListeners(withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "TLSPolicy", "direct", policy.SameLevelOldestWins, gateway)), policy.ListenerHostname, policy.ListenerTLSTerminate),
 		// Kuadrant's extension kinds that feed its data plane directly
 		// (the translated PlanPolicy and OIDCPolicy are not policy kinds
 		// here). TelemetryPolicy: each adds its metric labels to its
@@ -452,6 +458,13 @@ var builtin = func() []policy.Profile {
 		}),
 	}
 }()
+
+// withEffectiveListeners declares the conditions a listener must meet
+// to be an effective target of a profile's kind.
+func withEffectiveListeners(p policy.Profile, conds ...string) policy.Profile {
+	p.Spec.EffectiveListeners = conds
+	return p
+}
 
 // withBackendRefs declares where a profile's kind names backends it sends
 // traffic to itself.

@@ -1,0 +1,52 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Listener conditions a kind may ask of the listeners it takes effect on
+// (Kind.EffectiveListeners).
+const (
+	// ListenerHostname: the listener has a hostname.
+	ListenerHostname = "hostname"
+	// ListenerTLSTerminate: the listener terminates TLS with certificates
+	// of its own namespace: a tls block whose mode is Terminate (the API
+	// server's default), with certificateRefs, each a core Secret in the
+	// listener's namespace.
+	ListenerTLSTerminate = "tls-terminate"
+)
+
+// listenerConditions are the conditions known, in the order shown.
+var listenerConditions = []string{ListenerHostname, ListenerTLSTerminate}
+
+// ParseEffectiveListeners reads the annotation
+// attache.dev/effective-listeners: conditions separated by commas
+// (hostname, tls-terminate), or "any" (nil).
+func ParseEffectiveListeners(v string) ([]string, error) {
+	v = strings.TrimSpace(v)
+	if v == "" || v == "any" {
+		return nil, nil
+	}
+	var out []string
+	for _, c := range strings.Split(v, ",") {
+		c = strings.TrimSpace(c)
+		if !slices.Contains(listenerConditions, c) {
+			return nil, fmt.Errorf("listener condition %q is not one of %s", c, strings.Join(listenerConditions, ", "))
+		}
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// EffectiveListenersString renders a kind's listener conditions as the
+// annotation value ("any" for none).
+func EffectiveListenersString(cs []string) string {
+	if len(cs) == 0 {
+		return "any"
+	}
+	return strings.Join(cs, ",")
+}
