@@ -86,6 +86,9 @@ type policyKindItem struct {
 	// NoSectionNames: the kind's targetRefs have no sectionName (the API
 	// server drops one; a reference names the whole object).
 	NoSectionNames bool `json:"noSectionNames,omitempty"`
+	// EmptyTargetGroup is "core" when a targetRef without group names the
+	// core group; absent: the one known kind of that name ("resolve").
+	EmptyTargetGroup string `json:"emptyTargetGroup,omitempty"`
 	// UntargetedScope: what a policy without targetRefs applies to
 	// ("istio", "istio:<root namespace>"); absent: nothing (Invalid).
 	UntargetedScope string `json:"untargetedScope,omitempty"`
@@ -308,6 +311,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.NoSectionNames {
 		parts = append(parts, origin(policy.SettingSectionNames, "no-section-names"))
 	}
+	if k.EmptyTargetGroupCore {
+		parts = append(parts, origin(policy.SettingEmptyTargetGroup, "empty-target-group=core"))
+	}
 	switch {
 	case k.MaxTargetRefs < 0:
 		parts = append(parts, origin(policy.SettingMaxTargetRefs, "max-target-refs=none"))
@@ -454,6 +460,7 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 		MaxTargetRefs:         k.MaxTargetRefs,
 		NoStanzas:             k.NoStanzas,
 		NoSectionNames:        k.NoSectionNames,
+		EmptyTargetGroup:      map[bool]string{true: "core"}[k.EmptyTargetGroupCore],
 		WeightAnnotation:      k.WeightAnnotation,
 		Profile:               k.Implementation,
 		Origins:               make(map[string]string, len(k.Origins)),

@@ -710,7 +710,11 @@ func (c *computation) resolve(ps *pstate) {
 				continue
 			}
 			if !p.Kind.AllowsTarget(gk) {
-				c.invalidTarget(ps, t, targetRef(t), fmt.Sprintf("kind %s is not a target kind of %s (allowed: %s)", gk, p.Kind, kindList(p.Kind.TargetKinds)))
+				msg := fmt.Sprintf("kind %s is not a target kind of %s (allowed: %s)", gk, p.Kind, kindList(p.Kind.TargetKinds))
+				if gk.Group == "" && p.Kind.EmptyTargetGroupCore && slices.ContainsFunc(p.Kind.TargetKinds, func(a topology.GroupKind) bool { return a.Kind == gk.Kind }) {
+					msg += "; a targetRef without group names the core group: give the group"
+				}
+				c.invalidTarget(ps, t, targetRef(t), msg)
 				continue
 			}
 			if t.Selector != nil {

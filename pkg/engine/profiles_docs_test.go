@@ -1392,6 +1392,27 @@ func TestDocsIstioSectionNameDropped(t *testing.T) {
 	}
 }
 
+// An Istio targetRef without group names the core group
+// (PolicyTargetReference: "empty string for core"), so {kind: Gateway}
+// names no Gateway API Gateway: istiod's webhook refuses it
+// (validatePolicyTargetReference), and without the webhook it matches
+// nothing (ShouldAttachPolicy compares group and kind). attache says
+// Invalid, with a hint; a Service without group is the core Service, as
+// before. Kinds of other implementations still resolve a bare kind.
+func TestDocsIstioTargetRefWithoutGroup(t *testing.T) {
+	const v = "security.istio.io/v1"
+	res := compute(t, engine.Options{}, crd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"), istioTopo,
+		"---\napiVersion: v1\nkind: Service\nmetadata: {name: svc, namespace: default}\nspec: {ports: [{port: 80}]}\n",
+		pol(v, "AuthorizationPolicy", "no-group", 0, "targetRefs: [{kind: Gateway, name: ingress}]\naction: DENY\nrules: [{}]"),
+		pol(v, "AuthorizationPolicy", "service", 1, "targetRefs: [{kind: Service, name: svc}]\naction: DENY\nrules: [{}]"))
+	want(t, "no-group", status(t, res, "no-group", "Accepted"), "False/Invalid")
+	if msg := condition(t, res, "no-group", "Accepted").Message; !strings.Contains(msg, "kind Gateway is not a target kind of AuthorizationPolicy.security.istio.io") ||
+		!strings.Contains(msg, "a targetRef without group names the core group: give the group") {
+		t.Errorf("no-group: %q", msg)
+	}
+	want(t, "service (core by default)", status(t, res, "service", "Accepted") != "False/Invalid", true)
+}
+
 // kgateway's ListenerPolicy keeps its configuration in a spec field named
 // `default` (ListenerDefaultConfig), not GEP-713's defaults stanza: its
 // profile says the kind has no stanzas, so the field is part of the spec,

@@ -114,3 +114,19 @@ func TestEffectiveListenersSetting(t *testing.T) {
 		t.Errorf("any = %v, %v; want none", got, err)
 	}
 }
+
+// A targetRef without group: the one known kind of that name by default;
+// the core group with empty-target-group core (Istio).
+func TestEmptyTargetGroupSetting(t *testing.T) {
+	for _, tc := range []struct{ ann, wantGroup string }{{"", "gateway.networking.k8s.io"}, {"resolve", "gateway.networking.k8s.io"}, {"core", ""}} {
+		ann := map[string]string{AnnotationTargetKinds: "Gateway.gateway.networking.k8s.io"}
+		if tc.ann != "" {
+			ann[AnnotationEmptyTargetGroup] = tc.ann
+		}
+		k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), ann), nil)
+		p := parse(t, k, `{"targetRefs": [{"kind": "Gateway", "name": "gw"}]}`)
+		if len(p.Targets) != 1 || p.Targets[0].Group != tc.wantGroup {
+			t.Errorf("empty-target-group %q: targets %+v, want group %q", tc.ann, p.Targets, tc.wantGroup)
+		}
+	}
+}

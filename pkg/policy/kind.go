@@ -122,6 +122,11 @@ type Kind struct {
 	// reference's sectionName is read as absent, the reference naming the
 	// whole object, and reported in Policy.Ignored (Istio's kinds).
 	NoSectionNames bool
+	// EmptyTargetGroupCore: a targetRef without group names the core
+	// group, as Istio's PolicyTargetReference reads it (its webhook
+	// refuses {kind: Gateway} without group); otherwise a kind written
+	// without group is the one known kind of that name.
+	EmptyTargetGroupCore bool
 	// Untargeted says what a policy without targetRefs applies to (by
 	// default nothing: it is Invalid).
 	Untargeted UntargetedScope
@@ -353,6 +358,7 @@ type Spec struct {
 	MaxTargetRefs         int
 	NoStanzas             bool
 	NoSectionNames        bool
+	EmptyTargetGroupCore  bool
 	Untargeted            UntargetedScope
 	PortSelection         PortSelection
 	RejectSharedPort      bool
@@ -432,6 +438,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingMaxTargetRefs, s.MaxTargetRefs != 0, func() { k.MaxTargetRefs = s.MaxTargetRefs })
 	set(SettingStanzas, all || s.NoStanzas, func() { k.NoStanzas = s.NoStanzas })
 	set(SettingSectionNames, all || s.NoSectionNames, func() { k.NoSectionNames = s.NoSectionNames })
+	set(SettingEmptyTargetGroup, s.EmptyTargetGroupCore, func() { k.EmptyTargetGroupCore = s.EmptyTargetGroupCore })
 	set(SettingUntargetedScope, s.Untargeted.Mode != UntargetedNone, func() { k.Untargeted = s.Untargeted })
 	set(SettingPortSelection, s.PortSelection.Enabled(), func() { k.PortSelection = s.PortSelection })
 	set(SettingSharedPortListeners, s.RejectSharedPort, func() { k.RejectSharedPort = s.RejectSharedPort })
@@ -845,6 +852,7 @@ var annotationOf = map[string]string{
 	SettingMaxTargetRefs:         AnnotationMaxTargetRefs,
 	SettingStanzas:               AnnotationStanzas,
 	SettingSectionNames:          AnnotationSectionNames,
+	SettingEmptyTargetGroup:      AnnotationEmptyTargetGroup,
 	SettingUntargetedScope:       AnnotationUntargetedScope,
 	SettingPortSelection:         AnnotationPortSelection,
 	SettingSharedPortListeners:   AnnotationSharedPortListeners,
@@ -883,7 +891,7 @@ var allSettings = []string{
 	SettingClass, SettingTargetKinds, SettingEffectiveTargetKinds, SettingEffectiveSectionKinds,
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingSameLevelTies, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingAncestorLimit, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
-	SettingSectionNames, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingWeightAnnotation,
+	SettingSectionNames, SettingEmptyTargetGroup, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingWeightAnnotation,
 	SettingDelegationPriority, SettingWaypointTargets, SettingControllers, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingClusterIPRouting, SettingObjectRefs,
 	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingValidations, SettingFeatureGates,
@@ -1015,6 +1023,10 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 			var b bool
 			b, err = parseBool(v)
 			k.NoStanzas = !b
+			return
+		}},
+		{AnnotationEmptyTargetGroup, SettingEmptyTargetGroup, func(v string) (err error) {
+			k.EmptyTargetGroupCore, err = parseChoice(v, "core", "resolve", "empty target group rule")
 			return
 		}},
 		{AnnotationSectionNames, SettingSectionNames, func(v string) (err error) {

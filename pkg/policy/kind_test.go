@@ -441,6 +441,7 @@ func TestKindFromCRDInvalidAnnotations(t *testing.T) {
 		{"backend ref path not a path", "Direct", map[string]string{AnnotationBackendRefs: "extAuth..backendRefs[]"}, nil, annField(AnnotationBackendRefs), "not a dotted path"},
 		{"unresolved backend refs word", "Direct", map[string]string{AnnotationBackendRefs: "a.backendRef", AnnotationUnresolvedBackendRefs: "reject"}, nil, annField(AnnotationUnresolvedBackendRefs), `"reject"`},
 		{"unresolved backend refs without paths", "Direct", map[string]string{AnnotationUnresolvedBackendRefs: "invalid"}, nil, annField(AnnotationUnresolvedBackendRefs), "needs the paths where policies name backends"},
+		{"empty target group word", "Direct", map[string]string{AnnotationEmptyTargetGroup: "none"}, nil, annField(AnnotationEmptyTargetGroup), `"none"`},
 		{"effective listeners unknown condition", "Direct", map[string]string{AnnotationEffectiveListeners: "hostname,tls"}, nil, annField(AnnotationEffectiveListeners), `listener condition "tls" is not one of hostname, tls-terminate`},
 		{"effective listeners without listeners", "Direct", map[string]string{AnnotationEffectiveListeners: "hostname"}, nil, annField(AnnotationEffectiveListeners), "need listeners among the effective targets"},
 		{"controllers not a controller name", "Direct", map[string]string{AnnotationControllers: "nginx, example.com/gw"}, nil, annField(AnnotationControllers), `controller "nginx" is not a GatewayClass controllerName`},

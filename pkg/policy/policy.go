@@ -413,7 +413,7 @@ func (p *Policy) parseTargets(spec map[string]any, bad func(string, string, ...a
 			bad(f+".kind", "is required")
 			okAll = false
 		}
-		if _, given := m["group"]; !given && t.Kind != "" && okAll {
+		if _, given := m["group"]; !given && t.Kind != "" && okAll && !p.Kind.EmptyTargetGroupCore {
 			// A kind written without its group is the one known kind of
 			// that name (Gateway is Gateway.gateway.networking.k8s.io).
 			gk, found, err := topology.ResolveKindName(t.Kind, topology.KnownKinds())

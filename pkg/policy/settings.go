@@ -167,6 +167,10 @@ const (
 	// the API server drops one written there, and a reference names the
 	// whole object (Istio's kinds). Default true.
 	AnnotationSectionNames = "attache.dev/section-names"
+	// AnnotationEmptyTargetGroup says what a targetRef without group
+	// names: "resolve" (default: the one known kind of that name) or
+	// "core" (the core group, as Istio reads it).
+	AnnotationEmptyTargetGroup = "attache.dev/empty-target-group"
 	// AnnotationTargetingFields lists top-level spec fields that select
 	// targets in the kind's own way (e.g. a workload selector) and are
 	// therefore no part of the spec proper.
@@ -355,6 +359,7 @@ const (
 	SettingMaxTargetRefs         = "maxTargetRefs"
 	SettingStanzas               = "stanzas"
 	SettingSectionNames          = "sectionNames"
+	SettingEmptyTargetGroup      = "emptyTargetGroup"
 	SettingPortSelection         = "portSelection"
 	SettingUntargetedScope       = "untargetedScope"
 	SettingSharedPortListeners   = "sharedPortListeners"

@@ -121,6 +121,10 @@ var builtin = func() []policy.Profile {
 			// sectionName: the API server prunes one, and istiod
 			// matches by group, kind and name (ShouldAttachPolicy).
 			NoSectionNames: true,
+			// A targetRef without group names the core group
+			// (PolicyTargetReference: "empty string for core"); istiod's
+			// webhook refuses {kind: Gateway} so written.
+			EmptyTargetGroupCore: true,
 			// Without targetRefs: the Istio Gateways of the namespace (all
 			// namespaces from istio-system), narrowed by the selector.
 			Untargeted: policy.UntargetedScope{Mode: policy.UntargetedIstio, RootNamespace: policy.DefaultIstioRootNamespace},
