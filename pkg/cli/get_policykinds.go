@@ -129,6 +129,10 @@ type policyKindItem struct {
 	// RouteOverlap is "reject" when a policy on a route sharing a location
 	// with a route it does not target is rejected; absent: allowed.
 	RouteOverlap string `json:"routeOverlap,omitempty"`
+	// InvalidPolicies is "not-applied" when a policy its implementation
+	// cannot translate at a target is not attached there; absent: it is
+	// Invalid in place, keeping its place ("in-place").
+	InvalidPolicies string `json:"invalidPolicies,omitempty"`
 	// FilterAttachment is "extension-ref" when a route rule's ExtensionRef
 	// filter naming a policy attaches it to the rule; absent: none.
 	FilterAttachment string `json:"filterAttachment,omitempty"`
@@ -359,6 +363,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.RejectRouteOverlap {
 		parts = append(parts, origin(policy.SettingRouteOverlap, "route-overlap=reject"))
 	}
+	if k.InvalidNotApplied {
+		parts = append(parts, origin(policy.SettingInvalidPolicies, "invalid-policies=not-applied"))
+	}
 	if k.FilterAttachment {
 		parts = append(parts, origin(policy.SettingFilterAttachment, "filter-attachment=extension-ref"))
 	}
@@ -491,6 +498,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	}
 	if k.RejectRouteOverlap {
 		it.RouteOverlap = "reject"
+	}
+	if k.InvalidNotApplied {
+		it.InvalidPolicies = "not-applied"
 	}
 	if k.FilterAttachment {
 		it.FilterAttachment = "extension-ref"

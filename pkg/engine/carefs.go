@@ -326,7 +326,7 @@ func (c *computation) rangesAt(p *policy.Policy, at topology.Ref) []policy.Field
 		out = p.OutOfRangeWhere(func(r policy.ValueRange) bool { return len(r.On) > 0 && c.hasListener(at, r.On) })
 	}
 	if p.Kind.ValidationsOnListeners() {
-		out = append(out, p.ViolationsWhere(func(v policy.Validation) bool { return len(v.On) > 0 && c.hasListener(at, v.On) })...)
+		out = append(out, p.ViolationsUnder(c.features, func(v policy.Validation) bool { return len(v.On) > 0 && c.hasListener(at, v.On) })...)
 	}
 	if p.Kind.ValidationsReadListener() {
 		out = append(out, c.listenerViolations(p, at)...)
@@ -422,13 +422,17 @@ func (c *computation) refusedValues(p *policy.Policy) []policy.FieldProblem {
 		out = append(out, p.BadRegexes()...)
 	}
 	if len(p.Kind.Validations) > 0 {
-		out = append(out, p.Violations()...)
+		out = append(out, p.ViolationsUnder(c.features, everyTarget)...)
 	}
 	if len(p.Kind.FeatureGates) > 0 {
 		out = append(out, p.GatedOff(c.features)...)
 	}
 	return out
 }
+
+// everyTarget accepts the rules judged at every target (policy.Policy.
+// Violations).
+func everyTarget(v policy.Validation) bool { return len(v.On) == 0 }
 
 // unresolvedObjectRefsWhere checks the object references of p whose path
 // judge accepts.
@@ -515,7 +519,7 @@ func (c *computation) untranslatable(p *policy.Policy) (field, msg, problem stri
 		ranges = append(ranges, p.BadRegexes()...)
 	}
 	if len(p.Kind.Validations) > 0 {
-		ranges = append(ranges, p.Violations()...)
+		ranges = append(ranges, p.ViolationsUnder(c.features, everyTarget)...)
 	}
 	if len(p.Kind.FeatureGates) > 0 {
 		gated = p.GatedOff(c.features)

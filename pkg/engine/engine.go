@@ -873,6 +873,10 @@ func (c *computation) attachChecked(ps *pstate, id topology.NodeID, t policy.Tar
 			ps.targetProblems = append(ps.targetProblems, prob)
 		}
 	}
+	if broken && ps.p.Kind.InvalidNotApplied {
+		c.notApplied(ps, id)
+		return
+	}
 	if ps.p.Kind.RejectSharedPort {
 		if msg := c.sharedPortConflict(id); msg != "" {
 			c.invalidTarget(ps, t, c.graph.Node(id).Ref, msg)
@@ -979,6 +983,26 @@ func (c *computation) disabledAt(ps *pstate, id topology.NodeID) bool {
 		ps.ancestors = append(ps.ancestors, ancestorState{ref: c.graph.Node(id).Ref, reason: ReasonDisabled, msg: msg})
 	}
 	return true
+}
+
+// notApplied records a policy its implementation cannot translate at
+// target id, under a kind whose implementation then leaves it out
+// (policy.Kind.InvalidNotApplied): Invalid there, saying why, and not
+// attached, so that it applies nowhere there and conflicts with nothing.
+func (c *computation) notApplied(ps *pstate, id topology.NodeID) {
+	if ps.attached[id] {
+		return // two targetRefs reaching one target count once
+	}
+	if ps.attached == nil {
+		ps.attached = map[topology.NodeID]bool{}
+	}
+	ps.attached[id] = true
+	ref := c.graph.Node(id).Ref
+	_, msg, _ := c.untranslatable(ps.p)
+	if _, at, _ := c.unresolvedRefsAt(ps.p, ref); at != "" {
+		msg = strings.TrimPrefix(msg+"; "+at, "; ")
+	}
+	ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonInvalid, msg: msg + "; not applied"})
 }
 
 func (c *computation) attach(ps *pstate, id topology.NodeID, t policy.TargetRef) *attachment {

@@ -140,7 +140,7 @@ func (c *computation) listenerViolations(p *policy.Policy, at topology.Ref) []po
 		key := listenerVerdict{p, l}
 		probs, done := c.listenerVerdicts[key]
 		if !done {
-			for _, pr := range p.ListenerViolations(c.listenerFactsOf(l), func(v policy.Validation) bool { return slices.Contains(v.On, lp.proto) }) {
+			for _, pr := range p.ListenerViolations(c.listenerFactsOf(l), func(v policy.Validation) bool { return v.Judged(c.features) && slices.Contains(v.On, lp.proto) }) {
 				pr.Message = fmt.Sprintf("%s (at listener %s)", pr.Message, l.Short())
 				probs = append(probs, pr)
 			}

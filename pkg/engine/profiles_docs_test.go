@@ -18,6 +18,7 @@ import (
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/manifest"
 	"github.com/attache-dev/attache/pkg/policy"
+	"github.com/attache-dev/attache/pkg/profiles"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -449,6 +450,45 @@ zoneSize: 1m`))
 	})
 }
 
+// Without NGINX Plus (NGF's default, and attache's unless the feature
+// NGF.nginx.plus is on), an UpstreamSettingsPolicy asking for a
+// load-balancing method only NGINX Plus has is Invalid, at each Gateway
+// using the Service, and not applied; being invalid, it does not conflict
+// with a newer policy setting the same field, which applies. With the
+// feature on, it is the older and wins.
+// Source: NGF e55bfe339 internal/controller/nginx/config/policies/
+// upstreamsettings/validator.go (validateLoadBalancingMethod: "NGINX OSS
+// supports the following load balancing methods: ..."),
+// internal/controller/nginx/config/http/config.go (OSSAllowedLBMethods,
+// PlusAllowedLBMethods), internal/controller/manager.go (NewValidator
+// with cfg.Plus), cmd/gateway/commands.go (--nginx-plus, false).
+func TestDocsNGFUpstreamSettingsPlusMethods(t *testing.T) {
+	c := labelledCRD("gateway.nginx.org", "UpstreamSettingsPolicy", "upstreamsettingspolicies", "direct")
+	docs := []string{c, ngfTopo,
+		pol(ngfV1, "UpstreamSettingsPolicy", "plus", 0, `targetRefs: [{group: "", kind: Service, name: s1}]
+loadBalancingMethod: "random two least_time=header"`),
+		pol(ngfV1, "UpstreamSettingsPolicy", "oss", 1, `targetRefs: [{group: "", kind: Service, name: s1}]
+loadBalancingMethod: "least_time header"`)}
+	res := compute(t, engine.Options{}, docs...)
+	want(t, "plus on OSS", status(t, res, "plus", "Accepted"), "False/Invalid")
+	want(t, "plus ancestors", ancestorsOf(t, res, "plus"), []string{
+		"Gateway.gateway.networking.k8s.io default/g1=Invalid",
+		"Gateway.gateway.networking.k8s.io default/g2=Invalid",
+	})
+	msg := condition(t, res, "plus", "Accepted").Message
+	if !strings.Contains(msg, "spec.loadBalancingMethod: NGINX OSS supports the following load balancing methods: hash, ") ||
+		!strings.Contains(msg, "--feature NGF.nginx.plus=true") {
+		t.Errorf("plus's message: %s", msg)
+	}
+	want(t, "oss", status(t, res, "oss", "Accepted"), "True/Accepted")
+	want(t, "effective s1", effective(t, res, "UpstreamSettingsPolicy", dS1), []string{`{"loadBalancingMethod":"least_time header"}`})
+
+	res = compute(t, engine.Options{Features: policy.Features{profiles.NGFPlus: {On: true, From: "--feature"}}}, docs...)
+	want(t, "plus on Plus", status(t, res, "plus", "Accepted"), "True/Accepted")
+	want(t, "oss on Plus", status(t, res, "oss", "Accepted"), "False/Conflicted")
+	want(t, "effective s1 on Plus", effective(t, res, "UpstreamSettingsPolicy", dS1), []string{`{"loadBalancingMethod":"random two least_time=header"}`})
+}
+
 // NGF applies its policies only at the ancestors their status can list
 // (16): an UpstreamSettingsPolicy on a Service that the routes of 17
 // Gateways use is listed, and applied, at the first 16 of them; the
@@ -506,6 +546,37 @@ timeout: {read: 10s}`))
 	gr1 := topology.Ref{Group: topology.GatewayGroup, Kind: "GRPCRoute", Namespace: "default", Name: "gr1"}
 	want(t, "effective gr1", effective(t, res, "ProxySettingsPolicy", gr1), []string{`{"buffering":{"bufferSize":"4k"},"timeout":{"read":"60s"}}`})
 	want(t, "gw Programmed", status(t, res, "gw", "Programmed"), "True/PartiallyProgrammed")
+}
+
+// A ProxySettingsPolicy whose busyBuffersSize is not larger than its
+// bufferSize, or not less than all its buffers but one, is Invalid and
+// applies nowhere; being invalid, it does not conflict with an older
+// valid policy setting the same field, which applies.
+// Source: NGF e55bfe339 internal/controller/nginx/config/policies/
+// proxysettings/validator.go (validateBusyBufferSizeRelationships: "must
+// be larger than bufferSize", "must be less than the size of all
+// proxy_buffers minus one buffer"); internal/controller/state/graph/
+// policies.go (Valid: len(conds) == 0; markConflictedPolicies skips
+// invalid policies).
+func TestDocsNGFProxySettingsBusyBuffers(t *testing.T) {
+	c := labelledCRD("gateway.nginx.org", "ProxySettingsPolicy", "proxysettingspolicies", "inherited")
+	res := compute(t, engine.Options{}, c, ngfTopo,
+		pol(ngfV1, "ProxySettingsPolicy", "gw", 0, `targetRefs: [`+gwRef+`]
+buffering: {bufferSize: 4k, busyBuffersSize: 8k}`),
+		pol(ngfV1, "ProxySettingsPolicy", "small", 1, `targetRefs: [`+r1Ref+`]
+buffering: {bufferSize: 1m, busyBuffersSize: 1024k}`),
+		pol(ngfV1, "ProxySettingsPolicy", "big", 2, `targetRefs: [`+gwRef+`]
+buffering: {buffers: {number: 4, size: 8k}, busyBuffersSize: 24k}`))
+	want(t, "gw", status(t, res, "gw", "Accepted"), "True/Accepted")
+	want(t, "small", status(t, res, "small", "Accepted"), "False/Invalid")
+	if msg := condition(t, res, "small", "Accepted").Message; !strings.Contains(msg, "spec.buffering.busyBuffersSize: must be larger than bufferSize") {
+		t.Errorf("small's message: %s", msg)
+	}
+	want(t, "big, not Conflicted", status(t, res, "big", "Accepted"), "False/Invalid")
+	if msg := condition(t, res, "big", "Accepted").Message; !strings.Contains(msg, "must be less than the size of all proxy_buffers minus one buffer") {
+		t.Errorf("big's message: %s", msg)
+	}
+	want(t, "effective r1", effective(t, res, "ProxySettingsPolicy", dR1), []string{`{"buffering":{"bufferSize":"4k","busyBuffersSize":"8k"}}`})
 }
 
 // NGF's RateLimitPolicy rules: several policies on one target each add

@@ -198,6 +198,15 @@ type Kind struct {
 	// Fabric's checkTargetRoutesForOverlap: both routes end up in one
 	// NGINX location, which cannot carry the policy for one of them).
 	RejectRouteOverlap bool
+	// InvalidNotApplied: a policy its implementation cannot translate at
+	// a target (what makes it Invalid in place: references that do not
+	// resolve, values out of range, rules that do not hold, fields turned
+	// off, the data plane's parameters) is Invalid there and not attached:
+	// it applies nowhere there, nothing loses to it, and it conflicts with
+	// no other policy (NGINX Gateway Fabric leaves out a policy whose
+	// validator finds a problem). By default it keeps its place, as Envoy
+	// Gateway claims the target and fails its routes.
+	InvalidNotApplied bool
 	// FilterAttachment: a policy of the kind is also attached to a route
 	// rule by that rule's filter of type ExtensionRef naming it (same
 	// namespace as the route), ranking first at the rule, before the
@@ -371,6 +380,7 @@ type Spec struct {
 	EffectiveListeners    []string
 	ConflictScopePolicy   bool
 	RejectRouteOverlap    bool
+	InvalidNotApplied     bool
 	FilterAttachment      bool
 	ConflictFields        []string
 	InheritedFields       []string
@@ -451,6 +461,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingEffectiveListeners, len(s.EffectiveListeners) > 0, func() { k.EffectiveListeners = slices.Clone(s.EffectiveListeners) })
 	set(SettingConflictScope, s.ConflictScopePolicy, func() { k.ConflictScopePolicy = s.ConflictScopePolicy })
 	set(SettingRouteOverlap, s.RejectRouteOverlap, func() { k.RejectRouteOverlap = s.RejectRouteOverlap })
+	set(SettingInvalidPolicies, s.InvalidNotApplied, func() { k.InvalidNotApplied = s.InvalidNotApplied })
 	set(SettingFilterAttachment, s.FilterAttachment, func() { k.FilterAttachment = s.FilterAttachment })
 	set(SettingConflictFields, len(s.ConflictFields) > 0, func() { k.ConflictFields = slices.Clone(s.ConflictFields) })
 	set(SettingInheritedFields, len(s.InheritedFields) > 0, func() { k.InheritedFields = slices.Clone(s.InheritedFields) })
@@ -865,6 +876,7 @@ var annotationOf = map[string]string{
 	SettingEffectiveListeners:    AnnotationEffectiveListeners,
 	SettingConflictScope:         AnnotationConflictScope,
 	SettingRouteOverlap:          AnnotationRouteOverlap,
+	SettingInvalidPolicies:       AnnotationInvalidPolicies,
 	SettingFilterAttachment:      AnnotationFilterAttachment,
 	SettingConflictFields:        AnnotationConflictFields,
 	SettingInheritedFields:       AnnotationInheritedFields,
@@ -892,7 +904,7 @@ var allSettings = []string{
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingSameLevelTies, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingAncestorLimit, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingSectionNames, SettingEmptyTargetGroup, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingWeightAnnotation,
-	SettingDelegationPriority, SettingWaypointTargets, SettingControllers, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
+	SettingDelegationPriority, SettingWaypointTargets, SettingControllers, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingInvalidPolicies, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingClusterIPRouting, SettingObjectRefs,
 	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingValidations, SettingFeatureGates,
 }
@@ -1061,6 +1073,10 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationConflictScope, SettingConflictScope, func(v string) (err error) { k.ConflictScopePolicy, err = parseConflictScope(v); return }},
 		{AnnotationRouteOverlap, SettingRouteOverlap, func(v string) (err error) {
 			k.RejectRouteOverlap, err = parseChoice(v, "reject", "allow", "route-overlap rule")
+			return
+		}},
+		{AnnotationInvalidPolicies, SettingInvalidPolicies, func(v string) (err error) {
+			k.InvalidNotApplied, err = parseChoice(v, "not-applied", "in-place", "invalid-policies rule")
 			return
 		}},
 		{AnnotationConflictFields, SettingConflictFields, func(v string) error { k.ConflictFields = splitList(v); return nil }},

@@ -353,8 +353,16 @@ func TestKindFromCRDConflictScope(t *testing.T) {
 			t.Errorf("route-overlap %s: RejectRouteOverlap %v (origin %q)", ann, k.RejectRouteOverlap, k.Origins[SettingRouteOverlap])
 		}
 	}
+	for ann, want := range map[string]bool{"not-applied": true, "in-place": false} {
+		k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationInvalidPolicies: ann}), nil)
+		if k.InvalidNotApplied != want || k.Origins[SettingInvalidPolicies] != FromAnnotation {
+			t.Errorf("invalid-policies %s: InvalidNotApplied %v (origin %q)", ann, k.InvalidNotApplied, k.Origins[SettingInvalidPolicies])
+		}
+	}
+	k, p := KindFromCRD(newCRD(policyLabel("Direct"), map[string]string{AnnotationInvalidPolicies: "drop"}), nil)
+	wantCRDProblem(t, k, p, annField(AnnotationInvalidPolicies), `unknown invalid-policies rule "drop" (known: in-place, not-applied)`)
 	// Strategy none rejects along paths, not at one level: refused.
-	k, p := KindFromCRD(newCRD(policyLabel("Direct"), map[string]string{AnnotationMergeStrategies: "none", AnnotationConflictScope: "policy"}), nil)
+	k, p = KindFromCRD(newCRD(policyLabel("Direct"), map[string]string{AnnotationMergeStrategies: "none", AnnotationConflictScope: "policy"}), nil)
 	wantCRDProblem(t, k, p, annField(AnnotationConflictScope), "needs a same-level rule that rejects policies at one level")
 }
 

@@ -238,6 +238,12 @@ const (
 	// a route it does not target shares a Gateway, hostname, port and path
 	// with one it targets (NGINX Gateway Fabric).
 	AnnotationRouteOverlap = "attache.dev/route-overlap"
+	// AnnotationInvalidPolicies ("in-place", the default, or
+	// "not-applied") says what becomes of a policy its implementation
+	// cannot translate at a target: Invalid in place, keeping its place
+	// (Envoy Gateway fails its routes), or Invalid and not applied there
+	// (NGINX Gateway Fabric leaves it out).
+	AnnotationInvalidPolicies = "attache.dev/invalid-policies"
 	// AnnotationFilterAttachment ("extension-ref", or "none", the default)
 	// says whether a route rule's ExtensionRef filter naming a policy of
 	// the kind attaches it to that rule (Gloo Gateway, kgateway).
@@ -372,6 +378,7 @@ const (
 	SettingEffectiveListeners    = "effectiveListeners"
 	SettingConflictScope         = "conflictScope"
 	SettingRouteOverlap          = "routeOverlap"
+	SettingInvalidPolicies       = "invalidPolicies"
 	SettingFilterAttachment      = "filterAttachment"
 	SettingConflictFields        = "conflictFields"
 	SettingInheritedFields       = "inheritedFields"

@@ -30,7 +30,8 @@ import (
 // Rules are compiled in the Kubernetes API server's CEL environment (the
 // libraries of k8s.io/apiserver/pkg/cel/library: lists, regex, quantity,
 // URLs, IPs, CIDRs, semver, format; the strings, sets and optional
-// extensions), with self declared dyn; each evaluation is bounded by the
+// extensions) and attache's isNginxSize and nginxSize (nginxSizeLib),
+// with self declared dyn; each evaluation is bounded by the
 // API server's per-call cost limit, and a policy's rules together by
 // ValidationCostBudget. Parsing, the CEL parser's own limits hold
 // (expression size, nesting).
@@ -55,6 +56,13 @@ type Validation struct {
 	// attache extension of the x-kubernetes-validations shape; not "on",
 	// which YAML reads as true).
 	On []string `json:"listenerProtocols,omitempty"`
+	// UnlessFeature, if set, names a feature of the implementation's
+	// configuration (as FeatureGate.Feature) while which is on the rule is
+	// not judged: a check the implementation makes only without it, as
+	// NGINX Gateway Fabric allows some load-balancing methods only with
+	// NGINX Plus. The feature is off unless the configuration or the
+	// caller turns it on (Features); an attache extension of the shape.
+	UnlessFeature string `json:"unlessFeature,omitempty"`
 	// program is Rule, compiled.
 	program cel.Program
 	// readsListener is set when Rule reads the variable listener (see
@@ -118,8 +126,9 @@ func ValidationsString(vs []Validation) string {
 }
 
 // ParseValidations reads the annotation attache.dev/validations: a YAML
-// or JSON list of rules, each {rule, message, fieldPath, listenerProtocols} (rule
-// required, other keys refused), or "none". Each rule is compiled; an
+// or JSON list of rules, each {rule, message, fieldPath,
+// listenerProtocols, unlessFeature} (rule required, other keys refused),
+// or "none". Each rule is compiled; an
 // error names the rule by its index ("validations[1]").
 func ParseValidations(v string) ([]Validation, error) {
 	if strings.TrimSpace(v) == "none" {
@@ -127,7 +136,7 @@ func ParseValidations(v string) ([]Validation, error) {
 	}
 	var out []Validation
 	if err := yaml.UnmarshalStrict([]byte(v), &out); err != nil {
-		return nil, fmt.Errorf("is not a list of rules {rule, message, fieldPath, listenerProtocols}: %v", err)
+		return nil, fmt.Errorf("is not a list of rules {rule, message, fieldPath, listenerProtocols, unlessFeature}: %v", err)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf(`lists no rule (e.g. [{rule: "has(self.x)", message: "must set x"}]), or "none"`)
@@ -163,6 +172,9 @@ func (v *Validation) compile(i int) error {
 	}
 	if err := checkProtocols(v.On); err != nil {
 		return fmt.Errorf("%s: %v", name, err)
+	}
+	if v.UnlessFeature != "" && !validFeatureName(v.UnlessFeature) {
+		return fmt.Errorf("%s: unlessFeature %q is not a feature name (letters, digits, '.', '-', '_')", name, v.UnlessFeature)
 	}
 	if v.program != nil {
 		return nil
@@ -248,17 +260,20 @@ const listenerVar = "listener"
 var selfOnlyEnv = sync.OnceValues(func() (*cel.Env, error) { return celEnv("self") })
 
 // validationEnv is the CEL environment rules compile in: the API server's
-// (every library this build knows, as for the rules it has stored), with
+// (every library this build knows, as for the rules it has stored) and
+// nginxSizeLib, with
 // self and listener (ListenerFacts) dyn. Built once.
 var validationEnv = sync.OnceValues(func() (*cel.Env, error) { return celEnv("self", listenerVar) })
 
 // celEnv is the API server's environment for stored rules with the
-// variables vars, of type dyn.
+// variables vars, of type dyn, and attache's functions on NGINX sizes
+// (nginxSizeLib).
 func celEnv(vars ...string) (*cel.Env, error) {
-	opts := make([]cel.EnvOption, len(vars))
+	opts := make([]cel.EnvOption, len(vars), len(vars)+len(nginxSizeLib))
 	for i, v := range vars {
 		opts[i] = cel.Variable(v, cel.DynType)
 	}
+	opts = append(opts, nginxSizeLib...)
 	set, err := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Extend(environment.VersionedOptions{
 		IntroducedVersion: version.MajorMinor(1, 0),
 		EnvOptions:        opts,
@@ -293,6 +308,23 @@ func (p *Policy) Violations() []FieldProblem {
 
 // ViolationsWhere is Violations for the rules judge accepts.
 func (p *Policy) ViolationsWhere(judge func(Validation) bool) []FieldProblem {
+	return p.violations(judge, nil)
+}
+
+// Judged reports whether the rule is judged while f is in force: unless
+// its UnlessFeature is on.
+func (v Validation) Judged(f Features) bool { return v.UnlessFeature == "" || !f.On(v.UnlessFeature) }
+
+// ViolationsUnder is ViolationsWhere for the rules judge accepts that are
+// judged while f is in force (Judged); the message of a rule with
+// UnlessFeature says that feature is off, and why.
+func (p *Policy) ViolationsUnder(f Features, judge func(Validation) bool) []FieldProblem {
+	return p.violations(func(v Validation) bool { return v.Judged(f) && judge(v) }, f)
+}
+
+// violations are the problems of the rules judge accepts, those with
+// UnlessFeature saying its state in f.
+func (p *Policy) violations(judge func(Validation) bool, f Features) []FieldProblem {
 	probs := p.validations
 	if !p.validationsRead {
 		probs = p.checkValidations()
@@ -302,6 +334,9 @@ func (p *Policy) ViolationsWhere(judge func(Validation) bool) []FieldProblem {
 		if judge(v) {
 			for _, pr := range probs {
 				if pr.index == i {
+					if v.UnlessFeature != "" {
+						pr.Message = fmt.Sprintf("%s (judged while %s is %s)", pr.Message, v.UnlessFeature, f.state(v.UnlessFeature))
+					}
 					out = append(out, pr.FieldProblem)
 				}
 			}

@@ -266,3 +266,33 @@ func TestListenerViolations(t *testing.T) {
 		t.Errorf("ListenerViolations without facts = %v", got)
 	}
 }
+
+// A rule with unlessFeature is judged only while that feature is off,
+// its message then saying so; a bad feature name refuses the rule.
+func TestValidationsUnlessFeature(t *testing.T) {
+	vs, err := ParseValidations(`[{rule: "self.m != 'plus'", message: needs Plus, fieldPath: .m, unlessFeature: X.plus}, {rule: "self.m != 'never'", fieldPath: .m}]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ValidationsString(vs); !strings.Contains(got, `"unlessFeature":"X.plus"`) {
+		t.Errorf("rendered: %s", got)
+	}
+	p := parsed(validationsKind(t, vs), map[string]any{"m": "plus"})
+	all := func(Validation) bool { return true }
+	got := p.ViolationsUnder(nil, all)
+	if len(got) != 1 || got[0].Field != "spec.m" || !strings.HasPrefix(got[0].Message, "needs Plus (judged while X.plus is off: ") || !strings.Contains(got[0].Message, "--feature X.plus=true") {
+		t.Errorf("feature off: %v", got)
+	}
+	if got := p.ViolationsUnder(Features{"X.plus": {On: true}}, all); len(got) != 0 {
+		t.Errorf("feature on: %v", got)
+	}
+	if got := p.ViolationsUnder(Features{"X.plus": {On: false, From: "cfg"}}, all); len(got) != 1 || !strings.HasSuffix(got[0].Message, "(judged while X.plus is off in cfg)") {
+		t.Errorf("feature off in a configuration: %v", got)
+	}
+	if got := parsed(validationsKind(t, vs), map[string]any{"m": "never"}).ViolationsUnder(Features{"X.plus": {On: true}}, all); len(got) != 1 {
+		t.Errorf("a rule without a feature, feature on: %v", got)
+	}
+	if _, err := ParseValidations(`[{rule: "true", unlessFeature: "x plus"}]`); err == nil || !strings.Contains(err.Error(), `unlessFeature "x plus" is not a feature name`) {
+		t.Errorf("bad feature name: %v", err)
+	}
+}

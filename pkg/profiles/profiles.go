@@ -141,6 +141,8 @@ var builtin = func() []policy.Profile {
 			// Nor can it take a route sharing a location with another.
 			RejectRouteOverlap: true,
 			AncestorLimit:      policy.AncestorLimitSkip,
+			// A policy its validator finds a problem with is left out.
+			InvalidNotApplied: true,
 		})
 	}
 	kuadrant := func(kind string, routes []topology.GroupKind, named []string) policy.Profile {
@@ -298,8 +300,8 @@ var builtin = func() []policy.Profile {
 		// validators compare (Conflicts in policies/<kind>/validator.go).
 		withConflictFields(ngfInherited("ClientSettingsPolicy"), "body.timeout", "body.maxSize", "body.bufferSize",
 			"keepAlive.requests", "keepAlive.time", "keepAlive.timeout", "keepAlive.minTimeout"),
-		withConflictFields(ngfInherited("ProxySettingsPolicy"), "buffering.disable", "buffering.bufferSize", "buffering.buffers",
-			"buffering.busyBuffersSize", "timeout.connect", "timeout.read", "timeout.send"),
+		withValidations(withConflictFields(ngfInherited("ProxySettingsPolicy"), "buffering.disable", "buffering.bufferSize", "buffering.buffers",
+			"buffering.busyBuffersSize", "timeout.connect", "timeout.read", "timeout.send"), ngfProxyBufferValidations),
 		// RateLimitPolicy: several policies on one target all add their
 		// rules, but for two that both set dryRun, logLevel or
 		// rejectCode: the newer is Conflicted, everywhere (ratelimit/
@@ -322,17 +324,18 @@ var builtin = func() []policy.Profile {
 		entry(NGF, "gateway.nginx.org", "ObservabilityPolicy", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: ngfRoutes, SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true,
 			RejectRouteOverlap: true, ConflictFields: []string{"tracing"}, AncestorLimit: policy.AncestorLimitSkip,
+			InvalidNotApplied: true,
 		}),
-		entry(NGF, "gateway.nginx.org", "UpstreamSettingsPolicy", "direct", policy.Spec{
+		withValidations(entry(NGF, "gateway.nginx.org", "UpstreamSettingsPolicy", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(service), SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true,
 			ConflictFields: []string{"zoneSize", "keepAlive.connections", "keepAlive.requests", "keepAlive.time", "keepAlive.timeout",
 				"loadBalancingMethod", "hashMethodKey", "useClusterIP"},
 			// NGF names the Gateway without the route's sectionName.
-			Ancestor: policy.AncestorGatewayObject, AncestorLimit: policy.AncestorLimitSkip,
-		}),
+			Ancestor: policy.AncestorGatewayObject, AncestorLimit: policy.AncestorLimitSkip, InvalidNotApplied: true,
+		}), ngfOSSLoadBalancing),
 		entry(NGF, "gateway.nginx.org", "SnippetsPolicy", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(gateway), Composition: policy.CompositionAdditive,
-			AncestorLimit: policy.AncestorLimitSkip,
+			AncestorLimit: policy.AncestorLimitSkip, InvalidNotApplied: true,
 		}),
 		// PayloadProcessor: a route's own processor, else its Gateway's,
 		// whole (resolveEffectivePayloadProcessors); any two on one target
@@ -341,7 +344,7 @@ var builtin = func() []policy.Profile {
 			Class: policy.Inherited, Hierarchy: kinds(gateway, httpRoute), TargetKinds: kinds(gateway, httpRoute),
 			EffectiveTargetKinds: kinds(httpRoute), Strategies: []merge.Strategy{merge.AtomicDefaults},
 			SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true, RejectRouteOverlap: true,
-			AncestorLimit: policy.AncestorLimitSkip,
+			AncestorLimit: policy.AncestorLimitSkip, InvalidNotApplied: true,
 		}),
 		// ExternalLoadBalancer: one per Gateway, the oldest (then by
 		// namespace/name); the others Conflicted (processExternalLoadBalancers).
@@ -647,6 +650,55 @@ var egBackendTrafficValidations = []policy.Validation{
 		Rule:      egGlobalRateLimit + "self.rateLimit.global.rules.all(r, " + egNoDistinctInvert + ")",
 	},
 }
+
+// ngfBusyBuffers is the part of ngfProxyBufferValidations that holds
+// unless the policy sets busyBuffersSize as an NGINX size (NGF skips the
+// comparisons for one it cannot read; its size pattern refuses it).
+const ngfBusyBuffers = "!has(self.buffering) || !has(self.buffering.busyBuffersSize) || !isNginxSize(self.buffering.busyBuffersSize) || "
+
+// ngfProxyBufferValidations are the relationships NGINX Gateway Fabric
+// checks in code between a ProxySettingsPolicy's buffer sizes, each of
+// one policy on its own (validateBusyBufferSizeRelationships): with
+// bufferSize, busyBuffersSize must be larger; with buffers, less than
+// number × size − size (a missing number read as 0, as NGF's zero value).
+// Either makes the policy Invalid.
+var ngfProxyBufferValidations = []policy.Validation{{
+	FieldPath: ".buffering.busyBuffersSize",
+	Message:   "must be larger than bufferSize",
+	Rule: ngfBusyBuffers + "!has(self.buffering.bufferSize) || !isNginxSize(self.buffering.bufferSize) || " +
+		"nginxSize(self.buffering.busyBuffersSize) > nginxSize(self.buffering.bufferSize)",
+}, {
+	FieldPath: ".buffering.busyBuffersSize",
+	Message:   "must be less than the size of all proxy_buffers minus one buffer",
+	Rule: ngfBusyBuffers + "!has(self.buffering.buffers) || !has(self.buffering.buffers.size) || !isNginxSize(self.buffering.buffers.size) || " +
+		"nginxSize(self.buffering.busyBuffersSize) < nginxSize(self.buffering.buffers.size) * " +
+		"((has(self.buffering.buffers.number) ? int(self.buffering.buffers.number) : 0) - 1)",
+}}
+
+// NGFPlus is the feature saying that NGINX Gateway Fabric runs NGINX
+// Plus (its Helm value nginx.plus, the controller's --nginx-plus), off
+// by default as there: NGINX OSS is assumed unless --feature
+// NGF.nginx.plus=true says otherwise (attache reads no configuration of
+// NGF's).
+const NGFPlus = "NGF.nginx.plus"
+
+// ngfOSSLoadBalancingMethods are the load-balancing methods NGINX Gateway
+// Fabric allows with NGINX OSS (http.OSSAllowedLBMethods), sorted as its
+// message lists them; with NGINX Plus it allows every method its CRD's
+// enum does.
+var ngfOSSLoadBalancingMethods = []string{"hash", "hash consistent", "ip_hash", "least_conn", "least_time header",
+	"least_time header inflight", "least_time last_byte", "least_time last_byte inflight", "random", "random two",
+	"random two least_conn", "round_robin"}
+
+// ngfOSSLoadBalancing: without NGINX Plus, an UpstreamSettingsPolicy's
+// loadBalancingMethod must be one NGINX OSS supports, else NGF's validator
+// makes the policy Invalid (validateLoadBalancingMethod).
+var ngfOSSLoadBalancing = []policy.Validation{{
+	FieldPath:     ".loadBalancingMethod",
+	Message:       "NGINX OSS supports the following load balancing methods: " + strings.Join(ngfOSSLoadBalancingMethods, ", "),
+	Rule:          "!has(self.loadBalancingMethod) || self.loadBalancingMethod in ['" + strings.Join(ngfOSSLoadBalancingMethods, "', '") + "']",
+	UnlessFeature: NGFPlus,
+}}
 
 // egCipherSuites are the cipher suites Envoy Gateway accepts, OpenSSL and
 // IANA names (internal/gatewayapi/tls.go, validCipherSuites).

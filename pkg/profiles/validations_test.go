@@ -16,7 +16,12 @@ import (
 // every target, then those judged at listeners only, after "|".
 func egViolations(t *testing.T, kind, spec string) string {
 	t.Helper()
-	gk := topology.GroupKind{Group: "gateway.envoyproxy.io", Kind: kind}
+	return violationsOf(t, topology.GroupKind{Group: "gateway.envoyproxy.io", Kind: kind}, spec)
+}
+
+// violationsOf is egViolations for the profile of any kind gk.
+func violationsOf(t *testing.T, gk topology.GroupKind, spec string) string {
+	t.Helper()
 	prof, ok := Lookup(gk)
 	if !ok {
 		t.Fatalf("no profile for %s", gk)
@@ -31,7 +36,7 @@ func egViolations(t *testing.T, kind, spec string) string {
 	}
 	m["targetRefs"] = []any{map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "g"}}
 	p := policy.Parse(&unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "gateway.envoyproxy.io/v1alpha1", "kind": kind,
+		"apiVersion": gk.Group + "/v1alpha1", "kind": gk.Kind,
 		"metadata": map[string]any{"name": "p", "namespace": "ns"}, "spec": m,
 	}}, k)
 	var fields []string
@@ -121,6 +126,41 @@ func TestEnvoyGatewayValidations(t *testing.T) {
 	} {
 		if got := egViolations(t, c.kind, c.spec); got != c.want {
 			t.Errorf("%s %s: rules not holding at %q, want %q", c.kind, c.spec, got, c.want)
+		}
+	}
+}
+
+// NGINX Gateway Fabric's relationships between a ProxySettingsPolicy's
+// buffer sizes (validateBusyBufferSizeRelationships): busyBuffersSize
+// larger than bufferSize, and less than buffers.number × buffers.size −
+// buffers.size, sizes compared across units; each checked only when both
+// sides are set and read as sizes.
+func TestNGFProxyBufferValidations(t *testing.T) {
+	const busy = "spec.buffering.busyBuffersSize"
+	gk := topology.GroupKind{Group: "gateway.nginx.org", Kind: "ProxySettingsPolicy"}
+	for _, c := range []struct{ spec, want string }{
+		{"buffering: {bufferSize: 8k, busyBuffersSize: 16k}", ""},
+		{"buffering: {bufferSize: 8k, busyBuffersSize: 8k}", busy},
+		{"buffering: {bufferSize: 1m, busyBuffersSize: 1000k}", busy},
+		{"buffering: {bufferSize: 1023k, busyBuffersSize: 1m}", ""},
+		{"buffering: {bufferSize: 16k}", ""},
+		{"buffering: {busyBuffersSize: 4k}", ""},
+		{"buffering: {bufferSize: 8k, busyBuffersSize: 8x}", ""}, // NGF skips what it cannot read
+		{"buffering: {bufferSize: 8x, busyBuffersSize: 4k}", ""},
+		// 8 × 4k − 4k = 28k.
+		{"buffering: {buffers: {number: 8, size: 4k}, busyBuffersSize: 27k}", ""},
+		{"buffering: {buffers: {number: 8, size: 4k}, busyBuffersSize: 28k}", busy},
+		{"buffering: {buffers: {number: 2, size: 1m}, busyBuffersSize: 1023k}", ""},
+		{"buffering: {buffers: {number: 2, size: 1m}, busyBuffersSize: 1024k}", busy},
+		{"buffering: {buffers: {number: 8, size: 4k}}", ""},
+		{"buffering: {buffers: {size: 4k}, busyBuffersSize: '1'}", busy}, // number 0: nothing is less
+		// Both broken: two problems, at the same field.
+		{"buffering: {bufferSize: 64k, buffers: {number: 4, size: 8k}, busyBuffersSize: 32k}", busy + " " + busy},
+		{"buffering: {bufferSize: 16k, buffers: {number: 4, size: 8k}, busyBuffersSize: 20k}", ""},
+		{"timeout: {read: 10s}", ""},
+	} {
+		if got := violationsOf(t, gk, c.spec); got != c.want {
+			t.Errorf("%s: %q, want %q", c.spec, got, c.want)
 		}
 	}
 }
