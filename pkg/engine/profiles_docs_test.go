@@ -769,6 +769,58 @@ overrides:
 	want(t, "atomic: route Programmed", status(t, atomic, "route", "Programmed"), "False/Overridden")
 }
 
+// AuthPolicy's single-entry rules: with `strategy: merge`,
+// rules.response.unauthenticated and rules.response.unauthorized are one
+// rule each, taken whole from the more specific policy (nothing of the
+// Gateway's survives inside it); the success headers and filters still
+// merge entry by entry, and a rule only one side has is kept. The top-level
+// `when` is one rule too.
+// Source: KO ae698811 api/v1/authpolicy_types.go Rules()/SetRules()
+// ("response.unauthenticated#", "response.unauthorized#",
+// "response.success.headers#<name>", "response.success.metadata#<name>"
+// for the json field filters, "conditions#" for when).
+func TestDocsKuadrantAuthPolicyResponseRulesWhole(t *testing.T) {
+	c := labelledCRD("kuadrant.io", "AuthPolicy", "authpolicies", "inherited")
+	const v = "kuadrant.io/v1"
+	res := compute(t, engine.Options{}, c, docsTopo,
+		pol(v, "AuthPolicy", "gw", 0, `targetRef: `+gwRef+`
+defaults:
+  strategy: merge
+  when: [{predicate: "request.host == 'a'"}, {predicate: "true"}]
+  rules:
+    authentication:
+      key: {apiKey: {selector: {matchLabels: {app: a}}}}
+    response:
+      unauthenticated: {code: 401, body: {value: go away}}
+      unauthorized: {code: 403}
+      success:
+        headers: {h1: {plain: {value: "1"}}, h2: {plain: {value: "2"}}}
+        filters: {f1: {plain: {value: "1"}}}`),
+		pol(v, "AuthPolicy", "route", 1, `targetRef: `+r1Ref+`
+when: [{predicate: "request.method == 'GET'"}]
+rules:
+  authorization:
+    allow: {opa: {rego: "allow = true"}}
+  response:
+    unauthenticated: {headers: {x-reason: {value: nope}}}
+    success:
+      headers: {h1: {plain: {value: "r"}}}`))
+	want(t, "rule first", effective(t, res, "AuthPolicy", rule("r1", "first")), []string{`{` +
+		`"rules":{"authentication":{"key":{"apiKey":{"selector":{"matchLabels":{"app":"a"}}}}},` +
+		`"authorization":{"allow":{"opa":{"rego":"allow = true"}}},` +
+		`"response":{"success":{"filters":{"f1":{"plain":{"value":"1"}}},"headers":{"h1":{"plain":{"value":"r"}},"h2":{"plain":{"value":"2"}}}},` +
+		`"unauthenticated":{"headers":{"x-reason":{"value":"nope"}}},"unauthorized":{"code":403}}},` +
+		`"when":[{"predicate":"request.method == 'GET'"}]}`})
+	want(t, "gw Programmed", status(t, res, "gw", "Programmed"), "True/PartiallyProgrammed")
+	msg := condition(t, res, "gw", "Programmed").Message
+	for _, lost := range []string{"rules.response.unauthenticated.code", "rules.response.unauthenticated.body.value", "when"} {
+		if !strings.Contains(msg, lost) {
+			t.Errorf("gw Programmed message %q does not name %s as lost", msg, lost)
+		}
+	}
+	want(t, "route Programmed", status(t, res, "route", "Programmed"), "True/Programmed")
+}
+
 // TokenRateLimitPolicy: `defaults` with `strategy: merge` on the Gateway add
 // the limits the route does not name; a same-named route limit replaces
 // the Gateway's whole. GRPCRoutes are no targets of this kind.

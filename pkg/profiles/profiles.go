@@ -328,8 +328,12 @@ var builtin = func() []policy.Profile {
 		}),
 		// Kuadrant.
 		kuadrant("RateLimitPolicy", kinds(httpRoute, grpcRoute), []string{"limits"}),
+		// AuthPolicy.Rules(): response.unauthenticated and
+		// response.unauthorized are one rule each, so rules.response is a
+		// map of named rules whose success entry holds two more.
 		kuadrant("AuthPolicy", kinds(httpRoute, grpcRoute), []string{"patterns", "rules.authentication", "rules.metadata",
-			"rules.authorization", "rules.callbacks", "rules.response.success.headers", "rules.response.success.filters"}),
+			"rules.authorization", "rules.callbacks", "rules.response", "rules.response.success",
+			"rules.response.success.headers", "rules.response.success.filters"}),
 		kuadrant("TokenRateLimitPolicy", kinds(httpRoute), []string{"limits"}),
 		// Kuadrant rejects a policy only when another with the same
 		// targetRefs is strictly older (dnspolicies_validator.go,
