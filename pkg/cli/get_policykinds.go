@@ -103,6 +103,10 @@ type policyKindItem struct {
 	// more specific policy replaces it, whatever either sets; absent: by
 	// the fields it loses ("fields").
 	OverriddenBy string `json:"overriddenBy,omitempty"`
+	// Reach is "gateway" when only paths from a Gateway reach the kind's
+	// effective targets, a policy reaching none not being programmed;
+	// absent: every path ("any").
+	Reach string `json:"reach,omitempty"`
 	// WeightAnnotation names the annotation whose integer ranks the
 	// policies of one level before their age (higher first); absent: none.
 	WeightAnnotation string `json:"weightAnnotation,omitempty"`
@@ -326,6 +330,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.OverriddenByPresence {
 		parts = append(parts, origin(policy.SettingOverriddenBy, "overridden-by=presence"))
 	}
+	if k.ReachThroughGateway {
+		parts = append(parts, origin(policy.SettingReach, "reach=gateway"))
+	}
 	if k.WeightAnnotation != "" {
 		parts = append(parts, origin(policy.SettingWeightAnnotation, "weight-annotation="+k.WeightAnnotation))
 	}
@@ -464,6 +471,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	it.DataPlaneTarget = k.DataPlaneTarget
 	if k.OverriddenByPresence {
 		it.OverriddenBy = "presence"
+	}
+	if k.ReachThroughGateway {
+		it.Reach = "gateway"
 	}
 	if k.ConflictScopePolicy {
 		it.ConflictScope = "policy"

@@ -821,6 +821,65 @@ rules:
 	want(t, "route Programmed", status(t, res, "route", "Programmed"), "True/Programmed")
 }
 
+// RateLimitPolicy, AuthPolicy, TokenRateLimitPolicy in the path to no route:
+// on a Gateway no route attaches to, on a route naming no parent, on a
+// route whose Gateway is missing. Kuadrant accepts them (their targets
+// exist) but computes effective policies only along GatewayClass-to-rule
+// paths, and reports Enforced=False, reason Unknown, "<Kind> is not in the
+// path to any existing routes"; attache says Programmed=False, reason
+// Unknown, and gives the routes without a Gateway no context. DNSPolicy acts
+// on listeners, and is programmed on a Gateway without routes.
+// Source: KO ae698811 internal/controller/
+// effective_ratelimit_policies_reconciler.go (calculateEffectivePolicies:
+// Paths(gatewayClass, routeRule)), ratelimit_policy_status_updater.go,
+// auth_policy_status_updater.go, tokenratelimitpolicy_status_updater.go
+// (enforcedCondition: kuadrant.NewErrNoRoutes), internal/kuadrant/errors.go.
+func TestDocsKuadrantNoRoutes(t *testing.T) {
+	const extra = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g3, namespace: default}
+spec:
+  gatewayClassName: c
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: orphan, namespace: default}
+spec:
+  rules: [{name: only, backendRefs: [{name: s1, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: lost, namespace: default}
+spec:
+  parentRefs: [{name: missing}]
+  rules: [{name: only, backendRefs: [{name: s1, port: 80}]}]`
+	ref := func(kind, name string) string {
+		return fmt.Sprintf("{group: gateway.networking.k8s.io, kind: %s, name: %s}", kind, name)
+	}
+	const limits = "limits: {l: {rates: [{limit: 1, window: 1m}]}}"
+	res := compute(t, engine.Options{}, docsTopo, extra,
+		labelledCRD("kuadrant.io", "RateLimitPolicy", "ratelimitpolicies", "inherited"),
+		labelledCRD("kuadrant.io", "AuthPolicy", "authpolicies", "inherited"),
+		labelledCRD("kuadrant.io", "TokenRateLimitPolicy", "tokenratelimitpolicies", "inherited"),
+		labelledCRD("kuadrant.io", "DNSPolicy", "dnspolicies", "direct"),
+		pol("kuadrant.io/v1", "RateLimitPolicy", "rl-g1", 0, "targetRef: "+gwRef+"\n"+limits),
+		pol("kuadrant.io/v1", "RateLimitPolicy", "rl-g3", 0, "targetRef: "+ref("Gateway", "g3")+"\n"+limits),
+		pol("kuadrant.io/v1", "AuthPolicy", "auth-orphan", 0, "targetRef: "+ref("HTTPRoute", "orphan")+"\nrules: {authorization: {a: {opa: {rego: allow}}}}"),
+		pol("kuadrant.io/v1alpha1", "TokenRateLimitPolicy", "tokens-lost", 0, "targetRef: "+ref("HTTPRoute", "lost")+"\n"+limits),
+		pol("kuadrant.io/v1", "DNSPolicy", "dns-g3", 0, "targetRef: "+ref("Gateway", "g3")+"\nloadBalancing: {weight: 1}"))
+	for name, w := range map[string]string{"rl-g1": "True/Programmed", "rl-g3": "False/Unknown", "auth-orphan": "False/Unknown",
+		"tokens-lost": "False/Unknown", "dns-g3": "True/Programmed"} {
+		want(t, name+" Accepted", status(t, res, name, "Accepted"), "True/Accepted")
+		want(t, name+" Programmed", status(t, res, name, "Programmed"), w)
+	}
+	for _, route := range []string{"orphan", "lost"} {
+		want(t, route+" contexts", effective(t, res, "AuthPolicy", rule(route, "only")), []string(nil))
+		want(t, route+" contexts", effective(t, res, "TokenRateLimitPolicy", rule(route, "only")), []string(nil))
+	}
+}
+
 // TokenRateLimitPolicy: `defaults` with `strategy: merge` on the Gateway add
 // the limits the route does not name; a same-named route limit replaces
 // the Gateway's whole. GRPCRoutes are no targets of this kind.

@@ -358,7 +358,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			for _, a := range ps.atts {
 				setsNone = setsNone && len(a.affects) == 0
 			}
-			p := c.withReplacedBelow(c.programmedFrom(ps.reach, setsNone, func() string { return c.cachedLossSummary(&ps.lossMsg, ps.atts) }), accepted)
+			p := c.withReplacedBelow(c.programmedFrom(ps.p.Kind, ps.reach, setsNone, func() string { return c.cachedLossSummary(&ps.lossMsg, ps.atts) }), accepted)
 			summary = &p
 		}
 		st.Conditions = []Condition{{Type: CondAccepted, Status: "True", Reason: ReasonAccepted, Message: msg}, *summary}
@@ -827,7 +827,7 @@ func (c *computation) conflictMessage(a *attachment) string {
 // Overridden when it contributes nothing anywhere, else
 // PartiallyProgrammed.
 func (c *computation) programmed(ps *pstate, a *attachment) Condition {
-	cond := c.programmedFrom(a.reach, len(a.affects) == 0, func() string { return c.cachedLossSummary(&a.lossMsg, []*attachment{a}) })
+	cond := c.programmedFrom(ps.p.Kind, a.reach, len(a.affects) == 0, func() string { return c.cachedLossSummary(&a.lossMsg, []*attachment{a}) })
 	return c.withReplacedBelow(cond, []*attachment{a})
 }
 
@@ -840,12 +840,17 @@ func (c *computation) cachedLossSummary(cache **string, atts []*attachment) stri
 	return **cache
 }
 
-// programmedFrom derives Programmed from a reach; setsNone says the policy
-// contributes no field in any of those contexts (decision 8: it affects
-// nothing), and losses tells who beat the policy, for the message.
-func (c *computation) programmedFrom(r Reach, setsNone bool, losses func() string) Condition {
+// programmedFrom derives Programmed from a reach of a policy of kind k;
+// setsNone says the policy contributes no field in any of those contexts
+// (decision 8: it affects nothing), and losses tells who beat the policy,
+// for the message.
+func (c *computation) programmedFrom(k *policy.Kind, r Reach, setsNone bool, losses func() string) Condition {
 	cond := Condition{Type: CondProgrammed}
 	switch {
+	case r.Contexts == 0 && k.ReachThroughGateway:
+		// Its implementation computes nothing for it, and says so.
+		cond.Status, cond.Reason = "False", ReasonUnknown
+		cond.Message = "Policy is not programmed: it is in the path to no effective target through a Gateway"
 	case r.Contexts == 0:
 		cond.Status, cond.Reason, cond.Message = "True", ReasonProgrammed, "Policy is programmed; no effective target is in its scope yet"
 	case r.Full == r.Contexts && setsNone:

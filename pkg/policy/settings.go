@@ -200,6 +200,10 @@ const (
 	// it, whatever either sets, its own attachment on a more specific
 	// target included (Envoy Gateway).
 	AnnotationOverriddenBy = "attache.dev/overridden-by"
+	// AnnotationReach ("any", the default, or "gateway") says which paths
+	// reach the kind's effective targets: every path, or only those from
+	// a Gateway (a policy reaching none is then not programmed: Kuadrant).
+	AnnotationReach = "attache.dev/reach"
 	// AnnotationWeightAnnotation names an annotation of the kind's policy
 	// objects holding an integer weight: at one level, a higher weight
 	// counts as established before a lower one, whatever their ages
@@ -351,6 +355,7 @@ const (
 	SettingSharedPortListeners   = "sharedPortListeners"
 	SettingDataPlaneTarget       = "dataPlaneTarget"
 	SettingOverriddenBy          = "overriddenBy"
+	SettingReach                 = "reach"
 	SettingWeightAnnotation      = "weightAnnotation"
 	SettingDelegationPriority    = "delegationPriority"
 	SettingWaypointTargets       = "waypointTargets"

@@ -126,6 +126,11 @@ var builtin = func() []policy.Profile {
 			Class: policy.Inherited, Hierarchy: append(kinds(gatewayClass, gateway), routes...),
 			TargetKinds: append(kinds(gateway), routes...), EffectiveSectionKinds: routes,
 			NamedRules: named,
+			// Effective policies per GatewayClass-to-rule path only; a
+			// policy on none is Enforced=False, "not in the path to any
+			// existing routes" (effective_*_reconciler.go,
+			// *_status_updater.go: kuadrant.NewErrNoRoutes).
+			ReachThroughGateway: true,
 		})
 	}
 	listenerDirect := func(impl, group, kind, shipped string, same policy.SameLevel, targets ...topology.GroupKind) policy.Profile {
