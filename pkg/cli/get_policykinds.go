@@ -107,6 +107,10 @@ type policyKindItem struct {
 	// effective targets, a policy reaching none not being programmed;
 	// absent: every path ("any").
 	Reach string `json:"reach,omitempty"`
+	// PartlyOverridden is "not-programmed" when a policy losing some of
+	// what it sets is Programmed=False; absent: PartiallyProgrammed
+	// ("programmed").
+	PartlyOverridden string `json:"partlyOverridden,omitempty"`
 	// WeightAnnotation names the annotation whose integer ranks the
 	// policies of one level before their age (higher first); absent: none.
 	WeightAnnotation string `json:"weightAnnotation,omitempty"`
@@ -333,6 +337,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.ReachThroughGateway {
 		parts = append(parts, origin(policy.SettingReach, "reach=gateway"))
 	}
+	if k.PartlyOverriddenNotProgrammed {
+		parts = append(parts, origin(policy.SettingPartlyOverridden, "partly-overridden=not-programmed"))
+	}
 	if k.WeightAnnotation != "" {
 		parts = append(parts, origin(policy.SettingWeightAnnotation, "weight-annotation="+k.WeightAnnotation))
 	}
@@ -474,6 +481,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	}
 	if k.ReachThroughGateway {
 		it.Reach = "gateway"
+	}
+	if k.PartlyOverriddenNotProgrammed {
+		it.PartlyOverridden = "not-programmed"
 	}
 	if k.ConflictScopePolicy {
 		it.ConflictScope = "policy"

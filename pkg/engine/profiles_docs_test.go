@@ -909,6 +909,31 @@ limits:
 		[]string{`{"limits":{"free":{"rates":[{"limit":100,"window":"1h"}],"when":[{"predicate":"auth.identity.tier == 'free'"}]},"paid":{"rates":[{"limit":1000,"window":"1h"}]}}}`})
 	want(t, "route", status(t, res, "route", "Accepted"), "True/Accepted")
 	want(t, "grpc", status(t, res, "grpc", "Accepted"), "False/Invalid")
+	// A rule overridden on some path: Kuadrant's TokenRateLimitPolicy is
+	// Enforced=False, reason Unknown ("policy rule(s) overridden: ...";
+	// KO ae698811 tokenratelimitpolicy_status_updater.go enforcedCondition),
+	// where a RateLimitPolicy stays Enforced, "partially enforced".
+	want(t, "gw Programmed", status(t, res, "gw", "Programmed"), "False/Unknown")
+	if msg := condition(t, res, "gw", "Programmed").Message; !strings.Contains(msg, "not programmed, as it is overridden in part") ||
+		!strings.Contains(msg, "limits.free.rates, limits.free.when beaten by TokenRateLimitPolicy default/route") {
+		t.Errorf("gw Programmed message %q does not say why, nor who beat which rule", msg)
+	}
+	want(t, "route Programmed", status(t, res, "route", "Programmed"), "True/Programmed")
+	rlp := compute(t, engine.Options{}, labelledCRD("kuadrant.io", "RateLimitPolicy", "ratelimitpolicies", "inherited"), docsTopo,
+		pol("kuadrant.io/v1", "RateLimitPolicy", "gw", 0, `targetRef: `+gwRef+`
+defaults:
+  strategy: merge
+  limits: {free: {rates: [{limit: 100, window: 1h}]}, paid: {rates: [{limit: 1000, window: 1h}]}}`),
+		pol("kuadrant.io/v1", "RateLimitPolicy", "route", 1, `targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1, sectionName: second}
+limits: {free: {rates: [{limit: 10, window: 1h}]}}`))
+	want(t, "RateLimitPolicy gw Programmed", status(t, rlp, "gw", "Programmed"), "True/PartiallyProgrammed")
+	// Overridden in every context: Overridden, as the other kinds.
+	all := compute(t, engine.Options{}, c, docsTopo,
+		pol(v, "TokenRateLimitPolicy", "gw", 0, `targetRef: `+gwRef+`
+limits: {free: {rates: [{limit: 100, window: 1h}]}}`),
+		pol(v, "TokenRateLimitPolicy", "route", 1, `targetRef: `+r1Ref+`
+limits: {free: {rates: [{limit: 10, window: 1h}]}}`))
+	want(t, "all overridden: gw Programmed", status(t, all, "gw", "Programmed"), "False/Overridden")
 }
 
 // Listener-level Direct kinds: a policy on a whole Gateway covers its

@@ -865,6 +865,12 @@ func (c *computation) programmedFrom(k *policy.Kind, r Reach, setsNone bool, los
 		cond.Message = fmt.Sprintf("Policy is overridden in %s: %s", contexts(r.Contexts), losses())
 	default:
 		cond.Status, cond.Reason = "True", ReasonPartiallyProgrammed
+		lead := "Policy is programmed %s of %d contexts: %s"
+		if k.PartlyOverriddenNotProgrammed {
+			// Its implementation reports any rule lost as an issue.
+			cond.Status, cond.Reason = "False", ReasonUnknown
+			lead = "Policy is not programmed, as it is overridden in part (it would be programmed %s of %d contexts): %s"
+		}
 		var how []string
 		for _, p := range []struct {
 			n    int
@@ -874,7 +880,7 @@ func (c *computation) programmedFrom(k *policy.Kind, r Reach, setsNone bool, los
 				how = append(how, fmt.Sprintf(p.what, p.n))
 			}
 		}
-		cond.Message = fmt.Sprintf("Policy is programmed %s of %d contexts: %s", strings.Join(how, ", "), r.Contexts, losses())
+		cond.Message = fmt.Sprintf(lead, strings.Join(how, ", "), r.Contexts, losses())
 	}
 	return cond
 }

@@ -125,7 +125,8 @@ const (
 	ReasonOverridden          = "Overridden"
 	// ReasonUnknown (Kuadrant's reason): Programmed=False for a policy of
 	// a kind reached through Gateways only that is in the path to no
-	// effective target.
+	// effective target, or of a kind whose partly overridden policies are
+	// not programmed.
 	ReasonUnknown  = "Unknown"
 	ReasonAffected = "Affected"
 )

@@ -160,6 +160,12 @@ type Kind struct {
 	// and reports a policy on none "not in the path to any existing
 	// routes"). Inherited kinds only.
 	ReachThroughGateway bool
+	// PartlyOverriddenNotProgrammed: a policy that loses some of what it
+	// sets (in some contexts) but not all of it is Programmed=False,
+	// reason Unknown, rather than PartiallyProgrammed: its implementation
+	// reports any overridden rule as an issue that keeps the policy from
+	// being enforced (Kuadrant's TokenRateLimitPolicy).
+	PartlyOverriddenNotProgrammed bool
 	// WeightAnnotation, when set, names an annotation of the policy
 	// objects holding an integer weight (default 0): at one level,
 	// policies are ordered by weight, higher first, before their age, so a
@@ -357,17 +363,19 @@ type Spec struct {
 	DataPlaneTarget       bool
 	OverriddenByPresence  bool
 	ReachThroughGateway   bool
-	WeightAnnotation      string
-	DelegationPriority    DelegationPriority
-	WaypointTargets       bool
-	ConflictScopePolicy   bool
-	RejectRouteOverlap    bool
-	FilterAttachment      bool
-	ConflictFields        []string
-	InheritedFields       []string
-	LevelInheritedFields  []string
-	CARefs                CARefs
-	BackendRefs           []BackendRefPath
+	// PartlyOverriddenNotProgrammed: see Kind.
+	PartlyOverriddenNotProgrammed bool
+	WeightAnnotation              string
+	DelegationPriority            DelegationPriority
+	WaypointTargets               bool
+	ConflictScopePolicy           bool
+	RejectRouteOverlap            bool
+	FilterAttachment              bool
+	ConflictFields                []string
+	InheritedFields               []string
+	LevelInheritedFields          []string
+	CARefs                        CARefs
+	BackendRefs                   []BackendRefPath
 	// InvalidOnUnresolvedBackendRefs: see Kind.
 	InvalidOnUnresolvedBackendRefs bool
 	ClusterIPRouting               ClusterIPRouting
@@ -435,6 +443,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingDataPlaneTarget, s.DataPlaneTarget, func() { k.DataPlaneTarget = s.DataPlaneTarget })
 	set(SettingOverriddenBy, s.OverriddenByPresence, func() { k.OverriddenByPresence = s.OverriddenByPresence })
 	set(SettingReach, s.ReachThroughGateway, func() { k.ReachThroughGateway = true })
+	set(SettingPartlyOverridden, s.PartlyOverriddenNotProgrammed, func() { k.PartlyOverriddenNotProgrammed = true })
 	set(SettingWeightAnnotation, s.WeightAnnotation != "", func() { k.WeightAnnotation = s.WeightAnnotation })
 	set(SettingDelegationPriority, s.DelegationPriority.Enabled(), func() { k.DelegationPriority = s.DelegationPriority.clone() })
 	set(SettingWaypointTargets, s.WaypointTargets, func() { k.WaypointTargets = true })
@@ -844,6 +853,7 @@ var annotationOf = map[string]string{
 	SettingDataPlaneTarget:       AnnotationDataPlaneTarget,
 	SettingOverriddenBy:          AnnotationOverriddenBy,
 	SettingReach:                 AnnotationReach,
+	SettingPartlyOverridden:      AnnotationPartlyOverridden,
 	SettingWeightAnnotation:      AnnotationWeightAnnotation,
 	SettingDelegationPriority:    AnnotationDelegationPriority,
 	SettingWaypointTargets:       AnnotationWaypointTargets,
@@ -875,7 +885,7 @@ var allSettings = []string{
 	SettingClass, SettingTargetKinds, SettingEffectiveTargetKinds, SettingEffectiveSectionKinds,
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingSameLevelTies, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingAncestorLimit, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
-	SettingSectionNames, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingReach, SettingWeightAnnotation,
+	SettingSectionNames, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingReach, SettingPartlyOverridden, SettingWeightAnnotation,
 	SettingDelegationPriority, SettingWaypointTargets, SettingConflictScope, SettingRouteOverlap, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingClusterIPRouting, SettingObjectRefs,
 	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingValidations, SettingFeatureGates,
@@ -1026,6 +1036,10 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationOverriddenBy, SettingOverriddenBy, func(v string) (err error) { k.OverriddenByPresence, err = parseOverriddenBy(v); return }},
 		{AnnotationReach, SettingReach, func(v string) (err error) {
 			k.ReachThroughGateway, err = parseChoice(v, "gateway", "any", "reach")
+			return
+		}},
+		{AnnotationPartlyOverridden, SettingPartlyOverridden, func(v string) (err error) {
+			k.PartlyOverriddenNotProgrammed, err = parseChoice(v, "not-programmed", "programmed", "partly-overridden rule")
 			return
 		}},
 		{AnnotationWeightAnnotation, SettingWeightAnnotation, func(v string) error { k.WeightAnnotation = strings.TrimSpace(v); return nil }},

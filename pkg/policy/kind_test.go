@@ -445,6 +445,7 @@ func TestKindFromCRDInvalidAnnotations(t *testing.T) {
 		{"cluster IP routing not a condition", "Direct", map[string]string{AnnotationBackendRefs: "a.backendRef", AnnotationUnresolvedBackendRefs: "invalid", AnnotationClusterIPRouting: "Service"}, nil, annField(AnnotationClusterIPRouting), "want <parameters path>=<value>"},
 		{"cluster IP routing on an unread field", "Direct", map[string]string{AnnotationBackendRefs: "a.backendRef", AnnotationUnresolvedBackendRefs: "invalid", AnnotationClusterIPRouting: "telemetry.mode=Service"}, nil, annField(AnnotationClusterIPRouting), `attache does not read "telemetry.mode"`},
 		{"reach word", "Inherited", map[string]string{AnnotationReach: "mesh"}, nil, annField(AnnotationReach), `unknown reach "mesh" (known: any, gateway)`},
+		{"partly-overridden word", "Inherited", map[string]string{AnnotationPartlyOverridden: "unknown"}, nil, annField(AnnotationPartlyOverridden), `unknown partly-overridden rule "unknown" (known: not-programmed, programmed)`},
 		{"reach gateway of a Direct kind", "Direct", map[string]string{AnnotationReach: "gateway"}, nil, annField(AnnotationReach), "narrows the paths of an Inherited kind"},
 		{"backend refs empty", "Direct", map[string]string{AnnotationBackendRefs: " , "}, nil, annField(AnnotationBackendRefs), "names no path"},
 		{"object refs kind", "Direct", map[string]string{AnnotationObjectRefs: "a.ref kinds=Pod"}, nil, annField(AnnotationObjectRefs), `kind "Pod"`},

@@ -204,6 +204,11 @@ const (
 	// reach the kind's effective targets: every path, or only those from
 	// a Gateway (a policy reaching none is then not programmed: Kuadrant).
 	AnnotationReach = "attache.dev/reach"
+	// AnnotationPartlyOverridden ("programmed", the default, or
+	// "not-programmed") says what a policy that loses some of what it sets
+	// but not all is: PartiallyProgrammed, or Programmed=False (Kuadrant's
+	// TokenRateLimitPolicy).
+	AnnotationPartlyOverridden = "attache.dev/partly-overridden"
 	// AnnotationWeightAnnotation names an annotation of the kind's policy
 	// objects holding an integer weight: at one level, a higher weight
 	// counts as established before a lower one, whatever their ages
@@ -356,6 +361,7 @@ const (
 	SettingDataPlaneTarget       = "dataPlaneTarget"
 	SettingOverriddenBy          = "overriddenBy"
 	SettingReach                 = "reach"
+	SettingPartlyOverridden      = "partlyOverridden"
 	SettingWeightAnnotation      = "weightAnnotation"
 	SettingDelegationPriority    = "delegationPriority"
 	SettingWaypointTargets       = "waypointTargets"

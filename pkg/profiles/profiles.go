@@ -339,7 +339,11 @@ var builtin = func() []policy.Profile {
 		kuadrant("AuthPolicy", kinds(httpRoute, grpcRoute), []string{"patterns", "rules.authentication", "rules.metadata",
 			"rules.authorization", "rules.callbacks", "rules.response", "rules.response.success",
 			"rules.response.success.headers", "rules.response.success.filters"}),
-		kuadrant("TokenRateLimitPolicy", kinds(httpRoute), []string{"limits"}),
+		// Any rule overridden makes a TokenRateLimitPolicy Enforced=False,
+		// reason Unknown ("policy rule(s) overridden: ..."), where the
+		// other two stay Enforced, "partially enforced"
+		// (tokenratelimitpolicy_status_updater.go enforcedCondition).
+		withPartlyOverriddenNotProgrammed(kuadrant("TokenRateLimitPolicy", kinds(httpRoute), []string{"limits"})),
 		// Kuadrant rejects a policy only when another with the same
 		// targetRefs is strictly older (dnspolicies_validator.go,
 		// tlspolicies_validator.go isConflict: CreationTimestamp.Before):
@@ -497,6 +501,13 @@ func withWaypointTargets(p policy.Profile) policy.Profile {
 // ancestors (policy.Kind.Ancestor).
 func withAncestor(p policy.Profile, a policy.AncestorMode) policy.Profile {
 	p.Spec.Ancestor = a
+	return p
+}
+
+// withPartlyOverriddenNotProgrammed makes the profile's kind report a
+// policy that loses some of what it sets as not programmed.
+func withPartlyOverriddenNotProgrammed(p policy.Profile) policy.Profile {
+	p.Spec.PartlyOverriddenNotProgrammed = true
 	return p
 }
 
