@@ -106,6 +106,14 @@ type policyKindItem struct {
 	// more specific policy replaces it, whatever either sets; absent: by
 	// the fields it loses ("fields").
 	OverriddenBy string `json:"overriddenBy,omitempty"`
+	// Reach is "gateway" when only paths from a Gateway reach the kind's
+	// effective targets, a policy reaching none not being programmed;
+	// absent: every path ("any").
+	Reach string `json:"reach,omitempty"`
+	// PartlyOverridden is "not-programmed" when a policy losing some of
+	// what it sets is Programmed=False; absent: PartiallyProgrammed
+	// ("programmed").
+	PartlyOverridden string `json:"partlyOverridden,omitempty"`
 	// WeightAnnotation names the annotation whose integer ranks the
 	// policies of one level before their age (higher first); absent: none.
 	WeightAnnotation string `json:"weightAnnotation,omitempty"`
@@ -342,6 +350,12 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.OverriddenByPresence {
 		parts = append(parts, origin(policy.SettingOverriddenBy, "overridden-by=presence"))
 	}
+	if k.ReachThroughGateway {
+		parts = append(parts, origin(policy.SettingReach, "reach=gateway"))
+	}
+	if k.PartlyOverriddenNotProgrammed {
+		parts = append(parts, origin(policy.SettingPartlyOverridden, "partly-overridden=not-programmed"))
+	}
 	if k.WeightAnnotation != "" {
 		parts = append(parts, origin(policy.SettingWeightAnnotation, "weight-annotation="+k.WeightAnnotation))
 	}
@@ -492,6 +506,12 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	it.DataPlaneTarget = k.DataPlaneTarget
 	if k.OverriddenByPresence {
 		it.OverriddenBy = "presence"
+	}
+	if k.ReachThroughGateway {
+		it.Reach = "gateway"
+	}
+	if k.PartlyOverriddenNotProgrammed {
+		it.PartlyOverridden = "not-programmed"
 	}
 	if k.ConflictScopePolicy {
 		it.ConflictScope = "policy"

@@ -356,7 +356,7 @@ func (d *kindDP) run(only map[topology.NodeID]bool) {
 			}
 		}
 		items = items[:0]
-		if len(node.Parents) == 0 {
+		if len(node.Parents) == 0 && d.startsPath(gk) {
 			items = append(items, item{top: true})
 		}
 		for _, p := range node.Parents {
@@ -413,6 +413,14 @@ func (d *kindDP) run(only map[topology.NodeID]bool) {
 		}
 		d.entries[n] = out
 	}
+}
+
+// startsPath reports whether a root of kind gk starts paths of the kind:
+// any root does, unless the kind is reached through Gateways only, whose
+// paths start at a GatewayClass or, its class not among the objects, at a
+// Gateway (attache's inputs often leave GatewayClasses out).
+func (d *kindDP) startsPath(gk topology.GroupKind) bool {
+	return !d.kind.ReachThroughGateway || gk == topology.KindGatewayClass || gk == topology.KindGateway
 }
 
 func (d *kindDP) inHierarchy(n topology.NodeID) bool {

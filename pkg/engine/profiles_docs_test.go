@@ -840,6 +840,117 @@ overrides:
 	want(t, "atomic: route Programmed", status(t, atomic, "route", "Programmed"), "False/Overridden")
 }
 
+// AuthPolicy's single-entry rules: with `strategy: merge`,
+// rules.response.unauthenticated and rules.response.unauthorized are one
+// rule each, taken whole from the more specific policy (nothing of the
+// Gateway's survives inside it); the success headers and filters still
+// merge entry by entry, and a rule only one side has is kept. The top-level
+// `when` is one rule too.
+// Source: KO ae698811 api/v1/authpolicy_types.go Rules()/SetRules()
+// ("response.unauthenticated#", "response.unauthorized#",
+// "response.success.headers#<name>", "response.success.metadata#<name>"
+// for the json field filters, "conditions#" for when).
+func TestDocsKuadrantAuthPolicyResponseRulesWhole(t *testing.T) {
+	c := labelledCRD("kuadrant.io", "AuthPolicy", "authpolicies", "inherited")
+	const v = "kuadrant.io/v1"
+	res := compute(t, engine.Options{}, c, docsTopo,
+		pol(v, "AuthPolicy", "gw", 0, `targetRef: `+gwRef+`
+defaults:
+  strategy: merge
+  when: [{predicate: "request.host == 'a'"}, {predicate: "true"}]
+  rules:
+    authentication:
+      key: {apiKey: {selector: {matchLabels: {app: a}}}}
+    response:
+      unauthenticated: {code: 401, body: {value: go away}}
+      unauthorized: {code: 403}
+      success:
+        headers: {h1: {plain: {value: "1"}}, h2: {plain: {value: "2"}}}
+        filters: {f1: {plain: {value: "1"}}}`),
+		pol(v, "AuthPolicy", "route", 1, `targetRef: `+r1Ref+`
+when: [{predicate: "request.method == 'GET'"}]
+rules:
+  authorization:
+    allow: {opa: {rego: "allow = true"}}
+  response:
+    unauthenticated: {headers: {x-reason: {value: nope}}}
+    success:
+      headers: {h1: {plain: {value: "r"}}}`))
+	want(t, "rule first", effective(t, res, "AuthPolicy", rule("r1", "first")), []string{`{` +
+		`"rules":{"authentication":{"key":{"apiKey":{"selector":{"matchLabels":{"app":"a"}}}}},` +
+		`"authorization":{"allow":{"opa":{"rego":"allow = true"}}},` +
+		`"response":{"success":{"filters":{"f1":{"plain":{"value":"1"}}},"headers":{"h1":{"plain":{"value":"r"}},"h2":{"plain":{"value":"2"}}}},` +
+		`"unauthenticated":{"headers":{"x-reason":{"value":"nope"}}},"unauthorized":{"code":403}}},` +
+		`"when":[{"predicate":"request.method == 'GET'"}]}`})
+	want(t, "gw Programmed", status(t, res, "gw", "Programmed"), "True/PartiallyProgrammed")
+	msg := condition(t, res, "gw", "Programmed").Message
+	for _, lost := range []string{"rules.response.unauthenticated.code", "rules.response.unauthenticated.body.value", "when"} {
+		if !strings.Contains(msg, lost) {
+			t.Errorf("gw Programmed message %q does not name %s as lost", msg, lost)
+		}
+	}
+	want(t, "route Programmed", status(t, res, "route", "Programmed"), "True/Programmed")
+}
+
+// RateLimitPolicy, AuthPolicy, TokenRateLimitPolicy in the path to no route:
+// on a Gateway no route attaches to, on a route naming no parent, on a
+// route whose Gateway is missing. Kuadrant accepts them (their targets
+// exist) but computes effective policies only along GatewayClass-to-rule
+// paths, and reports Enforced=False, reason Unknown, "<Kind> is not in the
+// path to any existing routes"; attache says Programmed=False, reason
+// Unknown, and gives the routes without a Gateway no context. DNSPolicy acts
+// on listeners, and is programmed on a Gateway without routes.
+// Source: KO ae698811 internal/controller/
+// effective_ratelimit_policies_reconciler.go (calculateEffectivePolicies:
+// Paths(gatewayClass, routeRule)), ratelimit_policy_status_updater.go,
+// auth_policy_status_updater.go, tokenratelimitpolicy_status_updater.go
+// (enforcedCondition: kuadrant.NewErrNoRoutes), internal/kuadrant/errors.go.
+func TestDocsKuadrantNoRoutes(t *testing.T) {
+	const extra = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g3, namespace: default}
+spec:
+  gatewayClassName: c
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: orphan, namespace: default}
+spec:
+  rules: [{name: only, backendRefs: [{name: s1, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: lost, namespace: default}
+spec:
+  parentRefs: [{name: missing}]
+  rules: [{name: only, backendRefs: [{name: s1, port: 80}]}]`
+	ref := func(kind, name string) string {
+		return fmt.Sprintf("{group: gateway.networking.k8s.io, kind: %s, name: %s}", kind, name)
+	}
+	const limits = "limits: {l: {rates: [{limit: 1, window: 1m}]}}"
+	res := compute(t, engine.Options{}, docsTopo, extra,
+		labelledCRD("kuadrant.io", "RateLimitPolicy", "ratelimitpolicies", "inherited"),
+		labelledCRD("kuadrant.io", "AuthPolicy", "authpolicies", "inherited"),
+		labelledCRD("kuadrant.io", "TokenRateLimitPolicy", "tokenratelimitpolicies", "inherited"),
+		labelledCRD("kuadrant.io", "DNSPolicy", "dnspolicies", "direct"),
+		pol("kuadrant.io/v1", "RateLimitPolicy", "rl-g1", 0, "targetRef: "+gwRef+"\n"+limits),
+		pol("kuadrant.io/v1", "RateLimitPolicy", "rl-g3", 0, "targetRef: "+ref("Gateway", "g3")+"\n"+limits),
+		pol("kuadrant.io/v1", "AuthPolicy", "auth-orphan", 0, "targetRef: "+ref("HTTPRoute", "orphan")+"\nrules: {authorization: {a: {opa: {rego: allow}}}}"),
+		pol("kuadrant.io/v1alpha1", "TokenRateLimitPolicy", "tokens-lost", 0, "targetRef: "+ref("HTTPRoute", "lost")+"\n"+limits),
+		pol("kuadrant.io/v1", "DNSPolicy", "dns-g3", 0, "targetRef: "+ref("Gateway", "g3")+"\nloadBalancing: {weight: 1}"))
+	for name, w := range map[string]string{"rl-g1": "True/Programmed", "rl-g3": "False/Unknown", "auth-orphan": "False/Unknown",
+		"tokens-lost": "False/Unknown", "dns-g3": "True/Programmed"} {
+		want(t, name+" Accepted", status(t, res, name, "Accepted"), "True/Accepted")
+		want(t, name+" Programmed", status(t, res, name, "Programmed"), w)
+	}
+	for _, route := range []string{"orphan", "lost"} {
+		want(t, route+" contexts", effective(t, res, "AuthPolicy", rule(route, "only")), []string(nil))
+		want(t, route+" contexts", effective(t, res, "TokenRateLimitPolicy", rule(route, "only")), []string(nil))
+	}
+}
+
 // TokenRateLimitPolicy: `defaults` with `strategy: merge` on the Gateway add
 // the limits the route does not name; a same-named route limit replaces
 // the Gateway's whole. GRPCRoutes are no targets of this kind.
@@ -869,6 +980,31 @@ limits:
 		[]string{`{"limits":{"free":{"rates":[{"limit":100,"window":"1h"}],"when":[{"predicate":"auth.identity.tier == 'free'"}]},"paid":{"rates":[{"limit":1000,"window":"1h"}]}}}`})
 	want(t, "route", status(t, res, "route", "Accepted"), "True/Accepted")
 	want(t, "grpc", status(t, res, "grpc", "Accepted"), "False/Invalid")
+	// A rule overridden on some path: Kuadrant's TokenRateLimitPolicy is
+	// Enforced=False, reason Unknown ("policy rule(s) overridden: ...";
+	// KO ae698811 tokenratelimitpolicy_status_updater.go enforcedCondition),
+	// where a RateLimitPolicy stays Enforced, "partially enforced".
+	want(t, "gw Programmed", status(t, res, "gw", "Programmed"), "False/Unknown")
+	if msg := condition(t, res, "gw", "Programmed").Message; !strings.Contains(msg, "not programmed, as it is overridden in part") ||
+		!strings.Contains(msg, "limits.free.rates, limits.free.when beaten by TokenRateLimitPolicy default/route") {
+		t.Errorf("gw Programmed message %q does not say why, nor who beat which rule", msg)
+	}
+	want(t, "route Programmed", status(t, res, "route", "Programmed"), "True/Programmed")
+	rlp := compute(t, engine.Options{}, labelledCRD("kuadrant.io", "RateLimitPolicy", "ratelimitpolicies", "inherited"), docsTopo,
+		pol("kuadrant.io/v1", "RateLimitPolicy", "gw", 0, `targetRef: `+gwRef+`
+defaults:
+  strategy: merge
+  limits: {free: {rates: [{limit: 100, window: 1h}]}, paid: {rates: [{limit: 1000, window: 1h}]}}`),
+		pol("kuadrant.io/v1", "RateLimitPolicy", "route", 1, `targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1, sectionName: second}
+limits: {free: {rates: [{limit: 10, window: 1h}]}}`))
+	want(t, "RateLimitPolicy gw Programmed", status(t, rlp, "gw", "Programmed"), "True/PartiallyProgrammed")
+	// Overridden in every context: Overridden, as the other kinds.
+	all := compute(t, engine.Options{}, c, docsTopo,
+		pol(v, "TokenRateLimitPolicy", "gw", 0, `targetRef: `+gwRef+`
+limits: {free: {rates: [{limit: 100, window: 1h}]}}`),
+		pol(v, "TokenRateLimitPolicy", "route", 1, `targetRef: `+r1Ref+`
+limits: {free: {rates: [{limit: 10, window: 1h}]}}`))
+	want(t, "all overridden: gw Programmed", status(t, all, "gw", "Programmed"), "False/Overridden")
 }
 
 // tlsListenersTopo is docsTopo with g1's listeners (http, admin) serving

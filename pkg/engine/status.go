@@ -358,7 +358,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			for _, a := range ps.atts {
 				setsNone = setsNone && len(a.affects) == 0
 			}
-			p := c.withReplacedBelow(c.programmedFrom(ps.reach, setsNone, func() string { return c.cachedLossSummary(&ps.lossMsg, ps.atts) }), accepted)
+			p := c.withReplacedBelow(c.programmedFrom(ps.p.Kind, ps.reach, setsNone, func() string { return c.cachedLossSummary(&ps.lossMsg, ps.atts) }), accepted)
 			summary = &p
 		}
 		st.Conditions = []Condition{{Type: CondAccepted, Status: "True", Reason: ReasonAccepted, Message: msg}, *summary}
@@ -828,7 +828,7 @@ func (c *computation) conflictMessage(a *attachment) string {
 // Overridden when it contributes nothing anywhere, else
 // PartiallyProgrammed.
 func (c *computation) programmed(ps *pstate, a *attachment) Condition {
-	cond := c.programmedFrom(a.reach, len(a.affects) == 0, func() string { return c.cachedLossSummary(&a.lossMsg, []*attachment{a}) })
+	cond := c.programmedFrom(ps.p.Kind, a.reach, len(a.affects) == 0, func() string { return c.cachedLossSummary(&a.lossMsg, []*attachment{a}) })
 	if a.reach.Contexts == 0 && len(ps.p.Kind.EffectiveListeners) > 0 {
 		if why := c.listenersLeftAlone(ps.p.Kind, a.ref.At); why != "" {
 			cond.Message = "Policy is programmed; " + why
@@ -870,12 +870,17 @@ func (c *computation) cachedLossSummary(cache **string, atts []*attachment) stri
 	return **cache
 }
 
-// programmedFrom derives Programmed from a reach; setsNone says the policy
-// contributes no field in any of those contexts (decision 8: it affects
-// nothing), and losses tells who beat the policy, for the message.
-func (c *computation) programmedFrom(r Reach, setsNone bool, losses func() string) Condition {
+// programmedFrom derives Programmed from a reach of a policy of kind k;
+// setsNone says the policy contributes no field in any of those contexts
+// (decision 8: it affects nothing), and losses tells who beat the policy,
+// for the message.
+func (c *computation) programmedFrom(k *policy.Kind, r Reach, setsNone bool, losses func() string) Condition {
 	cond := Condition{Type: CondProgrammed}
 	switch {
+	case r.Contexts == 0 && k.ReachThroughGateway:
+		// Its implementation computes nothing for it, and says so.
+		cond.Status, cond.Reason = "False", ReasonUnknown
+		cond.Message = "Policy is not programmed: it is in the path to no effective target through a Gateway"
 	case r.Contexts == 0:
 		cond.Status, cond.Reason, cond.Message = "True", ReasonProgrammed, "Policy is programmed; no effective target is in its scope yet"
 	case r.Full == r.Contexts && setsNone:
@@ -890,6 +895,12 @@ func (c *computation) programmedFrom(r Reach, setsNone bool, losses func() strin
 		cond.Message = fmt.Sprintf("Policy is overridden in %s: %s", contexts(r.Contexts), losses())
 	default:
 		cond.Status, cond.Reason = "True", ReasonPartiallyProgrammed
+		lead := "Policy is programmed %s of %d contexts: %s"
+		if k.PartlyOverriddenNotProgrammed {
+			// Its implementation reports any rule lost as an issue.
+			cond.Status, cond.Reason = "False", ReasonUnknown
+			lead = "Policy is not programmed, as it is overridden in part (it would be programmed %s of %d contexts): %s"
+		}
 		var how []string
 		for _, p := range []struct {
 			n    int
@@ -899,7 +910,7 @@ func (c *computation) programmedFrom(r Reach, setsNone bool, losses func() strin
 				how = append(how, fmt.Sprintf(p.what, p.n))
 			}
 		}
-		cond.Message = fmt.Sprintf("Policy is programmed %s of %d contexts: %s", strings.Join(how, ", "), r.Contexts, losses())
+		cond.Message = fmt.Sprintf(lead, strings.Join(how, ", "), r.Contexts, losses())
 	}
 	return cond
 }

@@ -123,7 +123,12 @@ const (
 	ReasonPartiallyProgrammed = "PartiallyProgrammed"
 	ReasonReconciling         = "Reconciling"
 	ReasonOverridden          = "Overridden"
-	ReasonAffected            = "Affected"
+	// ReasonUnknown (Kuadrant's reason): Programmed=False for a policy of
+	// a kind reached through Gateways only that is in the path to no
+	// effective target, or of a kind whose partly overridden policies are
+	// not programmed.
+	ReasonUnknown  = "Unknown"
+	ReasonAffected = "Affected"
 )
 
 // Result is everything the engine computed.

@@ -155,6 +155,22 @@ type Kind struct {
 	// Gateway reports both). By default (GEP-713, decision 8) a policy
 	// loses only the fields it sets, to other policies.
 	OverriddenByPresence bool
+	// ReachThroughGateway: the kind's effective policies are computed only
+	// along paths from a Gateway (or its GatewayClass) down to an
+	// effective target, so a route with no Gateway above it (no
+	// parentRefs, or none naming a Gateway among the objects) gives no
+	// context; and an accepted policy in no context is Programmed=False,
+	// reason Unknown, rather than programmed with nothing to program
+	// (Kuadrant computes effective policies per GatewayClass-to-rule path
+	// and reports a policy on none "not in the path to any existing
+	// routes"). Inherited kinds only.
+	ReachThroughGateway bool
+	// PartlyOverriddenNotProgrammed: a policy that loses some of what it
+	// sets (in some contexts) but not all of it is Programmed=False,
+	// reason Unknown, rather than PartiallyProgrammed: its implementation
+	// reports any overridden rule as an issue that keeps the policy from
+	// being enforced (Kuadrant's TokenRateLimitPolicy).
+	PartlyOverriddenNotProgrammed bool
 	// WeightAnnotation, when set, names an annotation of the policy
 	// objects holding an integer weight (default 0): at one level,
 	// policies are ordered by weight, higher first, before their age, so a
@@ -373,20 +389,23 @@ type Spec struct {
 	RejectSharedPort      bool
 	DataPlaneTarget       bool
 	OverriddenByPresence  bool
-	WeightAnnotation      string
-	DelegationPriority    DelegationPriority
-	WaypointTargets       bool
-	Controllers           []string
-	EffectiveListeners    []string
-	ConflictScopePolicy   bool
-	RejectRouteOverlap    bool
-	InvalidNotApplied     bool
-	FilterAttachment      bool
-	ConflictFields        []string
-	InheritedFields       []string
-	LevelInheritedFields  []string
-	CARefs                CARefs
-	BackendRefs           []BackendRefPath
+	ReachThroughGateway   bool
+	// PartlyOverriddenNotProgrammed: see Kind.
+	PartlyOverriddenNotProgrammed bool
+	WeightAnnotation              string
+	DelegationPriority            DelegationPriority
+	WaypointTargets               bool
+	Controllers                   []string
+	EffectiveListeners            []string
+	ConflictScopePolicy           bool
+	RejectRouteOverlap            bool
+	InvalidNotApplied             bool
+	FilterAttachment              bool
+	ConflictFields                []string
+	InheritedFields               []string
+	LevelInheritedFields          []string
+	CARefs                        CARefs
+	BackendRefs                   []BackendRefPath
 	// InvalidOnUnresolvedBackendRefs: see Kind.
 	InvalidOnUnresolvedBackendRefs bool
 	ClusterIPRouting               ClusterIPRouting
@@ -454,6 +473,8 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingSharedPortListeners, s.RejectSharedPort, func() { k.RejectSharedPort = s.RejectSharedPort })
 	set(SettingDataPlaneTarget, s.DataPlaneTarget, func() { k.DataPlaneTarget = s.DataPlaneTarget })
 	set(SettingOverriddenBy, s.OverriddenByPresence, func() { k.OverriddenByPresence = s.OverriddenByPresence })
+	set(SettingReach, s.ReachThroughGateway, func() { k.ReachThroughGateway = true })
+	set(SettingPartlyOverridden, s.PartlyOverriddenNotProgrammed, func() { k.PartlyOverriddenNotProgrammed = true })
 	set(SettingWeightAnnotation, s.WeightAnnotation != "", func() { k.WeightAnnotation = s.WeightAnnotation })
 	set(SettingDelegationPriority, s.DelegationPriority.Enabled(), func() { k.DelegationPriority = s.DelegationPriority.clone() })
 	set(SettingWaypointTargets, s.WaypointTargets, func() { k.WaypointTargets = true })
@@ -680,6 +701,16 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingControllers, "%v", err)
 		}
 	}
+	if k.ReachThroughGateway && k.Class != Inherited {
+		if k.Origins[SettingReach].isProfile() {
+			// A profile's setting, the CRD's label having made the kind
+			// Direct: its paths are not walked, so it does not apply.
+			k.ReachThroughGateway = false
+			k.Origins[SettingReach] = FromDefault
+		} else {
+			return settingErrorf(SettingReach, "reach gateway narrows the paths of an Inherited kind; the class is %s", k.Class)
+		}
+	}
 	if k.WaypointTargets && !k.AllowsTarget(topology.KindService) {
 		return settingErrorf(SettingWaypointTargets, "waypoints bind Services: Service is not a target kind of the kind")
 	}
@@ -869,6 +900,8 @@ var annotationOf = map[string]string{
 	SettingSharedPortListeners:   AnnotationSharedPortListeners,
 	SettingDataPlaneTarget:       AnnotationDataPlaneTarget,
 	SettingOverriddenBy:          AnnotationOverriddenBy,
+	SettingReach:                 AnnotationReach,
+	SettingPartlyOverridden:      AnnotationPartlyOverridden,
 	SettingWeightAnnotation:      AnnotationWeightAnnotation,
 	SettingDelegationPriority:    AnnotationDelegationPriority,
 	SettingWaypointTargets:       AnnotationWaypointTargets,
@@ -903,7 +936,7 @@ var allSettings = []string{
 	SettingClass, SettingTargetKinds, SettingEffectiveTargetKinds, SettingEffectiveSectionKinds,
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingSameLevelTies, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingAncestorLimit, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
-	SettingSectionNames, SettingEmptyTargetGroup, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingWeightAnnotation,
+	SettingSectionNames, SettingEmptyTargetGroup, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingReach, SettingPartlyOverridden, SettingWeightAnnotation,
 	SettingDelegationPriority, SettingWaypointTargets, SettingControllers, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingInvalidPolicies, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingClusterIPRouting, SettingObjectRefs,
 	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingValidations, SettingFeatureGates,
@@ -1056,6 +1089,14 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationSharedPortListeners, SettingSharedPortListeners, func(v string) (err error) { k.RejectSharedPort, err = parseSharedPort(v); return }},
 		{AnnotationDataPlaneTarget, SettingDataPlaneTarget, func(v string) (err error) { k.DataPlaneTarget, err = parseBool(v); return }},
 		{AnnotationOverriddenBy, SettingOverriddenBy, func(v string) (err error) { k.OverriddenByPresence, err = parseOverriddenBy(v); return }},
+		{AnnotationReach, SettingReach, func(v string) (err error) {
+			k.ReachThroughGateway, err = parseChoice(v, "gateway", "any", "reach")
+			return
+		}},
+		{AnnotationPartlyOverridden, SettingPartlyOverridden, func(v string) (err error) {
+			k.PartlyOverriddenNotProgrammed, err = parseChoice(v, "not-programmed", "programmed", "partly-overridden rule")
+			return
+		}},
 		{AnnotationWeightAnnotation, SettingWeightAnnotation, func(v string) error { k.WeightAnnotation = strings.TrimSpace(v); return nil }},
 		{AnnotationControllers, SettingControllers, func(v string) (err error) { k.Controllers, err = ParseControllers(v); return }},
 		{AnnotationEffectiveListeners, SettingEffectiveListeners, func(v string) (err error) {

@@ -204,6 +204,15 @@ const (
 	// it, whatever either sets, its own attachment on a more specific
 	// target included (Envoy Gateway).
 	AnnotationOverriddenBy = "attache.dev/overridden-by"
+	// AnnotationReach ("any", the default, or "gateway") says which paths
+	// reach the kind's effective targets: every path, or only those from
+	// a Gateway (a policy reaching none is then not programmed: Kuadrant).
+	AnnotationReach = "attache.dev/reach"
+	// AnnotationPartlyOverridden ("programmed", the default, or
+	// "not-programmed") says what a policy that loses some of what it sets
+	// but not all is: PartiallyProgrammed, or Programmed=False (Kuadrant's
+	// TokenRateLimitPolicy).
+	AnnotationPartlyOverridden = "attache.dev/partly-overridden"
 	// AnnotationWeightAnnotation names an annotation of the kind's policy
 	// objects holding an integer weight: at one level, a higher weight
 	// counts as established before a lower one, whatever their ages
@@ -371,6 +380,8 @@ const (
 	SettingSharedPortListeners   = "sharedPortListeners"
 	SettingDataPlaneTarget       = "dataPlaneTarget"
 	SettingOverriddenBy          = "overriddenBy"
+	SettingReach                 = "reach"
+	SettingPartlyOverridden      = "partlyOverridden"
 	SettingWeightAnnotation      = "weightAnnotation"
 	SettingDelegationPriority    = "delegationPriority"
 	SettingWaypointTargets       = "waypointTargets"

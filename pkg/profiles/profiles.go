@@ -150,6 +150,11 @@ var builtin = func() []policy.Profile {
 			Class: policy.Inherited, Hierarchy: append(kinds(gatewayClass, gateway), routes...),
 			TargetKinds: append(kinds(gateway), routes...), EffectiveSectionKinds: routes,
 			NamedRules: named,
+			// Effective policies per GatewayClass-to-rule path only; a
+			// policy on none is Enforced=False, "not in the path to any
+			// existing routes" (effective_*_reconciler.go,
+			// *_status_updater.go: kuadrant.NewErrNoRoutes).
+			ReachThroughGateway: true,
 		})
 	}
 	listenerDirect := func(impl, group, kind, shipped string, same policy.SameLevel, targets ...topology.GroupKind) policy.Profile {
@@ -353,9 +358,17 @@ var builtin = func() []policy.Profile {
 		}),
 		// Kuadrant.
 		kuadrant("RateLimitPolicy", kinds(httpRoute, grpcRoute), []string{"limits"}),
+		// AuthPolicy.Rules(): response.unauthenticated and
+		// response.unauthorized are one rule each, so rules.response is a
+		// map of named rules whose success entry holds two more.
 		kuadrant("AuthPolicy", kinds(httpRoute, grpcRoute), []string{"patterns", "rules.authentication", "rules.metadata",
-			"rules.authorization", "rules.callbacks", "rules.response.success.headers", "rules.response.success.filters"}),
-		kuadrant("TokenRateLimitPolicy", kinds(httpRoute), []string{"limits"}),
+			"rules.authorization", "rules.callbacks", "rules.response", "rules.response.success",
+			"rules.response.success.headers", "rules.response.success.filters"}),
+		// Any rule overridden makes a TokenRateLimitPolicy Enforced=False,
+		// reason Unknown ("policy rule(s) overridden: ..."), where the
+		// other two stay Enforced, "partially enforced"
+		// (tokenratelimitpolicy_status_updater.go enforcedCondition).
+		withPartlyOverriddenNotProgrammed(kuadrant("TokenRateLimitPolicy", kinds(httpRoute), []string{"limits"})),
 		// Kuadrant rejects a policy only when another with the same
 		// targetRefs is strictly older (dnspolicies_validator.go,
 		// tlspolicies_validator.go isConflict: CreationTimestamp.Before):
@@ -537,6 +550,13 @@ func withWaypointTargets(p policy.Profile) policy.Profile {
 // ancestors (policy.Kind.Ancestor).
 func withAncestor(p policy.Profile, a policy.AncestorMode) policy.Profile {
 	p.Spec.Ancestor = a
+	return p
+}
+
+// withPartlyOverriddenNotProgrammed makes the profile's kind report a
+// policy that loses some of what it sets as not programmed.
+func withPartlyOverriddenNotProgrammed(p policy.Profile) policy.Profile {
+	p.Spec.PartlyOverriddenNotProgrammed = true
 	return p
 }
 
