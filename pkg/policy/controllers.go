@@ -10,31 +10,40 @@ import (
 // controllerName values of the GatewayClasses whose Gateways the kind's
 // implementation serves, comma separated, or "any" (nil).
 func ParseControllers(v string) ([]string, error) {
+	return parseAnyList(v, validateControllerName)
+}
+
+// parseAnyList reads a comma-separated list of entries, each checked by
+// check, in order and without repeats, or "any" (nil).
+func parseAnyList(v string, check func(string) error) ([]string, error) {
 	v = strings.TrimSpace(v)
 	if v == "" || v == "any" {
 		return nil, nil
 	}
 	var out []string
-	for _, c := range strings.Split(v, ",") {
-		c = strings.TrimSpace(c)
-		if err := validateControllerName(c); err != nil {
+	for _, e := range strings.Split(v, ",") {
+		e = strings.TrimSpace(e)
+		if err := check(e); err != nil {
 			return nil, err
 		}
-		if !slices.Contains(out, c) {
-			out = append(out, c)
+		if !slices.Contains(out, e) {
+			out = append(out, e)
 		}
 	}
 	return out, nil
 }
 
-// ControllersString renders a kind's controllers as the annotation value
-// ("any" for none).
-func ControllersString(cs []string) string {
-	if len(cs) == 0 {
+// anyListString renders a list parseAnyList reads ("any" for none).
+func anyListString(l []string) string {
+	if len(l) == 0 {
 		return "any"
 	}
-	return strings.Join(cs, ",")
+	return strings.Join(l, ",")
 }
+
+// ControllersString renders a kind's controllers as the annotation value
+// ("any" for none).
+func ControllersString(cs []string) string { return anyListString(cs) }
 
 // Serves reports whether the kind's implementation serves the Gateways of
 // a GatewayClass whose controllerName is controller (a kind without

@@ -25,28 +25,14 @@ var listenerConditions = []string{ListenerHostname, ListenerTLSTerminate}
 // attache.dev/effective-listeners: conditions separated by commas
 // (hostname, tls-terminate), or "any" (nil).
 func ParseEffectiveListeners(v string) ([]string, error) {
-	v = strings.TrimSpace(v)
-	if v == "" || v == "any" {
-		return nil, nil
-	}
-	var out []string
-	for _, c := range strings.Split(v, ",") {
-		c = strings.TrimSpace(c)
+	return parseAnyList(v, func(c string) error {
 		if !slices.Contains(listenerConditions, c) {
-			return nil, fmt.Errorf("listener condition %q is not one of %s", c, strings.Join(listenerConditions, ", "))
+			return fmt.Errorf("listener condition %q is not one of %s", c, strings.Join(listenerConditions, ", "))
 		}
-		if !slices.Contains(out, c) {
-			out = append(out, c)
-		}
-	}
-	return out, nil
+		return nil
+	})
 }
 
 // EffectiveListenersString renders a kind's listener conditions as the
 // annotation value ("any" for none).
-func EffectiveListenersString(cs []string) string {
-	if len(cs) == 0 {
-		return "any"
-	}
-	return strings.Join(cs, ",")
-}
+func EffectiveListenersString(cs []string) string { return anyListString(cs) }
