@@ -712,3 +712,31 @@ extAuth: `+extAuth)
 	want(t, "no longer mixed", status(t, in.Compute(decodeDocs(t, mixed...)), "svc-and-flip", "Accepted"), "True/Accepted")
 	want(t, "as Compute", status(t, engine.Compute(decodeDocs(t, mixed...), on), "svc-and-flip", "Accepted"), "True/Accepted")
 }
+
+// A kind whose only reading of the data planes is its cluster-ip-routing
+// condition (declared by annotations, no allowlist or requirement) reads
+// the EnvoyProxies too: a Service and a hostname Backend do not mix under
+// the proxy's routingType Service, and an Incremental sees the proxy
+// change.
+func TestClusterIPRoutingAloneReadsDataPlanes(t *testing.T) {
+	docs := []string{
+		declaredCRD("example.com", "ExtPolicy", "extpolicies", "Inherited",
+			"attache.dev/target-kinds: Gateway.gateway.networking.k8s.io",
+			`attache.dev/backend-refs: "ext.backendRefs[]"`,
+			"attache.dev/unresolved-backend-refs: invalid",
+			"attache.dev/cluster-ip-routing: routingType=Service"),
+		classDoc("cluster-ip", egController, "sys/cip"),
+		envoyProxyDoc("sys", "cip", "{routingType: Service}"),
+		gatewayDoc("gs", "cluster-ip", "[{name: http, protocol: HTTP, port: 80}]", ""),
+		serviceDoc("default", "svc", "{name: http, port: 80}"),
+		egBackendDoc("default", "fqdn", "{endpoints: [{fqdn: {hostname: ext.example.com, port: 3001}}]}"),
+		pol("example.com/v1", "ExtPolicy", "xp", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gs}]\n"+
+			"ext: {backendRefs: [{name: svc, port: 80}, {group: gateway.envoyproxy.io, kind: Backend, name: fqdn}]}"),
+	}
+	on := engine.Options{Features: policy.Features{"EnvoyGateway.extensionApis.enableBackend": {On: true, From: "--feature"}}}
+	in := engine.NewIncremental(on)
+	want(t, "under routingType Service", status(t, in.Compute(decodeDocs(t, docs...)), "xp", "Accepted"), "True/Accepted")
+	docs[2] = envoyProxyDoc("sys", "cip", "{}")
+	want(t, "routing to endpoints", status(t, in.Compute(decodeDocs(t, docs...)), "xp", "Accepted"), "False/Invalid")
+	want(t, "as Compute", status(t, engine.Compute(decodeDocs(t, docs...), on), "xp", "Accepted"), "False/Invalid")
+}

@@ -126,12 +126,14 @@ func (p *Policy) NotAllowedWhere(judge func(Allowlist) bool, allowed func(in Bac
 // ReadsDataPlanes reports whether the kind's policies are judged by the
 // data planes the Gateways run on: a kind whose policies target one
 // (DataPlaneTarget), one that rejects a listener policy other listeners
-// of the data plane would carry (RejectSharedPort), or one whose values
-// the data plane's parameters must allow (Allowlists). Readers then get
-// the data planes' parameters (Envoy Gateway's EnvoyProxies) and the
+// of the data plane would carry (RejectSharedPort), one whose values
+// the data plane's parameters must allow (Allowlists), or one whose
+// backends' mixes the parameters decide (ClusterIPRouting). Readers then
+// get the data planes' parameters (Envoy Gateway's EnvoyProxies) and the
 // configuration's default.
 func (k *Kind) ReadsDataPlanes() bool {
-	return k.DataPlaneTarget || k.RejectSharedPort || len(k.Allowlists) > 0 || len(k.RequirementsOf(topology.GroupKind{})) > 0 || k.RegexFieldsPerGateway()
+	return k.DataPlaneTarget || k.RejectSharedPort || len(k.Allowlists) > 0 || len(k.RequirementsOf(topology.GroupKind{})) > 0 || k.RegexFieldsPerGateway() ||
+		k.ClusterIPRouting != ""
 }
 
 // RegexFieldsPerGateway reports whether some of the kind's RegexFields

@@ -41,6 +41,12 @@ type gateway struct {
 	// istio: Istio programs the Gateway (its class's controller is
 	// Istio's, or, the class unknown, it is Istio's default class).
 	istio bool
+	// controller is its GatewayClass's controllerName, when classKnown
+	// (the class is among the objects): policy kinds that name the
+	// controllers they serve (policy.Kind.Controllers) do not act
+	// through the Gateways of other controllers.
+	controller string
+	classKnown bool
 	// path is the Gateway's path from its root: its GatewayClass when the
 	// class is among the objects.
 	path []topology.Ref
@@ -263,6 +269,7 @@ func Build(objs []*unstructured.Unstructured, graph *topology.Graph, grants *gat
 		gw := &gateway{ref: ref, path: []topology.Ref{ref}}
 		if c, known := classes[string(g.Spec.GatewayClassName)]; known {
 			gw.istio = c == istioController
+			gw.controller, gw.classKnown = c, true
 		} else {
 			gw.istio = g.Spec.GatewayClassName == istioDefaultClass
 		}

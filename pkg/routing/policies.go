@@ -73,6 +73,12 @@ func (p *Policies) AddPolicies(t *RequestTrace) {
 					continue
 				}
 				for _, e := range p.byTarget[path[n]] {
+					if o.listener != nil && !o.listener.gateway.serves(e.Kind) {
+						// Another implementation's Gateway: a Direct
+						// kind's context (its target alone) does not
+						// say so, its implementation does not act here.
+						continue
+					}
 					c, cp := contextOn(e, path[:n+1])
 					if c == nil || seen[c] {
 						continue
@@ -283,6 +289,14 @@ func contextOn(e *engine.Effective, path []topology.Ref) (*engine.Context, []top
 		}
 	}
 	return nil, nil
+}
+
+// serves reports whether the implementation of kind k acts through
+// Gateway g: yes unless k names the controllers it serves and g's class,
+// among the objects, has another (as the engine reads it,
+// policy.Kind.Serves).
+func (g *gateway) serves(k *policy.Kind) bool {
+	return k == nil || !g.classKnown || k.Serves(g.controller)
 }
 
 // samePath reports whether the engine's path p, without its Namespace

@@ -1,0 +1,110 @@
+package routing_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// controllersTopology: an NGINX Gateway Fabric Gateway and another
+// implementation's, one route on both, a Direct NGF policy on the route
+// and one on its Service.
+const controllersTopology = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: observabilitypolicies.gateway.nginx.org}
+spec:
+  group: gateway.nginx.org
+  scope: Namespaced
+  names: {kind: ObservabilityPolicy, plural: observabilitypolicies}
+  versions: [{name: v1alpha2, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: upstreamsettingspolicies.gateway.nginx.org}
+spec:
+  group: gateway.nginx.org
+  scope: Namespaced
+  names: {kind: UpstreamSettingsPolicy, plural: upstreamsettingspolicies}
+  versions: [{name: v1alpha1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: nginx}
+spec: {controllerName: gateway.nginx.org/nginx-gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: other}
+spec: {controllerName: example.com/other}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: ngf, namespace: default}
+spec:
+  gatewayClassName: nginx
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: othergw, namespace: default}
+spec:
+  gatewayClassName: other
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: default}
+spec:
+  parentRefs: [{name: ngf}, {name: othergw}]
+  rules: [{backendRefs: [{name: svc, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: svc, namespace: default}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: gateway.nginx.org/v1alpha2
+kind: ObservabilityPolicy
+metadata: {name: obs, namespace: default}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}]
+  tracing: {strategy: ratio}
+---
+apiVersion: gateway.nginx.org/v1alpha1
+kind: UpstreamSettingsPolicy
+metadata: {name: usp, namespace: default}
+spec:
+  targetRefs: [{group: "", kind: Service, name: svc}]
+  zoneSize: 512k
+`
+
+// TestDirectPoliciesStayOnTheirImplementationsGateways: a Direct kind's
+// context is its target alone, yet a kind naming the controllers it
+// serves (NGF's) does not act through another implementation's Gateway,
+// so a request through that Gateway has none of its policies, as the
+// engine has no context of an Inherited kind through it.
+func TestDirectPoliciesStayOnTheirImplementationsGateways(t *testing.T) {
+	ix, pols := fixture(t, controllersTopology)
+	for _, tc := range []struct {
+		gw   string
+		want string
+	}{
+		{"ngf", "ObservabilityPolicy,UpstreamSettingsPolicy"},
+		{"othergw", ""},
+	} {
+		gw := topology.Ref{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: "default", Name: tc.gw}
+		tr := trace(t, ix, pols, "http://any.example.com/", &gw)
+		if len(tr.Outcomes) != 1 {
+			t.Fatalf("%s: %d outcomes", tc.gw, len(tr.Outcomes))
+		}
+		var kinds []string
+		for _, ep := range tr.Outcomes[0].EffectivePolicies {
+			kinds = append(kinds, ep.Kind.GroupKind.Kind)
+		}
+		if got := strings.Join(kinds, ","); got != tc.want {
+			t.Errorf("through %s: policies %q, want %q", tc.gw, got, tc.want)
+		}
+	}
+}
