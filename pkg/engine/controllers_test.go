@@ -176,15 +176,48 @@ spec:
 	res := compute(t, engine.Options{}, crd("kuadrant.io", "DNSPolicy", "dnspolicies"), crd("kuadrant.io", "TLSPolicy", "tlspolicies"), topo,
 		pol("kuadrant.io/v1", "DNSPolicy", "dns", 0, gw+"\nloadBalancing: {weight: 1}"),
 		pol("kuadrant.io/v1", "TLSPolicy", "tls", 0, gw+"\nissuerRef: {name: issuer}"),
-		pol("kuadrant.io/v1", "TLSPolicy", "tls-http", 1, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: http}\nissuerRef: {name: other}"))
+		pol("kuadrant.io/v1", "TLSPolicy", "tls-http", 1, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: http}\nissuerRef: {name: other}"),
+		pol("kuadrant.io/v1", "TLSPolicy", "tls-plain-host", 2, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: plain-host}\nissuerRef: {name: other}"))
 	want(t, "DNSPolicy listeners", effectiveListeners(res, "DNSPolicy"), []string{"https", "other-ns", "passthrough", "plain-host"})
 	want(t, "TLSPolicy listeners", effectiveListeners(res, "TLSPolicy"), []string{"https"})
 	want(t, "tls-http", status(t, res, "tls-http", "Accepted"), "True/Accepted")
 	want(t, "tls-http Programmed", condition(t, res, "tls-http", "Programmed").Message,
 		"Policy is programmed; listener Gateway default/gw#http is none its implementation acts on (it needs a hostname and TLS terminated with Secrets of its own namespace)")
+	want(t, "tls-plain-host Programmed (what it lacks only)", condition(t, res, "tls-plain-host", "Programmed").Message,
+		"Policy is programmed; listener Gateway default/gw#plain-host is none its implementation acts on (it needs TLS terminated with Secrets of its own namespace)")
 	for _, e := range res.Effective {
 		if e.Kind.GroupKind.Kind == "TLSPolicy" && e.Target.SectionName == "http" && len(e.Contexts) > 0 {
 			t.Errorf("TLSPolicy effective at listener http: %v", e.Contexts[0].Spec)
 		}
 	}
+}
+
+// Envoy Gateway configured with another controller name
+// (gateway.controllerName in its configuration) serves the classes of
+// that name: its policies reach their Gateways as those of the default
+// name; without the configuration, such a Gateway is another
+// implementation's. An Incremental agrees with Compute when the
+// configuration comes.
+func TestControllersFromConfiguration(t *testing.T) {
+	config := strings.Replace(egConfig("{}"), "    extensionApis: {}\n", "    gateway: {controllerName: example.com/eg-tenant}\n", 1)
+	docs := []string{crd("gateway.envoyproxy.io", "ClientTrafficPolicy", "clienttrafficpolicies"), `
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: tenant}
+spec: {controllerName: example.com/eg-tenant}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: default}
+spec: {gatewayClassName: tenant, listeners: [{name: http, protocol: HTTP, port: 80}]}
+`, pol(egV, "ClientTrafficPolicy", "ctp", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]\ntimeout: {http: {idleTimeout: 5s}}")}
+	in := engine.NewIncremental(engine.Options{})
+	res := in.Compute(decodeDocs(t, docs...))
+	want(t, "ctp without the configuration", status(t, res, "ctp", "Accepted"), "False/TargetNotFound")
+	with := append(slices.Clone(docs), config)
+	res = in.Compute(decodeDocs(t, with...))
+	if a, b := dump(t, res), dump(t, engine.Compute(decodeDocs(t, with...), engine.Options{})); a != b {
+		t.Fatal(firstDiff(a, b))
+	}
+	want(t, "ctp with gateway.controllerName", status(t, res, "ctp", "Accepted"), "True/Accepted")
 }

@@ -157,6 +157,10 @@ type computation struct {
 	// classControllers are the GatewayClasses' controllerNames, read with
 	// gateways.
 	classControllers map[string]string
+	// controllerAliases map a controller name an implementation's
+	// configuration gives (Envoy Gateway's gateway.controllerName) to
+	// the default name its profiles know it by.
+	controllerAliases map[string]string
 	// classParams are the GatewayClass parameters among the objects
 	// (profiles.IsClassParameters), and mergedClasses what they say of
 	// their classes' Gateways (readMergedClasses), only when a kind asks
@@ -258,7 +262,7 @@ func newComputation(opts Options, objs []Object) *computation {
 	topoObjs, policyObjs := c.classify(objs)
 	c.parentRefs = routeParentRefs(topoObjs)
 	if c.needsDataPlanes() {
-		c.gateways, c.classControllers = readGateways(topoObjs)
+		c.gateways, c.classControllers = readGateways(topoObjs, c.controllerAliases)
 		c.readMergedClasses(topoObjs)
 		c.readGatewayParams()
 	}
@@ -266,7 +270,7 @@ func newComputation(opts Options, objs []Object) *computation {
 		// Untargeted scopes select Gateways by their facts; CA readings
 		// by implementation need their classes' controllers.
 		if (k.Untargeted.Mode != policy.UntargetedNone || len(k.CARefs.ByController) > 0 || k.WaypointTargets || len(k.Controllers) > 0) && c.gateways == nil {
-			c.gateways, c.classControllers = readGateways(topoObjs)
+			c.gateways, c.classControllers = readGateways(topoObjs, c.controllerAliases)
 		}
 		if (k.RejectSharedPort || len(k.EffectiveListeners) > 0 || k.ObjectRefsOnListeners() || k.ValueRangesOnListeners() || k.ValidationsOnListeners() || k.RequirementsOnListeners() || k.PortSelection.Enabled()) && c.listenerPorts == nil {
 			c.listenerPorts = readListenerPorts(topoObjs)
@@ -444,6 +448,14 @@ func (c *computation) classify(objs []Object) (topo []*unstructured.Unstructured
 // on when one turns it on: attache does not tell which GatewayClasses
 // each serves.
 func (c *computation) readConfiguration(o Object) {
+	if name := profiles.ControllerName(o.Object); name != "" && name != profiles.EnvoyGatewayController {
+		// Envoy Gateway runs under another controller name: its
+		// classes' Gateways are Envoy Gateway's all the same.
+		if c.controllerAliases == nil {
+			c.controllerAliases = map[string]string{}
+		}
+		c.controllerAliases[name] = profiles.EnvoyGatewayController
+	}
 	features, _, field, err := profiles.Configuration(o.Object)
 	if err != nil {
 		c.problems = append(c.problems, diag.Problem{Object: refOf(o.Object), Source: o.Source, Field: field, Message: err.Error()})

@@ -56,7 +56,7 @@ func TestFeatureGates(t *testing.T) {
 		patchWhy string
 	}{
 		{"no configuration: Envoy Gateway's defaults", "", nil,
-			"False/Invalid", luaOff + "off: no configuration attache read turns it on (give attache the implementation's configuration, or set --feature EnvoyGateway.extensionApis.enableLua=true)",
+			"False/Invalid", luaOff + "off: no configuration attache read turns it on (set --feature EnvoyGateway.extensionApis.enableLua=true, or give attache the implementation's configuration where attache reads one: Envoy Gateway's envoy-gateway-config)",
 			"False/Disabled", "EnvoyPatchPolicy is disabled in its implementation's configuration: it needs EnvoyGateway.extensionApis.enableEnvoyPatchPolicy, off: no configuration"},
 		{"the configuration leaves them off", "{enableBackend: true}", nil,
 			"False/Invalid", luaOff + "off in ConfigMap envoy-gateway-system/envoy-gateway-config",

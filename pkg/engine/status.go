@@ -846,13 +846,19 @@ func (c *computation) listenersLeftAlone(k *policy.Kind, at topology.Ref) string
 	if gk != topology.KindGateway && gk != topology.KindListenerSet {
 		return ""
 	}
+	// A listener names what it lacks; a whole object, every condition.
+	l, isListener := c.listenerPorts[at]
 	var needs []string
 	for _, cond := range k.EffectiveListeners {
 		switch cond {
 		case policy.ListenerHostname:
-			needs = append(needs, "a hostname")
+			if !isListener || l.hostname == "" {
+				needs = append(needs, "a hostname")
+			}
 		case policy.ListenerTLSTerminate:
-			needs = append(needs, "TLS terminated with Secrets of its own namespace")
+			if !isListener || !l.tlsTerminate {
+				needs = append(needs, "TLS terminated with Secrets of its own namespace")
+			}
 		}
 	}
 	if at.IsSection() {

@@ -80,14 +80,19 @@ func (f gatewayFacts) waypointListener() string {
 }
 
 // readGateways reads the facts of every Gateway among objs, and every
-// GatewayClass's controllerName.
-func readGateways(objs []*unstructured.Unstructured) (map[topology.Ref]gatewayFacts, map[string]string) {
+// GatewayClass's controllerName; a name aliases maps is read as the
+// default name it stands for (an implementation configured with another
+// controller name).
+func readGateways(objs []*unstructured.Unstructured, aliases map[string]string) (map[topology.Ref]gatewayFacts, map[string]string) {
 	controllers := map[string]string{}
 	classWaypointFor := map[string]string{}
 	classAnnotations := map[string]map[string]string{}
 	for _, u := range objs {
 		if gkOf(u) == topology.KindGatewayClass {
 			ctl, _, _ := unstructured.NestedString(u.Object, "spec", "controllerName")
+			if a, ok := aliases[ctl]; ok {
+				ctl = a
+			}
 			controllers[u.GetName()] = ctl
 			classWaypointFor[u.GetName()] = u.GetLabels()[waypointForLabel]
 			classAnnotations[u.GetName()] = u.GetAnnotations()

@@ -141,7 +141,7 @@ func (f Features) state(name string) string {
 	if s, ok := f[name]; ok && s.From != "" {
 		return "off in " + s.From
 	}
-	return fmt.Sprintf("off: no configuration attache read turns it on (give attache the implementation's configuration, or set --feature %s=true)", name)
+	return fmt.Sprintf("off: no configuration attache read turns it on (set --feature %s=true, or give attache the implementation's configuration where attache reads one: Envoy Gateway's envoy-gateway-config)", name)
 }
 
 // ParseFeature reads a --feature flag value: "<feature>=true|false" (or

@@ -92,7 +92,7 @@ func TestGatedOff(t *testing.T) {
 		t.Errorf("empty list and null are not set: %v", got)
 	}
 	// The whole kind.
-	if g, msg := k.DisabledBy(f); g == nil || g.Feature != "Impl.kind" || msg != "P is disabled in its implementation's configuration: it needs Impl.kind, off: no configuration attache read turns it on (give attache the implementation's configuration, or set --feature Impl.kind=true)" {
+	if g, msg := k.DisabledBy(f); g == nil || g.Feature != "Impl.kind" || msg != "P is disabled in its implementation's configuration: it needs Impl.kind, off: no configuration attache read turns it on (set --feature Impl.kind=true, or give attache the implementation's configuration where attache reads one: Envoy Gateway's envoy-gateway-config)" {
 		t.Errorf("DisabledBy = %v, %q", g, msg)
 	}
 	f["Impl.kind"] = Feature{On: true}

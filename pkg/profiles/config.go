@@ -140,3 +140,22 @@ func problemsErr(problems []string) error {
 	}
 	return fmt.Errorf("%s", strings.Join(problems, "; "))
 }
+
+// ControllerName is the GatewayClass controllerName the Envoy Gateway
+// configuration held by u gives (gateway.controllerName), "" when u holds
+// none or it sets none (Envoy Gateway then uses EnvoyGatewayController).
+func ControllerName(u *unstructured.Unstructured) string {
+	if !IsConfiguration(u) {
+		return ""
+	}
+	doc, _, _ := unstructured.NestedString(u.Object, "data", egConfigKey)
+	var cfg struct {
+		Gateway struct {
+			ControllerName string `json:"controllerName"`
+		} `json:"gateway"`
+	}
+	if err := yaml.Unmarshal([]byte(doc), &cfg); err != nil {
+		return ""
+	}
+	return strings.TrimSpace(cfg.Gateway.ControllerName)
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/attache-dev/attache/pkg/delegation"
 	"github.com/attache-dev/attache/pkg/diag"
 	"github.com/attache-dev/attache/pkg/gatewayapi"
+	"github.com/attache-dev/attache/pkg/profiles"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -175,6 +176,9 @@ func Build(objs []*unstructured.Unstructured, graph *topology.Graph, grants *gat
 		gws     []*gwv1.Gateway
 		sets    []lsObj
 		classes = map[string]string{} // GatewayClass name -> controllerName
+		// aliases: a controller name Envoy Gateway's configuration gives
+		// -> the default name its profiles know it by.
+		aliases = map[string]string{}
 	)
 	ix.dryRun = map[topology.Ref]bool{}
 	for _, u := range objs {
@@ -193,6 +197,9 @@ func Build(objs []*unstructured.Unstructured, graph *topology.Graph, grants *gat
 				return false
 			}
 			return true
+		}
+		if name := profiles.ControllerName(u); name != "" {
+			aliases[name] = profiles.EnvoyGatewayController
 		}
 		switch gk {
 		case topology.KindGatewayClass:
@@ -270,6 +277,9 @@ func Build(objs []*unstructured.Unstructured, graph *topology.Graph, grants *gat
 		if c, known := classes[string(g.Spec.GatewayClassName)]; known {
 			gw.istio = c == istioController
 			gw.controller, gw.classKnown = c, true
+			if a, ok := aliases[c]; ok {
+				gw.controller = a
+			}
 		} else {
 			gw.istio = g.Spec.GatewayClassName == istioDefaultClass
 		}
