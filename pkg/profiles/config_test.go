@@ -111,3 +111,21 @@ func TestGatesNameReadFeatures(t *testing.T) {
 		t.Errorf("%d gates, want Envoy Gateway's EnvoyPatchPolicy and Lua", n)
 	}
 }
+
+// The controller name Envoy Gateway's configuration gives, "" when it
+// gives none or the object holds no configuration.
+func TestControllerName(t *testing.T) {
+	for doc, want := range map[string]string{
+		egHeader: "",
+		egHeader + "gateway:\n  controllerName: example.com/eg-tenant\n": "example.com/eg-tenant",
+		egHeader + "gateway: [1]\n":                                      "",
+		"kind: [":                                                        "",
+	} {
+		if got := ControllerName(egConfigMap(doc)); got != want {
+			t.Errorf("ControllerName(%q) = %q, want %q", doc, got, want)
+		}
+	}
+	if got := ControllerName(nil); got != "" {
+		t.Errorf("ControllerName(nil) = %q", got)
+	}
+}
