@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -468,6 +469,34 @@ func FuzzLuaField(f *testing.F) {
 			if b.Field != "spec.lua[0].inline" || !strings.HasPrefix(b.Message, "Lua does not parse: ") {
 				t.Fatalf("problem %+v", b)
 			}
+		}
+	})
+}
+
+// FuzzParseKindLists reads fuzz strings as the list-valued annotations of
+// session 29 (attache.dev/controllers, effective-listeners,
+// cluster-ip-routing): no panic, and what each accepts is written back to
+// a value it reads the same.
+func FuzzParseKindLists(f *testing.F) {
+	for _, s := range []string{"any", "", "example.com/a, example.com/b", "hostname,tls-terminate", "routingType=Service", "spec.routingType=Service", "a=b=c", ",", "x/", "/x", "none"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		if cs, err := ParseControllers(v); err == nil {
+			if again, err := ParseControllers(ControllersString(cs)); err != nil || !slices.Equal(again, cs) {
+				t.Errorf("controllers %q: read %v, written %q, read again %v (%v)", v, cs, ControllersString(cs), again, err)
+			}
+		}
+		if ls, err := ParseEffectiveListeners(v); err == nil {
+			if again, err := ParseEffectiveListeners(EffectiveListenersString(ls)); err != nil || !slices.Equal(again, ls) {
+				t.Errorf("effective listeners %q: read %v, read again %v (%v)", v, ls, again, err)
+			}
+		}
+		if c, err := ParseClusterIPRouting(v); err == nil {
+			if again, err := ParseClusterIPRouting(c.String()); err != nil || again != c {
+				t.Errorf("cluster IP routing %q: read %q, read again %q (%v)", v, c, again, err)
+			}
+			_ = c.Holds(map[string]any{"routingType": v})
 		}
 	})
 }
