@@ -455,8 +455,9 @@ func (r *reader) holderResource(gk topology.GroupKind) (res resource, served boo
 // planes (policy.Kind.ReadsDataPlanes), the GatewayClass parameters that the
 // snapshot's GatewayClasses name (profiles.ClassParametersRef: Envoy
 // Gateway's EnvoyProxy, whose spec.mergeGateways makes the class's
-// Gateways one data plane) and those its Gateways name as their own
-// (profiles.GatewayParametersRef: where their telemetry goes), one by one, at the version their CRD stores
+// Gateways one data plane; NGF's NginxProxy, whether telemetry is on) and
+// those its Gateways name as their own (profiles.GatewayParametersRef:
+// where their telemetry goes), one by one, at the version their CRD stores
 // (else its first served one). Only what the engine reads is kept
 // (profiles.TrimClassParameters). One that is not there, or whose kind is
 // not served, is left out: the class then takes the configuration's
@@ -519,6 +520,19 @@ func (r *reader) readClassParams(ctx context.Context, snap *Snapshot) error {
 		switch {
 		case got[i] != nil:
 			snap.Objects = append(snap.Objects, object(got[i], pr.Kind))
+		case forbidden[i] && pr.GroupKind() != profiles.EnvoyProxy:
+			// NGF's NginxProxy: what policies need of it is not judged
+			// (the engine judges nothing of parameters it does not have).
+			var names []string
+			for _, n := range classes[pr] {
+				names = append(names, "GatewayClass "+n)
+			}
+			for _, n := range gateways[pr] {
+				names = append(names, "Gateway "+n)
+			}
+			slices.Sort(names)
+			snap.Notes = append(snap.Notes, fmt.Sprintf("%s %s/%s: cannot get (forbidden); what policies need of it is not judged (named by %s)",
+				label(pr.Group, pr.Kind), pr.Namespace, pr.Name, strings.Join(names, ", ")))
 		case forbidden[i]:
 			if names := classes[pr]; len(names) > 0 {
 				slices.Sort(names)

@@ -116,11 +116,12 @@ func TransformHolder(in any) (any, error) {
 }
 
 // TransformClassParams is a cache transform for GatewayClass parameters
-// (profiles.IsClassParameters: Envoy Gateway's EnvoyProxies, at any
-// version), watched for whether their classes merge their Gateways, where
-// telemetry goes and which dynamic modules Gateways may load: it keeps
-// only what the engine reads (profiles.TrimClassParameters), not
-// the deployment settings that are most of an EnvoyProxy. Other objects,
+// (profiles.IsClassParameters: Envoy Gateway's EnvoyProxies and NGF's
+// NginxProxies, at any version), watched for whether their classes merge
+// their Gateways, where telemetry goes, which dynamic modules Gateways
+// may load and whether telemetry is on: it keeps only what the engine
+// reads (profiles.TrimClassParameters), not the deployment settings that
+// are most of an EnvoyProxy or NginxProxy. Other objects,
 // and objects that are not unstructured, are left alone.
 func TransformClassParams(in any) (any, error) {
 	u, ok := in.(*unstructured.Unstructured)

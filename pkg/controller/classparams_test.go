@@ -81,6 +81,39 @@ func TestCacheTrimsClassParams(t *testing.T) {
 	}
 }
 
+// TestCacheTrimsNginxProxy: the cache keeps of NGF's NginxProxy the
+// telemetry fields its ObservabilityPolicy's requirements read, and
+// watches NginxProxies (at their CRD's version) for a kind whose policies
+// read data planes, as it does EnvoyProxies.
+func TestCacheTrimsNginxProxy(t *testing.T) {
+	np := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "gateway.nginx.org/v1alpha2", "kind": "NginxProxy",
+		"metadata": map[string]any{"name": "p", "namespace": "ngf", "uid": "u1", "resourceVersion": "7", "labels": map[string]any{"team": "edge"}},
+		"spec": map[string]any{"kubernetes": map[string]any{"deployment": map[string]any{"replicas": int64(2)}},
+			"telemetry": map[string]any{"exporter": map[string]any{"endpoint": "otel:4317", "batchSize": int64(5)}, "disabledFeatures": []any{}}},
+	}}
+	out, err := CacheOptions(cache.Options{}).DefaultTransform(np)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprint(map[string]any{"apiVersion": "gateway.nginx.org/v1alpha2", "kind": "NginxProxy",
+		"metadata": map[string]any{"name": "p", "namespace": "ngf", "uid": "u1", "resourceVersion": "7"},
+		"spec":     map[string]any{"telemetry": map[string]any{"exporter": map[string]any{"endpoint": "otel:4317"}, "disabledFeatures": []any{}}}})
+	if got := fmt.Sprint(out.(*unstructured.Unstructured).Object); got != want {
+		t.Errorf("cached\n%s\nwant\n%s", got, want)
+	}
+
+	c := &Controller{goKinds: map[topology.GroupKind]bool{}}
+	obs := topology.GroupKind{Group: "gateway.nginx.org", Kind: "ObservabilityPolicy"}
+	crds := map[topology.GroupKind]*crdInfo{
+		profiles.NginxProxy: {gk: profiles.NginxProxy, plural: "nginxproxies", version: "v1alpha2", established: true},
+		obs:                 {gk: obs, plural: "observabilitypolicies", version: "v1alpha2", established: true, policy: true, dataPlanes: true},
+	}
+	if w := c.wantedKinds(crds)[profiles.NginxProxy]; w == nil || w.role != roleClassParams || w.resource != "nginxproxies" || w.gvk.Version != "v1alpha2" {
+		t.Errorf("NginxProxy watch = %+v, want GatewayClass parameters, nginxproxies at v1alpha2", w)
+	}
+}
+
 // TestClassParamsWatchedForDataPlaneKinds: EnvoyProxies are watched (at
 // their CRD's version) while a policy kind reads data planes and their
 // CRD is established; not for other kinds. A kind that reads data planes

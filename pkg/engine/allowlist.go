@@ -37,19 +37,22 @@ func (c *computation) gatewayParams(gw topology.Ref) (ref topology.Ref, params *
 	return e.ref, e.params, e.known
 }
 
-// gatewayParamsOf is the EnvoyProxy Gateway gw runs with, as Envoy Gateway
-// picks it (contexts.go attachEnvoyProxy): its own
-// (spec.infrastructure.parametersRef) merged over its GatewayClass's by
-// its mergeType (profiles.EffectiveParameters), unless the class merges
-// its Gateways (its own is then ignored); else its class's. ref names the
-// proxy (its own, or the class's). A Gateway of Envoy Gateway's class
-// that names none, nor does its class, runs with the configuration's
-// default spec: known, ref zero and params nil (attache does not read that
-// spec's settings, see profiles.EGDefaultDynamicModules). known is false
-// when attache cannot tell: its own or its class's is not among the
-// objects (Envoy Gateway does not accept the Gateway or the class; or the
-// reader could not get it), or its class is another implementation's or
-// not among the objects.
+// gatewayParamsOf is the data-plane parameters Gateway gw runs with, as
+// its implementation picks them: its own (spec.infrastructure.parametersRef)
+// merged over its GatewayClass's (profiles.EffectiveParameters: Envoy
+// Gateway by its mergeType, contexts.go attachEnvoyProxy; NGF always,
+// graph/gateway.go buildGateways), unless Envoy Gateway's class merges its
+// Gateways (its own is then ignored); else its class's. ref names the
+// parameters (its own, or the class's). A Gateway of Envoy Gateway's or
+// NGF's class that names none, nor does its class, runs with none: known,
+// ref zero and params nil (Envoy Gateway's then is the configuration's
+// default spec, whose settings attache does not read, see
+// profiles.EGDefaultDynamicModules; NGF then checks nothing of them,
+// profiles.ChecksWithoutParameters). known is false when attache cannot
+// tell: its own or its class's is not among the objects (its
+// implementation does not accept the Gateway or the class; or the reader
+// could not get it), they are of two kinds, or its class is another
+// implementation's or not among the objects.
 func (c *computation) gatewayParamsOf(gw topology.Ref) (ref topology.Ref, params *unstructured.Unstructured, known bool) {
 	f, ok := c.gateways[gw]
 	if !ok {
@@ -60,15 +63,17 @@ func (c *computation) gatewayParamsOf(gw topology.Ref) (ref topology.Ref, params
 	if hasClass {
 		classParams = c.classParams[classRef]
 	}
-	if own, ok := c.gatewayParamRefs[gw]; ok && !c.merges(f.class).merged {
+	// Only Envoy Gateway merges a class's Gateways into one data plane.
+	merged := f.controller != profiles.NGFController && c.merges(f.class).merged
+	if own, ok := c.gatewayParamRefs[gw]; ok && !merged {
 		ownParams := c.classParams[own]
-		if ownParams == nil || (hasClass && classParams == nil) {
+		if ownParams == nil || (hasClass && (classParams == nil || classRef.GroupKind() != own.GroupKind())) {
 			return topology.Ref{}, nil, false
 		}
 		return own, profiles.EffectiveParameters(classParams, ownParams), true
 	}
 	if !hasClass {
-		return topology.Ref{}, nil, f.classKnown && f.controller == profiles.EnvoyGatewayController
+		return topology.Ref{}, nil, f.classKnown && profiles.ParametersKindOf(f.controller) != (topology.GroupKind{})
 	}
 	if classParams == nil {
 		return topology.Ref{}, nil, false
@@ -87,10 +92,12 @@ type notAllowed struct {
 // the parameters each Gateway above target at runs with (gatewayParams; a
 // ListenerSet stands for its Gateway), in the order of the Gateways above:
 // each Gateway whose parameters do not allow some value, with the
-// problems (naming the proxy and the Gateway). Gateways whose parameters
-// attache cannot tell are not judged, nor those running with the
-// configuration's default spec when that registers values attache does
-// not read (profiles.EGDefaultDynamicModules).
+// problems (naming the parameters and the Gateway). Gateways whose
+// parameters attache cannot tell are not judged, nor those running with
+// the configuration's default spec when that registers values attache
+// does not read (profiles.EGDefaultDynamicModules), nor those running
+// with none whose implementation then checks nothing
+// (profiles.ChecksWithoutParameters).
 func (c *computation) notAllowedVia(p *policy.Policy, at topology.Ref) []notAllowed {
 	reqs := p.Kind.RequirementsOf(topology.GroupKind{})
 	// External services whose backends mix address types only when
@@ -120,6 +127,9 @@ func (c *computation) notAllowedVia(p *policy.Policy, at topology.Ref) []notAllo
 				}
 				out = append(out, notAllowed{gateway: ref, problems: probs})
 			}
+			continue
+		}
+		if params == nil && !profiles.ChecksWithoutParameters(c.gateways[ref].controller) {
 			continue
 		}
 		var spec map[string]any

@@ -63,8 +63,8 @@ func (c *computation) readMergedClasses(topo []*unstructured.Unstructured) {
 		}
 		c.classParamRefs[u.GetName()] = ref
 		params := c.classParams[ref]
-		if params == nil {
-			continue
+		if params == nil || ref.GroupKind() != profiles.EnvoyProxy {
+			continue // only an EnvoyProxy says whether Gateways merge
 		}
 		merged, set, field, err := profiles.MergesGateways(params)
 		if err != nil {

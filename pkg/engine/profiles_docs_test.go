@@ -138,6 +138,100 @@ var ngfTopo = strings.Replace(docsTopo, "metadata: {name: gr1, namespace: defaul
 
 const ngfV1 = "gateway.nginx.org/v1alpha1"
 
+// ngfClass is an NGF GatewayClass c whose parametersRef names NginxProxy
+// ngf/proxy (as NGF's Helm chart makes it), and that NginxProxy with
+// spec spec.
+func ngfClass(spec string) string {
+	return `
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: c}
+spec:
+  controllerName: ` + profiles.NGFController + `
+  parametersRef: {group: gateway.nginx.org, kind: NginxProxy, name: proxy, namespace: ngf}
+---
+apiVersion: gateway.nginx.org/v1alpha2
+kind: NginxProxy
+metadata: {name: proxy, namespace: ngf}
+spec: ` + spec + "\n"
+}
+
+// ngfOwnProxy makes Gateway g2 of ngfTopo name NginxProxy default/own
+// (spec spec) as its own parameters.
+func ngfOwnProxy(topo, spec string) string {
+	topo = strings.Replace(topo, "metadata: {name: g2, namespace: default}\nspec:\n",
+		"metadata: {name: g2, namespace: default}\nspec:\n  infrastructure: {parametersRef: {group: gateway.nginx.org, kind: NginxProxy, name: own}}\n", 1)
+	return topo + `
+---
+apiVersion: gateway.nginx.org/v1alpha2
+kind: NginxProxy
+metadata: {name: own, namespace: default}
+spec: ` + spec + "\n"
+}
+
+// An ObservabilityPolicy takes effect through a Gateway only if the
+// NginxProxy the Gateway runs with (its own merged over its
+// GatewayClass's, field by field) enables telemetry: an exporter endpoint
+// set, tracing not disabled. Through a Gateway whose NginxProxy does not,
+// the policy is Invalid at the route and not applied (the Helm chart's
+// NginxProxy sets no exporter); a Gateway running with no NginxProxy at
+// all is not checked. A Gateway's empty disabledFeatures clears its
+// class's.
+// Source: NGF e55bfe339 internal/controller/state/graph/policies.go
+// (attachPolicyToRoute), nginxproxy.go (buildEffectiveNginxProxy,
+// cleanupTelemetry, telemetryEnabledForNginxProxy), gateway.go
+// (buildGateways), nginx/config/policies/observability/validator.go
+// (ValidateGlobalSettings); charts/nginx-gateway-fabric/templates/
+// nginxproxy.yaml, gatewayclass.yaml.
+func TestDocsNGFObservabilityPolicyNeedsTelemetry(t *testing.T) {
+	c := labelledCRD("gateway.nginx.org", "ObservabilityPolicy", "observabilitypolicies", "direct")
+	const v = "gateway.nginx.org/v1alpha2"
+	dR2 := topology.Ref{Group: topology.GatewayGroup, Kind: "HTTPRoute", Namespace: "default", Name: "r2"}
+	pols := []string{
+		pol(v, "ObservabilityPolicy", "on-r1", 0, `targetRefs: [`+r1Ref+`]
+tracing: {strategy: ratio, ratio: 10}`),
+		pol(v, "ObservabilityPolicy", "on-r2", 1, `targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r2}]
+tracing: {strategy: parent}`),
+	}
+	const endpoint = `{telemetry: {exporter: {endpoint: "otel.monitoring:4317"}}}`
+
+	t.Run("chart default", func(t *testing.T) {
+		// g1 runs with the class's NginxProxy (no exporter); g2 with its
+		// own, setting one, over it.
+		res := compute(t, engine.Options{}, append([]string{c, ngfClass(`{kubernetes: {deployment: {replicas: 1}}}`), ngfOwnProxy(ngfTopo, endpoint)}, pols...)...)
+		want(t, "on-r1", status(t, res, "on-r1", "Accepted"), "False/Invalid")
+		msg := ancestorMessage(t, res, "on-r1")
+		for _, part := range []string{"spec.tracing: requires spec.telemetry.exporter.endpoint of NginxProxy ngf/proxy, which Gateway default/g1 runs with", "not applied"} {
+			if !strings.Contains(msg, part) {
+				t.Errorf("on-r1's message %q does not say %q", msg, part)
+			}
+		}
+		want(t, "effective r1", effective(t, res, "ObservabilityPolicy", dR1), []string(nil))
+		want(t, "on-r2", status(t, res, "on-r2", "Accepted"), "True/Accepted")
+		want(t, "effective r2", effective(t, res, "ObservabilityPolicy", dR2), []string{`{"tracing":{"strategy":"parent"}}`})
+	})
+
+	t.Run("no NginxProxy", func(t *testing.T) {
+		class := strings.Replace(ngfClass(`{}`), "  parametersRef: {group: gateway.nginx.org, kind: NginxProxy, name: proxy, namespace: ngf}\n", "", 1)
+		res := compute(t, engine.Options{}, append([]string{c, class, ngfTopo}, pols...)...)
+		want(t, "on-r1", status(t, res, "on-r1", "Accepted"), "True/Accepted")
+		want(t, "on-r2", status(t, res, "on-r2", "Accepted"), "True/Accepted")
+	})
+
+	t.Run("tracing disabled", func(t *testing.T) {
+		// The class's enables the exporter and disables tracing; g2's own
+		// empties disabledFeatures, which NGF keeps in the merge.
+		res := compute(t, engine.Options{}, append([]string{c,
+			ngfClass(`{telemetry: {exporter: {endpoint: "otel:4317"}, disabledFeatures: [DisableTracing]}}`),
+			ngfOwnProxy(ngfTopo, `{telemetry: {disabledFeatures: []}}`)}, pols...)...)
+		want(t, "on-r1", status(t, res, "on-r1", "Accepted"), "False/Invalid")
+		if msg := ancestorMessage(t, res, "on-r1"); !strings.Contains(msg, "does not work with spec.telemetry.disabledFeatures[] of NginxProxy ngf/proxy") {
+			t.Errorf("on-r1's message %q", msg)
+		}
+		want(t, "on-r2", status(t, res, "on-r2", "Accepted"), "True/Accepted")
+	})
+}
+
 // ObservabilityPolicy targets routes only; of two policies on one route
 // that both set tracing (the only field NGF's Conflicts compares), the
 // newer is Conflicted and the older's tracing applies.

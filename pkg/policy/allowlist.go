@@ -24,10 +24,12 @@ type Allowlist struct {
 }
 
 // ParametersPaths are the fields of data-plane parameters (Envoy
-// Gateway's EnvoyProxy) that an Allowlist may read: the readers keep
-// these (and what else attache reads) of the parameters they get, and
-// drop the rest (a deployment's settings).
-var ParametersPaths = []BackendRefPath{"dynamicModules[].name", "geoIP.provider", "luaValidation", "routingType"}
+// Gateway's EnvoyProxy, NGINX Gateway Fabric's NginxProxy) that an
+// Allowlist or a Requirement may read: the readers keep these (and what
+// else attache reads) of the parameters they get, and drop the rest (a
+// deployment's settings).
+var ParametersPaths = []BackendRefPath{"dynamicModules[].name", "geoIP.provider", "luaValidation", "routingType",
+	"telemetry.exporter.endpoint", "telemetry.disabledFeatures[]"}
 
 // String renders the allowlist in its annotation form:
 // "dynamicModule[].name=dynamicModules[].name".

@@ -18,10 +18,39 @@ import (
 // makes every Gateway of the class one data plane.
 var EnvoyProxy = topology.GroupKind{Group: "gateway.envoyproxy.io", Kind: "EnvoyProxy"}
 
-// ClassParametersKinds are the kinds of the GatewayClass parameters that
-// attache reads (ClassParameters): a cluster reader gets the objects of
-// these kinds that GatewayClasses name.
-var ClassParametersKinds = []topology.GroupKind{EnvoyProxy}
+// NginxProxy is NGINX Gateway Fabric's kind of data-plane parameters: a
+// GatewayClass's spec.parametersRef and a Gateway's
+// spec.infrastructure.parametersRef name one, the Gateway's merged over
+// the class's (EffectiveParameters).
+var NginxProxy = topology.GroupKind{Group: "gateway.nginx.org", Kind: "NginxProxy"}
+
+// ClassParametersKinds are the kinds of the GatewayClass (and Gateway)
+// parameters that attache reads, one per implementation
+// (ParametersKindOf): a cluster reader gets the objects of these kinds
+// that GatewayClasses and Gateways name.
+var ClassParametersKinds = []topology.GroupKind{EnvoyProxy, NginxProxy}
+
+// ParametersKindOf is the kind of data-plane parameters of the
+// implementation whose controllerName is controller (zero for one
+// attache reads none of).
+func ParametersKindOf(controller string) topology.GroupKind {
+	switch controller {
+	case EnvoyGatewayController:
+		return EnvoyProxy
+	case NGFController:
+		return NginxProxy
+	}
+	return topology.GroupKind{}
+}
+
+// ChecksWithoutParameters reports whether the implementation whose
+// controllerName is controller checks what policies need of the
+// parameters (policy.Requirement, policy.Allowlist) for a Gateway that
+// runs with none (neither it nor its GatewayClass names any): Envoy
+// Gateway does, against its configuration's default spec; NGF does not,
+// as it checks a policy against an NginxProxy only when the Gateway has
+// one (graph/policies.go attachPolicyToRoute).
+func ChecksWithoutParameters(controller string) bool { return controller != NGFController }
 
 // EGMergeGateways is the feature of Envoy Gateway's configuration that
 // gives its GatewayClasses' default for mergeGateways (the EnvoyGateway
@@ -71,8 +100,10 @@ func IsClassParameters(u *unstructured.Unstructured) bool {
 
 // ClassParametersRef is the object of a ClassParametersKinds kind that a
 // GatewayClass's spec.parametersRef names (ok false for none or another
-// kind). Envoy Gateway reads a parametersRef without namespace in
-// "default" (processGatewayClassParamsRef).
+// kind). Envoy Gateway reads an EnvoyProxy reference without namespace
+// in "default" (processGatewayClassParamsRef); NGF ignores an NginxProxy
+// reference without one (graph/nginxproxy.go processNginxProxies), so it
+// names none.
 func ClassParametersRef(class *unstructured.Unstructured) (topology.Ref, bool) {
 	ref, found, _ := unstructured.NestedMap(class.Object, "spec", "parametersRef")
 	if !found {
@@ -82,21 +113,25 @@ func ClassParametersRef(class *unstructured.Unstructured) (topology.Ref, bool) {
 	kind, _ := ref["kind"].(string)
 	name, _ := ref["name"].(string)
 	ns, _ := ref["namespace"].(string)
-	if (topology.GroupKind{Group: group, Kind: kind}) != EnvoyProxy || name == "" {
+	gk := topology.GroupKind{Group: group, Kind: kind}
+	if !slices.Contains(ClassParametersKinds, gk) || name == "" {
 		return topology.Ref{}, false
 	}
 	if ns == "" {
+		if gk != EnvoyProxy {
+			return topology.Ref{}, false
+		}
 		ns = "default"
 	}
 	return topology.Ref{Group: group, Kind: kind, Namespace: ns, Name: name}, true
 }
 
-// GatewayParametersRef is the EnvoyProxy that a Gateway's
-// spec.infrastructure.parametersRef names, in the Gateway's namespace (ok
-// false for none or another kind). Envoy Gateway merges it over its
-// GatewayClass's (EffectiveParameters), unless the class merges its
-// Gateways into one data plane: it then reads the class's alone
-// (v1.9.1 internal/gatewayapi/contexts.go attachEnvoyProxy).
+// GatewayParametersRef is the object of a ClassParametersKinds kind that
+// a Gateway's spec.infrastructure.parametersRef names, in the Gateway's
+// namespace (ok false for none or another kind). Its implementation
+// merges it over its GatewayClass's (EffectiveParameters); Envoy Gateway
+// reads the class's alone when the class merges its Gateways into one
+// data plane (v1.9.1 internal/gatewayapi/contexts.go attachEnvoyProxy).
 func GatewayParametersRef(gw *unstructured.Unstructured) (topology.Ref, bool) {
 	ref, found, _ := unstructured.NestedMap(gw.Object, "spec", "infrastructure", "parametersRef")
 	if !found {
@@ -105,23 +140,28 @@ func GatewayParametersRef(gw *unstructured.Unstructured) (topology.Ref, bool) {
 	group, _ := ref["group"].(string)
 	kind, _ := ref["kind"].(string)
 	name, _ := ref["name"].(string)
-	if (topology.GroupKind{Group: group, Kind: kind}) != EnvoyProxy || name == "" {
+	if !slices.Contains(ClassParametersKinds, topology.GroupKind{Group: group, Kind: kind}) || name == "" {
 		return topology.Ref{}, false
 	}
 	return topology.Ref{Group: group, Kind: kind, Namespace: gw.GetNamespace(), Name: name}, true
 }
 
-// EffectiveParameters is the EnvoyProxy a Gateway's data plane runs with,
-// as Envoy Gateway merges its levels: the Gateway's own (gateway, nil for
-// none) over its GatewayClass's (class, nil for none), by the Gateway's
+// EffectiveParameters is the parameters a Gateway's data plane runs with,
+// as its implementation merges its levels: the Gateway's own (gateway,
+// nil for none) over its GatewayClass's (class, nil for none), named as
+// the Gateway's. Envoy Gateway (EnvoyProxy) merges by the Gateway's
 // spec.mergeType: unset or Replace, the Gateway's alone; JSONMerge or
 // StrategicMerge, the two specs merged (RFC 7386: EnvoyProxy's lists carry
 // no patch strategy, so a strategic merge replaces them whole too; the
 // Gateway's nulls and empty lists are left out, as Envoy Gateway's typed
-// merge omits them), named as the Gateway's. The configuration's default spec, the lowest level, is
-// not read here. An unknown merge type, or specs that do not merge, give
-// the Gateway's alone. The result is shared with the arguments when it is
-// one of them; nil when both are nil.
+// merge omits them). The configuration's default spec, the lowest level,
+// is not read here. NGF (NginxProxy) always merges: every field the
+// Gateway's sets over the class's, objects field by field, lists whole,
+// an empty one only where NGF clears the class's (ngfClearedLists;
+// graph/nginxproxy.go buildEffectiveNginxProxy). An unknown merge type,
+// specs that do not merge, or levels of two kinds give the Gateway's
+// alone. The result is shared with the arguments when it is one of them;
+// nil when both are nil.
 func EffectiveParameters(class, gateway *unstructured.Unstructured) *unstructured.Unstructured {
 	if gateway == nil || class == nil {
 		if gateway != nil {
@@ -129,17 +169,29 @@ func EffectiveParameters(class, gateway *unstructured.Unstructured) *unstructure
 		}
 		return class
 	}
-	mt, _, _ := unstructured.NestedString(gateway.Object, "spec", "mergeType")
-	if mt != "JSONMerge" && mt != "StrategicMerge" {
+	var own any
+	switch gk := (topology.GroupKind{Group: gateway.GroupVersionKind().Group, Kind: gateway.GetKind()}); {
+	case gk != (topology.GroupKind{Group: class.GroupVersionKind().Group, Kind: class.GetKind()}):
 		return gateway
+	case gk == NginxProxy:
+		own = omitUnset(gateway.Object["spec"], nil)
+	default:
+		mt, _, _ := unstructured.NestedString(gateway.Object, "spec", "mergeType")
+		if mt != "JSONMerge" && mt != "StrategicMerge" {
+			return gateway
+		}
+		own = omitEmpty(gateway.Object["spec"])
 	}
 	base, err1 := json.Marshal(class.Object["spec"])
-	patch, err2 := json.Marshal(omitEmpty(gateway.Object["spec"]))
+	patch, err2 := json.Marshal(own)
 	if err1 != nil || err2 != nil {
 		return gateway
 	}
 	if string(base) == "null" {
 		base = []byte("{}")
+	}
+	if string(patch) == "null" {
+		patch = []byte("{}") // no spec: the class's holds
 	}
 	merged, err := jsonpatch.MergePatch(base, patch)
 	var spec map[string]any
@@ -178,6 +230,44 @@ func omitEmpty(v any) any {
 	return v
 }
 
+// ngfClearedLists are the lists of an NginxProxy spec that NGF empties
+// in its class's when the Gateway's sets them empty
+// (graph/nginxproxy.go cleanupEffectiveNginxProxy); an empty list
+// elsewhere is left out of the Gateway's (omitempty), so the class's
+// holds.
+var ngfClearedLists = []string{
+	"telemetry.disabledFeatures", "telemetry.spanAttributes", "rewriteClientIP.trustedAddresses",
+	"compression.mimeTypes", "compression.gzip.proxied", "compression.gzip.disable",
+}
+
+// omitUnset is v without nulls (NGF's typed spec has none: a null field
+// is unset) and without empty lists but those of ngfClearedLists, at any
+// depth (a copy); at is the path of v ("" and nil at the spec).
+func omitUnset(v any, at []string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, c := range x {
+			path := append(slices.Clip(at), k)
+			if c == nil {
+				continue
+			}
+			if l, ok := c.([]any); ok && len(l) == 0 && !slices.Contains(ngfClearedLists, strings.Join(path, ".")) {
+				continue
+			}
+			out[k] = omitUnset(c, path)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, c := range x {
+			out[i] = omitUnset(c, nil) // entries: no cleared lists below
+		}
+		return out
+	}
+	return v
+}
+
 // MergesGateways reads whether GatewayClass parameters merge the
 // class's Gateways into one data plane (Envoy Gateway's EnvoyProxy
 // spec.mergeGateways): set is false when they do not say (the
@@ -200,8 +290,9 @@ func MergesGateways(params *unstructured.Unstructured) (merged, set bool, field 
 // spec.mergeGateways (MergesGateways) and spec.mergeType
 // (EffectiveParameters), the telemetry backends (TelemetryBackendRefs) and
 // the fields allowlists read (policy.ParametersPaths), each where it is.
-// A cluster reader or cache keeps the trimmed object: an EnvoyProxy's spec
-// is mostly a deployment's settings, which attache never reads. u is
+// A cluster reader or cache keeps the trimmed object: an EnvoyProxy's or
+// NginxProxy's spec is mostly a deployment's settings, which attache
+// never reads. u is
 // changed in place and returned.
 func TrimClassParameters(u *unstructured.Unstructured) *unstructured.Unstructured {
 	meta := map[string]any{}

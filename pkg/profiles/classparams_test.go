@@ -32,6 +32,10 @@ func TestClassParametersRef(t *testing.T) {
 			topology.Ref{Group: "gateway.envoyproxy.io", Kind: "EnvoyProxy", Namespace: "eg", Name: "p"}, true},
 		{"namespace defaults to default", `{spec: {parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: p}}}`,
 			topology.Ref{Group: "gateway.envoyproxy.io", Kind: "EnvoyProxy", Namespace: "default", Name: "p"}, true},
+		{"NginxProxy", `{spec: {parametersRef: {group: gateway.nginx.org, kind: NginxProxy, name: p, namespace: ngf}}}`,
+			topology.Ref{Group: "gateway.nginx.org", Kind: "NginxProxy", Namespace: "ngf", Name: "p"}, true},
+		// NGF ignores a class's NginxProxy reference without namespace.
+		{"NginxProxy without namespace", `{spec: {parametersRef: {group: gateway.nginx.org, kind: NginxProxy, name: p}}}`, topology.Ref{}, false},
 		{"another kind", `{spec: {parametersRef: {group: "", kind: ConfigMap, name: p}}}`, topology.Ref{}, false},
 		{"no name", `{spec: {parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy}}}`, topology.Ref{}, false},
 		{"no parametersRef", `{spec: {controllerName: x}}`, topology.Ref{}, false},
@@ -271,5 +275,43 @@ spec: {luaValidation: Disabled, routingType: Service, concurrency: 2}}`))
 	b, _ := json.Marshal(u.Object["spec"])
 	if string(b) != `{"luaValidation":"Disabled","routingType":"Service"}` {
 		t.Errorf("trimmed spec %s, want luaValidation and routingType alone", b)
+	}
+}
+
+// NGF merges a Gateway's NginxProxy over its class's whatever it says:
+// field by field, lists whole; an empty disabledFeatures clears the
+// class's, an empty list NGF does not clear (omitempty) leaves it, and a
+// null is unset. Trimming keeps the telemetry fields the requirements
+// read, and nothing of the deployment's settings.
+func TestEffectiveParametersNginxProxy(t *testing.T) {
+	class := TrimClassParameters(mustObj(t, `{apiVersion: gateway.nginx.org/v1alpha2, kind: NginxProxy, metadata: {name: c, namespace: ngf},
+  spec: {kubernetes: {deployment: {replicas: 2}}, telemetry: {exporter: {endpoint: "otel:4317", interval: 5s},
+    disabledFeatures: [DisableTracing], serviceName: x}}}`))
+	if got, _ := json.Marshal(class.Object["spec"]); string(got) != `{"telemetry":{"disabledFeatures":["DisableTracing"],"exporter":{"endpoint":"otel:4317"}}}` {
+		t.Errorf("trimmed class spec %s", got)
+	}
+	for _, tc := range []struct{ gw, want string }{
+		{`{}`, `{"telemetry":{"disabledFeatures":["DisableTracing"],"exporter":{"endpoint":"otel:4317"}}}`},
+		{`{telemetry: {disabledFeatures: []}}`, `{"telemetry":{"disabledFeatures":[],"exporter":{"endpoint":"otel:4317"}}}`},
+		{`{telemetry: {exporter: {endpoint: null}, spanAttributes: []}}`, `{"telemetry":{"disabledFeatures":["DisableTracing"],"exporter":{"endpoint":"otel:4317"},"spanAttributes":[]}}`},
+		{`{metrics: {port: 9113}, rewriteClientIP: {setIPRecursively: true, trustedAddresses: []}, kubernetes: {service: {loadBalancerSourceRanges: []}}}`,
+			`{"kubernetes":{"service":{}},"metrics":{"port":9113},"rewriteClientIP":{"setIPRecursively":true,"trustedAddresses":[]},"telemetry":{"disabledFeatures":["DisableTracing"],"exporter":{"endpoint":"otel:4317"}}}`},
+	} {
+		gw := mustObj(t, `{apiVersion: gateway.nginx.org/v1alpha2, kind: NginxProxy, metadata: {name: own, namespace: default}, spec: `+tc.gw+`}`)
+		out := EffectiveParameters(class, gw)
+		if got, _ := json.Marshal(out.Object["spec"]); string(got) != tc.want || out.GetName() != "own" {
+			t.Errorf("Gateway's %s over the class's: %s %s, want %s", tc.gw, out.GetName(), got, tc.want)
+		}
+	}
+	// A level of another kind is not merged.
+	ep := mustObj(t, `{apiVersion: gateway.envoyproxy.io/v1alpha1, kind: EnvoyProxy, spec: {mergeType: JSONMerge}}`)
+	if EffectiveParameters(class, ep) != ep {
+		t.Error("an EnvoyProxy over an NginxProxy: want the Gateway's alone")
+	}
+	if ParametersKindOf(NGFController) != NginxProxy || ParametersKindOf(EnvoyGatewayController) != EnvoyProxy || ParametersKindOf("x") != (topology.GroupKind{}) {
+		t.Error("ParametersKindOf")
+	}
+	if ChecksWithoutParameters(NGFController) || !ChecksWithoutParameters(EnvoyGatewayController) {
+		t.Error("ChecksWithoutParameters")
 	}
 }

@@ -329,7 +329,7 @@ var builtin = func() []policy.Profile {
 		entry(NGF, "gateway.nginx.org", "ObservabilityPolicy", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: ngfRoutes, SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true,
 			RejectRouteOverlap: true, ConflictFields: []string{"tracing"}, AncestorLimit: policy.AncestorLimitSkip,
-			InvalidNotApplied: true,
+			InvalidNotApplied: true, Requirements: ngfTelemetryRequirements,
 		}),
 		withValidations(entry(NGF, "gateway.nginx.org", "UpstreamSettingsPolicy", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(service), SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true,
@@ -795,6 +795,27 @@ var egHTTP10DefaultHost = []policy.Validation{{
 func withRequirements(p policy.Profile, v string) policy.Profile {
 	p.Spec.Requirements = must(policy.ParseRequirements(v))
 	return p
+}
+
+// ngfTelemetryRequirements: NGF accepts an ObservabilityPolicy through a
+// Gateway only if the
+// NginxProxy the Gateway runs with enables telemetry, an exporter
+// endpoint set and tracing not disabled (disabledFeatures' one value is
+// DisableTracing), else the route's ancestor is Accepted=False
+// NginxProxyConfigNotSet "Telemetry is not enabled in the NginxProxy
+// resource" and the policy is not applied through that Gateway. A
+// Gateway running with no NginxProxy is not checked. NGF checks a policy
+// setting nothing too; tracing is its only field, so that one, which
+// does nothing anyway, is not judged here.
+// Source: NGF e55bfe339 internal/controller/state/graph/policies.go
+// (attachPolicyToRoute: ValidateGlobalSettings when EffectiveNginxProxy
+// is set, InvalidForGateways), nginxproxy.go
+// (telemetryEnabledForNginxProxy), nginx/config/policies/observability/
+// validator.go (ValidateGlobalSettings), apis/v1alpha2/nginxproxy_types.go
+// (DisableTelemetryFeature enum).
+var ngfTelemetryRequirements = []policy.Requirement{
+	{Path: "tracing", Any: []policy.BackendRefPath{"telemetry.exporter.endpoint"}},
+	{Path: "tracing", Excludes: true, Any: []policy.BackendRefPath{"telemetry.disabledFeatures[]"}},
 }
 
 // egGeoIPRequirements: a SecurityPolicy authorizing by client IP
