@@ -1693,6 +1693,31 @@ func TestDocsIstioSectionNameDropped(t *testing.T) {
 	}
 }
 
+// An EnvoyFilter on the waypoint GatewayClass from the root namespace
+// applies at every waypoint (istiod's policy matcher takes such a class
+// target at waypoint proxies, whatever the kind: ShouldAttachPolicy);
+// one on the ingress class, or from another namespace, applies nowhere,
+// which attache says as Invalid; one on an ingress Gateway applies there.
+// Source: istio/istio 86c9f01fd73 pilot/pkg/model/policyattachment.go
+// (ShouldAttachPolicy), pilot/pkg/model/push_context.go
+// (getMatchedEnvoyFilters: the proxy's policy matcher).
+func TestDocsIstioEnvoyFilterWaypointClass(t *testing.T) {
+	const v = "networking.istio.io/v1alpha3"
+	class := func(name string) string {
+		return "targetRefs: [{group: gateway.networking.k8s.io, kind: GatewayClass, name: " + name + "}]\nconfigPatches: []"
+	}
+	res := compute(t, engine.Options{}, crd("networking.istio.io", "EnvoyFilter", "envoyfilters"), istioTopo,
+		"---\napiVersion: networking.istio.io/v1alpha3\nkind: EnvoyFilter\nmetadata: {name: at-waypoints, namespace: istio-system}\nspec:\n  "+strings.ReplaceAll(class("istio-waypoint"), "\n", "\n  ")+"\n",
+		"---\napiVersion: networking.istio.io/v1alpha3\nkind: EnvoyFilter\nmetadata: {name: on-ingress-class, namespace: istio-system}\nspec:\n  "+strings.ReplaceAll(class("istio"), "\n", "\n  ")+"\n",
+		pol(v, "EnvoyFilter", "not-root", 0, class("istio-waypoint")),
+		pol(v, "EnvoyFilter", "on-ingress", 1, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: ingress}]\nconfigPatches: []"))
+	want(t, "waypoint", policiesAt(t, res, "EnvoyFilter", "default", "waypoint"), []string{"istio-system/at-waypoints"})
+	want(t, "ingress", policiesAt(t, res, "EnvoyFilter", "default", "ingress"), []string{"default/on-ingress"})
+	want(t, "at-waypoints", status(t, res, "at-waypoints", "Accepted"), "True/Accepted")
+	want(t, "on-ingress-class", status(t, res, "on-ingress-class", "Accepted"), "False/Invalid")
+	want(t, "not-root", status(t, res, "not-root", "Accepted"), "False/Invalid")
+}
+
 // An Istio targetRef without group names the core group
 // (PolicyTargetReference: "empty string for core"), so {kind: Gateway}
 // names no Gateway API Gateway: istiod's webhook refuses it

@@ -711,8 +711,10 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingReach, "reach gateway narrows the paths of an Inherited kind; the class is %s", k.Class)
 		}
 	}
-	if k.WaypointTargets && !k.AllowsTarget(topology.KindService) {
-		return settingErrorf(SettingWaypointTargets, "waypoints bind Services: Service is not a target kind of the kind")
+	if k.WaypointTargets && !k.AllowsTarget(topology.KindService) && !k.AllowsTarget(topology.KindGatewayClass) {
+		// Waypoints bind Services, and the waypoint class reaches every
+		// waypoint (EnvoyFilter takes class targets only).
+		return settingErrorf(SettingWaypointTargets, "waypoints bind Services and take the waypoint class's policies: neither Service nor GatewayClass is a target kind of the kind")
 	}
 	if k.WaypointTargets && !k.NoSectionNames {
 		// istiod matches a targetRef by group, kind and name only

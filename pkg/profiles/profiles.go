@@ -295,8 +295,10 @@ var builtin = func() []policy.Profile {
 		// EnvoyFilter: its proto lists Service and ServiceEntry targets,
 		// but istiod matches EnvoyFilters with the proxy's policy matcher,
 		// never with a Service (getMatchedEnvoyFilters), so such a target
-		// never applies.
-		withTargetKinds(istio("networking.istio.io", "EnvoyFilter", policy.CompositionAdditive, "workloadSelector"), gateway, gatewayClass),
+		// never applies. That matcher takes the waypoint class from the
+		// root namespace at every waypoint (ShouldAttachPolicy), and a
+		// waypoint's filters act on its Services' traffic.
+		withWaypointTargets(withTargetKinds(istio("networking.istio.io", "EnvoyFilter", policy.CompositionAdditive, "workloadSelector"), gateway, gatewayClass)),
 		// NGINX Gateway Fabric.
 		// Its policy kinds but ExternalLoadBalancer apply only at the
 		// ancestors their status can list (graph/policies.go attachPolicyToGateway,
