@@ -9,13 +9,11 @@ import (
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/attache-dev/attache/internal/testenv"
 	"github.com/attache-dev/attache/pkg/cluster/clustertest"
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/profiles"
-	"github.com/attache-dev/attache/pkg/topology"
 )
 
 // ngfCRD is a CRD of NGF's group that keeps whatever its objects hold,
@@ -199,21 +197,8 @@ func TestReadNginxProxies(t *testing.T) {
 	})
 
 	t.Run("CannotGetNginxProxies", func(t *testing.T) {
-		cs := env.Clientset(t)
-		role := &rbacv1.ClusterRole{
-			ObjectMeta: metav1.ObjectMeta{Name: "reader-without-nginxproxies"},
-			Rules: []rbacv1.PolicyRule{
-				{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"list"}},
-				{APIGroups: []string{""}, Resources: []string{"namespaces", "services", "configmaps"}, Verbs: []string{"list"}},
-				{APIGroups: []string{topology.GatewayGroup}, Resources: []string{"*"}, Verbs: []string{"list"}},
-				{APIGroups: []string{"gateway.nginx.org"}, Resources: []string{"observabilitypolicies"}, Verbs: []string{"list"}},
-			},
-		}
-		if _, err := cs.RbacV1().ClusterRoles().Create(ctx(t), role, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		env.BindClusterRole(t, "nell", role.Name)
-		snap := read(t, env.UserConfig(t, "nell"), Options{})
+		snap := readAs(t, env, "nell", "reader-without-nginxproxies", []string{"namespaces", "services", "configmaps"}, []string{"list"},
+			rbacv1.PolicyRule{APIGroups: []string{"gateway.nginx.org"}, Resources: []string{"observabilitypolicies"}, Verbs: []string{"list"}})
 		want := []string{
 			"gateway.nginx.org NginxProxy ngf/own: cannot get (forbidden); what policies need of it is not judged (named by Gateway ngf/g2)",
 			"gateway.nginx.org NginxProxy ngf/proxy: cannot get (forbidden); what policies need of it is not judged (named by GatewayClass ngf)",

@@ -122,6 +122,26 @@ func parableIDs(t *testing.T) map[string]bool {
 	return out
 }
 
+// readAs reads the cluster as user, bound to a new ClusterRole name that
+// lists CRDs, the Gateway API's kinds and the core kinds (core: those
+// resources with verbs), plus extra rules.
+func readAs(t *testing.T, env *testenv.Env, user, name string, core []string, verbs []string, extra ...rbacv1.PolicyRule) *Snapshot {
+	t.Helper()
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Rules: append([]rbacv1.PolicyRule{
+			{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"list"}},
+			{APIGroups: []string{""}, Resources: core, Verbs: verbs},
+			{APIGroups: []string{topology.GatewayGroup}, Resources: []string{"*"}, Verbs: []string{"list"}},
+		}, extra...),
+	}
+	if _, err := env.Clientset(t).RbacV1().ClusterRoles().Create(ctx(t), role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	env.BindClusterRole(t, user, role.Name)
+	return read(t, env.UserConfig(t, user), Options{})
+}
+
 func read(t *testing.T, cfg *rest.Config, opts Options) *Snapshot {
 	t.Helper()
 	t0 := time.Now()
@@ -759,21 +779,8 @@ func TestReadClassParams(t *testing.T) {
 	})
 
 	t.Run("CannotGetEnvoyProxies", func(t *testing.T) {
-		cs := env.Clientset(t)
-		role := &rbacv1.ClusterRole{
-			ObjectMeta: metav1.ObjectMeta{Name: "reader-without-envoyproxies"},
-			Rules: []rbacv1.PolicyRule{
-				{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"list"}},
-				{APIGroups: []string{""}, Resources: []string{"namespaces", "services", "configmaps"}, Verbs: []string{"list"}},
-				{APIGroups: []string{topology.GatewayGroup}, Resources: []string{"*"}, Verbs: []string{"list"}},
-				{APIGroups: []string{"gateway.envoyproxy.io"}, Resources: []string{"clienttrafficpolicies"}, Verbs: []string{"list"}},
-			},
-		}
-		if _, err := cs.RbacV1().ClusterRoles().Create(ctx(t), role, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		env.BindClusterRole(t, "ivy", role.Name)
-		snap := read(t, env.UserConfig(t, "ivy"), Options{})
+		snap := readAs(t, env, "ivy", "reader-without-envoyproxies", []string{"namespaces", "services", "configmaps"}, []string{"list"},
+			rbacv1.PolicyRule{APIGroups: []string{"gateway.envoyproxy.io"}, Resources: []string{"clienttrafficpolicies"}, Verbs: []string{"list"}})
 		if len(snap.Skipped) > 0 {
 			t.Errorf("Skipped %q, want none", snap.Skipped)
 		}
@@ -965,20 +972,7 @@ func TestReadClusterTrustBundles(t *testing.T) {
 			}
 
 			t.Run("CannotGet", func(t *testing.T) {
-				cs := env.Clientset(t)
-				role := &rbacv1.ClusterRole{
-					ObjectMeta: metav1.ObjectMeta{Name: "reader-without-clustertrustbundles"},
-					Rules: []rbacv1.PolicyRule{
-						{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"list"}},
-						{APIGroups: []string{""}, Resources: []string{"namespaces", "services", "configmaps", "secrets"}, Verbs: []string{"get", "list"}},
-						{APIGroups: []string{topology.GatewayGroup}, Resources: []string{"*"}, Verbs: []string{"list"}},
-					},
-				}
-				if _, err := cs.RbacV1().ClusterRoles().Create(ctx(t), role, metav1.CreateOptions{}); err != nil {
-					t.Fatal(err)
-				}
-				env.BindClusterRole(t, "noor", role.Name)
-				snap := read(t, env.UserConfig(t, "noor"), Options{})
+				snap := readAs(t, env, "noor", "reader-without-clustertrustbundles", []string{"namespaces", "services", "configmaps", "secrets"}, []string{"get", "list"})
 				wantUnread := []topology.Ref{ref("certificates.k8s.io", "ClusterTrustBundle", "", "absent"), ref("certificates.k8s.io", "ClusterTrustBundle", "", "bundle")}
 				if !slices.Equal(snap.UnreadObjects, wantUnread) {
 					t.Errorf("UnreadObjects %v, want %v", snap.UnreadObjects, wantUnread)
