@@ -381,7 +381,7 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 		parts = append(parts, origin(policy.SettingInvalidPolicies, "invalid-policies=not-applied"))
 	}
 	if k.FilterAttachment {
-		parts = append(parts, origin(policy.SettingFilterAttachment, "filter-attachment=extension-ref"))
+		parts = append(parts, origin(policy.SettingFilterAttachment, "filter-attachment="+filterAttachment(k)))
 	}
 	if len(k.ConflictFields) > 0 {
 		parts = append(parts, origin(policy.SettingConflictFields, "conflict-fields="+strings.Join(k.ConflictFields, ",")))
@@ -523,7 +523,7 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 		it.InvalidPolicies = "not-applied"
 	}
 	if k.FilterAttachment {
-		it.FilterAttachment = "extension-ref"
+		it.FilterAttachment = filterAttachment(k)
 	}
 	it.ConflictFields = k.ConflictFields
 	it.InheritedFields = k.InheritedFields
@@ -615,4 +615,13 @@ func backendRefPaths(k *policy.Kind) []string {
 		out = append(out, string(p))
 	}
 	return out
+}
+
+// filterAttachment renders a kind's filter attachment in its annotation's
+// form ("extension-ref", "extension-ref missing=500").
+func filterAttachment(k *policy.Kind) string {
+	if k.MissingFilterStatus != 0 {
+		return fmt.Sprintf("extension-ref missing=%d", k.MissingFilterStatus)
+	}
+	return "extension-ref"
 }

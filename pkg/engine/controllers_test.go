@@ -221,3 +221,45 @@ spec: {gatewayClassName: tenant, listeners: [{name: http, protocol: HTTP, port: 
 	}
 	want(t, "ctp with gateway.controllerName", status(t, res, "ctp", "Accepted"), "True/Accepted")
 }
+
+// A route rule whose ExtensionRef filter names a kgateway TrafficPolicy
+// that does not exist is replaced by a 500 direct response
+// (Result.ReplacedRules) and is a problem on its route; creating the
+// policy takes it back, in an Incremental as in Compute.
+func TestReplacedRules(t *testing.T) {
+	docs := []string{crd("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies"), `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: default}
+spec: {gatewayClassName: kgateway, listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: default}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - name: a
+    filters: [{type: ExtensionRef, extensionRef: {group: gateway.kgateway.dev, kind: TrafficPolicy, name: later}}]
+    backendRefs: [{name: web, port: 80}]
+`}
+	in := engine.NewIncremental(engine.Options{})
+	res := in.Compute(decodeDocs(t, docs...))
+	rule := topology.Ref{Group: topology.GatewayGroup, Kind: "HTTPRoute", Namespace: "default", Name: "r", SectionName: "a"}
+	rr, ok := res.ReplacedRules[rule]
+	if !ok || rr.Status != 500 || !strings.Contains(rr.Reason, "TrafficPolicy default/later, which is not among the objects") {
+		t.Errorf("replaced rules %+v, want rule a replaced by a 500", res.ReplacedRules)
+	}
+	found := false
+	for _, p := range res.Problems {
+		found = found || (p.Object.Name == "r" && p.Field == "spec.rules[0].filters[0].extensionRef" && strings.Contains(p.Message, "replaces the rule with a 500 direct response"))
+	}
+	if !found {
+		t.Errorf("no problem on route r's filter: %v", res.Problems)
+	}
+	with := append(slices.Clone(docs), pol("gateway.kgateway.dev/v1alpha1", "TrafficPolicy", "later", 0, "timeouts: {request: 5s}"))
+	res = in.Compute(decodeDocs(t, with...))
+	if len(res.ReplacedRules) != 0 || len(engine.Compute(decodeDocs(t, with...), engine.Options{}).ReplacedRules) != 0 {
+		t.Errorf("replaced rules once the policy exists: %v", res.ReplacedRules)
+	}
+}

@@ -76,8 +76,36 @@ func (c *computation) result() *Result {
 			r.Problems = append(r.Problems, *c.schemaProblems[gk])
 		}
 	}
+	r.ReplacedRules = c.replacedRules(&r.Problems)
 	sort.SliceStable(r.Problems, func(i, j int) bool { return problemLess(r.Problems[i], r.Problems[j]) })
 	return r
+}
+
+// replacedRules are the route rules whose ExtensionRef filter names a
+// policy, of a kind whose implementation replaces such a rule by a direct
+// response (policy.Kind.MissingFilterStatus), that is not among the
+// objects; each is also a problem on its route, added to problems.
+func (c *computation) replacedRules(problems *[]diag.Problem) map[topology.Ref]RuleReplacement {
+	var out map[topology.Ref]RuleReplacement
+	for target, refs := range c.filterRefs {
+		k := c.kinds[target.GroupKind()]
+		if k == nil || !k.FilterAttachment || k.MissingFilterStatus == 0 || c.byRef[target] != nil {
+			continue
+		}
+		for _, f := range refs {
+			why := fmt.Sprintf("its ExtensionRef filter names %s %s/%s, which is not among the objects, so its implementation replaces the rule with a %d direct response",
+				target.Kind, target.Namespace, target.Name, k.MissingFilterStatus)
+			if out == nil {
+				out = map[topology.Ref]RuleReplacement{}
+			}
+			if _, seen := out[f.rule]; !seen {
+				out[f.rule] = RuleReplacement{Status: k.MissingFilterStatus, Reason: "rule " + f.rule.SectionName + " of " + f.rule.Object().Short() + ": " + why}
+			}
+			route := f.rule.Object()
+			*problems = append(*problems, diag.Problem{Object: route, Source: c.sources[route], Field: strings.TrimPrefix(f.field, route.Short()+" "), Message: why})
+		}
+	}
+	return out
 }
 
 // affected is the Affected entry of a target (decision 8): the policies

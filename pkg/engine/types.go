@@ -149,6 +149,17 @@ type Result struct {
 	Affected []*Affected
 	// Problems found in the input (invalid objects, cycles, ...), sorted.
 	Problems []diag.Problem
+	// ReplacedRules are the route rules the implementation replaces by a
+	// direct response because a filter of theirs names a policy that does
+	// not exist (policy.Kind.MissingFilterStatus), by rule section.
+	ReplacedRules map[topology.Ref]RuleReplacement
+}
+
+// RuleReplacement is a route rule answered by a direct response: its
+// status, and why.
+type RuleReplacement struct {
+	Status int
+	Reason string
 }
 
 // PolicyStatus is a policy and the status the engine computed for it.

@@ -230,6 +230,11 @@ type Kind struct {
 	// targets is then valid (Gloo Gateway's RouteOption, kgateway's
 	// TrafficPolicy).
 	FilterAttachment bool
+	// MissingFilterStatus, with FilterAttachment, is the HTTP status of
+	// the direct response with which the implementation replaces a route
+	// rule whose ExtensionRef filter names a policy of the kind that does
+	// not exist (kgateway: 500); 0: such a filter is ignored.
+	MissingFilterStatus int
 	// ConflictFields, for the merge-disjoint rule, are the dotted spec
 	// paths two policies at one level conflict on when both set them (a
 	// field at or below the path); other fields they both set do not make
@@ -401,6 +406,7 @@ type Spec struct {
 	RejectRouteOverlap            bool
 	InvalidNotApplied             bool
 	FilterAttachment              bool
+	MissingFilterStatus           int
 	ConflictFields                []string
 	InheritedFields               []string
 	LevelInheritedFields          []string
@@ -483,7 +489,9 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingConflictScope, s.ConflictScopePolicy, func() { k.ConflictScopePolicy = s.ConflictScopePolicy })
 	set(SettingRouteOverlap, s.RejectRouteOverlap, func() { k.RejectRouteOverlap = s.RejectRouteOverlap })
 	set(SettingInvalidPolicies, s.InvalidNotApplied, func() { k.InvalidNotApplied = s.InvalidNotApplied })
-	set(SettingFilterAttachment, s.FilterAttachment, func() { k.FilterAttachment = s.FilterAttachment })
+	set(SettingFilterAttachment, s.FilterAttachment, func() {
+		k.FilterAttachment, k.MissingFilterStatus = s.FilterAttachment, s.MissingFilterStatus
+	})
 	set(SettingConflictFields, len(s.ConflictFields) > 0, func() { k.ConflictFields = slices.Clone(s.ConflictFields) })
 	set(SettingInheritedFields, len(s.InheritedFields) > 0, func() { k.InheritedFields = slices.Clone(s.InheritedFields) })
 	set(SettingLevelInheritedFields, len(s.LevelInheritedFields) > 0, func() { k.LevelInheritedFields = slices.Clone(s.LevelInheritedFields) })
@@ -635,6 +643,9 @@ func (k *Kind) complete() error {
 		} else {
 			k.Strategies = []merge.Strategy{merge.AtomicDefaults, merge.PatchDefaults, merge.AtomicOverrides, merge.PatchOverrides}
 		}
+	}
+	if k.MissingFilterStatus != 0 && (!k.FilterAttachment || k.MissingFilterStatus < 100 || k.MissingFilterStatus > 599) {
+		return settingErrorf(SettingFilterAttachment, "missing=%d needs extension-ref and an HTTP status (100 to 599)", k.MissingFilterStatus)
 	}
 	if k.FilterAttachment && !slices.Contains(k.EffectiveSectionKinds, topology.KindHTTPRoute) && !slices.Contains(k.EffectiveSectionKinds, topology.KindGRPCRoute) {
 		return settingErrorf(SettingFilterAttachment, "filter attachment attaches policies to route rules, which must then be effective targets: add HTTPRoute or GRPCRoute to the effective section kinds")
@@ -1151,7 +1162,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 			return
 		}},
 		{AnnotationFilterAttachment, SettingFilterAttachment, func(v string) (err error) {
-			k.FilterAttachment, err = parseChoice(v, "extension-ref", "none", "filter attachment")
+			k.FilterAttachment, k.MissingFilterStatus, err = parseFilterAttachment(v)
 			return
 		}},
 	} {

@@ -449,6 +449,8 @@ func TestKindFromCRDInvalidAnnotations(t *testing.T) {
 		{"backend ref path not a path", "Direct", map[string]string{AnnotationBackendRefs: "extAuth..backendRefs[]"}, nil, annField(AnnotationBackendRefs), "not a dotted path"},
 		{"unresolved backend refs word", "Direct", map[string]string{AnnotationBackendRefs: "a.backendRef", AnnotationUnresolvedBackendRefs: "reject"}, nil, annField(AnnotationUnresolvedBackendRefs), `"reject"`},
 		{"unresolved backend refs without paths", "Direct", map[string]string{AnnotationUnresolvedBackendRefs: "invalid"}, nil, annField(AnnotationUnresolvedBackendRefs), "needs the paths where policies name backends"},
+		{"filter attachment missing status without extension-ref", "Direct", map[string]string{AnnotationFilterAttachment: "none missing=500"}, nil, annField(AnnotationFilterAttachment), "want extension-ref missing="},
+		{"filter attachment missing not a status", "Direct", map[string]string{AnnotationFilterAttachment: "extension-ref missing=5000"}, nil, annField(AnnotationFilterAttachment), "want extension-ref missing="},
 		{"empty target group word", "Direct", map[string]string{AnnotationEmptyTargetGroup: "none"}, nil, annField(AnnotationEmptyTargetGroup), `"none"`},
 		{"effective listeners unknown condition", "Direct", map[string]string{AnnotationEffectiveListeners: "hostname,tls"}, nil, annField(AnnotationEffectiveListeners), `listener condition "tls" is not one of hostname, tls-terminate`},
 		{"effective listeners without listeners", "Direct", map[string]string{AnnotationEffectiveListeners: "hostname"}, nil, annField(AnnotationEffectiveListeners), "need listeners among the effective targets"},

@@ -255,7 +255,10 @@ const (
 	AnnotationInvalidPolicies = "attache.dev/invalid-policies"
 	// AnnotationFilterAttachment ("extension-ref", or "none", the default)
 	// says whether a route rule's ExtensionRef filter naming a policy of
-	// the kind attaches it to that rule (Gloo Gateway, kgateway).
+	// the kind attaches it to that rule (Gloo Gateway, kgateway);
+	// "extension-ref missing=<status>" also says that a rule whose filter
+	// names a policy that does not exist is replaced by a direct response
+	// of that status (kgateway: 500).
 	AnnotationFilterAttachment = "attache.dev/filter-attachment"
 	// AnnotationConflictFields lists the dotted spec paths (comma
 	// separated) that two policies at one level conflict on under the
@@ -656,4 +659,22 @@ func splitList(v string) []string {
 		}
 	}
 	return out
+}
+
+// parseFilterAttachment reads attache.dev/filter-attachment: "none",
+// "extension-ref" or "extension-ref missing=<status>".
+func parseFilterAttachment(v string) (on bool, missing int, err error) {
+	f := strings.Fields(v)
+	if len(f) == 0 || len(f) > 2 {
+		return false, 0, fmt.Errorf("%q: want none, extension-ref or extension-ref missing=<status>", v)
+	}
+	if on, err = parseChoice(f[0], "extension-ref", "none", "filter attachment"); err != nil || len(f) == 1 {
+		return on, 0, err
+	}
+	s, ok := strings.CutPrefix(f[1], "missing=")
+	n, convErr := strconv.Atoi(s)
+	if !on || !ok || convErr != nil || n < 100 || n > 599 {
+		return false, 0, fmt.Errorf("%q: want extension-ref missing=<HTTP status, 100 to 599>", v)
+	}
+	return true, n, nil
 }

@@ -43,3 +43,20 @@ func TestParseSharedPort(t *testing.T) {
 		}
 	}
 }
+
+// The filter-attachment annotation: none, extension-ref, and
+// extension-ref with the status of the direct response replacing a rule
+// whose filter names a missing policy.
+func TestParseFilterAttachment(t *testing.T) {
+	for v, want := range map[string][2]int{"none": {0, 0}, "extension-ref": {1, 0}, " extension-ref  missing=500 ": {1, 500}} {
+		on, missing, err := parseFilterAttachment(v)
+		if err != nil || (on != (want[0] == 1)) || missing != want[1] {
+			t.Errorf("parseFilterAttachment(%q) = %v, %d, %v; want %v", v, on, missing, err, want)
+		}
+	}
+	for _, v := range []string{"", "extension-ref missing=", "extension-ref 500", "extension-ref missing=500 x", "none missing=500"} {
+		if _, _, err := parseFilterAttachment(v); err == nil {
+			t.Errorf("parseFilterAttachment(%q): no error", v)
+		}
+	}
+}

@@ -428,8 +428,12 @@ var builtin = func() []policy.Profile {
 			// it, the others fill only fields it leaves unset.
 			SameLevel: policy.SameLevelOldestFirst, WeightAnnotation: "kgateway.dev/policy-weight",
 			// A rule's ExtensionRef filter naming a TrafficPolicy attaches
-			// it there, ahead of the policies targeting the rule.
-			FilterAttachment: true,
+			// it there, ahead of the policies targeting the rule; one
+			// naming a TrafficPolicy that does not exist has the rule
+			// replaced by a 500 direct response (route replacement:
+			// "invalid route configuration detected and replaced with a
+			// direct response").
+			FilterAttachment: true, MissingFilterStatus: 500,
 			// A shallow merge: each top-level field is taken whole from
 			// the most specific policy that sets it.
 			NamedRules: []string{"."},

@@ -36,13 +36,14 @@ type EffectivePolicy struct {
 type Policies struct {
 	byTarget map[topology.Ref][]*engine.Effective
 	status   map[topology.Ref]*engine.PolicyStatus
+	replaced map[topology.Ref]engine.RuleReplacement
 }
 
 // NewPolicies indexes the effective policies of res by target, and the
 // policies' statuses by policy.
 func NewPolicies(res *engine.Result) *Policies {
 	p := &Policies{byTarget: make(map[topology.Ref][]*engine.Effective, len(res.Effective)),
-		status: make(map[topology.Ref]*engine.PolicyStatus, len(res.Policies))}
+		status: make(map[topology.Ref]*engine.PolicyStatus, len(res.Policies)), replaced: res.ReplacedRules}
 	for _, e := range res.Effective {
 		p.byTarget[e.Target] = append(p.byTarget[e.Target], e)
 	}
@@ -95,6 +96,15 @@ func (p *Policies) AddPolicies(t *RequestTrace) {
 		if o.Result == ResultForwarded {
 			if status, why := p.failedClosed(o); status != 0 {
 				o.Result, o.Status, o.Reason = ResultError, status, why
+			}
+		}
+		if o.Result == ResultForwarded {
+			// A rule its implementation replaced by a direct response.
+			for _, ref := range o.Path {
+				if rr, ok := p.replaced[ref]; ok {
+					o.Result, o.Status, o.Reason = ResultError, rr.Status, rr.Reason
+					break
+				}
 			}
 		}
 	}
