@@ -122,6 +122,38 @@ func parableIDs(t *testing.T) map[string]bool {
 	return out
 }
 
+// readParameters reads the cluster as admin and checks the data-plane
+// parameters of kind read: nothing skipped, each trimmed (apiVersion,
+// kind, metadata without labels, and spec only: want, by name) and
+// found, the Snapshot for further checks.
+func readParameters(t *testing.T, env *testenv.Env, apiVersion, kind string, want map[string]string) *Snapshot {
+	t.Helper()
+	snap := read(t, env.Config, Options{})
+	if len(snap.Skipped) > 0 || len(snap.Notes) > 0 {
+		t.Errorf("Skipped %q, Notes %q; want none", snap.Skipped, snap.Notes)
+	}
+	seen := map[string]bool{}
+	for _, o := range snap.Objects {
+		u := o.Object
+		if u.GetKind() != kind {
+			continue
+		}
+		seen[u.GetName()] = true
+		if u.GetAPIVersion() != apiVersion || u.GetUID() == "" || u.GetResourceVersion() == "" || u.GetLabels() != nil || len(u.Object) != 4 {
+			t.Errorf("%s: apiVersion %q, uid %q, resourceVersion %q, not trimmed: %v", o.Source, u.GetAPIVersion(), u.GetUID(), u.GetResourceVersion(), u.Object)
+		}
+		if spec, ok := want[u.GetName()]; !ok || fmt.Sprint(u.Object["spec"]) != spec {
+			t.Errorf("%s: spec %v, want %q", o.Source, u.Object["spec"], spec)
+		}
+	}
+	for name := range want {
+		if !seen[name] {
+			t.Errorf("%s %s not read", kind, name)
+		}
+	}
+	return snap
+}
+
 // readAs reads the cluster as user, bound to a new ClusterRole name that
 // lists CRDs, the Gateway API's kinds and the core kinds (core: those
 // resources with verbs), plus extra rules.
@@ -749,32 +781,9 @@ func TestReadClassParams(t *testing.T) {
 	}
 
 	t.Run("Admin", func(t *testing.T) {
-		snap := read(t, env.Config, Options{})
-		if len(snap.Skipped) > 0 || len(snap.Notes) > 0 {
-			t.Errorf("Skipped %q, Notes %q; want none", snap.Skipped, snap.Notes)
-		}
-		var params []string
-		for _, o := range snap.Objects {
-			if o.Object.GetKind() != "EnvoyProxy" {
-				continue
-			}
-			params = append(params, o.Source)
-			u := o.Object
-			if u.GetAPIVersion() != "gateway.envoyproxy.io/v1alpha1" || u.GetUID() == "" || u.GetResourceVersion() == "" {
-				t.Errorf("%s: apiVersion %q, uid %q, resourceVersion %q", o.Source, u.GetAPIVersion(), u.GetUID(), u.GetResourceVersion())
-			}
-			if u.GetLabels() != nil || len(u.Object) != 4 {
-				t.Errorf("%s: not trimmed: %v", o.Source, u.Object)
-			}
-			if spec := fmt.Sprint(u.Object["spec"]); spec != map[string]string{"m": "map[mergeGateways:true]", "p": "map[mergeGateways:false]",
-				"own": "map[mergeType:JSONMerge telemetry:map[tracing:map[provider:map[backendRefs:[map[group: kind:Service name:otel port:4317 weight:1]]]]]]"}[u.GetName()] {
-				t.Errorf("%s: spec %s, want mergeGateways, mergeType and telemetry backends only", o.Source, spec)
-			}
-		}
-		slices.Sort(params)
-		if want := []string{"cluster: EnvoyProxy eg/m", "cluster: EnvoyProxy eg/own", "cluster: EnvoyProxy eg/p"}; !slices.Equal(params, want) {
-			t.Errorf("EnvoyProxies read: %q, want %q", params, want)
-		}
+		snap := readParameters(t, env, "gateway.envoyproxy.io/v1alpha1", "EnvoyProxy", map[string]string{
+			"m": "map[mergeGateways:true]", "p": "map[mergeGateways:false]",
+			"own": "map[mergeType:JSONMerge telemetry:map[tracing:map[provider:map[backendRefs:[map[group: kind:Service name:otel port:4317 weight:1]]]]]]"})
 		check(t, snap, map[string]string{"merging": byParams, "separate": "", "missing": byDefault("missing"), "bydefault": byDefault("bydefault")})
 	})
 
