@@ -184,6 +184,10 @@ type policyKindItem struct {
 	// answers a route's requests when the policy applying there is Invalid
 	// in place; absent: none (the request goes on without it).
 	FailureStatus int `json:"failureStatus,omitempty"`
+	// RouteReplacement is the HTTP status of the direct response with
+	// which the implementation replaces what a policy with errors reaches
+	// (its rules, or a Gateway's or listener's requests); absent: none.
+	RouteReplacement int `json:"routeReplacement,omitempty"`
 	// FailOpen are the parts of policies left out, rather than failing
 	// the route, when a reference under them does not resolve and their
 	// flag is true, each "<path>=<field>"; absent: none.
@@ -413,6 +417,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.FailureStatus != 0 {
 		parts = append(parts, origin(policy.SettingFailureStatus, fmt.Sprintf("failure-status=%d", k.FailureStatus)))
 	}
+	if k.RouteReplacement != 0 {
+		parts = append(parts, origin(policy.SettingRouteReplacement, fmt.Sprintf("route-replacement=%d", k.RouteReplacement)))
+	}
 	for _, f := range k.FailOpen {
 		parts = append(parts, origin(policy.SettingFailOpen, "fail-open="+f.String()))
 	}
@@ -543,6 +550,7 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 		it.UnsupportedFields = append(it.UnsupportedFields, u.String())
 	}
 	it.FailureStatus = k.FailureStatus
+	it.RouteReplacement = k.RouteReplacement
 	for _, f := range k.FailOpen {
 		it.FailOpen = append(it.FailOpen, f.String())
 	}

@@ -77,6 +77,7 @@ func (c *computation) result() *Result {
 		}
 	}
 	r.ReplacedRules = c.replacedRules(&r.Problems)
+	r.ReplacedUnder, r.ReplacedRules = c.routeReplacements(r.ReplacedRules, &r.Problems)
 	sort.SliceStable(r.Problems, func(i, j int) bool { return problemLess(r.Problems[i], r.Problems[j]) })
 	return r
 }

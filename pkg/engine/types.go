@@ -153,13 +153,22 @@ type Result struct {
 	// direct response because a filter of theirs names a policy that does
 	// not exist (policy.Kind.MissingFilterStatus), by rule section.
 	ReplacedRules map[topology.Ref]RuleReplacement
+	// ReplacedUnder are the objects and sections (routes, rules,
+	// Gateways, ListenerSets, listeners) where a policy with errors of a
+	// kind with policy.Kind.RouteReplacement attaches, so that its
+	// implementation answers with a direct response the requests it
+	// would route below them (see policy.Kind.RouteReplacement).
+	ReplacedUnder map[topology.Ref]RuleReplacement
 }
 
-// RuleReplacement is a route rule answered by a direct response: its
-// status, and why.
+// RuleReplacement is a route rule (or what an object or section holds)
+// answered by a direct response: its status, and why.
 type RuleReplacement struct {
 	Status int
 	Reason string
+	// Kind is the policy kind whose implementation replaces it; nil for
+	// a filter naming a policy that does not exist.
+	Kind *policy.Kind
 }
 
 // PolicyStatus is a policy and the status the engine computed for it.

@@ -293,6 +293,17 @@ type Kind struct {
 	// there is Invalid in place (its references do not resolve): Envoy
 	// Gateway fails such routes closed with a 500. 0: the request goes on as if the policy were not there.
 	FailureStatus int
+	// RouteReplacement is the HTTP status of the direct response with
+	// which the implementation replaces what a policy of the kind with
+	// errors reaches (kgateway's route replacement: 500), wherever it
+	// attaches: below a route or rule, every route rule (delegated ones
+	// included); at a Gateway, every request of its HTTP and HTTPS
+	// listeners; at a ListenerSet or listener, the requests of those
+	// listeners (on an HTTP listener, those a route of it matches). A
+	// policy has errors when it is Invalid in place there, or Invalid for
+	// a reason its implementation finds itself (Policy.TranslationInvalid),
+	// whether or not it wins a field. 0: nothing is replaced.
+	RouteReplacement int
 	// FailOpen are the parts of its policies that the implementation
 	// leaves out, rather than failing the route with FailureStatus, when
 	// a reference under them does not resolve and their flag is true.
@@ -418,6 +429,7 @@ type Spec struct {
 	ObjectRefs                     []ObjectRefPath
 	UnsupportedFields              []UnsupportedFields
 	FailureStatus                  int
+	RouteReplacement               int
 	FailOpen                       []FailOpenPath
 	Allowlists                     []Allowlist
 	Requirements                   []Requirement
@@ -514,6 +526,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 		}
 	})
 	set(SettingFailureStatus, s.FailureStatus != 0, func() { k.FailureStatus = s.FailureStatus })
+	set(SettingRouteReplacement, s.RouteReplacement != 0, func() { k.RouteReplacement = s.RouteReplacement })
 	set(SettingFailOpen, len(s.FailOpen) > 0, func() { k.FailOpen = slices.Clone(s.FailOpen) })
 	set(SettingAllowlists, len(s.Allowlists) > 0, func() { k.Allowlists = slices.Clone(s.Allowlists) })
 	set(SettingRequirements, len(s.Requirements) > 0, func() {
@@ -825,6 +838,12 @@ func (k *Kind) complete() error {
 	if k.FailureStatus != 0 && (k.FailureStatus < 100 || k.FailureStatus > 599) {
 		return settingErrorf(SettingFailureStatus, "%d is not an HTTP status (100 to 599)", k.FailureStatus)
 	}
+	if k.RouteReplacement != 0 && (k.RouteReplacement < 100 || k.RouteReplacement > 599) {
+		return settingErrorf(SettingRouteReplacement, "%d is not an HTTP status (100 to 599)", k.RouteReplacement)
+	}
+	if k.RouteReplacement != 0 && !slices.Contains(k.EffectiveSectionKinds, topology.KindHTTPRoute) && !slices.Contains(k.EffectiveSectionKinds, topology.KindGRPCRoute) {
+		return settingErrorf(SettingRouteReplacement, "route replacement replaces route rules, which must then be effective targets: add HTTPRoute or GRPCRoute to the effective section kinds")
+	}
 	if k.InvalidOnUnresolvedBackendRefs && len(k.BackendRefs) == 0 {
 		return settingErrorf(SettingUnresolvedBackendRefs, "invalid needs the paths where policies name backends (%s)", AnnotationBackendRefs)
 	}
@@ -934,6 +953,7 @@ var annotationOf = map[string]string{
 	SettingObjectRefs:            AnnotationObjectRefs,
 	SettingUnsupportedFields:     AnnotationUnsupportedFields,
 	SettingFailureStatus:         AnnotationFailureStatus,
+	SettingRouteReplacement:      AnnotationRouteReplacement,
 	SettingFailOpen:              AnnotationFailOpen,
 	SettingSameLevelTies:         AnnotationSameLevelTies,
 	SettingAllowlists:            AnnotationAllowlists,
@@ -952,7 +972,7 @@ var allSettings = []string{
 	SettingSectionNames, SettingEmptyTargetGroup, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingReach, SettingPartlyOverridden, SettingWeightAnnotation,
 	SettingDelegationPriority, SettingWaypointTargets, SettingControllers, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingInvalidPolicies, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingClusterIPRouting, SettingObjectRefs,
-	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingValidations, SettingFeatureGates,
+	SettingUnsupportedFields, SettingFailureStatus, SettingRouteReplacement, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingValidations, SettingFeatureGates,
 }
 
 // Settings lists the names of every setting of a kind, the keys of
@@ -1145,6 +1165,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationClusterIPRouting, SettingClusterIPRouting, func(v string) (err error) { k.ClusterIPRouting, err = ParseClusterIPRouting(v); return }},
 		{AnnotationObjectRefs, SettingObjectRefs, func(v string) (err error) { k.ObjectRefs, err = ParseObjectRefs(v); return }},
 		{AnnotationFailureStatus, SettingFailureStatus, func(v string) (err error) { k.FailureStatus, err = parseFailureStatus(v); return }},
+		{AnnotationRouteReplacement, SettingRouteReplacement, func(v string) (err error) { k.RouteReplacement, err = parseFailureStatus(v); return }},
 		{AnnotationFailOpen, SettingFailOpen, func(v string) (err error) { k.FailOpen, err = ParseFailOpen(v); return }},
 		{AnnotationAllowlists, SettingAllowlists, func(v string) (err error) { k.Allowlists, err = ParseAllowlists(v); return }},
 		{AnnotationRequirements, SettingRequirements, func(v string) (err error) { k.Requirements, err = ParseRequirements(v); return }},

@@ -451,6 +451,8 @@ func TestKindFromCRDInvalidAnnotations(t *testing.T) {
 		{"unresolved backend refs without paths", "Direct", map[string]string{AnnotationUnresolvedBackendRefs: "invalid"}, nil, annField(AnnotationUnresolvedBackendRefs), "needs the paths where policies name backends"},
 		{"filter attachment missing status without extension-ref", "Direct", map[string]string{AnnotationFilterAttachment: "none missing=500"}, nil, annField(AnnotationFilterAttachment), "want extension-ref missing="},
 		{"filter attachment missing not a status", "Direct", map[string]string{AnnotationFilterAttachment: "extension-ref missing=5000"}, nil, annField(AnnotationFilterAttachment), "want extension-ref missing="},
+		{"route replacement not a status", "Direct", map[string]string{AnnotationRouteReplacement: "5000"}, nil, annField(AnnotationRouteReplacement), "neither an HTTP status"},
+		{"route replacement without route rules", "Direct", map[string]string{AnnotationRouteReplacement: "500"}, nil, annField(AnnotationRouteReplacement), "must then be effective targets"},
 		{"empty target group word", "Direct", map[string]string{AnnotationEmptyTargetGroup: "none"}, nil, annField(AnnotationEmptyTargetGroup), `"none"`},
 		{"effective listeners unknown condition", "Direct", map[string]string{AnnotationEffectiveListeners: "hostname,tls"}, nil, annField(AnnotationEffectiveListeners), `listener condition "tls" is not one of hostname, tls-terminate`},
 		{"effective listeners without listeners", "Direct", map[string]string{AnnotationEffectiveListeners: "hostname"}, nil, annField(AnnotationEffectiveListeners), "need listeners among the effective targets"},
@@ -914,5 +916,20 @@ func TestKindAncestorLimit(t *testing.T) {
 	}
 	if _, err := NewKind(Spec{GroupKind: colorGK, Class: Direct, AncestorLimit: "drop"}); err == nil || !strings.Contains(err.Error(), "ancestor limit") {
 		t.Errorf("NewKind with an unknown ancestor limit: %v", err)
+	}
+}
+
+// TestKindFromCRDRouteReplacement: attache.dev/route-replacement takes an
+// HTTP status (or none) for a kind whose effective targets include route
+// rules.
+func TestKindFromCRDRouteReplacement(t *testing.T) {
+	ann := map[string]string{AnnotationRouteReplacement: " 500 ", AnnotationEffectiveSectionKinds: "HTTPRoute", AnnotationTargetKinds: "HTTPRoute"}
+	k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), ann), nil)
+	if k.RouteReplacement != 500 || k.Origins[SettingRouteReplacement] != FromAnnotation {
+		t.Errorf("RouteReplacement = %d (origin %v), want 500 from the annotation", k.RouteReplacement, k.Origins[SettingRouteReplacement])
+	}
+	ann[AnnotationRouteReplacement] = "none"
+	if k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), ann), nil); k.RouteReplacement != 0 {
+		t.Errorf("none: RouteReplacement = %d", k.RouteReplacement)
 	}
 }

@@ -119,6 +119,9 @@ type Policy struct {
 	// policy.
 	validations     []ruleProblem
 	validationsRead bool
+	// translationProblems counts the Problems its implementation finds
+	// when it translates the policy (see TranslationInvalid).
+	translationProblems int
 	// Problems make the policy Invalid; each names the field.
 	Problems []diag.Problem
 	// Ignored are what Parse read as absent because the kind's API server
@@ -240,6 +243,16 @@ func workloadSelection(spec map[string]any, fields []string, bad func(string, st
 
 // Invalid reports whether the policy failed validation.
 func (p *Policy) Invalid() bool { return len(p.Problems) > 0 }
+
+// TranslationInvalid reports whether the policy is Invalid for reasons
+// its implementation finds itself when it translates the policy (a
+// weight annotation that is not an integer), and for no reason the API
+// server refuses it for: such a policy exists on a cluster, and its
+// implementation attaches it with errors (kgateway then replaces what
+// it reaches: Kind.RouteReplacement).
+func (p *Policy) TranslationInvalid() bool {
+	return len(p.Problems) > 0 && p.translationProblems == len(p.Problems)
+}
 
 // stanzaKeys maps each stanza key (plural and singular) to its canonical name.
 var stanzaKeys = map[string]string{"defaults": "defaults", "default": "defaults", "overrides": "overrides", "override": "overrides"}
@@ -691,12 +704,15 @@ func (p *Policy) readWeight(meta map[string]any, bad func(string, string, ...any
 	field := fmt.Sprintf("metadata.annotations[%s]", name)
 	s, isStr := v.(string)
 	if !isStr {
+		// The API server keeps annotations as strings: not a
+		// translation problem.
 		bad(field, "must be a string holding an integer, not %s", typeName(v))
 		return
 	}
 	w, err := strconv.ParseInt(s, 10, 32)
 	if err != nil {
 		bad(field, "must be an integer between %d and %d (the policy's weight), not %q", math.MinInt32, math.MaxInt32, s)
+		p.translationProblems++
 		return
 	}
 	p.Weight = int32(w)

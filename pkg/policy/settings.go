@@ -316,6 +316,12 @@ const (
 	// kind applying there is Invalid in place (Envoy Gateway: 500), or
 	// "none" (default: the request goes on without it).
 	AnnotationFailureStatus = "attache.dev/failure-status"
+	// AnnotationRouteReplacement is the HTTP status of the direct
+	// response with which the implementation replaces the route rules (or,
+	// at a Gateway, ListenerSet or listener, the requests of its
+	// listeners) that a policy of the kind with errors reaches (kgateway:
+	// 500), or "none" (default).
+	AnnotationRouteReplacement = "attache.dev/route-replacement"
 	// AnnotationFailOpen lists (separated by ";") the parts of a policy
 	// its implementation leaves out, rather than failing the route, when
 	// a reference under them does not resolve and their flag is true:
@@ -404,6 +410,7 @@ const (
 	SettingObjectRefs            = "objectRefs"
 	SettingUnsupportedFields     = "unsupportedFields"
 	SettingFailureStatus         = "failureStatus"
+	SettingRouteReplacement      = "routeReplacement"
 	SettingFailOpen              = "failOpen"
 	SettingAllowlists            = "dataPlaneAllowlists"
 	SettingRequirements          = "requires"

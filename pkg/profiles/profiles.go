@@ -419,7 +419,9 @@ var builtin = func() []policy.Profile {
 		listenerDirect(Gloo, "gateway.solo.io", "ListenerOption", "", policy.SameLevelOldestWins, gateway, xListenerSet),
 		listenerDirect(Gloo, "gateway.solo.io", "HttpListenerOption", "", policy.SameLevelOldestWins, gateway, xListenerSet),
 		// kgateway.
-		entry(KGateway, "gateway.kgateway.dev", "TrafficPolicy", "Direct", policy.Spec{
+		// A policy naming a Secret that does not resolve (missing, or in
+		// another namespace without a ReferenceGrant) has errors.
+		withObjectRefs(entry(KGateway, "gateway.kgateway.dev", "TrafficPolicy", "Direct", policy.Spec{
 			Class: policy.Inherited, Hierarchy: kinds(gateway, listenerSet, xListenerSet, httpRoute),
 			TargetKinds: kinds(gateway, listenerSet, xListenerSet, httpRoute), EffectiveSectionKinds: kinds(httpRoute),
 			Strategies: []merge.Strategy{merge.PatchDefaults},
@@ -434,6 +436,13 @@ var builtin = func() []policy.Profile {
 			// "invalid route configuration detected and replaced with a
 			// direct response").
 			FilterAttachment: true, MissingFilterStatus: 500,
+			// Route replacement: what a policy with errors reaches is
+			// answered with a 500 direct response, whether or not the
+			// policy wins a field there (kgateway merges every attached
+			// policy and keeps the errors of each): the rules below a
+			// route or rule, every request of a Gateway's HTTP(S)
+			// listeners, a listener's (on HTTP, its hosts').
+			RouteReplacement: 500,
 			// A shallow merge: each top-level field is taken whole from
 			// the most specific policy that sets it.
 			NamedRules: []string{"."},
@@ -447,7 +456,7 @@ var builtin = func() []policy.Profile {
 			// written; a delegated child's, its parents'), never a route;
 			// a listener target's Gateway without the listener.
 			Ancestor: policy.AncestorGatewayParentRefs,
-		}),
+		}), "basicAuth.secretRef kinds=Secret", "apiKeyAuth.secretRef kinds=Secret keys=+"),
 		// The policies on a Gateway and on its listeners merge as
 		// TrafficPolicies do (weight, then age; the more specific level
 		// first), field by field inside `default` and each `perPort`

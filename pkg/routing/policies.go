@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/istioauthz"
 	"github.com/attache-dev/attache/pkg/policy"
@@ -37,13 +39,15 @@ type Policies struct {
 	byTarget map[topology.Ref][]*engine.Effective
 	status   map[topology.Ref]*engine.PolicyStatus
 	replaced map[topology.Ref]engine.RuleReplacement
+	// under: engine.Result.ReplacedUnder.
+	under map[topology.Ref]engine.RuleReplacement
 }
 
 // NewPolicies indexes the effective policies of res by target, and the
 // policies' statuses by policy.
 func NewPolicies(res *engine.Result) *Policies {
 	p := &Policies{byTarget: make(map[topology.Ref][]*engine.Effective, len(res.Effective)),
-		status: make(map[topology.Ref]*engine.PolicyStatus, len(res.Policies)), replaced: res.ReplacedRules}
+		status: make(map[topology.Ref]*engine.PolicyStatus, len(res.Policies)), replaced: res.ReplacedRules, under: res.ReplacedUnder}
 	for _, e := range res.Effective {
 		p.byTarget[e.Target] = append(p.byTarget[e.Target], e)
 	}
@@ -107,7 +111,49 @@ func (p *Policies) AddPolicies(t *RequestTrace) {
 				}
 			}
 		}
+		if rr, ok := p.replacedUnder(o); ok {
+			o.Result, o.Status, o.Reason = ResultError, rr.Status, rr.Reason
+		}
 	}
+}
+
+// replacedUnder is the replacement (engine.Result.ReplacedUnder) that
+// answers outcome o, if any: one on its route or rule (or a delegating
+// one above) when a rule matched; one on its Gateway (its HTTP and HTTPS
+// listeners), ListenerSet or listener (on an HTTPS listener, whose whole
+// route configuration kgateway replaces, also when no route matched),
+// through a Gateway serving the kind.
+func (p *Policies) replacedUnder(o *Outcome) (engine.RuleReplacement, bool) {
+	if len(p.under) == 0 || o.listener == nil {
+		return engine.RuleReplacement{}, false
+	}
+	matched := o.Result == ResultForwarded || o.Result == ResultRedirected
+	if !matched && o.Result != ResultNotFound {
+		return engine.RuleReplacement{}, false
+	}
+	proto := o.listener.protocol
+	httpish := proto == gwv1.HTTPProtocolType || proto == gwv1.HTTPSProtocolType
+	for _, ref := range o.Path {
+		rr, ok := p.under[ref]
+		if !ok || !o.listener.gateway.serves(rr.Kind) {
+			continue
+		}
+		switch gk := ref.GroupKind(); {
+		case gk == topology.KindGateway && !ref.IsSection():
+			if httpish {
+				return rr, true
+			}
+		case gk == topology.KindGateway || gk.Kind == "ListenerSet" || gk.Kind == "XListenerSet":
+			if (matched && httpish) || proto == gwv1.HTTPSProtocolType {
+				return rr, true
+			}
+		default:
+			if matched {
+				return rr, true
+			}
+		}
+	}
+	return engine.RuleReplacement{}, false
 }
 
 // failedClosed says whether the Gateway answers the request itself because

@@ -73,3 +73,106 @@ func TestReplacedRule(t *testing.T) {
 		t.Errorf("/b: result %s (%s), want forwarded", o.Result, o.Reason)
 	}
 }
+
+// kgwReplacementDocs: kgateway's TrafficPolicy CRD, Gateway gw with an
+// HTTP listener http (port 80) and a TLS listener tls (port 9443) taking
+// TLSRoute t, Service web, and HTTPRoute r (host r.example) with rules a
+// (/a) and b (/b); POLICIES follows.
+const kgwReplacementDocs = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: trafficpolicies.gateway.kgateway.dev}
+spec:
+  group: gateway.kgateway.dev
+  names: {kind: TrafficPolicy, plural: trafficpolicies}
+  scope: Namespaced
+  versions: [{name: v1alpha1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: default}
+spec:
+  gatewayClassName: kgateway
+  listeners:
+  - {name: http, protocol: HTTP, port: 80}
+  - {name: tls, protocol: TLS, port: 9443, tls: {mode: Passthrough}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec: {ports: [{name: http, port: 8080}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: default}
+spec:
+  parentRefs: [{name: gw, sectionName: http}]
+  hostnames: [r.example]
+  rules:
+  - name: a
+    matches: [{path: {type: PathPrefix, value: /a}}]
+    backendRefs: [{name: web, port: 8080}]
+  - name: b
+    matches: [{path: {type: PathPrefix, value: /b}}]
+    backendRefs: [{name: web, port: 8080}]
+---
+apiVersion: gateway.networking.k8s.io/v1alpha2
+kind: TLSRoute
+metadata: {name: t, namespace: default}
+spec:
+  parentRefs: [{name: gw, sectionName: tls}]
+  hostnames: [t.example]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]
+---
+`
+
+// kgateway's route replacement, traced: a TrafficPolicy with errors
+// replaces the rules below the route it targets with a 500 direct
+// response, also rule a where a rule policy wins the field it sets; on
+// the Gateway it replaces every request of its HTTP listeners, also one
+// no route matches (kgateway replaces the whole route configuration with
+// one catch-all 500), but not of its TLS listener; on an HTTP listener,
+// the requests its routes match. A valid policy replaces nothing.
+// Source: kgateway pkg/kgateway/translator/irtranslator/route.go @
+// 828ab4dd (envoyRoutes, ComputeRouteConfiguration, computeVirtualHost),
+// pkg/kgateway/translator/listener/gateway_listener_translator.go @
+// d7ab0702 (HTTP listeners' policies on their virtual hosts, HTTPS
+// listeners' on their route configuration).
+func TestTraceRouteReplacement(t *testing.T) {
+	tp := func(name, min, anns, spec string) string {
+		return "apiVersion: gateway.kgateway.dev/v1alpha1\nkind: TrafficPolicy\nmetadata: {name: " + name + ", namespace: default, creationTimestamp: \"2026-01-01T00:" + min + ":00Z\"" + anns + "}\nspec:\n" + spec + "\n---\n"
+	}
+	badRoute := tp("bad", "00", `, annotations: {kgateway.dev/policy-weight: "high"}`,
+		"  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}]\n  timeouts: {request: 5s}") +
+		tp("rule", "01", "", "  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r, sectionName: a}]\n  timeouts: {request: 1s}")
+	badGateway := tp("gwauth", "00", "", "  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]\n  basicAuth: {secretRef: {name: nobody}}")
+	badListener := tp("lauth", "00", "", "  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: http}]\n  basicAuth: {secretRef: {name: nobody}}")
+	valid := tp("fine", "00", "", "  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]\n  timeouts: {request: 5s}")
+	for _, tc := range []struct {
+		name, policies, url string
+		status              int
+		says                string
+	}{
+		{"route policy, rule where another wins", badRoute, "http://r.example/a", 500, "TrafficPolicy default/bad has errors (metadata.annotations[kgateway.dev/policy-weight]"},
+		{"route policy, other rule", badRoute, "http://r.example/b", 500, "replaces every rule of HTTPRoute default/r"},
+		{"route policy, no route", badRoute, "http://r.example/c", 404, ""},
+		{"gateway policy", badGateway, "http://r.example/a", 500, "TrafficPolicy default/gwauth has errors"},
+		{"gateway policy, no route", badGateway, "http://r.example/c", 500, "every request of the HTTP and HTTPS listeners of Gateway default/gw"},
+		{"gateway policy, TLS listener", badGateway, "https://t.example:9443/", 0, ""},
+		{"listener policy", badListener, "http://r.example/b", 500, "listener http of Gateway default/gw"},
+		{"listener policy, no route", badListener, "http://r.example/c", 404, ""},
+		{"valid policy", valid, "http://r.example/a", 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ix, pols := build(t, kgwReplacementDocs+tc.policies, true)
+			o := trace(t, ix, pols, tc.url, nil).Outcomes[0]
+			switch {
+			case tc.status == 0 && o.Result != routing.ResultForwarded:
+				t.Errorf("result %s %d (%s), want forwarded", o.Result, o.Status, o.Reason)
+			case tc.status != 0 && o.Status != tc.status:
+				t.Errorf("result %s %d (%s), want %d", o.Result, o.Status, o.Reason, tc.status)
+			case !strings.Contains(o.Reason, tc.says):
+				t.Errorf("reason %q, want it to say %q", o.Reason, tc.says)
+			}
+		})
+	}
+}
