@@ -16,7 +16,8 @@ import (
 // its implementation finds itself: policy.Policy.TranslationInvalid),
 // whether or not the policy wins a field there, as kgateway merges every
 // attached policy and keeps the errors of each. The rules whose
-// ExtensionRef filters name such a policy are added to rules. Each entry
+// ExtensionRef filters name such a policy, or one its API server refuses
+// (which does not exist on a cluster), are added to rules. Each entry
 // is also a problem on the policy. A TranslationInvalid policy's
 // targetSelectors are not followed (attache resolves the targets of
 // valid policies only).
@@ -32,6 +33,32 @@ func (c *computation) routeReplacements(rules map[topology.Ref]RuleReplacement, 
 			why string
 		}
 		var hits []hit
+		if ps.p.Invalid() {
+			msgs := make([]string, len(ps.p.Problems))
+			for i, pr := range ps.p.Problems {
+				msgs[i] = pr.Field + ": " + pr.Message
+			}
+			why := strings.Join(msgs, "; ")
+			// A filter naming it has its rule replaced: the policy has
+			// errors, or, refused by its API server, does not exist.
+			state := "which has errors (" + why + ")"
+			if !ps.p.TranslationInvalid() {
+				state = "which its API server refuses (" + why + "), so that it does not exist"
+			}
+			for _, f := range c.filterRefs[ps.p.Ref] {
+				if _, ok := c.graph.Lookup(f.rule); !ok {
+					continue
+				}
+				if rules == nil {
+					rules = map[topology.Ref]RuleReplacement{}
+				}
+				if _, seen := rules[f.rule]; !seen {
+					rules[f.rule] = RuleReplacement{Status: k.RouteReplacement, Kind: k,
+						Reason: fmt.Sprintf("rule %s of %s: its ExtensionRef filter names %s %s/%s, %s, so its implementation replaces the rule with a %d direct response",
+							f.rule.SectionName, f.rule.Object().Short(), k.GroupKind.Kind, ps.p.Ref.Namespace, ps.p.Ref.Name, state, k.RouteReplacement)}
+				}
+			}
+		}
 		if ps.p.TranslationInvalid() {
 			msgs := make([]string, len(ps.p.Problems))
 			for i, pr := range ps.p.Problems {
@@ -45,19 +72,6 @@ func (c *computation) routeReplacements(rules map[topology.Ref]RuleReplacement, 
 				at := targetRef(t)
 				if _, ok := c.graph.Lookup(at); ok && k.AllowsTarget(at.GroupKind()) {
 					hits = append(hits, hit{at, why})
-				}
-			}
-			for _, f := range c.filterRefs[ps.p.Ref] {
-				if _, ok := c.graph.Lookup(f.rule); !ok {
-					continue
-				}
-				if rules == nil {
-					rules = map[topology.Ref]RuleReplacement{}
-				}
-				if _, seen := rules[f.rule]; !seen {
-					rules[f.rule] = RuleReplacement{Status: k.RouteReplacement, Kind: k,
-						Reason: fmt.Sprintf("rule %s of %s: its ExtensionRef filter names %s %s/%s, which has errors (%s), so its implementation replaces the rule with a %d direct response",
-							f.rule.SectionName, f.rule.Object().Short(), k.GroupKind.Kind, ps.p.Ref.Namespace, ps.p.Ref.Name, why, k.RouteReplacement)}
 				}
 			}
 		}

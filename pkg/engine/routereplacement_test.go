@@ -123,7 +123,8 @@ func TestRouteReplacement(t *testing.T) {
 }
 
 // A rule whose ExtensionRef filter names a TrafficPolicy with errors (a
-// bad weight) is replaced, as one naming a missing policy is.
+// bad weight), or one its API server refuses, is replaced, as one naming
+// a missing policy is.
 func TestRouteReplacementByFilter(t *testing.T) {
 	docs := append(append([]string(nil), kgwReplacementTopo...), `
 apiVersion: gateway.networking.k8s.io/v1
@@ -140,5 +141,17 @@ spec:
 	rule := topology.Ref{Group: topology.GatewayGroup, Kind: "HTTPRoute", Namespace: "default", Name: "f", SectionName: "a"}
 	if rr, ok := res.ReplacedRules[rule]; !ok || rr.Status != 500 || !strings.Contains(rr.Reason, "names TrafficPolicy default/bad, which has errors") {
 		t.Errorf("replaced rules %+v, want rule a of f replaced", res.ReplacedRules)
+	}
+	// One its API server refuses (a targetRef without name) does not
+	// exist on a cluster: the rule is replaced as for a missing one.
+	docs[len(docs)-1] = kgwPol("bad", 0, "", "targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute}]\ntimeouts: {request: 5s}")
+	res = compute(t, engine.Options{}, docs...)
+	if rr, ok := res.ReplacedRules[rule]; !ok || rr.Status != 500 || !strings.Contains(rr.Reason, "which its API server refuses") {
+		t.Errorf("refused policy: replaced rules %+v, want rule a of f replaced", res.ReplacedRules)
+	}
+	// A valid one replaces nothing.
+	docs[len(docs)-1] = kgwPol("bad", 0, "", "timeouts: {request: 5s}")
+	if res := compute(t, engine.Options{}, docs...); len(res.ReplacedRules) != 0 {
+		t.Errorf("valid policy: replaced rules %+v", res.ReplacedRules)
 	}
 }

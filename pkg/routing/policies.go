@@ -102,8 +102,9 @@ func (p *Policies) AddPolicies(t *RequestTrace) {
 				o.Result, o.Status, o.Reason = ResultError, status, why
 			}
 		}
-		if o.Result == ResultForwarded {
-			// A rule its implementation replaced by a direct response.
+		if o.Result == ResultForwarded || o.Result == ResultRedirected {
+			// A rule its implementation replaced by a direct response
+			// (its redirect too: the direct response is its action).
 			for _, ref := range o.Path {
 				if rr, ok := p.replaced[ref]; ok {
 					o.Result, o.Status, o.Reason = ResultError, rr.Status, rr.Reason

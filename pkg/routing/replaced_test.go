@@ -10,7 +10,8 @@ import (
 // kgwReplacedDocs: kgateway's TrafficPolicy CRD (unlabelled: its profile
 // applies), a Gateway, Service web and HTTPRoute r whose rule a has an
 // ExtensionRef filter naming TrafficPolicy missing, which does not exist,
-// and rule b one naming TrafficPolicy there, which does.
+// rule b one naming TrafficPolicy there, which does, and rule c, which
+// redirects, one naming the missing policy.
 const kgwReplacedDocs = `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: trafficpolicies.gateway.kgateway.dev}
@@ -45,6 +46,11 @@ spec:
     matches: [{path: {type: PathPrefix, value: /b}}]
     filters: [{type: ExtensionRef, extensionRef: {group: gateway.kgateway.dev, kind: TrafficPolicy, name: there}}]
     backendRefs: [{name: web, port: 8080}]
+  - name: c
+    matches: [{path: {type: PathPrefix, value: /c}}]
+    filters:
+    - {type: ExtensionRef, extensionRef: {group: gateway.kgateway.dev, kind: TrafficPolicy, name: missing}}
+    - {type: RequestRedirect, requestRedirect: {hostname: elsewhere.example}}
 ---
 apiVersion: gateway.kgateway.dev/v1alpha1
 kind: TrafficPolicy
@@ -72,12 +78,17 @@ func TestReplacedRule(t *testing.T) {
 	if o := trace(t, ix, pols, "http://r.example/b", nil).Outcomes[0]; o.Result != routing.ResultForwarded {
 		t.Errorf("/b: result %s (%s), want forwarded", o.Result, o.Reason)
 	}
+	// A redirecting rule is replaced too: the direct response is its
+	// action (since session 30; before, it redirected).
+	if o := trace(t, ix, pols, "http://r.example/c", nil).Outcomes[0]; o.Result != routing.ResultError || o.Status != 500 {
+		t.Errorf("/c: result %s %d (%s), want error 500", o.Result, o.Status, o.Reason)
+	}
 }
 
 // kgwReplacementDocs: kgateway's TrafficPolicy CRD, Gateway gw with an
 // HTTP listener http (port 80) and a TLS listener tls (port 9443) taking
 // TLSRoute t, Service web, and HTTPRoute r (host r.example) with rules a
-// (/a) and b (/b); POLICIES follows.
+// (/a), b (/b) and moved (/old, redirected); POLICIES follows.
 const kgwReplacementDocs = `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: trafficpolicies.gateway.kgateway.dev}
@@ -114,6 +125,9 @@ spec:
   - name: b
     matches: [{path: {type: PathPrefix, value: /b}}]
     backendRefs: [{name: web, port: 8080}]
+  - name: moved
+    matches: [{path: {type: PathPrefix, value: /old}}]
+    filters: [{type: RequestRedirect, requestRedirect: {path: {type: ReplaceFullPath, replaceFullPath: /new}}}]
 ---
 apiVersion: gateway.networking.k8s.io/v1alpha2
 kind: TLSRoute
@@ -131,7 +145,8 @@ spec:
 // the Gateway it replaces every request of its HTTP listeners, also one
 // no route matches (kgateway replaces the whole route configuration with
 // one catch-all 500), but not of its TLS listener; on an HTTP listener,
-// the requests its routes match. A valid policy replaces nothing.
+// the requests its routes match. A redirecting rule is replaced as well
+// (the direct response is its action). A valid policy replaces nothing.
 // Source: kgateway pkg/kgateway/translator/irtranslator/route.go @
 // 828ab4dd (envoyRoutes, ComputeRouteConfiguration, computeVirtualHost),
 // pkg/kgateway/translator/listener/gateway_listener_translator.go @
@@ -155,6 +170,8 @@ func TestTraceRouteReplacement(t *testing.T) {
 		{"route policy, rule where another wins", badRoute, "http://r.example/a", 500, "TrafficPolicy default/bad has errors (metadata.annotations[kgateway.dev/policy-weight]"},
 		{"route policy, other rule", badRoute, "http://r.example/b", 500, "replaces every rule of HTTPRoute default/r"},
 		{"route policy, no route", badRoute, "http://r.example/c", 404, ""},
+		{"route policy, redirecting rule", badRoute, "http://r.example/old", 500, "replaces every rule of HTTPRoute default/r"},
+		{"valid policy, redirecting rule", valid, "http://r.example/old", 301, ""},
 		{"gateway policy", badGateway, "http://r.example/a", 500, "TrafficPolicy default/gwauth has errors"},
 		{"gateway policy, no route", badGateway, "http://r.example/c", 500, "every request of the HTTP and HTTPS listeners of Gateway default/gw"},
 		{"gateway policy, TLS listener", badGateway, "https://t.example:9443/", 0, ""},
@@ -166,9 +183,11 @@ func TestTraceRouteReplacement(t *testing.T) {
 			ix, pols := build(t, kgwReplacementDocs+tc.policies, true)
 			o := trace(t, ix, pols, tc.url, nil).Outcomes[0]
 			switch {
+			case tc.status == 301 && o.Result != routing.ResultRedirected:
+				t.Errorf("result %s %d (%s), want redirected", o.Result, o.Status, o.Reason)
 			case tc.status == 0 && o.Result != routing.ResultForwarded:
 				t.Errorf("result %s %d (%s), want forwarded", o.Result, o.Status, o.Reason)
-			case tc.status != 0 && o.Status != tc.status:
+			case tc.status != 0 && tc.status != 301 && o.Status != tc.status:
 				t.Errorf("result %s %d (%s), want %d", o.Result, o.Status, o.Reason, tc.status)
 			case !strings.Contains(o.Reason, tc.says):
 				t.Errorf("reason %q, want it to say %q", o.Reason, tc.says)
