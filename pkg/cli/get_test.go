@@ -630,6 +630,30 @@ func TestGetPolicyKindsDelegationPriority(t *testing.T) {
 	}
 }
 
+// kgateway's TrafficPolicy replaces what a policy with errors reaches:
+// -o wide and -o json show routeReplacement and its origin.
+func TestGetPolicyKindsRouteReplacement(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crd.yaml")
+	crd := implementationCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "v1alpha1")
+	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "route-replacement=500 (profile: kgateway)") {
+		t.Errorf("-o wide lacks the routeReplacement setting:\n%s", out)
+	}
+	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"routeReplacement": 500`) || !strings.Contains(out, `"routeReplacement": "profile: kgateway"`) {
+		t.Errorf("-o json lacks the routeReplacement setting or its origin:\n%s", out)
+	}
+}
+
 // Istio's AuthorizationPolicy binds Service targets to waypoints: -o wide
 // and -o json show the setting and its origin.
 func TestGetPolicyKindsWaypointTargets(t *testing.T) {
