@@ -138,6 +138,56 @@ var ngfTopo = strings.Replace(docsTopo, "metadata: {name: gr1, namespace: defaul
 
 const ngfV1 = "gateway.nginx.org/v1alpha1"
 
+// ngfFlagsOn turns on the NGF controller flags that the kinds gated by
+// them need (SnippetsPolicy, PayloadProcessor, ExternalLoadBalancer).
+var ngfFlagsOn = engine.Options{Features: policy.Features{
+	profiles.NGFSnippets:             {On: true, From: "--feature"},
+	profiles.NGFPayloadProcessor:     {On: true, From: "--feature"},
+	profiles.NGFExternalLoadBalancer: {On: true, From: "--feature"},
+}}
+
+// NGF processes SnippetsPolicy, PayloadProcessor and ExternalLoadBalancer
+// only when its controller's flag for each is set (--snippets,
+// --payload-processor, --external-load-balancer; the Helm chart leaves
+// them off): otherwise it neither watches nor validates them, so they
+// apply nowhere. attache cannot read the flags: the kinds are Disabled
+// unless --feature turns their flag on.
+// Source: NGF e55bfe339 internal/controller/manager.go
+// (featureFlagControllerCfgs, createPolicyManager: cfg.Snippets,
+// cfg.PayloadProcessor, cfg.ExternalLoadBalancer), cmd/gateway/
+// commands.go (the flags, default false), charts/nginx-gateway-fabric
+// values.yaml (snippets.enable, payloadProcessor.enable,
+// externalLoadBalancer.enable: false), templates/deployment.yaml.
+func TestDocsNGFFlagGatedKinds(t *testing.T) {
+	for _, k := range []struct{ kind, plural, label, feature, spec string }{
+		{"SnippetsPolicy", "snippetspolicies", "direct", profiles.NGFSnippets, `targetRefs: [` + gwRef + `]
+snippets: [{context: http, value: "a on;"}]`},
+		{"PayloadProcessor", "payloadprocessors", "inherited", profiles.NGFPayloadProcessor, "targetRef: " + gwRef + `
+processors: [{type: ExtProcess, extProcess: {backendRef: {name: guard, port: 9000}}}]`},
+		{"ExternalLoadBalancer", "externalloadbalancers", "direct", profiles.NGFExternalLoadBalancer, `targetRefs: [` + gwRef + `]
+gatewayLink: {virtualServerAddress: 10.0.0.1}`},
+	} {
+		docs := []string{labelledCRD("gateway.nginx.org", k.kind, k.plural, k.label), ngfTopo, pol(ngfV1, k.kind, "p", 0, k.spec)}
+		res := compute(t, engine.Options{}, docs...)
+		want(t, k.kind+" off", status(t, res, "p", "Accepted"), "False/Disabled")
+		if msg := ancestorMessage(t, res, "p"); !strings.Contains(msg, "it needs "+k.feature+", off") || !strings.Contains(msg, "--feature "+k.feature+"=true") {
+			t.Errorf("%s: message %q", k.kind, msg)
+		}
+		target := dG1
+		if k.kind == "PayloadProcessor" {
+			target = dR1 // effective at the Gateway's routes
+		}
+		if e := effective(t, res, k.kind, target); len(e) != 0 {
+			t.Errorf("%s off: effective %v, want none", k.kind, e)
+		}
+		res = compute(t, engine.Options{Features: policy.Features{k.feature: {On: true, From: "--feature"}}}, docs...)
+		want(t, k.kind+" on", status(t, res, "p", "Accepted"), "True/Accepted")
+		if e := effective(t, res, k.kind, target); len(e) != 1 {
+			t.Errorf("%s on: effective %v, want the policy", k.kind, e)
+		}
+	}
+}
+
 // ngfClass is an NGF GatewayClass c whose parametersRef names NginxProxy
 // ngf/proxy (as NGF's Helm chart makes it), and that NginxProxy with
 // spec spec.
@@ -872,7 +922,7 @@ rateLimit: {rejectCode: 503}`))...))
 // internal/controller/nginx/config/policies/snippetspolicy/validator.go.
 func TestDocsNGFSnippetsPolicyIsAdditive(t *testing.T) {
 	c := labelledCRD("gateway.nginx.org", "SnippetsPolicy", "snippetspolicies", "direct")
-	res := compute(t, engine.Options{}, c, ngfTopo,
+	res := compute(t, ngfFlagsOn, c, ngfTopo,
 		pol(ngfV1, "SnippetsPolicy", "a", 0, `targetRefs: [`+gwRef+`]
 snippets: [{context: http, value: "a on;"}]`),
 		pol(ngfV1, "SnippetsPolicy", "b", 1, `targetRefs: [`+gwRef+`]
@@ -1943,7 +1993,7 @@ func TestDocsNGFPayloadProcessor(t *testing.T) {
 	proc := func(svc string) string {
 		return `processors: [{type: ExtProcess, extProcess: {backendRef: {name: ` + svc + `, port: 9000}, timeout: 1s}}]`
 	}
-	res := compute(t, engine.Options{}, c, ngfTopo,
+	res := compute(t, ngfFlagsOn, c, ngfTopo,
 		pol(ngfV1, "PayloadProcessor", "gw", 0, "targetRef: "+gwRef+"\n"+proc("guard")),
 		pol(ngfV1, "PayloadProcessor", "route", 1, "targetRef: "+r1Ref+"\n"+proc("route-guard")),
 		pol(ngfV1, "PayloadProcessor", "route-newer", 2, "targetRef: "+r1Ref+"\n"+proc("other")))
@@ -1955,7 +2005,7 @@ func TestDocsNGFPayloadProcessor(t *testing.T) {
 		[]string{`{"processors":[{"extProcess":{"backendRef":{"name":"route-guard","port":9000},"timeout":"1s"},"type":"ExtProcess"}]}`})
 	// A route without one takes the Gateway's (gr1 is a GRPCRoute:
 	// NGF applies PayloadProcessors to HTTP routes only).
-	res = compute(t, engine.Options{}, c, ngfTopo, pol(ngfV1, "PayloadProcessor", "gw", 0, "targetRef: "+gwRef+"\n"+proc("guard")))
+	res = compute(t, ngfFlagsOn, c, ngfTopo, pol(ngfV1, "PayloadProcessor", "gw", 0, "targetRef: "+gwRef+"\n"+proc("guard")))
 	want(t, "effective r1, Gateway only", effective(t, res, "PayloadProcessor", dR1),
 		[]string{`{"processors":[{"extProcess":{"backendRef":{"name":"guard","port":9000},"timeout":"1s"},"type":"ExtProcess"}]}`})
 	gr1 := topology.Ref{Group: topology.GatewayGroup, Kind: "GRPCRoute", Namespace: "default", Name: "gr1"}
@@ -1976,7 +2026,7 @@ func TestDocsNGFExternalLoadBalancer(t *testing.T) {
 	link := func(addr string) string {
 		return "targetRefs: [" + gwRef + "]\ngatewayLink: {virtualServerAddress: " + addr + "}"
 	}
-	res := compute(t, engine.Options{}, c, ngfTopo,
+	res := compute(t, ngfFlagsOn, c, ngfTopo,
 		pol(ngfV1, "ExternalLoadBalancer", "older", 0, link("10.0.0.1")),
 		pol(ngfV1, "ExternalLoadBalancer", "newer", 1, link("10.0.0.2")))
 	want(t, "older", status(t, res, "older", "Accepted"), "True/Accepted")

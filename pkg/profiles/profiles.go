@@ -340,24 +340,28 @@ var builtin = func() []policy.Profile {
 			// NGF names the Gateway without the route's sectionName.
 			Ancestor: policy.AncestorGatewayObject, AncestorLimit: policy.AncestorLimitSkip, InvalidNotApplied: true,
 		}), ngfOSSLoadBalancing),
-		entry(NGF, "gateway.nginx.org", "SnippetsPolicy", "direct", policy.Spec{
+		// SnippetsPolicy, PayloadProcessor and ExternalLoadBalancer are
+		// processed only when a flag of NGF's controller turns them on
+		// (off in its Helm chart): NGF then neither watches nor validates
+		// them (manager.go featureFlagControllerCfgs, createPolicyManager).
+		withFeatureGates(entry(NGF, "gateway.nginx.org", "SnippetsPolicy", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(gateway), Composition: policy.CompositionAdditive,
 			AncestorLimit: policy.AncestorLimitSkip, InvalidNotApplied: true,
-		}),
+		}), NGFSnippets+"=*"),
 		// PayloadProcessor: a route's own processor, else its Gateway's,
 		// whole (resolveEffectivePayloadProcessors); any two on one target
 		// conflict (its Conflicts is always true), the newer everywhere.
-		entry(NGF, "gateway.nginx.org", "PayloadProcessor", "inherited", policy.Spec{
+		withFeatureGates(entry(NGF, "gateway.nginx.org", "PayloadProcessor", "inherited", policy.Spec{
 			Class: policy.Inherited, Hierarchy: kinds(gateway, httpRoute), TargetKinds: kinds(gateway, httpRoute),
 			EffectiveTargetKinds: kinds(httpRoute), Strategies: []merge.Strategy{merge.AtomicDefaults},
 			SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true, RejectRouteOverlap: true,
 			AncestorLimit: policy.AncestorLimitSkip, InvalidNotApplied: true,
-		}),
+		}), NGFPayloadProcessor+"=*"),
 		// ExternalLoadBalancer: one per Gateway, the oldest (then by
 		// namespace/name); the others Conflicted (processExternalLoadBalancers).
-		entry(NGF, "gateway.nginx.org", "ExternalLoadBalancer", "direct", policy.Spec{
+		withFeatureGates(entry(NGF, "gateway.nginx.org", "ExternalLoadBalancer", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(gateway), SameLevel: policy.SameLevelOldestWins, MaxTargetRefs: 1,
-		}),
+		}), NGFExternalLoadBalancer+"=*"),
 		// Kuadrant.
 		kuadrant("RateLimitPolicy", kinds(httpRoute, grpcRoute), []string{"limits"}),
 		// AuthPolicy.Rules(): response.unauthenticated and
@@ -707,6 +711,26 @@ var ngfProxyBufferValidations = []policy.Validation{{
 // NGF.nginx.plus=true says otherwise (attache reads no configuration of
 // NGF's).
 const NGFPlus = "NGF.nginx.plus"
+
+// The features of NGINX Gateway Fabric's controller flags that turn policy
+// kinds on, named by the Helm values that set them
+// (charts/nginx-gateway-fabric templates/deployment.yaml: --snippets,
+// --payload-processor, --external-load-balancer), each off by default as
+// there. NGF's flags are arguments of its controller's Deployment, which
+// attache does not read (it would need to read Deployments, whose specs
+// hold far more than flags), so --feature NAME=true says one is on.
+const (
+	// NGFSnippets turns on SnippetsPolicy (and SnippetsFilter).
+	NGFSnippets = "NGF.nginxGateway.snippets.enable"
+	// NGFPayloadProcessor turns on PayloadProcessor.
+	NGFPayloadProcessor = "NGF.nginxGateway.payloadProcessor.enable"
+	// NGFExternalLoadBalancer turns on ExternalLoadBalancer.
+	NGFExternalLoadBalancer = "NGF.nginxGateway.externalLoadBalancer.enable"
+)
+
+// FlagOnlyFeatures are the features the profiles name that no
+// configuration attache reads sets: only --feature turns them on.
+var FlagOnlyFeatures = []string{NGFPlus, NGFSnippets, NGFPayloadProcessor, NGFExternalLoadBalancer}
 
 // ngfOSSLoadBalancingMethods are the load-balancing methods NGINX Gateway
 // Fabric allows with NGINX OSS (http.OSSAllowedLBMethods), sorted as its
