@@ -594,6 +594,38 @@ zoneSize: 1m`))
 	})
 }
 
+// A value NGF's validator refuses in code makes the policy Invalid and
+// not applied, and, being invalid, it conflicts with nothing: here a
+// hashMethodKey starting with '_' (the CRD's pattern lets it through,
+// NGF's variable-name check does not) and a ClientSettingsPolicy size in
+// upper case.
+// Source: NGF e55bfe339 internal/controller/nginx/config/policies/
+// upstreamsettings/validator.go (validateLoadBalancingMethod:
+// ValidateNginxVariableName), clientsettings/validator.go
+// (validateClientBody: ValidateNginxSize), internal/controller/nginx/
+// config/validation/generic.go; apis/v1alpha1/upstreamsettingspolicy_types.go
+// (HashMethodKey pattern); graph/policies.go (Valid: len(conds) == 0).
+func TestDocsNGFFormatsRefused(t *testing.T) {
+	usp := labelledCRD("gateway.nginx.org", "UpstreamSettingsPolicy", "upstreamsettingspolicies", "direct")
+	csp := labelledCRD("gateway.nginx.org", "ClientSettingsPolicy", "clientsettingspolicies", "inherited")
+	res := compute(t, engine.Options{}, usp, csp, ngfTopo,
+		pol(ngfV1, "UpstreamSettingsPolicy", "bad-key", 0, `targetRefs: [{group: "", kind: Service, name: s1}]
+loadBalancingMethod: hash
+hashMethodKey: $_client`),
+		pol(ngfV1, "UpstreamSettingsPolicy", "good-key", 1, `targetRefs: [{group: "", kind: Service, name: s1}]
+loadBalancingMethod: hash consistent
+hashMethodKey: $remote_addr`),
+		pol(ngfV1, "ClientSettingsPolicy", "upper", 0, "targetRef: "+r1Ref+"\nbody: {maxSize: 10M}"))
+	want(t, "bad-key", status(t, res, "bad-key", "Accepted"), "False/Invalid")
+	if msg := condition(t, res, "bad-key", "Accepted").Message; !strings.Contains(msg, "spec.hashMethodKey: must be an NGINX variable") || !strings.HasSuffix(msg, "not applied") {
+		t.Errorf("bad-key's message %q", msg)
+	}
+	want(t, "good-key", status(t, res, "good-key", "Accepted"), "True/Accepted")
+	want(t, "effective s1", effective(t, res, "UpstreamSettingsPolicy", dS1), []string{`{"hashMethodKey":"$remote_addr","loadBalancingMethod":"hash consistent"}`})
+	want(t, "upper", status(t, res, "upper", "Accepted"), "False/Invalid")
+	want(t, "effective r1", effective(t, res, "ClientSettingsPolicy", dR1), []string(nil))
+}
+
 // Without NGINX Plus (NGF's default, and attache's unless the feature
 // NGF.nginx.plus is on), an UpstreamSettingsPolicy asking for a
 // load-balancing method only NGINX Plus has is Invalid, at each Gateway

@@ -305,10 +305,13 @@ var builtin = func() []policy.Profile {
 		// attachPolicyToRoute, attachPolicyToService: AncestorLimitSkip).
 		// Two policies at one target conflict only on the fields NGF's
 		// validators compare (Conflicts in policies/<kind>/validator.go).
-		withConflictFields(ngfInherited("ClientSettingsPolicy"), "body.timeout", "body.maxSize", "body.bufferSize",
-			"keepAlive.requests", "keepAlive.time", "keepAlive.timeout", "keepAlive.minTimeout"),
+		// Each validator also checks in code the NGINX sizes and
+		// durations (and, per kind, other strings) it writes into the
+		// configuration (ngfClientSettingsFormats and the others).
+		withValidations(withConflictFields(ngfInherited("ClientSettingsPolicy"), "body.timeout", "body.maxSize", "body.bufferSize",
+			"keepAlive.requests", "keepAlive.time", "keepAlive.timeout", "keepAlive.minTimeout"), ngfClientSettingsFormats),
 		withValidations(withConflictFields(ngfInherited("ProxySettingsPolicy"), "buffering.disable", "buffering.bufferSize", "buffering.buffers",
-			"buffering.busyBuffersSize", "timeout.connect", "timeout.read", "timeout.send"), ngfProxyBufferValidations),
+			"buffering.busyBuffersSize", "timeout.connect", "timeout.read", "timeout.send"), append(ngfProxySettingsFormats, ngfProxyBufferValidations...)),
 		// RateLimitPolicy: several policies on one target all add their
 		// rules, but for two that both set dryRun, logLevel or
 		// rejectCode: the newer is Conflicted, everywhere (ratelimit/
@@ -326,20 +329,21 @@ var builtin = func() []policy.Profile {
 			p.Spec.Composition = policy.CompositionAdditive
 			p.Spec.InheritedFields = []string{"rateLimit.dryRun", "rateLimit.logLevel", "rateLimit.rejectCode"}
 			p.Spec.LevelInheritedFields = []string{"rateLimit.local.rules"}
+			p.Spec.Validations = ngfRateLimitFormats
 			return p
 		}(),
-		entry(NGF, "gateway.nginx.org", "ObservabilityPolicy", "direct", policy.Spec{
+		withValidations(entry(NGF, "gateway.nginx.org", "ObservabilityPolicy", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: ngfRoutes, SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true,
 			RejectRouteOverlap: true, ConflictFields: []string{"tracing"}, AncestorLimit: policy.AncestorLimitSkip,
 			InvalidNotApplied: true, Requirements: ngfTelemetryRequirements,
-		}),
+		}), ngfObservabilityFormats),
 		withValidations(entry(NGF, "gateway.nginx.org", "UpstreamSettingsPolicy", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(service), SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true,
 			ConflictFields: []string{"zoneSize", "keepAlive.connections", "keepAlive.requests", "keepAlive.time", "keepAlive.timeout",
 				"loadBalancingMethod", "hashMethodKey", "useClusterIP"},
 			// NGF names the Gateway without the route's sectionName.
 			Ancestor: policy.AncestorGatewayObject, AncestorLimit: policy.AncestorLimitSkip, InvalidNotApplied: true,
-		}), ngfOSSLoadBalancing),
+		}), append(ngfUpstreamSettingsFormats, ngfOSSLoadBalancing...)),
 		// SnippetsPolicy, PayloadProcessor and ExternalLoadBalancer are
 		// processed only when a flag of NGF's controller turns them on
 		// (off in its Helm chart): NGF then neither watches nor validates
@@ -704,6 +708,97 @@ var ngfProxyBufferValidations = []policy.Validation{{
 		"nginxSize(self.buffering.busyBuffersSize) < nginxSize(self.buffering.buffers.size) * " +
 		"((has(self.buffering.buffers.number) ? int(self.buffering.buffers.number) : 0) - 1)",
 }}
+
+// The formats NGINX Gateway Fabric's validators check in code
+// (internal/controller/nginx/config/validation/generic.go
+// ValidateNginxSize, ValidateNginxDuration, ValidateNginxVariableName;
+// common.go validateEscapedStringNoVarExpansion; policies/ratelimit/
+// validator.go validateNginxRate, validateLimitReqKey), which make a
+// policy Invalid. The sizes, durations, rates, keys and span strings are
+// also its CRDs' patterns (apis/v1alpha1/shared_types.go Size, Duration;
+// ratelimitpolicy_types.go), so on a cluster the API server refuses such
+// values first; the code check holds for policies read from files
+// without their CRD and for CRDs of other versions. Two checks are the
+// code's own: a hashMethodKey must name an NGINX variable starting with a
+// letter (the CRD lets "$_x" through), judged only with a
+// loadBalancingMethod (validateLoadBalancingMethod), and a span name or
+// attribute may hold no line break.
+const (
+	ngfSizeFormat      = "'^[0-9]{1,4}[kmg]?$'"
+	ngfDurationFormat  = "'^[0-9]{1,4}(ms|s|m|h)?$'"
+	ngfSizeMessage     = "must be an NGINX size as NGF writes it: at most four digits, then optionally k, m or g"
+	ngfDurationMessage = "must be an NGINX duration as NGF writes it: at most four digits, then optionally ms, s, m or h"
+)
+
+// ngfFormat is the rule that the string at dotted path (below spec), when
+// set, matches the regular expression format (a CEL string literal).
+func ngfFormat(path, format, message string) policy.Validation {
+	parts := strings.Split(path, ".")
+	var guards []string
+	for i := range parts {
+		guards = append(guards, "!has(self."+strings.Join(parts[:i+1], ".")+")")
+	}
+	return policy.Validation{FieldPath: "." + path, Message: message,
+		Rule: strings.Join(guards, " || ") + " || self." + path + ".matches(" + format + ")"}
+}
+
+// ngfFormats are ngfFormat's rules for sizes and durations at paths.
+func ngfFormats(sizes, durations []string) []policy.Validation {
+	var out []policy.Validation
+	for _, p := range sizes {
+		out = append(out, ngfFormat(p, ngfSizeFormat, ngfSizeMessage))
+	}
+	for _, p := range durations {
+		out = append(out, ngfFormat(p, ngfDurationFormat, ngfDurationMessage))
+	}
+	return out
+}
+
+// The formats each NGF validator checks (clientsettings, proxysettings,
+// upstreamsettings, ratelimit, observability validator.go).
+var (
+	ngfClientSettingsFormats = ngfFormats([]string{"body.maxSize", "body.bufferSize"},
+		[]string{"body.timeout", "keepAlive.time", "keepAlive.minTimeout", "keepAlive.timeout.server", "keepAlive.timeout.header"})
+	ngfProxySettingsFormats = ngfFormats([]string{"buffering.bufferSize", "buffering.buffers.size", "buffering.busyBuffersSize"},
+		[]string{"timeout.connect", "timeout.read", "timeout.send"})
+	ngfUpstreamSettingsFormats = append(ngfFormats([]string{"zoneSize"}, []string{"keepAlive.time", "keepAlive.timeout"}), policy.Validation{
+		FieldPath: ".hashMethodKey",
+		Message:   "must be an NGINX variable, $name or ${name}, the name a lowercase letter followed by lowercase letters, digits or underscores",
+		Rule:      "!has(self.loadBalancingMethod) || !has(self.hashMethodKey) || self.hashMethodKey.matches('^[$]([{][a-z][a-z0-9_]*[}]|[a-z][a-z0-9_]*)$')",
+	})
+	ngfRateLimitFormats = []policy.Validation{{
+		FieldPath: ".rateLimit.local.rules",
+		Message:   "zoneSize " + ngfSizeMessage,
+		Rule:      "!has(self.rateLimit) || !has(self.rateLimit.local) || !has(self.rateLimit.local.rules) || self.rateLimit.local.rules.all(r, !has(r.zoneSize) || r.zoneSize.matches(" + ngfSizeFormat + "))",
+	}, {
+		FieldPath: ".rateLimit.local.rules",
+		Message:   "rate must be a number of requests per second or minute as NGINX writes it (10r/s, 500r/m)",
+		Rule:      "!has(self.rateLimit) || !has(self.rateLimit.local) || !has(self.rateLimit.local.rules) || self.rateLimit.local.rules.all(r, !has(r.rate) || r.rate == '' || r.rate.matches('^[0-9]+r/[sm]$'))",
+	}, {
+		FieldPath: ".rateLimit.local.rules",
+		Message:   "key must be text without whitespace, ';', '{', '}', '#' or '$', and NGINX variables ($name)",
+		Rule: "!has(self.rateLimit) || !has(self.rateLimit.local) || !has(self.rateLimit.local.rules) || self.rateLimit.local.rules.all(r, !has(r.key) || r.key == '' || " +
+			`r.key.matches('^(?:[^ \t\r\n;{}#$]+|[$][A-Za-z0-9_]+)+$'))`,
+	}}
+	ngfObservabilityFormats = []policy.Validation{{
+		FieldPath: ".tracing.spanName",
+		Message:   ngfSpanMessage,
+		Rule:      "!has(self.tracing) || !has(self.tracing.spanName) || " + ngfSpanString("self.tracing.spanName"),
+	}, {
+		FieldPath: ".tracing.spanAttributes",
+		Message:   "keys and values " + ngfSpanMessage,
+		Rule:      "!has(self.tracing) || !has(self.tracing.spanAttributes) || self.tracing.spanAttributes.all(a, (!has(a.key) || " + ngfSpanString("a.key") + ") && (!has(a.value) || " + ngfSpanString("a.value") + "))",
+	}}
+)
+
+// ngfSpanMessage says what NGF accepts in a span name or attribute.
+const ngfSpanMessage = "must hold no line break, no '$' and no unescaped '\"', and not end with an unescaped backslash"
+
+// ngfSpanString is the CEL test of a span string: no line break, and
+// every '"' escaped, no '$', no trailing lone backslash.
+func ngfSpanString(v string) string {
+	return "(!" + v + `.contains('\n') && !` + v + `.contains('\r') && ` + v + `.matches('^([^"$\\\\]|\\\\[^$])*$'))`
+}
 
 // NGFPlus is the feature saying that NGINX Gateway Fabric runs NGINX
 // Plus (its Helm value nginx.plus, the controller's --nginx-plus), off
