@@ -88,6 +88,10 @@ type pstate struct {
 	// targetProblems are the invalid targets, reported as problems of the
 	// input too; kept with the policy, so that an update replaces them.
 	targetProblems []diag.Problem
+	// unlisted are the declared targets that do not resolve, left out of
+	// the status of a kind whose implementation lists none of them
+	// (unlistMissing), as problems; set with the status.
+	unlisted []diag.Problem
 	// lossMsg caches lossSummary of all its attachments, and affects the
 	// sorted effective targets it contributes to; nil when stale. A
 	// policy high in the hierarchy shares contexts with every change
@@ -849,6 +853,22 @@ func (c *computation) ancestorsFull(ps *pstate, ref topology.Ref) bool {
 	}
 	if slices.ContainsFunc(ps.ancestors, func(a ancestorState) bool { return a.ref == ref }) {
 		return false
+	}
+	if k.MissingTargetsUnlisted {
+		// Targets that do not resolve get no entry, so they take no
+		// place, and meet no full list.
+		if c.unresolvedTarget(k, ref) != "" {
+			return false
+		}
+		n := 0
+		for _, a := range ps.ancestors {
+			if c.unresolvedTarget(k, a.ref) == "" {
+				n++
+			}
+		}
+		if n < MaxAncestors {
+			return false
+		}
 	}
 	if !slices.Contains(ps.overLimit, ref) {
 		ps.overLimit = append(ps.overLimit, ref)

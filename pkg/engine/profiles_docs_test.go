@@ -721,7 +721,15 @@ timeout: {read: 10s}`))
 	want(t, "effective r1", effective(t, res, "ProxySettingsPolicy", dR1), []string{`{"buffering":{"bufferSize":"4k"},"timeout":{"read":"10s"}}`})
 	gr1 := topology.Ref{Group: topology.GatewayGroup, Kind: "GRPCRoute", Namespace: "default", Name: "gr1"}
 	want(t, "effective gr1", effective(t, res, "ProxySettingsPolicy", gr1), []string{`{"buffering":{"bufferSize":"4k"},"timeout":{"read":"60s"}}`})
-	want(t, "gw Programmed", status(t, res, "gw", "Programmed"), "True/PartiallyProgrammed")
+	// NGF reports a policy it accepts as programmed, however much of it
+	// a route's policy overrides (programmed: when-accepted); the message
+	// still says what it loses.
+	want(t, "gw Programmed", status(t, res, "gw", "Programmed"), "True/Programmed")
+	if msg := condition(t, res, "gw", "Programmed").Message; !strings.Contains(msg, "What it contributes: Policy is programmed in full in 1, in part in 1 of 2 contexts") ||
+		!strings.Contains(msg, "beaten by ProxySettingsPolicy default/route") {
+		t.Errorf("gw's Programmed message %q", msg)
+	}
+	want(t, "gw-newer Programmed", status(t, res, "gw-newer", "Programmed"), "False/Overridden")
 }
 
 // A ProxySettingsPolicy whose busyBuffersSize is not larger than its
@@ -2151,4 +2159,175 @@ spec:
 	want(t, "on-listeners", ancestorsOf(t, res, "on-listeners"), []string{"Gateway.gateway.networking.k8s.io default/g1=Accepted"})
 	// A route's parentRef with a sectionName keeps it.
 	want(t, "on-parentref-section", ancestorsOf(t, res, "on-parentref-section"), []string{"Gateway.gateway.networking.k8s.io default/g1#admin=Accepted"})
+}
+
+// ancestorCondList returns the conditions of policy name's ancestors, one
+// string per ancestor: "ref: Type=Status/Reason, ...", in status order.
+func ancestorCondList(t *testing.T, res *engine.Result, name string) []string {
+	t.Helper()
+	for _, ps := range res.Policies {
+		if ps.Policy.Ref.Name != name {
+			continue
+		}
+		out := []string{}
+		for _, a := range ps.Ancestors {
+			var cs []string
+			for _, c := range a.Conditions {
+				cs = append(cs, c.Type+"="+c.Status+"/"+c.Reason)
+			}
+			out = append(out, a.Ref.Short()+": "+strings.Join(cs, ", "))
+		}
+		return out
+	}
+	t.Fatalf("no policy %s", name)
+	return nil
+}
+
+// NGF writes no status entry for a target it does not resolve: a Gateway,
+// route or Service that is not among the objects, another
+// implementation's, or (UpstreamSettingsPolicy) a Service no route of
+// its Gateways uses; it drops such targets before it attaches the policy,
+// so they take no place under the 16-ancestor limit either. attache says
+// so with an input problem on the policy (its summary condition says it
+// too), not with a TargetNotFound entry; the CRD's
+// attache.dev/missing-targets: entry gives the entry back.
+// Source: NGF e55bfe339 internal/controller/state/graph/policies.go
+// (processPolicies: gatewayExists, routes, services, "continue";
+// "if len(targetRefs) == 0 continue"), service.go
+// (buildReferencedServices), status/prepare_requests.go
+// (PrepareNGFPolicyRequests: an entry per pol.Ancestors only).
+func TestDocsNGFNoStatusForMissingTargets(t *testing.T) {
+	obs := labelledCRD("gateway.nginx.org", "ObservabilityPolicy", "observabilitypolicies", "direct")
+	usp := labelledCRD("gateway.nginx.org", "UpstreamSettingsPolicy", "upstreamsettingspolicies", "direct")
+	csp := labelledCRD("gateway.nginx.org", "ClientSettingsPolicy", "clientsettingspolicies", "inherited")
+	const v2 = "gateway.nginx.org/v1alpha2"
+	other := `
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: eg-gw, namespace: default}
+spec: {gatewayClassName: eg, listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: unused, namespace: default}
+spec: {ports: [{port: 80}]}`
+	docs := []string{obs, usp, csp, ngfTopo, other,
+		pol(v2, "ObservabilityPolicy", "half", 0, `targetRefs: [`+r1Ref+`, {group: gateway.networking.k8s.io, kind: HTTPRoute, name: nope}]
+tracing: {strategy: parent}`),
+		pol(ngfV1, "ClientSettingsPolicy", "gone", 0, `targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: nope}
+body: {maxSize: 1m}`),
+		pol(ngfV1, "ClientSettingsPolicy", "elsewhere", 0, `targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: eg-gw}
+body: {maxSize: 1m}`),
+		pol(ngfV1, "UpstreamSettingsPolicy", "idle", 0, `targetRefs: [{group: "", kind: Service, name: unused}]
+zoneSize: 1m`),
+	}
+	res := compute(t, engine.Options{}, docs...)
+	want(t, "half ancestors", ancestorCondList(t, res, "half"), []string{"HTTPRoute default/r1: Accepted=True/Accepted, Programmed=True/Programmed"})
+	if p := problemsOf(res, "half"); len(p) != 1 || !strings.HasPrefix(p[0], "spec.targetRefs[1]: HTTPRoute default/nope not found; NGINX Gateway Fabric writes no status entry") {
+		t.Errorf("half's problems %q", p)
+	}
+	want(t, "half", status(t, res, "half", "Accepted"), "True/Accepted")
+	for name, says := range map[string]string{
+		"gone":      "spec.targetRef: Gateway default/nope not found",
+		"elsewhere": "spec.targetRef: Gateway default/eg-gw (GatewayClass eg, controller gateway.envoyproxy.io/gatewayclass-controller) is another implementation's",
+		"idle":      "spec.targetRefs[0]: Service default/unused takes effect through no Gateway of NGINX Gateway Fabric",
+	} {
+		want(t, name+" ancestors", ancestorCondList(t, res, name), []string{})
+		if p := problemsOf(res, name); len(p) != 1 || !strings.HasPrefix(p[0], says) {
+			t.Errorf("%s's problems %q, want one saying %q", name, p, says)
+		}
+	}
+	// The summary still says why (get and describe show it).
+	want(t, "gone", status(t, res, "gone", "Accepted"), "False/TargetNotFound")
+
+	// The CRD's annotation gives the TargetNotFound entry back.
+	withEntry := strings.Replace(obs, "labels: {gateway.networking.k8s.io/policy: direct}}",
+		"labels: {gateway.networking.k8s.io/policy: direct}, annotations: {attache.dev/missing-targets: entry}}", 1)
+	docs[0] = withEntry
+	res = compute(t, engine.Options{}, docs...)
+	want(t, "half ancestors, entry", ancestorCondList(t, res, "half"), []string{
+		"HTTPRoute default/r1: Accepted=True/Accepted, Programmed=True/Programmed",
+		"HTTPRoute default/nope: Accepted=False/TargetNotFound, Programmed=False/Reconciling"})
+	want(t, "half problems, entry", problemsOf(res, "half"), []string(nil))
+}
+
+// A missing target takes no place under NGF's 16-ancestor limit: an
+// UpstreamSettingsPolicy naming a missing Service first, then a Service
+// the routes of 16 Gateways use, is applied and listed at all 16.
+// Source: as TestDocsNGFNoStatusForMissingTargets, and policies.go
+// (attachPolicyToService: ngfPolicyAncestorsFull counts the entries
+// added).
+func TestDocsNGFMissingTargetTakesNoPlace(t *testing.T) {
+	docs := []string{labelledCRD("gateway.nginx.org", "UpstreamSettingsPolicy", "upstreamsettingspolicies", "direct"),
+		"apiVersion: v1\nkind: Service\nmetadata: {name: s1, namespace: default}\nspec: {ports: [{port: 80}]}"}
+	var parents []string
+	for i := range 16 {
+		docs = append(docs, fmt.Sprintf("apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: g%02d, namespace: default}\nspec: {gatewayClassName: c, listeners: [{name: http, protocol: HTTP, port: 80}]}", i))
+		parents = append(parents, fmt.Sprintf("{name: g%02d}", i))
+	}
+	docs = append(docs, fmt.Sprintf("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r1, namespace: default}\nspec: {parentRefs: [%s], rules: [{backendRefs: [{name: s1, port: 80}]}]}", strings.Join(parents, ", ")),
+		pol(ngfV1, "UpstreamSettingsPolicy", "zone", 0, `targetRefs: [{group: "", kind: Service, name: missing}, {group: "", kind: Service, name: s1}]
+zoneSize: 512k`))
+	res := compute(t, engine.Options{}, docs...)
+	want(t, "ancestors", len(ancestorsOf(t, res, "zone")), 16)
+	for _, ps := range res.Policies {
+		for _, c := range ps.Conditions {
+			if c.Type == engine.ConditionAncestorLimit {
+				t.Errorf("%s: %s", c.Type, c.Message)
+			}
+		}
+	}
+}
+
+// NGF's Programmed condition on its settings policies says whether the
+// policy is accepted at the ancestor: Programmed=True wherever it is
+// accepted, even when a more specific policy overrides it entirely;
+// Programmed=False, reason Overridden, where it is Conflicted; reason
+// Reconciling where it is Invalid or TargetConflict (and NGF's other
+// reasons). Types and reasons as NGF writes them; the messages are
+// attache's.
+// Source: NGF e55bfe339 internal/controller/status/prepare_requests.go
+// (PrepareNGFPolicyRequests, settingsPolicyKinds,
+// settingsPolicyProgrammedCondition, ancestorAccepted,
+// ancestorConflicted), internal/controller/state/conditions/
+// conditions.go (NewSettingsPolicyProgrammed, NewSettingsPolicyOverridden,
+// NewSettingsPolicyNotProgrammed).
+func TestDocsNGFProgrammedWording(t *testing.T) {
+	c := labelledCRD("gateway.nginx.org", "ClientSettingsPolicy", "clientsettingspolicies", "inherited")
+	g2 := `{group: gateway.networking.k8s.io, kind: Gateway, name: g2}`
+	r2 := `{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r2}`
+	res := compute(t, engine.Options{}, c, ngfTopo,
+		// g2's only route r2 has its own maxSize: g2's policy is beaten
+		// in its only context.
+		pol(ngfV1, "ClientSettingsPolicy", "on-g2", 0, "targetRef: "+g2+"\nbody: {maxSize: 1m}"),
+		pol(ngfV1, "ClientSettingsPolicy", "on-r2", 1, "targetRef: "+r2+"\nbody: {maxSize: 2m}"),
+		pol(ngfV1, "ClientSettingsPolicy", "on-r2-newer", 2, "targetRef: "+r2+"\nbody: {maxSize: 3m}"),
+		pol(ngfV1, "ClientSettingsPolicy", "bad", 3, "targetRef: "+r1Ref+"\nbody: {maxSize: 1M}"))
+	want(t, "on-g2", ancestorCondList(t, res, "on-g2"), []string{"Gateway default/g2: Accepted=True/Accepted, Programmed=True/Programmed"})
+	if msg := condition(t, res, "on-g2", "Programmed").Message; !strings.Contains(msg, "Policy is overridden in its only context: body.maxSize beaten by ClientSettingsPolicy default/on-r2") {
+		t.Errorf("on-g2's Programmed message %q", msg)
+	}
+	want(t, "on-r2", ancestorCondList(t, res, "on-r2"), []string{"HTTPRoute default/r2: Accepted=True/Accepted, Programmed=True/Programmed"})
+	want(t, "on-r2-newer", ancestorCondList(t, res, "on-r2-newer"), []string{"HTTPRoute default/r2: Accepted=False/Conflicted, Programmed=False/Overridden"})
+	want(t, "bad", ancestorCondList(t, res, "bad"), []string{"HTTPRoute default/r1: Accepted=False/Invalid, Programmed=False/Reconciling"})
+	want(t, "bad summary", status(t, res, "bad", "Programmed"), "False/Reconciling")
+
+	// TargetConflict (docsTopo: gr1 shares r1's location).
+	res = compute(t, engine.Options{}, c, docsTopo, pol(ngfV1, "ClientSettingsPolicy", "on-r1", 0, "targetRef: "+r1Ref+"\nbody: {maxSize: 10m}"))
+	want(t, "on-r1", ancestorCondList(t, res, "on-r1"), []string{"HTTPRoute default/r1: Accepted=False/TargetConflict, Programmed=False/Reconciling"})
+
+	// GEP-713's wording where the CRD says so: on-g2 is overridden.
+	gep := strings.Replace(c, "labels: {gateway.networking.k8s.io/policy: inherited}}",
+		"labels: {gateway.networking.k8s.io/policy: inherited}, annotations: {attache.dev/programmed: gep}}", 1)
+	res = compute(t, engine.Options{}, gep, ngfTopo,
+		pol(ngfV1, "ClientSettingsPolicy", "on-g2", 0, "targetRef: "+g2+"\nbody: {maxSize: 1m}"),
+		pol(ngfV1, "ClientSettingsPolicy", "on-r2", 1, "targetRef: "+r2+"\nbody: {maxSize: 2m}"),
+		pol(ngfV1, "ClientSettingsPolicy", "on-r2-newer", 2, "targetRef: "+r2+"\nbody: {maxSize: 3m}"))
+	want(t, "on-g2, gep", ancestorCondList(t, res, "on-g2"), []string{"Gateway default/g2: Accepted=True/Accepted, Programmed=False/Overridden"})
+	want(t, "on-r2-newer, gep", ancestorCondList(t, res, "on-r2-newer"), []string{"HTTPRoute default/r2: Accepted=False/Conflicted"})
 }

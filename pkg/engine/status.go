@@ -68,6 +68,7 @@ func (c *computation) result() *Result {
 		r.Problems = append(r.Problems, ps.p.Problems...)
 		r.Problems = append(r.Problems, ps.p.Ignored...)
 		r.Problems = append(r.Problems, ps.targetProblems...)
+		r.Problems = append(r.Problems, ps.unlisted...)
 		if gk := ps.p.Kind.GroupKind; c.schemaProblems[gk] != nil && !unchecked[gk] {
 			// Once per kind, while a policy of it is there: the same
 			// answer whether the schema was compiled now or for an
@@ -163,6 +164,10 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 				st.Ancestors = append(st.Ancestors, Ancestor{Ref: targetRef(t), Conditions: []Condition{cond}})
 			}
 		}
+		if ps.p.Kind.ProgrammedWhenAccepted {
+			programmedWhenAccepted(st)
+		}
+		c.unlistMissing(ps, st)
 		c.limitAncestors(ps, st)
 		return st
 	}
@@ -423,6 +428,10 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 	if len(ps.affects) > 0 {
 		st.Affects = ps.affects
 	}
+	if ps.p.Kind.ProgrammedWhenAccepted {
+		programmedWhenAccepted(st)
+	}
+	c.unlistMissing(ps, st)
 	c.limitAncestors(ps, st)
 	return st
 }

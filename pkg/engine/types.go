@@ -189,6 +189,10 @@ type PolicyStatus struct {
 	// with allow it: attache.dev/data-plane-allowlists), those Gateways;
 	// a target absent here fails through every Gateway.
 	InPlaceInvalidVia map[topology.Ref][]topology.Ref `json:"-"`
+	// UnlistedTargets are the declared targets that do not resolve, left
+	// out of Ancestors for a kind whose implementation lists none of them
+	// (policy.Kind.MissingTargetsUnlisted); each is also an input problem.
+	UnlistedTargets []topology.Ref `json:"-"`
 }
 
 // Reach counts a policy's contexts (target and distinct stack) by outcome.

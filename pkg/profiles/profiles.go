@@ -133,7 +133,7 @@ var builtin = func() []policy.Profile {
 	ngfRoutes := kinds(httpRoute, grpcRoute)
 	ngfInherited := func(kind string) policy.Profile {
 		h := append(kinds(gateway), ngfRoutes...)
-		return entry(NGF, "gateway.nginx.org", kind, "inherited", policy.Spec{
+		return ngfStatus(entry(NGF, "gateway.nginx.org", kind, "inherited", policy.Spec{
 			Class: policy.Inherited, Hierarchy: h, TargetKinds: h, EffectiveTargetKinds: ngfRoutes,
 			Strategies: []merge.Strategy{merge.PatchDefaults}, SameLevel: policy.SameLevelMergeDisjoint,
 			// A policy Conflicted at one target applies at none.
@@ -143,7 +143,7 @@ var builtin = func() []policy.Profile {
 			AncestorLimit:      policy.AncestorLimitSkip,
 			// A policy its validator finds a problem with is left out.
 			InvalidNotApplied: true,
-		})
+		}))
 	}
 	kuadrant := func(kind string, routes []topology.GroupKind, named []string) policy.Profile {
 		return entry(Kuadrant, "kuadrant.io", kind, "inherited", policy.Spec{
@@ -332,35 +332,35 @@ var builtin = func() []policy.Profile {
 			p.Spec.Validations = ngfRateLimitFormats
 			return p
 		}(),
-		withValidations(entry(NGF, "gateway.nginx.org", "ObservabilityPolicy", "direct", policy.Spec{
+		withValidations(ngfStatus(entry(NGF, "gateway.nginx.org", "ObservabilityPolicy", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: ngfRoutes, SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true,
 			RejectRouteOverlap: true, ConflictFields: []string{"tracing"}, AncestorLimit: policy.AncestorLimitSkip,
 			InvalidNotApplied: true, Requirements: ngfTelemetryRequirements,
-		}), ngfObservabilityFormats),
-		withValidations(entry(NGF, "gateway.nginx.org", "UpstreamSettingsPolicy", "direct", policy.Spec{
+		})), ngfObservabilityFormats),
+		withValidations(ngfStatus(entry(NGF, "gateway.nginx.org", "UpstreamSettingsPolicy", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(service), SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true,
 			ConflictFields: []string{"zoneSize", "keepAlive.connections", "keepAlive.requests", "keepAlive.time", "keepAlive.timeout",
 				"loadBalancingMethod", "hashMethodKey", "useClusterIP"},
 			// NGF names the Gateway without the route's sectionName.
 			Ancestor: policy.AncestorGatewayObject, AncestorLimit: policy.AncestorLimitSkip, InvalidNotApplied: true,
-		}), append(ngfUpstreamSettingsFormats, ngfOSSLoadBalancing...)),
+		})), append(ngfUpstreamSettingsFormats, ngfOSSLoadBalancing...)),
 		// SnippetsPolicy, PayloadProcessor and ExternalLoadBalancer are
 		// processed only when a flag of NGF's controller turns them on
 		// (off in its Helm chart): NGF then neither watches nor validates
 		// them (manager.go featureFlagControllerCfgs, createPolicyManager).
-		withFeatureGates(entry(NGF, "gateway.nginx.org", "SnippetsPolicy", "direct", policy.Spec{
+		withFeatureGates(ngfStatus(entry(NGF, "gateway.nginx.org", "SnippetsPolicy", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(gateway), Composition: policy.CompositionAdditive,
 			AncestorLimit: policy.AncestorLimitSkip, InvalidNotApplied: true,
-		}), NGFSnippets+"=*"),
+		})), NGFSnippets+"=*"),
 		// PayloadProcessor: a route's own processor, else its Gateway's,
 		// whole (resolveEffectivePayloadProcessors); any two on one target
 		// conflict (its Conflicts is always true), the newer everywhere.
-		withFeatureGates(entry(NGF, "gateway.nginx.org", "PayloadProcessor", "inherited", policy.Spec{
+		withFeatureGates(ngfStatus(entry(NGF, "gateway.nginx.org", "PayloadProcessor", "inherited", policy.Spec{
 			Class: policy.Inherited, Hierarchy: kinds(gateway, httpRoute), TargetKinds: kinds(gateway, httpRoute),
 			EffectiveTargetKinds: kinds(httpRoute), Strategies: []merge.Strategy{merge.AtomicDefaults},
 			SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true, RejectRouteOverlap: true,
 			AncestorLimit: policy.AncestorLimitSkip, InvalidNotApplied: true,
-		}), NGFPayloadProcessor+"=*"),
+		})), NGFPayloadProcessor+"=*"),
 		// ExternalLoadBalancer: one per Gateway, the oldest (then by
 		// namespace/name); the others Conflicted (processExternalLoadBalancers).
 		withFeatureGates(entry(NGF, "gateway.nginx.org", "ExternalLoadBalancer", "direct", policy.Spec{
@@ -997,6 +997,19 @@ func objectRefs(entries ...string) []policy.ObjectRefPath {
 		panic("profiles: " + err.Error())
 	}
 	return out
+}
+
+// ngfStatus gives a profile's NGF kind NGF's status: no entry for a
+// target NGF does not build (processPolicies drops it before attaching),
+// and Programmed as NGF's settings policies report it: True wherever the
+// policy is accepted, False/Overridden where it is Conflicted, else
+// False/Reconciling (status/prepare_requests.go
+// settingsPolicyProgrammedCondition, settingsPolicyKinds: every NGF policy
+// kind but WAFPolicy and ExternalLoadBalancer, which writes no ancestors).
+func ngfStatus(p policy.Profile) policy.Profile {
+	p.Spec.MissingTargetsUnlisted = true
+	p.Spec.ProgrammedWhenAccepted = true
+	return p
 }
 
 // withConflictFields narrows a profile's merge-disjoint rule to fields.
