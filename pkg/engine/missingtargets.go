@@ -140,3 +140,73 @@ func withProgrammedAsAccepted(conds []Condition) []Condition {
 	}
 	return slices.Insert(out, acc+1, prog)
 }
+
+// notAppliedVia are the Gateways through which policy p is not applied at
+// target at when what makes it untranslatable there is judged per
+// Gateway only (the parameters of the Gateway's data plane refuse it:
+// notAllowedVia), for a kind that leaves out what its implementation
+// cannot translate (Kind.InvalidNotApplied), whose policies are Direct
+// and conflict as a whole (Kind.ConflictScopePolicy): NGINX Gateway
+// Fabric marks such a policy invalid for those Gateways only
+// (graph/policies.go attachPolicyToRoute: InvalidForGateways), keeps it
+// valid, so it still takes part in conflicts, and leaves it out of their
+// configuration only (dataplane/configuration.go buildPolicies). nil when
+// something else refuses it too, or for other kinds: it is then not
+// applied at the target at all.
+func (c *computation) notAppliedVia(p *policy.Policy, at topology.Ref) []topology.Ref {
+	k := p.Kind
+	if !k.InvalidNotApplied || k.Class != policy.Direct || !k.ConflictScopePolicy {
+		return nil
+	}
+	if _, msg, _ := c.untranslatable(p); msg != "" {
+		return nil
+	}
+	if len(c.rangesAt(p, at)) > 0 {
+		return nil
+	}
+	if k.ObjectRefsOnListeners() && len(p.ObjectRefs) > 0 {
+		if _, msg, _ := c.unresolvedObjectRefsWhere(p, func(path *policy.ObjectRefPath) bool {
+			return len(path.On) > 0 && c.hasListener(at, path.On)
+		}); msg != "" {
+			return nil
+		}
+	}
+	var out []topology.Ref
+	for _, n := range c.notAllowedVia(p, at) {
+		out = append(out, n.gateway)
+	}
+	return out
+}
+
+// refusedThroughAll reports whether via holds every Gateway of kind k's
+// implementation above target at (a ListenerSet standing for its
+// Gateway).
+func (c *computation) refusedThroughAll(k *policy.Kind, at topology.Ref, via []topology.Ref) bool {
+	for _, gw := range c.servedGatewaysAbove(k, at) {
+		ref := gw.Object()
+		if ref.GroupKind() == topology.KindListenerSet {
+			ref = c.listenerSetGateway(ref)
+		}
+		if ref.GroupKind() == topology.KindGateway && !slices.Contains(via, ref) {
+			return false
+		}
+	}
+	return true
+}
+
+// notAllowedReason is the condition reason its implementation gives when
+// what the parameters of the Gateways above target at refuse of policy p
+// (notAllowedVia) is all unmet requirements of one reason
+// (policy.Requirement.Reason); "" (Invalid) otherwise.
+func (c *computation) notAllowedReason(p *policy.Policy, at topology.Ref) string {
+	reason := ""
+	for _, n := range c.notAllowedVia(p, at) {
+		for _, b := range n.problems {
+			if b.Reason == "" || (reason != "" && b.Reason != reason) {
+				return ""
+			}
+			reason = b.Reason
+		}
+	}
+	return reason
+}

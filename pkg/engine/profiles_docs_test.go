@@ -223,7 +223,8 @@ spec: ` + spec + "\n"
 // NginxProxy the Gateway runs with (its own merged over its
 // GatewayClass's, field by field) enables telemetry: an exporter endpoint
 // set, tracing not disabled. Through a Gateway whose NginxProxy does not,
-// the policy is Invalid at the route and not applied (the Helm chart's
+// the policy is not accepted at the route (NGF's reason
+// NginxProxyConfigNotSet) and not applied (the Helm chart's
 // NginxProxy sets no exporter); a Gateway running with no NginxProxy at
 // all is not checked. A Gateway's empty disabledFeatures clears its
 // class's.
@@ -249,7 +250,7 @@ tracing: {strategy: parent}`),
 		// g1 runs with the class's NginxProxy (no exporter); g2 with its
 		// own, setting one, over it.
 		res := compute(t, engine.Options{}, append([]string{c, ngfClass(`{kubernetes: {deployment: {replicas: 1}}}`), ngfOwnProxy(ngfTopo, endpoint)}, pols...)...)
-		want(t, "on-r1", status(t, res, "on-r1", "Accepted"), "False/Invalid")
+		want(t, "on-r1", status(t, res, "on-r1", "Accepted"), "False/NginxProxyConfigNotSet")
 		msg := ancestorMessage(t, res, "on-r1")
 		for _, part := range []string{"spec.tracing: requires spec.telemetry.exporter.endpoint of NginxProxy ngf/proxy, which Gateway default/g1 runs with", "not applied"} {
 			if !strings.Contains(msg, part) {
@@ -259,6 +260,62 @@ tracing: {strategy: parent}`),
 		want(t, "effective r1", effective(t, res, "ObservabilityPolicy", dR1), []string(nil))
 		want(t, "on-r2", status(t, res, "on-r2", "Accepted"), "True/Accepted")
 		want(t, "effective r2", effective(t, res, "ObservabilityPolicy", dR2), []string{`{"tracing":{"strategy":"parent"}}`})
+	})
+
+	t.Run("route of two Gateways", func(t *testing.T) {
+		// r3 is on g1 (the class's NginxProxy: no exporter) and g2 (its
+		// own, with one): NGF applies the policy through g2 only; the
+		// route's ancestor says it is not accepted for g1. Being valid,
+		// the policy still conflicts with a newer one setting tracing,
+		// also on r1, where no Gateway accepts it.
+		r3 := `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r3, namespace: default}
+spec:
+  parentRefs: [{name: g1}, {name: g2}]
+  hostnames: [three.example]
+  rules: [{backendRefs: [{name: s1, port: 80}]}]`
+		r3Ref := `{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r3}`
+		dR3 := topology.Ref{Group: topology.GatewayGroup, Kind: "HTTPRoute", Namespace: "default", Name: "r3"}
+		docs := []string{c, ngfClass(`{kubernetes: {deployment: {replicas: 1}}}`), ngfOwnProxy(ngfTopo, endpoint), r3,
+			pol(v, "ObservabilityPolicy", "on-r3", 0, `targetRefs: [`+r3Ref+`]
+tracing: {strategy: parent}`),
+			pol(v, "ObservabilityPolicy", "on-r3-newer", 1, `targetRefs: [`+r3Ref+`]
+tracing: {strategy: ratio, ratio: 5}`),
+			pol(v, "ObservabilityPolicy", "on-r1", 2, `targetRefs: [`+r1Ref+`]
+tracing: {strategy: ratio, ratio: 10}`),
+			pol(v, "ObservabilityPolicy", "on-r1-newer", 3, `targetRefs: [`+r1Ref+`]
+tracing: {strategy: parent}`)}
+		res := compute(t, engine.Options{}, docs...)
+		want(t, "on-r3", status(t, res, "on-r3", "Accepted"), "False/NginxProxyConfigNotSet")
+		if msg := ancestorMessage(t, res, "on-r3"); !strings.HasSuffix(msg, "; not applied through Gateway default/g1, applied through its other Gateways") ||
+			!strings.Contains(msg, "which Gateway default/g1 runs with") {
+			t.Errorf("on-r3's message %q", msg)
+		}
+		want(t, "effective r3", effective(t, res, "ObservabilityPolicy", dR3), []string{`{"tracing":{"strategy":"parent"}}`})
+		if st := policyStatusOf(t, res, "on-r3"); !slices.Equal(st.NotAppliedVia[dR3], []topology.Ref{{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: "default", Name: "g1"}}) {
+			t.Errorf("on-r3 NotAppliedVia %v", st.NotAppliedVia)
+		}
+		want(t, "on-r3-newer", status(t, res, "on-r3-newer", "Accepted"), "False/Conflicted")
+		want(t, "on-r1", status(t, res, "on-r1", "Accepted"), "False/NginxProxyConfigNotSet")
+		if msg := ancestorMessage(t, res, "on-r1"); !strings.HasSuffix(msg, "; not applied") {
+			t.Errorf("on-r1's message %q", msg)
+		}
+		want(t, "effective r1", effective(t, res, "ObservabilityPolicy", dR1), []string(nil))
+		want(t, "on-r1-newer", status(t, res, "on-r1-newer", "Accepted"), "False/Conflicted")
+
+		// An Incremental agrees, also once g1's NginxProxy (the class's)
+		// gets an exporter: the policy is then accepted.
+		in := engine.NewIncremental(engine.Options{})
+		in.Compute(decodeDocs(t, docs...))
+		moved := slices.Clone(docs)
+		moved[1] = ngfClass(endpoint)
+		got := in.Compute(decodeDocs(t, moved...))
+		if a, b := dump(t, got), dump(t, engine.Compute(decodeDocs(t, moved...), engine.Options{})); a != b {
+			t.Fatal(firstDiff(a, b))
+		}
+		want(t, "on-r3 with telemetry everywhere", status(t, got, "on-r3", "Accepted"), "True/Accepted")
 	})
 
 	t.Run("no NginxProxy", func(t *testing.T) {
@@ -274,7 +331,7 @@ tracing: {strategy: parent}`),
 		res := compute(t, engine.Options{}, append([]string{c,
 			ngfClass(`{telemetry: {exporter: {endpoint: "otel:4317"}, disabledFeatures: [DisableTracing]}}`),
 			ngfOwnProxy(ngfTopo, `{telemetry: {disabledFeatures: []}}`)}, pols...)...)
-		want(t, "on-r1", status(t, res, "on-r1", "Accepted"), "False/Invalid")
+		want(t, "on-r1", status(t, res, "on-r1", "Accepted"), "False/NginxProxyConfigNotSet")
 		if msg := ancestorMessage(t, res, "on-r1"); !strings.Contains(msg, "does not work with spec.telemetry.disabledFeatures[] of NginxProxy ngf/proxy") {
 			t.Errorf("on-r1's message %q", msg)
 		}

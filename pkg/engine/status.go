@@ -281,6 +281,23 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 				}
 			}
 		}
+		if an.reason == ReasonInvalid && an.att != nil && an.att.notVia != nil {
+			// Refused by the parameters of some Gateways' data planes
+			// only: left out through those (notAppliedVia).
+			if an.att.nowhere {
+				an.msg += "; not applied"
+			} else {
+				names := make([]string, len(an.att.notVia))
+				for i, gw := range an.att.notVia {
+					names[i] = gw.Short()
+				}
+				an.msg += fmt.Sprintf("; not applied through %s, applied through its other Gateways", strings.Join(names, ", "))
+				if st.NotAppliedVia == nil {
+					st.NotAppliedVia = map[topology.Ref][]topology.Ref{}
+				}
+				st.NotAppliedVia[an.att.ref.At] = an.att.notVia
+			}
+		}
 		if an.reason == ReasonInvalid && an.att != nil && an.att.failedOpen != nil {
 			an.msg += fmt.Sprintf("; failing open, %s left out and the rest applied", strings.Join(an.att.failedOpen, ", "))
 		}
@@ -334,6 +351,11 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 					}
 				}
 			}
+		}
+		if an.reason == ReasonInvalid && an.att != nil && an.att.notViaReason != "" {
+			// Its implementation's own reason for what the Gateways'
+			// parameters refuse (NGF: NginxProxyConfigNotSet).
+			an.reason = an.att.notViaReason
 		}
 		bads = append(bads, bad)
 		byGateway = append(byGateway, perGW)

@@ -928,7 +928,8 @@ func withRequirements(p policy.Profile, v string) policy.Profile {
 // endpoint set and tracing not disabled (disabledFeatures' one value is
 // DisableTracing), else the route's ancestor is Accepted=False
 // NginxProxyConfigNotSet "Telemetry is not enabled in the NginxProxy
-// resource" and the policy is not applied through that Gateway. A
+// resource" (attache gives the reason, with its own message) and the
+// policy is not applied through that Gateway. A
 // Gateway running with no NginxProxy is not checked. NGF checks a policy
 // setting nothing too; tracing is its only field, so that one, which
 // does nothing anyway, is not judged here.
@@ -939,9 +940,14 @@ func withRequirements(p policy.Profile, v string) policy.Profile {
 // validator.go (ValidateGlobalSettings), apis/v1alpha2/nginxproxy_types.go
 // (DisableTelemetryFeature enum).
 var ngfTelemetryRequirements = []policy.Requirement{
-	{Path: "tracing", Any: []policy.BackendRefPath{"telemetry.exporter.endpoint"}},
-	{Path: "tracing", Excludes: true, Any: []policy.BackendRefPath{"telemetry.disabledFeatures[]"}},
+	{Path: "tracing", Any: []policy.BackendRefPath{"telemetry.exporter.endpoint"}, Reason: ngfNginxProxyConfigNotSet},
+	{Path: "tracing", Excludes: true, Any: []policy.BackendRefPath{"telemetry.disabledFeatures[]"}, Reason: ngfNginxProxyConfigNotSet},
 }
+
+// ngfNginxProxyConfigNotSet is NGF's reason for a policy the NginxProxy a
+// Gateway runs with does not allow (conditions.go
+// PolicyReasonNginxProxyConfigNotSet).
+const ngfNginxProxyConfigNotSet = "NginxProxyConfigNotSet"
 
 // egGeoIPRequirements: a SecurityPolicy authorizing by client IP
 // location needs, at each HTTP listener (Envoy Gateway checks its HTTP
