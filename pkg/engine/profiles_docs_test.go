@@ -2388,3 +2388,44 @@ func TestDocsNGFProgrammedWording(t *testing.T) {
 	want(t, "on-g2, gep", ancestorCondList(t, res, "on-g2"), []string{"Gateway default/g2: Accepted=True/Accepted, Programmed=False/Overridden"})
 	want(t, "on-r2-newer, gep", ancestorCondList(t, res, "on-r2-newer"), []string{"HTTPRoute default/r2: Accepted=False/Conflicted"})
 }
+
+// WAFPolicy: inherited, on Gateways and HTTP/GRPC routes; NGF writes every
+// valid policy reaching a route (the Gateway's at its server, the route's
+// at its location, several on one target side by side: they never
+// conflict), so the route's effective policy lists them all (additive);
+// a target of another kind is Invalid (not applied), a missing one gets
+// no status entry (NGF's functional test: "no ancestor status for a
+// policy targeting a nonexistent Gateway").
+// Source: NGF e55bfe339 apis/v1alpha1/wafpolicy_types.go (targetRefs,
+// inherited label), internal/controller/nginx/config/policies/waf/
+// validator.go (Validate: Gateway, HTTPRoute, GRPCRoute; Conflicts false),
+// waf/generator.go (GenerateForServer, GenerateForLocation: one file per
+// policy), tests/suite/waf_policy_test.go.
+func TestDocsNGFWAFPolicy(t *testing.T) {
+	c := labelledCRD("gateway.nginx.org", "WAFPolicy", "wafpolicies", "inherited")
+	src := func(url string) string {
+		return "type: HTTP\npolicySource: {httpSource: {url: '" + url + "'}}"
+	}
+	res := compute(t, engine.Options{}, c, ngfTopo,
+		pol(ngfV1, "WAFPolicy", "gw-waf", 0, "targetRefs: ["+gwRef+"]\n"+src("https://b.example/gw.tgz")),
+		pol(ngfV1, "WAFPolicy", "gw-waf-2", 1, "targetRefs: ["+gwRef+"]\n"+src("https://b.example/gw2.tgz")),
+		pol(ngfV1, "WAFPolicy", "route-waf", 2, "targetRefs: ["+r1Ref+"]\n"+src("https://b.example/r1.tgz")),
+		pol(ngfV1, "WAFPolicy", "on-svc", 3, "targetRefs: [{group: \"\", kind: Service, name: s1}]\n"+src("https://b.example/s.tgz")),
+		pol(ngfV1, "WAFPolicy", "on-missing", 4, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: nope}]\n"+src("https://b.example/n.tgz")))
+	k := kindOf(t, res, "WAFPolicy")
+	want(t, "origin", k.Origins[policy.SettingComposition], policy.FromProfile(profiles.NGF))
+	for _, name := range []string{"gw-waf", "gw-waf-2", "route-waf"} {
+		want(t, name, status(t, res, name, "Accepted"), "True/Accepted")
+	}
+	want(t, "on-svc", status(t, res, "on-svc", "Accepted"), "False/Invalid")
+	want(t, "on-missing ancestors", ancestorCondList(t, res, "on-missing"), []string{})
+	e := effective(t, res, "WAFPolicy", dR1)
+	if len(e) != 1 {
+		t.Fatalf("effective r1 = %v, want one context", e)
+	}
+	for _, name := range []string{"default/gw-waf", "default/gw-waf-2", "default/route-waf"} {
+		if !strings.Contains(e[0], `"`+name+`"`) {
+			t.Errorf("effective r1 %s does not list %s", e[0], name)
+		}
+	}
+}

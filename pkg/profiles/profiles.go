@@ -361,6 +361,22 @@ var builtin = func() []policy.Profile {
 			SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true, RejectRouteOverlap: true,
 			AncestorLimit: policy.AncestorLimitSkip, InvalidNotApplied: true,
 		})), NGFPayloadProcessor+"=*"),
+		// WAFPolicy: NGF writes the F5 WAF directives of every valid
+		// WAFPolicy reaching a route, the Gateway's at its server, the
+		// route's at its location, several on one target side by side
+		// (waf/validator.go Conflicts is always false; waf/generator.go
+		// one file per policy): additive, what NGF configures. Which of
+		// them F5 WAF for NGINX enforces where they meet is its own
+		// (closed) module's doing, not established.
+		func() policy.Profile {
+			h := append(kinds(gateway), ngfRoutes...)
+			return entry(NGF, "gateway.nginx.org", "WAFPolicy", "inherited", policy.Spec{
+				Class: policy.Inherited, Hierarchy: h, TargetKinds: h, EffectiveTargetKinds: ngfRoutes,
+				Strategies: []merge.Strategy{merge.PatchDefaults}, Composition: policy.CompositionAdditive,
+				RejectRouteOverlap: true, AncestorLimit: policy.AncestorLimitSkip, InvalidNotApplied: true,
+				MissingTargetsUnlisted: true,
+			})
+		}(),
 		// ExternalLoadBalancer: one per Gateway, the oldest (then by
 		// namespace/name); the others Conflicted (processExternalLoadBalancers).
 		withFeatureGates(entry(NGF, "gateway.nginx.org", "ExternalLoadBalancer", "direct", policy.Spec{
