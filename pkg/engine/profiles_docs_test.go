@@ -316,6 +316,17 @@ tracing: {strategy: parent}`)}
 			t.Fatal(firstDiff(a, b))
 		}
 		want(t, "on-r3 with telemetry everywhere", status(t, got, "on-r3", "Accepted"), "True/Accepted")
+
+		// And when r3 is first on g2 alone, then also on g1.
+		in = engine.NewIncremental(engine.Options{})
+		alone := slices.Clone(docs)
+		alone[3] = strings.Replace(r3, "parentRefs: [{name: g1}, {name: g2}]", "parentRefs: [{name: g2}]", 1)
+		want(t, "on-r3 on g2 alone", status(t, in.Compute(decodeDocs(t, alone...)), "on-r3", "Accepted"), "True/Accepted")
+		got = in.Compute(decodeDocs(t, docs...))
+		if a, b := dump(t, got), dump(t, engine.Compute(decodeDocs(t, docs...), engine.Options{})); a != b {
+			t.Fatal(firstDiff(a, b))
+		}
+		want(t, "on-r3 once also on g1", status(t, got, "on-r3", "Accepted"), "False/NginxProxyConfigNotSet")
 	})
 
 	t.Run("no NginxProxy", func(t *testing.T) {
@@ -2301,6 +2312,25 @@ zoneSize: 1m`),
 	}
 	// The summary still says why (get and describe show it).
 	want(t, "gone", status(t, res, "gone", "Accepted"), "False/TargetNotFound")
+
+	// Once the route is created, an Incremental lists it and the
+	// problem goes, as a full computation does.
+	in := engine.NewIncremental(engine.Options{})
+	in.Compute(decodeDocs(t, docs...))
+	created := append(slices.Clone(docs), `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: nope, namespace: default}
+spec:
+  parentRefs: [{name: g1}]
+  hostnames: [nope.example]
+  rules: [{backendRefs: [{name: s1, port: 80}]}]`)
+	got := in.Compute(decodeDocs(t, created...))
+	if a, b := dump(t, got), dump(t, engine.Compute(decodeDocs(t, created...), engine.Options{})); a != b {
+		t.Fatal(firstDiff(a, b))
+	}
+	want(t, "half, route created", len(ancestorCondList(t, got, "half")), 2)
+	want(t, "half problems, route created", problemsOf(got, "half"), []string(nil))
 
 	// The CRD's annotation gives the TargetNotFound entry back.
 	withEntry := strings.Replace(obs, "labels: {gateway.networking.k8s.io/policy: direct}}",
