@@ -145,8 +145,9 @@ func withProgrammedAsAccepted(conds []Condition) []Condition {
 // target at when what makes it untranslatable there is judged per
 // Gateway only (the parameters of the Gateway's data plane refuse it:
 // notAllowedVia), for a kind that leaves out what its implementation
-// cannot translate (Kind.InvalidNotApplied), whose policies are Direct
-// and conflict as a whole (Kind.ConflictScopePolicy): NGINX Gateway
+// cannot translate (Kind.InvalidNotApplied), whose policies are Direct,
+// name their targets as ancestors and conflict as a whole
+// (Kind.ConflictScopePolicy): NGINX Gateway
 // Fabric marks such a policy invalid for those Gateways only
 // (graph/policies.go attachPolicyToRoute: InvalidForGateways), keeps it
 // valid, so it still takes part in conflicts, and leaves it out of their
@@ -155,7 +156,9 @@ func withProgrammedAsAccepted(conds []Condition) []Condition {
 // applied at the target at all.
 func (c *computation) notAppliedVia(p *policy.Policy, at topology.Ref) []topology.Ref {
 	k := p.Kind
-	if !k.InvalidNotApplied || k.Class != policy.Direct || !k.ConflictScopePolicy {
+	if !k.InvalidNotApplied || k.Class != policy.Direct || !k.ConflictScopePolicy || k.Ancestor != policy.AncestorTarget {
+		// (Ancestors named after Gateways would each need their own
+		// verdict: not modelled.)
 		return nil
 	}
 	if _, msg, _ := c.untranslatable(p); msg != "" {
