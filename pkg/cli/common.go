@@ -180,13 +180,19 @@ func (o *commonOptions) load(ctx context.Context, streams genericiooptions.IOStr
 	return l, nil
 }
 
-// unusedFeatures warns about --feature names that no feature gate of the
+// unusedFeatures warns about --feature names that no feature gate, nor
+// validation rule judged unless a feature (NGF.nginx.plus), of the
 // policy kinds read names (a typo changes nothing, silently otherwise).
 func unusedFeatures(set policy.Features, kinds []*policy.Kind) []string {
 	named := map[string]bool{}
 	for _, k := range kinds {
 		for _, g := range k.FeatureGates {
 			named[g.Feature] = true
+		}
+		for _, v := range k.Validations {
+			if v.UnlessFeature != "" {
+				named[v.UnlessFeature] = true
+			}
 		}
 	}
 	var out []string

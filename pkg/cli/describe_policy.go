@@ -207,6 +207,9 @@ func (d *describer) reach(ps *engine.PolicyStatus) policyReach {
 			r.NotAccepted = append(r.NotAccepted, report.Ancestor{AncestorRef: a.Ref, ControllerName: d.controllerName, Conditions: a.Conditions})
 		}
 	}
+	// Targets its implementation writes no entry for (missing-targets:
+	// problem) are not found all the same.
+	r.TargetsNotFound = append(r.TargetsNotFound, ps.UnlistedTargets...)
 	r.Summary = reachSummary(r)
 	return r
 }

@@ -141,6 +141,14 @@ type policyKindItem struct {
 	// cannot translate at a target is not attached there; absent: it is
 	// Invalid in place, keeping its place ("in-place").
 	InvalidPolicies string `json:"invalidPolicies,omitempty"`
+	// MissingTargets is "problem" when a declared target that does not
+	// resolve gets no status ancestor entry, only an input problem;
+	// absent: a TargetNotFound entry ("entry").
+	MissingTargets string `json:"missingTargets,omitempty"`
+	// Programmed is "when-accepted" when the Programmed condition says
+	// whether the policy is accepted at the ancestor; absent: what it
+	// contributes there ("gep").
+	Programmed string `json:"programmed,omitempty"`
 	// FilterAttachment is "extension-ref" when a route rule's ExtensionRef
 	// filter naming a policy attaches it to the rule; absent: none.
 	FilterAttachment string `json:"filterAttachment,omitempty"`
@@ -384,6 +392,12 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.InvalidNotApplied {
 		parts = append(parts, origin(policy.SettingInvalidPolicies, "invalid-policies=not-applied"))
 	}
+	if k.MissingTargetsUnlisted {
+		parts = append(parts, origin(policy.SettingMissingTargets, "missing-targets="+policy.MissingTargetsProblem))
+	}
+	if k.ProgrammedWhenAccepted {
+		parts = append(parts, origin(policy.SettingProgrammed, "programmed="+policy.ProgrammedWhenAccepted))
+	}
 	if k.FilterAttachment {
 		parts = append(parts, origin(policy.SettingFilterAttachment, "filter-attachment="+filterAttachment(k)))
 	}
@@ -528,6 +542,12 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	}
 	if k.InvalidNotApplied {
 		it.InvalidPolicies = "not-applied"
+	}
+	if k.MissingTargetsUnlisted {
+		it.MissingTargets = policy.MissingTargetsProblem
+	}
+	if k.ProgrammedWhenAccepted {
+		it.Programmed = policy.ProgrammedWhenAccepted
 	}
 	if k.FilterAttachment {
 		it.FilterAttachment = filterAttachment(k)

@@ -123,7 +123,8 @@ spec:
 // policies need telemetry enabled in the NginxProxy a Gateway runs with),
 // Read gets the NginxProxies that GatewayClasses and Gateways name,
 // trimmed to the telemetry fields read. The engine then finds the policy
-// through g1 (the class's NginxProxy disables tracing) Invalid and the
+// through g1 (the class's NginxProxy disables tracing) not accepted
+// (NGF's reason NginxProxyConfigNotSet) and the
 // one through g2 (its own empties disabledFeatures) Accepted. A reader
 // that may not get NginxProxies gets a note, and nothing is judged of
 // them.
@@ -148,7 +149,7 @@ func TestReadNginxProxies(t *testing.T) {
 	clustertest.Apply(t, env.Config, nil, file)
 
 	// check computes the snapshot and compares each policy's Accepted
-	// reason, and the Invalid one's message.
+	// reason, and the refused one's message.
 	check := func(t *testing.T, snap *Snapshot, want map[string]string) {
 		t.Helper()
 		res := engine.Compute(snap.Objects, engine.Options{})
@@ -162,7 +163,7 @@ func TestReadNginxProxies(t *testing.T) {
 			if c.Reason != reason {
 				t.Errorf("ObservabilityPolicy ngf/%s: %s %q, want %s", name, c.Reason, c.Message, reason)
 			}
-			if msg := "spec.tracing: does not work with spec.telemetry.disabledFeatures[] of NginxProxy ngf/proxy, which Gateway ngf/g1 runs with"; reason == "Invalid" && !strings.Contains(c.Message, msg) {
+			if msg := "spec.tracing: does not work with spec.telemetry.disabledFeatures[] of NginxProxy ngf/proxy, which Gateway ngf/g1 runs with"; reason == "NginxProxyConfigNotSet" && !strings.Contains(c.Message, msg) {
 				t.Errorf("ObservabilityPolicy ngf/%s: message %q, want it to say %q", name, c.Message, msg)
 			}
 		}
@@ -173,7 +174,7 @@ func TestReadNginxProxies(t *testing.T) {
 		snap := readParameters(t, env, "gateway.nginx.org/v1alpha2", "NginxProxy", map[string]string{
 			"proxy": "map[telemetry:map[disabledFeatures:[DisableTracing] exporter:map[endpoint:otel.ngf:4317]]]",
 			"own":   "map[telemetry:map[disabledFeatures:[]]]"})
-		check(t, snap, map[string]string{"on-r1": "Invalid", "on-r2": "Accepted"})
+		check(t, snap, map[string]string{"on-r1": "NginxProxyConfigNotSet", "on-r2": "Accepted"})
 	})
 
 	t.Run("CannotGetNginxProxies", func(t *testing.T) {

@@ -68,6 +68,17 @@ type attachment struct {
 	// merged spec (a policy with a merge type) holds a broken field of a
 	// policy above it.
 	mergeBroken map[topology.NodeID]int
+	// notVia are the Gateways through which the policy is not applied at
+	// this target, for a kind leaving out what its implementation cannot
+	// translate when the parameters of those Gateways' data planes refuse
+	// it (notAppliedVia); nowhere says that is every Gateway of its
+	// implementation above the target: it then applies nowhere, but
+	// still takes part in conflicts (rejectWhole).
+	notVia  []topology.Ref
+	nowhere bool
+	// notViaReason is the reason its implementation gives for that
+	// (policy.Requirement.Reason), "" for Invalid.
+	notViaReason string
 }
 
 // pstate is a policy being processed.
@@ -88,6 +99,10 @@ type pstate struct {
 	// targetProblems are the invalid targets, reported as problems of the
 	// input too; kept with the policy, so that an update replaces them.
 	targetProblems []diag.Problem
+	// unlisted are the declared targets that do not resolve, left out of
+	// the status of a kind whose implementation lists none of them
+	// (unlistMissing), as problems; set with the status.
+	unlisted []diag.Problem
 	// lossMsg caches lossSummary of all its attachments, and affects the
 	// sorted effective targets it contributes to; nil when stale. A
 	// policy high in the hierarchy shares contexts with every change
@@ -850,6 +865,22 @@ func (c *computation) ancestorsFull(ps *pstate, ref topology.Ref) bool {
 	if slices.ContainsFunc(ps.ancestors, func(a ancestorState) bool { return a.ref == ref }) {
 		return false
 	}
+	if k.MissingTargetsUnlisted {
+		// Targets that do not resolve get no entry, so they take no
+		// place, and meet no full list.
+		if c.unresolvedTarget(k, ref) != "" {
+			return false
+		}
+		n := 0
+		for _, a := range ps.ancestors {
+			if c.unresolvedTarget(k, a.ref) == "" {
+				n++
+			}
+		}
+		if n < MaxAncestors {
+			return false
+		}
+	}
 	if !slices.Contains(ps.overLimit, ref) {
 		ps.overLimit = append(ps.overLimit, ref)
 	}
@@ -885,9 +916,15 @@ func (c *computation) attachChecked(ps *pstate, id topology.NodeID, t policy.Tar
 			ps.targetProblems = append(ps.targetProblems, prob)
 		}
 	}
+	var notVia []topology.Ref
 	if broken && ps.p.Kind.InvalidNotApplied {
-		c.notApplied(ps, id)
-		return
+		if notVia = c.notAppliedVia(ps.p, c.graph.Node(id).Ref); notVia == nil {
+			c.notApplied(ps, id)
+			return
+		}
+		// Refused through some Gateways only: attached, so that it takes
+		// part in conflicts, and left out through those Gateways.
+		broken = false
 	}
 	if ps.p.Kind.RejectSharedPort {
 		if msg := c.sharedPortConflict(id); msg != "" {
@@ -900,6 +937,11 @@ func (c *computation) attachChecked(ps *pstate, id topology.NodeID, t policy.Tar
 		return
 	}
 	a := c.attach(ps, id, t)
+	if a != nil && notVia != nil {
+		a.notVia = notVia
+		a.nowhere = c.refusedThroughAll(ps.p.Kind, a.ref.At, notVia)
+		a.notViaReason = c.notAllowedReason(ps.p, a.ref.At)
+	}
 	if a == nil || !broken {
 		return
 	}

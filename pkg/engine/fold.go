@@ -517,7 +517,9 @@ func (d *kindDP) rejectWhole() {
 			}
 		}
 	}
-	out := func(a *attachment) bool { return a.pol.rejectedBy != nil }
+	// Out too: what the parameters of every Gateway above refuse (its
+	// implementation still counted it in conflicts).
+	out := func(a *attachment) bool { return a.pol.rejectedBy != nil || a.nowhere }
 	for n, l := range d.atNode {
 		if l = slices.DeleteFunc(l, out); len(l) == 0 {
 			delete(d.atNode, n)

@@ -138,6 +138,56 @@ var ngfTopo = strings.Replace(docsTopo, "metadata: {name: gr1, namespace: defaul
 
 const ngfV1 = "gateway.nginx.org/v1alpha1"
 
+// ngfFlagsOn turns on the NGF controller flags that the kinds gated by
+// them need (SnippetsPolicy, PayloadProcessor, ExternalLoadBalancer).
+var ngfFlagsOn = engine.Options{Features: policy.Features{
+	profiles.NGFSnippets:             {On: true, From: "--feature"},
+	profiles.NGFPayloadProcessor:     {On: true, From: "--feature"},
+	profiles.NGFExternalLoadBalancer: {On: true, From: "--feature"},
+}}
+
+// NGF processes SnippetsPolicy, PayloadProcessor and ExternalLoadBalancer
+// only when its controller's flag for each is set (--snippets,
+// --payload-processor, --external-load-balancer; the Helm chart leaves
+// them off): otherwise it neither watches nor validates them, so they
+// apply nowhere. attache cannot read the flags: the kinds are Disabled
+// unless --feature turns their flag on.
+// Source: NGF e55bfe339 internal/controller/manager.go
+// (featureFlagControllerCfgs, createPolicyManager: cfg.Snippets,
+// cfg.PayloadProcessor, cfg.ExternalLoadBalancer), cmd/gateway/
+// commands.go (the flags, default false), charts/nginx-gateway-fabric
+// values.yaml (snippets.enable, payloadProcessor.enable,
+// externalLoadBalancer.enable: false), templates/deployment.yaml.
+func TestDocsNGFFlagGatedKinds(t *testing.T) {
+	for _, k := range []struct{ kind, plural, label, feature, spec string }{
+		{"SnippetsPolicy", "snippetspolicies", "direct", profiles.NGFSnippets, `targetRefs: [` + gwRef + `]
+snippets: [{context: http, value: "a on;"}]`},
+		{"PayloadProcessor", "payloadprocessors", "inherited", profiles.NGFPayloadProcessor, "targetRef: " + gwRef + `
+processors: [{type: ExtProcess, extProcess: {backendRef: {name: guard, port: 9000}}}]`},
+		{"ExternalLoadBalancer", "externalloadbalancers", "direct", profiles.NGFExternalLoadBalancer, `targetRefs: [` + gwRef + `]
+gatewayLink: {virtualServerAddress: 10.0.0.1}`},
+	} {
+		docs := []string{labelledCRD("gateway.nginx.org", k.kind, k.plural, k.label), ngfTopo, pol(ngfV1, k.kind, "p", 0, k.spec)}
+		res := compute(t, engine.Options{}, docs...)
+		want(t, k.kind+" off", status(t, res, "p", "Accepted"), "False/Disabled")
+		if msg := ancestorMessage(t, res, "p"); !strings.Contains(msg, "it needs "+k.feature+", off") || !strings.Contains(msg, "--feature "+k.feature+"=true") {
+			t.Errorf("%s: message %q", k.kind, msg)
+		}
+		target := dG1
+		if k.kind == "PayloadProcessor" {
+			target = dR1 // effective at the Gateway's routes
+		}
+		if e := effective(t, res, k.kind, target); len(e) != 0 {
+			t.Errorf("%s off: effective %v, want none", k.kind, e)
+		}
+		res = compute(t, engine.Options{Features: policy.Features{k.feature: {On: true, From: "--feature"}}}, docs...)
+		want(t, k.kind+" on", status(t, res, "p", "Accepted"), "True/Accepted")
+		if e := effective(t, res, k.kind, target); len(e) != 1 {
+			t.Errorf("%s on: effective %v, want the policy", k.kind, e)
+		}
+	}
+}
+
 // ngfClass is an NGF GatewayClass c whose parametersRef names NginxProxy
 // ngf/proxy (as NGF's Helm chart makes it), and that NginxProxy with
 // spec spec.
@@ -173,7 +223,8 @@ spec: ` + spec + "\n"
 // NginxProxy the Gateway runs with (its own merged over its
 // GatewayClass's, field by field) enables telemetry: an exporter endpoint
 // set, tracing not disabled. Through a Gateway whose NginxProxy does not,
-// the policy is Invalid at the route and not applied (the Helm chart's
+// the policy is not accepted at the route (NGF's reason
+// NginxProxyConfigNotSet) and not applied (the Helm chart's
 // NginxProxy sets no exporter); a Gateway running with no NginxProxy at
 // all is not checked. A Gateway's empty disabledFeatures clears its
 // class's.
@@ -199,7 +250,7 @@ tracing: {strategy: parent}`),
 		// g1 runs with the class's NginxProxy (no exporter); g2 with its
 		// own, setting one, over it.
 		res := compute(t, engine.Options{}, append([]string{c, ngfClass(`{kubernetes: {deployment: {replicas: 1}}}`), ngfOwnProxy(ngfTopo, endpoint)}, pols...)...)
-		want(t, "on-r1", status(t, res, "on-r1", "Accepted"), "False/Invalid")
+		want(t, "on-r1", status(t, res, "on-r1", "Accepted"), "False/NginxProxyConfigNotSet")
 		msg := ancestorMessage(t, res, "on-r1")
 		for _, part := range []string{"spec.tracing: requires spec.telemetry.exporter.endpoint of NginxProxy ngf/proxy, which Gateway default/g1 runs with", "not applied"} {
 			if !strings.Contains(msg, part) {
@@ -209,6 +260,73 @@ tracing: {strategy: parent}`),
 		want(t, "effective r1", effective(t, res, "ObservabilityPolicy", dR1), []string(nil))
 		want(t, "on-r2", status(t, res, "on-r2", "Accepted"), "True/Accepted")
 		want(t, "effective r2", effective(t, res, "ObservabilityPolicy", dR2), []string{`{"tracing":{"strategy":"parent"}}`})
+	})
+
+	t.Run("route of two Gateways", func(t *testing.T) {
+		// r3 is on g1 (the class's NginxProxy: no exporter) and g2 (its
+		// own, with one): NGF applies the policy through g2 only; the
+		// route's ancestor says it is not accepted for g1. Being valid,
+		// the policy still conflicts with a newer one setting tracing,
+		// also on r1, where no Gateway accepts it.
+		r3 := `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r3, namespace: default}
+spec:
+  parentRefs: [{name: g1}, {name: g2}]
+  hostnames: [three.example]
+  rules: [{backendRefs: [{name: s1, port: 80}]}]`
+		r3Ref := `{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r3}`
+		dR3 := topology.Ref{Group: topology.GatewayGroup, Kind: "HTTPRoute", Namespace: "default", Name: "r3"}
+		docs := []string{c, ngfClass(`{kubernetes: {deployment: {replicas: 1}}}`), ngfOwnProxy(ngfTopo, endpoint), r3,
+			pol(v, "ObservabilityPolicy", "on-r3", 0, `targetRefs: [`+r3Ref+`]
+tracing: {strategy: parent}`),
+			pol(v, "ObservabilityPolicy", "on-r3-newer", 1, `targetRefs: [`+r3Ref+`]
+tracing: {strategy: ratio, ratio: 5}`),
+			pol(v, "ObservabilityPolicy", "on-r1", 2, `targetRefs: [`+r1Ref+`]
+tracing: {strategy: ratio, ratio: 10}`),
+			pol(v, "ObservabilityPolicy", "on-r1-newer", 3, `targetRefs: [`+r1Ref+`]
+tracing: {strategy: parent}`)}
+		res := compute(t, engine.Options{}, docs...)
+		want(t, "on-r3", status(t, res, "on-r3", "Accepted"), "False/NginxProxyConfigNotSet")
+		if msg := ancestorMessage(t, res, "on-r3"); !strings.HasSuffix(msg, "; not applied through Gateway default/g1, applied through its other Gateways") ||
+			!strings.Contains(msg, "which Gateway default/g1 runs with") {
+			t.Errorf("on-r3's message %q", msg)
+		}
+		want(t, "effective r3", effective(t, res, "ObservabilityPolicy", dR3), []string{`{"tracing":{"strategy":"parent"}}`})
+		if st := policyStatusOf(t, res, "on-r3"); !slices.Equal(st.NotAppliedVia[dR3], []topology.Ref{{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: "default", Name: "g1"}}) {
+			t.Errorf("on-r3 NotAppliedVia %v", st.NotAppliedVia)
+		}
+		want(t, "on-r3-newer", status(t, res, "on-r3-newer", "Accepted"), "False/Conflicted")
+		want(t, "on-r1", status(t, res, "on-r1", "Accepted"), "False/NginxProxyConfigNotSet")
+		if msg := ancestorMessage(t, res, "on-r1"); !strings.HasSuffix(msg, "; not applied") {
+			t.Errorf("on-r1's message %q", msg)
+		}
+		want(t, "effective r1", effective(t, res, "ObservabilityPolicy", dR1), []string(nil))
+		want(t, "on-r1-newer", status(t, res, "on-r1-newer", "Accepted"), "False/Conflicted")
+
+		// An Incremental agrees, also once g1's NginxProxy (the class's)
+		// gets an exporter: the policy is then accepted.
+		in := engine.NewIncremental(engine.Options{})
+		in.Compute(decodeDocs(t, docs...))
+		moved := slices.Clone(docs)
+		moved[1] = ngfClass(endpoint)
+		got := in.Compute(decodeDocs(t, moved...))
+		if a, b := dump(t, got), dump(t, engine.Compute(decodeDocs(t, moved...), engine.Options{})); a != b {
+			t.Fatal(firstDiff(a, b))
+		}
+		want(t, "on-r3 with telemetry everywhere", status(t, got, "on-r3", "Accepted"), "True/Accepted")
+
+		// And when r3 is first on g2 alone, then also on g1.
+		in = engine.NewIncremental(engine.Options{})
+		alone := slices.Clone(docs)
+		alone[3] = strings.Replace(r3, "parentRefs: [{name: g1}, {name: g2}]", "parentRefs: [{name: g2}]", 1)
+		want(t, "on-r3 on g2 alone", status(t, in.Compute(decodeDocs(t, alone...)), "on-r3", "Accepted"), "True/Accepted")
+		got = in.Compute(decodeDocs(t, docs...))
+		if a, b := dump(t, got), dump(t, engine.Compute(decodeDocs(t, docs...), engine.Options{})); a != b {
+			t.Fatal(firstDiff(a, b))
+		}
+		want(t, "on-r3 once also on g1", status(t, got, "on-r3", "Accepted"), "False/NginxProxyConfigNotSet")
 	})
 
 	t.Run("no NginxProxy", func(t *testing.T) {
@@ -224,7 +342,7 @@ tracing: {strategy: parent}`),
 		res := compute(t, engine.Options{}, append([]string{c,
 			ngfClass(`{telemetry: {exporter: {endpoint: "otel:4317"}, disabledFeatures: [DisableTracing]}}`),
 			ngfOwnProxy(ngfTopo, `{telemetry: {disabledFeatures: []}}`)}, pols...)...)
-		want(t, "on-r1", status(t, res, "on-r1", "Accepted"), "False/Invalid")
+		want(t, "on-r1", status(t, res, "on-r1", "Accepted"), "False/NginxProxyConfigNotSet")
 		if msg := ancestorMessage(t, res, "on-r1"); !strings.Contains(msg, "does not work with spec.telemetry.disabledFeatures[] of NginxProxy ngf/proxy") {
 			t.Errorf("on-r1's message %q", msg)
 		}
@@ -544,6 +662,38 @@ zoneSize: 1m`))
 	})
 }
 
+// A value NGF's validator refuses in code makes the policy Invalid and
+// not applied, and, being invalid, it conflicts with nothing: here a
+// hashMethodKey starting with '_' (the CRD's pattern lets it through,
+// NGF's variable-name check does not) and a ClientSettingsPolicy size in
+// upper case.
+// Source: NGF e55bfe339 internal/controller/nginx/config/policies/
+// upstreamsettings/validator.go (validateLoadBalancingMethod:
+// ValidateNginxVariableName), clientsettings/validator.go
+// (validateClientBody: ValidateNginxSize), internal/controller/nginx/
+// config/validation/generic.go; apis/v1alpha1/upstreamsettingspolicy_types.go
+// (HashMethodKey pattern); graph/policies.go (Valid: len(conds) == 0).
+func TestDocsNGFFormatsRefused(t *testing.T) {
+	usp := labelledCRD("gateway.nginx.org", "UpstreamSettingsPolicy", "upstreamsettingspolicies", "direct")
+	csp := labelledCRD("gateway.nginx.org", "ClientSettingsPolicy", "clientsettingspolicies", "inherited")
+	res := compute(t, engine.Options{}, usp, csp, ngfTopo,
+		pol(ngfV1, "UpstreamSettingsPolicy", "bad-key", 0, `targetRefs: [{group: "", kind: Service, name: s1}]
+loadBalancingMethod: hash
+hashMethodKey: $_client`),
+		pol(ngfV1, "UpstreamSettingsPolicy", "good-key", 1, `targetRefs: [{group: "", kind: Service, name: s1}]
+loadBalancingMethod: hash consistent
+hashMethodKey: $remote_addr`),
+		pol(ngfV1, "ClientSettingsPolicy", "upper", 0, "targetRef: "+r1Ref+"\nbody: {maxSize: 10M}"))
+	want(t, "bad-key", status(t, res, "bad-key", "Accepted"), "False/Invalid")
+	if msg := condition(t, res, "bad-key", "Accepted").Message; !strings.Contains(msg, "spec.hashMethodKey: must be an NGINX variable") || !strings.HasSuffix(msg, "not applied") {
+		t.Errorf("bad-key's message %q", msg)
+	}
+	want(t, "good-key", status(t, res, "good-key", "Accepted"), "True/Accepted")
+	want(t, "effective s1", effective(t, res, "UpstreamSettingsPolicy", dS1), []string{`{"hashMethodKey":"$remote_addr","loadBalancingMethod":"hash consistent"}`})
+	want(t, "upper", status(t, res, "upper", "Accepted"), "False/Invalid")
+	want(t, "effective r1", effective(t, res, "ClientSettingsPolicy", dR1), []string(nil))
+}
+
 // Without NGINX Plus (NGF's default, and attache's unless the feature
 // NGF.nginx.plus is on), an UpstreamSettingsPolicy asking for a
 // load-balancing method only NGINX Plus has is Invalid, at each Gateway
@@ -639,7 +789,15 @@ timeout: {read: 10s}`))
 	want(t, "effective r1", effective(t, res, "ProxySettingsPolicy", dR1), []string{`{"buffering":{"bufferSize":"4k"},"timeout":{"read":"10s"}}`})
 	gr1 := topology.Ref{Group: topology.GatewayGroup, Kind: "GRPCRoute", Namespace: "default", Name: "gr1"}
 	want(t, "effective gr1", effective(t, res, "ProxySettingsPolicy", gr1), []string{`{"buffering":{"bufferSize":"4k"},"timeout":{"read":"60s"}}`})
-	want(t, "gw Programmed", status(t, res, "gw", "Programmed"), "True/PartiallyProgrammed")
+	// NGF reports a policy it accepts as programmed, however much of it
+	// a route's policy overrides (programmed: when-accepted); the message
+	// still says what it loses.
+	want(t, "gw Programmed", status(t, res, "gw", "Programmed"), "True/Programmed")
+	if msg := condition(t, res, "gw", "Programmed").Message; !strings.Contains(msg, "What it contributes: Policy is programmed in full in 1, in part in 1 of 2 contexts") ||
+		!strings.Contains(msg, "beaten by ProxySettingsPolicy default/route") {
+		t.Errorf("gw's Programmed message %q", msg)
+	}
+	want(t, "gw-newer Programmed", status(t, res, "gw-newer", "Programmed"), "False/Overridden")
 }
 
 // A ProxySettingsPolicy whose busyBuffersSize is not larger than its
@@ -872,7 +1030,7 @@ rateLimit: {rejectCode: 503}`))...))
 // internal/controller/nginx/config/policies/snippetspolicy/validator.go.
 func TestDocsNGFSnippetsPolicyIsAdditive(t *testing.T) {
 	c := labelledCRD("gateway.nginx.org", "SnippetsPolicy", "snippetspolicies", "direct")
-	res := compute(t, engine.Options{}, c, ngfTopo,
+	res := compute(t, ngfFlagsOn, c, ngfTopo,
 		pol(ngfV1, "SnippetsPolicy", "a", 0, `targetRefs: [`+gwRef+`]
 snippets: [{context: http, value: "a on;"}]`),
 		pol(ngfV1, "SnippetsPolicy", "b", 1, `targetRefs: [`+gwRef+`]
@@ -1943,7 +2101,7 @@ func TestDocsNGFPayloadProcessor(t *testing.T) {
 	proc := func(svc string) string {
 		return `processors: [{type: ExtProcess, extProcess: {backendRef: {name: ` + svc + `, port: 9000}, timeout: 1s}}]`
 	}
-	res := compute(t, engine.Options{}, c, ngfTopo,
+	res := compute(t, ngfFlagsOn, c, ngfTopo,
 		pol(ngfV1, "PayloadProcessor", "gw", 0, "targetRef: "+gwRef+"\n"+proc("guard")),
 		pol(ngfV1, "PayloadProcessor", "route", 1, "targetRef: "+r1Ref+"\n"+proc("route-guard")),
 		pol(ngfV1, "PayloadProcessor", "route-newer", 2, "targetRef: "+r1Ref+"\n"+proc("other")))
@@ -1955,7 +2113,7 @@ func TestDocsNGFPayloadProcessor(t *testing.T) {
 		[]string{`{"processors":[{"extProcess":{"backendRef":{"name":"route-guard","port":9000},"timeout":"1s"},"type":"ExtProcess"}]}`})
 	// A route without one takes the Gateway's (gr1 is a GRPCRoute:
 	// NGF applies PayloadProcessors to HTTP routes only).
-	res = compute(t, engine.Options{}, c, ngfTopo, pol(ngfV1, "PayloadProcessor", "gw", 0, "targetRef: "+gwRef+"\n"+proc("guard")))
+	res = compute(t, ngfFlagsOn, c, ngfTopo, pol(ngfV1, "PayloadProcessor", "gw", 0, "targetRef: "+gwRef+"\n"+proc("guard")))
 	want(t, "effective r1, Gateway only", effective(t, res, "PayloadProcessor", dR1),
 		[]string{`{"processors":[{"extProcess":{"backendRef":{"name":"guard","port":9000},"timeout":"1s"},"type":"ExtProcess"}]}`})
 	gr1 := topology.Ref{Group: topology.GatewayGroup, Kind: "GRPCRoute", Namespace: "default", Name: "gr1"}
@@ -1976,7 +2134,7 @@ func TestDocsNGFExternalLoadBalancer(t *testing.T) {
 	link := func(addr string) string {
 		return "targetRefs: [" + gwRef + "]\ngatewayLink: {virtualServerAddress: " + addr + "}"
 	}
-	res := compute(t, engine.Options{}, c, ngfTopo,
+	res := compute(t, ngfFlagsOn, c, ngfTopo,
 		pol(ngfV1, "ExternalLoadBalancer", "older", 0, link("10.0.0.1")),
 		pol(ngfV1, "ExternalLoadBalancer", "newer", 1, link("10.0.0.2")))
 	want(t, "older", status(t, res, "older", "Accepted"), "True/Accepted")
@@ -2069,4 +2227,235 @@ spec:
 	want(t, "on-listeners", ancestorsOf(t, res, "on-listeners"), []string{"Gateway.gateway.networking.k8s.io default/g1=Accepted"})
 	// A route's parentRef with a sectionName keeps it.
 	want(t, "on-parentref-section", ancestorsOf(t, res, "on-parentref-section"), []string{"Gateway.gateway.networking.k8s.io default/g1#admin=Accepted"})
+}
+
+// ancestorCondList returns the conditions of policy name's ancestors, one
+// string per ancestor: "ref: Type=Status/Reason, ...", in status order.
+func ancestorCondList(t *testing.T, res *engine.Result, name string) []string {
+	t.Helper()
+	for _, ps := range res.Policies {
+		if ps.Policy.Ref.Name != name {
+			continue
+		}
+		out := []string{}
+		for _, a := range ps.Ancestors {
+			var cs []string
+			for _, c := range a.Conditions {
+				cs = append(cs, c.Type+"="+c.Status+"/"+c.Reason)
+			}
+			out = append(out, a.Ref.Short()+": "+strings.Join(cs, ", "))
+		}
+		return out
+	}
+	t.Fatalf("no policy %s", name)
+	return nil
+}
+
+// NGF writes no status entry for a target it does not resolve: a Gateway,
+// route or Service that is not among the objects, another
+// implementation's, or (UpstreamSettingsPolicy) a Service no route of
+// its Gateways uses; it drops such targets before it attaches the policy,
+// so they take no place under the 16-ancestor limit either. attache says
+// so with an input problem on the policy (its summary condition says it
+// too), not with a TargetNotFound entry; the CRD's
+// attache.dev/missing-targets: entry gives the entry back.
+// Source: NGF e55bfe339 internal/controller/state/graph/policies.go
+// (processPolicies: gatewayExists, routes, services, "continue";
+// "if len(targetRefs) == 0 continue"), service.go
+// (buildReferencedServices), status/prepare_requests.go
+// (PrepareNGFPolicyRequests: an entry per pol.Ancestors only).
+func TestDocsNGFNoStatusForMissingTargets(t *testing.T) {
+	obs := labelledCRD("gateway.nginx.org", "ObservabilityPolicy", "observabilitypolicies", "direct")
+	usp := labelledCRD("gateway.nginx.org", "UpstreamSettingsPolicy", "upstreamsettingspolicies", "direct")
+	csp := labelledCRD("gateway.nginx.org", "ClientSettingsPolicy", "clientsettingspolicies", "inherited")
+	const v2 = "gateway.nginx.org/v1alpha2"
+	other := `
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: eg-gw, namespace: default}
+spec: {gatewayClassName: eg, listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: unused, namespace: default}
+spec: {ports: [{port: 80}]}`
+	docs := []string{obs, usp, csp, ngfTopo, other,
+		pol(v2, "ObservabilityPolicy", "half", 0, `targetRefs: [`+r1Ref+`, {group: gateway.networking.k8s.io, kind: HTTPRoute, name: nope}]
+tracing: {strategy: parent}`),
+		pol(ngfV1, "ClientSettingsPolicy", "gone", 0, `targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: nope}
+body: {maxSize: 1m}`),
+		pol(ngfV1, "ClientSettingsPolicy", "elsewhere", 0, `targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: eg-gw}
+body: {maxSize: 1m}`),
+		pol(ngfV1, "UpstreamSettingsPolicy", "idle", 0, `targetRefs: [{group: "", kind: Service, name: unused}]
+zoneSize: 1m`),
+	}
+	res := compute(t, engine.Options{}, docs...)
+	want(t, "half ancestors", ancestorCondList(t, res, "half"), []string{"HTTPRoute default/r1: Accepted=True/Accepted, Programmed=True/Programmed"})
+	if p := problemsOf(res, "half"); len(p) != 1 || !strings.HasPrefix(p[0], "spec.targetRefs[1]: HTTPRoute default/nope not found; NGINX Gateway Fabric writes no status entry") {
+		t.Errorf("half's problems %q", p)
+	}
+	want(t, "half", status(t, res, "half", "Accepted"), "True/Accepted")
+	for name, says := range map[string]string{
+		"gone":      "spec.targetRef: Gateway default/nope not found",
+		"elsewhere": "spec.targetRef: Gateway default/eg-gw (GatewayClass eg, controller gateway.envoyproxy.io/gatewayclass-controller) is another implementation's",
+		"idle":      "spec.targetRefs[0]: Service default/unused takes effect through no Gateway of NGINX Gateway Fabric",
+	} {
+		want(t, name+" ancestors", ancestorCondList(t, res, name), []string{})
+		if p := problemsOf(res, name); len(p) != 1 || !strings.HasPrefix(p[0], says) {
+			t.Errorf("%s's problems %q, want one saying %q", name, p, says)
+		}
+	}
+	// The summary still says why (get and describe show it).
+	want(t, "gone", status(t, res, "gone", "Accepted"), "False/TargetNotFound")
+
+	// Once the route is created, an Incremental lists it and the
+	// problem goes, as a full computation does.
+	in := engine.NewIncremental(engine.Options{})
+	in.Compute(decodeDocs(t, docs...))
+	created := append(slices.Clone(docs), `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: nope, namespace: default}
+spec:
+  parentRefs: [{name: g1}]
+  hostnames: [nope.example]
+  rules: [{backendRefs: [{name: s1, port: 80}]}]`)
+	got := in.Compute(decodeDocs(t, created...))
+	if a, b := dump(t, got), dump(t, engine.Compute(decodeDocs(t, created...), engine.Options{})); a != b {
+		t.Fatal(firstDiff(a, b))
+	}
+	want(t, "half, route created", len(ancestorCondList(t, got, "half")), 2)
+	want(t, "half problems, route created", problemsOf(got, "half"), []string(nil))
+
+	// The CRD's annotation gives the TargetNotFound entry back.
+	withEntry := strings.Replace(obs, "labels: {gateway.networking.k8s.io/policy: direct}}",
+		"labels: {gateway.networking.k8s.io/policy: direct}, annotations: {attache.dev/missing-targets: entry}}", 1)
+	docs[0] = withEntry
+	res = compute(t, engine.Options{}, docs...)
+	want(t, "half ancestors, entry", ancestorCondList(t, res, "half"), []string{
+		"HTTPRoute default/r1: Accepted=True/Accepted, Programmed=True/Programmed",
+		"HTTPRoute default/nope: Accepted=False/TargetNotFound, Programmed=False/Reconciling"})
+	want(t, "half problems, entry", problemsOf(res, "half"), []string(nil))
+}
+
+// A missing target takes no place under NGF's 16-ancestor limit: an
+// UpstreamSettingsPolicy naming a missing Service first, then a Service
+// the routes of 16 Gateways use, is applied and listed at all 16.
+// Source: as TestDocsNGFNoStatusForMissingTargets, and policies.go
+// (attachPolicyToService: ngfPolicyAncestorsFull counts the entries
+// added).
+func TestDocsNGFMissingTargetTakesNoPlace(t *testing.T) {
+	docs := []string{labelledCRD("gateway.nginx.org", "UpstreamSettingsPolicy", "upstreamsettingspolicies", "direct"),
+		"apiVersion: v1\nkind: Service\nmetadata: {name: s1, namespace: default}\nspec: {ports: [{port: 80}]}"}
+	var parents []string
+	for i := range 16 {
+		docs = append(docs, fmt.Sprintf("apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: g%02d, namespace: default}\nspec: {gatewayClassName: c, listeners: [{name: http, protocol: HTTP, port: 80}]}", i))
+		parents = append(parents, fmt.Sprintf("{name: g%02d}", i))
+	}
+	docs = append(docs, fmt.Sprintf("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r1, namespace: default}\nspec: {parentRefs: [%s], rules: [{backendRefs: [{name: s1, port: 80}]}]}", strings.Join(parents, ", ")),
+		pol(ngfV1, "UpstreamSettingsPolicy", "zone", 0, `targetRefs: [{group: "", kind: Service, name: missing}, {group: "", kind: Service, name: s1}]
+zoneSize: 512k`))
+	res := compute(t, engine.Options{}, docs...)
+	want(t, "ancestors", len(ancestorsOf(t, res, "zone")), 16)
+	for _, ps := range res.Policies {
+		for _, c := range ps.Conditions {
+			if c.Type == engine.ConditionAncestorLimit {
+				t.Errorf("%s: %s", c.Type, c.Message)
+			}
+		}
+	}
+}
+
+// NGF's Programmed condition on its settings policies says whether the
+// policy is accepted at the ancestor: Programmed=True wherever it is
+// accepted, even when a more specific policy overrides it entirely;
+// Programmed=False, reason Overridden, where it is Conflicted; reason
+// Reconciling where it is Invalid or TargetConflict (and NGF's other
+// reasons). Types and reasons as NGF writes them; the messages are
+// attache's.
+// Source: NGF e55bfe339 internal/controller/status/prepare_requests.go
+// (PrepareNGFPolicyRequests, settingsPolicyKinds,
+// settingsPolicyProgrammedCondition, ancestorAccepted,
+// ancestorConflicted), internal/controller/state/conditions/
+// conditions.go (NewSettingsPolicyProgrammed, NewSettingsPolicyOverridden,
+// NewSettingsPolicyNotProgrammed).
+func TestDocsNGFProgrammedWording(t *testing.T) {
+	c := labelledCRD("gateway.nginx.org", "ClientSettingsPolicy", "clientsettingspolicies", "inherited")
+	g2 := `{group: gateway.networking.k8s.io, kind: Gateway, name: g2}`
+	r2 := `{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r2}`
+	res := compute(t, engine.Options{}, c, ngfTopo,
+		// g2's only route r2 has its own maxSize: g2's policy is beaten
+		// in its only context.
+		pol(ngfV1, "ClientSettingsPolicy", "on-g2", 0, "targetRef: "+g2+"\nbody: {maxSize: 1m}"),
+		pol(ngfV1, "ClientSettingsPolicy", "on-r2", 1, "targetRef: "+r2+"\nbody: {maxSize: 2m}"),
+		pol(ngfV1, "ClientSettingsPolicy", "on-r2-newer", 2, "targetRef: "+r2+"\nbody: {maxSize: 3m}"),
+		pol(ngfV1, "ClientSettingsPolicy", "bad", 3, "targetRef: "+r1Ref+"\nbody: {maxSize: 1M}"))
+	want(t, "on-g2", ancestorCondList(t, res, "on-g2"), []string{"Gateway default/g2: Accepted=True/Accepted, Programmed=True/Programmed"})
+	if msg := condition(t, res, "on-g2", "Programmed").Message; !strings.Contains(msg, "Policy is overridden in its only context: body.maxSize beaten by ClientSettingsPolicy default/on-r2") {
+		t.Errorf("on-g2's Programmed message %q", msg)
+	}
+	want(t, "on-r2", ancestorCondList(t, res, "on-r2"), []string{"HTTPRoute default/r2: Accepted=True/Accepted, Programmed=True/Programmed"})
+	want(t, "on-r2-newer", ancestorCondList(t, res, "on-r2-newer"), []string{"HTTPRoute default/r2: Accepted=False/Conflicted, Programmed=False/Overridden"})
+	want(t, "bad", ancestorCondList(t, res, "bad"), []string{"HTTPRoute default/r1: Accepted=False/Invalid, Programmed=False/Reconciling"})
+	want(t, "bad summary", status(t, res, "bad", "Programmed"), "False/Reconciling")
+
+	// TargetConflict (docsTopo: gr1 shares r1's location).
+	res = compute(t, engine.Options{}, c, docsTopo, pol(ngfV1, "ClientSettingsPolicy", "on-r1", 0, "targetRef: "+r1Ref+"\nbody: {maxSize: 10m}"))
+	want(t, "on-r1", ancestorCondList(t, res, "on-r1"), []string{"HTTPRoute default/r1: Accepted=False/TargetConflict, Programmed=False/Reconciling"})
+
+	// GEP-713's wording where the CRD says so: on-g2 is overridden.
+	gep := strings.Replace(c, "labels: {gateway.networking.k8s.io/policy: inherited}}",
+		"labels: {gateway.networking.k8s.io/policy: inherited}, annotations: {attache.dev/programmed: gep}}", 1)
+	res = compute(t, engine.Options{}, gep, ngfTopo,
+		pol(ngfV1, "ClientSettingsPolicy", "on-g2", 0, "targetRef: "+g2+"\nbody: {maxSize: 1m}"),
+		pol(ngfV1, "ClientSettingsPolicy", "on-r2", 1, "targetRef: "+r2+"\nbody: {maxSize: 2m}"),
+		pol(ngfV1, "ClientSettingsPolicy", "on-r2-newer", 2, "targetRef: "+r2+"\nbody: {maxSize: 3m}"))
+	want(t, "on-g2, gep", ancestorCondList(t, res, "on-g2"), []string{"Gateway default/g2: Accepted=True/Accepted, Programmed=False/Overridden"})
+	want(t, "on-r2-newer, gep", ancestorCondList(t, res, "on-r2-newer"), []string{"HTTPRoute default/r2: Accepted=False/Conflicted"})
+}
+
+// WAFPolicy: inherited, on Gateways and HTTP/GRPC routes; NGF writes every
+// valid policy reaching a route (the Gateway's at its server, the route's
+// at its location, several on one target side by side: they never
+// conflict), so the route's effective policy lists them all (additive);
+// a target of another kind is Invalid (not applied), a missing one gets
+// no status entry (NGF's functional test: "no ancestor status for a
+// policy targeting a nonexistent Gateway").
+// Source: NGF e55bfe339 apis/v1alpha1/wafpolicy_types.go (targetRefs,
+// inherited label), internal/controller/nginx/config/policies/waf/
+// validator.go (Validate: Gateway, HTTPRoute, GRPCRoute; Conflicts false),
+// waf/generator.go (GenerateForServer, GenerateForLocation: one file per
+// policy), tests/suite/waf_policy_test.go.
+func TestDocsNGFWAFPolicy(t *testing.T) {
+	c := labelledCRD("gateway.nginx.org", "WAFPolicy", "wafpolicies", "inherited")
+	src := func(url string) string {
+		return "type: HTTP\npolicySource: {httpSource: {url: '" + url + "'}}"
+	}
+	res := compute(t, engine.Options{}, c, ngfTopo,
+		pol(ngfV1, "WAFPolicy", "gw-waf", 0, "targetRefs: ["+gwRef+"]\n"+src("https://b.example/gw.tgz")),
+		pol(ngfV1, "WAFPolicy", "gw-waf-2", 1, "targetRefs: ["+gwRef+"]\n"+src("https://b.example/gw2.tgz")),
+		pol(ngfV1, "WAFPolicy", "route-waf", 2, "targetRefs: ["+r1Ref+"]\n"+src("https://b.example/r1.tgz")),
+		pol(ngfV1, "WAFPolicy", "on-svc", 3, "targetRefs: [{group: \"\", kind: Service, name: s1}]\n"+src("https://b.example/s.tgz")),
+		pol(ngfV1, "WAFPolicy", "on-missing", 4, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: nope}]\n"+src("https://b.example/n.tgz")))
+	k := kindOf(t, res, "WAFPolicy")
+	want(t, "origin", k.Origins[policy.SettingComposition], policy.FromProfile(profiles.NGF))
+	for _, name := range []string{"gw-waf", "gw-waf-2", "route-waf"} {
+		want(t, name, status(t, res, name, "Accepted"), "True/Accepted")
+	}
+	want(t, "on-svc", status(t, res, "on-svc", "Accepted"), "False/Invalid")
+	want(t, "on-missing ancestors", ancestorCondList(t, res, "on-missing"), []string{})
+	e := effective(t, res, "WAFPolicy", dR1)
+	if len(e) != 1 {
+		t.Fatalf("effective r1 = %v, want one context", e)
+	}
+	for _, name := range []string{"default/gw-waf", "default/gw-waf-2", "default/route-waf"} {
+		if !strings.Contains(e[0], `"`+name+`"`) {
+			t.Errorf("effective r1 %s does not list %s", e[0], name)
+		}
+	}
 }

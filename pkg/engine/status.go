@@ -68,6 +68,7 @@ func (c *computation) result() *Result {
 		r.Problems = append(r.Problems, ps.p.Problems...)
 		r.Problems = append(r.Problems, ps.p.Ignored...)
 		r.Problems = append(r.Problems, ps.targetProblems...)
+		r.Problems = append(r.Problems, ps.unlisted...)
 		if gk := ps.p.Kind.GroupKind; c.schemaProblems[gk] != nil && !unchecked[gk] {
 			// Once per kind, while a policy of it is there: the same
 			// answer whether the schema was compiled now or for an
@@ -164,6 +165,10 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 				st.Ancestors = append(st.Ancestors, Ancestor{Ref: targetRef(t), Conditions: []Condition{cond}})
 			}
 		}
+		if ps.p.Kind.ProgrammedWhenAccepted {
+			programmedWhenAccepted(st)
+		}
+		c.unlistMissing(ps, st)
 		c.limitAncestors(ps, st)
 		return st
 	}
@@ -277,6 +282,23 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 				}
 			}
 		}
+		if an.reason == ReasonInvalid && an.att != nil && an.att.notVia != nil {
+			// Refused by the parameters of some Gateways' data planes
+			// only: left out through those (notAppliedVia).
+			if an.att.nowhere {
+				an.msg += "; not applied"
+			} else {
+				names := make([]string, len(an.att.notVia))
+				for i, gw := range an.att.notVia {
+					names[i] = gw.Short()
+				}
+				an.msg += fmt.Sprintf("; not applied through %s, applied through its other Gateways", strings.Join(names, ", "))
+				if st.NotAppliedVia == nil {
+					st.NotAppliedVia = map[topology.Ref][]topology.Ref{}
+				}
+				st.NotAppliedVia[an.att.ref.At] = an.att.notVia
+			}
+		}
 		if an.reason == ReasonInvalid && an.att != nil && an.att.failedOpen != nil {
 			an.msg += fmt.Sprintf("; failing open, %s left out and the rest applied", strings.Join(an.att.failedOpen, ", "))
 		}
@@ -330,6 +352,11 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 					}
 				}
 			}
+		}
+		if an.reason == ReasonInvalid && an.att != nil && an.att.notViaReason != "" {
+			// Its implementation's own reason for what the Gateways'
+			// parameters refuse (NGF: NginxProxyConfigNotSet).
+			an.reason = an.att.notViaReason
 		}
 		bads = append(bads, bad)
 		byGateway = append(byGateway, perGW)
@@ -424,6 +451,10 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 	if len(ps.affects) > 0 {
 		st.Affects = ps.affects
 	}
+	if ps.p.Kind.ProgrammedWhenAccepted {
+		programmedWhenAccepted(st)
+	}
+	c.unlistMissing(ps, st)
 	c.limitAncestors(ps, st)
 	return st
 }

@@ -198,6 +198,17 @@ type PolicyStatus struct {
 	// with allow it: attache.dev/data-plane-allowlists), those Gateways;
 	// a target absent here fails through every Gateway.
 	InPlaceInvalidVia map[topology.Ref][]topology.Ref `json:"-"`
+	// UnlistedTargets are the declared targets that do not resolve, left
+	// out of Ancestors for a kind whose implementation lists none of them
+	// (policy.Kind.MissingTargetsUnlisted); each is also an input problem.
+	UnlistedTargets []topology.Ref `json:"-"`
+	// NotAppliedVia, for a target where the policy is Invalid because the
+	// parameters of some Gateways' data planes refuse it, under a kind
+	// leaving out what its implementation cannot translate
+	// (policy.Kind.InvalidNotApplied), those Gateways: the policy is in
+	// the target's effective policy, applied through its other Gateways
+	// only (attache trace leaves it out of requests through these).
+	NotAppliedVia map[topology.Ref][]topology.Ref `json:"-"`
 }
 
 // Reach counts a policy's contexts (target and distinct stack) by outcome.

@@ -84,7 +84,7 @@ func TestGatedOff(t *testing.T) {
 	}
 	f := Features{"Impl.lua": {On: false, From: "ConfigMap ns/cfg"}, "Impl.wasm": {On: true, From: "--feature Impl.wasm=true"}}
 	got = p.GatedOff(f)
-	if !reflect.DeepEqual(got, []FieldProblem{{"spec.lua", "needs Impl.lua, off in ConfigMap ns/cfg"}}) {
+	if !reflect.DeepEqual(got, []FieldProblem{{Field: "spec.lua", Message: "needs Impl.lua, off in ConfigMap ns/cfg"}}) {
 		t.Errorf("with wasm on, lua off in a ConfigMap: %v", got)
 	}
 	p.Spec = map[string]any{"lua": []any{}, "wasm": nil}

@@ -223,6 +223,25 @@ type Kind struct {
 	// validator finds a problem). By default it keeps its place, as Envoy
 	// Gateway claims the target and fails its routes.
 	InvalidNotApplied bool
+	// MissingTargetsUnlisted: a declared target that does not resolve
+	// (not among the objects, another implementation's, or, for kinds
+	// naming Gateways as ancestors, reached through none of its Gateways)
+	// gets no status.ancestors entry and takes no place among the
+	// MaxAncestors; the policy carries an input problem naming it instead
+	// (NGINX Gateway Fabric drops such a target before it writes status).
+	// By default it gets an entry, Accepted=False reason TargetNotFound.
+	MissingTargetsUnlisted bool
+	// ProgrammedWhenAccepted: the Programmed condition says whether the
+	// policy is accepted at the ancestor, not what it contributes there:
+	// True (reason Programmed) at every accepted ancestor, overridden or
+	// not (the message still says what it loses), and False at every
+	// ancestor that is not accepted, reason Overridden when it is
+	// Conflicted there, else Reconciling (NGINX Gateway Fabric's
+	// settingsPolicyProgrammedCondition). By default (GEP-713, decision 7)
+	// Programmed is written at accepted ancestors only, False/Overridden
+	// where the policy contributes nothing, PartiallyProgrammed where it
+	// loses part.
+	ProgrammedWhenAccepted bool
 	// FilterAttachment: a policy of the kind is also attached to a route
 	// rule by that rule's filter of type ExtensionRef naming it (same
 	// namespace as the route), ranking first at the rule, before the
@@ -416,6 +435,8 @@ type Spec struct {
 	ConflictScopePolicy           bool
 	RejectRouteOverlap            bool
 	InvalidNotApplied             bool
+	MissingTargetsUnlisted        bool
+	ProgrammedWhenAccepted        bool
 	FilterAttachment              bool
 	MissingFilterStatus           int
 	ConflictFields                []string
@@ -501,6 +522,8 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingConflictScope, s.ConflictScopePolicy, func() { k.ConflictScopePolicy = s.ConflictScopePolicy })
 	set(SettingRouteOverlap, s.RejectRouteOverlap, func() { k.RejectRouteOverlap = s.RejectRouteOverlap })
 	set(SettingInvalidPolicies, s.InvalidNotApplied, func() { k.InvalidNotApplied = s.InvalidNotApplied })
+	set(SettingMissingTargets, s.MissingTargetsUnlisted, func() { k.MissingTargetsUnlisted = true })
+	set(SettingProgrammed, s.ProgrammedWhenAccepted, func() { k.ProgrammedWhenAccepted = true })
 	set(SettingFilterAttachment, s.FilterAttachment, func() {
 		k.FilterAttachment, k.MissingFilterStatus = s.FilterAttachment, s.MissingFilterStatus
 	})
@@ -942,6 +965,8 @@ var annotationOf = map[string]string{
 	SettingConflictScope:         AnnotationConflictScope,
 	SettingRouteOverlap:          AnnotationRouteOverlap,
 	SettingInvalidPolicies:       AnnotationInvalidPolicies,
+	SettingMissingTargets:        AnnotationMissingTargets,
+	SettingProgrammed:            AnnotationProgrammed,
 	SettingFilterAttachment:      AnnotationFilterAttachment,
 	SettingConflictFields:        AnnotationConflictFields,
 	SettingInheritedFields:       AnnotationInheritedFields,
@@ -970,7 +995,7 @@ var allSettings = []string{
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingSameLevelTies, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingAncestorLimit, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingSectionNames, SettingEmptyTargetGroup, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingReach, SettingPartlyOverridden, SettingWeightAnnotation,
-	SettingDelegationPriority, SettingWaypointTargets, SettingControllers, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingInvalidPolicies, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
+	SettingDelegationPriority, SettingWaypointTargets, SettingControllers, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingInvalidPolicies, SettingMissingTargets, SettingProgrammed, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingClusterIPRouting, SettingObjectRefs,
 	SettingUnsupportedFields, SettingFailureStatus, SettingRouteReplacement, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingValidations, SettingFeatureGates,
 }
@@ -1151,6 +1176,14 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		}},
 		{AnnotationInvalidPolicies, SettingInvalidPolicies, func(v string) (err error) {
 			k.InvalidNotApplied, err = parseChoice(v, "not-applied", "in-place", "invalid-policies rule")
+			return
+		}},
+		{AnnotationMissingTargets, SettingMissingTargets, func(v string) (err error) {
+			k.MissingTargetsUnlisted, err = parseChoice(v, MissingTargetsProblem, MissingTargetsEntry, "missing-targets rule")
+			return
+		}},
+		{AnnotationProgrammed, SettingProgrammed, func(v string) (err error) {
+			k.ProgrammedWhenAccepted, err = parseChoice(v, ProgrammedWhenAccepted, ProgrammedGEP, "programmed rule")
 			return
 		}},
 		{AnnotationConflictFields, SettingConflictFields, func(v string) error { k.ConflictFields = splitList(v); return nil }},

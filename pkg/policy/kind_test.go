@@ -361,6 +361,22 @@ func TestKindFromCRDConflictScope(t *testing.T) {
 	}
 	k, p := KindFromCRD(newCRD(policyLabel("Direct"), map[string]string{AnnotationInvalidPolicies: "drop"}), nil)
 	wantCRDProblem(t, k, p, annField(AnnotationInvalidPolicies), `unknown invalid-policies rule "drop" (known: in-place, not-applied)`)
+	for ann, want := range map[string]bool{"problem": true, "entry": false} {
+		k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationMissingTargets: ann}), nil)
+		if k.MissingTargetsUnlisted != want || k.Origins[SettingMissingTargets] != FromAnnotation {
+			t.Errorf("missing-targets %s: MissingTargetsUnlisted %v (origin %q)", ann, k.MissingTargetsUnlisted, k.Origins[SettingMissingTargets])
+		}
+	}
+	k, p = KindFromCRD(newCRD(policyLabel("Direct"), map[string]string{AnnotationMissingTargets: "none"}), nil)
+	wantCRDProblem(t, k, p, annField(AnnotationMissingTargets), `unknown missing-targets rule "none" (known: entry, problem)`)
+	for ann, want := range map[string]bool{"when-accepted": true, "gep": false} {
+		k := mustKindFromCRD(t, newCRD(policyLabel("Inherited"), map[string]string{AnnotationProgrammed: ann}), nil)
+		if k.ProgrammedWhenAccepted != want || k.Origins[SettingProgrammed] != FromAnnotation {
+			t.Errorf("programmed %s: ProgrammedWhenAccepted %v (origin %q)", ann, k.ProgrammedWhenAccepted, k.Origins[SettingProgrammed])
+		}
+	}
+	k, p = KindFromCRD(newCRD(policyLabel("Direct"), map[string]string{AnnotationProgrammed: "ngf"}), nil)
+	wantCRDProblem(t, k, p, annField(AnnotationProgrammed), `unknown programmed rule "ngf" (known: gep, when-accepted)`)
 	// Strategy none rejects along paths, not at one level: refused.
 	k, p = KindFromCRD(newCRD(policyLabel("Direct"), map[string]string{AnnotationMergeStrategies: "none", AnnotationConflictScope: "policy"}), nil)
 	wantCRDProblem(t, k, p, annField(AnnotationConflictScope), "needs a same-level rule that rejects policies at one level")

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -33,11 +34,19 @@ type Requirement struct {
 	// where it is checked (Envoy Gateway checks GeoIP on its HTTP
 	// listeners only); all listeners when empty.
 	On []string
+	// Reason, when set, is the reason of the Accepted=False condition its
+	// implementation writes when this requirement (on the data plane's
+	// parameters) is all that refuses the policy at a target (NGINX
+	// Gateway Fabric: NginxProxyConfigNotSet); Invalid otherwise.
+	Reason string
 }
 
 // RequirementParameters is the word naming the data plane's parameters in
 // a requirement.
 const RequirementParameters = "parameters"
+
+// conditionReason is metav1.Condition's pattern for reasons.
+var conditionReason = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
 
 // String renders the requirement in its annotation form:
 // "a.b[] requires ClientTrafficPolicy.gateway.envoyproxy.io:x|y".
@@ -58,6 +67,9 @@ func (r Requirement) String() string {
 	if len(r.On) > 0 {
 		s += " on=" + strings.Join(r.On, ",")
 	}
+	if r.Reason != "" {
+		s += " reason=" + r.Reason
+	}
 	return s
 }
 
@@ -69,17 +81,24 @@ func RequirementsString(rs []Requirement) string { return entriesString(rs) }
 // separated by ";", each "<path> requires <where>:<path>|<path>..." or
 // "<path> excludes <where>:<path>|...", where is "parameters" or a policy
 // kind as Kind.group, the latter optionally followed by
-// " on=<protocol>,..." (the listeners checked); "none" for none.
+// " on=<protocol>,..." (the listeners checked), the former by
+// " reason=<Reason>" (the reason its implementation gives when the
+// requirement is all that refuses the policy); "none" for none.
 func ParseRequirements(v string) ([]Requirement, error) {
 	return parseEntries(v, "a.b[] requires parameters:x.y", func(entry string) (Requirement, error) {
 		words := strings.Fields(entry)
 		var on []string
-		if len(words) == 4 {
-			v, ok := strings.CutPrefix(words[3], "on=")
-			if !ok || v == "" {
-				return Requirement{}, fmt.Errorf("entry %q: %q is not on=<protocol>,...", entry, words[3])
+		var reason string
+		for len(words) > 3 {
+			last := words[len(words)-1]
+			if v, ok := strings.CutPrefix(last, "on="); ok && on == nil && v != "" {
+				on = splitList(v)
+			} else if v, ok := strings.CutPrefix(last, "reason="); ok && reason == "" && v != "" {
+				reason = v
+			} else {
+				return Requirement{}, fmt.Errorf("entry %q: %q is not on=<protocol>,... nor reason=<Reason>", entry, last)
 			}
-			on, words = splitList(v), words[:3]
+			words = words[:len(words)-1]
 		}
 		if len(words) != 3 || (words[1] != "requires" && words[1] != "excludes") {
 			return Requirement{}, fmt.Errorf("entry %q is not <path> requires|excludes <where>:<path>|<path>...", entry)
@@ -88,7 +107,7 @@ func ParseRequirements(v string) ([]Requirement, error) {
 		if !ok {
 			return Requirement{}, fmt.Errorf("entry %q: %q is not <where>:<path>|<path>...", entry, words[2])
 		}
-		r := Requirement{Path: BackendRefPath(strings.TrimPrefix(words[0], "spec.")), Excludes: words[1] == "excludes", On: on}
+		r := Requirement{Path: BackendRefPath(strings.TrimPrefix(words[0], "spec.")), Excludes: words[1] == "excludes", On: on, Reason: reason}
 		if where != RequirementParameters {
 			kind, group, ok := strings.Cut(where, ".")
 			if !ok || kind == "" || group == "" {
@@ -114,6 +133,14 @@ func (r Requirement) validate() error {
 	}
 	if len(r.On) > 0 && r.Of == (topology.GroupKind{}) {
 		return fmt.Errorf("requirement %s: on= reads listeners, and the parameters are a data plane's", r.Path)
+	}
+	if r.Reason != "" {
+		if r.Of != (topology.GroupKind{}) {
+			return fmt.Errorf("requirement %s: reason= is for requirements on the parameters", r.Path)
+		}
+		if !conditionReason.MatchString(r.Reason) || len(r.Reason) > 1024 {
+			return fmt.Errorf("requirement %s: reason=%s is not a condition reason (CamelCase: a letter, then letters, digits, '_', ',' or ':')", r.Path, r.Reason)
+		}
 	}
 	for _, proto := range r.On {
 		if proto == "" || strings.ContainsAny(proto, " ,=;*+") {
@@ -176,9 +203,9 @@ func (p *Policy) Unmet(rs []Requirement, spec map[string]any, what string) []Fie
 		}
 		switch {
 		case !r.Excludes && !held:
-			out = append(out, FieldProblem{Field: fields[0], Message: fmt.Sprintf("requires %s of %s", strings.Join(alts, " or "), what)})
+			out = append(out, FieldProblem{Field: fields[0], Message: fmt.Sprintf("requires %s of %s", strings.Join(alts, " or "), what), Reason: r.Reason})
 		case r.Excludes && held:
-			out = append(out, FieldProblem{Field: fields[0], Message: fmt.Sprintf("does not work with %s of %s", strings.Join(alts, " or "), what)})
+			out = append(out, FieldProblem{Field: fields[0], Message: fmt.Sprintf("does not work with %s of %s", strings.Join(alts, " or "), what), Reason: r.Reason})
 		}
 	}
 	return out

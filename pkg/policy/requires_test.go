@@ -19,17 +19,20 @@ func TestRequirements(t *testing.T) {
 		t.Errorf("RequirementsString = %q", got)
 	}
 	for bad, msg := range map[string]string{
-		"geo[] needs parameters:geoIP.provider":            "is not <path> requires|excludes",
-		"geo[] requires parameters":                        `"parameters" is not <where>:<path>`,
-		"geo[] requires Thing:x":                           "is neither \"parameters\" nor a policy kind as Kind.group",
-		"geo[] requires parameters:telemetry.x":            `attache does not read "telemetry.x" of the data plane's parameters`,
-		"geo[] requires parameters:geoIP.providerX":        `attache does not read "geoIP.providerX"`,
-		"geo[] requires X.y:a..b":                          "is not a dotted path below spec",
-		"a..b requires X.y:a":                              "is not a dotted path below spec",
-		"geo[] requires X.y:a on=":                         `"on=" is not on=<protocol>,...`,
-		"geo[] requires X.y:a when=x":                      `"when=x" is not on=<protocol>,...`,
-		"geo[] requires X.y:a on=http":                     "HTTP, not http",
-		"geo[] requires parameters:geoIP.provider on=HTTP": "on= reads listeners",
+		"geo[] needs parameters:geoIP.provider":                        "is not <path> requires|excludes",
+		"geo[] requires parameters":                                    `"parameters" is not <where>:<path>`,
+		"geo[] requires Thing:x":                                       "is neither \"parameters\" nor a policy kind as Kind.group",
+		"geo[] requires parameters:telemetry.x":                        `attache does not read "telemetry.x" of the data plane's parameters`,
+		"geo[] requires parameters:geoIP.providerX":                    `attache does not read "geoIP.providerX"`,
+		"geo[] requires X.y:a..b":                                      "is not a dotted path below spec",
+		"a..b requires X.y:a":                                          "is not a dotted path below spec",
+		"geo[] requires X.y:a on=":                                     `"on=" is not on=<protocol>,...`,
+		"geo[] requires X.y:a when=x":                                  `"when=x" is not on=<protocol>,...`,
+		"geo[] requires X.y:a on=http":                                 "HTTP, not http",
+		"geo[] requires parameters:geoIP.provider on=HTTP":             "on= reads listeners",
+		"geo[] requires X.y:a reason=Nope":                             "reason= is for requirements on the parameters",
+		"geo[] requires parameters:geoIP.provider reason=Not-A-Reason": "is not a condition reason",
+		"geo[] requires parameters:geoIP.provider reason=A reason=B":   `"reason=A" is not on=<protocol>,... nor reason=<Reason>`,
 	} {
 		if _, err := ParseRequirements(bad); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("ParseRequirements(%q) = %v, want an error saying %q", bad, err, msg)
@@ -41,6 +44,19 @@ func TestRequirements(t *testing.T) {
 	}
 	if got := RequirementsString(on); got != "geo[] requires X.y:spec.spec.b on=HTTP,HTTPS" {
 		t.Errorf("RequirementsString = %q (a path starting with spec keeps its prefix)", got)
+	}
+	// reason=, on the parameters: kept, rendered, and given to the
+	// problems of an unmet requirement.
+	withReason, err := ParseRequirements("spec.tracing requires parameters:telemetry.exporter.endpoint reason=NginxProxyConfigNotSet")
+	if err != nil || len(withReason) != 1 || withReason[0].Reason != "NginxProxyConfigNotSet" {
+		t.Fatalf("reason= requirement: %+v, %v", withReason, err)
+	}
+	if got := RequirementsString(withReason); got != "tracing requires parameters:telemetry.exporter.endpoint reason=NginxProxyConfigNotSet" {
+		t.Errorf("RequirementsString = %q", got)
+	}
+	traced := &Policy{Kind: routeKind(t, Spec{Requirements: withReason}), Spec: map[string]any{"tracing": map[string]any{"strategy": "parent"}}}
+	if got := traced.Unmet(withReason, nil, "it"); len(got) != 1 || got[0].Reason != "NginxProxyConfigNotSet" {
+		t.Errorf("Unmet = %+v, want one problem with the reason", got)
 	}
 	k := routeKind(t, Spec{Requirements: append(rs, on...)})
 	if !k.ReadsDataPlanes() || !k.RequirementsOnListeners() {

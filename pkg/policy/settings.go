@@ -253,6 +253,17 @@ const (
 	// (Envoy Gateway fails its routes), or Invalid and not applied there
 	// (NGINX Gateway Fabric leaves it out).
 	AnnotationInvalidPolicies = "attache.dev/invalid-policies"
+	// AnnotationMissingTargets ("entry", the default, or "problem") says
+	// whether a declared target that does not resolve gets a status
+	// ancestor entry (TargetNotFound) or only an input problem (NGINX
+	// Gateway Fabric writes no entry for it): see
+	// Kind.MissingTargetsUnlisted.
+	AnnotationMissingTargets = "attache.dev/missing-targets"
+	// AnnotationProgrammed ("gep", the default, or "when-accepted") says
+	// what the Programmed condition reports: what the policy contributes
+	// (GEP-713) or whether it is accepted there (NGINX Gateway Fabric):
+	// see Kind.ProgrammedWhenAccepted.
+	AnnotationProgrammed = "attache.dev/programmed"
 	// AnnotationFilterAttachment ("extension-ref", or "none", the default)
 	// says whether a route rule's ExtensionRef filter naming a policy of
 	// the kind attaches it to that rule (Gloo Gateway, kgateway);
@@ -399,6 +410,8 @@ const (
 	SettingConflictScope         = "conflictScope"
 	SettingRouteOverlap          = "routeOverlap"
 	SettingInvalidPolicies       = "invalidPolicies"
+	SettingMissingTargets        = "missingTargets"
+	SettingProgrammed            = "programmed"
 	SettingFilterAttachment      = "filterAttachment"
 	SettingConflictFields        = "conflictFields"
 	SettingInheritedFields       = "inheritedFields"
@@ -437,6 +450,14 @@ func parseSharedPort(v string) (bool, error) {
 
 // parseChoice reads a setting of two words: yes (true) or no (false); what
 // names the setting in the error.
+// The values of AnnotationMissingTargets and AnnotationProgrammed.
+const (
+	MissingTargetsEntry    = "entry"
+	MissingTargetsProblem  = "problem"
+	ProgrammedGEP          = "gep"
+	ProgrammedWhenAccepted = "when-accepted"
+)
+
 func parseChoice(v, yes, no, what string) (bool, error) {
 	switch strings.TrimSpace(v) {
 	case yes:

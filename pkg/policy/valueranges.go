@@ -140,6 +140,9 @@ type FieldProblem struct {
 	Field string
 	// Message says why, after the field: "1T is out of range, ...".
 	Message string
+	// Reason, when set, is the condition reason its implementation gives
+	// for this problem (Requirement.Reason); "" for Invalid.
+	Reason string
 }
 
 // OutOfRange checks the policy's fields against its kind's ValueRanges

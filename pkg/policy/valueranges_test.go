@@ -69,12 +69,12 @@ func TestOutOfRange(t *testing.T) {
 		"limits": []any{int64(0), "10"},
 	}}
 	want := []FieldProblem{
-		{"spec.connection.bufferLimit", "1T is out of range, must be between 0 and 4294967295"},
-		{"spec.rules[1].size", "4096 is out of range, must be between 1024 and 2048"},
-		{"spec.rules[2].size", "2.5 is not a whole number (of bytes, or of the field's unit) that fits in 64 bits"},
-		{"spec.rules[3].size", `"lots" is not a quantity`},
-		{"spec.rules[7].size", "2049 is out of range, must be between 1024 and 2048"},
-		{"spec.limits[0]", "0 is out of range, must be between 1 and 10"},
+		{Field: "spec.connection.bufferLimit", Message: "1T is out of range, must be between 0 and 4294967295"},
+		{Field: "spec.rules[1].size", Message: "4096 is out of range, must be between 1024 and 2048"},
+		{Field: "spec.rules[2].size", Message: "2.5 is not a whole number (of bytes, or of the field's unit) that fits in 64 bits"},
+		{Field: "spec.rules[3].size", Message: `"lots" is not a quantity`},
+		{Field: "spec.rules[7].size", Message: "2049 is out of range, must be between 1024 and 2048"},
+		{Field: "spec.limits[0]", Message: "0 is out of range, must be between 1 and 10"},
 	}
 	if got := p.OutOfRange(); !reflect.DeepEqual(got, want) {
 		t.Errorf("OutOfRange =\n%v\nwant\n%v", got, want)

@@ -2,6 +2,7 @@ package profiles
 
 import (
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -95,20 +96,28 @@ func TestConfiguration(t *testing.T) {
 	}
 }
 
-// The profiles' gates name features the configuration reader sets.
+// The profiles' gates name features the configuration reader sets, or
+// those only --feature sets (NGINX Gateway Fabric's flags).
 func TestGatesNameReadFeatures(t *testing.T) {
 	read, _, _, _ := Configuration(egConfigMap(egHeader))
-	n := 0
+	n, flagOnly := 0, 0
 	for _, p := range All() {
 		for _, g := range p.Spec.FeatureGates {
 			n++
+			if slices.Contains(FlagOnlyFeatures, g.Feature) {
+				flagOnly++
+				continue
+			}
 			if _, ok := read[g.Feature]; !ok {
 				t.Errorf("%s: gate %s names a feature the configuration reader does not set", p.Spec.GroupKind, g.Feature)
 			}
 		}
 	}
-	if n < 2 {
-		t.Errorf("%d gates, want Envoy Gateway's EnvoyPatchPolicy and Lua", n)
+	if n-flagOnly < 2 {
+		t.Errorf("%d gates read from a configuration, want Envoy Gateway's EnvoyPatchPolicy and Lua", n-flagOnly)
+	}
+	if flagOnly != 3 {
+		t.Errorf("%d flag-only gates, want NGF's SnippetsPolicy, PayloadProcessor and ExternalLoadBalancer", flagOnly)
 	}
 }
 

@@ -133,7 +133,7 @@ var builtin = func() []policy.Profile {
 	ngfRoutes := kinds(httpRoute, grpcRoute)
 	ngfInherited := func(kind string) policy.Profile {
 		h := append(kinds(gateway), ngfRoutes...)
-		return entry(NGF, "gateway.nginx.org", kind, "inherited", policy.Spec{
+		return ngfStatus(entry(NGF, "gateway.nginx.org", kind, "inherited", policy.Spec{
 			Class: policy.Inherited, Hierarchy: h, TargetKinds: h, EffectiveTargetKinds: ngfRoutes,
 			Strategies: []merge.Strategy{merge.PatchDefaults}, SameLevel: policy.SameLevelMergeDisjoint,
 			// A policy Conflicted at one target applies at none.
@@ -143,7 +143,7 @@ var builtin = func() []policy.Profile {
 			AncestorLimit:      policy.AncestorLimitSkip,
 			// A policy its validator finds a problem with is left out.
 			InvalidNotApplied: true,
-		})
+		}))
 	}
 	kuadrant := func(kind string, routes []topology.GroupKind, named []string) policy.Profile {
 		return entry(Kuadrant, "kuadrant.io", kind, "inherited", policy.Spec{
@@ -305,10 +305,13 @@ var builtin = func() []policy.Profile {
 		// attachPolicyToRoute, attachPolicyToService: AncestorLimitSkip).
 		// Two policies at one target conflict only on the fields NGF's
 		// validators compare (Conflicts in policies/<kind>/validator.go).
-		withConflictFields(ngfInherited("ClientSettingsPolicy"), "body.timeout", "body.maxSize", "body.bufferSize",
-			"keepAlive.requests", "keepAlive.time", "keepAlive.timeout", "keepAlive.minTimeout"),
+		// Each validator also checks in code the NGINX sizes and
+		// durations (and, per kind, other strings) it writes into the
+		// configuration (ngfClientSettingsFormats and the others).
+		withValidations(withConflictFields(ngfInherited("ClientSettingsPolicy"), "body.timeout", "body.maxSize", "body.bufferSize",
+			"keepAlive.requests", "keepAlive.time", "keepAlive.timeout", "keepAlive.minTimeout"), ngfClientSettingsFormats),
 		withValidations(withConflictFields(ngfInherited("ProxySettingsPolicy"), "buffering.disable", "buffering.bufferSize", "buffering.buffers",
-			"buffering.busyBuffersSize", "timeout.connect", "timeout.read", "timeout.send"), ngfProxyBufferValidations),
+			"buffering.busyBuffersSize", "timeout.connect", "timeout.read", "timeout.send"), append(ngfProxySettingsFormats, ngfProxyBufferValidations...)),
 		// RateLimitPolicy: several policies on one target all add their
 		// rules, but for two that both set dryRun, logLevel or
 		// rejectCode: the newer is Conflicted, everywhere (ratelimit/
@@ -326,38 +329,59 @@ var builtin = func() []policy.Profile {
 			p.Spec.Composition = policy.CompositionAdditive
 			p.Spec.InheritedFields = []string{"rateLimit.dryRun", "rateLimit.logLevel", "rateLimit.rejectCode"}
 			p.Spec.LevelInheritedFields = []string{"rateLimit.local.rules"}
+			p.Spec.Validations = ngfRateLimitFormats
 			return p
 		}(),
-		entry(NGF, "gateway.nginx.org", "ObservabilityPolicy", "direct", policy.Spec{
+		withValidations(ngfStatus(entry(NGF, "gateway.nginx.org", "ObservabilityPolicy", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: ngfRoutes, SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true,
 			RejectRouteOverlap: true, ConflictFields: []string{"tracing"}, AncestorLimit: policy.AncestorLimitSkip,
 			InvalidNotApplied: true, Requirements: ngfTelemetryRequirements,
-		}),
-		withValidations(entry(NGF, "gateway.nginx.org", "UpstreamSettingsPolicy", "direct", policy.Spec{
+		})), ngfObservabilityFormats),
+		withValidations(ngfStatus(entry(NGF, "gateway.nginx.org", "UpstreamSettingsPolicy", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(service), SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true,
 			ConflictFields: []string{"zoneSize", "keepAlive.connections", "keepAlive.requests", "keepAlive.time", "keepAlive.timeout",
 				"loadBalancingMethod", "hashMethodKey", "useClusterIP"},
 			// NGF names the Gateway without the route's sectionName.
 			Ancestor: policy.AncestorGatewayObject, AncestorLimit: policy.AncestorLimitSkip, InvalidNotApplied: true,
-		}), ngfOSSLoadBalancing),
-		entry(NGF, "gateway.nginx.org", "SnippetsPolicy", "direct", policy.Spec{
+		})), append(ngfUpstreamSettingsFormats, ngfOSSLoadBalancing...)),
+		// SnippetsPolicy, PayloadProcessor and ExternalLoadBalancer are
+		// processed only when a flag of NGF's controller turns them on
+		// (off in its Helm chart): NGF then neither watches nor validates
+		// them (manager.go featureFlagControllerCfgs, createPolicyManager).
+		withFeatureGates(ngfStatus(entry(NGF, "gateway.nginx.org", "SnippetsPolicy", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(gateway), Composition: policy.CompositionAdditive,
 			AncestorLimit: policy.AncestorLimitSkip, InvalidNotApplied: true,
-		}),
+		})), NGFSnippets+"=*"),
 		// PayloadProcessor: a route's own processor, else its Gateway's,
 		// whole (resolveEffectivePayloadProcessors); any two on one target
 		// conflict (its Conflicts is always true), the newer everywhere.
-		entry(NGF, "gateway.nginx.org", "PayloadProcessor", "inherited", policy.Spec{
+		withFeatureGates(ngfStatus(entry(NGF, "gateway.nginx.org", "PayloadProcessor", "inherited", policy.Spec{
 			Class: policy.Inherited, Hierarchy: kinds(gateway, httpRoute), TargetKinds: kinds(gateway, httpRoute),
 			EffectiveTargetKinds: kinds(httpRoute), Strategies: []merge.Strategy{merge.AtomicDefaults},
 			SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true, RejectRouteOverlap: true,
 			AncestorLimit: policy.AncestorLimitSkip, InvalidNotApplied: true,
-		}),
+		})), NGFPayloadProcessor+"=*"),
+		// WAFPolicy: NGF writes the F5 WAF directives of every valid
+		// WAFPolicy reaching a route, the Gateway's at its server, the
+		// route's at its location, several on one target side by side
+		// (waf/validator.go Conflicts is always false; waf/generator.go
+		// one file per policy): additive, what NGF configures. Which of
+		// them F5 WAF for NGINX enforces where they meet is its own
+		// (closed) module's doing, not established.
+		func() policy.Profile {
+			h := append(kinds(gateway), ngfRoutes...)
+			return entry(NGF, "gateway.nginx.org", "WAFPolicy", "inherited", policy.Spec{
+				Class: policy.Inherited, Hierarchy: h, TargetKinds: h, EffectiveTargetKinds: ngfRoutes,
+				Strategies: []merge.Strategy{merge.PatchDefaults}, Composition: policy.CompositionAdditive,
+				RejectRouteOverlap: true, AncestorLimit: policy.AncestorLimitSkip, InvalidNotApplied: true,
+				MissingTargetsUnlisted: true,
+			})
+		}(),
 		// ExternalLoadBalancer: one per Gateway, the oldest (then by
 		// namespace/name); the others Conflicted (processExternalLoadBalancers).
-		entry(NGF, "gateway.nginx.org", "ExternalLoadBalancer", "direct", policy.Spec{
+		withFeatureGates(entry(NGF, "gateway.nginx.org", "ExternalLoadBalancer", "direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(gateway), SameLevel: policy.SameLevelOldestWins, MaxTargetRefs: 1,
-		}),
+		}), NGFExternalLoadBalancer+"=*"),
 		// Kuadrant.
 		kuadrant("RateLimitPolicy", kinds(httpRoute, grpcRoute), []string{"limits"}),
 		// AuthPolicy.Rules(): response.unauthenticated and
@@ -710,12 +734,123 @@ var ngfProxyBufferValidations = []policy.Validation{{
 		"((has(self.buffering.buffers.number) ? int(self.buffering.buffers.number) : 0) - 1)",
 }}
 
+// The formats NGINX Gateway Fabric's validators check in code
+// (internal/controller/nginx/config/validation/generic.go
+// ValidateNginxSize, ValidateNginxDuration, ValidateNginxVariableName;
+// common.go validateEscapedStringNoVarExpansion; policies/ratelimit/
+// validator.go validateNginxRate, validateLimitReqKey), which make a
+// policy Invalid. The sizes, durations, rates, keys and span strings are
+// also its CRDs' patterns (apis/v1alpha1/shared_types.go Size, Duration;
+// ratelimitpolicy_types.go), so on a cluster the API server refuses such
+// values first; the code check holds for policies read from files
+// without their CRD and for CRDs of other versions. Two checks are the
+// code's own: a hashMethodKey must name an NGINX variable starting with a
+// letter (the CRD lets "$_x" through), judged only with a
+// loadBalancingMethod (validateLoadBalancingMethod), and a span name or
+// attribute may hold no line break.
+const (
+	ngfSizeFormat      = "'^[0-9]{1,4}[kmg]?$'"
+	ngfDurationFormat  = "'^[0-9]{1,4}(ms|s|m|h)?$'"
+	ngfSizeMessage     = "must be an NGINX size as NGF writes it: at most four digits, then optionally k, m or g"
+	ngfDurationMessage = "must be an NGINX duration as NGF writes it: at most four digits, then optionally ms, s, m or h"
+)
+
+// ngfFormat is the rule that the string at dotted path (below spec), when
+// set, matches the regular expression format (a CEL string literal).
+func ngfFormat(path, format, message string) policy.Validation {
+	parts := strings.Split(path, ".")
+	var guards []string
+	for i := range parts {
+		guards = append(guards, "!has(self."+strings.Join(parts[:i+1], ".")+")")
+	}
+	return policy.Validation{FieldPath: "." + path, Message: message,
+		Rule: strings.Join(guards, " || ") + " || self." + path + ".matches(" + format + ")"}
+}
+
+// ngfFormats are ngfFormat's rules for sizes and durations at paths.
+func ngfFormats(sizes, durations []string) []policy.Validation {
+	var out []policy.Validation
+	for _, p := range sizes {
+		out = append(out, ngfFormat(p, ngfSizeFormat, ngfSizeMessage))
+	}
+	for _, p := range durations {
+		out = append(out, ngfFormat(p, ngfDurationFormat, ngfDurationMessage))
+	}
+	return out
+}
+
+// The formats each NGF validator checks (clientsettings, proxysettings,
+// upstreamsettings, ratelimit, observability validator.go).
+var (
+	ngfClientSettingsFormats = ngfFormats([]string{"body.maxSize", "body.bufferSize"},
+		[]string{"body.timeout", "keepAlive.time", "keepAlive.minTimeout", "keepAlive.timeout.server", "keepAlive.timeout.header"})
+	ngfProxySettingsFormats = ngfFormats([]string{"buffering.bufferSize", "buffering.buffers.size", "buffering.busyBuffersSize"},
+		[]string{"timeout.connect", "timeout.read", "timeout.send"})
+	ngfUpstreamSettingsFormats = append(ngfFormats([]string{"zoneSize"}, []string{"keepAlive.time", "keepAlive.timeout"}), policy.Validation{
+		FieldPath: ".hashMethodKey",
+		Message:   "must be an NGINX variable, $name or ${name}, the name a lowercase letter followed by lowercase letters, digits or underscores",
+		Rule:      "!has(self.loadBalancingMethod) || !has(self.hashMethodKey) || self.hashMethodKey.matches('^[$]([{][a-z][a-z0-9_]*[}]|[a-z][a-z0-9_]*)$')",
+	})
+	ngfRateLimitFormats = []policy.Validation{{
+		FieldPath: ".rateLimit.local.rules",
+		Message:   "zoneSize " + ngfSizeMessage,
+		Rule:      "!has(self.rateLimit) || !has(self.rateLimit.local) || !has(self.rateLimit.local.rules) || self.rateLimit.local.rules.all(r, !has(r.zoneSize) || r.zoneSize.matches(" + ngfSizeFormat + "))",
+	}, {
+		FieldPath: ".rateLimit.local.rules",
+		Message:   "rate must be a number of requests per second or minute as NGINX writes it (10r/s, 500r/m)",
+		Rule:      "!has(self.rateLimit) || !has(self.rateLimit.local) || !has(self.rateLimit.local.rules) || self.rateLimit.local.rules.all(r, !has(r.rate) || r.rate == '' || r.rate.matches('^[0-9]+r/[sm]$'))",
+	}, {
+		FieldPath: ".rateLimit.local.rules",
+		Message:   "key must be text without whitespace, ';', '{', '}', '#' or '$', and NGINX variables ($name)",
+		Rule: "!has(self.rateLimit) || !has(self.rateLimit.local) || !has(self.rateLimit.local.rules) || self.rateLimit.local.rules.all(r, !has(r.key) || r.key == '' || " +
+			`r.key.matches('^(?:[^ \t\r\n;{}#$]+|[$][A-Za-z0-9_]+)+$'))`,
+	}}
+	ngfObservabilityFormats = []policy.Validation{{
+		FieldPath: ".tracing.spanName",
+		Message:   ngfSpanMessage,
+		Rule:      "!has(self.tracing) || !has(self.tracing.spanName) || " + ngfSpanString("self.tracing.spanName"),
+	}, {
+		FieldPath: ".tracing.spanAttributes",
+		Message:   "keys and values " + ngfSpanMessage,
+		Rule:      "!has(self.tracing) || !has(self.tracing.spanAttributes) || self.tracing.spanAttributes.all(a, (!has(a.key) || " + ngfSpanString("a.key") + ") && (!has(a.value) || " + ngfSpanString("a.value") + "))",
+	}}
+)
+
+// ngfSpanMessage says what NGF accepts in a span name or attribute.
+const ngfSpanMessage = "must hold no line break, no '$' and no unescaped '\"', and not end with an unescaped backslash"
+
+// ngfSpanString is the CEL test of a span string: no line break, and
+// every '"' escaped, no '$', no trailing lone backslash.
+func ngfSpanString(v string) string {
+	return "(!" + v + `.contains('\n') && !` + v + `.contains('\r') && ` + v + `.matches('^([^"$\\\\]|\\\\[^$])*$'))`
+}
+
 // NGFPlus is the feature saying that NGINX Gateway Fabric runs NGINX
 // Plus (its Helm value nginx.plus, the controller's --nginx-plus), off
 // by default as there: NGINX OSS is assumed unless --feature
 // NGF.nginx.plus=true says otherwise (attache reads no configuration of
 // NGF's).
 const NGFPlus = "NGF.nginx.plus"
+
+// The features of NGINX Gateway Fabric's controller flags that turn policy
+// kinds on, named by the Helm values that set them
+// (charts/nginx-gateway-fabric templates/deployment.yaml: --snippets,
+// --payload-processor, --external-load-balancer), each off by default as
+// there. NGF's flags are arguments of its controller's Deployment, which
+// attache does not read (it would need to read Deployments, whose specs
+// hold far more than flags), so --feature NAME=true says one is on.
+const (
+	// NGFSnippets turns on SnippetsPolicy (and SnippetsFilter).
+	NGFSnippets = "NGF.nginxGateway.snippets.enable"
+	// NGFPayloadProcessor turns on PayloadProcessor.
+	NGFPayloadProcessor = "NGF.nginxGateway.payloadProcessor.enable"
+	// NGFExternalLoadBalancer turns on ExternalLoadBalancer.
+	NGFExternalLoadBalancer = "NGF.nginxGateway.externalLoadBalancer.enable"
+)
+
+// FlagOnlyFeatures are the features the profiles name that no
+// configuration attache reads sets: only --feature turns them on.
+var FlagOnlyFeatures = []string{NGFPlus, NGFSnippets, NGFPayloadProcessor, NGFExternalLoadBalancer}
 
 // ngfOSSLoadBalancingMethods are the load-balancing methods NGINX Gateway
 // Fabric allows with NGINX OSS (http.OSSAllowedLBMethods), sorted as its
@@ -818,7 +953,8 @@ func withRequirements(p policy.Profile, v string) policy.Profile {
 // endpoint set and tracing not disabled (disabledFeatures' one value is
 // DisableTracing), else the route's ancestor is Accepted=False
 // NginxProxyConfigNotSet "Telemetry is not enabled in the NginxProxy
-// resource" and the policy is not applied through that Gateway. A
+// resource" (attache gives the reason, with its own message) and the
+// policy is not applied through that Gateway. A
 // Gateway running with no NginxProxy is not checked. NGF checks a policy
 // setting nothing too; tracing is its only field, so that one, which
 // does nothing anyway, is not judged here.
@@ -829,9 +965,14 @@ func withRequirements(p policy.Profile, v string) policy.Profile {
 // validator.go (ValidateGlobalSettings), apis/v1alpha2/nginxproxy_types.go
 // (DisableTelemetryFeature enum).
 var ngfTelemetryRequirements = []policy.Requirement{
-	{Path: "tracing", Any: []policy.BackendRefPath{"telemetry.exporter.endpoint"}},
-	{Path: "tracing", Excludes: true, Any: []policy.BackendRefPath{"telemetry.disabledFeatures[]"}},
+	{Path: "tracing", Any: []policy.BackendRefPath{"telemetry.exporter.endpoint"}, Reason: ngfNginxProxyConfigNotSet},
+	{Path: "tracing", Excludes: true, Any: []policy.BackendRefPath{"telemetry.disabledFeatures[]"}, Reason: ngfNginxProxyConfigNotSet},
 }
+
+// ngfNginxProxyConfigNotSet is NGF's reason for a policy the NginxProxy a
+// Gateway runs with does not allow (conditions.go
+// PolicyReasonNginxProxyConfigNotSet).
+const ngfNginxProxyConfigNotSet = "NginxProxyConfigNotSet"
 
 // egGeoIPRequirements: a SecurityPolicy authorizing by client IP
 // location needs, at each HTTP listener (Envoy Gateway checks its HTTP
@@ -887,6 +1028,19 @@ func objectRefs(entries ...string) []policy.ObjectRefPath {
 		panic("profiles: " + err.Error())
 	}
 	return out
+}
+
+// ngfStatus gives a profile's NGF kind NGF's status: no entry for a
+// target NGF does not build (processPolicies drops it before attaching),
+// and Programmed as NGF's settings policies report it: True wherever the
+// policy is accepted, False/Overridden where it is Conflicted, else
+// False/Reconciling (status/prepare_requests.go
+// settingsPolicyProgrammedCondition, settingsPolicyKinds: every NGF policy
+// kind but WAFPolicy and ExternalLoadBalancer, which writes no ancestors).
+func ngfStatus(p policy.Profile) policy.Profile {
+	p.Spec.MissingTargetsUnlisted = true
+	p.Spec.ProgrammedWhenAccepted = true
+	return p
 }
 
 // withConflictFields narrows a profile's merge-disjoint rule to fields.

@@ -17,7 +17,7 @@ var required = map[string][]topology.GroupKind{
 	Istio: {{Group: "security.istio.io", Kind: "AuthorizationPolicy"}, {Group: "security.istio.io", Kind: "RequestAuthentication"},
 		{Group: "telemetry.istio.io", Kind: "Telemetry"}, {Group: "extensions.istio.io", Kind: "WasmPlugin"}, {Group: "networking.istio.io", Kind: "EnvoyFilter"}},
 	NGF: group("gateway.nginx.org", "ClientSettingsPolicy", "ObservabilityPolicy", "UpstreamSettingsPolicy", "ProxySettingsPolicy", "RateLimitPolicy", "SnippetsPolicy",
-		"PayloadProcessor", "ExternalLoadBalancer"),
+		"PayloadProcessor", "ExternalLoadBalancer", "WAFPolicy"),
 	Kuadrant: append(group("kuadrant.io", "RateLimitPolicy", "AuthPolicy", "TokenRateLimitPolicy", "DNSPolicy", "TLSPolicy"),
 		group("extensions.kuadrant.io", "TelemetryPolicy", "ThreatPolicy")...),
 	Gloo:     group("gateway.solo.io", "RouteOption", "VirtualHostOption", "ListenerOption", "HttpListenerOption"),
@@ -59,7 +59,7 @@ func TestEveryRequiredKindHasAProfile(t *testing.T) {
 			}
 		}
 	}
-	if n, want := len(All()), 35; n != want {
+	if n, want := len(All()), 36; n != want {
 		t.Errorf("%d profiles, want %d (update the required list with the new ones)", n, want)
 	}
 }

@@ -145,8 +145,10 @@ func TestNGFProxyBufferValidations(t *testing.T) {
 		{"buffering: {bufferSize: 1023k, busyBuffersSize: 1m}", ""},
 		{"buffering: {bufferSize: 16k}", ""},
 		{"buffering: {busyBuffersSize: 4k}", ""},
-		{"buffering: {bufferSize: 8k, busyBuffersSize: 8x}", ""}, // NGF skips what it cannot read
-		{"buffering: {bufferSize: 8x, busyBuffersSize: 4k}", ""},
+		// NGF skips the comparisons for what it cannot read; its size
+		// format refuses it.
+		{"buffering: {bufferSize: 8k, busyBuffersSize: 8x}", busy},
+		{"buffering: {bufferSize: 8x, busyBuffersSize: 4k}", "spec.buffering.bufferSize"},
 		// 8 × 4k − 4k = 28k.
 		{"buffering: {buffers: {number: 8, size: 4k}, busyBuffersSize: 27k}", ""},
 		{"buffering: {buffers: {number: 8, size: 4k}, busyBuffersSize: 28k}", busy},
@@ -161,6 +163,56 @@ func TestNGFProxyBufferValidations(t *testing.T) {
 	} {
 		if got := violationsOf(t, gk, c.spec); got != c.want {
 			t.Errorf("%s: %q, want %q", c.spec, got, c.want)
+		}
+	}
+}
+
+// The formats NGINX Gateway Fabric's validators check in code: sizes (at
+// most four digits, then k, m or g), durations (at most four digits, then
+// ms, s, m or h), rate-limit rates and keys, span names and attributes
+// (no line break, no '$', '"' escaped), and a hashMethodKey naming an
+// NGINX variable that starts with a letter, judged only with a
+// loadBalancingMethod. The CRDs' patterns refuse most of these too;
+// "$_x" and line breaks only the code does.
+func TestNGFFormatValidations(t *testing.T) {
+	ngf := func(kind string) topology.GroupKind {
+		return topology.GroupKind{Group: "gateway.nginx.org", Kind: kind}
+	}
+	for _, c := range []struct {
+		kind, spec, want string
+	}{
+		{"ClientSettingsPolicy", "body: {maxSize: 10m, bufferSize: '8192', timeout: 30s}", ""},
+		{"ClientSettingsPolicy", "body: {maxSize: 10M}", "spec.body.maxSize"},        // upper case
+		{"ClientSettingsPolicy", "body: {maxSize: '10000'}", "spec.body.maxSize"},    // five digits
+		{"ClientSettingsPolicy", "body: {bufferSize: 1.5k}", "spec.body.bufferSize"}, // a fraction
+		{"ClientSettingsPolicy", "body: {timeout: 1d}", "spec.body.timeout"},
+		{"ClientSettingsPolicy", "keepAlive: {time: 1h, minTimeout: 500ms, timeout: {server: 10s, header: 5s}}", ""},
+		{"ClientSettingsPolicy", "keepAlive: {timeout: {server: 10s, header: 5 s}}", "spec.keepAlive.timeout.header"},
+		{"ProxySettingsPolicy", "timeout: {connect: 10s, read: 1m, send: 2h}", ""},
+		{"ProxySettingsPolicy", "timeout: {connect: 10sec}", "spec.timeout.connect"},
+		{"ProxySettingsPolicy", "buffering: {buffers: {number: 8, size: 4kb}}", "spec.buffering.buffers.size"},
+		{"UpstreamSettingsPolicy", "zoneSize: 512k\nkeepAlive: {connections: 16, time: 1h, timeout: 60s}", ""},
+		{"UpstreamSettingsPolicy", "zoneSize: 1g0", "spec.zoneSize"},
+		{"UpstreamSettingsPolicy", "keepAlive: {timeout: '-1'}", "spec.keepAlive.timeout"},
+		{"UpstreamSettingsPolicy", "loadBalancingMethod: hash\nhashMethodKey: $remote_addr", ""},
+		{"UpstreamSettingsPolicy", "loadBalancingMethod: hash consistent\nhashMethodKey: ${request_uri}", ""},
+		{"UpstreamSettingsPolicy", "loadBalancingMethod: hash\nhashMethodKey: $_x", "spec.hashMethodKey"},
+		{"UpstreamSettingsPolicy", "loadBalancingMethod: hash\nhashMethodKey: $Remote", "spec.hashMethodKey"},
+		// Without a method NGF does not look at the key.
+		{"UpstreamSettingsPolicy", "hashMethodKey: $_x", ""},
+		{"RateLimitPolicy", "rateLimit: {local: {rules: [{rate: 10r/s, key: $binary_remote_addr, zoneSize: 10m}, {rate: 500r/m, key: 'fixed:$request_uri'}]}}", ""},
+		{"RateLimitPolicy", "rateLimit: {local: {rules: [{rate: 10r/s, key: a}, {rate: 10r/h, key: a}]}}", "spec.rateLimit.local.rules"},
+		{"RateLimitPolicy", "rateLimit: {local: {rules: [{rate: 10r/s, key: 'a b'}]}}", "spec.rateLimit.local.rules"},
+		{"RateLimitPolicy", "rateLimit: {local: {rules: [{rate: 10r/s, key: a, zoneSize: 10mb}]}}", "spec.rateLimit.local.rules"},
+		{"ObservabilityPolicy", `tracing: {strategy: ratio, spanName: 'my \"span\"', spanAttributes: [{key: k, value: v}]}`, ""},
+		{"ObservabilityPolicy", `tracing: {strategy: ratio, spanName: "a\nb"}`, "spec.tracing.spanName"},
+		{"ObservabilityPolicy", `tracing: {strategy: ratio, spanName: 'cost $5'}`, "spec.tracing.spanName"},
+		{"ObservabilityPolicy", `tracing: {strategy: ratio, spanName: 'say "hi"'}`, "spec.tracing.spanName"},
+		{"ObservabilityPolicy", `tracing: {strategy: ratio, spanAttributes: [{key: k, value: "v\r"}]}`, "spec.tracing.spanAttributes"},
+		{"ObservabilityPolicy", `tracing: {strategy: ratio, spanAttributes: [{key: 'k\', value: v}]}`, "spec.tracing.spanAttributes"},
+	} {
+		if got := violationsOf(t, ngf(c.kind), c.spec); got != c.want {
+			t.Errorf("%s %s: rules not holding at %q, want %q", c.kind, c.spec, got, c.want)
 		}
 	}
 }

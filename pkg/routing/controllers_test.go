@@ -1,6 +1,8 @@
 package routing_test
 
 import (
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -105,6 +107,108 @@ func TestDirectPoliciesStayOnTheirImplementationsGateways(t *testing.T) {
 		}
 		if got := strings.Join(kinds, ","); got != tc.want {
 			t.Errorf("through %s: policies %q, want %q", tc.gw, got, tc.want)
+		}
+	}
+}
+
+// notAppliedTopology: route r on two NGINX Gateway Fabric Gateways, g1
+// running with an NginxProxy without telemetry, g2 with one; an
+// ObservabilityPolicy with tracing on r, and an UpstreamSettingsPolicy
+// on its Service.
+const notAppliedTopology = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: observabilitypolicies.gateway.nginx.org}
+spec:
+  group: gateway.nginx.org
+  scope: Namespaced
+  names: {kind: ObservabilityPolicy, plural: observabilitypolicies}
+  versions: [{name: v1alpha2, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: nginx}
+spec: {controllerName: gateway.nginx.org/nginx-gateway-controller}
+---
+apiVersion: gateway.nginx.org/v1alpha2
+kind: NginxProxy
+metadata: {name: plain, namespace: default}
+spec: {logging: {errorLevel: info}}
+---
+apiVersion: gateway.nginx.org/v1alpha2
+kind: NginxProxy
+metadata: {name: traced, namespace: default}
+spec: {telemetry: {exporter: {endpoint: "otel:4317"}}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g1, namespace: default}
+spec:
+  gatewayClassName: nginx
+  infrastructure: {parametersRef: {group: gateway.nginx.org, kind: NginxProxy, name: plain}}
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g2, namespace: default}
+spec:
+  gatewayClassName: nginx
+  infrastructure: {parametersRef: {group: gateway.nginx.org, kind: NginxProxy, name: traced}}
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: default}
+spec:
+  parentRefs: [{name: g1}, {name: g2}]
+  rules: [{backendRefs: [{name: svc, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: svc, namespace: default}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: gateway.nginx.org/v1alpha2
+kind: ObservabilityPolicy
+metadata: {name: obs, namespace: default}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}]
+  tracing: {strategy: ratio, ratio: 5}
+`
+
+// A policy its implementation leaves out through one Gateway (NGINX
+// Gateway Fabric: the NginxProxy of g1 enables no telemetry, so the
+// ObservabilityPolicy is invalid for g1 only) is in the route's
+// effective policy through the other Gateway only; through g1, a note
+// says why it is not.
+func TestPolicyNotAppliedThroughOneGateway(t *testing.T) {
+	ix, pols := build(t, notAppliedTopology, true)
+	for _, tc := range []struct {
+		gw, want string
+		note     bool
+	}{
+		{"g1", "", true},
+		{"g2", `ObservabilityPolicy {"tracing":{"ratio":5,"strategy":"ratio"}}`, false},
+	} {
+		gw := topology.Ref{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: "default", Name: tc.gw}
+		tr := trace(t, ix, pols, "http://any.example.com/", &gw)
+		if len(tr.Outcomes) != 1 {
+			t.Fatalf("%s: %d outcomes", tc.gw, len(tr.Outcomes))
+		}
+		o := tr.Outcomes[0]
+		var got []string
+		for _, ep := range o.EffectivePolicies {
+			spec, _ := json.Marshal(ep.Spec)
+			got = append(got, ep.Kind.GroupKind.Kind+" "+string(spec))
+		}
+		if g := strings.Join(got, "; "); g != tc.want {
+			t.Errorf("through %s: policies %q, want %q", tc.gw, g, tc.want)
+		}
+		noted := slices.ContainsFunc(o.Notes, func(n string) bool {
+			return strings.Contains(n, "ObservabilityPolicy default/obs is not applied through Gateway default/g1: NGINX Gateway Fabric refuses it there")
+		})
+		if noted != tc.note {
+			t.Errorf("through %s: notes %q, want the note %v", tc.gw, o.Notes, tc.note)
 		}
 	}
 }

@@ -96,6 +96,7 @@ func (p *Policies) AddPolicies(t *RequestTrace) {
 				}
 			}
 		}
+		p.leaveOutNotApplied(o)
 		o.Authorization = authorize(o, t.Request, t.dryRun)
 		if o.Result == ResultForwarded {
 			if status, why := p.failedClosed(o); status != 0 {
