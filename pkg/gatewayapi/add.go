@@ -27,6 +27,7 @@ var Kinds = []topology.GroupKind{
 	topology.KindGatewayClass,
 	topology.KindGateway,
 	topology.KindListenerSet,
+	topology.KindXListenerSet,
 	topology.KindHTTPRoute,
 	topology.KindGRPCRoute,
 	topology.KindTLSRoute,
@@ -44,7 +45,7 @@ var handled = func() map[topology.GroupKind]bool {
 }()
 
 // Handles reports whether Add reads objects of this kind: GatewayClass,
-// Gateway, ListenerSet, the route kinds of topology.RouteKinds, Service,
+// Gateway, ListenerSet, XListenerSet, the route kinds of topology.RouteKinds, Service,
 // Istio's ServiceEntry, Envoy Gateway's Backend, Namespace and
 // ReferenceGrant.
 func Handles(gk topology.GroupKind) bool { return handled[gk] }
@@ -97,7 +98,7 @@ type route struct {
 }
 
 // parent is a direct parent of routes (GEP-1713): a Gateway or a
-// ListenerSet, with its listeners and what admission needs precomputed.
+// ListenerSet (or XListenerSet), with its listeners and what admission needs precomputed.
 type parent struct {
 	id        topology.NodeID
 	ns        string
@@ -247,7 +248,11 @@ func Add(b *topology.Builder, objs []*unstructured.Unstructured) (*Grants, []dia
 			if a.decode(u, ref, &o) {
 				gateways = append(gateways, &gatewayObj{meta: newMeta(ref, &o.Metadata), spec: o.Spec})
 			}
-		case topology.KindListenerSet:
+		case topology.KindListenerSet, topology.KindXListenerSet:
+			// An XListenerSet (v1alpha1) has the fields of a ListenerSet
+			// that shape the hierarchy, with the same meaning; only its
+			// listeners' port may be left out (0: the implementation
+			// picks one), which is read as written.
 			var o listenerSetObject
 			if a.decode(u, ref, &o) {
 				listenerSets = append(listenerSets, &listenerSetObj{meta: newMeta(ref, &o.Metadata), parentRef: o.Spec.ParentRef, listeners: o.Spec.Listeners})
@@ -491,7 +496,7 @@ func (a *adder) addListenerSet(ls *listenerSetObj) {
 // nil after reporting why there is none, so that neither the ListenerSet
 // nor the routes attached to it are cut off without a word.
 func (a *adder) parentGateway(ls *listenerSetObj) *parent {
-	const cut = "the ListenerSet and the routes attached to it reach no Gateway"
+	cut := "the " + ls.ref.Kind + " and the routes attached to it reach no Gateway"
 	pr := &ls.parentRef
 	ref := topology.Ref{Group: topology.GatewayGroup, Kind: topology.KindGateway.Kind, Namespace: ls.ref.Namespace, Name: string(pr.Name)}
 	// As for routes' parentRefs: a nil group is Gateway API's, an explicit
@@ -678,9 +683,10 @@ func (a *adder) attach(r *route, id topology.NodeID, p *gwv1.ParentReference, i 
 	}
 	parent := ParentOf(r.ref.Namespace, *p)
 	switch parent.GroupKind() {
-	case topology.KindGateway, topology.KindListenerSet:
+	case topology.KindGateway, topology.KindListenerSet, topology.KindXListenerSet:
 		// A ListenerSet is the direct parent of its routes (GEP-1713): they
-		// attach to its listeners, never to its Gateway's.
+		// attach to its listeners, never to its Gateway's. An
+		// XListenerSet is named by its own group and kind.
 		pa := a.parents[parent]
 		if pa == nil {
 			// Not among the objects, or a ListenerSet that its Gateway does

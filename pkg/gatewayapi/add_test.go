@@ -13,8 +13,11 @@ import (
 // obj renders one object as YAML; spec is a YAML flow value ("" for none).
 func obj(kind, ns, name, spec string) string {
 	api := "gateway.networking.k8s.io/v1"
-	if kind == "Service" || kind == "Namespace" {
+	switch kind {
+	case "Service", "Namespace":
 		api = "v1"
+	case "XListenerSet":
+		api = "gateway.networking.x-k8s.io/v1alpha1"
 	}
 	s := "apiVersion: " + api + "\nkind: " + kind + "\nmetadata: {name: " + name
 	if ns != "" {

@@ -1,6 +1,7 @@
 // Package gatewayapi adapts Gateway API and core objects, given as
 // unstructured objects, to the topology: it adds GatewayClasses, Gateways
-// and their listeners, ListenerSets and their listeners, routes (HTTPRoute, GRPCRoute, TLSRoute, TCPRoute,
+// and their listeners, ListenerSets (and their experimental predecessor,
+// XListenerSets) and their listeners, routes (HTTPRoute, GRPCRoute, TLSRoute, TCPRoute,
 // UDPRoute) and their rules, Services and their ports, Istio's
 // ServiceEntries (objects with their labels, the backends of Istio's routes
 // and targets at its waypoints), Envoy Gateway's Backends (objects, the
@@ -12,7 +13,9 @@
 // projections: structs holding only the fields the hierarchy reads, typed
 // with the sigs.k8s.io/gateway-api apis/v1 and k8s.io/api/core/v1 types of
 // those fields (v1.6.3 serves every handled Gateway API kind in v1, and
-// the older versions' types have the same shape; a test checks it). Status
+// the older versions' types have the same shape; a test checks it;
+// XListenerSet, gateway.networking.x-k8s.io/v1alpha1, is no longer in the
+// module, and its fields read here have a ListenerSet's shape). Status
 // and every other field are not read. An object whose read fields do not
 // decode is reported, naming the field, and skipped.
 //
@@ -20,6 +23,7 @@
 //
 //	GatewayClass > Gateway > listener > route > rule > backend
 //	Gateway > ListenerSet > listener > route (GEP-1713)
+//	Gateway > XListenerSet > listener > route (the same, experimental)
 //	Service > route (GAMMA: a parentRef of group "" and kind Service)
 //	Service > port
 //	HTTPRoute rule > HTTPRoute (kgateway route delegation)
@@ -53,6 +57,12 @@
 // parentRef to a Gateway never reaches its ListenerSets' listeners. A
 // parentRef to a Gateway, ListenerSet, listener or Service that is not among
 // the objects links nothing.
+//
+// An XListenerSet is read exactly as a ListenerSet, in this section and
+// the next: a route attaches to it by a parentRef of group
+// gateway.networking.x-k8s.io and kind XListenerSet, and the Gateway's
+// spec.allowedListeners (the same field in the experimental channel)
+// admits it.
 //
 // A ListenerSet hangs below the Gateway its spec.parentRef names only when
 // that Gateway's spec.allowedListeners.namespaces admits the ListenerSet's

@@ -157,6 +157,13 @@ var builtin = func() []policy.Profile {
 			ReachThroughGateway: true,
 		})
 	}
+	glooListener := func(kind string) policy.Profile {
+		return entry(Gloo, "gateway.solo.io", kind, "", policy.Spec{
+			Class: policy.Inherited, Hierarchy: kinds(gateway, xListenerSet),
+			TargetKinds: kinds(gateway, xListenerSet), EffectiveSectionKinds: kinds(gateway, xListenerSet),
+			Strategies: []merge.Strategy{merge.AtomicDefaults}, SameLevel: policy.SameLevelOldestWins,
+		})
+	}
 	listenerDirect := func(impl, group, kind, shipped string, same policy.SameLevel, targets ...topology.GroupKind) policy.Profile {
 		return entry(impl, group, kind, shipped, policy.Spec{
 			Class: policy.Direct, TargetKinds: targets, EffectiveSectionKinds: kinds(targets[0]),
@@ -416,8 +423,12 @@ var builtin = func() []policy.Profile {
 			Strategies: []merge.Strategy{merge.PatchDefaults}, SameLevel: policy.SameLevelOldestFirst,
 			NamedRules: []string{"options"},
 		}),
-		listenerDirect(Gloo, "gateway.solo.io", "ListenerOption", "", policy.SameLevelOldestWins, gateway, xListenerSet),
-		listenerDirect(Gloo, "gateway.solo.io", "HttpListenerOption", "", policy.SameLevelOldestWins, gateway, xListenerSet),
+		// ListenerOption, HttpListenerOption: at a listener, the first
+		// option in the order of VirtualHostOptions (the XListenerSet's
+		// listener, the XListenerSet, the Gateway's listener, the Gateway;
+		// older first at each) is used whole, the others ignored.
+		glooListener("ListenerOption"),
+		glooListener("HttpListenerOption"),
 		// kgateway.
 		entry(KGateway, "gateway.kgateway.dev", "TrafficPolicy", "Direct", policy.Spec{
 			Class: policy.Inherited, Hierarchy: kinds(gateway, listenerSet, xListenerSet, httpRoute),
@@ -457,8 +468,12 @@ var builtin = func() []policy.Profile {
 		// field named `default`: no GEP-713 stanzas. Its status names the
 		// Gateway, without a listener.
 		entry(KGateway, "gateway.kgateway.dev", "ListenerPolicy", "Direct", policy.Spec{
-			Class: policy.Inherited, Hierarchy: kinds(gateway), TargetKinds: kinds(gateway), EffectiveSectionKinds: kinds(gateway),
-			Strategies: []merge.Strategy{merge.PatchDefaults}, NoStanzas: true,
+			// A Gateway's policies reach the listeners of the
+			// ListenerSets (and XListenerSets) it admits too, after those
+			// of the listener itself (it can target Gateways only).
+			Class: policy.Inherited, Hierarchy: kinds(gateway, listenerSet, xListenerSet), TargetKinds: kinds(gateway),
+			EffectiveSectionKinds: kinds(gateway, listenerSet, xListenerSet),
+			Strategies:            []merge.Strategy{merge.PatchDefaults}, NoStanzas: true,
 			SameLevel: policy.SameLevelOldestFirst, WeightAnnotation: "kgateway.dev/policy-weight",
 			SchemaMerge:   true,
 			NamedRules:    []string{"default", "default.httpSettings", "perPort[].listener", "perPort[].listener.httpSettings"},

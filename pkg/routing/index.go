@@ -156,7 +156,7 @@ type entry struct {
 	via []*rule
 }
 
-// Build indexes objs (Gateways, ListenerSets, HTTPRoutes, GRPCRoutes,
+// Build indexes objs (Gateways, ListenerSets and XListenerSets, HTTPRoutes, GRPCRoutes,
 // TLSRoutes, Services) over graph, the hierarchy the engine built from the
 // same objects: a route is attached to a listener exactly when the graph
 // links them, and grants are the ReferenceGrants the graph's backend links
@@ -215,7 +215,8 @@ func Build(objs []*unstructured.Unstructured, graph *topology.Graph, grants *gat
 				g.Namespace = ref.Namespace
 				gws = append(gws, &g)
 			}
-		case topology.KindListenerSet:
+		case topology.KindListenerSet, topology.KindXListenerSet:
+			// An XListenerSet's listeners have a ListenerSet's shape.
 			var ls gwv1.ListenerSet
 			if decode(&ls) {
 				sets = append(sets, lsObj{ref: ref, created: ls.CreationTimestamp.Time, spec: ls.Spec.Listeners})
