@@ -94,6 +94,17 @@ var implControllers = map[string][]string{
 	NGF:          {NGFController},
 }
 
+// glooRouteOptionOneofs are the oneofs of Gloo Gateway's RouteOptions
+// (projects/gloo/api/v1/route_options.proto): the Go field, by whose name
+// the enable-policy-overrides annotation names them, of their options.
+var glooRouteOptionOneofs = []policy.FieldGroup{
+	{Name: "hostRewriteType", Keys: []string{"hostRewrite", "autoHostRewrite", "hostRewritePathRegex", "hostRewriteHeader"}},
+	{Name: "rateLimitEarlyConfigType", Keys: []string{"ratelimitEarly", "rateLimitEarlyConfigs"}},
+	{Name: "rateLimitConfigType", Keys: []string{"ratelimit", "rateLimitConfigs"}},
+	{Name: "rateLimitRegularConfigType", Keys: []string{"ratelimitRegular", "rateLimitRegularConfigs"}},
+	{Name: "jwtConfig", Keys: []string{"jwt", "jwtStaged", "jwtProvidersStaged"}},
+}
+
 // builtin lists every profile; docs/profiles.md documents each.
 var builtin = func() []policy.Profile {
 	egRoutes := kinds(httpRoute, grpcRoute, tcpRoute, udpRoute, tlsRoute)
@@ -412,6 +423,12 @@ var builtin = func() []policy.Profile {
 			Class: policy.Inherited, Hierarchy: kinds(httpRoute), TargetKinds: kinds(httpRoute),
 			EffectiveSectionKinds: kinds(httpRoute), Strategies: []merge.Strategy{merge.PatchDefaults},
 			SameLevel: policy.SameLevelOldestFirst, NamedRules: []string{"options"}, FilterAttachment: true,
+			// Across route delegation the delegating route's options win,
+			// but in the options its annotation names ("*": all), by the
+			// names of RouteOptions' Go fields, in any case: an option of
+			// a oneof by the oneof's name.
+			DelegationPriority: policy.DelegationPriority{Annotation: "delegation.gateway.solo.io/enable-policy-overrides",
+				ChildFields: "options", Groups: glooRouteOptionOneofs},
 		}),
 		// VirtualHostOption: the options of every VirtualHostOption reaching a
 		// listener are shallow-merged, the listener's (more specific) first,
