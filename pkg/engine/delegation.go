@@ -225,14 +225,15 @@ func (d *kindDP) layerRoutes(nodes []topology.NodeID) []topology.Ref {
 
 // delegationAnnotationsChanged reports whether two copies of an HTTPRoute
 // differ in an annotation route delegation reads: the one some kind's
-// delegation priority reads, or delegation.InheritParentMatcher, which
+// delegation priority reads, or an inherit-parent-matcher annotation
+// (delegation.InheritanceOf), which
 // decides which of a child's rules kgateway keeps (sameObject counts
 // annotations on CRDs only).
 func (c *computation) delegationAnnotationsChanged(a, b *unstructured.Unstructured) bool {
 	if rawRef(a).GroupKind() != topology.KindHTTPRoute {
 		return false
 	}
-	if delegation.InheritsParentMatcher(a.GetAnnotations()) != delegation.InheritsParentMatcher(b.GetAnnotations()) {
+	if delegation.InheritanceOf(a.GetAnnotations()) != delegation.InheritanceOf(b.GetAnnotations()) {
 		return true
 	}
 	for _, k := range c.kinds {

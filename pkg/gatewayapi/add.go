@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/attache-dev/attache/pkg/diag"
 	"github.com/attache-dev/attache/pkg/topology"
@@ -100,10 +101,13 @@ type route struct {
 // parent is a direct parent of routes (GEP-1713): a Gateway or a
 // ListenerSet (or XListenerSet), with its listeners and what admission needs precomputed.
 type parent struct {
-	id        topology.NodeID
-	ns        string
-	listeners []*listener
-	byName    map[string]*listener
+	id topology.NodeID
+	ns string
+	// controller is the controllerName of its Gateway's GatewayClass,
+	// "" when that class is not among the objects.
+	controller string
+	listeners  []*listener
+	byName     map[string]*listener
 	// listenerSets is a Gateway's spec.allowedListeners.namespaces.
 	listenerSets nsFilter
 }
@@ -156,9 +160,17 @@ type adder struct {
 	httpRoute  map[topology.Ref]*route
 	// refusedChild marks the routes refused as children (reported once).
 	refusedChild map[*route]bool
+	// opts are Add's options; classControllers the controllerNames of
+	// the GatewayClasses given, by name.
+	opts             Options
+	classControllers map[string]string
+	// reach holds, per route, the controllers of the Gateways whose
+	// delegations reach it (delegationReach).
+	reach map[*route]map[string]bool
 	// routesByNS and routesByLabel index httpRoutes for delegations by
-	// "*" and by label, built on first use.
-	routesByNS, routesByLabel map[string][]*route
+	// "*" and by label (per label name), built on first use.
+	routesByNS    map[string][]*route
+	routesByLabel map[string]map[string][]*route
 }
 
 // egBackendObj is an Envoy Gateway Backend of the input, with its
@@ -193,11 +205,30 @@ func (a *adder) object(ref topology.Ref) (topology.NodeID, bool) {
 // and skipped or partly used. The result does not depend on the order of
 // objs, except which of two copies of one object is kept (the first).
 func Add(b *topology.Builder, objs []*unstructured.Unstructured) (*Grants, []diag.Problem) {
+	return AddWith(b, objs, Options{})
+}
+
+// Options are the optional inputs of AddWith.
+type Options struct {
+	// DelegationKinds says, for a GatewayClass controllerName, the kinds
+	// of backendRef whose route delegation its implementation follows
+	// (topology.KindHTTPRoute, KindDelegationLabel, ...), and whether the
+	// implementation is known. Nil: none is known (every delegation is
+	// followed).
+	DelegationKinds func(controller string) (kinds []topology.GroupKind, known bool)
+}
+
+// AddWith is Add with options: a route's delegating backendRef links its
+// child routes only when DelegationFollowed says some Gateway it is
+// reached through follows that form of delegation.
+func AddWith(b *topology.Builder, objs []*unstructured.Unstructured, opts Options) (*Grants, []diag.Problem) {
 	a := &adder{
-		b:        b,
-		grants:   &Grants{},
-		nsLabels: map[string]labels.Set{},
-		parents:  map[topology.Ref]*parent{},
+		b:                b,
+		grants:           &Grants{},
+		nsLabels:         map[string]labels.Set{},
+		parents:          map[topology.Ref]*parent{},
+		opts:             opts,
+		classControllers: map[string]string{},
 	}
 	var (
 		classes, namespaces []meta
@@ -237,6 +268,9 @@ func Add(b *topology.Builder, objs []*unstructured.Unstructured) (*Grants, []dia
 			var o metaObject
 			if a.decode(u, ref, &o) {
 				classes = append(classes, newMeta(ref, &o.Metadata))
+				// Read leniently: a malformed one shapes nothing else.
+				ctl, _, _ := unstructured.NestedString(u.Object, "spec", "controllerName")
+				a.classControllers[ref.Name] = ctl
 			}
 		case topology.KindNamespace:
 			var o metaObject
@@ -354,6 +388,7 @@ func Add(b *topology.Builder, objs []*unstructured.Unstructured) (*Grants, []dia
 			a.httpRoute[r.ref] = r
 		}
 	}
+	a.reach = a.delegationReach(routes)
 	for _, r := range routes {
 		a.linkRoute(r, r.id)
 	}
@@ -441,6 +476,7 @@ func (a *adder) addGateway(g *gatewayObj) {
 		a.b.AddEdge(cid, id)
 	}
 	p := a.addListeners(g.ref, id, g.spec.Listeners)
+	p.controller = a.classControllers[string(g.spec.GatewayClassName)]
 	// No allowedListeners, or no namespaces in it, is None: the API's
 	// default (by CRD defaulting, and in the types' docs).
 	var from *gwv1.FromNamespaces
@@ -488,6 +524,7 @@ func (a *adder) addListenerSet(ls *listenerSetObj) {
 	p := a.addListeners(ls.ref, id, ls.listeners)
 	if gw := a.parentGateway(ls); gw != nil {
 		a.b.AddEdge(gw.id, id)
+		p.controller = gw.controller
 		a.parents[ls.ref] = p
 	}
 }
@@ -684,26 +721,9 @@ func (a *adder) attach(r *route, id topology.NodeID, p *gwv1.ParentReference, i 
 	parent := ParentOf(r.ref.Namespace, *p)
 	switch parent.GroupKind() {
 	case topology.KindGateway, topology.KindListenerSet, topology.KindXListenerSet:
-		// A ListenerSet is the direct parent of its routes (GEP-1713): they
-		// attach to its listeners, never to its Gateway's. An
-		// XListenerSet is named by its own group and kind.
-		pa := a.parents[parent]
-		if pa == nil {
-			// Not among the objects, or a ListenerSet that its Gateway does
-			// not admit (reported on the ListenerSet).
-			return
-		}
-		if p.SectionName != nil && *p.SectionName != "" {
-			l := pa.byName[string(*p.SectionName)]
-			if l != nil && (p.Port == nil || int32(*p.Port) == l.port) && a.admits(l, pa.ns, r) {
-				a.b.AddEdge(l.id, id)
-			}
-			return
-		}
-		for _, l := range pa.listeners {
-			if (p.Port == nil || int32(*p.Port) == l.port) && a.admits(l, pa.ns, r) {
-				a.b.AddEdge(l.id, id)
-			}
+		_, ls := a.listenersOf(r, p)
+		for _, l := range ls {
+			a.b.AddEdge(l.id, id)
 		}
 	case topology.KindService:
 		// GAMMA: the route hangs below the Service object itself, even when
@@ -713,6 +733,33 @@ func (a *adder) attach(r *route, id topology.NodeID, p *gwv1.ParentReference, i 
 			a.b.AddEdge(sid, id)
 		}
 	}
+}
+
+// listenersOf returns the Gateway or ListenerSet (parent) that route r's
+// parentRef p names and the listeners of it that take r (none when it is
+// not among the objects, or is a ListenerSet its Gateway does not admit,
+// reported on the ListenerSet). A ListenerSet is the direct parent of its
+// routes (GEP-1713): they attach to its listeners, never to its
+// Gateway's; an XListenerSet is named by its own group and kind.
+func (a *adder) listenersOf(r *route, p *gwv1.ParentReference) (*parent, []*listener) {
+	pa := a.parents[ParentOf(r.ref.Namespace, *p)]
+	if pa == nil {
+		return nil, nil
+	}
+	if p.SectionName != nil && *p.SectionName != "" {
+		l := pa.byName[string(*p.SectionName)]
+		if l != nil && (p.Port == nil || int32(*p.Port) == l.port) && a.admits(l, pa.ns, r) {
+			return pa, []*listener{l}
+		}
+		return pa, nil
+	}
+	var out []*listener
+	for _, l := range pa.listeners {
+		if (p.Port == nil || int32(*p.Port) == l.port) && a.admits(l, pa.ns, r) {
+			out = append(out, l)
+		}
+	}
+	return pa, out
 }
 
 // addRules adds the rule sections of route r (see the package doc for
@@ -815,7 +862,13 @@ func (a *adder) linkBackend(r *route, sid topology.NodeID, br *gwv1.BackendObjec
 		return
 	}
 	if delegation(r, ref) {
-		a.delegate(r, sid, ref, i, j)
+		if a.follows(r, ref.GroupKind()) {
+			a.delegate(r, sid, ref, i, j)
+		} else {
+			a.problem(r.ref, fmt.Sprintf("spec.rules[%d].backendRefs[%d]", i, j),
+				"the implementations of the Gateways this route is reached through (GatewayClass controllers %s) do not delegate to HTTPRoutes by a backendRef of kind %s; it links nothing",
+				strings.Join(sortedKeys(a.reach[r]), ", "), ref.GroupKind())
+		}
 		return
 	}
 	if !a.grants.Allows(r.ref.GroupKind(), r.ref.Namespace, ref) {

@@ -78,12 +78,18 @@
 // handles; to nothing when it is in another namespace and no ReferenceGrant
 // allows it, or when it names a route, but for delegation.
 //
-// Route delegation is kgateway's: an HTTPRoute rule's backendRef of kind
-// HTTPRoute names a child HTTPRoute (namespace: the parent's by default;
-// name "*": every HTTPRoute of that namespace), and one of group
-// delegation.kgateway.dev and kind label selects the HTTPRoutes whose
-// delegation.kgateway.dev/label label is its name (namespace "all": in
-// every namespace). The rule links to each child that names no parentRefs
+// Route delegation is kgateway's and Gloo Gateway's: an HTTPRoute rule's
+// backendRef of kind HTTPRoute names a child HTTPRoute (namespace: the
+// parent's by default; name "*": every HTTPRoute of that namespace), and
+// one of group delegation.kgateway.dev (delegation.gateway.solo.io) and
+// kind label selects the HTTPRoutes whose delegation.kgateway.dev/label
+// (delegation.gateway.solo.io/label) label is its name (namespace "all":
+// in every namespace; Gloo Gateway's form refuses it while a Namespace
+// "all" exists). With AddWith's Options.DelegationKinds, a form is
+// followed only from routes reached through a Gateway whose
+// implementation follows it, or whose implementation is unknown
+// (DelegationFollowed); a backendRef not followed is reported and links
+// nothing. The rule links to each child that names no parentRefs
 // or names the parent by an HTTPRoute parentRef (kind written out; the
 // group Gateway API's, written or left out), and has no hostnames (one that has is reported); no ReferenceGrant
 // is needed. Children may delegate in turn; a cycle loses an edge in

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/attache-dev/attache/pkg/gatewayapi"
 	"github.com/attache-dev/attache/pkg/merge"
 	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
@@ -92,6 +93,35 @@ func entry(impl, group, kind, shipped string, s policy.Spec) policy.Profile {
 var implControllers = map[string][]string{
 	EnvoyGateway: {EnvoyGatewayController},
 	NGF:          {NGFController},
+}
+
+// Default GatewayClass controllerNames of kgateway, Gloo Gateway and
+// Istio (Gateways and ambient waypoints).
+const (
+	KGatewayController  = "kgateway.dev/kgateway"
+	GlooController      = "solo.io/gloo-gateway"
+	IstioController     = "istio.io/gateway-controller"
+	IstioMeshController = "istio.io/mesh-controller"
+)
+
+// DelegationKinds is gatewayapi.Options.DelegationKinds for the
+// implementations of the profiles: kgateway follows a route's backendRef
+// to HTTPRoutes by name and by its label kind, Gloo Gateway by name and
+// by its own label kind (kgateway pkg/kgateway/translator/backendref
+// IsDelegatedHTTPRoute; solo-io/gloo projects/gateway2/translator/
+// backendref/types.go RefIsDelegatedHTTPRoute); Envoy Gateway, NGINX
+// Gateway Fabric and Istio follow none (an HTTPRoute is no backend kind of
+// theirs). Other controllers are unknown.
+func DelegationKinds(controller string) ([]topology.GroupKind, bool) {
+	switch controller {
+	case KGatewayController:
+		return []topology.GroupKind{httpRoute, gatewayapi.KindDelegationLabel}, true
+	case GlooController:
+		return []topology.GroupKind{httpRoute, gatewayapi.KindGlooDelegationLabel}, true
+	case EnvoyGatewayController, NGFController, IstioController, IstioMeshController:
+		return nil, true
+	}
+	return nil, false
 }
 
 // glooRouteOptionOneofs are the oneofs of Gloo Gateway's RouteOptions
