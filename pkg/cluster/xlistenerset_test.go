@@ -70,6 +70,27 @@ spec:
     schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
 `
 
+// contextPaths are the paths of the contexts of target's effective
+// policies of kind (any kind: ""), written as "A > B".
+func contextPaths(res *engine.Result, kind string, target topology.Ref) []string {
+	var out []string
+	for _, e := range res.Effective {
+		if e.Target != target || kind != "" && e.Kind.GroupKind.Kind != kind {
+			continue
+		}
+		for _, c := range e.Contexts {
+			for p := range c.Paths {
+				var names []string
+				for _, r := range p {
+					names = append(names, r.Short())
+				}
+				out = append(out, strings.Join(names, " > "))
+			}
+		}
+	}
+	return out
+}
+
 // TestReadXListenerSets: with the XListenerSet CRD of Gateway API's
 // experimental channel (v1.4.1, the release Gloo Gateway builds with)
 // installed beside the standard CRDs, Read lists XListenerSets with their
@@ -104,21 +125,7 @@ func TestReadXListenerSets(t *testing.T) {
 	}
 	res := engine.Compute(snap.Objects, engine.Options{})
 	listener := topology.Ref{Group: topology.XGatewayGroup, Kind: "XListenerSet", Namespace: "edge", Name: "team", SectionName: "foo"}
-	var got []string
-	for _, e := range res.Effective {
-		if e.Kind.GroupKind.Kind != "VirtualHostOption" || e.Target != listener {
-			continue
-		}
-		for _, c := range e.Contexts {
-			for p := range c.Paths {
-				var names []string
-				for _, r := range p {
-					names = append(names, r.Short())
-				}
-				got = append(got, strings.Join(names, " > "))
-			}
-		}
-	}
+	got := contextPaths(res, "VirtualHostOption", listener)
 	if want := "Gateway edge/gw > XListenerSet edge/team > XListenerSet edge/team#foo"; strings.Join(got, "; ") != want {
 		t.Errorf("VirtualHostOption paths to the XListenerSet's listener: %q, want %q", got, want)
 	}
