@@ -96,6 +96,9 @@ type route struct {
 	hostnamed bool
 	hostnames []gwv1.Hostname
 	rules     []routeRule
+	// attached holds, per parentRef, the listeners that take the route,
+	// when delegationReach found them first (nil: not computed).
+	attached [][]*listener
 }
 
 // parent is a direct parent of routes (GEP-1713): a Gateway or a
@@ -721,7 +724,12 @@ func (a *adder) attach(r *route, id topology.NodeID, p *gwv1.ParentReference, i 
 	parent := ParentOf(r.ref.Namespace, *p)
 	switch parent.GroupKind() {
 	case topology.KindGateway, topology.KindListenerSet, topology.KindXListenerSet:
-		_, ls := a.listenersOf(r, p)
+		var ls []*listener
+		if r.attached != nil {
+			ls = r.attached[i]
+		} else {
+			_, ls = a.listenersOf(r, p)
+		}
 		for _, l := range ls {
 			a.b.AddEdge(l.id, id)
 		}

@@ -156,6 +156,9 @@ func (a *adder) follows(r *route, backend topology.GroupKind) bool {
 // fixpoint. A route reached through none delegates as if every form were
 // followed: no Gateway is there to tell.
 func (a *adder) delegationReach(routes []*route) map[*route]map[string]bool {
+	if a.opts.DelegationKinds == nil {
+		return nil // every delegation is followed
+	}
 	reach := map[*route]map[string]bool{}
 	add := func(r *route, c string) bool {
 		if reach[r][c] {
@@ -169,11 +172,15 @@ func (a *adder) delegationReach(routes []*route) map[*route]map[string]bool {
 	}
 	var queue []*route
 	for _, r := range routes {
+		// The listeners found are kept for attach, which links them.
+		r.attached = make([][]*listener, len(r.parents))
 		for i := range r.parents {
 			p := &r.parents[i]
 			switch ParentOf(r.ref.Namespace, *p).GroupKind() {
 			case topology.KindGateway, topology.KindListenerSet, topology.KindXListenerSet:
-				if pa, ls := a.listenersOf(r, p); len(ls) > 0 {
+				pa, ls := a.listenersOf(r, p)
+				r.attached[i] = ls
+				if len(ls) > 0 {
 					add(r, pa.controller)
 				}
 			}
@@ -181,9 +188,6 @@ func (a *adder) delegationReach(routes []*route) map[*route]map[string]bool {
 		if len(reach[r]) > 0 {
 			queue = append(queue, r)
 		}
-	}
-	if a.opts.DelegationKinds == nil {
-		return reach // every delegation is followed
 	}
 	for len(queue) > 0 {
 		r := queue[0]
