@@ -391,7 +391,7 @@ func AddWith(b *topology.Builder, objs []*unstructured.Unstructured, opts Option
 			a.httpRoute[r.ref] = r
 		}
 	}
-	a.reach = a.delegationReach(routes)
+	a.reach = a.delegationReach()
 	for _, r := range routes {
 		a.linkRoute(r, r.id)
 	}
@@ -724,15 +724,13 @@ func (a *adder) attach(r *route, id topology.NodeID, p *gwv1.ParentReference, i 
 	parent := ParentOf(r.ref.Namespace, *p)
 	switch parent.GroupKind() {
 	case topology.KindGateway, topology.KindListenerSet, topology.KindXListenerSet:
-		var ls []*listener
 		if r.attached != nil {
-			ls = r.attached[i]
-		} else {
-			_, ls = a.listenersOf(r, p)
+			for _, l := range r.attached[i] {
+				a.b.AddEdge(l.id, id)
+			}
+			break
 		}
-		for _, l := range ls {
-			a.b.AddEdge(l.id, id)
-		}
+		a.eachListener(r, p, func(l *listener) { a.b.AddEdge(l.id, id) })
 	case topology.KindService:
 		// GAMMA: the route hangs below the Service object itself, even when
 		// the parentRef names a port (there is no per-port mesh routing in
@@ -750,24 +748,31 @@ func (a *adder) attach(r *route, id topology.NodeID, p *gwv1.ParentReference, i 
 // routes (GEP-1713): they attach to its listeners, never to its
 // Gateway's; an XListenerSet is named by its own group and kind.
 func (a *adder) listenersOf(r *route, p *gwv1.ParentReference) (*parent, []*listener) {
+	var out []*listener
+	return a.eachListener(r, p, func(l *listener) { out = append(out, l) }), out
+}
+
+// eachListener calls fn with each listener listenersOf returns, without
+// collecting them (a route's parentRef may take 64 listeners), and
+// returns the parent.
+func (a *adder) eachListener(r *route, p *gwv1.ParentReference, fn func(*listener)) *parent {
 	pa := a.parents[ParentOf(r.ref.Namespace, *p)]
 	if pa == nil {
-		return nil, nil
+		return nil
 	}
 	if p.SectionName != nil && *p.SectionName != "" {
 		l := pa.byName[string(*p.SectionName)]
 		if l != nil && (p.Port == nil || int32(*p.Port) == l.port) && a.admits(l, pa.ns, r) {
-			return pa, []*listener{l}
+			fn(l)
 		}
-		return pa, nil
+		return pa
 	}
-	var out []*listener
 	for _, l := range pa.listeners {
 		if (p.Port == nil || int32(*p.Port) == l.port) && a.admits(l, pa.ns, r) {
-			out = append(out, l)
+			fn(l)
 		}
 	}
-	return pa, out
+	return pa
 }
 
 // addRules adds the rule sections of route r (see the package doc for

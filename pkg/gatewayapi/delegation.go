@@ -149,15 +149,15 @@ func (a *adder) follows(r *route, backend topology.GroupKind) bool {
 	return DelegationFollowed(sortedKeys(a.reach[r]), backend, a.opts.DelegationKinds)
 }
 
-// delegationReach returns, per route, the controllers of the Gateways
+// delegationReach returns, per HTTPRoute, the controllers of the Gateways
 // (of their GatewayClasses; "" for a class not among the objects) it is
 // reached through: those whose listeners it attaches to, and, through the
 // delegations followed (follows), those of its delegating parents, to a
 // fixpoint. A route reached through none delegates as if every form were
 // followed: no Gateway is there to tell.
-func (a *adder) delegationReach(routes []*route) map[*route]map[string]bool {
-	if a.opts.DelegationKinds == nil {
-		return nil // every delegation is followed
+func (a *adder) delegationReach() map[*route]map[string]bool {
+	if a.opts.DelegationKinds == nil || !slices.ContainsFunc(a.httpRoutes, delegates) {
+		return nil // every delegation is followed, or there is none
 	}
 	reach := map[*route]map[string]bool{}
 	add := func(r *route, c string) bool {
@@ -171,7 +171,7 @@ func (a *adder) delegationReach(routes []*route) map[*route]map[string]bool {
 		return true
 	}
 	var queue []*route
-	for _, r := range routes {
+	for _, r := range a.httpRoutes {
 		// The listeners found are kept for attach, which links them.
 		r.attached = make([][]*listener, len(r.parents))
 		for i := range r.parents {
@@ -227,6 +227,18 @@ func (a *adder) delegationReach(routes []*route) map[*route]map[string]bool {
 		}
 	}
 	return reach
+}
+
+// delegates reports whether HTTPRoute r has a delegating backendRef.
+func delegates(r *route) bool {
+	for i := range r.rules {
+		for j := range r.rules[i].BackendRefs {
+			if delegation(r, BackendOf(r.ref.Namespace, r.rules[i].BackendRefs[j])) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // sortedKeys are the keys of m, sorted.
