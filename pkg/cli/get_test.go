@@ -654,6 +654,25 @@ func TestGetPolicyKindsRouteReplacement(t *testing.T) {
 	}
 }
 
+// Gloo Gateway's RouteOption: the parent wins across delegation but in the
+// options enable-policy-overrides names; -o json shows the child-fields
+// form with the oneof groups.
+func TestGetPolicyKindsDelegationPriorityChildFields(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crd.yaml")
+	crd := implementationCRD("gateway.solo.io", "RouteOption", "routeoptions", "v1")
+	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"delegationPriority": "delegation.gateway.solo.io/enable-policy-overrides child-fields=options groups=hostRewriteType:hostRewrite|autoHostRewrite|hostRewritePathRegex|hostRewriteHeader,`) ||
+		!strings.Contains(out, `"delegationPriority": "profile: Gloo Gateway"`) {
+		t.Errorf("-o json lacks the delegationPriority setting or its origin:\n%s", out)
+	}
+}
+
 // Istio's AuthorizationPolicy binds Service targets to waypoints: -o wide
 // and -o json show the setting and its origin.
 func TestGetPolicyKindsWaypointTargets(t *testing.T) {

@@ -176,7 +176,7 @@ func printOutcome(w io.Writer, d *describer, t *routing.RequestTrace, o *routing
 	}
 	ls := ""
 	if o.ListenerSet != nil {
-		ls = " of ListenerSet " + describeNsName(*o.ListenerSet)
+		ls = " of " + o.ListenerSet.Kind + " " + describeNsName(*o.ListenerSet)
 	}
 	fmt.Fprintf(w, "  listener  %s%s\n", o.Listener, ls)
 	if o.Route != nil {

@@ -23,6 +23,7 @@ func init() {
 	add(topology.KindGatewayClass, "gatewayclass", "gatewayclasses", "gc")
 	add(topology.KindGateway, "gateway", "gateways", "gtw")
 	add(topology.KindListenerSet, "listenerset", "listenersets", "lset")
+	add(topology.KindXListenerSet, "xlistenerset", "xlistenersets")
 	add(topology.KindHTTPRoute, "httproute", "httproutes")
 	add(topology.KindGRPCRoute, "grpcroute", "grpcroutes")
 	add(topology.KindTLSRoute, "tlsroute", "tlsroutes")

@@ -107,21 +107,7 @@ func TestReadServiceEntries(t *testing.T) {
 	}
 	res := engine.Compute(snap.Objects, engine.Options{})
 	target := topology.Ref{Group: topology.KindServiceEntry.Group, Kind: "ServiceEntry", Namespace: "mesh", Name: "ext"}
-	var paths []string
-	for _, e := range res.Effective {
-		if e.Target != target {
-			continue
-		}
-		for _, c := range e.Contexts {
-			for p := range c.Paths {
-				var names []string
-				for _, r := range p {
-					names = append(names, r.Short())
-				}
-				paths = append(paths, strings.Join(names, " > "))
-			}
-		}
-	}
+	paths := contextPaths(res, "", target)
 	if want := "GatewayClass istio-waypoint > Gateway mesh/waypoint > ServiceEntry mesh/ext"; strings.Join(paths, "; ") != want {
 		t.Errorf("paths to ServiceEntry mesh/ext: %q, want %q", paths, want)
 	}

@@ -5,7 +5,7 @@
 // (unstructured informers), the CustomResourceDefinitions labelled
 // gateway.networking.k8s.io/policy and the instances of those kinds (also
 // of CRDs created after start: their informers are started on the fly),
-// GatewayClasses, Gateways, ListenerSets and the route kinds when the
+// GatewayClasses, Gateways, ListenerSets, XListenerSets and the route kinds when the
 // cluster serves them, Services, Namespaces and ReferenceGrants, and, for
 // the policy kinds that read them, ConfigMaps and Secrets (their data keys;
 // the implementations' configurations whole) and GatewayClass parameters
@@ -19,9 +19,10 @@
 //     Programmed conditions and their status.ancestors entries under the
 //     controller's name; conditions and entries of other controllers are kept;
 //   - the objects they affect get the <domain>/<Kind>Affected condition
-//     (Service, Namespace, Gateway, ListenerSet, GatewayClass) or, for
-//     objects without status.conditions (routes) or whose conditions are
-//     full (Gateway, ListenerSet and GatewayClass allow 8), the annotation
+//     (Service, Namespace, Gateway, ListenerSet, XListenerSet, GatewayClass)
+//     or, for objects without status.conditions (routes) or whose
+//     conditions are full (Gateway, the ListenerSets and GatewayClass allow
+//     8), the annotation
 //     of the same name.
 //
 // Writes are merge patches sent only when the content changed (conditions

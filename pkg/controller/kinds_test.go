@@ -50,6 +50,29 @@ func TestListenerSetWatchedOnlyWhenServed(t *testing.T) {
 	}
 }
 
+// TestXListenerSetWatchedWhenServed: XListenerSet (the experimental
+// channel's ListenerSet, gateway.networking.x-k8s.io v1alpha1) is watched
+// as a topology kind once its CRD is established, and carries Affected
+// conditions as a ListenerSet does (its CRD's status.conditions hold 8).
+func TestXListenerSetWatchedWhenServed(t *testing.T) {
+	c := &Controller{goKinds: map[topology.GroupKind]bool{}}
+	crds := map[topology.GroupKind]*crdInfo{
+		topology.KindGateway:      {gk: topology.KindGateway, plural: "gateways", version: "v1", established: true},
+		topology.KindXListenerSet: {gk: topology.KindXListenerSet, plural: "xlistenersets", version: "v1alpha1", established: false},
+	}
+	if w := c.wantedKinds(crds)[topology.KindXListenerSet]; w != nil {
+		t.Errorf("XListenerSet watched before its CRD is established: %+v", w)
+	}
+	crds[topology.KindXListenerSet].established = true
+	w := c.wantedKinds(crds)[topology.KindXListenerSet]
+	if w == nil || w.role != roleTopology || w.resource != "xlistenersets" || w.gvk.Group != topology.XGatewayGroup || w.gvk.Version != "v1alpha1" {
+		t.Errorf("XListenerSet watch = %+v, want a topology watch of xlistenersets v1alpha1", w)
+	}
+	if tk := targetKinds[topology.KindXListenerSet]; !tk.conditions || tk.cap != 8 {
+		t.Errorf("XListenerSet carries Affected conditions, at most 8: %+v", tk)
+	}
+}
+
 // The CRD cache transform keeps what says whether a version's status keeps
 // conditions: Envoy Gateway's status (ancestors only) does not, so the
 // controller writes no conditions there; a status with conditions, or one

@@ -40,6 +40,7 @@ var targetKinds = map[topology.GroupKind]targetKind{
 	topology.KindNamespace:    {conditions: true, noObservedGeneration: true},
 	topology.KindGateway:      {conditions: true, cap: 8},
 	topology.KindListenerSet:  {conditions: true, cap: 8},
+	topology.KindXListenerSet: {conditions: true, cap: 8},
 	topology.KindGatewayClass: {conditions: true, cap: 8},
 }
 

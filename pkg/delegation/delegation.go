@@ -20,6 +20,12 @@
 // As kgateway reads it: pkg/kgateway/translator/httproute/delegation_helpers.go
 // (filterDelegatedChildren, mergeParentChildRouteMatch) and
 // pkg/kgateway/utils/delegation/delegation.go (IsDelegatedRouteMatch).
+// Gloo Gateway, from which kgateway's delegation comes, admits child
+// matches by the same rules (solo-io/gloo projects/gateway2/utils/
+// delegation.go IsDelegatedRouteMatch); its annotation
+// GlooInheritParentMatcher joins every path textually, regular expressions
+// included (projects/gateway2/translator/httproute/delegation_helpers.go
+// mergeParentChildRouteMatch), which attache models.
 package delegation
 
 import (
@@ -36,10 +42,42 @@ import (
 // rule's instead of having to repeat them (kgateway).
 const InheritParentMatcher = "delegation.kgateway.dev/inherit-parent-matcher"
 
-// InheritsParentMatcher reports whether annotations turn
-// InheritParentMatcher on.
-func InheritsParentMatcher(annotations map[string]string) bool {
-	switch strings.ToLower(annotations[InheritParentMatcher]) {
+// GlooInheritParentMatcher is Gloo Gateway's InheritParentMatcher (the
+// same values): its joins are textual (GlooInheritance).
+const GlooInheritParentMatcher = "delegation.gateway.solo.io/inherit-parent-matcher"
+
+// Inheritance says whether, and by whose joins, a delegated child's
+// matches extend its parent rule's.
+type Inheritance uint8
+
+// Inheritances.
+const (
+	// NoInheritance: the child's matches must repeat the parent's.
+	NoInheritance Inheritance = iota
+	// KgatewayInheritance joins as kgateway does (Inherit), the joins it
+	// makes regular expressions of not modelled.
+	KgatewayInheritance
+	// GlooInheritance joins as Gloo Gateway does: paths joined as text
+	// whatever their type (inheritGloo).
+	GlooInheritance
+)
+
+// InheritanceOf reads a route's annotations: kgateway's
+// InheritParentMatcher, else Gloo Gateway's GlooInheritParentMatcher.
+// A route with both (read by either implementation) is read as kgateway's.
+func InheritanceOf(annotations map[string]string) Inheritance {
+	switch {
+	case on(annotations[InheritParentMatcher]):
+		return KgatewayInheritance
+	case on(annotations[GlooInheritParentMatcher]):
+		return GlooInheritance
+	}
+	return NoInheritance
+}
+
+// on reports whether an inherit-parent-matcher value turns it on.
+func on(v string) bool {
+	switch strings.ToLower(v) {
 	case "true", "yes", "enabled":
 		return true
 	}
@@ -160,27 +198,28 @@ type Admitted struct {
 // parents are the delegating rule's matches (as it was itself kept, for a
 // delegating child; a rule without matches delegates with Default),
 // children the child rule's (nil: it has none), inherit whether the child
-// route has InheritParentMatcher. Without inherit, each child match
+// route inherits its parent's matcher, and by whose joins. Without inherit, each child match
 // admitted by some parent match is kept once; with it, each child match
 // is joined to every parent match (Inherit; Unmodelled when attache does
 // not model the join), and a rule without matches takes every parent
 // match. Nothing appended: the rule is dropped below that parent (Why
 // says why); with inherit that is only when parents is empty.
-func Admit(dst []Admitted, parents, children []Match, inherit bool) []Admitted {
+func Admit(dst []Admitted, parents, children []Match, inherit Inheritance) []Admitted {
 	out := dst
 	if len(children) == 0 {
-		if !inherit {
+		if inherit == NoInheritance {
 			// The API server stores a rule without matches with the
 			// match of every request (the CRD's default, PathPrefix /),
 			// and kgateway judges that: kept below a parent prefix /.
 			n := len(out)
-			out = Admit(out, parents, []Match{Default}, false)
+			out = Admit(out, parents, []Match{Default}, NoInheritance)
 			for k := n; k < len(out); k++ {
 				out[k].Child = -1
 			}
 			return out
 		}
-		// kgateway takes the parent match as it is, whatever its type.
+		// kgateway (and Gloo) take the parent match as it is, whatever its
+		// type.
 		for i, p := range parents {
 			p.Headers, p.Query = slices.Clone(p.Headers), slices.Clone(p.Query)
 			out = append(out, Admitted{Match: p, Parent: i, Child: -1})
@@ -189,8 +228,11 @@ func Admit(dst []Admitted, parents, children []Match, inherit bool) []Admitted {
 	}
 	for j, c := range children {
 		for i, p := range parents {
-			if inherit {
-				m, ok := Inherit(p, c)
+			if inherit != NoInheritance {
+				m, ok := inheritGloo(p, c), true
+				if inherit == KgatewayInheritance {
+					m, ok = Inherit(p, c)
+				}
 				if !ok {
 					m = c
 				}
@@ -273,6 +315,20 @@ func Inherit(p, c Match) (Match, bool) {
 	return d, true
 }
 
+// inheritGloo is child match c joined to parent match p as Gloo Gateway's
+// mergeParentChildRouteMatch joins them: as Inherit, but the paths are
+// joined as text whatever their types (a RegularExpression too: path.Join
+// applied to the expression), c's path type kept.
+func inheritGloo(p, c Match) Match {
+	d := c
+	d.Path = path.Join(p.Path, c.Path)
+	if p.Method != "" {
+		d.Method = p.Method
+	}
+	d.Headers, d.Query = join(p.Headers, c.Headers), join(p.Query, c.Query)
+	return d
+}
+
 // join is kgateway's mergeHeaders (and mergeQueries): parent's value
 // matches (the last of a name), then child's of other names (the first of
 // a name), sorted by name; names compared as written.
@@ -304,7 +360,7 @@ func join(parent, child []Value) []Value {
 // parent matches parents: the reason of the parent and child matches that
 // came closest, e.g. "its matches do not extend the parent rule's path
 // prefix /a". "" when Admit keeps something.
-func Why(parents, children []Match, inherit bool) string {
+func Why(parents, children []Match, inherit Inheritance) string {
 	if len(Admit(nil, parents, children, inherit)) > 0 {
 		return ""
 	}

@@ -9,14 +9,28 @@ import (
 
 func prefix(p string) Match { return Match{PathType: gwv1.PathMatchPathPrefix, Path: p} }
 
-func TestInheritsParentMatcher(t *testing.T) {
-	for v, want := range map[string]bool{"true": true, "Yes": true, "ENABLED": true, "false": false, "": false, "1": false} {
-		if got := InheritsParentMatcher(map[string]string{InheritParentMatcher: v}); got != want {
-			t.Errorf("%q: %v, want %v", v, got, want)
+// Either implementation's annotation turns inheritance on, each with its
+// own joins; kgateway's first when both are on.
+func TestInheritanceOf(t *testing.T) {
+	for v, on := range map[string]bool{"true": true, "Yes": true, "ENABLED": true, "false": false, "": false, "1": false} {
+		for ann, kind := range map[string]Inheritance{InheritParentMatcher: KgatewayInheritance, GlooInheritParentMatcher: GlooInheritance} {
+			want := NoInheritance
+			if on {
+				want = kind
+			}
+			if got := InheritanceOf(map[string]string{ann: v}); got != want {
+				t.Errorf("%s=%q: %v, want %v", ann, v, got, want)
+			}
 		}
 	}
-	if InheritsParentMatcher(nil) {
+	if InheritanceOf(nil) != NoInheritance {
 		t.Error("no annotations: inherits")
+	}
+	if got := InheritanceOf(map[string]string{InheritParentMatcher: "true", GlooInheritParentMatcher: "true"}); got != KgatewayInheritance {
+		t.Errorf("both: %v", got)
+	}
+	if got := InheritanceOf(map[string]string{InheritParentMatcher: "false", GlooInheritParentMatcher: "true"}); got != GlooInheritance {
+		t.Errorf("kgateway's off, Gloo's on: %v", got)
 	}
 }
 
@@ -148,20 +162,20 @@ func TestJoinDuplicates(t *testing.T) {
 func TestAdmit(t *testing.T) {
 	parents := []Match{prefix("/a"), prefix("/b"), prefix("/")}
 	children := []Match{prefix("/b/x"), prefix("/c"), prefix("/a/y")}
-	got := Admit(nil, parents, children, false)
+	got := Admit(nil, parents, children, NoInheritance)
 	want := []Admitted{{prefix("/b/x"), 1, 0, false}, {prefix("/c"), 2, 1, false}, {prefix("/a/y"), 0, 2, false}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("admitted %+v\nwant %+v", got, want)
 	}
-	if got := Admit(nil, parents[:2], children[1:2], false); got != nil {
+	if got := Admit(nil, parents[:2], children[1:2], NoInheritance); got != nil {
 		t.Errorf("admitted %+v, want none", got)
 	}
 	// A rule without matches has the API's default, PathPrefix /: kept
 	// below a parent prefix /, dropped below others.
-	if got := Admit(nil, parents, nil, false); !reflect.DeepEqual(got, []Admitted{{Default, 2, -1, false}}) {
+	if got := Admit(nil, parents, nil, NoInheritance); !reflect.DeepEqual(got, []Admitted{{Default, 2, -1, false}}) {
 		t.Errorf("a rule without matches: %+v, want the default kept below /", got)
 	}
-	if got := Admit(nil, parents[:2], nil, false); got != nil {
+	if got := Admit(nil, parents[:2], nil, NoInheritance); got != nil {
 		t.Errorf("a rule without matches below /a, /b: %+v, want dropped", got)
 	}
 	// Inheriting, every child match is joined to every parent match
@@ -169,21 +183,29 @@ func TestAdmit(t *testing.T) {
 	// marked, the child's match in their place.
 	exact := Match{PathType: gwv1.PathMatchExact, Path: "/e"}
 	regex := Match{PathType: gwv1.PathMatchRegularExpression, Path: "/r.*"}
-	got = Admit(nil, []Match{prefix("/a"), exact, regex}, []Match{prefix("/x"), regex}, true)
+	got = Admit(nil, []Match{prefix("/a"), exact, regex}, []Match{prefix("/x"), regex}, KgatewayInheritance)
 	want = []Admitted{{prefix("/a/x"), 0, 0, false}, {prefix("/e/x"), 1, 0, false}, {prefix("/x"), 2, 0, true},
 		{regex, 0, 1, true}, {regex, 1, 1, true}, {regex, 2, 1, true}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("inheriting %+v\nwant %+v", got, want)
 	}
 	// A rule without matches takes each parent match, whatever its type.
-	got = Admit(nil, []Match{prefix("/a"), exact, regex}, nil, true)
+	got = Admit(nil, []Match{prefix("/a"), exact, regex}, nil, KgatewayInheritance)
 	want = []Admitted{{prefix("/a"), 0, -1, false}, {exact, 1, -1, false}, {regex, 2, -1, false}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("inheriting without matches %+v\nwant %+v", got, want)
 	}
+	// Gloo joins every pair, as text: a regular expression on either side
+	// too, the child's type kept.
+	got = Admit(nil, []Match{prefix("/a"), regex}, []Match{prefix("/x"), regex}, GlooInheritance)
+	want = []Admitted{{prefix("/a/x"), 0, 0, false}, {prefix("/r.*/x"), 1, 0, false},
+		{Match{PathType: gwv1.PathMatchRegularExpression, Path: "/a/r.*"}, 0, 1, false}, {Match{PathType: gwv1.PathMatchRegularExpression, Path: "/r.*/r.*"}, 1, 1, false}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("inheriting as Gloo %+v\nwant %+v", got, want)
+	}
 	// Appended to dst, whose earlier content stays.
-	dst := Admit(nil, parents[:1], children[2:], false)
-	if got := Admit(dst, parents[:1], children[2:], false); len(got) != 2 || !reflect.DeepEqual(got[0], got[1]) {
+	dst := Admit(nil, parents[:1], children[2:], NoInheritance)
+	if got := Admit(dst, parents[:1], children[2:], NoInheritance); len(got) != 2 || !reflect.DeepEqual(got[0], got[1]) {
 		t.Errorf("appended %+v", got)
 	}
 }
@@ -193,7 +215,7 @@ func TestAdmit(t *testing.T) {
 func TestAdmitInheritNoneCopies(t *testing.T) {
 	p := prefix("/a")
 	p.Headers = []Value{{"x", "1", false}}
-	got := Admit(nil, []Match{p}, nil, true)
+	got := Admit(nil, []Match{p}, nil, KgatewayInheritance)
 	got[0].Match.Headers[0].Value = "changed"
 	if p.Headers[0].Value != "1" {
 		t.Error("the child's match shares the parent's headers")
@@ -216,25 +238,25 @@ func TestWhy(t *testing.T) {
 	for _, c := range []struct {
 		name              string
 		parents, children []Match
-		inherit           bool
+		inherit           Inheritance
 		want              string
 	}{
-		{"admitted", []Match{prefix("/a")}, []Match{prefix("/a/b")}, false, ""},
-		{"path", []Match{prefix("/a")}, []Match{prefix("/b")}, false, "its matches do not extend the parent rule's path prefix /a"},
-		{"paths", []Match{prefix("/a"), prefix("/b"), prefix("/a")}, []Match{prefix("/c")}, false, "its matches do not extend the parent rule's path prefixes /a, /b"},
-		{"no matches", []Match{prefix("/a")}, nil, false, "it has no matches (the API's default: every request, path prefix /), which do not extend the parent rule's path prefix /a"},
-		{"no matches below /", []Match{prefix("/")}, nil, false, ""},
-		{"parent exact", []Match{exact}, []Match{prefix("/a")}, false, "the parent rule's path match is Exact /a, and only a PathPrefix admits child matches"},
-		{"parent exact and regex", []Match{exact, regex}, []Match{prefix("/a")}, false, "the parent rule's path match is one of Exact /a, RegularExpression /a.*, and only a PathPrefix admits child matches"},
-		{"method", []Match{meth}, []Match{prefix("/b"), prefix("/a/b")}, false, "its matches under /a do not name the parent rule's method GET"},
-		{"first of equals", []Match{meth, post}, []Match{prefix("/a/b"), prefix("/b/c")}, false, "its matches under /a do not name the parent rule's method GET"},
-		{"headers", []Match{hdr}, []Match{prefix("/a/b")}, false, "its matches under /a do not repeat the parent rule's header matches x-team=a, x-re~a.*"},
-		{"query", []Match{qry}, []Match{prefix("/a/b")}, false, "its matches under /a do not repeat the parent rule's query parameter matches q=1"},
-		{"inherit below Exact", []Match{exact}, nil, true, ""},
-		{"inherit regex", []Match{prefix("/a")}, []Match{regex}, true, ""},
-		{"header name case", []Match{hdr}, []Match{{PathType: gwv1.PathMatchPathPrefix, Path: "/a/b", Headers: []Value{{"X-Team", "a", false}, {"x-re", "a.*", true}}}}, false,
+		{"admitted", []Match{prefix("/a")}, []Match{prefix("/a/b")}, NoInheritance, ""},
+		{"path", []Match{prefix("/a")}, []Match{prefix("/b")}, NoInheritance, "its matches do not extend the parent rule's path prefix /a"},
+		{"paths", []Match{prefix("/a"), prefix("/b"), prefix("/a")}, []Match{prefix("/c")}, NoInheritance, "its matches do not extend the parent rule's path prefixes /a, /b"},
+		{"no matches", []Match{prefix("/a")}, nil, NoInheritance, "it has no matches (the API's default: every request, path prefix /), which do not extend the parent rule's path prefix /a"},
+		{"no matches below /", []Match{prefix("/")}, nil, NoInheritance, ""},
+		{"parent exact", []Match{exact}, []Match{prefix("/a")}, NoInheritance, "the parent rule's path match is Exact /a, and only a PathPrefix admits child matches"},
+		{"parent exact and regex", []Match{exact, regex}, []Match{prefix("/a")}, NoInheritance, "the parent rule's path match is one of Exact /a, RegularExpression /a.*, and only a PathPrefix admits child matches"},
+		{"method", []Match{meth}, []Match{prefix("/b"), prefix("/a/b")}, NoInheritance, "its matches under /a do not name the parent rule's method GET"},
+		{"first of equals", []Match{meth, post}, []Match{prefix("/a/b"), prefix("/b/c")}, NoInheritance, "its matches under /a do not name the parent rule's method GET"},
+		{"headers", []Match{hdr}, []Match{prefix("/a/b")}, NoInheritance, "its matches under /a do not repeat the parent rule's header matches x-team=a, x-re~a.*"},
+		{"query", []Match{qry}, []Match{prefix("/a/b")}, NoInheritance, "its matches under /a do not repeat the parent rule's query parameter matches q=1"},
+		{"inherit below Exact", []Match{exact}, nil, KgatewayInheritance, ""},
+		{"inherit regex", []Match{prefix("/a")}, []Match{regex}, KgatewayInheritance, ""},
+		{"header name case", []Match{hdr}, []Match{{PathType: gwv1.PathMatchPathPrefix, Path: "/a/b", Headers: []Value{{"X-Team", "a", false}, {"x-re", "a.*", true}}}}, NoInheritance,
 			"its matches under /a do not repeat the parent rule's header matches x-team=a, x-re~a.*"},
-		{"no parents", nil, []Match{prefix("/a")}, false, "the parent rule is itself dropped"},
+		{"no parents", nil, []Match{prefix("/a")}, NoInheritance, "the parent rule is itself dropped"},
 	} {
 		if got := Why(c.parents, c.children, c.inherit); got != c.want {
 			t.Errorf("%s: %q\nwant %q", c.name, got, c.want)

@@ -107,8 +107,9 @@ func newAdmission(g *topology.Graph) *admission {
 type ruleMatches struct {
 	index   int                // in spec.rules
 	matches []delegation.Match // nil: the rule has none
-	// inherit: its route has delegation.InheritParentMatcher.
-	inherit bool
+	// inherit: whether (and whose) its route's inherit-parent-matcher
+	// annotation is.
+	inherit delegation.Inheritance
 }
 
 type admKey struct {
@@ -161,7 +162,7 @@ func (c *computation) readAdmission(topoObjs []*unstructured.Unstructured) *admi
 			names[i] = rules[i].Name
 		}
 		sections, _ := gatewayapi.RuleSections(names) // Add reported their problems
-		inherit := delegation.InheritsParentMatcher(u.GetAnnotations())
+		inherit := delegation.InheritanceOf(u.GetAnnotations())
 		for i, name := range sections {
 			if s, ok := g.Lookup(ref.WithSection(name)); ok && name != "" {
 				a.rules[s] = &ruleMatches{index: i, matches: delegation.Matches(rules[i].Matches), inherit: inherit}
@@ -294,7 +295,7 @@ func (a *admission) judge(s int32, n topology.NodeID) int32 {
 			a.unmodelled[k] = true
 		}
 		// Joins to the parent's unmodelled matches are unmodelled too.
-		partial := modelled < len(kept) || r.inherit && a.partial[s]
+		partial := modelled < len(kept) || r.inherit != delegation.NoInheritance && a.partial[s]
 		switch {
 		case modelled == 0 && !partial:
 			v = -1

@@ -110,7 +110,7 @@ func (c *computation) notAllowedVia(p *policy.Policy, at topology.Ref) []notAllo
 	var seen []topology.Ref
 	for _, gw := range c.servedGatewaysAbove(p.Kind, at) {
 		ref := gw.Object()
-		if ref.GroupKind() == topology.KindListenerSet {
+		if topology.IsListenerSet(ref.GroupKind()) {
 			ref = c.listenerSetGateway(ref)
 		}
 		if ref.GroupKind() != topology.KindGateway || slices.Contains(seen, ref) {
@@ -234,7 +234,7 @@ func (c *computation) failingVia(p *policy.Policy, at topology.Ref) []topology.R
 // it) is attached through. None for other targets.
 func (c *computation) listenersFor(at topology.Ref) []topology.Ref {
 	gk := at.GroupKind()
-	if at.IsSection() && (gk == topology.KindGateway || gk == topology.KindListenerSet) {
+	if at.IsSection() && (gk == topology.KindGateway || topology.IsListenerSet(gk)) {
 		return []topology.Ref{at}
 	}
 	id, ok := c.graph.Lookup(at.Object())
@@ -244,13 +244,13 @@ func (c *computation) listenersFor(at topology.Ref) []topology.Ref {
 	switch {
 	case gk == topology.KindGateway:
 		return c.gatewayListeners(id)
-	case gk == topology.KindListenerSet:
+	case topology.IsListenerSet(gk):
 		return c.sections(id)
 	case slices.Contains(topology.RouteKinds, gk):
 		var out []topology.Ref
 		for _, p := range c.graph.Node(id).Parents {
 			r := c.graph.Node(p).Ref
-			if pk := r.GroupKind(); r.IsSection() && (pk == topology.KindGateway || pk == topology.KindListenerSet) && !slices.Contains(out, r) {
+			if pk := r.GroupKind(); r.IsSection() && (pk == topology.KindGateway || topology.IsListenerSet(pk)) && !slices.Contains(out, r) {
 				out = append(out, r)
 			}
 		}
@@ -362,7 +362,7 @@ func (c *computation) mergedListenerUnmet(ps *pstate, a *attachment) (string, []
 			merged := &policy.Policy{Kind: ps.p.Kind, Ref: ps.p.Ref, Spec: ctx.Spec}
 			ctx.Paths(func(path []topology.Ref) bool {
 				for _, l := range path {
-					if gk := l.GroupKind(); !l.IsSection() || (gk != topology.KindGateway && gk != topology.KindListenerSet) {
+					if gk := l.GroupKind(); !l.IsSection() || (gk != topology.KindGateway && !topology.IsListenerSet(gk)) {
 						continue
 					}
 					failed := false

@@ -197,7 +197,7 @@ func (c *computation) controllersAbove(target topology.Ref) map[string]bool {
 	out := map[string]bool{}
 	for _, gw := range c.gatewaysAbove(target) {
 		ref := gw.Object()
-		if ref.GroupKind() == topology.KindListenerSet {
+		if topology.IsListenerSet(ref.GroupKind()) {
 			ref = c.listenerSetGateway(ref)
 		}
 		if f, ok := c.gateways[ref]; ok && f.classKnown {
@@ -356,11 +356,11 @@ func (c *computation) listenersAt(at topology.Ref) []topology.Ref {
 		return nil
 	}
 	switch gk := at.GroupKind(); {
-	case at.IsSection() && (gk == topology.KindGateway || gk == topology.KindListenerSet):
+	case at.IsSection() && (gk == topology.KindGateway || topology.IsListenerSet(gk)):
 		return []topology.Ref{at}
 	case gk == topology.KindGateway:
 		return c.gatewayListeners(id)
-	case gk == topology.KindListenerSet:
+	case topology.IsListenerSet(gk):
 		return c.sections(id)
 	}
 	return nil
@@ -575,7 +575,7 @@ func (c *computation) caByGateway(ps *pstate, att *attachment, target topology.R
 	}
 	return func(gw topology.Ref) []Condition {
 		ref := gw.Object()
-		if ref.GroupKind() == topology.KindListenerSet {
+		if topology.IsListenerSet(ref.GroupKind()) {
 			ref = c.listenerSetGateway(ref)
 		}
 		f, ok := c.gateways[ref]

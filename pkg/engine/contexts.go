@@ -480,7 +480,7 @@ func (d *kindDP) listenerQualifies(n topology.NodeID) bool {
 		return true
 	}
 	ref := d.c.graph.Node(n).Ref
-	if gk := ref.GroupKind(); gk != topology.KindGateway && gk != topology.KindListenerSet {
+	if gk := ref.GroupKind(); gk != topology.KindGateway && !topology.IsListenerSet(gk) {
 		return true
 	}
 	l, ok := d.c.listenerPorts[ref]

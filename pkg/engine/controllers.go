@@ -21,7 +21,7 @@ func (c *computation) gatewayServed(k *policy.Kind, gw topology.Ref) (bool, stri
 		return true, ""
 	}
 	gw = gw.Object()
-	if gw.GroupKind() == topology.KindListenerSet {
+	if topology.IsListenerSet(gw.GroupKind()) {
 		if gw = c.listenerSetGateway(gw); gw == (topology.Ref{}) {
 			return true, ""
 		}
@@ -83,7 +83,7 @@ func (c *computation) notServed(k *policy.Kind, ref topology.Ref) string {
 	if len(whys) == 0 {
 		return ""
 	}
-	if g := ref.GroupKind(); g == topology.KindGateway || g == topology.KindListenerSet {
+	if g := ref.GroupKind(); g == topology.KindGateway || topology.IsListenerSet(g) {
 		return fmt.Sprintf("%s is another implementation's: %s", whys[0], servesText(k))
 	}
 	return fmt.Sprintf("%s takes effect only through other implementations' Gateways (%s): %s", ref.Short(), strings.Join(whys, "; "), servesText(k))

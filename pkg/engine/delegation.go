@@ -27,6 +27,15 @@ import (
 // way: per hierarchy, then across hierarchies by the parent route's
 // kgateway.dev/inherited-policy-priority (pkg/pluginsdk/policy/merge.go,
 // MergePolicies); its Gateway-level policies never override a route's.
+// In the ChildFields mode the parent's win unless the route above the
+// boundary lists, in the kind's annotation, entries in which the child's
+// win (or "*"): its layer then splits into an override without those
+// entries and a default with them. Gloo Gateway folds so: each delegating
+// route's RouteOptions are merged onto its children's translated routes,
+// the child's kept only in the fields its
+// delegation.gateway.solo.io/enable-policy-overrides names
+// (routeoptions/route_options_plugin.go, mergeOptionsForRoute;
+// projects/gloo/pkg/utils/merge.go, MergeRouteOptionsWithOverrides).
 
 // readDelegationPriorities reads, for each kind with a delegation
 // priority, the value of its annotation on every HTTPRoute that has it,
@@ -67,7 +76,13 @@ func (c *computation) readDelegationPriorities(objs []*unstructured.Unstructured
 				c.delegationValues[name] = map[topology.Ref]string{}
 			}
 			c.delegationValues[name][ref] = v
-			if _, ok := known[name].ParentWins(v); !ok {
+			if d := known[name]; d.ChildFields != "" {
+				if all, wins := d.ChildWinsIn(v); !all && wins == nil {
+					c.problems = append(c.problems, diag.Problem{Object: ref, Source: c.sources[ref],
+						Field:   fmt.Sprintf("metadata.annotations[%s]", name),
+						Message: fmt.Sprintf("%q names no field (want * or a comma separated list of fields); the route's policies win over its children's in every field, as without it", v)})
+				}
+			} else if _, ok := d.ParentWins(v); !ok {
 				c.problems = append(c.problems, diag.Problem{Object: ref, Source: c.sources[ref],
 					Field:   fmt.Sprintf("metadata.annotations[%s]", name),
 					Message: fmt.Sprintf("%q is not a known value (%s); its children's policies win, as by default", v, knownValues(known[name]))})
@@ -81,15 +96,36 @@ func knownValues(d policy.DelegationPriority) string {
 	return fmt.Sprint(append(slices.Clone(d.Parent), d.Child...))
 }
 
-// parentWins reports whether the policies of route (an HTTPRoute) and its
-// rules win over those of the routes it delegates to, for kind k.
-func (c *computation) parentWins(k *policy.Kind, route topology.Ref) bool {
-	v, ok := c.delegationValues[k.DelegationPriority.Annotation][route]
-	if !ok {
-		return false
+// delegationMeet says how the policies of route (an HTTPRoute) and its
+// rules meet those of the routes it delegates to, for kind k: the
+// parent's win (parent) or the child's; with childWins set, the parent's
+// win but in the entries of the kind's ChildFields object it picks.
+func (c *computation) delegationMeet(k *policy.Kind, route topology.Ref) (parent bool, childWins func(key string) bool) {
+	d := k.DelegationPriority
+	v, ok := c.delegationValues[d.Annotation][route]
+	if d.ChildFields == "" {
+		if !ok {
+			return false, nil
+		}
+		parent, _ = d.ParentWins(v)
+		return parent, nil
 	}
-	parent, _ := k.DelegationPriority.ParentWins(v)
-	return parent
+	if !ok {
+		return true, nil
+	}
+	if all, wins := d.ChildWinsIn(v); !all {
+		return true, wins
+	}
+	return false, nil
+}
+
+// childFieldsPath is the path of a ChildFields setting as Tree.Split
+// takes it ("." is the spec itself).
+func childFieldsPath(p string) []string {
+	if p == "." {
+		return nil
+	}
+	return strings.Split(p, ".")
 }
 
 // routeOf is the route owning node n (the route itself or a rule of it),
@@ -120,8 +156,10 @@ func (d *kindDP) delegationLayers(layers []merge.Layer, nodes []topology.NodeID,
 	overrides := false
 	for i := range layers {
 		last := i+1 < len(layers) && owner[i+1] != owner[i]
-		if owner[i].Name != "" && last && d.c.parentWins(d.kind, owner[i]) {
-			overrides = true
+		if owner[i].Name != "" && last {
+			if parent, _ := d.c.delegationMeet(d.kind, owner[i]); parent {
+				overrides = true
+			}
 		}
 	}
 	if !overrides {
@@ -145,8 +183,21 @@ func (d *kindDP) delegationLayers(layers []merge.Layer, nodes []topology.NodeID,
 			l = merge.Layer{Spec: r.Tree, Src: layers[j-1].Src}
 		}
 		l.Strategy, l.MergeUp, l.KeepMergeUp = merge.PatchDefaults, "", false
-		if j < len(layers) && d.c.parentWins(d.kind, owner[i]) {
-			l.Strategy = merge.PatchOverrides
+		if j < len(layers) {
+			parent, childWins := d.c.delegationMeet(d.kind, owner[i])
+			if parent {
+				l.Strategy = merge.PatchOverrides
+			}
+			if childWins != nil {
+				// The entries the child wins in meet the layers below as a
+				// default, the rest as an override.
+				if in, rest := l.Spec.Split(childFieldsPath(d.kind.DelegationPriority.ChildFields), childWins); in != nil {
+					if !rest.Empty() {
+						out = append(out, merge.Layer{Spec: rest, Src: l.Src, Strategy: merge.PatchOverrides})
+					}
+					l.Spec, l.Strategy = in, merge.PatchDefaults
+				}
+			}
 		}
 		out = append(out, l)
 		i = j
@@ -174,14 +225,15 @@ func (d *kindDP) layerRoutes(nodes []topology.NodeID) []topology.Ref {
 
 // delegationAnnotationsChanged reports whether two copies of an HTTPRoute
 // differ in an annotation route delegation reads: the one some kind's
-// delegation priority reads, or delegation.InheritParentMatcher, which
+// delegation priority reads, or an inherit-parent-matcher annotation
+// (delegation.InheritanceOf), which
 // decides which of a child's rules kgateway keeps (sameObject counts
 // annotations on CRDs only).
 func (c *computation) delegationAnnotationsChanged(a, b *unstructured.Unstructured) bool {
 	if rawRef(a).GroupKind() != topology.KindHTTPRoute {
 		return false
 	}
-	if delegation.InheritsParentMatcher(a.GetAnnotations()) != delegation.InheritsParentMatcher(b.GetAnnotations()) {
+	if delegation.InheritanceOf(a.GetAnnotations()) != delegation.InheritanceOf(b.GetAnnotations()) {
 		return true
 	}
 	for _, k := range c.kinds {

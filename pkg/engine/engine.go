@@ -300,7 +300,14 @@ func newComputation(opts Options, objs []Object) *computation {
 	c.readDelegationPriorities(topoObjs)
 	// Objects with sections (listeners, rules, ports) make several nodes.
 	b := topology.NewBuilderSize(4 * len(topoObjs))
-	grants, probs := gatewayapi.Add(b, topoObjs)
+	// Route delegation is followed only through the Gateways of
+	// implementations that read its form (or of unknown ones).
+	grants, probs := gatewayapi.AddWith(b, topoObjs, gatewayapi.Options{DelegationKinds: func(ctl string) ([]topology.GroupKind, bool) {
+		if a, ok := c.controllerAliases[ctl]; ok {
+			ctl = a
+		}
+		return profiles.DelegationKinds(ctl)
+	}})
 	c.grants = grants
 	for _, p := range probs {
 		if p.Source == "" {

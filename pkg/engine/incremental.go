@@ -241,7 +241,7 @@ func (c *computation) claimDependents(changes []policyChange, regen []regenerati
 				continue
 			}
 			for _, r := range claimRefs(p) {
-				if r.GroupKind() == topology.KindListenerSet {
+				if topology.IsListenerSet(r.GroupKind()) {
 					wholes[r.Object()] = true
 					wholes[c.listenerSetGateway(r.Object())] = true
 				} else {

@@ -99,7 +99,7 @@ func (c *computation) listenerFactsOf(l topology.Ref) policy.ListenerFacts {
 // l's port, of its Gateway and the Gateway's ListenerSets.
 func (c *computation) samePortHostnames(l topology.Ref, lp listenerPort) []string {
 	gw := l.Object()
-	if gw.GroupKind() == topology.KindListenerSet {
+	if topology.IsListenerSet(gw.GroupKind()) {
 		gw = c.listenerSetGateway(gw)
 	}
 	id, ok := c.graph.Lookup(gw)
@@ -176,7 +176,7 @@ func (c *computation) claimedBelow(k *policy.Kind, at, l topology.Ref) bool {
 		}
 		c.claimedListeners[k] = claims
 	}
-	return claims[l] || (at.GroupKind() == topology.KindGateway && l.Object().GroupKind() == topology.KindListenerSet && claims[l.Object()])
+	return claims[l] || (at.GroupKind() == topology.KindGateway && topology.IsListenerSet(l.Object().GroupKind()) && claims[l.Object()])
 }
 
 // targetRefsOf are p's targets by name (not by selector), namespaces
@@ -197,6 +197,6 @@ func targetRefsOf(p *policy.Policy) []topology.Ref {
 func claimRefs(p *policy.Policy) []topology.Ref {
 	return slices.DeleteFunc(targetRefsOf(p), func(r topology.Ref) bool {
 		gk := r.GroupKind()
-		return !(gk == topology.KindGateway && r.IsSection()) && gk != topology.KindListenerSet
+		return !(gk == topology.KindGateway && r.IsSection()) && !topology.IsListenerSet(gk)
 	})
 }

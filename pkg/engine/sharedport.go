@@ -30,7 +30,7 @@ func readListenerPorts(objs []*unstructured.Unstructured) map[topology.Ref]liste
 	out := map[topology.Ref]listenerPort{}
 	for _, u := range objs {
 		gk := gkOf(u)
-		if gk != topology.KindGateway && gk != topology.KindListenerSet {
+		if gk != topology.KindGateway && !topology.IsListenerSet(gk) {
 			continue
 		}
 		ls, _, _ := unstructured.NestedSlice(u.Object, "spec", "listeners")
@@ -76,9 +76,9 @@ func (c *computation) sharedPortConflict(id topology.NodeID) string {
 	var own []topology.Ref // the target's listeners
 	var owner topology.NodeID
 	switch gk := ref.GroupKind(); {
-	case ref.IsSection() && (gk == topology.KindGateway || gk == topology.KindListenerSet):
+	case ref.IsSection() && (gk == topology.KindGateway || topology.IsListenerSet(gk)):
 		own, owner = []topology.Ref{ref}, node.Parents[0]
-	case gk == topology.KindListenerSet:
+	case topology.IsListenerSet(gk):
 		own, owner = c.sections(id), id
 	case gk == topology.KindGateway:
 		// Its own listeners never conflict; those of the other Gateways
@@ -139,7 +139,7 @@ func (c *computation) gatewayOf(id topology.NodeID) (topology.NodeID, bool) {
 func (c *computation) gatewayListeners(gw topology.NodeID) []topology.Ref {
 	out := c.sections(gw)
 	for _, ch := range c.graph.Node(gw).Children {
-		if c.graph.Node(ch).Ref.GroupKind() == topology.KindListenerSet {
+		if topology.IsListenerSet(c.graph.Node(ch).Ref.GroupKind()) {
 			out = append(out, c.sections(ch)...)
 		}
 	}

@@ -476,7 +476,7 @@ func (c *computation) gatewayAncestors(k *policy.Kind, in []Ancestor, bads []map
 	for i, an := range in {
 		gws := c.servedGatewaysAbove(k, an.Ref)
 		if gk := an.Ref.GroupKind(); mode == policy.AncestorGatewayParentRefs && an.Ref.IsSection() &&
-			(gk == topology.KindGateway || gk == topology.KindListenerSet) {
+			(gk == topology.KindGateway || topology.IsListenerSet(gk)) {
 			// A listener target: its Gateway (ListenerSet) as an object.
 			gws = []topology.Ref{an.Ref.Object()}
 		}
@@ -544,7 +544,7 @@ func (c *computation) gatewayAncestors(k *policy.Kind, in []Ancestor, bads []map
 // BackendTLSPolicy and what Envoy Gateway writes.
 func (c *computation) gatewaysAbove(ref topology.Ref) []topology.Ref {
 	gk := ref.GroupKind()
-	if gk == topology.KindGateway || gk == topology.KindListenerSet {
+	if gk == topology.KindGateway || topology.IsListenerSet(gk) {
 		return []topology.Ref{ref}
 	}
 	if slices.Contains(topology.RouteKinds, gk) {
@@ -903,7 +903,7 @@ func (c *computation) programmed(ps *pstate, a *attachment) Condition {
 // (Kind.EffectiveListeners). "" for any other target.
 func (c *computation) listenersLeftAlone(k *policy.Kind, at topology.Ref) string {
 	gk := at.GroupKind()
-	if gk != topology.KindGateway && gk != topology.KindListenerSet {
+	if gk != topology.KindGateway && !topology.IsListenerSet(gk) {
 		return ""
 	}
 	// A listener names what it lacks; a whole object, every condition.

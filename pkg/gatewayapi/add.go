@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/attache-dev/attache/pkg/diag"
 	"github.com/attache-dev/attache/pkg/topology"
@@ -27,6 +28,7 @@ var Kinds = []topology.GroupKind{
 	topology.KindGatewayClass,
 	topology.KindGateway,
 	topology.KindListenerSet,
+	topology.KindXListenerSet,
 	topology.KindHTTPRoute,
 	topology.KindGRPCRoute,
 	topology.KindTLSRoute,
@@ -44,7 +46,7 @@ var handled = func() map[topology.GroupKind]bool {
 }()
 
 // Handles reports whether Add reads objects of this kind: GatewayClass,
-// Gateway, ListenerSet, the route kinds of topology.RouteKinds, Service,
+// Gateway, ListenerSet, XListenerSet, the route kinds of topology.RouteKinds, Service,
 // Istio's ServiceEntry, Envoy Gateway's Backend, Namespace and
 // ReferenceGrant.
 func Handles(gk topology.GroupKind) bool { return handled[gk] }
@@ -94,15 +96,21 @@ type route struct {
 	hostnamed bool
 	hostnames []gwv1.Hostname
 	rules     []routeRule
+	// attached holds, per parentRef, the listeners that take the route,
+	// when delegationReach found them first (nil: not computed).
+	attached [][]*listener
 }
 
 // parent is a direct parent of routes (GEP-1713): a Gateway or a
-// ListenerSet, with its listeners and what admission needs precomputed.
+// ListenerSet (or XListenerSet), with its listeners and what admission needs precomputed.
 type parent struct {
-	id        topology.NodeID
-	ns        string
-	listeners []*listener
-	byName    map[string]*listener
+	id topology.NodeID
+	ns string
+	// controller is the controllerName of its Gateway's GatewayClass,
+	// "" when that class is not among the objects.
+	controller string
+	listeners  []*listener
+	byName     map[string]*listener
 	// listenerSets is a Gateway's spec.allowedListeners.namespaces.
 	listenerSets nsFilter
 }
@@ -155,9 +163,17 @@ type adder struct {
 	httpRoute  map[topology.Ref]*route
 	// refusedChild marks the routes refused as children (reported once).
 	refusedChild map[*route]bool
+	// opts are Add's options; classControllers the controllerNames of
+	// the GatewayClasses given, by name.
+	opts             Options
+	classControllers map[string]string
+	// reach holds, per route, the controllers of the Gateways whose
+	// delegations reach it (delegationReach).
+	reach map[*route]map[string]bool
 	// routesByNS and routesByLabel index httpRoutes for delegations by
-	// "*" and by label, built on first use.
-	routesByNS, routesByLabel map[string][]*route
+	// "*" and by label (per label name), built on first use.
+	routesByNS    map[string][]*route
+	routesByLabel map[string]map[string][]*route
 }
 
 // egBackendObj is an Envoy Gateway Backend of the input, with its
@@ -192,11 +208,30 @@ func (a *adder) object(ref topology.Ref) (topology.NodeID, bool) {
 // and skipped or partly used. The result does not depend on the order of
 // objs, except which of two copies of one object is kept (the first).
 func Add(b *topology.Builder, objs []*unstructured.Unstructured) (*Grants, []diag.Problem) {
+	return AddWith(b, objs, Options{})
+}
+
+// Options are the optional inputs of AddWith.
+type Options struct {
+	// DelegationKinds says, for a GatewayClass controllerName, the kinds
+	// of backendRef whose route delegation its implementation follows
+	// (topology.KindHTTPRoute, KindDelegationLabel, ...), and whether the
+	// implementation is known. Nil: none is known (every delegation is
+	// followed).
+	DelegationKinds func(controller string) (kinds []topology.GroupKind, known bool)
+}
+
+// AddWith is Add with options: a route's delegating backendRef links its
+// child routes only when DelegationFollowed says some Gateway it is
+// reached through follows that form of delegation.
+func AddWith(b *topology.Builder, objs []*unstructured.Unstructured, opts Options) (*Grants, []diag.Problem) {
 	a := &adder{
-		b:        b,
-		grants:   &Grants{},
-		nsLabels: map[string]labels.Set{},
-		parents:  map[topology.Ref]*parent{},
+		b:                b,
+		grants:           &Grants{},
+		nsLabels:         map[string]labels.Set{},
+		parents:          map[topology.Ref]*parent{},
+		opts:             opts,
+		classControllers: map[string]string{},
 	}
 	var (
 		classes, namespaces []meta
@@ -236,6 +271,9 @@ func Add(b *topology.Builder, objs []*unstructured.Unstructured) (*Grants, []dia
 			var o metaObject
 			if a.decode(u, ref, &o) {
 				classes = append(classes, newMeta(ref, &o.Metadata))
+				// Read leniently: a malformed one shapes nothing else.
+				ctl, _, _ := unstructured.NestedString(u.Object, "spec", "controllerName")
+				a.classControllers[ref.Name] = ctl
 			}
 		case topology.KindNamespace:
 			var o metaObject
@@ -247,7 +285,11 @@ func Add(b *topology.Builder, objs []*unstructured.Unstructured) (*Grants, []dia
 			if a.decode(u, ref, &o) {
 				gateways = append(gateways, &gatewayObj{meta: newMeta(ref, &o.Metadata), spec: o.Spec})
 			}
-		case topology.KindListenerSet:
+		case topology.KindListenerSet, topology.KindXListenerSet:
+			// An XListenerSet (v1alpha1) has the fields of a ListenerSet
+			// that shape the hierarchy, with the same meaning; only its
+			// listeners' port may be left out (0: the implementation
+			// picks one), which is read as written.
 			var o listenerSetObject
 			if a.decode(u, ref, &o) {
 				listenerSets = append(listenerSets, &listenerSetObj{meta: newMeta(ref, &o.Metadata), parentRef: o.Spec.ParentRef, listeners: o.Spec.Listeners})
@@ -349,6 +391,7 @@ func Add(b *topology.Builder, objs []*unstructured.Unstructured) (*Grants, []dia
 			a.httpRoute[r.ref] = r
 		}
 	}
+	a.reach = a.delegationReach()
 	for _, r := range routes {
 		a.linkRoute(r, r.id)
 	}
@@ -436,6 +479,7 @@ func (a *adder) addGateway(g *gatewayObj) {
 		a.b.AddEdge(cid, id)
 	}
 	p := a.addListeners(g.ref, id, g.spec.Listeners)
+	p.controller = a.classControllers[string(g.spec.GatewayClassName)]
 	// No allowedListeners, or no namespaces in it, is None: the API's
 	// default (by CRD defaulting, and in the types' docs).
 	var from *gwv1.FromNamespaces
@@ -483,6 +527,7 @@ func (a *adder) addListenerSet(ls *listenerSetObj) {
 	p := a.addListeners(ls.ref, id, ls.listeners)
 	if gw := a.parentGateway(ls); gw != nil {
 		a.b.AddEdge(gw.id, id)
+		p.controller = gw.controller
 		a.parents[ls.ref] = p
 	}
 }
@@ -491,7 +536,7 @@ func (a *adder) addListenerSet(ls *listenerSetObj) {
 // nil after reporting why there is none, so that neither the ListenerSet
 // nor the routes attached to it are cut off without a word.
 func (a *adder) parentGateway(ls *listenerSetObj) *parent {
-	const cut = "the ListenerSet and the routes attached to it reach no Gateway"
+	cut := "the " + ls.ref.Kind + " and the routes attached to it reach no Gateway"
 	pr := &ls.parentRef
 	ref := topology.Ref{Group: topology.GatewayGroup, Kind: topology.KindGateway.Kind, Namespace: ls.ref.Namespace, Name: string(pr.Name)}
 	// As for routes' parentRefs: a nil group is Gateway API's, an explicit
@@ -678,27 +723,14 @@ func (a *adder) attach(r *route, id topology.NodeID, p *gwv1.ParentReference, i 
 	}
 	parent := ParentOf(r.ref.Namespace, *p)
 	switch parent.GroupKind() {
-	case topology.KindGateway, topology.KindListenerSet:
-		// A ListenerSet is the direct parent of its routes (GEP-1713): they
-		// attach to its listeners, never to its Gateway's.
-		pa := a.parents[parent]
-		if pa == nil {
-			// Not among the objects, or a ListenerSet that its Gateway does
-			// not admit (reported on the ListenerSet).
-			return
-		}
-		if p.SectionName != nil && *p.SectionName != "" {
-			l := pa.byName[string(*p.SectionName)]
-			if l != nil && (p.Port == nil || int32(*p.Port) == l.port) && a.admits(l, pa.ns, r) {
+	case topology.KindGateway, topology.KindListenerSet, topology.KindXListenerSet:
+		if r.attached != nil {
+			for _, l := range r.attached[i] {
 				a.b.AddEdge(l.id, id)
 			}
-			return
+			break
 		}
-		for _, l := range pa.listeners {
-			if (p.Port == nil || int32(*p.Port) == l.port) && a.admits(l, pa.ns, r) {
-				a.b.AddEdge(l.id, id)
-			}
-		}
+		a.eachListener(r, p, func(l *listener) { a.b.AddEdge(l.id, id) })
 	case topology.KindService:
 		// GAMMA: the route hangs below the Service object itself, even when
 		// the parentRef names a port (there is no per-port mesh routing in
@@ -707,6 +739,40 @@ func (a *adder) attach(r *route, id topology.NodeID, p *gwv1.ParentReference, i 
 			a.b.AddEdge(sid, id)
 		}
 	}
+}
+
+// listenersOf returns the Gateway or ListenerSet (parent) that route r's
+// parentRef p names and the listeners of it that take r (none when it is
+// not among the objects, or is a ListenerSet its Gateway does not admit,
+// reported on the ListenerSet). A ListenerSet is the direct parent of its
+// routes (GEP-1713): they attach to its listeners, never to its
+// Gateway's; an XListenerSet is named by its own group and kind.
+func (a *adder) listenersOf(r *route, p *gwv1.ParentReference) (*parent, []*listener) {
+	var out []*listener
+	return a.eachListener(r, p, func(l *listener) { out = append(out, l) }), out
+}
+
+// eachListener calls fn with each listener listenersOf returns, without
+// collecting them (a route's parentRef may take 64 listeners), and
+// returns the parent.
+func (a *adder) eachListener(r *route, p *gwv1.ParentReference, fn func(*listener)) *parent {
+	pa := a.parents[ParentOf(r.ref.Namespace, *p)]
+	if pa == nil {
+		return nil
+	}
+	if p.SectionName != nil && *p.SectionName != "" {
+		l := pa.byName[string(*p.SectionName)]
+		if l != nil && (p.Port == nil || int32(*p.Port) == l.port) && a.admits(l, pa.ns, r) {
+			fn(l)
+		}
+		return pa
+	}
+	for _, l := range pa.listeners {
+		if (p.Port == nil || int32(*p.Port) == l.port) && a.admits(l, pa.ns, r) {
+			fn(l)
+		}
+	}
+	return pa
 }
 
 // addRules adds the rule sections of route r (see the package doc for
@@ -809,7 +875,13 @@ func (a *adder) linkBackend(r *route, sid topology.NodeID, br *gwv1.BackendObjec
 		return
 	}
 	if delegation(r, ref) {
-		a.delegate(r, sid, ref, i, j)
+		if a.follows(r, ref.GroupKind()) {
+			a.delegate(r, sid, ref, i, j)
+		} else {
+			a.problem(r.ref, fmt.Sprintf("spec.rules[%d].backendRefs[%d]", i, j),
+				"the implementations of the Gateways this route is reached through (GatewayClass controllers %s) do not delegate to HTTPRoutes by a backendRef of kind %s; it links nothing",
+				strings.Join(sortedKeys(a.reach[r]), ", "), ref.GroupKind())
+		}
 		return
 	}
 	if !a.grants.Allows(r.ref.GroupKind(), r.ref.Namespace, ref) {

@@ -13,8 +13,11 @@ import (
 // obj renders one object as YAML; spec is a YAML flow value ("" for none).
 func obj(kind, ns, name, spec string) string {
 	api := "gateway.networking.k8s.io/v1"
-	if kind == "Service" || kind == "Namespace" {
+	switch kind {
+	case "Service", "Namespace":
 		api = "v1"
+	case "XListenerSet":
+		api = "gateway.networking.x-k8s.io/v1alpha1"
 	}
 	s := "apiVersion: " + api + "\nkind: " + kind + "\nmetadata: {name: " + name
 	if ns != "" {
@@ -460,6 +463,54 @@ var addCases = []addCase{
 		},
 		problems: []string{
 			`HTTPRoute.gateway.networking.k8s.io team-b/b5: spec.hostnames: route HTTPRoute infra/parent delegates to this route (spec.rules[1].backendRefs[0]), which must then have no hostnames (it takes its parent's); it is not delegated to`,
+		},
+	},
+	{
+		// Gloo Gateway's label form (solo-io/gloo 8d57572e55
+		// projects/gateway2/translator/backendref/types.go
+		// RefIsHTTPRouteDelegationLabelSelector, query/httproute.go
+		// fetchRoutesByRef): routes selected by its own label, "all" for
+		// every namespace unless a Namespace of that name exists; each form
+		// reads its own label only.
+		name: "route delegation by label (Gloo Gateway)",
+		in: docs(
+			gw(`[{name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}]`),
+			obj("HTTPRoute", "infra", "parent", `{parentRefs: [{name: gw}], rules: [
+				{name: by-label, backendRefs: [{group: delegation.gateway.solo.io, kind: label, name: c, namespace: team-c}]},
+				{name: by-label-all, backendRefs: [{group: delegation.gateway.solo.io, kind: label, name: d, namespace: all}]},
+				{name: kgateway-label, backendRefs: [{group: delegation.kgateway.dev, kind: label, name: c, namespace: team-c}]}]}`),
+			"apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: c1, namespace: team-c, labels: {delegation.gateway.solo.io/label: c}}\n",
+			"apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: c2, namespace: team-c, labels: {delegation.kgateway.dev/label: c}}\n",
+			"apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: d1, namespace: team-a, labels: {delegation.gateway.solo.io/label: d}}\n",
+		),
+		edges: []string{
+			"Gateway infra/gw -> Gateway infra/gw#http",
+			"Gateway infra/gw#http -> HTTPRoute infra/parent",
+			"HTTPRoute infra/parent -> HTTPRoute infra/parent#by-label",
+			"HTTPRoute infra/parent -> HTTPRoute infra/parent#by-label-all",
+			"HTTPRoute infra/parent -> HTTPRoute infra/parent#kgateway-label",
+			"HTTPRoute infra/parent#by-label -> HTTPRoute team-c/c1",
+			"HTTPRoute infra/parent#by-label-all -> HTTPRoute team-a/d1",
+			"HTTPRoute infra/parent#kgateway-label -> HTTPRoute team-c/c2",
+		},
+	},
+	{
+		name: "Gloo Gateway's wildcard namespace refused while Namespace all exists",
+		in: docs(
+			namespace("all", "{}"),
+			obj("HTTPRoute", "infra", "parent", `{rules: [
+				{name: gloo, backendRefs: [{group: delegation.gateway.solo.io, kind: label, name: d, namespace: all}]},
+				{name: kgw, backendRefs: [{group: delegation.kgateway.dev, kind: label, name: d, namespace: all}]}]}`),
+			"apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: d1, namespace: team-a, labels: {delegation.gateway.solo.io/label: d, delegation.kgateway.dev/label: d}}\n",
+		),
+		edges: []string{
+			"HTTPRoute infra/parent -> HTTPRoute infra/parent#gloo",
+			"HTTPRoute infra/parent -> HTTPRoute infra/parent#kgw",
+			// kgateway has no such rule.
+			"HTTPRoute infra/parent#kgw -> HTTPRoute team-a/d1",
+		},
+		problems: []string{
+			`HTTPRoute.gateway.networking.k8s.io infra/parent: spec.rules[0].backendRefs[0].namespace: namespace "all" selects the routes of every namespace, which Gloo Gateway refuses while a Namespace "all" exists; it delegates to none`,
 		},
 	},
 	{

@@ -1,6 +1,7 @@
 // Package gatewayapi adapts Gateway API and core objects, given as
 // unstructured objects, to the topology: it adds GatewayClasses, Gateways
-// and their listeners, ListenerSets and their listeners, routes (HTTPRoute, GRPCRoute, TLSRoute, TCPRoute,
+// and their listeners, ListenerSets (and their experimental predecessor,
+// XListenerSets) and their listeners, routes (HTTPRoute, GRPCRoute, TLSRoute, TCPRoute,
 // UDPRoute) and their rules, Services and their ports, Istio's
 // ServiceEntries (objects with their labels, the backends of Istio's routes
 // and targets at its waypoints), Envoy Gateway's Backends (objects, the
@@ -12,7 +13,9 @@
 // projections: structs holding only the fields the hierarchy reads, typed
 // with the sigs.k8s.io/gateway-api apis/v1 and k8s.io/api/core/v1 types of
 // those fields (v1.6.3 serves every handled Gateway API kind in v1, and
-// the older versions' types have the same shape; a test checks it). Status
+// the older versions' types have the same shape; a test checks it;
+// XListenerSet, gateway.networking.x-k8s.io/v1alpha1, is no longer in the
+// module, and its fields read here have a ListenerSet's shape). Status
 // and every other field are not read. An object whose read fields do not
 // decode is reported, naming the field, and skipped.
 //
@@ -20,6 +23,7 @@
 //
 //	GatewayClass > Gateway > listener > route > rule > backend
 //	Gateway > ListenerSet > listener > route (GEP-1713)
+//	Gateway > XListenerSet > listener > route (the same, experimental)
 //	Service > route (GAMMA: a parentRef of group "" and kind Service)
 //	Service > port
 //	HTTPRoute rule > HTTPRoute (kgateway route delegation)
@@ -54,6 +58,12 @@
 // parentRef to a Gateway, ListenerSet, listener or Service that is not among
 // the objects links nothing.
 //
+// An XListenerSet is read exactly as a ListenerSet, in this section and
+// the next: a route attaches to it by a parentRef of group
+// gateway.networking.x-k8s.io and kind XListenerSet, and the Gateway's
+// spec.allowedListeners (the same field in the experimental channel)
+// admits it.
+//
 // A ListenerSet hangs below the Gateway its spec.parentRef names only when
 // that Gateway's spec.allowedListeners.namespaces admits the ListenerSet's
 // namespace (Same, All, Selector over the labels of the Namespace objects
@@ -68,12 +78,18 @@
 // handles; to nothing when it is in another namespace and no ReferenceGrant
 // allows it, or when it names a route, but for delegation.
 //
-// Route delegation is kgateway's: an HTTPRoute rule's backendRef of kind
-// HTTPRoute names a child HTTPRoute (namespace: the parent's by default;
-// name "*": every HTTPRoute of that namespace), and one of group
-// delegation.kgateway.dev and kind label selects the HTTPRoutes whose
-// delegation.kgateway.dev/label label is its name (namespace "all": in
-// every namespace). The rule links to each child that names no parentRefs
+// Route delegation is kgateway's and Gloo Gateway's: an HTTPRoute rule's
+// backendRef of kind HTTPRoute names a child HTTPRoute (namespace: the
+// parent's by default; name "*": every HTTPRoute of that namespace), and
+// one of group delegation.kgateway.dev (delegation.gateway.solo.io) and
+// kind label selects the HTTPRoutes whose delegation.kgateway.dev/label
+// (delegation.gateway.solo.io/label) label is its name (namespace "all":
+// in every namespace; Gloo Gateway's form refuses it while a Namespace
+// "all" exists). With AddWith's Options.DelegationKinds, a form is
+// followed only from routes reached through a Gateway whose
+// implementation follows it, or whose implementation is unknown
+// (DelegationFollowed); a backendRef not followed is reported and links
+// nothing. The rule links to each child that names no parentRefs
 // or names the parent by an HTTPRoute parentRef (kind written out; the
 // group Gateway API's, written or left out), and has no hostnames (one that has is reported); no ReferenceGrant
 // is needed. Children may delegate in turn; a cycle loses an edge in

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/attache-dev/attache/pkg/gatewayapi"
+	"github.com/attache-dev/attache/pkg/profiles"
 	"github.com/attache-dev/attache/pkg/topology"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -19,7 +20,7 @@ var fuzzKinds = append(slices.Clone(topology.DefaultHierarchy), gatewayapi.KindR
 // handled kind (its own when it names one, else one picked by kinds), and
 // checks that Add and Build neither panic nor break the invariants.
 func FuzzAdd(f *testing.F) {
-	for _, tc := range slices.Concat(addCases, listenerSetCases) {
+	for _, tc := range slices.Concat(addCases, listenerSetCases, xListenerSetCases) {
 		var docs []any
 		for _, u := range parse(f, tc.in) {
 			docs = append(docs, u.Object)
@@ -34,10 +35,11 @@ func FuzzAdd(f *testing.F) {
 	f.Add([]byte(`[{"metadata":{"name":"a","namespace":"b"},"spec":{"rules":[{},{"name":"rule-2"}],"parentRefs":[{"group":"","kind":"Service","name":"a"}]}}]`), []byte{3})
 	f.Add([]byte(`[null, 1, "x", [], {}]`), []byte{})
 	// A Gateway admitting ListenerSets, a ListenerSet and a route to it,
-	// the kinds picked by index in fuzzKinds: Gateway, ListenerSet, HTTPRoute.
+	// the kinds picked by index in fuzzKinds: Gateway, ListenerSet, HTTPRoute
+	// (XListenerSet is 4).
 	f.Add([]byte(`[{"metadata":{"name":"g","namespace":"n"},"spec":{"allowedListeners":{"namespaces":{"from":"All"}},"listeners":[{"name":"a","port":1,"protocol":"HTTP"}]}},`+
 		`{"metadata":{"name":"s","namespace":"n"},"spec":{"parentRef":{"name":"g"},"listeners":[{"name":"a","port":1,"protocol":"HTTP"}]}},`+
-		`{"metadata":{"name":"r","namespace":"n"},"spec":{"parentRefs":[{"kind":"ListenerSet","name":"s","sectionName":"a"}]}}]`), []byte{2, 3, 4})
+		`{"metadata":{"name":"r","namespace":"n"},"spec":{"parentRefs":[{"kind":"ListenerSet","name":"s","sectionName":"a"}]}}]`), []byte{2, 3, 5})
 	f.Add([]byte(`[{"apiVersion":"gateway.networking.k8s.io/v1","kind":"ListenerSet","metadata":{"name":"s","namespace":"n"},"spec":{"parentRef":{"name":["g"]},"listeners":{"a":1}}}]`), []byte{})
 
 	f.Fuzz(func(t *testing.T, data []byte, kinds []byte) {
@@ -70,7 +72,13 @@ func FuzzAdd(f *testing.F) {
 		}
 
 		b := topology.NewBuilder()
-		grants, probs := gatewayapi.Add(b, objs)
+		// Every other input with the implementations' delegation forms
+		// (which delegations are followed depends on the Gateways').
+		var opts gatewayapi.Options
+		if len(data)%2 == 1 {
+			opts.DelegationKinds = profiles.DelegationKinds
+		}
+		grants, probs := gatewayapi.AddWith(b, objs, opts)
 		if grants == nil {
 			t.Fatal("nil Grants")
 		}
@@ -95,7 +103,7 @@ func FuzzAdd(f *testing.F) {
 			}
 			// A ListenerSet hangs below a Gateway (at most one: its
 			// parentRef) and nothing else.
-			if n.Ref.GroupKind() == topology.KindListenerSet && !n.Ref.IsSection() {
+			if topology.IsListenerSet(n.Ref.GroupKind()) && !n.Ref.IsSection() {
 				if len(n.Parents) > 1 {
 					t.Errorf("%s has %d parents", n.Ref, len(n.Parents))
 				}

@@ -274,6 +274,72 @@ var listenerSetCases = []addCase{
 	},
 }
 
+// xListenerSetCases read XListenerSets (gateway.networking.x-k8s.io,
+// v1alpha1, the experimental channel's ListenerSet) as ListenerSets: below
+// the Gateway that admits them, their listeners taking the routes whose
+// parentRef names them by their own group and kind.
+var xListenerSetCases = []addCase{
+	{
+		name: "XListenerSet admitted, routes by its group and kind",
+		in: docs(
+			gwAllowing(`{namespaces: {from: All}}`),
+			obj("XListenerSet", "apps", "ls", `{parentRef: {name: gw, namespace: infra, kind: Gateway, group: gateway.networking.k8s.io}, listeners: [{name: a, port: 8080, protocol: HTTP}, {name: b, port: 8081, protocol: HTTP}]}`),
+			// A ListenerSet of the same name is another object.
+			lset("apps", "ls", `[{name: a, port: 9090, protocol: HTTP}]`),
+			obj("HTTPRoute", "apps", "x", `{parentRefs: [{group: gateway.networking.x-k8s.io, kind: XListenerSet, name: ls}]}`),
+			obj("HTTPRoute", "apps", "x-section", `{parentRefs: [{group: gateway.networking.x-k8s.io, kind: XListenerSet, name: ls, sectionName: b}]}`),
+			obj("HTTPRoute", "apps", "x-port", `{parentRefs: [{group: gateway.networking.x-k8s.io, kind: XListenerSet, name: ls, port: 8080}]}`),
+			// Without its group, the parentRef names a Gateway API kind
+			// XListenerSet, which is not one.
+			obj("HTTPRoute", "apps", "x-no-group", `{parentRefs: [{kind: XListenerSet, name: ls}]}`),
+			obj("HTTPRoute", "apps", "l", `{parentRefs: [{kind: ListenerSet, name: ls}]}`),
+			// A Gateway parentRef reaches the Gateway's own listeners only.
+			obj("HTTPRoute", "infra", "gateway", `{parentRefs: [{name: gw}]}`),
+		),
+		edges: []string{
+			"Gateway infra/gw -> Gateway infra/gw#http",
+			"Gateway infra/gw -> ListenerSet apps/ls",
+			"Gateway infra/gw -> XListenerSet.gateway.networking.x-k8s.io apps/ls",
+			"Gateway infra/gw#http -> HTTPRoute infra/gateway",
+			"ListenerSet apps/ls -> ListenerSet apps/ls#a",
+			"ListenerSet apps/ls#a -> HTTPRoute apps/l",
+			"XListenerSet.gateway.networking.x-k8s.io apps/ls -> XListenerSet.gateway.networking.x-k8s.io apps/ls#a",
+			"XListenerSet.gateway.networking.x-k8s.io apps/ls -> XListenerSet.gateway.networking.x-k8s.io apps/ls#b",
+			"XListenerSet.gateway.networking.x-k8s.io apps/ls#a -> HTTPRoute apps/x",
+			"XListenerSet.gateway.networking.x-k8s.io apps/ls#a -> HTTPRoute apps/x-port",
+			"XListenerSet.gateway.networking.x-k8s.io apps/ls#b -> HTTPRoute apps/x",
+			"XListenerSet.gateway.networking.x-k8s.io apps/ls#b -> HTTPRoute apps/x-section",
+		},
+	},
+	{
+		name: "XListenerSet the Gateway does not admit",
+		in: docs(
+			gwAllowing(`{namespaces: {from: Same}}`),
+			obj("XListenerSet", "apps", "ls", `{parentRef: {name: gw, namespace: infra}, listeners: `+lsHTTP+`}`),
+			obj("XListenerSet", "infra", "ls", `{parentRef: {name: gw}, listeners: `+lsHTTP+`}`),
+			obj("XListenerSet", "infra", "to-x", `{parentRef: {name: ls, kind: XListenerSet, group: gateway.networking.x-k8s.io}, listeners: `+lsHTTP+`}`),
+			obj("HTTPRoute", "apps", "r", `{parentRefs: [{group: gateway.networking.x-k8s.io, kind: XListenerSet, name: ls}]}`),
+		),
+		edges: []string{
+			"Gateway infra/gw -> Gateway infra/gw#http",
+			"Gateway infra/gw -> XListenerSet.gateway.networking.x-k8s.io infra/ls",
+			"XListenerSet.gateway.networking.x-k8s.io apps/ls -> XListenerSet.gateway.networking.x-k8s.io apps/ls#extra",
+			"XListenerSet.gateway.networking.x-k8s.io infra/ls -> XListenerSet.gateway.networking.x-k8s.io infra/ls#extra",
+			"XListenerSet.gateway.networking.x-k8s.io infra/to-x -> XListenerSet.gateway.networking.x-k8s.io infra/to-x#extra",
+		},
+		problems: []string{
+			`XListenerSet.gateway.networking.x-k8s.io apps/ls: spec.parentRef: parent Gateway infra/gw admits only ListenerSets of its own namespace "infra" (spec.allowedListeners.namespaces.from is Same); the XListenerSet and the routes attached to it reach no Gateway`,
+			`XListenerSet.gateway.networking.x-k8s.io infra/to-x: spec.parentRef: parentRef names kind "XListenerSet" of group "gateway.networking.x-k8s.io", not a Gateway of group "gateway.networking.k8s.io"; the XListenerSet and the routes attached to it reach no Gateway`,
+		},
+	},
+}
+
+func TestAddXListenerSets(t *testing.T) {
+	for _, tc := range xListenerSetCases {
+		t.Run(tc.name, func(t *testing.T) { runAddCase(t, tc) })
+	}
+}
+
 func TestAddListenerSets(t *testing.T) {
 	for _, tc := range listenerSetCases {
 		t.Run(tc.name, func(t *testing.T) { runAddCase(t, tc) })

@@ -288,3 +288,46 @@ func Assemble(fields []Field) *Tree {
 	}
 	return root
 }
+
+// Split parts object tree t at the object at path (its keys from the
+// root; none: the root itself): in holds that object's members for which
+// pick is true, below copies of its ancestors; out holds the rest of t,
+// without the objects the split left empty (but its root). in is nil, and
+// out t itself, when no member is picked or there is no such object.
+// Nodes are shared, not copied: trees are immutable.
+func (t *Tree) Split(path []string, pick func(key string) bool) (in, out *Tree) {
+	if t == nil || t.obj == nil {
+		return nil, t
+	}
+	if len(path) == 0 {
+		picked, rest := map[string]*Tree{}, make(map[string]*Tree, len(t.obj))
+		for k, c := range t.obj {
+			if pick(k) {
+				picked[k] = c
+			} else {
+				rest[k] = c
+			}
+		}
+		if len(picked) == 0 {
+			return nil, t
+		}
+		return &Tree{obj: picked, src: t.src, path: t.path}, &Tree{obj: rest, src: t.src, path: t.path}
+	}
+	cin, cout := t.obj[path[0]].Split(path[1:], pick)
+	if cin == nil {
+		return nil, t
+	}
+	rest := make(map[string]*Tree, len(t.obj))
+	for k, c := range t.obj {
+		rest[k] = c
+	}
+	if cout.obj != nil && len(cout.obj) == 0 {
+		delete(rest, path[0])
+	} else {
+		rest[path[0]] = cout
+	}
+	return &Tree{obj: map[string]*Tree{path[0]: cin}, src: t.src, path: t.path}, &Tree{obj: rest, src: t.src, path: t.path}
+}
+
+// Empty reports whether t is nil or an object without members.
+func (t *Tree) Empty() bool { return t == nil || (t.obj != nil && len(t.obj) == 0) }

@@ -137,3 +137,39 @@ func TestAssemble(t *testing.T) {
 		t.Fatalf("Leaves() = %q, want %q", got, wantLeaves)
 	}
 }
+
+// Split parts a tree at a map's members: the picked ones below their
+// ancestors, the rest without the objects left empty; nothing picked
+// leaves the tree as it is.
+func TestTreeSplit(t *testing.T) {
+	tr := FromValue(map[string]any{"options": map[string]any{"a": 1.0, "b": map[string]any{"x": 2.0}}, "other": true}, 3)
+	in, out := tr.Split([]string{"options"}, func(k string) bool { return k == "b" })
+	if got := fmt.Sprint(in.Value()); got != "map[options:map[b:map[x:2]]]" {
+		t.Errorf("in = %s", got)
+	}
+	if got := fmt.Sprint(out.Value()); got != "map[options:map[a:1] other:true]" {
+		t.Errorf("out = %s", got)
+	}
+	if in.Child("options").Child("b").Src() != 3 || in.Child("options").Child("b").Path() != "options.b" {
+		t.Errorf("picked member lost its source or path")
+	}
+	in, out = tr.Split([]string{"options"}, func(string) bool { return true })
+	if got := fmt.Sprint(out.Value()); got != "map[other:true]" || out.Child("options") != nil {
+		t.Errorf("everything picked: out = %s", got)
+	}
+	if got := fmt.Sprint(in.Value()); got != "map[options:map[a:1 b:map[x:2]]]" {
+		t.Errorf("everything picked: in = %s", got)
+	}
+	if in, out := tr.Split([]string{"options"}, func(string) bool { return false }); in != nil || out != tr {
+		t.Errorf("nothing picked: in %v, out changed %v", in, out != tr)
+	}
+	if in, out := tr.Split([]string{"missing"}, func(string) bool { return true }); in != nil || out != tr {
+		t.Errorf("no such object: in %v", in)
+	}
+	if in, out := tr.Split(nil, func(k string) bool { return k == "other" }); fmt.Sprint(in.Value()) != "map[other:true]" || out.Child("other") != nil {
+		t.Errorf("at the root: in %v, out %v", in.Value(), out.Value())
+	}
+	if !FromValue(map[string]any{}, 0).Empty() || tr.Empty() || !(*Tree)(nil).Empty() {
+		t.Error("Empty")
+	}
+}

@@ -9,10 +9,13 @@ import (
 )
 
 // DelegationPriority says how policies inherited across route delegation
-// (an HTTPRoute rule handing its requests to child HTTPRoutes, kgateway's)
-// meet the child's: by default the child's policies win, field by field as
-// the kind's merge says; an annotation of the delegating route can make
-// the parent's win instead. The zero value: children always win.
+// (an HTTPRoute rule handing its requests to child HTTPRoutes: kgateway's
+// and Gloo Gateway's) meet the child's. In one mode (Parent, Child:
+// kgateway's), the child's policies win, field by field as the kind's
+// merge says, unless an annotation of the delegating route makes the
+// parent's win. In the other (ChildFields: Gloo Gateway's), the parent's
+// win, unless that annotation lists fields in which the child's do. The
+// zero value: children always win.
 type DelegationPriority struct {
 	// Annotation names the annotation of the delegating (parent) route.
 	Annotation string
@@ -25,13 +28,63 @@ type DelegationPriority struct {
 	// value in neither list is reported as unknown and read as a child
 	// value (the implementation's default).
 	Child []string
+	// ChildFields, when set (instead of Parent and Child), makes the
+	// parent's policies win by default, the annotation's value naming
+	// where the child's win instead: "*" everywhere, else a comma
+	// separated list of entries of the object at this path of the spec
+	// ("." for its top-level fields), compared in any case, spaces
+	// around them ignored.
+	ChildFields string
+	// Groups name entries of ChildFields that the annotation names by the
+	// name of their group only (Gloo Gateway's oneofs: hostRewrite by
+	// hostRewriteType).
+	Groups []FieldGroup
+}
+
+// FieldGroup is a name standing for several entries of a map.
+type FieldGroup struct {
+	Name string
+	Keys []string
 }
 
 // Enabled reports whether the kind reads a delegation priority.
 func (d DelegationPriority) Enabled() bool { return d.Annotation != "" }
 
+// ChildWinsIn reads value, the delegating route's annotation, in the
+// ChildFields mode: all says the child's policies win everywhere, else
+// wins reports, for an entry of ChildFields (by its key as written),
+// whether the child's win in it (nil: nowhere).
+func (d DelegationPriority) ChildWinsIn(value string) (all bool, wins func(key string) bool) {
+	names := map[string]bool{}
+	for _, v := range strings.Split(value, ",") {
+		v = strings.ToLower(strings.TrimSpace(v))
+		if v == "*" {
+			return true, nil
+		}
+		if v != "" {
+			names[v] = true
+		}
+	}
+	if len(names) == 0 {
+		return false, nil
+	}
+	group := map[string]string{}
+	for _, g := range d.Groups {
+		for _, k := range g.Keys {
+			group[k] = strings.ToLower(g.Name)
+		}
+	}
+	return false, func(key string) bool {
+		if g, ok := group[key]; ok {
+			return names[g]
+		}
+		return names[strings.ToLower(key)]
+	}
+}
+
 // ParentWins reports whether value, of the delegating route's annotation,
-// makes the parent's policies win, and whether it is a known value.
+// makes the parent's policies win, and whether it is a known value
+// (Parent and Child mode).
 func (d DelegationPriority) ParentWins(value string) (parent, known bool) {
 	if slices.Contains(d.Parent, value) {
 		return true, true
@@ -44,6 +97,17 @@ func (d DelegationPriority) String() string {
 	if !d.Enabled() {
 		return "none"
 	}
+	if d.ChildFields != "" {
+		s := d.Annotation + " child-fields=" + d.ChildFields
+		if len(d.Groups) > 0 {
+			gs := make([]string, len(d.Groups))
+			for i, g := range d.Groups {
+				gs[i] = g.Name + ":" + strings.Join(g.Keys, "|")
+			}
+			s += " groups=" + strings.Join(gs, ",")
+		}
+		return s
+	}
 	s := d.Annotation + " parent=" + strings.Join(d.Parent, ",")
 	if len(d.Child) > 0 {
 		s += " child=" + strings.Join(d.Child, ",")
@@ -51,19 +115,24 @@ func (d DelegationPriority) String() string {
 	return s
 }
 
-// ParseDelegationPriority reads "none" or
-// "<annotation> parent=<value>[,<value>...] [child=<value>[,<value>...]]".
+// ParseDelegationPriority reads "none",
+// "<annotation> parent=<value>[,<value>...] [child=<value>[,<value>...]]"
+// or "<annotation> child-fields=<path> [groups=<name>:<key>|<key>...,...]".
 func ParseDelegationPriority(s string) (DelegationPriority, error) {
 	f := strings.Fields(s)
 	if len(f) == 1 && f[0] == "none" {
 		return DelegationPriority{}, nil
 	}
+	const want = "want none, <annotation> parent=<values> [child=<values>] or <annotation> child-fields=<path> [groups=<name>:<key>|<key>,...]"
 	if len(f) < 2 || len(f) > 3 {
-		return DelegationPriority{}, fmt.Errorf("%q: want none or <annotation> parent=<values> [child=<values>]", s)
+		return DelegationPriority{}, fmt.Errorf("%q: %s", s, want)
 	}
 	d := DelegationPriority{Annotation: f[0]}
 	if errs := validation.IsQualifiedName(d.Annotation); len(errs) > 0 {
 		return DelegationPriority{}, fmt.Errorf("%q is not an annotation name: %s", d.Annotation, strings.Join(errs, "; "))
+	}
+	if strings.HasPrefix(f[1], "child-fields=") {
+		return parseChildFields(d, f[1:])
 	}
 	for i, part := range f[1:] {
 		key, vals, ok := strings.Cut(part, "=")
@@ -87,7 +156,54 @@ func ParseDelegationPriority(s string) (DelegationPriority, error) {
 	return d, nil
 }
 
+// parseChildFields reads the child-fields=<path> [groups=...] words f of
+// a delegation priority for d.Annotation.
+func parseChildFields(d DelegationPriority, f []string) (DelegationPriority, error) {
+	d.ChildFields = strings.TrimPrefix(f[0], "child-fields=")
+	if d.ChildFields != "." {
+		for _, seg := range strings.Split(d.ChildFields, ".") {
+			if seg == "" || strings.ContainsAny(seg, "[]*,=|:") {
+				return DelegationPriority{}, fmt.Errorf("child-fields=%q: want a dotted path of field names below spec, or . for its top-level fields", d.ChildFields)
+			}
+		}
+	}
+	if len(f) == 1 {
+		return d, nil
+	}
+	gs, ok := strings.CutPrefix(f[1], "groups=")
+	if !ok {
+		return DelegationPriority{}, fmt.Errorf("%q: want groups=<name>:<key>|<key>,... after child-fields", f[1])
+	}
+	seen := map[string]bool{}
+	for _, g := range strings.Split(gs, ",") {
+		name, keys, ok := strings.Cut(g, ":")
+		if !ok || name == "" || keys == "" || strings.ContainsAny(name, "|*") {
+			return DelegationPriority{}, fmt.Errorf("group %q: want <name>:<key>|<key>...", g)
+		}
+		grp := FieldGroup{Name: name}
+		for _, k := range strings.Split(keys, "|") {
+			if k == "" || strings.ContainsAny(k, ":*") {
+				return DelegationPriority{}, fmt.Errorf("group %q: key %q: want a field name", g, k)
+			}
+			if seen[k] {
+				return DelegationPriority{}, fmt.Errorf("group %q: key %q is in another group already", g, k)
+			}
+			seen[k] = true
+			grp.Keys = append(grp.Keys, k)
+		}
+		d.Groups = append(d.Groups, grp)
+	}
+	return d, nil
+}
+
 func (d DelegationPriority) clone() DelegationPriority {
 	d.Parent, d.Child = slices.Clone(d.Parent), slices.Clone(d.Child)
+	if d.Groups != nil {
+		gs := make([]FieldGroup, len(d.Groups))
+		for i, g := range d.Groups {
+			gs[i] = FieldGroup{Name: g.Name, Keys: slices.Clone(g.Keys)}
+		}
+		d.Groups = gs
+	}
 	return d
 }

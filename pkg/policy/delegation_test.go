@@ -35,8 +35,8 @@ func TestDelegationPriority(t *testing.T) {
 		t.Errorf("none: %+v, %v", none, err)
 	}
 	for bad, msg := range map[string]string{
-		"":                                        "want none or <annotation>",
-		"example.com/prio":                        "want none or <annotation>",
+		"":                                        "want none, <annotation>",
+		"example.com/prio":                        "want none, <annotation>",
 		"bad annotation! parent=Up":               "want parent=<values> or child=<values>",
 		"-bad parent=Up":                          "is not an annotation name",
 		"example.com/prio parent=":                "want parent=<values> or child=<values>",
@@ -44,7 +44,7 @@ func TestDelegationPriority(t *testing.T) {
 		"example.com/prio parent=Up up=X":         "want parent=<values> first, then child=<values>",
 		"example.com/prio parent=Up child":        "want parent=<values> or child=<values>",
 		"example.com/prio parent=Up child=Up":     "is both parent and child",
-		"example.com/prio parent=A child=B extra": "want none or <annotation>",
+		"example.com/prio parent=A child=B extra": "want none, <annotation>",
 	} {
 		if _, err := ParseDelegationPriority(bad); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("ParseDelegationPriority(%q) = %v, want an error saying %q", bad, err, msg)
@@ -68,6 +68,64 @@ func TestDelegationPriority(t *testing.T) {
 		if _, err := NewKind(s); err == nil || !strings.Contains(err.Error(), "only where policies merge down a hierarchy through HTTPRoutes") {
 			t.Errorf("%s: %v, want the setting refused", what, err)
 		}
+	}
+}
+
+// The child-fields mode (Gloo Gateway's): the parent wins unless the
+// annotation's value lists the entries (in any case, spaces trimmed; a
+// group's entries by the group's name only) or says "*".
+func TestDelegationPriorityChildFields(t *testing.T) {
+	d, err := ParseDelegationPriority("example.com/overrides child-fields=options groups=hostRewriteType:hostRewrite|autoHostRewrite,jwtConfig:jwt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.String(); got != "example.com/overrides child-fields=options groups=hostRewriteType:hostRewrite|autoHostRewrite,jwtConfig:jwt" {
+		t.Errorf("String = %q", got)
+	}
+	if all, wins := d.ChildWinsIn("faults, *"); !all || wins != nil {
+		t.Errorf(`"faults, *": all %v`, all)
+	}
+	for value, want := range map[string]map[string]bool{
+		" Faults , headerManipulation": {"faults": true, "headerManipulation": true, "cors": false},
+		"hostrewritetype":              {"hostRewrite": true, "autoHostRewrite": true, "faults": false},
+		// A group's entry is not named by its own key.
+		"hostRewrite,jwt": {"hostRewrite": false, "jwt": false},
+	} {
+		all, wins := d.ChildWinsIn(value)
+		if all || wins == nil {
+			t.Fatalf("%q: all %v, wins %v", value, all, wins != nil)
+		}
+		for key, w := range want {
+			if wins(key) != w {
+				t.Errorf("%q: child wins in %s = %v, want %v", value, key, !w, w)
+			}
+		}
+	}
+	if all, wins := d.ChildWinsIn(" , "); all || wins != nil {
+		t.Errorf(`" , " names no entry: all %v, wins %v`, all, wins != nil)
+	}
+	for bad, msg := range map[string]string{
+		"example.com/o child-fields=a..b":             "want a dotted path",
+		"example.com/o child-fields=a[].b":            "want a dotted path",
+		"example.com/o child-fields=o parent=A":       "want groups=",
+		"example.com/o child-fields=o groups=g:a,h:a": "is in another group already",
+		"example.com/o child-fields=o groups=:a":      "want <name>:<key>",
+		"example.com/o child-fields=o groups=g:a||b":  "want a field name",
+	} {
+		if _, err := ParseDelegationPriority(bad); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("ParseDelegationPriority(%q) = %v, want an error saying %q", bad, err, msg)
+		}
+	}
+	spec := Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Inherited,
+		Hierarchy: []topology.GroupKind{topology.KindHTTPRoute}, Strategies: []merge.Strategy{merge.PatchDefaults}, DelegationPriority: d}
+	k, err := NewKind(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A copy: the profile's groups are not shared.
+	k.DelegationPriority.Groups[0].Keys[0] = "changed"
+	if d.Groups[0].Keys[0] != "hostRewrite" {
+		t.Error("the kind shares the spec's groups")
 	}
 }
 

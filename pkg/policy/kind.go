@@ -740,8 +740,8 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingEffectiveListeners, "%v", err)
 		}
 	}
-	if len(k.EffectiveListeners) > 0 && !k.IsEffectiveSection(topology.KindGateway) && !k.IsEffectiveSection(topology.KindListenerSet) {
-		return settingErrorf(SettingEffectiveListeners, "listener conditions need listeners among the effective targets (Gateway or ListenerSet sections)")
+	if len(k.EffectiveListeners) > 0 && !k.IsEffectiveSection(topology.KindGateway) && !k.IsEffectiveSection(topology.KindListenerSet) && !k.IsEffectiveSection(topology.KindXListenerSet) {
+		return settingErrorf(SettingEffectiveListeners, "listener conditions need listeners among the effective targets (Gateway, ListenerSet or XListenerSet sections)")
 	}
 	for _, ctl := range k.Controllers {
 		if err := validateControllerName(ctl); err != nil {
@@ -777,8 +777,8 @@ func (k *Kind) complete() error {
 		if err := k.PortSelection.validate(); err != nil {
 			return settingErrorf(SettingPortSelection, "%v", err)
 		}
-		if !k.IsEffectiveSection(topology.KindGateway) && !k.IsEffectiveSection(topology.KindListenerSet) {
-			return settingErrorf(SettingPortSelection, "a configuration is chosen by port at listeners: the effective section kinds must include Gateway or ListenerSet")
+		if !k.IsEffectiveSection(topology.KindGateway) && !k.IsEffectiveSection(topology.KindListenerSet) && !k.IsEffectiveSection(topology.KindXListenerSet) {
+			return settingErrorf(SettingPortSelection, "a configuration is chosen by port at listeners: the effective section kinds must include Gateway, ListenerSet or XListenerSet")
 		}
 		if k.Composition != CompositionMerge {
 			return settingErrorf(SettingPortSelection, "a configuration is chosen in the merged policy: the composition must be merge, not %s", k.Composition)

@@ -867,7 +867,7 @@ func TestKindFromCRDPortSelection(t *testing.T) {
 		{with(AnnotationPortSelection, "perPort[].listener key=port default=perPort"), "the list and the default are the same field"},
 		{with(AnnotationPortSelection, "a.b[].listener key=port default=d"), `the list "a.b" is not a field name`},
 		{with(AnnotationPortSelection, "perPort[].port key=port default=d"), "an item's key and value are the same field"},
-		{with(AnnotationEffectiveSectionKinds, "HTTPRoute", AnnotationTargetKinds, "HTTPRoute"), "the effective section kinds must include Gateway or ListenerSet"},
+		{with(AnnotationEffectiveSectionKinds, "HTTPRoute", AnnotationTargetKinds, "HTTPRoute"), "the effective section kinds must include Gateway, ListenerSet or XListenerSet"},
 		{with(AnnotationComposition, "additive"), "the composition must be merge, not additive"},
 	} {
 		k, p := KindFromCRD(newCRD(policyLabel("Direct"), tc.ann), nil)

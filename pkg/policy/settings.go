@@ -231,12 +231,16 @@ const (
 	// listener must meet to be an effective target of the kind
 	// ("hostname", "tls-terminate"), or "any" (default).
 	AnnotationEffectiveListeners = "attache.dev/effective-listeners"
-	// AnnotationDelegationPriority ("none", the default, or
-	// "<annotation> parent=<values> [child=<values>]") says whose policies
-	// win across route delegation: the child route's, unless the
-	// delegating route's annotation has one of the parent values
-	// (kgateway's "kgateway.dev/inherited-policy-priority
-	// parent=ShallowMergePreferParent child=...").
+	// AnnotationDelegationPriority ("none", the default,
+	// "<annotation> parent=<values> [child=<values>]" or "<annotation>
+	// child-fields=<path> [groups=...]") says whose policies win across
+	// route delegation: the child route's, unless the delegating route's
+	// annotation has one of the parent values (kgateway's
+	// "kgateway.dev/inherited-policy-priority
+	// parent=ShallowMergePreferParent child=..."); or the parent's, but in
+	// the entries of <path> the annotation lists (Gloo Gateway's
+	// "delegation.gateway.solo.io/enable-policy-overrides
+	// child-fields=options ...").
 	AnnotationDelegationPriority = "attache.dev/delegation-priority"
 	// AnnotationConflictScope ("target", the default, or "policy") says
 	// where a policy the same-level rule rejects is rejected: at that

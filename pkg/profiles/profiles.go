@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/attache-dev/attache/pkg/gatewayapi"
 	"github.com/attache-dev/attache/pkg/merge"
 	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
@@ -94,6 +95,46 @@ var implControllers = map[string][]string{
 	NGF:          {NGFController},
 }
 
+// Default GatewayClass controllerNames of kgateway, Gloo Gateway and
+// Istio (Gateways and ambient waypoints).
+const (
+	KGatewayController  = "kgateway.dev/kgateway"
+	GlooController      = "solo.io/gloo-gateway"
+	IstioController     = "istio.io/gateway-controller"
+	IstioMeshController = "istio.io/mesh-controller"
+)
+
+// DelegationKinds is gatewayapi.Options.DelegationKinds for the
+// implementations of the profiles: kgateway follows a route's backendRef
+// to HTTPRoutes by name and by its label kind, Gloo Gateway by name and
+// by its own label kind (kgateway pkg/kgateway/translator/backendref
+// IsDelegatedHTTPRoute; solo-io/gloo projects/gateway2/translator/
+// backendref/types.go RefIsDelegatedHTTPRoute); Envoy Gateway, NGINX
+// Gateway Fabric and Istio follow none (an HTTPRoute is no backend kind of
+// theirs). Other controllers are unknown.
+func DelegationKinds(controller string) ([]topology.GroupKind, bool) {
+	switch controller {
+	case KGatewayController:
+		return []topology.GroupKind{httpRoute, gatewayapi.KindDelegationLabel}, true
+	case GlooController:
+		return []topology.GroupKind{httpRoute, gatewayapi.KindGlooDelegationLabel}, true
+	case EnvoyGatewayController, NGFController, IstioController, IstioMeshController:
+		return nil, true
+	}
+	return nil, false
+}
+
+// glooRouteOptionOneofs are the oneofs of Gloo Gateway's RouteOptions
+// (projects/gloo/api/v1/route_options.proto): the Go field, by whose name
+// the enable-policy-overrides annotation names them, of their options.
+var glooRouteOptionOneofs = []policy.FieldGroup{
+	{Name: "hostRewriteType", Keys: []string{"hostRewrite", "autoHostRewrite", "hostRewritePathRegex", "hostRewriteHeader"}},
+	{Name: "rateLimitEarlyConfigType", Keys: []string{"ratelimitEarly", "rateLimitEarlyConfigs"}},
+	{Name: "rateLimitConfigType", Keys: []string{"ratelimit", "rateLimitConfigs"}},
+	{Name: "rateLimitRegularConfigType", Keys: []string{"ratelimitRegular", "rateLimitRegularConfigs"}},
+	{Name: "jwtConfig", Keys: []string{"jwt", "jwtStaged", "jwtProvidersStaged"}},
+}
+
 // builtin lists every profile; docs/profiles.md documents each.
 var builtin = func() []policy.Profile {
 	egRoutes := kinds(httpRoute, grpcRoute, tcpRoute, udpRoute, tlsRoute)
@@ -155,6 +196,13 @@ var builtin = func() []policy.Profile {
 			// existing routes" (effective_*_reconciler.go,
 			// *_status_updater.go: kuadrant.NewErrNoRoutes).
 			ReachThroughGateway: true,
+		})
+	}
+	glooListener := func(kind string) policy.Profile {
+		return entry(Gloo, "gateway.solo.io", kind, "", policy.Spec{
+			Class: policy.Inherited, Hierarchy: kinds(gateway, xListenerSet),
+			TargetKinds: kinds(gateway, xListenerSet), EffectiveSectionKinds: kinds(gateway, xListenerSet),
+			Strategies: []merge.Strategy{merge.AtomicDefaults}, SameLevel: policy.SameLevelOldestWins,
 		})
 	}
 	listenerDirect := func(impl, group, kind, shipped string, same policy.SameLevel, targets ...topology.GroupKind) policy.Profile {
@@ -429,6 +477,12 @@ var builtin = func() []policy.Profile {
 			Class: policy.Inherited, Hierarchy: kinds(httpRoute), TargetKinds: kinds(httpRoute),
 			EffectiveSectionKinds: kinds(httpRoute), Strategies: []merge.Strategy{merge.PatchDefaults},
 			SameLevel: policy.SameLevelOldestFirst, NamedRules: []string{"options"}, FilterAttachment: true,
+			// Across route delegation the delegating route's options win,
+			// but in the options its annotation names ("*": all), by the
+			// names of RouteOptions' Go fields, in any case: an option of
+			// a oneof by the oneof's name.
+			DelegationPriority: policy.DelegationPriority{Annotation: "delegation.gateway.solo.io/enable-policy-overrides",
+				ChildFields: "options", Groups: glooRouteOptionOneofs},
 		}),
 		// VirtualHostOption: the options of every VirtualHostOption reaching a
 		// listener are shallow-merged, the listener's (more specific) first,
@@ -440,8 +494,12 @@ var builtin = func() []policy.Profile {
 			Strategies: []merge.Strategy{merge.PatchDefaults}, SameLevel: policy.SameLevelOldestFirst,
 			NamedRules: []string{"options"},
 		}),
-		listenerDirect(Gloo, "gateway.solo.io", "ListenerOption", "", policy.SameLevelOldestWins, gateway, xListenerSet),
-		listenerDirect(Gloo, "gateway.solo.io", "HttpListenerOption", "", policy.SameLevelOldestWins, gateway, xListenerSet),
+		// ListenerOption, HttpListenerOption: at a listener, the first
+		// option in the order of VirtualHostOptions (the XListenerSet's
+		// listener, the XListenerSet, the Gateway's listener, the Gateway;
+		// older first at each) is used whole, the others ignored.
+		glooListener("ListenerOption"),
+		glooListener("HttpListenerOption"),
 		// kgateway.
 		// A policy naming a Secret that does not resolve (missing, or in
 		// another namespace without a ReferenceGrant) has errors.
@@ -490,8 +548,12 @@ var builtin = func() []policy.Profile {
 		// field named `default`: no GEP-713 stanzas. Its status names the
 		// Gateway, without a listener.
 		entry(KGateway, "gateway.kgateway.dev", "ListenerPolicy", "Direct", policy.Spec{
-			Class: policy.Inherited, Hierarchy: kinds(gateway), TargetKinds: kinds(gateway), EffectiveSectionKinds: kinds(gateway),
-			Strategies: []merge.Strategy{merge.PatchDefaults}, NoStanzas: true,
+			// A Gateway's policies reach the listeners of the
+			// ListenerSets (and XListenerSets) it admits too, after those
+			// of the listener itself (it can target Gateways only).
+			Class: policy.Inherited, Hierarchy: kinds(gateway, listenerSet, xListenerSet), TargetKinds: kinds(gateway),
+			EffectiveSectionKinds: kinds(gateway, listenerSet, xListenerSet),
+			Strategies:            []merge.Strategy{merge.PatchDefaults}, NoStanzas: true,
 			SameLevel: policy.SameLevelOldestFirst, WeightAnnotation: "kgateway.dev/policy-weight",
 			SchemaMerge:   true,
 			NamedRules:    []string{"default", "default.httpSettings", "perPort[].listener", "perPort[].listener.httpSettings"},

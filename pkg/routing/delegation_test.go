@@ -11,6 +11,7 @@ import (
 
 	"github.com/attache-dev/attache/internal/gen"
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/manifest"
 	"github.com/attache-dev/attache/pkg/routing"
 	"github.com/attache-dev/attache/pkg/topology"
 )
@@ -423,5 +424,100 @@ func TestTraceDelegationInheritChainBounded(t *testing.T) {
 	o := trace(t, ix, routing.NewPolicies(res), "http://any.example"+path, nil).Outcomes[0]
 	if o.Route == nil || o.Route.Name != "r12" || len(o.DelegatedBy) != 12 {
 		t.Errorf("%s: route %v delegated by %d rules, want r12 through 12", path, o.Route, len(o.DelegatedBy))
+	}
+}
+
+// glooDelegation: a Gloo Gateway GatewayClass and Gateway; HTTPRoute
+// infra/parent delegates /a to the routes labelled with Gloo's
+// delegation label "a" (kids/a1, whose matches inherit the parent's by
+// Gloo's annotation: its rule under /x takes /a/x), a regular expression
+// to kids/re (inheriting too: Gloo joins the expression with the child's
+// path as text), and /k by kgateway's label form, which Gloo does not
+// follow.
+const glooDelegation = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: gloo}
+spec: {controllerName: solo.io/gloo-gateway}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra}
+spec:
+  gatewayClassName: gloo
+  listeners: [{name: http, protocol: HTTP, port: 80, allowedRoutes: {namespaces: {from: All}}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: parent, namespace: infra}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - name: a
+    matches: [{path: {type: PathPrefix, value: /a}}]
+    backendRefs: [{group: delegation.gateway.solo.io, kind: label, name: a, namespace: kids}]
+  - name: re
+    matches: [{path: {type: RegularExpression, value: "/v[0-9]+"}}]
+    backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: re, namespace: kids}]
+  - name: k
+    matches: [{path: {type: PathPrefix, value: /k}}]
+    backendRefs: [{group: delegation.kgateway.dev, kind: label, name: a, namespace: kids}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: a1
+  namespace: kids
+  labels: {delegation.gateway.solo.io/label: a, delegation.kgateway.dev/label: a}
+  annotations: {delegation.gateway.solo.io/inherit-parent-matcher: "true"}
+spec:
+  rules: [{name: x, matches: [{path: {type: PathPrefix, value: /x}}], backendRefs: [{name: svc, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: re
+  namespace: kids
+  annotations: {delegation.gateway.solo.io/inherit-parent-matcher: "yes"}
+spec:
+  rules: [{name: items, matches: [{path: {type: PathPrefix, value: /items}}], backendRefs: [{name: svc, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: svc, namespace: kids}
+spec: {ports: [{name: http, port: 80}]}
+`
+
+// Gloo Gateway's delegation forms: its label backendRef and its
+// inherit-parent-matcher annotation are followed, a regular expression
+// joined as text (so the engine reports nothing unmodelled); kgateway's
+// label form is not followed under a Gloo Gateway: the engine links no
+// child there and reports why, and the trace finds no child either.
+// Source: solo-io/gloo 8d57572e55 projects/gateway2/wellknown/delegation.go
+// (RouteDelegationLabelSelector, InheritMatcherAnnotation),
+// translator/backendref/types.go (RefIsHTTPRouteDelegationLabelSelector),
+// translator/httproute/delegation_helpers.go (mergeParentChildRouteMatch:
+// path.Join of the values, the child's type kept).
+func TestTraceGlooDelegation(t *testing.T) {
+	objs, probs, err := manifest.Read([]string{"-"}, strings.NewReader(glooDelegation))
+	if err != nil || len(probs) > 0 {
+		t.Fatal(err, probs)
+	}
+	res := engine.Compute(objs, engine.Options{})
+	if len(res.Problems) != 1 || !strings.Contains(res.Problems[0].Error(), "infra/parent: spec.rules[2].backendRefs[0]: the implementations of the Gateways this route is reached through (GatewayClass controllers solo.io/gloo-gateway) do not delegate") {
+		t.Fatalf("engine problems: %v", res.Problems)
+	}
+	ix, pols := build(t, glooDelegation, true)
+	o := trace(t, ix, pols, "http://shop.example.com/a/x/1", nil).Outcomes[0]
+	if o.Route == nil || o.Route.Name != "a1" || o.Rule != "x" || len(o.DelegatedBy) != 1 || o.DelegatedBy[0].SectionName != "a" {
+		t.Errorf("/a/x/1: %+v, want a1 rule x delegated by parent rule a", o)
+	}
+	o = trace(t, ix, pols, "http://shop.example.com/v[0-9]+/items", nil).Outcomes[0]
+	if o.Route == nil || o.Route.Name != "re" || o.Rule != "items" {
+		t.Errorf("the textual join: %+v, want re rule items", o)
+	}
+	o = trace(t, ix, pols, "http://shop.example.com/k/x", nil).Outcomes[0]
+	if o.Route != nil && o.Route.Name == "a1" || len(o.DelegatedBy) != 0 {
+		t.Errorf("/k/x: %+v, want no delegation by kgateway's label", o)
 	}
 }

@@ -35,6 +35,8 @@ type Index struct {
 	dryRun map[topology.Ref]bool
 	// problems found while indexing (a delegation expanding too far).
 	problems []diag.Problem
+	// reachedBy memoises reachedBy.
+	reached map[*route][]string
 }
 
 type gateway struct {
@@ -110,8 +112,9 @@ type route struct {
 	parents   []gwv1.ParentReference
 	rules     []*rule
 	// inheritMatcher: as a delegated child, the route's matches extend its
-	// parent's (kgateway's delegation.kgateway.dev/inherit-parent-matcher).
-	inheritMatcher bool
+	// parent's (kgateway's delegation.kgateway.dev/inherit-parent-matcher,
+	// Gloo Gateway's delegation.gateway.solo.io/inherit-parent-matcher).
+	inheritMatcher delegation.Inheritance
 }
 
 // rule is one rule of a route, with the section name the topology gives it.
@@ -156,7 +159,7 @@ type entry struct {
 	via []*rule
 }
 
-// Build indexes objs (Gateways, ListenerSets, HTTPRoutes, GRPCRoutes,
+// Build indexes objs (Gateways, ListenerSets and XListenerSets, HTTPRoutes, GRPCRoutes,
 // TLSRoutes, Services) over graph, the hierarchy the engine built from the
 // same objects: a route is attached to a listener exactly when the graph
 // links them, and grants are the ReferenceGrants the graph's backend links
@@ -215,7 +218,8 @@ func Build(objs []*unstructured.Unstructured, graph *topology.Graph, grants *gat
 				g.Namespace = ref.Namespace
 				gws = append(gws, &g)
 			}
-		case topology.KindListenerSet:
+		case topology.KindListenerSet, topology.KindXListenerSet:
+			// An XListenerSet's listeners have a ListenerSet's shape.
 			var ls gwv1.ListenerSet
 			if decode(&ls) {
 				sets = append(sets, lsObj{ref: ref, created: ls.CreationTimestamp.Time, spec: ls.Spec.Listeners})
@@ -244,7 +248,7 @@ func Build(objs []*unstructured.Unstructured, graph *topology.Graph, grants *gat
 			var r gwv1.HTTPRoute
 			if decode(&r) {
 				rt := newRoute(ref, r.CreationTimestamp.Time, r.Spec.Hostnames, r.Spec.ParentRefs)
-				rt.inheritMatcher = delegation.InheritsParentMatcher(u.GetAnnotations())
+				rt.inheritMatcher = delegation.InheritanceOf(u.GetAnnotations())
 				addRules(rt, r.Spec.Rules, func(x *gwv1.HTTPRouteRule) *gwv1.SectionName { return x.Name },
 					func(ru *rule, x *gwv1.HTTPRouteRule) { ru.http = x })
 				ix.routes[ref] = rt
@@ -609,7 +613,7 @@ func (ix *Index) expand(ru *rule, parents []delegation.Match, seen []*route, b *
 		for _, cr := range child.rules {
 			cr.compile()
 			ps := parents
-			if child.inheritMatcher {
+			if child.inheritMatcher != delegation.NoInheritance {
 				// Each parent match gives one joined match per match of
 				// the rule (or one): no more are needed than fit.
 				per := max(len(cr.matches), 1)
@@ -624,7 +628,7 @@ func (ix *Index) expand(ru *rule, parents []delegation.Match, seen []*route, b *
 				// Its matches as kept: all of its own (most often), or
 				// some, or joined.
 				kept := cr.matches
-				if child.inheritMatcher || len(admitted) != len(cr.matches) {
+				if child.inheritMatcher != delegation.NoInheritance || len(admitted) != len(cr.matches) {
 					n := len(admitted)
 					if n > b.left {
 						n = b.left
@@ -641,7 +645,7 @@ func (ix *Index) expand(ru *rule, parents []delegation.Match, seen []*route, b *
 				entries = make([]*entry, 0, n)
 				for _, a := range admitted[:n] {
 					d := *cr.entries[max(a.Child, 0)]
-					if child.inheritMatcher {
+					if child.inheritMatcher != delegation.NoInheritance {
 						d.setMatch(a.Match) // joined to the parent's
 					}
 					entries = append(entries, &d)
@@ -661,17 +665,76 @@ func (ix *Index) expand(ru *rule, parents []delegation.Match, seen []*route, b *
 }
 
 // delegates reports whether an HTTPRoute rule delegates to child routes:
-// some backendRef of it names HTTPRoutes (kgateway).
+// some backendRef of it names HTTPRoutes (kgateway, Gloo Gateway), in a
+// form that the implementations of the Gateways its route is reached
+// through follow (gatewayapi.DelegationFollowed, as the engine's topology
+// links the children).
 func (ix *Index) delegates(ru *rule) bool {
 	if ru.http == nil {
 		return false
 	}
 	for _, b := range ru.http.BackendRefs {
-		if gatewayapi.Delegates(ru.route.ref.GroupKind(), gatewayapi.BackendOf(ru.route.ref.Namespace, b.BackendObjectReference).GroupKind()) {
+		gk := gatewayapi.BackendOf(ru.route.ref.Namespace, b.BackendObjectReference).GroupKind()
+		if gatewayapi.Delegates(ru.route.ref.GroupKind(), gk) && gatewayapi.DelegationFollowed(ix.reachedBy(ru.route), gk, profiles.DelegationKinds) {
 			return true
 		}
 	}
 	return false
+}
+
+// reachedBy are the controllers of the GatewayClasses of the Gateways
+// route r is reached through in the graph ("" for a class not among the
+// objects): those whose listeners (or whose ListenerSets' listeners) it
+// hangs below, and those of the routes whose rules delegate to it, sorted.
+func (ix *Index) reachedBy(r *route) []string {
+	if got, ok := ix.reached[r]; ok {
+		return got
+	}
+	if ix.reached == nil {
+		ix.reached = map[*route][]string{}
+	}
+	ix.reached[r] = nil // a cycle adds nothing
+	id, ok := ix.graph.Lookup(r.ref)
+	if !ok {
+		return nil
+	}
+	var out []string
+	addGw := func(gw topology.Ref) {
+		if g := ix.gateways[gw]; g != nil {
+			c := ""
+			if g.classKnown {
+				c = g.controller
+			}
+			if !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	for _, p := range ix.graph.Node(id).Parents {
+		ref := ix.graph.Node(p).Ref
+		gk := ref.GroupKind()
+		switch {
+		case ref.IsSection() && gk == topology.KindGateway:
+			addGw(ref.Object())
+		case ref.IsSection() && topology.IsListenerSet(gk):
+			if ls, ok := ix.graph.Lookup(ref.Object()); ok {
+				for _, gp := range ix.graph.Node(ls).Parents {
+					addGw(ix.graph.Node(gp).Ref)
+				}
+			}
+		case ref.IsSection() && gk == topology.KindHTTPRoute:
+			if parent := ix.routes[ref.Object()]; parent != nil {
+				for _, c := range ix.reachedBy(parent) {
+					if !slices.Contains(out, c) {
+						out = append(out, c)
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	ix.reached[r] = out
+	return out
 }
 
 // InheritParentMatcher is delegation.InheritParentMatcher, the annotation

@@ -1,6 +1,7 @@
 package routing_test
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
 	"sort"
@@ -637,5 +638,92 @@ spec: {ports: [{port: 80}]}
 		return strings.Contains(n, "RequestRedirect") && strings.Contains(n, "backendRef")
 	}) {
 		t.Errorf("notes %q, want the backendRef's RequestRedirect named as not modelled", o.Notes)
+	}
+}
+
+// TestXListenerSetListeners checks that a request on the port of an
+// XListenerSet's listener (gateway.networking.x-k8s.io, read as a
+// ListenerSet) is taken there by the route attached to it, through the
+// XListenerSet on the request's path, where the Gateway's Gloo
+// VirtualHostOption and the XListenerSet's meet; the Gateway's own
+// listener does not take it.
+func TestXListenerSetListeners(t *testing.T) {
+	ix, pols := fixture(t, `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: virtualhostoptions.gateway.solo.io}
+spec:
+  group: gateway.solo.io
+  names: {kind: VirtualHostOption, plural: virtualhostoptions}
+  scope: Namespaced
+  versions: [{name: v1, served: true, storage: true}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: example-gateway, namespace: default}
+spec:
+  gatewayClassName: gloo
+  listeners: [{name: http, protocol: HTTP, port: 8080}]
+  allowedListeners: {namespaces: {from: Same}}
+---
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XListenerSet
+metadata: {name: foo-listenerset, namespace: default}
+spec:
+  parentRef: {name: example-gateway, kind: Gateway, group: gateway.networking.k8s.io}
+  listeners: [{name: foo, protocol: HTTP, port: 8081}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: foo-route, namespace: default}
+spec:
+  parentRefs: [{name: foo-listenerset, group: gateway.networking.x-k8s.io, kind: XListenerSet}]
+  hostnames: [foo.example.com]
+  rules: [{name: login, matches: [{path: {type: PathPrefix, value: /login}}], backendRefs: [{name: foo-svc, port: 8080}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: foo-svc, namespace: default}
+spec: {ports: [{name: http, port: 8080}]}
+---
+apiVersion: gateway.solo.io/v1
+kind: VirtualHostOption
+metadata: {name: gw, namespace: default, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: example-gateway}]
+  options: {retries: {numRetries: 1}, cors: {allowOrigin: [gw.example]}}
+---
+apiVersion: gateway.solo.io/v1
+kind: VirtualHostOption
+metadata: {name: foo-set, namespace: default, creationTimestamp: "2026-01-01T00:01:00Z"}
+spec:
+  targetRefs: [{group: gateway.networking.x-k8s.io, kind: XListenerSet, name: foo-listenerset}]
+  options: {cors: {allowOrigin: [set.example]}}
+`)
+	tr := trace(t, ix, pols, "http://foo.example.com:8081/login", nil)
+	if len(tr.Outcomes) != 1 {
+		t.Fatalf("outcomes %+v", tr.Outcomes)
+	}
+	o := tr.Outcomes[0]
+	xls := topology.Ref{Group: topology.XGatewayGroup, Kind: "XListenerSet", Namespace: "default", Name: "foo-listenerset"}
+	if o.Listener != "foo" || o.ListenerSet == nil || *o.ListenerSet != xls || o.Route == nil || o.Route.Name != "foo-route" || o.Rule != "login" {
+		t.Fatalf("outcome: listener %q of %v, route %v rule %q", o.Listener, o.ListenerSet, o.Route, o.Rule)
+	}
+	if !slices.Contains(o.Path, xls) || !slices.Contains(o.Path, xls.WithSection("foo")) {
+		t.Errorf("path %v lacks the XListenerSet and its listener", o.Path)
+	}
+	var got string
+	for _, e := range o.EffectivePolicies {
+		if e.Kind.GroupKind.Kind == "VirtualHostOption" {
+			b, _ := json.Marshal(e.Spec)
+			got = string(b)
+		}
+	}
+	if want := `{"options":{"cors":{"allowOrigin":["set.example"]},"retries":{"numRetries":1}}}`; got != want {
+		t.Errorf("VirtualHostOption on the path = %s, want %s", got, want)
+	}
+	// The Gateway's own listener (8080) has no route for it.
+	if tr := trace(t, ix, pols, "http://foo.example.com:8080/login", nil); len(tr.Outcomes) != 1 || tr.Outcomes[0].Route != nil {
+		t.Errorf("on the Gateway's listener: %+v", tr.Outcomes)
 	}
 }

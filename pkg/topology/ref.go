@@ -100,7 +100,9 @@ func ParseGroupKind(s string) GroupKind {
 // Well-known API groups.
 const (
 	GatewayGroup = "gateway.networking.k8s.io"
-	CoreGroup    = ""
+	// XGatewayGroup is the group of Gateway API's experimental kinds.
+	XGatewayGroup = "gateway.networking.x-k8s.io"
+	CoreGroup     = ""
 )
 
 // Well-known kinds of the default hierarchy.
@@ -108,6 +110,12 @@ var (
 	KindGatewayClass = GroupKind{GatewayGroup, "GatewayClass"}
 	KindGateway      = GroupKind{GatewayGroup, "Gateway"}
 	KindListenerSet  = GroupKind{GatewayGroup, "ListenerSet"}
+	// KindXListenerSet is ListenerSet's experimental predecessor
+	// (gateway-api's experimental channel up to v1.4, group
+	// gateway.networking.x-k8s.io, v1alpha1), still the kind Gloo Gateway
+	// reads and kgateway reads besides ListenerSet. It is read exactly as
+	// a ListenerSet (see IsListenerSet).
+	KindXListenerSet = GroupKind{XGatewayGroup, "XListenerSet"}
 	KindHTTPRoute    = GroupKind{GatewayGroup, "HTTPRoute"}
 	KindGRPCRoute    = GroupKind{GatewayGroup, "GRPCRoute"}
 	KindTLSRoute     = GroupKind{GatewayGroup, "TLSRoute"}
@@ -132,15 +140,22 @@ var (
 // namespace (GatewayClass, Namespace).
 func ClusterScoped(gk GroupKind) bool { return gk == KindGatewayClass || gk == KindNamespace }
 
+// IsListenerSet reports whether gk is a ListenerSet kind: Gateway API's
+// ListenerSet or its experimental predecessor XListenerSet, which have the
+// same fields, attach to Gateways by the same handshake and hold listeners
+// the same way (GEP-1713).
+func IsListenerSet(gk GroupKind) bool { return gk == KindListenerSet || gk == KindXListenerSet }
+
 // RouteKinds are the route kinds the default hierarchy knows, in order.
 var RouteKinds = []GroupKind{KindHTTPRoute, KindGRPCRoute, KindTLSRoute, KindTCPRoute, KindUDPRoute}
 
 // DefaultHierarchy is the full hierarchy of object kinds, most general first.
 // Namespaces are placed per path (see Graph docs), not by edges. A
 // ListenerSet (GEP-1713) holds more listeners of its Gateway, so it sits
-// between the Gateway and the routes attached to its listeners.
+// between the Gateway and the routes attached to its listeners; so does an
+// XListenerSet, at the same level.
 var DefaultHierarchy = []GroupKind{
-	KindGatewayClass, KindNamespace, KindGateway, KindListenerSet,
+	KindGatewayClass, KindNamespace, KindGateway, KindListenerSet, KindXListenerSet,
 	KindHTTPRoute, KindGRPCRoute, KindTLSRoute, KindTCPRoute, KindUDPRoute,
 	KindService,
 }

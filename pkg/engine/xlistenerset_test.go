@@ -1,0 +1,217 @@
+package engine_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// xlsTopo is written after Gloo Gateway's listener-sets translator inputs
+// (solo-io/gloo 8d57572e55 projects/gateway2/translator/testutils/inputs/
+// listener-sets): Gateway example-gateway (listener http on 8080) admitting
+// the XListenerSets of its namespace; XListenerSets foo-listenerset
+// (listener foo, 8081) and bar-listenerset (listener bar, 8082); a route
+// on each XListenerSet and one on the Gateway; and an XListenerSet of
+// another namespace, which the Gateway does not admit.
+const xlsTopo = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: example-gateway, namespace: default}
+spec:
+  gatewayClassName: example-gateway-class
+  listeners: [{name: http, protocol: HTTP, port: 8080}]
+  allowedListeners: {namespaces: {from: Same}}
+---
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XListenerSet
+metadata: {name: foo-listenerset, namespace: default}
+spec:
+  parentRef: {name: example-gateway, kind: Gateway, group: gateway.networking.k8s.io}
+  listeners: [{name: foo, protocol: HTTP, port: 8081, allowedRoutes: {namespaces: {from: All}}}]
+---
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XListenerSet
+metadata: {name: bar-listenerset, namespace: default}
+spec:
+  parentRef: {name: example-gateway, kind: Gateway, group: gateway.networking.k8s.io}
+  listeners: [{name: bar, protocol: HTTP, port: 8082, allowedRoutes: {namespaces: {from: All}}}]
+---
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XListenerSet
+metadata: {name: elsewhere, namespace: other}
+spec:
+  parentRef: {name: example-gateway, namespace: default}
+  listeners: [{name: far, protocol: HTTP, port: 8083}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: foo-route, namespace: default}
+spec:
+  parentRefs: [{name: foo-listenerset, group: gateway.networking.x-k8s.io, kind: XListenerSet}]
+  hostnames: [foo.example.com]
+  rules: [{name: login, matches: [{path: {type: PathPrefix, value: /login}}], backendRefs: [{name: foo-svc, port: 8080}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: bar-route, namespace: default}
+spec:
+  parentRefs: [{name: bar-listenerset, group: gateway.networking.x-k8s.io, kind: XListenerSet}]
+  hostnames: [bar.example.com]
+  rules: [{name: all, backendRefs: [{name: bar-svc, port: 8080}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: example-route, namespace: default}
+spec:
+  parentRefs: [{name: example-gateway}]
+  hostnames: [example.com]
+  rules: [{name: all, backendRefs: [{name: example-svc, port: 80}]}]
+`
+
+const (
+	xlsGwRef  = `{group: gateway.networking.k8s.io, kind: Gateway, name: example-gateway}`
+	xlsFooRef = `{group: gateway.networking.x-k8s.io, kind: XListenerSet, name: foo-listenerset}`
+)
+
+// xlsListener is listener l of XListenerSet ns/name.
+func xlsListener(ns, name, l string) topology.Ref {
+	return topology.Ref{Group: topology.XGatewayGroup, Kind: "XListenerSet", Namespace: ns, Name: name, SectionName: l}
+}
+
+// xlsGwListener is listener l of Gateway example-gateway.
+func xlsGwListener(l string) topology.Ref {
+	return topology.Ref{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: "default", Name: "example-gateway", SectionName: l}
+}
+
+// Gloo Gateway's VirtualHostOptions at an XListenerSet's listener: those
+// on the listener first, then those on the XListenerSet, then those on
+// the Gateway, each top-level option taken whole from the first that sets
+// it. The Gateway's reach the listeners of every XListenerSet it admits,
+// not those of one it does not admit.
+// Source: solo-io/gloo 8d57572e55 projects/gateway2/translator/plugins/
+// utils/plugin_utils.go (GetPrioritizedListenerPolicies: ListenerSet with
+// sectionName, ListenerSet, Gateway with sectionName, Gateway, older first
+// in each), virtualhostoptions/virtualhost_options_plugin.go
+// (ApplyListenerPlugin shallow-merges them in that order),
+// projects/gateway2/query/listenersets.go (allowedListenerSets: the
+// Gateway's allowedListeners, None by default).
+func TestGlooVirtualHostOptionsReachXListenerSetListeners(t *testing.T) {
+	c := crd("gateway.solo.io", "VirtualHostOption", "virtualhostoptions")
+	res := compute(t, engine.Options{}, c, xlsTopo,
+		pol(glooV, "VirtualHostOption", "gw", 0, `targetRefs: [`+xlsGwRef+`]
+options:
+  cors: {allowOrigin: [gw.example]}
+  headerManipulation: {requestHeadersToRemove: [x-gw]}
+  retries: {numRetries: 1}`),
+		pol(glooV, "VirtualHostOption", "foo-set", 1, `targetRefs: [`+xlsFooRef+`]
+options:
+  cors: {allowOrigin: [set.example]}
+  headerManipulation: {requestHeadersToRemove: [x-set]}`),
+		pol(glooV, "VirtualHostOption", "foo-listener", 2, `targetRefs: [{group: gateway.networking.x-k8s.io, kind: XListenerSet, name: foo-listenerset, sectionName: foo}]
+options:
+  cors: {allowOrigin: [listener.example]}`))
+	want(t, "foo-listenerset#foo", effective(t, res, "VirtualHostOption", xlsListener("default", "foo-listenerset", "foo")),
+		[]string{`{"options":{"cors":{"allowOrigin":["listener.example"]},"headerManipulation":{"requestHeadersToRemove":["x-set"]},"retries":{"numRetries":1}}}`})
+	want(t, "bar-listenerset#bar", effective(t, res, "VirtualHostOption", xlsListener("default", "bar-listenerset", "bar")),
+		[]string{`{"options":{"cors":{"allowOrigin":["gw.example"]},"headerManipulation":{"requestHeadersToRemove":["x-gw"]},"retries":{"numRetries":1}}}`})
+	want(t, "Gateway#http", effective(t, res, "VirtualHostOption", xlsGwListener("http")),
+		[]string{`{"options":{"cors":{"allowOrigin":["gw.example"]},"headerManipulation":{"requestHeadersToRemove":["x-gw"]},"retries":{"numRetries":1}}}`})
+	// The XListenerSet the Gateway does not admit gets nothing of it.
+	want(t, "other/elsewhere#far", effective(t, res, "VirtualHostOption", xlsListener("other", "elsewhere", "far")), []string(nil))
+	want(t, "foo-listener", status(t, res, "foo-listener", "Programmed"), "True/Programmed")
+	want(t, "foo-set", status(t, res, "foo-set", "Programmed"), "True/PartiallyProgrammed")
+	want(t, "gw", status(t, res, "gw", "Programmed"), "True/PartiallyProgrammed")
+}
+
+// Gloo Gateway's ListenerOptions (and HttpListenerOptions): at a listener
+// the first option in the same order is used whole; of two at one target,
+// the older.
+// Source: solo-io/gloo 8d57572e55 projects/gateway2/translator/plugins/
+// listeneroptions/listener_options_plugin.go and httplisteneroptions/
+// httplistener_options_plugin.go (ApplyListenerPlugin: "use the first
+// option (highest in priority)"), their query.go (the order of
+// GetPrioritizedListenerPolicies).
+func TestGlooListenerOptionsAtXListenerSetListeners(t *testing.T) {
+	for _, kind := range []string{"ListenerOption", "HttpListenerOption"} {
+		t.Run(kind, func(t *testing.T) {
+			c := crd("gateway.solo.io", kind, strings.ToLower(kind)+"s")
+			res := compute(t, engine.Options{}, c, xlsTopo,
+				pol(glooV, kind, "gw", 0, `targetRefs: [`+xlsGwRef+`]
+options: {perConnectionBufferLimitBytes: 1024, socketOptions: [{level: 1}]}`),
+				pol(glooV, kind, "foo-set", 1, `targetRefs: [`+xlsFooRef+`]
+options: {perConnectionBufferLimitBytes: 2048}`),
+				pol(glooV, kind, "foo-set-newer", 2, `targetRefs: [`+xlsFooRef+`]
+options: {perConnectionBufferLimitBytes: 4096}`))
+			want(t, "foo-listenerset#foo", effective(t, res, kind, xlsListener("default", "foo-listenerset", "foo")),
+				[]string{`{"options":{"perConnectionBufferLimitBytes":2048}}`})
+			want(t, "bar-listenerset#bar", effective(t, res, kind, xlsListener("default", "bar-listenerset", "bar")),
+				[]string{`{"options":{"perConnectionBufferLimitBytes":1024,"socketOptions":[{"level":1}]}}`})
+			want(t, "Gateway#http", effective(t, res, kind, xlsGwListener("http")),
+				[]string{`{"options":{"perConnectionBufferLimitBytes":1024,"socketOptions":[{"level":1}]}}`})
+			want(t, "foo-set-newer", status(t, res, "foo-set-newer", "Accepted"), "False/Conflicted")
+			want(t, "foo-set", status(t, res, "foo-set", "Accepted"), "True/Accepted")
+			want(t, "gw", status(t, res, "gw", "Accepted"), "True/Accepted")
+		})
+	}
+}
+
+// kgateway's ListenerPolicy on a Gateway reaches the listeners of the
+// ListenerSets and XListenerSets it admits (kgateway's golden
+// listener-policy/gateway-wide-mtls-listenerset.yaml records the Gateway's
+// policy in the merge metadata of the ListenerSet's Envoy listener): their
+// listeners are effective targets of it, the policy of a Gateway listener
+// does not reach them.
+// Source: kgateway-dev/kgateway pkg/krtcollections/policy.go @ 6026ee9847ca
+// (GatewaysForEnvoyTransformationFunc: the Gateway's attached policies
+// apply to every listener, those of the allowed ListenerSets appended;
+// a ListenerSet listener's own policies are its section's and its
+// ListenerSet's), translator golden
+// listener-policy/gateway-wide-mtls-listenerset.yaml @ d7ab0702bdb8.
+func TestKgatewayListenerPolicyReachesListenerSetListeners(t *testing.T) {
+	topo := xlsTopo + `---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: ls-1, namespace: default}
+spec:
+  parentRef: {name: example-gateway}
+  listeners: [{name: ls-http, protocol: HTTP, port: 8444}]
+`
+	res := compute(t, engine.Options{}, kgatewayListenerPolicyCRD(), topo,
+		pol(kgwV, "ListenerPolicy", "gw", 0, `targetRefs: [`+xlsGwRef+`]
+default: {perConnectionBufferLimitBytes: 1024}`),
+		pol(kgwV, "ListenerPolicy", "http", 1, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: example-gateway, sectionName: http}]
+default: {perConnectionBufferLimitBytes: 2048}`))
+	for _, l := range []topology.Ref{
+		xlsListener("default", "foo-listenerset", "foo"),
+		{Group: topology.GatewayGroup, Kind: "ListenerSet", Namespace: "default", Name: "ls-1", SectionName: "ls-http"},
+	} {
+		want(t, l.String(), effective(t, res, "ListenerPolicy", l), []string{`{"perConnectionBufferLimitBytes":1024}`})
+	}
+	want(t, "Gateway#http", effective(t, res, "ListenerPolicy", xlsGwListener("http")), []string{`{"perConnectionBufferLimitBytes":2048}`})
+}
+
+// kgateway's TrafficPolicy on a Gateway reaches the routes attached to the
+// listeners of an XListenerSet it admits; one on the XListenerSet comes
+// before it there, field by field.
+// Source: kgateway-dev/kgateway pkg/krtcollections/policy.go @ 0412311c375e
+// (XListenerSets read: a listener's attached policies are its section's
+// and its XListenerSet's, the Gateway's apply to every listener);
+// wellknown/gwapi.go @ 128558ea2bed (XListenerSet kept besides
+// ListenerSet).
+func TestKgatewayTrafficPolicyThroughXListenerSet(t *testing.T) {
+	c := labelledCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "Direct")
+	res := compute(t, engine.Options{}, c, xlsTopo,
+		pol(kgwV, "TrafficPolicy", "gw", 0, `targetRefs: [`+xlsGwRef+`]
+timeouts: {request: 10s}
+cors: {allowOrigins: [gw.example]}`),
+		pol(kgwV, "TrafficPolicy", "foo-set", 1, `targetRefs: [`+xlsFooRef+`]
+cors: {allowOrigins: [set.example]}`))
+	fooRule := topology.Ref{Group: topology.GatewayGroup, Kind: "HTTPRoute", Namespace: "default", Name: "foo-route", SectionName: "login"}
+	barRule := topology.Ref{Group: topology.GatewayGroup, Kind: "HTTPRoute", Namespace: "default", Name: "bar-route", SectionName: "all"}
+	want(t, "foo-route", effective(t, res, "TrafficPolicy", fooRule),
+		[]string{`{"cors":{"allowOrigins":["set.example"]},"timeouts":{"request":"10s"}}`})
+	want(t, "bar-route", effective(t, res, "TrafficPolicy", barRule),
+		[]string{`{"cors":{"allowOrigins":["gw.example"]},"timeouts":{"request":"10s"}}`})
+}
