@@ -188,6 +188,10 @@ type stackResult struct {
 	// holds a broken field of a policy above it, that field (see
 	// mergeBroken).
 	brokenMerge map[merge.Src]brokenField
+	// mergeOpen are, per attachment of those whose broken field fails
+	// open in the merged policy (its flags), the parts left out of it
+	// (see mergeFailOpen).
+	mergeOpen map[merge.Src][]string
 	// conflicted are the attachments a same-level rule rejected, with
 	// the one that won.
 	conflicted map[merge.Src]*attachment

@@ -59,6 +59,12 @@ type attachment struct {
 	// target (policy.Policy.WithoutFailedOpen): its references there do
 	// not resolve, all in parts that fail open.
 	failedOpen []string
+	// openFields and fullSpec, when failedOpen is set, are the broken
+	// fields that fail open and the policy's whole spec: its
+	// implementation judges a merged policy's flags, not the policy's
+	// (mergeFailOpen).
+	openFields []string
+	fullSpec   *merge.Tree
 	// broken are the fields of its references that do not resolve at
 	// this target, and of its values refused there, when they fail the
 	// policy closed: a policy with a merge type below it whose merged
@@ -908,7 +914,7 @@ func (c *computation) attachChecked(ps *pstate, id topology.NodeID, t policy.Tar
 		// Its implementation leaves out the parts whose references fail
 		// open, and applies the rest.
 		if spec, parts := ps.p.WithoutFailedOpen(fields); parts != nil {
-			a.failedOpen = parts
+			a.failedOpen, a.openFields, a.fullSpec = parts, fields, a.spec
 			a.spec = merge.FromValue(specWith(ps.p, spec), a.id)
 			return
 		}

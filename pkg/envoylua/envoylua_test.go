@@ -275,3 +275,28 @@ func FuzzValidate(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkValidate: one uncached run of a script of the size of Envoy
+// Gateway's fixtures' (both entry points), and the instruction budget's
+// worst case (a loop to the end of it).
+func BenchmarkValidate(b *testing.B) {
+	for name, script := range map[string]string{
+		"typical": `function envoy_on_request(h)
+				local path = h:headers():get(":path")
+				if path and path:find("^/api") then h:headers():add("x-api", "1") end
+				for chunk in h:bodyChunks() do h:logInfo("chunk " .. chunk:length()) end
+			end
+			function envoy_on_response(h)
+				local ct = h:headers():get("content-type")
+				if ct and string.find(ct, "application/json", 1, true) then h:body():setBytes("{}") end
+			end`,
+		"budget": `function envoy_on_request(h) while true do end end`,
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				validate(script)
+			}
+		})
+	}
+}
