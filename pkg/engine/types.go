@@ -118,7 +118,11 @@ const (
 	// ReasonAncestorNotBound (Istio's reason): the policy targets a
 	// Service bound to no waypoint, where alone such a policy applies
 	// (kinds with waypoint targets).
-	ReasonAncestorNotBound    = "AncestorNotBound"
+	ReasonAncestorNotBound = "AncestorNotBound"
+	// ReasonPartiallyInvalid (istiod's, for a kind with
+	// policy.Kind.SummaryIstioWaypoint): the summary of a policy bound
+	// at some of its targets, not at all.
+	ReasonPartiallyInvalid    = "PartiallyInvalid"
 	ReasonProgrammed          = "Programmed"
 	ReasonPartiallyProgrammed = "PartiallyProgrammed"
 	ReasonReconciling         = "Reconciling"

@@ -614,3 +614,53 @@ func wantAcceptedSays(t *testing.T, res *engine.Result, says map[string]string) 
 		}
 	}
 }
+
+// An AuthorizationPolicy's summary Accepted condition says what istiod's
+// WaypointAccepted says, flattened over its targetRefs: one target, its
+// verdict; several, True/Accepted when all are bound, True/PartiallyInvalid
+// when some are, False/Invalid when none is, naming the others; a Gateway
+// istiod does not take for a waypoint yet (no status.addresses) is not
+// bound. A RequestAuthentication (istiod writes no such condition) keeps
+// attache's summary.
+// Source: istio/istio @ 86c9f01f pilot/pkg/model/service.go
+// (flattenConditions), pilot/pkg/serviceregistry/ambient/policies.go
+// (WaypointPolicyStatusCollection: per target, the Ancestor
+// "<Kind>.<group or core>:<namespace>/<name>").
+func TestWaypointAcceptedFlattened(t *testing.T) {
+	svc := func(name string) string { return fmt.Sprintf("{kind: Service, group: \"\", name: %s}", name) }
+	pending := "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: pending, namespace: default}\n" +
+		"spec: {gatewayClassName: istio-waypoint, listeners: [{name: mesh, protocol: HBONE, port: 15008}]}\n" +
+		"status: {conditions: [{type: Programmed, status: \"False\", reason: Pending, message: waiting, lastTransitionTime: \"2026-01-01T00:00:00Z\"}]}\n"
+	var docs []string
+	for name, targets := range map[string]string{
+		"one-bound":   svc("bound"),
+		"one-unbound": svc("plain"),
+		"some":        svc("bound") + ", " + svc("plain"),
+		"all":         svc("bound") + ", {kind: Gateway, group: gateway.networking.k8s.io, name: waypoint}",
+		"none":        svc("absent") + ", " + svc("plain"),
+		"pending":     svc("bound") + ", {kind: Gateway, group: gateway.networking.k8s.io, name: pending}",
+	} {
+		for _, kind := range []string{"AuthorizationPolicy", "RequestAuthentication"} {
+			docs = append(docs, fmt.Sprintf("apiVersion: security.istio.io/v1\nkind: %s\nmetadata: {name: %s-%s, namespace: default}\nspec: {targetRefs: [%s]}\n", kind, strings.ToLower(kind[:4]), name, targets))
+		}
+	}
+	res := compute(t, engine.Options{}, append([]string{crd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"),
+		crd("security.istio.io", "RequestAuthentication", "requestauthentications"), admittingWaypoint(t) + pending}, docs...)...)
+	for name, w := range map[string]struct{ accepted, says string }{
+		"auth-one-bound":   {"True/Accepted", "Policy is accepted for Service default/bound"},
+		"auth-one-unbound": {"False/AncestorNotBound", "Service default/plain is not bound to a waypoint"},
+		"auth-some":        {"True/PartiallyInvalid", "Invalid targetRefs: Service.core:default/plain"},
+		"auth-all":         {"True/Accepted", ""},
+		"auth-none":        {"False/Invalid", "Invalid targetRefs: Service.core:default/absent, Service.core:default/plain"},
+		"auth-pending":     {"True/PartiallyInvalid", "Invalid targetRefs: Gateway.gateway.networking.k8s.io:default/pending"},
+		"requ-some":        {"True/Accepted", "Policy is accepted for 1 of 2 targets"},
+		"requ-none":        {"False/TargetNotFound", ""},
+		"requ-pending":     {"True/Accepted", "Policy is accepted"},
+	} {
+		c := condition(t, res, name, "Accepted")
+		want(t, name, c.Status+"/"+c.Reason, w.accepted)
+		if !strings.HasPrefix(c.Message, w.says) || (w.says == "" && strings.HasPrefix(name, "auth") && c.Message != "") {
+			t.Errorf("%s: message %q, want %q", name, c.Message, w.says)
+		}
+	}
+}

@@ -292,7 +292,11 @@ var builtin = func() []policy.Profile {
 			DataPlaneTarget: true,
 		}), egEnableEnvoyPatchPolicy+"=*"),
 		// Istio.
-		withWaypointTargets(istio("security.istio.io", "AuthorizationPolicy", policy.CompositionAdditive, "selector")),
+		// istiod writes its WaypointAccepted condition of an
+		// AuthorizationPolicy with targetRefs flattened over them
+		// (WaypointPolicyStatusCollection, flattenConditions); of the
+		// other kinds it writes none.
+		withIstioWaypointSummary(withWaypointTargets(istio("security.istio.io", "AuthorizationPolicy", policy.CompositionAdditive, "selector"))),
 		withWaypointTargets(istio("security.istio.io", "RequestAuthentication", policy.CompositionAdditive, "selector")),
 		// Telemetry: istiod's layering (root namespace, namespace,
 		// workload) and its per-provider merges.
@@ -555,6 +559,14 @@ func withAllowlists(p policy.Profile, v string) policy.Profile {
 // ambient; policy.Kind.WaypointTargets).
 func withWaypointTargets(p policy.Profile) policy.Profile {
 	p.Spec.WaypointTargets = true
+	return p
+}
+
+// withIstioWaypointSummary makes a profile's kind's summary Accepted
+// condition say what istiod's flattened WaypointAccepted says
+// (policy.Kind.SummaryIstioWaypoint).
+func withIstioWaypointSummary(p policy.Profile) policy.Profile {
+	p.Spec.SummaryIstioWaypoint = true
 	return p
 }
 
