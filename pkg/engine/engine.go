@@ -135,6 +135,12 @@ type computation struct {
 	// (resolveUntargeted).
 	boundServices   map[topology.Ref][]topology.NodeID
 	serviceWaypoint map[topology.NodeID]topology.Ref
+	// serviceCanary are the canary waypoints of the Services that have
+	// one (canaryOf), which boundServices lists under them too;
+	// canaryWeights the istio.io/use-waypoint-canary-weight annotations
+	// of Services, ServiceEntries and Namespaces.
+	serviceCanary map[topology.NodeID]topology.Ref
+	canaryWeights map[topology.Ref]string
 	crossBound      map[string][]topology.NodeID
 	crossBoundAll   []topology.NodeID
 	waypointOnce    sync.Once
@@ -277,6 +283,9 @@ func newComputation(opts Options, objs []Object) *computation {
 		// by implementation need their classes' controllers.
 		if (k.Untargeted.Mode != policy.UntargetedNone || len(k.CARefs.ByController) > 0 || k.WaypointTargets || len(k.Controllers) > 0) && c.gateways == nil {
 			c.gateways, c.classControllers = readGateways(topoObjs, c.controllerAliases)
+		}
+		if k.WaypointTargets && c.canaryWeights == nil {
+			c.canaryWeights = readCanaryWeights(topoObjs)
 		}
 		if (k.RejectSharedPort || len(k.EffectiveListeners) > 0 || k.ObjectRefsOnListeners() || k.ValueRangesOnListeners() || k.ValidationsOnListeners() || k.RequirementsOnListeners() || k.PortSelection.Enabled()) && c.listenerPorts == nil {
 			c.listenerPorts = readListenerPorts(topoObjs)
