@@ -141,17 +141,17 @@ type computation struct {
 	// of Services, ServiceEntries and Namespaces.
 	serviceCanary map[topology.NodeID]topology.Ref
 	canaryWeights map[topology.Ref]string
-	crossBound      map[string][]topology.NodeID
-	crossBoundAll   []topology.NodeID
-	waypointOnce    sync.Once
-	graph           *topology.Graph
-	grants          *gatewayapi.Grants
-	kinds           map[topology.GroupKind]*policy.Kind
-	policies        []*pstate // sorted by ref
-	byRef           map[topology.Ref]*pstate
-	atts            []*attachment
-	attByRef        map[*Attachment]merge.Src
-	sources         map[topology.Ref]string // where each object came from
+	crossBound    map[string][]topology.NodeID
+	crossBoundAll []topology.NodeID
+	waypointOnce  sync.Once
+	graph         *topology.Graph
+	grants        *gatewayapi.Grants
+	kinds         map[topology.GroupKind]*policy.Kind
+	policies      []*pstate // sorted by ref
+	byRef         map[topology.Ref]*pstate
+	atts          []*attachment
+	attByRef      map[*Attachment]merge.Src
+	sources       map[topology.Ref]string // where each object came from
 	// problems are those of the input but policies; a policy's own are in
 	// its Policy.Problems and its pstate's targetProblems.
 	problems []diag.Problem
