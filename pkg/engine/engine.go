@@ -135,14 +135,14 @@ type computation struct {
 	// (resolveUntargeted).
 	boundServices   map[topology.Ref][]topology.NodeID
 	serviceWaypoint map[topology.NodeID]topology.Ref
+	crossBound      map[string][]topology.NodeID
+	crossBoundAll   []topology.NodeID
 	// serviceCanary are the canary waypoints of the Services that have
 	// one (canaryOf), which boundServices lists under them too;
 	// canaryWeights the istio.io/use-waypoint-canary-weight annotations
 	// of Services, ServiceEntries and Namespaces.
 	serviceCanary map[topology.NodeID]topology.Ref
 	canaryWeights map[topology.Ref]string
-	crossBound    map[string][]topology.NodeID
-	crossBoundAll []topology.NodeID
 	waypointOnce  sync.Once
 	graph         *topology.Graph
 	grants        *gatewayapi.Grants
