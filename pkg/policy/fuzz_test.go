@@ -367,7 +367,8 @@ func FuzzParseAllowlists(f *testing.F) {
 // annotation: no panic, and a value it accepts renders
 // (RegexFieldsString) to itself.
 func FuzzParseRegexFields(f *testing.F) {
-	for _, s := range []string{"a.b[].value when=type=RegularExpression", "a; b[]", "none", "", ";", "a when=", "a when==x", "spec.a when=x=y when=z=w", "lua[].inline syntax=lua when=type=Inline unless=luaValidation=Disabled", "a unless=luaValidation=", "a syntax=lua syntax=lua"} {
+	for _, s := range []string{"a.b[].value when=type=RegularExpression", "a; b[]", "none", "", ";", "a when=", "a when==x", "spec.a when=x=y when=z=w", "lua[].inline syntax=lua when=type=Inline unless=luaValidation=Disabled", "a unless=luaValidation=", "a syntax=lua syntax=lua",
+		"lua[].valueRef syntax=envoy-lua when=type=ValueRef unless=luaValidation=Disabled|InsecureSyntax", "a unless=luaValidation=|", "a syntax=envoy-lua syntax=lua"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) { entriesRoundTrip(t, v, ParseRegexFields, RegexFieldsString) })
