@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -229,4 +230,46 @@ func TestLuaScriptsOfFixtures(t *testing.T) {
 		t.Errorf("%d Lua scripts in the fixtures, %d refused (expected dozens, one refused): has the fixtures' layout changed?", scripts, refused)
 	}
 	t.Logf("%d Lua scripts of Envoy Gateway's fixtures, %d refused by both", scripts, refused)
+}
+
+// Every method Envoy Gateway's stubs of Envoy's Lua API give an object
+// (read from the module at test time: mocks.lua's "function
+// Object:method(" lines), attache's model of that API gives the object
+// too, so that no script calling one is refused by attache alone.
+func TestLuaModelHasTheStubsMethods(t *testing.T) {
+	dir := modfixtures.Dir(t, modfixtures.EnvoyGateway)
+	b, err := os.ReadFile(filepath.Join(dir, "internal/gatewayapi/luavalidator/mocks.lua"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Envoy Gateway's object names, and the sections of Envoy's
+	// documentation attache's model names them by.
+	objects := map[string]string{
+		"StreamHandle": "stream handle", "Headers": "header object", "Buffer": "buffer",
+		"Metadata": "metadata object", "StreamInfo": "stream info object", "ConnectionStreamInfo": "connection stream info object",
+		"DynamicMetadata": "dynamic metadata object", "Connection": "connection object",
+		"SSLConnectionObject": "SSL connection object", "ParsedName": "parsed name object",
+	}
+	model := envoylua.Methods()
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "function ")
+		obj, method, found := strings.Cut(rest, ":")
+		if !ok || !found {
+			continue
+		}
+		method, _, _ = strings.Cut(method, "(")
+		name, known := objects[obj]
+		if !known {
+			t.Errorf("mocks.lua has methods of %s, which this test does not map to the model", obj)
+			continue
+		}
+		n++
+		if !slices.Contains(model[name], method) {
+			t.Errorf("%s:%s (Envoy Gateway's stubs) is not a method of attache's %s", obj, method, name)
+		}
+	}
+	if n < 50 {
+		t.Errorf("only %d methods read from mocks.lua (expected about 100): has its layout changed?", n)
+	}
 }
