@@ -200,6 +200,7 @@ func (d *kindDP) compute(s stackID) *stackResult {
 			sr.brokenMerge[id] = b
 		}
 		layers = d.delegationLayers(layers, nodes, opts, &levelLosses)
+		layers = stripMergeOpen(layers, atts, sr.mergeOpen)
 		sr.result = merge.FoldWith(layers, opts)
 	}
 	if len(levelLosses) > 0 {

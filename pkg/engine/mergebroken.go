@@ -97,7 +97,9 @@ func mergingAttachment(layers []merge.Layer, i int, atts []*attachment) *attachm
 //     replaced them), the merged policy has the rest of that part;
 //   - when every broken field the merge holds lies in a part that fails
 //     open by the merged policy's flags, those parts are left out of the
-//     merged policy (of both layers), and the merging policy is noted
+//     merged policy (of the layer above here, of the merging one by
+//     stripMergeOpen, once the checks reading it as its own have run),
+//     and the merging policy is noted
 //     (open: the parts; held: the field held, so that it is Invalid for
 //     the listeners on its paths, as a merge holding a broken field);
 //   - otherwise the merged policy fails closed: extra gives mergeBroken
@@ -162,8 +164,9 @@ func (d *kindDP) mergeFailOpen(layers []merge.Layer, atts []*attachment, opts me
 				extra[above] = fields
 				continue
 			}
+			// Left out of both layers: the merging one's after the checks
+			// that read its layer as its own (stripMergeOpen).
 			set(k, merge.FromValue(policy.WithoutFields(full.Object(), parts), above.id))
-			set(i, merge.FromValue(policy.WithoutFields(out[i].Spec.Object(), parts), merging.id))
 			if open == nil {
 				open, held = map[merge.Src][]string{}, map[merge.Src]brokenField{}
 			}
@@ -185,4 +188,25 @@ func layerOwner(layers []merge.Layer, k int, atts []*attachment) *attachment {
 		return nil
 	}
 	return atts[j]
+}
+
+// stripMergeOpen leaves the parts open names (mergeFailOpen) out of the
+// layers of the merging policies: what their implementation leaves out
+// of the merged policy, the merging policy's own values in those parts
+// included.
+func stripMergeOpen(layers []merge.Layer, atts []*attachment, open map[merge.Src][]string) []merge.Layer {
+	if len(open) == 0 {
+		return layers
+	}
+	out := slices.Clone(layers)
+	for i := range out {
+		a := mergingAttachment(out, i, atts)
+		if a == nil {
+			continue
+		}
+		if parts, ok := open[a.id]; ok {
+			out[i].Spec = merge.FromValue(policy.WithoutFields(out[i].Spec.Object(), parts), a.id)
+		}
+	}
+	return out
 }
