@@ -110,6 +110,10 @@ type policyKindItem struct {
 	// effective targets, a policy reaching none not being programmed;
 	// absent: every path ("any").
 	Reach string `json:"reach,omitempty"`
+	// Summary is "istio-waypoint" when a policy's summary Accepted
+	// condition says what istiod's WaypointAccepted says, flattened over
+	// its targetRefs.
+	Summary string `json:"summary,omitempty"`
 	// PartlyOverridden is "not-programmed" when a policy losing some of
 	// what it sets is Programmed=False; absent: PartiallyProgrammed
 	// ("programmed").
@@ -377,6 +381,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.WaypointTargets {
 		parts = append(parts, origin(policy.SettingWaypointTargets, "waypoint-targets=istio"))
 	}
+	if k.SummaryIstioWaypoint {
+		parts = append(parts, origin(policy.SettingSummary, "summary=istio-waypoint"))
+	}
 	if len(k.Controllers) > 0 {
 		parts = append(parts, origin(policy.SettingControllers, "controllers="+policy.ControllersString(k.Controllers)))
 	}
@@ -527,6 +534,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	it.DataPlaneTarget = k.DataPlaneTarget
 	if k.OverriddenByPresence {
 		it.OverriddenBy = "presence"
+	}
+	if k.SummaryIstioWaypoint {
+		it.Summary = "istio-waypoint"
 	}
 	if k.ReachThroughGateway {
 		it.Reach = "gateway"

@@ -673,8 +673,9 @@ func TestGetPolicyKindsDelegationPriorityChildFields(t *testing.T) {
 	}
 }
 
-// Istio's AuthorizationPolicy binds Service targets to waypoints: -o wide
-// and -o json show the setting and its origin.
+// Istio's AuthorizationPolicy binds Service targets to waypoints, and its
+// summary is istiod's flattened WaypointAccepted: -o wide and -o json
+// show the settings and their origin.
 func TestGetPolicyKindsWaypointTargets(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "crd.yaml")
 	crd := implementationCRD("security.istio.io", "AuthorizationPolicy", "authorizationpolicies", "v1")
@@ -685,15 +686,16 @@ func TestGetPolicyKindsWaypointTargets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "waypoint-targets=istio (profile: Istio)") {
-		t.Errorf("-o wide lacks the waypointTargets setting:\n%s", out)
+	if !strings.Contains(out, "waypoint-targets=istio (profile: Istio)") || !strings.Contains(out, "summary=istio-waypoint (profile: Istio)") {
+		t.Errorf("-o wide lacks the waypointTargets or summary setting:\n%s", out)
 	}
 	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, `"waypointTargets": "istio"`) || !strings.Contains(out, `"waypointTargets": "profile: Istio"`) {
-		t.Errorf("-o json lacks the waypointTargets setting or its origin:\n%s", out)
+	if !strings.Contains(out, `"waypointTargets": "istio"`) || !strings.Contains(out, `"waypointTargets": "profile: Istio"`) ||
+		!strings.Contains(out, `"summary": "istio-waypoint"`) || !strings.Contains(out, `"summary": "profile: Istio"`) {
+		t.Errorf("-o json lacks the waypointTargets or summary setting or its origin:\n%s", out)
 	}
 }
 

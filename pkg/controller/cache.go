@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/holderdata"
 	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/profiles"
@@ -138,7 +139,8 @@ var serviceEntryMetadata = []string{"name", "namespace", "uid", "resourceVersion
 // TransformServiceEntry is a cache transform for Istio's ServiceEntries
 // (networking.istio.io, at any version), watched for their labels, which
 // bind them to ambient waypoints: the engine reads nothing else of them, so
-// it keeps apiVersion, kind and the identifying metadata with the labels.
+// it keeps apiVersion, kind and the identifying metadata with the labels
+// (and, of the annotations, a canary waypoint's weight).
 // Its spec (hosts, endpoints, often thousands in a mesh) is dropped, and
 // its generation with it, so that a change of endpoints is not a change
 // the engine recomputes for. Other objects, and objects that are not
@@ -153,6 +155,12 @@ func TransformServiceEntry(in any) (any, error) {
 	for _, k := range serviceEntryMetadata {
 		if v, ok := md[k]; ok {
 			slim[k] = v
+		}
+	}
+	if a, _ := md["annotations"].(map[string]any); a != nil {
+		// Of the annotations, the weight of a canary waypoint.
+		if v, ok := a[engine.CanaryWeightAnnotation]; ok {
+			slim["annotations"] = map[string]any{engine.CanaryWeightAnnotation: v}
 		}
 	}
 	u.Object = map[string]any{"apiVersion": u.Object["apiVersion"], "kind": u.Object["kind"], "metadata": slim}

@@ -359,6 +359,66 @@ func TestEnvoyGatewayConfiguration(t *testing.T) {
 	r.waitIdle(t, 0)
 }
 
+// TestEnvoyExtensionPolicyLuaConfigMap: a Lua script an
+// EnvoyExtensionPolicy loads from a ConfigMap is judged as Envoy
+// Gateway's Strict validation judges it (the default, for a Gateway of
+// Envoy Gateway's class without an EnvoyProxy), from what the
+// controller's cache keeps of the ConfigMap: the text of its Lua script,
+// and of other values only what is read of them. A script calling what
+// Envoy's Lua API lacks makes the policy Invalid; edited to a good one,
+// it is accepted.
+func TestEnvoyExtensionPolicyLuaConfigMap(t *testing.T) {
+	k := newKube(t)
+	k.applyEGCRDs("envoyextensionpolicies")
+	eep := topology.GroupKind{Group: "gateway.envoyproxy.io", Kind: "EnvoyExtensionPolicy"}
+	r := startController(t, Options{OwnedKinds: []topology.GroupKind{eep},
+		Features: policy.Features{"EnvoyGateway.extensionApis.enableLua": {On: true, From: "--feature"}}}, nil)
+	const ns = "luacm"
+	k.namespace(ns)
+	k.apply(ns, decodeAll(t, egObjects+`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: script}
+data:
+  lua: "function envoy_on_response(h) h:headers():unknownApi() end"
+  notes: "not a script, and not kept"
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyExtensionPolicy
+metadata: {name: lua}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
+  lua: [{type: ValueRef, valueRef: {group: "", kind: ConfigMap, name: script}}]
+`)...)
+	// The API server is shared: leave no GatewayClass to later tests.
+	defer k.delete(schema.GroupVersionKind{Group: topology.GatewayGroup, Version: "v1", Kind: "GatewayClass"}, "", "eg")
+	gvk := schema.GroupVersionKind{Group: eep.Group, Version: "v1alpha1", Kind: eep.Kind}
+	waitAncestor(t, k, "a script calling what Envoy's Lua API lacks", gvk, ns, "lua", "Gateway/g1 False/Invalid", "Accepted")
+
+	cmGVK := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	cached := &unstructured.Unstructured{}
+	cached.SetGroupVersionKind(cmGVK)
+	if err := r.c.cache.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "script"}, cached); err != nil {
+		t.Fatalf("the ConfigMap is not in the controller's cache: %v", err)
+	}
+	data, _ := cached.Object["data"].(map[string]any)
+	if s, _ := data["lua"].(string); !holderdata.Redacted(s) || !strings.HasSuffix(s, "unknownApi() end") {
+		t.Errorf("cached lua = %q, want the token keeping the script", s)
+	}
+	if s, _ := data["notes"].(string); !holderdata.Redacted(s) || strings.Contains(s, "not kept") {
+		t.Errorf("cached notes = %q, want what is read of it only", s)
+	}
+	k.patch(cmGVK, ns, "script", `{"data":{"lua":"function envoy_on_response(h) h:headers():replace('x', 'y') end"}}`)
+	waitAncestor(t, k, "a script Envoy's Lua API runs", gvk, ns, "lua", "Gateway/g1 True/Accepted", "Accepted")
+	r.waitIdle(t, 0)
+}
+
 // A ClientTrafficPolicy naming a CRL that expires while nothing changes:
 // the controller recomputes when it does (engine.Incremental.NextRecheck),
 // not at its next resync, and reads the CRL's validity from what its cache

@@ -9,7 +9,8 @@ import (
 )
 
 // TestCacheTrimsServiceEntries: the cache keeps of an Istio ServiceEntry
-// (at any version) its identifying metadata and labels only, after a
+// (at any version) its identifying metadata and labels only, and of its
+// annotations a canary waypoint's weight, after a
 // DefaultTransform of the caller's too; a ServiceEntry of another group is
 // left alone.
 func TestCacheTrimsServiceEntries(t *testing.T) {
@@ -19,7 +20,7 @@ func TestCacheTrimsServiceEntries(t *testing.T) {
 			"metadata": map[string]any{"name": "ext", "namespace": "mesh", "uid": "u1", "resourceVersion": "7", "generation": int64(3),
 				"creationTimestamp": "2026-11-01T00:00:00Z",
 				"labels":            map[string]any{"istio.io/use-waypoint": "waypoint"},
-				"annotations":       map[string]any{lastApplied: "{}", "team": "edge"},
+				"annotations":       map[string]any{lastApplied: "{}", "team": "edge", "istio.io/use-waypoint-canary-weight": "20"},
 				"managedFields":     []any{map[string]any{"manager": "kubectl"}}},
 			"spec":   map[string]any{"hosts": []any{"ext.example.com"}, "endpoints": []any{map[string]any{"address": "10.0.0.1"}}},
 			"status": map[string]any{"conditions": []any{}},
@@ -28,7 +29,8 @@ func TestCacheTrimsServiceEntries(t *testing.T) {
 	want := func(apiVersion string) string {
 		return fmt.Sprint(map[string]any{"apiVersion": apiVersion, "kind": "ServiceEntry",
 			"metadata": map[string]any{"name": "ext", "namespace": "mesh", "uid": "u1", "resourceVersion": "7",
-				"creationTimestamp": "2026-11-01T00:00:00Z", "labels": map[string]any{"istio.io/use-waypoint": "waypoint"}}})
+				"creationTimestamp": "2026-11-01T00:00:00Z", "labels": map[string]any{"istio.io/use-waypoint": "waypoint"},
+				"annotations": map[string]any{"istio.io/use-waypoint-canary-weight": "20"}}})
 	}
 	forCacheOptions(t, 2, func(name string, opts cache.Options) {
 		tr := opts.DefaultTransform

@@ -159,11 +159,13 @@ func (c *computation) notAllowedVia(p *policy.Policy, at topology.Ref) []notAllo
 		}
 		probs = append(probs, p.Unmet(judgedReqs, spec, proxy)...)
 		// Content the Gateway's parameters have its implementation check
-		// (Envoy Gateway's Lua syntax, unless luaValidation is Disabled).
+		// (Envoy Gateway's Lua: its syntax unless luaValidation is
+		// Disabled, run in Strict mode unless it is InsecureSyntax too).
+		holders := c.holdersFor(p)
 		unlessProbs := p.BadRegexesWhere(func(r policy.RegexField) bool {
 			path, _, _ := strings.Cut(r.Unless, "=")
 			return r.Unless != "" && judged(policy.BackendRefPath(path)) && !r.UnlessHolds(spec)
-		})
+		}, &holders)
 		for i := range unlessProbs {
 			unlessProbs[i].Message += fmt.Sprintf(" (%s checks it)", proxy)
 		}

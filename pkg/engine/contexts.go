@@ -188,6 +188,10 @@ type stackResult struct {
 	// holds a broken field of a policy above it, that field (see
 	// mergeBroken).
 	brokenMerge map[merge.Src]brokenField
+	// mergeOpen are, per attachment of those whose broken field fails
+	// open in the merged policy (its flags), the parts left out of it
+	// (see mergeFailOpen).
+	mergeOpen map[merge.Src][]string
 	// conflicted are the attachments a same-level rule rejected, with
 	// the one that won.
 	conflicted map[merge.Src]*attachment
@@ -742,8 +746,28 @@ func (d *kindDP) directTargets(n topology.NodeID) []topology.NodeID {
 // directStack is the stack of a Direct kind's effective target n: its own
 // level, below its object's when the object's policies cover it, below
 // the waypoint's (and its class's) it is reached through; or, for a kind
-// layered as Telemetry at waypoints, telemetryLevels.
+// layered as Telemetry at waypoints, telemetryLevels. A Service with a
+// canary waypoint has a second stack, through the canary: directStacks.
 func (d *kindDP) directStack(n topology.NodeID) stackID {
+	return d.directStackVia(n, d.waypointPath(n))
+}
+
+// directStacks are the stacks of a Direct kind's effective target n, one
+// per waypoint path (waypointPaths) for a kind whose policies reach
+// Services through waypoints, else directStack's.
+func (d *kindDP) directStacks(n topology.NodeID) []stackID {
+	if !d.throughWaypoints() {
+		return []stackID{d.directStack(n)}
+	}
+	var out []stackID
+	for _, wpath := range d.waypointPaths(n) {
+		out = append(out, d.directStackVia(n, wpath))
+	}
+	return out
+}
+
+// directStackVia is directStack through the waypoint path wpath.
+func (d *kindDP) directStackVia(n topology.NodeID, wpath []topology.NodeID) stackID {
 	ref := d.c.graph.Node(n).Ref
 	var s stackID
 	if d.telemetryAtWaypoints() {
@@ -758,7 +782,7 @@ func (d *kindDP) directStack(n topology.NodeID) stackID {
 		}
 	}
 	if d.throughWaypoints() {
-		for _, l := range d.waypointPath(n) {
+		for _, l := range wpath {
 			if len(d.atNode[l]) > 0 {
 				s = d.trie.extend(s, level(l))
 			}
@@ -775,25 +799,56 @@ func (d *kindDP) directStack(n topology.NodeID) stackID {
 	return s
 }
 
-// directTarget computes the one context of a Direct kind's target.
+// directTarget computes the contexts of a Direct kind's target: one,
+// or, for a Service with a canary waypoint, one per waypoint path whose
+// stack differs (paths with the same stack share a context).
 func (d *kindDP) directTarget(n topology.NodeID) *targetState {
-	s := d.directStack(n)
-	if s == 0 {
+	ref := d.c.graph.Node(n).Ref
+	wpaths := [][]topology.NodeID{d.waypointPath(n)}
+	if d.throughWaypoints() {
+		wpaths = d.waypointPaths(n)
+	}
+	var ts *targetState
+	var stacks []stackID
+	var paths [][][]topology.Ref
+	for _, wpath := range wpaths {
+		s := d.directStackVia(n, wpath)
+		if s == 0 {
+			continue
+		}
+		path := []topology.Ref{ref}
+		if d.throughWaypoints() || d.telemetryAtWaypoints() {
+			// The waypoint (and its class) the target is reached through.
+			path = nil
+			for _, l := range wpath {
+				path = append(path, d.c.graph.Node(l).Ref)
+			}
+			path = append(path, ref)
+		}
+		if i := slices.Index(stacks, s); i >= 0 {
+			paths[i] = append(paths[i], path)
+			continue
+		}
+		if ts == nil {
+			ts = &targetState{eff: &Effective{Kind: d.kind, Target: ref}}
+		}
+		stacks = append(stacks, s)
+		paths = append(paths, [][]topology.Ref{path})
+		ts.stacks = append(ts.stacks, d.atListener(d.fold(s), n))
+	}
+	if ts == nil {
 		return nil
 	}
-	sr := d.atListener(d.fold(s), n)
-	ref := d.c.graph.Node(n).Ref
-	ts := &targetState{eff: &Effective{Kind: d.kind, Target: ref}, stacks: []*stackResult{sr}}
-	path := []topology.Ref{ref}
-	if d.throughWaypoints() || d.telemetryAtWaypoints() {
-		// The waypoint (and its class) the target is reached through.
-		path = nil
-		for _, l := range d.waypointPath(n) {
-			path = append(path, d.c.graph.Node(l).Ref)
-		}
-		path = append(path, ref)
+	for i, sr := range ts.stacks {
+		ps := paths[i]
+		ts.eff.Contexts = append(ts.eff.Contexts, newContext(sr, func(yield func([]topology.Ref) bool) {
+			for _, p := range ps {
+				if !yield(p) {
+					return
+				}
+			}
+		}, func() int { return len(ps) }))
 	}
-	ts.eff.Contexts = []*Context{newContext(sr, func(yield func([]topology.Ref) bool) { yield(path) }, func() int { return 1 })}
 	return ts
 }
 

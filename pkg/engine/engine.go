@@ -59,6 +59,12 @@ type attachment struct {
 	// target (policy.Policy.WithoutFailedOpen): its references there do
 	// not resolve, all in parts that fail open.
 	failedOpen []string
+	// openFields and fullSpec, when failedOpen is set, are the broken
+	// fields that fail open and the policy's whole spec: its
+	// implementation judges a merged policy's flags, not the policy's
+	// (mergeFailOpen).
+	openFields []string
+	fullSpec   *merge.Tree
 	// broken are the fields of its references that do not resolve at
 	// this target, and of its values refused there, when they fail the
 	// policy closed: a policy with a merge type below it whose merged
@@ -146,15 +152,21 @@ type computation struct {
 	serviceWaypoint map[topology.NodeID]topology.Ref
 	crossBound      map[string][]topology.NodeID
 	crossBoundAll   []topology.NodeID
-	waypointOnce    sync.Once
-	graph           *topology.Graph
-	grants          *gatewayapi.Grants
-	kinds           map[topology.GroupKind]*policy.Kind
-	policies        []*pstate // sorted by ref
-	byRef           map[topology.Ref]*pstate
-	atts            []*attachment
-	attByRef        map[*Attachment]merge.Src
-	sources         map[topology.Ref]string // where each object came from
+	// serviceCanary are the canary waypoints of the Services that have
+	// one (canaryOf), which boundServices lists under them too;
+	// canaryWeights the istio.io/use-waypoint-canary-weight annotations
+	// of Services, ServiceEntries and Namespaces.
+	serviceCanary map[topology.NodeID]topology.Ref
+	canaryWeights map[topology.Ref]string
+	waypointOnce  sync.Once
+	graph         *topology.Graph
+	grants        *gatewayapi.Grants
+	kinds         map[topology.GroupKind]*policy.Kind
+	policies      []*pstate // sorted by ref
+	byRef         map[topology.Ref]*pstate
+	atts          []*attachment
+	attByRef      map[*Attachment]merge.Src
+	sources       map[topology.Ref]string // where each object came from
 	// problems are those of the input but policies; a policy's own are in
 	// its Policy.Problems and its pstate's targetProblems.
 	problems []diag.Problem
@@ -286,6 +298,9 @@ func newComputation(opts Options, objs []Object) *computation {
 		// by implementation need their classes' controllers.
 		if (k.Untargeted.Mode != policy.UntargetedNone || len(k.CARefs.ByController) > 0 || k.WaypointTargets || len(k.Controllers) > 0) && c.gateways == nil {
 			c.gateways, c.classControllers = readGateways(topoObjs, c.controllerAliases)
+		}
+		if k.WaypointTargets && c.canaryWeights == nil {
+			c.canaryWeights = readCanaryWeights(topoObjs)
 		}
 		if (k.RejectSharedPort || len(k.EffectiveListeners) > 0 || k.ObjectRefsOnListeners() || k.ValueRangesOnListeners() || k.ValidationsOnListeners() || k.RequirementsOnListeners() || k.PortSelection.Enabled()) && c.listenerPorts == nil {
 			c.listenerPorts = readListenerPorts(topoObjs)
@@ -957,7 +972,7 @@ func (c *computation) attachChecked(ps *pstate, id topology.NodeID, t policy.Tar
 		// Its implementation leaves out the parts whose references fail
 		// open, and applies the rest.
 		if spec, parts := ps.p.WithoutFailedOpen(fields); parts != nil {
-			a.failedOpen = parts
+			a.failedOpen, a.openFields, a.fullSpec = parts, fields, a.spec
 			a.spec = merge.FromValue(specWith(ps.p, spec), a.id)
 			return
 		}

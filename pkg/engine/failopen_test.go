@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -96,5 +97,72 @@ extAuth: {http: {backendRefs: [{name: nosvc, port: 9000}]}}`),
 		if len(eff) != 1 || strings.Count(eff[0], "backendRefs") != s.n {
 			t.Errorf("%s: effective at r1 = %v, want %d extension processors", s.what, eff, s.n)
 		}
+	}
+}
+
+// Under a merge type, Envoy Gateway merges the route's policy with the
+// Gateway's first and judges the merged policy: what fails open is read
+// from the merged policy's flags, and a part the merge completes with a
+// backend that resolves keeps the Gateway's other fields (session 30;
+// before, the Gateway policy's failing parts were left out of it before
+// the merge, by its own flags). Each case has a Gateway policy whose
+// authorizer's backend does not resolve, and a route policy merging with
+// it (JSONMerge).
+func TestFailOpenJudgedOnTheMergedPolicy(t *testing.T) {
+	for _, c := range []struct {
+		name, gw, route string
+		// effective at the route, the route policy's Accepted at the
+		// listener g1#http, and whether the merged policy fails the
+		// route (MergeHolds without MergeFailedOpen).
+		effective, atListener string
+		fails                 bool
+	}{
+		{"the route sets no authorizer: the Gateway's fails open, left out",
+			`extAuth: {failOpen: true, http: {backendRefs: [{name: nosvc, port: 9000}]}}
+cors: {allowOrigins: ["https://gw.example"]}`, `cors: {allowOrigins: ["https://route.example"]}`,
+			`{"cors":{"allowOrigins":["https://route.example"]}}`, "False/Invalid", false},
+		{"the route completes the Gateway's authorizer with a backend that resolves",
+			`extAuth: {failOpen: true, headersToExtAuth: [x-user], http: {backendRefs: [{name: nosvc, port: 9000}]}}`,
+			`extAuth: {http: {backendRefs: [{name: ext, port: 9000}]}}`,
+			`{"extAuth":{"failOpen":true,"headersToExtAuth":["x-user"],"http":{"backendRefs":[{"name":"ext","port":9000}]}}}`, "", false},
+		{"the route's flag makes the Gateway's failing authorizer fail open",
+			`extAuth: {http: {backendRefs: [{name: nosvc, port: 9000}]}}
+cors: {allowOrigins: ["https://gw.example"]}`, `extAuth: {failOpen: true}`,
+			`{"cors":{"allowOrigins":["https://gw.example"]}}`, "False/Invalid", false},
+		{"the route's flag makes the Gateway's authorizer fail closed",
+			`extAuth: {failOpen: true, http: {backendRefs: [{name: nosvc, port: 9000}]}}`, `extAuth: {failOpen: false}`,
+			`{"extAuth":{"failOpen":false,"http":{"backendRefs":[{"name":"nosvc","port":9000}]}}}`, "False/Invalid", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			docs := append(failOpenDocs(),
+				pol(egV, "SecurityPolicy", "gw", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g1}]\n"+c.gw),
+				onRoute("SecurityPolicy", "route", "r1", 1, "mergeType: JSONMerge\n"+c.route))
+			res := compute(t, engine.Options{}, docs...)
+			want(t, "effective", effective(t, res, "SecurityPolicy", routeRule("r1")), []string{c.effective})
+			got := acceptedByAncestor(t, res, "route")
+			if c.atListener == "" {
+				want(t, "route ancestors", got, map[string]string{"Gateway default/g1": "True/Accepted"})
+			} else {
+				want(t, "route at g1#http", got["Gateway default/g1#http"], c.atListener)
+				want(t, "route at g1", got["Gateway default/g1"], "True/Accepted")
+			}
+			fails := false
+			for _, e := range res.Effective {
+				if e.Target != routeRule("r1") {
+					continue
+				}
+				for _, ctx := range e.Contexts {
+					for _, s := range ctx.Stack {
+						if s.Policy.Name == "route" && s.MergeHolds != "" && len(s.MergeFailedOpen) == 0 {
+							fails = true
+						}
+						if s.Policy.Name == "route" && !c.fails && c.atListener != "" && !slices.Equal(s.MergeFailedOpen, []string{"spec.extAuth"}) {
+							t.Errorf("MergeFailedOpen = %v, want spec.extAuth", s.MergeFailedOpen)
+						}
+					}
+				}
+			}
+			want(t, "the merged policy fails the route", fails, c.fails)
+		})
 	}
 }

@@ -180,11 +180,27 @@ func (d *kindDP) compute(s stackID) *stackResult {
 		}
 		d.passMergeUp(layers, nodes)
 		opts := merge.Options{Schema: d.schemaFor(atts), EmptyReplaced: d.kind.OverriddenByPresence}
+		var held map[merge.Src]brokenField
+		var extra map[*attachment][]string
+		layers, sr.mergeOpen, held, extra = d.mergeFailOpen(layers, atts, opts)
 		if len(d.kind.UnsupportedFields) > 0 {
 			layers, sr.unsupported = d.unmergeUnsupported(layers, atts, opts)
 		}
-		sr.brokenMerge = mergeBroken(layers, atts, opts)
+		sr.brokenMerge = mergeBroken(layers, atts, opts, extra)
+		for id, b := range held {
+			if _, closed := sr.brokenMerge[id]; closed {
+				// It also holds a broken field that does not fail open:
+				// the merged policy fails the route.
+				delete(sr.mergeOpen, id)
+				continue
+			}
+			if sr.brokenMerge == nil {
+				sr.brokenMerge = map[merge.Src]brokenField{}
+			}
+			sr.brokenMerge[id] = b
+		}
 		layers = d.delegationLayers(layers, nodes, opts, &levelLosses)
+		layers = stripMergeOpen(layers, atts, sr.mergeOpen)
 		sr.result = merge.FoldWith(layers, opts)
 	}
 	if len(levelLosses) > 0 {
@@ -265,6 +281,7 @@ func (d *kindDP) finish(sr *stackResult) {
 		e := StackEntry{Attachment: a.ref, Strategy: a.pol.p.Strategy, Stanza: a.pol.p.Stanza}
 		if b, ok := sr.brokenMerge[a.id]; ok {
 			e.MergeHolds = b.field + " of " + b.from.pol.p.Ref.Kind + " " + shortName(b.from.pol.p.Ref)
+			e.MergeFailedOpen = sr.mergeOpen[a.id]
 		}
 		if set, dropped := sr.unsupported[a.id]; dropped {
 			e.Unsupported, e.Outcome = set, OutcomeNone

@@ -547,8 +547,9 @@ func sameVersion(a, b *unstructured.Unstructured) bool {
 
 // sameObject reports whether the engine reads the same from two copies of
 // a non-policy object: everything but status and bookkeeping metadata.
-// Annotations count only on CRDs (they describe policy kinds) and, on
-// Gateways and GatewayClasses, Istio's inbound binding; of a Gateway's
+// Annotations count only on CRDs (they describe policy kinds), on
+// Gateways and GatewayClasses, Istio's inbound binding, and on Services,
+// ServiceEntries and Namespaces its canary waypoint weight; of a Gateway's
 // status, whether istiod would take it for a waypoint yet
 // (waypointReadiness). Our own Affected annotations on routes, and our
 // conditions in a Gateway's status, therefore cost no recomputation.
@@ -585,6 +586,13 @@ func sameObject(a, b *unstructured.Unstructured) bool {
 		x, hadX := a.GetAnnotations()[inboundBindingAnnotation]
 		y, hadY := b.GetAnnotations()[inboundBindingAnnotation]
 		if x != y || hadX != hadY || waypointReadiness(a) != waypointReadiness(b) {
+			return false
+		}
+	case topology.KindService, topology.KindServiceEntry, topology.KindNamespace:
+		// A canary waypoint's weight.
+		x, hadX := a.GetAnnotations()[canaryWeightAnnotation]
+		y, hadY := b.GetAnnotations()[canaryWeightAnnotation]
+		if x != y || hadX != hadY {
 			return false
 		}
 	}
@@ -853,7 +861,9 @@ func (c *computation) updateKind(k *policy.Kind, xs []policyChange, touched map[
 					d.forget(sr.id)
 				}
 			}
-			d.forget(d.directStack(t))
+			for _, st := range d.directStacks(t) {
+				d.forget(st)
+			}
 		}
 		for _, t := range out {
 			d.setTarget(t, d.directTarget(t))

@@ -37,7 +37,7 @@ data: {tls.crt: eA==}
 apiVersion: v1
 kind: ConfigMap
 metadata: {name: lua-any, namespace: default}
-data: {script.lua: "x"}
+data: {script.lua: "function envoy_on_response(h) end"}
 ---
 apiVersion: v1
 kind: ConfigMap

@@ -210,6 +210,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 	var firstBad *ancestorState
 	var summary *Condition
 	var notAccepted []string
+	var verdicts []targetVerdict // per ancestor, for a summary flattened as istiod's (SummaryIstioWaypoint)
 	for i := range ps.ancestors {
 		// A copy: whether an attachment is Conflicted is a matter of this
 		// computation's tallies, which an update may change.
@@ -392,6 +393,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			}
 		}
 		st.Ancestors = append(st.Ancestors, anc)
+		verdicts = append(verdicts, targetVerdict{ref: an.ref, reason: an.reason, msg: an.msg})
 	}
 	notAccepted = append(notAccepted, ps.noTarget...)
 	if mode := ps.p.Kind.Ancestor; mode.Gateways() {
@@ -433,6 +435,9 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			msg = strings.Join(ps.noTarget, "; ")
 		}
 		st.Conditions = []Condition{{Type: CondAccepted, Status: "False", Reason: ReasonTargetNotFound, Message: msg}}
+	}
+	if ps.p.Kind.SummaryIstioWaypoint && len(ps.p.Targets) > 0 && len(st.Conditions) > 0 {
+		st.Conditions[0] = c.istioWaypointSummary(ps.p, verdicts)
 	}
 	st.Reach = ps.reach
 	if ps.affects == nil {
@@ -1127,4 +1132,94 @@ func (c *computation) withReplacedBelow(cond Condition, atts []*attachment) Cond
 		}
 	}
 	return cond
+}
+
+// targetVerdict is a policy's verdict at one of its ancestors: accepted
+// when reason is "".
+type targetVerdict struct {
+	ref         topology.Ref
+	reason, msg string
+}
+
+// istioWaypointSummary is the summary Accepted condition of a policy of a
+// kind with Kind.SummaryIstioWaypoint: what istiod's WaypointAccepted
+// condition says, flattened over the policy's targetRefs in order
+// (istio/istio @ 86c9f01f pilot/pkg/model/service.go flattenConditions;
+// the per-target verdicts of pilot/pkg/serviceregistry/ambient/policies.go
+// WaypointPolicyStatusCollection): one targetRef, its verdict; several,
+// bound when any is (True), Accepted when all are, PartiallyInvalid when
+// some are not, Invalid when none is, and then the message
+// "Invalid targetRefs: <Kind>.<group or core>:<namespace>/<name>, ...".
+// A target is bound when the policy is accepted there and, for a Gateway,
+// istiod takes it for a waypoint (status.addresses: its waypoint
+// collection has no other Gateways; TargetNotFound otherwise).
+func (c *computation) istioWaypointSummary(p *policy.Policy, verdicts []targetVerdict) Condition {
+	type bound struct {
+		ok          bool
+		reason, msg string
+	}
+	var per []bound
+	var unbound []string
+	for _, t := range p.Targets {
+		ns := t.Namespace
+		if ns == "" {
+			// istiod keys every target so, a GatewayClass's too.
+			ns = p.Ref.Namespace
+		}
+		b := bound{reason: "unknown", msg: "not bound"}
+		for _, v := range verdicts {
+			if v.ref.Kind != t.Kind || v.ref.Name != t.Name || !sameGroup(v.ref.Group, t.Group) ||
+				(v.ref.Namespace != ns && !topology.ClusterScoped(v.ref.GroupKind())) {
+				continue
+			}
+			b = bound{ok: v.reason == "", reason: v.reason, msg: v.msg}
+			if b.ok {
+				b.reason, b.msg = ReasonAccepted, "Policy is accepted for "+v.ref.Short()
+				if v.ref.GroupKind() == topology.KindGateway {
+					if f, known := c.gateways[v.ref.Object()]; known && f.waypointUnready != "" {
+						b = bound{reason: ReasonTargetNotFound, msg: fmt.Sprintf("%s is no waypoint istiod binds to: %s", v.ref.Short(), f.waypointUnready)}
+					}
+				}
+			}
+			break
+		}
+		per = append(per, b)
+		if !b.ok {
+			group := t.Group
+			if group == "" {
+				group = "core"
+			}
+			unbound = append(unbound, t.Kind+"."+group+":"+ns+"/"+t.Name)
+		}
+	}
+	if len(per) == 1 {
+		status := "False"
+		if per[0].ok {
+			status = "True"
+		}
+		return Condition{Type: CondAccepted, Status: status, Reason: per[0].reason, Message: per[0].msg}
+	}
+	cond := Condition{Type: CondAccepted, Status: "False", Reason: ReasonInvalid}
+	if len(unbound) < len(per) {
+		cond.Status, cond.Reason = "True", ReasonAccepted
+		if len(unbound) > 0 {
+			cond.Reason = ReasonPartiallyInvalid
+		}
+	}
+	if len(unbound) > 0 {
+		cond.Message = "Invalid targetRefs: " + strings.Join(unbound, ", ")
+	}
+	return cond
+}
+
+// sameGroup reports whether two API groups are the same, "" and "core"
+// both naming the core group.
+func sameGroup(a, b string) bool {
+	norm := func(g string) string {
+		if g == "core" {
+			return ""
+		}
+		return g
+	}
+	return norm(a) == norm(b)
 }

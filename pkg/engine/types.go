@@ -118,7 +118,11 @@ const (
 	// ReasonAncestorNotBound (Istio's reason): the policy targets a
 	// Service bound to no waypoint, where alone such a policy applies
 	// (kinds with waypoint targets).
-	ReasonAncestorNotBound    = "AncestorNotBound"
+	ReasonAncestorNotBound = "AncestorNotBound"
+	// ReasonPartiallyInvalid (istiod's, for a kind with
+	// policy.Kind.SummaryIstioWaypoint): the summary of a policy bound
+	// at some of its targets, not at all.
+	ReasonPartiallyInvalid    = "PartiallyInvalid"
 	ReasonProgrammed          = "Programmed"
 	ReasonPartiallyProgrammed = "PartiallyProgrammed"
 	ReasonReconciling         = "Reconciling"
@@ -303,6 +307,12 @@ type StackEntry struct {
 	// SecurityPolicy ns/gw"): its implementation fails the merged policy,
 	// which is Invalid for the listeners on its paths; "" when none.
 	MergeHolds string
+	// MergeFailedOpen, when MergeHolds is set, are the parts of the
+	// merged policy its implementation leaves out because every broken
+	// field the merge holds lies in a part that fails open by the merged
+	// policy's flags ("spec.extAuth"): the merged policy is still Invalid
+	// for those listeners, but the route does not fail.
+	MergeFailedOpen []string
 }
 
 // LostField is a field a policy set but that is not in the effective spec.

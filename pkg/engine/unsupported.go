@@ -121,8 +121,12 @@ func (c *computation) mergedUnsupported(a *attachment) map[topology.Ref]string {
 				msg = fmt.Sprintf("merged (%s) with the policies above it, it would set %s at %s: not supported on %s targets",
 					a.pol.p.MergeType, strings.Join(set, ", "), c.graph.Node(n).Ref.Short(), a.ref.At.GroupKind().Kind)
 			} else if b, ok := sr.brokenMerge[a.id]; ok {
-				msg = fmt.Sprintf("merged (%s) with the policies above it at %s, it holds %s of %s %s, which its implementation cannot translate (see that policy's status): the merged policy fails",
-					a.pol.p.MergeType, c.graph.Node(n).Ref.Short(), b.field, b.from.pol.p.Ref.Kind, shortName(b.from.pol.p.Ref))
+				outcome := "the merged policy fails"
+				if parts := sr.mergeOpen[a.id]; parts != nil {
+					outcome = fmt.Sprintf("failing open by the merged policy's flags, %s left out of it and the rest applied", strings.Join(parts, ", "))
+				}
+				msg = fmt.Sprintf("merged (%s) with the policies above it at %s, it holds %s of %s %s, which its implementation cannot translate (see that policy's status): %s",
+					a.pol.p.MergeType, c.graph.Node(n).Ref.Short(), b.field, b.from.pol.p.Ref.Kind, shortName(b.from.pol.p.Ref), outcome)
 			} else {
 				continue
 			}

@@ -1,6 +1,8 @@
 package engine_test
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -260,6 +262,64 @@ func TestEGLuaSyntaxPerGateway(t *testing.T) {
 		}
 		if msg := a.Conditions[0].Message; !strings.Contains(msg, "spec.lua[0].inline: Lua does not parse: ") || !strings.Contains(msg, "(EnvoyProxy sys/strict checks it), which Gateway default/gs runs with") {
 			t.Errorf("bad-lua at gs: message %q", msg)
+		}
+	}
+}
+
+// Envoy Gateway's Strict Lua validation (the default): a script calling
+// what Envoy's Lua API lacks is refused where the EnvoyProxy the Gateway
+// runs with validates Strict, not where it says InsecureSyntax (which
+// only parses) or Disabled; likewise a script from a ConfigMap (its text
+// kept by holderdata), and one there naming no entry point is refused
+// whatever the mode.
+func TestEGLuaStrictPerGateway(t *testing.T) {
+	on := engine.Options{Features: policy.Features{"EnvoyGateway.extensionApis.enableLua": {On: true, From: "--feature"}}}
+	const unknown = `{type: Inline, inline: "function envoy_on_response(h) h:headers():unknownApi() end"}`
+	targets := "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gs}, {group: gateway.networking.k8s.io, kind: Gateway, name: gi}, {group: gateway.networking.k8s.io, kind: Gateway, name: gd}]\n"
+	cm := func(name, key, script string) string {
+		return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: default}\ndata:\n  %s: %q\n", name, key, script)
+	}
+	base := []string{crd("gateway.envoyproxy.io", "EnvoyExtensionPolicy", "envoyextensionpolicies"),
+		classDoc("strict", egController, "sys/strict") + classDoc("insecure", egController, "sys/insecure") + classDoc("disabled", egController, "sys/disabled"),
+		envoyProxyDoc("sys", "strict", "{luaValidation: Strict}"), envoyProxyDoc("sys", "insecure", "{luaValidation: InsecureSyntax}"),
+		envoyProxyDoc("sys", "disabled", "{luaValidation: Disabled}"),
+		gatewayDoc("gs", "strict", "[{name: http, protocol: HTTP, port: 80}]", ""),
+		gatewayDoc("gi", "insecure", "[{name: http, protocol: HTTP, port: 80}]", ""),
+		gatewayDoc("gd", "disabled", "[{name: http, protocol: HTTP, port: 80}]", ""),
+		cm("script", "lua", "function envoy_on_request(h) h:logInfo(nil) end"),
+		cm("only", "filter.lua", "function envoy_on_request(h) h:logInfo('fine') end"),
+		cm("noentry", "lua", "print('no entry point')")}
+	policies := map[string]string{
+		"inline":     pol(egV, "EnvoyExtensionPolicy", "inline", 0, targets+"lua: ["+unknown+"]"),
+		"from-cm":    pol(egV, "EnvoyExtensionPolicy", "from-cm", 0, targets+"lua: [{type: ValueRef, valueRef: {group: \"\", kind: ConfigMap, name: script}}]"),
+		"fine-cm":    pol(egV, "EnvoyExtensionPolicy", "fine-cm", 0, targets+"lua: [{type: ValueRef, valueRef: {group: \"\", kind: ConfigMap, name: only}}]"),
+		"noentry-cm": pol(egV, "EnvoyExtensionPolicy", "noentry-cm", 0, targets+"lua: [{type: ValueRef, valueRef: {group: \"\", kind: ConfigMap, name: noentry}}]"),
+	}
+	results := map[string]*engine.Result{}
+	for name, doc := range policies {
+		results[name] = compute(t, on, append(slices.Clone(base), doc)...)
+	}
+	for name, wants := range map[string][]string{
+		"inline":     {"default/gd=Accepted", "default/gi=Accepted", "default/gs=Invalid"},
+		"from-cm":    {"default/gd=Accepted", "default/gi=Accepted", "default/gs=Invalid"},
+		"fine-cm":    {"default/gd=Accepted", "default/gi=Accepted", "default/gs=Accepted"},
+		"noentry-cm": {"default/gd=Invalid", "default/gi=Invalid", "default/gs=Invalid"},
+	} {
+		var full []string
+		for _, w := range wants {
+			full = append(full, "Gateway.gateway.networking.k8s.io "+w)
+		}
+		want(t, name+" ancestors", ancestorsOf(t, results[name], name), full)
+	}
+	for name, says := range map[string]string{
+		"inline":     "spec.lua[0].inline: the Lua script fails when run against Envoy's Lua API, as Envoy Gateway's Strict validation runs it: with envoy_on_response: <script>:1: attempt to call a non-function object (EnvoyProxy sys/strict checks it), which Gateway default/gs runs with",
+		"from-cm":    "spec.lua[0].valueRef: ConfigMap default/script: the Lua script fails when run against Envoy's Lua API",
+		"noentry-cm": "spec.lua[0].valueRef: ConfigMap default/noentry: a Lua script must define envoy_on_request() or envoy_on_response()",
+	} {
+		for _, a := range policyStatusOf(t, results[name], name).Ancestors {
+			if a.Ref.Name == "gs" && !strings.Contains(a.Conditions[0].Message, says) {
+				t.Errorf("%s at gs: message %q lacks %q", name, a.Conditions[0].Message, says)
+			}
 		}
 	}
 }

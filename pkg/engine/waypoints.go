@@ -30,6 +30,101 @@ const (
 	waypointForLabel          = "istio.io/waypoint-for"
 )
 
+// A canary waypoint (istio/istio @ 86c9f01f
+// pilot/pkg/serviceregistry/ambient/waypoints.go: ResolveUseWaypointCanary,
+// buildWeightedWaypoints; istio.io/api v1.31.4 label and annotation
+// docs): ztunnel splits a bound Service's connections between its
+// waypoint and the canary by weight, and both serve the Service
+// (serviceOwningWaypoints: ServicesForWaypoint lists it at both, whatever
+// the weight).
+const (
+	useWaypointCanaryLabel          = "istio.io/use-waypoint-canary"
+	useWaypointCanaryNamespaceLabel = "istio.io/use-waypoint-canary-namespace"
+	canaryWeightAnnotation          = CanaryWeightAnnotation
+)
+
+// CanaryWeightAnnotation is the annotation of a Service, ServiceEntry or
+// Namespace weighing its canary waypoint, which readers that trim
+// objects keep.
+const CanaryWeightAnnotation = "istio.io/use-waypoint-canary-weight"
+
+// readCanaryWeights reads the canary weight annotation of the Services,
+// ServiceEntries and Namespaces among objs that have one.
+func readCanaryWeights(objs []*unstructured.Unstructured) map[topology.Ref]string {
+	out := map[topology.Ref]string{}
+	for _, u := range objs {
+		v, ok := u.GetAnnotations()[canaryWeightAnnotation]
+		if !ok {
+			continue
+		}
+		switch gk := gkOf(u); gk {
+		case topology.KindService, topology.KindServiceEntry, topology.KindNamespace:
+			out[topology.Ref{Group: gk.Group, Kind: gk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}] = v
+		}
+	}
+	return out
+}
+
+// canaryOf is the canary waypoint of Service (or ServiceEntry) svc, bound
+// to waypoint primary, as istiod resolves one: its label
+// istio.io/use-waypoint-canary (none when empty or "none"; its namespace
+// from istio.io/use-waypoint-canary-namespace, else the Service's), else,
+// when the Service has no istio.io/use-waypoint of its own, its
+// Namespace's; the weight annotation likewise (absent: 0, which still
+// makes a canary), a whole number from 0 to 100; a waypoint other than
+// the primary, among the objects and ready, admitting the Service's
+// namespace and serving Service traffic. The zero Ref when it has none
+// (istiod then reports the canary's error on the Service and keeps the
+// primary alone).
+func (c *computation) canaryOf(svc, primary topology.Ref) topology.Ref {
+	id, ok := c.graph.Lookup(svc)
+	if !ok || primary.Name == "" {
+		return topology.Ref{}
+	}
+	own := c.graph.Node(id).Labels
+	nsRef := topology.Ref{Kind: topology.KindNamespace.Kind, Name: svc.Namespace}
+	var nsLabels map[string]string
+	if nsID, ok := c.graph.Lookup(nsRef); ok {
+		nsLabels = c.graph.Node(nsID).Labels
+	}
+	labels, weightFrom := own, []topology.Ref{svc.Object()}
+	if name, set := own[useWaypointLabel]; !set || name == "none" {
+		// The namespace level, as the primary's.
+		if _, has := own[useWaypointCanaryLabel]; !has && nsLabels != nil {
+			if _, nsHas := nsLabels[useWaypointCanaryLabel]; nsHas {
+				labels = nsLabels
+			}
+		}
+		weightFrom = append(weightFrom, nsRef)
+	}
+	name := labels[useWaypointCanaryLabel]
+	if name == "" || name == "none" {
+		return topology.Ref{}
+	}
+	ns := svc.Namespace
+	if v, ok := labels[useWaypointCanaryNamespaceLabel]; ok {
+		ns = v
+	}
+	canary := topology.Ref{Group: topology.KindGateway.Group, Kind: topology.KindGateway.Kind, Namespace: ns, Name: name}
+	if canary == primary {
+		return topology.Ref{} // CanarySameAsPrimary
+	}
+	for _, r := range weightFrom {
+		if v, ok := c.canaryWeights[r]; ok {
+			if n, err := strconv.Atoi(v); err != nil || n < 0 || n > 100 {
+				return topology.Ref{} // CanaryInvalidWeight
+			}
+			break
+		}
+	}
+	f, ok := c.gateways[canary]
+	if !ok || f.waypointUnready != "" || !waypointAdmits(f, canary.Namespace, svc.Namespace, nsLabels) ||
+		(f.waypointFor != "" && f.waypointFor != "service" && f.waypointFor != "all") {
+		return topology.Ref{}
+	}
+	return canary
+}
+
 // The inbound binding of a waypoint (istio/istio @ 6cd5e918
 // pilot/pkg/serviceregistry/ambient/waypoints.go: makeInboundBinding,
 // findBoundListener): how ztunnel sends it traffic, from the annotation
@@ -275,12 +370,17 @@ func (c *computation) waypointServices() map[topology.Ref][]topology.NodeID {
 	c.waypointOnce.Do(func() {
 		c.boundServices = map[topology.Ref][]topology.NodeID{}
 		c.serviceWaypoint = map[topology.NodeID]topology.Ref{}
+		c.serviceCanary = map[topology.NodeID]topology.Ref{}
 		c.crossBound = map[string][]topology.NodeID{}
 		for _, id := range slices.Concat(c.graph.ByKind(topology.KindService), c.graph.ByKind(topology.KindServiceEntry)) {
 			ref := c.graph.Node(id).Ref
 			if wp, why := c.waypointOf(ref); why == "" && wp.Name != "" {
 				c.boundServices[wp] = append(c.boundServices[wp], id)
 				c.serviceWaypoint[id] = wp
+				if canary := c.canaryOf(ref, wp); canary.Name != "" {
+					c.boundServices[canary] = append(c.boundServices[canary], id)
+					c.serviceCanary[id] = canary
+				}
 				if wp.Namespace != ref.Namespace && c.isWaypoint(wp) {
 					c.crossBound[ref.Namespace] = append(c.crossBound[ref.Namespace], id)
 					c.crossBound[wp.Namespace] = append(c.crossBound[wp.Namespace], id)
@@ -443,35 +543,57 @@ func (d *kindDP) telemetryTargets(n topology.NodeID) []topology.NodeID {
 // applies at every waypoint). Its levels with attachments are the stack's;
 // all of it is the context's path.
 func (d *kindDP) waypointPath(n topology.NodeID) []topology.NodeID {
-	g := d.c.graph
-	ref := g.Node(n).Ref
-	var gw topology.Ref
+	ref := d.c.graph.Node(n).Ref
 	switch ref.GroupKind() {
 	case topology.KindService, topology.KindServiceEntry:
 		if ref.IsSection() {
 			return nil
 		}
-		gw = d.c.boundWaypoint(n)
-		if gw.Name == "" || !d.c.isWaypoint(gw) {
-			return nil
+		if gw := d.c.boundWaypoint(n); gw.Name != "" {
+			return d.waypointPathVia(gw)
 		}
 	case topology.KindGateway:
-		if ref.IsSection() || !d.c.isWaypoint(ref) {
-			return nil
+		if !ref.IsSection() && d.c.isWaypoint(ref) {
+			if id, ok := d.c.waypointClassNode(); ok {
+				return []topology.NodeID{id}
+			}
 		}
-	default:
+	}
+	return nil
+}
+
+// waypointPaths are the waypoint paths of a Direct target n: its
+// waypointPath, and for a Service with a canary waypoint (canaryOf) the
+// path through the canary too (both serve it; nil when the canary is
+// none of Istio's waypoints, as a primary that is none).
+func (d *kindDP) waypointPaths(n topology.NodeID) [][]topology.NodeID {
+	paths := [][]topology.NodeID{d.waypointPath(n)}
+	if canary, ok := d.c.serviceCanary[n]; ok && d.c.throughWaypointsKind(d.kind) {
+		paths = append(paths, d.waypointPathVia(canary))
+	}
+	return paths
+}
+
+// waypointPathVia is the waypoint path of a Service through waypoint
+// Gateway gw: the waypoint class, then gw; nil when gw is none of Istio's
+// waypoints.
+func (d *kindDP) waypointPathVia(gw topology.Ref) []topology.NodeID {
+	if !d.c.isWaypoint(gw) {
 		return nil
 	}
 	var out []topology.NodeID
 	if id, ok := d.c.waypointClassNode(); ok {
 		out = append(out, id)
 	}
-	if gw.Name != "" {
-		if id, ok := g.Lookup(gw); ok {
-			out = append(out, id)
-		}
+	if id, ok := d.c.graph.Lookup(gw); ok {
+		out = append(out, id)
 	}
 	return out
+}
+
+// throughWaypointsKind is kindDP.throughWaypoints for kind k.
+func (c *computation) throughWaypointsKind(k *policy.Kind) bool {
+	return k.WaypointTargets && k.Composition == policy.CompositionAdditive
 }
 
 // waypointTargets are the Direct targets that the attachments at node n
@@ -492,11 +614,18 @@ func (d *kindDP) waypointTargets(n topology.NodeID) []topology.NodeID {
 		if ref.Name != waypointClass {
 			return nil
 		}
+		seen := map[topology.NodeID]bool{}
 		for _, id := range g.ByKind(topology.KindGateway) {
 			gw := g.Node(id).Ref
 			if d.c.isWaypoint(gw) {
 				out = append(out, id)
-				out = append(out, bound[gw]...)
+				for _, svc := range bound[gw] {
+					// A Service with a canary is bound under both.
+					if !seen[svc] {
+						seen[svc] = true
+						out = append(out, svc)
+					}
+				}
 			}
 		}
 	}

@@ -614,3 +614,196 @@ func wantAcceptedSays(t *testing.T, res *engine.Result, says map[string]string) 
 		}
 	}
 }
+
+// An AuthorizationPolicy's summary Accepted condition says what istiod's
+// WaypointAccepted says, flattened over its targetRefs: one target, its
+// verdict; several, True/Accepted when all are bound, True/PartiallyInvalid
+// when some are, False/Invalid when none is, naming the others; a Gateway
+// istiod does not take for a waypoint yet (no status.addresses) is not
+// bound. A RequestAuthentication (istiod writes no such condition) keeps
+// attache's summary.
+// Source: istio/istio @ 86c9f01f pilot/pkg/model/service.go
+// (flattenConditions), pilot/pkg/serviceregistry/ambient/policies.go
+// (WaypointPolicyStatusCollection: per target, the Ancestor
+// "<Kind>.<group or core>:<namespace>/<name>").
+func TestWaypointAcceptedFlattened(t *testing.T) {
+	svc := func(name string) string { return fmt.Sprintf("{kind: Service, group: \"\", name: %s}", name) }
+	pending := "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: pending, namespace: default}\n" +
+		"spec: {gatewayClassName: istio-waypoint, listeners: [{name: mesh, protocol: HBONE, port: 15008}]}\n" +
+		"status: {conditions: [{type: Programmed, status: \"False\", reason: Pending, message: waiting, lastTransitionTime: \"2026-01-01T00:00:00Z\"}]}\n"
+	var docs []string
+	for name, targets := range map[string]string{
+		"one-bound":   svc("bound"),
+		"one-unbound": svc("plain"),
+		"some":        svc("bound") + ", " + svc("plain"),
+		"all":         svc("bound") + ", {kind: Gateway, group: gateway.networking.k8s.io, name: waypoint}",
+		"none":        svc("absent") + ", " + svc("plain"),
+		"pending":     svc("bound") + ", {kind: Gateway, group: gateway.networking.k8s.io, name: pending}",
+	} {
+		for _, kind := range []string{"AuthorizationPolicy", "RequestAuthentication"} {
+			docs = append(docs, fmt.Sprintf("apiVersion: security.istio.io/v1\nkind: %s\nmetadata: {name: %s-%s, namespace: default}\nspec: {targetRefs: [%s]}\n", kind, strings.ToLower(kind[:4]), name, targets))
+		}
+	}
+	res := compute(t, engine.Options{}, append([]string{crd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"),
+		crd("security.istio.io", "RequestAuthentication", "requestauthentications"), admittingWaypoint(t) + pending}, docs...)...)
+	for name, w := range map[string]struct{ accepted, says string }{
+		"auth-one-bound":   {"True/Accepted", "Policy is accepted for Service default/bound"},
+		"auth-one-unbound": {"False/AncestorNotBound", "Service default/plain is not bound to a waypoint"},
+		"auth-some":        {"True/PartiallyInvalid", "Invalid targetRefs: Service.core:default/plain"},
+		"auth-all":         {"True/Accepted", ""},
+		"auth-none":        {"False/Invalid", "Invalid targetRefs: Service.core:default/absent, Service.core:default/plain"},
+		"auth-pending":     {"True/PartiallyInvalid", "Invalid targetRefs: Gateway.gateway.networking.k8s.io:default/pending"},
+		"requ-some":        {"True/Accepted", "Policy is accepted for 1 of 2 targets"},
+		"requ-none":        {"False/TargetNotFound", ""},
+		"requ-pending":     {"True/Accepted", "Policy is accepted"},
+	} {
+		c := condition(t, res, name, "Accepted")
+		want(t, name, c.Status+"/"+c.Reason, w.accepted)
+		if !strings.HasPrefix(c.Message, w.says) || (w.says == "" && strings.HasPrefix(name, "auth") && c.Message != "") {
+			t.Errorf("%s: message %q, want %q", name, c.Message, w.says)
+		}
+	}
+}
+
+// A Service with a canary waypoint (istio.io/use-waypoint-canary, its
+// weight annotation) is served by both waypoints, so each applies its own
+// policies and the Service's: the Service's effective policy has a
+// context through each. No canary when it is the primary, its weight is
+// not a whole number from 0 to 100, or it is not ready; from the
+// Namespace's labels only when the Service names no waypoint itself.
+// Incremental agrees with Compute as the weight annotation changes.
+// Source: istio/istio @ 86c9f01f pilot/pkg/serviceregistry/ambient
+// (waypoints.go ResolveUseWaypointCanary, buildWeightedWaypoints;
+// ambientindex.go serviceOwningWaypoints, ServicesForWaypoint).
+func TestWaypointCanary(t *testing.T) {
+	gw := func(name, extra string) string {
+		return fmt.Sprintf("---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: %s, namespace: default}\n"+
+			"spec: {gatewayClassName: istio-waypoint, listeners: [{name: mesh, protocol: HBONE, port: 15008}]}\n%s", name, extra)
+	}
+	svc := func(name, ns, labels, annotations string) string {
+		return fmt.Sprintf("---\napiVersion: v1\nkind: Service\nmetadata: {name: %s, namespace: %s, labels: {%s}, annotations: {%s}}\n", name, ns, labels, annotations)
+	}
+	ap := func(name, kind, group, target string) string {
+		return fmt.Sprintf("---\napiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: %s, namespace: default}\nspec: {targetRefs: [{kind: %s, group: %q, name: %s}], action: DENY, rules: [{}]}\n", name, kind, group, target)
+	}
+	const primary = "istio.io/use-waypoint: waypoint, "
+	topo := strings.Replace(admittingWaypoint(t)+gw("canary", ""), "metadata: {name: canary, namespace: default}\nspec: {gatewayClassName: istio-waypoint, listeners: [{name: mesh, protocol: HBONE, port: 15008}]}",
+		"metadata: {name: canary, namespace: default}\nspec: {gatewayClassName: istio-waypoint, listeners: [{name: mesh, protocol: HBONE, port: 15008, allowedRoutes: {namespaces: {from: All}}}]}", 1) +
+		gw("pending", "status: {conditions: [{type: Programmed, status: \"False\", reason: Pending, message: waiting, lastTransitionTime: \"2026-01-01T00:00:00Z\"}]}\n") +
+		"---\napiVersion: v1\nkind: Namespace\nmetadata: {name: cns, labels: {mesh: \"on\", istio.io/use-waypoint: waypoint, istio.io/use-waypoint-namespace: default, " +
+		"istio.io/use-waypoint-canary: canary, istio.io/use-waypoint-canary-namespace: default}, annotations: {istio.io/use-waypoint-canary-weight: \"50\"}}\n" +
+		svc("split", "default", primary+"istio.io/use-waypoint-canary: canary", "istio.io/use-waypoint-canary-weight: \"10\"") +
+		svc("zero", "default", primary+"istio.io/use-waypoint-canary: canary", "") +
+		svc("same", "default", primary+"istio.io/use-waypoint-canary: waypoint", "") +
+		svc("badweight", "default", primary+"istio.io/use-waypoint-canary: canary", "istio.io/use-waypoint-canary-weight: \"101\"") +
+		svc("unready", "default", primary+"istio.io/use-waypoint-canary: pending", "") +
+		svc("from-ns", "cns", "", "") +
+		svc("own-primary", "cns", "istio.io/use-waypoint: waypoint, istio.io/use-waypoint-namespace: default", "")
+	docs := []string{crd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"), topo,
+		ap("on-waypoint", "Gateway", "gateway.networking.k8s.io", "waypoint"), ap("on-canary", "Gateway", "gateway.networking.k8s.io", "canary")}
+	res := compute(t, engine.Options{}, docs...)
+	contexts := func(res *engine.Result, ns, name string) []string {
+		var out []string
+		for _, e := range res.Effective {
+			if e.Target.Kind != "Service" || e.Target.Namespace != ns || e.Target.Name != name {
+				continue
+			}
+			for _, c := range e.Contexts {
+				var pols []string
+				for _, s := range c.Stack {
+					pols = append(pols, s.Policy.Name)
+				}
+				out = append(out, strings.Join(pols, "+"))
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	for svc, w := range map[string][]string{
+		"default/split":     {"on-canary", "on-waypoint"},
+		"default/zero":      {"on-canary", "on-waypoint"},
+		"default/same":      {"on-waypoint"},
+		"default/badweight": {"on-waypoint"},
+		"default/unready":   {"on-waypoint"},
+		"cns/from-ns":       {"on-canary", "on-waypoint"},
+		// The Service names its waypoint: the Namespace's canary is not read.
+		"cns/own-primary": {"on-waypoint"},
+	} {
+		ns, name, _ := strings.Cut(svc, "/")
+		want(t, svc+" contexts", contexts(res, ns, name), w)
+	}
+	// Incremental: the weight made invalid, then valid again.
+	in := engine.NewIncremental(engine.Options{})
+	base := decodeDocs(t, docs...)
+	for _, weight := range []string{"10", "abc", "0"} {
+		objs := decodeDocs(t, strings.Replace(strings.Join(docs, "\n---\n"), `istio.io/use-waypoint-canary-weight: "10"`, "istio.io/use-waypoint-canary-weight: \""+weight+"\"", 1))
+		if weight == "10" {
+			objs = base
+		}
+		got, full := in.Compute(objs), engine.Compute(objs, engine.Options{})
+		want(t, "weight "+weight+": as Compute", contexts(got, "default", "split"), contexts(full, "default", "split"))
+	}
+	if got := contexts(in.Compute(decodeDocs(t, strings.Replace(strings.Join(docs, "\n---\n"), `istio.io/use-waypoint-canary-weight: "10"`, `istio.io/use-waypoint-canary-weight: "abc"`, 1))), "default", "split"); !slices.Equal(got, []string{"on-waypoint"}) {
+		t.Errorf("invalid weight, incrementally: %v", got)
+	}
+}
+
+// istiod takes any Gateway for a waypoint once it has status addresses,
+// whatever its class or controller (WaypointsCollection over every
+// Gateway of the discovered namespaces; no class, controller or
+// revision filter): a Service labelled for an Envoy Gateway Gateway with
+// an address is bound to it, and istiod's WaypointAccepted of a policy on
+// that Gateway says bound; without an address, neither. istiod programs
+// only its own waypoints' proxies, so that Gateway's policies do not reach
+// the Service, whose own do (in its own context).
+// Source: istio/istio @ 86c9f01f pilot/pkg/serviceregistry/ambient
+// (waypoints.go gatewayToWaypointTransform, fetchWaypointForTarget;
+// ambientindex.go: the Gateways informer filtered by discovery
+// namespaces only, pkg/kube/multicluster/cluster.go; policies.go
+// WaypointPolicyStatusCollection).
+func TestWaypointOfAnotherImplementation(t *testing.T) {
+	docs := []string{crd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"), istioTopo, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: eg-addressed, namespace: default}
+spec: {gatewayClassName: eg, listeners: [{name: mesh, protocol: HBONE, port: 15008}]}
+status: {addresses: [{type: IPAddress, value: 10.0.0.9}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: eg-pending, namespace: default}
+spec: {gatewayClassName: eg, listeners: [{name: mesh, protocol: HBONE, port: 15008}]}
+status: {conditions: [{type: Programmed, status: "False", reason: Pending, message: waiting, lastTransitionTime: "2026-01-01T00:00:00Z"}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: to-eg, namespace: default, labels: {istio.io/use-waypoint: eg-addressed}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: to-pending, namespace: default, labels: {istio.io/use-waypoint: eg-pending}}
+`}
+	for name, target := range map[string]string{
+		"on-to-eg": "{kind: Service, group: \"\", name: to-eg}", "on-to-pending": "{kind: Service, group: \"\", name: to-pending}",
+		"on-eg": "{kind: Gateway, group: gateway.networking.k8s.io, name: eg-addressed}", "on-eg-pending": "{kind: Gateway, group: gateway.networking.k8s.io, name: eg-pending}",
+	} {
+		docs = append(docs, fmt.Sprintf("---\napiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: %s, namespace: default}\nspec: {targetRefs: [%s], action: DENY, rules: [{}]}\n", name, target))
+	}
+	res := compute(t, engine.Options{}, docs...)
+	wantAccepted(t, res, map[string]string{
+		"on-to-eg": "True/Accepted", "on-to-pending": "False/AncestorNotBound",
+		"on-eg": "True/Accepted", "on-eg-pending": "False/TargetNotFound",
+	})
+	ref := topology.Ref{Kind: "Service", Namespace: "default", Name: "to-eg"}
+	var stack []string
+	for _, e := range res.Effective {
+		if e.Target == ref {
+			for _, c := range e.Contexts {
+				for _, s := range c.Stack {
+					stack = append(stack, s.Policy.Name)
+				}
+			}
+		}
+	}
+	want(t, "policies at to-eg", stack, []string{"on-to-eg"})
+}

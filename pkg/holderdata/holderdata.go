@@ -1,8 +1,11 @@
 // Package holderdata says what attache reads of the values a ConfigMap or
 // Secret holds, beyond its keys: for each value, a digest (to tell equal
-// values apart from different ones without keeping them) and, when it is
+// values apart from different ones without keeping them), when it is
 // PEM data, the validity window of the certificate revocation list it
-// holds. Readers that must not keep values (the cluster reader, the
+// holds, and, of a ConfigMap's data value that is an Envoy Lua script
+// (one naming an entry point of Envoy's Lua filter), the script itself,
+// up to MaxScript bytes, for the checks Envoy Gateway makes of the
+// scripts its policies load from ConfigMaps. Readers that must not keep values (the cluster reader, the
 // controller's cache) replace each value with its Fact written as a token
 // (Redact); Read gives the same facts from the token as from the value, so
 // that the engine judges a policy's referenced data the same way from
@@ -38,6 +41,41 @@ type Fact struct {
 	// Binary is set for a value of a ConfigMap's binaryData (Envoy
 	// Gateway reads a ConfigMap's data only).
 	Binary bool
+	// Lua is what Envoy Gateway reads of a Lua script a policy loads
+	// from a ConfigMap's data value.
+	Lua Lua
+}
+
+// Lua is what is read of a ConfigMap data value as a Lua script.
+type Lua struct {
+	// Read says the value was read as one: a ConfigMap's data value (a
+	// Secret's or a binaryData value never is).
+	Read bool
+	// EntryPoint says the value names envoy_on_request or
+	// envoy_on_response, which Envoy Gateway requires of a script.
+	EntryPoint bool
+	// Kept says Text is the value: a script (EntryPoint) of at most
+	// MaxScript bytes. Other values are not kept.
+	Kept bool
+	Text string
+}
+
+// MaxScript is the longest script whose text is kept.
+const MaxScript = 128 << 10
+
+// Lua entry points (Envoy's Lua filter documentation).
+const (
+	luaOnRequest  = "envoy_on_request"
+	luaOnResponse = "envoy_on_response"
+)
+
+// luaOf reads a ConfigMap data value as a Lua script.
+func luaOf(value string) Lua {
+	l := Lua{Read: true, EntryPoint: strings.Contains(value, luaOnRequest) || strings.Contains(value, luaOnResponse)}
+	if l.EntryPoint && len(value) <= MaxScript {
+		l.Kept, l.Text = true, value
+	}
+	return l
 }
 
 // CRL is the validity window of a certificate revocation list, or why the
@@ -143,8 +181,23 @@ func (f Fact) token() string {
 	if f.Binary {
 		crl += ";bin"
 	}
-	return tokenPrefix + "d=" + f.Digest + ";crl=" + crl
+	lua := ""
+	if l := f.Lua; l.Read {
+		switch {
+		case l.Kept:
+			// Last: the text may hold any character.
+			lua = ";" + luaTextPart + l.Text
+		case l.EntryPoint:
+			lua = ";lua=long"
+		default:
+			lua = ";lua=none"
+		}
+	}
+	return tokenPrefix + "d=" + f.Digest + ";crl=" + crl + lua
 }
+
+// luaTextPart starts the last part of a token, a script's text.
+const luaTextPart = "lua-text="
 
 // parseToken reads a token; ok is false when s is none or malformed (a
 // digest of 32 hexadecimal digits and a CRL part, both required).
@@ -154,6 +207,12 @@ func parseToken(s string) (Fact, bool) {
 		return Fact{}, false
 	}
 	var f Fact
+	if before, text, found := strings.Cut(rest, ";"+luaTextPart); found {
+		if !strings.Contains(text, luaOnRequest) && !strings.Contains(text, luaOnResponse) {
+			return Fact{}, false
+		}
+		rest, f.Lua = before, Lua{Read: true, EntryPoint: true, Kept: true, Text: text}
+	}
 	var hasCRL bool
 	for _, part := range strings.Split(rest, ";") {
 		name, val, _ := strings.Cut(part, "=")
@@ -165,6 +224,11 @@ func parseToken(s string) (Fact, bool) {
 			f.Digest = val
 		case "bin":
 			f.Binary = true
+		case "lua":
+			if f.Lua.Read || (val != "long" && val != "none") {
+				return Fact{}, false
+			}
+			f.Lua = Lua{Read: true, EntryPoint: val == "long"}
 		case "crl":
 			hasCRL = true
 			if e, isErr := strings.CutPrefix(val, "err="); isErr {
@@ -247,6 +311,9 @@ func read(u *unstructured.Unstructured, tokens bool) map[string]Fact {
 			}
 			fact := Of(b)
 			fact.Binary = f.name == "binaryData"
+			if f.name == "data" && u.GetKind() == "ConfigMap" {
+				fact.Lua = luaOf(s)
+			}
 			out[k] = fact
 		}
 	}

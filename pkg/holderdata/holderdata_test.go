@@ -115,6 +115,52 @@ func TestRedactKeepsTheFacts(t *testing.T) {
 	}
 }
 
+// Of a ConfigMap's data values, those naming an Envoy Lua entry point are
+// scripts, kept up to MaxScript bytes, through Redact as read from the
+// values; other values, a longer script, Secrets and binaryData keep no
+// text (and a Secret's or binaryData's value is no script at all).
+func TestRedactKeepsLuaScripts(t *testing.T) {
+	script := "function envoy_on_response(h) h:logInfo(';lua-text=') end"
+	long := "-- envoy_on_request\n" + strings.Repeat("x", MaxScript)
+	b64 := base64.StdEncoding.EncodeToString
+	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"},
+		"data":       map[string]any{"lua": script, "other": "not a script", "long": long},
+		"binaryData": map[string]any{"bin": b64([]byte(script))}}}
+	sec := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "s"},
+		"data": map[string]any{"lua": b64([]byte(script))}}}
+	want := map[string]Lua{"lua": {Read: true, EntryPoint: true, Kept: true, Text: script}, "other": {Read: true}, "long": {Read: true, EntryPoint: true}, "bin": {}}
+	red := cm.DeepCopy()
+	Redact(red)
+	for name, got := range map[string]map[string]Fact{"values": Read(cm), "tokens": Read(red)} {
+		for k, w := range want {
+			if g := got[k].Lua; g != w {
+				t.Errorf("%s %s: Lua = %+v, want %+v", name, k, g, w)
+			}
+		}
+	}
+	data := red.Object["data"].(map[string]any)
+	if s := data["lua"].(string); !strings.HasSuffix(s, script) {
+		t.Errorf("the script is not kept: %q", s)
+	}
+	for _, k := range []string{"other", "long"} {
+		if s := data[k].(string); strings.Contains(s, "not a script") || strings.Contains(s, "xxxx") {
+			t.Errorf("%s kept: %q", k, s)
+		}
+	}
+	if s := red.Object["binaryData"].(map[string]any)["bin"].(string); strings.Contains(s, "envoy_on") {
+		t.Errorf("binaryData kept: %q", s)
+	}
+	rs := sec.DeepCopy()
+	Redact(rs)
+	if f := Read(rs)["lua"]; f.Lua.Read || strings.Contains(rs.Object["data"].(map[string]any)["lua"].(string), "envoy_on") {
+		t.Errorf("a Secret's value is kept as a script: %+v", f)
+	}
+	// A token whose text names no entry point is not one of Redact's.
+	if _, ok := parseToken(tokenPrefix + "d=00000000000000000000000000000000;crl=this=0;" + luaTextPart + "print(1)"); ok {
+		t.Error("a script token without an entry point read")
+	}
+}
+
 // A value of an object's own that looks like a token is read as a value,
 // also by Redact: only Redact's mark makes tokens; a malformed token in a
 // marked object is read as a value too; a value that is not a string has
@@ -153,7 +199,9 @@ func TestTokensOnlyFromRedact(t *testing.T) {
 	for _, bad := range []string{tokenPrefix, tokenPrefix + "d=zz;crl=this=1", tokenPrefix + "d=00000000000000000000000000000000",
 		tokenPrefix + "d=00000000000000000000000000000000;crl=next=5", tokenPrefix + "d=00000000000000000000000000000000;crl=err=", tokenPrefix + "x=1"} {
 		m := cm(map[string]any{MarkAnnotation: mark}, map[string]any{"k": bad})
-		if got := Read(m)["k"]; got != Of([]byte(bad)) {
+		want := Of([]byte(bad))
+		want.Lua = luaOf(bad) // a ConfigMap's data value
+		if got := Read(m)["k"]; got != want {
 			t.Errorf("malformed token %q read as %+v, want the value's fact", bad, got)
 		}
 	}
@@ -164,12 +212,21 @@ func FuzzRead(f *testing.F) {
 	f.Add(tokenPrefix + "d=ab;crl=this=1,next=2")
 	f.Add(tokenPrefix + "crl=err=%zz")
 	f.Add("-----BEGIN X509 CRL-----\nAAAA\n-----END X509 CRL-----\n")
+	f.Add("function envoy_on_request(h) end;" + luaTextPart + ";lua=none")
 	f.Fuzz(func(t *testing.T, s string) {
 		u := &unstructured.Unstructured{Object: map[string]any{"kind": "Secret", "metadata": map[string]any{"annotations": map[string]any{MarkAnnotation: mark}},
 			"data": map[string]any{"k": s}, "stringData": map[string]any{"k2": s}}}
 		Read(u)
 		Redact(u)
 		Read(u)
+		// A ConfigMap's values read the same through their tokens, the
+		// scripts kept among them.
+		cm := &unstructured.Unstructured{Object: map[string]any{"kind": "ConfigMap", "data": map[string]any{"k": s}}}
+		before := Read(cm)
+		Redact(cm)
+		if after := Read(cm); after["k"] != before["k"] {
+			t.Errorf("%q: %+v, then %+v", s, before["k"], after["k"])
+		}
 	})
 }
 

@@ -91,11 +91,14 @@ func (f FailOpenPath) validate() error {
 // than failing the route for, a broken reference at field (as messages
 // name it: "spec.extProc[0].backendRefs[1]"): it lies in a part of one of
 // the kind's FailOpen paths whose flag is true.
-func (p *Policy) FailsOpen(field string) bool {
+func (p *Policy) FailsOpen(field string) bool { return p.Kind.failsOpenIn(p.Spec, field) }
+
+// failsOpenIn is FailsOpen of a policy of the kind with spec.
+func (k *Kind) failsOpenIn(spec map[string]any, field string) bool {
 	open := false
-	for _, f := range p.Kind.FailOpen {
+	for _, f := range k.FailOpen {
 		names, lists := f.Entry.segments()
-		walkPath(p.Spec, "spec", names, lists, func(v any, at string) {
+		walkPath(spec, "spec", names, lists, func(v any, at string) {
 			m, ok := v.(map[string]any)
 			if !ok || (field != at && !strings.HasPrefix(field, at+".") && !strings.HasPrefix(field, at+"[")) {
 				return
@@ -119,18 +122,25 @@ func (p *Policy) FailsOpen(field string) bool {
 // does not fail open (the implementation fails the route instead) or none
 // is given. The policy's spec is not changed.
 func (p *Policy) WithoutFailedOpen(fields []string) (spec map[string]any, parts []string) {
+	return p.Kind.WithoutFailedOpen(p.Spec, fields)
+}
+
+// WithoutFailedOpen is Policy.WithoutFailedOpen for a spec of the kind
+// (a spec proper, such as the one a merge type makes of two policies:
+// its implementation judges the merged policy's flags).
+func (k *Kind) WithoutFailedOpen(in map[string]any, fields []string) (spec map[string]any, parts []string) {
 	if len(fields) == 0 {
 		return nil, nil
 	}
 	for _, f := range fields {
-		if !p.FailsOpen(f) {
+		if !k.failsOpenIn(in, f) {
 			return nil, nil
 		}
 	}
 	drop := map[string]bool{}
-	for _, f := range p.Kind.FailOpen {
+	for _, f := range k.FailOpen {
 		names, lists := f.Entry.segments()
-		walkPath(p.Spec, "spec", names, lists, func(v any, at string) {
+		walkPath(in, "spec", names, lists, func(v any, at string) {
 			m, ok := v.(map[string]any)
 			if b, _ := m[f.Field].(bool); !ok || !b || drop[at] {
 				return
@@ -147,8 +157,19 @@ func (p *Policy) WithoutFailedOpen(fields []string) (spec map[string]any, parts 
 	if len(parts) == 0 {
 		return nil, nil
 	}
-	spec, _ = withoutFields(p.Spec, "spec", drop).(map[string]any)
+	spec, _ = WithoutFields(in, parts).(map[string]any)
 	return spec, parts
+}
+
+// WithoutFields copies spec (a spec proper) without the values at fields
+// ("spec.extAuth", "spec.extProc[0]"): an entry left out of its list, a
+// member of an object made null.
+func WithoutFields(spec any, fields []string) any {
+	drop := map[string]bool{}
+	for _, f := range fields {
+		drop[f] = true
+	}
+	return withoutFields(spec, "spec", drop)
 }
 
 // withoutFields copies v (a JSON value at field) without the values at the

@@ -234,7 +234,7 @@ func FuzzParseObjectRefs(f *testing.F) {
 	for _, s := range []string{
 		"oidc.clientSecret kinds=Secret keys=client-secret", "lua[].valueRef kinds=ConfigMap keys=lua,+; a kinds=Secret,ConfigMap keys=ca.crt,*",
 		"none", "", ";", "a kinds=Pod", "a keys=+,x", "a..b", "a[x]", "a keys=", "a kinds=", "a on=HTTPS,TLS", "a on=,",
-		"a content=crl", "a content=distinct on=TLS", "a content=",
+		"a content=crl", "a content=distinct on=TLS", "a content=", "a kinds=ConfigMap keys=lua,+ content=lua",
 	} {
 		f.Add(s)
 	}
@@ -367,7 +367,8 @@ func FuzzParseAllowlists(f *testing.F) {
 // annotation: no panic, and a value it accepts renders
 // (RegexFieldsString) to itself.
 func FuzzParseRegexFields(f *testing.F) {
-	for _, s := range []string{"a.b[].value when=type=RegularExpression", "a; b[]", "none", "", ";", "a when=", "a when==x", "spec.a when=x=y when=z=w", "lua[].inline syntax=lua when=type=Inline unless=luaValidation=Disabled", "a unless=luaValidation=", "a syntax=lua syntax=lua"} {
+	for _, s := range []string{"a.b[].value when=type=RegularExpression", "a; b[]", "none", "", ";", "a when=", "a when==x", "spec.a when=x=y when=z=w", "lua[].inline syntax=lua when=type=Inline unless=luaValidation=Disabled", "a unless=luaValidation=", "a syntax=lua syntax=lua",
+		"lua[].valueRef syntax=envoy-lua when=type=ValueRef unless=luaValidation=Disabled|InsecureSyntax", "a unless=luaValidation=|", "a syntax=envoy-lua syntax=lua"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) { entriesRoundTrip(t, v, ParseRegexFields, RegexFieldsString) })
@@ -453,23 +454,38 @@ func FuzzParsePortSelection(f *testing.F) {
 }
 
 // FuzzLuaField parses fuzz strings as an inline Lua script of a field
-// with syntax=lua: no panic, and a problem only with its field and a
-// message saying it does not parse.
+// with syntax=lua, and runs them as one with syntax=envoy-lua (Envoy
+// Gateway's Strict validation, in attache's sandbox): no panic, no hang,
+// and problems only with their field and a message saying the script
+// does not parse (once) or fails.
 func FuzzLuaField(f *testing.F) {
-	for _, s := range []string{"function envoy_on_request(h) end", "if x then", "local = 1", "", "--[[", "\"\\", "a = {[1]=", "goto x ::x::"} {
+	for _, s := range []string{"function envoy_on_request(h) end", "if x then", "local = 1", "", "--[[", "\"\\", "a = {[1]=", "goto x ::x::",
+		"function envoy_on_request(h) h:headers():get(1):x() end",
+		"function envoy_on_response(h) while true do end end",
+		"function envoy_on_request(h) local s = 'x' for i = 1, 64 do s = s .. s end end",
+		"function envoy_on_request(h) return h:body():getBytes(0, 1):rep(1e9) end",
+		"function envoy_on_request(h) coroutine.wrap(function() while true do end end)() end",
+		"function envoy_on_request(h) string.find(string.rep('a', 5000), '.-.-.-.-b') end",
+		"function envoy_on_request(h) io.open('/etc/passwd'); os.getenv('pwd') end",
+		"function envoy_on_request(h) pcall(function() while true do end end) while true do end end",
+	} {
 		f.Add(s)
 	}
-	rs, err := ParseRegexFields("lua[].inline syntax=lua")
+	rs, err := ParseRegexFields("lua[].inline syntax=lua; lua[].inline syntax=envoy-lua")
 	if err != nil {
 		f.Fatal(err)
 	}
 	k := routeKind(f, Spec{RegexFields: rs})
 	f.Fuzz(func(t *testing.T, script string) {
 		p := &Policy{Kind: k, Spec: map[string]any{"lua": []any{map[string]any{"inline": script}}}}
-		for _, b := range p.BadRegexes() {
-			if b.Field != "spec.lua[0].inline" || !strings.HasPrefix(b.Message, "Lua does not parse: ") {
+		probs := p.BadRegexes()
+		for _, b := range probs {
+			if b.Field != "spec.lua[0].inline" || !(strings.HasPrefix(b.Message, "Lua does not parse: ") || strings.HasPrefix(b.Message, "the Lua script fails when run against Envoy's Lua API")) {
 				t.Fatalf("problem %+v", b)
 			}
+		}
+		if len(probs) > 1 {
+			t.Fatalf("%d problems for one script: %+v", len(probs), probs)
 		}
 	})
 }

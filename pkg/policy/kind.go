@@ -165,6 +165,17 @@ type Kind struct {
 	// and reports a policy on none "not in the path to any existing
 	// routes"). Inherited kinds only.
 	ReachThroughGateway bool
+	// SummaryIstioWaypoint: a policy's summary Accepted condition says
+	// what istiod's WaypointAccepted condition says of it, flattened over
+	// its targetRefs (istio/istio pilot/pkg/model/service.go
+	// flattenConditions): one target, that target's verdict; several,
+	// True/Accepted when all are bound, True/PartiallyInvalid when some
+	// are, False/Invalid when none is, the message naming those that are
+	// not ("Invalid targetRefs: Service.core:ns/name, ..."). A target is
+	// bound when it is accepted there and, a Gateway, it is ready (has
+	// status.addresses). For policies with targetRefs; kinds with
+	// waypoint targets only.
+	SummaryIstioWaypoint bool
 	// PartlyOverriddenNotProgrammed: a policy that loses some of what it
 	// sets (in some contexts) but not all of it is Programmed=False,
 	// reason Unknown, rather than PartiallyProgrammed: its implementation
@@ -425,6 +436,8 @@ type Spec struct {
 	DataPlaneTarget       bool
 	OverriddenByPresence  bool
 	ReachThroughGateway   bool
+	// SummaryIstioWaypoint: see Kind.
+	SummaryIstioWaypoint bool
 	// PartlyOverriddenNotProgrammed: see Kind.
 	PartlyOverriddenNotProgrammed bool
 	WeightAnnotation              string
@@ -513,6 +526,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingDataPlaneTarget, s.DataPlaneTarget, func() { k.DataPlaneTarget = s.DataPlaneTarget })
 	set(SettingOverriddenBy, s.OverriddenByPresence, func() { k.OverriddenByPresence = s.OverriddenByPresence })
 	set(SettingReach, s.ReachThroughGateway, func() { k.ReachThroughGateway = true })
+	set(SettingSummary, s.SummaryIstioWaypoint, func() { k.SummaryIstioWaypoint = true })
 	set(SettingPartlyOverridden, s.PartlyOverriddenNotProgrammed, func() { k.PartlyOverriddenNotProgrammed = true })
 	set(SettingWeightAnnotation, s.WeightAnnotation != "", func() { k.WeightAnnotation = s.WeightAnnotation })
 	set(SettingDelegationPriority, s.DelegationPriority.Enabled(), func() { k.DelegationPriority = s.DelegationPriority.clone() })
@@ -758,6 +772,16 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingReach, "reach gateway narrows the paths of an Inherited kind; the class is %s", k.Class)
 		}
 	}
+	if k.SummaryIstioWaypoint && !k.WaypointTargets && k.Origins[SettingSummary].isProfile() {
+		// A profile's setting, an annotation having turned the waypoint
+		// targets off: there is nothing to flatten.
+		k.SummaryIstioWaypoint = false
+		k.Origins[SettingSummary] = FromDefault
+	}
+	if k.SummaryIstioWaypoint && !k.WaypointTargets {
+		// Bound, for istiod, is bound through a waypoint.
+		return settingErrorf(SettingSummary, "summary istio-waypoint flattens istiod's waypoint binding of the targets: the kind needs waypoint targets (%s: istio)", AnnotationWaypointTargets)
+	}
 	if k.WaypointTargets && !k.AllowsTarget(topology.KindService) && !k.AllowsTarget(topology.KindGatewayClass) {
 		// Waypoints bind Services, and the waypoint class reaches every
 		// waypoint (EnvoyFilter takes class targets only).
@@ -956,6 +980,7 @@ var annotationOf = map[string]string{
 	SettingDataPlaneTarget:       AnnotationDataPlaneTarget,
 	SettingOverriddenBy:          AnnotationOverriddenBy,
 	SettingReach:                 AnnotationReach,
+	SettingSummary:               AnnotationSummary,
 	SettingPartlyOverridden:      AnnotationPartlyOverridden,
 	SettingWeightAnnotation:      AnnotationWeightAnnotation,
 	SettingDelegationPriority:    AnnotationDelegationPriority,
@@ -995,7 +1020,7 @@ var allSettings = []string{
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingSameLevelTies, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingAncestorLimit, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingSectionNames, SettingEmptyTargetGroup, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingReach, SettingPartlyOverridden, SettingWeightAnnotation,
-	SettingDelegationPriority, SettingWaypointTargets, SettingControllers, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingInvalidPolicies, SettingMissingTargets, SettingProgrammed, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
+	SettingDelegationPriority, SettingWaypointTargets, SettingSummary, SettingControllers, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingInvalidPolicies, SettingMissingTargets, SettingProgrammed, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingClusterIPRouting, SettingObjectRefs,
 	SettingUnsupportedFields, SettingFailureStatus, SettingRouteReplacement, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingValidations, SettingFeatureGates,
 }
@@ -1149,6 +1174,10 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationOverriddenBy, SettingOverriddenBy, func(v string) (err error) { k.OverriddenByPresence, err = parseOverriddenBy(v); return }},
 		{AnnotationReach, SettingReach, func(v string) (err error) {
 			k.ReachThroughGateway, err = parseChoice(v, "gateway", "any", "reach")
+			return
+		}},
+		{AnnotationSummary, SettingSummary, func(v string) (err error) {
+			k.SummaryIstioWaypoint, err = parseChoice(v, "istio-waypoint", "attache", "summary")
 			return
 		}},
 		{AnnotationPartlyOverridden, SettingPartlyOverridden, func(v string) (err error) {

@@ -479,6 +479,8 @@ func TestKindFromCRDInvalidAnnotations(t *testing.T) {
 		{"reach word", "Inherited", map[string]string{AnnotationReach: "mesh"}, nil, annField(AnnotationReach), `unknown reach "mesh" (known: any, gateway)`},
 		{"partly-overridden word", "Inherited", map[string]string{AnnotationPartlyOverridden: "unknown"}, nil, annField(AnnotationPartlyOverridden), `unknown partly-overridden rule "unknown" (known: not-programmed, programmed)`},
 		{"reach gateway of a Direct kind", "Direct", map[string]string{AnnotationReach: "gateway"}, nil, annField(AnnotationReach), "narrows the paths of an Inherited kind"},
+		{"summary word", "Direct", map[string]string{AnnotationSummary: "istio"}, nil, annField(AnnotationSummary), `unknown summary "istio" (known: attache, istio-waypoint)`},
+		{"istio-waypoint summary without waypoint targets", "Direct", map[string]string{AnnotationSummary: "istio-waypoint"}, nil, annField(AnnotationSummary), "the kind needs waypoint targets (attache.dev/waypoint-targets: istio)"},
 		{"backend refs empty", "Direct", map[string]string{AnnotationBackendRefs: " , "}, nil, annField(AnnotationBackendRefs), "names no path"},
 		{"object refs kind", "Direct", map[string]string{AnnotationObjectRefs: "a.ref kinds=Pod"}, nil, annField(AnnotationObjectRefs), `kind "Pod"`},
 		{"object refs empty", "Direct", map[string]string{AnnotationObjectRefs: " ; "}, nil, annField(AnnotationObjectRefs), "names no path"},
@@ -809,9 +811,9 @@ func TestKindFromCRDSectionNames(t *testing.T) {
 		}
 	}
 	k = mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationTargetKinds: "Service",
-		AnnotationWaypointTargets: "istio", AnnotationSectionNames: "false"}), nil)
-	if !k.NoSectionNames || !k.WaypointTargets {
-		t.Errorf("waypoint targets without section names: %+v", k)
+		AnnotationWaypointTargets: "istio", AnnotationSectionNames: "false", AnnotationSummary: "istio-waypoint"}), nil)
+	if !k.NoSectionNames || !k.WaypointTargets || !k.SummaryIstioWaypoint {
+		t.Errorf("waypoint targets without section names, istiod's summary: %+v", k)
 	}
 	for _, tc := range []struct {
 		ann   map[string]string

@@ -84,6 +84,10 @@ func (p *Policy) CheckObjectData(h Holders, judge func(*ObjectRefPath) bool) (pr
 			if t := f.CRL.Changes(h.Now); !t.IsZero() && (changes.IsZero() || t.Before(changes)) {
 				changes = t
 			}
+		case ContentLua:
+			if f, ok := luaFact(ref, have, facts); ok && !f.Lua.EntryPoint {
+				probs = append(probs, ObjectRefProblem{Ref: ref, Message: fmt.Sprintf("%s: %s: %s", ref.Field, what, LuaNoEntryPoint)})
+			}
 		case ContentDistinct:
 			if reported[path] {
 				continue
@@ -113,6 +117,34 @@ func (p *Policy) CheckObjectData(h Holders, judge func(*ObjectRefPath) bool) (pr
 		}
 	}
 	return probs, changes
+}
+
+// LuaNoEntryPoint says why a Lua script naming neither of Envoy's entry
+// points is refused.
+const LuaNoEntryPoint = "a Lua script must define envoy_on_request() or envoy_on_response()"
+
+// luaFact is what is read, as a Lua script, of the value a reference reads
+// (ContentLua) of a holder with the keys have: the first of its path's
+// named keys the holder has among its data values, else its only data
+// value when the path reads any key ("+" or "*"); false when it has none
+// of them or several (its implementation reads any), or its values were
+// not read as scripts.
+func luaFact(ref ObjectRef, have []string, facts map[string]holderdata.Fact) (holderdata.Fact, bool) {
+	var data []string
+	for _, k := range have {
+		if facts[k].Lua.Read {
+			data = append(data, k)
+		}
+	}
+	for _, k := range ref.Path.Keys {
+		switch {
+		case (k == "+" || k == "*") && len(data) == 1:
+			return facts[data[0]], true
+		case slices.Contains(data, k):
+			return facts[k], true
+		}
+	}
+	return holderdata.Fact{}, false
 }
 
 // keyRead is the key a reference with keys reads of a holder that has

@@ -43,7 +43,7 @@ type ObjectRefPath struct {
 	// Invalid at those targets only.
 	On []string
 	// Content, if set, judges the data of a reference that resolves
-	// (ContentCRL, ContentDistinct): data the implementation refuses makes
+	// (ContentCRL, ContentDistinct, ContentLua): data the implementation refuses makes
 	// the policy Invalid as a reference that does not resolve does.
 	Content string
 }
@@ -59,6 +59,12 @@ const (
 	// holder skipped (Envoy Gateway's API keys, buildAPIKeyAuth: a client
 	// ID once, a key once).
 	ContentDistinct = "distinct"
+	// ContentLua: the key read holds a Lua script for Envoy's Lua
+	// filter, naming envoy_on_request or envoy_on_response (Envoy
+	// Gateway's Lua scripts from ConfigMaps, LuaValidator.Validate, in
+	// every validation mode). A holder with several keys, none of them
+	// named by Keys, is not judged: Envoy Gateway reads any of them.
+	ContentLua = "lua"
 )
 
 // String renders one path in its annotation form:
@@ -131,8 +137,8 @@ func (r ObjectRefPath) validate() error {
 	if err := checkProtocols(r.On); err != nil {
 		return fmt.Errorf("%s: %v", r.Path, err)
 	}
-	if r.Content != "" && r.Content != ContentCRL && r.Content != ContentDistinct {
-		return fmt.Errorf("%s: content=%s: want %s or %s", r.Path, r.Content, ContentCRL, ContentDistinct)
+	if r.Content != "" && r.Content != ContentCRL && r.Content != ContentDistinct && r.Content != ContentLua {
+		return fmt.Errorf("%s: content=%s: want %s, %s or %s", r.Path, r.Content, ContentCRL, ContentDistinct, ContentLua)
 	}
 	for i, key := range r.Keys {
 		wild := key == "*" || key == "+"
@@ -145,7 +151,7 @@ func (r ObjectRefPath) validate() error {
 
 // ParseObjectRefs reads the annotation form: entries separated by ";",
 // each a path followed optionally by kinds=<Kind,...>, keys=<key,...>,
-// when=<field>=<value>, on=<protocol,...> and content=crl|distinct;
+// when=<field>=<value>, on=<protocol,...> and content=crl|distinct|lua;
 // "none" for none.
 func ParseObjectRefs(v string) ([]ObjectRefPath, error) {
 	if strings.TrimSpace(v) == "none" {
@@ -183,10 +189,10 @@ func ParseObjectRefs(v string) ([]ObjectRefPath, error) {
 				}
 			case ok && name == "content" && r.Content == "":
 				if r.Content = val; val == "" {
-					return nil, fmt.Errorf("%s: content=: want %s or %s", words[0], ContentCRL, ContentDistinct)
+					return nil, fmt.Errorf("%s: content=: want %s, %s or %s", words[0], ContentCRL, ContentDistinct, ContentLua)
 				}
 			default:
-				return nil, fmt.Errorf("%s: unexpected %q after the path (known: kinds=ConfigMap,Secret keys=<key>,*,+ when=<field>=<value> on=<protocol>,... content=crl|distinct)", words[0], w)
+				return nil, fmt.Errorf("%s: unexpected %q after the path (known: kinds=ConfigMap,Secret keys=<key>,*,+ when=<field>=<value> on=<protocol>,... content=crl|distinct|lua)", words[0], w)
 			}
 		}
 		r = r.withDefaults()

@@ -7,36 +7,54 @@ import (
 	"strings"
 
 	luaparse "github.com/yuin/gopher-lua/parse"
+
+	"github.com/attache-dev/attache/pkg/envoylua"
 )
 
 // RegexField is a field of a kind's policies holding a regular expression
 // that the implementation compiles when it translates a policy (Envoy
 // Gateway: Go's regexp, RE2 syntax, for rate-limit and authorization
-// matches), or with Syntax "lua" a Lua chunk it parses (Envoy Gateway's
-// inline Lua scripts, which it loads with gopher-lua): a policy whose
-// field does not compile is one its implementation refuses, as one with a
-// value out of range.
+// matches), with Syntax "lua" a Lua chunk it parses (Envoy Gateway's
+// Lua scripts, which it loads with gopher-lua), or with Syntax
+// "envoy-lua" a Lua script it runs against Envoy's Lua API (Envoy
+// Gateway's Strict validation; package envoylua): a policy whose field
+// does not compile, or fails, is one its implementation refuses, as one
+// with a value out of range.
 type RegexField struct {
 	// Path is the dotted path below spec to the string; segments may end
-	// in "[]" (each entry of that list).
+	// in "[]" (each entry of that list). A path ending at a reference the
+	// kind's ObjectRefs read with content=lua (a ConfigMap holding a Lua
+	// script) judges the script that reference reads, where its text is
+	// kept (package holderdata); a reference that does not resolve is
+	// ObjectRefs' to report.
 	Path BackendRefPath
 	// When, if set, is "field=value": the expression is judged only where
 	// the object holding it has that field with that value (a match's
 	// type: RegularExpression).
 	When string
 	// Syntax is what the field holds: "" for a regular expression (RE2),
-	// SyntaxLua for a Lua chunk.
+	// SyntaxLua for a Lua chunk, SyntaxEnvoyLua for a Lua script run as
+	// Envoy Gateway's Strict validation runs it.
 	Syntax string
-	// Unless, if set, is "<parameters path>=<value>": the field is judged
-	// per Gateway, except where the data-plane parameters that Gateway
-	// runs with have that value there (Envoy Gateway's EnvoyProxy
-	// luaValidation=Disabled); the path is one of ParametersPaths.
+	// Unless, if set, is "<parameters path>=<value>[|<value>...]": the
+	// field is judged per Gateway, except where the data-plane parameters
+	// that Gateway runs with have one of those values there (Envoy
+	// Gateway's EnvoyProxy luaValidation=Disabled); the path is one of
+	// ParametersPaths.
 	Unless string
 }
 
-// SyntaxLua is RegexField.Syntax for a Lua chunk (Lua 5.1, as gopher-lua
-// parses it).
-const SyntaxLua = "lua"
+// Syntaxes of RegexField.Syntax.
+const (
+	// SyntaxLua is a Lua chunk (Lua 5.1, as gopher-lua parses it).
+	SyntaxLua = "lua"
+	// SyntaxEnvoyLua is a Lua script for Envoy's Lua filter, run as
+	// Envoy Gateway's Strict validation runs it (envoylua.Validate): it
+	// fails when it does not parse, or raises a Lua error when its entry
+	// points run against Envoy's stream-handle API. A script that reaches
+	// one of attache's own bounds is not judged.
+	SyntaxEnvoyLua = "envoy-lua"
+)
 
 // UnlessHolds reports whether the Unless condition of r holds in the
 // data-plane parameters' spec (false without a condition).
@@ -46,7 +64,7 @@ func (r RegexField) UnlessHolds(spec map[string]any) bool {
 		return false
 	}
 	_, values := ValuesAt(spec, BackendRefPath(path))
-	return slices.Contains(values, want)
+	return slices.ContainsFunc(strings.Split(want, "|"), func(w string) bool { return slices.Contains(values, w) })
 }
 
 // String renders the field in its annotation form:
@@ -71,17 +89,17 @@ func (r RegexField) String() string {
 func RegexFieldsString(rs []RegexField) string { return entriesString(rs) }
 
 // ParseRegexFields reads the annotation attache.dev/regex-fields: entries
-// separated by ";", each "<path>" optionally followed by " syntax=lua",
-// " when=<field>=<value>" and " unless=<parameters path>=<value>"; "none"
-// for none.
+// separated by ";", each "<path>" optionally followed by " syntax=lua" (or
+// " syntax=envoy-lua"), " when=<field>=<value>" and
+// " unless=<parameters path>=<value>[|<value>...]"; "none" for none.
 func ParseRegexFields(v string) ([]RegexField, error) {
 	return parseEntries(v, "authorization.rules[].operation.path.value when=type=RegularExpression", func(entry string) (RegexField, error) {
 		words := strings.Fields(entry)
 		r := RegexField{Path: BackendRefPath(strings.TrimPrefix(words[0], "spec."))}
 		for _, w := range words[1:] {
 			if syn, ok := strings.CutPrefix(w, "syntax="); ok && r.Syntax == "" {
-				if syn != SyntaxLua {
-					return RegexField{}, fmt.Errorf("regex field %s: syntax=%s: want syntax=%s (a regular expression needs none)", r.Path, syn, SyntaxLua)
+				if syn != SyntaxLua && syn != SyntaxEnvoyLua {
+					return RegexField{}, fmt.Errorf("regex field %s: syntax=%s: want syntax=%s or syntax=%s (a regular expression needs none)", r.Path, syn, SyntaxLua, SyntaxEnvoyLua)
 				}
 				r.Syntax = syn
 				continue
@@ -92,7 +110,7 @@ func ParseRegexFields(v string) ([]RegexField, error) {
 			}
 			val, ok := strings.CutPrefix(w, "when=")
 			if !ok || r.When != "" {
-				return RegexField{}, fmt.Errorf("regex field %s: %q is not when=<field>=<value>, syntax=%s or unless=<parameters path>=<value>", r.Path, w, SyntaxLua)
+				return RegexField{}, fmt.Errorf("regex field %s: %q is not when=<field>=<value>, syntax=%s|%s or unless=<parameters path>=<value>", r.Path, w, SyntaxLua, SyntaxEnvoyLua)
 			}
 			r.When = val
 		}
@@ -113,8 +131,8 @@ func (r RegexField) validate() error {
 	}
 	if r.Unless != "" {
 		path, v, ok := strings.Cut(r.Unless, "=")
-		if !ok || v == "" || strings.ContainsAny(r.Unless, " ,;") || strings.Contains(v, "=") {
-			return fmt.Errorf("regex field %s: unless=%s: want <parameters path>=<value>", r.Path, r.Unless)
+		if !ok || v == "" || strings.ContainsAny(r.Unless, " ,;") || strings.Contains(v, "=") || slices.Contains(strings.Split(v, "|"), "") {
+			return fmt.Errorf("regex field %s: unless=%s: want <parameters path>=<value>[|<value>...]", r.Path, r.Unless)
 		}
 		if err := BackendRefPath(path).validate(); err != nil {
 			return fmt.Errorf("regex field %s: unless=%s: %v", r.Path, r.Unless, err)
@@ -130,7 +148,8 @@ func (r RegexField) validate() error {
 // problem per string that does not compile as a regular expression (RE2
 // syntax, as Go's regexp reads it), in the order of the kind's fields. A
 // field absent, null or not a string is not judged (the CRD's schema
-// refuses it). A parsed policy answers what Parse found.
+// refuses it), nor a reference (see BadRegexesWhere). A parsed policy
+// answers what Parse found.
 func (p *Policy) BadRegexes() []FieldProblem {
 	if p.regexesRead {
 		return p.badRegexes
@@ -139,20 +158,25 @@ func (p *Policy) BadRegexes() []FieldProblem {
 }
 
 // BadRegexesWhere checks the kind's RegexFields that keep accepts (each
-// time: for the fields with an Unless condition, judged per Gateway).
-func (p *Policy) BadRegexesWhere(keep func(RegexField) bool) []FieldProblem {
-	return p.checkRegexesWhere(keep)
+// time: for the fields with an Unless condition, judged per Gateway); a
+// field ending at a reference reads the script it names through h (nil:
+// references are not judged).
+func (p *Policy) BadRegexesWhere(keep func(RegexField) bool, h *Holders) []FieldProblem {
+	return p.checkRegexesWhere(keep, h)
 }
 
 // checkRegexes is BadRegexes, compiling: the fields without an Unless
 // condition, which hold whatever the target.
 func (p *Policy) checkRegexes() []FieldProblem {
-	return p.checkRegexesWhere(func(r RegexField) bool { return r.Unless == "" })
+	return p.checkRegexesWhere(func(r RegexField) bool { return r.Unless == "" }, nil)
 }
 
-// checkRegexesWhere compiles the fields keep accepts.
-func (p *Policy) checkRegexesWhere(keep func(RegexField) bool) []FieldProblem {
+// checkRegexesWhere compiles the fields keep accepts. Of a Lua script
+// that does not parse, only the first problem is said (a field with
+// syntax=lua and one with syntax=envoy-lua both refuse it).
+func (p *Policy) checkRegexesWhere(keep func(RegexField) bool, h *Holders) []FieldProblem {
 	var out []FieldProblem
+	unparsed := map[string]bool{}
 	for _, r := range p.Kind.RegexFields {
 		if !keep(r) {
 			continue
@@ -172,20 +196,61 @@ func (p *Policy) checkRegexesWhere(keep func(RegexField) bool) []FieldProblem {
 			}
 			walkPath(m, field, names[last:], lists[last:], func(v any, at string) {
 				s, ok := v.(string)
+				from := ""
+				if _, isRef := v.(map[string]any); isRef && r.Syntax != "" && h != nil {
+					s, from, ok = p.scriptAt(at, *h)
+				}
 				if !ok {
 					return
 				}
-				if r.Syntax == SyntaxLua {
+				switch r.Syntax {
+				case SyntaxLua:
 					if _, err := luaparse.Parse(strings.NewReader(s), "<inline>"); err != nil {
-						out = append(out, FieldProblem{Field: at, Message: "Lua does not parse: " + strings.Join(strings.Fields(err.Error()), " ")})
+						unparsed[at] = true
+						out = append(out, FieldProblem{Field: at, Message: from + "Lua does not parse: " + strings.Join(strings.Fields(err.Error()), " ")})
 					}
-					return
-				}
-				if _, err := regexp.Compile(s); err != nil {
-					out = append(out, FieldProblem{Field: at, Message: fmt.Sprintf("regex %q is invalid: %v", s, err)})
+				case SyntaxEnvoyLua:
+					if unparsed[at] {
+						return
+					}
+					if v := envoylua.Validate(s); v.Err != nil {
+						out = append(out, FieldProblem{Field: at, Message: from + "the Lua script fails when run against Envoy's Lua API, as Envoy Gateway's Strict validation runs it: " + v.Err.Error()})
+					}
+				default:
+					if _, err := regexp.Compile(s); err != nil {
+						out = append(out, FieldProblem{Field: at, Message: fmt.Sprintf("regex %q is invalid: %v", s, err)})
+					}
 				}
 			})
 		})
 	}
 	return out
+}
+
+// scriptAt is the text of the Lua script the reference at field reads
+// (ContentLua), and the words naming where it comes from; false when
+// there is none to judge: the reference is not one the kind reads with
+// content=lua, does not resolve, names another namespace without a
+// grant, or its holder's text is not kept (not read, too long, or
+// several keys Envoy Gateway may read any of).
+func (p *Policy) scriptAt(field string, h Holders) (string, string, bool) {
+	for _, ref := range p.ObjectRefs {
+		if ref.Field != field || ref.Path.Content != ContentLua || !ref.Judged() {
+			continue
+		}
+		o := ref.Object
+		if (h.Unread != nil && h.Unread(o)) || (o.Namespace != p.Ref.Namespace && (h.Granted == nil || !h.Granted(o))) || h.Keys == nil || h.Facts == nil {
+			return "", "", false
+		}
+		have, found := h.Keys(o)
+		if !found {
+			return "", "", false
+		}
+		f, ok := luaFact(ref, have, h.Facts(o))
+		if !ok || !f.Lua.Kept {
+			return "", "", false
+		}
+		return f.Lua.Text, fmt.Sprintf("%s %s/%s: ", o.Kind, o.Namespace, o.Name), true
+	}
+	return "", "", false
 }

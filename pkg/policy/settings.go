@@ -208,6 +208,11 @@ const (
 	// reach the kind's effective targets: every path, or only those from
 	// a Gateway (a policy reaching none is then not programmed: Kuadrant).
 	AnnotationReach = "attache.dev/reach"
+	// AnnotationSummary ("attache", the default, or "istio-waypoint")
+	// says what a policy's summary Accepted condition says: attache's
+	// summary of its targets, or istiod's WaypointAccepted condition,
+	// flattened over its targetRefs (Kind.SummaryIstioWaypoint).
+	AnnotationSummary = "attache.dev/summary"
 	// AnnotationPartlyOverridden ("programmed", the default, or
 	// "not-programmed") says what a policy that loses some of what it sets
 	// but not all is: PartiallyProgrammed, or Programmed=False (Kuadrant's
@@ -405,6 +410,7 @@ const (
 	SettingDataPlaneTarget       = "dataPlaneTarget"
 	SettingOverriddenBy          = "overriddenBy"
 	SettingReach                 = "reach"
+	SettingSummary               = "summary"
 	SettingPartlyOverridden      = "partlyOverridden"
 	SettingWeightAnnotation      = "weightAnnotation"
 	SettingDelegationPriority    = "delegationPriority"

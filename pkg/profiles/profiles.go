@@ -307,12 +307,15 @@ var builtin = func() []policy.Profile {
 		// Lua is off unless Envoy Gateway's configuration enables it
 		// (ExtensionAPISettings.LuaDisabled; the translator refuses the
 		// policy: "Skipping Lua EnvoyExtensionPolicy as feature is
-		// disabled"). An inline script must define envoy_on_request or
-		// envoy_on_response (luavalidator, whatever the EnvoyProxy's
-		// luaValidation), and parse as Lua unless the EnvoyProxy the
-		// Gateway runs with says luaValidation: Disabled.
+		// disabled"). A script, inline or from a ConfigMap, must define
+		// envoy_on_request or envoy_on_response (luavalidator, whatever
+		// the EnvoyProxy's luaValidation), parse as Lua unless the
+		// EnvoyProxy the Gateway runs with says luaValidation: Disabled,
+		// and run against Envoy's Lua API without error unless it says
+		// Disabled or InsecureSyntax (Strict, the default; package
+		// envoylua is attache's model of that API).
 		withValidations(withRegexFields(withAllowlists(withFeatureGates(withFailOpen(withObjectRefs(withBackendRefs(egInherited("EnvoyExtensionPolicy", egRoutes), "extProc[].backendRef", "extProc[].backendRefs[]"),
-			"lua[].valueRef kinds=ConfigMap keys=lua,+ when=type=ValueRef",
+			"lua[].valueRef kinds=ConfigMap keys=lua,+ when=type=ValueRef content=lua",
 			"wasm[].code.image.pullSecretRef kinds=Secret keys=.dockerconfigjson",
 			"wasm[].code.image.tls.caCertificateRef kinds=Secret,ConfigMap keys=ca.crt,*",
 			"wasm[].code.http.tls.caCertificateRef kinds=Secret,ConfigMap keys=ca.crt,*"),
@@ -323,7 +326,10 @@ var builtin = func() []policy.Profile {
 			// Gateway runs with (buildDynamicModules: "is not registered
 			// in the EnvoyProxy dynamicModules allowlist").
 			"dynamicModule[].name=dynamicModules[].name"),
-			"lua[].inline syntax=lua when=type=Inline unless=luaValidation=Disabled"), egLuaValidations),
+			"lua[].inline syntax=lua when=type=Inline unless=luaValidation=Disabled; "+
+				"lua[].inline syntax=envoy-lua when=type=Inline unless=luaValidation=Disabled|InsecureSyntax; "+
+				"lua[].valueRef syntax=lua when=type=ValueRef unless=luaValidation=Disabled; "+
+				"lua[].valueRef syntax=envoy-lua when=type=ValueRef unless=luaValidation=Disabled|InsecureSyntax"), egLuaValidations),
 		// EnvoyPatchPolicy is off unless the configuration enables it:
 		// Envoy Gateway does not even watch it then, and its translator
 		// says Disabled. It patches one data plane: a Gateway, or the
@@ -334,7 +340,11 @@ var builtin = func() []policy.Profile {
 			DataPlaneTarget: true,
 		}), egEnableEnvoyPatchPolicy+"=*"),
 		// Istio.
-		withWaypointTargets(istio("security.istio.io", "AuthorizationPolicy", policy.CompositionAdditive, "selector")),
+		// istiod writes its WaypointAccepted condition of an
+		// AuthorizationPolicy with targetRefs flattened over them
+		// (WaypointPolicyStatusCollection, flattenConditions); of the
+		// other kinds it writes none.
+		withIstioWaypointSummary(withWaypointTargets(istio("security.istio.io", "AuthorizationPolicy", policy.CompositionAdditive, "selector"))),
 		withWaypointTargets(istio("security.istio.io", "RequestAuthentication", policy.CompositionAdditive, "selector")),
 		// Telemetry: istiod's layering (root namespace, namespace,
 		// workload) and its per-provider merges.
@@ -644,6 +654,14 @@ func withAllowlists(p policy.Profile, v string) policy.Profile {
 // ambient; policy.Kind.WaypointTargets).
 func withWaypointTargets(p policy.Profile) policy.Profile {
 	p.Spec.WaypointTargets = true
+	return p
+}
+
+// withIstioWaypointSummary makes a profile's kind's summary Accepted
+// condition say what istiod's flattened WaypointAccepted says
+// (policy.Kind.SummaryIstioWaypoint).
+func withIstioWaypointSummary(p policy.Profile) policy.Profile {
+	p.Spec.SummaryIstioWaypoint = true
 	return p
 }
 

@@ -74,8 +74,12 @@ type PolicySource struct {
 	// MergeHolds names the field of another policy that its merge with
 	// the policies above holds here and that fails that policy's
 	// translation: the merged policy fails.
-	MergeHolds string      `json:"mergeHolds,omitempty"`
-	Lost       []LostField `json:"lost,omitempty"`
+	MergeHolds string `json:"mergeHolds,omitempty"`
+	// MergeFailedOpen, with MergeHolds, are the parts of the merged policy
+	// its implementation leaves out because what the merge holds fails
+	// open by the merged policy's flags (the route does not fail).
+	MergeFailedOpen []string    `json:"mergeFailedOpen,omitempty"`
+	Lost            []LostField `json:"lost,omitempty"`
 }
 
 // LostField is a field a policy set that did not make it, and who beat it.
@@ -171,7 +175,7 @@ func sources(c *engine.Context) Sources {
 		s.Fields = append(s.Fields, FieldSource{Path: f.Path, Value: f.Value, Policy: f.Policy, Target: f.At, Strategy: string(f.Strategy)})
 	}
 	for _, e := range c.Stack {
-		ps := PolicySource{Policy: e.Policy, Target: e.At, Strategy: string(e.Strategy), Stanza: e.Stanza, Outcome: e.Outcome, Conflicted: e.Conflicted, Unsupported: e.Unsupported, MergeHolds: e.MergeHolds}
+		ps := PolicySource{Policy: e.Policy, Target: e.At, Strategy: string(e.Strategy), Stanza: e.Stanza, Outcome: e.Outcome, Conflicted: e.Conflicted, Unsupported: e.Unsupported, MergeHolds: e.MergeHolds, MergeFailedOpen: e.MergeFailedOpen}
 		for _, l := range e.Lost {
 			lf := LostField{Path: l.Path}
 			for _, t := range l.To {

@@ -237,6 +237,27 @@ func TestFailClosedMerged(t *testing.T) {
 	}
 }
 
+// The merged policy's flags say whether what it holds of the Gateway
+// policy's failing authorizer fails open (Envoy Gateway merges, then
+// judges the merged policy): the route's flag turns the Gateway's
+// failing-closed authorizer into one left out, and the other way round.
+func TestFailClosedMergedFlags(t *testing.T) {
+	base := failClosedUpTo("gw")
+	for _, c := range []struct {
+		name, gw, route string
+		status          int
+	}{
+		{"the route's failOpen: true", "extAuth: {http: {backendRefs: [{name: nosvc, port: 80}]}}", "mergeType: JSONMerge\n  extAuth: {failOpen: true}", 0},
+		{"the route's failOpen: false", "extAuth: {failOpen: true, http: {backendRefs: [{name: nosvc, port: 80}]}}", "mergeType: JSONMerge\n  extAuth: {failOpen: false}", 500},
+		{"the Gateway's failOpen: true", "extAuth: {failOpen: true, http: {backendRefs: [{name: nosvc, port: 80}]}}", "mergeType: JSONMerge\n  cors: {allowOrigins: [\"https://a.example\"]}", 0},
+	} {
+		ix, pols := build(t, base+securityPolicy("gw", 0, "Gateway", "eg", c.gw)+securityPolicy("route", 1, "HTTPRoute", "bad", c.route), true)
+		if o := trace(t, ix, pols, "http://bad.example/", nil).Outcomes[0]; o.Status != c.status {
+			t.Errorf("%s: %s %d %q, want status %d", c.name, o.Result, o.Status, o.Reason, c.status)
+		}
+	}
+}
+
 // A route on two Gateways whose EnvoyExtensionPolicy loads a dynamic
 // module that only one Gateway's EnvoyProxy registers fails through the
 // other only: Envoy Gateway translates a route's policy per Gateway.

@@ -170,7 +170,8 @@ func (p *Policies) replacedUnder(o *Outcome) (engine.RuleReplacement, bool) {
 // that most specific policy has a merge type, its implementation
 // translates it merged with the policies above: the route fails when it
 // is Invalid there itself or its merge holds a broken field of one above
-// (engine.StackEntry.MergeHolds), and only then.
+// (engine.StackEntry.MergeHolds) that does not fail open by the merged
+// policy's flags (StackEntry.MergeFailedOpen), and only then.
 func (p *Policies) failedClosed(o *Outcome) (int, string) {
 	for _, ep := range o.EffectivePolicies {
 		if ep.Kind == nil || ep.Kind.FailureStatus == 0 || ep.Context == nil {
@@ -205,7 +206,7 @@ func (p *Policies) failedClosed(o *Outcome) (int, string) {
 				return ep.Kind.FailureStatus, fmt.Sprintf("%s %s applies here but is Invalid (%s); %s answers the route's requests with %d",
 					last.Policy.Kind, nameOf(last.Policy), msg, impl, ep.Kind.FailureStatus)
 			}
-			if last.MergeHolds != "" {
+			if last.MergeHolds != "" && len(last.MergeFailedOpen) == 0 {
 				return ep.Kind.FailureStatus, fmt.Sprintf("%s %s applies here merged (%s) with the policies above it, holding %s, which its implementation cannot translate; %s answers the route's requests with %d",
 					last.Policy.Kind, nameOf(last.Policy), st.Policy.MergeType, last.MergeHolds, impl, ep.Kind.FailureStatus)
 			}
