@@ -1083,6 +1083,9 @@ limits:
 		!strings.Contains(msg, "limits.free.rates, limits.free.when beaten by TokenRateLimitPolicy default/route") {
 		t.Errorf("gw Programmed message %q does not say why, nor who beat which rule", msg)
 	}
+	if !engine.NotProgrammedInPart(condition(t, res, "gw", "Programmed")) {
+		t.Error("NotProgrammedInPart does not read gw's Programmed=False/Unknown as overridden in part")
+	}
 	want(t, "route Programmed", status(t, res, "route", "Programmed"), "True/Programmed")
 	rlp := compute(t, engine.Options{}, labelledCRD("kuadrant.io", "RateLimitPolicy", "ratelimitpolicies", "inherited"), docsTopo,
 		pol("kuadrant.io/v1", "RateLimitPolicy", "gw", 0, `targetRef: `+gwRef+`

@@ -933,7 +933,7 @@ func (c *computation) programmedFrom(k *policy.Kind, r Reach, setsNone bool, los
 		if k.PartlyOverriddenNotProgrammed {
 			// Its implementation reports any rule lost as an issue.
 			cond.Status, cond.Reason = "False", ReasonUnknown
-			lead = "Policy is not programmed, as it is overridden in part (it would be programmed %s of %d contexts): %s"
+			lead = notProgrammedInPartLead + " (it would be programmed %s of %d contexts): %s"
 		}
 		var how []string
 		for _, p := range []struct {
@@ -947,6 +947,22 @@ func (c *computation) programmedFrom(k *policy.Kind, r Reach, setsNone bool, los
 		cond.Message = fmt.Sprintf(lead, strings.Join(how, ", "), r.Contexts, losses())
 	}
 	return cond
+}
+
+// notProgrammedInPartLead opens the message of Programmed=False, reason
+// Unknown, for a policy overridden in part whose kind then calls it not
+// programmed (NotProgrammedInPart reads it).
+const notProgrammedInPartLead = "Policy is not programmed, as it is overridden in part"
+
+// NotProgrammedInPart reports whether Programmed condition c is
+// Programmed=False, reason Unknown, for a policy that is overridden in part
+// (a kind whose partly overridden policies are not programmed,
+// policy.Kind.PartlyOverriddenNotProgrammed): it would be programmed in
+// part, as PartiallyProgrammed says of other kinds. Any other Unknown says
+// the policy is programmed nowhere (yet).
+func NotProgrammedInPart(c Condition) bool {
+	return c.Type == CondProgrammed && c.Status == "False" && c.Reason == ReasonUnknown &&
+		strings.HasPrefix(c.Message, notProgrammedInPartLead)
 }
 
 // contexts says "its only context" or "all N contexts".
