@@ -110,6 +110,10 @@ type policyKindItem struct {
 	// effective targets, a policy reaching none not being programmed;
 	// absent: every path ("any").
 	Reach string `json:"reach,omitempty"`
+	// RouteParents is "parent-refs" when a route's paths run from every
+	// listener its parentRefs name, admitted or not; absent: from the
+	// listeners that admit it ("admitted").
+	RouteParents string `json:"routeParents,omitempty"`
 	// PartlyOverridden is "not-programmed" when a policy losing some of
 	// what it sets is Programmed=False; absent: PartiallyProgrammed
 	// ("programmed").
@@ -353,6 +357,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.ReachThroughGateway {
 		parts = append(parts, origin(policy.SettingReach, "reach=gateway"))
 	}
+	if k.RouteParentRefs {
+		parts = append(parts, origin(policy.SettingRouteParents, "route-parents=parent-refs"))
+	}
 	if k.PartlyOverriddenNotProgrammed {
 		parts = append(parts, origin(policy.SettingPartlyOverridden, "partly-overridden=not-programmed"))
 	}
@@ -509,6 +516,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	}
 	if k.ReachThroughGateway {
 		it.Reach = "gateway"
+	}
+	if k.RouteParentRefs {
+		it.RouteParents = "parent-refs"
 	}
 	if k.PartlyOverriddenNotProgrammed {
 		it.PartlyOverridden = "not-programmed"

@@ -356,10 +356,11 @@ func (d *kindDP) run(only map[topology.NodeID]bool) {
 			}
 		}
 		items = items[:0]
-		if len(node.Parents) == 0 && d.startsPath(gk) {
+		parents := d.pathParents(node)
+		if len(parents) == 0 && d.startsPath(gk) {
 			items = append(items, item{top: true})
 		}
-		for _, p := range node.Parents {
+		for _, p := range parents {
 			pInH := d.inHierarchy(p)
 			for idx, e := range d.entries[p] {
 				var adm int32

@@ -285,7 +285,7 @@ func newComputation(opts Options, objs []Object) *computation {
 	c.readDelegationPriorities(topoObjs)
 	// Objects with sections (listeners, rules, ports) make several nodes.
 	b := topology.NewBuilderSize(4 * len(topoObjs))
-	grants, probs := gatewayapi.Add(b, topoObjs)
+	grants, probs := gatewayapi.AddWithOptions(b, topoObjs, gatewayapi.Options{UnadmittedParents: c.needsUnadmitted()})
 	c.grants = grants
 	for _, p := range probs {
 		if p.Source == "" {

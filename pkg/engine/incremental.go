@@ -981,7 +981,8 @@ func (c *computation) descendants(seeds map[topology.NodeID]bool) map[topology.N
 	for len(stack) > 0 {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		for _, ch := range c.graph.Node(n).Children {
+		// Unadmitted children too: the paths of some kinds run along them.
+		for _, ch := range topology.AllChildren(c.graph.Node(n)) {
 			if !out[ch] {
 				out[ch] = true
 				stack = append(stack, ch)

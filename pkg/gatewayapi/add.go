@@ -137,6 +137,7 @@ type nsFilter struct {
 // adder holds the state of one Add call.
 type adder struct {
 	b        *topology.Builder
+	opts     Options
 	problems []diag.Problem
 	grants   *Grants
 	// nsLabels holds the labels of the Namespace objects given; a
@@ -192,8 +193,25 @@ func (a *adder) object(ref topology.Ref) (topology.NodeID, bool) {
 // and skipped or partly used. The result does not depend on the order of
 // objs, except which of two copies of one object is kept (the first).
 func Add(b *topology.Builder, objs []*unstructured.Unstructured) (*Grants, []diag.Problem) {
+	return AddWithOptions(b, objs, Options{})
+}
+
+// Options say what AddWithOptions links beyond Gateway API's rules.
+type Options struct {
+	// UnadmittedParents also links every route below the listeners of the
+	// Gateways its parentRefs name that do not admit it (the listener a
+	// sectionName names, else every listener of the Gateway, whatever
+	// the port, allowedRoutes and hostnames), by unadmitted edges
+	// (topology.Node.Unadmitted), as Kuadrant's policy-machinery links
+	// routes. ListenerSet parents get none.
+	UnadmittedParents bool
+}
+
+// AddWithOptions is Add with opts.
+func AddWithOptions(b *topology.Builder, objs []*unstructured.Unstructured, opts Options) (*Grants, []diag.Problem) {
 	a := &adder{
 		b:        b,
+		opts:     opts,
 		grants:   &Grants{},
 		nsLabels: map[string]labels.Set{},
 		parents:  map[topology.Ref]*parent{},
@@ -687,16 +705,26 @@ func (a *adder) attach(r *route, id topology.NodeID, p *gwv1.ParentReference, i 
 			// not admit (reported on the ListenerSet).
 			return
 		}
+		// Unadmitted edges only below Gateways: policy-machinery knows
+		// no ListenerSets.
+		unadmitted := a.opts.UnadmittedParents && parent.GroupKind() == topology.KindGateway
 		if p.SectionName != nil && *p.SectionName != "" {
 			l := pa.byName[string(*p.SectionName)]
-			if l != nil && (p.Port == nil || int32(*p.Port) == l.port) && a.admits(l, pa.ns, r) {
+			switch {
+			case l == nil:
+			case (p.Port == nil || int32(*p.Port) == l.port) && a.admits(l, pa.ns, r):
 				a.b.AddEdge(l.id, id)
+			case unadmitted:
+				a.b.AddUnadmittedEdge(l.id, id)
 			}
 			return
 		}
 		for _, l := range pa.listeners {
-			if (p.Port == nil || int32(*p.Port) == l.port) && a.admits(l, pa.ns, r) {
+			switch {
+			case (p.Port == nil || int32(*p.Port) == l.port) && a.admits(l, pa.ns, r):
 				a.b.AddEdge(l.id, id)
+			case unadmitted:
+				a.b.AddUnadmittedEdge(l.id, id)
 			}
 		}
 	case topology.KindService:

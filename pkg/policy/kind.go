@@ -165,6 +165,15 @@ type Kind struct {
 	// and reports a policy on none "not in the path to any existing
 	// routes"). Inherited kinds only.
 	ReachThroughGateway bool
+	// RouteParentRefs: a route's paths run from every listener its
+	// parentRefs name (the one a sectionName names, else every listener
+	// of the Gateway), admitted or not by Gateway API's rules (port,
+	// allowedRoutes namespaces and kinds, hostnames), and from no
+	// ListenerSet, GAMMA Service or delegating route; by default from
+	// the listeners that admit it (Kuadrant's policy-machinery links
+	// routes so: gateway_api_topology.go findListenerFromParentRefFunc).
+	// Inherited kinds only.
+	RouteParentRefs bool
 	// PartlyOverriddenNotProgrammed: a policy that loses some of what it
 	// sets (in some contexts) but not all of it is Programmed=False,
 	// reason Unknown, rather than PartiallyProgrammed: its implementation
@@ -395,6 +404,7 @@ type Spec struct {
 	DataPlaneTarget       bool
 	OverriddenByPresence  bool
 	ReachThroughGateway   bool
+	RouteParentRefs       bool
 	// PartlyOverriddenNotProgrammed: see Kind.
 	PartlyOverriddenNotProgrammed bool
 	WeightAnnotation              string
@@ -480,6 +490,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingDataPlaneTarget, s.DataPlaneTarget, func() { k.DataPlaneTarget = s.DataPlaneTarget })
 	set(SettingOverriddenBy, s.OverriddenByPresence, func() { k.OverriddenByPresence = s.OverriddenByPresence })
 	set(SettingReach, s.ReachThroughGateway, func() { k.ReachThroughGateway = true })
+	set(SettingRouteParents, s.RouteParentRefs, func() { k.RouteParentRefs = true })
 	set(SettingPartlyOverridden, s.PartlyOverriddenNotProgrammed, func() { k.PartlyOverriddenNotProgrammed = true })
 	set(SettingWeightAnnotation, s.WeightAnnotation != "", func() { k.WeightAnnotation = s.WeightAnnotation })
 	set(SettingDelegationPriority, s.DelegationPriority.Enabled(), func() { k.DelegationPriority = s.DelegationPriority.clone() })
@@ -722,6 +733,15 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingReach, "reach gateway narrows the paths of an Inherited kind; the class is %s", k.Class)
 		}
 	}
+	if k.RouteParentRefs && k.Class != Inherited {
+		if k.Origins[SettingRouteParents].isProfile() {
+			// As reach: a Direct kind walks no paths.
+			k.RouteParentRefs = false
+			k.Origins[SettingRouteParents] = FromDefault
+		} else {
+			return settingErrorf(SettingRouteParents, "route parents parent-refs say which paths an Inherited kind walks; the class is %s", k.Class)
+		}
+	}
 	if k.WaypointTargets && !k.AllowsTarget(topology.KindService) && !k.AllowsTarget(topology.KindGatewayClass) {
 		// Waypoints bind Services, and the waypoint class reaches every
 		// waypoint (EnvoyFilter takes class targets only).
@@ -914,6 +934,7 @@ var annotationOf = map[string]string{
 	SettingDataPlaneTarget:       AnnotationDataPlaneTarget,
 	SettingOverriddenBy:          AnnotationOverriddenBy,
 	SettingReach:                 AnnotationReach,
+	SettingRouteParents:          AnnotationRouteParents,
 	SettingPartlyOverridden:      AnnotationPartlyOverridden,
 	SettingWeightAnnotation:      AnnotationWeightAnnotation,
 	SettingDelegationPriority:    AnnotationDelegationPriority,
@@ -949,7 +970,7 @@ var allSettings = []string{
 	SettingClass, SettingTargetKinds, SettingEffectiveTargetKinds, SettingEffectiveSectionKinds,
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingSameLevelTies, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingAncestorLimit, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
-	SettingSectionNames, SettingEmptyTargetGroup, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingReach, SettingPartlyOverridden, SettingWeightAnnotation,
+	SettingSectionNames, SettingEmptyTargetGroup, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingReach, SettingRouteParents, SettingPartlyOverridden, SettingWeightAnnotation,
 	SettingDelegationPriority, SettingWaypointTargets, SettingControllers, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingInvalidPolicies, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingClusterIPRouting, SettingObjectRefs,
 	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingValidations, SettingFeatureGates,
@@ -1104,6 +1125,10 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationOverriddenBy, SettingOverriddenBy, func(v string) (err error) { k.OverriddenByPresence, err = parseOverriddenBy(v); return }},
 		{AnnotationReach, SettingReach, func(v string) (err error) {
 			k.ReachThroughGateway, err = parseChoice(v, "gateway", "any", "reach")
+			return
+		}},
+		{AnnotationRouteParents, SettingRouteParents, func(v string) (err error) {
+			k.RouteParentRefs, err = parseChoice(v, "parent-refs", "admitted", "route parents")
 			return
 		}},
 		{AnnotationPartlyOverridden, SettingPartlyOverridden, func(v string) (err error) {

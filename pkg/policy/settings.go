@@ -208,6 +208,11 @@ const (
 	// reach the kind's effective targets: every path, or only those from
 	// a Gateway (a policy reaching none is then not programmed: Kuadrant).
 	AnnotationReach = "attache.dev/reach"
+	// AnnotationRouteParents ("admitted", the default, or "parent-refs")
+	// says below which listeners a route's paths run: those that admit it
+	// by Gateway API's rules, or every listener its parentRefs name
+	// (Kuadrant's policy-machinery).
+	AnnotationRouteParents = "attache.dev/route-parents"
 	// AnnotationPartlyOverridden ("programmed", the default, or
 	// "not-programmed") says what a policy that loses some of what it sets
 	// but not all is: PartiallyProgrammed, or Programmed=False (Kuadrant's
@@ -384,6 +389,7 @@ const (
 	SettingDataPlaneTarget       = "dataPlaneTarget"
 	SettingOverriddenBy          = "overriddenBy"
 	SettingReach                 = "reach"
+	SettingRouteParents          = "routeParents"
 	SettingPartlyOverridden      = "partlyOverridden"
 	SettingWeightAnnotation      = "weightAnnotation"
 	SettingDelegationPriority    = "delegationPriority"

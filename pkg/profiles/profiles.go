@@ -155,6 +155,10 @@ var builtin = func() []policy.Profile {
 			// existing routes" (effective_*_reconciler.go,
 			// *_status_updater.go: kuadrant.NewErrNoRoutes).
 			ReachThroughGateway: true,
+			// Paths through every listener a route's parentRefs name,
+			// admitted or not (PM gateway_api_topology.go
+			// findListenerFromParentRefFunc).
+			RouteParentRefs: true,
 		})
 	}
 	listenerDirect := func(impl, group, kind, shipped string, same policy.SameLevel, targets ...topology.GroupKind) policy.Profile {

@@ -1,0 +1,37 @@
+package engine
+
+import (
+	"slices"
+
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// pathParents returns the parents from which the kind's paths reach node
+// n: its parents in the hierarchy; for a route of a kind whose routes hang
+// below every listener their parentRefs name (policy.Kind.RouteParentRefs),
+// the Gateway listeners among them and its unadmitted parents, none else
+// (no ListenerSet, GAMMA Service or delegating rule: Kuadrant's
+// policy-machinery links routes to Gateway listeners only).
+func (d *kindDP) pathParents(node *topology.Node) []topology.NodeID {
+	if !d.kind.RouteParentRefs || node.Ref.IsSection() || !slices.Contains(topology.RouteKinds, node.Ref.GroupKind()) {
+		return node.Parents
+	}
+	out := make([]topology.NodeID, 0, len(node.Parents)+len(node.Unadmitted))
+	for _, p := range node.Parents {
+		if r := d.c.graph.Node(p).Ref; r.IsSection() && r.GroupKind() == topology.KindGateway {
+			out = append(out, p)
+		}
+	}
+	return append(out, node.Unadmitted...)
+}
+
+// needsUnadmitted reports whether some kind follows unadmitted edges
+// (topology.Node.Unadmitted), which the graph then holds.
+func (c *computation) needsUnadmitted() bool {
+	for _, k := range c.kinds {
+		if k.RouteParentRefs {
+			return true
+		}
+	}
+	return false
+}
