@@ -114,6 +114,10 @@ type policyKindItem struct {
 	// listener its parentRefs name, admitted or not; absent: from the
 	// listeners that admit it ("admitted").
 	RouteParents string `json:"routeParents,omitempty"`
+	// PathReadiness is "status" when the kind's paths run only through
+	// listeners and routes their status says are ready; absent: status is
+	// not read ("ignored").
+	PathReadiness string `json:"pathReadiness,omitempty"`
 	// PartlyOverridden is "not-programmed" when a policy losing some of
 	// what it sets is Programmed=False; absent: PartiallyProgrammed
 	// ("programmed").
@@ -360,6 +364,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.RouteParentRefs {
 		parts = append(parts, origin(policy.SettingRouteParents, "route-parents=parent-refs"))
 	}
+	if k.ReadyPathsOnly {
+		parts = append(parts, origin(policy.SettingPathReadiness, "path-readiness=status"))
+	}
 	if k.PartlyOverriddenNotProgrammed {
 		parts = append(parts, origin(policy.SettingPartlyOverridden, "partly-overridden=not-programmed"))
 	}
@@ -519,6 +526,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	}
 	if k.RouteParentRefs {
 		it.RouteParents = "parent-refs"
+	}
+	if k.ReadyPathsOnly {
+		it.PathReadiness = "status"
 	}
 	if k.PartlyOverriddenNotProgrammed {
 		it.PartlyOverridden = "not-programmed"

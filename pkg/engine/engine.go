@@ -232,6 +232,9 @@ type computation struct {
 	// schemaProblems say why a kind's schema could not be compiled; the
 	// result reports each while a policy of the kind is there.
 	schemaProblems map[topology.GroupKind]*diag.Problem
+	// ready is what the engine reads of Gateways' and routes' status
+	// (readReadiness), only when a kind reads it.
+	ready *readiness
 	// features are the switches of the implementations' configurations
 	// (Options.Features over those among the objects).
 	features    policy.Features
@@ -281,6 +284,9 @@ func newComputation(opts Options, objs []Object) *computation {
 		if (k.Ancestor.Gateways() || k.InvalidOnUnresolvedBackendRefs) && c.backendSections == nil {
 			c.backendSections = readBackendSections(topoObjs, c.serviceImports)
 		}
+	}
+	if c.needsReadiness() {
+		c.ready = readReadiness(topoObjs)
 	}
 	c.readDelegationPriorities(topoObjs)
 	// Objects with sections (listeners, rules, ports) make several nodes.

@@ -453,7 +453,7 @@ func (in *Incremental) diff(objs []Object) (changes []policyChange, regen []rege
 		}
 		k, isPolicy := c.kinds[ref.GroupKind()]
 		if !isPolicy {
-			if had && sameObject(prevObj, u) && !c.delegationAnnotationsChanged(prevObj, u) {
+			if had && sameObject(prevObj, u) && !c.delegationAnnotationsChanged(prevObj, u) && !c.statusReadChanged(prevObj, u) {
 				continue
 			}
 			if profiles.IsConfiguration(u) || (had && profiles.IsConfiguration(prevObj)) {

@@ -1,11 +1,14 @@
 package engine_test
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/topology"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // kuadrantTopo: Gateway g (namespace default) with listeners a
@@ -172,4 +175,204 @@ func TestKuadrantRouteParentRefsIncremental(t *testing.T) {
 			t.Errorf("step %d: rb has %d contexts, want %d", i, n, i%2)
 		}
 	}
+}
+
+// kuadrantReadyTopo: GatewayClass c of Istio's controller; Gateway g with
+// listeners a and c2 Programmed, b not (per its status). HTTPRoutes on
+// listener a: ok (Accepted by g from Istio), pending (not Accepted),
+// foreign (Accepted by another controller only), manifest (no status);
+// HTTPRoute onb on listener b (Accepted); HTTPRoute wide and GRPCRoute
+// grpc on the whole Gateway, each Accepted in an entry naming listener a.
+var kuadrantReadyTopo = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: c}
+spec: {controllerName: istio.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g, namespace: default}
+spec:
+  gatewayClassName: c
+  listeners:
+  - {name: a, protocol: HTTP, port: 80}
+  - {name: b, protocol: HTTP, port: 81}
+  - {name: c2, protocol: HTTP, port: 8080}
+status:
+  listeners:
+  - {name: a, attachedRoutes: 6, conditions: [{type: Programmed, status: "True"}]}
+  - {name: b, attachedRoutes: 1, conditions: [{type: Programmed, status: "False"}]}
+  - {name: c2, attachedRoutes: 2, conditions: [{type: Programmed, status: "True"}]}
+` + readyRoute("ok", "HTTPRoute", "a", "istio.io/gateway-controller", "{name: g, sectionName: a}", "True") +
+	readyRoute("pending", "HTTPRoute", "a", "istio.io/gateway-controller", "{name: g}", "False") +
+	readyRoute("foreign", "HTTPRoute", "a", "example.com/other", "{name: g}", "True") +
+	readyRoute("manifest", "HTTPRoute", "a", "", "", "") +
+	readyRoute("onb", "HTTPRoute", "b", "istio.io/gateway-controller", "{name: g, sectionName: b}", "True") +
+	readyRoute("wide", "HTTPRoute", "", "istio.io/gateway-controller", "{name: g, sectionName: a}", "True") +
+	readyRoute("grpc", "GRPCRoute", "", "istio.io/gateway-controller", "{name: g, sectionName: a}", "True") + `
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: default}
+spec: {ports: [{name: http, port: 80}]}
+`
+
+// readyRoute is a route of kind on listener l of Gateway g (the whole
+// Gateway for ""), whose status holds one parent entry of controller ctl
+// for parentRef with Accepted=accepted (no status for ctl "").
+func readyRoute(name, kind, l, ctl, parentRef, accepted string) string {
+	section := ""
+	if l != "" {
+		section = ", sectionName: " + l
+	}
+	s := `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ` + kind + `
+metadata: {name: ` + name + `, namespace: default}
+spec:
+  parentRefs: [{name: g` + section + `}]
+  rules: [{name: only, backendRefs: [{name: s, port: 80}]}]`
+	if ctl != "" {
+		s += `
+status:
+  parents:
+  - controllerName: ` + ctl + `
+    parentRef: ` + parentRef + `
+    conditions: [{type: Accepted, status: "` + accepted + `"}]`
+	}
+	return s
+}
+
+// listenersOnPaths returns, per context of kind at target, the listeners
+// its paths run through, sorted.
+func listenersOnPaths(t *testing.T, res *engine.Result, kind string, target topology.Ref) []string {
+	t.Helper()
+	var out []string
+	for _, e := range res.Effective {
+		if e.Kind.GroupKind.Kind != kind || e.Target != target {
+			continue
+		}
+		for _, c := range e.Contexts {
+			c.Paths(func(p []topology.Ref) bool {
+				for _, r := range p {
+					if r.Kind == "Gateway" && r.IsSection() {
+						out = append(out, r.SectionName)
+					}
+				}
+				return true
+			})
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Kuadrant skips the paths through a listener its Gateway's status does
+// not say is Programmed, or a route its status does not say the Gateway
+// (its class's controller) accepted; a GRPCRoute's entry must name the
+// listener where it names one, an HTTPRoute's need not. A route without
+// status counts as ready. A policy whose paths are all skipped is in the
+// path to no route, and says what is not ready.
+// Source: KO ae698811 internal/controller/ratelimit_policy_status_updater.go
+// (enforcedCondition skips such paths), internal/gatewayapi/utils.go
+// (IsListenerReady, IsHTTPRouteReady, IsGRPCRouteReady).
+func TestKuadrantPathReadiness(t *testing.T) {
+	const v = "kuadrant.io/v1"
+	onG := pol(v, "RateLimitPolicy", "on-g", 0, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: g}\nlimits: {g: {rates: [{limit: 1, window: 1m}]}}")
+	onB := pol(v, "RateLimitPolicy", "on-b", 1, "targetRef: "+kListener("g", "b")+"\nlimits: {b: {rates: [{limit: 2, window: 1m}]}}")
+	onPending := pol(v, "RateLimitPolicy", "on-pending", 2, "targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: pending}\nlimits: {p: {rates: [{limit: 3, window: 1m}]}}")
+	grpcRule := topology.Ref{Group: topology.GatewayGroup, Kind: "GRPCRoute", Namespace: "default", Name: "grpc", SectionName: "only"}
+	for _, tc := range []struct {
+		name  string
+		crd   string
+		paths map[topology.Ref][]string
+		onB   string
+	}{
+		{"profile: status", rlpCRD(), map[topology.Ref][]string{
+			rule("ok", "only"): {"a"}, rule("pending", "only"): nil, rule("foreign", "only"): nil, rule("manifest", "only"): {"a"},
+			rule("onb", "only"): nil, rule("wide", "only"): {"a", "c2"}, grpcRule: {"a"},
+		}, "False/Unknown"},
+		{"annotation: ignored", rlpCRD("attache.dev/path-readiness: ignored"), map[topology.Ref][]string{
+			rule("ok", "only"): {"a"}, rule("pending", "only"): {"a"}, rule("foreign", "only"): {"a"}, rule("manifest", "only"): {"a"},
+			rule("onb", "only"): {"b"}, rule("wide", "only"): {"a", "b", "c2"}, grpcRule: {"a", "b", "c2"},
+		}, "True/Programmed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := compute(t, engine.Options{}, tc.crd, kuadrantReadyTopo, onG, onB, onPending)
+			for _, p := range res.Problems {
+				t.Errorf("problem: %v", p)
+			}
+			for target, w := range tc.paths {
+				want(t, target.Name+" listeners on paths", listenersOnPaths(t, res, "RateLimitPolicy", target), w)
+			}
+			want(t, "on-b Programmed", status(t, res, "on-b", "Programmed"), tc.onB)
+			if tc.onB != "False/Unknown" {
+				return
+			}
+			want(t, "on-b message", condition(t, res, "on-b", "Programmed").Message,
+				"Policy is not programmed: it is in the path to no effective target through a Gateway; not ready yet: listener Gateway default/g#b is not Programmed")
+			want(t, "on-pending message", condition(t, res, "on-pending", "Programmed").Message,
+				"Policy is not programmed: it is in the path to no effective target through a Gateway; not ready yet: HTTPRoute default/pending is not Accepted by Gateway default/g")
+		})
+	}
+}
+
+// Readiness is read from status: a status change the engine reads
+// recomputes (Incremental as Compute; StatusReadChanged for adapters),
+// one it does not read changes nothing.
+func TestKuadrantPathReadinessIncremental(t *testing.T) {
+	const v = "kuadrant.io/v1"
+	onB := pol(v, "RateLimitPolicy", "on-b", 1, "targetRef: "+kListener("g", "b")+"\nlimits: {b: {rates: [{limit: 2, window: 1m}]}}")
+	programmedB := strings.Replace(kuadrantReadyTopo, `{name: b, attachedRoutes: 1, conditions: [{type: Programmed, status: "False"}]}`,
+		`{name: b, attachedRoutes: 1, conditions: [{type: Programmed, status: "True"}]}`, 1)
+	resolvedB := strings.Replace(kuadrantReadyTopo, `{name: b, attachedRoutes: 1, conditions: [{type: Programmed, status: "False"}]}`,
+		`{name: b, attachedRoutes: 1, conditions: [{type: Programmed, status: "False"}, {type: ResolvedRefs, status: "True"}]}`, 1)
+	acceptedPending := strings.Replace(kuadrantReadyTopo, `{type: Accepted, status: "False"}`, `{type: Accepted, status: "True"}`, 1)
+	if programmedB == kuadrantReadyTopo || resolvedB == kuadrantReadyTopo || acceptedPending == kuadrantReadyTopo {
+		t.Fatal("a replacement did not apply")
+	}
+	in := engine.NewIncremental(engine.Options{})
+	for i, step := range []struct {
+		topo      string
+		onB       string
+		recompute bool
+	}{
+		{kuadrantReadyTopo, "False/Unknown", true},
+		{resolvedB, "False/Unknown", false},
+		{programmedB, "True/Programmed", true},
+		{kuadrantReadyTopo, "False/Unknown", true},
+		{acceptedPending, "False/Unknown", true},
+	} {
+		objs := decodeDocs(t, rlpCRD(), step.topo, onB)
+		got := in.Compute(objs)
+		if i > 0 && in.LastChange().Full != step.recompute {
+			t.Errorf("step %d: recomputed in full %v (%s), want %v", i, in.LastChange().Full, in.LastChange().Reason, step.recompute)
+		}
+		if g, w := dump(t, got), dump(t, engine.Compute(objs, engine.Options{})); g != w {
+			t.Fatalf("step %d: %s", i, firstDiff(g, w))
+		}
+		want(t, fmt.Sprintf("step %d on-b", i), status(t, got, "on-b", "Programmed"), step.onB)
+	}
+	gw := func(topo string) *unstructured.Unstructured {
+		for _, o := range decodeDocs(t, topo) {
+			if o.Object.GetKind() == "Gateway" {
+				return o.Object
+			}
+		}
+		t.Fatal("no Gateway")
+		return nil
+	}
+	want(t, "StatusReadChanged(Programmed)", engine.StatusReadChanged(gw(kuadrantReadyTopo), gw(programmedB)), true)
+	want(t, "StatusReadChanged(ResolvedRefs)", engine.StatusReadChanged(gw(kuadrantReadyTopo), gw(resolvedB)), false)
+	route := func(topo string) *unstructured.Unstructured {
+		for _, o := range decodeDocs(t, topo) {
+			if o.Object.GetName() == "pending" {
+				return o.Object
+			}
+		}
+		t.Fatal("no route pending")
+		return nil
+	}
+	want(t, "StatusReadChanged(route Accepted)", engine.StatusReadChanged(route(kuadrantReadyTopo), route(acceptedPending)), true)
 }

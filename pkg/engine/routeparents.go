@@ -25,6 +25,17 @@ func (d *kindDP) pathParents(node *topology.Node) []topology.NodeID {
 	return append(out, node.Unadmitted...)
 }
 
+// needsReadiness reports whether some kind reads Gateways' and routes'
+// status (readiness).
+func (c *computation) needsReadiness() bool {
+	for _, k := range c.kinds {
+		if k.ReadyPathsOnly {
+			return true
+		}
+	}
+	return false
+}
+
 // needsUnadmitted reports whether some kind follows unadmitted edges
 // (topology.Node.Unadmitted), which the graph then holds.
 func (c *computation) needsUnadmitted() bool {
@@ -34,4 +45,18 @@ func (c *computation) needsUnadmitted() bool {
 		}
 	}
 	return false
+}
+
+// readyBelow reports whether route node (below parent p) is ready there,
+// for a kind whose paths run only through what is ready
+// (policy.Kind.ReadyPathsOnly): any node but a route below a listener is.
+func (d *kindDP) readyBelow(p topology.NodeID, node *topology.Node) bool {
+	if node.Ref.IsSection() || !slices.Contains(topology.RouteKinds, node.Ref.GroupKind()) {
+		return true
+	}
+	pr := d.c.graph.Node(p).Ref
+	if gk := pr.GroupKind(); !pr.IsSection() || (gk != topology.KindGateway && gk != topology.KindListenerSet) {
+		return true
+	}
+	return d.c.ready.routeReady(node.Ref, pr) == ""
 }

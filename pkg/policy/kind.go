@@ -174,6 +174,16 @@ type Kind struct {
 	// routes so: gateway_api_topology.go findListenerFromParentRefFunc).
 	// Inherited kinds only.
 	RouteParentRefs bool
+	// ReadyPathsOnly: the kind's paths run only through listeners their
+	// Gateway's status says are Programmed and routes whose status says
+	// their Gateway accepted them (a status.parents entry of the
+	// Gateway's GatewayClass controllerName, naming the Gateway, with
+	// Accepted=True; for a GRPCRoute, naming the listener where it names
+	// one); an object whose status says nothing yet (a manifest) counts
+	// as ready. By default status is not read (Kuadrant's status
+	// updaters skip such paths: IsListenerReady, IsHTTPRouteReady,
+	// IsGRPCRouteReady). Inherited kinds only.
+	ReadyPathsOnly bool
 	// PartlyOverriddenNotProgrammed: a policy that loses some of what it
 	// sets (in some contexts) but not all of it is Programmed=False,
 	// reason Unknown, rather than PartiallyProgrammed: its implementation
@@ -405,6 +415,7 @@ type Spec struct {
 	OverriddenByPresence  bool
 	ReachThroughGateway   bool
 	RouteParentRefs       bool
+	ReadyPathsOnly        bool
 	// PartlyOverriddenNotProgrammed: see Kind.
 	PartlyOverriddenNotProgrammed bool
 	WeightAnnotation              string
@@ -491,6 +502,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingOverriddenBy, s.OverriddenByPresence, func() { k.OverriddenByPresence = s.OverriddenByPresence })
 	set(SettingReach, s.ReachThroughGateway, func() { k.ReachThroughGateway = true })
 	set(SettingRouteParents, s.RouteParentRefs, func() { k.RouteParentRefs = true })
+	set(SettingPathReadiness, s.ReadyPathsOnly, func() { k.ReadyPathsOnly = true })
 	set(SettingPartlyOverridden, s.PartlyOverriddenNotProgrammed, func() { k.PartlyOverriddenNotProgrammed = true })
 	set(SettingWeightAnnotation, s.WeightAnnotation != "", func() { k.WeightAnnotation = s.WeightAnnotation })
 	set(SettingDelegationPriority, s.DelegationPriority.Enabled(), func() { k.DelegationPriority = s.DelegationPriority.clone() })
@@ -742,6 +754,15 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingRouteParents, "route parents parent-refs say which paths an Inherited kind walks; the class is %s", k.Class)
 		}
 	}
+	if k.ReadyPathsOnly && k.Class != Inherited {
+		if k.Origins[SettingPathReadiness].isProfile() {
+			// As reach: a Direct kind walks no paths.
+			k.ReadyPathsOnly = false
+			k.Origins[SettingPathReadiness] = FromDefault
+		} else {
+			return settingErrorf(SettingPathReadiness, "path readiness status narrows the paths of an Inherited kind; the class is %s", k.Class)
+		}
+	}
 	if k.WaypointTargets && !k.AllowsTarget(topology.KindService) && !k.AllowsTarget(topology.KindGatewayClass) {
 		// Waypoints bind Services, and the waypoint class reaches every
 		// waypoint (EnvoyFilter takes class targets only).
@@ -935,6 +956,7 @@ var annotationOf = map[string]string{
 	SettingOverriddenBy:          AnnotationOverriddenBy,
 	SettingReach:                 AnnotationReach,
 	SettingRouteParents:          AnnotationRouteParents,
+	SettingPathReadiness:         AnnotationPathReadiness,
 	SettingPartlyOverridden:      AnnotationPartlyOverridden,
 	SettingWeightAnnotation:      AnnotationWeightAnnotation,
 	SettingDelegationPriority:    AnnotationDelegationPriority,
@@ -970,7 +992,7 @@ var allSettings = []string{
 	SettingClass, SettingTargetKinds, SettingEffectiveTargetKinds, SettingEffectiveSectionKinds,
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingSameLevelTies, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingAncestorLimit, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
-	SettingSectionNames, SettingEmptyTargetGroup, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingReach, SettingRouteParents, SettingPartlyOverridden, SettingWeightAnnotation,
+	SettingSectionNames, SettingEmptyTargetGroup, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingReach, SettingRouteParents, SettingPathReadiness, SettingPartlyOverridden, SettingWeightAnnotation,
 	SettingDelegationPriority, SettingWaypointTargets, SettingControllers, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingInvalidPolicies, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingClusterIPRouting, SettingObjectRefs,
 	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingValidations, SettingFeatureGates,
@@ -1129,6 +1151,10 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		}},
 		{AnnotationRouteParents, SettingRouteParents, func(v string) (err error) {
 			k.RouteParentRefs, err = parseChoice(v, "parent-refs", "admitted", "route parents")
+			return
+		}},
+		{AnnotationPathReadiness, SettingPathReadiness, func(v string) (err error) {
+			k.ReadyPathsOnly, err = parseChoice(v, "status", "ignored", "path readiness")
 			return
 		}},
 		{AnnotationPartlyOverridden, SettingPartlyOverridden, func(v string) (err error) {

@@ -462,6 +462,8 @@ func TestKindFromCRDInvalidAnnotations(t *testing.T) {
 		{"partly-overridden word", "Inherited", map[string]string{AnnotationPartlyOverridden: "unknown"}, nil, annField(AnnotationPartlyOverridden), `unknown partly-overridden rule "unknown" (known: not-programmed, programmed)`},
 		{"reach gateway of a Direct kind", "Direct", map[string]string{AnnotationReach: "gateway"}, nil, annField(AnnotationReach), "narrows the paths of an Inherited kind"},
 		{"route parents word", "Inherited", map[string]string{AnnotationRouteParents: "all"}, nil, annField(AnnotationRouteParents), `unknown route parents "all" (known: admitted, parent-refs)`},
+		{"path readiness word", "Inherited", map[string]string{AnnotationPathReadiness: "ready"}, nil, annField(AnnotationPathReadiness), `unknown path readiness "ready" (known: ignored, status)`},
+		{"path readiness of a Direct kind", "Direct", map[string]string{AnnotationPathReadiness: "status"}, nil, annField(AnnotationPathReadiness), "narrows the paths of an Inherited kind"},
 		{"route parents of a Direct kind", "Direct", map[string]string{AnnotationRouteParents: "parent-refs"}, nil, annField(AnnotationRouteParents), "which paths an Inherited kind walks"},
 		{"backend refs empty", "Direct", map[string]string{AnnotationBackendRefs: " , "}, nil, annField(AnnotationBackendRefs), "names no path"},
 		{"object refs kind", "Direct", map[string]string{AnnotationObjectRefs: "a.ref kinds=Pod"}, nil, annField(AnnotationObjectRefs), `kind "Pod"`},

@@ -213,6 +213,10 @@ const (
 	// by Gateway API's rules, or every listener its parentRefs name
 	// (Kuadrant's policy-machinery).
 	AnnotationRouteParents = "attache.dev/route-parents"
+	// AnnotationPathReadiness ("ignored", the default, or "status") says
+	// whether the kind's paths run only through listeners and routes
+	// their status says are ready (Programmed, Accepted): Kuadrant.
+	AnnotationPathReadiness = "attache.dev/path-readiness"
 	// AnnotationPartlyOverridden ("programmed", the default, or
 	// "not-programmed") says what a policy that loses some of what it sets
 	// but not all is: PartiallyProgrammed, or Programmed=False (Kuadrant's
@@ -390,6 +394,7 @@ const (
 	SettingOverriddenBy          = "overriddenBy"
 	SettingReach                 = "reach"
 	SettingRouteParents          = "routeParents"
+	SettingPathReadiness         = "pathReadiness"
 	SettingPartlyOverridden      = "partlyOverridden"
 	SettingWeightAnnotation      = "weightAnnotation"
 	SettingDelegationPriority    = "delegationPriority"

@@ -159,6 +159,10 @@ var builtin = func() []policy.Profile {
 			// admitted or not (PM gateway_api_topology.go
 			// findListenerFromParentRefFunc).
 			RouteParentRefs: true,
+			// Paths through a listener or route that is not ready yet are
+			// skipped (*_status_updater.go: IsListenerReady,
+			// IsHTTPRouteReady, IsGRPCRouteReady).
+			ReadyPathsOnly: true,
 		})
 	}
 	listenerDirect := func(impl, group, kind, shipped string, same policy.SameLevel, targets ...topology.GroupKind) policy.Profile {
