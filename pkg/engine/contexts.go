@@ -508,6 +508,10 @@ func (d *kindDP) listenerQualifies(n topology.NodeID) bool {
 			if !l.tlsTerminate {
 				return false
 			}
+		case policy.ListenerAttachedRoutes:
+			if !d.c.hasAttachedRoutes(n) {
+				return false
+			}
 		}
 	}
 	return true

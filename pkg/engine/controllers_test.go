@@ -149,7 +149,8 @@ func effectiveListeners(res *engine.Result, kind string) []string {
 	return out
 }
 
-// Kuadrant's DNSPolicy acts on the listeners with a hostname, its
+// Kuadrant's DNSPolicy acts on the listeners with a hostname (and routes
+// attached, which the Gateway's status says every listener here has), its
 // TLSPolicy on those terminating TLS with Secrets of their own namespace
 // (a tls block in Terminate mode, the default, naming core Secrets), a
 // hostname too: a policy on the whole Gateway has effective policies
@@ -171,6 +172,14 @@ spec:
   - {name: passthrough, protocol: TLS, port: 8443, hostname: c.example.com, tls: {mode: Passthrough}}
   - {name: other-ns, protocol: HTTPS, port: 9443, hostname: d.example.com, tls: {certificateRefs: [{name: d-cert, namespace: certs}]}}
   - {name: no-host, protocol: HTTPS, port: 10443, tls: {certificateRefs: [{name: e-cert}]}}
+status:
+  listeners:
+  - {name: http, attachedRoutes: 1}
+  - {name: plain-host, attachedRoutes: 1}
+  - {name: https, attachedRoutes: 1}
+  - {name: passthrough, attachedRoutes: 1}
+  - {name: other-ns, attachedRoutes: 1}
+  - {name: no-host, attachedRoutes: 1}
 `
 	gw := "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw}"
 	res := compute(t, engine.Options{}, crd("kuadrant.io", "DNSPolicy", "dnspolicies"), crd("kuadrant.io", "TLSPolicy", "tlspolicies"), topo,

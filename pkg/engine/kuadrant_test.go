@@ -376,3 +376,72 @@ func TestKuadrantPathReadinessIncremental(t *testing.T) {
 	}
 	want(t, "StatusReadChanged(route Accepted)", engine.StatusReadChanged(route(kuadrantReadyTopo), route(acceptedPending)), true)
 }
+
+// Kuadrant's DNSPolicy makes no record for a listener without routes
+// attached, as its Gateway's status.listeners[].attachedRoutes says; a
+// Gateway whose status says nothing (a manifest) has the routes attache
+// attaches there. TLSPolicy does not look. A policy with no such listener
+// is programmed with nothing to program and says what they lack.
+// Source: KO ae698811 internal/controller/effective_dnspolicies_reconciler.go
+// ("listener has no attached routes, skipping record create for
+// listener"; dnspolicy_status_updater.go: Enforced, "no DNSRecords
+// created ... : no routes attached to any gateway listeners").
+func TestKuadrantDNSPolicyAttachedRoutes(t *testing.T) {
+	const gws = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: manifest, namespace: default}
+spec:
+  gatewayClassName: c
+  listeners:
+  - {name: used, protocol: HTTP, port: 80, hostname: a.example.com}
+  - {name: unused, protocol: HTTP, port: 81, hostname: b.example.com}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: live, namespace: default}
+spec:
+  gatewayClassName: c
+  listeners:
+  - {name: used, protocol: HTTP, port: 80, hostname: a.example.com}
+  - {name: counted, protocol: HTTP, port: 81, hostname: b.example.com}
+  - {name: unlisted, protocol: HTTP, port: 82, hostname: c.example.com}
+status:
+  listeners:
+  - {name: used, attachedRoutes: 0}
+  - {name: counted, attachedRoutes: 2}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: default}
+spec:
+  parentRefs: [{name: manifest, sectionName: used}, {name: live, sectionName: used}]
+  rules: [{backendRefs: [{name: s, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: default}
+spec: {ports: [{name: http, port: 80}]}
+`
+	on := func(kind, name, gw, body string) string {
+		return pol("kuadrant.io/v1", kind, name, 0, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: "+gw+"}\n"+body)
+	}
+	res := compute(t, engine.Options{}, labelledCRD("kuadrant.io", "DNSPolicy", "dnspolicies", "direct"),
+		labelledCRD("kuadrant.io", "TLSPolicy", "tlspolicies", "direct"), gws,
+		on("DNSPolicy", "dns-manifest", "manifest", "loadBalancing: {weight: 1}"),
+		on("DNSPolicy", "dns-live", "live", "loadBalancing: {weight: 1}"),
+		pol("kuadrant.io/v1", "DNSPolicy", "dns-unused", 1, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: manifest, sectionName: unused}\nloadBalancing: {weight: 1}"))
+	var got []string
+	for _, e := range res.Effective {
+		if e.Kind.GroupKind.Kind == "DNSPolicy" && len(e.Contexts) > 0 {
+			got = append(got, e.Target.Name+"#"+e.Target.SectionName)
+		}
+	}
+	slices.Sort(got)
+	want(t, "DNSPolicy listeners", got, []string{"live#counted", "manifest#used"})
+	want(t, "dns-unused Programmed", condition(t, res, "dns-unused", "Programmed").Message,
+		"Policy is programmed; listener Gateway default/manifest#unused is none its implementation acts on (it needs routes attached)")
+	if k := kindOf(t, res, "TLSPolicy"); slices.Contains(k.EffectiveListeners, "attached-routes") {
+		t.Errorf("TLSPolicy asks for attached routes: %v", k.EffectiveListeners)
+	}
+}

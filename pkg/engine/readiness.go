@@ -386,3 +386,21 @@ func (c *computation) unreadyOnPaths(k *policy.Kind, atts []*attachment) []strin
 	sort.Strings(out)
 	return out
 }
+
+// hasAttachedRoutes reports whether listener node n has routes attached
+// (policy.ListenerAttachedRoutes): its Gateway's (or ListenerSet's)
+// status.listeners entry says attachedRoutes above 0; when that status
+// says nothing yet (a manifest), whether attache attaches a route there
+// by Gateway API's rules, as the Gateway's controller will count it.
+func (c *computation) hasAttachedRoutes(n topology.NodeID) bool {
+	node := c.graph.Node(n)
+	if ls, ok := c.ready.listeners[node.Ref]; ok && ls.read {
+		return ls.attachedRoutes > 0
+	}
+	for _, ch := range node.Children {
+		if r := c.graph.Node(ch).Ref; !r.IsSection() && slices.Contains(topology.RouteKinds, r.GroupKind()) {
+			return true
+		}
+	}
+	return false
+}

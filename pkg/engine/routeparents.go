@@ -3,6 +3,7 @@ package engine
 import (
 	"slices"
 
+	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -26,10 +27,10 @@ func (d *kindDP) pathParents(node *topology.Node) []topology.NodeID {
 }
 
 // needsReadiness reports whether some kind reads Gateways' and routes'
-// status (readiness).
+// status (readiness): for its paths, or its listeners' attached routes.
 func (c *computation) needsReadiness() bool {
 	for _, k := range c.kinds {
-		if k.ReadyPathsOnly {
+		if k.ReadyPathsOnly || slices.Contains(k.EffectiveListeners, policy.ListenerAttachedRoutes) {
 			return true
 		}
 	}

@@ -889,6 +889,10 @@ func (c *computation) listenersLeftAlone(k *policy.Kind, at topology.Ref) string
 			if !isListener || !l.tlsTerminate {
 				needs = append(needs, "TLS terminated with Secrets of its own namespace")
 			}
+		case policy.ListenerAttachedRoutes:
+			if id, ok := c.graph.Lookup(at); !isListener || !ok || !c.hasAttachedRoutes(id) {
+				needs = append(needs, "routes attached")
+			}
 		}
 	}
 	if at.IsSection() {

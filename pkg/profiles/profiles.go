@@ -383,13 +383,16 @@ var builtin = func() []policy.Profile {
 		// targetRefs is strictly older (dnspolicies_validator.go,
 		// tlspolicies_validator.go isConflict: CreationTimestamp.Before):
 		// policies created in the same second both stand.
-		// DNSPolicy makes records for the listeners with a hostname only
-		// (effective_dnspolicies_reconciler.go: "listener has no hostname
-		// assigned, skipping"); TLSPolicy certificates for those that
+		// DNSPolicy makes records for the listeners with a hostname and
+		// attached routes only (effective_dnspolicies_reconciler.go:
+		// "listener has no hostname assigned, skipping", "listener has no
+		// attached routes, skipping record create", read from the
+		// Gateway's status.listeners); TLSPolicy (which does not read
+		// attached routes) certificates for those that
 		// terminate TLS with Secrets of their own namespace
 		// (effective_tls_policies_reconciler.go,
 		// validateGatewayListenerBlock).
-		withEffectiveListeners(withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "DNSPolicy", "direct", policy.SameLevelOldestWins, gateway)), policy.ListenerHostname),
+		withEffectiveListeners(withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "DNSPolicy", "direct", policy.SameLevelOldestWins, gateway)), policy.ListenerHostname, policy.ListenerAttachedRoutes),
 		withEffectiveListeners(withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "TLSPolicy", "direct", policy.SameLevelOldestWins, gateway)), policy.ListenerHostname, policy.ListenerTLSTerminate),
 		// Kuadrant's extension kinds that feed its data plane directly
 		// (the translated PlanPolicy and OIDCPolicy are not policy kinds
