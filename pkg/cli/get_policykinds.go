@@ -136,6 +136,10 @@ type policyKindItem struct {
 	// Controllers are the controllerName values of the GatewayClasses
 	// whose Gateways the kind's implementation serves; absent: any.
 	Controllers []string `json:"controllers,omitempty"`
+	// OtherControllers is "not-programmed" when a policy on another
+	// controller's Gateway is accepted and not programmed while in a path
+	// through one; absent: it is TargetNotFound ("target-not-found").
+	OtherControllers string `json:"otherControllers,omitempty"`
 	// EffectiveListeners are the conditions a listener must meet to be an
 	// effective target ("hostname", "tls-terminate"); absent: any.
 	EffectiveListeners []string `json:"effectiveListeners,omitempty"`
@@ -382,6 +386,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if len(k.Controllers) > 0 {
 		parts = append(parts, origin(policy.SettingControllers, "controllers="+policy.ControllersString(k.Controllers)))
 	}
+	if k.OtherControllersNotProgrammed {
+		parts = append(parts, origin(policy.SettingOtherControllers, "other-controllers=not-programmed"))
+	}
 	if len(k.EffectiveListeners) > 0 {
 		parts = append(parts, origin(policy.SettingEffectiveListeners, "effective-listeners="+policy.EffectiveListenersString(k.EffectiveListeners)))
 	}
@@ -507,6 +514,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 		it.WaypointTargets = "istio"
 	}
 	it.Controllers = k.Controllers
+	if k.OtherControllersNotProgrammed {
+		it.OtherControllers = "not-programmed"
+	}
 	it.EffectiveListeners = k.EffectiveListeners
 	if k.PortSelection.Enabled() {
 		it.PortSelection = k.PortSelection.String()

@@ -445,3 +445,88 @@ spec: {ports: [{name: http, port: 80}]}
 		t.Errorf("TLSPolicy asks for attached routes: %v", k.EffectiveListeners)
 	}
 }
+
+// Kuadrant configures the data plane of Istio's and Envoy Gateway's
+// Gateways only; a policy on a path through another controller's Gateway
+// is accepted, and Enforced=False, "waiting for the following components
+// to sync: Gateway (ns/name)", even where it also takes effect through a
+// served Gateway. No context runs through such a Gateway. With
+// attache.dev/other-controllers: target-not-found, such a target is not
+// found, as for Envoy Gateway's kinds.
+// Source: KO ae698811 internal/controller/ratelimit_policy_status_updater.go
+// (enforcedCondition: the default branch of the switch over the affected
+// Gateways' classes adds "Gateway (ns/name)" to the components to sync;
+// kuadrant.NewErrOutOfSync), data_plane_policies_workflow.go
+// (getGatewayControllerNames: istio.io/gateway-controller,
+// gateway.envoyproxy.io/gatewayclass-controller by default).
+func TestKuadrantOtherControllers(t *testing.T) {
+	const topo = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: istio}
+spec: {controllerName: istio.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: nginx}
+spec: {controllerName: gateway.nginx.org/nginx-gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: served, namespace: default}
+spec:
+  gatewayClassName: istio
+  listeners: [{name: s-http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: ngf, namespace: default}
+spec:
+  gatewayClassName: nginx
+  listeners: [{name: n-http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: both, namespace: default}
+spec:
+  parentRefs: [{name: served}, {name: ngf}]
+  rules: [{name: only, backendRefs: [{name: s, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: ngf-only, namespace: default}
+spec:
+  parentRefs: [{name: ngf}]
+  rules: [{name: only, backendRefs: [{name: s, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: default}
+spec: {ports: [{name: http, port: 80}]}
+`
+	const v = "kuadrant.io/v1"
+	on := func(name, kind, target string, min int) string {
+		return pol(v, "RateLimitPolicy", name, min, "targetRef: {group: gateway.networking.k8s.io, kind: "+kind+", name: "+target+"}\nlimits: {"+name+": {rates: [{limit: 1, window: 1m}]}}")
+	}
+	// on-served merges its rule in below the route's.
+	onServed := pol(v, "RateLimitPolicy", "on-served", 0, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: served}\ndefaults: {strategy: merge, limits: {on-served: {rates: [{limit: 1, window: 1m}]}}}")
+	pols := []string{onServed, on("on-ngf", "Gateway", "ngf", 1), on("on-both", "HTTPRoute", "both", 2)}
+	waits := "Policy is not programmed: its implementation waits for Gateway default/ngf (GatewayClass nginx, controller gateway.nginx.org/nginx-gateway-controller) to sync (the implementation of RateLimitPolicy.kuadrant.io serves the GatewayClasses of istio.io/gateway-controller, gateway.envoyproxy.io/gatewayclass-controller only)"
+	res := compute(t, engine.Options{}, append([]string{rlpCRD(), topo}, pols...)...)
+	for _, p := range res.Problems {
+		t.Errorf("problem: %v", p)
+	}
+	for name, w := range map[string]string{"on-served": "True/Programmed", "on-ngf": "False/Unknown", "on-both": "False/Unknown"} {
+		want(t, name+" Accepted", status(t, res, name, "Accepted"), "True/Accepted")
+		want(t, name+" Programmed", status(t, res, name, "Programmed"), w)
+	}
+	want(t, "on-ngf message", condition(t, res, "on-ngf", "Programmed").Message, waits)
+	want(t, "on-both message", condition(t, res, "on-both", "Programmed").Message, waits)
+	want(t, "both: paths through the served Gateway only", listenersOnPaths(t, res, "RateLimitPolicy", rule("both", "only")), []string{"s-http"})
+	want(t, "ngf-only: no context", effective(t, res, "RateLimitPolicy", rule("ngf-only", "only")), []string(nil))
+
+	strict := compute(t, engine.Options{}, append([]string{rlpCRD("attache.dev/other-controllers: target-not-found"), topo}, pols...)...)
+	want(t, "target-not-found: on-ngf", status(t, strict, "on-ngf", "Accepted"), "False/TargetNotFound")
+	want(t, "target-not-found: on-both", status(t, strict, "on-both", "Programmed"), "True/Programmed")
+	want(t, "otherControllers from the profile", kindOf(t, res, "RateLimitPolicy").OtherControllersNotProgrammed, true)
+}

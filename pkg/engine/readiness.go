@@ -180,6 +180,9 @@ func readReadiness(objs []*unstructured.Unstructured) *readiness {
 // object's status says something, and not that the listener is
 // Programmed. "" when it is ready.
 func (r *readiness) listenerReady(l topology.Ref) string {
+	if r == nil {
+		return "" // no kind reads status
+	}
 	ls, ok := r.listeners[l]
 	if !ok || !ls.read || ls.programmed {
 		return ""
@@ -197,6 +200,9 @@ func (r *readiness) listenerReady(l topology.Ref) string {
 // the objects; for a GRPCRoute, also the listener's name and port where
 // the entry gives them) is not Accepted, or there is none. "" when ready.
 func (r *readiness) routeReady(route, l topology.Ref) string {
+	if r == nil {
+		return "" // no kind reads status
+	}
 	ps, ok := r.routes[route]
 	if !ok {
 		return ""
@@ -319,32 +325,13 @@ func (c *computation) unreadyOnPaths(k *policy.Kind, atts []*attachment) []strin
 		return r.IsSection() && (gk == topology.KindGateway || gk == topology.KindListenerSet)
 	}
 	isRoute := func(r topology.Ref) bool { return slices.Contains(topology.RouteKinds, r.GroupKind()) }
-	// routesBelow are the routes a listener's paths go on to.
-	routesBelow := func(n topology.NodeID) []topology.NodeID {
-		node := g.Node(n)
-		var rs []topology.NodeID
-		for _, ch := range topology.AllChildren(node) {
-			r := g.Node(ch).Ref
-			if !isRoute(r) || r.IsSection() {
-				continue
-			}
-			if k.RouteParentRefs && node.Ref.GroupKind() != topology.KindGateway {
-				continue // such kinds link routes below Gateway listeners only
-			}
-			if !k.RouteParentRefs && !slices.Contains(node.Children, ch) {
-				continue
-			}
-			rs = append(rs, ch)
-		}
-		return rs
-	}
 	checkListener := func(l topology.NodeID) {
 		lr := g.Node(l).Ref
 		if why := c.ready.listenerReady(lr); why != "" {
 			add(why)
 			return
 		}
-		for _, rt := range routesBelow(l) {
+		for _, rt := range c.routesBelowListener(k, l) {
 			add(c.ready.routeReady(g.Node(rt).Ref, lr))
 		}
 	}
@@ -403,4 +390,27 @@ func (c *computation) hasAttachedRoutes(n topology.NodeID) bool {
 		}
 	}
 	return false
+}
+
+// routesBelowListener are the routes that paths of kind k through
+// listener node n go on to: its children, and for a kind whose routes
+// hang below every listener their parentRefs name
+// (policy.Kind.RouteParentRefs), its unadmitted children too, below
+// Gateway listeners only.
+func (c *computation) routesBelowListener(k *policy.Kind, n topology.NodeID) []topology.NodeID {
+	node := c.graph.Node(n)
+	if k.RouteParentRefs && node.Ref.GroupKind() != topology.KindGateway {
+		return nil // such kinds link routes below Gateway listeners only
+	}
+	children := node.Children
+	if k.RouteParentRefs {
+		children = topology.AllChildren(node)
+	}
+	var rs []topology.NodeID
+	for _, ch := range children {
+		if r := c.graph.Node(ch).Ref; !r.IsSection() && slices.Contains(topology.RouteKinds, r.GroupKind()) {
+			rs = append(rs, ch)
+		}
+	}
+	return rs
 }

@@ -209,6 +209,15 @@ type Kind struct {
 	// target it nor take effect through it. Empty: any (a class not
 	// among the objects counts as the implementation's too).
 	Controllers []string
+	// OtherControllersNotProgrammed: a policy on another controller's
+	// Gateway (Controllers), or on what takes effect only through such
+	// Gateways, is accepted rather than TargetNotFound, and a policy in a
+	// path through such a Gateway is Programmed=False, reason Unknown,
+	// naming the Gateways its implementation waits for (Kuadrant: "waiting
+	// for the following components to sync: Gateway (ns/name)"); no
+	// context runs through them either way. Needs Controllers; Inherited
+	// kinds only.
+	OtherControllersNotProgrammed bool
 	// EffectiveListeners are conditions a listener must meet to be an
 	// effective target of the kind (ListenerHostname,
 	// ListenerTLSTerminate): Kuadrant's DNSPolicy makes records for
@@ -422,6 +431,7 @@ type Spec struct {
 	DelegationPriority            DelegationPriority
 	WaypointTargets               bool
 	Controllers                   []string
+	OtherControllersNotProgrammed bool
 	EffectiveListeners            []string
 	ConflictScopePolicy           bool
 	RejectRouteOverlap            bool
@@ -508,6 +518,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingDelegationPriority, s.DelegationPriority.Enabled(), func() { k.DelegationPriority = s.DelegationPriority.clone() })
 	set(SettingWaypointTargets, s.WaypointTargets, func() { k.WaypointTargets = true })
 	set(SettingControllers, len(s.Controllers) > 0, func() { k.Controllers = slices.Clone(s.Controllers) })
+	set(SettingOtherControllers, s.OtherControllersNotProgrammed, func() { k.OtherControllersNotProgrammed = true })
 	set(SettingEffectiveListeners, len(s.EffectiveListeners) > 0, func() { k.EffectiveListeners = slices.Clone(s.EffectiveListeners) })
 	set(SettingConflictScope, s.ConflictScopePolicy, func() { k.ConflictScopePolicy = s.ConflictScopePolicy })
 	set(SettingRouteOverlap, s.RejectRouteOverlap, func() { k.RejectRouteOverlap = s.RejectRouteOverlap })
@@ -733,6 +744,20 @@ func (k *Kind) complete() error {
 	for _, ctl := range k.Controllers {
 		if err := validateControllerName(ctl); err != nil {
 			return settingErrorf(SettingControllers, "%v", err)
+		}
+	}
+	if k.OtherControllersNotProgrammed && (len(k.Controllers) == 0 || k.Class != Inherited) {
+		switch {
+		case k.Origins[SettingOtherControllers].isProfile():
+			// A profile's setting, the CRD having made the kind Direct
+			// or serve any controller: nothing is another's, or no path
+			// is walked.
+			k.OtherControllersNotProgrammed = false
+			k.Origins[SettingOtherControllers] = FromDefault
+		case len(k.Controllers) == 0:
+			return settingErrorf(SettingOtherControllers, "other controllers not-programmed needs the controllers the kind's implementation serves (%s)", AnnotationControllers)
+		default:
+			return settingErrorf(SettingOtherControllers, "other controllers not-programmed judges the paths of an Inherited kind; the class is %s", k.Class)
 		}
 	}
 	if k.ReachThroughGateway && k.Class != Inherited {
@@ -962,6 +987,7 @@ var annotationOf = map[string]string{
 	SettingDelegationPriority:    AnnotationDelegationPriority,
 	SettingWaypointTargets:       AnnotationWaypointTargets,
 	SettingControllers:           AnnotationControllers,
+	SettingOtherControllers:      AnnotationOtherControllers,
 	SettingEffectiveListeners:    AnnotationEffectiveListeners,
 	SettingConflictScope:         AnnotationConflictScope,
 	SettingRouteOverlap:          AnnotationRouteOverlap,
@@ -993,7 +1019,7 @@ var allSettings = []string{
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingSameLevelTies, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingAncestorLimit, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingSectionNames, SettingEmptyTargetGroup, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingReach, SettingRouteParents, SettingPathReadiness, SettingPartlyOverridden, SettingWeightAnnotation,
-	SettingDelegationPriority, SettingWaypointTargets, SettingControllers, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingInvalidPolicies, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
+	SettingDelegationPriority, SettingWaypointTargets, SettingControllers, SettingOtherControllers, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingInvalidPolicies, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingClusterIPRouting, SettingObjectRefs,
 	SettingUnsupportedFields, SettingFailureStatus, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingValidations, SettingFeatureGates,
 }
@@ -1163,6 +1189,10 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		}},
 		{AnnotationWeightAnnotation, SettingWeightAnnotation, func(v string) error { k.WeightAnnotation = strings.TrimSpace(v); return nil }},
 		{AnnotationControllers, SettingControllers, func(v string) (err error) { k.Controllers, err = ParseControllers(v); return }},
+		{AnnotationOtherControllers, SettingOtherControllers, func(v string) (err error) {
+			k.OtherControllersNotProgrammed, err = parseChoice(v, "not-programmed", "target-not-found", "other controllers rule")
+			return
+		}},
 		{AnnotationEffectiveListeners, SettingEffectiveListeners, func(v string) (err error) {
 			k.EffectiveListeners, err = ParseEffectiveListeners(v)
 			return

@@ -236,6 +236,12 @@ const (
 	// implementation serves, or "any" (default):
 	// "gateway.envoyproxy.io/gatewayclass-controller".
 	AnnotationControllers = "attache.dev/controllers"
+	// AnnotationOtherControllers ("target-not-found", the default, or
+	// "not-programmed") says what a policy on another controller's
+	// Gateway is: TargetNotFound (Envoy Gateway, NGINX Gateway Fabric), or
+	// accepted but not programmed while it is in a path through one
+	// (Kuadrant: waiting for the Gateway to sync).
+	AnnotationOtherControllers = "attache.dev/other-controllers"
 	// AnnotationEffectiveListeners lists (comma separated) conditions a
 	// listener must meet to be an effective target of the kind
 	// ("hostname", "tls-terminate"), or "any" (default).
@@ -400,6 +406,7 @@ const (
 	SettingDelegationPriority    = "delegationPriority"
 	SettingWaypointTargets       = "waypointTargets"
 	SettingControllers           = "controllers"
+	SettingOtherControllers      = "otherControllers"
 	SettingEffectiveListeners    = "effectiveListeners"
 	SettingConflictScope         = "conflictScope"
 	SettingRouteOverlap          = "routeOverlap"

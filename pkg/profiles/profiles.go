@@ -40,6 +40,10 @@ const (
 	// NGFController is NGINX Gateway Fabric's (its Helm chart's
 	// nginxGateway.gatewayControllerName).
 	NGFController = "gateway.nginx.org/nginx-gateway-controller"
+	// IstioController is Istio's gateway controller (istiod's
+	// PILOT_GATEWAY_API_CONTROLLER_NAME default, features.
+	// ManagedGatewayController), the default Kuadrant reads.
+	IstioController = "istio.io/gateway-controller"
 )
 
 var (
@@ -87,8 +91,9 @@ func entry(impl, group, kind, shipped string, s policy.Spec) policy.Profile {
 // another implementation's Gateway. Both names are their defaults (each
 // can be configured otherwise: an attache.dev/controllers annotation on
 // the CRD says so). Istio is left out: istiod takes any Gateway with an
-// address for a waypoint (kgateway's sandwiched waypoints), and Kuadrant
-// computes its policies on any Gateway.
+// address for a waypoint (kgateway's sandwiched waypoints); Kuadrant's
+// RateLimitPolicy, AuthPolicy and TokenRateLimitPolicy name theirs in
+// their profiles (its DNSPolicy and TLSPolicy act on any Gateway).
 var implControllers = map[string][]string{
 	EnvoyGateway: {EnvoyGatewayController},
 	NGF:          {NGFController},
@@ -163,6 +168,17 @@ var builtin = func() []policy.Profile {
 			// skipped (*_status_updater.go: IsListenerReady,
 			// IsHTTPRouteReady, IsGRPCRouteReady).
 			ReadyPathsOnly: true,
+			// Only Istio's and Envoy Gateway's Gateways get a data plane
+			// configuration (their default controller names; Kuadrant
+			// reads more from ISTIO_GATEWAY_CONTROLLER_NAMES and
+			// ENVOY_GATEWAY_GATEWAY_CONTROLLER_NAMES); a policy on a path
+			// through another's Gateway is accepted and Enforced=False,
+			// "waiting for the following components to sync: Gateway
+			// (ns/name)" (data_plane_policies_workflow.go
+			// getGatewayControllerNames; *_status_updater.go
+			// enforcedCondition, default branch).
+			Controllers:                   []string{IstioController, EnvoyGatewayController},
+			OtherControllersNotProgrammed: true,
 		})
 	}
 	listenerDirect := func(impl, group, kind, shipped string, same policy.SameLevel, targets ...topology.GroupKind) policy.Profile {
