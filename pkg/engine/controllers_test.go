@@ -180,13 +180,13 @@ status:
   - {name: passthrough, attachedRoutes: 1}
   - {name: other-ns, attachedRoutes: 1}
   - {name: no-host, attachedRoutes: 1}
-`
+` + issuers("issuer", "other")
 	gw := "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw}"
 	res := compute(t, engine.Options{}, crd("kuadrant.io", "DNSPolicy", "dnspolicies"), crd("kuadrant.io", "TLSPolicy", "tlspolicies"), topo,
 		pol("kuadrant.io/v1", "DNSPolicy", "dns", 0, gw+"\nloadBalancing: {weight: 1}"),
-		pol("kuadrant.io/v1", "TLSPolicy", "tls", 0, gw+"\nissuerRef: {name: issuer}"),
-		pol("kuadrant.io/v1", "TLSPolicy", "tls-http", 1, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: http}\nissuerRef: {name: other}"),
-		pol("kuadrant.io/v1", "TLSPolicy", "tls-plain-host", 2, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: plain-host}\nissuerRef: {name: other}"))
+		pol("kuadrant.io/v1", "TLSPolicy", "tls", 0, gw+"\nissuerRef: {kind: Issuer, name: issuer}"),
+		pol("kuadrant.io/v1", "TLSPolicy", "tls-http", 1, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: http}\nissuerRef: {kind: Issuer, name: other}"),
+		pol("kuadrant.io/v1", "TLSPolicy", "tls-plain-host", 2, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: plain-host}\nissuerRef: {kind: Issuer, name: other}"))
 	want(t, "DNSPolicy listeners", effectiveListeners(res, "DNSPolicy"), []string{"https", "other-ns", "passthrough", "plain-host"})
 	want(t, "TLSPolicy listeners", effectiveListeners(res, "TLSPolicy"), []string{"https"})
 	want(t, "tls-http", status(t, res, "tls-http", "Accepted"), "True/Accepted")

@@ -220,6 +220,9 @@ type computation struct {
 	// kind has CA certificate references).
 	holderKinds map[topology.GroupKind]bool
 	holders     map[topology.Ref][]string
+	// holderConds are what the status of the status holders among holders
+	// says (policy.StatusHolder: cert-manager's issuers).
+	holderConds map[topology.Ref]holderConds
 	// secretTypes are the types of the Secrets among holders (a kind's
 	// CA reading may ask for one: policy.CAReading.SecretType).
 	secretTypes map[topology.Ref]string

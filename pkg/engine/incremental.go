@@ -510,6 +510,7 @@ func (in *Incremental) diff(objs []Object) (changes []policyChange, regen []rege
 				delete(c.holders, hr)
 				delete(c.holderFacts, hr)
 				delete(c.secretTypes, hr)
+				delete(c.holderConds, hr)
 				in.holdersChanged = append(in.holdersChanged, hr)
 				continue
 			}
@@ -577,6 +578,11 @@ func sameObject(a, b *unstructured.Unstructured) bool {
 	switch rawRef(a).GroupKind() {
 	case crdGroupKind:
 		if !reflect.DeepEqual(a.GetAnnotations(), b.GetAnnotations()) {
+			return false
+		}
+	case policy.KindIssuer, policy.KindClusterIssuer:
+		// Whether an issuer is Ready is read from its status.
+		if holderCondsDigest(a) != holderCondsDigest(b) {
 			return false
 		}
 	case topology.KindGateway, topology.KindGatewayClass:

@@ -530,3 +530,133 @@ spec: {ports: [{name: http, port: 80}]}
 	want(t, "target-not-found: on-both", status(t, strict, "on-both", "Programmed"), "True/Programmed")
 	want(t, "otherControllers from the profile", kindOf(t, res, "RateLimitPolicy").OtherControllersNotProgrammed, true)
 }
+
+// tlsIssuerTopo: Gateway gw with six HTTPS listeners l1..l6, each with a
+// hostname and a Secret of its own namespace; cert-manager Issuers ready
+// (Ready), pending (not Ready), fresh (no status, as in a manifest), and
+// elsewhere (namespace other); ClusterIssuer global (Ready).
+const tlsIssuerTopo = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: default}
+spec:
+  gatewayClassName: c
+  listeners:
+  - {name: l1, protocol: HTTPS, port: 441, hostname: l1.example.com, tls: {certificateRefs: [{name: c1}]}}
+  - {name: l2, protocol: HTTPS, port: 442, hostname: l2.example.com, tls: {certificateRefs: [{name: c2}]}}
+  - {name: l3, protocol: HTTPS, port: 443, hostname: l3.example.com, tls: {certificateRefs: [{name: c3}]}}
+  - {name: l4, protocol: HTTPS, port: 444, hostname: l4.example.com, tls: {certificateRefs: [{name: c4}]}}
+  - {name: l5, protocol: HTTPS, port: 445, hostname: l5.example.com, tls: {certificateRefs: [{name: c5}]}}
+  - {name: l6, protocol: HTTPS, port: 446, hostname: l6.example.com, tls: {certificateRefs: [{name: c6}]}}
+  - {name: l7, protocol: HTTPS, port: 447, hostname: l7.example.com, tls: {certificateRefs: [{name: c7}]}}
+---
+apiVersion: cert-manager.io/v1
+kind: Issuer
+metadata: {name: ready, namespace: default}
+spec: {selfSigned: {}}
+status:
+  conditions: [{type: Ready, status: "True"}]
+---
+apiVersion: cert-manager.io/v1
+kind: Issuer
+metadata: {name: pending, namespace: default}
+spec: {acme: {server: https://acme.example.com}}
+status:
+  conditions: [{type: Ready, status: "False", reason: ErrRegisterACMEAccount}]
+---
+apiVersion: cert-manager.io/v1
+kind: Issuer
+metadata: {name: fresh, namespace: default}
+spec: {selfSigned: {}}
+---
+apiVersion: cert-manager.io/v1
+kind: Issuer
+metadata: {name: elsewhere, namespace: other}
+spec: {selfSigned: {}}
+---
+apiVersion: cert-manager.io/v1
+kind: ClusterIssuer
+metadata: {name: global}
+spec: {selfSigned: {}}
+status:
+  conditions: [{type: Ready, status: "True"}]
+`
+
+// tlsOn is a TLSPolicy on listener l of gw naming issuerRef ref.
+func tlsOn(name, l, ref string) string {
+	return pol("kuadrant.io/v1", "TLSPolicy", name, 0, "targetRef: "+kListener("gw", l)+"\nissuerRef: "+ref)
+}
+
+// Kuadrant's TLSPolicy needs its issuer: an Issuer of its own namespace
+// (issuerRef kind Issuer) or a ClusterIssuer. One not found, or an
+// issuerRef naming no kind (Kuadrant links a TLSPolicy to an Issuer only
+// when the kind says Issuer), makes it Accepted=False, Invalid; one whose
+// status is not Ready leaves it accepted and not programmed (Kuadrant:
+// Enforced=False, "Issuer not ready"). An issuer without status counts
+// as ready.
+// Source: KO ae698811 internal/controller/tlspolicies_validator.go
+// (isIssuerFound: "unable to find issuer"), tls_workflow.go
+// (LinkTLSPolicyToIssuerFunc, LinkTLSPolicyToClusterIssuerFunc),
+// tlspolicy_status_updater.go (isIssuerReady).
+func TestKuadrantTLSPolicyIssuers(t *testing.T) {
+	docs := []string{labelledCRD("kuadrant.io", "TLSPolicy", "tlspolicies", "direct"), tlsIssuerTopo,
+		tlsOn("p-ready", "l1", "{kind: Issuer, name: ready}"),
+		tlsOn("p-pending", "l2", "{group: cert-manager.io, kind: Issuer, name: pending}"),
+		tlsOn("p-fresh", "l3", "{kind: Issuer, name: fresh}"),
+		tlsOn("p-cluster", "l4", "{kind: ClusterIssuer, name: global}"),
+		tlsOn("p-missing", "l5", "{kind: Issuer, name: nope}"),
+		tlsOn("p-nokind", "l6", "{name: ready}"),
+		tlsOn("p-other-ns", "l7", "{kind: Issuer, name: elsewhere}"),
+	}
+	res := compute(t, engine.Options{}, docs...)
+	for _, p := range res.Problems {
+		if !strings.Contains(p.Message, "does not resolve") {
+			t.Errorf("problem: %v", p)
+		}
+	}
+	for name, w := range map[string]string{"p-ready": "True/Programmed", "p-pending": "False/Unknown", "p-fresh": "True/Programmed", "p-cluster": "True/Programmed"} {
+		want(t, name+" Accepted", status(t, res, name, "Accepted"), "True/Accepted")
+		want(t, name+" Programmed", status(t, res, name, "Programmed"), w)
+	}
+	want(t, "p-pending message", condition(t, res, "p-pending", "Programmed").Message,
+		"Policy is not programmed: its implementation waits for what it names to be ready: spec.issuerRef: Issuer default/pending is not Ready")
+	for name, w := range map[string]string{"p-missing": "spec.issuerRef: Issuer default/nope not found",
+		"p-nokind":   "spec.issuerRef: names no kind, and its implementation finds the object only by a kind given (Issuer, ClusterIssuer)",
+		"p-other-ns": "spec.issuerRef: Issuer default/elsewhere not found"} {
+		c := condition(t, res, name, "Accepted")
+		if c.Status+"/"+c.Reason != "False/Invalid" || !strings.Contains(c.Message, w) {
+			t.Errorf("%s Accepted = %s/%s %q, want False/Invalid saying %q", name, c.Status, c.Reason, c.Message, w)
+		}
+	}
+
+	// An issuer getting Ready recomputes (status only: Incremental, and
+	// StatusReadChanged for adapters).
+	ready := strings.Replace(tlsIssuerTopo, `[{type: Ready, status: "False", reason: ErrRegisterACMEAccount}]`, `[{type: Ready, status: "True"}]`, 1)
+	if ready == tlsIssuerTopo {
+		t.Fatal("no replacement")
+	}
+	in := engine.NewIncremental(engine.Options{})
+	for i, topo := range []string{tlsIssuerTopo, ready, tlsIssuerTopo} {
+		step := append([]string{docs[0], topo}, docs[2:]...)
+		objs := decodeDocs(t, step...)
+		got := in.Compute(objs)
+		if g, w := dump(t, got), dump(t, engine.Compute(objs, engine.Options{})); g != w {
+			t.Fatalf("step %d: %s", i, firstDiff(g, w))
+		}
+		w := "False/Unknown"
+		if i == 1 {
+			w = "True/Programmed"
+		}
+		want(t, fmt.Sprintf("step %d p-pending", i), status(t, got, "p-pending", "Programmed"), w)
+	}
+	issuer := func(topo string) *unstructured.Unstructured {
+		for _, o := range decodeDocs(t, topo) {
+			if o.Object.GetName() == "pending" {
+				return o.Object
+			}
+		}
+		t.Fatal("no Issuer pending")
+		return nil
+	}
+	want(t, "StatusReadChanged(Issuer Ready)", engine.StatusReadChanged(issuer(tlsIssuerTopo), issuer(ready)), true)
+}

@@ -144,13 +144,13 @@ func listenerNamespaces(m map[string]any) (string, labels.Selector) {
 // would take it for a waypoint yet (its status addresses); of a Gateway or
 // ListenerSet, its listeners' Programmed conditions and attached routes;
 // of a route, its parents' controllers, parentRefs and Accepted
-// conditions (statusDigest). Adapters that skip status-only updates must
-// not skip these.
+// conditions (statusDigest); of a cert-manager issuer, the conditions it
+// holds True. Adapters that skip status-only updates must not skip these.
 func StatusReadChanged(a, b *unstructured.Unstructured) bool {
 	if gkOf(b) == topology.KindGateway && waypointReadiness(a) != waypointReadiness(b) {
 		return true
 	}
-	return statusDigest(a) != statusDigest(b)
+	return statusDigest(a) != statusDigest(b) || holderCondsDigest(a) != holderCondsDigest(b)
 }
 
 // waypointReadiness says whether istiod would take a Gateway for a

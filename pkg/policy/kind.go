@@ -538,7 +538,8 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingObjectRefs, len(s.ObjectRefs) > 0, func() {
 		k.ObjectRefs = make([]ObjectRefPath, len(s.ObjectRefs))
 		for i, r := range s.ObjectRefs {
-			k.ObjectRefs[i] = ObjectRefPath{Path: r.Path, Kinds: slices.Clone(r.Kinds), Keys: slices.Clone(r.Keys), When: r.When, On: slices.Clone(r.On), Content: r.Content}
+			k.ObjectRefs[i] = ObjectRefPath{Path: r.Path, Kinds: slices.Clone(r.Kinds), Keys: slices.Clone(r.Keys), When: r.When, On: slices.Clone(r.On), Content: r.Content,
+				Ready: r.Ready, KindRequired: r.KindRequired}
 		}
 	})
 	set(SettingUnsupportedFields, len(s.UnsupportedFields) > 0, func() {

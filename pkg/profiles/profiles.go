@@ -409,7 +409,15 @@ var builtin = func() []policy.Profile {
 		// (effective_tls_policies_reconciler.go,
 		// validateGatewayListenerBlock).
 		withEffectiveListeners(withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "DNSPolicy", "direct", policy.SameLevelOldestWins, gateway)), policy.ListenerHostname, policy.ListenerAttachedRoutes),
-		withEffectiveListeners(withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "TLSPolicy", "direct", policy.SameLevelOldestWins, gateway)), policy.ListenerHostname, policy.ListenerTLSTerminate),
+		// A TLSPolicy's issuerRef names a cert-manager Issuer of its own
+		// namespace (kind Issuer) or a ClusterIssuer: one not found, or
+		// an issuerRef naming no kind (the topology links a policy to an
+		// Issuer only when its kind says Issuer), makes it Invalid
+		// ("unable to find issuer": tlspolicies_validator.go
+		// isIssuerFound; tls_workflow.go LinkTLSPolicyToIssuerFunc); one
+		// not Ready keeps it from being enforced
+		// (tlspolicy_status_updater.go isIssuerReady).
+		withTLSIssuer(withEffectiveListeners(withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "TLSPolicy", "direct", policy.SameLevelOldestWins, gateway)), policy.ListenerHostname, policy.ListenerTLSTerminate)),
 		// Kuadrant's extension kinds that feed its data plane directly
 		// (the translated PlanPolicy and OIDCPolicy are not policy kinds
 		// here). TelemetryPolicy: each adds its metric labels to its
@@ -516,6 +524,14 @@ var builtin = func() []policy.Profile {
 // to be an effective target of a profile's kind.
 func withEffectiveListeners(p policy.Profile, conds ...string) policy.Profile {
 	p.Spec.EffectiveListeners = conds
+	return p
+}
+
+// withTLSIssuer makes a profile's kind (Kuadrant's TLSPolicy) name the
+// cert-manager issuer of its certificates at spec.issuerRef.
+func withTLSIssuer(p policy.Profile) policy.Profile {
+	p.Spec.ObjectRefs = []policy.ObjectRefPath{{Path: "issuerRef", Kinds: []topology.GroupKind{policy.KindIssuer, policy.KindClusterIssuer},
+		Ready: "Ready", KindRequired: true}}
 	return p
 }
 
