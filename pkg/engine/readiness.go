@@ -381,6 +381,9 @@ func (c *computation) unreadyOnPaths(k *policy.Kind, atts []*attachment) []strin
 // by Gateway API's rules, as the Gateway's controller will count it.
 func (c *computation) hasAttachedRoutes(n topology.NodeID) bool {
 	node := c.graph.Node(n)
+	if c.ready == nil {
+		c.ready = &readiness{} // no status read: attache's own count
+	}
 	if ls, ok := c.ready.listeners[node.Ref]; ok && ls.read {
 		return ls.attachedRoutes > 0
 	}
