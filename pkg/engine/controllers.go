@@ -109,13 +109,8 @@ func (c *computation) withWaiting(k *policy.Kind, cond Condition, atts []*attach
 	if len(whys) == 0 {
 		return cond
 	}
-	more := ""
-	if len(whys) > maxUnreadyNamed {
-		more = fmt.Sprintf(" and %d more", len(whys)-maxUnreadyNamed)
-		whys = whys[:maxUnreadyNamed]
-	}
 	return Condition{Type: CondProgrammed, Status: "False", Reason: ReasonUnknown,
-		Message: fmt.Sprintf("Policy is not programmed: its implementation waits for %s%s to sync (%s)", strings.Join(whys, "; "), more, servesText(k))}
+		Message: fmt.Sprintf("Policy is not programmed: its implementation waits for %s to sync (%s)", namedAtMost(whys), servesText(k))}
 }
 
 // waitingFor lists, sorted, the Gateways of other controllers (as

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/attache-dev/attache/pkg/gatewayapi"
@@ -102,6 +101,49 @@ func intOf(v any) int64 {
 	return 0
 }
 
+// listenerStatuses reads what a Gateway's or ListenerSet's status says:
+// whether it says anything (listenerStatusRead), and the first
+// status.listeners entry of each name (Kuadrant takes the first).
+func listenerStatuses(u *unstructured.Unstructured) (read bool, byName map[string]listenerStatus) {
+	if !listenerStatusRead(u) {
+		return false, nil
+	}
+	byName = map[string]listenerStatus{}
+	sts, _, _ := unstructured.NestedSlice(u.Object, "status", "listeners")
+	for _, st := range sts {
+		m, ok := st.(map[string]any)
+		if !ok {
+			continue
+		}
+		name, _ := m["name"].(string)
+		if _, dup := byName[name]; name == "" || dup {
+			continue
+		}
+		conds, _ := m["conditions"].([]any)
+		byName[name] = listenerStatus{read: true, found: true, programmed: conditionTrue(conds, "Programmed"), attachedRoutes: intOf(m["attachedRoutes"])}
+	}
+	return true, byName
+}
+
+// routeParentStatuses reads a route's status.parents entries.
+func routeParentStatuses(u *unstructured.Unstructured) []routeParentStatus {
+	parents, _, _ := unstructured.NestedSlice(u.Object, "status", "parents")
+	var out []routeParentStatus
+	for _, p := range parents {
+		m, ok := p.(map[string]any)
+		if !ok {
+			continue
+		}
+		pr, _ := m["parentRef"].(map[string]any)
+		ps := routeParentStatus{parent: gatewayapi.ParentRefOf(pr, u.GetNamespace()), port: intOf(pr["port"])}
+		ps.controller, _ = m["controllerName"].(string)
+		conds, _ := m["conditions"].([]any)
+		ps.accepted = conditionTrue(conds, "Accepted")
+		out = append(out, ps)
+	}
+	return out
+}
+
 // readReadiness reads the status of the Gateways, ListenerSets and
 // routes among objs.
 func readReadiness(objs []*unstructured.Unstructured) *readiness {
@@ -124,20 +166,7 @@ func readReadiness(objs []*unstructured.Unstructured) *readiness {
 					r.controllers[obj] = ctl
 				}
 			}
-			read := listenerStatusRead(u)
-			byName := map[string]map[string]any{}
-			if read {
-				sts, _, _ := unstructured.NestedSlice(u.Object, "status", "listeners")
-				for _, s := range sts {
-					if m, ok := s.(map[string]any); ok {
-						if name, _ := m["name"].(string); name != "" {
-							if _, dup := byName[name]; !dup {
-								byName[name] = m
-							}
-						}
-					}
-				}
-			}
+			read, byName := listenerStatuses(u)
 			specs, _, _ := unstructured.NestedSlice(u.Object, "spec", "listeners")
 			for _, l := range specs {
 				m, ok := l.(map[string]any)
@@ -150,26 +179,13 @@ func readReadiness(objs []*unstructured.Unstructured) *readiness {
 				}
 				ref := obj.WithSection(name)
 				r.ports[ref] = intOf(m["port"])
-				ls := listenerStatus{read: read}
-				if st, ok := byName[name]; ok {
-					conds, _ := st["conditions"].([]any)
-					ls.found, ls.programmed, ls.attachedRoutes = true, conditionTrue(conds, "Programmed"), intOf(st["attachedRoutes"])
-				}
+				ls := byName[name]
+				ls.read = read
 				r.listeners[ref] = ls
 			}
 		case slices.Contains(topology.RouteKinds, gk):
-			parents, _, _ := unstructured.NestedSlice(u.Object, "status", "parents")
-			for _, p := range parents {
-				m, ok := p.(map[string]any)
-				if !ok {
-					continue
-				}
-				pr, _ := m["parentRef"].(map[string]any)
-				ps := routeParentStatus{parent: gatewayapi.ParentRefOf(pr, obj.Namespace), port: intOf(pr["port"])}
-				ps.controller, _ = m["controllerName"].(string)
-				conds, _ := m["conditions"].([]any)
-				ps.accepted = conditionTrue(conds, "Accepted")
-				r.routes[obj] = append(r.routes[obj], ps)
+			if ps := routeParentStatuses(u); len(ps) > 0 {
+				r.routes[obj] = ps
 			}
 		}
 	}
@@ -237,36 +253,23 @@ func statusDigest(u *unstructured.Unstructured) string {
 	var b strings.Builder
 	switch {
 	case gk == topology.KindGateway || gk == topology.KindListenerSet:
-		if !listenerStatusRead(u) {
+		read, byName := listenerStatuses(u)
+		if !read {
 			return ""
 		}
 		b.WriteString("read")
-		sts, _, _ := unstructured.NestedSlice(u.Object, "status", "listeners")
-		var parts []string
-		for _, s := range sts {
-			if m, ok := s.(map[string]any); ok {
-				conds, _ := m["conditions"].([]any)
-				name, _ := m["name"].(string)
-				parts = append(parts, name+"\x00"+strconv.FormatBool(conditionTrue(conds, "Programmed"))+"\x00"+strconv.FormatInt(intOf(m["attachedRoutes"]), 10))
-			}
+		names := make([]string, 0, len(byName))
+		for name := range byName {
+			names = append(names, name)
 		}
-		// Kuadrant takes the first entry of a name: order matters only
-		// among entries of one name, which a controller never writes.
-		sort.Strings(parts)
-		for _, p := range parts {
-			b.WriteString("\x01" + p)
+		sort.Strings(names)
+		for _, name := range names {
+			ls := byName[name]
+			fmt.Fprintf(&b, "\x01%s\x00%t\x00%d", name, ls.programmed, ls.attachedRoutes)
 		}
 	case slices.Contains(topology.RouteKinds, gk):
-		parents, _, _ := unstructured.NestedSlice(u.Object, "status", "parents")
-		for _, p := range parents {
-			m, ok := p.(map[string]any)
-			if !ok {
-				continue
-			}
-			pr, _ := m["parentRef"].(map[string]any)
-			ctl, _ := m["controllerName"].(string)
-			conds, _ := m["conditions"].([]any)
-			fmt.Fprintf(&b, "\x01%s\x00%s\x00%d\x00%t", ctl, gatewayapi.ParentRefOf(pr, u.GetNamespace()), intOf(pr["port"]), conditionTrue(conds, "Accepted"))
+		for _, ps := range routeParentStatuses(u) {
+			fmt.Fprintf(&b, "\x01%s\x00%s\x00%d\x00%t", ps.controller, ps.parent, ps.port, ps.accepted)
 		}
 	}
 	return b.String()
@@ -296,13 +299,17 @@ func (c *computation) withUnready(k *policy.Kind, r Reach, cond Condition, atts 
 	if len(why) == 0 {
 		return cond
 	}
-	more := ""
-	if len(why) > maxUnreadyNamed {
-		more = fmt.Sprintf(" and %d more", len(why)-maxUnreadyNamed)
-		why = why[:maxUnreadyNamed]
-	}
-	cond.Message += fmt.Sprintf("; not ready yet: %s%s", strings.Join(why, "; "), more)
+	cond.Message += "; not ready yet: " + namedAtMost(why)
 	return cond
+}
+
+// namedAtMost joins the first maxUnreadyNamed of whys, saying how many
+// more there are.
+func namedAtMost(whys []string) string {
+	if len(whys) > maxUnreadyNamed {
+		return fmt.Sprintf("%s and %d more", strings.Join(whys[:maxUnreadyNamed], "; "), len(whys)-maxUnreadyNamed)
+	}
+	return strings.Join(whys, "; ")
 }
 
 // unreadyOnPaths lists, sorted, what is not ready (readiness) on the

@@ -60,21 +60,7 @@ func DiscoveredHolder(gk topology.GroupKind) bool {
 
 // objectHolderKind resolves a kind written in attache.dev/object-refs: a
 // bare name names the one kind of ObjectHolderKinds of that name.
-func objectHolderKind(s string) (topology.GroupKind, bool) {
-	name, group, dotted := strings.Cut(s, ".")
-	if group == "core" {
-		group = ""
-	}
-	if !dotted {
-		for _, k := range ObjectHolderKinds {
-			if k.Kind == name {
-				return k, true
-			}
-		}
-	}
-	gk := topology.GroupKind{Group: group, Kind: name}
-	return gk, slices.Contains(ObjectHolderKinds, gk)
-}
+func objectHolderKind(s string) (topology.GroupKind, bool) { return holderKindIn(s, ObjectHolderKinds) }
 
 // CARefs says where a kind's policies name the objects holding the CA
 // certificates they trust, as BackendTLSPolicy's
@@ -398,20 +384,24 @@ func parseCAReading(words []string, rd *CAReading, where string) error {
 // caHolderKind resolves a kind name as written ("ConfigMap", "ConfigMap.",
 // "Secret.core", "ClusterTrustBundle", a bare name being the one holder
 // kind of that name) to one of CAHolderKinds.
-func caHolderKind(s string) (topology.GroupKind, bool) {
+func caHolderKind(s string) (topology.GroupKind, bool) { return holderKindIn(s, CAHolderKinds) }
+
+// holderKindIn resolves kind s ("Kind" or "Kind.group", group "core" for
+// the core group) among kinds: a bare name names the one of that name.
+func holderKindIn(s string, kinds []topology.GroupKind) (topology.GroupKind, bool) {
 	name, group, dotted := strings.Cut(s, ".")
 	if group == "core" {
 		group = ""
 	}
 	if !dotted {
-		for _, k := range CAHolderKinds {
+		for _, k := range kinds {
 			if k.Kind == name {
 				return k, true
 			}
 		}
 	}
 	gk := topology.GroupKind{Group: group, Kind: name}
-	return gk, slices.Contains(CAHolderKinds, gk)
+	return gk, slices.Contains(kinds, gk)
 }
 
 // CARef is one CA certificate reference of a policy, as written.
