@@ -170,18 +170,10 @@ func (c *computation) waitingFor(k *policy.Kind, atts []*attachment) []string {
 				add(ref)
 			}
 		case slices.Contains(topology.RouteKinds, gk):
-			route, ok := g.Lookup(ref.Object())
-			if !ok {
-				continue
-			}
-			d := &kindDP{c: c, kind: k}
-			for _, p := range d.pathParents(g.Node(route)) {
-				pr := g.Node(p).Ref
-				if pr.GroupKind() != topology.KindGateway || !pr.IsSection() || seen[pr.Object()] {
-					continue
-				}
-				if c.ready.listenerReady(pr) == "" && c.ready.routeReady(ref.Object(), pr) == "" {
-					add(pr)
+			for _, l := range c.routeListeners(k, ref) {
+				if l.GroupKind() == topology.KindGateway && !seen[l.Object()] &&
+					c.ready.listenerReady(l) == "" && c.ready.routeReady(ref.Object(), l) == "" {
+					add(l)
 				}
 			}
 		}

@@ -346,20 +346,11 @@ func (c *computation) unreadyOnPaths(k *policy.Kind, atts []*attachment) []strin
 	for _, a := range atts {
 		ref := g.Node(a.node).Ref
 		if isRoute(ref) {
-			route, ok := g.Lookup(ref.Object())
-			if !ok {
-				continue
-			}
-			d := &kindDP{c: c, kind: k}
-			for _, p := range d.pathParents(g.Node(route)) {
-				pr := g.Node(p).Ref
-				if !isListener(pr) {
-					continue
-				}
-				if why := c.ready.listenerReady(pr); why != "" {
+			for _, l := range c.routeListeners(k, ref) {
+				if why := c.ready.listenerReady(l); why != "" {
 					add(why)
 				} else {
-					add(c.ready.routeReady(ref.Object(), pr))
+					add(c.ready.routeReady(ref.Object(), l))
 				}
 			}
 			continue

@@ -61,3 +61,22 @@ func (d *kindDP) readyBelow(p topology.NodeID, node *topology.Node) bool {
 	}
 	return d.c.ready.routeReady(node.Ref, pr) == ""
 }
+
+// routeListeners are the listeners (of Gateways or ListenerSets) from
+// which paths of kind k reach the route of ref (a route or one of its
+// rules), as pathParents has them.
+func (c *computation) routeListeners(k *policy.Kind, ref topology.Ref) []topology.Ref {
+	route, ok := c.graph.Lookup(ref.Object())
+	if !ok {
+		return nil
+	}
+	d := &kindDP{c: c, kind: k}
+	var out []topology.Ref
+	for _, p := range d.pathParents(c.graph.Node(route)) {
+		pr := c.graph.Node(p).Ref
+		if gk := pr.GroupKind(); pr.IsSection() && (gk == topology.KindGateway || gk == topology.KindListenerSet) {
+			out = append(out, pr)
+		}
+	}
+	return out
+}

@@ -273,32 +273,28 @@ func (b *Builder) Build() (*Graph, []CycleError) {
 		color[root] = grey
 		for len(stack) > 0 {
 			top := &stack[len(stack)-1]
-			ch := g.nodes[top.id].Children
-			if top.i < len(ch) {
-				c := ch[top.i]
-				top.i++
-				switch color[c] {
-				case white:
-					color[c] = grey
-					stack = append(stack, frame{c, 0})
-				case grey:
-					back = append(back, [2]NodeID{top.id, c})
+			// The children, then the unadmitted children, so that the
+			// order puts a listener before the routes below it either
+			// way. An unadmitted edge runs from a listener to a route,
+			// so it closes no cycle of its own; one that would is
+			// dropped.
+			ch, un := g.nodes[top.id].Children, g.nodes[top.id].UnadmittedChildren
+			if top.i < len(ch)+len(un) {
+				c, unadmitted := NodeID(0), top.i >= len(ch)
+				if unadmitted {
+					c = un[top.i-len(ch)]
+				} else {
+					c = ch[top.i]
 				}
-				continue
-			}
-			// Then the unadmitted children, so that the order puts a
-			// listener before the routes below it either way. Such an
-			// edge runs from a listener to a route, so it closes no
-			// cycle of its own; one that would is dropped.
-			if un := g.nodes[top.id].UnadmittedChildren; top.i < len(ch)+len(un) {
-				c := un[top.i-len(ch)]
 				top.i++
-				switch color[c] {
-				case white:
+				switch {
+				case color[c] == white:
 					color[c] = grey
 					stack = append(stack, frame{c, 0})
-				case grey:
+				case color[c] == grey && unadmitted:
 					backUnadmitted = append(backUnadmitted, [2]NodeID{top.id, c})
+				case color[c] == grey:
+					back = append(back, [2]NodeID{top.id, c})
 				}
 				continue
 			}
