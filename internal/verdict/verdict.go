@@ -19,9 +19,11 @@
 // # Programmed
 //
 // Implementations rarely say how much of a policy survives. Expectations
-// carry one of three classes (see the constants), read off conditions such as
-// Envoy Gateway's Overridden and Merged; they are compared only where both
-// sides accept the policy.
+// carry one of four classes (see the constants), read off conditions such as
+// Envoy Gateway's Overridden and Merged or Kuadrant's Enforced; they are
+// compared only where both sides accept the policy. attache's reason
+// Unknown is read as two: overridden in part (engine.NotProgrammedInPart),
+// which agrees where PartiallyProgrammed does, and programmed nowhere.
 package verdict
 
 import (
@@ -53,7 +55,19 @@ const (
 	// says nothing of how much of it survives the merge (a merge may
 	// replace every field it sets): any Programmed reason agrees.
 	Contributes = "merged"
+	// NotProgrammed: the implementation accepts the policy but programs
+	// it nowhere, for no override (Kuadrant's Enforced=False, reason
+	// Unknown: "not in the path to any existing routes", "waiting for the
+	// following components to sync"): attache must say Programmed=False,
+	// reason Unknown, and not for an override in part.
+	NotProgrammed = "not-programmed"
 )
+
+// unknownInPart is attache's Programmed reason Unknown for a policy
+// overridden in part (engine.NotProgrammedInPart) in its verdicts: its
+// implementation would have it in effect in part, as PartiallyProgrammed
+// says of other kinds.
+const unknownInPart = engine.ReasonUnknown + " (overridden in part)"
 
 // Verdict is what is said of a policy at one ancestor.
 type Verdict struct {
@@ -356,10 +370,13 @@ func agree(want, got Verdict) bool {
 	case Full:
 		return got.Programmed == engine.ReasonProgrammed
 	case LostContext:
-		return got.Programmed == engine.ReasonPartiallyProgrammed || got.Programmed == engine.ReasonOverridden
+		return got.Programmed == engine.ReasonPartiallyProgrammed || got.Programmed == engine.ReasonOverridden ||
+			got.Programmed == unknownInPart
 	case Contributes:
 		return got.Programmed == engine.ReasonProgrammed || got.Programmed == engine.ReasonPartiallyProgrammed ||
-			got.Programmed == engine.ReasonOverridden
+			got.Programmed == engine.ReasonOverridden || got.Programmed == unknownInPart
+	case NotProgrammed:
+		return got.Programmed == engine.ReasonUnknown
 	}
 	return true
 }
@@ -378,6 +395,9 @@ func fromConditions(conds []engine.Condition) Verdict {
 			}
 		case engine.CondProgrammed:
 			v.Programmed = c.Reason
+			if engine.NotProgrammedInPart(c) {
+				v.Programmed = unknownInPart
+			}
 		case engine.CondResolvedRefs:
 			v.ResolvedRefs = c.Reason
 			if c.Status == "True" {

@@ -146,12 +146,13 @@ func TestGatewaysAboveAService(t *testing.T) {
 
 // Which of attache's Programmed reasons satisfy each class of expectation.
 func TestAgreeProgrammedClasses(t *testing.T) {
-	reasons := []string{engine.ReasonProgrammed, engine.ReasonPartiallyProgrammed, engine.ReasonOverridden}
+	reasons := []string{engine.ReasonProgrammed, engine.ReasonPartiallyProgrammed, engine.ReasonOverridden, engine.ReasonUnknown, unknownInPart}
 	want := map[string][]bool{
-		Full:          {true, false, false},
-		LostContext:   {false, true, true},
-		Contributes:   {true, true, true}, // a merge may replace every field the policy sets
-		AnyProgrammed: {true, true, true},
+		Full:          {true, false, false, false, false},
+		LostContext:   {false, true, true, false, true},
+		Contributes:   {true, true, true, false, true}, // a merge may replace every field the policy sets
+		NotProgrammed: {false, false, false, true, false},
+		AnyProgrammed: {true, true, true, true, true},
 	}
 	for class, oks := range want {
 		for i, r := range reasons {
@@ -162,6 +163,24 @@ func TestAgreeProgrammedClasses(t *testing.T) {
 	}
 	if agree(Verdict{Accepted: "True", Programmed: Contributes}, Verdict{Accepted: engine.ReasonConflicted}) {
 		t.Errorf("a merged policy agrees with a Conflicted one")
+	}
+}
+
+// attache's Programmed=False/Unknown reads as overridden in part only when
+// the engine says so (a Kuadrant TokenRateLimitPolicy losing some rules),
+// else as programmed nowhere (a policy in the path to no route).
+func TestFromConditionsUnknown(t *testing.T) {
+	for _, tc := range []struct {
+		msg, want string
+	}{
+		{"Policy is not programmed, as it is overridden in part (it would be programmed in full in 1, in part in 1 of 2 contexts): x", unknownInPart},
+		{"Policy is not programmed: it is in the path to no effective target through a Gateway", engine.ReasonUnknown},
+	} {
+		v := fromConditions([]engine.Condition{{Type: engine.CondAccepted, Status: "True", Reason: engine.ReasonAccepted},
+			{Type: engine.CondProgrammed, Status: "False", Reason: engine.ReasonUnknown, Message: tc.msg}})
+		if v.Programmed != tc.want {
+			t.Errorf("%q: Programmed %q, want %q", tc.msg, v.Programmed, tc.want)
+		}
 	}
 }
 

@@ -114,6 +114,14 @@ type policyKindItem struct {
 	// condition says what istiod's WaypointAccepted says, flattened over
 	// its targetRefs.
 	Summary string `json:"summary,omitempty"`
+	// RouteParents is "parent-refs" when a route's paths run from every
+	// listener its parentRefs name, admitted or not; absent: from the
+	// listeners that admit it ("admitted").
+	RouteParents string `json:"routeParents,omitempty"`
+	// PathReadiness is "status" when the kind's paths run only through
+	// listeners and routes their status says are ready; absent: status is
+	// not read ("ignored").
+	PathReadiness string `json:"pathReadiness,omitempty"`
 	// PartlyOverridden is "not-programmed" when a policy losing some of
 	// what it sets is Programmed=False; absent: PartiallyProgrammed
 	// ("programmed").
@@ -132,6 +140,10 @@ type policyKindItem struct {
 	// Controllers are the controllerName values of the GatewayClasses
 	// whose Gateways the kind's implementation serves; absent: any.
 	Controllers []string `json:"controllers,omitempty"`
+	// OtherControllers is "not-programmed" when a policy on another
+	// controller's Gateway is accepted and not programmed while in a path
+	// through one; absent: it is TargetNotFound ("target-not-found").
+	OtherControllers string `json:"otherControllers,omitempty"`
 	// EffectiveListeners are the conditions a listener must meet to be an
 	// effective target ("hostname", "tls-terminate"); absent: any.
 	EffectiveListeners []string `json:"effectiveListeners,omitempty"`
@@ -369,6 +381,12 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.ReachThroughGateway {
 		parts = append(parts, origin(policy.SettingReach, "reach=gateway"))
 	}
+	if k.RouteParentRefs {
+		parts = append(parts, origin(policy.SettingRouteParents, "route-parents=parent-refs"))
+	}
+	if k.ReadyPathsOnly {
+		parts = append(parts, origin(policy.SettingPathReadiness, "path-readiness=status"))
+	}
 	if k.PartlyOverriddenNotProgrammed {
 		parts = append(parts, origin(policy.SettingPartlyOverridden, "partly-overridden=not-programmed"))
 	}
@@ -386,6 +404,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	}
 	if len(k.Controllers) > 0 {
 		parts = append(parts, origin(policy.SettingControllers, "controllers="+policy.ControllersString(k.Controllers)))
+	}
+	if k.OtherControllersNotProgrammed {
+		parts = append(parts, origin(policy.SettingOtherControllers, "other-controllers=not-programmed"))
 	}
 	if len(k.EffectiveListeners) > 0 {
 		parts = append(parts, origin(policy.SettingEffectiveListeners, "effective-listeners="+policy.EffectiveListenersString(k.EffectiveListeners)))
@@ -521,6 +542,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 		it.WaypointTargets = "istio"
 	}
 	it.Controllers = k.Controllers
+	if k.OtherControllersNotProgrammed {
+		it.OtherControllers = "not-programmed"
+	}
 	it.EffectiveListeners = k.EffectiveListeners
 	if k.PortSelection.Enabled() {
 		it.PortSelection = k.PortSelection.String()
@@ -540,6 +564,12 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	}
 	if k.ReachThroughGateway {
 		it.Reach = "gateway"
+	}
+	if k.RouteParentRefs {
+		it.RouteParents = "parent-refs"
+	}
+	if k.ReadyPathsOnly {
+		it.PathReadiness = "status"
 	}
 	if k.PartlyOverriddenNotProgrammed {
 		it.PartlyOverridden = "not-programmed"

@@ -50,9 +50,10 @@ that what a policy reaches can be seen at a glance.
 
 Targets are boxes, their sections smaller boxes below them. Policies are
 ellipses (stadiums in mermaid) with dashed edges to the targets they attach
-to, coloured by status: green Programmed, orange PartiallyProgrammed, grey
-Overridden (contributes nothing), red not accepted (the edge is labelled with
-the reason). Namespaces are drawn as frames around their objects and
+to, coloured by status: green Programmed, orange PartiallyProgrammed (or not
+programmed for being overridden in part), grey Overridden (contributes
+nothing), blue-grey accepted but programmed nowhere (Programmed=False,
+reason Unknown), red not accepted (the edge is labelled with the reason). Namespaces are drawn as frames around their objects and
 policies; a policy attached to a Namespace points at the Namespace drawn in
 its frame.
 
@@ -229,7 +230,11 @@ const (
 	graphPartial    = "partial"
 	graphOverridden = "overridden"
 	graphRejected   = "rejected"
-	graphUnknown    = "unknown"
+	// graphNotProgrammed: accepted, but its implementation programs it
+	// nowhere (yet): Programmed=False, reason Unknown (Kuadrant's kinds:
+	// in the path to no effective target, waiting for a Gateway).
+	graphNotProgrammed = "notprogrammed"
+	graphUnknown       = "unknown"
 )
 
 // graphState maps conditions to a state and the reason shown.
@@ -256,6 +261,14 @@ func graphState(conds []engine.Condition) (state, reason string) {
 		return graphPartial, programmed.Reason
 	case engine.ReasonOverridden:
 		return graphOverridden, programmed.Reason
+	case engine.ReasonUnknown:
+		// Kuadrant's reason: a policy overridden in part, of a kind that
+		// then calls it not programmed, is partial as PartiallyProgrammed
+		// is; any other Unknown is programmed nowhere.
+		if engine.NotProgrammedInPart(*programmed) {
+			return graphPartial, programmed.Reason
+		}
+		return graphNotProgrammed, programmed.Reason
 	}
 	return graphUnknown, programmed.Reason
 }

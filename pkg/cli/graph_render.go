@@ -27,7 +27,9 @@ var graphColors = map[string]graphColor{
 	graphPartial:    {"#ffe0b2", "#ef6c00"},
 	graphOverridden: {"#e0e0e0", "#757575"},
 	graphRejected:   {"#ffcdd2", "#c62828"},
-	graphUnknown:    {"#ffffff", "#424242"},
+	// Not programmed: accepted, yet in effect nowhere.
+	graphNotProgrammed: {"#cfd8dc", "#455a64"},
+	graphUnknown:       {"#ffffff", "#424242"},
 }
 
 // graphLegend explains the drawing; both formats print it as a comment.
@@ -36,7 +38,8 @@ var graphLegend = []string{
 	"Boxes are targets, small boxes their sections (listeners, route rules, Service ports);",
 	"solid edges run from less to more specific. Policies are ellipses (dot) or stadiums (mermaid)",
 	"with dashed edges to the targets they attach to, coloured by status: green Programmed,",
-	"orange PartiallyProgrammed, grey Overridden, red not accepted (edge labelled with the reason).",
+	"orange PartiallyProgrammed, grey Overridden, blue-grey accepted but programmed nowhere",
+	"(Programmed=False, reason Unknown), red not accepted (edge labelled with the reason).",
 	"Dashed red boxes are declared targets that do not exist. Frames are namespaces.",
 }
 
@@ -251,7 +254,7 @@ func writeGraphMermaid(w io.Writer, m *graphModel) {
 	}
 	fmt.Fprintln(w, "  classDef section font-size:10px")
 	fmt.Fprintf(w, "  classDef missing stroke:%s,stroke-dasharray:4 3,color:%s\n", graphColors[graphRejected].line, graphColors[graphRejected].line)
-	for _, st := range []string{graphProgrammed, graphPartial, graphOverridden, graphRejected, graphUnknown} {
+	for _, st := range []string{graphProgrammed, graphPartial, graphOverridden, graphRejected, graphNotProgrammed, graphUnknown} {
 		c := graphColors[st]
 		fmt.Fprintf(w, "  classDef %s fill:%s,stroke:%s\n", st, c.fill, c.line)
 	}

@@ -261,3 +261,89 @@ func TestGraphErrors(t *testing.T) {
 		})
 	}
 }
+
+// Kuadrant's Programmed=False, reason Unknown draws by what it says: a
+// TokenRateLimitPolicy overridden in part (not programmed for that) as
+// partial, as PartiallyProgrammed draws; one in the path to no route as
+// not programmed; neither as the "unknown" of a policy with no Programmed
+// condition.
+func TestGraphKuadrantUnknown(t *testing.T) {
+	in := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: tokenratelimitpolicies.kuadrant.io
+  labels: {gateway.networking.k8s.io/policy: inherited}
+spec:
+  group: kuadrant.io
+  names: {kind: TokenRateLimitPolicy, plural: tokenratelimitpolicies}
+  scope: Namespaced
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: shop}
+spec:
+  gatewayClassName: example
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: idle, namespace: shop}
+spec:
+  gatewayClassName: example
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r1, namespace: shop}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - {name: first, backendRefs: [{name: s, port: 80}]}
+  - {name: second, backendRefs: [{name: s, port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: shop}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: kuadrant.io/v1alpha1
+kind: TokenRateLimitPolicy
+metadata: {name: wide, namespace: shop, creationTimestamp: "2025-01-01T00:00:00Z"}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw}
+  defaults:
+    strategy: merge
+    limits: {free: {rates: [{limit: 100, window: 1h}]}}
+---
+apiVersion: kuadrant.io/v1alpha1
+kind: TokenRateLimitPolicy
+metadata: {name: narrow, namespace: shop, creationTimestamp: "2025-01-02T00:00:00Z"}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1, sectionName: second}
+  limits: {free: {rates: [{limit: 10, window: 1h}]}}
+---
+apiVersion: kuadrant.io/v1alpha1
+kind: TokenRateLimitPolicy
+metadata: {name: nowhere, namespace: shop}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: idle}
+  limits: {free: {rates: [{limit: 1, window: 1h}]}}
+`
+	var out, errOut bytes.Buffer
+	cmd := NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(in), Out: &out, ErrOut: &errOut})
+	cmd.SetArgs([]string{"graph", "-f", "-", "-o", "mermaid"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("%v (stderr %q)", err, errOut.String())
+	}
+	for _, w := range []string{`TokenRateLimitPolicy<br/>wide<br/>patch-defaults<br/>Unknown"]):::partial`,
+		`TokenRateLimitPolicy<br/>nowhere<br/>atomic-defaults<br/>Unknown"]):::notprogrammed`,
+		`TokenRateLimitPolicy<br/>narrow<br/>atomic-defaults<br/>Programmed"]):::programmed`,
+		"classDef notprogrammed fill:#cfd8dc,stroke:#455a64"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("output lacks %s:\n%s", w, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "):::unknown") {
+		t.Errorf("a policy draws as unknown:\n%s", out.String())
+	}
+}

@@ -66,8 +66,8 @@ type Snapshot struct {
 	// same order, so that answers about a kind can say it was not read.
 	Unread []Unread
 	// UnreadObjects are the single objects that could not be read: CA
-	// certificate holders (ConfigMaps, Secrets, ClusterTrustBundles)
-	// policies name, which RBAC forbade getting. Their Skipped lines come
+	// certificate holders (ConfigMaps, Secrets, ClusterTrustBundles) and
+	// cert-manager issuers policies name, which RBAC forbade getting. Their Skipped lines come
 	// after those of Unread. Give them to the engine
 	// (engine.Options.Unread): references to them are then not judged.
 	UnreadObjects []topology.Ref
@@ -170,7 +170,8 @@ type reader struct {
 	// list of readPolicyCRDs): the versions readClassParams gets.
 	paramResources map[topology.GroupKind]resource
 	// holderResources are the resources of the holder kinds that are not
-	// core v1 (ClusterTrustBundle), at the version discovery found; a kind
+	// core v1 (policy.DiscoveredHolder: ClusterTrustBundle, cert-manager's
+	// Issuer and ClusterIssuer), at the version discovery found; a kind
 	// the cluster does not serve has none.
 	holderResources map[topology.GroupKind]resource
 	// failedGroups are the API groups whose discovery failed, with why.
@@ -182,8 +183,8 @@ type reader struct {
 // objects of TopologyKinds that the cluster serves (with
 // Options.PolicyKindsOnly, the policy CRDs only). It also reads what the
 // policy kinds need besides: the implementations' configurations
-// (readConfigurations), the ConfigMaps, Secrets and ClusterTrustBundles
-// policies name (readHolders) and the GatewayClass parameters that say
+// (readConfigurations), the ConfigMaps, Secrets, ClusterTrustBundles and
+// cert-manager issuers policies name (readHolders) and the GatewayClass parameters that say
 // which Gateways share a data plane (readClassParams). Lists are paginated
 // (Options.PageSize) and cluster-wide even when Options.Namespace is set: a
 // policy's effect crosses namespaces (a route in one namespace hangs below a
@@ -335,16 +336,18 @@ func (r *reader) policyKinds(snap *Snapshot) []*policy.Kind {
 	return r.kinds
 }
 
-// readHolders gets the ConfigMaps, Secrets and ClusterTrustBundles that
-// the snapshot's policies name for their data (kinds with CA certificate
-// or object references), one by one: a cluster's ConfigMaps are many and
-// can be large, the ones named are few. Only what the engine reads is
-// kept: the data keys of a ConfigMap or Secret (a Secret's values are not
-// kept in memory), whether a ClusterTrustBundle's bundle is set
-// (trustBundleOnly). A ClusterTrustBundle is got cluster-scoped, at the
-// version discovery found (holderResource); when the cluster does not
-// serve the kind it is left out, as one that is not there: the
-// implementation would not find it either. One that RBAC forbids getting,
+// readHolders gets the ConfigMaps, Secrets, ClusterTrustBundles and
+// cert-manager issuers that the snapshot's policies name for their data
+// (kinds with CA certificate or object references), one by one: a
+// cluster's ConfigMaps are many and can be large, the ones named are few.
+// Only what the engine reads is kept: the data keys of a ConfigMap or
+// Secret (a Secret's values are not kept in memory), whether a
+// ClusterTrustBundle's bundle is set (trustBundleOnly), an issuer's status
+// conditions (conditionsOnly). A ClusterTrustBundle or ClusterIssuer is
+// got cluster-scoped; those kinds and Issuer at the version discovery
+// found (holderResource); when the cluster does not serve the kind the
+// object is left out, as one that is not there: the implementation would
+// not find it either. One that RBAC forbids getting,
 // or whose group's discovery failed, is recorded in UnreadObjects and
 // Skipped.
 func (r *reader) readHolders(ctx context.Context, snap *Snapshot) error {
@@ -391,11 +394,14 @@ func (r *reader) readHolders(ctx context.Context, snap *Snapshot) error {
 			continue // the object cannot be there
 		}
 		g.Go(func() error {
-			// A ClusterTrustBundle's ref has no namespace: cluster-scoped.
+			// A ClusterTrustBundle's or ClusterIssuer's ref has no
+			// namespace: cluster-scoped.
 			u, err := r.dyn.Resource(res.gvr).Namespace(hr.Namespace).Get(gctx, hr.Name, metav1.GetOptions{})
 			switch {
 			case err == nil && hr.GroupKind() == policy.KindClusterTrustBundle:
 				got[i] = trustBundleOnly(u)
+			case err == nil && policy.StatusHolder(hr.GroupKind()):
+				got[i] = conditionsOnly(u)
 			case err == nil:
 				got[i] = keysOnly(u)
 			case apierrors.IsNotFound(err):
@@ -430,11 +436,12 @@ func (r *reader) readHolders(ctx context.Context, snap *Snapshot) error {
 // for ConfigMaps and Secrets; for ClusterTrustBundles, whose version
 // depends on the Kubernetes release (v1 in recent ones, v1beta1 or
 // v1alpha1 behind a feature gate in older ones, often not served at
-// all), the one discovery found. served is false when the cluster does
-// not serve the kind; why says, when its group's discovery failed, that
-// it is not known whether it does.
+// all), and cert-manager's issuers (served with cert-manager), the one
+// discovery found. served is false when the cluster does not serve the
+// kind; why says, when its group's discovery failed, that it is not known
+// whether it does.
 func (r *reader) holderResource(gk topology.GroupKind) (res resource, served bool, why string) {
-	if gk == policy.KindClusterTrustBundle {
+	if policy.DiscoveredHolder(gk) {
 		if res, served = r.holderResources[gk]; served {
 			return res, true, "" // a version is served, whichever failed
 		}
@@ -579,6 +586,20 @@ func dropLastApplied(u *unstructured.Unstructured) {
 	}
 }
 
+// conditionsOnly keeps of a cert-manager issuer what the engine reads:
+// apiVersion, kind, metadata (without the lastApplied annotation, a copy
+// of its spec) and status.conditions; its spec (an ACME account, a Vault
+// server) is dropped.
+func conditionsOnly(u *unstructured.Unstructured) *unstructured.Unstructured {
+	out := map[string]any{"apiVersion": u.Object["apiVersion"], "kind": u.Object["kind"], "metadata": u.Object["metadata"]}
+	if conds, ok, _ := unstructured.NestedSlice(u.Object, "status", "conditions"); ok {
+		out["status"] = map[string]any{"conditions": conds}
+	}
+	u.Object = out
+	dropLastApplied(u)
+	return u
+}
+
 // trustBundlePlaceholder stands for the content of a ClusterTrustBundle's
 // spec.trustBundle: the engine reads whether the bundle is set, never the
 // certificates.
@@ -650,8 +671,8 @@ func (r *reader) discoverTopology(ctx context.Context, disc *discovery.Discovery
 		}
 		for _, ar := range l.APIResources {
 			gk := topology.GroupKind{Group: gv.Group, Kind: ar.Kind}
-			if gk == policy.KindClusterTrustBundle && !strings.Contains(ar.Name, "/") && slices.Contains(ar.Verbs, "get") {
-				// A CA certificate holder, got by name (readHolders).
+			if policy.DiscoveredHolder(gk) && !strings.Contains(ar.Name, "/") && slices.Contains(ar.Verbs, "get") {
+				// A holder, got by name (readHolders).
 				if r.holderResources == nil {
 					r.holderResources = map[topology.GroupKind]resource{}
 				}

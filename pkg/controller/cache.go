@@ -22,11 +22,12 @@ import (
 // are hundreds of kilobytes each), but for the skeleton that says whether
 // a version's status keeps conditions (statusSchemaSkeleton),
 // ConfigMaps and Secrets without their values (TransformHolder),
-// ClusterTrustBundles without their certificates (TransformTrustBundle)
-// and GatewayClass parameters with what the engine reads only
-// (TransformClassParams) and Istio's ServiceEntries with their metadata
-// only (TransformServiceEntry); the last three after the DefaultTransform,
-// whichever it is. Pass the result as the manager's Options.Cache.
+// ClusterTrustBundles without their certificates (TransformTrustBundle),
+// cert-manager's issuers with their status conditions only
+// (TransformIssuer), GatewayClass parameters with what the engine reads
+// only (TransformClassParams) and Istio's ServiceEntries with their
+// metadata only (TransformServiceEntry); the last four after the
+// DefaultTransform, whichever it is. Pass the result as the manager's Options.Cache.
 func CacheOptions(o cache.Options) cache.Options {
 	if o.DefaultTransform == nil {
 		o.DefaultTransform = TransformStrip
@@ -46,6 +47,9 @@ func CacheOptions(o cache.Options) cache.Options {
 			return nil, err
 		}
 		if out, err = TransformServiceEntry(out); err != nil {
+			return nil, err
+		}
+		if out, err = TransformIssuer(out); err != nil {
 			return nil, err
 		}
 		return TransformTrustBundle(out)
@@ -86,6 +90,31 @@ func TransformTrustBundle(in any) (any, error) {
 	out := map[string]any{"apiVersion": u.Object["apiVersion"], "kind": u.Object["kind"], "metadata": u.Object["metadata"]}
 	if b, _, _ := unstructured.NestedString(u.Object, "spec", "trustBundle"); b != "" {
 		out["spec"] = map[string]any{"trustBundle": trustBundlePlaceholder}
+	}
+	u.Object = out
+	return u, nil
+}
+
+// TransformIssuer is a cache transform for cert-manager's Issuers and
+// ClusterIssuers (cert-manager.io, at any version), watched for the
+// issuers policies name: the engine reads whether one exists and the
+// conditions of its status, so it keeps apiVersion, kind, metadata
+// (stripped, see TransformStrip) and status.conditions; the spec (an ACME
+// account, a Vault server) is dropped. Other objects, and objects that
+// are not unstructured, are left alone.
+func TransformIssuer(in any) (any, error) {
+	u, ok := in.(*unstructured.Unstructured)
+	if !ok || !policy.StatusHolder(topology.GroupKind{Group: u.GroupVersionKind().Group, Kind: u.GetKind()}) {
+		return in, nil
+	}
+	if _, err := TransformStrip(u); err != nil {
+		return nil, err
+	}
+	out := map[string]any{"apiVersion": u.Object["apiVersion"], "kind": u.Object["kind"], "metadata": u.Object["metadata"]}
+	if st, ok := u.Object["status"].(map[string]any); ok {
+		if conds, ok := st["conditions"]; ok {
+			out["status"] = map[string]any{"conditions": conds}
+		}
 	}
 	u.Object = out
 	return u, nil

@@ -757,11 +757,12 @@ func (c *Controller) noteNamedHolders(res *engine.Result) {
 	c.mu.Unlock()
 }
 
-// holderHandler returns the event handler of the ConfigMaps, Secrets and
-// ClusterTrustBundles watched for the data policies name: a recomputation
-// is scheduled when one that a policy names appears, goes, or changes its
-// keys or whether its trust bundle is set (the cache keeps no values: see
-// TransformHolder and TransformTrustBundle). The others are not the engine's
+// holderHandler returns the event handler of the ConfigMaps, Secrets,
+// ClusterTrustBundles and cert-manager issuers watched for the data
+// policies name: a recomputation is scheduled when one that a policy names
+// appears, goes, or changes its keys, whether its trust bundle is set or
+// its status conditions (the cache keeps no values: see TransformHolder,
+// TransformTrustBundle and TransformIssuer). The others are not the engine's
 // concern until a policy names them, and that policy's event schedules it.
 func (c *Controller) holderHandler() toolscache.ResourceEventHandler {
 	named := func(obj any) bool {
@@ -817,11 +818,12 @@ func (c *Controller) classParamsHandler() toolscache.ResourceEventHandler {
 	}
 }
 
-// holderData is what the engine reads of a holder: its data fields, and
-// a ClusterTrustBundle's spec (spec.trustBundle, as TransformTrustBundle
-// keeps it).
-func holderData(u *unstructured.Unstructured) [4]any {
-	return [4]any{u.Object["data"], u.Object["binaryData"], u.Object["stringData"], u.Object["spec"]}
+// holderData is what the engine reads of a holder: its data fields, a
+// ClusterTrustBundle's spec (spec.trustBundle, as TransformTrustBundle
+// keeps it) and a cert-manager issuer's status (its conditions, as
+// TransformIssuer keeps them).
+func holderData(u *unstructured.Unstructured) [5]any {
+	return [5]any{u.Object["data"], u.Object["binaryData"], u.Object["stringData"], u.Object["spec"], u.Object["status"]}
 }
 
 // crdHandler schedules a recomputation on changes of the CRDs that matter:

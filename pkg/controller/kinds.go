@@ -46,13 +46,15 @@ var coreResources = map[topology.GroupKind]string{
 
 // holderResources are the resources of the kinds that hold the data
 // policies name (CA certificates, object references), watched while a
-// policy kind reads them: ConfigMaps and Secrets (core, v1) and
-// ClusterTrustBundles (at the version the API server serves:
-// discoveredHolders).
+// policy kind reads them: ConfigMaps and Secrets (core, v1),
+// ClusterTrustBundles and cert-manager's Issuers and ClusterIssuers (at
+// the version the API server serves: discoveredHolders).
 var holderResources = map[topology.GroupKind]string{
 	policy.KindConfigMap:          "configmaps",
 	policy.KindSecret:             "secrets",
 	policy.KindClusterTrustBundle: "clustertrustbundles",
+	policy.KindIssuer:             "issuers",
+	policy.KindClusterIssuer:      "clusterissuers",
 }
 
 // discoveredHolders are the holder kinds whose served version is found
@@ -64,6 +66,10 @@ var holderResources = map[topology.GroupKind]string{
 // implementation would not find them.
 var discoveredHolders = map[topology.GroupKind][]string{
 	policy.KindClusterTrustBundle: {"v1", "v1beta1", "v1alpha1"},
+	// cert-manager's issuers (Kuadrant's TLSPolicy names one): served
+	// only where cert-manager is installed.
+	policy.KindIssuer:        {"v1"},
+	policy.KindClusterIssuer: {"v1"},
 }
 
 // crdInfo is what the controller needs from a CustomResourceDefinition.

@@ -8,8 +8,10 @@ import (
 
 // TestRelevantChangeWaypointReadiness: a status-only update of a Gateway
 // matters when it gives the Gateway its first address (Istio then takes it
-// for a waypoint, engine.StatusReadChanged), not when only a condition
-// changes; a status-only update of another kind never does.
+// for a waypoint, engine.StatusReadChanged) or changes what it says of
+// its listeners (Programmed, attached routes), not when only a condition
+// message changes; one of a route matters when what its parents say
+// (Accepted) changes, and no other.
 func TestRelevantChangeWaypointReadiness(t *testing.T) {
 	c := &Controller{opts: Options{ConditionDomain: "attache.dev"}}
 	obj := func(kind string, status map[string]any) *unstructured.Unstructured {
@@ -23,6 +25,16 @@ func TestRelevantChangeWaypointReadiness(t *testing.T) {
 	pending := map[string]any{"conditions": []any{map[string]any{"type": "Programmed", "status": "False", "message": "waiting"}}}
 	pending2 := map[string]any{"conditions": []any{map[string]any{"type": "Programmed", "status": "False", "message": "still waiting"}}}
 	ready := map[string]any{"addresses": []any{map[string]any{"value": "w.mesh"}}, "conditions": pending["conditions"]}
+	listeners := func(programmed string, attached int64) map[string]any {
+		return map[string]any{"listeners": []any{map[string]any{"name": "http", "attachedRoutes": attached,
+			"conditions": []any{map[string]any{"type": "Programmed", "status": programmed}}}}}
+	}
+	parentsSaying := func(accepted, msg string) map[string]any {
+		return map[string]any{"parents": []any{map[string]any{"controllerName": "istio.io/gateway-controller",
+			"parentRef":  map[string]any{"name": "w"},
+			"conditions": []any{map[string]any{"type": "Accepted", "status": accepted, "message": msg}}}}}
+	}
+	parents := func(accepted string) map[string]any { return parentsSaying(accepted, "") }
 	for _, tc := range []struct {
 		what     string
 		kind     string
@@ -33,6 +45,11 @@ func TestRelevantChangeWaypointReadiness(t *testing.T) {
 		{"Gateway loses its address", "Gateway", ready, pending, true},
 		{"Gateway condition message", "Gateway", pending, pending2, false},
 		{"HTTPRoute status", "HTTPRoute", pending, ready, false},
+		// Kuadrant's path readiness and DNSPolicy's attached routes.
+		{"listener Programmed", "Gateway", listeners("True", 1), listeners("False", 1), true},
+		{"listener attached routes", "Gateway", listeners("True", 1), listeners("True", 0), true},
+		{"route Accepted", "HTTPRoute", parents("True"), parents("False"), true},
+		{"route parent message", "HTTPRoute", parents("True"), parentsSaying("True", "again"), false},
 	} {
 		if got := c.relevantChange(obj(tc.kind, tc.old), obj(tc.kind, tc.new)); got != tc.want {
 			t.Errorf("%s: relevant %v, want %v", tc.what, got, tc.want)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,6 +58,14 @@ func (c *computation) clock() time.Time {
 func (c *computation) addHolder(u *unstructured.Unstructured) {
 	r := holderRef(u)
 	c.holders[r] = dataKeys(u)
+	if policy.StatusHolder(r.GroupKind()) {
+		// An issuer holds no data: what its status says is read.
+		if c.holderConds == nil {
+			c.holderConds = map[topology.Ref]holderConds{}
+		}
+		c.holderConds[r] = readHolderConds(u)
+		return
+	}
 	if c.holderFacts != nil && !policy.ClusterScopedHolder(r.GroupKind()) {
 		c.holderFacts[r] = holderdata.Read(u)
 	}
@@ -74,7 +83,10 @@ func (c *computation) addHolder(u *unstructured.Unstructured) {
 // reads of it, so that readers may drop the values.
 func dataKeys(u *unstructured.Unstructured) []string {
 	keys := []string{}
-	if policy.ClusterScopedHolder(gkOf(u)) {
+	if policy.StatusHolder(gkOf(u)) {
+		return keys // no data: its status is read (readHolderConds)
+	}
+	if gkOf(u) == policy.KindClusterTrustBundle {
 		// A ClusterTrustBundle holds certificates when its bundle is set.
 		if b, _, _ := unstructured.NestedString(u.Object, "spec", "trustBundle"); b != "" {
 			keys = append(keys, policy.TrustBundleKey)
@@ -597,4 +609,64 @@ func (c *computation) caByGateway(ps *pstate, att *attachment, target topology.R
 			chk.resolved,
 		}
 	}
+}
+
+// holderConds is what the status of a status holder (policy.StatusHolder:
+// cert-manager's issuers) says: the condition types it holds True, and
+// whether it holds conditions at all (a manifest holds none).
+type holderConds struct {
+	read      bool
+	trueTypes []string
+}
+
+// readHolderConds reads the status conditions of a status holder.
+func readHolderConds(u *unstructured.Unstructured) holderConds {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	hc := holderConds{read: len(conds) > 0}
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["status"] == "True" {
+			if t, _ := m["type"].(string); t != "" && !slices.Contains(hc.trueTypes, t) {
+				hc.trueTypes = append(hc.trueTypes, t)
+			}
+		}
+	}
+	sort.Strings(hc.trueTypes)
+	return hc
+}
+
+// holderCondsDigest is readHolderConds as a string, for comparing two
+// copies of a status holder ("" for any other object).
+func holderCondsDigest(u *unstructured.Unstructured) string {
+	if !policy.StatusHolder(gkOf(u)) {
+		return ""
+	}
+	hc := readHolderConds(u)
+	return strconv.FormatBool(hc.read) + "\x00" + strings.Join(hc.trueTypes, "\x00")
+}
+
+// withUnreadyRefs makes cond, the Programmed condition of policy p,
+// Programmed=False, reason Unknown, when an object p names at a path with
+// a Ready condition (policy.ObjectRefPath.Ready) exists and its status
+// does not hold that condition True: its implementation waits for it
+// (Kuadrant's TLSPolicy, for its issuer to be Ready).
+func (c *computation) withUnreadyRefs(p *policy.Policy, cond Condition) Condition {
+	if c.holderConds == nil {
+		return cond
+	}
+	probs := p.NotReadyRefs(func(r topology.Ref) ([]string, bool, bool) {
+		if _, found := c.holders[r]; !found {
+			return nil, false, false
+		}
+		hc := c.holderConds[r]
+		return hc.trueTypes, hc.read, true
+	})
+	if len(probs) == 0 {
+		return cond
+	}
+	texts := make([]string, len(probs))
+	for i, pr := range probs {
+		texts[i] = pr.Message
+	}
+	return Condition{Type: CondProgrammed, Status: "False", Reason: ReasonUnknown,
+		Message: "Policy is not programmed: its implementation waits for what it names to be ready: " + strings.Join(texts, "; ")}
 }

@@ -359,11 +359,22 @@ func (d *kindDP) run(only map[topology.NodeID]bool) {
 				continue
 			}
 		}
+		if d.kind.ReadyPathsOnly && node.Ref.IsSection() && (gk == topology.KindGateway || gk == topology.KindListenerSet) &&
+			d.c.ready.listenerReady(node.Ref) != "" {
+			// A listener that is not Programmed yet: no path runs
+			// through it.
+			d.entries[n] = nil
+			continue
+		}
 		items = items[:0]
-		if len(node.Parents) == 0 && d.startsPath(gk) {
+		parents := d.pathParents(node)
+		if len(parents) == 0 && d.startsPath(gk) {
 			items = append(items, item{top: true})
 		}
-		for _, p := range node.Parents {
+		for _, p := range parents {
+			if d.kind.ReadyPathsOnly && !d.readyBelow(p, node) {
+				continue // the route is not accepted there yet
+			}
 			pInH := d.inHierarchy(p)
 			for idx, e := range d.entries[p] {
 				var adm int32
@@ -499,6 +510,10 @@ func (d *kindDP) listenerQualifies(n topology.NodeID) bool {
 			}
 		case policy.ListenerTLSTerminate:
 			if !l.tlsTerminate {
+				return false
+			}
+		case policy.ListenerAttachedRoutes:
+			if !d.c.hasAttachedRoutes(n) {
 				return false
 			}
 		}

@@ -155,7 +155,8 @@ func effectiveListeners(res *engine.Result, kind string) []string {
 	return out
 }
 
-// Kuadrant's DNSPolicy acts on the listeners with a hostname, its
+// Kuadrant's DNSPolicy acts on the listeners with a hostname (and routes
+// attached, which the Gateway's status says every listener here has), its
 // TLSPolicy on those terminating TLS with Secrets of their own namespace
 // (a tls block in Terminate mode, the default, naming core Secrets), a
 // hostname too: a policy on the whole Gateway has effective policies
@@ -177,13 +178,21 @@ spec:
   - {name: passthrough, protocol: TLS, port: 8443, hostname: c.example.com, tls: {mode: Passthrough}}
   - {name: other-ns, protocol: HTTPS, port: 9443, hostname: d.example.com, tls: {certificateRefs: [{name: d-cert, namespace: certs}]}}
   - {name: no-host, protocol: HTTPS, port: 10443, tls: {certificateRefs: [{name: e-cert}]}}
-`
+status:
+  listeners:
+  - {name: http, attachedRoutes: 1}
+  - {name: plain-host, attachedRoutes: 1}
+  - {name: https, attachedRoutes: 1}
+  - {name: passthrough, attachedRoutes: 1}
+  - {name: other-ns, attachedRoutes: 1}
+  - {name: no-host, attachedRoutes: 1}
+` + issuers("issuer", "other")
 	gw := "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw}"
 	res := compute(t, engine.Options{}, crd("kuadrant.io", "DNSPolicy", "dnspolicies"), crd("kuadrant.io", "TLSPolicy", "tlspolicies"), topo,
 		pol("kuadrant.io/v1", "DNSPolicy", "dns", 0, gw+"\nloadBalancing: {weight: 1}"),
-		pol("kuadrant.io/v1", "TLSPolicy", "tls", 0, gw+"\nissuerRef: {name: issuer}"),
-		pol("kuadrant.io/v1", "TLSPolicy", "tls-http", 1, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: http}\nissuerRef: {name: other}"),
-		pol("kuadrant.io/v1", "TLSPolicy", "tls-plain-host", 2, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: plain-host}\nissuerRef: {name: other}"))
+		pol("kuadrant.io/v1", "TLSPolicy", "tls", 0, gw+"\nissuerRef: {kind: Issuer, name: issuer}"),
+		pol("kuadrant.io/v1", "TLSPolicy", "tls-http", 1, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: http}\nissuerRef: {kind: Issuer, name: other}"),
+		pol("kuadrant.io/v1", "TLSPolicy", "tls-plain-host", 2, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: plain-host}\nissuerRef: {kind: Issuer, name: other}"))
 	want(t, "DNSPolicy listeners", effectiveListeners(res, "DNSPolicy"), []string{"https", "other-ns", "passthrough", "plain-host"})
 	want(t, "TLSPolicy listeners", effectiveListeners(res, "TLSPolicy"), []string{"https"})
 	want(t, "tls-http", status(t, res, "tls-http", "Accepted"), "True/Accepted")

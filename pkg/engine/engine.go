@@ -247,6 +247,9 @@ type computation struct {
 	// kind has CA certificate references).
 	holderKinds map[topology.GroupKind]bool
 	holders     map[topology.Ref][]string
+	// holderConds are what the status of the status holders among holders
+	// says (policy.StatusHolder: cert-manager's issuers).
+	holderConds map[topology.Ref]holderConds
 	// secretTypes are the types of the Secrets among holders (a kind's
 	// CA reading may ask for one: policy.CAReading.SecretType).
 	secretTypes map[topology.Ref]string
@@ -259,6 +262,9 @@ type computation struct {
 	// schemaProblems say why a kind's schema could not be compiled; the
 	// result reports each while a policy of the kind is there.
 	schemaProblems map[topology.GroupKind]*diag.Problem
+	// ready is what the engine reads of Gateways' and routes' status
+	// (readReadiness), only when a kind reads it.
+	ready *readiness
 	// features are the switches of the implementations' configurations
 	// (Options.Features over those among the objects).
 	features    policy.Features
@@ -312,17 +318,21 @@ func newComputation(opts Options, objs []Object) *computation {
 			c.backendSections = readBackendSections(topoObjs, c.serviceImports)
 		}
 	}
+	if c.needsReadiness() {
+		c.ready = readReadiness(topoObjs)
+	}
 	c.readDelegationPriorities(topoObjs)
 	// Objects with sections (listeners, rules, ports) make several nodes.
 	b := topology.NewBuilderSize(4 * len(topoObjs))
 	// Route delegation is followed only through the Gateways of
-	// implementations that read its form (or of unknown ones).
+	// implementations that read its form (or of unknown ones); routes get
+	// unadmitted edges when a kind follows them (Kuadrant).
 	grants, probs := gatewayapi.AddWith(b, topoObjs, gatewayapi.Options{DelegationKinds: func(ctl string) ([]topology.GroupKind, bool) {
 		if a, ok := c.controllerAliases[ctl]; ok {
 			ctl = a
 		}
 		return profiles.DelegationKinds(ctl)
-	}})
+	}, UnadmittedParents: c.needsUnadmitted()})
 	c.grants = grants
 	for _, p := range probs {
 		if p.Source == "" {

@@ -453,7 +453,7 @@ func (in *Incremental) diff(objs []Object) (changes []policyChange, regen []rege
 		}
 		k, isPolicy := c.kinds[ref.GroupKind()]
 		if !isPolicy {
-			if had && sameObject(prevObj, u) && !c.delegationAnnotationsChanged(prevObj, u) {
+			if had && sameObject(prevObj, u) && !c.delegationAnnotationsChanged(prevObj, u) && !c.statusReadChanged(prevObj, u) {
 				continue
 			}
 			if profiles.IsConfiguration(u) || (had && profiles.IsConfiguration(prevObj)) {
@@ -510,6 +510,7 @@ func (in *Incremental) diff(objs []Object) (changes []policyChange, regen []rege
 				delete(c.holders, hr)
 				delete(c.holderFacts, hr)
 				delete(c.secretTypes, hr)
+				delete(c.holderConds, hr)
 				in.holdersChanged = append(in.holdersChanged, hr)
 				continue
 			}
@@ -578,6 +579,11 @@ func sameObject(a, b *unstructured.Unstructured) bool {
 	switch rawRef(a).GroupKind() {
 	case crdGroupKind:
 		if !reflect.DeepEqual(a.GetAnnotations(), b.GetAnnotations()) {
+			return false
+		}
+	case policy.KindIssuer, policy.KindClusterIssuer:
+		// Whether an issuer is Ready is read from its status.
+		if holderCondsDigest(a) != holderCondsDigest(b) {
 			return false
 		}
 	case topology.KindGateway, topology.KindGatewayClass:
@@ -991,7 +997,8 @@ func (c *computation) descendants(seeds map[topology.NodeID]bool) map[topology.N
 	for len(stack) > 0 {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		for _, ch := range c.graph.Node(n).Children {
+		// Unadmitted children too: the paths of some kinds run along them.
+		for _, ch := range topology.AllChildren(c.graph.Node(n)) {
 			if !out[ch] {
 				out[ch] = true
 				stack = append(stack, ch)

@@ -1241,6 +1241,9 @@ limits:
 		!strings.Contains(msg, "limits.free.rates, limits.free.when beaten by TokenRateLimitPolicy default/route") {
 		t.Errorf("gw Programmed message %q does not say why, nor who beat which rule", msg)
 	}
+	if !engine.NotProgrammedInPart(condition(t, res, "gw", "Programmed")) {
+		t.Error("NotProgrammedInPart does not read gw's Programmed=False/Unknown as overridden in part")
+	}
 	want(t, "route Programmed", status(t, res, "route", "Programmed"), "True/Programmed")
 	rlp := compute(t, engine.Options{}, labelledCRD("kuadrant.io", "RateLimitPolicy", "ratelimitpolicies", "inherited"), docsTopo,
 		pol("kuadrant.io/v1", "RateLimitPolicy", "gw", 0, `targetRef: `+gwRef+`
@@ -1265,7 +1268,18 @@ limits: {free: {rates: [{limit: 10, window: 1h}]}}`))
 var tlsListenersTopo = strings.Replace(docsTopo,
 	"listeners: [{name: http, protocol: HTTP, port: 80}, {name: admin, protocol: HTTP, port: 8080}]",
 	"listeners: [{name: http, protocol: HTTPS, port: 443, hostname: a.example.com, tls: {certificateRefs: [{name: a-cert}]}}, "+
-		"{name: admin, protocol: HTTPS, port: 8443, hostname: admin.example.com, tls: {mode: Terminate, certificateRefs: [{group: \"\", kind: Secret, name: admin-cert}]}}]", 1)
+		"{name: admin, protocol: HTTPS, port: 8443, hostname: admin.example.com, tls: {mode: Terminate, certificateRefs: [{group: \"\", kind: Secret, name: admin-cert}]}}]", 1) +
+	issuers("issuer-1", "issuer-2", "issuer-3")
+
+// issuers are cert-manager Issuers of namespace default, for Kuadrant's
+// TLSPolicies to name (kind: Issuer): without one, a TLSPolicy is Invalid.
+func issuers(names ...string) string {
+	var b strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&b, "\n---\napiVersion: cert-manager.io/v1\nkind: Issuer\nmetadata: {name: %s, namespace: default}\nspec: {selfSigned: {}}\n", n)
+	}
+	return b.String()
+}
 
 // Listener-level Direct kinds: a policy on a whole Gateway covers its
 // listeners; a policy on a listener beats it there and both stay Accepted;
@@ -1289,7 +1303,7 @@ func TestDocsListenerKindsSectionBeatsGatewayOldestWins(t *testing.T) {
 		group, kind, plural, label, version, body string
 	}{
 		{"kuadrant.io", "DNSPolicy", "dnspolicies", "direct", "kuadrant.io/v1", `loadBalancing: {weight: %d}`},
-		{"kuadrant.io", "TLSPolicy", "tlspolicies", "direct", "kuadrant.io/v1", `issuerRef: {name: issuer-%d}`},
+		{"kuadrant.io", "TLSPolicy", "tlspolicies", "direct", "kuadrant.io/v1", `issuerRef: {kind: Issuer, name: issuer-%d}`},
 		{"gateway.solo.io", "ListenerOption", "listeneroptions", "", "gateway.solo.io/v1", `options: {perConnectionBufferLimitBytes: %d}`},
 		{"gateway.solo.io", "HttpListenerOption", "httplisteneroptions", "", "gateway.solo.io/v1", `options: {httpConnectionManagerSettings: {maxConnectionDuration: %ds}}`},
 	} {
@@ -1335,7 +1349,7 @@ func TestDocsListenerKindsSectionBeatsGatewayOldestWins(t *testing.T) {
 func TestDocsKuadrantSameSecondNotRejected(t *testing.T) {
 	for _, tc := range []struct{ kind, plural, body, version, tie string }{
 		{"DNSPolicy", "dnspolicies", `loadBalancing: {weight: %d}`, "kuadrant.io/v1", "True/Accepted"},
-		{"TLSPolicy", "tlspolicies", `issuerRef: {name: issuer-%d}`, "kuadrant.io/v1", "True/Accepted"},
+		{"TLSPolicy", "tlspolicies", `issuerRef: {kind: Issuer, name: issuer-%d}`, "kuadrant.io/v1", "True/Accepted"},
 		{"ListenerOption", "listeneroptions", `options: {perConnectionBufferLimitBytes: %d}`, glooV, "False/Conflicted"},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {

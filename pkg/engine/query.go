@@ -79,7 +79,8 @@ func (r *Result) below(ref topology.Ref) []topology.Ref {
 		}
 	}
 	var out []topology.Ref
-	g.Walk(stack, topology.Children, func(_ topology.NodeID, n *topology.Node) bool {
+	// Along unadmitted edges too: some kinds' paths run there.
+	g.Walk(stack, topology.AllChildren, func(_ topology.NodeID, n *topology.Node) bool {
 		out = append(out, n.Ref)
 		return true
 	})

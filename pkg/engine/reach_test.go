@@ -85,6 +85,9 @@ func TestReachGateway(t *testing.T) {
 			if tc.reach == "gateway" {
 				want(t, "on-g2 message", condition(t, res, "on-g2", "Programmed").Message,
 					"Policy is not programmed: it is in the path to no effective target through a Gateway")
+				if engine.NotProgrammedInPart(condition(t, res, "on-g2", "Programmed")) {
+					t.Error("NotProgrammedInPart reads a policy in no context as overridden in part")
+				}
 			}
 		})
 	}

@@ -416,7 +416,8 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			for _, a := range ps.atts {
 				setsNone = setsNone && len(a.affects) == 0
 			}
-			p := c.withReplacedBelow(c.programmedFrom(ps.p.Kind, ps.reach, setsNone, func() string { return c.cachedLossSummary(&ps.lossMsg, ps.atts) }), accepted)
+			p := c.programmedFrom(ps.p.Kind, ps.reach, setsNone, func() string { return c.cachedLossSummary(&ps.lossMsg, ps.atts) })
+			p = c.withReplacedBelow(c.withUnreadyRefs(ps.p, c.withWaiting(ps.p.Kind, c.withUnready(ps.p.Kind, ps.reach, p, accepted), accepted)), accepted)
 			summary = &p
 		}
 		st.Conditions = []Condition{{Type: CondAccepted, Status: "True", Reason: ReasonAccepted, Message: msg}, *summary}
@@ -894,6 +895,7 @@ func (c *computation) conflictMessage(a *attachment) string {
 // PartiallyProgrammed.
 func (c *computation) programmed(ps *pstate, a *attachment) Condition {
 	cond := c.programmedFrom(ps.p.Kind, a.reach, len(a.affects) == 0, func() string { return c.cachedLossSummary(&a.lossMsg, []*attachment{a}) })
+	cond = c.withUnreadyRefs(ps.p, c.withWaiting(ps.p.Kind, c.withUnready(ps.p.Kind, a.reach, cond, []*attachment{a}), []*attachment{a}))
 	if a.reach.Contexts == 0 && len(ps.p.Kind.EffectiveListeners) > 0 {
 		if why := c.listenersLeftAlone(ps.p.Kind, a.ref.At); why != "" {
 			cond.Message = "Policy is programmed; " + why
@@ -923,6 +925,10 @@ func (c *computation) listenersLeftAlone(k *policy.Kind, at topology.Ref) string
 		case policy.ListenerTLSTerminate:
 			if !isListener || !l.tlsTerminate {
 				needs = append(needs, "TLS terminated with Secrets of its own namespace")
+			}
+		case policy.ListenerAttachedRoutes:
+			if id, ok := c.graph.Lookup(at); !isListener || !ok || !c.hasAttachedRoutes(id) {
+				needs = append(needs, "routes attached")
 			}
 		}
 	}
@@ -970,7 +976,7 @@ func (c *computation) programmedFrom(k *policy.Kind, r Reach, setsNone bool, los
 		if k.PartlyOverriddenNotProgrammed {
 			// Its implementation reports any rule lost as an issue.
 			cond.Status, cond.Reason = "False", ReasonUnknown
-			lead = "Policy is not programmed, as it is overridden in part (it would be programmed %s of %d contexts): %s"
+			lead = notProgrammedInPartLead + " (it would be programmed %s of %d contexts): %s"
 		}
 		var how []string
 		for _, p := range []struct {
@@ -984,6 +990,22 @@ func (c *computation) programmedFrom(k *policy.Kind, r Reach, setsNone bool, los
 		cond.Message = fmt.Sprintf(lead, strings.Join(how, ", "), r.Contexts, losses())
 	}
 	return cond
+}
+
+// notProgrammedInPartLead opens the message of Programmed=False, reason
+// Unknown, for a policy overridden in part whose kind then calls it not
+// programmed (NotProgrammedInPart reads it).
+const notProgrammedInPartLead = "Policy is not programmed, as it is overridden in part"
+
+// NotProgrammedInPart reports whether Programmed condition c is
+// Programmed=False, reason Unknown, for a policy that is overridden in part
+// (a kind whose partly overridden policies are not programmed,
+// policy.Kind.PartlyOverriddenNotProgrammed): it would be programmed in
+// part, as PartiallyProgrammed says of other kinds. Any other Unknown says
+// the policy is programmed nowhere (yet).
+func NotProgrammedInPart(c Condition) bool {
+	return c.Type == CondProgrammed && c.Status == "False" && c.Reason == ReasonUnknown &&
+		strings.HasPrefix(c.Message, notProgrammedInPartLead)
 }
 
 // contexts says "its only context" or "all N contexts".

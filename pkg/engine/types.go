@@ -129,8 +129,11 @@ const (
 	ReasonOverridden          = "Overridden"
 	// ReasonUnknown (Kuadrant's reason): Programmed=False for a policy of
 	// a kind reached through Gateways only that is in the path to no
-	// effective target, or of a kind whose partly overridden policies are
-	// not programmed.
+	// (ready) effective target, of a kind whose partly overridden policies
+	// are not programmed (NotProgrammedInPart), or whose implementation
+	// waits: for another controller's Gateway on its paths
+	// (policy.Kind.OtherControllersNotProgrammed), for an object it names
+	// to be ready (policy.ObjectRefPath.Ready).
 	ReasonUnknown  = "Unknown"
 	ReasonAffected = "Affected"
 )

@@ -234,12 +234,18 @@ func listenerNamespaces(m map[string]any) (string, labels.Selector) {
 	return from, parsed
 }
 
-// StatusReadChanged reports whether the engine reads a difference between
-// two copies of an object's status: of a Gateway, whether istiod would
-// take it for a waypoint yet (its status addresses). Adapters that skip
-// status-only updates must not skip these.
+// StatusReadChanged reports whether the engine may read a difference
+// between two copies of an object's status: of a Gateway, whether istiod
+// would take it for a waypoint yet (its status addresses); of a Gateway or
+// ListenerSet, its listeners' Programmed conditions and attached routes;
+// of a route, its parents' controllers, parentRefs and Accepted
+// conditions (statusDigest); of a cert-manager issuer, the conditions it
+// holds True. Adapters that skip status-only updates must not skip these.
 func StatusReadChanged(a, b *unstructured.Unstructured) bool {
-	return gkOf(b) == topology.KindGateway && waypointReadiness(a) != waypointReadiness(b)
+	if gkOf(b) == topology.KindGateway && waypointReadiness(a) != waypointReadiness(b) {
+		return true
+	}
+	return statusDigest(a) != statusDigest(b) || holderCondsDigest(a) != holderCondsDigest(b)
 }
 
 // waypointReadiness says whether istiod would take a Gateway for a

@@ -219,11 +219,19 @@ type Options struct {
 	// implementation is known. Nil: none is known (every delegation is
 	// followed).
 	DelegationKinds func(controller string) (kinds []topology.GroupKind, known bool)
+	// UnadmittedParents also links every route below the listeners of the
+	// Gateways its parentRefs name that do not admit it (the listener a
+	// sectionName names, else every listener of the Gateway, whatever
+	// the port, allowedRoutes and hostnames), by unadmitted edges
+	// (topology.Node.Unadmitted), as Kuadrant's policy-machinery links
+	// routes. ListenerSet parents get none.
+	UnadmittedParents bool
 }
 
 // AddWith is Add with options: a route's delegating backendRef links its
 // child routes only when DelegationFollowed says some Gateway it is
-// reached through follows that form of delegation.
+// reached through follows that form of delegation, and routes get
+// unadmitted edges when opts asks for them.
 func AddWith(b *topology.Builder, objs []*unstructured.Unstructured, opts Options) (*Grants, []diag.Problem) {
 	a := &adder{
 		b:                b,
@@ -728,9 +736,18 @@ func (a *adder) attach(r *route, id topology.NodeID, p *gwv1.ParentReference, i 
 			for _, l := range r.attached[i] {
 				a.b.AddEdge(l.id, id)
 			}
-			break
+		} else {
+			a.eachListener(r, p, func(l *listener) { a.b.AddEdge(l.id, id) })
 		}
-		a.eachListener(r, p, func(l *listener) { a.b.AddEdge(l.id, id) })
+		// Unadmitted edges only below Gateways: policy-machinery knows
+		// no ListenerSets.
+		if a.opts.UnadmittedParents && parent.GroupKind() == topology.KindGateway {
+			a.eachNamedListener(r, p, func(l *listener, takes bool) {
+				if !takes {
+					a.b.AddUnadmittedEdge(l.id, id)
+				}
+			})
+		}
 	case topology.KindService:
 		// GAMMA: the route hangs below the Service object itself, even when
 		// the parentRef names a port (there is no per-port mesh routing in
@@ -756,21 +773,33 @@ func (a *adder) listenersOf(r *route, p *gwv1.ParentReference) (*parent, []*list
 // collecting them (a route's parentRef may take 64 listeners), and
 // returns the parent.
 func (a *adder) eachListener(r *route, p *gwv1.ParentReference, fn func(*listener)) *parent {
+	return a.eachNamedListener(r, p, func(l *listener, takes bool) {
+		if takes {
+			fn(l)
+		}
+	})
+}
+
+// eachNamedListener calls fn with each listener route r's parentRef p
+// names (the one its sectionName names, else every listener of the
+// parent), and whether that listener takes r (port and admission), and
+// returns the parent.
+func (a *adder) eachNamedListener(r *route, p *gwv1.ParentReference, fn func(l *listener, takes bool)) *parent {
 	pa := a.parents[ParentOf(r.ref.Namespace, *p)]
 	if pa == nil {
 		return nil
 	}
+	takes := func(l *listener) bool {
+		return (p.Port == nil || int32(*p.Port) == l.port) && a.admits(l, pa.ns, r)
+	}
 	if p.SectionName != nil && *p.SectionName != "" {
-		l := pa.byName[string(*p.SectionName)]
-		if l != nil && (p.Port == nil || int32(*p.Port) == l.port) && a.admits(l, pa.ns, r) {
-			fn(l)
+		if l := pa.byName[string(*p.SectionName)]; l != nil {
+			fn(l, takes(l))
 		}
 		return pa
 	}
 	for _, l := range pa.listeners {
-		if (p.Port == nil || int32(*p.Port) == l.port) && a.admits(l, pa.ns, r) {
-			fn(l)
-		}
+		fn(l, takes(l))
 	}
 	return pa
 }

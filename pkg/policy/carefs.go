@@ -27,11 +27,40 @@ const TrustBundleKey = "spec.trustBundle"
 // CAHolderKinds are the kinds CARefs.Kinds may name.
 var CAHolderKinds = []topology.GroupKind{KindConfigMap, KindSecret, KindClusterTrustBundle}
 
+// cert-manager's issuers, which policies name for the certificates they
+// have issued (Kuadrant's TLSPolicy): attache reads whether one exists and
+// the conditions its status holds, never its spec.
+var (
+	KindIssuer        = topology.GroupKind{Group: "cert-manager.io", Kind: "Issuer"}
+	KindClusterIssuer = topology.GroupKind{Group: "cert-manager.io", Kind: "ClusterIssuer"}
+)
+
 // ObjectHolderKinds are the kinds ObjectRefPath.Kinds may name.
-var ObjectHolderKinds = []topology.GroupKind{KindConfigMap, KindSecret}
+var ObjectHolderKinds = []topology.GroupKind{KindConfigMap, KindSecret, KindIssuer, KindClusterIssuer}
+
+// objectHolderKindsText names ObjectHolderKinds for messages.
+const objectHolderKindsText = "ConfigMap, Secret, Issuer.cert-manager.io, ClusterIssuer.cert-manager.io"
 
 // ClusterScopedHolder reports whether holders of kind gk have no namespace.
-func ClusterScopedHolder(gk topology.GroupKind) bool { return gk == KindClusterTrustBundle }
+func ClusterScopedHolder(gk topology.GroupKind) bool {
+	return gk == KindClusterTrustBundle || gk == KindClusterIssuer
+}
+
+// StatusHolder reports whether holders of kind gk are read for the
+// conditions of their status, not for data (cert-manager's issuers).
+func StatusHolder(gk topology.GroupKind) bool { return gk == KindIssuer || gk == KindClusterIssuer }
+
+// DiscoveredHolder reports whether the kind of holder gk is not always
+// served (ClusterTrustBundle, behind a feature gate in older releases;
+// cert-manager's kinds, with cert-manager): readers find its version, and
+// whether it is served at all, by discovery.
+func DiscoveredHolder(gk topology.GroupKind) bool {
+	return gk == KindClusterTrustBundle || StatusHolder(gk)
+}
+
+// objectHolderKind resolves a kind written in attache.dev/object-refs: a
+// bare name names the one kind of ObjectHolderKinds of that name.
+func objectHolderKind(s string) (topology.GroupKind, bool) { return holderKindIn(s, ObjectHolderKinds) }
 
 // CARefs says where a kind's policies name the objects holding the CA
 // certificates they trust, as BackendTLSPolicy's
@@ -355,20 +384,24 @@ func parseCAReading(words []string, rd *CAReading, where string) error {
 // caHolderKind resolves a kind name as written ("ConfigMap", "ConfigMap.",
 // "Secret.core", "ClusterTrustBundle", a bare name being the one holder
 // kind of that name) to one of CAHolderKinds.
-func caHolderKind(s string) (topology.GroupKind, bool) {
+func caHolderKind(s string) (topology.GroupKind, bool) { return holderKindIn(s, CAHolderKinds) }
+
+// holderKindIn resolves kind s ("Kind" or "Kind.group", group "core" for
+// the core group) among kinds: a bare name names the one of that name.
+func holderKindIn(s string, kinds []topology.GroupKind) (topology.GroupKind, bool) {
 	name, group, dotted := strings.Cut(s, ".")
 	if group == "core" {
 		group = ""
 	}
 	if !dotted {
-		for _, k := range CAHolderKinds {
+		for _, k := range kinds {
 			if k.Kind == name {
 				return k, true
 			}
 		}
 	}
 	gk := topology.GroupKind{Group: group, Kind: name}
-	return gk, slices.Contains(CAHolderKinds, gk)
+	return gk, slices.Contains(kinds, gk)
 }
 
 // CARef is one CA certificate reference of a policy, as written.

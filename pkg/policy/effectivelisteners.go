@@ -16,14 +16,19 @@ const (
 	// server's default), with certificateRefs, each a core Secret in the
 	// listener's namespace.
 	ListenerTLSTerminate = "tls-terminate"
+	// ListenerAttachedRoutes: routes are attached to the listener, as its
+	// Gateway's status says (status.listeners[].attachedRoutes above 0);
+	// a Gateway whose status says nothing yet (a manifest) has the routes
+	// attache attaches there.
+	ListenerAttachedRoutes = "attached-routes"
 )
 
 // listenerConditions are the conditions known, in the order shown.
-var listenerConditions = []string{ListenerHostname, ListenerTLSTerminate}
+var listenerConditions = []string{ListenerHostname, ListenerTLSTerminate, ListenerAttachedRoutes}
 
 // ParseEffectiveListeners reads the annotation
 // attache.dev/effective-listeners: conditions separated by commas
-// (hostname, tls-terminate), or "any" (nil).
+// (hostname, tls-terminate, attached-routes), or "any" (nil).
 func ParseEffectiveListeners(v string) ([]string, error) {
 	return parseAnyList(v, func(c string) error {
 		if !slices.Contains(listenerConditions, c) {

@@ -235,6 +235,7 @@ func FuzzParseObjectRefs(f *testing.F) {
 		"oidc.clientSecret kinds=Secret keys=client-secret", "lua[].valueRef kinds=ConfigMap keys=lua,+; a kinds=Secret,ConfigMap keys=ca.crt,*",
 		"none", "", ";", "a kinds=Pod", "a keys=+,x", "a..b", "a[x]", "a keys=", "a kinds=", "a on=HTTPS,TLS", "a on=,",
 		"a content=crl", "a content=distinct on=TLS", "a content=", "a kinds=ConfigMap keys=lua,+ content=lua",
+		"issuerRef kinds=Issuer,ClusterIssuer ready=Ready kind=required", "a kinds=Issuer ready=", "a kind=required", "a kinds=Issuer,Secret",
 	} {
 		f.Add(s)
 	}

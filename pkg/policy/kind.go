@@ -176,6 +176,25 @@ type Kind struct {
 	// status.addresses). For policies with targetRefs; kinds with
 	// waypoint targets only.
 	SummaryIstioWaypoint bool
+	// RouteParentRefs: a route's paths run from every listener its
+	// parentRefs name (the one a sectionName names, else every listener
+	// of the Gateway), admitted or not by Gateway API's rules (port,
+	// allowedRoutes namespaces and kinds, hostnames), and from no
+	// ListenerSet, GAMMA Service or delegating route; by default from
+	// the listeners that admit it (Kuadrant's policy-machinery links
+	// routes so: gateway_api_topology.go findListenerFromParentRefFunc).
+	// Inherited kinds only.
+	RouteParentRefs bool
+	// ReadyPathsOnly: the kind's paths run only through listeners their
+	// Gateway's status says are Programmed and routes whose status says
+	// their Gateway accepted them (a status.parents entry of the
+	// Gateway's GatewayClass controllerName, naming the Gateway, with
+	// Accepted=True; for a GRPCRoute, naming the listener where it names
+	// one); an object whose status says nothing yet (a manifest) counts
+	// as ready. By default status is not read (Kuadrant's status
+	// updaters skip such paths: IsListenerReady, IsHTTPRouteReady,
+	// IsGRPCRouteReady). Inherited kinds only.
+	ReadyPathsOnly bool
 	// PartlyOverriddenNotProgrammed: a policy that loses some of what it
 	// sets (in some contexts) but not all of it is Programmed=False,
 	// reason Unknown, rather than PartiallyProgrammed: its implementation
@@ -201,6 +220,15 @@ type Kind struct {
 	// target it nor take effect through it. Empty: any (a class not
 	// among the objects counts as the implementation's too).
 	Controllers []string
+	// OtherControllersNotProgrammed: a policy on another controller's
+	// Gateway (Controllers), or on what takes effect only through such
+	// Gateways, is accepted rather than TargetNotFound, and a policy in a
+	// path through such a Gateway is Programmed=False, reason Unknown,
+	// naming the Gateways its implementation waits for (Kuadrant: "waiting
+	// for the following components to sync: Gateway (ns/name)"); no
+	// context runs through them either way. Needs Controllers; Inherited
+	// kinds only.
+	OtherControllersNotProgrammed bool
 	// EffectiveListeners are conditions a listener must meet to be an
 	// effective target of the kind (ListenerHostname,
 	// ListenerTLSTerminate): Kuadrant's DNSPolicy makes records for
@@ -438,12 +466,15 @@ type Spec struct {
 	ReachThroughGateway   bool
 	// SummaryIstioWaypoint: see Kind.
 	SummaryIstioWaypoint bool
+	RouteParentRefs      bool
+	ReadyPathsOnly       bool
 	// PartlyOverriddenNotProgrammed: see Kind.
 	PartlyOverriddenNotProgrammed bool
 	WeightAnnotation              string
 	DelegationPriority            DelegationPriority
 	WaypointTargets               bool
 	Controllers                   []string
+	OtherControllersNotProgrammed bool
 	EffectiveListeners            []string
 	ConflictScopePolicy           bool
 	RejectRouteOverlap            bool
@@ -527,11 +558,14 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingOverriddenBy, s.OverriddenByPresence, func() { k.OverriddenByPresence = s.OverriddenByPresence })
 	set(SettingReach, s.ReachThroughGateway, func() { k.ReachThroughGateway = true })
 	set(SettingSummary, s.SummaryIstioWaypoint, func() { k.SummaryIstioWaypoint = true })
+	set(SettingRouteParents, s.RouteParentRefs, func() { k.RouteParentRefs = true })
+	set(SettingPathReadiness, s.ReadyPathsOnly, func() { k.ReadyPathsOnly = true })
 	set(SettingPartlyOverridden, s.PartlyOverriddenNotProgrammed, func() { k.PartlyOverriddenNotProgrammed = true })
 	set(SettingWeightAnnotation, s.WeightAnnotation != "", func() { k.WeightAnnotation = s.WeightAnnotation })
 	set(SettingDelegationPriority, s.DelegationPriority.Enabled(), func() { k.DelegationPriority = s.DelegationPriority.clone() })
 	set(SettingWaypointTargets, s.WaypointTargets, func() { k.WaypointTargets = true })
 	set(SettingControllers, len(s.Controllers) > 0, func() { k.Controllers = slices.Clone(s.Controllers) })
+	set(SettingOtherControllers, s.OtherControllersNotProgrammed, func() { k.OtherControllersNotProgrammed = true })
 	set(SettingEffectiveListeners, len(s.EffectiveListeners) > 0, func() { k.EffectiveListeners = slices.Clone(s.EffectiveListeners) })
 	set(SettingConflictScope, s.ConflictScopePolicy, func() { k.ConflictScopePolicy = s.ConflictScopePolicy })
 	set(SettingRouteOverlap, s.RejectRouteOverlap, func() { k.RejectRouteOverlap = s.RejectRouteOverlap })
@@ -553,7 +587,8 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingObjectRefs, len(s.ObjectRefs) > 0, func() {
 		k.ObjectRefs = make([]ObjectRefPath, len(s.ObjectRefs))
 		for i, r := range s.ObjectRefs {
-			k.ObjectRefs[i] = ObjectRefPath{Path: r.Path, Kinds: slices.Clone(r.Kinds), Keys: slices.Clone(r.Keys), When: r.When, On: slices.Clone(r.On), Content: r.Content}
+			k.ObjectRefs[i] = ObjectRefPath{Path: r.Path, Kinds: slices.Clone(r.Kinds), Keys: slices.Clone(r.Keys), When: r.When, On: slices.Clone(r.On), Content: r.Content,
+				Ready: r.Ready, KindRequired: r.KindRequired}
 		}
 	})
 	set(SettingUnsupportedFields, len(s.UnsupportedFields) > 0, func() {
@@ -762,6 +797,20 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingControllers, "%v", err)
 		}
 	}
+	if k.OtherControllersNotProgrammed && (len(k.Controllers) == 0 || k.Class != Inherited) {
+		switch {
+		case k.Origins[SettingOtherControllers].isProfile():
+			// A profile's setting, the CRD having made the kind Direct
+			// or serve any controller: nothing is another's, or no path
+			// is walked.
+			k.OtherControllersNotProgrammed = false
+			k.Origins[SettingOtherControllers] = FromDefault
+		case len(k.Controllers) == 0:
+			return settingErrorf(SettingOtherControllers, "other controllers not-programmed needs the controllers the kind's implementation serves (%s)", AnnotationControllers)
+		default:
+			return settingErrorf(SettingOtherControllers, "other controllers not-programmed judges the paths of an Inherited kind; the class is %s", k.Class)
+		}
+	}
 	if k.ReachThroughGateway && k.Class != Inherited {
 		if k.Origins[SettingReach].isProfile() {
 			// A profile's setting, the CRD's label having made the kind
@@ -781,6 +830,24 @@ func (k *Kind) complete() error {
 	if k.SummaryIstioWaypoint && !k.WaypointTargets {
 		// Bound, for istiod, is bound through a waypoint.
 		return settingErrorf(SettingSummary, "summary istio-waypoint flattens istiod's waypoint binding of the targets: the kind needs waypoint targets (%s: istio)", AnnotationWaypointTargets)
+	}
+	if k.RouteParentRefs && k.Class != Inherited {
+		if k.Origins[SettingRouteParents].isProfile() {
+			// As reach: a Direct kind walks no paths.
+			k.RouteParentRefs = false
+			k.Origins[SettingRouteParents] = FromDefault
+		} else {
+			return settingErrorf(SettingRouteParents, "route parents parent-refs say which paths an Inherited kind walks; the class is %s", k.Class)
+		}
+	}
+	if k.ReadyPathsOnly && k.Class != Inherited {
+		if k.Origins[SettingPathReadiness].isProfile() {
+			// As reach: a Direct kind walks no paths.
+			k.ReadyPathsOnly = false
+			k.Origins[SettingPathReadiness] = FromDefault
+		} else {
+			return settingErrorf(SettingPathReadiness, "path readiness status narrows the paths of an Inherited kind; the class is %s", k.Class)
+		}
 	}
 	if k.WaypointTargets && !k.AllowsTarget(topology.KindService) && !k.AllowsTarget(topology.KindGatewayClass) {
 		// Waypoints bind Services, and the waypoint class reaches every
@@ -981,11 +1048,14 @@ var annotationOf = map[string]string{
 	SettingOverriddenBy:          AnnotationOverriddenBy,
 	SettingReach:                 AnnotationReach,
 	SettingSummary:               AnnotationSummary,
+	SettingRouteParents:          AnnotationRouteParents,
+	SettingPathReadiness:         AnnotationPathReadiness,
 	SettingPartlyOverridden:      AnnotationPartlyOverridden,
 	SettingWeightAnnotation:      AnnotationWeightAnnotation,
 	SettingDelegationPriority:    AnnotationDelegationPriority,
 	SettingWaypointTargets:       AnnotationWaypointTargets,
 	SettingControllers:           AnnotationControllers,
+	SettingOtherControllers:      AnnotationOtherControllers,
 	SettingEffectiveListeners:    AnnotationEffectiveListeners,
 	SettingConflictScope:         AnnotationConflictScope,
 	SettingRouteOverlap:          AnnotationRouteOverlap,
@@ -1019,8 +1089,8 @@ var allSettings = []string{
 	SettingClass, SettingTargetKinds, SettingEffectiveTargetKinds, SettingEffectiveSectionKinds,
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingSameLevelTies, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingAncestorLimit, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
-	SettingSectionNames, SettingEmptyTargetGroup, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingReach, SettingPartlyOverridden, SettingWeightAnnotation,
-	SettingDelegationPriority, SettingWaypointTargets, SettingSummary, SettingControllers, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingInvalidPolicies, SettingMissingTargets, SettingProgrammed, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
+	SettingSectionNames, SettingEmptyTargetGroup, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingReach, SettingRouteParents, SettingPathReadiness, SettingPartlyOverridden, SettingWeightAnnotation,
+	SettingDelegationPriority, SettingWaypointTargets, SettingSummary, SettingControllers, SettingOtherControllers, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingInvalidPolicies, SettingMissingTargets, SettingProgrammed, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingClusterIPRouting, SettingObjectRefs,
 	SettingUnsupportedFields, SettingFailureStatus, SettingRouteReplacement, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingValidations, SettingFeatureGates,
 }
@@ -1180,12 +1250,24 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 			k.SummaryIstioWaypoint, err = parseChoice(v, "istio-waypoint", "attache", "summary")
 			return
 		}},
+		{AnnotationRouteParents, SettingRouteParents, func(v string) (err error) {
+			k.RouteParentRefs, err = parseChoice(v, "parent-refs", "admitted", "route parents")
+			return
+		}},
+		{AnnotationPathReadiness, SettingPathReadiness, func(v string) (err error) {
+			k.ReadyPathsOnly, err = parseChoice(v, "status", "ignored", "path readiness")
+			return
+		}},
 		{AnnotationPartlyOverridden, SettingPartlyOverridden, func(v string) (err error) {
 			k.PartlyOverriddenNotProgrammed, err = parseChoice(v, "not-programmed", "programmed", "partly-overridden rule")
 			return
 		}},
 		{AnnotationWeightAnnotation, SettingWeightAnnotation, func(v string) error { k.WeightAnnotation = strings.TrimSpace(v); return nil }},
 		{AnnotationControllers, SettingControllers, func(v string) (err error) { k.Controllers, err = ParseControllers(v); return }},
+		{AnnotationOtherControllers, SettingOtherControllers, func(v string) (err error) {
+			k.OtherControllersNotProgrammed, err = parseChoice(v, "not-programmed", "target-not-found", "other controllers rule")
+			return
+		}},
 		{AnnotationEffectiveListeners, SettingEffectiveListeners, func(v string) (err error) {
 			k.EffectiveListeners, err = ParseEffectiveListeners(v)
 			return

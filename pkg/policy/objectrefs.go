@@ -46,6 +46,18 @@ type ObjectRefPath struct {
 	// (ContentCRL, ContentDistinct, ContentLua): data the implementation refuses makes
 	// the policy Invalid as a reference that does not resolve does.
 	Content string
+	// Ready, if set, is a condition type the object a reference resolves
+	// to must hold True in its status: while it does not, the policy is
+	// accepted but not programmed (Programmed=False, reason Unknown),
+	// its implementation waiting for the object (Kuadrant's TLSPolicy and
+	// its issuer's Ready). An object whose status holds no conditions
+	// (a manifest) counts as ready. Kinds must be status holders
+	// (StatusHolder).
+	Ready string
+	// KindRequired: a reference that names no kind resolves to nothing,
+	// whatever Kinds[0] (Kuadrant links a TLSPolicy to an Issuer only
+	// when its issuerRef's kind says Issuer).
+	KindRequired bool
 }
 
 // The kinds of ObjectRefPath.Content.
@@ -87,6 +99,12 @@ func (r ObjectRefPath) String() string {
 	if r.Content != "" {
 		s += " content=" + r.Content
 	}
+	if r.Ready != "" {
+		s += " ready=" + r.Ready
+	}
+	if r.KindRequired {
+		s += " kind=required"
+	}
 	return s
 }
 
@@ -124,10 +142,24 @@ func (r ObjectRefPath) validate() error {
 			return fmt.Errorf("%s: when=%s: want field=value", r.Path, r.When)
 		}
 	}
+	statusHolders := 0
 	for _, k := range r.Kinds {
 		if !slices.Contains(ObjectHolderKinds, k) {
-			return fmt.Errorf("%s: kind %s is not one attache reads (known: ConfigMap, Secret)", r.Path, k)
+			return fmt.Errorf("%s: kind %s is not one attache reads (known: %s)", r.Path, k, objectHolderKindsText)
 		}
+		if StatusHolder(k) {
+			statusHolders++
+		}
+	}
+	switch {
+	case statusHolders > 0 && statusHolders < len(r.Kinds):
+		return fmt.Errorf("%s: kinds=%s: the kinds whose status attache reads (Issuer, ClusterIssuer) do not mix with those whose data it reads", r.Path, kindNames(r.Kinds))
+	case statusHolders > 0 && (len(r.Keys) > 0 || r.Content != ""):
+		return fmt.Errorf("%s: kinds=%s hold no data: keys= and content= do not apply", r.Path, kindNames(r.Kinds))
+	case r.Ready != "" && statusHolders == 0:
+		return fmt.Errorf("%s: ready=%s reads a status condition: kinds must be Issuer or ClusterIssuer (cert-manager.io)", r.Path, r.Ready)
+	case r.Ready != "" && (strings.ContainsAny(r.Ready, " ,=;/") || len(r.Ready) > 316):
+		return fmt.Errorf("%s: ready=%s: want a condition type (Ready)", r.Path, r.Ready)
 	}
 	for _, proto := range r.On {
 		if proto == "" || strings.ContainsAny(proto, " ,=;*+") {
@@ -169,9 +201,9 @@ func ParseObjectRefs(v string) ([]ObjectRefPath, error) {
 			switch {
 			case ok && name == "kinds" && len(r.Kinds) == 0:
 				for _, k := range splitList(val) {
-					gk, found := caHolderKind(k)
-					if !found || !slices.Contains(ObjectHolderKinds, gk) {
-						return nil, fmt.Errorf("%s: kind %q is not one attache reads (known: ConfigMap, Secret)", words[0], k)
+					gk, found := objectHolderKind(k)
+					if !found {
+						return nil, fmt.Errorf("%s: kind %q is not one attache reads (known: %s)", words[0], k, objectHolderKindsText)
 					}
 					r.Kinds = append(r.Kinds, gk)
 				}
@@ -191,8 +223,17 @@ func ParseObjectRefs(v string) ([]ObjectRefPath, error) {
 				if r.Content = val; val == "" {
 					return nil, fmt.Errorf("%s: content=: want %s, %s or %s", words[0], ContentCRL, ContentDistinct, ContentLua)
 				}
+			case ok && name == "ready" && r.Ready == "":
+				if r.Ready = val; val == "" {
+					return nil, fmt.Errorf("%s: ready=: want a condition type (Ready)", words[0])
+				}
+			case ok && name == "kind" && !r.KindRequired:
+				if val != "required" {
+					return nil, fmt.Errorf("%s: kind=%s: want kind=required", words[0], val)
+				}
+				r.KindRequired = true
 			default:
-				return nil, fmt.Errorf("%s: unexpected %q after the path (known: kinds=ConfigMap,Secret keys=<key>,*,+ when=<field>=<value> on=<protocol>,... content=crl|distinct|lua)", words[0], w)
+				return nil, fmt.Errorf("%s: unexpected %q after the path (known: kinds=ConfigMap,Secret,Issuer,ClusterIssuer keys=<key>,*,+ when=<field>=<value> on=<protocol>,... content=crl|distinct|lua ready=<condition> kind=required)", words[0], w)
 			}
 		}
 		r = r.withDefaults()
@@ -223,6 +264,8 @@ type ObjectRef struct {
 	Path *ObjectRefPath
 	// Field is the entry's path, for messages.
 	Field string
+	// KindGiven: the reference names its kind.
+	KindGiven bool
 }
 
 // readObjectRefs reads the policy's references at its kind's object
@@ -308,14 +351,22 @@ func (p *Policy) addObjectRef(v any, field string, path *ObjectRefPath) {
 		if s != "" || f.key == "name" || f.key == "group" {
 			*f.dst = s
 		}
+		if f.key == "kind" && s != "" {
+			ref.KindGiven = true
+		}
 	}
 	if ref.Object.Group == "core" || ref.Object.Group == "v1" {
 		// "v1": Envoy Gateway's validation accepts the core group's
 		// version for it in these references; no API group is so named.
 		ref.Object.Group = topology.CoreGroup
 	}
-	if ref.Object.Name == "" || ref.Object.Namespace == "" {
-		return // no name; or a cluster-scoped policy naming no namespace
+	if ClusterScopedHolder(ref.Object.GroupKind()) {
+		ref.Object.Namespace = "" // a ClusterIssuer has none
+	} else if ref.Object.Namespace == "" {
+		return // a cluster-scoped policy naming no namespace
+	}
+	if ref.Object.Name == "" {
+		return
 	}
 	p.ObjectRefs = append(p.ObjectRefs, ref)
 }
@@ -350,8 +401,14 @@ func (p *Policy) CheckObjectRefsWhere(keys func(topology.Ref) ([]string, bool), 
 			continue
 		}
 		what := fmt.Sprintf("%s %s/%s", o.Kind, o.Namespace, o.Name)
+		clusterScoped := ClusterScopedHolder(o.GroupKind())
+		if clusterScoped {
+			what = o.Kind + " " + o.Name
+		}
 		why := ""
-		if o.Namespace != p.Ref.Namespace && !granted(o) {
+		if ref.Path.KindRequired && !ref.KindGiven {
+			why = fmt.Sprintf("names no kind, and its implementation finds the object only by a kind given (%s)", kindNames(ref.Path.Kinds))
+		} else if !clusterScoped && o.Namespace != p.Ref.Namespace && !granted(o) {
 			why = fmt.Sprintf("%s is in another namespace and no ReferenceGrant in namespace %s allows %s from namespace %s to name it", what, o.Namespace, p.Ref.GroupKind(), p.Ref.Namespace)
 		} else if have, found := keys(o); !found {
 			why = what + " not found"
@@ -431,6 +488,41 @@ func (p *Policy) HolderRefs() []topology.Ref {
 		if ref.Judged() {
 			add(ref.Object)
 		}
+	}
+	return out
+}
+
+// kindNames names kinds by their bare names, for messages.
+func kindNames(gks []topology.GroupKind) string {
+	names := make([]string, len(gks))
+	for i, k := range gks {
+		names[i] = k.Kind
+	}
+	return strings.Join(names, ", ")
+}
+
+// NotReadyRefs are the policy's object references at paths with Ready
+// that resolve to an object whose status does not hold that condition
+// True. conds gives the condition types a holder's status holds True, and
+// whether its status holds any conditions (read); found false: it does
+// not exist (CheckObjectRefs says so). An object whose status holds none
+// counts as ready: its controller has not spoken yet.
+func (p *Policy) NotReadyRefs(conds func(topology.Ref) (trueTypes []string, read, found bool)) []ObjectRefProblem {
+	var out []ObjectRefProblem
+	for _, ref := range p.ObjectRefs {
+		if ref.Path.Ready == "" || !ref.Judged() || (ref.Path.KindRequired && !ref.KindGiven) {
+			continue
+		}
+		types, read, found := conds(ref.Object)
+		if !found || !read || slices.Contains(types, ref.Path.Ready) {
+			continue
+		}
+		o := ref.Object
+		what := fmt.Sprintf("%s %s/%s", o.Kind, o.Namespace, o.Name)
+		if ClusterScopedHolder(o.GroupKind()) {
+			what = o.Kind + " " + o.Name
+		}
+		out = append(out, ObjectRefProblem{Ref: ref, Message: fmt.Sprintf("%s: %s is not %s", ref.Field, what, ref.Path.Ready)})
 	}
 	return out
 }

@@ -38,6 +38,16 @@ func TestParseObjectRefs(t *testing.T) {
 		{in: "a content=crl content=crl", err: "unexpected"},
 		// Read back, "spec.spec.a" would lose its second spec.
 		{in: "spec.spec.a", err: "does not start with spec again"},
+		// cert-manager's issuers: their status is read, not data.
+		{in: "issuerRef kinds=Issuer,ClusterIssuer.cert-manager.io ready=Ready kind=required", want: "issuerRef kinds=Issuer,ClusterIssuer ready=Ready kind=required"},
+		{in: "issuerRef kinds=Issuer", want: "issuerRef kinds=Issuer"},
+		{in: "a kinds=Issuer,Secret", err: "do not mix"},
+		{in: "a kinds=Issuer keys=ca.crt", err: "hold no data"},
+		{in: "a ready=Ready", err: "kinds must be Issuer or ClusterIssuer"},
+		{in: "a kinds=Issuer ready=", err: "ready=: want a condition type"},
+		{in: "a kinds=Issuer ready=a/b", err: "want a condition type"},
+		{in: "a kinds=Issuer kind=optional", err: "want kind=required"},
+		{in: "a kinds=Issuer kind=required kind=required", err: "unexpected"},
 	} {
 		got, err := ParseObjectRefs(c.in)
 		switch {
@@ -191,6 +201,59 @@ func TestKeyRead(t *testing.T) {
 	} {
 		if got := keyRead(c.have, c.keys); got != c.want {
 			t.Errorf("keyRead(%v, %v) = %q, want %q", c.have, c.keys, got, c.want)
+		}
+	}
+}
+
+// An issuer reference: its kind picks Issuer (the policy's namespace) or
+// ClusterIssuer (no namespace); with kind=required, one naming no kind
+// resolves to nothing; with ready=Ready, one whose issuer's status does
+// not hold Ready=True is reported, one with no status is not.
+func TestIssuerRefs(t *testing.T) {
+	refs, err := ParseObjectRefs("issuerRef kinds=Issuer,ClusterIssuer ready=Ready kind=required")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := mustKind(t, Spec{Class: Direct, ObjectRefs: refs})
+	issuer := topology.Ref{Group: KindIssuer.Group, Kind: KindIssuer.Kind, Namespace: "ns1", Name: "a"}
+	cluster := topology.Ref{Group: KindClusterIssuer.Group, Kind: KindClusterIssuer.Kind, Name: "global"}
+	for _, c := range []struct {
+		ref    string
+		object topology.Ref
+		exists bool
+		status []string // nil: no conditions
+		broken string
+		ready  string
+	}{
+		{`{"kind": "Issuer", "name": "a"}`, issuer, true, []string{"Ready"}, "", ""},
+		{`{"group": "cert-manager.io", "kind": "Issuer", "name": "a"}`, issuer, true, []string{"Other"}, "", "spec.issuerRef: Issuer ns1/a is not Ready"},
+		{`{"kind": "Issuer", "name": "a"}`, issuer, true, nil, "", ""},
+		{`{"kind": "Issuer", "name": "a"}`, issuer, false, nil, "spec.issuerRef: Issuer ns1/a not found", ""},
+		{`{"kind": "ClusterIssuer", "name": "global"}`, cluster, true, []string{}, "", "spec.issuerRef: ClusterIssuer global is not Ready"},
+		{`{"kind": "ClusterIssuer", "name": "global"}`, cluster, false, nil, "spec.issuerRef: ClusterIssuer global not found", ""},
+		{`{"name": "a"}`, issuer, true, []string{"Other"}, "spec.issuerRef: names no kind", ""},
+	} {
+		p := parse(t, k, withTargets(`"issuerRef": `+c.ref))
+		if len(p.ObjectRefs) != 1 || p.ObjectRefs[0].Object != c.object {
+			t.Fatalf("%s: references %+v, want %v", c.ref, p.ObjectRefs, c.object)
+		}
+		probs := p.CheckObjectRefs(func(r topology.Ref) ([]string, bool) { return nil, c.exists && r == c.object }, nil, func(topology.Ref) bool { return false })
+		var broken string
+		if len(probs) > 0 {
+			broken = probs[0].Message
+		}
+		if !strings.HasPrefix(broken, c.broken) || (c.broken == "") != (broken == "") {
+			t.Errorf("%s: broken %q, want %q", c.ref, broken, c.broken)
+		}
+		nr := p.NotReadyRefs(func(r topology.Ref) ([]string, bool, bool) {
+			return c.status, c.status != nil, c.exists && r == c.object
+		})
+		var ready string
+		if len(nr) > 0 {
+			ready = nr[0].Message
+		}
+		if ready != c.ready {
+			t.Errorf("%s: not ready %q, want %q", c.ref, ready, c.ready)
 		}
 	}
 }

@@ -213,6 +213,15 @@ const (
 	// summary of its targets, or istiod's WaypointAccepted condition,
 	// flattened over its targetRefs (Kind.SummaryIstioWaypoint).
 	AnnotationSummary = "attache.dev/summary"
+	// AnnotationRouteParents ("admitted", the default, or "parent-refs")
+	// says below which listeners a route's paths run: those that admit it
+	// by Gateway API's rules, or every listener its parentRefs name
+	// (Kuadrant's policy-machinery).
+	AnnotationRouteParents = "attache.dev/route-parents"
+	// AnnotationPathReadiness ("ignored", the default, or "status") says
+	// whether the kind's paths run only through listeners and routes
+	// their status says are ready (Programmed, Accepted): Kuadrant.
+	AnnotationPathReadiness = "attache.dev/path-readiness"
 	// AnnotationPartlyOverridden ("programmed", the default, or
 	// "not-programmed") says what a policy that loses some of what it sets
 	// but not all is: PartiallyProgrammed, or Programmed=False (Kuadrant's
@@ -232,6 +241,12 @@ const (
 	// implementation serves, or "any" (default):
 	// "gateway.envoyproxy.io/gatewayclass-controller".
 	AnnotationControllers = "attache.dev/controllers"
+	// AnnotationOtherControllers ("target-not-found", the default, or
+	// "not-programmed") says what a policy on another controller's
+	// Gateway is: TargetNotFound (Envoy Gateway, NGINX Gateway Fabric), or
+	// accepted but not programmed while it is in a path through one
+	// (Kuadrant: waiting for the Gateway to sync).
+	AnnotationOtherControllers = "attache.dev/other-controllers"
 	// AnnotationEffectiveListeners lists (comma separated) conditions a
 	// listener must meet to be an effective target of the kind
 	// ("hostname", "tls-terminate"), or "any" (default).
@@ -411,11 +426,14 @@ const (
 	SettingOverriddenBy          = "overriddenBy"
 	SettingReach                 = "reach"
 	SettingSummary               = "summary"
+	SettingRouteParents          = "routeParents"
+	SettingPathReadiness         = "pathReadiness"
 	SettingPartlyOverridden      = "partlyOverridden"
 	SettingWeightAnnotation      = "weightAnnotation"
 	SettingDelegationPriority    = "delegationPriority"
 	SettingWaypointTargets       = "waypointTargets"
 	SettingControllers           = "controllers"
+	SettingOtherControllers      = "otherControllers"
 	SettingEffectiveListeners    = "effectiveListeners"
 	SettingConflictScope         = "conflictScope"
 	SettingRouteOverlap          = "routeOverlap"

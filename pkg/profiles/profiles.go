@@ -41,6 +41,10 @@ const (
 	// NGFController is NGINX Gateway Fabric's (its Helm chart's
 	// nginxGateway.gatewayControllerName).
 	NGFController = "gateway.nginx.org/nginx-gateway-controller"
+	// IstioController is Istio's gateway controller (istiod's
+	// PILOT_GATEWAY_API_CONTROLLER_NAME default, features.
+	// ManagedGatewayController), the default Kuadrant reads.
+	IstioController = "istio.io/gateway-controller"
 )
 
 var (
@@ -88,19 +92,19 @@ func entry(impl, group, kind, shipped string, s policy.Spec) policy.Profile {
 // another implementation's Gateway. Both names are their defaults (each
 // can be configured otherwise: an attache.dev/controllers annotation on
 // the CRD says so). Istio is left out: istiod takes any Gateway with an
-// address for a waypoint (kgateway's sandwiched waypoints), and Kuadrant
-// computes its policies on any Gateway.
+// address for a waypoint (kgateway's sandwiched waypoints); Kuadrant's
+// RateLimitPolicy, AuthPolicy and TokenRateLimitPolicy name theirs in
+// their profiles (its DNSPolicy and TLSPolicy act on any Gateway).
 var implControllers = map[string][]string{
 	EnvoyGateway: {EnvoyGatewayController},
 	NGF:          {NGFController},
 }
 
 // Default GatewayClass controllerNames of kgateway, Gloo Gateway and
-// Istio (Gateways and ambient waypoints).
+// Istio's ambient waypoints (Istio's Gateways: IstioController).
 const (
 	KGatewayController  = "kgateway.dev/kgateway"
 	GlooController      = "solo.io/gloo-gateway"
-	IstioController     = "istio.io/gateway-controller"
 	IstioMeshController = "istio.io/mesh-controller"
 )
 
@@ -196,6 +200,25 @@ var builtin = func() []policy.Profile {
 			// existing routes" (effective_*_reconciler.go,
 			// *_status_updater.go: kuadrant.NewErrNoRoutes).
 			ReachThroughGateway: true,
+			// Paths through every listener a route's parentRefs name,
+			// admitted or not (PM gateway_api_topology.go
+			// findListenerFromParentRefFunc).
+			RouteParentRefs: true,
+			// Paths through a listener or route that is not ready yet are
+			// skipped (*_status_updater.go: IsListenerReady,
+			// IsHTTPRouteReady, IsGRPCRouteReady).
+			ReadyPathsOnly: true,
+			// Only Istio's and Envoy Gateway's Gateways get a data plane
+			// configuration (their default controller names; Kuadrant
+			// reads more from ISTIO_GATEWAY_CONTROLLER_NAMES and
+			// ENVOY_GATEWAY_GATEWAY_CONTROLLER_NAMES); a policy on a path
+			// through another's Gateway is accepted and Enforced=False,
+			// "waiting for the following components to sync: Gateway
+			// (ns/name)" (data_plane_policies_workflow.go
+			// getGatewayControllerNames; *_status_updater.go
+			// enforcedCondition, default branch).
+			Controllers:                   []string{IstioController, EnvoyGatewayController},
+			OtherControllersNotProgrammed: true,
 		})
 	}
 	glooListener := func(kind string) policy.Profile {
@@ -457,14 +480,25 @@ var builtin = func() []policy.Profile {
 		// targetRefs is strictly older (dnspolicies_validator.go,
 		// tlspolicies_validator.go isConflict: CreationTimestamp.Before):
 		// policies created in the same second both stand.
-		// DNSPolicy makes records for the listeners with a hostname only
-		// (effective_dnspolicies_reconciler.go: "listener has no hostname
-		// assigned, skipping"); TLSPolicy certificates for those that
+		// DNSPolicy makes records for the listeners with a hostname and
+		// attached routes only (effective_dnspolicies_reconciler.go:
+		// "listener has no hostname assigned, skipping", "listener has no
+		// attached routes, skipping record create", read from the
+		// Gateway's status.listeners); TLSPolicy (which does not read
+		// attached routes) certificates for those that
 		// terminate TLS with Secrets of their own namespace
 		// (effective_tls_policies_reconciler.go,
 		// validateGatewayListenerBlock).
-		withEffectiveListeners(withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "DNSPolicy", "direct", policy.SameLevelOldestWins, gateway)), policy.ListenerHostname),
-		withEffectiveListeners(withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "TLSPolicy", "direct", policy.SameLevelOldestWins, gateway)), policy.ListenerHostname, policy.ListenerTLSTerminate),
+		withEffectiveListeners(withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "DNSPolicy", "direct", policy.SameLevelOldestWins, gateway)), policy.ListenerHostname, policy.ListenerAttachedRoutes),
+		// A TLSPolicy's issuerRef names a cert-manager Issuer of its own
+		// namespace (kind Issuer) or a ClusterIssuer: one not found, or
+		// an issuerRef naming no kind (the topology links a policy to an
+		// Issuer only when its kind says Issuer), makes it Invalid
+		// ("unable to find issuer": tlspolicies_validator.go
+		// isIssuerFound; tls_workflow.go LinkTLSPolicyToIssuerFunc); one
+		// not Ready keeps it from being enforced
+		// (tlspolicy_status_updater.go isIssuerReady).
+		withTLSIssuer(withEffectiveListeners(withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "TLSPolicy", "direct", policy.SameLevelOldestWins, gateway)), policy.ListenerHostname, policy.ListenerTLSTerminate)),
 		// Kuadrant's extension kinds that feed its data plane directly
 		// (the translated PlanPolicy and OIDCPolicy are not policy kinds
 		// here). TelemetryPolicy: each adds its metric labels to its
@@ -594,6 +628,14 @@ var builtin = func() []policy.Profile {
 // to be an effective target of a profile's kind.
 func withEffectiveListeners(p policy.Profile, conds ...string) policy.Profile {
 	p.Spec.EffectiveListeners = conds
+	return p
+}
+
+// withTLSIssuer makes a profile's kind (Kuadrant's TLSPolicy) name the
+// cert-manager issuer of its certificates at spec.issuerRef.
+func withTLSIssuer(p policy.Profile) policy.Profile {
+	p.Spec.ObjectRefs = []policy.ObjectRefPath{{Path: "issuerRef", Kinds: []topology.GroupKind{policy.KindIssuer, policy.KindClusterIssuer},
+		Ready: "Ready", KindRequired: true}}
 	return p
 }
 

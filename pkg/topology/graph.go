@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -21,6 +22,17 @@ type Node struct {
 	// to more specific. A section's first parent is its object.
 	Parents  []NodeID
 	Children []NodeID
+	// Unadmitted are, for a route, the listeners its parentRefs name
+	// (the one a sectionName names, else every listener of the Gateway)
+	// that do not admit it by Gateway API's rules (port, allowedRoutes,
+	// hostnames), and UnadmittedChildren, for a listener, those routes:
+	// edges outside the hierarchy that some implementations follow all
+	// the same (Kuadrant's policy-machinery links a route below every
+	// listener its parentRefs name). Only kinds that ask for them read
+	// them (policy.Kind.RouteParentRefs); they are set only when the
+	// builder is asked to (gatewayapi.Options.UnadmittedParents).
+	Unadmitted         []NodeID
+	UnadmittedChildren []NodeID
 }
 
 // Graph is an immutable hierarchy DAG with lookup indexes. Namespaces are
@@ -88,6 +100,15 @@ func Parents(n *Node) []NodeID { return n.Parents }
 
 // Children is Walk's direction downwards: a node's children.
 func Children(n *Node) []NodeID { return n.Children }
+
+// AllChildren is Walk's direction downwards along unadmitted edges too: a
+// node's children, then its unadmitted children (Node.Unadmitted).
+func AllChildren(n *Node) []NodeID {
+	if len(n.UnadmittedChildren) == 0 {
+		return n.Children
+	}
+	return append(append(make([]NodeID, 0, len(n.Children)+len(n.UnadmittedChildren)), n.Children...), n.UnadmittedChildren...)
+}
 
 // Builder accumulates nodes and edges; Build freezes them into a Graph.
 // Building is linear in nodes plus edges.
@@ -184,6 +205,18 @@ func (b *Builder) AddEdge(parent, child NodeID) {
 	c.Parents = append(c.Parents, parent)
 }
 
+// AddUnadmittedEdge links route child below listener parent outside the
+// hierarchy (Node.Unadmitted): parent names a listener the route's
+// parentRefs name and that does not admit it. Duplicates are ignored, and
+// so is an edge of the hierarchy between the two, once built.
+func (b *Builder) AddUnadmittedEdge(parent, child NodeID) {
+	if parent == child || slices.Contains(b.g.nodes[child].Unadmitted, parent) {
+		return
+	}
+	b.g.nodes[parent].UnadmittedChildren = append(b.g.nodes[parent].UnadmittedChildren, child)
+	b.g.nodes[child].Unadmitted = append(b.g.nodes[child].Unadmitted, parent)
+}
+
 // CycleError reports an edge dropped because it closed a cycle: Parent was
 // to be linked above Child.
 type CycleError struct{ Parent, Child Ref }
@@ -211,12 +244,26 @@ func (b *Builder) Build() (*Graph, []CycleError) {
 		grey  = 1
 		black = 2
 	)
+	// An unadmitted edge alongside an edge of the hierarchy between the
+	// same nodes is no edge of its own.
+	for id := range g.nodes {
+		n := &g.nodes[id]
+		if len(n.Unadmitted) > 0 {
+			n.Unadmitted = slices.DeleteFunc(n.Unadmitted, func(p NodeID) bool {
+				if !slices.Contains(n.Parents, p) {
+					return false
+				}
+				g.nodes[p].UnadmittedChildren = remove(g.nodes[p].UnadmittedChildren, NodeID(id))
+				return true
+			})
+		}
+	}
 	color := make([]uint8, len(g.nodes))
 	type frame struct {
 		id NodeID
 		i  int
 	}
-	var back [][2]NodeID
+	var back, backUnadmitted [][2]NodeID
 	post := make([]NodeID, 0, len(g.nodes))
 	for root := range g.nodes {
 		if color[root] != white {
@@ -226,15 +273,27 @@ func (b *Builder) Build() (*Graph, []CycleError) {
 		color[root] = grey
 		for len(stack) > 0 {
 			top := &stack[len(stack)-1]
-			ch := g.nodes[top.id].Children
-			if top.i < len(ch) {
-				c := ch[top.i]
+			// The children, then the unadmitted children, so that the
+			// order puts a listener before the routes below it either
+			// way. An unadmitted edge runs from a listener to a route,
+			// so it closes no cycle of its own; one that would is
+			// dropped.
+			ch, un := g.nodes[top.id].Children, g.nodes[top.id].UnadmittedChildren
+			if top.i < len(ch)+len(un) {
+				c, unadmitted := NodeID(0), top.i >= len(ch)
+				if unadmitted {
+					c = un[top.i-len(ch)]
+				} else {
+					c = ch[top.i]
+				}
 				top.i++
-				switch color[c] {
-				case white:
+				switch {
+				case color[c] == white:
 					color[c] = grey
 					stack = append(stack, frame{c, 0})
-				case grey:
+				case color[c] == grey && unadmitted:
+					backUnadmitted = append(backUnadmitted, [2]NodeID{top.id, c})
+				case color[c] == grey:
 					back = append(back, [2]NodeID{top.id, c})
 				}
 				continue
@@ -248,6 +307,10 @@ func (b *Builder) Build() (*Graph, []CycleError) {
 		g.nodes[e[0]].Children = remove(g.nodes[e[0]].Children, e[1])
 		g.nodes[e[1]].Parents = remove(g.nodes[e[1]].Parents, e[0])
 		cycles = append(cycles, CycleError{Parent: g.nodes[e[0]].Ref, Child: g.nodes[e[1]].Ref})
+	}
+	for _, e := range backUnadmitted {
+		g.nodes[e[0]].UnadmittedChildren = remove(g.nodes[e[0]].UnadmittedChildren, e[1])
+		g.nodes[e[1]].Unadmitted = remove(g.nodes[e[1]].Unadmitted, e[0])
 	}
 	g.order = make([]NodeID, len(post))
 	for i, id := range post {

@@ -136,3 +136,45 @@ func TestWalk(t *testing.T) {
 		t.Errorf("up from the Service, stopping at the route: %v, want s and r", got)
 	}
 }
+
+// Unadmitted edges order the graph as edges do (a listener before the
+// routes below it either way), are not edges of the hierarchy, and one
+// alongside an edge between the same nodes is dropped.
+func TestUnadmittedEdges(t *testing.T) {
+	b := NewBuilder()
+	// The route comes first, as a later root would come first in the
+	// reversed post-order without its unadmitted edge.
+	route := b.AddNode(ref("HTTPRoute", "r"), nil, 0)
+	gw := b.AddNode(ref("Gateway", "g"), nil, 0)
+	a := b.AddSection(gw, "a")
+	l := b.AddSection(gw, "b")
+	b.AddEdge(a, route)
+	b.AddUnadmittedEdge(a, route) // alongside the edge: dropped
+	b.AddUnadmittedEdge(l, route)
+	b.AddUnadmittedEdge(l, route) // duplicate
+	other := b.AddNode(ref("HTTPRoute", "o"), nil, 0)
+	b.AddUnadmittedEdge(l, other)
+	g, cycles := b.Build()
+	if len(cycles) != 0 {
+		t.Fatalf("cycles: %v", cycles)
+	}
+	pos := map[NodeID]int{}
+	for i, n := range g.Order() {
+		pos[n] = i
+	}
+	if pos[l] > pos[other] || pos[l] > pos[route] {
+		t.Errorf("order %v puts a route before listener b", g.Order())
+	}
+	if got := g.Node(route).Unadmitted; len(got) != 1 || got[0] != l {
+		t.Errorf("route's unadmitted parents %v, want [%d]", got, l)
+	}
+	if got := g.Node(a).UnadmittedChildren; len(got) != 0 {
+		t.Errorf("listener a keeps unadmitted children %v beside its edge", got)
+	}
+	if got := g.Node(route).Parents; len(got) != 1 || got[0] != a {
+		t.Errorf("route's parents %v, want [%d]", got, a)
+	}
+	if got := AllChildren(g.Node(l)); len(got) != 2 {
+		t.Errorf("AllChildren of listener b = %v, want both routes", got)
+	}
+}

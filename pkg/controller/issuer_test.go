@@ -1,0 +1,105 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/attache-dev/attache/pkg/policy"
+)
+
+var (
+	gvkIssuer       = schema.GroupVersionKind{Group: policy.KindIssuer.Group, Version: "v1", Kind: policy.KindIssuer.Kind}
+	gvkIssuerPolicy = schema.GroupVersionKind{Group: "issuer.example.com", Version: "v1", Kind: "IssuerPolicy"}
+)
+
+// certManagerCRD is a CRD serving cert-manager.io kind (Issuer or
+// ClusterIssuer) at v1 with a status subresource: the test's own, as
+// cert-manager's API defines the kinds (schema left open).
+func certManagerCRD(kind, plural, scope string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": plural + ".cert-manager.io"},
+		"spec": map[string]any{
+			"group": "cert-manager.io", "scope": scope,
+			"names": map[string]any{"kind": kind, "plural": plural},
+			"versions": []any{map[string]any{
+				"name": "v1", "served": true, "storage": true,
+				"subresources": map[string]any{"status": map[string]any{}},
+				"schema":       map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+			}},
+		},
+	}}
+}
+
+// TestIssuerChangesRecompute: a Direct kind on Services naming a
+// cert-manager Issuer at spec.issuerRef (as Kuadrant's TLSPolicy does:
+// attache.dev/object-refs with ready=Ready kind=required) is Invalid
+// while the Issuer does not exist, accepted and programmed once it does
+// (no status yet), not programmed while its status says Ready=False, and
+// programmed again at Ready=True: each a recomputation the Issuer's
+// event schedules (the policy does not change; the last two are status
+// only). The cache keeps the Issuer's status conditions, not its spec.
+func TestIssuerChangesRecompute(t *testing.T) {
+	k := newKube(t)
+	k.apply("", certManagerCRD("Issuer", "issuers", "Namespaced"), certManagerCRD("ClusterIssuer", "clusterissuers", "Cluster"))
+	defer k.delete(crdGVK, "", "issuers.cert-manager.io")
+	defer k.delete(crdGVK, "", "clusterissuers.cert-manager.io")
+	k.apply("", policyCRD(gvkIssuerPolicy, "issuerpolicies", "Direct", map[string]string{
+		"attache.dev/target-kinds":  "Service",
+		policy.AnnotationObjectRefs: "issuerRef kinds=Issuer,ClusterIssuer ready=Ready kind=required",
+		AnnotationOwnedBy:           testControllerName,
+	}))
+	defer k.delete(crdGVK, "", "issuerpolicies."+gvkIssuerPolicy.Group)
+	const ns = "issuer-recompute"
+	k.namespace(ns)
+	r := startController(t, Options{}, nil)
+	k.apply(ns, decodeAll(t, egObjects)...)
+	k.apply(ns, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": gvkIssuerPolicy.GroupVersion().String(), "kind": gvkIssuerPolicy.Kind,
+		"metadata": map[string]any{"name": "tls"},
+		"spec": map[string]any{
+			"targetRefs": []any{map[string]any{"group": "", "kind": "Service", "name": "s1"}},
+			"issuerRef":  map[string]any{"group": "cert-manager.io", "kind": "Issuer", "name": "ca"},
+		},
+	}})
+	expect := func(what, want string) {
+		t.Helper()
+		waitAncestor(t, k, what, gvkIssuerPolicy, ns, "tls", want, "Accepted", "Programmed")
+	}
+	expect("no Issuer", "Service/s1 False/Invalid -")
+	r.waitIdle(t, 0)
+	if w := r.c.watchOf(policy.KindIssuer); w == nil || w.gvk != gvkIssuer {
+		t.Fatalf("Issuer watch = %+v, want one at v1", w)
+	}
+
+	const secretish = "https://acme.example.com/directory-of-an-account"
+	k.apply(ns, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "cert-manager.io/v1", "kind": "Issuer", "metadata": map[string]any{"name": "ca"},
+		"spec": map[string]any{"acme": map[string]any{"server": secretish}},
+	}})
+	expect("Issuer created, no status", "Service/s1 True/Accepted True/Programmed")
+	k.patch(gvkIssuer, ns, "ca", `{"status":{"conditions":[{"type":"Ready","status":"False","reason":"Pending","message":"registering"}]}}`, "status")
+	expect("Issuer not Ready", "Service/s1 True/Accepted False/Unknown")
+	k.patch(gvkIssuer, ns, "ca", `{"status":{"conditions":[{"type":"Ready","status":"True","reason":"ACMEAccountRegistered","message":"ok"}]}}`, "status")
+	expect("Issuer Ready", "Service/s1 True/Accepted True/Programmed")
+	r.waitIdle(t, 0)
+
+	getCtx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	cached := &unstructured.Unstructured{}
+	cached.SetGroupVersionKind(gvkIssuer)
+	if err := r.c.cache.Get(getCtx, client.ObjectKey{Namespace: ns, Name: "ca"}, cached); err != nil {
+		t.Fatalf("the Issuer is not in the controller's cache: %v", err)
+	}
+	if raw, _ := json.Marshal(cached.Object); cached.Object["spec"] != nil || strings.Contains(string(raw), secretish) ||
+		fmt.Sprint(cached.Object["status"]) == "<nil>" {
+		t.Errorf("cached Issuer: %s, want its status conditions and no spec", raw)
+	}
+}
