@@ -77,9 +77,17 @@ func readCanaryWeights(objs []*unstructured.Unstructured) map[topology.Ref]strin
 // (istiod then reports the canary's error on the Service and keeps the
 // primary alone).
 func (c *computation) canaryOf(svc, primary topology.Ref) topology.Ref {
+	canary, _ := c.canaryWithWeight(svc, primary)
+	return canary
+}
+
+// canaryWithWeight is canaryOf with the canary's weight: the percent of
+// the Service's connections ztunnel sends to the canary, the rest going to
+// the primary (buildWeightedWaypoints: primary 100-weight, canary weight).
+func (c *computation) canaryWithWeight(svc, primary topology.Ref) (topology.Ref, int) {
 	id, ok := c.graph.Lookup(svc)
 	if !ok || primary.Name == "" {
-		return topology.Ref{}
+		return topology.Ref{}, 0
 	}
 	own := c.graph.Node(id).Labels
 	nsRef := topology.Ref{Kind: topology.KindNamespace.Kind, Name: svc.Namespace}
@@ -99,7 +107,7 @@ func (c *computation) canaryOf(svc, primary topology.Ref) topology.Ref {
 	}
 	name := labels[useWaypointCanaryLabel]
 	if name == "" || name == "none" {
-		return topology.Ref{}
+		return topology.Ref{}, 0
 	}
 	ns := svc.Namespace
 	if v, ok := labels[useWaypointCanaryNamespaceLabel]; ok {
@@ -107,22 +115,25 @@ func (c *computation) canaryOf(svc, primary topology.Ref) topology.Ref {
 	}
 	canary := topology.Ref{Group: topology.KindGateway.Group, Kind: topology.KindGateway.Kind, Namespace: ns, Name: name}
 	if canary == primary {
-		return topology.Ref{} // CanarySameAsPrimary
+		return topology.Ref{}, 0 // CanarySameAsPrimary
 	}
+	weight := 0
 	for _, r := range weightFrom {
 		if v, ok := c.canaryWeights[r]; ok {
-			if n, err := strconv.Atoi(v); err != nil || n < 0 || n > 100 {
-				return topology.Ref{} // CanaryInvalidWeight
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || n > 100 {
+				return topology.Ref{}, 0 // CanaryInvalidWeight
 			}
+			weight = n
 			break
 		}
 	}
 	f, ok := c.gateways[canary]
 	if !ok || f.waypointUnready != "" || !waypointAdmits(f, canary.Namespace, svc.Namespace, nsLabels) ||
 		(f.waypointFor != "" && f.waypointFor != "service" && f.waypointFor != "all") {
-		return topology.Ref{}
+		return topology.Ref{}, 0
 	}
-	return canary
+	return canary, weight
 }
 
 // The inbound binding of a waypoint (istio/istio @ 6cd5e918

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/topology"
 )
@@ -806,4 +808,54 @@ metadata: {name: to-pending, namespace: default, labels: {istio.io/use-waypoint:
 		}
 	}
 	want(t, "policies at to-eg", stack, []string{"on-to-eg"})
+}
+
+// MeshBindings answers as the policies' binding does, with no policy kind
+// among the objects: the waypoint of each Service of waypointTopo (or why
+// none), Istio's or not, and a canary with its share of the connections
+// (100-weight to the primary, weight to the canary, as istiod's
+// buildWeightedWaypoints splits them). A manifest's Service without a
+// namespace is the default namespace's.
+func TestMeshBindings(t *testing.T) {
+	docs := admittingWaypoint(t) + `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: canary, namespace: default}
+spec: {gatewayClassName: istio-waypoint, listeners: [{name: mesh, protocol: HBONE, port: 15008}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: split, labels: {istio.io/use-waypoint: waypoint, istio.io/use-waypoint-canary: canary}, annotations: {istio.io/use-waypoint-canary-weight: "25"}}
+`
+	objs := decodeDocs(t, docs)
+	res := engine.Compute(objs, engine.Options{})
+	us := make([]*unstructured.Unstructured, len(objs))
+	for i, o := range objs {
+		us[i] = o.Object
+	}
+	mb := engine.NewMeshBindings(us, res.Graph, engine.DefaultNamespace)
+	svc := func(ns, name string) topology.Ref { return topology.Ref{Kind: "Service", Namespace: ns, Name: name} }
+	gw := func(name string) topology.Ref {
+		return topology.Ref{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: "default", Name: name}
+	}
+	for _, c := range []struct {
+		svc     topology.Ref
+		want    engine.MeshBinding
+		unbound string
+	}{
+		{svc("default", "bound"), engine.MeshBinding{Waypoint: gw("waypoint"), IstioWaypoint: true}, ""},
+		{svc("apps", "by-ns"), engine.MeshBinding{Waypoint: gw("waypoint"), IstioWaypoint: true}, ""},
+		{svc("default", "split"), engine.MeshBinding{Waypoint: gw("waypoint"), IstioWaypoint: true, Canary: gw("canary"), CanaryPercent: 25, CanaryIstio: true}, ""},
+		{svc("default", "plain"), engine.MeshBinding{}, "no istio.io/use-waypoint label on it or its Namespace"},
+		{svc("default", "workload-wp"), engine.MeshBinding{}, `serves "workload" traffic`},
+		{svc("far", "not-admitted"), engine.MeshBinding{}, "does not admit namespace far"},
+	} {
+		got := mb.Of(c.svc)
+		unbound := got.Unbound
+		got.Unbound = ""
+		if got != c.want || !strings.Contains(unbound, c.unbound) || (c.unbound == "") != (unbound == "") {
+			t.Errorf("%s: %+v (unbound %q), want %+v (unbound saying %q)", c.svc.Short(), got, unbound, c.want, c.unbound)
+		}
+	}
 }

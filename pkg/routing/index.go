@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/attache-dev/attache/pkg/delegation"
 	"github.com/attache-dev/attache/pkg/diag"
+	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/gatewayapi"
 	"github.com/attache-dev/attache/pkg/profiles"
 	"github.com/attache-dev/attache/pkg/topology"
@@ -37,6 +39,12 @@ type Index struct {
 	problems []diag.Problem
 	// reachedBy memoises reachedBy.
 	reached map[*route][]string
+	// objs and namespace are what Build was given; mesh the waypoint
+	// bindings read from them on the first mesh trace (meshBindings).
+	objs      []*unstructured.Unstructured
+	namespace string
+	meshOnce  sync.Once
+	mesh      *engine.MeshBindings
 }
 
 type gateway struct {
@@ -102,6 +110,14 @@ type hostGroup struct {
 type service struct {
 	ref   topology.Ref
 	ports map[int32]string // port -> section name
+	// meshPorts are the ports as mesh tracing reads them: name,
+	// appProtocol and protocol (TCP, UDP, ...), by port.
+	meshPorts map[int32]servicePort
+}
+
+// servicePort is one port of a Service.
+type servicePort struct {
+	name, appProtocol, protocol string
 }
 
 // route is a route of any handled kind, decoded.
@@ -168,7 +184,7 @@ type entry struct {
 // none, as the engine does.
 func Build(objs []*unstructured.Unstructured, graph *topology.Graph, grants *gatewayapi.Grants, namespace string) (*Index, []diag.Problem) {
 	ix := &Index{graph: graph, grants: grants, gateways: map[topology.Ref]*gateway{},
-		services: map[topology.Ref]*service{}, routes: map[topology.Ref]*route{}}
+		services: map[topology.Ref]*service{}, routes: map[topology.Ref]*route{}, objs: objs, namespace: namespace}
 	var problems []diag.Problem
 	type lsObj struct {
 		ref     topology.Ref
@@ -228,19 +244,30 @@ func Build(objs []*unstructured.Unstructured, graph *topology.Graph, grants *gat
 			var s struct {
 				Spec struct {
 					Ports []struct {
-						Name string `json:"name,omitempty"`
-						Port int32  `json:"port"`
+						Name        string  `json:"name,omitempty"`
+						Port        int32   `json:"port"`
+						AppProtocol *string `json:"appProtocol,omitempty"`
+						Protocol    string  `json:"protocol,omitempty"`
 					} `json:"ports,omitempty"`
 				} `json:"spec"`
 			}
 			if decode(&s) {
-				svc := &service{ref: ref, ports: map[int32]string{}}
+				svc := &service{ref: ref, ports: map[int32]string{}, meshPorts: map[int32]servicePort{}}
 				for _, p := range s.Spec.Ports {
 					name := p.Name
 					if name == "" {
 						name = fmt.Sprint(p.Port)
 					}
 					svc.ports[p.Port] = name
+					sp := servicePort{name: p.Name, protocol: p.Protocol}
+					if p.AppProtocol != nil {
+						sp.appProtocol = *p.AppProtocol
+					}
+					if _, dup := svc.meshPorts[p.Port]; !dup || sp.protocol != "UDP" {
+						// A port number for TCP and UDP: the TCP one is the
+						// one HTTP is sent to.
+						svc.meshPorts[p.Port] = sp
+					}
 				}
 				ix.services[ref] = svc
 			}

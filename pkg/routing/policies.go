@@ -65,36 +65,10 @@ func NewPolicies(res *engine.Result) *Policies {
 func (p *Policies) AddPolicies(t *RequestTrace) {
 	for i := range t.Outcomes {
 		o := &t.Outcomes[i]
-		paths := o.backendPaths
-		if len(paths) == 0 && len(o.Path) > 0 {
-			paths = [][]topology.Ref{o.Path}
-		}
-		seen := map[*engine.Context]bool{}
-		for _, path := range paths {
-			for n := range path {
-				if delegatingRule(path, n) {
-					// Its policies reach the child's rule, whose context
-					// holds them: it answers no request itself.
-					continue
-				}
-				for _, e := range p.byTarget[path[n]] {
-					if o.listener != nil && !o.listener.gateway.serves(e.Kind) {
-						// Another implementation's Gateway: a Direct
-						// kind's context (its target alone) does not
-						// say so, its implementation does not act here.
-						continue
-					}
-					c, cp := contextOn(e, path[:n+1])
-					if c == nil || seen[c] {
-						continue
-					}
-					seen[c] = true
-					o.EffectivePolicies = append(o.EffectivePolicies, EffectivePolicy{
-						PolicyKind: e.Kind.String(), Target: e.Target, Path: cp, Spec: c.Spec,
-						Sources: report.SourcesOf(c), Errors: c.Errors, Kind: e.Kind, Context: c,
-					})
-				}
-			}
+		if o.mesh != nil {
+			p.addMeshPolicies(o)
+		} else {
+			p.addPathPolicies(o)
 		}
 		p.leaveOutNotApplied(o)
 		o.Authorization = authorize(o, t.Request, t.dryRun)
@@ -117,6 +91,129 @@ func (p *Policies) AddPolicies(t *RequestTrace) {
 			o.Result, o.Status, o.Reason = ResultError, rr.Status, rr.Reason
 		}
 	}
+}
+
+// addPathPolicies fills the effective policies of Gateway outcome o (see
+// AddPolicies).
+func (p *Policies) addPathPolicies(o *Outcome) {
+	paths := o.backendPaths
+	if len(paths) == 0 && len(o.Path) > 0 {
+		paths = [][]topology.Ref{o.Path}
+	}
+	seen := map[*engine.Context]bool{}
+	for _, path := range paths {
+		for n := range path {
+			if delegatingRule(path, n) {
+				// Its policies reach the child's rule, whose context
+				// holds them: it answers no request itself.
+				continue
+			}
+			for _, e := range p.byTarget[path[n]] {
+				if o.listener != nil && !o.listener.gateway.serves(e.Kind) {
+					// Another implementation's Gateway: a Direct
+					// kind's context (its target alone) does not
+					// say so, its implementation does not act here.
+					continue
+				}
+				p.addContext(o, seen, e, path[:n+1])
+			}
+		}
+	}
+}
+
+// addContext adds to o the context of e whose path is path, if any and
+// not already added.
+func (p *Policies) addContext(o *Outcome, seen map[*engine.Context]bool, e *engine.Effective, path []topology.Ref) {
+	c, cp := contextOn(e, path)
+	p.addFound(o, seen, e, c, cp)
+}
+
+func (p *Policies) addFound(o *Outcome, seen map[*engine.Context]bool, e *engine.Effective, c *engine.Context, cp []topology.Ref) {
+	if c == nil || seen[c] {
+		return
+	}
+	seen[c] = true
+	o.EffectivePolicies = append(o.EffectivePolicies, EffectivePolicy{
+		PolicyKind: e.Kind.String(), Target: e.Target, Path: cp, Spec: c.Spec,
+		Sources: report.SourcesOf(c), Errors: c.Errors, Kind: e.Kind, Context: c,
+	})
+}
+
+// addMeshPolicies fills the effective policies of mesh outcome o: for the
+// kinds with waypoint targets (Istio's), the Service's context through
+// o's waypoint, which holds, as istiod applies them there, the policies
+// on the Service, on the waypoint and on the waypoint class; for the
+// other kinds, those on the request's path below the waypoint (the
+// route, its rule, the backend), as for a Gateway, through a waypoint
+// whose implementation serves the kind. A Service bound to no waypoint
+// gets none: no proxy applies them.
+func (p *Policies) addMeshPolicies(o *Outcome) {
+	m := o.mesh
+	if o.Gateway.Name == "" {
+		return
+	}
+	seen := map[*engine.Context]bool{}
+	canaryTelemetry := false
+	for _, e := range p.byTarget[m.service] {
+		if !e.Kind.WaypointTargets {
+			continue
+		}
+		c, cp := waypointContext(e, o.Gateway)
+		if c == nil && o.Waypoint != nil && o.Waypoint.Role == WaypointCanary && e.Kind.Composition == policy.CompositionIstioTelemetry {
+			canaryTelemetry = true
+		}
+		p.addFound(o, seen, e, c, cp)
+	}
+	if canaryTelemetry {
+		o.Notes = append(o.Notes, "Telemetry at a canary waypoint is not modelled (attache layers it at the primary waypoint only)")
+	}
+	paths := o.backendPaths
+	if len(paths) == 0 {
+		paths = [][]topology.Ref{o.Path}
+	}
+	for _, full := range paths {
+		path := full[m.prefix:] // below the waypoint: the Service first
+		for n := range path {
+			if n == 0 && m.routed {
+				// The Service a route took the request from: its own
+				// policies of other kinds are a backend's.
+				continue
+			}
+			for _, e := range p.byTarget[path[n]] {
+				if e.Kind.WaypointTargets || (m.waypoint != nil && !m.waypoint.serves(e.Kind)) {
+					continue
+				}
+				p.addContext(o, seen, e, path[:n+1])
+			}
+		}
+	}
+}
+
+// waypointContext is the context of e (a kind with waypoint targets, on
+// a Service) through waypoint wp: the one with a path through wp, or,
+// when no path of e names a Gateway (the Service is bound to another
+// implementation's Gateway, whose own policies do not reach it), the
+// Service's own; nil when there is none (no policy applies there).
+func waypointContext(e *engine.Effective, wp topology.Ref) (*engine.Context, []topology.Ref) {
+	var own *engine.Context
+	var ownPath []topology.Ref
+	for _, c := range e.Contexts {
+		var found []topology.Ref
+		c.Paths(func(path []topology.Ref) bool {
+			if slices.Contains(path, wp) {
+				found = slices.Clone(path)
+				return false
+			}
+			if !slices.ContainsFunc(path, func(r topology.Ref) bool { return r.GroupKind() == topology.KindGateway }) && own == nil {
+				own, ownPath = c, slices.Clone(path)
+			}
+			return true
+		})
+		if found != nil {
+			return c, found
+		}
+	}
+	return own, ownPath
 }
 
 // replacedUnder is the replacement (engine.Result.ReplacedUnder) that
@@ -276,9 +373,21 @@ const (
 // its waypoint, and on a GatewayClass at waypoints of Istio's waypoint
 // class: not at this Gateway. A dry-run policy is left out, with a note.
 // The kind is additive: its effective spec holds each policy's spec
-// proper under its "namespace/name".
+// proper under its "namespace/name". For a mesh request, at one of
+// Istio's waypoints processing it as HTTP: the policies of the Service's
+// context there (on the Service, the waypoint and the waypoint class).
 func authorize(o *Outcome, req *Request, dryRun map[topology.Ref]bool) *istioauthz.Decision {
-	if req == nil || o.listener == nil || !o.listener.gateway.istio {
+	if req == nil {
+		return nil
+	}
+	onPath := func(target topology.Ref) bool { return target.Object().GroupKind() == topology.KindGateway }
+	switch {
+	case o.mesh != nil:
+		if !o.mesh.istio || !o.mesh.l7 || o.Gateway.Name == "" {
+			return nil
+		}
+		onPath = func(target topology.Ref) bool { return target.Object() == o.mesh.service }
+	case o.listener == nil || !o.listener.gateway.istio:
 		return nil
 	}
 	var pols []istioauthz.Policy
@@ -287,7 +396,7 @@ func authorize(o *Outcome, req *Request, dryRun map[topology.Ref]bool) *istioaut
 		if ep.Kind == nil || ep.Kind.GroupKind != authorizationPolicy || ep.Kind.Composition != policy.CompositionAdditive {
 			continue
 		}
-		if ep.Target.Object().GroupKind() != topology.KindGateway {
+		if !onPath(ep.Target) {
 			continue
 		}
 		for key, v := range ep.Spec {

@@ -47,6 +47,11 @@ type RequestTrace struct {
 	// NoGateway says, when Outcomes is empty, why no Gateway takes the
 	// request.
 	NoGateway string `json:"noGateway,omitempty"`
+	// Mesh is set for a request traced in the mesh (TraceMesh): the
+	// Service and port it is sent to. Its outcomes are then one per
+	// waypoint the Service is bound to (Outcome.Waypoint), or one naming
+	// no Gateway when it is bound to none.
+	Mesh *MeshTrace `json:"mesh,omitempty"`
 	// Partial lists what could not be read from the cluster (set by the
 	// CLI): when set, the answer is partial.
 	Partial []string `json:"partial,omitempty"`
@@ -55,9 +60,15 @@ type RequestTrace struct {
 	dryRun map[topology.Ref]bool
 }
 
-// Outcome is what one Gateway does with the request.
+// Outcome is what one Gateway does with the request: for a mesh request,
+// one waypoint.
 type Outcome struct {
-	Gateway topology.Ref `json:"gateway"`
+	// Gateway is the Gateway taking the request: for a mesh request its
+	// waypoint, absent when the Service is bound to none.
+	Gateway topology.Ref `json:"gateway,omitzero"`
+	// Waypoint is set for a mesh request: the waypoint's role and share
+	// of the Service's connections.
+	Waypoint *WaypointUse `json:"waypoint,omitempty"`
 	// Listener is the name of the listener that takes the request, absent
 	// when none does; ListenerSet is set when the listener is a
 	// ListenerSet's.
@@ -101,7 +112,9 @@ type Outcome struct {
 	Authorization *istioauthz.Decision `json:"authorization,omitempty"`
 
 	listener *listener
-	winner   *candidate
+	// mesh is set for a mesh request (TraceMesh).
+	mesh   *meshOutcome
+	winner *candidate
 	// backendPaths are the full paths through each valid backend.
 	backendPaths [][]topology.Ref
 }
@@ -149,9 +162,14 @@ type HeaderChanges struct {
 // NotMatched is a route on a listener of an outcome that did not take the
 // request, and the first reason why.
 type NotMatched struct {
-	Gateway     topology.Ref  `json:"gateway"`
-	Listener    string        `json:"listener"`
+	// Gateway is the Gateway (for a mesh request, the waypoint; absent
+	// when the Service is bound to none).
+	Gateway topology.Ref `json:"gateway,omitzero"`
+	// Listener is absent for a mesh request, whose routes name Service
+	// instead.
+	Listener    string        `json:"listener,omitempty"`
 	ListenerSet *topology.Ref `json:"listenerSet,omitempty"`
+	Service     *topology.Ref `json:"service,omitempty"`
 	Route       topology.Ref  `json:"route"`
 	Reason      string        `json:"reason"`
 }
@@ -422,6 +440,13 @@ func (r *route) whyNot(l *listener, req *Request, query url.Values, host string,
 			return fmt.Sprintf("hostname: %s is not among %s", host, strings.Join(r.hostnames, ", "))
 		}
 	}
+	return r.closestMiss(req, query, best, "takes precedence")
+}
+
+// closestMiss is why route r did not take req, its hostnames aside: the
+// first failing condition of the match that came closest, or that a
+// match of it matches but best's rule won (verb says how).
+func (r *route) closestMiss(req *Request, query url.Values, best *candidate, verb string) string {
 	// The reason is that of the match that came closest: the one failing
 	// at the latest stage (path, method, headers, query), the first in
 	// rule order among equals.
@@ -435,7 +460,7 @@ func (r *route) whyNot(l *listener, req *Request, query url.Values, host string,
 			m, st := e.mismatch(req, query)
 			if m == "" {
 				if best != nil {
-					return fmt.Sprintf("precedence: rule %s matches, but %s rule %s takes precedence", ru.name, best.e.rule.route.ref.Short(), best.e.rule.name)
+					return fmt.Sprintf("precedence: rule %s matches, but %s rule %s %s", ru.name, best.e.rule.route.ref.Short(), best.e.rule.name, verb)
 				}
 				return fmt.Sprintf("rule %s matches but was not chosen", ru.name)
 			}
@@ -546,14 +571,13 @@ type backendSpec struct {
 // Gateway answers 500, as the API says for a rule whose backends are all
 // invalid (or that has none).
 func (ix *Index) backends(o *Outcome, e *entry, refs []backendSpec, req *Request, up *UpstreamRequest) {
-	routeRef := o.Route
 	live := 0
 	for _, bs := range refs {
 		b := Backend{Weight: 1}
 		if bs.weight != nil {
 			b.Weight = *bs.weight
 		}
-		b.Ref, b.Port, b.Invalid = ix.resolve(routeRef, bs.ref)
+		b.Ref, b.Port, b.Invalid = ix.resolve(o, bs.ref)
 		if len(bs.http) > 0 || len(bs.grpc) > 0 {
 			bu := cloneUpstream(up)
 			var rh *HeaderChanges
@@ -590,9 +614,13 @@ func (ix *Index) backends(o *Outcome, e *entry, refs []backendSpec, req *Request
 	}
 }
 
-// resolve checks a backendRef of route rref: a Service among the objects
-// with that port, in the route's namespace or allowed by a ReferenceGrant.
-func (ix *Index) resolve(rref *topology.Ref, br gwv1.BackendObjectReference) (topology.Ref, int32, string) {
+// resolve checks a backendRef of outcome o's route: a Service among the
+// objects with that port, in the route's namespace or allowed by a
+// ReferenceGrant (which istiod does not ask of a route at its waypoints:
+// it converts mesh routes without enforcing them, convertHTTPRoute's
+// enforceRefGrant).
+func (ix *Index) resolve(o *Outcome, br gwv1.BackendObjectReference) (topology.Ref, int32, string) {
+	rref := o.Route
 	ref := gatewayapi.BackendOf(rref.Namespace, br)
 	var port int32
 	if br.Port != nil {
@@ -601,7 +629,7 @@ func (ix *Index) resolve(rref *topology.Ref, br gwv1.BackendObjectReference) (to
 	if ref.GroupKind() != topology.KindService {
 		return ref, port, fmt.Sprintf("unknown backend kind %s (InvalidKind)", ref.GroupKind())
 	}
-	if !ix.grants.Allows(rref.GroupKind(), rref.Namespace, ref) {
+	if (o.mesh == nil || !o.mesh.istio) && !ix.grants.Allows(rref.GroupKind(), rref.Namespace, ref) {
 		return ref, port, fmt.Sprintf("no ReferenceGrant in namespace %s allows a %s of namespace %s to refer to it (RefNotPermitted)", ref.Namespace, rref.Kind, rref.Namespace)
 	}
 	svc := ix.services[ref]
@@ -670,7 +698,7 @@ func responseChanges(into **HeaderChanges, f *gwv1.HTTPHeaderFilter) {
 // mirror records a RequestMirror.
 func (ix *Index) mirror(o *Outcome, f *gwv1.HTTPRequestMirrorFilter, into *[]Mirror) {
 	m := Mirror{Percent: 100}
-	m.Ref, m.Port, m.Invalid = ix.resolve(o.Route, f.BackendRef)
+	m.Ref, m.Port, m.Invalid = ix.resolve(o, f.BackendRef)
 	switch {
 	case f.Percent != nil:
 		m.Percent = float64(*f.Percent)
@@ -811,7 +839,7 @@ func rewritePath(path string, m *gwv1.HTTPPathModifier, e *entry) string {
 func (ix *Index) redirect(o *Outcome, f *gwv1.HTTPRequestRedirectFilter, e *entry, req *Request) {
 	scheme := req.Scheme
 	host := req.Host
-	port := o.listener.port
+	port := o.listenPort()
 	if f.Scheme != nil && *f.Scheme != "" {
 		scheme = strings.ToLower(*f.Scheme)
 		if p, ok := defaultPorts[scheme]; ok {
@@ -837,6 +865,15 @@ func (ix *Index) redirect(o *Outcome, f *gwv1.HTTPRequestRedirectFilter, e *entr
 		o.Status = *f.StatusCode
 	}
 	o.Reason = "RequestRedirect filter (" + strconv.Itoa(o.Status) + ")"
+}
+
+// listenPort is the port the request came in on: its listener's, or for
+// a mesh request the Service's.
+func (o *Outcome) listenPort() int32 {
+	if o.mesh != nil {
+		return o.mesh.port
+	}
+	return o.listener.port
 }
 
 // describeRule names a route rule as namespace/name rule section.

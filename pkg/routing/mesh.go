@@ -1,0 +1,661 @@
+package routing
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/gatewayapi"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// MeshTrace is what a mesh request is sent to (attache trace --mesh): the
+// Service its host names and the port, and, when the Service is bound to
+// no waypoint, why.
+type MeshTrace struct {
+	Service topology.Ref `json:"service"`
+	Port    int32        `json:"port"`
+	// PortName is the Service port's name, absent when it has none.
+	PortName string `json:"portName,omitempty"`
+	// Protocol is the port's protocol as Istio reads it (appProtocol, else
+	// the port name's prefix: HTTP, HTTP2, GRPC, TCP, TLS, ...); absent when
+	// they name none, and Istio detects HTTP on the connection.
+	Protocol string `json:"protocol,omitempty"`
+	// Unbound says why the Service is bound to no waypoint; the outcome
+	// then names no Gateway.
+	Unbound string `json:"unbound,omitempty"`
+}
+
+// WaypointUse is the part a waypoint takes in a Service's traffic.
+type WaypointUse struct {
+	// Role is primary (istio.io/use-waypoint) or canary
+	// (istio.io/use-waypoint-canary).
+	Role string `json:"role"`
+	// Percent of the Service's connections ztunnel sends to it.
+	Percent int `json:"percent"`
+}
+
+// Roles of a waypoint.
+const (
+	WaypointPrimary = "primary"
+	WaypointCanary  = "canary"
+)
+
+// meshOutcome is what an outcome of a mesh trace keeps for its policies.
+type meshOutcome struct {
+	service topology.Ref
+	port    int32
+	// istio: the waypoint is one of Istio's (istiod programs it).
+	istio bool
+	// prefix is the number of levels of the outcome's Path above the
+	// Service: the waypoint's class and the waypoint.
+	prefix int
+	// waypoint is the waypoint Gateway as indexed (nil when none).
+	waypoint *gateway
+	// l7: the waypoint processes the requests as HTTP.
+	l7 bool
+	// routed: a route took the request (the Service is then not its
+	// backend as such).
+	routed bool
+}
+
+// MeshHostError says that a mesh request's host names no Service among
+// the objects, or a port that Service does not have.
+type MeshHostError struct{ msg string }
+
+// Error says what was looked for and what there is.
+func (e *MeshHostError) Error() string { return e.msg }
+
+// clusterDomain is the cluster DNS domain Istio names Services with
+// (istiod's default domain suffix), for its ordering of routes.
+const clusterDomain = "cluster.local"
+
+// meshHost reads the Service a mesh host names, as a pod's DNS resolves
+// it: NAME.NAMESPACE.svc.DOMAIN (the domain not checked),
+// NAME.NAMESPACE.svc, NAME.NAMESPACE, or NAME in namespace ns (the
+// client's own).
+func meshHost(host, ns string) (name, namespace string, err error) {
+	if net.ParseIP(host) != nil {
+		return "", "", &MeshHostError{fmt.Sprintf("host %s is an IP address: a mesh request names a Service (NAME.NAMESPACE[.svc[.cluster.local]])", host)}
+	}
+	labels := strings.Split(strings.TrimSuffix(host, "."), ".")
+	switch {
+	case len(labels) == 1:
+		return labels[0], ns, nil
+	case len(labels) == 2:
+		return labels[0], labels[1], nil
+	case labels[2] == "svc":
+		return labels[0], labels[1], nil
+	}
+	return "", "", &MeshHostError{fmt.Sprintf("host %s does not name a Service: write NAME.NAMESPACE, NAME.NAMESPACE.svc or NAME.NAMESPACE.svc.cluster.local (or NAME with -n)", host)}
+}
+
+// istioProtocol is a Service port's protocol as Istio reads it
+// (istio/istio @ 86c9f01f pkg/config/kube/conversion.go ConvertProtocol,
+// pkg/config/protocol Parse): UDP for a UDP port; else appProtocol, else
+// the port's name, up to its first "-" (grpc-web whole), any case; the
+// Kubernetes names kubernetes.io/h2c (HTTP2), kubernetes.io/ws (HTTP) and
+// kubernetes.io/wss (HTTPS) as appProtocol; a name Istio does not know
+// is TCP on ports 25, 53, 3306 and 27017, else "" (detected).
+func istioProtocol(port int32, p servicePort) string {
+	if p.protocol == "UDP" {
+		return "UDP"
+	}
+	name := p.name
+	if p.appProtocol != "" {
+		name = p.appProtocol
+		switch name {
+		case "kubernetes.io/h2c":
+			return "HTTP2"
+		case "kubernetes.io/ws":
+			return "HTTP"
+		case "kubernetes.io/wss":
+			return "HTTPS"
+		}
+	}
+	name = strings.ToLower(name)
+	if strings.HasPrefix(name, "grpc-web") {
+		return "GRPC-Web"
+	}
+	if i := strings.IndexByte(name, '-'); i >= 0 {
+		name = name[:i]
+	}
+	switch name {
+	case "tcp", "udp", "grpc", "http", "http2", "https", "tls":
+		return strings.ToUpper(name)
+	case "http_proxy":
+		return "HTTP_PROXY"
+	case "mongo":
+		return "Mongo"
+	case "redis":
+		return "Redis"
+	case "mysql":
+		return "MySQL"
+	}
+	switch port {
+	case 25, 53, 3306, 27017:
+		return "TCP"
+	}
+	return ""
+}
+
+// httpProtocol reports whether a waypoint processes a port of protocol p
+// (istioProtocol) as HTTP: an HTTP protocol, or none (Istio detects the
+// HTTP of the request).
+func httpProtocol(p string) bool {
+	switch p {
+	case "", "HTTP", "HTTP2", "HTTP_PROXY", "GRPC", "GRPC-Web":
+		return true
+	}
+	return false
+}
+
+// meshBindings are the waypoint bindings of the index's Services, read
+// on the first mesh trace.
+func (ix *Index) meshBindings() *engine.MeshBindings {
+	ix.meshOnce.Do(func() { ix.mesh = engine.NewMeshBindings(ix.objs, ix.graph, ix.namespace) })
+	return ix.mesh
+}
+
+// TraceMesh routes req as a pod of namespace ns sends it in an Istio
+// ambient mesh: to the Service its URL's host names (meshHost), on the
+// URL's port, through each waypoint the Service is bound to (its primary
+// and its canary), which routes it by the HTTPRoutes and GRPCRoutes whose
+// parentRefs name the Service (GAMMA). A Service bound to no waypoint
+// gets one outcome naming no Gateway: its connections go to its endpoints
+// as they are. The Host header (-H Host:) does not choose the Service.
+func (ix *Index) TraceMesh(req *Request, ns string) (*RequestTrace, error) {
+	if req.IsTLS() {
+		return nil, fmt.Errorf("--mesh traces http:// and grpc:// requests: a waypoint does not terminate the TLS of an %s request, so it cannot route it", req.Scheme)
+	}
+	name, namespace, err := meshHost(req.SNI, ns)
+	if err != nil {
+		return nil, err
+	}
+	ref := topology.Ref{Kind: topology.KindService.Kind, Namespace: namespace, Name: name}
+	svc := ix.services[ref]
+	if svc == nil {
+		return nil, &MeshHostError{fmt.Sprintf("host %s names Service %s/%s, which is not among the objects (%s)", req.SNI, namespace, name, ix.servicesOf(namespace))}
+	}
+	sp, ok := svc.meshPorts[req.Port]
+	if !ok {
+		return nil, &MeshHostError{fmt.Sprintf("Service %s/%s has no port %d (its ports: %s); write the port in the URL", namespace, name, req.Port, svc.portList())}
+	}
+	proto := istioProtocol(req.Port, sp)
+	if proto == "UDP" {
+		return nil, &MeshHostError{fmt.Sprintf("port %d of Service %s/%s is UDP, which neither ztunnel nor a waypoint carries as HTTP", req.Port, namespace, name)}
+	}
+	t := &RequestTrace{APIVersion: APIVersion, Kind: Kind, Request: req, Outcomes: []Outcome{}, NotMatched: []NotMatched{}, dryRun: ix.dryRun,
+		Mesh: &MeshTrace{Service: ref, Port: req.Port, PortName: sp.name, Protocol: proto}}
+	b := ix.meshBindings().Of(ref)
+	if b.Waypoint.Name == "" {
+		t.Mesh.Unbound = b.Unbound
+		ix.unboundOutcome(t, svc, req)
+		return t, nil
+	}
+	primary := 100
+	if b.Canary.Name != "" {
+		primary = 100 - b.CanaryPercent
+	}
+	ix.meshRoute(t, svc, proto, req, b.Waypoint, b.IstioWaypoint, WaypointUse{Role: WaypointPrimary, Percent: primary})
+	if b.Canary.Name != "" {
+		ix.meshRoute(t, svc, proto, req, b.Canary, b.CanaryIstio, WaypointUse{Role: WaypointCanary, Percent: b.CanaryPercent})
+	}
+	return t, nil
+}
+
+// servicesOf lists the Services of namespace ns, for messages.
+func (ix *Index) servicesOf(ns string) string {
+	var names []string
+	for r := range ix.services {
+		if r.Namespace == ns {
+			names = append(names, r.Name)
+		}
+	}
+	if len(names) == 0 {
+		return "namespace " + ns + " has no Services among them"
+	}
+	slices.Sort(names)
+	return "Services of namespace " + ns + ": " + strings.Join(names, ", ")
+}
+
+// portList lists the Service's ports, for messages.
+func (s *service) portList() string {
+	ports := make([]int, 0, len(s.meshPorts))
+	for p := range s.meshPorts {
+		ports = append(ports, int(p))
+	}
+	slices.Sort(ports)
+	out := make([]string, len(ports))
+	for i, p := range ports {
+		out[i] = strconv.Itoa(p)
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
+}
+
+// servicePath is the path of a Service as a backend: the Service and its
+// port's section.
+func (ix *Index) servicePath(svc *service, port int32) []topology.Ref {
+	p := []topology.Ref{svc.ref}
+	if name, ok := svc.ports[port]; ok {
+		p = append(p, svc.ref.WithSection(name))
+	}
+	return p
+}
+
+// toService makes outcome o a request forwarded to the Service itself,
+// on the request's port.
+func (ix *Index) toService(o *Outcome, svc *service, req *Request) {
+	o.Result = ResultForwarded
+	o.Backends = append(o.Backends, Backend{Ref: svc.ref, Port: req.Port, Weight: 1})
+	o.Path = append(o.Path, ix.servicePath(svc, req.Port)[1:]...)
+	up := &UpstreamRequest{Host: req.Host, Path: req.Path + queryOf(req), Headers: map[string]string{}}
+	for k, v := range req.Headers {
+		up.Headers[k] = v
+	}
+	o.UpstreamRequest = up
+}
+
+func queryOf(req *Request) string {
+	if req.Query == "" {
+		return ""
+	}
+	return "?" + req.Query
+}
+
+// unboundOutcome is the outcome of a request to a Service bound to no
+// waypoint: ztunnel sends the connection to the Service's endpoints as it
+// is, so no route and no L7 policy applies; the routes naming the Service
+// are listed as not taking it.
+func (ix *Index) unboundOutcome(t *RequestTrace, svc *service, req *Request) {
+	o := Outcome{EffectivePolicies: []EffectivePolicy{}, Path: []topology.Ref{svc.ref},
+		mesh: &meshOutcome{service: svc.ref, port: req.Port}}
+	ix.toService(&o, svc, req)
+	o.Notes = append(o.Notes, "no waypoint: ztunnel sends the connection to the Service's endpoints at L4, so no route and no L7 policy applies (sidecars are not modelled)")
+	t.Outcomes = append(t.Outcomes, o)
+	for _, r := range ix.meshRoutesOf(svc.ref) {
+		t.NotMatched = append(t.NotMatched, NotMatched{Service: refPtr(svc.ref), Route: r.ref,
+			Reason: "the Service is bound to no waypoint: no proxy applies its routes"})
+	}
+}
+
+func refPtr(r topology.Ref) *topology.Ref { return &r }
+
+// meshRoutesOf are the routes with a parentRef naming Service svc, by ref.
+func (ix *Index) meshRoutesOf(svc topology.Ref) []*route {
+	var out []*route
+	for _, r := range ix.routes {
+		for _, p := range r.parents {
+			if gatewayapi.ParentOf(r.ref.Namespace, p) == svc {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b *route) int { return a.ref.Compare(b.ref) })
+	return out
+}
+
+// meshGroup is, at one of Istio's waypoints, the routes istiod merges
+// into one VirtualService for a Service: those of one namespace whose
+// parentRefs name the Service with one port, or without one (istio/istio
+// @ 86c9f01f pilot/pkg/config/kube/gateway/route_collections.go
+// HTTPRouteCollection: key namespace[/port]/host; mergeHTTPRoutes, which
+// merges HTTPRoutes and GRPCRoutes alike, controller.go).
+type meshGroup struct {
+	ns      string
+	port    int32 // 0: the parentRefs name no port
+	created time.Time
+	name    string // the merged VirtualService's name, for ties
+	routes  []*route
+	entries []*entry
+}
+
+// meshRoute routes req to Service svc (its port's protocol proto) at
+// waypoint wp, and appends the outcome and the why-nots to t.
+func (ix *Index) meshRoute(t *RequestTrace, svc *service, proto string, req *Request, wp topology.Ref, istio bool, use WaypointUse) {
+	g := ix.gateways[wp]
+	o := Outcome{Gateway: wp, Waypoint: &use, EffectivePolicies: []EffectivePolicy{},
+		mesh: &meshOutcome{service: svc.ref, port: req.Port, istio: istio, waypoint: g, l7: httpProtocol(proto)}}
+	if g != nil {
+		o.Path = append(o.Path, g.path...)
+	} else {
+		o.Path = append(o.Path, wp)
+	}
+	o.mesh.prefix = len(o.Path)
+	o.Path = append(o.Path, svc.ref)
+	if !istio {
+		o.Notes = append(o.Notes, fmt.Sprintf("Gateway %s is not one of Istio's waypoints (class istio-waypoint or of istio.io/mesh-controller): istiod does not program it, and its routing is traced by Gateway API's rules for mesh routes", nameOf(wp)))
+	}
+	if !o.mesh.l7 {
+		ix.toService(&o, svc, req)
+		o.Notes = append(o.Notes, fmt.Sprintf("port %d is %s: the waypoint proxies its connections as TCP to the Service, so HTTPRoutes and GRPCRoutes do not apply (TCPRoutes and TLSRoutes are not traced), and AuthorizationPolicies apply their TCP rules only (not decided here)", req.Port, proto))
+		t.Outcomes = append(t.Outcomes, o)
+		for _, r := range ix.meshRoutesOf(svc.ref) {
+			t.NotMatched = append(t.NotMatched, NotMatched{Gateway: wp, Service: refPtr(svc.ref), Route: r.ref,
+				Reason: fmt.Sprintf("port %d is %s: the waypoint does not route its connections as HTTP", req.Port, proto)})
+		}
+		return
+	}
+	query, _ := url.ParseQuery(req.Query)
+	groups, why := ix.meshCandidates(svc, req, wp, istio)
+	var best *candidate
+	var order []*entry // Istio's order, when istio
+	for _, mg := range groups {
+		order = append(order, mg.entries...)
+	}
+	if istio {
+		for _, e := range order {
+			if m, _ := e.mismatch(req, query); m == "" {
+				best = &candidate{e: e}
+				break
+			}
+		}
+	} else {
+		for _, e := range order {
+			if m, _ := e.mismatch(req, query); m == "" {
+				if c := (candidate{e: e}); best == nil || better(c, *best) {
+					best = &c
+				}
+			}
+		}
+	}
+	switch {
+	case len(order) == 0:
+		// istiod's default route at the waypoint (no VirtualService for
+		// the port): to the Service itself.
+		ix.toService(&o, svc, req)
+		o.Notes = append(o.Notes, fmt.Sprintf("no route of the Service applies on port %d: the waypoint sends the request to the Service's endpoints", req.Port))
+	case best == nil:
+		o.Result, o.Status, o.Reason = ResultNotFound, 404, "no route of the Service matches (the waypoint answers 404)"
+	default:
+		o.winner = best
+		o.mesh.routed = true
+		ix.apply(&o, best.e, req)
+	}
+	t.Outcomes = append(t.Outcomes, o)
+	// Why not, per route of the Service.
+	taken := map[*route]bool{}
+	for _, mg := range groups {
+		for _, r := range mg.routes {
+			taken[r] = true
+		}
+	}
+	verb := "takes precedence"
+	if istio {
+		verb = "comes first at the waypoint (Istio's order)"
+	}
+	for _, r := range ix.meshRoutesOf(svc.ref) {
+		if best != nil && r == best.e.rule.route {
+			continue
+		}
+		reason, ok := why[r]
+		if !ok && taken[r] {
+			reason = r.closestMiss(req, query, best, verb)
+		}
+		if reason == "" {
+			continue
+		}
+		t.NotMatched = append(t.NotMatched, NotMatched{Gateway: wp, Service: refPtr(svc.ref), Route: r.ref, Reason: reason})
+	}
+}
+
+// meshCandidates are the route entries that may take req to Service svc
+// at waypoint wp, in the order they are tried, and why each other route
+// naming the Service does not take part.
+//
+// At one of Istio's waypoints (istio): the HTTPRoutes and GRPCRoutes with
+// a parentRef naming the Service without a port or with the request's,
+// of the Service's namespace or the waypoint's (getVirtualServiceForWaypoint
+// in pilot/pkg/networking/core/listener_waypoint.go), grouped as istiod
+// merges them (meshGroup); groups by creation time of their oldest route
+// (then name, namespace: sortMergedVirtualServicesByCreationTime); in a
+// group, the routes by creation time (then namespace, name), each rule's
+// matches one by one, then sorted stably by istiod's sortHTTPRoutes: a
+// match before none, path match type (Exact, PathPrefix, then
+// RegularExpression; a GRPCRoute's method match as the path istiod makes
+// of it), path length, method, number of header matches, of query
+// parameter matches. The first that matches takes the request (Envoy's
+// route order).
+//
+// Elsewhere (another implementation's waypoint): the routes of the
+// Service's namespace (producer routes), one group, compared by Gateway
+// API's precedence (better).
+func (ix *Index) meshCandidates(svc *service, req *Request, wp topology.Ref, istio bool) ([]*meshGroup, map[*route]string) {
+	why := map[*route]string{}
+	byKey := map[[2]string]*meshGroup{}
+	var groups []*meshGroup
+	add := func(r *route, port int32) {
+		key := [2]string{r.ref.Namespace, strconv.Itoa(int(port))}
+		if !istio {
+			key = [2]string{}
+		}
+		mg := byKey[key]
+		if mg == nil {
+			mg = &meshGroup{ns: r.ref.Namespace, port: port, created: r.created}
+			host := svc.ref.Name + "." + svc.ref.Namespace + ".svc." + clusterDomain
+			mg.name = r.ref.Namespace + "~" + host
+			if port != 0 {
+				mg.name = r.ref.Namespace + "~" + strconv.Itoa(int(port)) + "~" + host
+			}
+			byKey[key] = mg
+			groups = append(groups, mg)
+		}
+		if !slices.Contains(mg.routes, r) {
+			mg.routes = append(mg.routes, r)
+			if r.created.Before(mg.created) {
+				mg.created = r.created
+			}
+		}
+	}
+	for _, r := range ix.meshRoutesOf(svc.ref) {
+		gk := r.ref.GroupKind()
+		if gk != topology.KindHTTPRoute && gk != topology.KindGRPCRoute {
+			why[r] = fmt.Sprintf("kind: a %s does not serve %s requests", r.ref.Kind, req.Scheme)
+			continue
+		}
+		if !istio && req.IsGRPC() != (gk == topology.KindGRPCRoute) {
+			why[r] = fmt.Sprintf("kind: a %s does not serve %s requests", r.ref.Kind, req.Scheme)
+			continue
+		}
+		if ns := r.ref.Namespace; ns != svc.ref.Namespace && (!istio || ns != wp.Namespace) {
+			if istio {
+				why[r] = fmt.Sprintf("a route of namespace %s: at the waypoint only the routes of the Service's namespace (%s) and of the waypoint's (%s) apply; a consumer route needs its client's sidecar (not modelled)", ns, svc.ref.Namespace, wp.Namespace)
+			} else {
+				why[r] = fmt.Sprintf("a consumer route of namespace %s: it applies to the requests of that namespace's clients only (not traced)", ns)
+			}
+			continue
+		}
+		if istio {
+			if f := unconvertedFilter(r); f != "" {
+				why[r] = fmt.Sprintf("istiod does not convert it: its filter %s is none of those it supports, so it drops the whole route", f)
+				continue
+			}
+		}
+		var ports []int32
+		for _, p := range r.parents {
+			if gatewayapi.ParentOf(r.ref.Namespace, p) != svc.ref {
+				continue
+			}
+			if p.Port == nil {
+				ports = append(ports, 0)
+			} else {
+				ports = append(ports, int32(*p.Port))
+			}
+		}
+		took := false
+		for _, port := range ports {
+			if port == 0 || port == req.Port {
+				add(r, port)
+				took = true
+			}
+		}
+		if !took {
+			var names []string
+			for _, p := range ports {
+				names = append(names, strconv.Itoa(int(p)))
+			}
+			why[r] = fmt.Sprintf("port: its parentRef names port %s of the Service, not %d", strings.Join(names, ", "), req.Port)
+		}
+	}
+	for _, mg := range groups {
+		slices.SortStableFunc(mg.routes, func(a, b *route) int {
+			if c := a.created.Compare(b.created); c != 0 {
+				return c
+			}
+			if c := strings.Compare(a.ref.Namespace, b.ref.Namespace); c != 0 {
+				return c
+			}
+			// istiod compares the VirtualServices' names, NAME~N~...
+			return strings.Compare(a.ref.Name+"~", b.ref.Name+"~")
+		})
+		for _, r := range mg.routes {
+			for _, ru := range r.rules {
+				ru.compile()
+				mg.entries = append(mg.entries, ru.entries...)
+			}
+		}
+		if istio {
+			portMatch := mg.port != 0
+			slices.SortStableFunc(mg.entries, func(a, b *entry) int { return compareIstio(a, b, portMatch) })
+		}
+	}
+	slices.SortStableFunc(groups, func(a, b *meshGroup) int {
+		if c := a.created.Compare(b.created); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.name, b.name); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ns, b.ns)
+	})
+	return groups, why
+}
+
+// istioKey is an entry's place in istiod's sortHTTPRoutes (istio/istio @
+// 86c9f01f pilot/pkg/config/kube/gateway/conversion.go: sortHTTPRoutes,
+// getURIRank, getURILength, createURIMatch, createGRPCURIMatch): whether
+// it has a match (a route of a parentRef with a port always has one), the
+// path match's rank (Exact 3, PathPrefix 2, RegularExpression 1, none -1)
+// and length (a PathPrefix without one trailing "/", unless "/"), and its
+// method, header and query parameter matches.
+type istioKey struct {
+	match                                bool
+	rank, length, method, headers, query int
+}
+
+func istioKeyOf(e *entry, portMatch bool) istioKey {
+	k := istioKey{match: e.match >= 0 || portMatch, rank: -1}
+	if e.match < 0 {
+		return k
+	}
+	k.headers = len(e.m.Headers)
+	if e.rule.grpc != nil {
+		m := e.rule.grpc.Matches[e.match].Method
+		if m == nil || (m.Service == nil && m.Method == nil) {
+			return k
+		}
+		regex := m.Type != nil && *m.Type == gwv1.GRPCMethodMatchRegularExpression
+		svc, method := deref(m.Service), deref(m.Method)
+		switch {
+		case m.Service == nil:
+			k.rank, k.length = 1, len("/[^/]+/"+method)
+		case m.Method == nil && regex:
+			k.rank, k.length = 1, len("/"+svc+"/.+")
+		case m.Method == nil:
+			k.rank, k.length = 2, len("/"+svc+"/")
+		case regex:
+			k.rank, k.length = 1, len("/"+svc+"/"+method)
+		default:
+			k.rank, k.length = 3, len("/"+svc+"/"+method)
+		}
+		return k
+	}
+	switch e.m.PathType {
+	case gwv1.PathMatchExact:
+		k.rank, k.length = 3, len(e.m.Path)
+	case gwv1.PathMatchPathPrefix:
+		p := e.m.Path
+		if p != "/" {
+			p = strings.TrimSuffix(p, "/")
+		}
+		k.rank, k.length = 2, len(p)
+	case gwv1.PathMatchRegularExpression:
+		k.rank, k.length = 1, len(e.m.Path)
+	}
+	if e.m.Method != "" {
+		k.method = 1
+	}
+	k.query = len(e.m.Query)
+	return k
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// compareIstio orders entries a and b as istiod's sortHTTPRoutes does:
+// -1 when a comes first, 0 when the sort keeps their order.
+func compareIstio(a, b *entry, portMatch bool) int {
+	ka, kb := istioKeyOf(a, portMatch), istioKeyOf(b, portMatch)
+	switch {
+	case ka.match != kb.match:
+		if ka.match {
+			return -1
+		}
+		return 1
+	case !ka.match:
+		return 0
+	}
+	for _, d := range [][2]int{{ka.rank, kb.rank}, {ka.length, kb.length}, {ka.method, kb.method}, {ka.headers, kb.headers}, {ka.query, kb.query}} {
+		if d[0] != d[1] {
+			if d[0] > d[1] {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
+// unconvertedFilter names the first filter of route r that istiod cannot
+// convert (its conversion fails, and the route gives no VirtualService:
+// convertHTTPRoute, convertGRPCRoute in
+// pilot/pkg/config/kube/gateway/conversion.go), "" when there is none.
+func unconvertedFilter(r *route) string {
+	for _, ru := range r.rules {
+		switch {
+		case ru.http != nil:
+			for _, f := range ru.http.Filters {
+				switch f.Type {
+				case gwv1.HTTPRouteFilterRequestHeaderModifier, gwv1.HTTPRouteFilterResponseHeaderModifier, gwv1.HTTPRouteFilterRequestRedirect,
+					gwv1.HTTPRouteFilterRequestMirror, gwv1.HTTPRouteFilterURLRewrite, gwv1.HTTPRouteFilterCORS:
+				default:
+					return fmt.Sprintf("%s (rule %s)", f.Type, ru.name)
+				}
+			}
+		case ru.grpc != nil:
+			for _, f := range ru.grpc.Filters {
+				switch f.Type {
+				case gwv1.GRPCRouteFilterRequestHeaderModifier, gwv1.GRPCRouteFilterResponseHeaderModifier, gwv1.GRPCRouteFilterRequestMirror:
+				default:
+					return fmt.Sprintf("%s (rule %s)", f.Type, ru.name)
+				}
+			}
+		}
+	}
+	return ""
+}
