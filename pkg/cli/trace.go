@@ -28,11 +28,12 @@ type traceOptions struct {
 	method  string
 	headers []string
 	gateway string
+	mesh    bool
 }
 
 func newTraceCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "trace URL [-X METHOD] [-H 'Name: value']... [--gateway NS/NAME]",
+		Use:   "trace URL [-X METHOD] [-H 'Name: value']... [--gateway NS/NAME | --mesh]",
 		Short: "Show what happens when a request comes in: listener, route, filters, backends, and the policies on its path",
 		Long: `Answers GEP-713's question "what happens when request X comes in?" for a
 URL (http://, https://, grpc://HOST/package.Service/Method, grpcs://):
@@ -48,10 +49,21 @@ URL (http://, https://, grpc://HOST/package.Service/Method, grpcs://):
   with the policy that set it, as describe shows it.
 
 Without --gateway, every Gateway with a listener taking the request answers.
+
+With --mesh, the request is one a pod sends to a Service in an Istio
+ambient mesh (http://NAME.NAMESPACE[.svc[.cluster.local]]:PORT/..., or
+NAME with -n): which Service and port it names, which waypoint it goes
+through (the Service's istio.io/use-waypoint, and its canary) or none,
+which mesh route (GAMMA: an HTTPRoute or GRPCRoute whose parentRef is the
+Service) and rule take it, its backends (the Service itself when no route
+applies), and the policies on that path as istiod applies them at the
+waypoint.
+
 -o json and -o yaml print a RequestTrace document (docs/output.md).`,
 		Example: `  attache trace http://cupcakes.example/orders -f examples/parable
   attache trace http://shop.example/checkout -X POST -H x-user:ana --gateway infra/eg -f examples/envoy-gateway
-  attache trace grpc://grpc.example/helloworld.Greeter/SayHello -o yaml`,
+  attache trace grpc://grpc.example/helloworld.Greeter/SayHello -o yaml
+  attache trace --mesh http://reviews.bookinfo:9080/reviews/1 -H 'end-user: jason'`,
 		Args: cobra.ArbitraryArgs,
 	}
 	o := &traceOptions{common: newCommonOptions()}
@@ -62,6 +74,7 @@ Without --gateway, every Gateway with a listener taking the request answers.
 	fs.StringVarP(&o.method, "request", "X", "", "HTTP method (default GET; POST for grpc://)")
 	fs.StringArrayVarP(&o.headers, "header", "H", nil, "request header 'Name: value' (repeatable; Host sets the routed host)")
 	fs.StringVar(&o.gateway, "gateway", "", "the Gateway the request is sent to, NAMESPACE/NAME (or NAME with -n); default: every Gateway taking it")
+	fs.BoolVar(&o.mesh, "mesh", false, "trace the request as a pod sends it to the Service its host names, through the Service's waypoints (Istio ambient, GAMMA routes); -n is the pod's namespace for a host NAME")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error { return o.run(cmd, streams, args) }
 	return cmd
 }
@@ -80,6 +93,9 @@ func (o *traceOptions) run(cmd *cobra.Command, streams genericiooptions.IOStream
 	req, err := routing.ParseRequest(args[0], o.method, o.headers)
 	if err != nil {
 		return err
+	}
+	if o.mesh && o.gateway != "" {
+		return fmt.Errorf("--mesh and --gateway exclude each other: a mesh request goes to a Service's waypoint, not to a Gateway's listener")
 	}
 	var gw *topology.Ref
 	if o.gateway != "" {
@@ -112,7 +128,16 @@ func (o *traceOptions) run(cmd *cobra.Command, streams genericiooptions.IOStream
 		// not decode): the answer may miss it.
 		fmt.Fprintf(streams.ErrOut, "warning: %s\n", p.Error())
 	}
-	t, err := ix.Trace(req, gw)
+	var t *routing.RequestTrace
+	ns := engine.DefaultNamespace
+	if n := o.common.config.Namespace; n != nil && *n != "" {
+		ns = *n
+	}
+	if o.mesh {
+		t, err = ix.TraceMesh(req, ns)
+	} else {
+		t, err = ix.Trace(req, gw)
+	}
 	if err != nil {
 		return err
 	}
@@ -123,6 +148,11 @@ func (o *traceOptions) run(cmd *cobra.Command, streams genericiooptions.IOStream
 	}
 	d := newDescriber(l.Result, o.common.controllerName).withUnread(l)
 	printTrace(streams.Out, d, t)
+	if len(t.Outcomes) == 0 && t.Mesh == nil {
+		if mt, err := ix.TraceMesh(req, ns); err == nil {
+			fmt.Fprintf(streams.Out, "The host names Service %s: to trace the request as a pod sends it in the mesh, add --mesh.\n", describeNsName(mt.Mesh.Service))
+		}
+	}
 	return nil
 }
 
@@ -158,6 +188,12 @@ func printTrace(w io.Writer, d *describer, t *routing.RequestTrace) {
 	if d.partialLine != "" {
 		fmt.Fprintln(w, d.partialLine)
 	}
+	if t.Mesh != nil {
+		for i := range t.Outcomes {
+			printMeshOutcome(w, d, t, &t.Outcomes[i])
+		}
+		return
+	}
 	if len(t.Outcomes) == 0 {
 		fmt.Fprintf(w, "\nNo Gateway takes this request: %s\n", strings.TrimPrefix(t.NoGateway, "no Gateway has a listener taking it: "))
 		return
@@ -179,6 +215,66 @@ func printOutcome(w io.Writer, d *describer, t *routing.RequestTrace, o *routing
 		ls = " of " + o.ListenerSet.Kind + " " + describeNsName(*o.ListenerSet)
 	}
 	fmt.Fprintf(w, "  listener  %s%s\n", o.Listener, ls)
+	printOutcomeBody(w, d, t, o)
+	var others []routing.NotMatched
+	for _, n := range t.NotMatched {
+		if n.Gateway == o.Gateway && n.Listener == o.Listener && equalRefPtr(n.ListenerSet, o.ListenerSet) {
+			others = append(others, n)
+		}
+	}
+	printOthers(w, fmt.Sprintf("Other routes on listener %s:", o.Listener), others)
+}
+
+// printMeshOutcome prints the story of a mesh request through one
+// waypoint (or none), as printOutcome does for a Gateway's listener.
+func printMeshOutcome(w io.Writer, d *describer, t *routing.RequestTrace, o *routing.Outcome) {
+	m := t.Mesh
+	port := fmt.Sprintf("port %d", m.Port)
+	if m.PortName != "" {
+		port += " (" + m.PortName + ")"
+	}
+	proto := m.Protocol
+	if proto == "" {
+		proto = "protocol detected"
+	}
+	fmt.Fprintf(w, "\nService %s, %s, %s\n", describeNsName(m.Service), port, proto)
+	if o.Gateway.Name == "" {
+		fmt.Fprintf(w, "  waypoint  none: %s\n", m.Unbound)
+	} else {
+		use := ""
+		if u := o.Waypoint; u != nil {
+			use = fmt.Sprintf(" (%s, %d%% of connections)", u.Role, u.Percent)
+		}
+		fmt.Fprintf(w, "  waypoint  Gateway %s%s\n", describeNsName(o.Gateway), use)
+	}
+	printOutcomeBody(w, d, t, o)
+	var others []routing.NotMatched
+	for _, n := range t.NotMatched {
+		if n.Gateway == o.Gateway {
+			others = append(others, n)
+		}
+	}
+	printOthers(w, fmt.Sprintf("Other routes of Service %s:", describeNsName(m.Service)), others)
+}
+
+// printOthers prints the routes that did not take the request, and why.
+func printOthers(w io.Writer, heading string, others []routing.NotMatched) {
+	if len(others) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s\n", heading)
+	lefts, notes := make([]string, len(others)), make([]string, len(others))
+	for i, n := range others {
+		lefts[i] = n.Route.Kind + " " + describeNsName(n.Route)
+		notes[i] = n.Reason
+	}
+	fieldLines(w, "  ", lefts, notes)
+}
+
+// printOutcomeBody prints what happens to the request once a listener
+// (or a waypoint) has it: route, result, upstream request, backends,
+// settings, notes, path, authorization and the policies on the path.
+func printOutcomeBody(w io.Writer, d *describer, t *routing.RequestTrace, o *routing.Outcome) {
 	if o.Route != nil {
 		fmt.Fprintf(w, "  route     %s %s, rule %s\n", o.Route.Kind, describeNsName(*o.Route), o.Rule)
 		for _, d := range o.DelegatedBy {
@@ -252,21 +348,6 @@ func printOutcome(w io.Writer, d *describer, t *routing.RequestTrace, o *routing
 	// The listener is a context of its own: a 404 there still gets the
 	// policies of GatewayClass, Gateway and listener.
 	printTracePolicies(w, d, o)
-	var others []routing.NotMatched
-	for _, n := range t.NotMatched {
-		if n.Gateway == o.Gateway && n.Listener == o.Listener && equalRefPtr(n.ListenerSet, o.ListenerSet) {
-			others = append(others, n)
-		}
-	}
-	if len(others) > 0 {
-		fmt.Fprintf(w, "\nOther routes on listener %s:\n", o.Listener)
-		lefts, notes := make([]string, len(others)), make([]string, len(others))
-		for i, n := range others {
-			lefts[i] = n.Route.Kind + " " + describeNsName(n.Route)
-			notes[i] = n.Reason
-		}
-		fieldLines(w, "  ", lefts, notes)
-	}
 }
 
 // printTracePolicies prints the effective policies on the outcome's path,

@@ -381,3 +381,56 @@ func TestTraceWarnsWhatTracingLeftOut(t *testing.T) {
 		t.Errorf("no warning of the bound:\n%s", errOut)
 	}
 }
+
+// TestTraceMesh checks attache trace --mesh on a bookinfo mesh (Istio
+// ambient, GAMMA routes): the text form names the Service and port, the
+// waypoint (and a canary's share), the route and rule, backends, the
+// decision of the AuthorizationPolicies and the policies istiod applies
+// at the waypoint; a Service without route goes to itself, one bound to no
+// waypoint through none; YAML is a RequestTrace with `mesh`. Bad
+// combinations are refused, and a request no Gateway takes whose host
+// names a Service says --mesh would trace it.
+func TestTraceMesh(t *testing.T) {
+	file := filepath.Join("testdata", "mesh-bookinfo.yaml")
+	for _, c := range []struct {
+		golden string
+		args   []string
+	}{
+		{"trace-mesh-reviews.txt", []string{"http://reviews.bookinfo:9080/reviews/1", "-H", "end-user: jason"}},
+		{"trace-mesh-details-canary.txt", []string{"http://details:9080/details/1", "-n", "bookinfo", "-X", "POST"}},
+		{"trace-mesh-ratings-unbound.yaml", []string{"http://ratings.bookinfo.svc.cluster.local:9080/", "-o", "yaml"}},
+	} {
+		out, _, err := run(t, append(append([]string{"trace", "--mesh"}, c.args...), "-f", file)...)
+		if err != nil {
+			t.Fatalf("%s: %v", c.golden, err)
+		}
+		golden(t, c.golden, []byte(out))
+	}
+	out, _, err := run(t, "trace", "--mesh", "http://reviews.bookinfo:9080/admin", "-f", file)
+	if err != nil || !strings.Contains(out, "authz     deny (Istio answers 403): DENY AuthorizationPolicy bookinfo/no-admin rules[0] matches") ||
+		!strings.Contains(out, "route     HTTPRoute bookinfo/reviews, rule v1") {
+		t.Errorf("/admin: %v\n%s", err, out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"trace", "--mesh", "http://reviews.bookinfo:9080/", "--gateway", "bookinfo/waypoint"}, "--mesh and --gateway exclude each other"},
+		{[]string{"trace", "--mesh", "http://reviews.bookinfo/"}, "Service bookinfo/reviews has no port 80 (its ports: 9080, 9090)"},
+		{[]string{"trace", "--mesh", "http://reviews:9080/"}, "names Service default/reviews, which is not among the objects"},
+	} {
+		_, _, err := run(t, append(tc.args, "-f", file)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one saying %q", tc.args, err, tc.want)
+		}
+	}
+	out, _, err = run(t, "trace", "http://reviews.bookinfo:9080/", "-f", file)
+	if err != nil || !strings.Contains(out, "The host names Service bookinfo/reviews: to trace the request as a pod sends it in the mesh, add --mesh.") {
+		t.Errorf("hint: %v\n%s", err, out)
+	}
+	// The Gateway form is unchanged by the mesh's fields.
+	out, _, err = run(t, "trace", "http://cupcakes.example/orders", "-f", parable, "-o", "json")
+	if err != nil || strings.Contains(out, `"mesh"`) || strings.Contains(out, `"waypoint"`) {
+		t.Errorf("Gateway trace: %v\n%s", err, out)
+	}
+}

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"strings"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/attache-dev/attache/pkg/topology"
@@ -62,7 +64,7 @@ func NewMeshBindings(objs []*unstructured.Unstructured, graph *topology.Graph, n
 // Of is the binding of Service (or ServiceEntry) svc.
 func (m *MeshBindings) Of(svc topology.Ref) MeshBinding {
 	wp, why := m.c.waypointOf(svc.Object())
-	b := MeshBinding{Waypoint: wp, Unbound: why}
+	b := MeshBinding{Waypoint: wp, Unbound: strings.TrimSuffix(why, appliesAtWaypointOnly)}
 	if wp.Name == "" {
 		return b
 	}

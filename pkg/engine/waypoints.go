@@ -343,9 +343,9 @@ func (c *computation) waypointOf(svc topology.Ref) (topology.Ref, string) {
 	}
 	switch {
 	case none:
-		return topology.Ref{}, fmt.Sprintf("%s is not bound to a waypoint (%s is none); a policy targeting it applies only at its waypoint", svc.Short(), where)
+		return topology.Ref{}, fmt.Sprintf("%s is not bound to a waypoint (%s is none)%s", svc.Short(), where, appliesAtWaypointOnly)
 	case !set:
-		return topology.Ref{}, fmt.Sprintf("%s is not bound to a waypoint (no %s label on it or its Namespace); a policy targeting it applies only at its waypoint", svc.Short(), useWaypointLabel)
+		return topology.Ref{}, fmt.Sprintf("%s is not bound to a waypoint (no %s label on it or its Namespace)%s", svc.Short(), useWaypointLabel, appliesAtWaypointOnly)
 	}
 	f, ok := c.gateways[wp]
 	if !ok {
@@ -362,6 +362,10 @@ func (c *computation) waypointOf(svc topology.Ref) (topology.Ref, string) {
 	}
 	return wp, ""
 }
+
+// appliesAtWaypointOnly ends the messages of waypointOf for a Service
+// bound to no waypoint: what it means for the policies targeting it.
+const appliesAtWaypointOnly = "; a policy targeting it applies only at its waypoint"
 
 // waypointAdmits reports whether waypoint f (in namespace own) admits a
 // Service of namespace ns (its labels nsLabels): Same by default (own
