@@ -245,7 +245,12 @@ func runCase(ix *routing.Index, pols *routing.Policies, c *routingCase, target g
 	if len(tr.Outcomes) != 1 {
 		return fmt.Sprintf("%d outcomes, want 1", len(tr.Outcomes))
 	}
-	o := tr.Outcomes[0]
+	return checkOutcome(tr.Outcomes[0], c, req, raw)
+}
+
+// checkOutcome says how outcome o of c's request req (sent as raw)
+// differs from what the conformance test expects ("" when it does not).
+func checkOutcome(o routing.Outcome, c *routingCase, req *routing.Request, raw string) string {
 	got := fmt.Sprintf("%s %s: %s %d %s", req.Method, raw, o.Result, o.Status, o.Reason)
 
 	if c.grpc {
