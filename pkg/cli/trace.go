@@ -63,7 +63,7 @@ waypoint.
 		Example: `  attache trace http://cupcakes.example/orders -f examples/parable
   attache trace http://shop.example/checkout -X POST -H x-user:ana --gateway infra/eg -f examples/envoy-gateway
   attache trace grpc://grpc.example/helloworld.Greeter/SayHello -o yaml
-  attache trace --mesh http://reviews.bookinfo:9080/reviews/1 -H 'end-user: jason'`,
+  attache trace --mesh http://reviews.bookinfo:9080/reviews/1 -H end-user:jason -f examples/mesh`,
 		Args: cobra.ArbitraryArgs,
 	}
 	o := &traceOptions{common: newCommonOptions()}

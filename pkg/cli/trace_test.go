@@ -391,7 +391,7 @@ func TestTraceWarnsWhatTracingLeftOut(t *testing.T) {
 // combinations are refused, and a request no Gateway takes whose host
 // names a Service says --mesh would trace it.
 func TestTraceMesh(t *testing.T) {
-	file := filepath.Join("testdata", "mesh-bookinfo.yaml")
+	file := filepath.Join("..", "..", "examples", "mesh", "bookinfo.yaml")
 	for _, c := range []struct {
 		golden string
 		args   []string

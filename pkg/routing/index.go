@@ -350,6 +350,18 @@ func Build(objs []*unstructured.Unstructured, graph *topology.Graph, grants *gat
 		}
 	}
 	ix.attach()
+	// Mesh routes hang below Services, not listeners: compile their
+	// rules now, so that traces only read the index.
+	for _, r := range ix.routes {
+		for _, p := range r.parents {
+			if gatewayapi.ParentOf(r.ref.Namespace, p).GroupKind() == topology.KindService {
+				for _, ru := range r.rules {
+					ru.compile()
+				}
+				break
+			}
+		}
+	}
 	return ix, append(problems, ix.problems...)
 }
 
