@@ -601,3 +601,36 @@ spec:
 		t.Errorf("notes %q", o.Notes)
 	}
 }
+
+// FuzzTraceMesh checks that no URL, header or namespace panics a mesh
+// trace of the bookinfo mesh: it answers (one outcome per waypoint, or
+// one naming none) or says why not.
+func FuzzTraceMesh(f *testing.F) {
+	ix, pols := fixture(f, bookinfo)
+	f.Add("http://reviews.bookinfo:9080/reviews/1", "end-user: jason", "default")
+	f.Add("grpc://details:9080/a.B/C", "host: x:1", "bookinfo")
+	f.Add("http://ratings.bookinfo.svc.cluster.local.:9080/", ":", "")
+	f.Add("http://[::1]:9080/", "x: y", "bookinfo")
+	f.Fuzz(func(t *testing.T, url, header, ns string) {
+		req, err := routing.ParseRequest(url, "", []string{header})
+		if err != nil {
+			return
+		}
+		tr, err := ix.TraceMesh(req, ns)
+		if err != nil {
+			if tr != nil {
+				t.Fatal("a trace and an error")
+			}
+			return
+		}
+		pols.AddPolicies(tr)
+		if tr.Mesh == nil || len(tr.Outcomes) == 0 || len(tr.Outcomes) > 2 {
+			t.Fatalf("%q: mesh %+v, %d outcomes", url, tr.Mesh, len(tr.Outcomes))
+		}
+		for _, o := range tr.Outcomes {
+			if (o.Gateway.Name == "") != (tr.Mesh.Unbound != "") || o.Result == "" {
+				t.Fatalf("%q: outcome %+v (unbound %q)", url, o, tr.Mesh.Unbound)
+			}
+		}
+	})
+}
