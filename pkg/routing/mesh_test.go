@@ -254,15 +254,7 @@ func TestMeshBoundServiceRoute(t *testing.T) {
 func refNames(rs []topology.Ref) []string {
 	out := make([]string, len(rs))
 	for i, r := range rs {
-		s := r.Kind + " "
-		if r.Namespace != "" {
-			s += r.Namespace + "/"
-		}
-		s += r.Name
-		if r.SectionName != "" {
-			s += "#" + r.SectionName
-		}
-		out[i] = s
+		out[i] = r.Short()
 	}
 	return out
 }
