@@ -128,6 +128,7 @@ func (p *Policies) addContext(o *Outcome, seen map[*engine.Context]bool, e *engi
 	p.addFound(o, seen, e, c, cp)
 }
 
+// addFound adds context c of e (its path cp) to o, unless nil or added.
 func (p *Policies) addFound(o *Outcome, seen map[*engine.Context]bool, e *engine.Effective, c *engine.Context, cp []topology.Ref) {
 	if c == nil || seen[c] {
 		return
