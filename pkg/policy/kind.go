@@ -562,7 +562,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingPathReadiness, s.ReadyPathsOnly, func() { k.ReadyPathsOnly = true })
 	set(SettingPartlyOverridden, s.PartlyOverriddenNotProgrammed, func() { k.PartlyOverriddenNotProgrammed = true })
 	set(SettingWeightAnnotation, s.WeightAnnotation != "", func() { k.WeightAnnotation = s.WeightAnnotation })
-	set(SettingDelegationPriority, s.DelegationPriority.Enabled(), func() { k.DelegationPriority = s.DelegationPriority.clone() })
+	set(SettingDelegationPriority, !s.DelegationPriority.isZero(), func() { k.DelegationPriority = s.DelegationPriority.clone() })
 	set(SettingWaypointTargets, s.WaypointTargets, func() { k.WaypointTargets = true })
 	set(SettingControllers, len(s.Controllers) > 0, func() { k.Controllers = slices.Clone(s.Controllers) })
 	set(SettingOtherControllers, s.OtherControllersNotProgrammed, func() { k.OtherControllersNotProgrammed = true })
@@ -771,6 +771,9 @@ func (k *Kind) complete() error {
 	}
 	if k.TiesNotRejected && (k.ConflictScopePolicy || (k.Supports(merge.None) && !k.DirectSections)) {
 		return settingErrorf(SettingSameLevelTies, "ties are kept per level: not with conflict-scope policy, nor with strategy none without direct-sections")
+	}
+	if err := k.DelegationPriority.validate(); err != nil {
+		return settingErrorf(SettingDelegationPriority, "%v", err)
 	}
 	if k.DelegationPriority.Enabled() && (k.Class != Inherited || k.Composition != CompositionMerge || k.Supports(merge.None) ||
 		k.Supports(merge.AtomicOverrides) || k.Supports(merge.PatchOverrides) || len(k.UnsupportedFields) > 0 ||
