@@ -105,7 +105,7 @@ func (d DelegationPriority) String() string {
 		return "none"
 	}
 	if d.ChildFields != "" {
-		s := d.Annotation + " child-fields=" + d.ChildFields
+		s := d.Annotation + " child-fields=" + childFieldsWord(d.ChildFields)
 		if len(d.Groups) > 0 {
 			gs := make([]string, len(d.Groups))
 			for i, g := range d.Groups {
@@ -122,9 +122,20 @@ func (d DelegationPriority) String() string {
 	return s
 }
 
+// childFieldsWord writes a ChildFields path as the annotation reads it
+// back: a path starting with a field named spec gets the "spec." that
+// parsing drops.
+func childFieldsWord(p string) string {
+	if p == "spec" || strings.HasPrefix(p, "spec.") {
+		return "spec." + p
+	}
+	return p
+}
+
 // ParseDelegationPriority reads "none",
 // "<annotation> parent=<value>[,<value>...] [child=<value>[,<value>...]]"
-// or "<annotation> child-fields=<path> [groups=<name>:<key>|<key>...,...]".
+// or "<annotation> child-fields=<path> [groups=<name>:<key>|<key>...,...]",
+// a leading "spec." of the path dropped (the path is below spec).
 func ParseDelegationPriority(s string) (DelegationPriority, error) {
 	f := strings.Fields(s)
 	if len(f) == 1 && f[0] == "none" {
@@ -168,7 +179,10 @@ func ParseDelegationPriority(s string) (DelegationPriority, error) {
 // parseChildFields reads the child-fields=<path> [groups=...] words f of
 // a delegation priority for d.Annotation; validate checks what it read.
 func parseChildFields(d DelegationPriority, f []string) (DelegationPriority, error) {
-	d.ChildFields = strings.TrimPrefix(f[0], "child-fields=")
+	d.ChildFields = strings.TrimPrefix(strings.TrimPrefix(f[0], "child-fields="), "spec.")
+	if d.ChildFields == "" {
+		return DelegationPriority{}, fmt.Errorf("%s: want a dotted path of field names below spec, or . for its top-level fields", f[0])
+	}
 	if len(f) == 1 {
 		return d, nil
 	}

@@ -108,6 +108,8 @@ func TestDelegationPriorityChildFields(t *testing.T) {
 	for bad, msg := range map[string]string{
 		"example.com/o child-fields=a..b":             "want a dotted path",
 		"example.com/o child-fields=a[].b":            "want a dotted path",
+		"example.com/o child-fields=":                 "want a dotted path",
+		"example.com/o child-fields=spec.":            "want a dotted path",
 		"example.com/o child-fields=o parent=A":       "want groups=",
 		"example.com/o child-fields=o groups=g:a,h:a": "is in another group already",
 		"example.com/o child-fields=o groups=:a":      "want <name>:<key>",
@@ -187,6 +189,28 @@ func TestDelegationPriorityFromGoValidated(t *testing.T) {
 		}
 		if again, err := ParseDelegationPriority(k.DelegationPriority.String()); err != nil || again.String() != d.String() {
 			t.Errorf("%q read back as %q (%v)", d.String(), again.String(), err)
+		}
+	}
+}
+
+// child-fields is a path below spec, a leading "spec." dropped as other
+// path settings drop it; a path starting with a field named spec reads
+// back as written.
+func TestDelegationPriorityChildFieldsSpecPrefix(t *testing.T) {
+	for in, want := range map[string][2]string{
+		"x.io/a child-fields=spec.options":      {"options", "x.io/a child-fields=options"},
+		"x.io/a child-fields=options":           {"options", "x.io/a child-fields=options"},
+		"x.io/a child-fields=spec.spec.options": {"spec.options", "x.io/a child-fields=spec.spec.options"},
+	} {
+		d, err := ParseDelegationPriority(in)
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		if d.ChildFields != want[0] || d.String() != want[1] {
+			t.Errorf("%q: ChildFields %q, String %q; want %q, %q", in, d.ChildFields, d.String(), want[0], want[1])
+		}
+		if again, err := ParseDelegationPriority(d.String()); err != nil || again.ChildFields != d.ChildFields {
+			t.Errorf("%q read back as %q (%v)", d.String(), again.ChildFields, err)
 		}
 	}
 }

@@ -390,7 +390,7 @@ func FuzzParseRequirements(f *testing.F) {
 // accepts renders to a value read the same.
 func FuzzParseDelegationPriority(f *testing.F) {
 	for _, s := range []string{"none", "", "a.io/p parent=A", "a.io/p parent=A,B child=C", "a.io/p child=C", "a.io/p parent=A child=A", "a parent=,", "a.io/p parent=A child=C x",
-		"a.io/p child-fields=options", "a.io/p child-fields=. groups=g:a|b,h:c", "a.io/p child-fields=a..b", "a.io/p child-fields=o groups=g:a,h:a", "a.io/p child-fields=o groups=:a", "a.io/p child-fields=o parent=A"} {
+		"a.io/p child-fields=options", "a.io/p child-fields=. groups=g:a|b,h:c", "a.io/p child-fields=a..b", "a.io/p child-fields=o groups=g:a,h:a", "a.io/p child-fields=o groups=:a", "a.io/p child-fields=o parent=A", "a.io/p child-fields=spec.options", "a.io/p child-fields=spec.spec.o"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
