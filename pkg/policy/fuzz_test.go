@@ -379,7 +379,7 @@ func FuzzParseRegexFields(f *testing.F) {
 // annotation: no panic, and a value it accepts renders
 // (RequirementsString) to itself.
 func FuzzParseRequirements(f *testing.F) {
-	for _, s := range []string{"a[] requires parameters:geoIP.provider.maxMind", "a requires X.y:b|c; a excludes X.y:b.d", "none", "", ";", "a requires", "a requires :", "a requires X.:b", "a requires X.y:", "a requires X.y:b||c", "a requires X.y:spec.spec.b on=HTTP,HTTPS", "a requires X.y:b on=HTTP on=TCP"} {
+	for _, s := range []string{"a[] requires parameters:geoIP.provider.maxMind", "a requires X.y:b|c; a excludes X.y:b.d", "none", "", ";", "a requires", "a requires :", "a requires X.:b", "a requires X.y:", "a requires X.y:b||c", "a requires X.y:spec.spec.b on=HTTP,HTTPS", "a requires X.y:b on=HTTP on=TCP", "a requires parameters:b reason=R", "a requires parameters:b reason=R reason=S", "a requires X.y:b reason=R on=HTTP"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) { entriesRoundTrip(t, v, ParseRequirements, RequirementsString) })
@@ -496,7 +496,7 @@ func FuzzLuaField(f *testing.F) {
 // cluster-ip-routing): no panic, and what each accepts is written back to
 // a value it reads the same.
 func FuzzParseKindLists(f *testing.F) {
-	for _, s := range []string{"any", "", "example.com/a, example.com/b", "hostname,tls-terminate", "routingType=Service", "spec.routingType=Service", "a=b=c", ",", "x/", "/x", "none"} {
+	for _, s := range []string{"any", "", "example.com/a, example.com/b", "hostname,tls-terminate", "routingType=Service", "spec.routingType=Service", "a=b=c", ",", "x/", "/x", "none", "attached-routes", "hostname,attached-routes,tls-terminate", "attached-routes,attached-routes"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
