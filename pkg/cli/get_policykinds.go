@@ -147,7 +147,8 @@ type policyKindItem struct {
 	// through one; absent: it is TargetNotFound ("target-not-found").
 	OtherControllers string `json:"otherControllers,omitempty"`
 	// EffectiveListeners are the conditions a listener must meet to be an
-	// effective target ("hostname", "tls-terminate"); absent: any.
+	// effective target ("hostname", "tls-terminate", "attached-routes");
+	// absent: any.
 	EffectiveListeners []string `json:"effectiveListeners,omitempty"`
 	// ConflictScope is "policy" when a policy rejected at one target is
 	// rejected at all of them; absent: at that target only ("target").

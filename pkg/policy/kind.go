@@ -231,9 +231,10 @@ type Kind struct {
 	OtherControllersNotProgrammed bool
 	// EffectiveListeners are conditions a listener must meet to be an
 	// effective target of the kind (ListenerHostname,
-	// ListenerTLSTerminate): Kuadrant's DNSPolicy makes records for
-	// listeners with a hostname only, its TLSPolicy certificates for
-	// those terminating TLS with their own Secrets. Empty: any listener.
+	// ListenerTLSTerminate, ListenerAttachedRoutes): Kuadrant's DNSPolicy
+	// makes records for listeners with a hostname and attached routes
+	// only, its TLSPolicy certificates for those terminating TLS with
+	// their own Secrets. Empty: any listener.
 	EffectiveListeners []string
 	// DelegationPriority says whose policies win across route delegation
 	// (kgateway's kgateway.dev/inherited-policy-priority on the parent

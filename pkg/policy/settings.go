@@ -249,7 +249,8 @@ const (
 	AnnotationOtherControllers = "attache.dev/other-controllers"
 	// AnnotationEffectiveListeners lists (comma separated) conditions a
 	// listener must meet to be an effective target of the kind
-	// ("hostname", "tls-terminate"), or "any" (default).
+	// ("hostname", "tls-terminate", "attached-routes"), or "any"
+	// (default).
 	AnnotationEffectiveListeners = "attache.dev/effective-listeners"
 	// AnnotationDelegationPriority ("none", the default,
 	// "<annotation> parent=<values> [child=<values>]" or "<annotation>
