@@ -44,7 +44,11 @@ type DelegationPriority struct {
 
 // FieldGroup is a name standing for several entries of a map.
 type FieldGroup struct {
+	// Name is what the annotation's value names the group by (a oneof's
+	// name), compared in any case.
 	Name string
+	// Keys are the entries the group stands for, as the map writes them;
+	// a key is in one group only.
 	Keys []string
 }
 

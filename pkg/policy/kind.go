@@ -467,42 +467,48 @@ type Spec struct {
 	ReachThroughGateway   bool
 	// SummaryIstioWaypoint: see Kind.
 	SummaryIstioWaypoint bool
-	RouteParentRefs      bool
-	ReadyPathsOnly       bool
+	// RouteParentRefs: see Kind.
+	RouteParentRefs bool
+	// ReadyPathsOnly: see Kind.
+	ReadyPathsOnly bool
 	// PartlyOverriddenNotProgrammed: see Kind.
 	PartlyOverriddenNotProgrammed bool
 	WeightAnnotation              string
 	DelegationPriority            DelegationPriority
 	WaypointTargets               bool
 	Controllers                   []string
+	// OtherControllersNotProgrammed: see Kind.
 	OtherControllersNotProgrammed bool
 	EffectiveListeners            []string
 	ConflictScopePolicy           bool
 	RejectRouteOverlap            bool
 	InvalidNotApplied             bool
-	MissingTargetsUnlisted        bool
-	ProgrammedWhenAccepted        bool
-	FilterAttachment              bool
-	MissingFilterStatus           int
-	ConflictFields                []string
-	InheritedFields               []string
-	LevelInheritedFields          []string
-	CARefs                        CARefs
-	BackendRefs                   []BackendRefPath
+	// MissingTargetsUnlisted: see Kind.
+	MissingTargetsUnlisted bool
+	// ProgrammedWhenAccepted: see Kind.
+	ProgrammedWhenAccepted bool
+	FilterAttachment       bool
+	MissingFilterStatus    int
+	ConflictFields         []string
+	InheritedFields        []string
+	LevelInheritedFields   []string
+	CARefs                 CARefs
+	BackendRefs            []BackendRefPath
 	// InvalidOnUnresolvedBackendRefs: see Kind.
 	InvalidOnUnresolvedBackendRefs bool
 	ClusterIPRouting               ClusterIPRouting
 	ObjectRefs                     []ObjectRefPath
 	UnsupportedFields              []UnsupportedFields
 	FailureStatus                  int
-	RouteReplacement               int
-	FailOpen                       []FailOpenPath
-	Allowlists                     []Allowlist
-	Requirements                   []Requirement
-	ValueRanges                    []ValueRange
-	RegexFields                    []RegexField
-	Validations                    []Validation
-	FeatureGates                   []FeatureGate
+	// RouteReplacement: see Kind.
+	RouteReplacement int
+	FailOpen         []FailOpenPath
+	Allowlists       []Allowlist
+	Requirements     []Requirement
+	ValueRanges      []ValueRange
+	RegexFields      []RegexField
+	Validations      []Validation
+	FeatureGates     []FeatureGate
 }
 
 // NewKind builds and validates a kind from a Go descriptor, applying defaults.
