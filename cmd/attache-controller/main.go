@@ -180,7 +180,7 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	fs.IntVar(&f.verbosity, "v", 0, "log verbosity (1 logs every write)")
 	fs.BoolVar(&f.effectivePolicies, "effective-policies", false, "write an EffectivePolicy object per affected object (its CRD must be installed: deploy/crds/effectivepolicies.attache.dev.yaml)")
 	fs.StringVar(&f.effectivePolicyNS, "effective-policy-namespace", controller.DefaultEffectivePolicyNamespace, "namespace of the EffectivePolicy objects of cluster-scoped objects other than Namespaces")
-	fs.BoolVar(&f.profiles, "profiles", true, "apply attache's built-in profiles of the implementations' policy kinds (Envoy Gateway, Istio, ...; docs/profiles.md); false: only CRDs labelled gateway.networking.k8s.io/policy are policy kinds")
+	fs.BoolVar(&f.profiles, "profiles", true, "apply attache's built-in profiles of the implementations' policy kinds (Envoy Gateway, Istio, ...; docs/profiles.md); false: only CRDs labelled gateway.networking.k8s.io/policy are policy kinds, and route delegation is followed under every Gateway")
 	fs.IntVar(&f.webhookPort, "webhook-port", 0, "port of the admission webhook (HTTPS; every replica serves it); 0: no webhook")
 	fs.StringVar(&f.webhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "directory of the webhook's tls.crt and tls.key")
 	fs.StringVar(&f.webhookConfig, "webhook-configuration", "attache-webhook", "ValidatingWebhookConfiguration whose rules follow the policy kinds (and whose caBundle --webhook-cert-rotation sets)")

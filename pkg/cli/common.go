@@ -69,7 +69,7 @@ func (o *commonOptions) addFlags(cmd *cobra.Command, outputs ...string) {
 }
 
 // profilesFlagHelp documents --profiles, shared by every command.
-const profilesFlagHelp = "apply attache's built-in profiles of the implementations' policy kinds (Envoy Gateway, Istio, NGINX Gateway Fabric, Kuadrant, ...; docs/profiles.md); --profiles=false: only CRDs labelled gateway.networking.k8s.io/policy are policy kinds"
+const profilesFlagHelp = "apply attache's built-in profiles of the implementations' policy kinds (Envoy Gateway, Istio, NGINX Gateway Fabric, Kuadrant, ...; docs/profiles.md); --profiles=false: only CRDs labelled gateway.networking.k8s.io/policy are policy kinds, and route delegation is followed under every Gateway"
 
 // validateFlagHelp documents --validate, shared by every command.
 const validateFlagHelp = "with -f (and for the file of impact --apply), check each policy against the schema of its CRD (when given or in the cluster) as the API server would: a policy it would refuse is Invalid (--validate=false: read policies as written)"

@@ -74,6 +74,10 @@ func (o *effectiveOptions) run(streams genericiooptions.IOStreams) error {
 	for _, p := range rep.Errors {
 		fmt.Fprintf(streams.ErrOut, "warning: %s\n", p.Error())
 	}
+	// On stderr, as the other commands say them: stdout stays the report.
+	for _, n := range unusedFeatures(features, res.Kinds) {
+		fmt.Fprintf(streams.ErrOut, "warning: %s\n", n)
+	}
 	if err := write(streams.Out, rep, o.output); err != nil {
 		return err
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/profiles"
 	"github.com/attache-dev/attache/pkg/topology"
@@ -73,5 +75,27 @@ func TestDescribeNGFMissingTarget(t *testing.T) {
 				t.Errorf("stderr does not name the missing target:\n%s", stderr)
 			}
 		})
+	}
+}
+
+// attache effective warns, on stderr, of a --feature no policy kind's gate
+// names (a typo), as the other commands do; stdout stays the report alone.
+func TestEffectiveWarnsOfUnusedFeatures(t *testing.T) {
+	for _, format := range []string{"json", "yaml"} {
+		out, errOut, err := run(t, "effective", "-f", filepath.Join("..", "..", "examples", "gep-713", "example-3"),
+			"--feature", "NGF.nginxGateway.snippet.enable=true", "-o", format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(errOut, "warning: --feature NGF.nginxGateway.snippet.enable: no policy kind's feature gate names it") {
+			t.Errorf("-o %s: stderr lacks the warning:\n%s", format, errOut)
+		}
+		var v map[string]any
+		if err := yaml.Unmarshal([]byte(out), &v); err != nil || v["kind"] != "EffectivePolicyReport" {
+			t.Errorf("-o %s: stdout is not the report alone (%v):\n%s", format, err, out)
+		}
+		if strings.Contains(out, "warning") {
+			t.Errorf("-o %s: a warning on stdout", format)
+		}
 	}
 }

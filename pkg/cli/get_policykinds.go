@@ -131,8 +131,10 @@ type policyKindItem struct {
 	WeightAnnotation string `json:"weightAnnotation,omitempty"`
 	// DelegationPriority says whose policies win across route delegation:
 	// "<annotation> parent=<values> [child=<values>]" (the delegating
-	// route's annotation values that let its policies win); absent: the
-	// child route's always.
+	// route's annotation values that let its policies win) or
+	// "<annotation> child-fields=<path> [groups=...]" (the parent's win
+	// but in the fields the annotation lists); absent: the child route's
+	// always.
 	DelegationPriority string `json:"delegationPriority,omitempty"`
 	// WaypointTargets is "istio" when a Service target takes effect only
 	// through the waypoint the Service is bound to; absent: "none".
@@ -145,7 +147,8 @@ type policyKindItem struct {
 	// through one; absent: it is TargetNotFound ("target-not-found").
 	OtherControllers string `json:"otherControllers,omitempty"`
 	// EffectiveListeners are the conditions a listener must meet to be an
-	// effective target ("hostname", "tls-terminate"); absent: any.
+	// effective target ("hostname", "tls-terminate", "attached-routes");
+	// absent: any.
 	EffectiveListeners []string `json:"effectiveListeners,omitempty"`
 	// ConflictScope is "policy" when a policy rejected at one target is
 	// rejected at all of them; absent: at that target only ("target").
@@ -394,7 +397,7 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 		parts = append(parts, origin(policy.SettingWeightAnnotation, "weight-annotation="+k.WeightAnnotation))
 	}
 	if k.DelegationPriority.Enabled() {
-		parts = append(parts, origin(policy.SettingDelegationPriority, "delegation-priority="+k.DelegationPriority.Annotation))
+		parts = append(parts, origin(policy.SettingDelegationPriority, "delegation-priority="+k.DelegationPriority.String()))
 	}
 	if k.WaypointTargets {
 		parts = append(parts, origin(policy.SettingWaypointTargets, "waypoint-targets=istio"))

@@ -617,7 +617,7 @@ func TestGetPolicyKindsDelegationPriority(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "delegation-priority=kgateway.dev/inherited-policy-priority (profile: kgateway)") {
+	if !strings.Contains(out, "delegation-priority=kgateway.dev/inherited-policy-priority parent=ShallowMergePreferParent child=ShallowMergePreferChild,DeepMergePreferChild,DeepMergePreferParent (profile: kgateway)") {
 		t.Errorf("-o wide lacks the delegationPriority setting:\n%s", out)
 	}
 	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
@@ -655,15 +655,22 @@ func TestGetPolicyKindsRouteReplacement(t *testing.T) {
 }
 
 // Gloo Gateway's RouteOption: the parent wins across delegation but in the
-// options enable-policy-overrides names; -o json shows the child-fields
-// form with the oneof groups.
+// options enable-policy-overrides names; -o wide and -o json show the
+// child-fields form (not kgateway's parent= form) with the oneof groups.
 func TestGetPolicyKindsDelegationPriorityChildFields(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "crd.yaml")
 	crd := implementationCRD("gateway.solo.io", "RouteOption", "routeoptions", "v1")
 	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "json")
+	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "delegation-priority=delegation.gateway.solo.io/enable-policy-overrides child-fields=options groups=hostRewriteType:") {
+		t.Errorf("-o wide lacks the child-fields form of delegationPriority:\n%s", out)
+	}
+	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,7 +122,7 @@ func (o *traceOptions) run(cmd *cobra.Command, streams genericiooptions.IOStream
 	for _, ob := range l.Objects {
 		objs = append(objs, ob.Object)
 	}
-	ix, problems := routing.Build(objs, l.Result.Graph, l.Result.Grants, engine.DefaultNamespace)
+	ix, problems := routing.BuildWith(objs, l.Result.Graph, l.Result.Grants, engine.DefaultNamespace, routing.Options{DisableProfiles: !o.common.profiles})
 	for _, p := range problems {
 		// What tracing left out (a delegation bound, an object it could
 		// not decode): the answer may miss it.

@@ -357,6 +357,62 @@ spec:
 	}
 }
 
+// --profiles=false turns off the implementations' reading of route
+// delegation too: under an Envoy Gateway Gateway, which delegates nothing,
+// kgateway's label form is followed only then.
+func TestTraceDelegationProfilesOff(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "deleg.yaml")
+	docs := `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, protocol: HTTP, port: 80, allowedRoutes: {namespaces: {from: All}}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: parent, namespace: infra}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - name: to-a
+    matches: [{path: {type: PathPrefix, value: /a}}]
+    backendRefs: [{group: delegation.kgateway.dev, kind: label, name: a, namespace: team-a}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: a1, namespace: team-a, labels: {delegation.kgateway.dev/label: a}}
+spec:
+  rules:
+  - name: orders
+    matches: [{path: {type: PathPrefix, value: /a/orders}}]
+    backendRefs: [{name: orders, port: 80}]
+`
+	if err := os.WriteFile(path, []byte(docs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const delegated = "route     HTTPRoute team-a/a1, rule orders\n            delegated by HTTPRoute infra/parent, rule to-a\n"
+	out, _, err := run(t, "trace", "http://x.example/a/orders", "-f", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, delegated) {
+		t.Errorf("with profiles, Envoy Gateway's Gateway delegates:\n%s", out)
+	}
+	out, _, err = run(t, "trace", "http://x.example/a/orders", "-f", path, "--profiles=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, delegated) {
+		t.Errorf("--profiles=false does not follow the delegation:\n%s", out)
+	}
+}
+
 // TestTraceWarnsWhatTracingLeftOut checks that what building the trace's
 // index reports (here route delegation expanding past its bound) is
 // printed as a warning, as the engine's problems are.

@@ -75,7 +75,8 @@ type Options struct {
 	Custom map[topology.GroupKind]merge.CustomFunc
 	// DisableProfiles turns off the built-in kind profiles (package
 	// profiles): only CRDs labelled gateway.networking.k8s.io/policy are
-	// policy kinds then.
+	// policy kinds then, and route delegation is followed under every
+	// Gateway (engine.Options.DisableProfiles).
 	DisableProfiles bool
 	// Features set features of the implementations' configurations that
 	// kinds' feature gates name (the binary's --feature), over those of

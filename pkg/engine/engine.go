@@ -325,14 +325,19 @@ func newComputation(opts Options, objs []Object) *computation {
 	// Objects with sections (listeners, rules, ports) make several nodes.
 	b := topology.NewBuilderSize(4 * len(topoObjs))
 	// Route delegation is followed only through the Gateways of
-	// implementations that read its form (or of unknown ones); routes get
+	// implementations that read its form (or of unknown ones), a reading
+	// of the profiles: without them, through every Gateway. Routes get
 	// unadmitted edges when a kind follows them (Kuadrant).
-	grants, probs := gatewayapi.AddWith(b, topoObjs, gatewayapi.Options{DelegationKinds: func(ctl string) ([]topology.GroupKind, bool) {
-		if a, ok := c.controllerAliases[ctl]; ok {
-			ctl = a
+	topoOpts := gatewayapi.Options{UnadmittedParents: c.needsUnadmitted()}
+	if !c.opts.DisableProfiles {
+		topoOpts.DelegationKinds = func(ctl string) ([]topology.GroupKind, bool) {
+			if a, ok := c.controllerAliases[ctl]; ok {
+				ctl = a
+			}
+			return profiles.DelegationKinds(ctl)
 		}
-		return profiles.DelegationKinds(ctl)
-	}, UnadmittedParents: c.needsUnadmitted()})
+	}
+	grants, probs := gatewayapi.AddWith(b, topoObjs, topoOpts)
 	c.grants = grants
 	for _, p := range probs {
 		if p.Source == "" {

@@ -41,7 +41,9 @@ type Options struct {
 	Custom map[topology.GroupKind]merge.CustomFunc
 	// DisableProfiles turns off the built-in kind profiles (package
 	// profiles): only CRDs labelled gateway.networking.k8s.io/policy are
-	// policy kinds, with the defaults and their annotations.
+	// policy kinds, with the defaults and their annotations; and route
+	// delegation is followed under every Gateway, not only those of the
+	// implementations that read its form (profiles.DelegationKinds).
 	DisableProfiles bool
 	// Unread, when set, says which objects the caller could not read (RBAC
 	// forbade it): a policy's references to them are neither resolved nor

@@ -57,6 +57,7 @@ type Lua struct {
 	// Kept says Text is the value: a script (EntryPoint) of at most
 	// MaxScript bytes. Other values are not kept.
 	Kept bool
+	// Text is the script, when Kept.
 	Text string
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -43,12 +44,22 @@ type DelegationPriority struct {
 
 // FieldGroup is a name standing for several entries of a map.
 type FieldGroup struct {
+	// Name is what the annotation's value names the group by (a oneof's
+	// name), compared in any case.
 	Name string
+	// Keys are the entries the group stands for, as the map writes them;
+	// a key is in one group only.
 	Keys []string
 }
 
 // Enabled reports whether the kind reads a delegation priority.
 func (d DelegationPriority) Enabled() bool { return d.Annotation != "" }
+
+// isZero reports whether nothing of d is set (values without an
+// annotation are set, and refused by validate).
+func (d DelegationPriority) isZero() bool {
+	return !d.Enabled() && len(d.Parent) == 0 && len(d.Child) == 0 && d.ChildFields == "" && len(d.Groups) == 0
+}
 
 // ChildWinsIn reads value, the delegating route's annotation, in the
 // ChildFields mode: all says the child's policies win everywhere, else
@@ -98,7 +109,7 @@ func (d DelegationPriority) String() string {
 		return "none"
 	}
 	if d.ChildFields != "" {
-		s := d.Annotation + " child-fields=" + d.ChildFields
+		s := d.Annotation + " child-fields=" + childFieldsWord(d.ChildFields)
 		if len(d.Groups) > 0 {
 			gs := make([]string, len(d.Groups))
 			for i, g := range d.Groups {
@@ -115,9 +126,20 @@ func (d DelegationPriority) String() string {
 	return s
 }
 
+// childFieldsWord writes a ChildFields path as the annotation reads it
+// back: a path starting with a field named spec gets the "spec." that
+// parsing drops.
+func childFieldsWord(p string) string {
+	if p == "spec" || strings.HasPrefix(p, "spec.") {
+		return "spec." + p
+	}
+	return p
+}
+
 // ParseDelegationPriority reads "none",
 // "<annotation> parent=<value>[,<value>...] [child=<value>[,<value>...]]"
-// or "<annotation> child-fields=<path> [groups=<name>:<key>|<key>...,...]".
+// or "<annotation> child-fields=<path> [groups=<name>:<key>|<key>...,...]",
+// a leading "spec." of the path dropped (the path is below spec).
 func ParseDelegationPriority(s string) (DelegationPriority, error) {
 	f := strings.Fields(s)
 	if len(f) == 1 && f[0] == "none" {
@@ -128,11 +150,15 @@ func ParseDelegationPriority(s string) (DelegationPriority, error) {
 		return DelegationPriority{}, fmt.Errorf("%q: %s", s, want)
 	}
 	d := DelegationPriority{Annotation: f[0]}
-	if errs := validation.IsQualifiedName(d.Annotation); len(errs) > 0 {
-		return DelegationPriority{}, fmt.Errorf("%q is not an annotation name: %s", d.Annotation, strings.Join(errs, "; "))
-	}
 	if strings.HasPrefix(f[1], "child-fields=") {
-		return parseChildFields(d, f[1:])
+		var err error
+		if d, err = parseChildFields(d, f[1:]); err == nil {
+			err = d.validate()
+		}
+		if err != nil {
+			return DelegationPriority{}, err
+		}
+		return d, nil
 	}
 	for i, part := range f[1:] {
 		key, vals, ok := strings.Cut(part, "=")
@@ -148,24 +174,18 @@ func ParseDelegationPriority(s string) (DelegationPriority, error) {
 			return DelegationPriority{}, fmt.Errorf("%q: want parent=<values> first, then child=<values>", part)
 		}
 	}
-	for _, v := range d.Child {
-		if slices.Contains(d.Parent, v) {
-			return DelegationPriority{}, fmt.Errorf("value %q is both parent and child", v)
-		}
+	if err := d.validate(); err != nil {
+		return DelegationPriority{}, err
 	}
 	return d, nil
 }
 
 // parseChildFields reads the child-fields=<path> [groups=...] words f of
-// a delegation priority for d.Annotation.
+// a delegation priority for d.Annotation; validate checks what it read.
 func parseChildFields(d DelegationPriority, f []string) (DelegationPriority, error) {
-	d.ChildFields = strings.TrimPrefix(f[0], "child-fields=")
-	if d.ChildFields != "." {
-		for _, seg := range strings.Split(d.ChildFields, ".") {
-			if seg == "" || strings.ContainsAny(seg, "[]*,=|:") {
-				return DelegationPriority{}, fmt.Errorf("child-fields=%q: want a dotted path of field names below spec, or . for its top-level fields", d.ChildFields)
-			}
-		}
+	d.ChildFields = strings.TrimPrefix(strings.TrimPrefix(f[0], "child-fields="), "spec.")
+	if d.ChildFields == "" {
+		return DelegationPriority{}, fmt.Errorf("%s: want a dotted path of field names below spec, or . for its top-level fields", f[0])
 	}
 	if len(f) == 1 {
 		return d, nil
@@ -174,26 +194,81 @@ func parseChildFields(d DelegationPriority, f []string) (DelegationPriority, err
 	if !ok {
 		return DelegationPriority{}, fmt.Errorf("%q: want groups=<name>:<key>|<key>,... after child-fields", f[1])
 	}
-	seen := map[string]bool{}
 	for _, g := range strings.Split(gs, ",") {
 		name, keys, ok := strings.Cut(g, ":")
-		if !ok || name == "" || keys == "" || strings.ContainsAny(name, "|*") {
+		if !ok {
 			return DelegationPriority{}, fmt.Errorf("group %q: want <name>:<key>|<key>...", g)
 		}
-		grp := FieldGroup{Name: name}
-		for _, k := range strings.Split(keys, "|") {
-			if k == "" || strings.ContainsAny(k, ":*") {
-				return DelegationPriority{}, fmt.Errorf("group %q: key %q: want a field name", g, k)
-			}
-			if seen[k] {
-				return DelegationPriority{}, fmt.Errorf("group %q: key %q is in another group already", g, k)
-			}
-			seen[k] = true
-			grp.Keys = append(grp.Keys, k)
-		}
-		d.Groups = append(d.Groups, grp)
+		d.Groups = append(d.Groups, FieldGroup{Name: name, Keys: strings.Split(keys, "|")})
 	}
 	return d, nil
+}
+
+// validate checks the shape of d, however it was given (annotation or
+// Go): an annotation name, exactly one of the two forms (parent=
+// values, or child-fields= with its groups), and words that read back
+// as written. Where the setting may apply is Kind.complete's check.
+func (d DelegationPriority) validate() error {
+	if !d.Enabled() {
+		if !d.isZero() {
+			return fmt.Errorf("parent, child, child-fields or groups given without an annotation: want the annotation of the delegating route")
+		}
+		return nil
+	}
+	if errs := validation.IsQualifiedName(d.Annotation); len(errs) > 0 {
+		return fmt.Errorf("%q is not an annotation name: %s", d.Annotation, strings.Join(errs, "; "))
+	}
+	if d.ChildFields != "" {
+		if len(d.Parent) > 0 || len(d.Child) > 0 {
+			return fmt.Errorf("%s: child-fields and parent/child values are two forms: give one", d.Annotation)
+		}
+		return d.validateChildFields()
+	}
+	if len(d.Groups) > 0 {
+		return fmt.Errorf("%s: groups name entries of child-fields, which is not given", d.Annotation)
+	}
+	if len(d.Parent) == 0 {
+		return fmt.Errorf("%s: want parent=<values> (the values making the parent's policies win) or child-fields=<path>", d.Annotation)
+	}
+	for _, v := range append(slices.Clone(d.Parent), d.Child...) {
+		if v == "" || strings.ContainsAny(v, ",") || strings.IndexFunc(v, unicode.IsSpace) >= 0 {
+			return fmt.Errorf("value %q: want a word with no comma or space", v)
+		}
+	}
+	for _, v := range d.Child {
+		if slices.Contains(d.Parent, v) {
+			return fmt.Errorf("value %q is both parent and child", v)
+		}
+	}
+	return nil
+}
+
+// validateChildFields checks the child-fields form of d.
+func (d DelegationPriority) validateChildFields() error {
+	if d.ChildFields != "." {
+		for _, seg := range strings.Split(d.ChildFields, ".") {
+			if seg == "" || strings.ContainsAny(seg, "[]*,=|:") || strings.IndexFunc(seg, unicode.IsSpace) >= 0 {
+				return fmt.Errorf("child-fields=%q: want a dotted path of field names below spec, or . for its top-level fields", d.ChildFields)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, g := range d.Groups {
+		word := g.Name + ":" + strings.Join(g.Keys, "|")
+		if g.Name == "" || len(g.Keys) == 0 || strings.ContainsAny(g.Name, "|*,:") || strings.IndexFunc(g.Name, unicode.IsSpace) >= 0 {
+			return fmt.Errorf("group %q: want <name>:<key>|<key>...", word)
+		}
+		for _, k := range g.Keys {
+			if k == "" || strings.ContainsAny(k, ":*|,") || strings.IndexFunc(k, unicode.IsSpace) >= 0 {
+				return fmt.Errorf("group %q: key %q: want a field name", word, k)
+			}
+			if seen[k] {
+				return fmt.Errorf("group %q: key %q is in another group already", word, k)
+			}
+			seen[k] = true
+		}
+	}
+	return nil
 }
 
 func (d DelegationPriority) clone() DelegationPriority {

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -107,6 +108,8 @@ func TestDelegationPriorityChildFields(t *testing.T) {
 	for bad, msg := range map[string]string{
 		"example.com/o child-fields=a..b":             "want a dotted path",
 		"example.com/o child-fields=a[].b":            "want a dotted path",
+		"example.com/o child-fields=":                 "want a dotted path",
+		"example.com/o child-fields=spec.":            "want a dotted path",
 		"example.com/o child-fields=o parent=A":       "want groups=",
 		"example.com/o child-fields=o groups=g:a,h:a": "is in another group already",
 		"example.com/o child-fields=o groups=:a":      "want <name>:<key>",
@@ -142,4 +145,72 @@ func TestKindFromCRDDelegationPriority(t *testing.T) {
 	// GEP-713's strategies by default include overrides: refused.
 	k, p = KindFromCRD(newCRD(policyLabel("Inherited"), map[string]string{AnnotationDelegationPriority: "example.com/prio parent=Up"}), nil)
 	wantCRDProblem(t, k, p, annField(AnnotationDelegationPriority), "no overrides")
+}
+
+// A delegation priority given from Go is checked as the annotation is: a
+// value NewKind accepts renders to one ParseDelegationPriority reads.
+func TestDelegationPriorityFromGoValidated(t *testing.T) {
+	spec := func(d DelegationPriority) Spec {
+		return Spec{GroupKind: topology.GroupKind{Group: "x.io", Kind: "P"}, Class: Inherited,
+			Hierarchy: []topology.GroupKind{topology.KindGateway, topology.KindHTTPRoute}, Strategies: []merge.Strategy{merge.PatchDefaults}, DelegationPriority: d}
+	}
+	for what, c := range map[string]struct {
+		d   DelegationPriority
+		msg string
+	}{
+		"annotation name":       {DelegationPriority{Annotation: "not an annotation!", ChildFields: "options"}, "is not an annotation name"},
+		"path segment":          {DelegationPriority{Annotation: "x.io/a", ChildFields: "options[]"}, "want a dotted path"},
+		"empty segment":         {DelegationPriority{Annotation: "x.io/a", ChildFields: "a..b"}, "want a dotted path"},
+		"both forms":            {DelegationPriority{Annotation: "x.io/a", ChildFields: "options", Parent: []string{"P"}}, "two forms"},
+		"groups twice":          {DelegationPriority{Annotation: "x.io/a", ChildFields: "options", Groups: []FieldGroup{{"g", []string{"a"}}, {"h", []string{"a"}}}}, "is in another group already"},
+		"group no keys":         {DelegationPriority{Annotation: "x.io/a", ChildFields: "options", Groups: []FieldGroup{{"g", nil}}}, "want <name>:<key>"},
+		"group bad key":         {DelegationPriority{Annotation: "x.io/a", ChildFields: "options", Groups: []FieldGroup{{"g", []string{"a b"}}}}, "want a field name"},
+		"groups no fields":      {DelegationPriority{Annotation: "x.io/a", Parent: []string{"P"}, Groups: []FieldGroup{{"g", []string{"a"}}}}, "groups name entries of child-fields"},
+		"no form":               {DelegationPriority{Annotation: "x.io/a"}, "want parent=<values>"},
+		"empty value":           {DelegationPriority{Annotation: "x.io/a", Parent: []string{""}}, "want a word"},
+		"comma value":           {DelegationPriority{Annotation: "x.io/a", Parent: []string{"a,b"}}, "want a word"},
+		"parent and child":      {DelegationPriority{Annotation: "x.io/a", Parent: []string{"P"}, Child: []string{"P"}}, "is both parent and child"},
+		"values, no annotation": {DelegationPriority{Parent: []string{"P"}}, "without an annotation"},
+	} {
+		k, err := NewKind(spec(c.d))
+		var se *settingError
+		if !errors.As(err, &se) || se.setting != SettingDelegationPriority || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: NewKind = %v, %v; want an error of %s saying %q", what, k, err, SettingDelegationPriority, c.msg)
+		}
+	}
+	for _, d := range []DelegationPriority{
+		{Annotation: "x.io/a", Parent: []string{"P"}, Child: []string{"C"}},
+		{Annotation: "x.io/a", ChildFields: "options", Groups: []FieldGroup{{"g", []string{"a", "b"}}}},
+		{Annotation: "x.io/a", ChildFields: "."},
+	} {
+		k, err := NewKind(spec(d))
+		if err != nil {
+			t.Fatalf("%v: %v", d, err)
+		}
+		if again, err := ParseDelegationPriority(k.DelegationPriority.String()); err != nil || again.String() != d.String() {
+			t.Errorf("%q read back as %q (%v)", d.String(), again.String(), err)
+		}
+	}
+}
+
+// child-fields is a path below spec, a leading "spec." dropped as other
+// path settings drop it; a path starting with a field named spec reads
+// back as written.
+func TestDelegationPriorityChildFieldsSpecPrefix(t *testing.T) {
+	for in, want := range map[string][2]string{
+		"x.io/a child-fields=spec.options":      {"options", "x.io/a child-fields=options"},
+		"x.io/a child-fields=options":           {"options", "x.io/a child-fields=options"},
+		"x.io/a child-fields=spec.spec.options": {"spec.options", "x.io/a child-fields=spec.spec.options"},
+	} {
+		d, err := ParseDelegationPriority(in)
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		if d.ChildFields != want[0] || d.String() != want[1] {
+			t.Errorf("%q: ChildFields %q, String %q; want %q, %q", in, d.ChildFields, d.String(), want[0], want[1])
+		}
+		if again, err := ParseDelegationPriority(d.String()); err != nil || again.ChildFields != d.ChildFields {
+			t.Errorf("%q read back as %q (%v)", d.String(), again.ChildFields, err)
+		}
+	}
 }

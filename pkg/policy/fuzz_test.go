@@ -379,7 +379,7 @@ func FuzzParseRegexFields(f *testing.F) {
 // annotation: no panic, and a value it accepts renders
 // (RequirementsString) to itself.
 func FuzzParseRequirements(f *testing.F) {
-	for _, s := range []string{"a[] requires parameters:geoIP.provider.maxMind", "a requires X.y:b|c; a excludes X.y:b.d", "none", "", ";", "a requires", "a requires :", "a requires X.:b", "a requires X.y:", "a requires X.y:b||c", "a requires X.y:spec.spec.b on=HTTP,HTTPS", "a requires X.y:b on=HTTP on=TCP"} {
+	for _, s := range []string{"a[] requires parameters:geoIP.provider.maxMind", "a requires X.y:b|c; a excludes X.y:b.d", "none", "", ";", "a requires", "a requires :", "a requires X.:b", "a requires X.y:", "a requires X.y:b||c", "a requires X.y:spec.spec.b on=HTTP,HTTPS", "a requires X.y:b on=HTTP on=TCP", "a requires parameters:b reason=R", "a requires parameters:b reason=R reason=S", "a requires X.y:b reason=R on=HTTP"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) { entriesRoundTrip(t, v, ParseRequirements, RequirementsString) })
@@ -390,7 +390,7 @@ func FuzzParseRequirements(f *testing.F) {
 // accepts renders to a value read the same.
 func FuzzParseDelegationPriority(f *testing.F) {
 	for _, s := range []string{"none", "", "a.io/p parent=A", "a.io/p parent=A,B child=C", "a.io/p child=C", "a.io/p parent=A child=A", "a parent=,", "a.io/p parent=A child=C x",
-		"a.io/p child-fields=options", "a.io/p child-fields=. groups=g:a|b,h:c", "a.io/p child-fields=a..b", "a.io/p child-fields=o groups=g:a,h:a", "a.io/p child-fields=o groups=:a", "a.io/p child-fields=o parent=A"} {
+		"a.io/p child-fields=options", "a.io/p child-fields=. groups=g:a|b,h:c", "a.io/p child-fields=a..b", "a.io/p child-fields=o groups=g:a,h:a", "a.io/p child-fields=o groups=:a", "a.io/p child-fields=o parent=A", "a.io/p child-fields=spec.options", "a.io/p child-fields=spec.spec.o"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
@@ -496,7 +496,7 @@ func FuzzLuaField(f *testing.F) {
 // cluster-ip-routing): no panic, and what each accepts is written back to
 // a value it reads the same.
 func FuzzParseKindLists(f *testing.F) {
-	for _, s := range []string{"any", "", "example.com/a, example.com/b", "hostname,tls-terminate", "routingType=Service", "spec.routingType=Service", "a=b=c", ",", "x/", "/x", "none"} {
+	for _, s := range []string{"any", "", "example.com/a, example.com/b", "hostname,tls-terminate", "routingType=Service", "spec.routingType=Service", "a=b=c", ",", "x/", "/x", "none", "attached-routes", "hostname,attached-routes,tls-terminate", "attached-routes,attached-routes"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {

@@ -231,9 +231,10 @@ type Kind struct {
 	OtherControllersNotProgrammed bool
 	// EffectiveListeners are conditions a listener must meet to be an
 	// effective target of the kind (ListenerHostname,
-	// ListenerTLSTerminate): Kuadrant's DNSPolicy makes records for
-	// listeners with a hostname only, its TLSPolicy certificates for
-	// those terminating TLS with their own Secrets. Empty: any listener.
+	// ListenerTLSTerminate, ListenerAttachedRoutes): Kuadrant's DNSPolicy
+	// makes records for listeners with a hostname and attached routes
+	// only, its TLSPolicy certificates for those terminating TLS with
+	// their own Secrets. Empty: any listener.
 	EffectiveListeners []string
 	// DelegationPriority says whose policies win across route delegation
 	// (kgateway's kgateway.dev/inherited-policy-priority on the parent
@@ -466,42 +467,48 @@ type Spec struct {
 	ReachThroughGateway   bool
 	// SummaryIstioWaypoint: see Kind.
 	SummaryIstioWaypoint bool
-	RouteParentRefs      bool
-	ReadyPathsOnly       bool
+	// RouteParentRefs: see Kind.
+	RouteParentRefs bool
+	// ReadyPathsOnly: see Kind.
+	ReadyPathsOnly bool
 	// PartlyOverriddenNotProgrammed: see Kind.
 	PartlyOverriddenNotProgrammed bool
 	WeightAnnotation              string
 	DelegationPriority            DelegationPriority
 	WaypointTargets               bool
 	Controllers                   []string
+	// OtherControllersNotProgrammed: see Kind.
 	OtherControllersNotProgrammed bool
 	EffectiveListeners            []string
 	ConflictScopePolicy           bool
 	RejectRouteOverlap            bool
 	InvalidNotApplied             bool
-	MissingTargetsUnlisted        bool
-	ProgrammedWhenAccepted        bool
-	FilterAttachment              bool
-	MissingFilterStatus           int
-	ConflictFields                []string
-	InheritedFields               []string
-	LevelInheritedFields          []string
-	CARefs                        CARefs
-	BackendRefs                   []BackendRefPath
+	// MissingTargetsUnlisted: see Kind.
+	MissingTargetsUnlisted bool
+	// ProgrammedWhenAccepted: see Kind.
+	ProgrammedWhenAccepted bool
+	FilterAttachment       bool
+	MissingFilterStatus    int
+	ConflictFields         []string
+	InheritedFields        []string
+	LevelInheritedFields   []string
+	CARefs                 CARefs
+	BackendRefs            []BackendRefPath
 	// InvalidOnUnresolvedBackendRefs: see Kind.
 	InvalidOnUnresolvedBackendRefs bool
 	ClusterIPRouting               ClusterIPRouting
 	ObjectRefs                     []ObjectRefPath
 	UnsupportedFields              []UnsupportedFields
 	FailureStatus                  int
-	RouteReplacement               int
-	FailOpen                       []FailOpenPath
-	Allowlists                     []Allowlist
-	Requirements                   []Requirement
-	ValueRanges                    []ValueRange
-	RegexFields                    []RegexField
-	Validations                    []Validation
-	FeatureGates                   []FeatureGate
+	// RouteReplacement: see Kind.
+	RouteReplacement int
+	FailOpen         []FailOpenPath
+	Allowlists       []Allowlist
+	Requirements     []Requirement
+	ValueRanges      []ValueRange
+	RegexFields      []RegexField
+	Validations      []Validation
+	FeatureGates     []FeatureGate
 }
 
 // NewKind builds and validates a kind from a Go descriptor, applying defaults.
@@ -562,7 +569,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingPathReadiness, s.ReadyPathsOnly, func() { k.ReadyPathsOnly = true })
 	set(SettingPartlyOverridden, s.PartlyOverriddenNotProgrammed, func() { k.PartlyOverriddenNotProgrammed = true })
 	set(SettingWeightAnnotation, s.WeightAnnotation != "", func() { k.WeightAnnotation = s.WeightAnnotation })
-	set(SettingDelegationPriority, s.DelegationPriority.Enabled(), func() { k.DelegationPriority = s.DelegationPriority.clone() })
+	set(SettingDelegationPriority, !s.DelegationPriority.isZero(), func() { k.DelegationPriority = s.DelegationPriority.clone() })
 	set(SettingWaypointTargets, s.WaypointTargets, func() { k.WaypointTargets = true })
 	set(SettingControllers, len(s.Controllers) > 0, func() { k.Controllers = slices.Clone(s.Controllers) })
 	set(SettingOtherControllers, s.OtherControllersNotProgrammed, func() { k.OtherControllersNotProgrammed = true })
@@ -771,6 +778,9 @@ func (k *Kind) complete() error {
 	}
 	if k.TiesNotRejected && (k.ConflictScopePolicy || (k.Supports(merge.None) && !k.DirectSections)) {
 		return settingErrorf(SettingSameLevelTies, "ties are kept per level: not with conflict-scope policy, nor with strategy none without direct-sections")
+	}
+	if err := k.DelegationPriority.validate(); err != nil {
+		return settingErrorf(SettingDelegationPriority, "%v", err)
 	}
 	if k.DelegationPriority.Enabled() && (k.Class != Inherited || k.Composition != CompositionMerge || k.Supports(merge.None) ||
 		k.Supports(merge.AtomicOverrides) || k.Supports(merge.PatchOverrides) || len(k.UnsupportedFields) > 0 ||

@@ -91,11 +91,17 @@ func ParseRequirements(v string) ([]Requirement, error) {
 		var reason string
 		for len(words) > 3 {
 			last := words[len(words)-1]
-			if v, ok := strings.CutPrefix(last, "on="); ok && on == nil && v != "" {
-				on = splitList(v)
-			} else if v, ok := strings.CutPrefix(last, "reason="); ok && reason == "" && v != "" {
-				reason = v
-			} else {
+			onV, isOn := strings.CutPrefix(last, "on=")
+			reasonV, isReason := strings.CutPrefix(last, "reason=")
+			switch {
+			case isOn && on != nil, isReason && reason != "":
+				word, _, _ := strings.Cut(last, "=")
+				return Requirement{}, fmt.Errorf("entry %q: %s= is given twice", entry, word)
+			case isOn && onV != "":
+				on = splitList(onV)
+			case isReason && reasonV != "":
+				reason = reasonV
+			default:
 				return Requirement{}, fmt.Errorf("entry %q: %q is not on=<protocol>,... nor reason=<Reason>", entry, last)
 			}
 			words = words[:len(words)-1]

@@ -32,7 +32,9 @@ func TestRequirements(t *testing.T) {
 		"geo[] requires parameters:geoIP.provider on=HTTP":             "on= reads listeners",
 		"geo[] requires X.y:a reason=Nope":                             "reason= is for requirements on the parameters",
 		"geo[] requires parameters:geoIP.provider reason=Not-A-Reason": "is not a condition reason",
-		"geo[] requires parameters:geoIP.provider reason=A reason=B":   `"reason=A" is not on=<protocol>,... nor reason=<Reason>`,
+		"geo[] requires parameters:geoIP.provider reason=A reason=B":   "reason= is given twice",
+		"geo[] requires X.y:a on=HTTP on=TCP":                          "on= is given twice",
+		"geo[] requires parameters:geoIP.provider reason=":             `"reason=" is not on=<protocol>,... nor reason=<Reason>`,
 	} {
 		if _, err := ParseRequirements(bad); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("ParseRequirements(%q) = %v, want an error saying %q", bad, err, msg)

@@ -249,7 +249,8 @@ const (
 	AnnotationOtherControllers = "attache.dev/other-controllers"
 	// AnnotationEffectiveListeners lists (comma separated) conditions a
 	// listener must meet to be an effective target of the kind
-	// ("hostname", "tls-terminate"), or "any" (default).
+	// ("hostname", "tls-terminate", "attached-routes"), or "any"
+	// (default).
 	AnnotationEffectiveListeners = "attache.dev/effective-listeners"
 	// AnnotationDelegationPriority ("none", the default,
 	// "<annotation> parent=<values> [child=<values>]" or "<annotation>
@@ -476,16 +477,24 @@ func parseSharedPort(v string) (bool, error) {
 	return parseChoice(v, "reject", "allow", "shared-port rule")
 }
 
-// parseChoice reads a setting of two words: yes (true) or no (false); what
-// names the setting in the error.
 // The values of AnnotationMissingTargets and AnnotationProgrammed.
 const (
-	MissingTargetsEntry    = "entry"
-	MissingTargetsProblem  = "problem"
-	ProgrammedGEP          = "gep"
+	// MissingTargetsEntry: a target that does not resolve gets a
+	// TargetNotFound ancestor entry (the default).
+	MissingTargetsEntry = "entry"
+	// MissingTargetsProblem: it gets no entry, an input problem instead
+	// (Kind.MissingTargetsUnlisted).
+	MissingTargetsProblem = "problem"
+	// ProgrammedGEP: Programmed says what the policy contributes
+	// (GEP-713; the default).
+	ProgrammedGEP = "gep"
+	// ProgrammedWhenAccepted: Programmed says whether the policy is
+	// accepted (Kind.ProgrammedWhenAccepted).
 	ProgrammedWhenAccepted = "when-accepted"
 )
 
+// parseChoice reads a setting of two words: yes (true) or no (false); what
+// names the setting in the error.
 func parseChoice(v, yes, no, what string) (bool, error) {
 	switch strings.TrimSpace(v) {
 	case yes:

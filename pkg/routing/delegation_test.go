@@ -521,3 +521,39 @@ func TestTraceGlooDelegation(t *testing.T) {
 		t.Errorf("/k/x: %+v, want no delegation by kgateway's label", o)
 	}
 }
+
+// Without profiles (--profiles=false) no implementation's reading of route
+// delegation applies: kgateway's label form is followed under Gloo's
+// Gateway too, by the engine's topology (no problem reported) and by the
+// trace, as before delegation was read per implementation; with
+// profiles, neither follows it (TestTraceGlooDelegation).
+func TestTraceDelegationWithoutProfiles(t *testing.T) {
+	objs, probs, err := manifest.Read([]string{"-"}, strings.NewReader(glooDelegation))
+	if err != nil || len(probs) > 0 {
+		t.Fatal(err, probs)
+	}
+	res := engine.Compute(objs, engine.Options{DisableProfiles: true})
+	for _, p := range res.Problems {
+		if strings.Contains(p.Error(), "do not delegate") {
+			t.Errorf("engine without profiles: %v", p)
+		}
+	}
+	us := make([]*unstructured.Unstructured, len(objs))
+	for i, o := range objs {
+		us[i] = o.Object
+	}
+	ix, bp := routing.BuildWith(us, res.Graph, res.Grants, engine.DefaultNamespace, routing.Options{DisableProfiles: true})
+	if len(bp) > 0 {
+		t.Fatalf("build: %v", bp)
+	}
+	o := trace(t, ix, routing.NewPolicies(res), "http://shop.example.com/k/x", nil).Outcomes[0]
+	if o.Route == nil || o.Route.Name != "a1" || len(o.DelegatedBy) != 1 || o.DelegatedBy[0].SectionName != "k" {
+		t.Errorf("/k/x without profiles: %+v, want a1 delegated by parent rule k", o)
+	}
+	// The option is what makes the trace follow it: the same graph traced
+	// with the profiles' reading does not.
+	ix, _ = routing.Build(us, res.Graph, res.Grants, engine.DefaultNamespace)
+	if o := trace(t, ix, routing.NewPolicies(res), "http://shop.example.com/k/x", nil).Outcomes[0]; len(o.DelegatedBy) != 0 {
+		t.Errorf("/k/x, trace with profiles: %+v, want no delegation by kgateway's label", o)
+	}
+}

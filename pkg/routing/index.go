@@ -45,6 +45,9 @@ type Index struct {
 	namespace string
 	meshOnce  sync.Once
 	mesh      *engine.MeshBindings
+	// delegationKinds says which delegation forms each implementation
+	// follows (nil: every form, under every Gateway; see Options).
+	delegationKinds func(controller string) ([]topology.GroupKind, bool)
 }
 
 type gateway struct {
@@ -183,8 +186,25 @@ type entry struct {
 // reports them too). namespace is given to namespaced objects that name
 // none, as the engine does.
 func Build(objs []*unstructured.Unstructured, graph *topology.Graph, grants *gatewayapi.Grants, namespace string) (*Index, []diag.Problem) {
+	return BuildWith(objs, graph, grants, namespace, Options{})
+}
+
+// Options are the optional inputs of BuildWith.
+type Options struct {
+	// DisableProfiles is engine.Options.DisableProfiles of the
+	// computation that built the graph: route delegation is then followed
+	// under every Gateway, as the graph links it, not only under those of
+	// the implementations that read its form (profiles.DelegationKinds).
+	DisableProfiles bool
+}
+
+// BuildWith is Build with options.
+func BuildWith(objs []*unstructured.Unstructured, graph *topology.Graph, grants *gatewayapi.Grants, namespace string, opts Options) (*Index, []diag.Problem) {
 	ix := &Index{graph: graph, grants: grants, gateways: map[topology.Ref]*gateway{},
 		services: map[topology.Ref]*service{}, routes: map[topology.Ref]*route{}, objs: objs, namespace: namespace}
+	if !opts.DisableProfiles {
+		ix.delegationKinds = profiles.DelegationKinds
+	}
 	var problems []diag.Problem
 	type lsObj struct {
 		ref     topology.Ref
@@ -714,7 +734,7 @@ func (ix *Index) delegates(ru *rule) bool {
 	}
 	for _, b := range ru.http.BackendRefs {
 		gk := gatewayapi.BackendOf(ru.route.ref.Namespace, b.BackendObjectReference).GroupKind()
-		if gatewayapi.Delegates(ru.route.ref.GroupKind(), gk) && gatewayapi.DelegationFollowed(ix.reachedBy(ru.route), gk, profiles.DelegationKinds) {
+		if gatewayapi.Delegates(ru.route.ref.GroupKind(), gk) && gatewayapi.DelegationFollowed(ix.reachedBy(ru.route), gk, ix.delegationKinds) {
 			return true
 		}
 	}
