@@ -142,7 +142,8 @@ type policyKindItem struct {
 	Controllers []string `json:"controllers,omitempty"`
 	// OtherControllers is "not-programmed" when a policy on another
 	// controller's Gateway is accepted and not programmed while in a path
-	// through one; absent: it is TargetNotFound ("target-not-found").
+	// through one, "unlisted" when its status lists no such target;
+	// absent: it is TargetNotFound ("target-not-found").
 	OtherControllers string `json:"otherControllers,omitempty"`
 	// EffectiveListeners are the conditions a listener must meet to be an
 	// effective target ("hostname", "tls-terminate"); absent: any.
@@ -406,7 +407,10 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 		parts = append(parts, origin(policy.SettingControllers, "controllers="+policy.ControllersString(k.Controllers)))
 	}
 	if k.OtherControllersNotProgrammed {
-		parts = append(parts, origin(policy.SettingOtherControllers, "other-controllers=not-programmed"))
+		parts = append(parts, origin(policy.SettingOtherControllers, "other-controllers="+policy.OtherControllersNotProgrammed))
+	}
+	if k.OtherControllersUnlisted {
+		parts = append(parts, origin(policy.SettingOtherControllers, "other-controllers="+policy.OtherControllersUnlisted))
 	}
 	if len(k.EffectiveListeners) > 0 {
 		parts = append(parts, origin(policy.SettingEffectiveListeners, "effective-listeners="+policy.EffectiveListenersString(k.EffectiveListeners)))
@@ -543,7 +547,10 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	}
 	it.Controllers = k.Controllers
 	if k.OtherControllersNotProgrammed {
-		it.OtherControllers = "not-programmed"
+		it.OtherControllers = policy.OtherControllersNotProgrammed
+	}
+	if k.OtherControllersUnlisted {
+		it.OtherControllers = policy.OtherControllersUnlisted
 	}
 	it.EffectiveListeners = k.EffectiveListeners
 	if k.PortSelection.Enabled() {

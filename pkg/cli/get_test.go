@@ -654,6 +654,31 @@ func TestGetPolicyKindsRouteReplacement(t *testing.T) {
 	}
 }
 
+// kgateway's TrafficPolicy serves kgateway's Gateways only and lists no
+// target of another implementation: -o wide and -o json show controllers
+// and otherControllers with their origins.
+func TestGetPolicyKindsOtherControllersUnlisted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crd.yaml")
+	crd := implementationCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "v1alpha1")
+	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "controllers=kgateway.dev/kgateway (profile: kgateway)") || !strings.Contains(out, "other-controllers=unlisted (profile: kgateway)") {
+		t.Errorf("-o wide lacks the controllers or otherControllers setting:\n%s", out)
+	}
+	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"otherControllers": "unlisted"`) || !strings.Contains(out, `"otherControllers": "profile: kgateway"`) {
+		t.Errorf("-o json lacks the otherControllers setting or its origin:\n%s", out)
+	}
+}
+
 // Gloo Gateway's RouteOption: the parent wins across delegation but in the
 // options enable-policy-overrides names; -o json shows the child-fields
 // form with the oneof groups.

@@ -86,7 +86,9 @@ func (c *computation) result() *Result {
 // replacedRules are the route rules whose ExtensionRef filter names a
 // policy, of a kind whose implementation replaces such a rule by a direct
 // response (policy.Kind.MissingFilterStatus), that is not among the
-// objects; each is also a problem on its route, added to problems.
+// objects; each is also a problem on its route, added to problems. A
+// rule reached only through other implementations' Gateways
+// (policy.Kind.Controllers) is not replaced.
 func (c *computation) replacedRules(problems *[]diag.Problem) map[topology.Ref]RuleReplacement {
 	var out map[topology.Ref]RuleReplacement
 	for target, refs := range c.filterRefs {
@@ -95,13 +97,18 @@ func (c *computation) replacedRules(problems *[]diag.Problem) map[topology.Ref]R
 			continue
 		}
 		for _, f := range refs {
+			if c.notServed(k, f.rule) != "" {
+				// Only other implementations' Gateways reach the rule:
+				// theirs to answer.
+				continue
+			}
 			why := fmt.Sprintf("its ExtensionRef filter names %s %s/%s, which is not among the objects, so its implementation replaces the rule with a %d direct response",
 				target.Kind, target.Namespace, target.Name, k.MissingFilterStatus)
 			if out == nil {
 				out = map[topology.Ref]RuleReplacement{}
 			}
 			if _, seen := out[f.rule]; !seen {
-				out[f.rule] = RuleReplacement{Status: k.MissingFilterStatus, Reason: "rule " + f.rule.SectionName + " of " + f.rule.Object().Short() + ": " + why}
+				out[f.rule] = RuleReplacement{Status: k.MissingFilterStatus, Kind: k, Reason: "rule " + f.rule.SectionName + " of " + f.rule.Object().Short() + ": " + why}
 			}
 			route := f.rule.Object()
 			*problems = append(*problems, diag.Problem{Object: route, Source: c.sources[route], Field: strings.TrimPrefix(f.field, route.Short()+" "), Message: why})

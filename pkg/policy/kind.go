@@ -229,6 +229,16 @@ type Kind struct {
 	// context runs through them either way. Needs Controllers; Inherited
 	// kinds only.
 	OtherControllersNotProgrammed bool
+	// OtherControllersUnlisted: a policy's declared target that is
+	// another controller's Gateway (Controllers), or takes effect only
+	// through such Gateways, gets no status.ancestors entry and takes no
+	// place among the MaxAncestors; an input problem on the policy names
+	// it instead, as an implementation that writes policy status only for
+	// what its own Gateways translate never sees it (kgateway). A target
+	// that does not exist still gets its TargetNotFound entry (unless
+	// MissingTargetsUnlisted). Needs Controllers; excludes
+	// OtherControllersNotProgrammed (one setting, otherControllers).
+	OtherControllersUnlisted bool
 	// EffectiveListeners are conditions a listener must meet to be an
 	// effective target of the kind (ListenerHostname,
 	// ListenerTLSTerminate): Kuadrant's DNSPolicy makes records for
@@ -475,6 +485,7 @@ type Spec struct {
 	WaypointTargets               bool
 	Controllers                   []string
 	OtherControllersNotProgrammed bool
+	OtherControllersUnlisted      bool
 	EffectiveListeners            []string
 	ConflictScopePolicy           bool
 	RejectRouteOverlap            bool
@@ -565,7 +576,9 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingDelegationPriority, s.DelegationPriority.Enabled(), func() { k.DelegationPriority = s.DelegationPriority.clone() })
 	set(SettingWaypointTargets, s.WaypointTargets, func() { k.WaypointTargets = true })
 	set(SettingControllers, len(s.Controllers) > 0, func() { k.Controllers = slices.Clone(s.Controllers) })
-	set(SettingOtherControllers, s.OtherControllersNotProgrammed, func() { k.OtherControllersNotProgrammed = true })
+	set(SettingOtherControllers, s.OtherControllersNotProgrammed || s.OtherControllersUnlisted, func() {
+		k.OtherControllersNotProgrammed, k.OtherControllersUnlisted = s.OtherControllersNotProgrammed, s.OtherControllersUnlisted
+	})
 	set(SettingEffectiveListeners, len(s.EffectiveListeners) > 0, func() { k.EffectiveListeners = slices.Clone(s.EffectiveListeners) })
 	set(SettingConflictScope, s.ConflictScopePolicy, func() { k.ConflictScopePolicy = s.ConflictScopePolicy })
 	set(SettingRouteOverlap, s.RejectRouteOverlap, func() { k.RejectRouteOverlap = s.RejectRouteOverlap })
@@ -809,6 +822,19 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingOtherControllers, "other controllers not-programmed needs the controllers the kind's implementation serves (%s)", AnnotationControllers)
 		default:
 			return settingErrorf(SettingOtherControllers, "other controllers not-programmed judges the paths of an Inherited kind; the class is %s", k.Class)
+		}
+	}
+	if k.OtherControllersNotProgrammed && k.OtherControllersUnlisted {
+		return settingErrorf(SettingOtherControllers, "other controllers are either not-programmed or unlisted, not both")
+	}
+	if k.OtherControllersUnlisted && len(k.Controllers) == 0 {
+		if k.Origins[SettingOtherControllers].isProfile() {
+			// A profile's setting, the CRD serving any controller:
+			// nothing is another's.
+			k.OtherControllersUnlisted = false
+			k.Origins[SettingOtherControllers] = FromDefault
+		} else {
+			return settingErrorf(SettingOtherControllers, "other controllers unlisted needs the controllers the kind's implementation serves (%s)", AnnotationControllers)
 		}
 	}
 	if k.ReachThroughGateway && k.Class != Inherited {
@@ -1265,7 +1291,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationWeightAnnotation, SettingWeightAnnotation, func(v string) error { k.WeightAnnotation = strings.TrimSpace(v); return nil }},
 		{AnnotationControllers, SettingControllers, func(v string) (err error) { k.Controllers, err = ParseControllers(v); return }},
 		{AnnotationOtherControllers, SettingOtherControllers, func(v string) (err error) {
-			k.OtherControllersNotProgrammed, err = parseChoice(v, "not-programmed", "target-not-found", "other controllers rule")
+			k.OtherControllersNotProgrammed, k.OtherControllersUnlisted, err = ParseOtherControllers(v)
 			return
 		}},
 		{AnnotationEffectiveListeners, SettingEffectiveListeners, func(v string) (err error) {

@@ -241,11 +241,13 @@ const (
 	// implementation serves, or "any" (default):
 	// "gateway.envoyproxy.io/gatewayclass-controller".
 	AnnotationControllers = "attache.dev/controllers"
-	// AnnotationOtherControllers ("target-not-found", the default, or
-	// "not-programmed") says what a policy on another controller's
-	// Gateway is: TargetNotFound (Envoy Gateway, NGINX Gateway Fabric), or
-	// accepted but not programmed while it is in a path through one
-	// (Kuadrant: waiting for the Gateway to sync).
+	// AnnotationOtherControllers ("target-not-found", the default,
+	// "not-programmed" or "unlisted") says what a policy on another
+	// controller's Gateway is: TargetNotFound (Envoy Gateway, NGINX
+	// Gateway Fabric), accepted but not programmed while it is in a path
+	// through one (Kuadrant: waiting for the Gateway to sync), or listed
+	// nowhere in its status, an input problem naming the target (kgateway
+	// writes status only for what its own Gateways translate).
 	AnnotationOtherControllers = "attache.dev/other-controllers"
 	// AnnotationEffectiveListeners lists (comma separated) conditions a
 	// listener must meet to be an effective target of the kind
@@ -485,6 +487,30 @@ const (
 	ProgrammedGEP          = "gep"
 	ProgrammedWhenAccepted = "when-accepted"
 )
+
+// The values of AnnotationOtherControllers.
+const (
+	OtherControllersTargetNotFound = "target-not-found"
+	OtherControllersNotProgrammed  = "not-programmed"
+	OtherControllersUnlisted       = "unlisted"
+)
+
+// ParseOtherControllers reads AnnotationOtherControllers: whether a
+// policy on another controller's Gateway is accepted and not programmed
+// (Kind.OtherControllersNotProgrammed), or unlisted
+// (Kind.OtherControllersUnlisted); neither for "target-not-found".
+func ParseOtherControllers(v string) (notProgrammed, unlisted bool, err error) {
+	switch strings.TrimSpace(v) {
+	case OtherControllersTargetNotFound:
+		return false, false, nil
+	case OtherControllersNotProgrammed:
+		return true, false, nil
+	case OtherControllersUnlisted:
+		return false, true, nil
+	}
+	return false, false, fmt.Errorf("unknown other controllers rule %q (known: %s, %s, %s)", v,
+		OtherControllersNotProgrammed, OtherControllersTargetNotFound, OtherControllersUnlisted)
+}
 
 func parseChoice(v, yes, no, what string) (bool, error) {
 	switch strings.TrimSpace(v) {

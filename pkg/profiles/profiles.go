@@ -89,15 +89,36 @@ func entry(impl, group, kind, shipped string, s policy.Spec) policy.Profile {
 // Gateway and NGINX Gateway Fabric build only the Gateways of their own
 // classes (EG: its translator's GatewayClass filter; NGF:
 // graph/gateway.go processGateways), so their policies never reach
-// another implementation's Gateway. Both names are their defaults (each
-// can be configured otherwise: an attache.dev/controllers annotation on
-// the CRD says so). Istio is left out: istiod takes any Gateway with an
-// address for a waypoint (kgateway's sandwiched waypoints); Kuadrant's
-// RateLimitPolicy, AuthPolicy and TokenRateLimitPolicy name theirs in
-// their profiles (its DNSPolicy and TLSPolicy act on any Gateway).
+// another implementation's Gateway; Gloo Gateway builds a proxy only for
+// the Gateways of its classes (solo-io/gloo projects/gateway2/proxy_syncer
+// proxy_syncer.go: allowedGatewayClasses, "gloo-gateway" and the extra
+// classes its settings name, whose controller is its own). The names are
+// their defaults (each can be configured otherwise: an
+// attache.dev/controllers annotation on the CRD says so). Istio is left
+// out: istiod takes any Gateway with an address for a waypoint
+// (kgateway's sandwiched waypoints); Kuadrant's RateLimitPolicy,
+// AuthPolicy and TokenRateLimitPolicy name theirs in their profiles (its
+// DNSPolicy and TLSPolicy act on any Gateway), and so do kgateway's kinds
+// but BackendConfigPolicy, which kgateway attaches to its backends
+// whatever Gateway uses them.
 var implControllers = map[string][]string{
 	EnvoyGateway: {EnvoyGatewayController},
 	NGF:          {NGFController},
+	Gloo:         {GlooController},
+}
+
+// kgatewayServed marks a kgateway kind's profile as serving kgateway's
+// Gateways only: kgateway translates the Gateways of its own class
+// (pkg/krtcollections/policy.go GatewaysForEnvoyTransformationFunc:
+// EnvoyControllerName) and writes a policy's status.ancestors only for
+// what that translation finds (pkg/kgateway/proxy_syncer/
+// policy_target_status.go: "Policy status is otherwise produced by
+// reverse lookup"), so a target that is another implementation's, or that
+// takes effect only through such Gateways, is listed nowhere.
+func kgatewayServed(p policy.Profile) policy.Profile {
+	p.Spec.Controllers = []string{KGatewayController}
+	p.Spec.OtherControllersUnlisted = true
+	return p
 }
 
 // Default GatewayClass controllerNames of kgateway, Gloo Gateway and
@@ -547,7 +568,7 @@ var builtin = func() []policy.Profile {
 		// kgateway.
 		// A policy naming a Secret that does not resolve (missing, or in
 		// another namespace without a ReferenceGrant) has errors.
-		withObjectRefs(entry(KGateway, "gateway.kgateway.dev", "TrafficPolicy", "Direct", policy.Spec{
+		kgatewayServed(withObjectRefs(entry(KGateway, "gateway.kgateway.dev", "TrafficPolicy", "Direct", policy.Spec{
 			Class: policy.Inherited, Hierarchy: kinds(gateway, listenerSet, xListenerSet, httpRoute),
 			TargetKinds: kinds(gateway, listenerSet, xListenerSet, httpRoute), EffectiveSectionKinds: kinds(httpRoute),
 			Strategies: []merge.Strategy{merge.PatchDefaults},
@@ -582,7 +603,7 @@ var builtin = func() []policy.Profile {
 			// written; a delegated child's, its parents'), never a route;
 			// a listener target's Gateway without the listener.
 			Ancestor: policy.AncestorGatewayParentRefs,
-		}), "basicAuth.secretRef kinds=Secret", "apiKeyAuth.secretRef kinds=Secret keys=+"),
+		}), "basicAuth.secretRef kinds=Secret", "apiKeyAuth.secretRef kinds=Secret keys=+")),
 		// The policies on a Gateway and on its listeners merge as
 		// TrafficPolicies do (weight, then age; the more specific level
 		// first), field by field inside `default` and each `perPort`
@@ -591,7 +612,7 @@ var builtin = func() []policy.Profile {
 		// for its port replaces `default` whole. Its configuration is a
 		// field named `default`: no GEP-713 stanzas. Its status names the
 		// Gateway, without a listener.
-		entry(KGateway, "gateway.kgateway.dev", "ListenerPolicy", "Direct", policy.Spec{
+		kgatewayServed(entry(KGateway, "gateway.kgateway.dev", "ListenerPolicy", "Direct", policy.Spec{
 			// A Gateway's policies reach the listeners of the
 			// ListenerSets (and XListenerSets) it admits too, after those
 			// of the listener itself (it can target Gateways only).
@@ -603,16 +624,16 @@ var builtin = func() []policy.Profile {
 			NamedRules:    []string{"default", "default.httpSettings", "perPort[].listener", "perPort[].listener.httpSettings"},
 			PortSelection: policy.PortSelection{List: "perPort", Key: "port", Value: "listener", Default: "default"},
 			Ancestor:      policy.AncestorGatewayObject,
-		}),
+		})),
 		// kgateway reads each HTTPListenerPolicy as a ListenerPolicy whose
 		// default.httpSettings is its spec, and merges those as
 		// ListenerPolicies: each field from the first policy setting it
 		// (weight, then age), none rejected. It targets whole Gateways.
-		entry(KGateway, "gateway.kgateway.dev", "HTTPListenerPolicy", "Direct", policy.Spec{
+		kgatewayServed(entry(KGateway, "gateway.kgateway.dev", "HTTPListenerPolicy", "Direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(gateway), Ancestor: policy.AncestorGatewayObject,
 			SameLevel: policy.SameLevelOldestFirst, WeightAnnotation: "kgateway.dev/policy-weight",
 			NamedRules: []string{"."},
-		}),
+		})),
 		// The policies on one backend merge as TrafficPolicies do at one
 		// target (weight, then age): each top-level field whole from the
 		// first that sets it, `dns` one level deeper; none is rejected.
