@@ -327,12 +327,18 @@ func newComputation(opts Options, objs []Object) *computation {
 	// Route delegation is followed only through the Gateways of
 	// implementations that read its form (or of unknown ones); routes get
 	// unadmitted edges when a kind follows them (Kuadrant).
-	grants, probs := gatewayapi.AddWith(b, topoObjs, gatewayapi.Options{DelegationKinds: func(ctl string) ([]topology.GroupKind, bool) {
+	// ListenerSets' listeners take the routes a Gateway parentRef names
+	// where the Gateway's implementation attaches them so (Gloo Gateway).
+	alias := func(ctl string) string {
 		if a, ok := c.controllerAliases[ctl]; ok {
-			ctl = a
+			return a
 		}
-		return profiles.DelegationKinds(ctl)
-	}, UnadmittedParents: c.needsUnadmitted()})
+		return ctl
+	}
+	grants, probs := gatewayapi.AddWith(b, topoObjs, gatewayapi.Options{
+		DelegationKinds:          func(ctl string) ([]topology.GroupKind, bool) { return profiles.DelegationKinds(alias(ctl)) },
+		GatewayRouteListenerSets: func(ctl string) []topology.GroupKind { return profiles.GatewayRouteListenerSets(alias(ctl)) },
+		UnadmittedParents:        c.needsUnadmitted()})
 	c.grants = grants
 	for _, p := range probs {
 		if p.Source == "" {

@@ -215,3 +215,49 @@ cors: {allowOrigins: [set.example]}`))
 	want(t, "bar-route", effective(t, res, "TrafficPolicy", barRule),
 		[]string{`{"cors":{"allowOrigins":["gw.example"]},"timeouts":{"request":"10s"}}`})
 }
+
+// Under Gloo Gateway's Gateways, a route whose parentRef names the
+// Gateway without sectionName is attached to the listeners of its
+// XListenerSets too (Gloo's golden listener-sets-proxy.yaml serves
+// example-route on ports 8081 and 8082): a policy on an XListenerSet
+// reaches it there. Under a kgateway Gateway, or one of a class attache
+// does not see, the route stays on the Gateway's own listeners (Gateway
+// API's rule).
+// Source: solo-io/gloo 8d57572e55 projects/gateway2/query/query.go
+// (isParentRefForResource), translator/testutils/outputs/
+// listener-sets-proxy.yaml; kgateway pkg/kgateway/query/query.go
+// (isParentRefForResource: the ListenerSet's own group, kind and name).
+func TestGatewayRoutesOnXListenerSetsUnderGloo(t *testing.T) {
+	c := labelledCRD("policies.example.com", "ColorPolicy", "colorpolicies", "Inherited")
+	c = strings.Replace(c, "labels: {gateway.networking.k8s.io/policy: Inherited}}",
+		"labels: {gateway.networking.k8s.io/policy: Inherited}, annotations: {attache.dev/hierarchy: \"Gateway,XListenerSet.gateway.networking.x-k8s.io,HTTPRoute\"}}", 1)
+	p := pol("policies.example.com/v1", "ColorPolicy", "foo-set", 0, "targetRefs: ["+xlsFooRef+"]\ncolor: blue")
+	route := topology.Ref{Group: topology.GatewayGroup, Kind: "HTTPRoute", Namespace: "default", Name: "example-route"}
+	for _, tc := range []struct {
+		name, class string
+		want        []string
+	}{
+		{"Gloo Gateway", class("example-gateway-class", "solo.io/gloo-gateway"), []string{`{"color":"blue"}`}},
+		{"kgateway", class("example-gateway-class", "kgateway.dev/kgateway"), nil},
+		{"class not given", "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			docs := []string{c, xlsTopo, p}
+			if tc.class != "" {
+				docs = append(docs, tc.class)
+			}
+			res := compute(t, engine.Options{}, docs...)
+			want(t, "example-route", effective(t, res, "ColorPolicy", route), tc.want)
+			through := false
+			for _, path := range contextPaths(res, "ColorPolicy", route) {
+				through = through || strings.Contains(path, "foo-listenerset>foo-listenerset#foo>example-route")
+			}
+			want(t, "a context through foo-listenerset#foo", through, tc.want != nil)
+		})
+	}
+}
+
+// class is GatewayClass name of controller ctl.
+func class(name, ctl string) string {
+	return "apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: " + name + "}\nspec: {controllerName: " + ctl + "}\n"
+}

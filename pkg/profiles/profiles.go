@@ -149,6 +149,24 @@ func DelegationKinds(controller string) ([]topology.GroupKind, bool) {
 	return nil, false
 }
 
+// GatewayRouteListenerSets is gatewayapi.Options.GatewayRouteListenerSets
+// for the implementations of the profiles: Gloo Gateway attaches a route
+// whose parentRef names a Gateway without sectionName to the listeners of
+// that Gateway's XListenerSets as well (solo-io/gloo projects/gateway2/
+// query/query.go isParentRefForResource: "If it is attached to the gateway
+// but has no section name, it applies to the listener set also";
+// httproute.go getRoutesForResource lists a listener set's routes with
+// its parent Gateway's). kgateway follows Gateway API's rule (newest
+// pkg/kgateway/query/query.go isParentRefForResource: the parentRef's
+// group, kind, namespace and name are the ListenerSet's), as do the
+// others and unknown controllers.
+func GatewayRouteListenerSets(controller string) []topology.GroupKind {
+	if controller == GlooController {
+		return []topology.GroupKind{xListenerSet}
+	}
+	return nil
+}
+
 // glooRouteOptionOneofs are the oneofs of Gloo Gateway's RouteOptions
 // (projects/gloo/api/v1/route_options.proto): the Go field, by whose name
 // the enable-policy-overrides annotation names them, of their options.
