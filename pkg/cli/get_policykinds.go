@@ -145,6 +145,10 @@ type policyKindItem struct {
 	// through one, "unlisted" when its status lists no such target;
 	// absent: it is TargetNotFound ("target-not-found").
 	OtherControllers string `json:"otherControllers,omitempty"`
+	// GatewaySections is "by-name" when a policy on a Gateway's listener
+	// also reaches the listeners of that name of the Gateway's
+	// ListenerSets; absent: "own".
+	GatewaySections string `json:"gatewaySections,omitempty"`
 	// EffectiveListeners are the conditions a listener must meet to be an
 	// effective target ("hostname", "tls-terminate"); absent: any.
 	EffectiveListeners []string `json:"effectiveListeners,omitempty"`
@@ -412,6 +416,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.OtherControllersUnlisted {
 		parts = append(parts, origin(policy.SettingOtherControllers, "other-controllers="+policy.OtherControllersUnlisted))
 	}
+	if k.GatewaySectionsByName {
+		parts = append(parts, origin(policy.SettingGatewaySections, "gateway-sections="+policy.GatewaySectionsByName))
+	}
 	if len(k.EffectiveListeners) > 0 {
 		parts = append(parts, origin(policy.SettingEffectiveListeners, "effective-listeners="+policy.EffectiveListenersString(k.EffectiveListeners)))
 	}
@@ -551,6 +558,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	}
 	if k.OtherControllersUnlisted {
 		it.OtherControllers = policy.OtherControllersUnlisted
+	}
+	if k.GatewaySectionsByName {
+		it.GatewaySections = policy.GatewaySectionsByName
 	}
 	it.EffectiveListeners = k.EffectiveListeners
 	if k.PortSelection.Enabled() {

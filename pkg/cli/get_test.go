@@ -679,6 +679,31 @@ func TestGetPolicyKindsOtherControllersUnlisted(t *testing.T) {
 	}
 }
 
+// Gloo Gateway's VirtualHostOption: a Gateway listener's options reach
+// the XListenerSet listeners of its name; -o wide and -o json show
+// gatewaySections and its origin.
+func TestGetPolicyKindsGatewaySections(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crd.yaml")
+	crd := implementationCRD("gateway.solo.io", "VirtualHostOption", "virtualhostoptions", "v1")
+	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "gateway-sections=by-name (profile: Gloo Gateway)") {
+		t.Errorf("-o wide lacks the gatewaySections setting:\n%s", out)
+	}
+	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"gatewaySections": "by-name"`) || !strings.Contains(out, `"gatewaySections": "profile: Gloo Gateway"`) {
+		t.Errorf("-o json lacks the gatewaySections setting or its origin:\n%s", out)
+	}
+}
+
 // Gloo Gateway's RouteOption: the parent wins across delegation but in the
 // options enable-policy-overrides names; -o json shows the child-fields
 // form with the oneof groups.

@@ -162,13 +162,16 @@ options: {perConnectionBufferLimitBytes: 4096}`))
 // listener-policy/gateway-wide-mtls-listenerset.yaml records the Gateway's
 // policy in the merge metadata of the ListenerSet's Envoy listener): their
 // listeners are effective targets of it, the policy of a Gateway listener
-// does not reach them.
+// does not reach them. Its status lists those ListenerSets too (each
+// listener's PolicyAncestorRef: its Gateway or ListenerSet).
 // Source: kgateway-dev/kgateway pkg/krtcollections/policy.go @ 6026ee9847ca
 // (GatewaysForEnvoyTransformationFunc: the Gateway's attached policies
 // apply to every listener, those of the allowed ListenerSets appended;
 // a ListenerSet listener's own policies are its section's and its
 // ListenerSet's), translator golden
-// listener-policy/gateway-wide-mtls-listenerset.yaml @ d7ab0702bdb8.
+// listener-policy/gateway-wide-mtls-listenerset.yaml @ d7ab0702bdb8
+// (status.policies: ancestors Gateway and ListenerSet), policy.go @
+// 0412311c375e (ir.Listener PolicyAncestorRef).
 func TestKgatewayListenerPolicyReachesListenerSetListeners(t *testing.T) {
 	topo := xlsTopo + `---
 apiVersion: gateway.networking.k8s.io/v1
@@ -190,6 +193,17 @@ default: {perConnectionBufferLimitBytes: 2048}`))
 		want(t, l.String(), effective(t, res, "ListenerPolicy", l), []string{`{"perConnectionBufferLimitBytes":1024}`})
 	}
 	want(t, "Gateway#http", effective(t, res, "ListenerPolicy", xlsGwListener("http")), []string{`{"perConnectionBufferLimitBytes":2048}`})
+	// Its status names the parent of every listener it reaches: the
+	// Gateway and each ListenerSet the Gateway admits (golden: ancestors
+	// Gateway example-gateway and ListenerSet ls-1), not one it does not
+	// admit; a policy on a Gateway listener names the Gateway alone.
+	want(t, "gw ancestors", ancestorsOf(t, res, "gw"), []string{
+		"Gateway.gateway.networking.k8s.io default/example-gateway=Accepted",
+		"ListenerSet.gateway.networking.k8s.io default/ls-1=Accepted",
+		"XListenerSet.gateway.networking.x-k8s.io default/bar-listenerset=Accepted",
+		"XListenerSet.gateway.networking.x-k8s.io default/foo-listenerset=Accepted",
+	})
+	want(t, "http ancestors", ancestorsOf(t, res, "http"), []string{"Gateway.gateway.networking.k8s.io default/example-gateway=Accepted"})
 }
 
 // kgateway's TrafficPolicy on a Gateway reaches the routes attached to the
@@ -260,4 +274,80 @@ func TestGatewayRoutesOnXListenerSetsUnderGloo(t *testing.T) {
 // class is GatewayClass name of controller ctl.
 func class(name, ctl string) string {
 	return "apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: " + name + "}\nspec: {controllerName: " + ctl + "}\n"
+}
+
+// xlsNamedTopo is xlsTopo with the Gateway's listener named foo, as
+// foo-listenerset's.
+var xlsNamedTopo = strings.Replace(xlsTopo, "listeners: [{name: http, protocol: HTTP, port: 8080}]", "listeners: [{name: foo, protocol: HTTP, port: 8080}]", 1)
+
+// Gloo Gateway matches a Gateway option's sectionName against the names
+// of every listener it translates, its XListenerSets' too: at
+// foo-listenerset's listener foo the VirtualHostOptions apply in the order
+// XListenerSet listener, XListenerSet, Gateway listener foo, Gateway, each
+// top-level option from the first that sets it; the Gateway's listener
+// foo takes its own and the Gateway's; bar-listenerset's listener bar
+// (another name) the Gateway's only. ListenerOptions: the first in that
+// order, whole. An Incremental agrees as the Gateway listener's policy
+// comes and goes.
+// Source: solo-io/gloo 8d57572e55 projects/gateway2/translator/plugins/
+// utils/plugin_utils.go (GetPrioritizedListenerPolicies: "we have a
+// section name, now check if it matches the specific listener provided",
+// the listener's name only), utils/testutils/plugin_test_utils.go
+// ("Attach policy to listenerSet and gw with and without section name":
+// ListenerSet section, ListenerSet, Gateway section, Gateway).
+func TestGlooGatewaySectionOptionsAtXListenerSetListeners(t *testing.T) {
+	gwFoo := `{group: gateway.networking.k8s.io, kind: Gateway, name: example-gateway, sectionName: foo}`
+	setFoo := `{group: gateway.networking.x-k8s.io, kind: XListenerSet, name: foo-listenerset, sectionName: foo}`
+	c := crd("gateway.solo.io", "VirtualHostOption", "virtualhostoptions")
+	docs := []string{c, xlsNamedTopo,
+		pol(glooV, "VirtualHostOption", "gw", 0, `targetRefs: [`+xlsGwRef+`]
+options: {cors: {allowOrigin: [gw]}, headerManipulation: {requestHeadersToRemove: [gw]}, retries: {numRetries: 1}, timeout: 1s}`),
+		pol(glooV, "VirtualHostOption", "gw-foo", 1, `targetRefs: [`+gwFoo+`]
+options: {cors: {allowOrigin: [gw-foo]}, headerManipulation: {requestHeadersToRemove: [gw-foo]}, retries: {numRetries: 2}}`),
+		pol(glooV, "VirtualHostOption", "set", 2, `targetRefs: [`+xlsFooRef+`]
+options: {cors: {allowOrigin: [set]}, headerManipulation: {requestHeadersToRemove: [set]}}`),
+		pol(glooV, "VirtualHostOption", "set-foo", 3, `targetRefs: [`+setFoo+`]
+options: {cors: {allowOrigin: [set-foo]}}`),
+	}
+	check := func(t *testing.T, res *engine.Result, withGwFoo bool) {
+		t.Helper()
+		fooWant := `{"options":{"cors":{"allowOrigin":["set-foo"]},"headerManipulation":{"requestHeadersToRemove":["set"]},"retries":{"numRetries":2},"timeout":"1s"}}`
+		gwWant := `{"options":{"cors":{"allowOrigin":["gw-foo"]},"headerManipulation":{"requestHeadersToRemove":["gw-foo"]},"retries":{"numRetries":2},"timeout":"1s"}}`
+		if !withGwFoo {
+			fooWant = `{"options":{"cors":{"allowOrigin":["set-foo"]},"headerManipulation":{"requestHeadersToRemove":["set"]},"retries":{"numRetries":1},"timeout":"1s"}}`
+			gwWant = `{"options":{"cors":{"allowOrigin":["gw"]},"headerManipulation":{"requestHeadersToRemove":["gw"]},"retries":{"numRetries":1},"timeout":"1s"}}`
+		}
+		want(t, "foo-listenerset#foo", effective(t, res, "VirtualHostOption", xlsListener("default", "foo-listenerset", "foo")), []string{fooWant})
+		want(t, "Gateway#foo", effective(t, res, "VirtualHostOption", xlsGwListener("foo")), []string{gwWant})
+		want(t, "bar-listenerset#bar", effective(t, res, "VirtualHostOption", xlsListener("default", "bar-listenerset", "bar")),
+			[]string{`{"options":{"cors":{"allowOrigin":["gw"]},"headerManipulation":{"requestHeadersToRemove":["gw"]},"retries":{"numRetries":1},"timeout":"1s"}}`})
+	}
+	res := compute(t, engine.Options{}, docs...)
+	check(t, res, true)
+	want(t, "gw-foo", status(t, res, "gw-foo", "Programmed"), "True/PartiallyProgrammed")
+	want(t, "gw-foo affects", policyStatusOf(t, res, "gw-foo").Affects, []topology.Ref{xlsGwListener("foo"), xlsListener("default", "foo-listenerset", "foo")})
+
+	in := engine.NewIncremental(engine.Options{})
+	in.Compute(decodeDocs(t, docs...))
+	without := append(append([]string(nil), docs[:3]...), docs[4:]...)
+	got := in.Compute(decodeDocs(t, without...))
+	if a, b := dump(t, got), dump(t, engine.Compute(decodeDocs(t, without...), engine.Options{})); a != b {
+		t.Fatal(firstDiff(a, b))
+	}
+	check(t, got, false)
+	got = in.Compute(decodeDocs(t, docs...))
+	if a, b := dump(t, got), dump(t, engine.Compute(decodeDocs(t, docs...), engine.Options{})); a != b {
+		t.Fatal(firstDiff(a, b))
+	}
+	check(t, got, true)
+
+	// ListenerOptions: the first in that order is used whole.
+	lc := crd("gateway.solo.io", "ListenerOption", "listeneroptions")
+	res = compute(t, engine.Options{}, lc, xlsNamedTopo,
+		pol(glooV, "ListenerOption", "gw", 0, `targetRefs: [`+xlsGwRef+`]
+options: {perConnectionBufferLimitBytes: 1024}`),
+		pol(glooV, "ListenerOption", "gw-foo", 1, `targetRefs: [`+gwFoo+`]
+options: {perConnectionBufferLimitBytes: 2048}`))
+	want(t, "ListenerOption foo-listenerset#foo", effective(t, res, "ListenerOption", xlsListener("default", "foo-listenerset", "foo")), []string{`{"options":{"perConnectionBufferLimitBytes":2048}}`})
+	want(t, "ListenerOption bar-listenerset#bar", effective(t, res, "ListenerOption", xlsListener("default", "bar-listenerset", "bar")), []string{`{"options":{"perConnectionBufferLimitBytes":1024}}`})
 }

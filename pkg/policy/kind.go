@@ -229,6 +229,15 @@ type Kind struct {
 	// context runs through them either way. Needs Controllers; Inherited
 	// kinds only.
 	OtherControllersNotProgrammed bool
+	// GatewaySectionsByName: a policy on a Gateway's listener (a
+	// sectionName) also reaches the listener of that name of each
+	// ListenerSet (XListenerSet) the Gateway admits, ranked between the
+	// policies of that ListenerSet and those of the Gateway: at such a
+	// listener the stack is Gateway, Gateway listener, ListenerSet,
+	// ListenerSet listener (Gloo Gateway's GetPrioritizedListenerPolicies
+	// compares listener names only). Inherited kinds with the Gateway and
+	// a ListenerSet kind in their hierarchy only.
+	GatewaySectionsByName bool
 	// OtherControllersUnlisted: a policy's declared target that is
 	// another controller's Gateway (Controllers), or takes effect only
 	// through such Gateways, gets no status.ancestors entry and takes no
@@ -486,6 +495,7 @@ type Spec struct {
 	Controllers                   []string
 	OtherControllersNotProgrammed bool
 	OtherControllersUnlisted      bool
+	GatewaySectionsByName         bool
 	EffectiveListeners            []string
 	ConflictScopePolicy           bool
 	RejectRouteOverlap            bool
@@ -579,6 +589,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingOtherControllers, s.OtherControllersNotProgrammed || s.OtherControllersUnlisted, func() {
 		k.OtherControllersNotProgrammed, k.OtherControllersUnlisted = s.OtherControllersNotProgrammed, s.OtherControllersUnlisted
 	})
+	set(SettingGatewaySections, s.GatewaySectionsByName, func() { k.GatewaySectionsByName = true })
 	set(SettingEffectiveListeners, len(s.EffectiveListeners) > 0, func() { k.EffectiveListeners = slices.Clone(s.EffectiveListeners) })
 	set(SettingConflictScope, s.ConflictScopePolicy, func() { k.ConflictScopePolicy = s.ConflictScopePolicy })
 	set(SettingRouteOverlap, s.RejectRouteOverlap, func() { k.RejectRouteOverlap = s.RejectRouteOverlap })
@@ -866,6 +877,17 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingRouteParents, "route parents parent-refs say which paths an Inherited kind walks; the class is %s", k.Class)
 		}
 	}
+	if k.GatewaySectionsByName && (k.Class != Inherited || !k.InHierarchy(topology.KindGateway) ||
+		(!k.InHierarchy(topology.KindListenerSet) && !k.InHierarchy(topology.KindXListenerSet))) {
+		if k.Origins[SettingGatewaySections].isProfile() {
+			// A profile's setting, the CRD's label or hierarchy leaving
+			// no ListenerSet listener below a Gateway on the kind's paths.
+			k.GatewaySectionsByName = false
+			k.Origins[SettingGatewaySections] = FromDefault
+		} else {
+			return settingErrorf(SettingGatewaySections, "gateway sections by-name reach ListenerSets' listeners on the paths of an Inherited kind whose hierarchy holds the Gateway and a ListenerSet kind")
+		}
+	}
 	if k.ReadyPathsOnly && k.Class != Inherited {
 		if k.Origins[SettingPathReadiness].isProfile() {
 			// As reach: a Direct kind walks no paths.
@@ -1082,6 +1104,7 @@ var annotationOf = map[string]string{
 	SettingWaypointTargets:       AnnotationWaypointTargets,
 	SettingControllers:           AnnotationControllers,
 	SettingOtherControllers:      AnnotationOtherControllers,
+	SettingGatewaySections:       AnnotationGatewaySections,
 	SettingEffectiveListeners:    AnnotationEffectiveListeners,
 	SettingConflictScope:         AnnotationConflictScope,
 	SettingRouteOverlap:          AnnotationRouteOverlap,
@@ -1116,7 +1139,7 @@ var allSettings = []string{
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingSameLevelTies, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingAncestorLimit, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingSectionNames, SettingEmptyTargetGroup, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingReach, SettingRouteParents, SettingPathReadiness, SettingPartlyOverridden, SettingWeightAnnotation,
-	SettingDelegationPriority, SettingWaypointTargets, SettingSummary, SettingControllers, SettingOtherControllers, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingInvalidPolicies, SettingMissingTargets, SettingProgrammed, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
+	SettingDelegationPriority, SettingWaypointTargets, SettingSummary, SettingControllers, SettingOtherControllers, SettingGatewaySections, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingInvalidPolicies, SettingMissingTargets, SettingProgrammed, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingClusterIPRouting, SettingObjectRefs,
 	SettingUnsupportedFields, SettingFailureStatus, SettingRouteReplacement, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingValidations, SettingFeatureGates,
 }
@@ -1292,6 +1315,10 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationControllers, SettingControllers, func(v string) (err error) { k.Controllers, err = ParseControllers(v); return }},
 		{AnnotationOtherControllers, SettingOtherControllers, func(v string) (err error) {
 			k.OtherControllersNotProgrammed, k.OtherControllersUnlisted, err = ParseOtherControllers(v)
+			return
+		}},
+		{AnnotationGatewaySections, SettingGatewaySections, func(v string) (err error) {
+			k.GatewaySectionsByName, err = parseChoice(v, GatewaySectionsByName, GatewaySectionsOwn, "gateway-sections rule")
 			return
 		}},
 		{AnnotationEffectiveListeners, SettingEffectiveListeners, func(v string) (err error) {

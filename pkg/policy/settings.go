@@ -84,11 +84,23 @@ const (
 	// only where a route's parentRef writes one: a policy on a listener
 	// names its Gateway (or ListenerSet) as an object (kgateway).
 	AncestorGatewayParentRefs AncestorMode = "gateway-parentrefs"
+	// AncestorListenerParents is AncestorGatewayObject naming, for a
+	// Gateway target, each ListenerSet (XListenerSet) of the kind's
+	// hierarchy that the Gateway admits and that has listeners as well:
+	// the parent object of every listener the policy reaches (kgateway's
+	// ListenerPolicy reports each listener's PolicyAncestorRef).
+	AncestorListenerParents AncestorMode = "listener-parents"
 )
+
+// Objects reports whether the mode names Gateways (and ListenerSets) as
+// objects, without a sectionName.
+func (m AncestorMode) Objects() bool {
+	return m == AncestorGatewayObject || m == AncestorListenerParents
+}
 
 // Gateways reports whether the mode names Gateways rather than targets.
 func (m AncestorMode) Gateways() bool {
-	return m == AncestorGateway || m == AncestorGatewayObject || m == AncestorGatewayParentRefs
+	return m == AncestorGateway || m == AncestorGatewayObject || m == AncestorGatewayParentRefs || m == AncestorListenerParents
 }
 
 // AncestorLimitMode says what becomes of a policy's ancestors beyond the
@@ -249,6 +261,11 @@ const (
 	// nowhere in its status, an input problem naming the target (kgateway
 	// writes status only for what its own Gateways translate).
 	AnnotationOtherControllers = "attache.dev/other-controllers"
+	// AnnotationGatewaySections ("own", the default, or "by-name") says
+	// what a policy on a Gateway's listener reaches: that listener, or
+	// also the listener of that name of each ListenerSet the Gateway
+	// admits (Gloo Gateway): see Kind.GatewaySectionsByName.
+	AnnotationGatewaySections = "attache.dev/gateway-sections"
 	// AnnotationEffectiveListeners lists (comma separated) conditions a
 	// listener must meet to be an effective target of the kind
 	// ("hostname", "tls-terminate"), or "any" (default).
@@ -436,6 +453,7 @@ const (
 	SettingWaypointTargets       = "waypointTargets"
 	SettingControllers           = "controllers"
 	SettingOtherControllers      = "otherControllers"
+	SettingGatewaySections       = "gatewaySections"
 	SettingEffectiveListeners    = "effectiveListeners"
 	SettingConflictScope         = "conflictScope"
 	SettingRouteOverlap          = "routeOverlap"
@@ -486,6 +504,12 @@ const (
 	MissingTargetsProblem  = "problem"
 	ProgrammedGEP          = "gep"
 	ProgrammedWhenAccepted = "when-accepted"
+)
+
+// The values of AnnotationGatewaySections.
+const (
+	GatewaySectionsOwn    = "own"
+	GatewaySectionsByName = "by-name"
 )
 
 // The values of AnnotationOtherControllers.
@@ -674,10 +698,10 @@ func ParseComposition(s string) (Composition, error) {
 // ParseAncestorMode validates an ancestor mode name.
 func ParseAncestorMode(s string) (AncestorMode, error) {
 	switch v := AncestorMode(strings.TrimSpace(s)); v {
-	case AncestorTarget, AncestorGateway, AncestorGatewayObject, AncestorGatewayParentRefs:
+	case AncestorTarget, AncestorGateway, AncestorGatewayObject, AncestorGatewayParentRefs, AncestorListenerParents:
 		return v, nil
 	}
-	return "", fmt.Errorf("unknown ancestor mode %q (known: target, gateway, gateway-object, gateway-parentrefs)", s)
+	return "", fmt.Errorf("unknown ancestor mode %q (known: target, gateway, gateway-object, gateway-parentrefs, listener-parents)", s)
 }
 
 // ParseAncestorLimitMode validates an ancestor limit mode name.

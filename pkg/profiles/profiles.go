@@ -265,6 +265,7 @@ var builtin = func() []policy.Profile {
 			Class: policy.Inherited, Hierarchy: kinds(gateway, xListenerSet),
 			TargetKinds: kinds(gateway, xListenerSet), EffectiveSectionKinds: kinds(gateway, xListenerSet),
 			Strategies: []merge.Strategy{merge.AtomicDefaults}, SameLevel: policy.SameLevelOldestWins,
+			GatewaySectionsByName: true,
 		})
 	}
 	listenerDirect := func(impl, group, kind, shipped string, same policy.SameLevel, targets ...topology.GroupKind) policy.Profile {
@@ -569,18 +570,23 @@ var builtin = func() []policy.Profile {
 		}),
 		// VirtualHostOption: the options of every VirtualHostOption reaching a
 		// listener are shallow-merged, the listener's (more specific) first,
-		// then the ListenerSet's, then the Gateway's, older first at each:
+		// then the ListenerSet's, then the Gateway listener's of that name,
+		// then the Gateway's, older first at each:
 		// each top-level option is taken whole from the first that sets it.
 		entry(Gloo, "gateway.solo.io", "VirtualHostOption", "", policy.Spec{
 			Class: policy.Inherited, Hierarchy: kinds(gateway, xListenerSet),
 			TargetKinds: kinds(gateway, xListenerSet), EffectiveSectionKinds: kinds(gateway, xListenerSet),
 			Strategies: []merge.Strategy{merge.PatchDefaults}, SameLevel: policy.SameLevelOldestFirst,
 			NamedRules: []string{"options"},
+			// A Gateway listener's options reach the XListenerSet
+			// listeners of its name, after the XListenerSet's own.
+			GatewaySectionsByName: true,
 		}),
 		// ListenerOption, HttpListenerOption: at a listener, the first
 		// option in the order of VirtualHostOptions (the XListenerSet's
-		// listener, the XListenerSet, the Gateway's listener, the Gateway;
-		// older first at each) is used whole, the others ignored.
+		// listener, the XListenerSet, the Gateway's listener of that
+		// name, the Gateway; older first at each) is used whole, the
+		// others ignored.
 		glooListener("ListenerOption"),
 		glooListener("HttpListenerOption"),
 		// kgateway.
@@ -629,7 +635,7 @@ var builtin = func() []policy.Profile {
 		// entries of `perPort` by port. At a listener, the merged entry
 		// for its port replaces `default` whole. Its configuration is a
 		// field named `default`: no GEP-713 stanzas. Its status names the
-		// Gateway, without a listener.
+		// Gateway, without a listener, and its ListenerSets.
 		kgatewayServed(entry(KGateway, "gateway.kgateway.dev", "ListenerPolicy", "Direct", policy.Spec{
 			// A Gateway's policies reach the listeners of the
 			// ListenerSets (and XListenerSets) it admits too, after those
@@ -641,7 +647,9 @@ var builtin = func() []policy.Profile {
 			SchemaMerge:   true,
 			NamedRules:    []string{"default", "default.httpSettings", "perPort[].listener", "perPort[].listener.httpSettings"},
 			PortSelection: policy.PortSelection{List: "perPort", Key: "port", Value: "listener", Default: "default"},
-			Ancestor:      policy.AncestorGatewayObject,
+			// Each listener it reaches names its parent object: the
+			// Gateway, and each ListenerSet whose listeners it reaches.
+			Ancestor: policy.AncestorListenerParents,
 		})),
 		// kgateway reads each HTTPListenerPolicy as a ListenerPolicy whose
 		// default.httpSettings is its spec, and merges those as
