@@ -176,6 +176,9 @@ type policyKindItem struct {
 	// ConflictFields are the fields two policies at one level conflict
 	// on under merge-disjoint; absent: every field.
 	ConflictFields []string `json:"conflictFields,omitempty"`
+	// NotInListenerSets are the fields the policies above a ListenerSet
+	// do not give its listeners; absent: none.
+	NotInListenerSets []string `json:"notInListenerSets,omitempty"`
 	// InheritedFields are the fields of an additive kind that a context
 	// takes from its most specific policy setting them; absent: none.
 	InheritedFields []string `json:"inheritedFields,omitempty"`
@@ -443,6 +446,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if len(k.ConflictFields) > 0 {
 		parts = append(parts, origin(policy.SettingConflictFields, "conflict-fields="+strings.Join(k.ConflictFields, ",")))
 	}
+	if len(k.NotInListenerSets) > 0 {
+		parts = append(parts, origin(policy.SettingNotInListenerSets, "not-in-listener-sets="+strings.Join(k.NotInListenerSets, ",")))
+	}
 	if len(k.InheritedFields) > 0 {
 		parts = append(parts, origin(policy.SettingInheritedFields, "inherited-fields="+strings.Join(k.InheritedFields, ",")))
 	}
@@ -610,6 +616,7 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 		it.FilterAttachment = filterAttachment(k)
 	}
 	it.ConflictFields = k.ConflictFields
+	it.NotInListenerSets = k.NotInListenerSets
 	it.InheritedFields = k.InheritedFields
 	it.LevelInheritedFields = k.LevelInheritedFields
 	it.CACertificateRefs = k.CARefs.String()

@@ -679,6 +679,26 @@ func TestGetPolicyKindsOtherControllersUnlisted(t *testing.T) {
 	}
 }
 
+// kgateway's ListenerPolicy names the ListenerSets it reaches and gives
+// them no Gateway-wide client certificate validation: -o wide shows both
+// settings with their origins.
+func TestGetPolicyKindsListenerPolicyListenerSets(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crd.yaml")
+	crd := implementationCRD("gateway.kgateway.dev", "ListenerPolicy", "listenerpolicies", "v1alpha1")
+	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"ancestor=listener-parents (profile: kgateway)", "not-in-listener-sets=default.clientCertificateValidation (profile: kgateway)"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("-o wide lacks %q:\n%s", w, out)
+		}
+	}
+}
+
 // Gloo Gateway's VirtualHostOption: a Gateway listener's options reach
 // the XListenerSet listeners of its name; -o wide and -o json show
 // gatewaySections and its origin.

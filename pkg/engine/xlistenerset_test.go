@@ -351,3 +351,56 @@ options: {perConnectionBufferLimitBytes: 2048}`))
 	want(t, "ListenerOption foo-listenerset#foo", effective(t, res, "ListenerOption", xlsListener("default", "foo-listenerset", "foo")), []string{`{"options":{"perConnectionBufferLimitBytes":2048}}`})
 	want(t, "ListenerOption bar-listenerset#bar", effective(t, res, "ListenerOption", xlsListener("default", "bar-listenerset", "bar")), []string{`{"options":{"perConnectionBufferLimitBytes":1024}}`})
 }
+
+// kgateway's golden gateway-wide-mtls-listenerset, in attache's terms: a
+// Gateway-wide ListenerPolicy's clientCertificateValidation applies at the
+// Gateway's own listener, not at the listener of its ListenerSet, which
+// takes its other fields; its status names the Gateway and the
+// ListenerSet. An Incremental agrees.
+// Source: kgateway-dev/kgateway pkg/kgateway/translator/gateway/testutils/
+// inputs/listener-policy/gateway-wide-mtls-listenerset.yaml and its output
+// @ d7ab0702bdb8 (no validationContext on ls-https; ancestors
+// example-gateway and ls-1), pkg/kgateway/translator/listener/
+// gateway_listener_translator.go @ d7ab0702bdb8 (translateTLSConfig:
+// Gateway-level policies "ONLY for the Gateway's own listeners").
+func TestKgatewayGatewayWideClientValidationNotInListenerSets(t *testing.T) {
+	topo := `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: example-gateway, namespace: default}
+spec:
+  gatewayClassName: kgateway
+  listeners: [{name: gw-https, protocol: HTTPS, port: 8443, hostname: gw.example.com, tls: {mode: Terminate, certificateRefs: [{name: server-cert}]}}]
+  allowedListeners: {namespaces: {from: All}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: ls-1, namespace: ls-ns}
+spec:
+  parentRef: {name: example-gateway, namespace: default, kind: Gateway, group: gateway.networking.k8s.io}
+  listeners: [{name: ls-https, protocol: HTTPS, port: 8444, hostname: ls.example.com, tls: {mode: Terminate, certificateRefs: [{name: server-cert}]}}]
+`
+	docs := []string{kgatewayListenerPolicyCRD(), topo,
+		pol(kgwV, "ListenerPolicy", "gateway-wide-mtls", 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: example-gateway}]
+default:
+  perConnectionBufferLimitBytes: 1024
+  clientCertificateValidation: {mode: Optional, caCertificateRefs: [{name: shared-ca-cert, kind: Secret, group: ""}]}`)}
+	ls := topology.Ref{Group: topology.GatewayGroup, Kind: "ListenerSet", Namespace: "ls-ns", Name: "ls-1", SectionName: "ls-https"}
+	gw := topology.Ref{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: "default", Name: "example-gateway", SectionName: "gw-https"}
+	for _, res := range []*engine.Result{compute(t, engine.Options{}, docs...), engine.NewIncremental(engine.Options{}).Compute(decodeDocs(t, docs...))} {
+		want(t, "gw-https", effective(t, res, "ListenerPolicy", gw),
+			[]string{`{"clientCertificateValidation":{"caCertificateRefs":[{"group":"","kind":"Secret","name":"shared-ca-cert"}],"mode":"Optional"},"perConnectionBufferLimitBytes":1024}`})
+		want(t, "ls-https", effective(t, res, "ListenerPolicy", ls), []string{`{"perConnectionBufferLimitBytes":1024}`})
+		want(t, "ancestors", ancestorsOf(t, res, "gateway-wide-mtls"), []string{
+			"Gateway.gateway.networking.k8s.io default/example-gateway=Accepted",
+			"ListenerSet.gateway.networking.k8s.io ls-ns/ls-1=Accepted",
+		})
+		want(t, "Programmed", status(t, res, "gateway-wide-mtls", "Programmed"), "True/Programmed")
+	}
+	// A CRD annotation naming another path changes what is left out.
+	c := strings.Replace(kgatewayListenerPolicyCRD(), "labels: {gateway.networking.k8s.io/policy: Direct}}",
+		"labels: {gateway.networking.k8s.io/policy: Direct}, annotations: {attache.dev/not-in-listener-sets: default.perConnectionBufferLimitBytes}}", 1)
+	res := compute(t, engine.Options{}, append([]string{c}, docs[1:]...)...)
+	want(t, "ls-https, buffer left out", effective(t, res, "ListenerPolicy", ls),
+		[]string{`{"clientCertificateValidation":{"caCertificateRefs":[{"group":"","kind":"Secret","name":"shared-ca-cert"}],"mode":"Optional"}}`})
+}

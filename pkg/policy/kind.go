@@ -312,6 +312,15 @@ type Kind struct {
 	// rule whose ExtensionRef filter names a policy of the kind that does
 	// not exist (kgateway: 500); 0: such a filter is ignored.
 	MissingFilterStatus int
+	// NotInListenerSets are dotted spec paths (relative to the spec
+	// proper) that the policies above a ListenerSet (XListenerSet) do not
+	// give its listeners: there, only the ListenerSet's and its
+	// listeners' own policies set them (kgateway resolves a Gateway-wide
+	// ListenerPolicy's clientCertificateValidation for the Gateway's own
+	// listeners only). Inherited kinds with ListenerSet listeners among
+	// their effective targets and defaults strategies only (the policies
+	// below win there).
+	NotInListenerSets []string
 	// ConflictFields, for the merge-disjoint rule, are the dotted spec
 	// paths two policies at one level conflict on when both set them (a
 	// field at or below the path); other fields they both set do not make
@@ -505,6 +514,7 @@ type Spec struct {
 	FilterAttachment              bool
 	MissingFilterStatus           int
 	ConflictFields                []string
+	NotInListenerSets             []string
 	InheritedFields               []string
 	LevelInheritedFields          []string
 	CARefs                        CARefs
@@ -600,6 +610,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 		k.FilterAttachment, k.MissingFilterStatus = s.FilterAttachment, s.MissingFilterStatus
 	})
 	set(SettingConflictFields, len(s.ConflictFields) > 0, func() { k.ConflictFields = slices.Clone(s.ConflictFields) })
+	set(SettingNotInListenerSets, len(s.NotInListenerSets) > 0, func() { k.NotInListenerSets = slices.Clone(s.NotInListenerSets) })
 	set(SettingInheritedFields, len(s.InheritedFields) > 0, func() { k.InheritedFields = slices.Clone(s.InheritedFields) })
 	set(SettingLevelInheritedFields, len(s.LevelInheritedFields) > 0, func() { k.LevelInheritedFields = slices.Clone(s.LevelInheritedFields) })
 	set(SettingCACertificateRefs, s.CARefs.Enabled(), func() {
@@ -771,6 +782,22 @@ func (k *Kind) complete() error {
 	for _, p := range k.ConflictFields {
 		if !dottedPath(p) {
 			return settingErrorf(SettingConflictFields, "%q is not a dotted spec path", p)
+		}
+	}
+	for _, p := range k.NotInListenerSets {
+		if !dottedPath(p) {
+			return settingErrorf(SettingNotInListenerSets, "%q is not a dotted spec path", p)
+		}
+	}
+	if len(k.NotInListenerSets) > 0 && (k.Class != Inherited || (!k.IsEffectiveSection(topology.KindListenerSet) && !k.IsEffectiveSection(topology.KindXListenerSet)) ||
+		slices.ContainsFunc(k.Strategies, func(s merge.Strategy) bool { return s == merge.AtomicOverrides || s == merge.PatchOverrides })) {
+		if k.Origins[SettingNotInListenerSets].isProfile() {
+			// A profile's setting, the CRD having changed what it
+			// applies to: it does not apply.
+			k.NotInListenerSets = nil
+			k.Origins[SettingNotInListenerSets] = FromDefault
+		} else {
+			return settingErrorf(SettingNotInListenerSets, "fields not in ListenerSets are left out at ListenerSet listeners, which must be effective targets of an Inherited kind with defaults strategies only")
 		}
 	}
 	if k.DataPlaneTarget && (!slices.Contains(k.TargetKinds, topology.KindGateway) || !slices.Contains(k.TargetKinds, topology.KindGatewayClass)) {
@@ -1113,6 +1140,7 @@ var annotationOf = map[string]string{
 	SettingProgrammed:            AnnotationProgrammed,
 	SettingFilterAttachment:      AnnotationFilterAttachment,
 	SettingConflictFields:        AnnotationConflictFields,
+	SettingNotInListenerSets:     AnnotationNotInListenerSets,
 	SettingInheritedFields:       AnnotationInheritedFields,
 	SettingLevelInheritedFields:  AnnotationLevelInheritedFields,
 	SettingCACertificateRefs:     AnnotationCACertificateRefs,
@@ -1139,7 +1167,7 @@ var allSettings = []string{
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingSameLevelTies, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingAncestorLimit, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingSectionNames, SettingEmptyTargetGroup, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingReach, SettingRouteParents, SettingPathReadiness, SettingPartlyOverridden, SettingWeightAnnotation,
-	SettingDelegationPriority, SettingWaypointTargets, SettingSummary, SettingControllers, SettingOtherControllers, SettingGatewaySections, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingInvalidPolicies, SettingMissingTargets, SettingProgrammed, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
+	SettingDelegationPriority, SettingWaypointTargets, SettingSummary, SettingControllers, SettingOtherControllers, SettingGatewaySections, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingInvalidPolicies, SettingMissingTargets, SettingProgrammed, SettingFilterAttachment, SettingConflictFields, SettingNotInListenerSets, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingClusterIPRouting, SettingObjectRefs,
 	SettingUnsupportedFields, SettingFailureStatus, SettingRouteReplacement, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingValidations, SettingFeatureGates,
 }
@@ -1351,6 +1379,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 			return
 		}},
 		{AnnotationConflictFields, SettingConflictFields, func(v string) error { k.ConflictFields = splitList(v); return nil }},
+		{AnnotationNotInListenerSets, SettingNotInListenerSets, func(v string) error { k.NotInListenerSets = splitList(v); return nil }},
 		{AnnotationInheritedFields, SettingInheritedFields, func(v string) error { k.InheritedFields = splitList(v); return nil }},
 		{AnnotationLevelInheritedFields, SettingLevelInheritedFields, func(v string) error { k.LevelInheritedFields = splitList(v); return nil }},
 		{AnnotationCACertificateRefs, SettingCACertificateRefs, func(v string) (err error) { k.CARefs, err = ParseCARefs(v); return }},

@@ -319,6 +319,11 @@ const (
 	// merge-disjoint rule; other fields do not conflict (NGINX Gateway
 	// Fabric). Absent: every field.
 	AnnotationConflictFields = "attache.dev/conflict-fields"
+	// AnnotationNotInListenerSets lists the dotted spec paths (comma
+	// separated) that the policies above a ListenerSet do not give its
+	// listeners (kgateway's ListenerPolicy:
+	// "default.clientCertificateValidation"): see Kind.NotInListenerSets.
+	AnnotationNotInListenerSets = "attache.dev/not-in-listener-sets"
 	// AnnotationInheritedFields lists the dotted spec paths (comma
 	// separated) of an additive kind that a context has one value of: the
 	// most specific policy setting one (not false, 0 or "") gives it
@@ -462,6 +467,7 @@ const (
 	SettingProgrammed            = "programmed"
 	SettingFilterAttachment      = "filterAttachment"
 	SettingConflictFields        = "conflictFields"
+	SettingNotInListenerSets     = "notInListenerSets"
 	SettingInheritedFields       = "inheritedFields"
 	SettingLevelInheritedFields  = "levelInheritedFields"
 	SettingCACertificateRefs     = "caCertificateRefs"

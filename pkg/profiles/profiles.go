@@ -650,6 +650,10 @@ var builtin = func() []policy.Profile {
 			// Each listener it reaches names its parent object: the
 			// Gateway, and each ListenerSet whose listeners it reaches.
 			Ancestor: policy.AncestorListenerParents,
+			// A Gateway-wide policy's client certificate validation is
+			// for the Gateway's own listeners (kgateway resolves its CA
+			// references in the Gateway's namespace).
+			NotInListenerSets: []string{"default.clientCertificateValidation"},
 		})),
 		// kgateway reads each HTTPListenerPolicy as a ListenerPolicy whose
 		// default.httpSettings is its spec, and merges those as
