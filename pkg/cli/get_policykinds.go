@@ -144,8 +144,13 @@ type policyKindItem struct {
 	Controllers []string `json:"controllers,omitempty"`
 	// OtherControllers is "not-programmed" when a policy on another
 	// controller's Gateway is accepted and not programmed while in a path
-	// through one; absent: it is TargetNotFound ("target-not-found").
+	// through one, "unlisted" when its status lists no such target;
+	// absent: it is TargetNotFound ("target-not-found").
 	OtherControllers string `json:"otherControllers,omitempty"`
+	// GatewaySections is "by-name" when a policy on a Gateway's listener
+	// also reaches the listeners of that name of the Gateway's
+	// ListenerSets; absent: "own".
+	GatewaySections string `json:"gatewaySections,omitempty"`
 	// EffectiveListeners are the conditions a listener must meet to be an
 	// effective target ("hostname", "tls-terminate", "attached-routes");
 	// absent: any.
@@ -174,6 +179,9 @@ type policyKindItem struct {
 	// ConflictFields are the fields two policies at one level conflict
 	// on under merge-disjoint; absent: every field.
 	ConflictFields []string `json:"conflictFields,omitempty"`
+	// NotInListenerSets are the fields the policies above a ListenerSet
+	// do not give its listeners; absent: none.
+	NotInListenerSets []string `json:"notInListenerSets,omitempty"`
 	// InheritedFields are the fields of an additive kind that a context
 	// takes from its most specific policy setting them; absent: none.
 	InheritedFields []string `json:"inheritedFields,omitempty"`
@@ -409,7 +417,13 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 		parts = append(parts, origin(policy.SettingControllers, "controllers="+policy.ControllersString(k.Controllers)))
 	}
 	if k.OtherControllersNotProgrammed {
-		parts = append(parts, origin(policy.SettingOtherControllers, "other-controllers=not-programmed"))
+		parts = append(parts, origin(policy.SettingOtherControllers, "other-controllers="+policy.OtherControllersNotProgrammed))
+	}
+	if k.OtherControllersUnlisted {
+		parts = append(parts, origin(policy.SettingOtherControllers, "other-controllers="+policy.OtherControllersUnlisted))
+	}
+	if k.GatewaySectionsByName {
+		parts = append(parts, origin(policy.SettingGatewaySections, "gateway-sections="+policy.GatewaySectionsByName))
 	}
 	if len(k.EffectiveListeners) > 0 {
 		parts = append(parts, origin(policy.SettingEffectiveListeners, "effective-listeners="+policy.EffectiveListenersString(k.EffectiveListeners)))
@@ -434,6 +448,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	}
 	if len(k.ConflictFields) > 0 {
 		parts = append(parts, origin(policy.SettingConflictFields, "conflict-fields="+strings.Join(k.ConflictFields, ",")))
+	}
+	if len(k.NotInListenerSets) > 0 {
+		parts = append(parts, origin(policy.SettingNotInListenerSets, "not-in-listener-sets="+strings.Join(k.NotInListenerSets, ",")))
 	}
 	if len(k.InheritedFields) > 0 {
 		parts = append(parts, origin(policy.SettingInheritedFields, "inherited-fields="+strings.Join(k.InheritedFields, ",")))
@@ -546,7 +563,13 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	}
 	it.Controllers = k.Controllers
 	if k.OtherControllersNotProgrammed {
-		it.OtherControllers = "not-programmed"
+		it.OtherControllers = policy.OtherControllersNotProgrammed
+	}
+	if k.OtherControllersUnlisted {
+		it.OtherControllers = policy.OtherControllersUnlisted
+	}
+	if k.GatewaySectionsByName {
+		it.GatewaySections = policy.GatewaySectionsByName
 	}
 	it.EffectiveListeners = k.EffectiveListeners
 	if k.PortSelection.Enabled() {
@@ -596,6 +619,7 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 		it.FilterAttachment = filterAttachment(k)
 	}
 	it.ConflictFields = k.ConflictFields
+	it.NotInListenerSets = k.NotInListenerSets
 	it.InheritedFields = k.InheritedFields
 	it.LevelInheritedFields = k.LevelInheritedFields
 	it.CACertificateRefs = k.CARefs.String()

@@ -654,6 +654,76 @@ func TestGetPolicyKindsRouteReplacement(t *testing.T) {
 	}
 }
 
+// kgateway's TrafficPolicy serves kgateway's Gateways only and lists no
+// target of another implementation: -o wide and -o json show controllers
+// and otherControllers with their origins.
+func TestGetPolicyKindsOtherControllersUnlisted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crd.yaml")
+	crd := implementationCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "v1alpha1")
+	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "controllers=kgateway.dev/kgateway (profile: kgateway)") || !strings.Contains(out, "other-controllers=unlisted (profile: kgateway)") {
+		t.Errorf("-o wide lacks the controllers or otherControllers setting:\n%s", out)
+	}
+	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"otherControllers": "unlisted"`) || !strings.Contains(out, `"otherControllers": "profile: kgateway"`) {
+		t.Errorf("-o json lacks the otherControllers setting or its origin:\n%s", out)
+	}
+}
+
+// kgateway's ListenerPolicy names the ListenerSets it reaches and gives
+// them no Gateway-wide client certificate validation: -o wide shows both
+// settings with their origins.
+func TestGetPolicyKindsListenerPolicyListenerSets(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crd.yaml")
+	crd := implementationCRD("gateway.kgateway.dev", "ListenerPolicy", "listenerpolicies", "v1alpha1")
+	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"ancestor=listener-parents (profile: kgateway)", "not-in-listener-sets=default.clientCertificateValidation (profile: kgateway)"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("-o wide lacks %q:\n%s", w, out)
+		}
+	}
+}
+
+// Gloo Gateway's VirtualHostOption: a Gateway listener's options reach
+// the XListenerSet listeners of its name; -o wide and -o json show
+// gatewaySections and its origin.
+func TestGetPolicyKindsGatewaySections(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crd.yaml")
+	crd := implementationCRD("gateway.solo.io", "VirtualHostOption", "virtualhostoptions", "v1")
+	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "gateway-sections=by-name (profile: Gloo Gateway)") {
+		t.Errorf("-o wide lacks the gatewaySections setting:\n%s", out)
+	}
+	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"gatewaySections": "by-name"`) || !strings.Contains(out, `"gatewaySections": "profile: Gloo Gateway"`) {
+		t.Errorf("-o json lacks the gatewaySections setting or its origin:\n%s", out)
+	}
+}
+
 // Gloo Gateway's RouteOption: the parent wins across delegation but in the
 // options enable-policy-overrides names; -o wide and -o json show the
 // child-fields form (not kgateway's parent= form) with the oneof groups.

@@ -399,10 +399,16 @@ func (d *kindDP) run(only map[topology.NodeID]bool) {
 				nsIdx = i
 			}
 		}
+		// A Gateway listener's policies at the ListenerSet listener of
+		// its name, between the ListenerSet's and the Gateway's.
+		gwSec, lsLevel, splice := d.gatewaySectionLevel(node)
 		clear(keyIdx)
 		var out []entry
 		for _, it := range items {
 			s, ns := it.stack, it.nsSet
+			if inH && splice {
+				s = d.spliceBefore(s, lsLevel, gwSec)
+			}
 			if inH {
 				if nsIdx >= 0 && !d.sets.has(ns, nsIdx) {
 					s = d.trie.extend(s, level(-(nsIdx + 1)))

@@ -328,14 +328,18 @@ func newComputation(opts Options, objs []Object) *computation {
 	// implementations that read its form (or of unknown ones), a reading
 	// of the profiles: without them, through every Gateway. Routes get
 	// unadmitted edges when a kind follows them (Kuadrant).
+	// ListenerSets' listeners take the routes a Gateway parentRef names
+	// where the Gateway's implementation attaches them so (Gloo Gateway).
 	topoOpts := gatewayapi.Options{UnadmittedParents: c.needsUnadmitted()}
 	if !c.opts.DisableProfiles {
-		topoOpts.DelegationKinds = func(ctl string) ([]topology.GroupKind, bool) {
+		alias := func(ctl string) string {
 			if a, ok := c.controllerAliases[ctl]; ok {
-				ctl = a
+				return a
 			}
-			return profiles.DelegationKinds(ctl)
+			return ctl
 		}
+		topoOpts.DelegationKinds = func(ctl string) ([]topology.GroupKind, bool) { return profiles.DelegationKinds(alias(ctl)) }
+		topoOpts.GatewayRouteListenerSets = func(ctl string) []topology.GroupKind { return profiles.GatewayRouteListenerSets(alias(ctl)) }
 	}
 	grants, probs := gatewayapi.AddWith(b, topoObjs, topoOpts)
 	c.grants = grants

@@ -883,6 +883,11 @@ func (c *computation) updateKind(k *policy.Kind, xs []policyChange, touched map[
 	seeds := make(map[topology.NodeID]bool, len(dirtyNodes))
 	for n := range dirtyNodes {
 		seeds[n] = true
+		// A Gateway listener's level is in the stacks of the ListenerSet
+		// listeners of its name too (gatewaySectionLevel).
+		for _, m := range d.listenerSetSections(n) {
+			seeds[m] = true
+		}
 	}
 	if len(dirtyNs) > 0 {
 		names := map[string]bool{}

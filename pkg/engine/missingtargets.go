@@ -42,9 +42,29 @@ func (c *computation) unresolvedTarget(k *policy.Kind, ref topology.Ref) string 
 	return ""
 }
 
+// unlistedTarget says why declared target ref of a policy of kind k gets
+// no status entry ("" when it gets one): it does not resolve
+// (unresolvedTarget) for a kind whose implementation lists no such
+// target (policy.Kind.MissingTargetsUnlisted), or it is another
+// implementation's, or takes effect only through such Gateways
+// (notServed), for a kind whose implementation never sees those
+// (policy.Kind.OtherControllersUnlisted).
+func (c *computation) unlistedTarget(k *policy.Kind, ref topology.Ref) string {
+	if k.MissingTargetsUnlisted {
+		return c.unresolvedTarget(k, ref)
+	}
+	if k.OtherControllersUnlisted {
+		if _, ok := c.graph.Lookup(ref); ok {
+			return c.notServed(k, ref)
+		}
+	}
+	return ""
+}
+
 // unlistMissing leaves out of st the ancestor entries of the declared
-// targets that do not resolve (unresolvedTarget), for a kind whose
-// implementation writes none for them (policy.Kind.MissingTargetsUnlisted):
+// targets that get none (unlistedTarget), for a kind whose
+// implementation writes none for them (policy.Kind.MissingTargetsUnlisted,
+// policy.Kind.OtherControllersUnlisted):
 // each becomes an input problem on the policy, naming the targetRef, so
 // that get and describe still say the target is missing (the policy's
 // summary condition says it too). So do the entries, for a kind naming
@@ -53,7 +73,7 @@ func (c *computation) unresolvedTarget(k *policy.Kind, ref topology.Ref) string 
 func (c *computation) unlistMissing(ps *pstate, st *PolicyStatus) {
 	ps.unlisted = ps.unlisted[:0]
 	k := ps.p.Kind
-	if !k.MissingTargetsUnlisted {
+	if !k.MissingTargetsUnlisted && !k.OtherControllersUnlisted {
 		return
 	}
 	impl := k.Implementation
@@ -62,7 +82,10 @@ func (c *computation) unlistMissing(ps *pstate, st *PolicyStatus) {
 	}
 	kept := st.Ancestors[:0]
 	for _, a := range st.Ancestors {
-		why := c.unresolvedTarget(k, a.Ref)
+		why, writes := c.unlistedTarget(k, a.Ref), "writes no status entry for a target that does not resolve"
+		if !k.MissingTargetsUnlisted {
+			writes = "writes policy status only for what its own Gateways translate"
+		}
 		if why == "" {
 			kept = append(kept, a)
 			continue
@@ -81,7 +104,7 @@ func (c *computation) unlistMissing(ps *pstate, st *PolicyStatus) {
 			continue
 		}
 		prob := diag.Problem{Object: ps.p.Ref, Source: c.sources[ps.p.Ref], Field: field,
-			Message: fmt.Sprintf("%s; %s writes no status entry for a target that does not resolve, so status.ancestors does not list it", strings.TrimPrefix(why, field+": "), impl)}
+			Message: fmt.Sprintf("%s; %s %s, so status.ancestors does not list it", strings.TrimPrefix(why, field+": "), impl, writes)}
 		if !slices.Contains(ps.unlisted, prob) {
 			ps.unlisted = append(ps.unlisted, prob)
 			st.UnlistedTargets = append(st.UnlistedTargets, a.Ref)

@@ -20,7 +20,10 @@ import (
 // (which does not exist on a cluster), are added to rules. Each entry
 // is also a problem on the policy. A TranslationInvalid policy's
 // targetSelectors are not followed (attache resolves the targets of
-// valid policies only).
+// valid policies only). Nothing is replaced where the policy takes effect
+// only through other implementations' Gateways (policy.Kind.Controllers):
+// its implementation never translates it there; through a route's other
+// Gateways, attache trace judges each (RuleReplacement.Kind).
 func (c *computation) routeReplacements(rules map[topology.Ref]RuleReplacement, problems *[]diag.Problem) (map[topology.Ref]RuleReplacement, map[topology.Ref]RuleReplacement) {
 	var out map[topology.Ref]RuleReplacement
 	for _, ps := range c.policies {
@@ -46,7 +49,9 @@ func (c *computation) routeReplacements(rules map[topology.Ref]RuleReplacement, 
 				state = "which its API server refuses (" + why + "), so that it does not exist"
 			}
 			for _, f := range c.filterRefs[ps.p.Ref] {
-				if _, ok := c.graph.Lookup(f.rule); !ok {
+				if _, ok := c.graph.Lookup(f.rule); !ok || c.notServed(k, f.rule) != "" {
+					// (A rule reached only through other implementations'
+					// Gateways is theirs to answer.)
 					continue
 				}
 				if rules == nil {
@@ -70,7 +75,7 @@ func (c *computation) routeReplacements(rules map[topology.Ref]RuleReplacement, 
 					continue
 				}
 				at := targetRef(t)
-				if _, ok := c.graph.Lookup(at); ok && k.AllowsTarget(at.GroupKind()) {
+				if _, ok := c.graph.Lookup(at); ok && k.AllowsTarget(at.GroupKind()) && c.notServed(k, at) == "" {
 					hits = append(hits, hit{at, why})
 				}
 			}

@@ -86,7 +86,9 @@ func (c *computation) result() *Result {
 // replacedRules are the route rules whose ExtensionRef filter names a
 // policy, of a kind whose implementation replaces such a rule by a direct
 // response (policy.Kind.MissingFilterStatus), that is not among the
-// objects; each is also a problem on its route, added to problems.
+// objects; each is also a problem on its route, added to problems. A
+// rule reached only through other implementations' Gateways
+// (policy.Kind.Controllers) is not replaced.
 func (c *computation) replacedRules(problems *[]diag.Problem) map[topology.Ref]RuleReplacement {
 	var out map[topology.Ref]RuleReplacement
 	for target, refs := range c.filterRefs {
@@ -95,13 +97,18 @@ func (c *computation) replacedRules(problems *[]diag.Problem) map[topology.Ref]R
 			continue
 		}
 		for _, f := range refs {
+			if c.notServed(k, f.rule) != "" {
+				// Only other implementations' Gateways reach the rule:
+				// theirs to answer.
+				continue
+			}
 			why := fmt.Sprintf("its ExtensionRef filter names %s %s/%s, which is not among the objects, so its implementation replaces the rule with a %d direct response",
 				target.Kind, target.Namespace, target.Name, k.MissingFilterStatus)
 			if out == nil {
 				out = map[topology.Ref]RuleReplacement{}
 			}
 			if _, seen := out[f.rule]; !seen {
-				out[f.rule] = RuleReplacement{Status: k.MissingFilterStatus, Reason: "rule " + f.rule.SectionName + " of " + f.rule.Object().Short() + ": " + why}
+				out[f.rule] = RuleReplacement{Status: k.MissingFilterStatus, Kind: k, Reason: "rule " + f.rule.SectionName + " of " + f.rule.Object().Short() + ": " + why}
 			}
 			route := f.rule.Object()
 			*problems = append(*problems, diag.Problem{Object: route, Source: c.sources[route], Field: strings.TrimPrefix(f.field, route.Short()+" "), Message: why})
@@ -335,7 +342,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			// Dropped where its merged spec would set what its kind does
 			// not support: Invalid for those Gateways, or everywhere.
 			gwMode := ps.p.Kind.Ancestor.Gateways()
-			objects := ps.p.Kind.Ancestor == policy.AncestorGatewayObject
+			objects := ps.p.Kind.Ancestor.Objects()
 			if bad = c.mergedUnsupported(an.att); len(bad) > 0 && (!gwMode || !c.someGatewayFine(an.ref, bad, objects)) {
 				an.reason, an.msg = ReasonInvalid, firstMsg(bad)
 				bad = nil
@@ -473,10 +480,11 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 // first accepted one (else of the first). A target no Gateway reaches (not
 // found, or behind no route) keeps its own entry, so that its condition
 // still says why it has no effect. mode says how Gateways are named:
-// gateway-object drops every sectionName, gateway-parentrefs that of a
+// gateway-object drops every sectionName (listener-parents too, and names
+// a Gateway target's ListenerSets: listenerSetAncestors), gateway-parentrefs that of a
 // listener target.
 func (c *computation) gatewayAncestors(k *policy.Kind, in []Ancestor, bads []map[topology.Ref]string, byGateway []func(topology.Ref) []Condition, mode policy.AncestorMode) []Ancestor {
-	objects := mode == policy.AncestorGatewayObject
+	objects := mode.Objects()
 	var out []Ancestor
 	index := map[topology.Ref]int{}
 	for i, an := range in {
@@ -499,6 +507,9 @@ func (c *computation) gatewayAncestors(k *policy.Kind, in []Ancestor, bads []map
 				if o := gw.Object(); !slices.Contains(objs, o) {
 					objs = append(objs, o)
 				}
+			}
+			if mode == policy.AncestorListenerParents && len(objs) > 0 && an.Ref.GroupKind() == topology.KindGateway && !an.Ref.IsSection() {
+				objs = append(objs, c.listenerSetAncestors(k, an.Ref)...)
 			}
 			gws = objs
 		}
@@ -536,6 +547,30 @@ func (c *computation) gatewayAncestors(k *policy.Kind, in []Ancestor, bads []map
 					add(Ancestor{Ref: l, Conditions: []Condition{{Type: CondAccepted, Status: "False", Reason: ReasonInvalid, Message: bads[i][l]}}})
 				}
 			}
+		}
+	}
+	return out
+}
+
+// listenerSetAncestors are the ListenerSets (and XListenerSets) of kind
+// k's hierarchy that Gateway gw admits (below it in the graph) and that
+// have listeners, in graph order: with gw, the parents of the listeners a
+// policy of k on gw reaches (policy.AncestorListenerParents; kgateway names
+// each listener's parent object).
+func (c *computation) listenerSetAncestors(k *policy.Kind, gw topology.Ref) []topology.Ref {
+	g := c.graph
+	id, ok := g.Lookup(gw)
+	if !ok {
+		return nil
+	}
+	var out []topology.Ref
+	for _, ch := range g.Node(id).Children {
+		n := g.Node(ch)
+		if gk := n.Ref.GroupKind(); !topology.IsListenerSet(gk) || n.Ref.IsSection() || !k.InHierarchy(gk) || len(g.Sections(ch)) == 0 {
+			continue
+		}
+		if ok, _ := c.gatewayServed(k, n.Ref); ok {
+			out = append(out, n.Ref)
 		}
 	}
 	return out

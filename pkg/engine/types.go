@@ -175,8 +175,9 @@ type Result struct {
 type RuleReplacement struct {
 	Status int
 	Reason string
-	// Kind is the policy kind whose implementation replaces it; nil for
-	// a filter naming a policy that does not exist.
+	// Kind is the policy kind whose implementation replaces it (for a
+	// filter naming a policy that does not exist, the kind it names):
+	// only through that implementation's Gateways (policy.Kind.Serves).
 	Kind *policy.Kind
 }
 

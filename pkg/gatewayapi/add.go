@@ -113,6 +113,10 @@ type parent struct {
 	byName     map[string]*listener
 	// listenerSets is a Gateway's spec.allowedListeners.namespaces.
 	listenerSets nsFilter
+	// kind is the parent's kind; sets, of a Gateway, are the
+	// ListenerSets (and XListenerSets) it admits, in ref order.
+	kind topology.GroupKind
+	sets []*parent
 }
 
 type listener struct {
@@ -226,6 +230,14 @@ type Options struct {
 	// (topology.Node.Unadmitted), as Kuadrant's policy-machinery links
 	// routes. ListenerSet parents get none.
 	UnadmittedParents bool
+	// GatewayRouteListenerSets says, for a GatewayClass controllerName,
+	// the kinds of ListenerSet (topology.KindXListenerSet, ...) whose
+	// listeners also take the routes whose parentRef names their Gateway
+	// without sectionName, as its own listeners do (port and admission
+	// alike): Gloo Gateway's attachment. Nil, or none for a controller:
+	// Gateway API's rule, a parentRef to a Gateway never reaches its
+	// ListenerSets' listeners (GEP-1713).
+	GatewayRouteListenerSets func(controller string) []topology.GroupKind
 }
 
 // AddWith is Add with options: a route's delegating backendRef links its
@@ -487,6 +499,7 @@ func (a *adder) addGateway(g *gatewayObj) {
 		a.b.AddEdge(cid, id)
 	}
 	p := a.addListeners(g.ref, id, g.spec.Listeners)
+	p.kind = topology.KindGateway
 	p.controller = a.classControllers[string(g.spec.GatewayClassName)]
 	// No allowedListeners, or no namespaces in it, is None: the API's
 	// default (by CRD defaulting, and in the types' docs).
@@ -533,10 +546,12 @@ func (a *adder) addListeners(obj topology.Ref, id topology.NodeID, specs []liste
 func (a *adder) addListenerSet(ls *listenerSetObj) {
 	id := a.addObject(ls.meta)
 	p := a.addListeners(ls.ref, id, ls.listeners)
+	p.kind = ls.ref.GroupKind()
 	if gw := a.parentGateway(ls); gw != nil {
 		a.b.AddEdge(gw.id, id)
 		p.controller = gw.controller
 		a.parents[ls.ref] = p
+		gw.sets = append(gw.sets, p)
 	}
 }
 
@@ -763,7 +778,10 @@ func (a *adder) attach(r *route, id topology.NodeID, p *gwv1.ParentReference, i 
 // not among the objects, or is a ListenerSet its Gateway does not admit,
 // reported on the ListenerSet). A ListenerSet is the direct parent of its
 // routes (GEP-1713): they attach to its listeners, never to its
-// Gateway's; an XListenerSet is named by its own group and kind.
+// Gateway's; an XListenerSet is named by its own group and kind. Under a
+// Gateway whose implementation says so (Options.GatewayRouteListenerSets),
+// a parentRef naming the Gateway without sectionName takes the listeners
+// of its ListenerSets of those kinds too.
 func (a *adder) listenersOf(r *route, p *gwv1.ParentReference) (*parent, []*listener) {
 	var out []*listener
 	return a.eachListener(r, p, func(l *listener) { out = append(out, l) }), out
@@ -773,11 +791,28 @@ func (a *adder) listenersOf(r *route, p *gwv1.ParentReference) (*parent, []*list
 // collecting them (a route's parentRef may take 64 listeners), and
 // returns the parent.
 func (a *adder) eachListener(r *route, p *gwv1.ParentReference, fn func(*listener)) *parent {
-	return a.eachNamedListener(r, p, func(l *listener, takes bool) {
+	pa := a.eachNamedListener(r, p, func(l *listener, takes bool) {
 		if takes {
 			fn(l)
 		}
 	})
+	if pa == nil || len(pa.sets) == 0 || (p.SectionName != nil && *p.SectionName != "") || a.opts.GatewayRouteListenerSets == nil {
+		return pa
+	}
+	// The Gateway's implementation attaches it to the listeners of its
+	// ListenerSets too (Gloo Gateway's isParentRefForResource).
+	kinds := a.opts.GatewayRouteListenerSets(pa.controller)
+	for _, ls := range pa.sets {
+		if !slices.Contains(kinds, ls.kind) {
+			continue
+		}
+		for _, l := range ls.listeners {
+			if (p.Port == nil || int32(*p.Port) == l.port) && a.admits(l, ls.ns, r) {
+				fn(l)
+			}
+		}
+	}
+	return pa
 }
 
 // eachNamedListener calls fn with each listener route r's parentRef p

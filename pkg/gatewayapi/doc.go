@@ -54,9 +54,12 @@
 // intersection for HTTPRoute, GRPCRoute and TLSRoute. A parentRef to a
 // ListenerSet (kind ListenerSet) attaches the route to that ListenerSet's
 // listeners in the same way, Same meaning the ListenerSet's namespace; a
-// parentRef to a Gateway never reaches its ListenerSets' listeners. A
-// parentRef to a Gateway, ListenerSet, listener or Service that is not among
-// the objects links nothing.
+// parentRef to a Gateway never reaches its ListenerSets' listeners, unless
+// AddWith's Options.GatewayRouteListenerSets says the Gateway's
+// implementation attaches it so (Gloo Gateway: a parentRef without
+// sectionName also takes its XListenerSets' listeners, by port and
+// admission). A parentRef to a Gateway, ListenerSet, listener or Service
+// that is not among the objects links nothing.
 //
 // An XListenerSet is read exactly as a ListenerSet, in this section and
 // the next: a route attaches to it by a parentRef of group

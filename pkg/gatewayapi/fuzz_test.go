@@ -41,6 +41,12 @@ func FuzzAdd(f *testing.F) {
 		`{"metadata":{"name":"s","namespace":"n"},"spec":{"parentRef":{"name":"g"},"listeners":[{"name":"a","port":1,"protocol":"HTTP"}]}},`+
 		`{"metadata":{"name":"r","namespace":"n"},"spec":{"parentRefs":[{"kind":"ListenerSet","name":"s","sectionName":"a"}]}}]`), []byte{2, 3, 5})
 	f.Add([]byte(`[{"apiVersion":"gateway.networking.k8s.io/v1","kind":"ListenerSet","metadata":{"name":"s","namespace":"n"},"spec":{"parentRef":{"name":["g"]},"listeners":{"a":1}}}]`), []byte{})
+	// Gloo Gateway's class, its Gateway, an XListenerSet and a route
+	// naming the Gateway (odd length: with the implementations' options).
+	f.Add([]byte(`[{"apiVersion":"gateway.networking.k8s.io/v1","kind":"GatewayClass","metadata":{"name":"c"},"spec":{"controllerName":"solo.io/gloo-gateway"}},`+
+		`{"apiVersion":"gateway.networking.k8s.io/v1","kind":"Gateway","metadata":{"name":"g","namespace":"n"},"spec":{"gatewayClassName":"c","allowedListeners":{"namespaces":{"from":"Same"}},"listeners":[{"name":"a","port":1,"protocol":"HTTP"}]}},`+
+		`{"apiVersion":"gateway.networking.x-k8s.io/v1alpha1","kind":"XListenerSet","metadata":{"name":"s","namespace":"n"},"spec":{"parentRef":{"name":"g"},"listeners":[{"name":"b","port":2,"protocol":"HTTP"}]}},`+
+		`{"apiVersion":"gateway.networking.k8s.io/v1","kind":"HTTPRoute","metadata":{"name":"r","namespace":"n"},"spec":{"parentRefs":[{"name":"g","port":2}]}}] `), []byte{})
 
 	f.Fuzz(func(t *testing.T, data []byte, kinds []byte) {
 		var v any
@@ -73,10 +79,12 @@ func FuzzAdd(f *testing.F) {
 
 		b := topology.NewBuilder()
 		// Every other input with the implementations' delegation forms
-		// (which delegations are followed depends on the Gateways').
+		// (which delegations are followed depends on the Gateways') and
+		// their attachment of Gateway routes to ListenerSets' listeners.
 		var opts gatewayapi.Options
 		if len(data)%2 == 1 {
 			opts.DelegationKinds = profiles.DelegationKinds
+			opts.GatewayRouteListenerSets = profiles.GatewayRouteListenerSets
 		}
 		grants, probs := gatewayapi.AddWith(b, objs, opts)
 		if grants == nil {

@@ -493,10 +493,10 @@ func FuzzLuaField(f *testing.F) {
 
 // FuzzParseKindLists reads fuzz strings as the list-valued annotations of
 // session 29 (attache.dev/controllers, effective-listeners,
-// cluster-ip-routing): no panic, and what each accepts is written back to
-// a value it reads the same.
+// cluster-ip-routing) and attache.dev/other-controllers: no panic, and
+// what each accepts is written back to a value it reads the same.
 func FuzzParseKindLists(f *testing.F) {
-	for _, s := range []string{"any", "", "example.com/a, example.com/b", "hostname,tls-terminate", "routingType=Service", "spec.routingType=Service", "a=b=c", ",", "x/", "/x", "none", "attached-routes", "hostname,attached-routes,tls-terminate", "attached-routes,attached-routes"} {
+	for _, s := range []string{"any", "", "example.com/a, example.com/b", "hostname,tls-terminate", "routingType=Service", "spec.routingType=Service", "a=b=c", ",", "x/", "/x", "none", "attached-routes", "hostname,attached-routes,tls-terminate", "attached-routes,attached-routes", "unlisted", " not-programmed", "target-not-found"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
@@ -508,6 +508,20 @@ func FuzzParseKindLists(f *testing.F) {
 		if ls, err := ParseEffectiveListeners(v); err == nil {
 			if again, err := ParseEffectiveListeners(EffectiveListenersString(ls)); err != nil || !slices.Equal(again, ls) {
 				t.Errorf("effective listeners %q: read %v, read again %v (%v)", v, ls, again, err)
+			}
+		}
+		if np, ul, err := ParseOtherControllers(v); err == nil {
+			word := OtherControllersTargetNotFound
+			switch {
+			case np && ul:
+				t.Errorf("other controllers %q: both not-programmed and unlisted", v)
+			case np:
+				word = OtherControllersNotProgrammed
+			case ul:
+				word = OtherControllersUnlisted
+			}
+			if np2, ul2, err := ParseOtherControllers(word); err != nil || np2 != np || ul2 != ul {
+				t.Errorf("other controllers %q: read %v/%v, written %q, read again %v/%v (%v)", v, np, ul, word, np2, ul2, err)
 			}
 		}
 		if c, err := ParseClusterIPRouting(v); err == nil {

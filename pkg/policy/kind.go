@@ -229,6 +229,25 @@ type Kind struct {
 	// context runs through them either way. Needs Controllers; Inherited
 	// kinds only.
 	OtherControllersNotProgrammed bool
+	// GatewaySectionsByName: a policy on a Gateway's listener (a
+	// sectionName) also reaches the listener of that name of each
+	// ListenerSet (XListenerSet) the Gateway admits, ranked between the
+	// policies of that ListenerSet and those of the Gateway: at such a
+	// listener the stack is Gateway, Gateway listener, ListenerSet,
+	// ListenerSet listener (Gloo Gateway's GetPrioritizedListenerPolicies
+	// compares listener names only). Inherited kinds with the Gateway and
+	// a ListenerSet kind in their hierarchy only.
+	GatewaySectionsByName bool
+	// OtherControllersUnlisted: a policy's declared target that is
+	// another controller's Gateway (Controllers), or takes effect only
+	// through such Gateways, gets no status.ancestors entry and takes no
+	// place among the MaxAncestors; an input problem on the policy names
+	// it instead, as an implementation that writes policy status only for
+	// what its own Gateways translate never sees it (kgateway). A target
+	// that does not exist still gets its TargetNotFound entry (unless
+	// MissingTargetsUnlisted). Needs Controllers; excludes
+	// OtherControllersNotProgrammed (one setting, otherControllers).
+	OtherControllersUnlisted bool
 	// EffectiveListeners are conditions a listener must meet to be an
 	// effective target of the kind (ListenerHostname,
 	// ListenerTLSTerminate, ListenerAttachedRoutes): Kuadrant's DNSPolicy
@@ -294,6 +313,15 @@ type Kind struct {
 	// rule whose ExtensionRef filter names a policy of the kind that does
 	// not exist (kgateway: 500); 0: such a filter is ignored.
 	MissingFilterStatus int
+	// NotInListenerSets are dotted spec paths (relative to the spec
+	// proper) that the policies above a ListenerSet (XListenerSet) do not
+	// give its listeners: there, only the ListenerSet's and its
+	// listeners' own policies set them (kgateway resolves a Gateway-wide
+	// ListenerPolicy's clientCertificateValidation for the Gateway's own
+	// listeners only). Inherited kinds with ListenerSet listeners among
+	// their effective targets and defaults strategies only (the policies
+	// below win there).
+	NotInListenerSets []string
 	// ConflictFields, for the merge-disjoint rule, are the dotted spec
 	// paths two policies at one level conflict on when both set them (a
 	// field at or below the path); other fields they both set do not make
@@ -479,6 +507,8 @@ type Spec struct {
 	Controllers                   []string
 	// OtherControllersNotProgrammed: see Kind.
 	OtherControllersNotProgrammed bool
+	OtherControllersUnlisted      bool
+	GatewaySectionsByName         bool
 	EffectiveListeners            []string
 	ConflictScopePolicy           bool
 	RejectRouteOverlap            bool
@@ -490,10 +520,12 @@ type Spec struct {
 	FilterAttachment       bool
 	MissingFilterStatus    int
 	ConflictFields         []string
-	InheritedFields        []string
-	LevelInheritedFields   []string
-	CARefs                 CARefs
-	BackendRefs            []BackendRefPath
+	// NotInListenerSets: see Kind.
+	NotInListenerSets    []string
+	InheritedFields      []string
+	LevelInheritedFields []string
+	CARefs               CARefs
+	BackendRefs          []BackendRefPath
 	// InvalidOnUnresolvedBackendRefs: see Kind.
 	InvalidOnUnresolvedBackendRefs bool
 	ClusterIPRouting               ClusterIPRouting
@@ -572,7 +604,10 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingDelegationPriority, !s.DelegationPriority.isZero(), func() { k.DelegationPriority = s.DelegationPriority.clone() })
 	set(SettingWaypointTargets, s.WaypointTargets, func() { k.WaypointTargets = true })
 	set(SettingControllers, len(s.Controllers) > 0, func() { k.Controllers = slices.Clone(s.Controllers) })
-	set(SettingOtherControllers, s.OtherControllersNotProgrammed, func() { k.OtherControllersNotProgrammed = true })
+	set(SettingOtherControllers, s.OtherControllersNotProgrammed || s.OtherControllersUnlisted, func() {
+		k.OtherControllersNotProgrammed, k.OtherControllersUnlisted = s.OtherControllersNotProgrammed, s.OtherControllersUnlisted
+	})
+	set(SettingGatewaySections, s.GatewaySectionsByName, func() { k.GatewaySectionsByName = true })
 	set(SettingEffectiveListeners, len(s.EffectiveListeners) > 0, func() { k.EffectiveListeners = slices.Clone(s.EffectiveListeners) })
 	set(SettingConflictScope, s.ConflictScopePolicy, func() { k.ConflictScopePolicy = s.ConflictScopePolicy })
 	set(SettingRouteOverlap, s.RejectRouteOverlap, func() { k.RejectRouteOverlap = s.RejectRouteOverlap })
@@ -583,6 +618,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 		k.FilterAttachment, k.MissingFilterStatus = s.FilterAttachment, s.MissingFilterStatus
 	})
 	set(SettingConflictFields, len(s.ConflictFields) > 0, func() { k.ConflictFields = slices.Clone(s.ConflictFields) })
+	set(SettingNotInListenerSets, len(s.NotInListenerSets) > 0, func() { k.NotInListenerSets = slices.Clone(s.NotInListenerSets) })
 	set(SettingInheritedFields, len(s.InheritedFields) > 0, func() { k.InheritedFields = slices.Clone(s.InheritedFields) })
 	set(SettingLevelInheritedFields, len(s.LevelInheritedFields) > 0, func() { k.LevelInheritedFields = slices.Clone(s.LevelInheritedFields) })
 	set(SettingCACertificateRefs, s.CARefs.Enabled(), func() {
@@ -756,6 +792,22 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingConflictFields, "%q is not a dotted spec path", p)
 		}
 	}
+	for _, p := range k.NotInListenerSets {
+		if !dottedPath(p) {
+			return settingErrorf(SettingNotInListenerSets, "%q is not a dotted spec path", p)
+		}
+	}
+	if len(k.NotInListenerSets) > 0 && (k.Class != Inherited || (!k.IsEffectiveSection(topology.KindListenerSet) && !k.IsEffectiveSection(topology.KindXListenerSet)) ||
+		slices.ContainsFunc(k.Strategies, func(s merge.Strategy) bool { return s == merge.AtomicOverrides || s == merge.PatchOverrides })) {
+		if k.Origins[SettingNotInListenerSets].isProfile() {
+			// A profile's setting, the CRD having changed what it
+			// applies to: it does not apply.
+			k.NotInListenerSets = nil
+			k.Origins[SettingNotInListenerSets] = FromDefault
+		} else {
+			return settingErrorf(SettingNotInListenerSets, "fields not in ListenerSets are left out at ListenerSet listeners, which must be effective targets of an Inherited kind with defaults strategies only")
+		}
+	}
 	if k.DataPlaneTarget && (!slices.Contains(k.TargetKinds, topology.KindGateway) || !slices.Contains(k.TargetKinds, topology.KindGatewayClass)) {
 		return settingErrorf(SettingDataPlaneTarget, "a data-plane target is a Gateway or a GatewayClass: the target kinds must include both (they are %s)", kindsString(k.TargetKinds))
 	}
@@ -821,6 +873,19 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingOtherControllers, "other controllers not-programmed judges the paths of an Inherited kind; the class is %s", k.Class)
 		}
 	}
+	if k.OtherControllersNotProgrammed && k.OtherControllersUnlisted {
+		return settingErrorf(SettingOtherControllers, "other controllers are either not-programmed or unlisted, not both")
+	}
+	if k.OtherControllersUnlisted && len(k.Controllers) == 0 {
+		if k.Origins[SettingOtherControllers].isProfile() {
+			// A profile's setting, the CRD serving any controller:
+			// nothing is another's.
+			k.OtherControllersUnlisted = false
+			k.Origins[SettingOtherControllers] = FromDefault
+		} else {
+			return settingErrorf(SettingOtherControllers, "other controllers unlisted needs the controllers the kind's implementation serves (%s)", AnnotationControllers)
+		}
+	}
 	if k.ReachThroughGateway && k.Class != Inherited {
 		if k.Origins[SettingReach].isProfile() {
 			// A profile's setting, the CRD's label having made the kind
@@ -848,6 +913,17 @@ func (k *Kind) complete() error {
 			k.Origins[SettingRouteParents] = FromDefault
 		} else {
 			return settingErrorf(SettingRouteParents, "route parents parent-refs say which paths an Inherited kind walks; the class is %s", k.Class)
+		}
+	}
+	if k.GatewaySectionsByName && (k.Class != Inherited || !k.InHierarchy(topology.KindGateway) ||
+		(!k.InHierarchy(topology.KindListenerSet) && !k.InHierarchy(topology.KindXListenerSet))) {
+		if k.Origins[SettingGatewaySections].isProfile() {
+			// A profile's setting, the CRD's label or hierarchy leaving
+			// no ListenerSet listener below a Gateway on the kind's paths.
+			k.GatewaySectionsByName = false
+			k.Origins[SettingGatewaySections] = FromDefault
+		} else {
+			return settingErrorf(SettingGatewaySections, "gateway sections by-name reach ListenerSets' listeners on the paths of an Inherited kind whose hierarchy holds the Gateway and a ListenerSet kind")
 		}
 	}
 	if k.ReadyPathsOnly && k.Class != Inherited {
@@ -1066,6 +1142,7 @@ var annotationOf = map[string]string{
 	SettingWaypointTargets:       AnnotationWaypointTargets,
 	SettingControllers:           AnnotationControllers,
 	SettingOtherControllers:      AnnotationOtherControllers,
+	SettingGatewaySections:       AnnotationGatewaySections,
 	SettingEffectiveListeners:    AnnotationEffectiveListeners,
 	SettingConflictScope:         AnnotationConflictScope,
 	SettingRouteOverlap:          AnnotationRouteOverlap,
@@ -1074,6 +1151,7 @@ var annotationOf = map[string]string{
 	SettingProgrammed:            AnnotationProgrammed,
 	SettingFilterAttachment:      AnnotationFilterAttachment,
 	SettingConflictFields:        AnnotationConflictFields,
+	SettingNotInListenerSets:     AnnotationNotInListenerSets,
 	SettingInheritedFields:       AnnotationInheritedFields,
 	SettingLevelInheritedFields:  AnnotationLevelInheritedFields,
 	SettingCACertificateRefs:     AnnotationCACertificateRefs,
@@ -1100,7 +1178,7 @@ var allSettings = []string{
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingSameLevelTies, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingAncestorLimit, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingSectionNames, SettingEmptyTargetGroup, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingReach, SettingRouteParents, SettingPathReadiness, SettingPartlyOverridden, SettingWeightAnnotation,
-	SettingDelegationPriority, SettingWaypointTargets, SettingSummary, SettingControllers, SettingOtherControllers, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingInvalidPolicies, SettingMissingTargets, SettingProgrammed, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
+	SettingDelegationPriority, SettingWaypointTargets, SettingSummary, SettingControllers, SettingOtherControllers, SettingGatewaySections, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingInvalidPolicies, SettingMissingTargets, SettingProgrammed, SettingFilterAttachment, SettingConflictFields, SettingNotInListenerSets, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingClusterIPRouting, SettingObjectRefs,
 	SettingUnsupportedFields, SettingFailureStatus, SettingRouteReplacement, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingValidations, SettingFeatureGates,
 }
@@ -1275,7 +1353,11 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationWeightAnnotation, SettingWeightAnnotation, func(v string) error { k.WeightAnnotation = strings.TrimSpace(v); return nil }},
 		{AnnotationControllers, SettingControllers, func(v string) (err error) { k.Controllers, err = ParseControllers(v); return }},
 		{AnnotationOtherControllers, SettingOtherControllers, func(v string) (err error) {
-			k.OtherControllersNotProgrammed, err = parseChoice(v, "not-programmed", "target-not-found", "other controllers rule")
+			k.OtherControllersNotProgrammed, k.OtherControllersUnlisted, err = ParseOtherControllers(v)
+			return
+		}},
+		{AnnotationGatewaySections, SettingGatewaySections, func(v string) (err error) {
+			k.GatewaySectionsByName, err = parseChoice(v, GatewaySectionsByName, GatewaySectionsOwn, "gateway-sections rule")
 			return
 		}},
 		{AnnotationEffectiveListeners, SettingEffectiveListeners, func(v string) (err error) {
@@ -1308,6 +1390,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 			return
 		}},
 		{AnnotationConflictFields, SettingConflictFields, func(v string) error { k.ConflictFields = splitList(v); return nil }},
+		{AnnotationNotInListenerSets, SettingNotInListenerSets, func(v string) error { k.NotInListenerSets = splitList(v); return nil }},
 		{AnnotationInheritedFields, SettingInheritedFields, func(v string) error { k.InheritedFields = splitList(v); return nil }},
 		{AnnotationLevelInheritedFields, SettingLevelInheritedFields, func(v string) error { k.LevelInheritedFields = splitList(v); return nil }},
 		{AnnotationCACertificateRefs, SettingCACertificateRefs, func(v string) (err error) { k.CARefs, err = ParseCARefs(v); return }},

@@ -84,11 +84,23 @@ const (
 	// only where a route's parentRef writes one: a policy on a listener
 	// names its Gateway (or ListenerSet) as an object (kgateway).
 	AncestorGatewayParentRefs AncestorMode = "gateway-parentrefs"
+	// AncestorListenerParents is AncestorGatewayObject naming, for a
+	// Gateway target, each ListenerSet (XListenerSet) of the kind's
+	// hierarchy that the Gateway admits and that has listeners as well:
+	// the parent object of every listener the policy reaches (kgateway's
+	// ListenerPolicy reports each listener's PolicyAncestorRef).
+	AncestorListenerParents AncestorMode = "listener-parents"
 )
+
+// Objects reports whether the mode names Gateways (and ListenerSets) as
+// objects, without a sectionName.
+func (m AncestorMode) Objects() bool {
+	return m == AncestorGatewayObject || m == AncestorListenerParents
+}
 
 // Gateways reports whether the mode names Gateways rather than targets.
 func (m AncestorMode) Gateways() bool {
-	return m == AncestorGateway || m == AncestorGatewayObject || m == AncestorGatewayParentRefs
+	return m == AncestorGateway || m == AncestorGatewayObject || m == AncestorGatewayParentRefs || m == AncestorListenerParents
 }
 
 // AncestorLimitMode says what becomes of a policy's ancestors beyond the
@@ -241,12 +253,19 @@ const (
 	// implementation serves, or "any" (default):
 	// "gateway.envoyproxy.io/gatewayclass-controller".
 	AnnotationControllers = "attache.dev/controllers"
-	// AnnotationOtherControllers ("target-not-found", the default, or
-	// "not-programmed") says what a policy on another controller's
-	// Gateway is: TargetNotFound (Envoy Gateway, NGINX Gateway Fabric), or
-	// accepted but not programmed while it is in a path through one
-	// (Kuadrant: waiting for the Gateway to sync).
+	// AnnotationOtherControllers ("target-not-found", the default,
+	// "not-programmed" or "unlisted") says what a policy on another
+	// controller's Gateway is: TargetNotFound (Envoy Gateway, NGINX
+	// Gateway Fabric), accepted but not programmed while it is in a path
+	// through one (Kuadrant: waiting for the Gateway to sync), or listed
+	// nowhere in its status, an input problem naming the target (kgateway
+	// writes status only for what its own Gateways translate).
 	AnnotationOtherControllers = "attache.dev/other-controllers"
+	// AnnotationGatewaySections ("own", the default, or "by-name") says
+	// what a policy on a Gateway's listener reaches: that listener, or
+	// also the listener of that name of each ListenerSet the Gateway
+	// admits (Gloo Gateway): see Kind.GatewaySectionsByName.
+	AnnotationGatewaySections = "attache.dev/gateway-sections"
 	// AnnotationEffectiveListeners lists (comma separated) conditions a
 	// listener must meet to be an effective target of the kind
 	// ("hostname", "tls-terminate", "attached-routes"), or "any"
@@ -301,6 +320,11 @@ const (
 	// merge-disjoint rule; other fields do not conflict (NGINX Gateway
 	// Fabric). Absent: every field.
 	AnnotationConflictFields = "attache.dev/conflict-fields"
+	// AnnotationNotInListenerSets lists the dotted spec paths (comma
+	// separated) that the policies above a ListenerSet do not give its
+	// listeners (kgateway's ListenerPolicy:
+	// "default.clientCertificateValidation"): see Kind.NotInListenerSets.
+	AnnotationNotInListenerSets = "attache.dev/not-in-listener-sets"
 	// AnnotationInheritedFields lists the dotted spec paths (comma
 	// separated) of an additive kind that a context has one value of: the
 	// most specific policy setting one (not false, 0 or "") gives it
@@ -435,6 +459,7 @@ const (
 	SettingWaypointTargets       = "waypointTargets"
 	SettingControllers           = "controllers"
 	SettingOtherControllers      = "otherControllers"
+	SettingGatewaySections       = "gatewaySections"
 	SettingEffectiveListeners    = "effectiveListeners"
 	SettingConflictScope         = "conflictScope"
 	SettingRouteOverlap          = "routeOverlap"
@@ -443,6 +468,7 @@ const (
 	SettingProgrammed            = "programmed"
 	SettingFilterAttachment      = "filterAttachment"
 	SettingConflictFields        = "conflictFields"
+	SettingNotInListenerSets     = "notInListenerSets"
 	SettingInheritedFields       = "inheritedFields"
 	SettingLevelInheritedFields  = "levelInheritedFields"
 	SettingCACertificateRefs     = "caCertificateRefs"
@@ -492,6 +518,36 @@ const (
 	// accepted (Kind.ProgrammedWhenAccepted).
 	ProgrammedWhenAccepted = "when-accepted"
 )
+
+// The values of AnnotationGatewaySections.
+const (
+	GatewaySectionsOwn    = "own"
+	GatewaySectionsByName = "by-name"
+)
+
+// The values of AnnotationOtherControllers.
+const (
+	OtherControllersTargetNotFound = "target-not-found"
+	OtherControllersNotProgrammed  = "not-programmed"
+	OtherControllersUnlisted       = "unlisted"
+)
+
+// ParseOtherControllers reads AnnotationOtherControllers: whether a
+// policy on another controller's Gateway is accepted and not programmed
+// (Kind.OtherControllersNotProgrammed), or unlisted
+// (Kind.OtherControllersUnlisted); neither for "target-not-found".
+func ParseOtherControllers(v string) (notProgrammed, unlisted bool, err error) {
+	switch strings.TrimSpace(v) {
+	case OtherControllersTargetNotFound:
+		return false, false, nil
+	case OtherControllersNotProgrammed:
+		return true, false, nil
+	case OtherControllersUnlisted:
+		return false, true, nil
+	}
+	return false, false, fmt.Errorf("unknown other controllers rule %q (known: %s, %s, %s)", v,
+		OtherControllersNotProgrammed, OtherControllersTargetNotFound, OtherControllersUnlisted)
+}
 
 // parseChoice reads a setting of two words: yes (true) or no (false); what
 // names the setting in the error.
@@ -657,10 +713,10 @@ func ParseComposition(s string) (Composition, error) {
 // ParseAncestorMode validates an ancestor mode name.
 func ParseAncestorMode(s string) (AncestorMode, error) {
 	switch v := AncestorMode(strings.TrimSpace(s)); v {
-	case AncestorTarget, AncestorGateway, AncestorGatewayObject, AncestorGatewayParentRefs:
+	case AncestorTarget, AncestorGateway, AncestorGatewayObject, AncestorGatewayParentRefs, AncestorListenerParents:
 		return v, nil
 	}
-	return "", fmt.Errorf("unknown ancestor mode %q (known: target, gateway, gateway-object, gateway-parentrefs)", s)
+	return "", fmt.Errorf("unknown ancestor mode %q (known: target, gateway, gateway-object, gateway-parentrefs, listener-parents)", s)
 }
 
 // ParseAncestorLimitMode validates an ancestor limit mode name.

@@ -119,8 +119,15 @@ var yamlSettings = map[string]func(p *policy.Profile, k *policy.Kind) any{
 		return choice(k.ReadyPathsOnly, "status", "ignored")
 	},
 	"otherControllers": func(_ *policy.Profile, k *policy.Kind) any {
+		if k.OtherControllersUnlisted {
+			return "unlisted"
+		}
 		return choice(k.OtherControllersNotProgrammed, "not-programmed", "target-not-found")
 	},
+	"gatewaySections": func(_ *policy.Profile, k *policy.Kind) any {
+		return choice(k.GatewaySectionsByName, "by-name", "own")
+	},
+	"notInListenerSets": func(_ *policy.Profile, k *policy.Kind) any { return k.NotInListenerSets },
 	"waypointTargets": func(_ *policy.Profile, k *policy.Kind) any { return choice(k.WaypointTargets, "istio", "none") },
 	"summary": func(_ *policy.Profile, k *policy.Kind) any {
 		return choice(k.SummaryIstioWaypoint, "istio-waypoint", "attache")

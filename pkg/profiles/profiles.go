@@ -89,15 +89,36 @@ func entry(impl, group, kind, shipped string, s policy.Spec) policy.Profile {
 // Gateway and NGINX Gateway Fabric build only the Gateways of their own
 // classes (EG: its translator's GatewayClass filter; NGF:
 // graph/gateway.go processGateways), so their policies never reach
-// another implementation's Gateway. Both names are their defaults (each
-// can be configured otherwise: an attache.dev/controllers annotation on
-// the CRD says so). Istio is left out: istiod takes any Gateway with an
-// address for a waypoint (kgateway's sandwiched waypoints); Kuadrant's
-// RateLimitPolicy, AuthPolicy and TokenRateLimitPolicy name theirs in
-// their profiles (its DNSPolicy and TLSPolicy act on any Gateway).
+// another implementation's Gateway; Gloo Gateway builds a proxy only for
+// the Gateways of its classes (solo-io/gloo projects/gateway2/proxy_syncer
+// proxy_syncer.go: allowedGatewayClasses, "gloo-gateway" and the extra
+// classes its settings name, whose controller is its own). The names are
+// their defaults (each can be configured otherwise: an
+// attache.dev/controllers annotation on the CRD says so). Istio is left
+// out: istiod takes any Gateway with an address for a waypoint
+// (kgateway's sandwiched waypoints); Kuadrant's RateLimitPolicy,
+// AuthPolicy and TokenRateLimitPolicy name theirs in their profiles (its
+// DNSPolicy and TLSPolicy act on any Gateway), and so do kgateway's kinds
+// but BackendConfigPolicy, which kgateway attaches to its backends
+// whatever Gateway uses them.
 var implControllers = map[string][]string{
 	EnvoyGateway: {EnvoyGatewayController},
 	NGF:          {NGFController},
+	Gloo:         {GlooController},
+}
+
+// kgatewayServed marks a kgateway kind's profile as serving kgateway's
+// Gateways only: kgateway translates the Gateways of its own class
+// (pkg/krtcollections/policy.go GatewaysForEnvoyTransformationFunc:
+// EnvoyControllerName) and writes a policy's status.ancestors only for
+// what that translation finds (pkg/kgateway/proxy_syncer/
+// policy_target_status.go: "Policy status is otherwise produced by
+// reverse lookup"), so a target that is another implementation's, or that
+// takes effect only through such Gateways, is listed nowhere.
+func kgatewayServed(p policy.Profile) policy.Profile {
+	p.Spec.Controllers = []string{KGatewayController}
+	p.Spec.OtherControllersUnlisted = true
+	return p
 }
 
 // Default GatewayClass controllerNames of kgateway, Gloo Gateway and
@@ -126,6 +147,24 @@ func DelegationKinds(controller string) ([]topology.GroupKind, bool) {
 		return nil, true
 	}
 	return nil, false
+}
+
+// GatewayRouteListenerSets is gatewayapi.Options.GatewayRouteListenerSets
+// for the implementations of the profiles: Gloo Gateway attaches a route
+// whose parentRef names a Gateway without sectionName to the listeners of
+// that Gateway's XListenerSets as well (solo-io/gloo projects/gateway2/
+// query/query.go isParentRefForResource: "If it is attached to the gateway
+// but has no section name, it applies to the listener set also";
+// httproute.go getRoutesForResource lists a listener set's routes with
+// its parent Gateway's). kgateway follows Gateway API's rule (newest
+// pkg/kgateway/query/query.go isParentRefForResource: the parentRef's
+// group, kind, namespace and name are the ListenerSet's), as do the
+// others and unknown controllers.
+func GatewayRouteListenerSets(controller string) []topology.GroupKind {
+	if controller == GlooController {
+		return []topology.GroupKind{xListenerSet}
+	}
+	return nil
 }
 
 // glooRouteOptionOneofs are the oneofs of Gloo Gateway's RouteOptions
@@ -226,6 +265,7 @@ var builtin = func() []policy.Profile {
 			Class: policy.Inherited, Hierarchy: kinds(gateway, xListenerSet),
 			TargetKinds: kinds(gateway, xListenerSet), EffectiveSectionKinds: kinds(gateway, xListenerSet),
 			Strategies: []merge.Strategy{merge.AtomicDefaults}, SameLevel: policy.SameLevelOldestWins,
+			GatewaySectionsByName: true,
 		})
 	}
 	listenerDirect := func(impl, group, kind, shipped string, same policy.SameLevel, targets ...topology.GroupKind) policy.Profile {
@@ -530,24 +570,29 @@ var builtin = func() []policy.Profile {
 		}),
 		// VirtualHostOption: the options of every VirtualHostOption reaching a
 		// listener are shallow-merged, the listener's (more specific) first,
-		// then the ListenerSet's, then the Gateway's, older first at each:
+		// then the ListenerSet's, then the Gateway listener's of that name,
+		// then the Gateway's, older first at each:
 		// each top-level option is taken whole from the first that sets it.
 		entry(Gloo, "gateway.solo.io", "VirtualHostOption", "", policy.Spec{
 			Class: policy.Inherited, Hierarchy: kinds(gateway, xListenerSet),
 			TargetKinds: kinds(gateway, xListenerSet), EffectiveSectionKinds: kinds(gateway, xListenerSet),
 			Strategies: []merge.Strategy{merge.PatchDefaults}, SameLevel: policy.SameLevelOldestFirst,
 			NamedRules: []string{"options"},
+			// A Gateway listener's options reach the XListenerSet
+			// listeners of its name, after the XListenerSet's own.
+			GatewaySectionsByName: true,
 		}),
 		// ListenerOption, HttpListenerOption: at a listener, the first
 		// option in the order of VirtualHostOptions (the XListenerSet's
-		// listener, the XListenerSet, the Gateway's listener, the Gateway;
-		// older first at each) is used whole, the others ignored.
+		// listener, the XListenerSet, the Gateway's listener of that
+		// name, the Gateway; older first at each) is used whole, the
+		// others ignored.
 		glooListener("ListenerOption"),
 		glooListener("HttpListenerOption"),
 		// kgateway.
 		// A policy naming a Secret that does not resolve (missing, or in
 		// another namespace without a ReferenceGrant) has errors.
-		withObjectRefs(entry(KGateway, "gateway.kgateway.dev", "TrafficPolicy", "Direct", policy.Spec{
+		kgatewayServed(withObjectRefs(entry(KGateway, "gateway.kgateway.dev", "TrafficPolicy", "Direct", policy.Spec{
 			Class: policy.Inherited, Hierarchy: kinds(gateway, listenerSet, xListenerSet, httpRoute),
 			TargetKinds: kinds(gateway, listenerSet, xListenerSet, httpRoute), EffectiveSectionKinds: kinds(httpRoute),
 			Strategies: []merge.Strategy{merge.PatchDefaults},
@@ -582,7 +627,7 @@ var builtin = func() []policy.Profile {
 			// written; a delegated child's, its parents'), never a route;
 			// a listener target's Gateway without the listener.
 			Ancestor: policy.AncestorGatewayParentRefs,
-		}), "basicAuth.secretRef kinds=Secret", "apiKeyAuth.secretRef kinds=Secret keys=+"),
+		}), "basicAuth.secretRef kinds=Secret", "apiKeyAuth.secretRef kinds=Secret keys=+")),
 		// The policies on a Gateway and on its listeners merge as
 		// TrafficPolicies do (weight, then age; the more specific level
 		// first), field by field inside `default` and each `perPort`
@@ -590,8 +635,8 @@ var builtin = func() []policy.Profile {
 		// entries of `perPort` by port. At a listener, the merged entry
 		// for its port replaces `default` whole. Its configuration is a
 		// field named `default`: no GEP-713 stanzas. Its status names the
-		// Gateway, without a listener.
-		entry(KGateway, "gateway.kgateway.dev", "ListenerPolicy", "Direct", policy.Spec{
+		// Gateway, without a listener, and its ListenerSets.
+		kgatewayServed(entry(KGateway, "gateway.kgateway.dev", "ListenerPolicy", "Direct", policy.Spec{
 			// A Gateway's policies reach the listeners of the
 			// ListenerSets (and XListenerSets) it admits too, after those
 			// of the listener itself (it can target Gateways only).
@@ -602,17 +647,23 @@ var builtin = func() []policy.Profile {
 			SchemaMerge:   true,
 			NamedRules:    []string{"default", "default.httpSettings", "perPort[].listener", "perPort[].listener.httpSettings"},
 			PortSelection: policy.PortSelection{List: "perPort", Key: "port", Value: "listener", Default: "default"},
-			Ancestor:      policy.AncestorGatewayObject,
-		}),
+			// Each listener it reaches names its parent object: the
+			// Gateway, and each ListenerSet whose listeners it reaches.
+			Ancestor: policy.AncestorListenerParents,
+			// A Gateway-wide policy's client certificate validation is
+			// for the Gateway's own listeners (kgateway resolves its CA
+			// references in the Gateway's namespace).
+			NotInListenerSets: []string{"default.clientCertificateValidation"},
+		})),
 		// kgateway reads each HTTPListenerPolicy as a ListenerPolicy whose
 		// default.httpSettings is its spec, and merges those as
 		// ListenerPolicies: each field from the first policy setting it
 		// (weight, then age), none rejected. It targets whole Gateways.
-		entry(KGateway, "gateway.kgateway.dev", "HTTPListenerPolicy", "Direct", policy.Spec{
+		kgatewayServed(entry(KGateway, "gateway.kgateway.dev", "HTTPListenerPolicy", "Direct", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(gateway), Ancestor: policy.AncestorGatewayObject,
 			SameLevel: policy.SameLevelOldestFirst, WeightAnnotation: "kgateway.dev/policy-weight",
 			NamedRules: []string{"."},
-		}),
+		})),
 		// The policies on one backend merge as TrafficPolicies do at one
 		// target (weight, then age): each top-level field whole from the
 		// first that sets it, `dns` one level deeper; none is rejected.

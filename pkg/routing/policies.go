@@ -81,7 +81,7 @@ func (p *Policies) AddPolicies(t *RequestTrace) {
 			// A rule its implementation replaced by a direct response
 			// (its redirect too: the direct response is its action).
 			for _, ref := range o.Path {
-				if rr, ok := p.replaced[ref]; ok {
+				if rr, ok := p.replaced[ref]; ok && (o.listener == nil || o.listener.gateway.serves(rr.Kind)) {
 					o.Result, o.Status, o.Reason = ResultError, rr.Status, rr.Reason
 					break
 				}

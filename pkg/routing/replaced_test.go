@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/attache-dev/attache/pkg/routing"
+	"github.com/attache-dev/attache/pkg/topology"
 )
 
 // kgwReplacedDocs: kgateway's TrafficPolicy CRD (unlabelled: its profile
@@ -193,5 +194,42 @@ func TestTraceRouteReplacement(t *testing.T) {
 				t.Errorf("reason %q, want it to say %q", o.Reason, tc.says)
 			}
 		})
+	}
+}
+
+// A rule whose ExtensionRef filter names a TrafficPolicy that does not
+// exist is replaced by kgateway, through kgateway's Gateways only: on a
+// route of a kgateway Gateway and an Envoy Gateway one, a request through
+// the second is routed as that implementation routes it.
+func TestReplacedRuleThroughItsGatewaysOnly(t *testing.T) {
+	docs := strings.Replace(kgwReplacedDocs, "  parentRefs: [{name: gw}]", "  parentRefs: [{name: gw}, {name: eg}]", 1) + `---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: kgateway}
+spec: {controllerName: kgateway.dev/kgateway}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: envoy}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: eg, namespace: default}
+spec: {gatewayClassName: envoy, listeners: [{name: http, protocol: HTTP, port: 80}]}
+`
+	ix, pols := build(t, docs, true)
+	for _, tc := range []struct {
+		gw     string
+		status int
+	}{{"gw", 500}, {"eg", 0}} {
+		ref := topology.Ref{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: "default", Name: tc.gw}
+		o := trace(t, ix, pols, "http://r.example/a", &ref).Outcomes[0]
+		switch {
+		case tc.status == 500 && (o.Result != routing.ResultError || o.Status != 500):
+			t.Errorf("through %s: result %s %d (%s), want error 500", tc.gw, o.Result, o.Status, o.Reason)
+		case tc.status == 0 && o.Result != routing.ResultForwarded:
+			t.Errorf("through %s: result %s %d (%s), want forwarded", tc.gw, o.Result, o.Status, o.Reason)
+		}
 	}
 }
