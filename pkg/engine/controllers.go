@@ -86,7 +86,7 @@ func (c *computation) notServed(k *policy.Kind, ref topology.Ref) string {
 	if len(whys) == 0 {
 		return ""
 	}
-	if g := ref.GroupKind(); g == topology.KindGateway || topology.IsListenerSet(g) {
+	if topology.HoldsListeners(ref.GroupKind()) {
 		return fmt.Sprintf("%s is another implementation's: %s", whys[0], servesText(k))
 	}
 	return fmt.Sprintf("%s takes effect only through other implementations' Gateways (%s): %s", ref.Short(), strings.Join(whys, "; "), servesText(k))

@@ -22,7 +22,7 @@ func (d *kindDP) atListener(sr *stackResult, n topology.NodeID) *stackResult {
 	}
 	out := &stackResult{atts: sr.atts, id: sr.id, unsupported: sr.unsupported, brokenMerge: sr.brokenMerge, mergeOpen: sr.mergeOpen,
 		conflicted: sr.conflicted, base: sr, result: sr.result}
-	if ref := d.c.graph.Node(n).Ref; ref.IsSection() && (ref.GroupKind() == topology.KindGateway || topology.IsListenerSet(ref.GroupKind())) {
+	if ref := d.c.graph.Node(n).Ref; ref.IsListener() {
 		port := math.NaN()
 		if lp, ok := d.c.listenerPorts[ref]; ok {
 			port = float64(lp.port)

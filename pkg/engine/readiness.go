@@ -159,7 +159,7 @@ func readReadiness(objs []*unstructured.Unstructured) *readiness {
 		gk := gkOf(u)
 		obj := topology.Ref{Group: gk.Group, Kind: gk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
 		switch {
-		case gk == topology.KindGateway || gk == topology.KindListenerSet:
+		case topology.HoldsListeners(gk):
 			if gk == topology.KindGateway {
 				class, _, _ := unstructured.NestedString(u.Object, "spec", "gatewayClassName")
 				if ctl, ok := classes[class]; ok {
@@ -252,7 +252,7 @@ func statusDigest(u *unstructured.Unstructured) string {
 	gk := gkOf(u)
 	var b strings.Builder
 	switch {
-	case gk == topology.KindGateway || gk == topology.KindListenerSet:
+	case topology.HoldsListeners(gk):
 		read, byName := listenerStatuses(u)
 		if !read {
 			return ""
@@ -327,10 +327,6 @@ func (c *computation) unreadyOnPaths(k *policy.Kind, atts []*attachment) []strin
 			out = append(out, s)
 		}
 	}
-	isListener := func(r topology.Ref) bool {
-		gk := r.GroupKind()
-		return r.IsSection() && (gk == topology.KindGateway || gk == topology.KindListenerSet)
-	}
 	isRoute := func(r topology.Ref) bool { return slices.Contains(topology.RouteKinds, r.GroupKind()) }
 	checkListener := func(l topology.NodeID) {
 		lr := g.Node(l).Ref
@@ -361,7 +357,7 @@ func (c *computation) unreadyOnPaths(k *policy.Kind, atts []*attachment) []strin
 				return false
 			}
 			visited[n] = true
-			if isListener(node.Ref) {
+			if node.Ref.IsListener() {
 				checkListener(n)
 				return false
 			}

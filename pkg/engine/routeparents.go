@@ -56,7 +56,7 @@ func (d *kindDP) readyBelow(p topology.NodeID, node *topology.Node) bool {
 		return true
 	}
 	pr := d.c.graph.Node(p).Ref
-	if gk := pr.GroupKind(); !pr.IsSection() || (gk != topology.KindGateway && gk != topology.KindListenerSet) {
+	if !pr.IsListener() {
 		return true
 	}
 	return d.c.ready.routeReady(node.Ref, pr) == ""
@@ -74,7 +74,7 @@ func (c *computation) routeListeners(k *policy.Kind, ref topology.Ref) []topolog
 	var out []topology.Ref
 	for _, p := range d.pathParents(c.graph.Node(route)) {
 		pr := c.graph.Node(p).Ref
-		if gk := pr.GroupKind(); pr.IsSection() && (gk == topology.KindGateway || gk == topology.KindListenerSet) {
+		if pr.IsListener() {
 			out = append(out, pr)
 		}
 	}

@@ -481,8 +481,7 @@ func (c *computation) gatewayAncestors(k *policy.Kind, in []Ancestor, bads []map
 	index := map[topology.Ref]int{}
 	for i, an := range in {
 		gws := c.servedGatewaysAbove(k, an.Ref)
-		if gk := an.Ref.GroupKind(); mode == policy.AncestorGatewayParentRefs && an.Ref.IsSection() &&
-			(gk == topology.KindGateway || topology.IsListenerSet(gk)) {
+		if mode == policy.AncestorGatewayParentRefs && an.Ref.IsListener() {
 			// A listener target: its Gateway (ListenerSet) as an object.
 			gws = []topology.Ref{an.Ref.Object()}
 		}
@@ -550,7 +549,7 @@ func (c *computation) gatewayAncestors(k *policy.Kind, in []Ancestor, bads []map
 // BackendTLSPolicy and what Envoy Gateway writes.
 func (c *computation) gatewaysAbove(ref topology.Ref) []topology.Ref {
 	gk := ref.GroupKind()
-	if gk == topology.KindGateway || topology.IsListenerSet(gk) {
+	if topology.HoldsListeners(gk) {
 		return []topology.Ref{ref}
 	}
 	if slices.Contains(topology.RouteKinds, gk) {
@@ -909,8 +908,7 @@ func (c *computation) programmed(ps *pstate, a *attachment) Condition {
 // there meet none of the kind's listener conditions
 // (Kind.EffectiveListeners). "" for any other target.
 func (c *computation) listenersLeftAlone(k *policy.Kind, at topology.Ref) string {
-	gk := at.GroupKind()
-	if gk != topology.KindGateway && !topology.IsListenerSet(gk) {
+	if !topology.HoldsListeners(at.GroupKind()) {
 		return ""
 	}
 	// A listener names what it lacks; a whole object, every condition.
