@@ -367,7 +367,7 @@ func (d *kindDP) run(only map[topology.NodeID]bool) {
 			continue
 		}
 		items = items[:0]
-		parents := d.pathParents(node)
+		parents := d.c.pathParents(d.kind, n, node)
 		if len(parents) == 0 && d.startsPath(gk) {
 			items = append(items, item{top: true})
 		}

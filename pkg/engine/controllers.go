@@ -170,7 +170,7 @@ func (c *computation) waitingFor(k *policy.Kind, atts []*attachment) []string {
 				add(ref)
 			}
 		case slices.Contains(topology.RouteKinds, gk):
-			for _, l := range c.routeListeners(k, ref) {
+			for l := range c.routeListeners(k, ref) {
 				if l.GroupKind() == topology.KindGateway && !seen[l.Object()] &&
 					c.ready.listenerReady(l) == "" && c.ready.routeReady(ref.Object(), l) == "" {
 					add(l)
