@@ -3,8 +3,10 @@ package engine_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -49,6 +51,21 @@ func dump(t *testing.T, r *engine.Result) string {
 	}
 	for _, a := range r.Affected {
 		fmt.Fprintf(&b, "A %s %s %v %+v\n", a.Kind, a.Target, a.Policies, a.Condition)
+	}
+	// The route replacements (maps: sorted here), which the report does
+	// not carry and trace answers from.
+	for _, m := range []struct {
+		tag string
+		rs  map[topology.Ref]engine.RuleReplacement
+	}{{"RR", r.ReplacedRules}, {"RU", r.ReplacedUnder}} {
+		for _, ref := range slices.SortedFunc(maps.Keys(m.rs), topology.Ref.Compare) {
+			rr := m.rs[ref]
+			kind := "-"
+			if rr.Kind != nil {
+				kind = rr.Kind.String()
+			}
+			fmt.Fprintf(&b, "%s %s %d %s %s\n", m.tag, ref, rr.Status, kind, rr.Reason)
+		}
 	}
 	rep, err := json.MarshalIndent(report.Build(r, "", nil), "", " ")
 	if err != nil {
