@@ -236,7 +236,7 @@ func (c *computation) failingVia(p *policy.Policy, at topology.Ref) []topology.R
 // it) is attached through. None for other targets.
 func (c *computation) listenersFor(at topology.Ref) []topology.Ref {
 	gk := at.GroupKind()
-	if at.IsSection() && (gk == topology.KindGateway || topology.IsListenerSet(gk)) {
+	if at.IsListener() {
 		return []topology.Ref{at}
 	}
 	id, ok := c.graph.Lookup(at.Object())
@@ -252,7 +252,7 @@ func (c *computation) listenersFor(at topology.Ref) []topology.Ref {
 		var out []topology.Ref
 		for _, p := range c.graph.Node(id).Parents {
 			r := c.graph.Node(p).Ref
-			if pk := r.GroupKind(); r.IsSection() && (pk == topology.KindGateway || topology.IsListenerSet(pk)) && !slices.Contains(out, r) {
+			if r.IsListener() && !slices.Contains(out, r) {
 				out = append(out, r)
 			}
 		}
@@ -364,7 +364,7 @@ func (c *computation) mergedListenerUnmet(ps *pstate, a *attachment) (string, []
 			merged := &policy.Policy{Kind: ps.p.Kind, Ref: ps.p.Ref, Spec: ctx.Spec}
 			ctx.Paths(func(path []topology.Ref) bool {
 				for _, l := range path {
-					if gk := l.GroupKind(); !l.IsSection() || (gk != topology.KindGateway && !topology.IsListenerSet(gk)) {
+					if !l.IsListener() {
 						continue
 					}
 					failed := false

@@ -222,3 +222,93 @@ func BenchmarkIncremental(b *testing.B) {
 		})
 	}
 }
+
+// kuadrantBenchObjects is the topology of bc on an Istio GatewayClass
+// with Kuadrant's RateLimitPolicy and AuthPolicy (paths through every
+// listener a route's parentRefs name, policy.Kind.RouteParentRefs, ready
+// ones only, policy.Kind.ReadyPathsOnly): every route has status, one in
+// ten not Accepted by its Gateway; n policies of each kind, one on each
+// Gateway and the rest on routes.
+func kuadrantBenchObjects(bc benchCase, n int) []engine.Object {
+	var objs []engine.Object
+	for _, u := range gen.Topology(bc.params) {
+		switch u.GetKind() {
+		case "GatewayClass":
+			_ = unstructured.SetNestedField(u.Object, "istio.io/gateway-controller", "spec", "controllerName")
+		case "HTTPRoute":
+			var i int
+			fmt.Sscanf(u.GetName(), "route-%d", &i)
+			accepted := "True"
+			if i%10 == 0 {
+				accepted = "False"
+			}
+			parent, _, _ := unstructured.NestedSlice(u.Object, "spec", "parentRefs")
+			_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{
+				"parentRef": parent[0], "controllerName": "istio.io/gateway-controller",
+				"conditions": []any{map[string]any{"type": "Accepted", "status": accepted}},
+			}}, "status", "parents")
+		}
+		objs = append(objs, engine.Object{Object: u})
+	}
+	crd := func(kind, plural string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+			"metadata": map[string]any{"name": plural + ".kuadrant.io", "labels": map[string]any{"gateway.networking.k8s.io/policy": "Inherited"}},
+			"spec": map[string]any{"group": "kuadrant.io", "scope": "Namespaced", "names": map[string]any{"kind": kind, "plural": plural},
+				"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true}}},
+		}}
+	}
+	objs = append(objs, engine.Object{Object: crd("RateLimitPolicy", "ratelimitpolicies")}, engine.Object{Object: crd("AuthPolicy", "authpolicies")})
+	pol := func(kind string, i int, ns, targetKind, target string, spec map[string]any) {
+		spec["targetRef"] = map[string]any{"group": "gateway.networking.k8s.io", "kind": targetKind, "name": target}
+		objs = append(objs, engine.Object{Object: &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "kuadrant.io/v1", "kind": kind,
+			"metadata": map[string]any{"name": fmt.Sprintf("p-%d", i), "namespace": ns, "creationTimestamp": fmt.Sprintf("2026-01-01T00:%02d:%02dZ", (i/60)%60, i%60)},
+			"spec":     spec,
+		}}})
+	}
+	for k, kind := range []string{"RateLimitPolicy", "AuthPolicy"} {
+		for i := range n {
+			spec := map[string]any{"limits": map[string]any{fmt.Sprintf("l%d", i%7): map[string]any{"rates": []any{map[string]any{"limit": int64(1 + i), "window": "1m"}}}}}
+			if k == 1 {
+				spec = map[string]any{"rules": map[string]any{"authorization": map[string]any{fmt.Sprintf("a%d", i%7): map[string]any{"opa": map[string]any{"rego": "allow = true"}}}}}
+			}
+			if i < bc.params.Gateways {
+				pol(kind, i, gen.InfraNamespace, "Gateway", fmt.Sprintf("gw-%d", i), spec)
+				continue
+			}
+			r := (i * 7919) % bc.params.Routes
+			pol(kind, i, fmt.Sprintf("ns-%d", r%bc.params.Namespaces), "HTTPRoute", fmt.Sprintf("route-%d", r), spec)
+		}
+	}
+	return objs
+}
+
+// BenchmarkComputeKuadrant measures Compute over kuadrantBenchObjects:
+// what RouteParentRefs and ReadyPathsOnly cost (a route's parents on its
+// kinds' paths, the readiness of each, and, for a policy in no context,
+// the listeners above its route).
+func BenchmarkComputeKuadrant(b *testing.B) {
+	for _, bc := range []benchCase{benchCases[0], benchCases[2]} {
+		objs := kuadrantBenchObjects(bc, 300)
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var res *engine.Result
+			for b.Loop() {
+				res = engine.Compute(objs, engine.Options{})
+			}
+			b.StopTimer()
+			if len(res.Problems) > 0 {
+				b.Fatalf("problems: %v", res.Problems[0])
+			}
+			ctx := 0
+			for _, e := range res.Effective {
+				ctx += len(e.Contexts)
+			}
+			if ctx == 0 {
+				b.Fatal("no context")
+			}
+			b.ReportMetric(float64(ctx), "contexts")
+		})
+	}
+}

@@ -368,7 +368,7 @@ func (c *computation) listenersAt(at topology.Ref) []topology.Ref {
 		return nil
 	}
 	switch gk := at.GroupKind(); {
-	case at.IsSection() && (gk == topology.KindGateway || topology.IsListenerSet(gk)):
+	case at.IsListener():
 		return []topology.Ref{at}
 	case gk == topology.KindGateway:
 		return c.gatewayListeners(id)

@@ -359,7 +359,7 @@ func (d *kindDP) run(only map[topology.NodeID]bool) {
 				continue
 			}
 		}
-		if d.kind.ReadyPathsOnly && node.Ref.IsSection() && (gk == topology.KindGateway || gk == topology.KindListenerSet) &&
+		if d.kind.ReadyPathsOnly && node.Ref.IsListener() &&
 			d.c.ready.listenerReady(node.Ref) != "" {
 			// A listener that is not Programmed yet: no path runs
 			// through it.
@@ -367,7 +367,7 @@ func (d *kindDP) run(only map[topology.NodeID]bool) {
 			continue
 		}
 		items = items[:0]
-		parents := d.pathParents(node)
+		parents := d.c.pathParents(d.kind, n, node)
 		if len(parents) == 0 && d.startsPath(gk) {
 			items = append(items, item{top: true})
 		}
@@ -501,7 +501,7 @@ func (d *kindDP) listenerQualifies(n topology.NodeID) bool {
 		return true
 	}
 	ref := d.c.graph.Node(n).Ref
-	if gk := ref.GroupKind(); gk != topology.KindGateway && !topology.IsListenerSet(gk) {
+	if !topology.HoldsListeners(ref.GroupKind()) {
 		return true
 	}
 	l, ok := d.c.listenerPorts[ref]

@@ -86,7 +86,7 @@ func (c *computation) notServed(k *policy.Kind, ref topology.Ref) string {
 	if len(whys) == 0 {
 		return ""
 	}
-	if g := ref.GroupKind(); g == topology.KindGateway || topology.IsListenerSet(g) {
+	if topology.HoldsListeners(ref.GroupKind()) {
 		return fmt.Sprintf("%s is another implementation's: %s", whys[0], servesText(k))
 	}
 	return fmt.Sprintf("%s takes effect only through other implementations' Gateways (%s): %s", ref.Short(), strings.Join(whys, "; "), servesText(k))
@@ -170,7 +170,7 @@ func (c *computation) waitingFor(k *policy.Kind, atts []*attachment) []string {
 				add(ref)
 			}
 		case slices.Contains(topology.RouteKinds, gk):
-			for _, l := range c.routeListeners(k, ref) {
+			for l := range c.routeListeners(k, ref) {
 				if l.GroupKind() == topology.KindGateway && !seen[l.Object()] &&
 					c.ready.listenerReady(l) == "" && c.ready.routeReady(ref.Object(), l) == "" {
 					add(l)

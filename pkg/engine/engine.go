@@ -265,6 +265,9 @@ type computation struct {
 	// ready is what the engine reads of Gateways' and routes' status
 	// (readReadiness), only when a kind reads it.
 	ready *readiness
+	// routeParentIdx is, per route node, the parents of the paths of kinds
+	// following every parentRef (routeParentsOf), built on first use.
+	routeParentIdx *routeParentIndex
 	// features are the switches of the implementations' configurations
 	// (Options.Features over those among the objects).
 	features    policy.Features

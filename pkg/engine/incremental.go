@@ -791,9 +791,11 @@ func (c *computation) updateKind(k *policy.Kind, xs []policyChange, touched map[
 			}
 		}
 	}
-	if k.SameLevel == policy.SameLevelOldestWins && k.Class == policy.Inherited {
+	if k.SameLevel == policy.SameLevelOldestWins && (k.Class == policy.Inherited || k.TiesNotRejected) {
 		// Who is Conflicted at a level does not wait for contexts (see
-		// levelWinner): every policy of a changed level is re-derived.
+		// levelWinner), nor does the note of a policy created in the same
+		// second as the oldest there (tiedWinner): every policy of a
+		// changed level is re-derived.
 		for n := range dirtyNodes {
 			for _, a := range d.atNode[n] {
 				touched[a.pol] = true

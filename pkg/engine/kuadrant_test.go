@@ -660,3 +660,59 @@ func TestKuadrantTLSPolicyIssuers(t *testing.T) {
 	}
 	want(t, "StatusReadChanged(Issuer Ready)", engine.StatusReadChanged(issuer(tlsIssuerTopo), issuer(ready)), true)
 }
+
+// A policy on no listener its kind acts on says why in its Programmed
+// message, and what else its message says composes with that: a
+// TLSPolicy on a Gateway with no HTTPS listener whose issuer is not
+// Ready is not programmed, waiting for the issuer (not "programmed"); with
+// its issuer Ready it is programmed with nothing to program, and says
+// which listeners it lacks. An Inherited kind computed through Gateways
+// only says both that it is not programmed and why.
+func TestListenerReasonComposesWithProgrammed(t *testing.T) {
+	const topo = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g, namespace: default}
+spec:
+  gatewayClassName: c
+  listeners: [{name: a, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: default}
+spec:
+  parentRefs: [{name: g}]
+  rules: [{name: all, backendRefs: [{name: web, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec: {ports: [{port: 80}]}
+`
+	issuer := func(ready string) string {
+		return `
+apiVersion: cert-manager.io/v1
+kind: ClusterIssuer
+metadata: {name: ciss}
+spec: {selfSigned: {}}
+status: {conditions: [{type: Ready, status: "` + ready + `"}]}
+`
+	}
+	tls := pol("kuadrant.io/v1", "TLSPolicy", "p", 0, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: g}\nissuerRef: {kind: ClusterIssuer, name: ciss}")
+	tlsCRD := labelledCRD("kuadrant.io", "TLSPolicy", "tlspolicies", "direct")
+	const lacks = "no listener of Gateway default/g is one its implementation acts on (they need a hostname and TLS terminated with Secrets of its own namespace)"
+
+	c := condition(t, compute(t, engine.Options{}, tlsCRD, topo, issuer("False"), tls), "p", "Programmed")
+	want(t, "issuer not Ready", c, engine.Condition{Type: "Programmed", Status: "False", Reason: "Unknown",
+		Message: "Policy is not programmed: its implementation waits for what it names to be ready: spec.issuerRef: ClusterIssuer ciss is not Ready"})
+	c = condition(t, compute(t, engine.Options{}, tlsCRD, topo, issuer("True"), tls), "p", "Programmed")
+	want(t, "issuer Ready", c, engine.Condition{Type: "Programmed", Status: "True", Reason: "Programmed", Message: "Policy is programmed; " + lacks})
+
+	hCRD := declaredCRD("policies.example.com", "HPolicy", "hpolicies", "Inherited",
+		"attache.dev/merge-strategies: patch-defaults", "attache.dev/reach: gateway",
+		"attache.dev/effective-section-kinds: Gateway", "attache.dev/effective-listeners: hostname")
+	h := pol("policies.example.com/v1", "HPolicy", "h", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g}]\ndefaults: {x: 1}")
+	c = condition(t, compute(t, engine.Options{}, hCRD, topo, h), "h", "Programmed")
+	want(t, "reach: gateway", c, engine.Condition{Type: "Programmed", Status: "False", Reason: "Unknown",
+		Message: "Policy is not programmed: it is in the path to no effective target through a Gateway; no listener of Gateway default/g is one its implementation acts on (they need a hostname)"})
+}

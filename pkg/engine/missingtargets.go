@@ -210,7 +210,7 @@ func (c *computation) notAppliedVia(p *policy.Policy, at topology.Ref) []topolog
 func (c *computation) refusedThroughAll(k *policy.Kind, at topology.Ref, via []topology.Ref) bool {
 	for _, gw := range c.servedGatewaysAbove(k, at) {
 		ref := gw.Object()
-		if ref.GroupKind() == topology.KindListenerSet {
+		if topology.IsListenerSet(ref.GroupKind()) {
 			ref = c.listenerSetGateway(ref)
 		}
 		if ref.GroupKind() == topology.KindGateway && !slices.Contains(via, ref) {

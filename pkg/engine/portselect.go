@@ -27,7 +27,7 @@ func (d *kindDP) atListener(sr *stackResult, n topology.NodeID) *stackResult {
 	out := &stackResult{atts: sr.atts, id: sr.id, unsupported: sr.unsupported, brokenMerge: sr.brokenMerge, mergeOpen: sr.mergeOpen,
 		conflicted: sr.conflicted, base: sr, result: sr.result}
 	ref := d.c.graph.Node(n).Ref
-	if ref.IsSection() && topology.IsListenerSet(ref.GroupKind()) && len(d.kind.NotInListenerSets) > 0 {
+	if ref.IsListener() && topology.IsListenerSet(ref.GroupKind()) && len(d.kind.NotInListenerSets) > 0 {
 		set := ref.Object()
 		above := map[merge.Src]bool{}
 		for _, a := range sr.atts {
@@ -41,7 +41,7 @@ func (d *kindDP) atListener(sr *stackResult, n topology.NodeID) *stackResult {
 			}
 		}
 	}
-	if ps.Enabled() && ref.IsSection() && (ref.GroupKind() == topology.KindGateway || topology.IsListenerSet(ref.GroupKind())) {
+	if ps.Enabled() && ref.IsListener() {
 		port := math.NaN()
 		if lp, ok := d.c.listenerPorts[ref]; ok {
 			port = float64(lp.port)

@@ -159,7 +159,7 @@ func readReadiness(objs []*unstructured.Unstructured) *readiness {
 		gk := gkOf(u)
 		obj := topology.Ref{Group: gk.Group, Kind: gk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
 		switch {
-		case gk == topology.KindGateway || gk == topology.KindListenerSet:
+		case topology.HoldsListeners(gk):
 			if gk == topology.KindGateway {
 				class, _, _ := unstructured.NestedString(u.Object, "spec", "gatewayClassName")
 				if ctl, ok := classes[class]; ok {
@@ -192,16 +192,24 @@ func readReadiness(objs []*unstructured.Unstructured) *readiness {
 	return r
 }
 
+// listenerRead returns what the status of listener l's object says of l,
+// when it says anything (listenerStatusRead); false too when no kind reads
+// status (r is nil).
+func (r *readiness) listenerRead(l topology.Ref) (listenerStatus, bool) {
+	if r == nil {
+		return listenerStatus{}, false
+	}
+	ls, ok := r.listeners[l]
+	return ls, ok && ls.read
+}
+
 // listenerReady says why listener l (a section ref) is not ready: its
 // object's status says something, and not that the listener is
 // Programmed. "" when it is ready.
 func (r *readiness) listenerReady(l topology.Ref) string {
-	if r == nil {
-		return "" // no kind reads status
-	}
-	ls, ok := r.listeners[l]
-	if !ok || !ls.read || ls.programmed {
-		return ""
+	ls, ok := r.listenerRead(l)
+	if !ok || ls.programmed {
+		return "" // read nothing (or no kind reads status), or ready
 	}
 	if !ls.found {
 		return fmt.Sprintf("listener %s has no status yet", l.Short())
@@ -252,7 +260,7 @@ func statusDigest(u *unstructured.Unstructured) string {
 	gk := gkOf(u)
 	var b strings.Builder
 	switch {
-	case gk == topology.KindGateway || gk == topology.KindListenerSet:
+	case topology.HoldsListeners(gk):
 		read, byName := listenerStatuses(u)
 		if !read {
 			return ""
@@ -327,10 +335,6 @@ func (c *computation) unreadyOnPaths(k *policy.Kind, atts []*attachment) []strin
 			out = append(out, s)
 		}
 	}
-	isListener := func(r topology.Ref) bool {
-		gk := r.GroupKind()
-		return r.IsSection() && (gk == topology.KindGateway || gk == topology.KindListenerSet)
-	}
 	isRoute := func(r topology.Ref) bool { return slices.Contains(topology.RouteKinds, r.GroupKind()) }
 	checkListener := func(l topology.NodeID) {
 		lr := g.Node(l).Ref
@@ -346,7 +350,7 @@ func (c *computation) unreadyOnPaths(k *policy.Kind, atts []*attachment) []strin
 	for _, a := range atts {
 		ref := g.Node(a.node).Ref
 		if isRoute(ref) {
-			for _, l := range c.routeListeners(k, ref) {
+			for l := range c.routeListeners(k, ref) {
 				if why := c.ready.listenerReady(l); why != "" {
 					add(why)
 				} else {
@@ -361,7 +365,7 @@ func (c *computation) unreadyOnPaths(k *policy.Kind, atts []*attachment) []strin
 				return false
 			}
 			visited[n] = true
-			if isListener(node.Ref) {
+			if node.Ref.IsListener() {
 				checkListener(n)
 				return false
 			}
@@ -379,10 +383,7 @@ func (c *computation) unreadyOnPaths(k *policy.Kind, atts []*attachment) []strin
 // by Gateway API's rules, as the Gateway's controller will count it.
 func (c *computation) hasAttachedRoutes(n topology.NodeID) bool {
 	node := c.graph.Node(n)
-	if c.ready == nil {
-		c.ready = &readiness{} // no status read: attache's own count
-	}
-	if ls, ok := c.ready.listeners[node.Ref]; ok && ls.read {
+	if ls, ok := c.ready.listenerRead(node.Ref); ok {
 		return ls.attachedRoutes > 0
 	}
 	for _, ch := range node.Children {

@@ -1,29 +1,79 @@
 package engine
 
 import (
+	"iter"
 	"slices"
 
 	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
-// pathParents returns the parents from which the kind's paths reach node
-// n: its parents in the hierarchy; for a route of a kind whose routes hang
-// below every listener their parentRefs name (policy.Kind.RouteParentRefs),
-// the Gateway listeners among them and its unadmitted parents, none else
-// (no ListenerSet, GAMMA Service or delegating rule: Kuadrant's
-// policy-machinery links routes to Gateway listeners only).
-func (d *kindDP) pathParents(node *topology.Node) []topology.NodeID {
-	if !d.kind.RouteParentRefs || node.Ref.IsSection() || !slices.Contains(topology.RouteKinds, node.Ref.GroupKind()) {
+// pathParents returns the parents from which the paths of kind k reach
+// node n: its parents in the hierarchy; for a route of a kind whose routes
+// hang below every listener their parentRefs name
+// (policy.Kind.RouteParentRefs), the Gateway listeners among them and its
+// unadmitted parents, none else (no ListenerSet, GAMMA Service or
+// delegating rule: Kuadrant's policy-machinery links routes to Gateway
+// listeners only), as routeParentsOf keeps them.
+func (c *computation) pathParents(k *policy.Kind, n topology.NodeID, node *topology.Node) []topology.NodeID {
+	if !k.RouteParentRefs || !isRouteObject(node.Ref) {
 		return node.Parents
 	}
-	out := make([]topology.NodeID, 0, len(node.Parents)+len(node.Unadmitted))
-	for _, p := range node.Parents {
-		if r := d.c.graph.Node(p).Ref; r.IsSection() && r.GroupKind() == topology.KindGateway {
-			out = append(out, p)
+	return c.routeParentsOf(n)
+}
+
+// isRouteObject reports whether r is a route (not one of its rules).
+func isRouteObject(r topology.Ref) bool {
+	return !r.IsSection() && slices.Contains(topology.RouteKinds, r.GroupKind())
+}
+
+// routeParentIndex holds, for every route node of a graph, its Gateway
+// listener parents followed by its unadmitted parents, in one array: the
+// parents of the paths of RouteParentRefs kinds, the same for every such
+// kind and for as long as the graph is (an Incremental keeps it).
+type routeParentIndex struct {
+	// off: node n's parents are ids[off[n]:off[n+1]].
+	off []int32
+	ids []topology.NodeID
+}
+
+// routeParentsOf returns the Gateway listener and unadmitted parents of
+// route node n (routeParentIndex), indexing the graph on first use. The
+// slice is shared: callers must not modify it.
+func (c *computation) routeParentsOf(n topology.NodeID) []topology.NodeID {
+	x := c.routeParentIdx
+	if x == nil {
+		g := c.graph
+		x = &routeParentIndex{off: make([]int32, g.Len()+1)}
+		// Two passes: count, then fill an array of the exact size.
+		for pass := range 2 {
+			if pass == 1 {
+				x.ids = make([]topology.NodeID, 0, x.off[g.Len()])
+			}
+			count := int32(0)
+			for i := range g.Len() {
+				node := g.Node(topology.NodeID(i))
+				if isRouteObject(node.Ref) {
+					for _, p := range node.Parents {
+						if r := g.Node(p).Ref; r.IsSection() && r.GroupKind() == topology.KindGateway {
+							count++
+							if pass == 1 {
+								x.ids = append(x.ids, p)
+							}
+						}
+					}
+					count += int32(len(node.Unadmitted))
+					if pass == 1 {
+						x.ids = append(x.ids, node.Unadmitted...)
+					}
+				}
+				x.off[i+1] = count
+			}
 		}
+		c.routeParentIdx = x
 	}
-	return append(out, node.Unadmitted...)
+	lo, hi := x.off[n], x.off[n+1]
+	return x.ids[lo:hi:hi]
 }
 
 // needsReadiness reports whether some kind reads Gateways' and routes'
@@ -52,31 +102,29 @@ func (c *computation) needsUnadmitted() bool {
 // for a kind whose paths run only through what is ready
 // (policy.Kind.ReadyPathsOnly): any node but a route below a listener is.
 func (d *kindDP) readyBelow(p topology.NodeID, node *topology.Node) bool {
-	if node.Ref.IsSection() || !slices.Contains(topology.RouteKinds, node.Ref.GroupKind()) {
+	if !isRouteObject(node.Ref) {
 		return true
 	}
 	pr := d.c.graph.Node(p).Ref
-	if gk := pr.GroupKind(); !pr.IsSection() || (gk != topology.KindGateway && gk != topology.KindListenerSet) {
+	if !pr.IsListener() {
 		return true
 	}
 	return d.c.ready.routeReady(node.Ref, pr) == ""
 }
 
-// routeListeners are the listeners (of Gateways or ListenerSets) from
+// routeListeners yields the listeners (of Gateways or ListenerSets) from
 // which paths of kind k reach the route of ref (a route or one of its
 // rules), as pathParents has them.
-func (c *computation) routeListeners(k *policy.Kind, ref topology.Ref) []topology.Ref {
-	route, ok := c.graph.Lookup(ref.Object())
-	if !ok {
-		return nil
-	}
-	d := &kindDP{c: c, kind: k}
-	var out []topology.Ref
-	for _, p := range d.pathParents(c.graph.Node(route)) {
-		pr := c.graph.Node(p).Ref
-		if gk := pr.GroupKind(); pr.IsSection() && (gk == topology.KindGateway || gk == topology.KindListenerSet) {
-			out = append(out, pr)
+func (c *computation) routeListeners(k *policy.Kind, ref topology.Ref) iter.Seq[topology.Ref] {
+	return func(yield func(topology.Ref) bool) {
+		route, ok := c.graph.Lookup(ref.Object())
+		if !ok {
+			return
+		}
+		for _, p := range c.pathParents(k, route, c.graph.Node(route)) {
+			if pr := c.graph.Node(p).Ref; pr.IsListener() && !yield(pr) {
+				return
+			}
 		}
 	}
-	return out
 }

@@ -30,7 +30,7 @@ func readListenerPorts(objs []*unstructured.Unstructured) map[topology.Ref]liste
 	out := map[topology.Ref]listenerPort{}
 	for _, u := range objs {
 		gk := gkOf(u)
-		if gk != topology.KindGateway && !topology.IsListenerSet(gk) {
+		if !topology.HoldsListeners(gk) {
 			continue
 		}
 		ls, _, _ := unstructured.NestedSlice(u.Object, "spec", "listeners")
@@ -76,7 +76,7 @@ func (c *computation) sharedPortConflict(id topology.NodeID) string {
 	var own []topology.Ref // the target's listeners
 	var owner topology.NodeID
 	switch gk := ref.GroupKind(); {
-	case ref.IsSection() && (gk == topology.KindGateway || topology.IsListenerSet(gk)):
+	case ref.IsListener():
 		own, owner = []topology.Ref{ref}, node.Parents[0]
 	case topology.IsListenerSet(gk):
 		own, owner = c.sections(id), id

@@ -423,7 +423,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			for _, a := range ps.atts {
 				setsNone = setsNone && len(a.affects) == 0
 			}
-			p := c.programmedFrom(ps.p.Kind, ps.reach, setsNone, func() string { return c.cachedLossSummary(&ps.lossMsg, ps.atts) })
+			p := c.programmedFrom(ps.p.Kind, ps.reach, setsNone, func() string { return c.cachedLossSummary(&ps.lossMsg, ps.atts) }, nil)
 			p = c.withReplacedBelow(c.withUnreadyRefs(ps.p, c.withWaiting(ps.p.Kind, c.withUnready(ps.p.Kind, ps.reach, p, accepted), accepted)), accepted)
 			summary = &p
 		}
@@ -489,8 +489,7 @@ func (c *computation) gatewayAncestors(k *policy.Kind, in []Ancestor, bads []map
 	index := map[topology.Ref]int{}
 	for i, an := range in {
 		gws := c.servedGatewaysAbove(k, an.Ref)
-		if gk := an.Ref.GroupKind(); mode == policy.AncestorGatewayParentRefs && an.Ref.IsSection() &&
-			(gk == topology.KindGateway || topology.IsListenerSet(gk)) {
+		if mode == policy.AncestorGatewayParentRefs && an.Ref.IsListener() {
 			// A listener target: its Gateway (ListenerSet) as an object.
 			gws = []topology.Ref{an.Ref.Object()}
 		}
@@ -585,7 +584,7 @@ func (c *computation) listenerSetAncestors(k *policy.Kind, gw topology.Ref) []to
 // BackendTLSPolicy and what Envoy Gateway writes.
 func (c *computation) gatewaysAbove(ref topology.Ref) []topology.Ref {
 	gk := ref.GroupKind()
-	if gk == topology.KindGateway || topology.IsListenerSet(gk) {
+	if topology.HoldsListeners(gk) {
 		return []topology.Ref{ref}
 	}
 	if slices.Contains(topology.RouteKinds, gk) {
@@ -929,13 +928,9 @@ func (c *computation) conflictMessage(a *attachment) string {
 // Overridden when it contributes nothing anywhere, else
 // PartiallyProgrammed.
 func (c *computation) programmed(ps *pstate, a *attachment) Condition {
-	cond := c.programmedFrom(ps.p.Kind, a.reach, len(a.affects) == 0, func() string { return c.cachedLossSummary(&a.lossMsg, []*attachment{a}) })
+	cond := c.programmedFrom(ps.p.Kind, a.reach, len(a.affects) == 0, func() string { return c.cachedLossSummary(&a.lossMsg, []*attachment{a}) },
+		func() string { return c.listenersLeftAlone(ps.p.Kind, a.ref.At) })
 	cond = c.withUnreadyRefs(ps.p, c.withWaiting(ps.p.Kind, c.withUnready(ps.p.Kind, a.reach, cond, []*attachment{a}), []*attachment{a}))
-	if a.reach.Contexts == 0 && len(ps.p.Kind.EffectiveListeners) > 0 {
-		if why := c.listenersLeftAlone(ps.p.Kind, a.ref.At); why != "" {
-			cond.Message = "Policy is programmed; " + why
-		}
-	}
 	return c.withReplacedBelow(cond, []*attachment{a})
 }
 
@@ -944,8 +939,7 @@ func (c *computation) programmed(ps *pstate, a *attachment) Condition {
 // there meet none of the kind's listener conditions
 // (Kind.EffectiveListeners). "" for any other target.
 func (c *computation) listenersLeftAlone(k *policy.Kind, at topology.Ref) string {
-	gk := at.GroupKind()
-	if gk != topology.KindGateway && !topology.IsListenerSet(gk) {
+	if !topology.HoldsListeners(at.GroupKind()) {
 		return ""
 	}
 	// A listener names what it lacks; a whole object, every condition.
@@ -985,14 +979,26 @@ func (c *computation) cachedLossSummary(cache **string, atts []*attachment) stri
 // programmedFrom derives Programmed from a reach of a policy of kind k;
 // setsNone says the policy contributes no field in any of those contexts
 // (decision 8: it affects nothing), and losses tells who beat the policy,
-// for the message.
-func (c *computation) programmedFrom(k *policy.Kind, r Reach, setsNone bool, losses func() string) Condition {
+// for the message. leftAlone, when not nil, says why no listener of the
+// target is an effective target of a kind with listener conditions
+// (listenersLeftAlone), for a policy in no context; the with* wrappers
+// then add to that message.
+func (c *computation) programmedFrom(k *policy.Kind, r Reach, setsNone bool, losses, leftAlone func() string) Condition {
 	cond := Condition{Type: CondProgrammed}
+	why := ""
+	if r.Contexts == 0 && leftAlone != nil && len(k.EffectiveListeners) > 0 {
+		why = leftAlone()
+	}
 	switch {
 	case r.Contexts == 0 && k.ReachThroughGateway:
 		// Its implementation computes nothing for it, and says so.
 		cond.Status, cond.Reason = "False", ReasonUnknown
 		cond.Message = "Policy is not programmed: it is in the path to no effective target through a Gateway"
+		if why != "" {
+			cond.Message += "; " + why
+		}
+	case r.Contexts == 0 && why != "":
+		cond.Status, cond.Reason, cond.Message = "True", ReasonProgrammed, "Policy is programmed; "+why
 	case r.Contexts == 0:
 		cond.Status, cond.Reason, cond.Message = "True", ReasonProgrammed, "Policy is programmed; no effective target is in its scope yet"
 	case r.Full == r.Contexts && setsNone:

@@ -133,7 +133,7 @@ func (c *computation) mergedUnsupported(a *attachment) map[topology.Ref]string {
 			ts.eff.Contexts[i].Paths(func(path []topology.Ref) bool {
 				found := false
 				for _, r := range path {
-					if gk := r.GroupKind(); r.IsSection() && (gk == topology.KindGateway || topology.IsListenerSet(gk)) {
+					if r.IsListener() {
 						found = true
 						note(r, msg)
 					}

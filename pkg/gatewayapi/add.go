@@ -745,8 +745,8 @@ func (a *adder) attach(r *route, id topology.NodeID, p *gwv1.ParentReference, i 
 		return
 	}
 	parent := ParentOf(r.ref.Namespace, *p)
-	switch parent.GroupKind() {
-	case topology.KindGateway, topology.KindListenerSet, topology.KindXListenerSet:
+	switch gk := parent.GroupKind(); {
+	case topology.HoldsListeners(gk):
 		if r.attached != nil {
 			for _, l := range r.attached[i] {
 				a.b.AddEdge(l.id, id)
@@ -756,14 +756,14 @@ func (a *adder) attach(r *route, id topology.NodeID, p *gwv1.ParentReference, i 
 		}
 		// Unadmitted edges only below Gateways: policy-machinery knows
 		// no ListenerSets.
-		if a.opts.UnadmittedParents && parent.GroupKind() == topology.KindGateway {
+		if a.opts.UnadmittedParents && gk == topology.KindGateway {
 			a.eachNamedListener(r, p, func(l *listener, takes bool) {
 				if !takes {
 					a.b.AddUnadmittedEdge(l.id, id)
 				}
 			})
 		}
-	case topology.KindService:
+	case gk == topology.KindService:
 		// GAMMA: the route hangs below the Service object itself, even when
 		// the parentRef names a port (there is no per-port mesh routing in
 		// the hierarchy).

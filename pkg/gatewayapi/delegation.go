@@ -176,8 +176,7 @@ func (a *adder) delegationReach() map[*route]map[string]bool {
 		r.attached = make([][]*listener, len(r.parents))
 		for i := range r.parents {
 			p := &r.parents[i]
-			switch ParentOf(r.ref.Namespace, *p).GroupKind() {
-			case topology.KindGateway, topology.KindListenerSet, topology.KindXListenerSet:
+			if topology.HoldsListeners(ParentOf(r.ref.Namespace, *p).GroupKind()) {
 				pa, ls := a.listenersOf(r, p)
 				r.attached[i] = ls
 				if len(ls) > 0 {

@@ -851,7 +851,7 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingEffectiveListeners, "%v", err)
 		}
 	}
-	if len(k.EffectiveListeners) > 0 && !k.IsEffectiveSection(topology.KindGateway) && !k.IsEffectiveSection(topology.KindListenerSet) && !k.IsEffectiveSection(topology.KindXListenerSet) {
+	if len(k.EffectiveListeners) > 0 && !slices.ContainsFunc(k.EffectiveSectionKinds, topology.HoldsListeners) {
 		return settingErrorf(SettingEffectiveListeners, "listener conditions need listeners among the effective targets (Gateway, ListenerSet or XListenerSet sections)")
 	}
 	for _, ctl := range k.Controllers {
@@ -954,7 +954,7 @@ func (k *Kind) complete() error {
 		if err := k.PortSelection.validate(); err != nil {
 			return settingErrorf(SettingPortSelection, "%v", err)
 		}
-		if !k.IsEffectiveSection(topology.KindGateway) && !k.IsEffectiveSection(topology.KindListenerSet) && !k.IsEffectiveSection(topology.KindXListenerSet) {
+		if !slices.ContainsFunc(k.EffectiveSectionKinds, topology.HoldsListeners) {
 			return settingErrorf(SettingPortSelection, "a configuration is chosen by port at listeners: the effective section kinds must include Gateway, ListenerSet or XListenerSet")
 		}
 		if k.Composition != CompositionMerge {

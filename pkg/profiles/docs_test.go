@@ -128,7 +128,7 @@ var yamlSettings = map[string]func(p *policy.Profile, k *policy.Kind) any{
 		return choice(k.GatewaySectionsByName, "by-name", "own")
 	},
 	"notInListenerSets": func(_ *policy.Profile, k *policy.Kind) any { return k.NotInListenerSets },
-	"waypointTargets": func(_ *policy.Profile, k *policy.Kind) any { return choice(k.WaypointTargets, "istio", "none") },
+	"waypointTargets":   func(_ *policy.Profile, k *policy.Kind) any { return choice(k.WaypointTargets, "istio", "none") },
 	"summary": func(_ *policy.Profile, k *policy.Kind) any {
 		return choice(k.SummaryIstioWaypoint, "istio-waypoint", "attache")
 	},

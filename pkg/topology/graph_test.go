@@ -178,3 +178,27 @@ func TestUnadmittedEdges(t *testing.T) {
 		t.Errorf("AllChildren of listener b = %v, want both routes", got)
 	}
 }
+
+// A listener is a section of a Gateway or of either ListenerSet kind,
+// told apart by group as well as kind.
+func TestIsListener(t *testing.T) {
+	for _, tc := range []struct {
+		ref  Ref
+		want bool
+	}{
+		{Ref{Group: GatewayGroup, Kind: "Gateway", Name: "g", SectionName: "l"}, true},
+		{Ref{Group: GatewayGroup, Kind: "ListenerSet", Name: "s", SectionName: "l"}, true},
+		{Ref{Group: XGatewayGroup, Kind: "XListenerSet", Name: "s", SectionName: "l"}, true},
+		{Ref{Group: GatewayGroup, Kind: "Gateway", Name: "g"}, false},
+		{Ref{Group: XGatewayGroup, Kind: "ListenerSet", Name: "s", SectionName: "l"}, false},
+		{Ref{Group: GatewayGroup, Kind: "XListenerSet", Name: "s", SectionName: "l"}, false},
+		{Ref{Group: GatewayGroup, Kind: "HTTPRoute", Name: "r", SectionName: "a"}, false},
+	} {
+		if got := tc.ref.IsListener(); got != tc.want {
+			t.Errorf("%s.IsListener() = %v, want %v", tc.ref, got, tc.want)
+		}
+		if got := HoldsListeners(tc.ref.GroupKind()); got != (tc.want || tc.ref.Kind == "Gateway") {
+			t.Errorf("HoldsListeners(%s) = %v", tc.ref.GroupKind(), got)
+		}
+	}
+}

@@ -146,6 +146,14 @@ func ClusterScoped(gk GroupKind) bool { return gk == KindGatewayClass || gk == K
 // the same way (GEP-1713).
 func IsListenerSet(gk GroupKind) bool { return gk == KindListenerSet || gk == KindXListenerSet }
 
+// HoldsListeners reports whether objects of kind gk hold listeners: a
+// Gateway, or a ListenerSet of either kind (IsListenerSet).
+func HoldsListeners(gk GroupKind) bool { return gk == KindGateway || IsListenerSet(gk) }
+
+// IsListener reports whether r is a listener: a section of a Gateway or of
+// a ListenerSet of either kind (HoldsListeners).
+func (r Ref) IsListener() bool { return r.IsSection() && HoldsListeners(r.GroupKind()) }
+
 // RouteKinds are the route kinds the default hierarchy knows, in order.
 var RouteKinds = []GroupKind{KindHTTPRoute, KindGRPCRoute, KindTLSRoute, KindTCPRoute, KindUDPRoute}
 
