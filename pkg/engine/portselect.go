@@ -20,7 +20,7 @@ func (d *kindDP) atListener(sr *stackResult, n topology.NodeID) *stackResult {
 	if !ps.Enabled() {
 		return sr
 	}
-	out := &stackResult{atts: sr.atts, id: sr.id, unsupported: sr.unsupported, brokenMerge: sr.brokenMerge, mergeOpen: sr.mergeOpen,
+	out := &stackResult{atts: sr.atts, id: sr.id, unsupported: sr.unsupported, brokenMerge: sr.brokenMerge, mergeOpen: sr.mergeOpen, ownOpen: sr.ownOpen,
 		conflicted: sr.conflicted, base: sr, result: sr.result}
 	if ref := d.c.graph.Node(n).Ref; ref.IsSection() && (ref.GroupKind() == topology.KindGateway || topology.IsListenerSet(ref.GroupKind())) {
 		port := math.NaN()
