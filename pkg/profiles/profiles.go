@@ -798,16 +798,50 @@ func egBandwidthMinimum(dir string) policy.Validation {
 	}
 }
 
+// egBackOff is a BackendTrafficPolicy's retry back-off, and
+// egBackOffDuration the duration form its CRD's schema admits (which
+// Go's time.ParseDuration, as CEL's duration(), always reads).
+const (
+	egBackOff         = "self.retry.perRetry.backOff"
+	egBackOffDuration = "'^([0-9]{1,5}(h|m|s|ms)){1,4}$'"
+)
+
+// egBackOffSet is the guard of a rule on the back-off interval field:
+// it holds unless the policy sets it in the schema's duration form
+// (Envoy Gateway's buildRetry skips an interval it cannot parse).
+func egBackOffSet(field string) string {
+	return "!has(self.retry) || !has(self.retry.perRetry) || !has(" + egBackOff + ") || !has(" + egBackOff + "." + field + ") || !" +
+		egBackOff + "." + field + ".matches(" + egBackOffDuration + ") || "
+}
+
 // egBackendTrafficValidations are the checks Envoy Gateway's translator
 // makes of a BackendTrafficPolicy's content that its CRD's schema does
 // not (internal/gatewayapi/backendtrafficpolicy.go): the bandwidth
 // minimum, and of a local rate limit, at most one rule without
 // clientSelectors, every rule's unit a whole multiple of that rule's
 // (Second without one; buildLocalRateLimit), and no Distinct match
-// inverted (buildRateLimitRule), global rules too.
+// inverted (buildRateLimitRule), global rules too; and of the retry
+// back-off, no interval of zero and a maxInterval no less than the
+// baseInterval (clustersettings.go buildRetry).
 var egBackendTrafficValidations = []policy.Validation{
 	egBandwidthMinimum("request"),
 	egBandwidthMinimum("response"),
+	{
+		FieldPath: ".retry.perRetry.backOff.baseInterval",
+		Message:   "cannot be set to 0s",
+		Rule:      egBackOffSet("baseInterval") + "duration(" + egBackOff + ".baseInterval) != duration('0s')",
+	},
+	{
+		FieldPath: ".retry.perRetry.backOff.maxInterval",
+		Message:   "cannot be set to 0s",
+		Rule:      egBackOffSet("maxInterval") + "duration(" + egBackOff + ".maxInterval) != duration('0s')",
+	},
+	{
+		FieldPath: ".retry.perRetry.backOff.maxInterval",
+		Message:   "cannot be less than baseInterval",
+		Rule: egBackOffSet("maxInterval") + "!has(" + egBackOff + ".baseInterval) || !" + egBackOff + ".baseInterval.matches(" + egBackOffDuration + ") || " +
+			"duration(" + egBackOff + ".baseInterval) <= duration(" + egBackOff + ".maxInterval)",
+	},
 	{
 		FieldPath: ".rateLimit.local.rules",
 		Message:   "at most one rule may leave out clientSelectors (the route-level default limit)",
