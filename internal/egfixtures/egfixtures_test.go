@@ -510,7 +510,13 @@ var statusContradicts = map[string]string{
 	// before translateSecurityPolicyForRoute claims the route, so
 	// translateSecurityPolicyForGateway still sets the Gateway policy's
 	// authorization on it (r.Authorization == nil); the status says
-	// Overridden because overrides.Add ran first.
+	// Overridden because overrides.Add ran first
+	// (processSecurityPolicyForRoute records the route's scope under its
+	// parentRef's listener before it validates; the merged policy's
+	// error is set at the listener and the loop continues). Read again in
+	// session 30 at v1.9.1 and at d32f282942 (after v1.9.0): the same
+	// order. Nothing to model: attache's status says what the translation
+	// does.
 	"securitypolicy-with-merge-tcp-invalid SecurityPolicy envoy-gateway/policy-for-gateway @ Gateway envoy-gateway/gateway-1#tcp: Accepted=True Programmed:overridden -> Accepted=True Programmed:Programmed": "validation fails before the route is claimed",
 }
 
