@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,12 +12,12 @@ import (
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
-// --feature names a validation rule judges unless they are on count as
-// used (NGF.nginx.plus), as do gated ones; any other name is warned about.
-func TestUnusedFeatures(t *testing.T) {
+// profileKinds are the kinds of the profiles of group named names.
+func profileKinds(t *testing.T, group string, names ...string) []*policy.Kind {
+	t.Helper()
 	var kinds []*policy.Kind
-	for _, name := range []string{"UpstreamSettingsPolicy", "SnippetsPolicy"} {
-		p, ok := profiles.Lookup(topology.GroupKind{Group: "gateway.nginx.org", Kind: name})
+	for _, name := range names {
+		p, ok := profiles.Lookup(topology.GroupKind{Group: group, Kind: name})
 		if !ok {
 			t.Fatalf("no profile %s", name)
 		}
@@ -26,10 +27,40 @@ func TestUnusedFeatures(t *testing.T) {
 		}
 		kinds = append(kinds, k)
 	}
-	set := policy.Features{profiles.NGFPlus: {On: true}, profiles.NGFSnippets: {On: true}, "NGF.typo": {On: true}}
-	got := unusedFeatures(set, kinds)
-	if len(got) != 1 || !strings.HasPrefix(got[0], "--feature NGF.typo:") {
-		t.Errorf("unusedFeatures = %q, want one warning, about NGF.typo", got)
+	return kinds
+}
+
+// --feature names a validation rule judges unless they are on count as
+// used (NGF.nginx.plus), as do gated ones, and for Envoy Gateway's kinds
+// its mergeGateways default and the fields of its default EnvoyProxy spec
+// they judge (session 30: these were warned about as changing nothing);
+// any other name is warned about, and Envoy Gateway's names where no
+// kind serves its Gateways.
+func TestUnusedFeatures(t *testing.T) {
+	ngf := profileKinds(t, "gateway.nginx.org", "UpstreamSettingsPolicy", "SnippetsPolicy", "ObservabilityPolicy")
+	eg := profileKinds(t, "gateway.envoyproxy.io", "EnvoyPatchPolicy", "ClientTrafficPolicy", "SecurityPolicy", "EnvoyExtensionPolicy")
+	defaults := []string{profiles.EGMergeGateways, profiles.EGDefaultDynamicModules, "EnvoyGateway.envoyProxy.geoIP",
+		"EnvoyGateway.envoyProxy.luaValidation", "EnvoyGateway.envoyProxy.routingType"}
+	set := policy.Features{profiles.NGFPlus: {On: true}, profiles.NGFSnippets: {On: true}, "NGF.typo": {On: true},
+		"EnvoyGateway.envoyProxy.typo": {On: true}}
+	for _, d := range defaults {
+		set[d] = policy.Feature{On: true}
+	}
+	warned := func(kinds []*policy.Kind) []string {
+		var names []string
+		for _, w := range unusedFeatures(set, kinds) {
+			name, _, _ := strings.Cut(strings.TrimPrefix(w, "--feature "), ":")
+			names = append(names, name)
+		}
+		return names
+	}
+	if got := warned(append(ngf, eg...)); strings.Join(got, " ") != "EnvoyGateway.envoyProxy.typo NGF.typo" {
+		t.Errorf("NGF's and Envoy Gateway's kinds: warned about %q, want the two typos only", got)
+	}
+	want := append(slices.Clone(defaults), "EnvoyGateway.envoyProxy.typo", "NGF.typo")
+	slices.Sort(want)
+	if got := warned(ngf); !slices.Equal(got, want) {
+		t.Errorf("NGF's kinds only: warned about %q, want %q", got, want)
 	}
 }
 
