@@ -106,3 +106,39 @@ func TestDescribeNGFMissingTarget(t *testing.T) {
 		})
 	}
 }
+
+// An ObservabilityPolicy on a route of two NGF Gateways, one of whose
+// NginxProxy exports no telemetry: the route's one context (a Direct kind)
+// holds the policy, and describe and effective say, of its entry, that it
+// is not applied through that Gateway (NGF leaves it out there).
+func TestNotAppliedViaShown(t *testing.T) {
+	path := filepath.Join("testdata", "ngf-not-applied.yaml")
+	out, _, err := run(t, "describe", "httproute/r", "-n", "default", "-f", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const line = "not applied through Gateway default/g1: ObservabilityPolicy default/tracing (NGINX Gateway Fabric refuses it there; see its status)"
+	if !strings.Contains(out, line) {
+		t.Errorf("describe does not say %q:\n%s", line, out)
+	}
+	if strings.Contains(out, "Gateway default/g2:") {
+		t.Errorf("describe says the policy is not applied through g2:\n%s", out)
+	}
+	for _, args := range [][]string{{"describe", "httproute/r", "-n", "default", "-o", "json"}, {"effective"}} {
+		out, _, err := run(t, append(args, "-f", path)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const field = `"notAppliedVia": [
+              {
+                "group": "gateway.networking.k8s.io",
+                "kind": "Gateway",
+                "namespace": "default",
+                "name": "g1"
+              }
+            ]`
+		if !strings.Contains(strings.ReplaceAll(out, " ", ""), strings.ReplaceAll(field, " ", "")) {
+			t.Errorf("%s: no notAppliedVia naming g1:\n%s", args[0], out)
+		}
+	}
+}

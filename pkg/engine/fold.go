@@ -281,7 +281,7 @@ func (d *kindDP) finish(sr *stackResult) {
 		lost[i] = lf
 	}
 	for i, a := range atts {
-		e := StackEntry{Attachment: a.ref, Strategy: a.pol.p.Strategy, Stanza: a.pol.p.Stanza}
+		e := StackEntry{Attachment: a.ref, Strategy: a.pol.p.Strategy, Stanza: a.pol.p.Stanza, NotAppliedVia: a.notVia}
 		if b, ok := sr.brokenMerge[a.id]; ok {
 			e.MergeHolds = b.field + " of " + b.from.pol.p.Ref.Kind + " " + shortName(b.from.pol.p.Ref)
 			e.MergeFailedOpen = sr.mergeOpen[a.id]

@@ -294,8 +294,22 @@ tracing: {strategy: parent}`)}
 			t.Errorf("on-r3's message %q", msg)
 		}
 		want(t, "effective r3", effective(t, res, "ObservabilityPolicy", dR3), []string{`{"tracing":{"strategy":"parent"}}`})
-		if st := policyStatusOf(t, res, "on-r3"); !slices.Equal(st.NotAppliedVia[dR3], []topology.Ref{{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: "default", Name: "g1"}}) {
+		g1 := []topology.Ref{{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: "default", Name: "g1"}}
+		if st := policyStatusOf(t, res, "on-r3"); !slices.Equal(st.NotAppliedVia[dR3], g1) {
 			t.Errorf("on-r3 NotAppliedVia %v", st.NotAppliedVia)
+		}
+		// The route's one context (a Direct kind) says so of its entry.
+		for _, e := range res.Effective {
+			if e.Target != dR3 {
+				continue
+			}
+			for _, ctx := range e.Contexts {
+				for _, s := range ctx.Stack {
+					if s.Policy.Name == "on-r3" && !slices.Equal(s.NotAppliedVia, g1) {
+						t.Errorf("on-r3's stack entry at r3: NotAppliedVia %v, want g1", s.NotAppliedVia)
+					}
+				}
+			}
 		}
 		want(t, "on-r3-newer", status(t, res, "on-r3-newer", "Accepted"), "False/Conflicted")
 		want(t, "on-r1", status(t, res, "on-r1", "Accepted"), "False/NginxProxyConfigNotSet")
