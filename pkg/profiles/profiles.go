@@ -440,7 +440,7 @@ var builtin = func() []policy.Profile {
 			Class: policy.Inherited, Hierarchy: kinds(gateway, httpRoute), TargetKinds: kinds(gateway, httpRoute),
 			EffectiveTargetKinds: kinds(httpRoute), Strategies: []merge.Strategy{merge.AtomicDefaults},
 			SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true, RejectRouteOverlap: true,
-			AncestorLimit: policy.AncestorLimitSkip, InvalidNotApplied: true,
+			AncestorLimit: policy.AncestorLimitSkip, InvalidNotApplied: true, Requirements: ngfPayloadProcessorRequirements,
 		})), NGFPayloadProcessor+"=*"),
 		// WAFPolicy: NGF writes the F5 WAF directives of every valid
 		// WAFPolicy reaching a route, the Gateway's at its server, the
@@ -449,14 +449,19 @@ var builtin = func() []policy.Profile {
 		// one file per policy): additive, what NGF configures. Which of
 		// them F5 WAF for NGINX enforces where they meet is its own
 		// (closed) module's doing, not established.
+		// The Secrets it names for fetching bundles (processWAFPolicies:
+		// resolveBundleAuth, a token or a username; resolveTLSCA, ca.crt)
+		// must resolve, else NGF marks it invalid (ResolvedRefs=False
+		// InvalidRef, Accepted left True) and does not apply it.
 		func() policy.Profile {
 			h := append(kinds(gateway), ngfRoutes...)
-			return entry(NGF, "gateway.nginx.org", "WAFPolicy", "inherited", policy.Spec{
+			return withObjectRefs(entry(NGF, "gateway.nginx.org", "WAFPolicy", "inherited", policy.Spec{
 				Class: policy.Inherited, Hierarchy: h, TargetKinds: h, EffectiveTargetKinds: ngfRoutes,
 				Strategies: []merge.Strategy{merge.PatchDefaults}, Composition: policy.CompositionAdditive,
 				RejectRouteOverlap: true, AncestorLimit: policy.AncestorLimitSkip, InvalidNotApplied: true,
-				MissingTargetsUnlisted: true,
-			})
+				MissingTargetsUnlisted: true, Requirements: ngfWAFRequirements,
+			}), "policySource.auth.secretRef kinds=Secret keys=token,username", "policySource.tlsSecret kinds=Secret keys=ca.crt",
+				"securityLogs[].logSource.auth.secretRef kinds=Secret keys=token,username", "securityLogs[].logSource.tlsSecret kinds=Secret keys=ca.crt")
 		}(),
 		// ExternalLoadBalancer: one per Gateway, the oldest (then by
 		// namespace/name); the others Conflicted (processExternalLoadBalancers).
@@ -1124,6 +1129,38 @@ var ngfTelemetryRequirements = []policy.Requirement{
 	{Path: "tracing", Any: []policy.BackendRefPath{"telemetry.exporter.endpoint"}, Reason: ngfNginxProxyConfigNotSet},
 	{Path: "tracing", Excludes: true, Any: []policy.BackendRefPath{"telemetry.disabledFeatures[]"}, Reason: ngfNginxProxyConfigNotSet},
 }
+
+// ngfWAFRequirements: NGF accepts a WAFPolicy through a Gateway only if
+// the NginxProxy the Gateway runs with says waf.enable: true (merged
+// field by field, the Gateway's over its class's), else the ancestor is
+// Accepted=False NginxProxyConfigNotSet "WAF is not enabled in
+// NginxProxy" and the policy is not applied there. type is required, so
+// every WAFPolicy holds it. A Gateway target is judged even when its
+// Gateway runs with no NginxProxy (not met); a route target only against
+// one, as for every kind.
+// Source: NGF e55bfe339 internal/controller/nginx/config/policies/waf/
+// validator.go (ValidateGlobalSettings), internal/controller/state/graph/
+// policies.go (attachPolicyToGateway: global settings built whatever the
+// Gateway runs with; attachPolicyToRoute: only when EffectiveNginxProxy
+// is set), nginxproxy.go (WAFEnabledForNginxProxy, buildEffectiveNginxProxy,
+// cleanupWAF).
+var ngfWAFRequirements = []policy.Requirement{{Path: "type", Any: []policy.BackendRefPath{"waf.enable"}, Values: []string{"true"},
+	Reason: ngfNginxProxyConfigNotSet, WithoutParameters: policy.WithoutParametersUnmetAtGateways}}
+
+// ngfPayloadProcessorRequirements: a PayloadProcessor whose ExtProcess
+// backend is an ExternalName Service needs a DNS resolver in the
+// NginxProxy each Gateway runs with (NGINX resolves the name per
+// request); without one, or without an NginxProxy, NGF marks it invalid
+// for that Gateway (Accepted=False Invalid "PayloadProcessor ExternalName
+// backend requires ...") and does not apply it there. NGF reads the first
+// ExtProcess entry, which its API makes the only one.
+// Source: NGF e55bfe339 internal/controller/state/graph/policies.go
+// (payloadProcessorResolverMissing, called in attachPolicyToGateway and
+// attachPolicyToRoute), payloadprocessor.go (resolvePayloadProcessor,
+// BackendIsExternalName), conditions.go
+// (PolicyMessagePayloadProcessorResolverMissing).
+var ngfPayloadProcessorRequirements = []policy.Requirement{{Path: "processors[].extProcess.backendRef", Any: []policy.BackendRefPath{"dnsResolver"},
+	WithoutParameters: policy.WithoutParametersUnmet, ServiceType: policy.ServiceTypeExternalName}}
 
 // ngfNginxProxyConfigNotSet is NGF's reason for a policy the NginxProxy a
 // Gateway runs with does not allow (conditions.go
