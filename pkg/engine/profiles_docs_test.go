@@ -2519,7 +2519,7 @@ func TestDocsNGFWAFPolicyNeedsWAFEnabled(t *testing.T) {
 	const notSet, ok = "False/NginxProxyConfigNotSet", "True/Accepted"
 	for _, tc := range []struct {
 		name, class, own string // the class's NginxProxy spec ("" none named), g2's own ("" none)
-		want                 map[string]string
+		want             map[string]string
 	}{
 		// g1 runs with the class's (no waf), g2 with its own over it.
 		{"g2's own enables WAF", `{kubernetes: {deployment: {replicas: 1}}}`, `{waf: {enable: true}}`,

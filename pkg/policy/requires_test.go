@@ -100,7 +100,9 @@ func TestRequirements(t *testing.T) {
 	}
 	// service=: applies where the reference names a Service of the type.
 	pp := ParseRequirementsMust(t, "processors[].extProcess.backendRef requires parameters:dnsResolver service=ExternalName")[0]
-	external := func(ref topology.Ref, typ string) bool { return ref.Name == "ext" && ref.Namespace == "ns" && typ == "ExternalName" }
+	external := func(ref topology.Ref, typ string) bool {
+		return ref.Name == "ext" && ref.Namespace == "ns" && typ == "ExternalName"
+	}
 	for _, c := range []struct {
 		ref  map[string]any
 		want bool
