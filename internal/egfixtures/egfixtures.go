@@ -7,7 +7,8 @@
 // An input file (*.in.yaml) is one YAML object whose keys name lists of
 // objects (gateways, httpRoutes, backendTrafficPolicies, ...). Load turns it
 // into engine objects, filling apiVersion and kind where a list leaves them
-// out, and adds the Services every translator test gets (service-1 to
+// out, reading policies as Envoy Gateway's typed decoding reads them
+// (Decode), and adds the Services every translator test gets (service-1 to
 // service-4 and mirror-service in "default", as Envoy Gateway's test does).
 //
 // Envoy Gateway resolves same-target conflicts of a kind by processing
@@ -63,18 +64,21 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
-	"unicode"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/attache-dev/attache/internal/verdict"
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/gatewayapi"
+	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -191,8 +195,10 @@ func HasPolicies(path string) (bool, error) {
 
 // Load reads a fixture input (*.in.yaml) as engine objects, with the
 // Services every translator test adds (CommonServices) and, unless the
-// fixture has it, the GatewayClass the test runs as (ClassName).
-func Load(path string) ([]engine.Object, error) {
+// fixture has it, the GatewayClass the test runs as (ClassName); its
+// policies read as Envoy Gateway decodes them against their CRDs among
+// crds (Decode; none: as written).
+func Load(path string, crds []engine.Object) ([]engine.Object, error) {
 	doc, err := readDoc(path)
 	if err != nil {
 		return nil, err
@@ -233,13 +239,6 @@ func Load(path string) ([]engine.Object, error) {
 				return nil, fmt.Errorf("%s: %s[%d] has no kind", path, k, i)
 			}
 			_, dated, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "creationTimestamp")
-			if _, isPolicy := PolicyKeys[k]; isPolicy {
-				// Some fixtures capitalise field names (Name, Port) that
-				// Envoy Gateway's typed decoding matches regardless of case.
-				if spec, ok := u.Object["spec"]; ok {
-					u.Object["spec"] = canonicalKeys(spec)
-				}
-			}
 			if _, isPolicy := PolicyKeys[k]; isPolicy && !dated {
 				// The translator test hands Envoy Gateway the policies in
 				// the file's order, unsorted: the first listed is the
@@ -258,6 +257,7 @@ func Load(path string) ([]engine.Object, error) {
 	if spec, ok := doc[defaultSpecKey].(map[string]any); ok {
 		objs = append(objs, configuration(spec))
 	}
+	Decode(objs, crds)
 	if ep, ok := doc[classParamsKey].(map[string]any); ok {
 		params := &unstructured.Unstructured{Object: ep}
 		for _, o := range objs {
@@ -426,37 +426,129 @@ func managedAncestors(objs []engine.Object) func(*engine.Result, topology.Ref) [
 	}
 }
 
-// canonicalKeys returns v with every object key that starts with an upper
-// case letter renamed as Envoy Gateway's Go types name the field (lower
-// case first letter; all lower case for an all-capitals key), unless the
-// object also has the key so named: encoding/json, through which the
-// translator test reads fixtures, matches field names regardless of case,
-// where attache reads the keys as written. Keys and values are copied.
-func canonicalKeys(v any) any {
+// Decode reads each policy of objs as Envoy Gateway's translator test
+// decodes it (sigs.k8s.io/yaml into its Go types, through
+// encoding/json), against the schema of its CRD among crds (of the
+// version it is written in, else the CRD's storage version), so that
+// the CRD's schema judges what the translator read rather than how the
+// fixture spells it:
+//
+//   - an object key that is none of the schema's properties but one of
+//     them but for case (encoding/json matches field names regardless of
+//     case: "backoff" is backOff, "Name" name) is renamed to it, unless
+//     the object also has the key so named;
+//   - a required string property left out, without a default, whose
+//     schema admits the empty string, is given it, which the typed
+//     decoding reads there (the required fields of Envoy Gateway's and
+//     Gateway API's types are values, not pointers: a BackendTLSPolicy
+//     targetRef without group names the core group, as a user writes
+//     `group: ""` on a cluster). One the schema defaults is left to it;
+//     one refusing the empty string (an enum) stays missing, refused.
+//
+// Specs are copied, not changed in place. A policy whose CRD is not
+// among crds is left as written.
+func Decode(objs, crds []engine.Object) {
+	specs := map[schema.GroupVersionKind]map[string]any{}
+	for _, c := range crds {
+		u := c.Object
+		g, _, _ := unstructured.NestedString(u.Object, "spec", "group")
+		k, _, _ := unstructured.NestedString(u.Object, "spec", "names", "kind")
+		versions, _, _ := unstructured.NestedSlice(u.Object, "spec", "versions")
+		for _, v := range versions {
+			m, _ := v.(map[string]any)
+			name, _ := m["name"].(string)
+			spec, _, _ := unstructured.NestedMap(m, "schema", "openAPIV3Schema", "properties", "spec")
+			specs[schema.GroupVersionKind{Group: g, Version: name, Kind: k}] = spec
+		}
+		if st := policy.CRDVersion(u, false); st != nil {
+			name, _ := st["name"].(string)
+			specs[schema.GroupVersionKind{Group: g, Kind: k}] = specs[schema.GroupVersionKind{Group: g, Version: name, Kind: k}]
+		}
+	}
+	for _, o := range objs {
+		gvk := o.Object.GroupVersionKind()
+		if !isPolicyKind(o.Object.GetAPIVersion(), gvk.Kind) {
+			continue
+		}
+		s, ok := specs[gvk]
+		if !ok {
+			s, ok = specs[schema.GroupVersionKind{Group: gvk.Group, Kind: gvk.Kind}]
+		}
+		if spec, has := o.Object.Object["spec"]; ok && has {
+			o.Object.Object["spec"] = decodeAs(spec, s)
+		}
+	}
+}
+
+// admitsEmpty says whether the schema s of a property is a string's that
+// admits the empty string and has no default: the API server defaults a
+// property left out, and an empty string it refuses would only change
+// why the policy is refused.
+func admitsEmpty(s map[string]any) bool {
+	if s["type"] != "string" {
+		return false
+	}
+	if _, has := s["default"]; has {
+		return false
+	}
+	if enum, has := s["enum"].([]any); has && !slices.Contains(enum, any("")) {
+		return false
+	}
+	if n, _ := s["minLength"].(int64); n > 0 {
+		return false
+	}
+	if n, _ := s["minLength"].(float64); n > 0 {
+		return false
+	}
+	if pat, has := s["pattern"].(string); has {
+		re, err := regexp.Compile(pat)
+		return err == nil && re.MatchString("")
+	}
+	return true
+}
+
+// decodeAs copies v (a JSON value) read against its schema s (see
+// Decode). A value outside s, or under a schema keeping unknown fields
+// without properties, is copied as it is.
+func decodeAs(v any, s map[string]any) any {
 	switch t := v.(type) {
 	case map[string]any:
+		props, _ := s["properties"].(map[string]any)
+		more, _ := s["additionalProperties"].(map[string]any)
 		out := make(map[string]any, len(t))
 		for k, e := range t {
-			out[k] = canonicalKeys(e)
+			name := k
+			if _, known := props[k]; !known {
+				var folded []string
+				for p := range props {
+					if _, taken := t[p]; !taken && strings.EqualFold(p, k) {
+						folded = append(folded, p)
+					}
+				}
+				if len(folded) == 1 {
+					name = folded[0]
+				}
+			}
+			sub, _ := props[name].(map[string]any)
+			if sub == nil {
+				sub = more
+			}
+			out[name] = decodeAs(e, sub)
 		}
-		for k, e := range t {
-			if k == "" || !unicode.IsUpper(rune(k[0])) {
-				continue
-			}
-			c := strings.ToLower(k[:1]) + k[1:]
-			if strings.ToUpper(k) == k {
-				c = strings.ToLower(k)
-			}
-			if _, taken := t[c]; !taken {
-				delete(out, k)
-				out[c] = canonicalKeys(e)
+		required, _ := s["required"].([]any)
+		for _, r := range required {
+			name, _ := r.(string)
+			p, _ := props[name].(map[string]any)
+			if _, has := out[name]; !has && admitsEmpty(p) {
+				out[name] = ""
 			}
 		}
 		return out
 	case []any:
+		items, _ := s["items"].(map[string]any)
 		out := make([]any, len(t))
 		for i, e := range t {
-			out[i] = canonicalKeys(e)
+			out[i] = decodeAs(e, items)
 		}
 		return out
 	}

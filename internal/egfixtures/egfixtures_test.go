@@ -124,7 +124,11 @@ var mustMatch = map[string]bool{
 	"clienttrafficpolicy-mtls-cert-bundle-both-invalid":                         true,
 	"clienttrafficpolicy-timeout-with-error":                                    true,
 	"httproute-and-backendtrafficpolicy-with-timeout-error":                     true,
-	"sds":         true,
+	// sds (an SDS reference Secret as the CA, the feature on) is left
+	// out since session 30: compared now that its BackendTLSPolicy is
+	// read as Envoy Gateway decodes it (Decode: its targetRef's group
+	// ""), where before its CRD's schema refused it; SDS reference
+	// Secrets are not modelled.
 	"sds-invalid": true,
 	// Session 21: Gateways merged into one data plane by their
 	// GatewayClass's EnvoyProxy (mergeGateways): EnvoyPatchPolicy
@@ -506,7 +510,13 @@ var statusContradicts = map[string]string{
 	// before translateSecurityPolicyForRoute claims the route, so
 	// translateSecurityPolicyForGateway still sets the Gateway policy's
 	// authorization on it (r.Authorization == nil); the status says
-	// Overridden because overrides.Add ran first.
+	// Overridden because overrides.Add ran first
+	// (processSecurityPolicyForRoute records the route's scope under its
+	// parentRef's listener before it validates; the merged policy's
+	// error is set at the listener and the loop continues). Read again in
+	// session 30 at v1.9.1 and at d32f282942 (after v1.9.0): the same
+	// order. Nothing to model: attache's status says what the translation
+	// does.
 	"securitypolicy-with-merge-tcp-invalid SecurityPolicy envoy-gateway/policy-for-gateway @ Gateway envoy-gateway/gateway-1#tcp: Accepted=True Programmed:overridden -> Accepted=True Programmed:Programmed": "validation fails before the route is claimed",
 }
 
@@ -584,7 +594,7 @@ func TestEnvoyGatewayFixtures(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(in), ".in.yaml")
 		seen[name] = true
 		fixtures++
-		objs, err := Load(in)
+		objs, err := Load(in, base)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -610,18 +620,31 @@ func TestEnvoyGatewayFixtures(t *testing.T) {
 		mm := verdict.Compare(exp, res)
 		if len(refused) > 0 {
 			// Envoy Gateway's translator was handed policies no API server
-			// would have stored: those are compared as attache judges them
-			// (refused), and the others in the world the translator saw,
-			// with the refused policies in it.
+			// would have stored. The others are compared in the world the
+			// translator saw, with the refused policies in it and schema
+			// validation off. A refused policy agrees where attache's
+			// verdict is Envoy Gateway's in either world: refused by the
+			// schema, as Envoy Gateway's translator refuses the same
+			// content in code, or, with schema validation off, judged as
+			// the translator judges it (which accepts what its schema
+			// refuses); where neither, the refused verdict is kept.
 			refusedFixtures++
+			off := verdict.Compare(exp, engine.Compute(all, engine.Options{Features: harnessFeatures(name)}))
+			offMismatch := map[string]bool{}
+			for _, m := range off {
+				offMismatch[m.Policy.String()+" @ "+m.Ancestor] = true
+			}
 			var kept []verdict.Mismatch
 			for _, m := range mm {
 				if refused[m.Policy] {
 					m.Cause = verdict.CauseSchemaRefused
+					if !offMismatch[m.Policy.String()+" @ "+m.Ancestor] {
+						m.Cause = verdict.CauseSchemaRefusedTranslationAgrees
+					}
 					kept = append(kept, m)
 				}
 			}
-			for _, m := range verdict.Compare(exp, engine.Compute(all, engine.Options{Features: harnessFeatures(name)})) {
+			for _, m := range off {
 				if !refused[m.Policy] {
 					kept = append(kept, m)
 				}
@@ -636,7 +659,7 @@ func TestEnvoyGatewayFixtures(t *testing.T) {
 				contradictionsSeen[key] = true
 				continue
 			}
-			if mm[i].Cause == verdict.CauseSchemaRefused {
+			if mm[i].Cause == verdict.CauseSchemaRefusedTranslationAgrees {
 				continue
 			}
 			strict++
@@ -708,7 +731,7 @@ func TestEnvoyGatewayFixtures(t *testing.T) {
 func TestLoadAndExpect(t *testing.T) {
 	dir := filepath.Join(modfixtures.Dir(t, modfixtures.EnvoyGateway), testdata)
 	name := "backendtrafficpolicy-compression-json-merge"
-	objs, err := Load(filepath.Join(dir, name+".in.yaml"))
+	objs, err := Load(filepath.Join(dir, name+".in.yaml"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -776,7 +799,7 @@ func groups(mm []verdict.Mismatch) string {
 func TestFileOrderIsAge(t *testing.T) {
 	dir := modfixtures.Dir(t, modfixtures.EnvoyGateway)
 	name := "backendtrafficpolicy-status-conditions"
-	objs, err := Load(filepath.Join(dir, testdata, name+".in.yaml"))
+	objs, err := Load(filepath.Join(dir, testdata, name+".in.yaml"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -803,7 +826,7 @@ func TestFileOrderIsAge(t *testing.T) {
 func TestExpectLeavesOutMergeRecords(t *testing.T) {
 	dir := filepath.Join(modfixtures.Dir(t, modfixtures.EnvoyGateway), testdata)
 	name := "backendtrafficpolicy-strategic-merge-section"
-	objs, err := Load(filepath.Join(dir, name+".in.yaml"))
+	objs, err := Load(filepath.Join(dir, name+".in.yaml"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -825,24 +848,58 @@ func TestExpectLeavesOutMergeRecords(t *testing.T) {
 	}
 }
 
-// Capitalised keys read as Envoy Gateway's typed decoding reads them,
-// unless the object also has the canonical key; values are copied.
-func TestCanonicalKeys(t *testing.T) {
-	in := map[string]any{
-		"extProc": []any{map[string]any{"backendRefs": []any{map[string]any{"Name": "a", "Port": int64(80), "URI": "x"}}}},
-		"Path":    "/p",
-		"path":    "/kept",
+// Decode reads a policy as Envoy Gateway's typed decoding does, against
+// its CRD's schema: keys matched regardless of case (unless the canonical
+// key is there too), required strings left out empty where the schema
+// admits it and gives no default; the input's spec
+// is not changed, and a kind without its CRD is left as written.
+func TestDecode(t *testing.T) {
+	crd := engine.Object{Object: &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "backendtrafficpolicies." + Group},
+		"spec": map[string]any{"group": Group, "names": map[string]any{"kind": "BackendTrafficPolicy"},
+			"versions": []any{map[string]any{"name": "v1alpha1", "storage": true, "served": true, "schema": map[string]any{
+				"openAPIV3Schema": map[string]any{"type": "object", "properties": map[string]any{"spec": map[string]any{
+					"type": "object",
+					"properties": map[string]any{
+						"retry": map[string]any{"type": "object", "properties": map[string]any{
+							"perRetry": map[string]any{"type": "object", "properties": map[string]any{
+								"backOff": map[string]any{"type": "object", "properties": map[string]any{"baseInterval": map[string]any{"type": "string"}}}}}}},
+						"targetRefs": map[string]any{"type": "array", "items": map[string]any{
+							"type": "object", "required": []any{"group", "kind", "name", "mode", "type", "uid"},
+							"properties": map[string]any{"group": map[string]any{"type": "string", "pattern": "^$|^[a-z.]+$"}, "kind": map[string]any{"type": "string"},
+								"name": map[string]any{"type": "string"}, "port": map[string]any{"type": "integer"},
+								// Not given "": an enum without it, a default, a minimum length.
+								"mode": map[string]any{"type": "string", "enum": []any{"A", "B"}},
+								"type": map[string]any{"type": "string", "default": "Value"},
+								"uid":  map[string]any{"type": "string", "minLength": int64(1)}}}},
+						"path": map[string]any{"type": "string"},
+					}}}}}}},
+		}}}}
+	spec := map[string]any{
+		"retry":      map[string]any{"perRetry": map[string]any{"backoff": map[string]any{"baseInterval": "1s"}}},
+		"targetRefs": []any{map[string]any{"kind": "HTTPRoute", "Name": "r"}},
+		"Path":       "/p",
+		"path":       "/kept",
 	}
-	got := canonicalKeys(in)
+	pol := &unstructured.Unstructured{Object: map[string]any{"apiVersion": Group + "/v1alpha1", "kind": "BackendTrafficPolicy",
+		"metadata": map[string]any{"name": "p"}, "spec": spec}}
+	other := &unstructured.Unstructured{Object: map[string]any{"apiVersion": Group + "/v1alpha1", "kind": "SecurityPolicy",
+		"metadata": map[string]any{"name": "s"}, "spec": map[string]any{"Path": "/x"}}}
+	Decode([]engine.Object{{Object: pol}, {Object: other}}, []engine.Object{crd})
 	want := map[string]any{
-		"extProc": []any{map[string]any{"backendRefs": []any{map[string]any{"name": "a", "port": int64(80), "uri": "x"}}}},
-		"Path":    "/p",
-		"path":    "/kept",
+		"retry":      map[string]any{"perRetry": map[string]any{"backOff": map[string]any{"baseInterval": "1s"}}},
+		"targetRefs": []any{map[string]any{"group": "", "kind": "HTTPRoute", "name": "r"}},
+		"Path":       "/p",
+		"path":       "/kept",
 	}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("canonicalKeys:\n got %v\nwant %v", got, want)
+	if got := pol.Object["spec"]; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Decode:\n got %v\nwant %v", got, want)
 	}
-	if _, touched := in["extProc"].([]any)[0].(map[string]any)["backendRefs"].([]any)[0].(map[string]any)["name"]; touched {
-		t.Error("the input was changed")
+	if _, touched := spec["retry"].(map[string]any)["perRetry"].(map[string]any)["backOff"]; touched {
+		t.Error("the input spec was changed")
+	}
+	if fmt.Sprint(other.Object["spec"]) != "map[Path:/x]" {
+		t.Errorf("a kind without its CRD: spec = %v, want it as written", other.Object["spec"])
 	}
 }

@@ -166,10 +166,16 @@ const (
 	CauseStatusContradicts Cause = "implementation's status contradicts its own translation"
 	// CauseSchemaRefused: the fixture holds a policy that its CRD's schema
 	// refuses (attache checks files as the API server would), which the
-	// implementation's translator was handed directly: no cluster can hold
-	// that fixture, so its policies' verdicts cannot be compared. Callers
-	// set it; Compare never does.
+	// implementation's translator was handed directly, and attache's
+	// verdict with schema validation off is not the implementation's
+	// either. Callers set it; Compare never does.
 	CauseSchemaRefused Cause = "fixture holds a policy its CRD's schema refuses"
+	// CauseSchemaRefusedTranslationAgrees: the policy's CRD's schema
+	// refuses it (attache says so; no cluster can hold it), and with
+	// schema validation off, in the world the implementation's translator
+	// saw, attache's verdict is the implementation's. Callers set it;
+	// Compare never does.
+	CauseSchemaRefusedTranslationAgrees Cause = "its CRD's schema refuses the policy; with schema validation off attache agrees"
 	// CauseUnreached: the implementation writes no status for a policy
 	// whose ancestors are Gateways when no Gateway reaches its targets;
 	// attache reports it at the targets themselves, as docs/semantics.md

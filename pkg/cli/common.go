@@ -180,25 +180,18 @@ func (o *commonOptions) load(ctx context.Context, streams genericiooptions.IOStr
 	return l, nil
 }
 
-// unusedFeatures warns about --feature names that no feature gate, nor
-// validation rule judged unless a feature (NGF.nginx.plus), of the
-// policy kinds read names (a typo changes nothing, silently otherwise).
+// unusedFeatures warns about --feature names that computing with the
+// policy kinds read does not read (engine.FeaturesRead: their feature
+// gates, the features their validation rules are judged unless, Envoy
+// Gateway's mergeGateways default and the fields of its default
+// EnvoyProxy spec they judge): a typo changes nothing, silently
+// otherwise.
 func unusedFeatures(set policy.Features, kinds []*policy.Kind) []string {
-	named := map[string]bool{}
-	for _, k := range kinds {
-		for _, g := range k.FeatureGates {
-			named[g.Feature] = true
-		}
-		for _, v := range k.Validations {
-			if v.UnlessFeature != "" {
-				named[v.UnlessFeature] = true
-			}
-		}
-	}
+	read := engine.FeaturesRead(kinds)
 	var out []string
 	for _, name := range slices.Sorted(maps.Keys(set)) {
-		if !named[name] {
-			out = append(out, fmt.Sprintf("--feature %s: no policy kind's feature gate names it, so it changes nothing (attache get policykinds -o wide lists the gates)", name))
+		if !read[name] {
+			out = append(out, fmt.Sprintf("--feature %s: no policy kind read reads it (a feature gate, a rule judged unless it, Envoy Gateway's mergeGateways default or a field of its default EnvoyProxy spec), so it changes nothing (attache get policykinds -o wide lists the gates)", name))
 		}
 	}
 	return out

@@ -136,6 +136,9 @@ type stackPolicy struct {
 	Outcome    string          `json:"outcome"`
 	Conflicted bool            `json:"conflicted,omitempty"`
 	Lost       []describedLoss `json:"lost,omitempty"`
+	// NotAppliedVia are the Gateways through which its implementation does
+	// not apply it here (engine.StackEntry.NotAppliedVia).
+	NotAppliedVia []report.Ref `json:"notAppliedVia,omitempty"`
 }
 
 // describedLoss is a field a policy set that is not in the effective spec:
@@ -326,7 +329,8 @@ func (d *describer) effectiveResult(c *engine.Context) effectiveResult {
 			Stanza: d.stanza(f.Policy), Strategy: string(f.Strategy)})
 	}
 	for _, e := range c.Stack {
-		sp := stackPolicy{Policy: e.Policy, Target: e.At, Stanza: e.Stanza, Strategy: string(e.Strategy), Outcome: e.Outcome, Conflicted: e.Conflicted}
+		sp := stackPolicy{Policy: e.Policy, Target: e.At, Stanza: e.Stanza, Strategy: string(e.Strategy), Outcome: e.Outcome, Conflicted: e.Conflicted,
+			NotAppliedVia: e.NotAppliedVia}
 		sp.Lost = d.losses(e.Policy, e.Lost)
 		er.Policies = append(er.Policies, sp)
 	}
@@ -627,6 +631,19 @@ func (d *describer) printResult(w io.Writer, r effectiveResult) {
 		notes[i] = fmt.Sprintf("<- %s (%s, %s, %s)", d.policyName(f.Policy), describeLevel(f.Target), stanzaWord(f.Stanza), d.strategyWord(f.Policy.GroupKind(), f.Strategy))
 	}
 	fieldLines(w, "      ", lefts, notes)
+	for _, p := range r.Policies {
+		// A policy of the stack whose implementation leaves it out
+		// through some of the paths' Gateways: its fields hold through
+		// the others only.
+		impl := "its implementation"
+		if ps := d.policies[p.Policy]; ps != nil && ps.Policy.Kind.Implementation != "" {
+			impl = ps.Policy.Kind.Implementation
+		}
+		for _, gw := range p.NotAppliedVia {
+			fmt.Fprintf(w, "      not applied through Gateway %s: %s (%s refuses it there; see its status)\n",
+				describeNsName(gw), d.policyName(p.Policy), impl)
+		}
+	}
 	header := false
 	for _, p := range r.Policies {
 		if len(p.Lost) == 0 {

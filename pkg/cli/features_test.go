@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,12 +14,12 @@ import (
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
-// --feature names a validation rule judges unless they are on count as
-// used (NGF.nginx.plus), as do gated ones; any other name is warned about.
-func TestUnusedFeatures(t *testing.T) {
+// profileKinds are the kinds of the profiles of group named names.
+func profileKinds(t *testing.T, group string, names ...string) []*policy.Kind {
+	t.Helper()
 	var kinds []*policy.Kind
-	for _, name := range []string{"UpstreamSettingsPolicy", "SnippetsPolicy"} {
-		p, ok := profiles.Lookup(topology.GroupKind{Group: "gateway.nginx.org", Kind: name})
+	for _, name := range names {
+		p, ok := profiles.Lookup(topology.GroupKind{Group: group, Kind: name})
 		if !ok {
 			t.Fatalf("no profile %s", name)
 		}
@@ -28,10 +29,40 @@ func TestUnusedFeatures(t *testing.T) {
 		}
 		kinds = append(kinds, k)
 	}
-	set := policy.Features{profiles.NGFPlus: {On: true}, profiles.NGFSnippets: {On: true}, "NGF.typo": {On: true}}
-	got := unusedFeatures(set, kinds)
-	if len(got) != 1 || !strings.HasPrefix(got[0], "--feature NGF.typo:") {
-		t.Errorf("unusedFeatures = %q, want one warning, about NGF.typo", got)
+	return kinds
+}
+
+// --feature names a validation rule judges unless they are on count as
+// used (NGF.nginx.plus), as do gated ones, and for Envoy Gateway's kinds
+// its mergeGateways default and the fields of its default EnvoyProxy spec
+// they judge (session 30: these were warned about as changing nothing);
+// any other name is warned about, and Envoy Gateway's names where no
+// kind serves its Gateways.
+func TestUnusedFeatures(t *testing.T) {
+	ngf := profileKinds(t, "gateway.nginx.org", "UpstreamSettingsPolicy", "SnippetsPolicy", "ObservabilityPolicy")
+	eg := profileKinds(t, "gateway.envoyproxy.io", "EnvoyPatchPolicy", "ClientTrafficPolicy", "SecurityPolicy", "EnvoyExtensionPolicy")
+	defaults := []string{profiles.EGMergeGateways, profiles.EGDefaultDynamicModules, "EnvoyGateway.envoyProxy.geoIP",
+		"EnvoyGateway.envoyProxy.luaValidation", "EnvoyGateway.envoyProxy.routingType"}
+	set := policy.Features{profiles.NGFPlus: {On: true}, profiles.NGFSnippets: {On: true}, "NGF.typo": {On: true},
+		"EnvoyGateway.envoyProxy.typo": {On: true}}
+	for _, d := range defaults {
+		set[d] = policy.Feature{On: true}
+	}
+	warned := func(kinds []*policy.Kind) []string {
+		var names []string
+		for _, w := range unusedFeatures(set, kinds) {
+			name, _, _ := strings.Cut(strings.TrimPrefix(w, "--feature "), ":")
+			names = append(names, name)
+		}
+		return names
+	}
+	if got := warned(append(ngf, eg...)); strings.Join(got, " ") != "EnvoyGateway.envoyProxy.typo NGF.typo" {
+		t.Errorf("NGF's and Envoy Gateway's kinds: warned about %q, want the two typos only", got)
+	}
+	want := append(slices.Clone(defaults), "EnvoyGateway.envoyProxy.typo", "NGF.typo")
+	slices.Sort(want)
+	if got := warned(ngf); !slices.Equal(got, want) {
+		t.Errorf("NGF's kinds only: warned about %q, want %q", got, want)
 	}
 }
 
@@ -96,6 +127,42 @@ func TestEffectiveWarnsOfUnusedFeatures(t *testing.T) {
 		}
 		if strings.Contains(out, "warning") {
 			t.Errorf("-o %s: a warning on stdout", format)
+		}
+	}
+}
+
+// An ObservabilityPolicy on a route of two NGF Gateways, one of whose
+// NginxProxy exports no telemetry: the route's one context (a Direct kind)
+// holds the policy, and describe and effective say, of its entry, that it
+// is not applied through that Gateway (NGF leaves it out there).
+func TestNotAppliedViaShown(t *testing.T) {
+	path := filepath.Join("testdata", "ngf-not-applied.yaml")
+	out, _, err := run(t, "describe", "httproute/r", "-n", "default", "-f", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const line = "not applied through Gateway default/g1: ObservabilityPolicy default/tracing (NGINX Gateway Fabric refuses it there; see its status)"
+	if !strings.Contains(out, line) {
+		t.Errorf("describe does not say %q:\n%s", line, out)
+	}
+	if strings.Contains(out, "Gateway default/g2:") {
+		t.Errorf("describe says the policy is not applied through g2:\n%s", out)
+	}
+	for _, args := range [][]string{{"describe", "httproute/r", "-n", "default", "-o", "json"}, {"effective"}} {
+		out, _, err := run(t, append(args, "-f", path)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const field = `"notAppliedVia": [
+              {
+                "group": "gateway.networking.k8s.io",
+                "kind": "Gateway",
+                "namespace": "default",
+                "name": "g1"
+              }
+            ]`
+		if !strings.Contains(strings.ReplaceAll(out, " ", ""), strings.ReplaceAll(field, " ", "")) {
+			t.Errorf("%s: no notAppliedVia naming g1:\n%s", args[0], out)
 		}
 	}
 }

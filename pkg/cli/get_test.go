@@ -546,7 +546,7 @@ func TestGetPolicyKindsAllowlists(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, errOut, _ := run(t, "get", "policykinds", "-f", bad)
-	if !strings.Contains(errOut, `attache does not read "telemetry.tracing" of the data plane's parameters (it reads dynamicModules[].name, geoIP.provider, luaValidation, routingType, telemetry.exporter.endpoint, telemetry.disabledFeatures[])`) {
+	if !strings.Contains(errOut, `attache does not read "telemetry.tracing" of the data plane's parameters (it reads dynamicModules[].name, geoIP.provider, luaValidation, routingType, telemetry.exporter.endpoint, telemetry.disabledFeatures[], waf.enable, dnsResolver)`) {
 		t.Errorf("an allowlist on an unread parameters field is not refused with its reason:\n%s", errOut)
 	}
 }

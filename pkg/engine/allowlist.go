@@ -97,9 +97,17 @@ type notAllowed struct {
 // the configuration's default spec when that registers values attache
 // does not read (profiles.EGDefaultDynamicModules), nor those running
 // with none whose implementation then checks nothing
-// (profiles.ChecksWithoutParameters).
+// (profiles.ChecksWithoutParameters), but for the requirements saying
+// such a Gateway does not meet them (policy.Requirement.WithoutParameters).
+// A requirement asking for a Service type (ServiceType) applies only when
+// the policy's reference names such a Service.
 func (c *computation) notAllowedVia(p *policy.Policy, at topology.Ref) []notAllowed {
-	reqs := p.Kind.RequirementsOf(topology.GroupKind{})
+	var reqs []policy.Requirement
+	for _, r := range p.Kind.RequirementsOf(topology.GroupKind{}) {
+		if r.NamesService(p.Spec, p.Ref.Namespace, c.serviceIs) {
+			reqs = append(reqs, r)
+		}
+	}
 	// External services whose backends mix address types only when
 	// Services go to their endpoints: judged per Gateway.
 	mixed := c.mixedViaEndpoints(p)
@@ -130,6 +138,22 @@ func (c *computation) notAllowedVia(p *policy.Policy, at topology.Ref) []notAllo
 			continue
 		}
 		if params == nil && !profiles.ChecksWithoutParameters(c.gateways[ref].controller) {
+			// Checked against parameters only; but what such a data
+			// plane does not meet.
+			var unmet []policy.Requirement
+			for _, r := range reqs {
+				if r.WithoutParameters == policy.WithoutParametersUnmet ||
+					(r.WithoutParameters == policy.WithoutParametersUnmetAtGateways && at.GroupKind() == topology.KindGateway) {
+					unmet = append(unmet, r)
+				}
+			}
+			kind := profiles.ParametersKindOf(c.gateways[ref].controller).Kind
+			if kind == "" {
+				kind = "parameters"
+			}
+			if probs := p.Unmet(unmet, nil, fmt.Sprintf("an %s (Gateway %s/%s runs with none: neither it nor its GatewayClass names one)", kind, ref.Namespace, ref.Name)); len(probs) > 0 {
+				out = append(out, notAllowed{gateway: ref, problems: probs})
+			}
 			continue
 		}
 		var spec map[string]any
@@ -425,4 +449,13 @@ func requiredKinds(k *policy.Kind) []topology.GroupKind {
 		}
 	}
 	return out
+}
+
+// serviceIs reports whether ref is a Service among the objects of type
+// typ (policy.Requirement.ServiceType; the types read: ExternalName).
+func (c *computation) serviceIs(ref topology.Ref, typ string) bool {
+	if c.backendSections == nil || typ != policy.ServiceTypeExternalName {
+		return false
+	}
+	return c.backendSections.externalName[topology.Ref{Kind: topology.KindService.Kind, Namespace: ref.Namespace, Name: ref.Name}]
 }

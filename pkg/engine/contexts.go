@@ -192,6 +192,11 @@ type stackResult struct {
 	// open in the merged policy (its flags), the parts left out of it
 	// (see mergeFailOpen).
 	mergeOpen map[merge.Src][]string
+	// ownOpen are, per attachment with a merge type whose own broken
+	// fields fail open by the merged policy's flags (and not by its own),
+	// those parts (see mergeOwnFailOpen); they are in mergeOpen too,
+	// unless the merged policy fails closed for another field.
+	ownOpen map[merge.Src][]string
 	// conflicted are the attachments a same-level rule rejected, with
 	// the one that won.
 	conflicted map[merge.Src]*attachment

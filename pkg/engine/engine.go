@@ -317,7 +317,7 @@ func newComputation(opts Options, objs []Object) *computation {
 		if k.ValidationsReadListener() && c.routeFacts == nil {
 			c.routeFacts = readRouteFacts(topoObjs)
 		}
-		if (k.Ancestor.Gateways() || k.InvalidOnUnresolvedBackendRefs) && c.backendSections == nil {
+		if (k.Ancestor.Gateways() || k.InvalidOnUnresolvedBackendRefs || k.RequirementsNameServices()) && c.backendSections == nil {
 			c.backendSections = readBackendSections(topoObjs, c.serviceImports)
 		}
 	}
@@ -1100,7 +1100,15 @@ func (c *computation) notApplied(ps *pstate, id topology.NodeID) {
 	if _, at, _ := c.unresolvedRefsAt(ps.p, ref); at != "" {
 		msg = strings.TrimPrefix(msg+"; "+at, "; ")
 	}
-	ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonInvalid, msg: msg + "; not applied"})
+	reason := ReasonInvalid
+	if c.onlyDataPlaneRefuses(ps.p, ref) {
+		// Its implementation's own reason for what the Gateways'
+		// parameters refuse (NGF: NginxProxyConfigNotSet).
+		if r := c.notAllowedReason(ps.p, ref); r != "" {
+			reason = r
+		}
+	}
+	ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: reason, msg: msg + "; not applied"})
 }
 
 func (c *computation) attach(ps *pstate, id topology.NodeID, t policy.TargetRef) *attachment {

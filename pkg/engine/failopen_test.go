@@ -166,3 +166,103 @@ cors: {allowOrigins: ["https://gw.example"]}`, `extAuth: {failOpen: true}`,
 		})
 	}
 }
+
+// The merging policy's own broken references are judged on the merged
+// policy too (session 30b): a route policy whose authorizer sets no
+// failOpen merges with the Gateway's, whose failOpen: true is then the
+// merged policy's flag, so Envoy Gateway leaves the merged authorizer out
+// and applies the rest, without failing the route; the route policy stays
+// Invalid (its backend does not resolve). A route also attached to a
+// Gateway whose policy sets no flag fails there only (InPlaceInvalidVia).
+// Without a policy above, its own flags decide (it fails closed, in
+// place, merged with nothing).
+func TestFailOpenOwnReferencesByTheMergedFlags(t *testing.T) {
+	g2 := `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g2, namespace: default}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: both, namespace: default}
+spec: {parentRefs: [{name: g1}, {name: g2}], rules: [{}]}
+`
+	route := "mergeType: JSONMerge\nextAuth: {http: {backendRefs: [{name: nosvc, port: 9000}]}}"
+	docs := append(failOpenDocs(), g2,
+		pol(egV, "SecurityPolicy", "gw1", 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g1}]
+extAuth: {failOpen: true, http: {backendRefs: [{name: ext, port: 9000}]}}
+cors: {allowOrigins: ["https://gw1.example"]}`),
+		pol(egV, "SecurityPolicy", "gw2", 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g2}]
+extAuth: {http: {backendRefs: [{name: ext, port: 9000}]}}
+cors: {allowOrigins: ["https://gw2.example"]}`),
+		onRoute("SecurityPolicy", "route", "r1", 1, route),
+		onRoute("SecurityPolicy", "route-both", "both", 1, route),
+		// r2's own flag says false: the merged policy's flag is its own.
+		onRoute("SecurityPolicy", "route-false", "r2", 1, "mergeType: JSONMerge\nextAuth: {failOpen: false, http: {backendRefs: [{name: nosvc, port: 9000}]}}"),
+	)
+	res := compute(t, engine.Options{}, docs...)
+	want(t, "effective at r1", effective(t, res, "SecurityPolicy", routeRule("r1")), []string{`{"cors":{"allowOrigins":["https://gw1.example"]}}`})
+	want(t, "route Accepted", acceptedByAncestor(t, res, "route"), map[string]string{"Gateway default/g1": "False/Invalid"})
+	if got := ancestorMessage(t, res, "route"); !strings.Contains(got, "merged with the policies above it, failing open by the merged policy's flags, spec.extAuth left out of it and the rest applied") {
+		t.Errorf("route: ancestor message %q does not say it fails open by the merged flags", got)
+	}
+	st := policyStatusOf(t, res, "route")
+	if _, fails := st.InPlaceInvalid[routeRef("r1")]; fails {
+		t.Errorf("route: InPlaceInvalid = %v, want none (it fails open)", st.InPlaceInvalid)
+	}
+	for _, e := range res.Effective {
+		if e.Target != routeRule("r1") {
+			continue
+		}
+		for _, ctx := range e.Contexts {
+			last := ctx.Stack[len(ctx.Stack)-1]
+			want(t, "MergeFailedOpen", last.MergeFailedOpen, []string{"spec.extAuth"})
+			want(t, "MergeHolds", last.MergeHolds, "spec.extAuth.http.backendRefs[0] of SecurityPolicy default/route")
+		}
+	}
+
+	// Through g1 it fails open, through g2 (no flag above) closed.
+	eff := effective(t, res, "SecurityPolicy", routeRule("both"))
+	slices.Sort(eff)
+	want(t, "effective at both", eff, []string{
+		`{"cors":{"allowOrigins":["https://gw1.example"]}}`,
+		`{"extAuth":{"http":{"backendRefs":[{"name":"nosvc","port":9000}]}}}`,
+	})
+	stb := policyStatusOf(t, res, "route-both")
+	want(t, "route-both InPlaceInvalidVia", stb.InPlaceInvalidVia[routeRef("both")],
+		[]topology.Ref{{Group: "gateway.networking.k8s.io", Kind: "Gateway", Namespace: "default", Name: "g2", SectionName: "http"}})
+
+	// Its own false flag: fails closed, merged with nothing.
+	want(t, "effective at r2", effective(t, res, "SecurityPolicy", routeRule("r2")), []string{`{"extAuth":{"failOpen":false,"http":{"backendRefs":[{"name":"nosvc","port":9000}]}}}`})
+	if _, fails := policyStatusOf(t, res, "route-false").InPlaceInvalid[routeRef("r2")]; !fails {
+		t.Error("route-false: not InPlaceInvalid, want it to fail its route")
+	}
+
+	// Incremental agrees when the Gateway policy's flag goes and comes back.
+	in := engine.NewIncremental(engine.Options{})
+	base := decodeDocs(t, docs...)
+	noFlag := decodeDocs(t, append(slices.Clone(docs[:len(docs)-5]), g2,
+		pol(egV, "SecurityPolicy", "gw1", 0, `targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g1}]
+extAuth: {http: {backendRefs: [{name: ext, port: 9000}]}}
+cors: {allowOrigins: ["https://gw1.example"]}`), docs[len(docs)-4], docs[len(docs)-3], docs[len(docs)-2], docs[len(docs)-1])...)
+	for _, s := range []struct {
+		what string
+		objs []engine.Object
+	}{{"flag", base}, {"no flag", noFlag}, {"flag again", base}} {
+		got := in.Compute(s.objs)
+		full := engine.Compute(s.objs, engine.Options{})
+		for _, r := range []string{"r1", "both"} {
+			want(t, s.what+": "+r+" as Compute", effective(t, got, "SecurityPolicy", routeRule(r)), effective(t, full, "SecurityPolicy", routeRule(r)))
+		}
+		want(t, s.what+": status as Compute", policyStatusOf(t, got, "route").InPlaceInvalid, policyStatusOf(t, full, "route").InPlaceInvalid)
+	}
+	if _, fails := policyStatusOf(t, engine.Compute(noFlag, engine.Options{}), "route").InPlaceInvalid[routeRef("r1")]; !fails {
+		t.Error("no flag above: route does not fail its route")
+	}
+}
+
+func routeRef(name string) topology.Ref {
+	return topology.Ref{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute", Namespace: "default", Name: name}
+}

@@ -178,8 +178,10 @@ func (d *kindDP) compute(s stackID) *stackResult {
 			l.Spec = d.mergeLevel(kept, &levelLosses)
 			layers = append(layers, l)
 		}
-		d.passMergeUp(layers, nodes)
 		opts := merge.Options{Schema: d.schemaFor(atts), EmptyReplaced: d.kind.OverriddenByPresence}
+		var own map[merge.Src]ownOpen
+		layers, own = d.mergeOwnFailOpen(layers, nodes, atts, opts)
+		d.passMergeUp(layers, nodes)
 		var held map[merge.Src]brokenField
 		var extra map[*attachment][]string
 		layers, sr.mergeOpen, held, extra = d.mergeFailOpen(layers, atts, opts)
@@ -199,6 +201,7 @@ func (d *kindDP) compute(s stackID) *stackResult {
 			}
 			sr.brokenMerge[id] = b
 		}
+		sr.noteOwnOpen(own)
 		layers = d.delegationLayers(layers, nodes, opts, &levelLosses)
 		layers = stripMergeOpen(layers, atts, sr.mergeOpen)
 		sr.result = merge.FoldWith(layers, opts)
@@ -278,7 +281,7 @@ func (d *kindDP) finish(sr *stackResult) {
 		lost[i] = lf
 	}
 	for i, a := range atts {
-		e := StackEntry{Attachment: a.ref, Strategy: a.pol.p.Strategy, Stanza: a.pol.p.Stanza}
+		e := StackEntry{Attachment: a.ref, Strategy: a.pol.p.Strategy, Stanza: a.pol.p.Stanza, NotAppliedVia: a.notVia}
 		if b, ok := sr.brokenMerge[a.id]; ok {
 			e.MergeHolds = b.field + " of " + b.from.pol.p.Ref.Kind + " " + shortName(b.from.pol.p.Ref)
 			e.MergeFailedOpen = sr.mergeOpen[a.id]

@@ -30,7 +30,7 @@ func dump(t *testing.T, r *engine.Result) string {
 			spec, _ := json.Marshal(c.Spec)
 			fmt.Fprintf(&b, "  C %s errors=%v\n", spec, c.Errors)
 			for _, s := range c.Stack {
-				fmt.Fprintf(&b, "    S %s@%s %s %s %s conflicted=%v by=%d lost=", s.Policy, s.At, s.Strategy, s.Stanza, s.Outcome, s.Conflicted, len(s.ConflictedBy))
+				fmt.Fprintf(&b, "    S %s@%s %s %s %s conflicted=%v by=%d notVia=%v holds=%q open=%v lost=", s.Policy, s.At, s.Strategy, s.Stanza, s.Outcome, s.Conflicted, len(s.ConflictedBy), s.NotAppliedVia, s.MergeHolds, s.MergeFailedOpen)
 				for _, l := range s.Lost {
 					fmt.Fprintf(&b, "%s->", l.Path)
 					for _, w := range l.To {

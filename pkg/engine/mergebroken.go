@@ -1,10 +1,13 @@
 package engine
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/attache-dev/attache/pkg/merge"
 	"github.com/attache-dev/attache/pkg/policy"
+	"github.com/attache-dev/attache/pkg/topology"
 )
 
 // A policy with a merge type merges with the policy above it, and its
@@ -209,4 +212,179 @@ func stripMergeOpen(layers []merge.Layer, atts []*attachment, open map[merge.Src
 		}
 	}
 	return out
+}
+
+// ownOpen is what mergeOwnFailOpen finds of one merging policy: its
+// first own broken field, and the parts of the merged policy that fail
+// open by its flags.
+type ownOpen struct {
+	brokenField
+	parts []string
+}
+
+// mergeOwnFailOpen judges the merging policies' own broken fields on the
+// merged policy, as Envoy Gateway merges a route's policy with the one
+// above it and then translates the merged policy, whose flags say what
+// fails open: a policy whose own broken fields fail closed by its own
+// flags (attachment.broken: it merges with nothing, in place) but open by
+// the merged policy's (its part sets no failOpen, the Gateway's sets
+// true) merges here after all, and out names the parts to leave out of
+// the merged policy. The merging policy's layer is found before
+// passMergeUp, which layers then get; those above it are read whole (the
+// parts they leave out by their own flags included). Pure.
+func (d *kindDP) mergeOwnFailOpen(layers []merge.Layer, nodes []topology.NodeID, atts []*attachment, opts merge.Options) ([]merge.Layer, map[merge.Src]ownOpen) {
+	if len(d.kind.FailOpen) == 0 || d.kind.Composition == policy.CompositionAdditive ||
+		!slices.ContainsFunc(atts, func(a *attachment) bool { return a.pol.p.MergeType != "" && len(a.broken) > 0 }) {
+		return layers, nil
+	}
+	var out map[merge.Src]ownOpen
+	cloned := false
+	for i := 1; i < len(layers); i++ {
+		j := slices.IndexFunc(atts, func(a *attachment) bool { return a.id == layers[i].Src })
+		if j < 0 {
+			continue
+		}
+		a := atts[j]
+		if a.pol.p.MergeType == "" || len(a.broken) == 0 || layers[i].Spec != a.spec {
+			continue
+		}
+		trial := slices.Clone(layers[:i+1])
+		trial[i].MergeUp = merge.PatchDefaults
+		for k := 0; k < i; k++ {
+			if above := layerOwner(trial, k, atts); above != nil && above.failedOpen != nil {
+				trial[k].Spec = above.fullSpec
+			}
+		}
+		d.passMergeUp(trial, nodes[:i+1])
+		r := merge.FoldWith(trial, opts)
+		if r.Tree == nil {
+			continue
+		}
+		if _, parts := d.kind.WithoutFailedOpen(r.Tree.Object(), a.broken); parts != nil {
+			if !cloned {
+				layers, cloned = slices.Clone(layers), true
+			}
+			layers[i].MergeUp = merge.PatchDefaults
+			if out == nil {
+				out = map[merge.Src]ownOpen{}
+			}
+			out[a.id] = ownOpen{brokenField{from: a, field: a.broken[0]}, parts}
+		}
+	}
+	return layers, out
+}
+
+// noteOwnOpen records what mergeOwnFailOpen found in the stack's result:
+// the parts join those mergeOpen leaves out of the merged policy, and the
+// policy's own field is what its merge holds (MergeHolds), unless it
+// already holds a field of a policy above; nothing where the merged
+// policy fails closed for such a field (the route fails).
+func (sr *stackResult) noteOwnOpen(own map[merge.Src]ownOpen) {
+	for id, o := range own {
+		if _, held := sr.brokenMerge[id]; held && sr.mergeOpen[id] == nil {
+			continue
+		}
+		if sr.brokenMerge == nil {
+			sr.brokenMerge = map[merge.Src]brokenField{}
+		}
+		if _, held := sr.brokenMerge[id]; !held {
+			sr.brokenMerge[id] = o.brokenField
+		}
+		if sr.mergeOpen == nil {
+			sr.mergeOpen = map[merge.Src][]string{}
+		}
+		for _, p := range o.parts {
+			if !slices.Contains(sr.mergeOpen[id], p) {
+				sr.mergeOpen[id] = append(sr.mergeOpen[id], p)
+			}
+		}
+		if sr.ownOpen == nil {
+			sr.ownOpen = map[merge.Src][]string{}
+		}
+		sr.ownOpen[id] = o.parts
+	}
+}
+
+// ownOpenVia says where the own broken fields of attachment a (a policy
+// with a merge type, Invalid in place) fail open by the merged policy's
+// flags (stackResult.ownOpen): the listeners on the paths of the contexts
+// where it is the most specific policy applying and they do (open), those
+// where they do not (closed; nil for open alone when a path of such a
+// context has no listener: it then fails everywhere), and the parts left
+// out. Nothing when they fail open nowhere.
+func (c *computation) ownOpenVia(a *attachment) (open, closed []topology.Ref, parts []string) {
+	d := c.dps[a.pol.p.Kind]
+	if d == nil || len(a.mergeBroken) == 0 {
+		return nil, nil, nil
+	}
+	targets := []topology.NodeID{a.node}
+	targets = append(targets, c.graph.Node(a.node).Children...)
+	for n := range a.affects {
+		if !slices.Contains(targets, n) {
+			targets = append(targets, n)
+		}
+	}
+	everywhere := false
+	for _, n := range targets {
+		ts := d.targets[n]
+		if ts == nil || ts.eff == nil {
+			continue
+		}
+		for i, sr := range ts.stacks {
+			if i >= len(ts.eff.Contexts) || !mostSpecificApplying(ts.eff.Contexts[i].Stack, a.ref) {
+				continue
+			}
+			own := sr.ownOpen[a.id]
+			isOpen := own != nil && sr.mergeOpen[a.id] != nil
+			for _, p := range own {
+				if isOpen && !slices.Contains(parts, p) {
+					parts = append(parts, p)
+				}
+			}
+			ts.eff.Contexts[i].Paths(func(path []topology.Ref) bool {
+				found := false
+				for _, r := range path {
+					if gk := r.GroupKind(); r.IsSection() && (gk == topology.KindGateway || topology.IsListenerSet(gk)) {
+						found = true
+						if isOpen && !slices.Contains(open, r) {
+							open = append(open, r)
+						} else if !isOpen && !slices.Contains(closed, r) {
+							closed = append(closed, r)
+						}
+					}
+				}
+				everywhere = everywhere || (!found && !isOpen)
+				return true
+			})
+		}
+	}
+	// A listener where some context fails closed fails its requests.
+	open = slices.DeleteFunc(open, func(r topology.Ref) bool { return slices.Contains(closed, r) })
+	if len(open) == 0 || everywhere {
+		return nil, nil, nil
+	}
+	slices.SortFunc(open, topology.Ref.Compare)
+	slices.SortFunc(closed, topology.Ref.Compare)
+	return open, closed, parts
+}
+
+// ownOpenNote is the note an ancestor's message gets for a merging
+// policy whose own broken fields fail open by the merged policy's flags
+// through the listeners open (ownOpenVia): where, when they do not
+// everywhere, of the listeners under the ancestor anc.
+func ownOpenNote(anc topology.Ref, open, closed []topology.Ref, parts []string) string {
+	what := fmt.Sprintf("failing open by the merged policy's flags, %s left out of it and the rest applied", strings.Join(parts, ", "))
+	if len(closed) == 0 {
+		return "; merged with the policies above it, " + what
+	}
+	var names []string
+	for _, l := range open {
+		if l.Object() == anc.Object() && (!anc.IsSection() || l == anc) {
+			names = append(names, l.Short())
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; merged with the policies above it through %s, %s", strings.Join(names, ", "), what)
 }

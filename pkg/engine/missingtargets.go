@@ -168,40 +168,55 @@ func withProgrammedAsAccepted(conds []Condition) []Condition {
 // target at when what makes it untranslatable there is judged per
 // Gateway only (the parameters of the Gateway's data plane refuse it:
 // notAllowedVia), for a kind that leaves out what its implementation
-// cannot translate (Kind.InvalidNotApplied), whose policies are Direct,
-// name their targets as ancestors and conflict as a whole
+// cannot translate (Kind.InvalidNotApplied), whose policies name their
+// targets as ancestors and conflict as a whole
 // (Kind.ConflictScopePolicy): NGINX Gateway
 // Fabric marks such a policy invalid for those Gateways only
-// (graph/policies.go attachPolicyToRoute: InvalidForGateways), keeps it
-// valid, so it still takes part in conflicts, and leaves it out of their
-// configuration only (dataplane/configuration.go buildPolicies). nil when
-// something else refuses it too, or for other kinds: it is then not
-// applied at the target at all.
+// (graph/policies.go attachPolicyToRoute, attachPolicyToGateway:
+// InvalidForGateways), keeps it valid, so it still takes part in
+// conflicts, and leaves it out of their configuration only
+// (dataplane/configuration.go buildPolicies). Direct kinds since session
+// 30, Inherited ones too since later in it (PayloadProcessor: a Gateway
+// target refused is not applied anywhere, but still conflicts; a route's
+// contexts through a refusing Gateway still show the policy, with
+// StackEntry.NotAppliedVia). nil when something else refuses it too, or
+// for other kinds: it is then not applied at the target at all.
 func (c *computation) notAppliedVia(p *policy.Policy, at topology.Ref) []topology.Ref {
 	k := p.Kind
-	if !k.InvalidNotApplied || k.Class != policy.Direct || !k.ConflictScopePolicy || k.Ancestor != policy.AncestorTarget {
+	if !k.InvalidNotApplied || !k.ConflictScopePolicy || k.Ancestor != policy.AncestorTarget {
 		// (Ancestors named after Gateways would each need their own
 		// verdict: not modelled.)
 		return nil
 	}
-	if _, msg, _ := c.untranslatable(p); msg != "" {
+	if !c.onlyDataPlaneRefuses(p, at) {
 		return nil
-	}
-	if len(c.rangesAt(p, at)) > 0 {
-		return nil
-	}
-	if k.ObjectRefsOnListeners() && len(p.ObjectRefs) > 0 {
-		if _, msg, _ := c.unresolvedObjectRefsWhere(p, func(path *policy.ObjectRefPath) bool {
-			return len(path.On) > 0 && c.hasListener(at, path.On)
-		}); msg != "" {
-			return nil
-		}
 	}
 	var out []topology.Ref
 	for _, n := range c.notAllowedVia(p, at) {
 		out = append(out, n.gateway)
 	}
 	return out
+}
+
+// onlyDataPlaneRefuses reports whether nothing but what the parameters
+// of the Gateways above target at refuse (notAllowedVia) can make policy
+// p Invalid there: its content translates, its values are in range there
+// and the objects it names at listeners resolve.
+func (c *computation) onlyDataPlaneRefuses(p *policy.Policy, at topology.Ref) bool {
+	if _, msg, _ := c.untranslatable(p); msg != "" {
+		return false
+	}
+	if len(c.rangesAt(p, at)) > 0 {
+		return false
+	}
+	if p.Kind.ObjectRefsOnListeners() && len(p.ObjectRefs) > 0 {
+		if _, msg, _ := c.unresolvedObjectRefsWhere(p, func(path *policy.ObjectRefPath) bool {
+			return len(path.On) > 0 && c.hasListener(at, path.On)
+		}); msg != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // refusedThroughAll reports whether via holds every Gateway of kind k's

@@ -24,7 +24,7 @@ func (d *kindDP) atListener(sr *stackResult, n topology.NodeID) *stackResult {
 	if !ps.Enabled() && len(d.kind.NotInListenerSets) == 0 {
 		return sr
 	}
-	out := &stackResult{atts: sr.atts, id: sr.id, unsupported: sr.unsupported, brokenMerge: sr.brokenMerge, mergeOpen: sr.mergeOpen,
+	out := &stackResult{atts: sr.atts, id: sr.id, unsupported: sr.unsupported, brokenMerge: sr.brokenMerge, mergeOpen: sr.mergeOpen, ownOpen: sr.ownOpen,
 		conflicted: sr.conflicted, base: sr, result: sr.result}
 	ref := d.c.graph.Node(n).Ref
 	if ref.IsListener() && topology.IsListenerSet(ref.GroupKind()) && len(d.kind.NotInListenerSets) > 0 {

@@ -294,8 +294,22 @@ tracing: {strategy: parent}`)}
 			t.Errorf("on-r3's message %q", msg)
 		}
 		want(t, "effective r3", effective(t, res, "ObservabilityPolicy", dR3), []string{`{"tracing":{"strategy":"parent"}}`})
-		if st := policyStatusOf(t, res, "on-r3"); !slices.Equal(st.NotAppliedVia[dR3], []topology.Ref{{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: "default", Name: "g1"}}) {
+		g1 := []topology.Ref{{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: "default", Name: "g1"}}
+		if st := policyStatusOf(t, res, "on-r3"); !slices.Equal(st.NotAppliedVia[dR3], g1) {
 			t.Errorf("on-r3 NotAppliedVia %v", st.NotAppliedVia)
+		}
+		// The route's one context (a Direct kind) says so of its entry.
+		for _, e := range res.Effective {
+			if e.Target != dR3 {
+				continue
+			}
+			for _, ctx := range e.Contexts {
+				for _, s := range ctx.Stack {
+					if s.Policy.Name == "on-r3" && !slices.Equal(s.NotAppliedVia, g1) {
+						t.Errorf("on-r3's stack entry at r3: NotAppliedVia %v, want g1", s.NotAppliedVia)
+					}
+				}
+			}
 		}
 		want(t, "on-r3-newer", status(t, res, "on-r3-newer", "Accepted"), "False/Conflicted")
 		want(t, "on-r1", status(t, res, "on-r1", "Accepted"), "False/NginxProxyConfigNotSet")
@@ -2470,6 +2484,220 @@ func TestDocsNGFWAFPolicy(t *testing.T) {
 	for _, name := range []string{"default/gw-waf", "default/gw-waf-2", "default/route-waf"} {
 		if !strings.Contains(e[0], `"`+name+`"`) {
 			t.Errorf("effective r1 %s does not list %s", e[0], name)
+		}
+	}
+}
+
+// A WAFPolicy takes effect through a Gateway only if the NginxProxy the
+// Gateway runs with (its own merged over its class's, field by field)
+// says waf.enable: true; otherwise NGF does not accept it there (reason
+// NginxProxyConfigNotSet, "WAF is not enabled in NginxProxy") and does
+// not apply it. A Gateway target is judged even when its Gateway runs
+// with no NginxProxy at all; a route target only against one.
+// Source: NGF e55bfe339 internal/controller/nginx/config/policies/waf/
+// validator.go (ValidateGlobalSettings), internal/controller/state/graph/
+// policies.go (attachPolicyToGateway, attachPolicyToRoute), nginxproxy.go
+// (WAFEnabledForNginxProxy, cleanupWAF).
+func TestDocsNGFWAFPolicyNeedsWAFEnabled(t *testing.T) {
+	c := labelledCRD("gateway.nginx.org", "WAFPolicy", "wafpolicies", "inherited")
+	const src = "type: HTTP\npolicySource: {httpSource: {url: 'https://b.example/p.tgz'}}"
+	g2Ref := `{group: gateway.networking.k8s.io, kind: Gateway, name: g2}`
+	r2Ref := `{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r2}`
+	pols := []string{
+		pol(ngfV1, "WAFPolicy", "on-g1", 0, "targetRefs: ["+gwRef+"]\n"+src),
+		pol(ngfV1, "WAFPolicy", "on-g2", 1, "targetRefs: ["+g2Ref+"]\n"+src),
+		pol(ngfV1, "WAFPolicy", "on-r1", 2, "targetRefs: ["+r1Ref+"]\n"+src),
+		pol(ngfV1, "WAFPolicy", "on-r2", 3, "targetRefs: ["+r2Ref+"]\n"+src),
+	}
+	accepted := func(res *engine.Result) map[string]string {
+		out := map[string]string{}
+		for _, n := range []string{"on-g1", "on-g2", "on-r1", "on-r2"} {
+			out[n] = status(t, res, n, "Accepted")
+		}
+		return out
+	}
+	const notSet, ok = "False/NginxProxyConfigNotSet", "True/Accepted"
+	for _, tc := range []struct {
+		name, class, own string // the class's NginxProxy spec ("" none named), g2's own ("" none)
+		want             map[string]string
+	}{
+		// g1 runs with the class's (no waf), g2 with its own over it.
+		{"g2's own enables WAF", `{kubernetes: {deployment: {replicas: 1}}}`, `{waf: {enable: true}}`,
+			map[string]string{"on-g1": notSet, "on-g2": ok, "on-r1": notSet, "on-r2": ok}},
+		// The class enables it; g2's own sets another waf field, merged.
+		{"class enables, g2 sets bundleFailOpen", `{waf: {enable: true}}`, `{waf: {bundleFailOpen: true}}`,
+			map[string]string{"on-g1": ok, "on-g2": ok, "on-r1": ok, "on-r2": ok}},
+		{"g2's own disables it", `{waf: {enable: true}}`, `{waf: {enable: false}}`,
+			map[string]string{"on-g1": ok, "on-g2": notSet, "on-r1": ok, "on-r2": notSet}},
+		// No NginxProxy at all: a Gateway target is refused, a route's
+		// is not judged.
+		{"no NginxProxy", "", "",
+			map[string]string{"on-g1": notSet, "on-g2": notSet, "on-r1": ok, "on-r2": ok}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			class := ngfClass(tc.class)
+			if tc.class == "" {
+				class = strings.Replace(ngfClass(`{}`), "  parametersRef: {group: gateway.nginx.org, kind: NginxProxy, name: proxy, namespace: ngf}\n", "", 1)
+			}
+			topo := ngfTopo
+			if tc.own != "" {
+				topo = ngfOwnProxy(ngfTopo, tc.own)
+			}
+			docs := append([]string{c, class, topo}, pols...)
+			res := compute(t, engine.Options{}, docs...)
+			want(t, "Accepted", accepted(res), tc.want)
+			for n, w := range tc.want {
+				msg := ancestorMessage(t, res, n)
+				if w == notSet && (!strings.Contains(msg, "spec.type: requires spec.waf.enable=true of ") || !strings.HasSuffix(msg, "; not applied")) {
+					t.Errorf("%s: message %q", n, msg)
+				}
+			}
+			if tc.class == "" && !strings.Contains(ancestorMessage(t, res, "on-g1"), "an NginxProxy (Gateway default/g1 runs with none") {
+				t.Errorf("on-g1: message %q does not say g1 runs with no NginxProxy", ancestorMessage(t, res, "on-g1"))
+			}
+			// Not applied where refused.
+			if tc.want["on-r1"] == notSet {
+				for _, e := range effective(t, res, "WAFPolicy", dR1) {
+					if strings.Contains(e, "on-r1") || strings.Contains(e, "on-g1") {
+						t.Errorf("effective r1 %s holds a refused policy", e)
+					}
+				}
+			}
+			// An Incremental agrees after a policy edit.
+			in := engine.NewIncremental(engine.Options{})
+			in.Compute(decodeDocs(t, docs...))
+			edited := slices.Clone(docs)
+			edited[len(edited)-1] = pol(ngfV1, "WAFPolicy", "on-r2", 3, "targetRefs: ["+r2Ref+"]\ntype: N1C\npolicySource: {n1cSource: {url: 'https://n1c.example'}}")
+			if a, b := dump(t, in.Compute(decodeDocs(t, edited...))), dump(t, engine.Compute(decodeDocs(t, edited...), engine.Options{})); a != b {
+				t.Fatal(firstDiff(a, b))
+			}
+		})
+	}
+}
+
+// A PayloadProcessor whose ExtProcess backend is an ExternalName Service
+// needs a DNS resolver in the NginxProxy each Gateway runs with; without
+// one, or without an NginxProxy, NGF marks it invalid for that Gateway
+// (Invalid, "PayloadProcessor ExternalName backend requires ...") and
+// does not apply it there; a backend of another type needs none. Still
+// valid for NGF, such a policy conflicts with a newer one on its target
+// (markConflictedPolicies runs before the Gateways are judged).
+// Source: NGF e55bfe339 internal/controller/state/graph/policies.go
+// (payloadProcessorResolverMissing in attachPolicyToGateway and
+// attachPolicyToRoute), payloadprocessor.go (resolvePayloadProcessor).
+func TestDocsNGFPayloadProcessorExternalNameNeedsResolver(t *testing.T) {
+	c := labelledCRD("gateway.nginx.org", "PayloadProcessor", "payloadprocessors", "inherited")
+	svcs := `
+---
+apiVersion: v1
+kind: Service
+metadata: {name: guard-ext, namespace: default}
+spec: {type: ExternalName, externalName: guard.example.com, ports: [{port: 9000}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: guard, namespace: default}
+spec: {ports: [{port: 9000}]}
+`
+	g2Ref := `{group: gateway.networking.k8s.io, kind: Gateway, name: g2}`
+	proc := func(svc string) string {
+		return "processors: [{type: ExtProcess, extProcess: {backendRef: {name: " + svc + ", port: 9000}}}]"
+	}
+	pols := []string{
+		pol(ngfV1, "PayloadProcessor", "ext-on-g1", 0, "targetRef: "+gwRef+"\n"+proc("guard-ext")),
+		pol(ngfV1, "PayloadProcessor", "ext-on-g2", 1, "targetRef: "+g2Ref+"\n"+proc("guard-ext")),
+		pol(ngfV1, "PayloadProcessor", "ext-on-r1", 2, "targetRef: "+r1Ref+"\n"+proc("guard-ext")),
+		pol(ngfV1, "PayloadProcessor", "cluster-on-r1", 3, "targetRef: "+r1Ref+"\n"+proc("guard")),
+	}
+	const bad, ok = "False/Invalid", "True/Accepted"
+	for _, tc := range []struct {
+		name, class, own string
+		want             map[string]string
+	}{
+		// g1 runs with the class's (no resolver), g2 with its own over it.
+		{"g2's own has a resolver", `{kubernetes: {deployment: {replicas: 1}}}`, `{dnsResolver: {addresses: [{type: IPAddress, value: 10.0.0.53}]}}`,
+			map[string]string{"ext-on-g1": bad, "ext-on-g2": ok, "ext-on-r1": bad, "cluster-on-r1": "False/Conflicted"}},
+		{"no NginxProxy", "", "",
+			map[string]string{"ext-on-g1": bad, "ext-on-g2": bad, "ext-on-r1": bad, "cluster-on-r1": "False/Conflicted"}},
+		// The cluster Service first: it needs no resolver.
+		{"a cluster Service", "", "",
+			map[string]string{"cluster-on-r1": ok}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			class := ngfClass(tc.class)
+			if tc.class == "" {
+				class = strings.Replace(ngfClass(`{}`), "  parametersRef: {group: gateway.nginx.org, kind: NginxProxy, name: proxy, namespace: ngf}\n", "", 1)
+			}
+			topo := ngfTopo + svcs
+			if tc.own != "" {
+				topo = ngfOwnProxy(ngfTopo, tc.own) + svcs
+			}
+			ps := pols
+			if tc.name == "a cluster Service" {
+				ps = pols[3:]
+			}
+			res := compute(t, ngfFlagsOn, append([]string{c, class, topo}, ps...)...)
+			if tc.name == "no NginxProxy" {
+				// Nothing of the kind applies at r1.
+				want(t, "effective r1", effective(t, res, "PayloadProcessor", dR1), []string(nil))
+			}
+			for n, w := range tc.want {
+				want(t, n, status(t, res, n, "Accepted"), w)
+				if msg := ancestorMessage(t, res, n); w == bad && !strings.Contains(msg, "spec.processors[0].extProcess.backendRef: requires spec.dnsResolver of ") {
+					t.Errorf("%s: message %q", n, msg)
+				}
+			}
+		})
+	}
+}
+
+// The Secrets a WAFPolicy names for fetching its bundles must resolve:
+// the auth Secret (a token, or a username), the TLS CA Secret (ca.crt),
+// for the policy and for its security logs; otherwise NGF marks it
+// invalid and does not apply it (its ResolvedRefs=False InvalidRef; attache:
+// Invalid, not applied, naming the reference).
+// Source: NGF e55bfe339 internal/controller/state/graph/policies.go
+// (processWAFPolicies, fetchPolicyBundle, fetchSecurityLogBundles,
+// resolveBundleAuth, resolveTLSCA; policy.Valid = false),
+// dataplane/configuration.go (buildPolicies skips invalid policies),
+// graph/shared/secrets/secrets.go (token, username, password, ca.crt).
+func TestDocsNGFWAFPolicySecrets(t *testing.T) {
+	c := labelledCRD("gateway.nginx.org", "WAFPolicy", "wafpolicies", "inherited")
+	secrets := `
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: tok, namespace: default}
+data: {token: eA==}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: ca, namespace: default}
+data: {ca.crt: eA==}
+`
+	src := func(extra string) string {
+		return "type: HTTP\npolicySource: {httpSource: {url: 'https://b.example/p.tgz'}" + extra + "}"
+	}
+	res := compute(t, engine.Options{}, c, ngfTopo+secrets,
+		pol(ngfV1, "WAFPolicy", "ok", 0, "targetRefs: ["+gwRef+"]\n"+src(", auth: {secretRef: {name: tok}}, tlsSecret: {name: ca}")),
+		pol(ngfV1, "WAFPolicy", "no-auth", 1, "targetRefs: ["+gwRef+"]\n"+src(", auth: {secretRef: {name: absent}}")),
+		pol(ngfV1, "WAFPolicy", "ca-no-key", 2, "targetRefs: ["+gwRef+"]\n"+src(", tlsSecret: {name: tok}")),
+		pol(ngfV1, "WAFPolicy", "log-no-ca", 3, "targetRefs: ["+r1Ref+"]\n"+src("")+
+			"\nsecurityLogs: [{logSource: {httpSource: {url: 'https://b.example/l.tgz'}, tlsSecret: {name: absent}}}]"))
+	want(t, "ok", status(t, res, "ok", "Accepted"), "True/Accepted")
+	for name, msg := range map[string]string{
+		"no-auth":   "spec.policySource.auth.secretRef: Secret default/absent not found",
+		"ca-no-key": "spec.policySource.tlsSecret: Secret default/tok has no key ca.crt",
+		"log-no-ca": "spec.securityLogs[0].logSource.tlsSecret: Secret default/absent not found",
+	} {
+		want(t, name, status(t, res, name, "Accepted"), "False/Invalid")
+		if got := ancestorMessage(t, res, name); !strings.Contains(got, msg) || !strings.HasSuffix(got, "; not applied") {
+			t.Errorf("%s: message %q, want it to say %q, not applied", name, got, msg)
+		}
+	}
+	for _, e := range effective(t, res, "WAFPolicy", dR1) {
+		if strings.Contains(e, "no-auth") || strings.Contains(e, "ca-no-key") || strings.Contains(e, "log-no-ca") {
+			t.Errorf("effective r1 %s holds a policy whose Secrets do not resolve", e)
 		}
 	}
 }

@@ -310,8 +310,19 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 		if an.reason == ReasonInvalid && an.att != nil && an.att.failedOpen != nil {
 			an.msg += fmt.Sprintf("; failing open, %s left out and the rest applied", strings.Join(an.att.failedOpen, ", "))
 		}
+		failsClosed := an.reason == ReasonInvalid && an.att != nil && c.failsClosed(ps.p, an.att.ref.At)
+		var openVia, closedVia []topology.Ref
+		if failsClosed && refsInvalid && ps.p.MergeType != "" {
+			// Its own broken fields may fail open by the merged policy's
+			// flags where it merges with a policy above.
+			var parts []string
+			if openVia, closedVia, parts = c.ownOpenVia(an.att); len(openVia) > 0 {
+				failsClosed = len(closedVia) > 0
+				an.msg += ownOpenNote(an.ref, openVia, closedVia, parts)
+			}
+		}
 		// A requirement not met never fails open.
-		if an.reason == ReasonInvalid && an.att != nil && (unmetVia != nil || c.failsClosed(ps.p, an.att.ref.At)) {
+		if an.reason == ReasonInvalid && an.att != nil && (unmetVia != nil || failsClosed) {
 			if st.InPlaceInvalid == nil {
 				st.InPlaceInvalid = map[topology.Ref]string{}
 			}
@@ -321,7 +332,10 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			// something else breaks it (unless that fails open).
 			var via []topology.Ref
 			switch {
-			case refsInvalid && c.failsClosed(ps.p, an.att.ref.At):
+			case refsInvalid && failsClosed && len(openVia) > 0:
+				// Not through the listeners where it fails open.
+				via = append(slices.Clip(unmetVia), closedVia...)
+			case refsInvalid && failsClosed:
 				if others := c.failingVia(ps.p, an.att.ref.At); others != nil {
 					via = append(slices.Clip(unmetVia), others...)
 				}

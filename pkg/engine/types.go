@@ -311,7 +311,9 @@ type StackEntry struct {
 	// another policy that its merge with the policies above holds here
 	// and that fails that policy's translation ("spec.basicAuth.users of
 	// SecurityPolicy ns/gw"): its implementation fails the merged policy,
-	// which is Invalid for the listeners on its paths; "" when none.
+	// which is Invalid for the listeners on its paths; or its own broken
+	// field, naming itself, when that fails open by the merged policy's
+	// flags only (with MergeFailedOpen); "" when none.
 	MergeHolds string
 	// MergeFailedOpen, when MergeHolds is set, are the parts of the
 	// merged policy its implementation leaves out because every broken
@@ -319,6 +321,14 @@ type StackEntry struct {
 	// policy's flags ("spec.extAuth"): the merged policy is still Invalid
 	// for those listeners, but the route does not fail.
 	MergeFailedOpen []string
+	// NotAppliedVia are the Gateways through which its implementation
+	// does not apply the policy at its target, though it is in this
+	// context's stack: the parameters of their data planes refuse it
+	// (PolicyStatus.NotAppliedVia; NGINX Gateway Fabric's NginxProxy
+	// without telemetry for an ObservabilityPolicy). The context's spec,
+	// with its fields, holds through the context's other Gateways; nil
+	// when it applies through all of them.
+	NotAppliedVia []topology.Ref
 }
 
 // LostField is a field a policy set but that is not in the effective spec.

@@ -29,7 +29,7 @@ type Allowlist struct {
 // else attache reads) of the parameters they get, and drop the rest (a
 // deployment's settings).
 var ParametersPaths = []BackendRefPath{"dynamicModules[].name", "geoIP.provider", "luaValidation", "routingType",
-	"telemetry.exporter.endpoint", "telemetry.disabledFeatures[]"}
+	"telemetry.exporter.endpoint", "telemetry.disabledFeatures[]", "waf.enable", "dnsResolver"}
 
 // String renders the allowlist in its annotation form:
 // "dynamicModule[].name=dynamicModules[].name".

@@ -17,7 +17,7 @@ func TestAllowlists(t *testing.T) {
 	}
 	for v, msg := range map[string]string{
 		"dynamicModule[].name":                 "is not <path>=<parameters path>",
-		"dynamicModule[].name=telemetry":       `attache does not read "telemetry" of the data plane's parameters (it reads dynamicModules[].name, geoIP.provider, luaValidation, routingType, telemetry.exporter.endpoint, telemetry.disabledFeatures[])`,
+		"dynamicModule[].name=telemetry":       `attache does not read "telemetry" of the data plane's parameters (it reads dynamicModules[].name, geoIP.provider, luaValidation, routingType, telemetry.exporter.endpoint, telemetry.disabledFeatures[], waf.enable, dnsResolver)`,
 		"a..b=dynamicModules[].name":           "is not a dotted path below spec",
 		";":                                    "names no entry",
 		"x=dynamicModules[].name; y=spec.nope": `attache does not read "nope"`,

@@ -379,7 +379,9 @@ func FuzzParseRegexFields(f *testing.F) {
 // annotation: no panic, and a value it accepts renders
 // (RequirementsString) to itself.
 func FuzzParseRequirements(f *testing.F) {
-	for _, s := range []string{"a[] requires parameters:geoIP.provider.maxMind", "a requires X.y:b|c; a excludes X.y:b.d", "none", "", ";", "a requires", "a requires :", "a requires X.:b", "a requires X.y:", "a requires X.y:b||c", "a requires X.y:spec.spec.b on=HTTP,HTTPS", "a requires X.y:b on=HTTP on=TCP", "a requires parameters:b reason=R", "a requires parameters:b reason=R reason=S", "a requires X.y:b reason=R on=HTTP"} {
+	for _, s := range []string{"a[] requires parameters:geoIP.provider.maxMind", "a requires X.y:b|c; a excludes X.y:b.d", "none", "", ";", "a requires", "a requires :", "a requires X.:b", "a requires X.y:", "a requires X.y:b||c", "a requires X.y:spec.spec.b on=HTTP,HTTPS", "a requires X.y:b on=HTTP on=TCP", "a requires parameters:b reason=R", "a requires parameters:b reason=R reason=S", "a requires X.y:b reason=R on=HTTP",
+		"type requires parameters:waf.enable=true reason=NginxProxyConfigNotSet without-parameters=unmet-at-gateways", "a requires parameters:dnsResolver service=ExternalName without-parameters=unmet",
+		"a requires parameters:waf.enable=|waf.enable=x", "a requires parameters:waf.enable=a=b", "a requires X.y:b=c", "a requires parameters:dnsResolver service=x service=y"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) { entriesRoundTrip(t, v, ParseRequirements, RequirementsString) })

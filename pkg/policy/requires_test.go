@@ -34,7 +34,13 @@ func TestRequirements(t *testing.T) {
 		"geo[] requires parameters:geoIP.provider reason=Not-A-Reason": "is not a condition reason",
 		"geo[] requires parameters:geoIP.provider reason=A reason=B":   "reason= is given twice",
 		"geo[] requires X.y:a on=HTTP on=TCP":                          "on= is given twice",
-		"geo[] requires parameters:geoIP.provider reason=":             `"reason=" is not on=<protocol>,... nor reason=<Reason>`,
+		"geo[] requires parameters:geoIP.provider reason=":             `"reason=" is not on=<protocol>,..., reason=<Reason>, without-parameters=unmet|unmet-at-gateways nor service=<type>`,
+		// Values, without-parameters=, service= (session 30).
+		"geo[] requires X.y:a=true":                                   "values, without-parameters= and service= are for requirements on the parameters",
+		"geo[] requires X.y:a without-parameters=unmet":               "values, without-parameters= and service= are for requirements on the parameters",
+		"geo[] requires parameters:waf.enable without-parameters=yes": "without-parameters=yes: want unmet or unmet-at-gateways",
+		"geo[] requires parameters:dnsResolver service=ClusterIP":     "service=ClusterIP: attache reads of a Service's type only whether it is ExternalName",
+		"geo[] requires parameters:waf.enable=a=b":                    `value "a=b" holds`,
 	} {
 		if _, err := ParseRequirements(bad); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("ParseRequirements(%q) = %v, want an error saying %q", bad, err, msg)
@@ -59,6 +65,66 @@ func TestRequirements(t *testing.T) {
 	traced := &Policy{Kind: routeKind(t, Spec{Requirements: withReason}), Spec: map[string]any{"tracing": map[string]any{"strategy": "parent"}}}
 	if got := traced.Unmet(withReason, nil, "it"); len(got) != 1 || got[0].Reason != "NginxProxyConfigNotSet" {
 		t.Errorf("Unmet = %+v, want one problem with the reason", got)
+	}
+	// A value to hold (NGF's waf.enable: true), a data plane without
+	// parameters, a Service type: kept and rendered; a value is read as
+	// text, any other value (or none, or an object) does not meet it.
+	waf, err := ParseRequirements("spec.type requires parameters:spec.waf.enable=true|dnsResolver reason=NginxProxyConfigNotSet without-parameters=unmet-at-gateways service=ExternalName")
+	if err != nil || len(waf) != 1 || waf[0].WithoutParameters != WithoutParametersUnmetAtGateways || waf[0].ServiceType != "ExternalName" ||
+		strings.Join(waf[0].Values, ",") != "true," {
+		t.Fatalf("values requirement: %+v, %v", waf, err)
+	}
+	if got := RequirementsString(waf); got != "type requires parameters:waf.enable=true|dnsResolver reason=NginxProxyConfigNotSet without-parameters=unmet-at-gateways service=ExternalName" {
+		t.Errorf("RequirementsString = %q", got)
+	}
+	enable := waf[0]
+	enable.Any, enable.Values = enable.Any[:1], enable.Values[:1]
+	typed := &Policy{Kind: routeKind(t, Spec{}), Spec: map[string]any{"type": "HTTP"}}
+	for _, c := range []struct {
+		name   string
+		params map[string]any
+		unmet  bool
+	}{
+		{"true", map[string]any{"waf": map[string]any{"enable": true}}, false},
+		{"false", map[string]any{"waf": map[string]any{"enable": false}}, true},
+		{"the string true", map[string]any{"waf": map[string]any{"enable": "true"}}, false},
+		{"unset", map[string]any{"waf": map[string]any{}}, true},
+		{"an object", map[string]any{"waf": map[string]any{"enable": map[string]any{"x": true}}}, true},
+		{"no parameters", nil, true},
+	} {
+		got := typed.Unmet([]Requirement{enable}, c.params, "the proxy")
+		if (len(got) > 0) != c.unmet {
+			t.Errorf("waf.enable %s: Unmet = %+v, want unmet %v", c.name, got, c.unmet)
+		}
+		if len(got) > 0 && got[0].Message != "requires spec.waf.enable=true of the proxy" {
+			t.Errorf("waf.enable %s: message %q", c.name, got[0].Message)
+		}
+	}
+	// service=: applies where the reference names a Service of the type.
+	pp := ParseRequirementsMust(t, "processors[].extProcess.backendRef requires parameters:dnsResolver service=ExternalName")[0]
+	external := func(ref topology.Ref, typ string) bool {
+		return ref.Name == "ext" && ref.Namespace == "ns" && typ == "ExternalName"
+	}
+	for _, c := range []struct {
+		ref  map[string]any
+		want bool
+	}{
+		{map[string]any{"name": "ext"}, true},
+		{map[string]any{"name": "ext", "kind": "Service", "group": "core"}, true},
+		{map[string]any{"name": "ext", "namespace": "other"}, false},
+		{map[string]any{"name": "cluster"}, false},
+		{map[string]any{"name": "ext", "kind": "Backend", "group": "example.com"}, false},
+	} {
+		spec := map[string]any{"processors": []any{map[string]any{"extProcess": map[string]any{"backendRef": c.ref}}}}
+		if got := pp.NamesService(spec, "ns", external); got != c.want {
+			t.Errorf("NamesService(%v) = %v, want %v", c.ref, got, c.want)
+		}
+	}
+	if !(Requirement{Path: "a", Any: []BackendRefPath{"b"}}).NamesService(nil, "ns", external) {
+		t.Error("a requirement without service= does not apply")
+	}
+	if !routeKind(t, Spec{Requirements: []Requirement{pp}}).RequirementsNameServices() {
+		t.Error("RequirementsNameServices is false for a service= requirement")
 	}
 	k := routeKind(t, Spec{Requirements: append(rs, on...)})
 	if !k.ReadsDataPlanes() || !k.RequirementsOnListeners() {
@@ -95,4 +161,14 @@ func TestRequirements(t *testing.T) {
 	if got := (&Policy{Kind: k, Spec: map[string]any{"geo": []any{}}}).Unmet(k.Requirements, nil, "x"); got != nil {
 		t.Errorf("Unmet without a value = %v", got)
 	}
+}
+
+// ParseRequirementsMust is ParseRequirements, failing the test on an error.
+func ParseRequirementsMust(t *testing.T, v string) []Requirement {
+	t.Helper()
+	rs, err := ParseRequirements(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
 }

@@ -480,7 +480,7 @@ var builtin = func() []policy.Profile {
 			Class: policy.Inherited, Hierarchy: kinds(gateway, httpRoute), TargetKinds: kinds(gateway, httpRoute),
 			EffectiveTargetKinds: kinds(httpRoute), Strategies: []merge.Strategy{merge.AtomicDefaults},
 			SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true, RejectRouteOverlap: true,
-			AncestorLimit: policy.AncestorLimitSkip, InvalidNotApplied: true,
+			AncestorLimit: policy.AncestorLimitSkip, InvalidNotApplied: true, Requirements: ngfPayloadProcessorRequirements,
 		})), NGFPayloadProcessor+"=*"),
 		// WAFPolicy: NGF writes the F5 WAF directives of every valid
 		// WAFPolicy reaching a route, the Gateway's at its server, the
@@ -489,14 +489,19 @@ var builtin = func() []policy.Profile {
 		// one file per policy): additive, what NGF configures. Which of
 		// them F5 WAF for NGINX enforces where they meet is its own
 		// (closed) module's doing, not established.
+		// The Secrets it names for fetching bundles (processWAFPolicies:
+		// resolveBundleAuth, a token or a username; resolveTLSCA, ca.crt)
+		// must resolve, else NGF marks it invalid (ResolvedRefs=False
+		// InvalidRef, Accepted left True) and does not apply it.
 		func() policy.Profile {
 			h := append(kinds(gateway), ngfRoutes...)
-			return entry(NGF, "gateway.nginx.org", "WAFPolicy", "inherited", policy.Spec{
+			return withObjectRefs(entry(NGF, "gateway.nginx.org", "WAFPolicy", "inherited", policy.Spec{
 				Class: policy.Inherited, Hierarchy: h, TargetKinds: h, EffectiveTargetKinds: ngfRoutes,
 				Strategies: []merge.Strategy{merge.PatchDefaults}, Composition: policy.CompositionAdditive,
 				RejectRouteOverlap: true, AncestorLimit: policy.AncestorLimitSkip, InvalidNotApplied: true,
-				MissingTargetsUnlisted: true,
-			})
+				MissingTargetsUnlisted: true, Requirements: ngfWAFRequirements,
+			}), "policySource.auth.secretRef kinds=Secret keys=token,username", "policySource.tlsSecret kinds=Secret keys=ca.crt",
+				"securityLogs[].logSource.auth.secretRef kinds=Secret keys=token,username", "securityLogs[].logSource.tlsSecret kinds=Secret keys=ca.crt")
 		}(),
 		// ExternalLoadBalancer: one per Gateway, the oldest (then by
 		// namespace/name); the others Conflicted (processExternalLoadBalancers).
@@ -849,16 +854,50 @@ func egBandwidthMinimum(dir string) policy.Validation {
 	}
 }
 
+// egBackOff is a BackendTrafficPolicy's retry back-off, and
+// egBackOffDuration the duration form its CRD's schema admits (which
+// Go's time.ParseDuration, as CEL's duration(), always reads).
+const (
+	egBackOff         = "self.retry.perRetry.backOff"
+	egBackOffDuration = "'^([0-9]{1,5}(h|m|s|ms)){1,4}$'"
+)
+
+// egBackOffSet is the guard of a rule on the back-off interval field:
+// it holds unless the policy sets it in the schema's duration form
+// (Envoy Gateway's buildRetry skips an interval it cannot parse).
+func egBackOffSet(field string) string {
+	return "!has(self.retry) || !has(self.retry.perRetry) || !has(" + egBackOff + ") || !has(" + egBackOff + "." + field + ") || !" +
+		egBackOff + "." + field + ".matches(" + egBackOffDuration + ") || "
+}
+
 // egBackendTrafficValidations are the checks Envoy Gateway's translator
 // makes of a BackendTrafficPolicy's content that its CRD's schema does
 // not (internal/gatewayapi/backendtrafficpolicy.go): the bandwidth
 // minimum, and of a local rate limit, at most one rule without
 // clientSelectors, every rule's unit a whole multiple of that rule's
 // (Second without one; buildLocalRateLimit), and no Distinct match
-// inverted (buildRateLimitRule), global rules too.
+// inverted (buildRateLimitRule), global rules too; and of the retry
+// back-off, no interval of zero and a maxInterval no less than the
+// baseInterval (clustersettings.go buildRetry).
 var egBackendTrafficValidations = []policy.Validation{
 	egBandwidthMinimum("request"),
 	egBandwidthMinimum("response"),
+	{
+		FieldPath: ".retry.perRetry.backOff.baseInterval",
+		Message:   "cannot be set to 0s",
+		Rule:      egBackOffSet("baseInterval") + "duration(" + egBackOff + ".baseInterval) != duration('0s')",
+	},
+	{
+		FieldPath: ".retry.perRetry.backOff.maxInterval",
+		Message:   "cannot be set to 0s",
+		Rule:      egBackOffSet("maxInterval") + "duration(" + egBackOff + ".maxInterval) != duration('0s')",
+	},
+	{
+		FieldPath: ".retry.perRetry.backOff.maxInterval",
+		Message:   "cannot be less than baseInterval",
+		Rule: egBackOffSet("maxInterval") + "!has(" + egBackOff + ".baseInterval) || !" + egBackOff + ".baseInterval.matches(" + egBackOffDuration + ") || " +
+			"duration(" + egBackOff + ".baseInterval) <= duration(" + egBackOff + ".maxInterval)",
+	},
 	{
 		FieldPath: ".rateLimit.local.rules",
 		Message:   "at most one rule may leave out clientSelectors (the route-level default limit)",
@@ -1141,6 +1180,38 @@ var ngfTelemetryRequirements = []policy.Requirement{
 	{Path: "tracing", Any: []policy.BackendRefPath{"telemetry.exporter.endpoint"}, Reason: ngfNginxProxyConfigNotSet},
 	{Path: "tracing", Excludes: true, Any: []policy.BackendRefPath{"telemetry.disabledFeatures[]"}, Reason: ngfNginxProxyConfigNotSet},
 }
+
+// ngfWAFRequirements: NGF accepts a WAFPolicy through a Gateway only if
+// the NginxProxy the Gateway runs with says waf.enable: true (merged
+// field by field, the Gateway's over its class's), else the ancestor is
+// Accepted=False NginxProxyConfigNotSet "WAF is not enabled in
+// NginxProxy" and the policy is not applied there. type is required, so
+// every WAFPolicy holds it. A Gateway target is judged even when its
+// Gateway runs with no NginxProxy (not met); a route target only against
+// one, as for every kind.
+// Source: NGF e55bfe339 internal/controller/nginx/config/policies/waf/
+// validator.go (ValidateGlobalSettings), internal/controller/state/graph/
+// policies.go (attachPolicyToGateway: global settings built whatever the
+// Gateway runs with; attachPolicyToRoute: only when EffectiveNginxProxy
+// is set), nginxproxy.go (WAFEnabledForNginxProxy, buildEffectiveNginxProxy,
+// cleanupWAF).
+var ngfWAFRequirements = []policy.Requirement{{Path: "type", Any: []policy.BackendRefPath{"waf.enable"}, Values: []string{"true"},
+	Reason: ngfNginxProxyConfigNotSet, WithoutParameters: policy.WithoutParametersUnmetAtGateways}}
+
+// ngfPayloadProcessorRequirements: a PayloadProcessor whose ExtProcess
+// backend is an ExternalName Service needs a DNS resolver in the
+// NginxProxy each Gateway runs with (NGINX resolves the name per
+// request); without one, or without an NginxProxy, NGF marks it invalid
+// for that Gateway (Accepted=False Invalid "PayloadProcessor ExternalName
+// backend requires ...") and does not apply it there. NGF reads the first
+// ExtProcess entry, which its API makes the only one.
+// Source: NGF e55bfe339 internal/controller/state/graph/policies.go
+// (payloadProcessorResolverMissing, called in attachPolicyToGateway and
+// attachPolicyToRoute), payloadprocessor.go (resolvePayloadProcessor,
+// BackendIsExternalName), conditions.go
+// (PolicyMessagePayloadProcessorResolverMissing).
+var ngfPayloadProcessorRequirements = []policy.Requirement{{Path: "processors[].extProcess.backendRef", Any: []policy.BackendRefPath{"dnsResolver"},
+	WithoutParameters: policy.WithoutParametersUnmet, ServiceType: policy.ServiceTypeExternalName}}
 
 // ngfNginxProxyConfigNotSet is NGF's reason for a policy the NginxProxy a
 // Gateway runs with does not allow (conditions.go

@@ -62,10 +62,11 @@ func violationsOf(t *testing.T, gk topology.GroupKind, spec string) string {
 // second of the unit) and rate limits (buildLocalRateLimit: one default
 // rule, units multiple of its unit; buildRateLimitRule: no inverted
 // Distinct match, local rules unless the type says Global, global ones
-// unless it says Local), and on a ClientTrafficPolicy's cipher suites
-// (judged at TLS listeners).
+// unless it says Local) and retry back-off intervals (buildRetry), and
+// on a ClientTrafficPolicy's cipher suites (judged at TLS listeners).
 func TestEnvoyGatewayValidations(t *testing.T) {
 	const bw, local, global = "spec.bandwidthLimit.request.limit.value", "spec.rateLimit.local.rules", "spec.rateLimit.global.rules"
+	const boBase, boMax = "spec.retry.perRetry.backOff.baseInterval", "spec.retry.perRetry.backOff.maxInterval"
 	limit := func(dir, value, unit string) string {
 		s := "bandwidthLimit: {" + dir + ": {limit: {value: " + value
 		if unit != "" {
@@ -119,6 +120,18 @@ func TestEnvoyGatewayValidations(t *testing.T) {
 		{"BackendTrafficPolicy", rules("global", "", sel("Hour", "{headers: [{name: x, value: a, invert: true}]}")), ""},
 		{"BackendTrafficPolicy", rules("global", "Local", sel("Hour", "{headers: [{name: x, type: Distinct, invert: true}]}")), ""},
 		{"BackendTrafficPolicy", rules("local", "", sel("Second", header+", {queryParams: [{name: q, type: Distinct, invert: true}]}")), local},
+		// Retry back-off intervals (buildRetry): not zero, maxInterval
+		// no less than baseInterval; an interval outside the schema's
+		// form is not judged (Envoy Gateway skips what it cannot parse).
+		{"BackendTrafficPolicy", "retry: {perRetry: {backOff: {baseInterval: 0s, maxInterval: 1s}}}", boBase},
+		{"BackendTrafficPolicy", "retry: {perRetry: {backOff: {baseInterval: 0h0m0s}}}", boBase},
+		{"BackendTrafficPolicy", "retry: {perRetry: {backOff: {maxInterval: 0ms}}}", boMax},
+		{"BackendTrafficPolicy", "retry: {perRetry: {backOff: {baseInterval: 2s, maxInterval: 1s}}}", boMax},
+		{"BackendTrafficPolicy", "retry: {perRetry: {backOff: {baseInterval: 1m, maxInterval: 59s}}}", boMax},
+		{"BackendTrafficPolicy", "retry: {perRetry: {backOff: {baseInterval: 1s, maxInterval: 1s}}}", ""},
+		{"BackendTrafficPolicy", "retry: {perRetry: {backOff: {baseInterval: 100ms, maxInterval: 1h}}}", ""},
+		{"BackendTrafficPolicy", "retry: {perRetry: {backOff: {baseInterval: 10sec, maxInterval: 1s}}}", ""},
+		{"BackendTrafficPolicy", "retry: {numRetries: 3}", ""},
 		// Cipher suites, at TLS listeners.
 		{"ClientTrafficPolicy", "tls: {ciphers: [INVALID-CIPHER]}", "|spec.tls.ciphers"},
 		{"ClientTrafficPolicy", "tls: {ciphers: [ECDHE-RSA-AES128-GCM-SHA256, TLS_RSA_WITH_AES_256_CBC_SHA]}", ""},

@@ -78,8 +78,13 @@ type PolicySource struct {
 	// MergeFailedOpen, with MergeHolds, are the parts of the merged policy
 	// its implementation leaves out because what the merge holds fails
 	// open by the merged policy's flags (the route does not fail).
-	MergeFailedOpen []string    `json:"mergeFailedOpen,omitempty"`
-	Lost            []LostField `json:"lost,omitempty"`
+	MergeFailedOpen []string `json:"mergeFailedOpen,omitempty"`
+	// NotAppliedVia are the Gateways through which its implementation does
+	// not apply it here (the parameters of their data planes refuse it):
+	// the context's spec holds through its other Gateways only, where the
+	// policy sets fields.
+	NotAppliedVia []Ref       `json:"notAppliedVia,omitempty"`
+	Lost          []LostField `json:"lost,omitempty"`
 }
 
 // LostField is a field a policy set that did not make it, and who beat it.
@@ -175,7 +180,7 @@ func sources(c *engine.Context) Sources {
 		s.Fields = append(s.Fields, FieldSource{Path: f.Path, Value: f.Value, Policy: f.Policy, Target: f.At, Strategy: string(f.Strategy)})
 	}
 	for _, e := range c.Stack {
-		ps := PolicySource{Policy: e.Policy, Target: e.At, Strategy: string(e.Strategy), Stanza: e.Stanza, Outcome: e.Outcome, Conflicted: e.Conflicted, Unsupported: e.Unsupported, MergeHolds: e.MergeHolds, MergeFailedOpen: e.MergeFailedOpen}
+		ps := PolicySource{Policy: e.Policy, Target: e.At, Strategy: string(e.Strategy), Stanza: e.Stanza, Outcome: e.Outcome, Conflicted: e.Conflicted, Unsupported: e.Unsupported, MergeHolds: e.MergeHolds, MergeFailedOpen: e.MergeFailedOpen, NotAppliedVia: e.NotAppliedVia}
 		for _, l := range e.Lost {
 			lf := LostField{Path: l.Path}
 			for _, t := range l.To {

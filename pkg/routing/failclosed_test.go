@@ -250,6 +250,10 @@ func TestFailClosedMergedFlags(t *testing.T) {
 		{"the route's failOpen: true", "extAuth: {http: {backendRefs: [{name: nosvc, port: 80}]}}", "mergeType: JSONMerge\n  extAuth: {failOpen: true}", 0},
 		{"the route's failOpen: false", "extAuth: {failOpen: true, http: {backendRefs: [{name: nosvc, port: 80}]}}", "mergeType: JSONMerge\n  extAuth: {failOpen: false}", 500},
 		{"the Gateway's failOpen: true", "extAuth: {failOpen: true, http: {backendRefs: [{name: nosvc, port: 80}]}}", "mergeType: JSONMerge\n  cors: {allowOrigins: [\"https://a.example\"]}", 0},
+		// The route's own backend does not resolve: the Gateway's flag
+		// is the merged policy's (session 30b), or none is.
+		{"the route's own failing authorizer, the Gateway's failOpen: true", "extAuth: {failOpen: true, http: {backendRefs: [{name: web, port: 8080}]}}", "mergeType: JSONMerge\n  extAuth: {http: {backendRefs: [{name: nosvc, port: 80}]}}", 0},
+		{"the route's own failing authorizer, no flag", "extAuth: {http: {backendRefs: [{name: web, port: 8080}]}}", "mergeType: JSONMerge\n  extAuth: {http: {backendRefs: [{name: nosvc, port: 80}]}}", 500},
 	} {
 		ix, pols := build(t, base+securityPolicy("gw", 0, "Gateway", "eg", c.gw)+securityPolicy("route", 1, "HTTPRoute", "bad", c.route), true)
 		if o := trace(t, ix, pols, "http://bad.example/", nil).Outcomes[0]; o.Status != c.status {
