@@ -191,7 +191,7 @@ func unusedFeatures(set policy.Features, kinds []*policy.Kind) []string {
 	var out []string
 	for _, name := range slices.Sorted(maps.Keys(set)) {
 		if !read[name] {
-			out = append(out, fmt.Sprintf("--feature %s: no policy kind read reads it (a feature gate, a rule judged unless it, Envoy Gateway's mergeGateways default or a field of its default EnvoyProxy spec), so it changes nothing (attache get policykinds -o wide lists the gates)", name))
+			out = append(out, fmt.Sprintf("--feature %s: none of the policy kinds read uses it (a feature gate, a rule judged unless it, Envoy Gateway's mergeGateways default or a field of its default EnvoyProxy spec), so it changes nothing (attache get policykinds -o wide lists the gates)", name))
 		}
 	}
 	return out

@@ -118,7 +118,7 @@ func TestEffectiveWarnsOfUnusedFeatures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(errOut, "warning: --feature NGF.nginxGateway.snippet.enable: no policy kind's feature gate names it") {
+		if !strings.Contains(errOut, "warning: --feature NGF.nginxGateway.snippet.enable: none of the policy kinds read uses it") {
 			t.Errorf("-o %s: stderr lacks the warning:\n%s", format, errOut)
 		}
 		var v map[string]any

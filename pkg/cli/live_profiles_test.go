@@ -291,7 +291,7 @@ func TestLiveEnvoyGatewayConfiguration(t *testing.T) {
 	}
 	withCRDs := append(files[3:], "--feature", "EnvoyGateway.extensionApis.enableLUA=true", "--feature", "EnvoyGateway.extensionApis.enableLua=true")
 	_, stderr, err := run(t, append([]string{"get", "policies", "-A"}, withCRDs...)...)
-	if err != nil || !strings.Contains(stderr, "--feature EnvoyGateway.extensionApis.enableLUA: no policy kind read reads it") || strings.Contains(stderr, "enableLua: no policy") {
+	if err != nil || !strings.Contains(stderr, "--feature EnvoyGateway.extensionApis.enableLUA: none of the policy kinds read uses it") || strings.Contains(stderr, "enableLua: no policy") {
 		t.Errorf("--feature names, one no gate names: %v, stderr:\n%s", err, stderr)
 	}
 }
