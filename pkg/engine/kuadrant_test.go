@@ -407,6 +407,7 @@ spec:
   - {name: counted, protocol: HTTP, port: 81, hostname: b.example.com}
   - {name: unlisted, protocol: HTTP, port: 82, hostname: c.example.com}
 status:
+  addresses: [{type: IPAddress, value: 192.0.2.1}]
   listeners:
   - {name: used, attachedRoutes: 0}
   - {name: counted, attachedRoutes: 2}
@@ -444,6 +445,140 @@ spec: {ports: [{name: http, port: 80}]}
 	if k := kindOf(t, res, "TLSPolicy"); slices.Contains(k.EffectiveListeners, "attached-routes") {
 		t.Errorf("TLSPolicy asks for attached routes: %v", k.EffectiveListeners)
 	}
+}
+
+// kuadrantAddressTopo: Gateway manifest without status, Gateway pending
+// whose status has listeners with routes attached but no addresses (nor
+// conditions), Gateway addressed with an address; one HTTPRoute on all
+// three.
+const kuadrantAddressTopo = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: manifest, namespace: default}
+spec:
+  gatewayClassName: c
+  listeners: [{name: l, protocol: HTTP, port: 80, hostname: a.example.com}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: pending, namespace: default}
+spec:
+  gatewayClassName: c
+  listeners: [{name: l, protocol: HTTP, port: 80, hostname: b.example.com}]
+status:
+  listeners: [{name: l, attachedRoutes: 1}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: addressed, namespace: default}
+spec:
+  gatewayClassName: c
+  listeners: [{name: l, protocol: HTTP, port: 80, hostname: c.example.com}]
+status:
+  addresses: [{type: IPAddress, value: 192.0.2.1}]
+  listeners: [{name: l, attachedRoutes: 1}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: default}
+spec:
+  parentRefs: [{name: manifest}, {name: pending}, {name: addressed}]
+  rules: [{backendRefs: [{name: s, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: default}
+spec: {ports: [{name: http, port: 80}]}
+`
+
+// Kuadrant's DNSPolicy builds a record's endpoints from its Gateway's
+// status.addresses and makes no record without them; its status stays
+// Enforced ("no DNSRecords created based on policy and gateway
+// configuration : no valid status addresses to use on gateway"), which is
+// attache's programmed with nothing to program. A Gateway without any
+// status (a manifest) counts as addressed, as it counts as ready. An
+// address arriving is a status change the engine reads (Incremental
+// recomputes; StatusReadChanged for adapters); another value is not.
+// TLSPolicy does not look at addresses.
+// Source: KO ae698811 internal/controller/effective_dnspolicies_reconciler.go
+// (ErrNoAddresses; "record for listener has no addresses, skipping record
+// create for listener"), dnspolicy_dnsrecords.go (buildEndpoints from
+// GatewayWrapper.GetAddresses); tests/common/dnspolicy/
+// dnspolicy_controller_test.go ("valid target with no gateway status").
+func TestKuadrantDNSPolicyAddresses(t *testing.T) {
+	on := func(name, gw string) string {
+		return pol("kuadrant.io/v1", "DNSPolicy", name, 0, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: "+gw+"}\nloadBalancing: {weight: 1}")
+	}
+	onListener := pol("kuadrant.io/v1", "DNSPolicy", "dns-pending-l", 1, "targetRef: "+kListener("pending", "l")+"\nloadBalancing: {weight: 1}")
+	dnsCRD := labelledCRD("kuadrant.io", "DNSPolicy", "dnspolicies", "direct")
+	tlsCRD := labelledCRD("kuadrant.io", "TLSPolicy", "tlspolicies", "direct")
+	dnsListeners := func(res *engine.Result) []string {
+		var got []string
+		for _, e := range res.Effective {
+			if e.Kind.GroupKind.Kind == "DNSPolicy" && len(e.Contexts) > 0 {
+				got = append(got, e.Target.Name+"#"+e.Target.SectionName)
+			}
+		}
+		slices.Sort(got)
+		return got
+	}
+	docs := []string{dnsCRD, tlsCRD, kuadrantAddressTopo, on("dns-manifest", "manifest"), on("dns-pending", "pending"), on("dns-addressed", "addressed"), onListener}
+	res := compute(t, engine.Options{}, docs...)
+	want(t, "DNSPolicy listeners", dnsListeners(res), []string{"addressed#l", "manifest#l"})
+	want(t, "dns-pending Programmed", status(t, res, "dns-pending", "Programmed"), "True/Programmed")
+	want(t, "dns-pending-l Programmed", condition(t, res, "dns-pending-l", "Programmed").Message,
+		"Policy is programmed; listener Gateway default/pending#l is none its implementation acts on (it needs addresses in its Gateway's status)")
+	want(t, "dns-pending Accepted", status(t, res, "dns-pending", "Accepted"), "True/Accepted")
+	if k := kindOf(t, res, "TLSPolicy"); slices.Contains(k.EffectiveListeners, "addresses") {
+		t.Errorf("TLSPolicy asks for addresses: %v", k.EffectiveListeners)
+	}
+
+	addressed := strings.Replace(kuadrantAddressTopo, `listeners: [{name: l, attachedRoutes: 1}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: addressed`, `addresses: [{type: Hostname, value: lb.example.net}]
+  listeners: [{name: l, attachedRoutes: 1}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: addressed`, 1)
+	moved := strings.Replace(kuadrantAddressTopo, "value: 192.0.2.1", "value: 192.0.2.2", 1)
+	if addressed == kuadrantAddressTopo || moved == kuadrantAddressTopo {
+		t.Fatal("a replacement did not apply")
+	}
+	in := engine.NewIncremental(engine.Options{})
+	for i, step := range []struct {
+		topo      string
+		listeners []string
+		recompute bool
+	}{
+		{kuadrantAddressTopo, []string{"addressed#l", "manifest#l"}, true},
+		{addressed, []string{"addressed#l", "manifest#l", "pending#l"}, true},
+		{kuadrantAddressTopo, []string{"addressed#l", "manifest#l"}, true},
+		{moved, []string{"addressed#l", "manifest#l"}, false},
+	} {
+		objs := decodeDocs(t, append([]string{dnsCRD, tlsCRD, step.topo}, docs[3:]...)...)
+		got := in.Compute(objs)
+		if i > 0 && in.LastChange().Full != step.recompute {
+			t.Errorf("step %d: recomputed in full %v (%s), want %v", i, in.LastChange().Full, in.LastChange().Reason, step.recompute)
+		}
+		if g, w := dump(t, got), dump(t, engine.Compute(objs, engine.Options{})); g != w {
+			t.Fatalf("step %d: %s", i, firstDiff(g, w))
+		}
+		want(t, fmt.Sprintf("step %d DNSPolicy listeners", i), dnsListeners(got), step.listeners)
+	}
+	gw := func(topo, name string) *unstructured.Unstructured {
+		for _, o := range decodeDocs(t, topo) {
+			if o.Object.GetKind() == "Gateway" && o.Object.GetName() == name {
+				return o.Object
+			}
+		}
+		t.Fatal("no Gateway " + name)
+		return nil
+	}
+	want(t, "StatusReadChanged(address assigned)", engine.StatusReadChanged(gw(kuadrantAddressTopo, "pending"), gw(addressed, "pending")), true)
+	want(t, "StatusReadChanged(address moved)", engine.StatusReadChanged(gw(kuadrantAddressTopo, "addressed"), gw(moved, "addressed")), false)
 }
 
 // Kuadrant configures the data plane of Istio's and Envoy Gateway's

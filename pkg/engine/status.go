@@ -930,6 +930,10 @@ func (c *computation) listenersLeftAlone(k *policy.Kind, at topology.Ref) string
 			if id, ok := c.graph.Lookup(at); !isListener || !ok || !c.hasAttachedRoutes(id) {
 				needs = append(needs, "routes attached")
 			}
+		case policy.ListenerAddresses:
+			if id, ok := c.graph.Lookup(at); !isListener || !ok || !c.hasAddresses(id) {
+				needs = append(needs, "addresses in its Gateway's status")
+			}
 		}
 	}
 	if at.IsSection() {

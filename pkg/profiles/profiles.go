@@ -481,15 +481,17 @@ var builtin = func() []policy.Profile {
 		// tlspolicies_validator.go isConflict: CreationTimestamp.Before):
 		// policies created in the same second both stand.
 		// DNSPolicy makes records for the listeners with a hostname and
-		// attached routes only (effective_dnspolicies_reconciler.go:
-		// "listener has no hostname assigned, skipping", "listener has no
-		// attached routes, skipping record create", read from the
-		// Gateway's status.listeners); TLSPolicy (which does not read
+		// attached routes only, of Gateways with addresses
+		// (effective_dnspolicies_reconciler.go: "listener has no hostname
+		// assigned, skipping", "listener has no attached routes, skipping
+		// record create", read from the Gateway's status.listeners; "record
+		// for listener has no addresses, skipping record create", its
+		// endpoints built from status.addresses); TLSPolicy (which does not read
 		// attached routes) certificates for those that
 		// terminate TLS with Secrets of their own namespace
 		// (effective_tls_policies_reconciler.go,
 		// validateGatewayListenerBlock).
-		withEffectiveListeners(withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "DNSPolicy", "direct", policy.SameLevelOldestWins, gateway)), policy.ListenerHostname, policy.ListenerAttachedRoutes),
+		withEffectiveListeners(withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "DNSPolicy", "direct", policy.SameLevelOldestWins, gateway)), policy.ListenerHostname, policy.ListenerAttachedRoutes, policy.ListenerAddresses),
 		// A TLSPolicy's issuerRef names a cert-manager Issuer of its own
 		// namespace (kind Issuer) or a ClusterIssuer: one not found, or
 		// an issuerRef naming no kind (the topology links a policy to an
