@@ -144,6 +144,10 @@ type policyKindItem struct {
 	// controller's Gateway is accepted and not programmed while in a path
 	// through one; absent: it is TargetNotFound ("target-not-found").
 	OtherControllers string `json:"otherControllers,omitempty"`
+	// Dependencies are what the kind's implementation needs installed
+	// before it accepts a policy, each "<name>=<Kind.group/version>,...",
+	// alternatives separated by "|"; absent: none.
+	Dependencies []string `json:"dependencies,omitempty"`
 	// EffectiveListeners are the conditions a listener must meet to be an
 	// effective target ("hostname", "tls-terminate"); absent: any.
 	EffectiveListeners []string `json:"effectiveListeners,omitempty"`
@@ -408,6 +412,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.OtherControllersNotProgrammed {
 		parts = append(parts, origin(policy.SettingOtherControllers, "other-controllers=not-programmed"))
 	}
+	if len(k.Dependencies) > 0 {
+		parts = append(parts, origin(policy.SettingDependencies, "dependencies="+policy.DependenciesString(k.Dependencies)))
+	}
 	if len(k.EffectiveListeners) > 0 {
 		parts = append(parts, origin(policy.SettingEffectiveListeners, "effective-listeners="+policy.EffectiveListenersString(k.EffectiveListeners)))
 	}
@@ -544,6 +551,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	it.Controllers = k.Controllers
 	if k.OtherControllersNotProgrammed {
 		it.OtherControllers = "not-programmed"
+	}
+	for _, d := range k.Dependencies {
+		it.Dependencies = append(it.Dependencies, d.String())
 	}
 	it.EffectiveListeners = k.EffectiveListeners
 	if k.PortSelection.Enabled() {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -794,4 +795,126 @@ func TestKuadrantTLSPolicyIssuers(t *testing.T) {
 		return nil
 	}
 	want(t, "StatusReadChanged(Issuer Ready)", engine.StatusReadChanged(issuer(tlsIssuerTopo), issuer(ready)), true)
+}
+
+// kuadrantServed are the kinds of a cluster with Gateway API, Istio and
+// the named operators' CRDs, as policy.ServedByCRDs reads them.
+func kuadrantServed(t *testing.T, extra ...string) policy.ServedAPIs {
+	t.Helper()
+	kinds := append([]string{"HTTPRoute.gateway.networking.k8s.io/v1", "WasmPlugin.extensions.istio.io/v1alpha1",
+		"EnvoyFilter.networking.istio.io/v1alpha3", "PeerAuthentication.security.istio.io/v1"}, extra...)
+	s := policy.ServedAPIs{}
+	for _, k := range kinds {
+		ds, err := policy.ParseDependencies("x=" + k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ak := ds[0].Alternatives[0][0]
+		s[ak] = true
+		s[policy.APIKind{GroupKind: ak.GroupKind}] = true
+	}
+	return s
+}
+
+// Kuadrant accepts no policy of a kind whose dependencies are not
+// installed: Accepted=False, reason MissingDependency, checked before its
+// targets (a policy on a missing route says so too), and the policy
+// applies nowhere (the route's rule has no limits). Without
+// the cluster's served kinds (files) nothing is judged. TLSPolicy without
+// cert-manager is MissingDependency, not its issuer "not found"; DNSPolicy
+// needs the DNS operator's DNSRecord.
+// Source: KO ae698811 internal/controller/ratelimit_policies_validator.go,
+// auth_policies_validator.go, tokenratelimit_policies_validator.go,
+// dnspolicies_validator.go, tlspolicies_validator.go (isMissingDependency,
+// before isTargetRefsFound), internal/kuadrant/errors.go
+// (ErrDependencyNotInstalled: reason MissingDependency),
+// state_of_the_world.go (the kinds looked for).
+func TestKuadrantMissingDependency(t *testing.T) {
+	const topo = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: default}
+spec:
+  gatewayClassName: c
+  listeners: [{name: https, protocol: HTTPS, port: 443, hostname: a.example.com, tls: {certificateRefs: [{name: a}]}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: default}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{name: only, backendRefs: [{name: s, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: default}
+spec: {ports: [{name: http, port: 80}]}
+`
+	const v = "kuadrant.io/v1"
+	docs := []string{rlpCRD(), labelledCRD("kuadrant.io", "AuthPolicy", "authpolicies", "inherited"),
+		labelledCRD("kuadrant.io", "TLSPolicy", "tlspolicies", "direct"), labelledCRD("kuadrant.io", "DNSPolicy", "dnspolicies", "direct"), topo,
+		pol(v, "RateLimitPolicy", "on-gw", 0, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw}\ndefaults: {strategy: merge, limits: {gw: {rates: [{limit: 1, window: 1m}]}}}"),
+		pol(v, "RateLimitPolicy", "on-route", 1, "targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}\nlimits: {route: {rates: [{limit: 2, window: 1m}]}}"),
+		pol(v, "RateLimitPolicy", "on-nothing", 2, "targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: nope}\nlimits: {x: {rates: [{limit: 3, window: 1m}]}}"),
+		pol(v, "AuthPolicy", "auth", 3, "targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}\nrules: {authorization: {allow: {opa: {rego: allow = true}}}}"),
+		pol(v, "TLSPolicy", "tls", 4, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw}\nissuerRef: {kind: Issuer, name: missing}"),
+		pol(v, "DNSPolicy", "dns", 5, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw}\nloadBalancing: {weight: 1}"),
+	}
+	const noLimitador = "Its implementation needs what is not installed: Limitador Operator (the cluster serves no Limitador.limitador.kuadrant.io/v1alpha1)"
+	for _, tc := range []struct {
+		name   string
+		served policy.ServedAPIs
+		want   map[string]string // policy: Accepted
+		rule   []string          // the rule's effective limits
+	}{
+		{"files: not judged", nil, map[string]string{"on-gw": "True/Accepted", "on-route": "True/Accepted", "on-nothing": "False/TargetNotFound",
+			"auth": "True/Accepted", "tls": "False/Invalid", "dns": "True/Accepted"}, []string{"gw", "route"}},
+		{"Limitador missing", kuadrantServed(t, "Authorino.operator.authorino.kuadrant.io/v1beta1", "AuthConfig.authorino.kuadrant.io/v1beta3",
+			"Certificate.cert-manager.io/v1", "Issuer.cert-manager.io/v1", "ClusterIssuer.cert-manager.io/v1", "DNSRecord.kuadrant.io/v1alpha1"),
+			map[string]string{"on-gw": "False/MissingDependency", "on-route": "False/MissingDependency", "on-nothing": "False/MissingDependency",
+				"auth": "True/Accepted", "tls": "False/Invalid", "dns": "True/Accepted"}, nil},
+		{"all installed", kuadrantServed(t, "Limitador.limitador.kuadrant.io/v1alpha1", "Authorino.operator.authorino.kuadrant.io/v1beta1",
+			"AuthConfig.authorino.kuadrant.io/v1beta3", "Certificate.cert-manager.io/v1", "Issuer.cert-manager.io/v1", "ClusterIssuer.cert-manager.io/v1",
+			"DNSRecord.kuadrant.io/v1alpha1"),
+			map[string]string{"on-gw": "True/Accepted", "on-route": "True/Accepted", "on-nothing": "False/TargetNotFound",
+				"auth": "True/Accepted", "tls": "False/Invalid", "dns": "True/Accepted"}, []string{"gw", "route"}},
+		{"no cert-manager, no DNS operator, Authorino in part", kuadrantServed(t, "Limitador.limitador.kuadrant.io/v1alpha1", "AuthConfig.authorino.kuadrant.io/v1beta3"),
+			map[string]string{"on-gw": "True/Accepted", "auth": "False/MissingDependency", "tls": "False/MissingDependency", "dns": "False/MissingDependency"}, []string{"gw", "route"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := compute(t, engine.Options{ServedAPIs: tc.served}, docs...)
+			for name, w := range tc.want {
+				want(t, name+" Accepted", status(t, res, name, "Accepted"), w)
+			}
+			var limits []string
+			for _, e := range res.Effective {
+				if e.Kind.GroupKind.Kind == "RateLimitPolicy" && e.Target.Name == "r" {
+					for _, ctx := range e.Contexts {
+						m, _ := ctx.Spec["limits"].(map[string]any)
+						for l := range m {
+							limits = append(limits, l)
+						}
+					}
+				}
+			}
+			slices.Sort(limits)
+			want(t, "rule r#only limits", limits, tc.rule)
+			if tc.name == "Limitador missing" {
+				want(t, "on-nothing message", condition(t, res, "on-nothing", "Accepted").Message, noLimitador)
+				want(t, "on-gw Programmed", status(t, res, "on-gw", "Programmed"), "(no Programmed)")
+			}
+			if tc.name == "no cert-manager, no DNS operator, Authorino in part" {
+				want(t, "auth message", condition(t, res, "auth", "Accepted").Message,
+					"Its implementation needs what is not installed: Authorino Operator (the cluster serves no Authorino.operator.authorino.kuadrant.io/v1beta1)")
+				want(t, "tls message", condition(t, res, "tls", "Accepted").Message,
+					"Its implementation needs what is not installed: Cert Manager (the cluster serves no Certificate.cert-manager.io/v1, Issuer.cert-manager.io/v1, ClusterIssuer.cert-manager.io/v1)")
+			}
+			objs := decodeDocs(t, docs...)
+			in := engine.NewIncremental(engine.Options{ServedAPIs: tc.served})
+			in.Compute(objs)
+			if g, w := dump(t, in.Compute(objs)), dump(t, res); g != w {
+				t.Errorf("Incremental: %s", firstDiff(g, w))
+			}
+		})
+	}
 }

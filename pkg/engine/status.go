@@ -430,6 +430,9 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 		if firstBad.reason == ReasonNoValidCACertificate {
 			st.Conditions = append(st.Conditions, noValidCA.resolved)
 		}
+	case ps.missingDeps != "":
+		// No target to name (selectors, untargeted scopes).
+		st.Conditions = []Condition{{Type: CondAccepted, Status: "False", Reason: ReasonMissingDependency, Message: ps.missingDeps}}
 	default:
 		msg := "Policy has no target"
 		if len(ps.noTarget) > 0 {

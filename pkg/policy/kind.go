@@ -229,6 +229,13 @@ type Kind struct {
 	// context runs through them either way. Needs Controllers; Inherited
 	// kinds only.
 	OtherControllersNotProgrammed bool
+	// Dependencies are what the kind's implementation needs installed
+	// before it accepts any policy of the kind: where the cluster's
+	// served kinds are known (engine.Options.ServedAPIs) and one is
+	// missing, each policy is Accepted=False, reason MissingDependency,
+	// and applies nowhere (Kuadrant: "[Limitador Operator] is not
+	// installed"). Empty: none.
+	Dependencies []Dependency
 	// EffectiveListeners are conditions a listener must meet to be an
 	// effective target of the kind (ListenerHostname,
 	// ListenerTLSTerminate): Kuadrant's DNSPolicy makes records for
@@ -475,6 +482,7 @@ type Spec struct {
 	WaypointTargets               bool
 	Controllers                   []string
 	OtherControllersNotProgrammed bool
+	Dependencies                  []Dependency
 	EffectiveListeners            []string
 	ConflictScopePolicy           bool
 	RejectRouteOverlap            bool
@@ -566,6 +574,15 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingWaypointTargets, s.WaypointTargets, func() { k.WaypointTargets = true })
 	set(SettingControllers, len(s.Controllers) > 0, func() { k.Controllers = slices.Clone(s.Controllers) })
 	set(SettingOtherControllers, s.OtherControllersNotProgrammed, func() { k.OtherControllersNotProgrammed = true })
+	set(SettingDependencies, len(s.Dependencies) > 0, func() {
+		k.Dependencies = make([]Dependency, len(s.Dependencies))
+		for i, d := range s.Dependencies {
+			k.Dependencies[i] = Dependency{Name: d.Name}
+			for _, alt := range d.Alternatives {
+				k.Dependencies[i].Alternatives = append(k.Dependencies[i].Alternatives, slices.Clone(alt))
+			}
+		}
+	})
 	set(SettingEffectiveListeners, len(s.EffectiveListeners) > 0, func() { k.EffectiveListeners = slices.Clone(s.EffectiveListeners) })
 	set(SettingConflictScope, s.ConflictScopePolicy, func() { k.ConflictScopePolicy = s.ConflictScopePolicy })
 	set(SettingRouteOverlap, s.RejectRouteOverlap, func() { k.RejectRouteOverlap = s.RejectRouteOverlap })
@@ -782,6 +799,14 @@ func (k *Kind) complete() error {
 			k.Origins[SettingDelegationPriority] = FromDefault
 		} else {
 			return settingErrorf(SettingDelegationPriority, "parents' policies win over children's only where policies merge down a hierarchy through HTTPRoutes: an Inherited kind, composition merge, defaults strategies only (no none, no overrides), no unsupported fields, HTTPRoute and no Namespace in the hierarchy")
+		}
+	}
+	for i, d := range k.Dependencies {
+		if err := d.validate(); err != nil {
+			return settingErrorf(SettingDependencies, "%v", err)
+		}
+		if slices.ContainsFunc(k.Dependencies[:i], func(o Dependency) bool { return o.Name == d.Name }) {
+			return settingErrorf(SettingDependencies, "dependency %q is given twice", d.Name)
 		}
 	}
 	for _, c := range k.EffectiveListeners {
@@ -1056,6 +1081,7 @@ var annotationOf = map[string]string{
 	SettingWaypointTargets:       AnnotationWaypointTargets,
 	SettingControllers:           AnnotationControllers,
 	SettingOtherControllers:      AnnotationOtherControllers,
+	SettingDependencies:          AnnotationDependencies,
 	SettingEffectiveListeners:    AnnotationEffectiveListeners,
 	SettingConflictScope:         AnnotationConflictScope,
 	SettingRouteOverlap:          AnnotationRouteOverlap,
@@ -1090,7 +1116,7 @@ var allSettings = []string{
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingSameLevelTies, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingAncestorLimit, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingSectionNames, SettingEmptyTargetGroup, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingReach, SettingRouteParents, SettingPathReadiness, SettingPartlyOverridden, SettingWeightAnnotation,
-	SettingDelegationPriority, SettingWaypointTargets, SettingSummary, SettingControllers, SettingOtherControllers, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingInvalidPolicies, SettingMissingTargets, SettingProgrammed, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
+	SettingDelegationPriority, SettingWaypointTargets, SettingSummary, SettingControllers, SettingOtherControllers, SettingDependencies, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingInvalidPolicies, SettingMissingTargets, SettingProgrammed, SettingFilterAttachment, SettingConflictFields, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingClusterIPRouting, SettingObjectRefs,
 	SettingUnsupportedFields, SettingFailureStatus, SettingRouteReplacement, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingValidations, SettingFeatureGates,
 }
@@ -1266,6 +1292,10 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationControllers, SettingControllers, func(v string) (err error) { k.Controllers, err = ParseControllers(v); return }},
 		{AnnotationOtherControllers, SettingOtherControllers, func(v string) (err error) {
 			k.OtherControllersNotProgrammed, err = parseChoice(v, "not-programmed", "target-not-found", "other controllers rule")
+			return
+		}},
+		{AnnotationDependencies, SettingDependencies, func(v string) (err error) {
+			k.Dependencies, err = ParseDependencies(v)
 			return
 		}},
 		{AnnotationEffectiveListeners, SettingEffectiveListeners, func(v string) (err error) {

@@ -470,6 +470,7 @@ func TestKindFromCRDInvalidAnnotations(t *testing.T) {
 		{"route replacement not a status", "Direct", map[string]string{AnnotationRouteReplacement: "5000"}, nil, annField(AnnotationRouteReplacement), "neither an HTTP status"},
 		{"route replacement without route rules", "Direct", map[string]string{AnnotationRouteReplacement: "500"}, nil, annField(AnnotationRouteReplacement), "must then be effective targets"},
 		{"empty target group word", "Direct", map[string]string{AnnotationEmptyTargetGroup: "none"}, nil, annField(AnnotationEmptyTargetGroup), `"none"`},
+		{"dependencies without a name", "Direct", map[string]string{AnnotationDependencies: "=Limitador.limitador.kuadrant.io/v1alpha1"}, nil, annField(AnnotationDependencies), "a dependency needs a name"},
 		{"effective listeners unknown condition", "Direct", map[string]string{AnnotationEffectiveListeners: "hostname,tls"}, nil, annField(AnnotationEffectiveListeners), `listener condition "tls" is not one of hostname, tls-terminate`},
 		{"effective listeners without listeners", "Direct", map[string]string{AnnotationEffectiveListeners: "hostname"}, nil, annField(AnnotationEffectiveListeners), "need listeners among the effective targets"},
 		{"controllers not a controller name", "Direct", map[string]string{AnnotationControllers: "nginx, example.com/gw"}, nil, annField(AnnotationControllers), `controller "nginx" is not a GatewayClass controllerName`},

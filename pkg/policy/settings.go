@@ -247,6 +247,11 @@ const (
 	// accepted but not programmed while it is in a path through one
 	// (Kuadrant: waiting for the Gateway to sync).
 	AnnotationOtherControllers = "attache.dev/other-controllers"
+	// AnnotationDependencies lists what the kind's implementation needs
+	// installed before it accepts a policy, told by the kinds the cluster
+	// serves: "<name>=<Kind.group/version>,...|<Kind.group/version>,...;
+	// ...", or "none" (default).
+	AnnotationDependencies = "attache.dev/dependencies"
 	// AnnotationEffectiveListeners lists (comma separated) conditions a
 	// listener must meet to be an effective target of the kind
 	// ("hostname", "tls-terminate"), or "any" (default).
@@ -434,6 +439,7 @@ const (
 	SettingWaypointTargets       = "waypointTargets"
 	SettingControllers           = "controllers"
 	SettingOtherControllers      = "otherControllers"
+	SettingDependencies          = "dependencies"
 	SettingEffectiveListeners    = "effectiveListeners"
 	SettingConflictScope         = "conflictScope"
 	SettingRouteOverlap          = "routeOverlap"
