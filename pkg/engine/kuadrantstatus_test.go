@@ -8,10 +8,10 @@ import (
 )
 
 // kuadrantStatusTopo: GatewayClasses istio (Istio's controller, which
-// Kuadrant serves) and nginx (another's); Gateways gi and idle (istio; no
-// route on idle) and gn (nginx); HTTPRoutes istio-only (on gi), both (gi
-// and gn) and ngf-only (gn), each with one rule; no status (manifests:
-// everything ready).
+// Kuadrant serves) and nginx (another's); Gateways gi, solo and idle
+// (istio; no route on idle) and gn (nginx); HTTPRoutes istio-only (on gi),
+// both (gi and gn), ngf-only (gn) and solo-r (solo, its only route), each
+// with one rule; no status (manifests: everything ready).
 const kuadrantStatusTopo = `
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
@@ -36,6 +36,20 @@ metadata: {name: idle, namespace: default}
 spec:
   gatewayClassName: istio
   listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: solo, namespace: default}
+spec:
+  gatewayClassName: istio
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: solo-r, namespace: default}
+spec:
+  parentRefs: [{name: solo}]
+  rules: [{name: only, backendRefs: [{name: s, port: 80}]}]
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
@@ -101,7 +115,11 @@ spec: {ports: [{name: http, port: 80}]}
 // kuadrant.EnforcedCondition with fully = no overriding),
 // internal/kuadrant/errors.go (ErrOverridden, ErrNoRoutes, ErrOutOfSync,
 // ErrUnknown), effective_ratelimit_policies_reconciler.go (effective
-// policies for the paths from every GatewayClass).
+// policies for the paths from every GatewayClass);
+// tests/common/ratelimitpolicy/ratelimitpolicy_controller_test.go
+// ("Gateway atomic override ...": the route's policy "is overridden by
+// [gateway's]" and the other way round, "not in the path to any existing
+// routes" without a route).
 func TestKuadrantStatusAsEnforced(t *testing.T) {
 	const v = "kuadrant.io/v1"
 	rlp := func(name, kind, target string, min int, body string) string {
@@ -141,6 +159,10 @@ func TestKuadrantStatusAsEnforced(t *testing.T) {
 			rlp("o", "Gateway", "gi", 0, "overrides: {limits: "+limits("x")+"}"),
 			rlp("r", "HTTPRoute", "istio-only", 1, "limits: "+limits("a"))},
 			map[string]string{"o": "True/Programmed", "r": "False/Overridden"}, nil},
+		{"gateway defaults overridden by the route's policy", []string{
+			rlp("g", "Gateway", "solo", 0, "defaults: {limits: "+limits("l1")+"}"),
+			rlp("r", "HTTPRoute", "solo-r", 1, "limits: "+limits("route"))},
+			map[string]string{"g": "False/Overridden", "r": "True/Programmed"}, map[string]string{"g": "beaten by RateLimitPolicy default/r"}},
 		{"not in the path to any route", []string{rlp("p", "Gateway", "idle", 0, "limits: "+limits("a"))},
 			map[string]string{"p": "False/Unknown"}, map[string]string{"p": "in the path to no effective target"}},
 		{"waiting for another controller's Gateway", []string{rlp("p", "HTTPRoute", "both", 0, "limits: "+limits("a"))},
