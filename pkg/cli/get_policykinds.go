@@ -86,6 +86,10 @@ type policyKindItem struct {
 	// NoSectionNames: the kind's targetRefs have no sectionName (the API
 	// server drops one; a reference names the whole object).
 	NoSectionNames bool `json:"noSectionNames,omitempty"`
+	// SectionNamesIgnored: the kind's targetRefs have a sectionName, which
+	// its implementation does not read (a reference names the whole
+	// object; noSectionNames is set too).
+	SectionNamesIgnored bool `json:"sectionNamesIgnored,omitempty"`
 	// EmptyTargetGroup is "core" when a targetRef without group names the
 	// core group; absent: the one known kind of that name ("resolve").
 	EmptyTargetGroup string `json:"emptyTargetGroup,omitempty"`
@@ -352,7 +356,10 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.NoStanzas {
 		parts = append(parts, origin(policy.SettingStanzas, "no-stanzas"))
 	}
-	if k.NoSectionNames {
+	switch {
+	case k.SectionNamesIgnored:
+		parts = append(parts, origin(policy.SettingSectionNames, "section-names=ignored"))
+	case k.NoSectionNames:
 		parts = append(parts, origin(policy.SettingSectionNames, "no-section-names"))
 	}
 	if k.EmptyTargetGroupCore {
@@ -537,6 +544,7 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 		MaxTargetRefs:         k.MaxTargetRefs,
 		NoStanzas:             k.NoStanzas,
 		NoSectionNames:        k.NoSectionNames,
+		SectionNamesIgnored:   k.SectionNamesIgnored,
 		EmptyTargetGroup:      map[bool]string{true: "core"}[k.EmptyTargetGroupCore],
 		WeightAnnotation:      k.WeightAnnotation,
 		Profile:               k.Implementation,

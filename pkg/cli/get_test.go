@@ -770,3 +770,27 @@ func TestGetPolicyKindsDependencies(t *testing.T) {
 		t.Errorf("-o json lacks the dependencies setting or its origin:\n%s", out)
 	}
 }
+
+// Kuadrant's TelemetryPolicy keeps a targetRef's sectionName unread: -o
+// wide and -o json say so, with the origin.
+func TestGetPolicyKindsSectionNamesIgnored(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crd.yaml")
+	crd := implementationCRD("extensions.kuadrant.io", "TelemetryPolicy", "telemetrypolicies", "v1alpha1")
+	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "section-names=ignored (profile: Kuadrant)") || strings.Contains(out, "no-section-names") {
+		t.Errorf("-o wide lacks section-names=ignored:\n%s", out)
+	}
+	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"sectionNamesIgnored": true`) || !strings.Contains(out, `"sectionNames": "profile: Kuadrant"`) {
+		t.Errorf("-o json lacks sectionNamesIgnored or its origin:\n%s", out)
+	}
+}

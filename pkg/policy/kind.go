@@ -122,6 +122,10 @@ type Kind struct {
 	// reference's sectionName is read as absent, the reference naming the
 	// whole object, and reported in Policy.Ignored (Istio's kinds).
 	NoSectionNames bool
+	// SectionNamesIgnored (with NoSectionNames): the kind's schema keeps
+	// a targetRef's sectionName, but its implementation does not read it
+	// (Kuadrant's extension kinds); the report says so.
+	SectionNamesIgnored bool
 	// EmptyTargetGroupCore: a targetRef without group names the core
 	// group, as Istio's PolicyTargetReference reads it (its webhook
 	// refuses {kind: Gateway} without group); otherwise a kind written
@@ -464,13 +468,15 @@ type Spec struct {
 	MaxTargetRefs         int
 	NoStanzas             bool
 	NoSectionNames        bool
-	EmptyTargetGroupCore  bool
-	Untargeted            UntargetedScope
-	PortSelection         PortSelection
-	RejectSharedPort      bool
-	DataPlaneTarget       bool
-	OverriddenByPresence  bool
-	ReachThroughGateway   bool
+	// SectionNamesIgnored: see Kind (it implies NoSectionNames).
+	SectionNamesIgnored  bool
+	EmptyTargetGroupCore bool
+	Untargeted           UntargetedScope
+	PortSelection        PortSelection
+	RejectSharedPort     bool
+	DataPlaneTarget      bool
+	OverriddenByPresence bool
+	ReachThroughGateway  bool
 	// SummaryIstioWaypoint: see Kind.
 	SummaryIstioWaypoint bool
 	RouteParentRefs      bool
@@ -557,7 +563,9 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingSchemaMerge, all || s.SchemaMerge, func() { k.SchemaMerge = s.SchemaMerge })
 	set(SettingMaxTargetRefs, s.MaxTargetRefs != 0, func() { k.MaxTargetRefs = s.MaxTargetRefs })
 	set(SettingStanzas, all || s.NoStanzas, func() { k.NoStanzas = s.NoStanzas })
-	set(SettingSectionNames, all || s.NoSectionNames, func() { k.NoSectionNames = s.NoSectionNames })
+	set(SettingSectionNames, all || s.NoSectionNames || s.SectionNamesIgnored, func() {
+		k.NoSectionNames, k.SectionNamesIgnored = s.NoSectionNames || s.SectionNamesIgnored, s.SectionNamesIgnored
+	})
 	set(SettingEmptyTargetGroup, s.EmptyTargetGroupCore, func() { k.EmptyTargetGroupCore = s.EmptyTargetGroupCore })
 	set(SettingUntargetedScope, s.Untargeted.Mode != UntargetedNone, func() { k.Untargeted = s.Untargeted })
 	set(SettingPortSelection, s.PortSelection.Enabled(), func() { k.PortSelection = s.PortSelection })
@@ -1254,10 +1262,16 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 			return
 		}},
 		{AnnotationSectionNames, SettingSectionNames, func(v string) (err error) {
-			var b bool
-			b, err = parseBool(v)
-			k.NoSectionNames = !b
-			return
+			if strings.TrimSpace(v) == "ignored" {
+				k.NoSectionNames, k.SectionNamesIgnored = true, true
+				return nil
+			}
+			b, err := parseBool(v)
+			if err != nil {
+				return fmt.Errorf("%q is neither true, false nor ignored", strings.TrimSpace(v))
+			}
+			k.NoSectionNames, k.SectionNamesIgnored = !b, false
+			return nil
 		}},
 		{AnnotationMaxTargetRefs, SettingMaxTargetRefs, func(v string) (err error) { k.MaxTargetRefs, err = parseMaxTargetRefs(v); return }},
 		{AnnotationMergeTypeField, SettingMergeTypeField, func(v string) error { k.MergeTypeField = strings.TrimSpace(v); return nil }},

@@ -803,8 +803,9 @@ func TestKindFromCRDSameLevelTies(t *testing.T) {
 }
 
 // TestKindFromCRDSectionNames: attache.dev/section-names "false" says the
-// kind's targetRefs have no sectionName; "true" and its absence, that they
-// have. Waypoint targets (istiod's, which reads no sectionName) need it
+// kind's targetRefs have no sectionName; "ignored", that they have one its
+// implementation does not read (a reference names the whole object either
+// way); "true" and its absence, that they have. Waypoint targets (istiod's, which reads no sectionName) need it
 // false: without the annotation the waypoint-targets annotation is blamed,
 // with "true" the section-names one.
 func TestKindFromCRDSectionNames(t *testing.T) {
@@ -817,6 +818,12 @@ func TestKindFromCRDSectionNames(t *testing.T) {
 		if k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), ann), nil); k.NoSectionNames {
 			t.Errorf("%v: NoSectionNames is on", ann)
 		}
+	}
+	if k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationSectionNames: "ignored"}), nil); !k.NoSectionNames || !k.SectionNamesIgnored {
+		t.Errorf("section-names ignored: NoSectionNames %v, SectionNamesIgnored %v; want both", k.NoSectionNames, k.SectionNamesIgnored)
+	}
+	if k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationSectionNames: "false"}), nil); k.SectionNamesIgnored {
+		t.Error("section-names false: SectionNamesIgnored is on")
 	}
 	k = mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationTargetKinds: "Service",
 		AnnotationWaypointTargets: "istio", AnnotationSectionNames: "false", AnnotationSummary: "istio-waypoint"}), nil)
@@ -834,7 +841,7 @@ func TestKindFromCRDSectionNames(t *testing.T) {
 		k, p := KindFromCRD(newCRD(policyLabel("Direct"), tc.ann), nil)
 		substr := "section names must be false (attache.dev/section-names)"
 		if tc.ann[AnnotationSectionNames] == "no" {
-			substr = `"no" is neither true nor false`
+			substr = `"no" is neither true, false nor ignored`
 		}
 		wantCRDProblem(t, k, p, tc.field, substr)
 	}

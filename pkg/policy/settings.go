@@ -162,10 +162,12 @@ const (
 	// fields of those names are the kind's own (kgateway ListenerPolicy's
 	// `default`).
 	AnnotationStanzas = "attache.dev/stanzas"
-	// AnnotationSectionNames says ("true"/"false") whether the kind's
-	// targetRefs have a sectionName; false: its CRD's schema has none, so
-	// the API server drops one written there, and a reference names the
-	// whole object (Istio's kinds). Default true.
+	// AnnotationSectionNames says ("true"/"false"/"ignored") whether the
+	// kind's targetRefs have a sectionName; false: its CRD's schema has
+	// none, so the API server drops one written there, and a reference
+	// names the whole object (Istio's kinds); ignored: the schema keeps
+	// it, but the implementation does not read it, so a reference names
+	// the whole object too (Kuadrant's extension kinds). Default true.
 	AnnotationSectionNames = "attache.dev/section-names"
 	// AnnotationEmptyTargetGroup says what a targetRef without group
 	// names: "resolve" (default: the one known kind of that name) or

@@ -512,13 +512,18 @@ var builtin = func() []policy.Profile {
 		// here). TelemetryPolicy: each adds its metric labels to its
 		// Gateway's configuration; a label two set is taken from either
 		// (a map walk). ThreatPolicy: each adds its threat check to the
-		// routes of its Gateway or to its route, all of them kept.
+		// routes of its Gateway or to its route, all of them kept. Both
+		// key what they register by the target's kind, namespace and name,
+		// never its sectionName (internal/extension/manager.go
+		// createLocatorFromProtobuf, PipelineCommit's TargetRef).
 		entry(Kuadrant, "extensions.kuadrant.io", "TelemetryPolicy", "", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(gateway), Composition: policy.CompositionAdditive, MaxTargetRefs: 1,
+			SectionNamesIgnored: true,
 		}),
 		entry(Kuadrant, "extensions.kuadrant.io", "ThreatPolicy", "", policy.Spec{
 			Class: policy.Inherited, Hierarchy: kinds(gateway, httpRoute), TargetKinds: kinds(gateway, httpRoute),
 			EffectiveTargetKinds: kinds(httpRoute), Composition: policy.CompositionAdditive, MaxTargetRefs: 1,
+			SectionNamesIgnored: true,
 		}),
 		// Gloo Gateway.
 		// RouteOption: per route rule, the RouteOptions its ExtensionRef
