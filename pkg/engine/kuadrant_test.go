@@ -918,3 +918,71 @@ spec: {ports: [{name: http, port: 80}]}
 		})
 	}
 }
+
+// A DNSPolicy names its DNS provider's Secret (providerRefs, its own
+// namespace), which the DNS operator reads for each DNSRecord the policy
+// makes: without it every record stays not Ready, and Kuadrant says
+// Enforced=False, Unknown ("policy is not enforced on any DNSRecord: not
+// a single DNSRecord is ready"), the policy still accepted. Where it
+// makes no record there is nothing to wait for. The Secret arriving
+// recomputes the policy (Incremental).
+// Source: KO ae698811 internal/controller/dnspolicy_dnsrecords.go
+// (desiredDNSRecord: the record's providerRef is the policy's first),
+// dnspolicy_status_updater.go (enforcedCondition); Kuadrant/dns-operator
+// de271431 internal/provider/factory.go (ProviderFor: the Secret is got
+// in the record's namespace, an error if missing),
+// internal/controller/dnsrecord_controller.go (Ready=False,
+// "DNSProviderError").
+func TestKuadrantDNSPolicyProviderSecret(t *testing.T) {
+	const topo = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: default}
+spec:
+  gatewayClassName: c
+  listeners:
+  - {name: web, protocol: HTTP, port: 80, hostname: a.example.com}
+  - {name: bare, protocol: HTTP, port: 81}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: default}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{backendRefs: [{name: s, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: default}
+spec: {ports: [{name: http, port: 80}]}
+`
+	const secret = `
+apiVersion: v1
+kind: Secret
+metadata: {name: aws-credentials, namespace: default}
+type: kuadrant.io/aws
+data: {AWS_ACCESS_KEY_ID: eA==}
+`
+	on := func(name, section string, min int) string {
+		return pol("kuadrant.io/v1", "DNSPolicy", name, min, "targetRef: "+kListener("gw", section)+"\nproviderRefs: [{name: aws-credentials}]")
+	}
+	docs := []string{labelledCRD("kuadrant.io", "DNSPolicy", "dnspolicies", "direct"), topo, on("records", "web", 0), on("none", "bare", 1)}
+	res := compute(t, engine.Options{}, docs...)
+	want(t, "records Accepted", status(t, res, "records", "Accepted"), "True/Accepted")
+	want(t, "records Programmed", status(t, res, "records", "Programmed"), "False/Unknown")
+	want(t, "records message", condition(t, res, "records", "Programmed").Message,
+		"Policy is not programmed: its implementation waits for what it names to be ready: spec.providerRefs[0]: Secret default/aws-credentials not found")
+	want(t, "none Programmed (no record to make)", status(t, res, "none", "Programmed"), "True/Programmed")
+	withSecret := compute(t, engine.Options{}, append(docs, secret)...)
+	want(t, "records Programmed with the Secret", status(t, withSecret, "records", "Programmed"), "True/Programmed")
+
+	in := engine.NewIncremental(engine.Options{})
+	in.Compute(decodeDocs(t, docs...))
+	objs := decodeDocs(t, append(docs, secret)...)
+	if g, w := dump(t, in.Compute(objs)), dump(t, withSecret); g != w {
+		t.Errorf("Incremental, the Secret created: %s", firstDiff(g, w))
+	}
+	if k := kindOf(t, res, "DNSPolicy"); policy.ObjectRefsString(k.ObjectRefs) != "providerRefs[] kinds=Secret missing=not-programmed" {
+		t.Errorf("DNSPolicy object refs: %q", policy.ObjectRefsString(k.ObjectRefs))
+	}
+}

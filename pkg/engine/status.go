@@ -417,7 +417,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 				setsNone = setsNone && len(a.affects) == 0
 			}
 			p := c.programmedFrom(ps.p.Kind, ps.reach, setsNone, func() string { return c.cachedLossSummary(&ps.lossMsg, ps.atts) })
-			p = c.withReplacedBelow(c.withUnreadyRefs(ps.p, c.withWaiting(ps.p.Kind, ps.reach, c.withUnready(ps.p.Kind, ps.reach, p, accepted), accepted)), accepted)
+			p = c.withReplacedBelow(c.withUnreadyRefs(ps.p, ps.reach, c.withWaiting(ps.p.Kind, ps.reach, c.withUnready(ps.p.Kind, ps.reach, p, accepted), accepted)), accepted)
 			summary = &p
 		}
 		st.Conditions = []Condition{{Type: CondAccepted, Status: "True", Reason: ReasonAccepted, Message: msg}, *summary}
@@ -898,7 +898,7 @@ func (c *computation) conflictMessage(a *attachment) string {
 // PartiallyProgrammed.
 func (c *computation) programmed(ps *pstate, a *attachment) Condition {
 	cond := c.programmedFrom(ps.p.Kind, a.reach, len(a.affects) == 0, func() string { return c.cachedLossSummary(&a.lossMsg, []*attachment{a}) })
-	cond = c.withUnreadyRefs(ps.p, c.withWaiting(ps.p.Kind, a.reach, c.withUnready(ps.p.Kind, a.reach, cond, []*attachment{a}), []*attachment{a}))
+	cond = c.withUnreadyRefs(ps.p, a.reach, c.withWaiting(ps.p.Kind, a.reach, c.withUnready(ps.p.Kind, a.reach, cond, []*attachment{a}), []*attachment{a}))
 	if a.reach.Contexts == 0 && len(ps.p.Kind.EffectiveListeners) > 0 {
 		if why := c.listenersLeftAlone(ps.p.Kind, a.ref.At); why != "" {
 			cond.Message = "Policy is programmed; " + why

@@ -613,7 +613,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 		k.ObjectRefs = make([]ObjectRefPath, len(s.ObjectRefs))
 		for i, r := range s.ObjectRefs {
 			k.ObjectRefs[i] = ObjectRefPath{Path: r.Path, Kinds: slices.Clone(r.Kinds), Keys: slices.Clone(r.Keys), When: r.When, On: slices.Clone(r.On), Content: r.Content,
-				Ready: r.Ready, KindRequired: r.KindRequired}
+				Ready: r.Ready, KindRequired: r.KindRequired, MissingNotProgrammed: r.MissingNotProgrammed}
 		}
 	})
 	set(SettingUnsupportedFields, len(s.UnsupportedFields) > 0, func() {

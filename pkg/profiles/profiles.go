@@ -495,8 +495,13 @@ var builtin = func() []policy.Profile {
 		// terminate TLS with Secrets of their own namespace
 		// (effective_tls_policies_reconciler.go,
 		// validateGatewayListenerBlock).
-		withDependencies(withEffectiveListeners(withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "DNSPolicy", "direct", policy.SameLevelOldestWins, gateway)), policy.ListenerHostname, policy.ListenerAttachedRoutes, policy.ListenerAddresses),
-			kuadrantGatewayAPI, kuadrantDNSOperator),
+		// Its provider Secret (providerRefs, in its own namespace) is read
+		// by the DNS operator for each DNSRecord, which stays not Ready
+		// without it: the policy is then not enforced where it made
+		// records (dns-operator internal/provider/factory.go ProviderFor;
+		// KO dnspolicy_status_updater.go enforcedCondition).
+		withDNSProviderSecret(withDependencies(withEffectiveListeners(withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "DNSPolicy", "direct", policy.SameLevelOldestWins, gateway)), policy.ListenerHostname, policy.ListenerAttachedRoutes, policy.ListenerAddresses),
+			kuadrantGatewayAPI, kuadrantDNSOperator)),
 		// A TLSPolicy's issuerRef names a cert-manager Issuer of its own
 		// namespace (kind Issuer) or a ClusterIssuer: one not found, or
 		// an issuerRef naming no kind (the topology links a policy to an
@@ -641,6 +646,14 @@ var builtin = func() []policy.Profile {
 // to be an effective target of a profile's kind.
 func withEffectiveListeners(p policy.Profile, conds ...string) policy.Profile {
 	p.Spec.EffectiveListeners = conds
+	return p
+}
+
+// withDNSProviderSecret makes a profile's kind (Kuadrant's DNSPolicy) name
+// the Secrets of its DNS provider at spec.providerRefs, whose absence
+// leaves it not programmed.
+func withDNSProviderSecret(p policy.Profile) policy.Profile {
+	p.Spec.ObjectRefs = []policy.ObjectRefPath{{Path: "providerRefs[]", Kinds: []topology.GroupKind{policy.KindSecret}, MissingNotProgrammed: true}}
 	return p
 }
 
