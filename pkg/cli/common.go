@@ -144,7 +144,10 @@ type loaded struct {
 	// cluster.Snapshot.UnreadObjects); nil when none.
 	unreadObjects func(topology.Ref) bool
 	// notes are the cluster read's assumptions (cluster.Snapshot.Notes).
-	notes  []string
+	notes []string
+	// served are the kinds the cluster's CRDs serve
+	// (cluster.Snapshot.ServedAPIs); nil for files.
+	served policy.ServedAPIs
 	Result *engine.Result
 }
 
@@ -173,7 +176,7 @@ func (o *commonOptions) load(ctx context.Context, streams genericiooptions.IOStr
 		if err != nil {
 			return nil, err
 		}
-		l.Objects, l.Unread, l.unreadObjects, l.notes = snap.Objects, snap.Unread, snap.UnreadFunc(), snap.Notes
+		l.Objects, l.Unread, l.unreadObjects, l.notes, l.served = snap.Objects, snap.Unread, snap.UnreadFunc(), snap.Notes, snap.ServedAPIs
 	}
 	l.Result = engine.Compute(l.Objects, l.engineOptions(o))
 	l.notes = append(l.notes, unusedFeatures(o.featureSet, l.Result.Kinds)...)
@@ -202,6 +205,7 @@ func unusedFeatures(set policy.Features, kinds []*policy.Kind) []string {
 func (l *loaded) engineOptions(o *commonOptions) engine.Options {
 	opts := o.engineOptions()
 	opts.Unread = l.unreadObjects
+	opts.ServedAPIs = l.served
 	return opts
 }
 

@@ -86,6 +86,10 @@ type policyKindItem struct {
 	// NoSectionNames: the kind's targetRefs have no sectionName (the API
 	// server drops one; a reference names the whole object).
 	NoSectionNames bool `json:"noSectionNames,omitempty"`
+	// SectionNamesIgnored: the kind's targetRefs have a sectionName, which
+	// its implementation does not read (a reference names the whole
+	// object; noSectionNames is set too).
+	SectionNamesIgnored bool `json:"sectionNamesIgnored,omitempty"`
 	// EmptyTargetGroup is "core" when a targetRef without group names the
 	// core group; absent: the one known kind of that name ("resolve").
 	EmptyTargetGroup string `json:"emptyTargetGroup,omitempty"`
@@ -151,6 +155,10 @@ type policyKindItem struct {
 	// also reaches the listeners of that name of the Gateway's
 	// ListenerSets; absent: "own".
 	GatewaySections string `json:"gatewaySections,omitempty"`
+	// Dependencies are what the kind's implementation needs installed
+	// before it accepts a policy, each "<name>=<Kind.group/version>,...",
+	// alternatives separated by "|"; absent: none.
+	Dependencies []string `json:"dependencies,omitempty"`
 	// EffectiveListeners are the conditions a listener must meet to be an
 	// effective target ("hostname", "tls-terminate", "attached-routes");
 	// absent: any.
@@ -359,7 +367,10 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if k.NoStanzas {
 		parts = append(parts, origin(policy.SettingStanzas, "no-stanzas"))
 	}
-	if k.NoSectionNames {
+	switch {
+	case k.SectionNamesIgnored:
+		parts = append(parts, origin(policy.SettingSectionNames, "section-names=ignored"))
+	case k.NoSectionNames:
 		parts = append(parts, origin(policy.SettingSectionNames, "no-section-names"))
 	}
 	if k.EmptyTargetGroupCore {
@@ -424,6 +435,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	}
 	if k.GatewaySectionsByName {
 		parts = append(parts, origin(policy.SettingGatewaySections, "gateway-sections="+policy.GatewaySectionsByName))
+	}
+	if len(k.Dependencies) > 0 {
+		parts = append(parts, origin(policy.SettingDependencies, "dependencies="+policy.DependenciesString(k.Dependencies)))
 	}
 	if len(k.EffectiveListeners) > 0 {
 		parts = append(parts, origin(policy.SettingEffectiveListeners, "effective-listeners="+policy.EffectiveListenersString(k.EffectiveListeners)))
@@ -550,6 +564,7 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 		MaxTargetRefs:         k.MaxTargetRefs,
 		NoStanzas:             k.NoStanzas,
 		NoSectionNames:        k.NoSectionNames,
+		SectionNamesIgnored:   k.SectionNamesIgnored,
 		EmptyTargetGroup:      map[bool]string{true: "core"}[k.EmptyTargetGroupCore],
 		WeightAnnotation:      k.WeightAnnotation,
 		Profile:               k.Implementation,
@@ -570,6 +585,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	}
 	if k.GatewaySectionsByName {
 		it.GatewaySections = policy.GatewaySectionsByName
+	}
+	for _, d := range k.Dependencies {
+		it.Dependencies = append(it.Dependencies, d.String())
 	}
 	it.EffectiveListeners = k.EffectiveListeners
 	if k.PortSelection.Enabled() {

@@ -823,3 +823,51 @@ func TestGetPolicyKindsAncestorLimit(t *testing.T) {
 		t.Errorf("-o json lacks the ancestorLimit setting or its origin:\n%s", out)
 	}
 }
+
+// Kuadrant's DNSPolicy needs Gateway API and the DNS operator installed:
+// -o wide and -o json show its dependencies and their origin.
+func TestGetPolicyKindsDependencies(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crd.yaml")
+	crd := implementationCRD("kuadrant.io", "DNSPolicy", "dnspolicies", "v1")
+	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "dependencies=Gateway API=HTTPRoute.gateway.networking.k8s.io/v1; DNS Operator=DNSRecord.kuadrant.io/v1alpha1 (profile: Kuadrant)") {
+		t.Errorf("-o wide lacks the dependencies setting:\n%s", out)
+	}
+	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"DNS Operator=DNSRecord.kuadrant.io/v1alpha1"`) || !strings.Contains(out, `"dependencies": "profile: Kuadrant"`) {
+		t.Errorf("-o json lacks the dependencies setting or its origin:\n%s", out)
+	}
+}
+
+// Kuadrant's TelemetryPolicy keeps a targetRef's sectionName unread: -o
+// wide and -o json say so, with the origin.
+func TestGetPolicyKindsSectionNamesIgnored(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crd.yaml")
+	crd := implementationCRD("extensions.kuadrant.io", "TelemetryPolicy", "telemetrypolicies", "v1alpha1")
+	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "section-names=ignored (profile: Kuadrant)") || strings.Contains(out, "no-section-names") {
+		t.Errorf("-o wide lacks section-names=ignored:\n%s", out)
+	}
+	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"sectionNamesIgnored": true`) || !strings.Contains(out, `"sectionNames": "profile: Kuadrant"`) {
+		t.Errorf("-o json lacks sectionNamesIgnored or its origin:\n%s", out)
+	}
+}

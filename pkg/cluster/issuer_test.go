@@ -18,9 +18,9 @@ import (
 )
 
 // issuerCRDs are the test's own CRDs of Kuadrant's TLSPolicy (labelled
-// direct, as shipped) and, with certManager, of cert-manager's Issuer and
-// ClusterIssuer (schemas left open; no status subresource, so that the
-// manifests below set their status).
+// direct, as shipped) and, with certManager, of cert-manager's Issuer,
+// ClusterIssuer and Certificate (schemas left open; no status subresource,
+// so that the manifests below set their status).
 func issuerCRDs(certManager bool) string {
 	crd := func(group, kind, plural, scope, label string) string {
 		labels := ""
@@ -45,7 +45,8 @@ spec:
 	}
 	out := crd("kuadrant.io", "TLSPolicy", "tlspolicies", "Namespaced", "direct")
 	if certManager {
-		out += crd("cert-manager.io", "Issuer", "issuers", "Namespaced", "") + crd("cert-manager.io", "ClusterIssuer", "clusterissuers", "Cluster", "")
+		out += crd("cert-manager.io", "Issuer", "issuers", "Namespaced", "") + crd("cert-manager.io", "ClusterIssuer", "clusterissuers", "Cluster", "") +
+			crd("cert-manager.io", "Certificate", "certificates", "Namespaced", "")
 	}
 	return out
 }
@@ -128,15 +129,18 @@ status:
 // gets the ones named (Issuers in the policy's namespace, ClusterIssuers
 // cluster-scoped), at the version discovery finds, keeping their status
 // conditions and never their spec; one that does not exist is absent, and
-// so is every one where cert-manager is not installed: the policies are
-// then Invalid, as Kuadrant finds no issuer. A reader that may not get
+// so is every one where cert-manager is not installed. The CRDs read say
+// which kinds the cluster serves (Snapshot.ServedAPIs): where
+// cert-manager is installed, a missing issuer makes its policy Invalid;
+// where it is not, every policy is MissingDependency, as Kuadrant says
+// (files, without served kinds, Invalid). A reader that may not get
 // issuers gets them in UnreadObjects and Skipped, and the references are
 // not judged.
 func TestReadIssuers(t *testing.T) {
 	type want map[string]string // policy name: Accepted, Programmed
 	check := func(t *testing.T, snap *Snapshot, w want) {
 		t.Helper()
-		res := engine.Compute(snap.Objects, engine.Options{Unread: snap.UnreadFunc()})
+		res := engine.Compute(snap.Objects, engine.Options{Unread: snap.UnreadFunc(), ServedAPIs: snap.ServedAPIs})
 		for name, wv := range w {
 			ps := res.PolicyStatus(ref("kuadrant.io", "TLSPolicy", "tls", name))
 			if ps == nil {
@@ -187,6 +191,8 @@ func TestReadIssuers(t *testing.T) {
 				if len(got) > 0 {
 					t.Errorf("issuers read where cert-manager is not installed: %v", got)
 				}
+				check(t, snap, want{"p-ready": "False/MissingDependency", "p-missing": "False/MissingDependency"})
+				snap.ServedAPIs = nil
 				check(t, snap, want{"p-ready": "False/Invalid", "p-missing": "False/Invalid"})
 				return
 			}

@@ -71,6 +71,11 @@ type Snapshot struct {
 	// after those of Unread. Give them to the engine
 	// (engine.Options.Unread): references to them are then not judged.
 	UnreadObjects []topology.Ref
+	// ServedAPIs are the kinds the cluster's CRDs serve
+	// (policy.ServedByCRDs over every CRD), for the policy kinds'
+	// dependencies (engine.Options.ServedAPIs); nil when the CRDs could
+	// not be listed.
+	ServedAPIs policy.ServedAPIs
 	// Notes say what the answer assumes for what could not be read and
 	// hides no object: the implementations' configurations that RBAC
 	// forbade listing (their features are then off unless set), and the
@@ -176,6 +181,8 @@ type reader struct {
 	holderResources map[topology.GroupKind]resource
 	// failedGroups are the API groups whose discovery failed, with why.
 	failedGroups map[string]error
+	// served are the kinds the CRDs serve (Snapshot.ServedAPIs).
+	served policy.ServedAPIs
 }
 
 // Read lists, from the cluster that cfg points at, the policy CRDs (those
@@ -242,6 +249,7 @@ func Read(ctx context.Context, cfg *rest.Config, opts Options) (*Snapshot, error
 		return nil, err
 	}
 	snap.Objects = append(snap.Objects, crds...)
+	snap.ServedAPIs = r.served
 	snap.addUnread(crdUnread)
 	snap.addUnread(skipped)
 
@@ -721,6 +729,11 @@ func (r *reader) readPolicyCRDs(ctx context.Context) ([]engine.Object, []resourc
 	var objs []engine.Object
 	var pols []resource
 	var skipped []Unread
+	all := make([]*unstructured.Unstructured, len(items))
+	for i := range items {
+		all[i] = &items[i]
+	}
+	r.served = policy.ServedByCRDs(all)
 	for i := range items {
 		u := &items[i]
 		_, labelled := u.GetLabels()[PolicyLabel]

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	stdmaps "maps"
 	"net/http"
 	"reflect"
 	"sort"
@@ -28,6 +29,7 @@ import (
 	"github.com/attache-dev/attache/pkg/advice"
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/gatewayapi"
+	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
 	"github.com/attache-dev/attache/pkg/webhook"
 )
@@ -61,6 +63,9 @@ type Admission struct {
 	// mu serialises the engine: recomputations and what-ifs.
 	mu  sync.Mutex
 	inc *engine.Incremental
+	// incServed are the kinds the CRDs served when inc was made (see
+	// Controller.incServed). Under mu.
+	incServed policy.ServedAPIs
 	// res is the last Result, read without the lock.
 	res   atomic.Pointer[engine.Result]
 	kinds atomic.Pointer[map[topology.GroupKind]bool] // policy kind -> deny
@@ -89,7 +94,7 @@ func (c *Controller) Admission(opts AdmissionOptions) (*Admission, error) {
 		opts.Debounce = 100 * time.Millisecond
 	}
 	a := &Admission{c: c, opts: opts, deny: map[topology.GroupKind]bool{}, log: c.log.WithName("admission"),
-		inc: c.newEngine(), watches: map[topology.GroupKind]*watch{}, dirty: make(chan struct{}, 1)}
+		inc: c.newEngine(nil), watches: map[topology.GroupKind]*watch{}, dirty: make(chan struct{}, 1)}
 	for _, gk := range opts.Deny {
 		a.deny[gk] = true
 	}
@@ -299,8 +304,9 @@ func (a *Admission) refreshOwn(ctx context.Context, crds map[topology.GroupKind]
 		}
 	}
 	a.mu.Lock()
-	if a.inc == nil {
-		a.inc = a.c.newEngine()
+	if served, _ := a.c.servedByCRDs(crds); a.inc == nil || a.incServed == nil || !stdmaps.Equal(served, a.incServed) {
+		// A dependency's CRD installed or removed: start afresh.
+		a.inc, a.incServed = a.c.newEngine(served), served
 	}
 	res := a.compute(objs)
 	a.mu.Unlock()
@@ -352,7 +358,7 @@ func (a *Admission) compute(objs []engine.Object) (res *engine.Result) {
 	defer func() {
 		if r := recover(); r != nil {
 			a.log.Error(fmt.Errorf("%v", r), "the engine panicked")
-			a.inc = a.c.newEngine()
+			a.inc = a.c.newEngine(a.incServed)
 			res = nil
 		}
 	}()

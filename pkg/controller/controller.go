@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	stdmaps "maps"
 	"net/http"
 	"reflect"
 	"runtime/debug"
@@ -26,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/profiles"
 	"github.com/attache-dev/attache/pkg/topology"
 )
@@ -81,6 +83,13 @@ type Controller struct {
 	// state on the leader rather than keeping a second one (Admission).
 	inc      *engine.Incremental
 	engineMu sync.Mutex
+	// incServed says, of each kind the policy kinds' dependencies name,
+	// whether a CRD served it when inc was made
+	// (engine.Options.ServedAPIs); nil before the CRDs were first
+	// listed. Under engineMu.
+	incServed policy.ServedAPIs
+	// depKinds are the kinds of incServed, for the CRD handler.
+	depKinds atomic.Pointer[[]topology.GroupKind]
 	// lastRes is the last computation's Result, for the webhook, and
 	// computed is called after each computation (Admission's refresh).
 	lastRes  atomic.Pointer[engine.Result]
@@ -179,7 +188,7 @@ func New(mgr manager.Manager, opts Options) (*Controller, error) {
 		limiter:         rate.NewLimiter(rate.Limit(opts.WriteQPS), opts.WriteBurst),
 		compareAll:      true,
 	}
-	c.inc = c.newEngine()
+	c.inc = c.newEngine(nil)
 	// A client of its own, so that the manager's scheme needs no
 	// authorization types.
 	ac, err := authorizationv1client.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
@@ -209,9 +218,11 @@ func New(mgr manager.Manager, opts Options) (*Controller, error) {
 }
 
 // newEngine returns an incremental engine with no state: its first
-// computation is a full one.
-func (c *Controller) newEngine() *engine.Incremental {
+// computation is a full one. served are the kinds the cluster's CRDs
+// serve, for the policy kinds' dependencies (nil: not judged).
+func (c *Controller) newEngine(served policy.ServedAPIs) *engine.Incremental {
 	return engine.NewIncremental(engine.Options{
+		ServedAPIs:      served,
 		ControllerName:  c.opts.ControllerName,
 		ConditionDomain: c.opts.ConditionDomain,
 		Kinds:           c.opts.Kinds,
@@ -249,7 +260,53 @@ func (c *Controller) compute(objs []engine.Object) (*engine.Result, engine.Chang
 func (c *Controller) resetEngine() {
 	c.engineMu.Lock()
 	defer c.engineMu.Unlock()
-	c.inc = c.newEngine()
+	c.inc = c.newEngine(c.incServed)
+}
+
+// servedChanged makes the engine judge the policy kinds' dependencies by
+// the kinds crds serve: when what they serve of those kinds differs from
+// what the engine was made with (a dependency's CRD installed or removed,
+// a kind with other dependencies), it starts afresh.
+func (c *Controller) servedChanged(crds map[topology.GroupKind]*crdInfo) {
+	served, deps := c.servedByCRDs(crds)
+	c.depKinds.Store(&deps)
+	c.engineMu.Lock()
+	defer c.engineMu.Unlock()
+	if c.incServed != nil && stdmaps.Equal(served, c.incServed) {
+		return
+	}
+	c.incServed = served
+	c.inc = c.newEngine(served)
+}
+
+// servedByCRDs says, of each kind the dependencies of the policy kinds of
+// crds and of Options.Kinds name, whether the CRDs serve it
+// (policy.ServedAPIs.AddCRD), and returns those kinds.
+func (c *Controller) servedByCRDs(crds map[topology.GroupKind]*crdInfo) (policy.ServedAPIs, []topology.GroupKind) {
+	all := policy.ServedAPIs{}
+	for _, ci := range crds {
+		all.AddCRD(ci.obj)
+	}
+	kinds := policy.DependencyKinds(c.opts.Kinds)
+	for _, ci := range crds {
+		kinds = append(kinds, ci.dependencies...)
+	}
+	served := policy.ServedAPIs{}
+	var gks []topology.GroupKind
+	for _, k := range kinds {
+		served[k] = all.Serves(k)
+		if !slices.Contains(gks, k.GroupKind) {
+			gks = append(gks, k.GroupKind)
+		}
+	}
+	return served, gks
+}
+
+// isDependencyKind reports whether gk is named by the dependencies of a
+// policy kind (as of the last CRD list).
+func (c *Controller) isDependencyKind(gk topology.GroupKind) bool {
+	deps := c.depKinds.Load()
+	return deps != nil && slices.Contains(*deps, gk)
 }
 
 // eventRecorderName derives the events' reportingController, a qualified
@@ -434,6 +491,7 @@ func (c *Controller) recompute(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	c.servedChanged(crds)
 	ready, err := c.syncInformers(ctx, crds)
 	if err != nil {
 		return err
@@ -828,7 +886,8 @@ func holderData(u *unstructured.Unstructured) [5]any {
 
 // crdHandler schedules a recomputation on changes of the CRDs that matter:
 // policy kinds (labelled, before or after), Go-registered kinds, the
-// topology kinds and the GatewayClass parameter kinds.
+// topology kinds, the GatewayClass parameter kinds and the kinds policy
+// kinds' dependencies name.
 func (c *Controller) crdHandler() toolscache.ResourceEventHandler {
 	relevant := func(obj any) bool {
 		if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
@@ -839,7 +898,7 @@ func (c *Controller) crdHandler() toolscache.ResourceEventHandler {
 			return true
 		}
 		ci := readCRD(u, !c.opts.DisableProfiles)
-		if ci.policy || c.goKinds[ci.gk] {
+		if ci.policy || c.goKinds[ci.gk] || c.isDependencyKind(ci.gk) {
 			return true
 		}
 		for _, gk := range topologyKinds {

@@ -102,6 +102,9 @@ type crdInfo struct {
 	// dataPlanes says its policies ask which Gateways share a data plane
 	// (policy.Kind.ReadsDataPlanes): GatewayClass parameters are then watched.
 	dataPlanes bool
+	// dependencies are the kinds its implementation needs served
+	// (policy.Kind.Dependencies).
+	dependencies []policy.APIKind
 }
 
 // holderKindsOf are the holder kinds watched for a policy kind: its own
@@ -134,6 +137,7 @@ func readCRD(u *unstructured.Unstructured, withProfiles bool) *crdInfo {
 		if k, prob := policy.KindFromCRDWithProfile(u, nil, prof); prob == nil && k != nil {
 			ci.holderKinds = holderKindsOf(k)
 			ci.dataPlanes = k.ReadsDataPlanes()
+			ci.dependencies = policy.DependencyKinds([]*policy.Kind{k})
 		}
 	}
 	if first := policy.CRDVersion(u, true); first != nil {

@@ -9,7 +9,8 @@ import (
 // TestRelevantChangeWaypointReadiness: a status-only update of a Gateway
 // matters when it gives the Gateway its first address (Istio then takes it
 // for a waypoint, engine.StatusReadChanged) or changes what it says of
-// its listeners (Programmed, attached routes), not when only a condition
+// its listeners (Programmed, attached routes) or, for a Gateway whose
+// status says something, whether it has addresses, not when only a condition
 // message changes; one of a route matters when what its parents say
 // (Accepted) changes, and no other.
 func TestRelevantChangeWaypointReadiness(t *testing.T) {
@@ -28,6 +29,11 @@ func TestRelevantChangeWaypointReadiness(t *testing.T) {
 	listeners := func(programmed string, attached int64) map[string]any {
 		return map[string]any{"listeners": []any{map[string]any{"name": "http", "attachedRoutes": attached,
 			"conditions": []any{map[string]any{"type": "Programmed", "status": programmed}}}}}
+	}
+	addressed := func(addr string) map[string]any {
+		st := listeners("True", 1)
+		st["addresses"] = []any{map[string]any{"type": "IPAddress", "value": addr}}
+		return st
 	}
 	parentsSaying := func(accepted, msg string) map[string]any {
 		return map[string]any{"parents": []any{map[string]any{"controllerName": "istio.io/gateway-controller",
@@ -48,6 +54,10 @@ func TestRelevantChangeWaypointReadiness(t *testing.T) {
 		// Kuadrant's path readiness and DNSPolicy's attached routes.
 		{"listener Programmed", "Gateway", listeners("True", 1), listeners("False", 1), true},
 		{"listener attached routes", "Gateway", listeners("True", 1), listeners("True", 0), true},
+		// DNSPolicy's Gateway addresses (a status without conditions:
+		// no waypoint readiness to read).
+		{"listed Gateway gets an address", "Gateway", listeners("True", 1), addressed("192.0.2.1"), true},
+		{"Gateway address moves", "Gateway", addressed("192.0.2.1"), addressed("192.0.2.2"), false},
 		{"route Accepted", "HTTPRoute", parents("True"), parents("False"), true},
 		{"route parent message", "HTTPRoute", parents("True"), parentsSaying("True", "again"), false},
 	} {

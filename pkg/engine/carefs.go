@@ -644,22 +644,29 @@ func holderCondsDigest(u *unstructured.Unstructured) string {
 	return strconv.FormatBool(hc.read) + "\x00" + strings.Join(hc.trueTypes, "\x00")
 }
 
-// withUnreadyRefs makes cond, the Programmed condition of policy p,
-// Programmed=False, reason Unknown, when an object p names at a path with
-// a Ready condition (policy.ObjectRefPath.Ready) exists and its status
-// does not hold that condition True: its implementation waits for it
-// (Kuadrant's TLSPolicy, for its issuer to be Ready).
-func (c *computation) withUnreadyRefs(p *policy.Policy, cond Condition) Condition {
-	if c.holderConds == nil {
-		return cond
+// withUnreadyRefs makes cond, the Programmed condition of policy p with
+// reach r, Programmed=False, reason Unknown, when an object p names at a
+// path with a Ready condition (policy.ObjectRefPath.Ready) exists and its
+// status does not hold that condition True: its implementation waits for
+// it (Kuadrant's TLSPolicy, for its issuer to be Ready); and, where p has
+// effective targets, when a reference at a path whose missing objects
+// leave it not programmed (policy.ObjectRefPath.MissingNotProgrammed)
+// does not resolve (Kuadrant's DNSPolicy, its provider Secret).
+func (c *computation) withUnreadyRefs(p *policy.Policy, r Reach, cond Condition) Condition {
+	var probs []policy.ObjectRefProblem
+	if c.holderConds != nil {
+		probs = p.NotReadyRefs(func(r topology.Ref) ([]string, bool, bool) {
+			if _, found := c.holders[r]; !found {
+				return nil, false, false
+			}
+			hc := c.holderConds[r]
+			return hc.trueTypes, hc.read, true
+		})
 	}
-	probs := p.NotReadyRefs(func(r topology.Ref) ([]string, bool, bool) {
-		if _, found := c.holders[r]; !found {
-			return nil, false, false
-		}
-		hc := c.holderConds[r]
-		return hc.trueTypes, hc.read, true
-	})
+	if r.Contexts > 0 && len(p.ObjectRefs) > 0 {
+		h := c.holdersFor(p)
+		probs = append(probs, p.WaitingObjectRefs(h.Keys, h.Unread, h.Granted)...)
+	}
 	if len(probs) == 0 {
 		return cond
 	}

@@ -527,6 +527,10 @@ func (d *kindDP) listenerQualifies(n topology.NodeID) bool {
 			if !d.c.hasAttachedRoutes(n) {
 				return false
 			}
+		case policy.ListenerAddresses:
+			if !d.c.hasAddresses(n) {
+				return false
+			}
 		}
 	}
 	return true

@@ -156,7 +156,8 @@ func effectiveListeners(res *engine.Result, kind string) []string {
 }
 
 // Kuadrant's DNSPolicy acts on the listeners with a hostname (and routes
-// attached, which the Gateway's status says every listener here has), its
+// attached and addresses, which the Gateway's status says every listener
+// here has), its
 // TLSPolicy on those terminating TLS with Secrets of their own namespace
 // (a tls block in Terminate mode, the default, naming core Secrets), a
 // hostname too: a policy on the whole Gateway has effective policies
@@ -179,6 +180,7 @@ spec:
   - {name: other-ns, protocol: HTTPS, port: 9443, hostname: d.example.com, tls: {certificateRefs: [{name: d-cert, namespace: certs}]}}
   - {name: no-host, protocol: HTTPS, port: 10443, tls: {certificateRefs: [{name: e-cert}]}}
 status:
+  addresses: [{type: Hostname, value: lb.example.net}]
   listeners:
   - {name: http, attachedRoutes: 1}
   - {name: plain-host, attachedRoutes: 1}

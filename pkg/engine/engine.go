@@ -96,6 +96,9 @@ type pstate struct {
 	attached  map[topology.NodeID]bool // nodes in atts
 	// noTarget says why declared targets resolved to nothing (selectors).
 	noTarget []string
+	// missingDeps says what its kind's implementation needs that is not
+	// installed (policy.Kind.MissingDependencies): it attaches nowhere.
+	missingDeps string
 	// refsInvalid: its references do not resolve or its values are out of
 	// range (untranslatable), so it is Invalid in place; with a merge type
 	// it then merges with nothing (its implementation fails the merged
@@ -750,6 +753,17 @@ func (c *computation) resolve(ps *pstate) {
 	{
 		p := ps.p
 		if p.Invalid() {
+			return
+		}
+		if msg := p.Kind.MissingDependencies(c.opts.ServedAPIs); msg != "" {
+			// Its implementation accepts no policy of the kind, whatever
+			// it targets (Kuadrant checks before looking for targets).
+			ps.missingDeps = "Its implementation needs what is not installed: " + msg
+			for _, t := range p.Targets {
+				if t.Selector == nil { // a selector names no object
+					ps.ancestors = append(ps.ancestors, ancestorState{ref: targetRef(t), reason: ReasonMissingDependency, msg: ps.missingDeps})
+				}
+			}
 			return
 		}
 		if p.Untargeted != nil {

@@ -686,6 +686,12 @@ func (c *computation) cannotUpdate(changes []policyChange) string {
 		if (ch.old != nil && hasVirtualTarget(ch.old.p)) || hasVirtualTarget(ch.p) {
 			return fmt.Sprintf("%s targets a virtual kind", ch.ref)
 		}
+		// The verdicts of a kind that reads the paths through other
+		// controllers' Gateways (withWaiting) depend on every policy on
+		// those paths, which no context holds.
+		if k := c.kinds[ch.ref.GroupKind()]; k != nil && k.OtherControllersNotProgrammed && c.hasUnservedGateway(k) {
+			return fmt.Sprintf("%s is of a kind whose verdicts read the paths through other controllers' Gateways", ch.ref)
+		}
 		// Policies naming backends are ancestors of those backends'
 		// policies (backendUsers is built once per computation).
 		if c.backendSections != nil && ((ch.old != nil && len(ch.old.p.BackendRefs) > 0) || (ch.p != nil && len(ch.p.BackendRefs) > 0)) {

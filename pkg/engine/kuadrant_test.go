@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -407,6 +408,7 @@ spec:
   - {name: counted, protocol: HTTP, port: 81, hostname: b.example.com}
   - {name: unlisted, protocol: HTTP, port: 82, hostname: c.example.com}
 status:
+  addresses: [{type: IPAddress, value: 192.0.2.1}]
   listeners:
   - {name: used, attachedRoutes: 0}
   - {name: counted, attachedRoutes: 2}
@@ -444,6 +446,140 @@ spec: {ports: [{name: http, port: 80}]}
 	if k := kindOf(t, res, "TLSPolicy"); slices.Contains(k.EffectiveListeners, "attached-routes") {
 		t.Errorf("TLSPolicy asks for attached routes: %v", k.EffectiveListeners)
 	}
+}
+
+// kuadrantAddressTopo: Gateway manifest without status, Gateway pending
+// whose status has listeners with routes attached but no addresses (nor
+// conditions), Gateway addressed with an address; one HTTPRoute on all
+// three.
+const kuadrantAddressTopo = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: manifest, namespace: default}
+spec:
+  gatewayClassName: c
+  listeners: [{name: l, protocol: HTTP, port: 80, hostname: a.example.com}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: pending, namespace: default}
+spec:
+  gatewayClassName: c
+  listeners: [{name: l, protocol: HTTP, port: 80, hostname: b.example.com}]
+status:
+  listeners: [{name: l, attachedRoutes: 1}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: addressed, namespace: default}
+spec:
+  gatewayClassName: c
+  listeners: [{name: l, protocol: HTTP, port: 80, hostname: c.example.com}]
+status:
+  addresses: [{type: IPAddress, value: 192.0.2.1}]
+  listeners: [{name: l, attachedRoutes: 1}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: default}
+spec:
+  parentRefs: [{name: manifest}, {name: pending}, {name: addressed}]
+  rules: [{backendRefs: [{name: s, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: default}
+spec: {ports: [{name: http, port: 80}]}
+`
+
+// Kuadrant's DNSPolicy builds a record's endpoints from its Gateway's
+// status.addresses and makes no record without them; its status stays
+// Enforced ("no DNSRecords created based on policy and gateway
+// configuration : no valid status addresses to use on gateway"), which is
+// attache's programmed with nothing to program. A Gateway without any
+// status (a manifest) counts as addressed, as it counts as ready. An
+// address arriving is a status change the engine reads (Incremental
+// recomputes; StatusReadChanged for adapters); another value is not.
+// TLSPolicy does not look at addresses.
+// Source: KO ae698811 internal/controller/effective_dnspolicies_reconciler.go
+// (ErrNoAddresses; "record for listener has no addresses, skipping record
+// create for listener"), dnspolicy_dnsrecords.go (buildEndpoints from
+// GatewayWrapper.GetAddresses); tests/common/dnspolicy/
+// dnspolicy_controller_test.go ("valid target with no gateway status").
+func TestKuadrantDNSPolicyAddresses(t *testing.T) {
+	on := func(name, gw string) string {
+		return pol("kuadrant.io/v1", "DNSPolicy", name, 0, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: "+gw+"}\nloadBalancing: {weight: 1}")
+	}
+	onListener := pol("kuadrant.io/v1", "DNSPolicy", "dns-pending-l", 1, "targetRef: "+kListener("pending", "l")+"\nloadBalancing: {weight: 1}")
+	dnsCRD := labelledCRD("kuadrant.io", "DNSPolicy", "dnspolicies", "direct")
+	tlsCRD := labelledCRD("kuadrant.io", "TLSPolicy", "tlspolicies", "direct")
+	dnsListeners := func(res *engine.Result) []string {
+		var got []string
+		for _, e := range res.Effective {
+			if e.Kind.GroupKind.Kind == "DNSPolicy" && len(e.Contexts) > 0 {
+				got = append(got, e.Target.Name+"#"+e.Target.SectionName)
+			}
+		}
+		slices.Sort(got)
+		return got
+	}
+	docs := []string{dnsCRD, tlsCRD, kuadrantAddressTopo, on("dns-manifest", "manifest"), on("dns-pending", "pending"), on("dns-addressed", "addressed"), onListener}
+	res := compute(t, engine.Options{}, docs...)
+	want(t, "DNSPolicy listeners", dnsListeners(res), []string{"addressed#l", "manifest#l"})
+	want(t, "dns-pending Programmed", status(t, res, "dns-pending", "Programmed"), "True/Programmed")
+	want(t, "dns-pending-l Programmed", condition(t, res, "dns-pending-l", "Programmed").Message,
+		"Policy is programmed; listener Gateway default/pending#l is none its implementation acts on (it needs addresses in its Gateway's status)")
+	want(t, "dns-pending Accepted", status(t, res, "dns-pending", "Accepted"), "True/Accepted")
+	if k := kindOf(t, res, "TLSPolicy"); slices.Contains(k.EffectiveListeners, "addresses") {
+		t.Errorf("TLSPolicy asks for addresses: %v", k.EffectiveListeners)
+	}
+
+	addressed := strings.Replace(kuadrantAddressTopo, `listeners: [{name: l, attachedRoutes: 1}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: addressed`, `addresses: [{type: Hostname, value: lb.example.net}]
+  listeners: [{name: l, attachedRoutes: 1}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: addressed`, 1)
+	moved := strings.Replace(kuadrantAddressTopo, "value: 192.0.2.1", "value: 192.0.2.2", 1)
+	if addressed == kuadrantAddressTopo || moved == kuadrantAddressTopo {
+		t.Fatal("a replacement did not apply")
+	}
+	in := engine.NewIncremental(engine.Options{})
+	for i, step := range []struct {
+		topo      string
+		listeners []string
+		recompute bool
+	}{
+		{kuadrantAddressTopo, []string{"addressed#l", "manifest#l"}, true},
+		{addressed, []string{"addressed#l", "manifest#l", "pending#l"}, true},
+		{kuadrantAddressTopo, []string{"addressed#l", "manifest#l"}, true},
+		{moved, []string{"addressed#l", "manifest#l"}, false},
+	} {
+		objs := decodeDocs(t, append([]string{dnsCRD, tlsCRD, step.topo}, docs[3:]...)...)
+		got := in.Compute(objs)
+		if i > 0 && in.LastChange().Full != step.recompute {
+			t.Errorf("step %d: recomputed in full %v (%s), want %v", i, in.LastChange().Full, in.LastChange().Reason, step.recompute)
+		}
+		if g, w := dump(t, got), dump(t, engine.Compute(objs, engine.Options{})); g != w {
+			t.Fatalf("step %d: %s", i, firstDiff(g, w))
+		}
+		want(t, fmt.Sprintf("step %d DNSPolicy listeners", i), dnsListeners(got), step.listeners)
+	}
+	gw := func(topo, name string) *unstructured.Unstructured {
+		for _, o := range decodeDocs(t, topo) {
+			if o.Object.GetKind() == "Gateway" && o.Object.GetName() == name {
+				return o.Object
+			}
+		}
+		t.Fatal("no Gateway " + name)
+		return nil
+	}
+	want(t, "StatusReadChanged(address assigned)", engine.StatusReadChanged(gw(kuadrantAddressTopo, "pending"), gw(addressed, "pending")), true)
+	want(t, "StatusReadChanged(address moved)", engine.StatusReadChanged(gw(kuadrantAddressTopo, "addressed"), gw(moved, "addressed")), false)
 }
 
 // Kuadrant configures the data plane of Istio's and Envoy Gateway's
@@ -659,6 +795,196 @@ func TestKuadrantTLSPolicyIssuers(t *testing.T) {
 		return nil
 	}
 	want(t, "StatusReadChanged(Issuer Ready)", engine.StatusReadChanged(issuer(tlsIssuerTopo), issuer(ready)), true)
+}
+
+// kuadrantServed are the kinds of a cluster with Gateway API, Istio and
+// the named operators' CRDs, as policy.ServedByCRDs reads them.
+func kuadrantServed(t *testing.T, extra ...string) policy.ServedAPIs {
+	t.Helper()
+	kinds := append([]string{"HTTPRoute.gateway.networking.k8s.io/v1", "WasmPlugin.extensions.istio.io/v1alpha1",
+		"EnvoyFilter.networking.istio.io/v1alpha3", "PeerAuthentication.security.istio.io/v1"}, extra...)
+	s := policy.ServedAPIs{}
+	for _, k := range kinds {
+		ds, err := policy.ParseDependencies("x=" + k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ak := ds[0].Alternatives[0][0]
+		s[ak] = true
+		s[policy.APIKind{GroupKind: ak.GroupKind}] = true
+	}
+	return s
+}
+
+// Kuadrant accepts no policy of a kind whose dependencies are not
+// installed: Accepted=False, reason MissingDependency, checked before its
+// targets (a policy on a missing route says so too), and the policy
+// applies nowhere (the route's rule has no limits). Without
+// the cluster's served kinds (files) nothing is judged. TLSPolicy without
+// cert-manager is MissingDependency, not its issuer "not found"; DNSPolicy
+// needs the DNS operator's DNSRecord.
+// Source: KO ae698811 internal/controller/ratelimit_policies_validator.go,
+// auth_policies_validator.go, tokenratelimit_policies_validator.go,
+// dnspolicies_validator.go, tlspolicies_validator.go (isMissingDependency,
+// before isTargetRefsFound), internal/kuadrant/errors.go
+// (ErrDependencyNotInstalled: reason MissingDependency),
+// state_of_the_world.go (the kinds looked for).
+func TestKuadrantMissingDependency(t *testing.T) {
+	const topo = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: default}
+spec:
+  gatewayClassName: c
+  listeners: [{name: https, protocol: HTTPS, port: 443, hostname: a.example.com, tls: {certificateRefs: [{name: a}]}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: default}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{name: only, backendRefs: [{name: s, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: default}
+spec: {ports: [{name: http, port: 80}]}
+`
+	const v = "kuadrant.io/v1"
+	docs := []string{rlpCRD(), labelledCRD("kuadrant.io", "AuthPolicy", "authpolicies", "inherited"),
+		labelledCRD("kuadrant.io", "TLSPolicy", "tlspolicies", "direct"), labelledCRD("kuadrant.io", "DNSPolicy", "dnspolicies", "direct"), topo,
+		pol(v, "RateLimitPolicy", "on-gw", 0, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw}\ndefaults: {strategy: merge, limits: {gw: {rates: [{limit: 1, window: 1m}]}}}"),
+		pol(v, "RateLimitPolicy", "on-route", 1, "targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}\nlimits: {route: {rates: [{limit: 2, window: 1m}]}}"),
+		pol(v, "RateLimitPolicy", "on-nothing", 2, "targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: nope}\nlimits: {x: {rates: [{limit: 3, window: 1m}]}}"),
+		pol(v, "AuthPolicy", "auth", 3, "targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}\nrules: {authorization: {allow: {opa: {rego: allow = true}}}}"),
+		pol(v, "TLSPolicy", "tls", 4, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw}\nissuerRef: {kind: Issuer, name: missing}"),
+		pol(v, "DNSPolicy", "dns", 5, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw}\nloadBalancing: {weight: 1}"),
+	}
+	const noLimitador = "Its implementation needs what is not installed: Limitador Operator (the cluster serves no Limitador.limitador.kuadrant.io/v1alpha1)"
+	for _, tc := range []struct {
+		name   string
+		served policy.ServedAPIs
+		want   map[string]string // policy: Accepted
+		rule   []string          // the rule's effective limits
+	}{
+		{"files: not judged", nil, map[string]string{"on-gw": "True/Accepted", "on-route": "True/Accepted", "on-nothing": "False/TargetNotFound",
+			"auth": "True/Accepted", "tls": "False/Invalid", "dns": "True/Accepted"}, []string{"gw", "route"}},
+		{"Limitador missing", kuadrantServed(t, "Authorino.operator.authorino.kuadrant.io/v1beta1", "AuthConfig.authorino.kuadrant.io/v1beta3",
+			"Certificate.cert-manager.io/v1", "Issuer.cert-manager.io/v1", "ClusterIssuer.cert-manager.io/v1", "DNSRecord.kuadrant.io/v1alpha1"),
+			map[string]string{"on-gw": "False/MissingDependency", "on-route": "False/MissingDependency", "on-nothing": "False/MissingDependency",
+				"auth": "True/Accepted", "tls": "False/Invalid", "dns": "True/Accepted"}, nil},
+		{"all installed", kuadrantServed(t, "Limitador.limitador.kuadrant.io/v1alpha1", "Authorino.operator.authorino.kuadrant.io/v1beta1",
+			"AuthConfig.authorino.kuadrant.io/v1beta3", "Certificate.cert-manager.io/v1", "Issuer.cert-manager.io/v1", "ClusterIssuer.cert-manager.io/v1",
+			"DNSRecord.kuadrant.io/v1alpha1"),
+			map[string]string{"on-gw": "True/Accepted", "on-route": "True/Accepted", "on-nothing": "False/TargetNotFound",
+				"auth": "True/Accepted", "tls": "False/Invalid", "dns": "True/Accepted"}, []string{"gw", "route"}},
+		{"no cert-manager, no DNS operator, Authorino in part", kuadrantServed(t, "Limitador.limitador.kuadrant.io/v1alpha1", "AuthConfig.authorino.kuadrant.io/v1beta3"),
+			map[string]string{"on-gw": "True/Accepted", "auth": "False/MissingDependency", "tls": "False/MissingDependency", "dns": "False/MissingDependency"}, []string{"gw", "route"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := compute(t, engine.Options{ServedAPIs: tc.served}, docs...)
+			for name, w := range tc.want {
+				want(t, name+" Accepted", status(t, res, name, "Accepted"), w)
+			}
+			var limits []string
+			for _, e := range res.Effective {
+				if e.Kind.GroupKind.Kind == "RateLimitPolicy" && e.Target.Name == "r" {
+					for _, ctx := range e.Contexts {
+						m, _ := ctx.Spec["limits"].(map[string]any)
+						for l := range m {
+							limits = append(limits, l)
+						}
+					}
+				}
+			}
+			slices.Sort(limits)
+			want(t, "rule r#only limits", limits, tc.rule)
+			if tc.name == "Limitador missing" {
+				want(t, "on-nothing message", condition(t, res, "on-nothing", "Accepted").Message, noLimitador)
+				want(t, "on-gw Programmed", status(t, res, "on-gw", "Programmed"), "(no Programmed)")
+			}
+			if tc.name == "no cert-manager, no DNS operator, Authorino in part" {
+				want(t, "auth message", condition(t, res, "auth", "Accepted").Message,
+					"Its implementation needs what is not installed: Authorino Operator (the cluster serves no Authorino.operator.authorino.kuadrant.io/v1beta1)")
+				want(t, "tls message", condition(t, res, "tls", "Accepted").Message,
+					"Its implementation needs what is not installed: Cert Manager (the cluster serves no Certificate.cert-manager.io/v1, Issuer.cert-manager.io/v1, ClusterIssuer.cert-manager.io/v1)")
+			}
+			objs := decodeDocs(t, docs...)
+			in := engine.NewIncremental(engine.Options{ServedAPIs: tc.served})
+			in.Compute(objs)
+			if g, w := dump(t, in.Compute(objs)), dump(t, res); g != w {
+				t.Errorf("Incremental: %s", firstDiff(g, w))
+			}
+		})
+	}
+}
+
+// A DNSPolicy names its DNS provider's Secret (providerRefs, its own
+// namespace), which the DNS operator reads for each DNSRecord the policy
+// makes: without it every record stays not Ready, and Kuadrant says
+// Enforced=False, Unknown ("policy is not enforced on any DNSRecord: not
+// a single DNSRecord is ready"), the policy still accepted. Where it
+// makes no record there is nothing to wait for. The Secret arriving
+// recomputes the policy (Incremental).
+// Source: KO ae698811 internal/controller/dnspolicy_dnsrecords.go
+// (desiredDNSRecord: the record's providerRef is the policy's first),
+// dnspolicy_status_updater.go (enforcedCondition); Kuadrant/dns-operator
+// de271431 internal/provider/factory.go (ProviderFor: the Secret is got
+// in the record's namespace, an error if missing),
+// internal/controller/dnsrecord_controller.go (Ready=False,
+// "DNSProviderError").
+func TestKuadrantDNSPolicyProviderSecret(t *testing.T) {
+	const topo = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: default}
+spec:
+  gatewayClassName: c
+  listeners:
+  - {name: web, protocol: HTTP, port: 80, hostname: a.example.com}
+  - {name: bare, protocol: HTTP, port: 81}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: default}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{backendRefs: [{name: s, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: default}
+spec: {ports: [{name: http, port: 80}]}
+`
+	const secret = `
+apiVersion: v1
+kind: Secret
+metadata: {name: aws-credentials, namespace: default}
+type: kuadrant.io/aws
+data: {AWS_ACCESS_KEY_ID: eA==}
+`
+	on := func(name, section string, min int) string {
+		return pol("kuadrant.io/v1", "DNSPolicy", name, min, "targetRef: "+kListener("gw", section)+"\nproviderRefs: [{name: aws-credentials}]")
+	}
+	docs := []string{labelledCRD("kuadrant.io", "DNSPolicy", "dnspolicies", "direct"), topo, on("records", "web", 0), on("none", "bare", 1)}
+	res := compute(t, engine.Options{}, docs...)
+	want(t, "records Accepted", status(t, res, "records", "Accepted"), "True/Accepted")
+	want(t, "records Programmed", status(t, res, "records", "Programmed"), "False/Unknown")
+	want(t, "records message", condition(t, res, "records", "Programmed").Message,
+		"Policy is not programmed: its implementation waits for what it names to be ready: spec.providerRefs[0]: Secret default/aws-credentials not found")
+	want(t, "none Programmed (no record to make)", status(t, res, "none", "Programmed"), "True/Programmed")
+	withSecret := compute(t, engine.Options{}, append(docs, secret)...)
+	want(t, "records Programmed with the Secret", status(t, withSecret, "records", "Programmed"), "True/Programmed")
+
+	in := engine.NewIncremental(engine.Options{})
+	in.Compute(decodeDocs(t, docs...))
+	objs := decodeDocs(t, append(docs, secret)...)
+	if g, w := dump(t, in.Compute(objs)), dump(t, withSecret); g != w {
+		t.Errorf("Incremental, the Secret created: %s", firstDiff(g, w))
+	}
+	if k := kindOf(t, res, "DNSPolicy"); policy.ObjectRefsString(k.ObjectRefs) != "providerRefs[] kinds=Secret missing=not-programmed" {
+		t.Errorf("DNSPolicy object refs: %q", policy.ObjectRefsString(k.ObjectRefs))
+	}
 }
 
 // A policy on no listener its kind acts on says why in its Programmed

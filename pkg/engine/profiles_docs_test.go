@@ -2219,6 +2219,41 @@ func TestDocsKuadrantTelemetryPolicyAdditive(t *testing.T) {
 	}
 }
 
+// Kuadrant's extension kinds keep a targetRef's sectionName in their
+// schema but never read it: what a TelemetryPolicy on a listener
+// registers is the whole Gateway's, a ThreatPolicy on a route rule the
+// whole route's. attache reads such a reference as the whole object and
+// says so (a problem on the policy, which stays accepted); before, a
+// TelemetryPolicy on a listener took effect there alone.
+// Source: Kuadrant/kuadrant-operator internal/extension/manager.go
+// (createLocatorFromProtobuf: kind, group, namespace and name; the
+// pipeline commit's TargetRef: group, kind, name, namespace),
+// pkg/extension/controller/utils.go (convertPolicyToProtobuf keeps the
+// sectionName, unread after), cmd/extensions/threat-policy/internal/
+// controller/threatpolicy_reconciler.go (validateTarget: by name) @
+// ae698811.
+func TestDocsKuadrantExtensionsIgnoreSectionName(t *testing.T) {
+	const v = "extensions.kuadrant.io/v1alpha1"
+	res := compute(t, engine.Options{}, crd("extensions.kuadrant.io", "TelemetryPolicy", "telemetrypolicies"),
+		crd("extensions.kuadrant.io", "ThreatPolicy", "threatpolicies"), docsTopo,
+		pol(v, "TelemetryPolicy", "on-listener", 0, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: g1, sectionName: admin}\nmetrics: {default: {labels: {user: auth.identity.userid}}}"),
+		pol(v, "ThreatPolicy", "on-rule", 1, "targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1, sectionName: first}\nthreshold: 3"))
+	g1 := topology.Ref{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: "default", Name: "g1"}
+	want(t, "g1", effective(t, res, "TelemetryPolicy", g1), []string{`{"default/on-listener":{"metrics":{"default":{"labels":{"user":"auth.identity.userid"}}}}}`})
+	want(t, "r1", effective(t, res, "ThreatPolicy", rule("r1", "")), []string{`{"default/on-rule":{"threshold":3}}`})
+	for _, p := range []string{"on-listener", "on-rule"} {
+		want(t, p, status(t, res, p, "Accepted"), "True/Accepted")
+	}
+	var msgs []string
+	for _, p := range res.Problems {
+		msgs = append(msgs, p.Field+": "+p.Message)
+	}
+	want(t, "problems", msgs, []string{
+		"spec.targetRef.sectionName: TelemetryPolicy's implementation does not read a targetRef's sectionName, so the policy targets the whole Gateway",
+		"spec.targetRef.sectionName: ThreatPolicy's implementation does not read a targetRef's sectionName, so the policy targets the whole HTTPRoute",
+	})
+}
+
 // kgateway names the Gateway as the ancestor of its listener-level
 // policies and of any policy on a listener (a TrafficPolicy's too),
 // without the listener, and of a TrafficPolicy on a route its parentRefs

@@ -14,10 +14,11 @@ import (
 
 // What the engine reads of Gateways' and routes' status, for kinds whose
 // paths run only through what is ready (policy.Kind.ReadyPathsOnly) and
-// whose listeners must have routes attached (policy.ListenerAttachedRoutes).
-// An object whose status says nothing yet (a manifest, as `attache -f`
-// reads them) counts as ready, and its listeners' attached routes are
-// those attache attaches: its controller will say so once it runs.
+// whose listeners must have routes attached (policy.ListenerAttachedRoutes)
+// or their Gateway addresses (policy.ListenerAddresses). An object whose
+// status says nothing yet (a manifest, as `attache -f` reads them) counts
+// as ready, with addresses, and its listeners' attached routes are those
+// attache attaches: its controller will say so once it runs.
 
 // listenerStatus is what a Gateway's (or ListenerSet's) status says of one
 // of its listeners.
@@ -56,6 +57,9 @@ type readiness struct {
 	// written (no alias), for the Gateways whose class is among the
 	// objects.
 	controllers map[topology.Ref]string
+	// addressless are the Gateways whose status says something
+	// (listenerStatusRead) and holds no status.addresses.
+	addressless map[topology.Ref]bool
 }
 
 // listenerStatusRead reports whether a Gateway's or ListenerSet's status
@@ -75,6 +79,12 @@ func listenerStatusRead(u *unstructured.Unstructured) bool {
 		}
 	}
 	return false
+}
+
+// statusAddressed reports whether a Gateway's status holds addresses.
+func statusAddressed(u *unstructured.Unstructured) bool {
+	addrs, _, _ := unstructured.NestedSlice(u.Object, "status", "addresses")
+	return len(addrs) > 0
 }
 
 // conditionTrue reports whether conditions (a status conditions list)
@@ -148,7 +158,7 @@ func routeParentStatuses(u *unstructured.Unstructured) []routeParentStatus {
 // routes among objs.
 func readReadiness(objs []*unstructured.Unstructured) *readiness {
 	r := &readiness{listeners: map[topology.Ref]listenerStatus{}, ports: map[topology.Ref]int64{},
-		routes: map[topology.Ref][]routeParentStatus{}, controllers: map[topology.Ref]string{}}
+		routes: map[topology.Ref][]routeParentStatus{}, controllers: map[topology.Ref]string{}, addressless: map[topology.Ref]bool{}}
 	classes := map[string]string{}
 	for _, u := range objs {
 		if gkOf(u) == topology.KindGatewayClass {
@@ -167,6 +177,9 @@ func readReadiness(objs []*unstructured.Unstructured) *readiness {
 				}
 			}
 			read, byName := listenerStatuses(u)
+			if gk == topology.KindGateway && read && !statusAddressed(u) {
+				r.addressless[obj] = true
+			}
 			specs, _, _ := unstructured.NestedSlice(u.Object, "spec", "listeners")
 			for _, l := range specs {
 				m, ok := l.(map[string]any)
@@ -266,6 +279,9 @@ func statusDigest(u *unstructured.Unstructured) string {
 			return ""
 		}
 		b.WriteString("read")
+		if gk == topology.KindGateway && !statusAddressed(u) {
+			b.WriteString("\x02no addresses")
+		}
 		names := make([]string, 0, len(byName))
 		for name := range byName {
 			names = append(names, name)
@@ -392,6 +408,31 @@ func (c *computation) hasAttachedRoutes(n topology.NodeID) bool {
 		}
 	}
 	return false
+}
+
+// hasAddresses reports whether the Gateway of listener node n (a
+// ListenerSet's listener: the Gateway above the ListenerSet) has addresses
+// (policy.ListenerAddresses), as its status says; a Gateway whose status
+// says nothing yet (a manifest) counts as having them, as it counts as
+// ready, and so does a listener whose Gateway is not among the objects.
+func (c *computation) hasAddresses(n topology.NodeID) bool {
+	if c.ready == nil {
+		return true // no status read
+	}
+	obj := c.graph.Node(n).Ref.Object()
+	if topology.IsListenerSet(obj.GroupKind()) {
+		id, ok := c.graph.Lookup(obj)
+		if !ok {
+			return true
+		}
+		for _, p := range c.graph.Node(id).Parents {
+			if r := c.graph.Node(p).Ref; r.GroupKind() == topology.KindGateway && !r.IsSection() {
+				return !c.ready.addressless[r]
+			}
+		}
+		return true
+	}
+	return !c.ready.addressless[obj]
 }
 
 // routesBelowListener are the routes that paths of kind k through

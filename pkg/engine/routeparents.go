@@ -77,10 +77,12 @@ func (c *computation) routeParentsOf(n topology.NodeID) []topology.NodeID {
 }
 
 // needsReadiness reports whether some kind reads Gateways' and routes'
-// status (readiness): for its paths, or its listeners' attached routes.
+// status (readiness): for its paths, or its listeners' attached routes
+// or Gateway addresses.
 func (c *computation) needsReadiness() bool {
 	for _, k := range c.kinds {
-		if k.ReadyPathsOnly || slices.Contains(k.EffectiveListeners, policy.ListenerAttachedRoutes) {
+		if k.ReadyPathsOnly || slices.Contains(k.EffectiveListeners, policy.ListenerAttachedRoutes) ||
+			slices.Contains(k.EffectiveListeners, policy.ListenerAddresses) {
 			return true
 		}
 	}

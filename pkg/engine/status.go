@@ -438,7 +438,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 				setsNone = setsNone && len(a.affects) == 0
 			}
 			p := c.programmedFrom(ps.p.Kind, ps.reach, setsNone, func() string { return c.cachedLossSummary(&ps.lossMsg, ps.atts) }, nil)
-			p = c.withReplacedBelow(c.withUnreadyRefs(ps.p, c.withWaiting(ps.p.Kind, c.withUnready(ps.p.Kind, ps.reach, p, accepted), accepted)), accepted)
+			p = c.withReplacedBelow(c.withUnreadyRefs(ps.p, ps.reach, c.withWaiting(ps.p.Kind, ps.reach, c.withUnready(ps.p.Kind, ps.reach, p, accepted), accepted)), accepted)
 			summary = &p
 		}
 		st.Conditions = []Condition{{Type: CondAccepted, Status: "True", Reason: ReasonAccepted, Message: msg}, *summary}
@@ -451,6 +451,9 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 		if firstBad.reason == ReasonNoValidCACertificate {
 			st.Conditions = append(st.Conditions, noValidCA.resolved)
 		}
+	case ps.missingDeps != "":
+		// No target to name (selectors, untargeted scopes).
+		st.Conditions = []Condition{{Type: CondAccepted, Status: "False", Reason: ReasonMissingDependency, Message: ps.missingDeps}}
 	default:
 		msg := "Policy has no target"
 		if len(ps.noTarget) > 0 {
@@ -944,7 +947,7 @@ func (c *computation) conflictMessage(a *attachment) string {
 func (c *computation) programmed(ps *pstate, a *attachment) Condition {
 	cond := c.programmedFrom(ps.p.Kind, a.reach, len(a.affects) == 0, func() string { return c.cachedLossSummary(&a.lossMsg, []*attachment{a}) },
 		func() string { return c.listenersLeftAlone(ps.p.Kind, a.ref.At) })
-	cond = c.withUnreadyRefs(ps.p, c.withWaiting(ps.p.Kind, c.withUnready(ps.p.Kind, a.reach, cond, []*attachment{a}), []*attachment{a}))
+	cond = c.withUnreadyRefs(ps.p, a.reach, c.withWaiting(ps.p.Kind, a.reach, c.withUnready(ps.p.Kind, a.reach, cond, []*attachment{a}), []*attachment{a}))
 	return c.withReplacedBelow(cond, []*attachment{a})
 }
 
@@ -972,6 +975,10 @@ func (c *computation) listenersLeftAlone(k *policy.Kind, at topology.Ref) string
 		case policy.ListenerAttachedRoutes:
 			if id, ok := c.graph.Lookup(at); !isListener || !ok || !c.hasAttachedRoutes(id) {
 				needs = append(needs, "routes attached")
+			}
+		case policy.ListenerAddresses:
+			if id, ok := c.graph.Lookup(at); !isListener || !ok || !c.hasAddresses(id) {
+				needs = append(needs, "addresses in its Gateway's status")
 			}
 		}
 	}

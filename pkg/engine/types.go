@@ -67,6 +67,12 @@ type Options struct {
 	// Now, when set, is the clock the data of policies' references is
 	// judged by (a CRL expires, policy.ContentCRL); time.Now otherwise.
 	Now func() time.Time
+	// ServedAPIs, when set, are the kinds the cluster serves
+	// (policy.ServedByCRDs over every CRD of the cluster): a kind whose
+	// implementation needs what is missing there (policy.Kind.Dependencies)
+	// has each policy Accepted=False, reason MissingDependency. Nil (files)
+	// judges no dependency: they count as installed.
+	ServedAPIs policy.ServedAPIs
 }
 
 // SchemaValidator checks objects of one CRD's kind against its schema
@@ -113,6 +119,10 @@ const (
 	// its implementation's configuration (a feature gate of the whole
 	// kind), so it applies nowhere.
 	ReasonDisabled = "Disabled"
+	// ReasonMissingDependency (Kuadrant's reason): the policy's
+	// implementation needs something the cluster does not have installed
+	// (policy.Kind.Dependencies), so it accepts no policy of the kind.
+	ReasonMissingDependency = "MissingDependency"
 	// ReasonTargetConflict: the policy cannot be applied to a target it
 	// shares with objects it does not target (kinds that reject route
 	// overlaps; NGINX Gateway Fabric's reason).

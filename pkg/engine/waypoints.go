@@ -248,7 +248,8 @@ func listenerNamespaces(m map[string]any) (string, labels.Selector) {
 // StatusReadChanged reports whether the engine may read a difference
 // between two copies of an object's status: of a Gateway, whether istiod
 // would take it for a waypoint yet (its status addresses); of a Gateway or
-// ListenerSet, its listeners' Programmed conditions and attached routes;
+// ListenerSet, its listeners' Programmed conditions and attached routes,
+// and whether a Gateway whose status says something has addresses;
 // of a route, its parents' controllers, parentRefs and Accepted
 // conditions (statusDigest); of a cert-manager issuer, the conditions it
 // holds True. Adapters that skip status-only updates must not skip these.

@@ -21,14 +21,18 @@ const (
 	// a Gateway whose status says nothing yet (a manifest) has the routes
 	// attache attaches there.
 	ListenerAttachedRoutes = "attached-routes"
+	// ListenerAddresses: the listener's Gateway has addresses, as its
+	// status says (status.addresses not empty); a Gateway whose status
+	// says nothing yet (a manifest) counts as having them.
+	ListenerAddresses = "addresses"
 )
 
 // listenerConditions are the conditions known, in the order shown.
-var listenerConditions = []string{ListenerHostname, ListenerTLSTerminate, ListenerAttachedRoutes}
+var listenerConditions = []string{ListenerHostname, ListenerTLSTerminate, ListenerAttachedRoutes, ListenerAddresses}
 
 // ParseEffectiveListeners reads the annotation
 // attache.dev/effective-listeners: conditions separated by commas
-// (hostname, tls-terminate, attached-routes), or "any" (nil).
+// (hostname, tls-terminate, attached-routes, addresses), or "any" (nil).
 func ParseEffectiveListeners(v string) ([]string, error) {
 	return parseAnyList(v, func(c string) error {
 		if !slices.Contains(listenerConditions, c) {

@@ -236,10 +236,30 @@ func FuzzParseObjectRefs(f *testing.F) {
 		"none", "", ";", "a kinds=Pod", "a keys=+,x", "a..b", "a[x]", "a keys=", "a kinds=", "a on=HTTPS,TLS", "a on=,",
 		"a content=crl", "a content=distinct on=TLS", "a content=", "a kinds=ConfigMap keys=lua,+ content=lua",
 		"issuerRef kinds=Issuer,ClusterIssuer ready=Ready kind=required", "a kinds=Issuer ready=", "a kind=required", "a kinds=Issuer,Secret",
+		"providerRefs[] kinds=Secret missing=not-programmed", "a missing=", "a kinds=Issuer missing=not-programmed",
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) { entriesRoundTrip(t, v, ParseObjectRefs, ObjectRefsString) })
+}
+
+// FuzzParseDependencies reads fuzz strings as the attache.dev/dependencies
+// annotation: no panic, and what it accepts is written back
+// (DependenciesString) to itself, and judged against no served kind
+// without a panic.
+func FuzzParseDependencies(f *testing.F) {
+	for _, s := range []string{
+		"Limitador Operator=Limitador.limitador.kuadrant.io/v1alpha1",
+		"Gateway API provider (istio / envoy gateway)=WasmPlugin.extensions.istio.io/v1alpha1,EnvoyFilter.networking.istio.io/v1alpha3|EnvoyPatchPolicy.gateway.envoyproxy.io/v1alpha1; Gateway API=HTTPRoute.gateway.networking.k8s.io/v1",
+		"none", "", ";", "=", "a=", "a=B", "a=B/", "a=b.c/v1", "a=B.c|", "a=B,,C", "a=B; a=C", "a=B.c/v1/v2", "a=B.c d",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		if ds := entriesRoundTrip(t, v, ParseDependencies, DependenciesString); ds != nil {
+			_ = (&Kind{Dependencies: ds}).MissingDependencies(ServedAPIs{})
+		}
+	})
 }
 
 // FuzzParseUnsupportedFields reads fuzz strings as the

@@ -122,6 +122,10 @@ type Kind struct {
 	// reference's sectionName is read as absent, the reference naming the
 	// whole object, and reported in Policy.Ignored (Istio's kinds).
 	NoSectionNames bool
+	// SectionNamesIgnored (with NoSectionNames): the kind's schema keeps
+	// a targetRef's sectionName, but its implementation does not read it
+	// (Kuadrant's extension kinds); the report says so.
+	SectionNamesIgnored bool
 	// EmptyTargetGroupCore: a targetRef without group names the core
 	// group, as Istio's PolicyTargetReference reads it (its webhook
 	// refuses {kind: Gateway} without group); otherwise a kind written
@@ -248,6 +252,13 @@ type Kind struct {
 	// MissingTargetsUnlisted). Needs Controllers; excludes
 	// OtherControllersNotProgrammed (one setting, otherControllers).
 	OtherControllersUnlisted bool
+	// Dependencies are what the kind's implementation needs installed
+	// before it accepts any policy of the kind: where the cluster's
+	// served kinds are known (engine.Options.ServedAPIs) and one is
+	// missing, each policy is Accepted=False, reason MissingDependency,
+	// and applies nowhere (Kuadrant: "[Limitador Operator] is not
+	// installed"). Empty: none.
+	Dependencies []Dependency
 	// EffectiveListeners are conditions a listener must meet to be an
 	// effective target of the kind (ListenerHostname,
 	// ListenerTLSTerminate, ListenerAttachedRoutes): Kuadrant's DNSPolicy
@@ -486,13 +497,15 @@ type Spec struct {
 	MaxTargetRefs         int
 	NoStanzas             bool
 	NoSectionNames        bool
-	EmptyTargetGroupCore  bool
-	Untargeted            UntargetedScope
-	PortSelection         PortSelection
-	RejectSharedPort      bool
-	DataPlaneTarget       bool
-	OverriddenByPresence  bool
-	ReachThroughGateway   bool
+	// SectionNamesIgnored: see Kind (it implies NoSectionNames).
+	SectionNamesIgnored  bool
+	EmptyTargetGroupCore bool
+	Untargeted           UntargetedScope
+	PortSelection        PortSelection
+	RejectSharedPort     bool
+	DataPlaneTarget      bool
+	OverriddenByPresence bool
+	ReachThroughGateway  bool
 	// SummaryIstioWaypoint: see Kind.
 	SummaryIstioWaypoint bool
 	// RouteParentRefs: see Kind.
@@ -509,6 +522,7 @@ type Spec struct {
 	OtherControllersNotProgrammed bool
 	OtherControllersUnlisted      bool
 	GatewaySectionsByName         bool
+	Dependencies                  []Dependency
 	EffectiveListeners            []string
 	ConflictScopePolicy           bool
 	RejectRouteOverlap            bool
@@ -588,7 +602,9 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingSchemaMerge, all || s.SchemaMerge, func() { k.SchemaMerge = s.SchemaMerge })
 	set(SettingMaxTargetRefs, s.MaxTargetRefs != 0, func() { k.MaxTargetRefs = s.MaxTargetRefs })
 	set(SettingStanzas, all || s.NoStanzas, func() { k.NoStanzas = s.NoStanzas })
-	set(SettingSectionNames, all || s.NoSectionNames, func() { k.NoSectionNames = s.NoSectionNames })
+	set(SettingSectionNames, all || s.NoSectionNames || s.SectionNamesIgnored, func() {
+		k.NoSectionNames, k.SectionNamesIgnored = s.NoSectionNames || s.SectionNamesIgnored, s.SectionNamesIgnored
+	})
 	set(SettingEmptyTargetGroup, s.EmptyTargetGroupCore, func() { k.EmptyTargetGroupCore = s.EmptyTargetGroupCore })
 	set(SettingUntargetedScope, s.Untargeted.Mode != UntargetedNone, func() { k.Untargeted = s.Untargeted })
 	set(SettingPortSelection, s.PortSelection.Enabled(), func() { k.PortSelection = s.PortSelection })
@@ -608,6 +624,15 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 		k.OtherControllersNotProgrammed, k.OtherControllersUnlisted = s.OtherControllersNotProgrammed, s.OtherControllersUnlisted
 	})
 	set(SettingGatewaySections, s.GatewaySectionsByName, func() { k.GatewaySectionsByName = true })
+	set(SettingDependencies, len(s.Dependencies) > 0, func() {
+		k.Dependencies = make([]Dependency, len(s.Dependencies))
+		for i, d := range s.Dependencies {
+			k.Dependencies[i] = Dependency{Name: d.Name}
+			for _, alt := range d.Alternatives {
+				k.Dependencies[i].Alternatives = append(k.Dependencies[i].Alternatives, slices.Clone(alt))
+			}
+		}
+	})
 	set(SettingEffectiveListeners, len(s.EffectiveListeners) > 0, func() { k.EffectiveListeners = slices.Clone(s.EffectiveListeners) })
 	set(SettingConflictScope, s.ConflictScopePolicy, func() { k.ConflictScopePolicy = s.ConflictScopePolicy })
 	set(SettingRouteOverlap, s.RejectRouteOverlap, func() { k.RejectRouteOverlap = s.RejectRouteOverlap })
@@ -631,7 +656,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 		k.ObjectRefs = make([]ObjectRefPath, len(s.ObjectRefs))
 		for i, r := range s.ObjectRefs {
 			k.ObjectRefs[i] = ObjectRefPath{Path: r.Path, Kinds: slices.Clone(r.Kinds), Keys: slices.Clone(r.Keys), When: r.When, On: slices.Clone(r.On), Content: r.Content,
-				Ready: r.Ready, KindRequired: r.KindRequired}
+				Ready: r.Ready, KindRequired: r.KindRequired, MissingNotProgrammed: r.MissingNotProgrammed}
 		}
 	})
 	set(SettingUnsupportedFields, len(s.UnsupportedFields) > 0, func() {
@@ -844,6 +869,14 @@ func (k *Kind) complete() error {
 			k.Origins[SettingDelegationPriority] = FromDefault
 		} else {
 			return settingErrorf(SettingDelegationPriority, "parents' policies win over children's only where policies merge down a hierarchy through HTTPRoutes: an Inherited kind, composition merge, defaults strategies only (no none, no overrides), no unsupported fields, HTTPRoute and no Namespace in the hierarchy")
+		}
+	}
+	for i, d := range k.Dependencies {
+		if err := d.validate(); err != nil {
+			return settingErrorf(SettingDependencies, "%v", err)
+		}
+		if slices.ContainsFunc(k.Dependencies[:i], func(o Dependency) bool { return o.Name == d.Name }) {
+			return settingErrorf(SettingDependencies, "dependency %q is given twice", d.Name)
 		}
 	}
 	for _, c := range k.EffectiveListeners {
@@ -1143,6 +1176,7 @@ var annotationOf = map[string]string{
 	SettingControllers:           AnnotationControllers,
 	SettingOtherControllers:      AnnotationOtherControllers,
 	SettingGatewaySections:       AnnotationGatewaySections,
+	SettingDependencies:          AnnotationDependencies,
 	SettingEffectiveListeners:    AnnotationEffectiveListeners,
 	SettingConflictScope:         AnnotationConflictScope,
 	SettingRouteOverlap:          AnnotationRouteOverlap,
@@ -1178,7 +1212,7 @@ var allSettings = []string{
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingSameLevelTies, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingAncestorLimit, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingSectionNames, SettingEmptyTargetGroup, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingReach, SettingRouteParents, SettingPathReadiness, SettingPartlyOverridden, SettingWeightAnnotation,
-	SettingDelegationPriority, SettingWaypointTargets, SettingSummary, SettingControllers, SettingOtherControllers, SettingGatewaySections, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingInvalidPolicies, SettingMissingTargets, SettingProgrammed, SettingFilterAttachment, SettingConflictFields, SettingNotInListenerSets, SettingInheritedFields,
+	SettingDelegationPriority, SettingWaypointTargets, SettingSummary, SettingControllers, SettingOtherControllers, SettingGatewaySections, SettingDependencies, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingInvalidPolicies, SettingMissingTargets, SettingProgrammed, SettingFilterAttachment, SettingConflictFields, SettingNotInListenerSets, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingClusterIPRouting, SettingObjectRefs,
 	SettingUnsupportedFields, SettingFailureStatus, SettingRouteReplacement, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingValidations, SettingFeatureGates,
 }
@@ -1316,10 +1350,16 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 			return
 		}},
 		{AnnotationSectionNames, SettingSectionNames, func(v string) (err error) {
-			var b bool
-			b, err = parseBool(v)
-			k.NoSectionNames = !b
-			return
+			if strings.TrimSpace(v) == "ignored" {
+				k.NoSectionNames, k.SectionNamesIgnored = true, true
+				return nil
+			}
+			b, err := parseBool(v)
+			if err != nil {
+				return fmt.Errorf("%q is neither true, false nor ignored", strings.TrimSpace(v))
+			}
+			k.NoSectionNames, k.SectionNamesIgnored = !b, false
+			return nil
 		}},
 		{AnnotationMaxTargetRefs, SettingMaxTargetRefs, func(v string) (err error) { k.MaxTargetRefs, err = parseMaxTargetRefs(v); return }},
 		{AnnotationMergeTypeField, SettingMergeTypeField, func(v string) error { k.MergeTypeField = strings.TrimSpace(v); return nil }},
@@ -1358,6 +1398,10 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		}},
 		{AnnotationGatewaySections, SettingGatewaySections, func(v string) (err error) {
 			k.GatewaySectionsByName, err = parseChoice(v, GatewaySectionsByName, GatewaySectionsOwn, "gateway-sections rule")
+			return
+		}},
+		{AnnotationDependencies, SettingDependencies, func(v string) (err error) {
+			k.Dependencies, err = ParseDependencies(v)
 			return
 		}},
 		{AnnotationEffectiveListeners, SettingEffectiveListeners, func(v string) (err error) {

@@ -470,6 +470,7 @@ func TestKindFromCRDInvalidAnnotations(t *testing.T) {
 		{"route replacement not a status", "Direct", map[string]string{AnnotationRouteReplacement: "5000"}, nil, annField(AnnotationRouteReplacement), "neither an HTTP status"},
 		{"route replacement without route rules", "Direct", map[string]string{AnnotationRouteReplacement: "500"}, nil, annField(AnnotationRouteReplacement), "must then be effective targets"},
 		{"empty target group word", "Direct", map[string]string{AnnotationEmptyTargetGroup: "none"}, nil, annField(AnnotationEmptyTargetGroup), `"none"`},
+		{"dependencies without a name", "Direct", map[string]string{AnnotationDependencies: "=Limitador.limitador.kuadrant.io/v1alpha1"}, nil, annField(AnnotationDependencies), "a dependency needs a name"},
 		{"effective listeners unknown condition", "Direct", map[string]string{AnnotationEffectiveListeners: "hostname,tls"}, nil, annField(AnnotationEffectiveListeners), `listener condition "tls" is not one of hostname, tls-terminate`},
 		{"effective listeners without listeners", "Direct", map[string]string{AnnotationEffectiveListeners: "hostname"}, nil, annField(AnnotationEffectiveListeners), "need listeners among the effective targets"},
 		{"controllers not a controller name", "Direct", map[string]string{AnnotationControllers: "nginx, example.com/gw"}, nil, annField(AnnotationControllers), `controller "nginx" is not a GatewayClass controllerName`},
@@ -809,8 +810,9 @@ func TestKindFromCRDSameLevelTies(t *testing.T) {
 }
 
 // TestKindFromCRDSectionNames: attache.dev/section-names "false" says the
-// kind's targetRefs have no sectionName; "true" and its absence, that they
-// have. Waypoint targets (istiod's, which reads no sectionName) need it
+// kind's targetRefs have no sectionName; "ignored", that they have one its
+// implementation does not read (a reference names the whole object either
+// way); "true" and its absence, that they have. Waypoint targets (istiod's, which reads no sectionName) need it
 // false: without the annotation the waypoint-targets annotation is blamed,
 // with "true" the section-names one.
 func TestKindFromCRDSectionNames(t *testing.T) {
@@ -823,6 +825,12 @@ func TestKindFromCRDSectionNames(t *testing.T) {
 		if k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), ann), nil); k.NoSectionNames {
 			t.Errorf("%v: NoSectionNames is on", ann)
 		}
+	}
+	if k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationSectionNames: "ignored"}), nil); !k.NoSectionNames || !k.SectionNamesIgnored {
+		t.Errorf("section-names ignored: NoSectionNames %v, SectionNamesIgnored %v; want both", k.NoSectionNames, k.SectionNamesIgnored)
+	}
+	if k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationSectionNames: "false"}), nil); k.SectionNamesIgnored {
+		t.Error("section-names false: SectionNamesIgnored is on")
 	}
 	k = mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationTargetKinds: "Service",
 		AnnotationWaypointTargets: "istio", AnnotationSectionNames: "false", AnnotationSummary: "istio-waypoint"}), nil)
@@ -840,7 +848,7 @@ func TestKindFromCRDSectionNames(t *testing.T) {
 		k, p := KindFromCRD(newCRD(policyLabel("Direct"), tc.ann), nil)
 		substr := "section names must be false (attache.dev/section-names)"
 		if tc.ann[AnnotationSectionNames] == "no" {
-			substr = `"no" is neither true nor false`
+			substr = `"no" is neither true, false nor ignored`
 		}
 		wantCRDProblem(t, k, p, tc.field, substr)
 	}

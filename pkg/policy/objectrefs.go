@@ -58,6 +58,14 @@ type ObjectRefPath struct {
 	// whatever Kinds[0] (Kuadrant links a TLSPolicy to an Issuer only
 	// when its issuerRef's kind says Issuer).
 	KindRequired bool
+	// MissingNotProgrammed: a reference that does not resolve leaves the
+	// policy accepted, and not programmed where it has effective targets
+	// (Programmed=False, reason Unknown), rather than Invalid: another
+	// component reads the object when it acts on what the implementation
+	// made for those targets (Kuadrant's DNSPolicy: the DNS operator reads
+	// the provider Secret of each DNSRecord, which is not Ready without
+	// it).
+	MissingNotProgrammed bool
 }
 
 // The kinds of ObjectRefPath.Content.
@@ -104,6 +112,9 @@ func (r ObjectRefPath) String() string {
 	}
 	if r.KindRequired {
 		s += " kind=required"
+	}
+	if r.MissingNotProgrammed {
+		s += " missing=not-programmed"
 	}
 	return s
 }
@@ -160,6 +171,8 @@ func (r ObjectRefPath) validate() error {
 		return fmt.Errorf("%s: ready=%s reads a status condition: kinds must be Issuer or ClusterIssuer (cert-manager.io)", r.Path, r.Ready)
 	case r.Ready != "" && (strings.ContainsAny(r.Ready, " ,=;/") || len(r.Ready) > 316):
 		return fmt.Errorf("%s: ready=%s: want a condition type (Ready)", r.Path, r.Ready)
+	case r.MissingNotProgrammed && (r.Content != "" || r.Ready != "" || statusHolders > 0 || len(r.On) > 0):
+		return fmt.Errorf("%s: missing=not-programmed judges whether the data holder named resolves: it takes no content=, ready=, on= nor issuer kinds", r.Path)
 	}
 	for _, proto := range r.On {
 		if proto == "" || strings.ContainsAny(proto, " ,=;*+") {
@@ -232,8 +245,13 @@ func ParseObjectRefs(v string) ([]ObjectRefPath, error) {
 					return nil, fmt.Errorf("%s: kind=%s: want kind=required", words[0], val)
 				}
 				r.KindRequired = true
+			case ok && name == "missing" && !r.MissingNotProgrammed:
+				if val != "not-programmed" {
+					return nil, fmt.Errorf("%s: missing=%s: want missing=not-programmed", words[0], val)
+				}
+				r.MissingNotProgrammed = true
 			default:
-				return nil, fmt.Errorf("%s: unexpected %q after the path (known: kinds=ConfigMap,Secret,Issuer,ClusterIssuer keys=<key>,*,+ when=<field>=<value> on=<protocol>,... content=crl|distinct|lua ready=<condition> kind=required)", words[0], w)
+				return nil, fmt.Errorf("%s: unexpected %q after the path (known: kinds=ConfigMap,Secret,Issuer,ClusterIssuer keys=<key>,*,+ when=<field>=<value> on=<protocol>,... content=crl|distinct|lua ready=<condition> kind=required missing=not-programmed)", words[0], w)
 			}
 		}
 		r = r.withDefaults()
@@ -394,6 +412,18 @@ func (p *Policy) CheckObjectRefs(keys func(topology.Ref) ([]string, bool), unrea
 // CheckObjectRefsWhere is CheckObjectRefs for the references whose path
 // judge accepts (at a target: those whose On protocols it has).
 func (p *Policy) CheckObjectRefsWhere(keys func(topology.Ref) ([]string, bool), unread func(topology.Ref) bool, granted func(topology.Ref) bool, judge func(*ObjectRefPath) bool) []ObjectRefProblem {
+	return p.checkObjectRefs(keys, unread, granted, func(path *ObjectRefPath) bool { return !path.MissingNotProgrammed && judge(path) })
+}
+
+// WaitingObjectRefs resolves the object references whose path leaves the
+// policy not programmed when they do not resolve
+// (ObjectRefPath.MissingNotProgrammed), as CheckObjectRefs does the others.
+func (p *Policy) WaitingObjectRefs(keys func(topology.Ref) ([]string, bool), unread func(topology.Ref) bool, granted func(topology.Ref) bool) []ObjectRefProblem {
+	return p.checkObjectRefs(keys, unread, granted, func(path *ObjectRefPath) bool { return path.MissingNotProgrammed })
+}
+
+// checkObjectRefs resolves the object references whose path judge accepts.
+func (p *Policy) checkObjectRefs(keys func(topology.Ref) ([]string, bool), unread func(topology.Ref) bool, granted func(topology.Ref) bool, judge func(*ObjectRefPath) bool) []ObjectRefProblem {
 	var probs []ObjectRefProblem
 	for _, ref := range p.ObjectRefs {
 		o := ref.Object

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,6 +49,12 @@ func TestParseObjectRefs(t *testing.T) {
 		{in: "a kinds=Issuer ready=a/b", err: "want a condition type"},
 		{in: "a kinds=Issuer kind=optional", err: "want kind=required"},
 		{in: "a kinds=Issuer kind=required kind=required", err: "unexpected"},
+		// Kuadrant's DNS provider Secrets: a missing one leaves the policy
+		// not programmed, not Invalid.
+		{in: "providerRefs[] missing=not-programmed", want: "providerRefs[] kinds=Secret missing=not-programmed"},
+		{in: "a missing=invalid", err: "want missing=not-programmed"},
+		{in: "a kinds=Issuer missing=not-programmed", err: "takes no content=, ready=, on= nor issuer kinds"},
+		{in: "a content=crl missing=not-programmed", err: "takes no content="},
 	} {
 		got, err := ParseObjectRefs(c.in)
 		switch {
@@ -255,5 +262,36 @@ func TestIssuerRefs(t *testing.T) {
 		if ready != c.ready {
 			t.Errorf("%s: not ready %q, want %q", c.ref, ready, c.ready)
 		}
+	}
+}
+
+// A reference at a path with missing=not-programmed never makes its
+// policy Invalid (CheckObjectRefs leaves it out) and is resolved by
+// WaitingObjectRefs instead: missing, or in a namespace no grant opens;
+// an unread one is not judged.
+func TestWaitingObjectRefs(t *testing.T) {
+	refs, err := ParseObjectRefs("providerRefs[] missing=not-programmed; other.secretRef")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := mustKind(t, Spec{Class: Direct, ObjectRefs: refs})
+	p := parse(t, k, withTargets(`"providerRefs": [{"name": "gone"}, {"name": "there"}, {"name": "far", "namespace": "other"}, {"name": "unread"}],
+  "other": {"secretRef": {"name": "gone"}}`))
+	keys := func(r topology.Ref) ([]string, bool) { return nil, r.Name == "there" || r.Name == "far" }
+	unread := func(r topology.Ref) bool { return r.Name == "unread" }
+	granted := func(topology.Ref) bool { return false }
+	var invalid, waiting []string
+	for _, pr := range p.CheckObjectRefs(keys, unread, granted) {
+		invalid = append(invalid, pr.Message)
+	}
+	for _, pr := range p.WaitingObjectRefs(keys, unread, granted) {
+		waiting = append(waiting, pr.Message)
+	}
+	if want := []string{"spec.other.secretRef: Secret ns1/gone not found"}; !slices.Equal(invalid, want) {
+		t.Errorf("CheckObjectRefs: %q, want %q", invalid, want)
+	}
+	if want := []string{"spec.providerRefs[0]: Secret ns1/gone not found",
+		"spec.providerRefs[2]: Secret other/far is in another namespace and no ReferenceGrant in namespace other allows " + p.Ref.GroupKind().String() + " from namespace ns1 to name it"}; !slices.Equal(waiting, want) {
+		t.Errorf("WaitingObjectRefs: %q, want %q", waiting, want)
 	}
 }

@@ -415,6 +415,9 @@ func (p *Policy) parseTargets(spec map[string]any, bad func(string, string, ...a
 				what = "object"
 			}
 			pr := diag.Newf(p.Ref, f+".sectionName", "sectionName is not part of %s's targetRefs; the API server drops it, so the policy targets the whole %s", p.Ref.Kind, what)
+			if p.Kind.SectionNamesIgnored {
+				pr = diag.Newf(p.Ref, f+".sectionName", "%s's implementation does not read a targetRef's sectionName, so the policy targets the whole %s", p.Ref.Kind, what)
+			}
 			ignored = &pr
 		}
 		// Tolerate "group/version" as in GEP-713's own examples.

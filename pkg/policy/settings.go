@@ -174,10 +174,12 @@ const (
 	// fields of those names are the kind's own (kgateway ListenerPolicy's
 	// `default`).
 	AnnotationStanzas = "attache.dev/stanzas"
-	// AnnotationSectionNames says ("true"/"false") whether the kind's
-	// targetRefs have a sectionName; false: its CRD's schema has none, so
-	// the API server drops one written there, and a reference names the
-	// whole object (Istio's kinds). Default true.
+	// AnnotationSectionNames says ("true"/"false"/"ignored") whether the
+	// kind's targetRefs have a sectionName; false: its CRD's schema has
+	// none, so the API server drops one written there, and a reference
+	// names the whole object (Istio's kinds); ignored: the schema keeps
+	// it, but the implementation does not read it, so a reference names
+	// the whole object too (Kuadrant's extension kinds). Default true.
 	AnnotationSectionNames = "attache.dev/section-names"
 	// AnnotationEmptyTargetGroup says what a targetRef without group
 	// names: "resolve" (default: the one known kind of that name) or
@@ -266,6 +268,11 @@ const (
 	// also the listener of that name of each ListenerSet the Gateway
 	// admits (Gloo Gateway): see Kind.GatewaySectionsByName.
 	AnnotationGatewaySections = "attache.dev/gateway-sections"
+	// AnnotationDependencies lists what the kind's implementation needs
+	// installed before it accepts a policy, told by the kinds the cluster
+	// serves: "<name>=<Kind.group/version>,...|<Kind.group/version>,...;
+	// ...", or "none" (default).
+	AnnotationDependencies = "attache.dev/dependencies"
 	// AnnotationEffectiveListeners lists (comma separated) conditions a
 	// listener must meet to be an effective target of the kind
 	// ("hostname", "tls-terminate", "attached-routes"), or "any"
@@ -460,6 +467,7 @@ const (
 	SettingControllers           = "controllers"
 	SettingOtherControllers      = "otherControllers"
 	SettingGatewaySections       = "gatewaySections"
+	SettingDependencies          = "dependencies"
 	SettingEffectiveListeners    = "effectiveListeners"
 	SettingConflictScope         = "conflictScope"
 	SettingRouteOverlap          = "routeOverlap"

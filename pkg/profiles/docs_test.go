@@ -155,8 +155,21 @@ var yamlSettings = map[string]func(p *policy.Profile, k *policy.Kind) any{
 	"featureGates":       func(_ *policy.Profile, k *policy.Kind) any { return stringers(k.FeatureGates) },
 	"portSelection":      func(_ *policy.Profile, k *policy.Kind) any { return k.PortSelection.String() },
 	// The YAML describes the rules in words: that the kind has some.
-	"validations":      func(_ *policy.Profile, k *policy.Kind) any { return len(k.Validations) > 0 },
-	"sectionNames":     func(_ *policy.Profile, k *policy.Kind) any { return !k.NoSectionNames },
+	"validations": func(_ *policy.Profile, k *policy.Kind) any { return len(k.Validations) > 0 },
+	"sectionNames": func(_ *policy.Profile, k *policy.Kind) any {
+		if k.SectionNamesIgnored {
+			return "ignored"
+		}
+		return !k.NoSectionNames
+	},
+	// The YAML names the dependencies; their kinds are in the profile.
+	"dependencies": func(_ *policy.Profile, k *policy.Kind) any {
+		names := make([]string, len(k.Dependencies))
+		for i, d := range k.Dependencies {
+			names[i] = d.Name
+		}
+		return names
+	},
 	"emptyTargetGroup": func(_ *policy.Profile, k *policy.Kind) any { return choice(k.EmptyTargetGroupCore, "core", "resolve") },
 	"stanzas":          func(_ *policy.Profile, k *policy.Kind) any { return !k.NoStanzas },
 	"schemaMerge":      func(_ *policy.Profile, k *policy.Kind) any { return k.SchemaMerge },

@@ -229,7 +229,7 @@ var builtin = func() []policy.Profile {
 			InvalidNotApplied: true,
 		}))
 	}
-	kuadrant := func(kind string, routes []topology.GroupKind, named []string) policy.Profile {
+	kuadrant := func(kind string, routes []topology.GroupKind, named []string, backend policy.Dependency) policy.Profile {
 		return entry(Kuadrant, "kuadrant.io", kind, "inherited", policy.Spec{
 			Class: policy.Inherited, Hierarchy: append(kinds(gatewayClass, gateway), routes...),
 			TargetKinds: append(kinds(gateway), routes...), EffectiveSectionKinds: routes,
@@ -258,6 +258,10 @@ var builtin = func() []policy.Profile {
 			// enforcedCondition, default branch).
 			Controllers:                   []string{IstioController, EnvoyGatewayController},
 			OtherControllersNotProgrammed: true,
+			// Accepted=False, MissingDependency, unless Gateway API, a
+			// Gateway API provider and the kind's backend operator are
+			// installed (*_policies_validator.go isMissingDependency).
+			Dependencies: []policy.Dependency{kuadrantGatewayAPI, kuadrantProvider, backend},
 		})
 	}
 	glooListener := func(kind string) policy.Profile {
@@ -509,32 +513,40 @@ var builtin = func() []policy.Profile {
 			Class: policy.Direct, TargetKinds: kinds(gateway), SameLevel: policy.SameLevelOldestWins, MaxTargetRefs: 1,
 		}), NGFExternalLoadBalancer+"=*"),
 		// Kuadrant.
-		kuadrant("RateLimitPolicy", kinds(httpRoute, grpcRoute), []string{"limits"}),
+		kuadrant("RateLimitPolicy", kinds(httpRoute, grpcRoute), []string{"limits"}, kuadrantLimitador),
 		// AuthPolicy.Rules(): response.unauthenticated and
 		// response.unauthorized are one rule each, so rules.response is a
 		// map of named rules whose success entry holds two more.
 		kuadrant("AuthPolicy", kinds(httpRoute, grpcRoute), []string{"patterns", "rules.authentication", "rules.metadata",
 			"rules.authorization", "rules.callbacks", "rules.response", "rules.response.success",
-			"rules.response.success.headers", "rules.response.success.filters"}),
+			"rules.response.success.headers", "rules.response.success.filters"}, kuadrantAuthorino),
 		// Any rule overridden makes a TokenRateLimitPolicy Enforced=False,
 		// reason Unknown ("policy rule(s) overridden: ..."), where the
 		// other two stay Enforced, "partially enforced"
 		// (tokenratelimitpolicy_status_updater.go enforcedCondition).
-		withPartlyOverriddenNotProgrammed(kuadrant("TokenRateLimitPolicy", kinds(httpRoute), []string{"limits"})),
+		withPartlyOverriddenNotProgrammed(kuadrant("TokenRateLimitPolicy", kinds(httpRoute), []string{"limits"}, kuadrantLimitador)),
 		// Kuadrant rejects a policy only when another with the same
 		// targetRefs is strictly older (dnspolicies_validator.go,
 		// tlspolicies_validator.go isConflict: CreationTimestamp.Before):
 		// policies created in the same second both stand.
 		// DNSPolicy makes records for the listeners with a hostname and
-		// attached routes only (effective_dnspolicies_reconciler.go:
-		// "listener has no hostname assigned, skipping", "listener has no
-		// attached routes, skipping record create", read from the
-		// Gateway's status.listeners); TLSPolicy (which does not read
+		// attached routes only, of Gateways with addresses
+		// (effective_dnspolicies_reconciler.go: "listener has no hostname
+		// assigned, skipping", "listener has no attached routes, skipping
+		// record create", read from the Gateway's status.listeners; "record
+		// for listener has no addresses, skipping record create", its
+		// endpoints built from status.addresses); TLSPolicy (which does not read
 		// attached routes) certificates for those that
 		// terminate TLS with Secrets of their own namespace
 		// (effective_tls_policies_reconciler.go,
 		// validateGatewayListenerBlock).
-		withEffectiveListeners(withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "DNSPolicy", "direct", policy.SameLevelOldestWins, gateway)), policy.ListenerHostname, policy.ListenerAttachedRoutes),
+		// Its provider Secret (providerRefs, in its own namespace) is read
+		// by the DNS operator for each DNSRecord, which stays not Ready
+		// without it: the policy is then not enforced where it made
+		// records (dns-operator internal/provider/factory.go ProviderFor;
+		// KO dnspolicy_status_updater.go enforcedCondition).
+		withDNSProviderSecret(withDependencies(withEffectiveListeners(withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "DNSPolicy", "direct", policy.SameLevelOldestWins, gateway)), policy.ListenerHostname, policy.ListenerAttachedRoutes, policy.ListenerAddresses),
+			kuadrantGatewayAPI, kuadrantDNSOperator)),
 		// A TLSPolicy's issuerRef names a cert-manager Issuer of its own
 		// namespace (kind Issuer) or a ClusterIssuer: one not found, or
 		// an issuerRef naming no kind (the topology links a policy to an
@@ -543,19 +555,25 @@ var builtin = func() []policy.Profile {
 		// isIssuerFound; tls_workflow.go LinkTLSPolicyToIssuerFunc); one
 		// not Ready keeps it from being enforced
 		// (tlspolicy_status_updater.go isIssuerReady).
-		withTLSIssuer(withEffectiveListeners(withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "TLSPolicy", "direct", policy.SameLevelOldestWins, gateway)), policy.ListenerHostname, policy.ListenerTLSTerminate)),
+		withDependencies(withTLSIssuer(withEffectiveListeners(withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "TLSPolicy", "direct", policy.SameLevelOldestWins, gateway)), policy.ListenerHostname, policy.ListenerTLSTerminate)),
+			kuadrantGatewayAPI, kuadrantCertManager),
 		// Kuadrant's extension kinds that feed its data plane directly
 		// (the translated PlanPolicy and OIDCPolicy are not policy kinds
 		// here). TelemetryPolicy: each adds its metric labels to its
 		// Gateway's configuration; a label two set is taken from either
 		// (a map walk). ThreatPolicy: each adds its threat check to the
-		// routes of its Gateway or to its route, all of them kept.
+		// routes of its Gateway or to its route, all of them kept. Both
+		// key what they register by the target's kind, namespace and name,
+		// never its sectionName (internal/extension/manager.go
+		// createLocatorFromProtobuf, PipelineCommit's TargetRef).
 		entry(Kuadrant, "extensions.kuadrant.io", "TelemetryPolicy", "", policy.Spec{
 			Class: policy.Direct, TargetKinds: kinds(gateway), Composition: policy.CompositionAdditive, MaxTargetRefs: 1,
+			SectionNamesIgnored: true,
 		}),
 		entry(Kuadrant, "extensions.kuadrant.io", "ThreatPolicy", "", policy.Spec{
 			Class: policy.Inherited, Hierarchy: kinds(gateway, httpRoute), TargetKinds: kinds(gateway, httpRoute),
 			EffectiveTargetKinds: kinds(httpRoute), Composition: policy.CompositionAdditive, MaxTargetRefs: 1,
+			SectionNamesIgnored: true,
 		}),
 		// Gloo Gateway.
 		// RouteOption: per route rule, the RouteOptions its ExtensionRef
@@ -685,6 +703,51 @@ var builtin = func() []policy.Profile {
 func withEffectiveListeners(p policy.Profile, conds ...string) policy.Profile {
 	p.Spec.EffectiveListeners = conds
 	return p
+}
+
+// withDNSProviderSecret makes a profile's kind (Kuadrant's DNSPolicy) name
+// the Secrets of its DNS provider at spec.providerRefs, whose absence
+// leaves it not programmed.
+func withDNSProviderSecret(p policy.Profile) policy.Profile {
+	p.Spec.ObjectRefs = []policy.ObjectRefPath{{Path: "providerRefs[]", Kinds: []topology.GroupKind{policy.KindSecret}, MissingNotProgrammed: true}}
+	return p
+}
+
+// withDependencies declares what a profile's kind's implementation needs
+// installed before it accepts a policy.
+func withDependencies(p policy.Profile, ds ...policy.Dependency) policy.Profile {
+	p.Spec.Dependencies = ds
+	return p
+}
+
+// Kuadrant's dependencies, as its validators name them and as it finds
+// them installed when its operator starts: the kinds served at the
+// versions it asks the API server's REST mapping for (KO
+// internal/controller/state_of_the_world.go, utils.IsCRDInstalled).
+var (
+	// kuadrantGatewayAPI: gatewayapi.IsGatewayAPIInstalled.
+	kuadrantGatewayAPI = policy.Dependency{Name: "Gateway API", Alternatives: [][]policy.APIKind{{apiKind(httpRoute, "v1")}}}
+	// kuadrantProvider: istio.IsIstioInstalled or
+	// envoygateway.IsEnvoyGatewayInstalled.
+	kuadrantProvider = policy.Dependency{Name: "Gateway API provider (istio / envoy gateway)", Alternatives: [][]policy.APIKind{
+		{apiKind(gk("extensions.istio.io", "WasmPlugin"), "v1alpha1"), apiKind(gk("networking.istio.io", "EnvoyFilter"), "v1alpha3"),
+			apiKind(gk("security.istio.io", "PeerAuthentication"), "v1")},
+		{apiKind(gk("gateway.envoyproxy.io", "EnvoyExtensionPolicy"), "v1alpha1"), apiKind(gk("gateway.envoyproxy.io", "EnvoyPatchPolicy"), "v1alpha1")},
+	}}
+	// kuadrantLimitador: the Limitador CRD of limitador-operator.
+	kuadrantLimitador = policy.Dependency{Name: "Limitador Operator", Alternatives: [][]policy.APIKind{{apiKind(gk("limitador.kuadrant.io", "Limitador"), "v1alpha1")}}}
+	// kuadrantAuthorino: authorino.IsAuthorinoOperatorInstalled.
+	kuadrantAuthorino = policy.Dependency{Name: "Authorino Operator", Alternatives: [][]policy.APIKind{
+		{apiKind(gk("operator.authorino.kuadrant.io", "Authorino"), "v1beta1"), apiKind(gk("authorino.kuadrant.io", "AuthConfig"), "v1beta3")}}}
+	// kuadrantDNSOperator: the DNSRecord CRD of dns-operator.
+	kuadrantDNSOperator = policy.Dependency{Name: "DNS Operator", Alternatives: [][]policy.APIKind{{apiKind(gk("kuadrant.io", "DNSRecord"), "v1alpha1")}}}
+	// kuadrantCertManager: gatewayapi.IsCertManagerInstalled.
+	kuadrantCertManager = policy.Dependency{Name: "Cert Manager", Alternatives: [][]policy.APIKind{{
+		apiKind(gk("cert-manager.io", "Certificate"), "v1"), apiKind(policy.KindIssuer, "v1"), apiKind(policy.KindClusterIssuer, "v1")}}}
+)
+
+func apiKind(g topology.GroupKind, version string) policy.APIKind {
+	return policy.APIKind{GroupKind: g, Version: version}
 }
 
 // withTLSIssuer makes a profile's kind (Kuadrant's TLSPolicy) name the
