@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"slices"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -222,8 +224,9 @@ func TransformStrip(in any) (any, error) {
 // TransformCRD is a cache transform that keeps of a CustomResourceDefinition
 // only what the controller reads: metadata (without managedFields), group,
 // names, scope, the versions' names, served, storage and subresources, the
-// skeleton of their schemas that says whether status.conditions is kept
-// (statusSchemaSkeleton), and the status conditions.
+// skeleton of their schemas that says whether status.conditions is kept and
+// status.ancestors required (statusSchemaSkeleton), and the status
+// conditions.
 func TransformCRD(in any) (any, error) {
 	u, ok := in.(*unstructured.Unstructured)
 	if !ok {
@@ -270,11 +273,12 @@ func TransformCRD(in any) (any, error) {
 }
 
 // statusSchemaSkeleton keeps of a CRD version's schema what
-// keepsStatusConditions reads: whether the root and status preserve
-// unknown fields, and whether status has conditions, whose own schema is
-// dropped. Without it every kind would look as if its status kept
-// conditions, and the controller would write conditions an Envoy Gateway
-// policy's schema prunes.
+// keepsStatusConditions and readCRD read: whether the root and status
+// preserve unknown fields, whether status has conditions, whose own schema
+// is dropped, and whether it requires ancestors. Without it every kind
+// would look as if its status kept conditions, and the controller would
+// write conditions an Envoy Gateway policy's schema prunes, or a status
+// without ancestors that Gateway API's PolicyStatus refuses.
 func statusSchemaSkeleton(sch map[string]any) map[string]any {
 	out := map[string]any{}
 	root, ok := sch["openAPIV3Schema"].(map[string]any)
@@ -295,6 +299,9 @@ func statusSchemaSkeleton(sch map[string]any) map[string]any {
 				if _, ok := sp["conditions"]; ok {
 					s["properties"] = map[string]any{"conditions": map[string]any{}}
 				}
+			}
+			if req, ok := st["required"].([]any); ok && slices.Contains(req, any("ancestors")) {
+				s["required"] = []any{"ancestors"}
 			}
 			r["properties"] = map[string]any{"status": s}
 		}

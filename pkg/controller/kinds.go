@@ -90,6 +90,11 @@ type crdInfo struct {
 	// status.conditions (Envoy Gateway's policies have status.ancestors
 	// only: the API server would prune summary conditions).
 	statusConditions bool
+	// statusAncestorsRequired says whether that version's schema requires
+	// status.ancestors, as Gateway API's PolicyStatus does (and every
+	// implementation's policy CRD built on it): a status without the field
+	// is refused.
+	statusAncestorsRequired bool
 	// policy says the CRD is labelled gateway.networking.k8s.io/policy or
 	// its kind has a built-in profile (when profiles are on).
 	policy  bool
@@ -140,6 +145,8 @@ func readCRD(u *unstructured.Unstructured, withProfiles bool) *crdInfo {
 		ci.version, _ = first["name"].(string)
 		_, ci.statusSubresource, _ = unstructured.NestedMap(first, "subresources", "status")
 		ci.statusConditions = keepsStatusConditions(first)
+		required, _, _ := unstructured.NestedStringSlice(first, "schema", "openAPIV3Schema", "properties", "status", "required")
+		ci.statusAncestorsRequired = slices.Contains(required, "ancestors")
 	}
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conds {

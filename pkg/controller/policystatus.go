@@ -55,9 +55,12 @@ type policyDesired struct {
 	// subresource, where every status write bumps the generation.
 	generation  int64
 	subresource bool
-	conditions  []engine.Condition
-	ancestors   []engine.Ancestor
-	omitted     int
+	// ancestorsRequired says the kind's schema requires status.ancestors:
+	// an empty list is then written as [], not removed.
+	ancestorsRequired bool
+	conditions        []engine.Condition
+	ancestors         []engine.Ancestor
+	omitted           int
 }
 
 // desiredPolicies derives the status of every policy of an owned kind
@@ -79,6 +82,9 @@ func (c *Controller) desiredPolicies(res *engine.Result, owned map[topology.Grou
 		if ci := crds[gk]; ci != nil && ci.statusSubresource {
 			d.subresource = true
 			d.generation = p.Generation
+		}
+		if ci := crds[gk]; ci != nil {
+			d.ancestorsRequired = ci.statusAncestorsRequired
 		}
 		perr := policyError(progErr, p.Ref)
 		if ci := crds[gk]; ci == nil || ci.statusConditions {
@@ -383,9 +389,17 @@ func mergePolicyStatus(obj *unstructured.Unstructured, d *policyDesired, control
 	changed := !reflect.DeepEqual(normConditions(oldOwnedConds), normConditions(ourConds)) ||
 		!reflect.DeepEqual(normAncestors(oldOurs), normAncestors(newOurs)) ||
 		len(oldOurs) != len(newOurs)
+	anc := listOrNil(append(others, newOurs...))
+	if _, had := status["ancestors"]; anc == nil && (had || d.ancestorsRequired) {
+		// Removing the field would be refused by a schema requiring it
+		// (Gateway API's PolicyStatus and the policy CRDs built on it: 422
+		// "status.ancestors: Required value"), and the entry we mean to
+		// remove would stay. No known schema sets minItems on it.
+		anc = []any{}
+	}
 	out := map[string]any{
 		"conditions": listOrNil(newConds),
-		"ancestors":  listOrNil(append(others, newOurs...)),
+		"ancestors":  anc,
 	}
 	return out, changed
 }
