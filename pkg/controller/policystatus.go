@@ -267,6 +267,10 @@ func (c *Controller) writePolicy(ctx context.Context, d *policyDesired, now time
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
+		if refusedWrite(err) {
+			c.markRejected(obj, d.gvk, d.key, d.fingerprint(), "policy status", err)
+			return nil
+		}
 		return err
 	}
 }
