@@ -264,7 +264,7 @@ func (a *Admission) leading() bool {
 // the kinds that became watchable.
 func (a *Admission) refreshOwn(ctx context.Context, crds map[topology.GroupKind]*crdInfo) (*engine.Result, error) {
 	want := a.c.wantedKinds(crds)
-	a.c.resolveHolderVersions(ctx, want)
+	a.c.resolveHolderVersions(ctx, want, crds)
 	if err := a.syncWatches(ctx, want, crds); err != nil {
 		return nil, err
 	}

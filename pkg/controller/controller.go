@@ -837,7 +837,8 @@ func holderData(u *unstructured.Unstructured) [5]any {
 
 // crdHandler schedules a recomputation on changes of the CRDs that matter:
 // policy kinds (labelled, before or after), Go-registered kinds, the
-// topology kinds and the GatewayClass parameter kinds.
+// topology kinds, the GatewayClass parameter kinds and the holder kinds
+// served by CRDs (crdHolders).
 func (c *Controller) crdHandler() toolscache.ResourceEventHandler {
 	relevant := func(obj any) bool {
 		if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
@@ -858,7 +859,9 @@ func (c *Controller) crdHandler() toolscache.ResourceEventHandler {
 				return true
 			}
 		}
-		return slices.Contains(profiles.ClassParametersKinds, ci.gk)
+		// cert-manager installed or removed: its issuers are watched, or
+		// no longer, when a policy kind names them.
+		return slices.Contains(profiles.ClassParametersKinds, ci.gk) || crdHolders[ci.gk]
 	}
 	return toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {

@@ -58,7 +58,8 @@ var holderResources = map[topology.GroupKind]string{
 }
 
 // discoveredHolders are the holder kinds whose served version is found
-// through discovery, with the versions looked for, preferred first:
+// through discovery (or their CRD: crdHolders), with the versions looked
+// for, preferred first:
 // ClusterTrustBundle is v1 in recent Kubernetes releases, v1beta1 or
 // v1alpha1 behind a feature gate in older ones, and often not served at
 // all. A kind not served is not watched: the objects a policy names
@@ -72,6 +73,16 @@ var discoveredHolders = map[topology.GroupKind][]string{
 	policy.KindClusterIssuer: {"v1"},
 }
 
+// crdHolders are the holder kinds of discoveredHolders that CRDs serve
+// (cert-manager's): whether and at which version they are served is read
+// from their CRD, which the controller watches, so that cert-manager
+// installed (or removed) after the controller started is picked up at
+// once; the others (ClusterTrustBundle, built in) are asked of discovery.
+var crdHolders = map[topology.GroupKind]bool{
+	policy.KindIssuer:        true,
+	policy.KindClusterIssuer: true,
+}
+
 // crdInfo is what the controller needs from a CustomResourceDefinition.
 type crdInfo struct {
 	name   string
@@ -81,7 +92,9 @@ type crdInfo struct {
 	scope  string
 	// version is the version watched: the storage version when served,
 	// else the first served one; "" when none is served.
-	version     string
+	version string
+	// served are the versions served.
+	served      []string
 	established bool
 	// statusSubresource says whether that version has the status
 	// subresource: policy status is then patched there, else on the object.
@@ -147,6 +160,14 @@ func readCRD(u *unstructured.Unstructured, withProfiles bool) *crdInfo {
 		ci.statusConditions = keepsStatusConditions(first)
 		required, _, _ := unstructured.NestedStringSlice(first, "schema", "openAPIV3Schema", "properties", "status", "required")
 		ci.statusAncestorsRequired = slices.Contains(required, "ancestors")
+	}
+	versions, _, _ := unstructured.NestedSlice(u.Object, "spec", "versions")
+	for _, v := range versions {
+		if m, ok := v.(map[string]any); ok && m["served"] == true {
+			if name, ok := m["name"].(string); ok {
+				ci.served = append(ci.served, name)
+			}
+		}
 	}
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conds {
@@ -305,7 +326,7 @@ func (c *Controller) wantedKinds(crds map[topology.GroupKind]*crdInfo) map[topol
 // Only the controller's worker calls it.
 func (c *Controller) syncInformers(ctx context.Context, crds map[topology.GroupKind]*crdInfo) (bool, error) {
 	want := c.wantedKinds(crds)
-	undiscovered := c.resolveHolderVersions(ctx, want)
+	undiscovered := c.resolveHolderVersions(ctx, want, crds)
 	var add []*watch
 	// Only this worker changes c.watches; the lock is for the event
 	// handlers' reads, and is not held across API calls.
@@ -441,17 +462,25 @@ func (c *Controller) syncInformers(ctx context.Context, crds map[topology.GroupK
 }
 
 // resolveHolderVersions sets the version of the wanted holder kinds of
-// discoveredHolders to the one the API server serves (servedVersion), and
-// takes out of want those it does not serve, and those whose discovery
-// failed, which it returns: references to them are then not judged.
-func (c *Controller) resolveHolderVersions(ctx context.Context, want map[topology.GroupKind]*watch) map[topology.GroupKind]bool {
+// discoveredHolders to the one the API server serves (crdHolders: the
+// first of the versions looked for that their established CRD serves;
+// the others: servedVersion), and takes out of want those it does not
+// serve, and those whose discovery failed, which it returns: references
+// to them are then not judged.
+func (c *Controller) resolveHolderVersions(ctx context.Context, want map[topology.GroupKind]*watch, crds map[topology.GroupKind]*crdInfo) map[topology.GroupKind]bool {
 	var failed map[topology.GroupKind]bool
 	for gk, versions := range discoveredHolders {
 		w := want[gk]
 		if w == nil || w.role != roleHolder {
 			continue
 		}
-		v, err := c.servedVersion(ctx, gk, w.resource, versions)
+		var v string
+		var err error
+		if crdHolders[gk] {
+			v = c.crdServedVersion(gk, crds[gk], versions)
+		} else {
+			v, err = c.servedVersion(ctx, gk, w.resource, versions)
+		}
 		switch {
 		case err != nil:
 			delete(want, gk)
@@ -507,7 +536,32 @@ func (c *Controller) servedVersion(ctx context.Context, gk topology.GroupKind, r
 	if err := ctx.Err(); err != nil && res.err != nil {
 		return "", res.err // cancelled: not an answer to keep
 	}
+	c.noteServed(gk, res)
+	return res.version, res.err
+}
+
+// crdServedVersion returns the first of versions that ci, the CRD of a
+// holder kind of crdHolders, serves once established; "" when none, or
+// when there is no such CRD.
+func (c *Controller) crdServedVersion(gk topology.GroupKind, ci *crdInfo, versions []string) string {
+	res := discoveryResult{at: time.Now()}
+	if ci != nil && ci.established {
+		for _, v := range versions {
+			if slices.Contains(ci.served, v) {
+				res.version = v
+				break
+			}
+		}
+	}
+	c.noteServed(gk, res)
+	return res.version
+}
+
+// noteServed records whether a holder kind is served, and logs it when
+// that changed.
+func (c *Controller) noteServed(gk topology.GroupKind, res discoveryResult) {
 	c.accessMu.Lock()
+	prev, ok := c.discovered[gk]
 	c.discovered[gk] = res
 	c.accessMu.Unlock()
 	if !ok || prev.version != res.version || (prev.err == nil) != (res.err == nil) {
@@ -518,7 +572,6 @@ func (c *Controller) servedVersion(ctx context.Context, gk topology.GroupKind, r
 			c.log.Info("holder kind not served by the API server: not watched, references to its objects are not found", "kind", gk.String())
 		}
 	}
-	return res.version, res.err
 }
 
 // watchOf returns the watch of a kind, or nil.
