@@ -381,7 +381,7 @@ func (a *Admission) syncWatches(ctx context.Context, want map[topology.GroupKind
 			continue
 		}
 		if !ok {
-			if w.role == roleTopology {
+			if w.role == roleTopology && !optionalTopology[gk] {
 				errs = append(errs, fmt.Errorf("cannot list and watch %s: forbidden", gk))
 			}
 			continue

@@ -63,11 +63,12 @@ type Controller struct {
 	recorder recorder.EventRecorder
 	log      logr.Logger
 	goKinds  map[topology.GroupKind]bool
-	// unreadHolders are the CA certificate holder kinds wanted but not
-	// readable (RBAC, or a failed discovery of their version): the engine
-	// does not judge references to them.
-	// Under mu.
-	unreadHolders map[topology.GroupKind]bool
+	// unreadKinds are the holder kinds (CA certificates, object
+	// references) and the optional topology kinds (optionalTopology)
+	// wanted but not readable (RBAC, or a failed discovery of a holder's
+	// version): the engine does not judge references to them, nor targets
+	// of them. Under mu.
+	unreadKinds map[topology.GroupKind]bool
 	// unreadParams are the GatewayClass parameter kinds wanted but not
 	// readable (RBAC), once logged: logged again only after they were
 	// watched. Under mu.
@@ -230,7 +231,7 @@ func (c *Controller) newEngine() *engine.Incremental {
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			// ServiceImports are not watched: a missing one says nothing.
-			return c.unreadHolders[r.GroupKind()] || r.GroupKind() == topology.KindServiceImport
+			return c.unreadKinds[r.GroupKind()] || r.GroupKind() == topology.KindServiceImport
 		},
 	})
 }

@@ -33,6 +33,25 @@ var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1
 // which Gateway API releases before v1.5 lack).
 var topologyKinds = gatewayapi.Kinds
 
+// optionalTopology are the topology kinds the controller computes without
+// when it may not list and watch them (a ClusterRole older than the kind's
+// rule, or a custom one), as for holders: logged once, their objects are
+// left out and targets of them not judged (engine.Options.Unread). Each
+// is served only on some clusters (XListenerSet by Gateway API's
+// experimental channel before v1.5, which Gloo Gateway and kgateway
+// install; ListenerSet from v1.5; Istio's ServiceEntry; Envoy Gateway's
+// Backend), and was added to the shipped ClusterRole after the others:
+// without them the computation is the one of the releases that did not
+// read them. The other topology kinds are needed: without one, targets
+// would look missing and policies would be written TargetNotFound, so the
+// controller waits for access.
+var optionalTopology = map[topology.GroupKind]bool{
+	topology.KindListenerSet:         true,
+	topology.KindXListenerSet:        true,
+	topology.KindServiceEntry:        true,
+	topology.KindEnvoyGatewayBackend: true,
+}
+
 // coreVersions are the versions of the topology kinds served without a CRD.
 var coreVersions = map[topology.GroupKind]string{
 	topology.KindNamespace: "v1",
@@ -371,7 +390,7 @@ func (c *Controller) syncInformers(ctx context.Context, crds map[topology.GroupK
 	// those still not added, recomputed for those tried now.
 	unread := map[topology.GroupKind]bool{}
 	c.mu.Lock()
-	for gk := range c.unreadHolders {
+	for gk := range c.unreadKinds {
 		if want[gk] != nil && c.watches[gk] == nil {
 			unread[gk] = true
 		}
@@ -398,8 +417,9 @@ func (c *Controller) syncInformers(ctx context.Context, crds map[topology.GroupK
 				// blocking every other kind.
 				continue
 			}
-			if w.role == roleHolder {
-				// References to the holders are then not judged.
+			if w.role == roleHolder || (w.role == roleTopology && optionalTopology[w.gk]) {
+				// References to the holders, and targets of the
+				// optional topology kind, are then not judged.
 				unread[w.gk] = true
 				continue
 			}
@@ -443,9 +463,17 @@ func (c *Controller) syncInformers(ctx context.Context, crds map[topology.GroupK
 		c.log.Info("watching", "kind", w.gk.String(), "version", w.gvk.Version, "policy", w.role == rolePolicy)
 	}
 	c.mu.Lock()
-	changed := !stdmaps.Equal(unread, c.unreadHolders)
-	c.unreadHolders = unread
+	changed := !stdmaps.Equal(unread, c.unreadKinds)
+	c.unreadKinds = unread
 	c.mu.Unlock()
+	for gk := range unread {
+		if optionalTopology[gk] {
+			// Nothing else may happen to ask again: a grant is picked
+			// up when the denial is no longer trusted.
+			c.queue.AddAfter(itemRecompute, recheckAccess)
+			break
+		}
+	}
 	if changed {
 		// The engine judged references with the other set: start over.
 		c.resetEngine()
@@ -644,6 +672,15 @@ func (c *Controller) canWatch(ctx context.Context, w *watch) (bool, error) {
 		case roleHolder:
 			// The shipped ClusterRole leaves Secrets out on purpose.
 			c.log.Info("not watching a kind policies name for its data: list and watch are not allowed; references to it are not judged", "kind", w.gk.String(), "resource", w.resource)
+		case roleTopology:
+			if optionalTopology[w.gk] {
+				// A ClusterRole older than the kind's rule: the image
+				// upgraded without deploy/ applied again.
+				c.log.Error(nil, "not watching a topology kind: list and watch are not allowed; computing without its objects (policies targeting them are not judged, routes attached to them are left unattached); grant it to the controller (deploy/base/clusterrole.yaml)",
+					"kind", w.gk.String(), "resource", w.resource)
+				break
+			}
+			c.log.Error(nil, "cannot list and watch a kind the engine needs; waiting for access", "kind", w.gk.String(), "resource", w.resource)
 		default:
 			c.log.Error(nil, "cannot list and watch a kind the engine needs; waiting for access", "kind", w.gk.String(), "resource", w.resource)
 		}

@@ -78,6 +78,11 @@ func (c *Controller) desiredPolicies(res *engine.Result, owned map[topology.Grou
 		if w == nil {
 			continue
 		}
+		if len(st.Ancestors) == 0 && len(st.UnreadTargets) > 0 {
+			// Its targets could not be read: not judged, its status is
+			// left as it is.
+			continue
+		}
 		d := &policyDesired{key: keyOfRef(p.Ref), gvk: w.gvk, ref: p.Ref, omitted: st.AncestorsOmitted}
 		if ci := crds[gk]; ci != nil && ci.statusSubresource {
 			d.subresource = true
