@@ -23,7 +23,8 @@ import (
 // without their schemas, which are most of their size (the Gateway API's
 // are hundreds of kilobytes each), but for the skeleton that says whether
 // a version's status keeps conditions (statusSchemaSkeleton),
-// ConfigMaps and Secrets without their values (TransformHolder),
+// ConfigMaps and Secrets with a token of what is read of each value in
+// place of the value (TransformHolder),
 // ClusterTrustBundles without their certificates (TransformTrustBundle),
 // cert-manager's issuers with their status conditions only
 // (TransformIssuer), GatewayClass parameters with what the engine reads
@@ -124,12 +125,17 @@ func TransformIssuer(in any) (any, error) {
 
 // TransformHolder is a cache transform for ConfigMaps and Secrets, watched
 // for the data policies name: the engine reads which data keys they have
-// and, of the values, only a keyed digest and a CRL's validity (package
-// holderdata), so each value is replaced by those (a Secret's content
-// never stays in the controller's memory, and large ConfigMaps cost no
-// more than small ones). Objects that are not unstructured, such as the
-// typed Secrets other components read through the manager, are left
-// alone.
+// and, of the values, only a keyed digest, a CRL's validity and, of a
+// ConfigMap data value naming an Envoy Lua entry point, the verdicts of
+// the checks of the script (package holderdata), so each value is
+// replaced by a token of those, the checks made here (parsing and Envoy
+// Gateway's Strict validation: about 2 ms for a script of Envoy Gateway's
+// fixtures' size, 4 ms for a 128 KiB value that does not parse). No text
+// stays in the controller's memory, a Secret's content never; a token
+// holds under 200 bytes plus the checks' error messages (at most 1 KiB
+// each), whatever the size of the value. Objects that are not
+// unstructured, such as the typed Secrets other components read through
+// the manager, are left alone.
 func TransformHolder(in any) (any, error) {
 	u, ok := in.(*unstructured.Unstructured)
 	if !ok {
