@@ -44,6 +44,49 @@ end
 		"data":     map[string]any{"lua": script, "README": strings.Repeat("notes ", 40), "version": "3"}}}
 }
 
+// issuer is a cert-manager ACME Issuer with its status, as cert-manager
+// writes them.
+func issuer(i int) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "cert-manager.io/v1", "kind": "Issuer",
+		"metadata": map[string]any{"name": fmt.Sprintf("le%d", i), "namespace": "any", "resourceVersion": "1", "generation": int64(1),
+			"uid": fmt.Sprintf("0b5e6f3a-0000-4000-8000-%012d", i)},
+		"spec": map[string]any{"acme": map[string]any{
+			"server": "https://acme-v02.api.letsencrypt.org/directory", "email": fmt.Sprintf("team%d@example.com", i),
+			"privateKeySecretRef": map[string]any{"name": fmt.Sprintf("le%d-account", i)},
+			"solvers": []any{map[string]any{"http01": map[string]any{"gatewayHTTPRoute": map[string]any{
+				"parentRefs": []any{map[string]any{"name": "edge", "namespace": "infra", "kind": "Gateway"}}}}}},
+		}},
+		"status": map[string]any{
+			"acme": map[string]any{"uri": fmt.Sprintf("https://acme-v02.api.letsencrypt.org/acme/acct/%d", 100000000+i),
+				"lastRegisteredEmail": fmt.Sprintf("team%d@example.com", i)},
+			"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "ACMEAccountRegistered",
+				"message": "The ACME account was registered with the ACME server", "lastTransitionTime": "2026-11-30T10:00:00Z", "observedGeneration": int64(1)}},
+		}}}
+}
+
+// xListenerSet is an XListenerSet of two listeners with the status its
+// implementation writes.
+func xListenerSet(i int) *unstructured.Unstructured {
+	cond := func(typ string) any {
+		return map[string]any{"type": typ, "status": "True", "reason": typ, "message": "", "lastTransitionTime": "2026-11-30T10:00:00Z", "observedGeneration": int64(1)}
+	}
+	listener := func(name string, port int64) (any, any) {
+		return map[string]any{"name": name, "protocol": "HTTPS", "port": port, "hostname": fmt.Sprintf("%s.team%d.example.com", name, i),
+				"tls":           map[string]any{"mode": "Terminate", "certificateRefs": []any{map[string]any{"name": fmt.Sprintf("%s-%d-tls", name, i)}}},
+				"allowedRoutes": map[string]any{"namespaces": map[string]any{"from": "Same"}}},
+			map[string]any{"name": name, "port": port, "attachedRoutes": int64(3),
+				"supportedKinds": []any{map[string]any{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute"}},
+				"conditions":     []any{cond("Accepted"), cond("Programmed"), cond("ResolvedRefs")}}
+	}
+	l1, s1 := listener("api", 443)
+	l2, s2 := listener("web", 8443)
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "gateway.networking.x-k8s.io/v1alpha1", "kind": "XListenerSet",
+		"metadata": map[string]any{"name": fmt.Sprintf("team%d", i), "namespace": "any", "resourceVersion": "1", "generation": int64(1),
+			"uid": fmt.Sprintf("0b5e6f3a-0000-4000-8000-%012d", i)},
+		"spec":   map[string]any{"parentRef": map[string]any{"name": "edge", "namespace": "infra"}, "listeners": []any{l1, l2}},
+		"status": map[string]any{"conditions": []any{cond("Accepted"), cond("Programmed")}, "listeners": []any{s1, s2}}}}
+}
+
 // heapPerObject is the heap n objects made by mk keep once the cache's
 // transform has run on each (the garbage of the transform collected),
 // per object.
@@ -68,8 +111,9 @@ func heapPerObject(n int, mk func(int) *unstructured.Unstructured, transform fun
 // BenchmarkCachedObjectHeap measures the heap the controller's cache keeps
 // per object of the kinds it caches transformed: a ConfigMap whose values
 // name a Lua entry point without being scripts (7 x 128 KiB, named by no
-// policy), a ConfigMap holding a script. Run with -benchtime=1x: each
-// iteration builds 200 objects.
+// policy), a ConfigMap holding a script, a cert-manager Issuer, and an
+// XListenerSet (stripped only, as every topology object). Run with
+// -benchtime=1x: each iteration builds 200 objects.
 func BenchmarkCachedObjectHeap(b *testing.B) {
 	for _, tc := range []struct {
 		name      string
@@ -78,6 +122,8 @@ func BenchmarkCachedObjectHeap(b *testing.B) {
 	}{
 		{"ConfigMap-7x128KiB-not-scripts", scriptyConfigMap, TransformHolder},
 		{"ConfigMap-Lua-script", luaConfigMap, TransformHolder},
+		{"Issuer", issuer, TransformIssuer},
+		{"XListenerSet", xListenerSet, TransformStrip},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			var per float64
