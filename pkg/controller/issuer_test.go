@@ -49,8 +49,8 @@ func certManagerCRD(kind, plural, scope string) *unstructured.Unstructured {
 func TestIssuerChangesRecompute(t *testing.T) {
 	k := newKube(t)
 	k.apply("", certManagerCRD("Issuer", "issuers", "Namespaced"), certManagerCRD("ClusterIssuer", "clusterissuers", "Cluster"))
-	defer k.delete(crdGVK, "", "issuers.cert-manager.io")
-	defer k.delete(crdGVK, "", "clusterissuers.cert-manager.io")
+	defer k.deleteCRD("issuers.cert-manager.io")
+	defer k.deleteCRD("clusterissuers.cert-manager.io")
 	k.apply("", policyCRD(gvkIssuerPolicy, "issuerpolicies", "Direct", map[string]string{
 		"attache.dev/target-kinds":  "Service",
 		policy.AnnotationObjectRefs: "issuerRef kinds=Issuer,ClusterIssuer ready=Ready kind=required",
@@ -146,8 +146,8 @@ func TestIssuerCRDsInstalledLater(t *testing.T) {
 		t.Errorf("Issuer watch = %+v, want one at v1", w)
 	}
 
-	k.delete(crdGVK, "", "issuers.cert-manager.io")
-	k.delete(crdGVK, "", "clusterissuers.cert-manager.io")
+	k.deleteCRD("issuers.cert-manager.io")
+	k.deleteCRD("clusterissuers.cert-manager.io")
 	waitAncestor(t, k, "cert-manager removed", gvk, ns, "tls", "Service/s1 False/Invalid -", "Accepted", "Programmed")
 	waitFor(t, "the Issuer watch stopped", func() string {
 		if w := r.c.watchOf(policy.KindIssuer); w != nil {

@@ -69,7 +69,7 @@ func xlsSetup(t *testing.T, role *rbacv1.ClusterRole, user, ns string) (*kube, s
 
 	k := newKube(t)
 	k.applyFile(filepath.Join(modfixtures.DirAt(t, modfixtures.GatewayAPI, "v1.4.1"), "config", "crd", "experimental", "gateway.networking.x-k8s.io_xlistenersets.yaml"), "")
-	t.Cleanup(func() { k.delete(crdGVK, "", "xlistenersets.gateway.networking.x-k8s.io") })
+	t.Cleanup(func() { k.deleteCRD("xlistenersets.gateway.networking.x-k8s.io") })
 	k.apply("", policyCRD(gvk, "xlspolicies", "Direct", map[string]string{
 		"attache.dev/target-kinds": "Gateway,XListenerSet.gateway.networking.x-k8s.io",
 		AnnotationOwnedBy:          testControllerName,
