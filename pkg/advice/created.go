@@ -17,7 +17,10 @@ import (
 // by. For a route: those attached (accepted, of a kind whose hierarchy
 // holds the route's kind) to a level above it — the Gateways and listeners
 // its parentRefs name and what is above them, its Namespace — or naming
-// the route itself. For another kind (a Service, a Gateway, a Namespace):
+// the route itself. For a ListenerSet or XListenerSet: those attached to
+// the Gateway its spec.parentRef names or above it (whether that Gateway's
+// allowedListeners admits it is not judged, as a route's allowedRoutes
+// are not), or naming it. For another kind (a Service, a Gateway, a Namespace):
 // those naming it, by name or label selector, and for a backend those
 // attached to the routes and rules naming it (referrers) or above them. Each with the fields it
 // sets. The new object is not in res, so this is read from the policies'
@@ -44,6 +47,16 @@ func Created(res *engine.Result, obj *unstructured.Unstructured, ref topology.Re
 			levels[topology.Ref{Kind: topology.KindNamespace.Kind, Name: r.Namespace}] = true
 			if ref.Namespace != "" {
 				levels[topology.Ref{Kind: topology.KindNamespace.Kind, Name: ref.Namespace}] = true
+			}
+		}
+	}
+	if gk := ref.GroupKind(); gk == topology.KindListenerSet || gk == topology.KindXListenerSet {
+		// Its Gateway (spec.parentRef, which names no section) and every
+		// level above it; the Gateway's own listeners are beside it, not
+		// above.
+		if m, ok, _ := unstructured.NestedMap(obj.Object, "spec", "parentRef"); ok {
+			if id, ok := res.Graph.Lookup(gatewayapi.ParentRefOf(m, ref.Namespace).Object()); ok {
+				addAncestors(res.Graph, levels, id)
 			}
 		}
 	}

@@ -269,7 +269,7 @@ func (a *Admission) leading() bool {
 // the kinds that became watchable.
 func (a *Admission) refreshOwn(ctx context.Context, crds map[topology.GroupKind]*crdInfo) (*engine.Result, error) {
 	want := a.c.wantedKinds(crds)
-	a.c.resolveHolderVersions(ctx, want)
+	a.c.resolveHolderVersions(ctx, want, crds)
 	if err := a.syncWatches(ctx, want, crds); err != nil {
 		return nil, err
 	}
@@ -387,7 +387,7 @@ func (a *Admission) syncWatches(ctx context.Context, want map[topology.GroupKind
 			continue
 		}
 		if !ok {
-			if w.role == roleTopology {
+			if w.role == roleTopology && !optionalTopology[gk] {
 				errs = append(errs, fmt.Errorf("cannot list and watch %s: forbidden", gk))
 			}
 			continue

@@ -16,7 +16,9 @@ import (
 
 	"github.com/go-logr/logr"
 	"golang.org/x/time/rate"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -63,11 +65,12 @@ type Controller struct {
 	recorder recorder.EventRecorder
 	log      logr.Logger
 	goKinds  map[topology.GroupKind]bool
-	// unreadHolders are the CA certificate holder kinds wanted but not
-	// readable (RBAC, or a failed discovery of their version): the engine
-	// does not judge references to them.
-	// Under mu.
-	unreadHolders map[topology.GroupKind]bool
+	// unreadKinds are the holder kinds (CA certificates, object
+	// references) and the optional topology kinds (optionalTopology)
+	// wanted but not readable (RBAC, or a failed discovery of a holder's
+	// version): the engine does not judge references to them, nor targets
+	// of them. Under mu.
+	unreadKinds map[topology.GroupKind]bool
 	// unreadParams are the GatewayClass parameter kinds wanted but not
 	// readable (RBAC), once logged: logged again only after they were
 	// watched. Under mu.
@@ -128,6 +131,11 @@ type Controller struct {
 	// full to the fingerprint of that content: it is not written again
 	// until the desired content changes.
 	unsettledWrites map[objKey]string
+	// rejectedWrites maps objects whose write the API server refused
+	// (refusedWrite: the same body would be refused again) to the
+	// fingerprint of that content: not written again until it changes, its
+	// kind's CRD changes, or the next resync.
+	rejectedWrites map[objKey]string
 	// noPatch are the EffectivePolicies where our entry is not the first
 	// (another controller's is): their changes are applied whole.
 	noPatch  map[objKey]bool
@@ -181,6 +189,7 @@ func New(mgr manager.Manager, opts Options) (*Controller, error) {
 		effective:       map[objKey]*effectiveDesired{},
 		stale:           map[objKey]map[string]bool{},
 		unsettledWrites: map[objKey]string{},
+		rejectedWrites:  map[objKey]string{},
 		noPatch:         map[objKey]bool{},
 		invalidCRDs:     map[string]string{},
 		access:          map[topology.GroupKind]access{},
@@ -233,7 +242,7 @@ func (c *Controller) newEngine(served policy.ServedAPIs) *engine.Incremental {
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			// ServiceImports are not watched: a missing one says nothing.
-			return c.unreadHolders[r.GroupKind()] || r.GroupKind() == topology.KindServiceImport
+			return c.unreadKinds[r.GroupKind()] || r.GroupKind() == topology.KindServiceImport
 		},
 	})
 }
@@ -430,9 +439,10 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	case itemRecompute, itemResync:
 		if item == itemResync {
 			// A full computation too, as a safety net under the
-			// incremental ones.
+			// incremental ones; refused writes are tried again.
 			c.resetEngine()
 			c.compareAll = true
+			c.forgetRejected(topology.GroupKind{})
 		}
 		t0 := time.Now()
 		err := c.safeRecompute(ctx)
@@ -886,8 +896,9 @@ func holderData(u *unstructured.Unstructured) [5]any {
 
 // crdHandler schedules a recomputation on changes of the CRDs that matter:
 // policy kinds (labelled, before or after), Go-registered kinds, the
-// topology kinds, the GatewayClass parameter kinds and the kinds policy
-// kinds' dependencies name.
+// topology kinds, the GatewayClass parameter kinds, the kinds policy
+// kinds' dependencies name and the holder kinds served by CRDs
+// (crdHolders).
 func (c *Controller) crdHandler() toolscache.ResourceEventHandler {
 	relevant := func(obj any) bool {
 		if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
@@ -898,6 +909,8 @@ func (c *Controller) crdHandler() toolscache.ResourceEventHandler {
 			return true
 		}
 		ci := readCRD(u, !c.opts.DisableProfiles)
+		// Its schema may take now what the API server refused.
+		c.forgetRejected(ci.gk)
 		if ci.policy || c.goKinds[ci.gk] || c.isDependencyKind(ci.gk) {
 			return true
 		}
@@ -906,7 +919,9 @@ func (c *Controller) crdHandler() toolscache.ResourceEventHandler {
 				return true
 			}
 		}
-		return slices.Contains(profiles.ClassParametersKinds, ci.gk)
+		// cert-manager installed or removed: its issuers are watched, or
+		// no longer, when a policy kind names them.
+		return slices.Contains(profiles.ClassParametersKinds, ci.gk) || crdHolders[ci.gk]
 	}
 	return toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
@@ -1025,12 +1040,57 @@ func (c *Controller) markUnsettled(k objKey, fingerprint, what string) {
 }
 
 // unsettled reports whether this content was already written to the object
-// and not kept.
+// and not kept, or refused.
 func (c *Controller) unsettled(k objKey, fingerprint string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if f, ok := c.rejectedWrites[k]; ok && f == fingerprint {
+		return true
+	}
 	f, ok := c.unsettledWrites[k]
 	return ok && f == fingerprint
+}
+
+// refusedWrite reports whether the API server refused a write for what it
+// holds (422 Invalid: a schema or validation rule; 400; 403: RBAC or an
+// admission webhook; 413): sending the same body again gets the same
+// answer, where a conflict, a timeout or an unavailable server may not.
+func refusedWrite(err error) bool {
+	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) || apierrors.IsRequestEntityTooLargeError(err)
+}
+
+// markRejected records that the API server refused the content written to
+// an object (refusedWrite), and says so once per content, in the log and
+// in a Warning Event on the object: it is not written again until the
+// content changes, the kind's CRD changes (forgetRejected) or the next
+// resync, so that one object the API server refuses does not fail every
+// recomputation, and the others keep being written.
+func (c *Controller) markRejected(u *unstructured.Unstructured, gvk schema.GroupVersionKind, k objKey, fingerprint, what string, err error) {
+	c.mu.Lock()
+	said := c.rejectedWrites[k] == fingerprint
+	c.rejectedWrites[k] = fingerprint
+	c.mu.Unlock()
+	if said {
+		return
+	}
+	c.log.Error(err, "the API server refused the "+what+" written; not writing it again until it changes", "object", k.String())
+	if u != nil {
+		ref := u.DeepCopy()
+		ref.SetGroupVersionKind(gvk)
+		c.recorder.Eventf(ref, nil, "Warning", "StatusWriteRefused", "WriteStatus", "%s", truncate("the API server refused the "+what+" attache wrote: "+err.Error()))
+	}
+}
+
+// forgetRejected drops the refused writes of the objects of a kind (its
+// CRD changed: the schema may take them now), or of every kind (gk zero).
+func (c *Controller) forgetRejected(gk topology.GroupKind) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.rejectedWrites {
+		if gk == (topology.GroupKind{}) || k.gk() == gk {
+			delete(c.rejectedWrites, k)
+		}
+	}
 }
 
 // pruneStale forgets the write records of objects that are gone (and of
@@ -1038,7 +1098,7 @@ func (c *Controller) unsettled(k objKey, fingerprint string) bool {
 func (c *Controller) pruneStale() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.stale) == 0 && len(c.unsettledWrites) == 0 {
+	if len(c.stale) == 0 && len(c.unsettledWrites) == 0 && len(c.rejectedWrites) == 0 {
 		return
 	}
 	// EffectivePolicies are not input: keep the records of those desired.
@@ -1066,6 +1126,11 @@ func (c *Controller) pruneStale() {
 	for k := range c.unsettledWrites {
 		if !present(k) {
 			delete(c.unsettledWrites, k)
+		}
+	}
+	for k := range c.rejectedWrites {
+		if !present(k) {
+			delete(c.rejectedWrites, k)
 		}
 	}
 }

@@ -425,6 +425,22 @@ func (k *kube) delete(gvk schema.GroupVersionKind, ns, name string) {
 	}
 }
 
+// deleteCRD deletes a CRD and waits until it is gone, so that a later
+// test creating it again does not meet the old one terminating.
+func (k *kube) deleteCRD(name string) {
+	k.t.Helper()
+	cl := k.dyn.Resource(crdGVR)
+	if err := cl.Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		k.t.Fatal(err)
+	}
+	waitFor(k.t, "CRD "+name+" gone", func() string {
+		if _, err := cl.Get(context.Background(), name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Sprintf("still there (%v)", err)
+		}
+		return ""
+	})
+}
+
 func (k *kube) patch(gvk schema.GroupVersionKind, ns, name, patch string, subresources ...string) *unstructured.Unstructured {
 	k.t.Helper()
 	u := &unstructured.Unstructured{}

@@ -49,8 +49,8 @@ func certManagerCRD(kind, plural, scope string) *unstructured.Unstructured {
 func TestIssuerChangesRecompute(t *testing.T) {
 	k := newKube(t)
 	k.apply("", certManagerCRD("Issuer", "issuers", "Namespaced"), certManagerCRD("ClusterIssuer", "clusterissuers", "Cluster"))
-	defer k.delete(crdGVK, "", "issuers.cert-manager.io")
-	defer k.delete(crdGVK, "", "clusterissuers.cert-manager.io")
+	defer k.deleteCRD("issuers.cert-manager.io")
+	defer k.deleteCRD("clusterissuers.cert-manager.io")
 	k.apply("", policyCRD(gvkIssuerPolicy, "issuerpolicies", "Direct", map[string]string{
 		"attache.dev/target-kinds":  "Service",
 		policy.AnnotationObjectRefs: "issuerRef kinds=Issuer,ClusterIssuer ready=Ready kind=required",
@@ -102,4 +102,57 @@ func TestIssuerChangesRecompute(t *testing.T) {
 		fmt.Sprint(cached.Object["status"]) == "<nil>" {
 		t.Errorf("cached Issuer: %s, want its status conditions and no spec", raw)
 	}
+}
+
+// TestIssuerCRDsInstalledLater: cert-manager installed after the
+// controller started is picked up when its CRDs are: the Issuers are
+// watched, and a TLSPolicy-like policy naming one is Invalid before, then
+// accepted and programmed once the Issuer exists, without a restart or
+// a resync; cert-manager removed, the watch stops and the policy is
+// Invalid again.
+func TestIssuerCRDsInstalledLater(t *testing.T) {
+	k := newKube(t)
+	gvk := schema.GroupVersionKind{Group: "issuerlate.example.com", Version: "v1", Kind: "IssuerPolicy"}
+	k.apply("", policyCRD(gvk, "issuerpolicies", "Direct", map[string]string{
+		"attache.dev/target-kinds":  "Service",
+		policy.AnnotationObjectRefs: "issuerRef kinds=Issuer,ClusterIssuer ready=Ready kind=required",
+		AnnotationOwnedBy:           testControllerName,
+	}))
+	defer k.delete(crdGVK, "", "issuerpolicies."+gvk.Group)
+	const ns = "issuer-late"
+	k.namespace(ns)
+	k.apply(ns, service("s1"), &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": gvk.GroupVersion().String(), "kind": gvk.Kind,
+		"metadata": map[string]any{"name": "tls"},
+		"spec": map[string]any{
+			"targetRefs": []any{map[string]any{"group": "", "kind": "Service", "name": "s1"}},
+			"issuerRef":  map[string]any{"group": "cert-manager.io", "kind": "Issuer", "name": "ca"},
+		},
+	}})
+	r := startController(t, Options{}, nil)
+	waitAncestor(t, k, "no cert-manager", gvk, ns, "tls", "Service/s1 False/Invalid -", "Accepted", "Programmed")
+	r.waitIdle(t, 0)
+	if w := r.c.watchOf(policy.KindIssuer); w != nil {
+		t.Fatalf("Issuers watched before cert-manager is installed: %+v", w)
+	}
+
+	k.apply("", certManagerCRD("Issuer", "issuers", "Namespaced"), certManagerCRD("ClusterIssuer", "clusterissuers", "Cluster"))
+	k.apply(ns, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "cert-manager.io/v1", "kind": "Issuer", "metadata": map[string]any{"name": "ca"},
+		"spec": map[string]any{},
+	}})
+	waitAncestor(t, k, "the Issuer created after cert-manager", gvk, ns, "tls", "Service/s1 True/Accepted True/Programmed", "Accepted", "Programmed")
+	if w := r.c.watchOf(policy.KindIssuer); w == nil || w.gvk != gvkIssuer {
+		t.Errorf("Issuer watch = %+v, want one at v1", w)
+	}
+
+	k.deleteCRD("issuers.cert-manager.io")
+	k.deleteCRD("clusterissuers.cert-manager.io")
+	waitAncestor(t, k, "cert-manager removed", gvk, ns, "tls", "Service/s1 False/Invalid -", "Accepted", "Programmed")
+	waitFor(t, "the Issuer watch stopped", func() string {
+		if w := r.c.watchOf(policy.KindIssuer); w != nil {
+			return fmt.Sprintf("still watching %v", w.gvk)
+		}
+		return ""
+	})
 }

@@ -33,6 +33,25 @@ var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1
 // which Gateway API releases before v1.5 lack).
 var topologyKinds = gatewayapi.Kinds
 
+// optionalTopology are the topology kinds the controller computes without
+// when it may not list and watch them (a ClusterRole older than the kind's
+// rule, or a custom one), as for holders: logged once, their objects are
+// left out and targets of them not judged (engine.Options.Unread). Each
+// is served only on some clusters (XListenerSet by Gateway API's
+// experimental channel before v1.5, which Gloo Gateway and kgateway
+// install; ListenerSet from v1.5; Istio's ServiceEntry; Envoy Gateway's
+// Backend), and was added to the shipped ClusterRole after the others:
+// without them the computation is the one of the releases that did not
+// read them. The other topology kinds are needed: without one, targets
+// would look missing and policies would be written TargetNotFound, so the
+// controller waits for access.
+var optionalTopology = map[topology.GroupKind]bool{
+	topology.KindListenerSet:         true,
+	topology.KindXListenerSet:        true,
+	topology.KindServiceEntry:        true,
+	topology.KindEnvoyGatewayBackend: true,
+}
+
 // coreVersions are the versions of the topology kinds served without a CRD.
 var coreVersions = map[topology.GroupKind]string{
 	topology.KindNamespace: "v1",
@@ -58,7 +77,8 @@ var holderResources = map[topology.GroupKind]string{
 }
 
 // discoveredHolders are the holder kinds whose served version is found
-// through discovery, with the versions looked for, preferred first:
+// through discovery (or their CRD: crdHolders), with the versions looked
+// for, preferred first:
 // ClusterTrustBundle is v1 in recent Kubernetes releases, v1beta1 or
 // v1alpha1 behind a feature gate in older ones, and often not served at
 // all. A kind not served is not watched: the objects a policy names
@@ -72,6 +92,16 @@ var discoveredHolders = map[topology.GroupKind][]string{
 	policy.KindClusterIssuer: {"v1"},
 }
 
+// crdHolders are the holder kinds of discoveredHolders that CRDs serve
+// (cert-manager's): whether and at which version they are served is read
+// from their CRD, which the controller watches, so that cert-manager
+// installed (or removed) after the controller started is picked up at
+// once; the others (ClusterTrustBundle, built in) are asked of discovery.
+var crdHolders = map[topology.GroupKind]bool{
+	policy.KindIssuer:        true,
+	policy.KindClusterIssuer: true,
+}
+
 // crdInfo is what the controller needs from a CustomResourceDefinition.
 type crdInfo struct {
 	name   string
@@ -81,7 +111,9 @@ type crdInfo struct {
 	scope  string
 	// version is the version watched: the storage version when served,
 	// else the first served one; "" when none is served.
-	version     string
+	version string
+	// served are the versions served.
+	served      []string
 	established bool
 	// statusSubresource says whether that version has the status
 	// subresource: policy status is then patched there, else on the object.
@@ -90,6 +122,11 @@ type crdInfo struct {
 	// status.conditions (Envoy Gateway's policies have status.ancestors
 	// only: the API server would prune summary conditions).
 	statusConditions bool
+	// statusAncestorsRequired says whether that version's schema requires
+	// status.ancestors, as Gateway API's PolicyStatus does (and every
+	// implementation's policy CRD built on it): a status without the field
+	// is refused.
+	statusAncestorsRequired bool
 	// policy says the CRD is labelled gateway.networking.k8s.io/policy or
 	// its kind has a built-in profile (when profiles are on).
 	policy  bool
@@ -144,6 +181,16 @@ func readCRD(u *unstructured.Unstructured, withProfiles bool) *crdInfo {
 		ci.version, _ = first["name"].(string)
 		_, ci.statusSubresource, _ = unstructured.NestedMap(first, "subresources", "status")
 		ci.statusConditions = keepsStatusConditions(first)
+		required, _, _ := unstructured.NestedStringSlice(first, "schema", "openAPIV3Schema", "properties", "status", "required")
+		ci.statusAncestorsRequired = slices.Contains(required, "ancestors")
+	}
+	versions, _, _ := unstructured.NestedSlice(u.Object, "spec", "versions")
+	for _, v := range versions {
+		if m, ok := v.(map[string]any); ok && m["served"] == true {
+			if name, ok := m["name"].(string); ok {
+				ci.served = append(ci.served, name)
+			}
+		}
 	}
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conds {
@@ -302,7 +349,7 @@ func (c *Controller) wantedKinds(crds map[topology.GroupKind]*crdInfo) map[topol
 // Only the controller's worker calls it.
 func (c *Controller) syncInformers(ctx context.Context, crds map[topology.GroupKind]*crdInfo) (bool, error) {
 	want := c.wantedKinds(crds)
-	undiscovered := c.resolveHolderVersions(ctx, want)
+	undiscovered := c.resolveHolderVersions(ctx, want, crds)
 	var add []*watch
 	// Only this worker changes c.watches; the lock is for the event
 	// handlers' reads, and is not held across API calls.
@@ -347,7 +394,7 @@ func (c *Controller) syncInformers(ctx context.Context, crds map[topology.GroupK
 	// those still not added, recomputed for those tried now.
 	unread := map[topology.GroupKind]bool{}
 	c.mu.Lock()
-	for gk := range c.unreadHolders {
+	for gk := range c.unreadKinds {
 		if want[gk] != nil && c.watches[gk] == nil {
 			unread[gk] = true
 		}
@@ -374,8 +421,9 @@ func (c *Controller) syncInformers(ctx context.Context, crds map[topology.GroupK
 				// blocking every other kind.
 				continue
 			}
-			if w.role == roleHolder {
-				// References to the holders are then not judged.
+			if w.role == roleHolder || (w.role == roleTopology && optionalTopology[w.gk]) {
+				// References to the holders, and targets of the
+				// optional topology kind, are then not judged.
 				unread[w.gk] = true
 				continue
 			}
@@ -419,9 +467,17 @@ func (c *Controller) syncInformers(ctx context.Context, crds map[topology.GroupK
 		c.log.Info("watching", "kind", w.gk.String(), "version", w.gvk.Version, "policy", w.role == rolePolicy)
 	}
 	c.mu.Lock()
-	changed := !stdmaps.Equal(unread, c.unreadHolders)
-	c.unreadHolders = unread
+	changed := !stdmaps.Equal(unread, c.unreadKinds)
+	c.unreadKinds = unread
 	c.mu.Unlock()
+	for gk := range unread {
+		if optionalTopology[gk] {
+			// Nothing else may happen to ask again: a grant is picked
+			// up when the denial is no longer trusted.
+			c.queue.AddAfter(itemRecompute, recheckAccess)
+			break
+		}
+	}
 	if changed {
 		// The engine judged references with the other set: start over.
 		c.resetEngine()
@@ -438,17 +494,25 @@ func (c *Controller) syncInformers(ctx context.Context, crds map[topology.GroupK
 }
 
 // resolveHolderVersions sets the version of the wanted holder kinds of
-// discoveredHolders to the one the API server serves (servedVersion), and
-// takes out of want those it does not serve, and those whose discovery
-// failed, which it returns: references to them are then not judged.
-func (c *Controller) resolveHolderVersions(ctx context.Context, want map[topology.GroupKind]*watch) map[topology.GroupKind]bool {
+// discoveredHolders to the one the API server serves (crdHolders: the
+// first of the versions looked for that their established CRD serves;
+// the others: servedVersion), and takes out of want those it does not
+// serve, and those whose discovery failed, which it returns: references
+// to them are then not judged.
+func (c *Controller) resolveHolderVersions(ctx context.Context, want map[topology.GroupKind]*watch, crds map[topology.GroupKind]*crdInfo) map[topology.GroupKind]bool {
 	var failed map[topology.GroupKind]bool
 	for gk, versions := range discoveredHolders {
 		w := want[gk]
 		if w == nil || w.role != roleHolder {
 			continue
 		}
-		v, err := c.servedVersion(ctx, gk, w.resource, versions)
+		var v string
+		var err error
+		if crdHolders[gk] {
+			v = c.crdServedVersion(gk, crds[gk], versions)
+		} else {
+			v, err = c.servedVersion(ctx, gk, w.resource, versions)
+		}
 		switch {
 		case err != nil:
 			delete(want, gk)
@@ -504,7 +568,32 @@ func (c *Controller) servedVersion(ctx context.Context, gk topology.GroupKind, r
 	if err := ctx.Err(); err != nil && res.err != nil {
 		return "", res.err // cancelled: not an answer to keep
 	}
+	c.noteServed(gk, res)
+	return res.version, res.err
+}
+
+// crdServedVersion returns the first of versions that ci, the CRD of a
+// holder kind of crdHolders, serves once established; "" when none, or
+// when there is no such CRD.
+func (c *Controller) crdServedVersion(gk topology.GroupKind, ci *crdInfo, versions []string) string {
+	res := discoveryResult{at: time.Now()}
+	if ci != nil && ci.established {
+		for _, v := range versions {
+			if slices.Contains(ci.served, v) {
+				res.version = v
+				break
+			}
+		}
+	}
+	c.noteServed(gk, res)
+	return res.version
+}
+
+// noteServed records whether a holder kind is served, and logs it when
+// that changed.
+func (c *Controller) noteServed(gk topology.GroupKind, res discoveryResult) {
 	c.accessMu.Lock()
+	prev, ok := c.discovered[gk]
 	c.discovered[gk] = res
 	c.accessMu.Unlock()
 	if !ok || prev.version != res.version || (prev.err == nil) != (res.err == nil) {
@@ -515,7 +604,6 @@ func (c *Controller) servedVersion(ctx context.Context, gk topology.GroupKind, r
 			c.log.Info("holder kind not served by the API server: not watched, references to its objects are not found", "kind", gk.String())
 		}
 	}
-	return res.version, res.err
 }
 
 // watchOf returns the watch of a kind, or nil.
@@ -588,6 +676,15 @@ func (c *Controller) canWatch(ctx context.Context, w *watch) (bool, error) {
 		case roleHolder:
 			// The shipped ClusterRole leaves Secrets out on purpose.
 			c.log.Info("not watching a kind policies name for its data: list and watch are not allowed; references to it are not judged", "kind", w.gk.String(), "resource", w.resource)
+		case roleTopology:
+			if optionalTopology[w.gk] {
+				// A ClusterRole older than the kind's rule: the image
+				// upgraded without deploy/ applied again.
+				c.log.Error(nil, "not watching a topology kind: list and watch are not allowed; computing without its objects (policies targeting them are not judged, routes attached to them are left unattached); grant it to the controller (deploy/base/clusterrole.yaml)",
+					"kind", w.gk.String(), "resource", w.resource)
+				break
+			}
+			c.log.Error(nil, "cannot list and watch a kind the engine needs; waiting for access", "kind", w.gk.String(), "resource", w.resource)
 		default:
 			c.log.Error(nil, "cannot list and watch a kind the engine needs; waiting for access", "kind", w.gk.String(), "resource", w.resource)
 		}

@@ -76,7 +76,9 @@ func TestXListenerSetWatchedWhenServed(t *testing.T) {
 // The CRD cache transform keeps what says whether a version's status keeps
 // conditions: Envoy Gateway's status (ancestors only) does not, so the
 // controller writes no conditions there; a status with conditions, or one
-// preserving unknown fields, does; and no other part of the schema stays.
+// preserving unknown fields, does. It keeps whether status.ancestors is
+// required (Envoy Gateway's, Gateway API's PolicyStatus), so that an empty
+// list is written as []; and no other part of the schema stays.
 func TestTransformCRDKeepsStatusSchemaSkeleton(t *testing.T) {
 	dir := modfixtures.Dir(t, modfixtures.EnvoyGateway)
 	raw, err := os.ReadFile(filepath.Join(dir, "charts", "gateway-helm", "charts", "crds", "crds", "generated", "gateway.envoyproxy.io_backendtrafficpolicies.yaml"))
@@ -104,16 +106,18 @@ spec:
 		return u
 	}
 	for _, tc := range []struct {
-		name string
-		crd  *unstructured.Unstructured
-		want bool
+		name     string
+		crd      *unstructured.Unstructured
+		want     bool
+		required bool
 	}{
-		{"Envoy Gateway: ancestors only", eg, false},
-		{"status with conditions", crd(`{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {color: {type: string}}}, status: {type: object, properties: {conditions: {type: array, items: {type: object}}}}}}}}`), true},
-		{"status preserving unknown fields", crd(`{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, properties: {status: {type: object, x-kubernetes-preserve-unknown-fields: true}}}}}`), true},
-		{"no status, root closed", crd(`{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object}}}}}`), false},
-		{"no status, root open", crd(`{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}`), true},
-		{"no schema", crd(`{name: v1, served: true, storage: true}`), true},
+		{"Envoy Gateway: ancestors only", eg, false, true},
+		{"ancestors required, with conditions", crd(`{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, properties: {status: {type: object, required: [conditions, ancestors], properties: {conditions: {type: array, items: {type: object}}, ancestors: {type: array, items: {type: object}}}}}}}}`), true, true},
+		{"status with conditions", crd(`{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {color: {type: string}}}, status: {type: object, properties: {conditions: {type: array, items: {type: object}}}}}}}}`), true, false},
+		{"status preserving unknown fields", crd(`{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, properties: {status: {type: object, x-kubernetes-preserve-unknown-fields: true}}}}}`), true, false},
+		{"no status, root closed", crd(`{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object}}}}}`), false, false},
+		{"no status, root open", crd(`{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}`), true, false},
+		{"no schema", crd(`{name: v1, served: true, storage: true}`), true, false},
 	} {
 		before := readCRD(tc.crd.DeepCopy(), true).statusConditions
 		out, err := TransformCRD(tc.crd.DeepCopy())
@@ -123,6 +127,9 @@ spec:
 		u := out.(*unstructured.Unstructured)
 		if got := readCRD(u, true).statusConditions; got != tc.want || before != tc.want {
 			t.Errorf("%s: statusConditions %v from the cache, %v from the CRD; want %v", tc.name, got, before, tc.want)
+		}
+		if got, before := readCRD(u, true).statusAncestorsRequired, readCRD(tc.crd.DeepCopy(), true).statusAncestorsRequired; got != tc.required || before != tc.required {
+			t.Errorf("%s: statusAncestorsRequired %v from the cache, %v from the CRD; want %v", tc.name, got, before, tc.required)
 		}
 		b, _ := json.Marshal(u.Object["spec"])
 		if strings.Contains(string(b), `"spec":`) || strings.Contains(string(b), `"type"`) || strings.Contains(string(b), `"items"`) {

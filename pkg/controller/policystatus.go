@@ -55,9 +55,12 @@ type policyDesired struct {
 	// subresource, where every status write bumps the generation.
 	generation  int64
 	subresource bool
-	conditions  []engine.Condition
-	ancestors   []engine.Ancestor
-	omitted     int
+	// ancestorsRequired says the kind's schema requires status.ancestors:
+	// an empty list is then written as [], not removed.
+	ancestorsRequired bool
+	conditions        []engine.Condition
+	ancestors         []engine.Ancestor
+	omitted           int
 }
 
 // desiredPolicies derives the status of every policy of an owned kind
@@ -75,10 +78,18 @@ func (c *Controller) desiredPolicies(res *engine.Result, owned map[topology.Grou
 		if w == nil {
 			continue
 		}
+		if len(st.Ancestors) == 0 && len(st.UnreadTargets) > 0 {
+			// Its targets could not be read: not judged, its status is
+			// left as it is.
+			continue
+		}
 		d := &policyDesired{key: keyOfRef(p.Ref), gvk: w.gvk, ref: p.Ref, omitted: st.AncestorsOmitted}
 		if ci := crds[gk]; ci != nil && ci.statusSubresource {
 			d.subresource = true
 			d.generation = p.Generation
+		}
+		if ci := crds[gk]; ci != nil {
+			d.ancestorsRequired = ci.statusAncestorsRequired
 		}
 		perr := policyError(progErr, p.Ref)
 		if ci := crds[gk]; ci == nil || ci.statusConditions {
@@ -261,6 +272,10 @@ func (c *Controller) writePolicy(ctx context.Context, d *policyDesired, now time
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
+		if refusedWrite(err) {
+			c.markRejected(obj, d.gvk, d.key, d.fingerprint(), "policy status", err)
+			return nil
+		}
 		return err
 	}
 }
@@ -383,9 +398,17 @@ func mergePolicyStatus(obj *unstructured.Unstructured, d *policyDesired, control
 	changed := !reflect.DeepEqual(normConditions(oldOwnedConds), normConditions(ourConds)) ||
 		!reflect.DeepEqual(normAncestors(oldOurs), normAncestors(newOurs)) ||
 		len(oldOurs) != len(newOurs)
+	anc := listOrNil(append(others, newOurs...))
+	if _, had := status["ancestors"]; anc == nil && (had || d.ancestorsRequired) {
+		// Removing the field would be refused by a schema requiring it
+		// (Gateway API's PolicyStatus and the policy CRDs built on it: 422
+		// "status.ancestors: Required value"), and the entry we mean to
+		// remove would stay. No known schema sets minItems on it.
+		anc = []any{}
+	}
 	out := map[string]any{
 		"conditions": listOrNil(newConds),
-		"ancestors":  listOrNil(append(others, newOurs...)),
+		"ancestors":  anc,
 	}
 	return out, changed
 }

@@ -383,6 +383,10 @@ func (c *Controller) syncTarget(ctx context.Context, k objKey) error {
 			if apierrors.IsNotFound(err) {
 				return nil
 			}
+			if refusedWrite(err) {
+				c.markRejected(u, w.gvk, k, d.fingerprint(), "Affected condition", err)
+				return nil
+			}
 			if err != nil {
 				return err
 			}
@@ -394,6 +398,10 @@ func (c *Controller) syncTarget(ctx context.Context, k objKey) error {
 			// Annotations merge key by key: no precondition needed.
 			stored, err := c.patch(ctx, w.gvk, k, map[string]any{"metadata": map[string]any{"annotations": p.annotations}}, false)
 			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			if refusedWrite(err) {
+				c.markRejected(u, w.gvk, k, d.fingerprint(), "Affected annotation", err)
 				return nil
 			}
 			if err != nil {

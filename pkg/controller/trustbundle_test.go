@@ -381,7 +381,7 @@ func TestTrustBundleServedVersions(t *testing.T) {
 				t.Errorf("ClusterTrustBundles watch = %+v, want one at %s", w, c.version)
 			}
 			r.c.mu.Lock()
-			unread := r.c.unreadHolders[policy.KindClusterTrustBundle]
+			unread := r.c.unreadKinds[policy.KindClusterTrustBundle]
 			r.c.mu.Unlock()
 			if unread {
 				t.Error("ClusterTrustBundles taken as unreadable: references to them would not be judged")

@@ -190,13 +190,17 @@ func TestPruneStale(t *testing.T) {
 	c.effective = map[objKey]*effectiveDesired{kept: {key: epWanted}}
 	c.stale = map[objKey]map[string]bool{kept: {"1": true}, gone: {"2": true}, epWanted: {"3": true}, epGone: {"4": true}}
 	c.unsettledWrites = map[objKey]string{kept: "a", gone: "b"}
+	c.rejectedWrites = map[objKey]string{kept: "c", gone: "d"}
 	c.pruneStale()
-	var staleKeys, unsettled []string
+	var staleKeys, unsettled, rejected []string
 	for k := range c.stale {
 		staleKeys = append(staleKeys, k.String())
 	}
 	for k := range c.unsettledWrites {
 		unsettled = append(unsettled, k.String())
+	}
+	for k := range c.rejectedWrites {
+		rejected = append(rejected, k.String())
 	}
 	slices.Sort(staleKeys)
 	if want := []string{epWanted.String(), kept.String()}; !slices.Equal(staleKeys, want) {
@@ -204,5 +208,8 @@ func TestPruneStale(t *testing.T) {
 	}
 	if want := []string{kept.String()}; !slices.Equal(unsettled, want) {
 		t.Errorf("unsettled writes %v, want %v", unsettled, want)
+	}
+	if want := []string{kept.String()}; !slices.Equal(rejected, want) {
+		t.Errorf("refused writes %v, want %v", rejected, want)
 	}
 }

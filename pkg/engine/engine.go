@@ -99,6 +99,9 @@ type pstate struct {
 	// missingDeps says what its kind's implementation needs that is not
 	// installed (policy.Kind.MissingDependencies): it attaches nowhere.
 	missingDeps string
+	// unread are the declared targets not found whose objects the caller
+	// could not read (Options.Unread): not judged.
+	unread []topology.Ref
 	// refsInvalid: its references do not resolve or its values are out of
 	// range (untranslatable), so it is Invalid in place; with a merge type
 	// it then merges with nothing (its implementation fails the merged
@@ -863,6 +866,14 @@ func (c *computation) resolve(ps *pstate) {
 				continue
 			}
 			id, ok := c.graph.Lookup(ref)
+			if !ok && c.opts.Unread != nil && c.opts.Unread(ref.Object()) {
+				if _, objOK := c.graph.Lookup(ref.Object()); !objOK {
+					// Its kind could not be read (RBAC): neither found nor
+					// not found.
+					ps.unread = append(ps.unread, ref)
+					continue
+				}
+			}
 			if !ok {
 				msg := fmt.Sprintf("%s: %s not found", t.Field, ref.Short())
 				if ref.IsSection() {

@@ -456,11 +456,19 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 		st.Conditions = []Condition{{Type: CondAccepted, Status: "False", Reason: ReasonMissingDependency, Message: ps.missingDeps}}
 	default:
 		msg := "Policy has no target"
-		if len(ps.noTarget) > 0 {
+		switch {
+		case len(ps.noTarget) > 0:
 			msg = strings.Join(ps.noTarget, "; ")
+		case len(ps.unread) > 0:
+			names := make([]string, len(ps.unread))
+			for i, r := range ps.unread {
+				names[i] = r.Short()
+			}
+			msg = "Policy is not judged: its targets could not be read (" + strings.Join(names, ", ") + ")"
 		}
 		st.Conditions = []Condition{{Type: CondAccepted, Status: "False", Reason: ReasonTargetNotFound, Message: msg}}
 	}
+	st.UnreadTargets = slices.Clip(ps.unread)
 	if ps.p.Kind.SummaryIstioWaypoint && len(ps.p.Targets) > 0 && len(st.Conditions) > 0 {
 		st.Conditions[0] = c.istioWaypointSummary(ps.p, verdicts)
 	}

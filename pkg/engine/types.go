@@ -48,7 +48,9 @@ type Options struct {
 	// Unread, when set, says which objects the caller could not read (RBAC
 	// forbade it): a policy's references to them are neither resolved nor
 	// broken, so its ResolvedRefs condition is left out unless another
-	// reference is broken.
+	// reference is broken; a declared target among them that is not among
+	// the objects gets no ancestor entry (PolicyStatus.UnreadTargets)
+	// rather than TargetNotFound.
 	Unread func(topology.Ref) bool
 	// Schemas, when set, checks each policy against the schema of its
 	// CRD's version as the API server does on create, for objects that
@@ -222,6 +224,12 @@ type PolicyStatus struct {
 	// out of Ancestors for a kind whose implementation lists none of them
 	// (policy.Kind.MissingTargetsUnlisted); each is also an input problem.
 	UnlistedTargets []topology.Ref `json:"-"`
+	// UnreadTargets are the declared targets not judged: not among the
+	// objects, and of what the caller could not read (Options.Unread). They
+	// have no entry in Ancestors; a policy with no other target is
+	// Accepted=False, reason TargetNotFound, its message saying it was not
+	// judged (the controller leaves such a policy's status as it is).
+	UnreadTargets []topology.Ref `json:"-"`
 	// NotAppliedVia, for a target where the policy is Invalid because the
 	// parameters of some Gateways' data planes refuse it, under a kind
 	// leaving out what its implementation cannot translate

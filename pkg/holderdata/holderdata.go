@@ -3,13 +3,15 @@
 // values apart from different ones without keeping them), when it is
 // PEM data, the validity window of the certificate revocation list it
 // holds, and, of a ConfigMap's data value that is an Envoy Lua script
-// (one naming an entry point of Envoy's Lua filter), the script itself,
-// up to MaxScript bytes, for the checks Envoy Gateway makes of the
-// scripts its policies load from ConfigMaps. Readers that must not keep values (the cluster reader, the
-// controller's cache) replace each value with its Fact written as a token
-// (Redact); Read gives the same facts from the token as from the value, so
-// that the engine judges a policy's referenced data the same way from
-// files and from a cluster.
+// (one naming an entry point of Envoy's Lua filter) of up to MaxScript
+// bytes, the verdicts of the checks Envoy Gateway makes of the scripts its
+// policies load from ConfigMaps (whether it parses, whether its Strict
+// validation passes): they depend on the script alone. Readers that must
+// not keep values (the cluster reader, the controller's cache) replace
+// each value with its Fact written as a token (Redact), the checks made
+// then, so that no script text is kept; Read gives the same facts from
+// the token as from the value, so that the engine judges a policy's
+// referenced data the same way from files and from a cluster.
 package holderdata
 
 import (
@@ -25,8 +27,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	luaparse "github.com/yuin/gopher-lua/parse"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/attache-dev/attache/pkg/envoylua"
 )
 
 // Fact is what attache reads of one value.
@@ -54,27 +60,83 @@ type Lua struct {
 	// EntryPoint says the value names envoy_on_request or
 	// envoy_on_response, which Envoy Gateway requires of a script.
 	EntryPoint bool
-	// Kept says Text is the value: a script (EntryPoint) of at most
-	// MaxScript bytes. Other values are not kept.
-	Kept bool
-	// Text is the script, when Kept.
-	Text string
+	// Judged says the script is checked (Check): it names an entry point
+	// and is at most MaxScript bytes long. Longer ones are not judged.
+	Judged bool
+	// text is the script read from the value, checked when Check is
+	// called; from a token, verdict holds the checks Redact made (no text
+	// is kept).
+	text    string
+	checked bool
+	verdict LuaVerdict
 }
 
-// MaxScript is the longest script whose text is kept.
-const MaxScript = 128 << 10
+// LuaVerdict is the outcome of the checks of a script, each message at
+// most maxVerdict bytes.
+type LuaVerdict struct {
+	// Syntax is why the script does not parse as Lua (gopher-lua's
+	// parser, as Envoy Gateway's), "" when it does.
+	Syntax string
+	// Strict is why Envoy Gateway's Strict validation refuses the script
+	// (envoylua.Validate), "" when it passes or is not judged.
+	Strict string
+	// StrictNotJudged says which of attache's bounds stopped the Strict
+	// run: no verdict.
+	StrictNotJudged string
+}
 
-// Lua entry points (Envoy's Lua filter documentation).
-const (
-	luaOnRequest  = "envoy_on_request"
-	luaOnResponse = "envoy_on_response"
-)
+// Check returns the verdicts of a judged script's checks (zero when not
+// Judged): those Redact made, or, read from the value, made now.
+func (l Lua) Check() LuaVerdict {
+	switch {
+	case !l.Judged:
+		return LuaVerdict{}
+	case l.checked:
+		return l.verdict
+	}
+	return CheckLua(l.text)
+}
+
+// maxVerdict bounds each message of a LuaVerdict: a script's error() may
+// raise a message of any length, which a token would keep.
+const maxVerdict = 1 << 10
+
+// CheckLua makes the checks of a script: it parses it, and runs it as
+// Envoy Gateway's Strict validation does.
+func CheckLua(script string) LuaVerdict {
+	var v LuaVerdict
+	if _, err := luaparse.Parse(strings.NewReader(script), "<inline>"); err != nil {
+		v.Syntax = cut(strings.Join(strings.Fields(err.Error()), " "))
+	}
+	sv := envoylua.Validate(script)
+	if sv.Err != nil {
+		v.Strict = cut(sv.Err.Error())
+	}
+	v.StrictNotJudged = cut(sv.NotJudged)
+	return v
+}
+
+// cut bounds a message to maxVerdict bytes, at a character boundary.
+func cut(s string) string {
+	if len(s) <= maxVerdict {
+		return s
+	}
+	const more = " ... (cut)"
+	i := maxVerdict - len(more)
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + more
+}
+
+// MaxScript is the longest script judged.
+const MaxScript = 128 << 10
 
 // luaOf reads a ConfigMap data value as a Lua script.
 func luaOf(value string) Lua {
-	l := Lua{Read: true, EntryPoint: strings.Contains(value, luaOnRequest) || strings.Contains(value, luaOnResponse)}
+	l := Lua{Read: true, EntryPoint: envoylua.NamesEntryPoint(value)}
 	if l.EntryPoint && len(value) <= MaxScript {
-		l.Kept, l.Text = true, value
+		l.Judged, l.text = true, value
 	}
 	return l
 }
@@ -183,22 +245,22 @@ func (f Fact) token() string {
 		crl += ";bin"
 	}
 	lua := ""
-	if l := f.Lua; l.Read {
-		switch {
-		case l.Kept:
-			// Last: the text may hold any character.
-			lua = ";" + luaTextPart + l.Text
-		case l.EntryPoint:
-			lua = ";lua=long"
-		default:
-			lua = ";lua=none"
+	if l := f.Lua; l.EntryPoint {
+		// A ConfigMap data value that names no entry point has no Lua
+		// part: Read tells one from where it is.
+		lua = ";lua=long"
+		if l.Judged {
+			v := l.Check()
+			lua = ";lua=script"
+			for _, p := range []struct{ name, msg string }{{"lua-syntax", v.Syntax}, {"lua-strict", v.Strict}, {"lua-strict-nj", v.StrictNotJudged}} {
+				if p.msg != "" {
+					lua += ";" + p.name + "=" + url.QueryEscape(p.msg)
+				}
+			}
 		}
 	}
 	return tokenPrefix + "d=" + f.Digest + ";crl=" + crl + lua
 }
-
-// luaTextPart starts the last part of a token, a script's text.
-const luaTextPart = "lua-text="
 
 // parseToken reads a token; ok is false when s is none or malformed (a
 // digest of 32 hexadecimal digits and a CRL part, both required).
@@ -208,15 +270,18 @@ func parseToken(s string) (Fact, bool) {
 		return Fact{}, false
 	}
 	var f Fact
-	if before, text, found := strings.Cut(rest, ";"+luaTextPart); found {
-		if !strings.Contains(text, luaOnRequest) && !strings.Contains(text, luaOnResponse) {
-			return Fact{}, false
-		}
-		rest, f.Lua = before, Lua{Read: true, EntryPoint: true, Kept: true, Text: text}
-	}
 	var hasCRL bool
+	verdicts := map[string]*string{"lua-syntax": &f.Lua.verdict.Syntax, "lua-strict": &f.Lua.verdict.Strict, "lua-strict-nj": &f.Lua.verdict.StrictNotJudged}
 	for _, part := range strings.Split(rest, ";") {
 		name, val, _ := strings.Cut(part, "=")
+		if dst := verdicts[name]; dst != nil {
+			msg, err := url.QueryUnescape(val)
+			if err != nil || msg == "" || *dst != "" || len(msg) > maxVerdict {
+				return Fact{}, false
+			}
+			*dst = msg
+			continue
+		}
 		switch name {
 		case "d":
 			if b, err := hex.DecodeString(val); err != nil || len(b) != 16 {
@@ -226,10 +291,11 @@ func parseToken(s string) (Fact, bool) {
 		case "bin":
 			f.Binary = true
 		case "lua":
-			if f.Lua.Read || (val != "long" && val != "none") {
+			if f.Lua.EntryPoint || (val != "long" && val != "script") {
 				return Fact{}, false
 			}
-			f.Lua = Lua{Read: true, EntryPoint: val == "long"}
+			f.Lua.Read, f.Lua.EntryPoint = true, true
+			f.Lua.Judged, f.Lua.checked = val == "script", val == "script"
 		case "crl":
 			hasCRL = true
 			if e, isErr := strings.CutPrefix(val, "err="); isErr {
@@ -262,7 +328,7 @@ func parseToken(s string) (Fact, bool) {
 			return Fact{}, false
 		}
 	}
-	if f.Digest == "" || !hasCRL {
+	if f.Digest == "" || !hasCRL || (f.Lua.verdict != LuaVerdict{} && !f.Lua.Judged) {
 		return Fact{}, false
 	}
 	return f, true
@@ -298,8 +364,11 @@ func read(u *unstructured.Unstructured, tokens bool) map[string]Fact {
 			if !isStr {
 				continue
 			}
+			cmData := f.name == "data" && u.GetKind() == "ConfigMap"
 			if tokens {
-				if fact, ok := parseToken(s); ok {
+				if fact, ok := parseToken(s); ok && (cmData || !fact.Lua.Read) {
+					// Every ConfigMap data value is read as a script.
+					fact.Lua.Read = cmData
 					out[k] = fact
 					continue
 				}
@@ -312,7 +381,7 @@ func read(u *unstructured.Unstructured, tokens bool) map[string]Fact {
 			}
 			fact := Of(b)
 			fact.Binary = f.name == "binaryData"
-			if f.name == "data" && u.GetKind() == "ConfigMap" {
+			if cmData {
 				fact.Lua = luaOf(s)
 			}
 			out[k] = fact

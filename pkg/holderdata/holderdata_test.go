@@ -116,38 +116,63 @@ func TestRedactKeepsTheFacts(t *testing.T) {
 }
 
 // Of a ConfigMap's data values, those naming an Envoy Lua entry point are
-// scripts, kept up to MaxScript bytes, through Redact as read from the
-// values; other values, a longer script, Secrets and binaryData keep no
-// text (and a Secret's or binaryData's value is no script at all).
-func TestRedactKeepsLuaScripts(t *testing.T) {
-	script := "function envoy_on_response(h) h:logInfo(';lua-text=') end"
+// scripts, judged up to MaxScript bytes: through Redact their verdicts
+// (parse, Strict validation) are the same as read from the values, and
+// no text is kept; other values, a longer script, Secrets and binaryData
+// are not judged (and a Secret's or binaryData's value is no script at
+// all).
+func TestRedactKeepsLuaVerdicts(t *testing.T) {
+	ok := "function envoy_on_response(h) h:logInfo(';lua-text=') end"
+	syntax := "function envoy_on_request(h) h:logInfo( end"
+	strict := "function envoy_on_request(h) error('refused: ' .. string.rep('y', 4000)) end"
 	long := "-- envoy_on_request\n" + strings.Repeat("x", MaxScript)
 	b64 := base64.StdEncoding.EncodeToString
 	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"},
-		"data":       map[string]any{"lua": script, "other": "not a script", "long": long},
-		"binaryData": map[string]any{"bin": b64([]byte(script))}}}
+		"data":       map[string]any{"ok": ok, "syntax": syntax, "strict": strict, "other": "not a script", "long": long},
+		"binaryData": map[string]any{"bin": b64([]byte(ok))}}}
 	sec := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "s"},
-		"data": map[string]any{"lua": b64([]byte(script))}}}
-	want := map[string]Lua{"lua": {Read: true, EntryPoint: true, Kept: true, Text: script}, "other": {Read: true}, "long": {Read: true, EntryPoint: true}, "bin": {}}
+		"data": map[string]any{"lua": b64([]byte(ok))}}}
+	type seen struct {
+		read, entry, judged bool
+		v                   LuaVerdict
+	}
+	of := func(l Lua) seen { return seen{l.Read, l.EntryPoint, l.Judged, l.Check()} }
+	values := Read(cm)
+	if v := values["syntax"].Lua.Check(); v.Syntax == "" || !strings.Contains(v.Strict, "does not parse") {
+		t.Errorf("syntax: %+v, want a parse error from both checks", v)
+	}
+	if v := values["strict"].Lua.Check(); v.Syntax != "" || !strings.Contains(v.Strict, "refused: yyy") || len(v.Strict) > maxVerdict {
+		t.Errorf("strict: %+v, want a Strict error of at most %d bytes", v, maxVerdict)
+	}
+	if v := values["ok"].Lua.Check(); v != (LuaVerdict{}) {
+		t.Errorf("ok: %+v, want no error", v)
+	}
+	want := map[string]seen{"ok": of(values["ok"].Lua), "syntax": of(values["syntax"].Lua), "strict": of(values["strict"].Lua),
+		"other": {read: true}, "long": {read: true, entry: true}, "bin": {}}
+	for _, k := range []string{"ok", "syntax", "strict"} {
+		if !want[k].judged {
+			t.Errorf("%s: not judged", k)
+		}
+	}
 	red := cm.DeepCopy()
 	Redact(red)
-	for name, got := range map[string]map[string]Fact{"values": Read(cm), "tokens": Read(red)} {
+	for name, got := range map[string]map[string]Fact{"values": values, "tokens": Read(red)} {
 		for k, w := range want {
-			if g := got[k].Lua; g != w {
+			if g := of(got[k].Lua); g != w {
 				t.Errorf("%s %s: Lua = %+v, want %+v", name, k, g, w)
 			}
 		}
 	}
 	data := red.Object["data"].(map[string]any)
-	if s := data["lua"].(string); !strings.HasSuffix(s, script) {
-		t.Errorf("the script is not kept: %q", s)
-	}
-	for _, k := range []string{"other", "long"} {
-		if s := data[k].(string); strings.Contains(s, "not a script") || strings.Contains(s, "xxxx") {
-			t.Errorf("%s kept: %q", k, s)
+	for k, v := range data {
+		// The verdicts name entry points and quote an error, never the
+		// script's text.
+		if s := v.(string); strings.Contains(s, "function") || strings.Contains(s, "string.rep") || strings.Contains(s, "not+a+script") ||
+			strings.Contains(s, "xxxx") || len(s) > 3*maxVerdict {
+			t.Errorf("%s: the token keeps text: %q", k, s)
 		}
 	}
-	if s := red.Object["binaryData"].(map[string]any)["bin"].(string); strings.Contains(s, "envoy_on") {
+	if s := red.Object["binaryData"].(map[string]any)["bin"].(string); strings.Contains(s, "function") || strings.Contains(s, "lua") {
 		t.Errorf("binaryData kept: %q", s)
 	}
 	rs := sec.DeepCopy()
@@ -155,9 +180,21 @@ func TestRedactKeepsLuaScripts(t *testing.T) {
 	if f := Read(rs)["lua"]; f.Lua.Read || strings.Contains(rs.Object["data"].(map[string]any)["lua"].(string), "envoy_on") {
 		t.Errorf("a Secret's value is kept as a script: %+v", f)
 	}
-	// A token whose text names no entry point is not one of Redact's.
-	if _, ok := parseToken(tokenPrefix + "d=00000000000000000000000000000000;crl=this=0;" + luaTextPart + "print(1)"); ok {
-		t.Error("a script token without an entry point read")
+	// A token with verdicts of no judged script is not one of Redact's,
+	// nor one with a Lua part in a Secret.
+	for _, bad := range []string{
+		tokenPrefix + "d=00000000000000000000000000000000;crl=this=0;lua-syntax=x",
+		tokenPrefix + "d=00000000000000000000000000000000;crl=this=0;lua=long;lua-strict=x",
+		tokenPrefix + "d=00000000000000000000000000000000;crl=this=0;lua=script;lua-strict=%zz",
+	} {
+		if _, ok := parseToken(bad); ok {
+			t.Errorf("token %q read", bad)
+		}
+	}
+	s := &unstructured.Unstructured{Object: map[string]any{"kind": "Secret", "metadata": map[string]any{"annotations": map[string]any{MarkAnnotation: mark}},
+		"stringData": map[string]any{"k": tokenPrefix + "d=00000000000000000000000000000000;crl=this=0;lua=script"}}}
+	if f := Read(s)["k"]; f.Lua.Read || f.Digest == "00000000000000000000000000000000" {
+		t.Errorf("a Lua token in a Secret read as a token: %+v", f)
 	}
 }
 
@@ -212,7 +249,7 @@ func FuzzRead(f *testing.F) {
 	f.Add(tokenPrefix + "d=ab;crl=this=1,next=2")
 	f.Add(tokenPrefix + "crl=err=%zz")
 	f.Add("-----BEGIN X509 CRL-----\nAAAA\n-----END X509 CRL-----\n")
-	f.Add("function envoy_on_request(h) end;" + luaTextPart + ";lua=none")
+	f.Add("function envoy_on_request(h) end;lua=script;lua-syntax=x")
 	f.Fuzz(func(t *testing.T, s string) {
 		u := &unstructured.Unstructured{Object: map[string]any{"kind": "Secret", "metadata": map[string]any{"annotations": map[string]any{MarkAnnotation: mark}},
 			"data": map[string]any{"k": s}, "stringData": map[string]any{"k2": s}}}
@@ -224,8 +261,11 @@ func FuzzRead(f *testing.F) {
 		cm := &unstructured.Unstructured{Object: map[string]any{"kind": "ConfigMap", "data": map[string]any{"k": s}}}
 		before := Read(cm)
 		Redact(cm)
-		if after := Read(cm); after["k"] != before["k"] {
-			t.Errorf("%q: %+v, then %+v", s, before["k"], after["k"])
+		after := Read(cm)
+		b, a := before["k"], after["k"]
+		if b.Digest != a.Digest || b.CRL != a.CRL || b.Binary != a.Binary || b.Lua.Read != a.Lua.Read ||
+			b.Lua.EntryPoint != a.Lua.EntryPoint || b.Lua.Judged != a.Lua.Judged || b.Lua.Check() != a.Lua.Check() {
+			t.Errorf("%q: %+v, then %+v", s, b, a)
 		}
 	})
 }

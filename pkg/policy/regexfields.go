@@ -9,6 +9,7 @@ import (
 	luaparse "github.com/yuin/gopher-lua/parse"
 
 	"github.com/attache-dev/attache/pkg/envoylua"
+	"github.com/attache-dev/attache/pkg/holderdata"
 )
 
 // RegexField is a field of a kind's policies holding a regular expression
@@ -197,24 +198,39 @@ func (p *Policy) checkRegexesWhere(keep func(RegexField) bool, h *Holders) []Fie
 			walkPath(m, field, names[last:], lists[last:], func(v any, at string) {
 				s, ok := v.(string)
 				from := ""
+				// A script from a ConfigMap comes with its verdicts (made
+				// where its text was read); an inline one is checked here.
+				var verdict *holderdata.LuaVerdict
 				if _, isRef := v.(map[string]any); isRef && r.Syntax != "" && h != nil {
-					s, from, ok = p.scriptAt(at, *h)
+					verdict, from, ok = p.scriptAt(at, *h)
 				}
 				if !ok {
 					return
 				}
 				switch r.Syntax {
 				case SyntaxLua:
-					if _, err := luaparse.Parse(strings.NewReader(s), "<inline>"); err != nil {
+					msg := ""
+					if verdict != nil {
+						msg = verdict.Syntax
+					} else if _, err := luaparse.Parse(strings.NewReader(s), "<inline>"); err != nil {
+						msg = strings.Join(strings.Fields(err.Error()), " ")
+					}
+					if msg != "" {
 						unparsed[at] = true
-						out = append(out, FieldProblem{Field: at, Message: from + "Lua does not parse: " + strings.Join(strings.Fields(err.Error()), " ")})
+						out = append(out, FieldProblem{Field: at, Message: from + "Lua does not parse: " + msg})
 					}
 				case SyntaxEnvoyLua:
 					if unparsed[at] {
 						return
 					}
-					if v := envoylua.Validate(s); v.Err != nil {
-						out = append(out, FieldProblem{Field: at, Message: from + "the Lua script fails when run against Envoy's Lua API, as Envoy Gateway's Strict validation runs it: " + v.Err.Error()})
+					msg := ""
+					if verdict != nil {
+						msg = verdict.Strict
+					} else if v := envoylua.Validate(s); v.Err != nil {
+						msg = v.Err.Error()
+					}
+					if msg != "" {
+						out = append(out, FieldProblem{Field: at, Message: from + "the Lua script fails when run against Envoy's Lua API, as Envoy Gateway's Strict validation runs it: " + msg})
 					}
 				default:
 					if _, err := regexp.Compile(s); err != nil {
@@ -227,30 +243,31 @@ func (p *Policy) checkRegexesWhere(keep func(RegexField) bool, h *Holders) []Fie
 	return out
 }
 
-// scriptAt is the text of the Lua script the reference at field reads
-// (ContentLua), and the words naming where it comes from; false when
-// there is none to judge: the reference is not one the kind reads with
-// content=lua, does not resolve, names another namespace without a
-// grant, or its holder's text is not kept (not read, too long, or
-// several keys Envoy Gateway may read any of).
-func (p *Policy) scriptAt(field string, h Holders) (string, string, bool) {
+// scriptAt is the verdicts of the checks of the Lua script the reference
+// at field reads (ContentLua), and the words naming where it comes from;
+// false when there is none to judge: the reference is not one the kind
+// reads with content=lua, does not resolve, names another namespace
+// without a grant, or its holder's script is not judged (not read, too
+// long, or several keys Envoy Gateway may read any of).
+func (p *Policy) scriptAt(field string, h Holders) (*holderdata.LuaVerdict, string, bool) {
 	for _, ref := range p.ObjectRefs {
 		if ref.Field != field || ref.Path.Content != ContentLua || !ref.Judged() {
 			continue
 		}
 		o := ref.Object
 		if (h.Unread != nil && h.Unread(o)) || (o.Namespace != p.Ref.Namespace && (h.Granted == nil || !h.Granted(o))) || h.Keys == nil || h.Facts == nil {
-			return "", "", false
+			return nil, "", false
 		}
 		have, found := h.Keys(o)
 		if !found {
-			return "", "", false
+			return nil, "", false
 		}
 		f, ok := luaFact(ref, have, h.Facts(o))
-		if !ok || !f.Lua.Kept {
-			return "", "", false
+		if !ok || !f.Lua.Judged {
+			return nil, "", false
 		}
-		return f.Lua.Text, fmt.Sprintf("%s %s/%s: ", o.Kind, o.Namespace, o.Name), true
+		v := f.Lua.Check()
+		return &v, fmt.Sprintf("%s %s/%s: ", o.Kind, o.Namespace, o.Name), true
 	}
-	return "", "", false
+	return nil, "", false
 }
