@@ -74,7 +74,12 @@ type Admission struct {
 
 	watchMu sync.Mutex
 	watches map[topology.GroupKind]*watch
-	dirty   chan struct{}
+	// unread are the holder and optional topology kinds this replica's
+	// own state could not read (see Controller.unreadKinds, which only
+	// the leader fills): references to them, and targets of them, are
+	// not judged, rather than warned of as missing.
+	unread atomic.Pointer[map[topology.GroupKind]bool]
+	dirty  chan struct{}
 	// synced: this replica's own informers synced; ready: a state was
 	// computed from them (or the controller's is used).
 	synced atomic.Bool
@@ -94,7 +99,9 @@ func (c *Controller) Admission(opts AdmissionOptions) (*Admission, error) {
 		opts.Debounce = 100 * time.Millisecond
 	}
 	a := &Admission{c: c, opts: opts, deny: map[topology.GroupKind]bool{}, log: c.log.WithName("admission"),
-		inc: c.newEngine(nil), watches: map[topology.GroupKind]*watch{}, dirty: make(chan struct{}, 1)}
+		watches: map[topology.GroupKind]*watch{}, dirty: make(chan struct{}, 1)}
+	a.unread.Store(&map[topology.GroupKind]bool{})
+	a.inc = c.newEngine(nil, a.unreadKind)
 	for _, gk := range opts.Deny {
 		a.deny[gk] = true
 	}
@@ -269,8 +276,9 @@ func (a *Admission) leading() bool {
 // the kinds that became watchable.
 func (a *Admission) refreshOwn(ctx context.Context, crds map[topology.GroupKind]*crdInfo) (*engine.Result, error) {
 	want := a.c.wantedKinds(crds)
-	a.c.resolveHolderVersions(ctx, want, crds)
-	if err := a.syncWatches(ctx, want, crds); err != nil {
+	undiscovered := a.c.resolveHolderVersions(ctx, want, crds)
+	unreadChanged, err := a.syncWatches(ctx, want, undiscovered)
+	if err != nil {
 		return nil, err
 	}
 	var objs []engine.Object
@@ -304,9 +312,11 @@ func (a *Admission) refreshOwn(ctx context.Context, crds map[topology.GroupKind]
 		}
 	}
 	a.mu.Lock()
-	if served, _ := a.c.servedByCRDs(crds); a.inc == nil || a.incServed == nil || !stdmaps.Equal(served, a.incServed) {
-		// A dependency's CRD installed or removed: start afresh.
-		a.inc, a.incServed = a.c.newEngine(served), served
+	if served, _ := a.c.servedByCRDs(crds); a.inc == nil || a.incServed == nil || !stdmaps.Equal(served, a.incServed) || unreadChanged {
+		// A dependency's CRD installed or removed, or a kind became
+		// readable or unreadable (references were judged with the
+		// other set): start afresh.
+		a.inc, a.incServed = a.c.newEngine(served, a.unreadKind), served
 	}
 	res := a.compute(objs)
 	a.mu.Unlock()
@@ -358,18 +368,28 @@ func (a *Admission) compute(objs []engine.Object) (res *engine.Result) {
 	defer func() {
 		if r := recover(); r != nil {
 			a.log.Error(fmt.Errorf("%v", r), "the engine panicked")
-			a.inc = a.c.newEngine(a.incServed)
+			a.inc = a.c.newEngine(a.incServed, a.unreadKind)
 			res = nil
 		}
 	}()
 	return a.inc.Compute(objs)
 }
 
+// unreadKind reports whether this replica's own state could not read gk.
+func (a *Admission) unreadKind(gk topology.GroupKind) bool { return (*a.unread.Load())[gk] }
+
 // syncWatches gets the informers of the wanted kinds (shared with the
 // controller's, when this replica leads) and drops those no longer wanted.
-func (a *Admission) syncWatches(ctx context.Context, want map[topology.GroupKind]*watch, _ map[topology.GroupKind]*crdInfo) error {
+// The holder kinds and optional topology kinds it may not watch, and
+// undiscovered (holder kinds whose served version could not be found),
+// become the unread kinds; it reports whether they changed.
+func (a *Admission) syncWatches(ctx context.Context, want map[topology.GroupKind]*watch, undiscovered map[topology.GroupKind]bool) (bool, error) {
 	a.watchMu.Lock()
 	defer a.watchMu.Unlock()
+	unread := map[topology.GroupKind]bool{}
+	for gk := range undiscovered {
+		unread[gk] = true
+	}
 	for gk, w := range a.watches {
 		if nw := want[gk]; nw == nil || nw.gvk != w.gvk {
 			_ = w.inf.RemoveEventHandler(w.reg)
@@ -387,7 +407,10 @@ func (a *Admission) syncWatches(ctx context.Context, want map[topology.GroupKind
 			continue
 		}
 		if !ok {
-			if w.role == roleTopology && !optionalTopology[gk] {
+			switch {
+			case w.role == roleHolder || (w.role == roleTopology && optionalTopology[gk]):
+				unread[gk] = true
+			case w.role == roleTopology:
 				errs = append(errs, fmt.Errorf("cannot list and watch %s: forbidden", gk))
 			}
 			continue
@@ -401,7 +424,9 @@ func (a *Admission) syncWatches(ctx context.Context, want map[topology.GroupKind
 		w.inf, w.reg = inf, reg
 		a.watches[gk] = w
 	}
-	return errors.Join(errs...)
+	changed := !stdmaps.Equal(unread, *a.unread.Load())
+	a.unread.Store(&unread)
+	return changed, errors.Join(errs...)
 }
 
 func (a *Admission) removeWatches() {

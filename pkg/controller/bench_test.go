@@ -44,7 +44,7 @@ func BenchmarkComputation(b *testing.B) {
 	gk := topology.GroupKind{Group: gen.PolicyGroup, Kind: gen.PolicyKind}
 	c := &Controller{opts: Options{ControllerName: testControllerName, ConditionDomain: engine.DefaultConditionDomain, EffectivePolicies: true, EffectivePolicyNamespace: DefaultEffectivePolicyNamespace},
 		watches: map[topology.GroupKind]*watch{gk: {gk: gk, gvk: schemaGVK(gk)}}}
-	c.inc = c.newEngine(nil)
+	c.inc = c.newEngine(nil, c.unreadKind)
 	owned := map[topology.GroupKind]bool{gk: true}
 	res := c.inc.Compute(objs)
 	c.derive(res, owned, nil, nil, true, c.inc.LastChange())
@@ -89,7 +89,7 @@ func BenchmarkDeriveGatewayEdit(b *testing.B) {
 	gk := topology.GroupKind{Group: gen.PolicyGroup, Kind: gen.PolicyKind}
 	c := &Controller{opts: Options{ControllerName: testControllerName, ConditionDomain: engine.DefaultConditionDomain, EffectivePolicies: true, EffectivePolicyNamespace: DefaultEffectivePolicyNamespace},
 		watches: map[topology.GroupKind]*watch{gk: {gk: gk, gvk: schemaGVK(gk)}}}
-	c.inc = c.newEngine(nil)
+	c.inc = c.newEngine(nil, c.unreadKind)
 	owned := map[topology.GroupKind]bool{gk: true}
 	res := c.inc.Compute(objs)
 	c.derive(res, owned, nil, nil, true, c.inc.LastChange())

@@ -197,7 +197,7 @@ func New(mgr manager.Manager, opts Options) (*Controller, error) {
 		limiter:         rate.NewLimiter(rate.Limit(opts.WriteQPS), opts.WriteBurst),
 		compareAll:      true,
 	}
-	c.inc = c.newEngine(nil)
+	c.inc = c.newEngine(nil, c.unreadKind)
 	// A client of its own, so that the manager's scheme needs no
 	// authorization types.
 	ac, err := authorizationv1client.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
@@ -228,8 +228,10 @@ func New(mgr manager.Manager, opts Options) (*Controller, error) {
 
 // newEngine returns an incremental engine with no state: its first
 // computation is a full one. served are the kinds the cluster's CRDs
-// serve, for the policy kinds' dependencies (nil: not judged).
-func (c *Controller) newEngine(served policy.ServedAPIs) *engine.Incremental {
+// serve, for the policy kinds' dependencies (nil: not judged); unread
+// says which kinds could not be read (the controller's unreadKinds, or an
+// admission replica's own).
+func (c *Controller) newEngine(served policy.ServedAPIs, unread func(topology.GroupKind) bool) *engine.Incremental {
 	return engine.NewIncremental(engine.Options{
 		ServedAPIs:      served,
 		ControllerName:  c.opts.ControllerName,
@@ -239,12 +241,18 @@ func (c *Controller) newEngine(served policy.ServedAPIs) *engine.Incremental {
 		DisableProfiles: c.opts.DisableProfiles,
 		Features:        c.opts.Features,
 		Unread: func(r topology.Ref) bool {
-			c.mu.Lock()
-			defer c.mu.Unlock()
 			// ServiceImports are not watched: a missing one says nothing.
-			return c.unreadKinds[r.GroupKind()] || r.GroupKind() == topology.KindServiceImport
+			return r.GroupKind() == topology.KindServiceImport || unread(r.GroupKind())
 		},
 	})
+}
+
+// unreadKind reports whether the controller could not read gk (one of
+// unreadKinds).
+func (c *Controller) unreadKind(gk topology.GroupKind) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.unreadKinds[gk]
 }
 
 // compute runs the engine over objs under its lock (released on a panic
@@ -269,7 +277,7 @@ func (c *Controller) compute(objs []engine.Object) (*engine.Result, engine.Chang
 func (c *Controller) resetEngine() {
 	c.engineMu.Lock()
 	defer c.engineMu.Unlock()
-	c.inc = c.newEngine(c.incServed)
+	c.inc = c.newEngine(c.incServed, c.unreadKind)
 }
 
 // servedChanged makes the engine judge the policy kinds' dependencies by
@@ -285,7 +293,7 @@ func (c *Controller) servedChanged(crds map[topology.GroupKind]*crdInfo) {
 		return
 	}
 	c.incServed = served
-	c.inc = c.newEngine(served)
+	c.inc = c.newEngine(served, c.unreadKind)
 }
 
 // servedByCRDs says, of each kind the dependencies of the policy kinds of

@@ -2,10 +2,12 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,9 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/yaml"
 
 	"github.com/attache-dev/attache/internal/modfixtures"
+	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -135,8 +139,12 @@ func TestShippedClusterRoleXListenerSets(t *testing.T) {
 // them: the policy on the Gateway is written and the Gateway marked
 // affected, the policy targeting an XListenerSet is not judged (no
 // TargetNotFound entry: its status is left as it is), nothing is
-// forbidden, and the computations succeed.
+// forbidden, and the computations succeed. Once the rules are granted,
+// the controller picks them up by itself (the denial is trusted for
+// recheckAccess only) and judges the policy on the XListenerSet.
 func TestOptionalTopologyForbidden(t *testing.T) {
+	defer func(d time.Duration) { recheckAccess = d }(recheckAccess)
+	recheckAccess = 2 * time.Second
 	role := shippedRoleWithout(t, "attache-controller-noxls", "xlistenersets", "xlistenersets/status")
 	// A user of its own: the bindings of the other tests stay.
 	k, gvk, cfg := xlsSetup(t, role, "system:serviceaccount:attache-system:attache-controller-noxls", "noxls")
@@ -169,4 +177,73 @@ func TestOptionalTopologyForbidden(t *testing.T) {
 	if x := k.get(gvkXListenerSet, ns, "team"); affected(x, gvk.Kind) != "" {
 		t.Errorf("XListenerSet team marked affected by a controller that may not read it: %v", x.Object["status"])
 	}
+
+	// The rules granted (deploy/ applied again): nothing else changes,
+	// yet the XListenerSet is read and the policy on it judged.
+	full := shippedRoleWithout(t, role.Name)
+	cur, err := env.Clientset(t).RbacV1().ClusterRoles().Get(context.Background(), role.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Rules = full.Rules
+	if _, err := env.Clientset(t).RbacV1().ClusterRoles().Update(context.Background(), cur, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitAncestor(t, k, "the policy on the XListenerSet, once granted", gvk, ns, "on-xls", "XListenerSet/team True/Accepted", "Accepted")
+}
+
+// A replica that does not lead answers the webhook from a state of its
+// own, which the controller's list of unread kinds (filled on the leader
+// only) says nothing about: under the same old ClusterRole, its state
+// leaves the policy targeting an XListenerSet unjudged too, rather than
+// TargetNotFound (which the webhook would warn of).
+func TestOptionalTopologyForbiddenNonLeader(t *testing.T) {
+	role := shippedRoleWithout(t, "attache-controller-noxls2", "xlistenersets", "xlistenersets/status")
+	_, gvk, cfg := xlsSetup(t, role, "system:serviceaccount:attache-system:attache-controller-noxls2", "noxls2")
+	const ns = "noxls2"
+	holdLease(t, "attache-system", "attache-noxls2-test")
+	var a *Admission
+	r := startControllerWith(t, Options{}, cfg, func(o *manager.Options) {
+		o.LeaderElection, o.LeaderElectionNamespace, o.LeaderElectionID = true, "attache-system", "attache-noxls2-test"
+	}, func(c *Controller, _ manager.Manager) {
+		var err error
+		if a, err = c.Admission(AdmissionOptions{Debounce: 20 * time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	onGW := topology.Ref{Group: gvk.Group, Kind: gvk.Kind, Namespace: ns, Name: "on-gw"}
+	onXLS := topology.Ref{Group: gvk.Group, Kind: gvk.Kind, Namespace: ns, Name: "on-xls"}
+	waitFor(t, "the replica's own state", func() string {
+		res := a.res.Load()
+		if res == nil {
+			return "none yet"
+		}
+		if ps := policyIn(res, onGW); ps == nil || len(ps.Ancestors) != 1 || ps.Ancestors[0].Conditions[0].Reason != "Accepted" {
+			return fmt.Sprintf("on-gw: %+v", ps)
+		}
+		return ""
+	})
+	if r.c.leader.Load() || a.shared() {
+		t.Fatalf("the replica leads (%v) or shares the controller's state (%v)", r.c.leader.Load(), a.shared())
+	}
+	ps := policyIn(a.res.Load(), onXLS)
+	if ps == nil {
+		t.Fatal("on-xls: not in the replica's state")
+	}
+	if len(ps.Ancestors) != 0 || len(ps.UnreadTargets) != 1 {
+		t.Errorf("on-xls: ancestors %+v, unread targets %v; want none and the XListenerSet (not judged)", ps.Ancestors, ps.UnreadTargets)
+	}
+	if !a.unreadKind(topology.KindXListenerSet) {
+		t.Error("the replica does not count XListenerSets as unread")
+	}
+}
+
+// policyIn returns the status of policy p in res, nil if res has none.
+func policyIn(res *engine.Result, p topology.Ref) *engine.PolicyStatus {
+	for _, ps := range res.Policies {
+		if ps.Policy.Ref == p {
+			return ps
+		}
+	}
+	return nil
 }

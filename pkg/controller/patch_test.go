@@ -40,7 +40,7 @@ func TestEffectivePatch(t *testing.T) {
 		gk := topology.GroupKind{Group: gen.PolicyGroup, Kind: gen.PolicyKind}
 		ctl := &Controller{opts: Options{ControllerName: testControllerName, ConditionDomain: engine.DefaultConditionDomain, EffectivePolicies: true, EffectivePolicyNamespace: DefaultEffectivePolicyNamespace},
 			watches: map[topology.GroupKind]*watch{gk: {gk: gk, gvk: schemaGVK(gk)}}, effective: map[objKey]*effectiveDesired{}}
-		ctl.inc = ctl.newEngine(nil)
+		ctl.inc = ctl.newEngine(nil, ctl.unreadKind)
 		owned := map[topology.GroupKind]bool{gk: true}
 		ctl.derive(ctl.inc.Compute(objs), owned, nil, nil, true, ctl.inc.LastChange())
 		before := map[objKey][]byte{}

@@ -181,7 +181,7 @@ func TestPackRoundTrip(t *testing.T) {
 // of objects still there and of desired EffectivePolicies are kept.
 func TestPruneStale(t *testing.T) {
 	c := &Controller{opts: Options{ControllerName: testControllerName, ConditionDomain: engine.DefaultConditionDomain}}
-	c.inc = c.newEngine(nil)
+	c.inc = c.newEngine(nil, c.unreadKind)
 	route := mustYAML(t, `{apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, metadata: {name: kept, namespace: ns}, spec: {}}`)
 	c.inc.Compute([]engine.Object{{Object: route}})
 	kept, gone := keyOf(route), objKey{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute", Namespace: "ns", Name: "gone"}
