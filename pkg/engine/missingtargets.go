@@ -179,11 +179,15 @@ func withProgrammedAsAccepted(conds []Condition) []Condition {
 // 30, Inherited ones too since later in it (PayloadProcessor: a Gateway
 // target refused is not applied anywhere, but still conflicts; a route's
 // contexts through a refusing Gateway still show the policy, with
-// StackEntry.NotAppliedVia). nil when something else refuses it too, or
-// for other kinds: it is then not applied at the target at all.
+// StackEntry.NotAppliedVia). A kind whose policies take part in no
+// conflict as a whole (WAFPolicy, additive) since session 31: refused
+// through some Gateways, applied through the others; refused through
+// every one, nil, as it then matters nowhere. nil when something else
+// refuses it too, or for other kinds: it is then not applied at the
+// target at all.
 func (c *computation) notAppliedVia(p *policy.Policy, at topology.Ref) []topology.Ref {
 	k := p.Kind
-	if !k.InvalidNotApplied || !k.ConflictScopePolicy || k.Ancestor != policy.AncestorTarget {
+	if !k.InvalidNotApplied || k.Ancestor != policy.AncestorTarget {
 		// (Ancestors named after Gateways would each need their own
 		// verdict: not modelled.)
 		return nil
@@ -194,6 +198,9 @@ func (c *computation) notAppliedVia(p *policy.Policy, at topology.Ref) []topolog
 	var out []topology.Ref
 	for _, n := range c.notAllowedVia(p, at) {
 		out = append(out, n.gateway)
+	}
+	if !k.ConflictScopePolicy && c.refusedThroughAll(k, at, out) {
+		return nil
 	}
 	return out
 }

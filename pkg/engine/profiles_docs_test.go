@@ -2610,6 +2610,86 @@ func TestDocsNGFWAFPolicyNeedsWAFEnabled(t *testing.T) {
 	}
 }
 
+// A WAFPolicy on a route of two Gateways, one of which runs with an
+// NginxProxy that does not enable WAF: NGF marks it invalid for that
+// Gateway only (InvalidForGateways) and writes it for the other; the
+// route's ancestor is not accepted, saying so. On a route of that Gateway
+// alone it applies nowhere. WAFPolicies take part in no conflict, so one
+// refused everywhere plays no part at all.
+// Source: NGF e55bfe339 internal/controller/state/graph/policies.go
+// (attachPolicyToRoute: ValidateGlobalSettings per parent Gateway,
+// InvalidForGateways), dataplane/configuration.go (buildPolicies: a
+// policy invalid for a Gateway left out of its configuration only),
+// policies/waf/validator.go (ValidateGlobalSettings, Conflicts false).
+func TestDocsNGFWAFPolicyRefusedByOneGateway(t *testing.T) {
+	c := labelledCRD("gateway.nginx.org", "WAFPolicy", "wafpolicies", "inherited")
+	const src = "type: HTTP\npolicySource: {httpSource: {url: 'https://b.example/p.tgz'}}"
+	r3 := `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r3, namespace: default}
+spec:
+  parentRefs: [{name: g1}, {name: g2}]
+  hostnames: [three.example]
+  rules: [{backendRefs: [{name: s1, port: 80}]}]`
+	r3Ref := `{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r3}`
+	dR3 := topology.Ref{Group: topology.GatewayGroup, Kind: "HTTPRoute", Namespace: "default", Name: "r3"}
+	g1 := []topology.Ref{{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: "default", Name: "g1"}}
+	// g1 runs with the class's NginxProxy (no WAF), g2 with its own
+	// enabling it.
+	docs := []string{c, ngfClass(`{kubernetes: {deployment: {replicas: 1}}}`), ngfOwnProxy(ngfTopo, `{waf: {enable: true}}`), r3,
+		pol(ngfV1, "WAFPolicy", "on-r3", 0, "targetRefs: ["+r3Ref+"]\n"+src),
+		pol(ngfV1, "WAFPolicy", "on-r1", 1, "targetRefs: ["+r1Ref+"]\n"+src),
+	}
+	res := compute(t, engine.Options{}, docs...)
+	want(t, "on-r3", status(t, res, "on-r3", "Accepted"), "False/NginxProxyConfigNotSet")
+	if msg := ancestorMessage(t, res, "on-r3"); !strings.HasSuffix(msg, "; not applied through Gateway default/g1, applied through its other Gateways") {
+		t.Errorf("on-r3's message %q", msg)
+	}
+	if st := policyStatusOf(t, res, "on-r3"); !slices.Equal(st.NotAppliedVia[dR3], g1) {
+		t.Errorf("on-r3 NotAppliedVia %v, want g1", st.NotAppliedVia)
+	}
+	var inStack bool
+	for _, e := range res.Effective {
+		if e.Target != dR3 {
+			continue
+		}
+		for _, ctx := range e.Contexts {
+			for _, s := range ctx.Stack {
+				if s.Policy.Name == "on-r3" {
+					inStack = true
+					if !slices.Equal(s.NotAppliedVia, g1) {
+						t.Errorf("on-r3's stack entry at r3: NotAppliedVia %v, want g1", s.NotAppliedVia)
+					}
+				}
+			}
+		}
+	}
+	if !inStack {
+		t.Error("on-r3 is not in r3's effective WAFPolicy (g2 applies it)")
+	}
+	// r1 is on g1 only: refused there, applied nowhere.
+	want(t, "on-r1", status(t, res, "on-r1", "Accepted"), "False/NginxProxyConfigNotSet")
+	if msg := ancestorMessage(t, res, "on-r1"); !strings.HasSuffix(msg, "; not applied") {
+		t.Errorf("on-r1's message %q", msg)
+	}
+	want(t, "effective r1", effective(t, res, "WAFPolicy", dR1), []string(nil))
+	if st := policyStatusOf(t, res, "on-r1"); st.NotAppliedVia != nil {
+		t.Errorf("on-r1 NotAppliedVia %v, want none (not applied at all)", st.NotAppliedVia)
+	}
+	// An Incremental agrees, also once g1's NginxProxy (the class's)
+	// enables WAF.
+	in := engine.NewIncremental(engine.Options{})
+	in.Compute(decodeDocs(t, docs...))
+	moved := slices.Clone(docs)
+	moved[1] = ngfClass(`{waf: {enable: true}}`)
+	got := in.Compute(decodeDocs(t, moved...))
+	if a, b := dump(t, got), dump(t, engine.Compute(decodeDocs(t, moved...), engine.Options{})); a != b {
+		t.Fatal(firstDiff(a, b))
+	}
+	want(t, "on-r3 once g1 enables WAF", status(t, got, "on-r3", "Accepted"), "True/Accepted")
+}
+
 // A PayloadProcessor whose ExtProcess backend is an ExternalName Service
 // needs a DNS resolver in the NginxProxy each Gateway runs with; without
 // one, or without an NginxProxy, NGF marks it invalid for that Gateway
