@@ -238,6 +238,9 @@ func (l *loaded) warn(streams genericiooptions.IOStreams) {
 	for _, w := range lookAlikes(l.Objects, l.Result.Kinds) {
 		fmt.Fprintf(streams.ErrOut, "warning: %s\n", w)
 	}
+	for _, w := range withoutCRD(l.Objects, l.Result.Kinds) {
+		fmt.Fprintf(streams.ErrOut, "warning: %s\n", w)
+	}
 	for _, n := range l.notes {
 		fmt.Fprintf(streams.ErrOut, "warning: %s\n", n)
 	}
@@ -295,6 +298,83 @@ func lookAlikes(objs []engine.Object, kinds []*policy.Kind) []string {
 			u.GetName(), gk, policy.LabelPolicy, u.GetName(), policy.LabelPolicy))
 	}
 	return out
+}
+
+// withoutCRD warns about objects given (with -f) without the CRD of their
+// kind, where the kind is one a built-in profile knows or the objects look
+// like policies (spec.targetRef, targetRefs or targetSelectors): attache
+// reads policy kinds from their CRDs, so such objects are ignored, and
+// "No policies found" would not say why. One line per kind.
+func withoutCRD(objs []engine.Object, kinds []*policy.Kind) []string {
+	known := map[topology.GroupKind]bool{}
+	for _, k := range kinds {
+		known[k.GroupKind] = true
+	}
+	for _, o := range objs {
+		if u := o.Object; u != nil && u.GetKind() == "CustomResourceDefinition" {
+			var gk topology.GroupKind
+			gk.Group, _, _ = unstructured.NestedString(u.Object, "spec", "group")
+			gk.Kind, _, _ = unstructured.NestedString(u.Object, "spec", "names", "kind")
+			known[gk] = true // given: a kind, or a problem already said
+		}
+	}
+	type seen struct {
+		n     int
+		first string
+		impl  string // the profile's implementation, "" for a look-alike
+	}
+	found := map[topology.GroupKind]*seen{}
+	var order []topology.GroupKind
+	for _, o := range objs {
+		u := o.Object
+		if u == nil {
+			continue
+		}
+		gvk := u.GroupVersionKind()
+		gk := topology.GroupKind{Group: gvk.Group, Kind: gvk.Kind}
+		if gk.Group == "" || known[gk] {
+			continue
+		}
+		if s := found[gk]; s != nil {
+			s.n++
+			continue
+		}
+		impl := ""
+		if p, ok := profiles.Lookup(gk); ok {
+			impl = p.Implementation
+		} else if !hasTargetFields(u) {
+			continue
+		}
+		found[gk] = &seen{n: 1, first: o.Source, impl: impl}
+		order = append(order, gk)
+	}
+	out := make([]string, 0, len(order))
+	for _, gk := range order {
+		s := found[gk]
+		what := "its objects look like policies (spec has targetRef, targetRefs or targetSelectors)"
+		if s.impl != "" {
+			what = "a policy kind of " + s.impl + " (docs/profiles.md), read as one once its CRD is given"
+		}
+		objects := "object"
+		if s.n > 1 {
+			objects = "objects"
+		}
+		out = append(out, fmt.Sprintf("%d %s %s (the first at %s) given without the kind's CustomResourceDefinition, so not read as policies (%s); add the CRD with -f (the implementation's CRD manifest, or `kubectl get crd -o yaml` of a cluster that has it)",
+			s.n, gk, objects, s.first, what))
+	}
+	return out
+}
+
+// hasTargetFields reports whether object u's spec has a policy's
+// targetRef, targetRefs or targetSelectors.
+func hasTargetFields(u *unstructured.Unstructured) bool {
+	spec, _ := u.Object["spec"].(map[string]any)
+	for _, f := range []string{"targetRef", "targetRefs", "targetSelectors"} {
+		if _, ok := spec[f]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // unreadSplit separates what could not be read at all from the kinds read

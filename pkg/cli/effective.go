@@ -78,6 +78,9 @@ func (o *effectiveOptions) run(streams genericiooptions.IOStreams) error {
 	for _, n := range unusedFeatures(features, res.Kinds) {
 		fmt.Fprintf(streams.ErrOut, "warning: %s\n", n)
 	}
+	for _, w := range append(lookAlikes(objs, res.Kinds), withoutCRD(objs, res.Kinds)...) {
+		fmt.Fprintf(streams.ErrOut, "warning: %s\n", w)
+	}
 	if err := write(streams.Out, rep, o.output); err != nil {
 		return err
 	}

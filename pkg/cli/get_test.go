@@ -605,6 +605,72 @@ spec:
 	}
 }
 
+// Objects of a profiled policy kind, or looking like policies, given
+// without their kind's CRD are not read as policies: a warning per kind
+// says so, with the count and the first object, rather than a bare "No
+// policies found"; an object of another kind is not warned of, nor are
+// the kind's objects once its CRD is given.
+func TestWarnPoliciesWithoutCRD(t *testing.T) {
+	const objs = `apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: a, namespace: default}
+spec: {targetRefs: [{group: "", kind: Service, name: s}], validation: {hostname: a.example, wellKnownCACertificates: System}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: b, namespace: default}
+spec: {targetRefs: [{group: "", kind: Service, name: t}], validation: {hostname: b.example, wellKnownCACertificates: System}}
+---
+apiVersion: example.com/v1
+kind: ShapePolicy
+metadata: {name: c, namespace: default}
+spec: {targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: g}}
+---
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w, namespace: default}
+spec: {size: 3}
+`
+	dir := t.TempDir()
+	path := filepath.Join(dir, "objs.yaml")
+	if err := os.WriteFile(path, []byte(objs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := run(t, "get", "policies", "-A", "-f", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{
+		"warning: 2 BackendTLSPolicy.gateway.networking.k8s.io objects (the first at " + path + "#1) given without the kind's CustomResourceDefinition, so not read as policies (a policy kind of Gateway API",
+		"warning: 1 ShapePolicy.example.com object (the first at " + path + "#3) given without the kind's CustomResourceDefinition, so not read as policies (its objects look like policies",
+	} {
+		if !strings.Contains(errOut, w) {
+			t.Errorf("no warning %q in:\n%s", w, errOut)
+		}
+	}
+	if strings.Contains(errOut, "Widget") {
+		t.Errorf("a kind that is no policy is warned of:\n%s", errOut)
+	}
+	if !strings.Contains(out+errOut, "No policies found") {
+		t.Errorf("stdout: %s", out)
+	}
+	// effective says it too, on stderr (stdout stays the report).
+	if _, errOut, err := run(t, "effective", "-f", path); err != nil || !strings.Contains(errOut, "2 BackendTLSPolicy.gateway.networking.k8s.io objects") {
+		t.Errorf("effective: %v, stderr:\n%s", err, errOut)
+	}
+	crd := filepath.Join(dir, "crd.yaml")
+	if err := os.WriteFile(crd, []byte(implementationCRD("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies", "v1")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err = run(t, "get", "policies", "-A", "-f", path, "-f", crd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(errOut, "BackendTLSPolicy.gateway.networking.k8s.io objects") || !strings.Contains(out, "BackendTLSPolicy") {
+		t.Errorf("with the CRD given: stdout\n%s\nstderr\n%s", out, errOut)
+	}
+}
+
 // kgateway's TrafficPolicy reads the delegation priority of its parent
 // routes: -o wide and -o json show the setting and its origin.
 func TestGetPolicyKindsDelegationPriority(t *testing.T) {
