@@ -531,6 +531,19 @@ func (ix *Index) meshCandidates(svc *service, req *Request, wp topology.Ref, ist
 		}
 	}
 	slices.SortStableFunc(groups, func(a, b *meshGroup) int {
+		if istio {
+			// istiod lists the waypoint's own namespace's routes first,
+			// then the others, each part by age (pilot/pkg/model
+			// push_context.go VirtualServicesForGateway: "Favor
+			// same-namespace Gateway routes", read for the waypoint's
+			// egress listener, sidecar.go DefaultSidecarScopeForGateway).
+			if ao, bo := a.ns == wp.Namespace, b.ns == wp.Namespace; ao != bo {
+				if ao {
+					return -1
+				}
+				return 1
+			}
+		}
 		if c := a.created.Compare(b.created); c != 0 {
 			return c
 		}

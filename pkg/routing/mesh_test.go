@@ -548,6 +548,49 @@ func TestMeshIstiodRouteOrder(t *testing.T) {
 	}
 }
 
+// istiod lists the routes of the waypoint's own namespace before the
+// others, whatever their age: a newer catch-all route of the waypoint's
+// namespace beats an older one of the Service's.
+// Source: istio/istio @86c9f01f pilot/pkg/model/push_context.go
+// (VirtualServicesForGateway: "Favor same-namespace Gateway routes"),
+// sidecar.go (DefaultSidecarScopeForGateway: a waypoint's routes).
+func TestMeshWaypointNamespaceRoutesFirst(t *testing.T) {
+	head, _, _ := strings.Cut(istiodOrder, "# Older, parentRef with a port")
+	ix, pols := fixture(t, head+`
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: producer, namespace: shop, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec:
+  parentRefs: [{group: "", kind: Service, name: cart}]
+  rules: [{backendRefs: [{name: old, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: from-infra, namespace: infra, creationTimestamp: "2026-02-01T00:00:00Z"}
+spec:
+  parentRefs: [{group: "", kind: Service, name: cart, namespace: shop}]
+  rules: [{backendRefs: [{name: new, namespace: shop, port: 80}]}]
+`)
+	tr := meshTrace(t, ix, pols, "http://cart.shop/x", "default")
+	o := tr.Outcomes[0]
+	if o.Route == nil || o.Route.Name != "from-infra" || o.Result != routing.ResultForwarded {
+		t.Fatalf("route %v result %s %s, want from-infra", o.Route, o.Result, o.Reason)
+	}
+	want(t, "backends", backendNames(o), []string{"shop/new:80"})
+	said := false
+	for _, n := range tr.NotMatched {
+		if n.Route.Name == "producer" {
+			said = true
+			if !strings.Contains(n.Reason, "HTTPRoute infra/from-infra rule rule-1 comes first at the waypoint (Istio's order)") {
+				t.Errorf("producer: %q", n.Reason)
+			}
+		}
+	}
+	if !said {
+		t.Errorf("producer not among the routes not taken: %+v", tr.NotMatched)
+	}
+}
+
 // A Service bound to another implementation's Gateway (one with an
 // address, which istiod takes for a waypoint): istiod programs none of
 // its routes; the trace follows Gateway API's precedence there (Exact
