@@ -1,6 +1,7 @@
 package envoylua
 
 import (
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -298,5 +299,24 @@ func BenchmarkValidate(b *testing.B) {
 				validate(script)
 			}
 		})
+	}
+}
+
+// A script whose endless tail calls run into the instruction budget stops
+// within attache's allocation bound: the error's stack traceback, which
+// gopher-lua would build with one line per tail call recorded (millions),
+// after the bounds stop counting, is never built.
+func TestTailCallsStopWithinBounds(t *testing.T) {
+	const s = "function envoy_on_request(h) local function f(n) return f(n+1) end f(1) end"
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	v := validate(s)
+	runtime.ReadMemStats(&after)
+	if v.Err == nil || !strings.Contains(v.Err.Error(), "ran past") {
+		t.Fatalf("verdict %+v, want refused for running past the instruction budget", v)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 2*maxAllocated {
+		t.Errorf("the run allocated %d MiB, over twice attache's bound of %d MiB", got>>20, maxAllocated>>20)
 	}
 }

@@ -257,7 +257,12 @@ func run(code, entry string) (v Verdict) {
 		}
 	}()
 	L.Push(L.NewFunctionFromProto(proto))
-	err = L.PCall(0, 0, nil)
+	// An error handler returning the error as it is: without one, PCall
+	// builds a stack traceback, one line per tail call recorded, so an
+	// endless tail call stopped by the budget would allocate hundreds of
+	// MiB after the bounds stopped counting (luaMessage drops the
+	// traceback anyway).
+	err = L.PCall(0, 0, L.NewFunction(func(*lua.LState) int { return 1 }))
 	b.mu.Lock()
 	reason, instr := b.reason, b.instr
 	b.mu.Unlock()
