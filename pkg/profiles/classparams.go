@@ -280,7 +280,7 @@ func MergesGateways(params *unstructured.Unstructured) (merged, set bool, field 
 	}
 	b, ok := v.(bool)
 	if !ok {
-		return false, false, "spec.mergeGateways", fmt.Errorf("spec.mergeGateways is %v, not a boolean", v)
+		return false, false, "spec.mergeGateways", fmt.Errorf("%q is not a boolean", fmt.Sprint(v))
 	}
 	return b, true, "", nil
 }

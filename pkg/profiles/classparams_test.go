@@ -62,7 +62,7 @@ func TestMergesGateways(t *testing.T) {
 		{"unset", `{spec: {provider: {type: Kubernetes}}}`, false, false, "", ""},
 		{"null", `{spec: {mergeGateways: null}}`, false, false, "", ""},
 		{"no spec", `{metadata: {name: p}}`, false, false, "", ""},
-		{"a string", `{spec: {mergeGateways: "yes"}}`, false, false, "spec.mergeGateways", "spec.mergeGateways is yes, not a boolean"},
+		{"a string", `{spec: {mergeGateways: "yes"}}`, false, false, "spec.mergeGateways", `"yes" is not a boolean`},
 		{"spec not an object", `{spec: [1]}`, false, false, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
