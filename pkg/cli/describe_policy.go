@@ -74,6 +74,9 @@ type policyReach struct {
 	Contexts []reachContext `json:"contexts"`
 	// TargetsNotFound are declared targets that do not exist.
 	TargetsNotFound []report.Ref `json:"targetsNotFound"`
+	// TargetsNotRead are declared targets of kinds that could not be read
+	// (a ClusterRole without them): not judged, so neither found nor not.
+	TargetsNotRead []report.Ref `json:"targetsNotRead,omitempty"`
 	// NotAccepted are the other ancestors where it is not accepted (e.g.
 	// Invalid: a disallowed kind, a missing ReferenceGrant).
 	NotAccepted []report.Ancestor `json:"notAccepted,omitempty"`
@@ -210,6 +213,7 @@ func (d *describer) reach(ps *engine.PolicyStatus) policyReach {
 	// Targets its implementation writes no entry for (missing-targets:
 	// problem) are not found all the same.
 	r.TargetsNotFound = append(r.TargetsNotFound, ps.UnlistedTargets...)
+	r.TargetsNotRead = append(r.TargetsNotRead, ps.UnreadTargets...)
 	r.Summary = reachSummary(r)
 	return r
 }
@@ -326,6 +330,13 @@ func (d *describer) printPolicy(w io.Writer, p *policyDescription) error {
 		missing = append(missing, describeLevel(t))
 	}
 	fmt.Fprintf(w, "  Targets not found: %s\n", describeOrNoneWord(strings.Join(missing, ", ")))
+	if len(p.Reach.TargetsNotRead) > 0 {
+		var unread []string
+		for _, t := range p.Reach.TargetsNotRead {
+			unread = append(unread, describeLevel(t))
+		}
+		fmt.Fprintf(w, "  Targets not read (not judged): %s\n", strings.Join(unread, ", "))
+	}
 	if len(p.Reach.NotAccepted) > 0 {
 		fmt.Fprintln(w, "  Not accepted at:")
 		for _, a := range p.Reach.NotAccepted {

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/manifest"
+	"github.com/attache-dev/attache/pkg/report"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -654,5 +656,67 @@ func TestDescribeIstioTelemetry(t *testing.T) {
 		if !strings.Contains(out, line) {
 			t.Errorf("describe telemetry lacks %q:\n%s", line, out)
 		}
+	}
+}
+
+// A declared target of a kind that could not be read (a ClusterRole
+// without it) is listed as not read, not judged: neither among the
+// targets not found nor silently left out.
+func TestDescribePolicyTargetsNotRead(t *testing.T) {
+	const docs = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: colorpolicies.example.com, labels: {gateway.networking.k8s.io/policy: Direct}, annotations: {attache.dev/target-kinds: "Gateway,XListenerSet.gateway.networking.x-k8s.io"}}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {kind: ColorPolicy, plural: colorpolicies}
+  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: c}
+spec: {controllerName: example.com/c}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g, namespace: default}
+spec:
+  gatewayClassName: c
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: example.com/v1
+kind: ColorPolicy
+metadata: {name: p, namespace: default}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: Gateway, name: g}
+  - {group: gateway.networking.x-k8s.io, kind: XListenerSet, name: team}
+  color: blue
+`
+	objs, _, err := manifest.Read([]string{"-"}, strings.NewReader(docs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := engine.Compute(objs, engine.Options{Unread: func(r topology.Ref) bool { return r.GroupKind() == topology.KindXListenerSet }})
+	d := newDescriber(res, "")
+	var desc *policyDescription
+	for _, ps := range res.Policies {
+		if ps.Policy.Ref.Name == "p" {
+			desc = d.policy(ps)
+		}
+	}
+	if desc == nil {
+		t.Fatalf("no policy p: %v", res.Problems)
+	}
+	xls := topology.Ref{Group: topology.XGatewayGroup, Kind: "XListenerSet", Namespace: "default", Name: "team"}
+	if !slices.Equal(desc.Reach.TargetsNotRead, []report.Ref{xls}) || len(desc.Reach.TargetsNotFound) != 0 {
+		t.Errorf("not read %v, not found %v; want the XListenerSet not read, none not found", desc.Reach.TargetsNotRead, desc.Reach.TargetsNotFound)
+	}
+	var b strings.Builder
+	if err := d.printPolicy(&b, desc); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "  Targets not read (not judged): XListenerSet default/team\n") || !strings.Contains(b.String(), "  Targets not found: none\n") {
+		t.Errorf("text:\n%s", b.String())
 	}
 }
