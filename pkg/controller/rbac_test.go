@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,6 +16,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/attache-dev/attache/pkg/manifest"
+	"github.com/attache-dev/attache/pkg/profiles"
+	"github.com/attache-dev/attache/pkg/topology"
 )
 
 var deployDir = filepath.Join("..", "..", "deploy")
@@ -135,5 +138,68 @@ func TestShippedClusterRole(t *testing.T) {
 	r.waitIdle(t, 0)
 	if d := forbiddenWrites(t) - forbidden0; d != 0 {
 		t.Errorf("%v writes were forbidden", d)
+	}
+}
+
+// Every built-in profile's policy kind can be read under the shipped
+// ClusterRole: a kind the controller may not list is left out (its
+// policies ignored, logged once), so a profiled kind missing from the
+// role would be blind in every cluster running the shipped manifests. The
+// kinds' resource names are those of the machine-readable summary of
+// docs/profiles.md (its crd: field), which pkg/profiles checks against the
+// profiles.
+func TestShippedClusterRoleReadsEveryProfiledKind(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(deployDir, "base", "clusterrole.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict(data, &role); err != nil {
+		t.Fatal(err)
+	}
+	grants := func(group, resource string) bool {
+		verbs := map[string]bool{}
+		for _, r := range role.Rules {
+			if slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) {
+				for _, v := range r.Verbs {
+					verbs[v] = true
+				}
+			}
+		}
+		return verbs["get"] && verbs["list"] && verbs["watch"]
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "profiles.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(doc), "## Machine-readable summary")
+	if !ok {
+		t.Fatal("docs/profiles.md has no machine-readable summary")
+	}
+	_, block, _ = strings.Cut(block, "```yaml\n")
+	block, _, _ = strings.Cut(block, "```")
+	var summary struct {
+		Profiles []struct {
+			Group, Kind, CRD string
+		}
+	}
+	if err := yaml.Unmarshal([]byte(block), &summary); err != nil {
+		t.Fatal(err)
+	}
+	crdOf := map[topology.GroupKind]string{}
+	for _, p := range summary.Profiles {
+		crdOf[topology.GroupKind{Group: p.Group, Kind: p.Kind}] = p.CRD
+	}
+	for _, p := range profiles.All() {
+		gk := p.Spec.GroupKind
+		crd := crdOf[gk]
+		resource, group, ok := strings.Cut(crd, ".")
+		if !ok || group != gk.Group {
+			t.Errorf("%s: the summary's crd is %q, want <resource>.%s", gk, crd, gk.Group)
+			continue
+		}
+		if !grants(gk.Group, resource) {
+			t.Errorf("%s: deploy/base/clusterrole.yaml does not grant get, list and watch on %s", gk, crd)
+		}
 	}
 }
