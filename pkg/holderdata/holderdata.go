@@ -132,13 +132,37 @@ func cut(s string) string {
 // MaxScript is the longest script judged.
 const MaxScript = 128 << 10
 
-// luaOf reads a ConfigMap data value as a Lua script.
-func luaOf(value string) Lua {
+// luaOf reads a ConfigMap data value as a Lua script, judged only when
+// judge is set (the value is the one Envoy Gateway reads: scriptKey).
+func luaOf(value string, judge bool) Lua {
 	l := Lua{Read: true, EntryPoint: envoylua.NamesEntryPoint(value)}
-	if l.EntryPoint && len(value) <= MaxScript {
+	if judge && l.EntryPoint && len(value) <= MaxScript {
 		l.Judged, l.text = true, value
 	}
 	return l
+}
+
+// scriptKey is the key of ConfigMap u's data whose value Envoy Gateway
+// loads as a Lua script: "lua", else the only key (its
+// getLuaBodyFromLocalObjectReference; with several keys, none named lua,
+// it reads any of them, which attache does not judge), "" when none. Only
+// that value's script is checked: a ConfigMap of many scripts would
+// otherwise cost a run of each, bounded one by one but not together, in
+// the controller's cache transform.
+func scriptKey(u *unstructured.Unstructured) string {
+	if u.GetKind() != "ConfigMap" {
+		return ""
+	}
+	data, _ := u.Object["data"].(map[string]any)
+	if _, ok := data["lua"]; ok {
+		return "lua"
+	}
+	if len(data) == 1 {
+		for k := range data {
+			return k
+		}
+	}
+	return ""
 }
 
 // CRL is the validity window of a certificate revocation list, or why the
@@ -357,6 +381,7 @@ func Read(u *unstructured.Unstructured) map[string]Fact {
 // read is Read, taking tokens for what they say when tokens is set.
 func read(u *unstructured.Unstructured, tokens bool) map[string]Fact {
 	out := map[string]Fact{}
+	script := scriptKey(u)
 	for _, f := range fields {
 		m, _ := u.Object[f.name].(map[string]any)
 		for k, v := range m {
@@ -382,7 +407,7 @@ func read(u *unstructured.Unstructured, tokens bool) map[string]Fact {
 			fact := Of(b)
 			fact.Binary = f.name == "binaryData"
 			if cmData {
-				fact.Lua = luaOf(s)
+				fact.Lua = luaOf(s, k == script)
 			}
 			out[k] = fact
 		}

@@ -2,6 +2,9 @@ package holderdata
 
 import (
 	"encoding/base64"
+	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -115,10 +118,11 @@ func TestRedactKeepsTheFacts(t *testing.T) {
 	}
 }
 
-// Of a ConfigMap's data values, those naming an Envoy Lua entry point are
-// scripts, judged up to MaxScript bytes: through Redact their verdicts
-// (parse, Strict validation) are the same as read from the values, and
-// no text is kept; other values, a longer script, Secrets and binaryData
+// Of a ConfigMap's data values, the one Envoy Gateway loads (each
+// ConfigMap here has one key) is a script when it names an Envoy Lua
+// entry point, judged up to MaxScript bytes: through Redact its verdicts
+// (parse, Strict validation) are the same as read from the value, and no
+// text is kept; another value, a longer script, Secrets and binaryData
 // are not judged (and a Secret's or binaryData's value is no script at
 // all).
 func TestRedactKeepsLuaVerdicts(t *testing.T) {
@@ -127,9 +131,26 @@ func TestRedactKeepsLuaVerdicts(t *testing.T) {
 	strict := "function envoy_on_request(h) error('refused: ' .. string.rep('y', 4000)) end"
 	long := "-- envoy_on_request\n" + strings.Repeat("x", MaxScript)
 	b64 := base64.StdEncoding.EncodeToString
-	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"},
-		"data":       map[string]any{"ok": ok, "syntax": syntax, "strict": strict, "other": "not a script", "long": long},
-		"binaryData": map[string]any{"bin": b64([]byte(ok))}}}
+	// One ConfigMap per value (its only key, which is what Envoy Gateway
+	// reads), read and redacted one by one; their facts joined by key.
+	scripts := map[string]any{"ok": ok, "syntax": syntax, "strict": strict, "other": "not a script", "long": long}
+	one := func(k string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"},
+			"data":       map[string]any{k: scripts[k]},
+			"binaryData": map[string]any{"bin": b64([]byte(ok))}}}
+	}
+	cms := map[string]*unstructured.Unstructured{}
+	for k := range scripts {
+		cms[k] = one(k)
+	}
+	joined := func(read func(*unstructured.Unstructured) map[string]Fact) map[string]Fact {
+		out := map[string]Fact{}
+		for k, u := range cms {
+			f := read(u)
+			out[k], out["bin"] = f[k], f["bin"]
+		}
+		return out
+	}
 	sec := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "s"},
 		"data": map[string]any{"lua": b64([]byte(ok))}}}
 	type seen struct {
@@ -137,7 +158,7 @@ func TestRedactKeepsLuaVerdicts(t *testing.T) {
 		v                   LuaVerdict
 	}
 	of := func(l Lua) seen { return seen{l.Read, l.EntryPoint, l.Judged, l.Check()} }
-	values := Read(cm)
+	values := joined(Read)
 	if v := values["syntax"].Lua.Check(); v.Syntax == "" || !strings.Contains(v.Strict, "does not parse") {
 		t.Errorf("syntax: %+v, want a parse error from both checks", v)
 	}
@@ -154,26 +175,28 @@ func TestRedactKeepsLuaVerdicts(t *testing.T) {
 			t.Errorf("%s: not judged", k)
 		}
 	}
-	red := cm.DeepCopy()
-	Redact(red)
-	for name, got := range map[string]map[string]Fact{"values": values, "tokens": Read(red)} {
+	tokens := joined(func(u *unstructured.Unstructured) map[string]Fact {
+		red := u.DeepCopy()
+		Redact(red)
+		for k, v := range red.Object["data"].(map[string]any) {
+			// The verdicts name entry points and quote an error, never
+			// the script's text.
+			if s := v.(string); strings.Contains(s, "function") || strings.Contains(s, "string.rep") || strings.Contains(s, "not+a+script") ||
+				strings.Contains(s, "xxxx") || len(s) > 3*maxVerdict {
+				t.Errorf("%s: the token keeps text: %q", k, s)
+			}
+		}
+		if s := red.Object["binaryData"].(map[string]any)["bin"].(string); strings.Contains(s, "function") || strings.Contains(s, "lua") {
+			t.Errorf("binaryData kept: %q", s)
+		}
+		return Read(red)
+	})
+	for name, got := range map[string]map[string]Fact{"values": values, "tokens": tokens} {
 		for k, w := range want {
 			if g := of(got[k].Lua); g != w {
 				t.Errorf("%s %s: Lua = %+v, want %+v", name, k, g, w)
 			}
 		}
-	}
-	data := red.Object["data"].(map[string]any)
-	for k, v := range data {
-		// The verdicts name entry points and quote an error, never the
-		// script's text.
-		if s := v.(string); strings.Contains(s, "function") || strings.Contains(s, "string.rep") || strings.Contains(s, "not+a+script") ||
-			strings.Contains(s, "xxxx") || len(s) > 3*maxVerdict {
-			t.Errorf("%s: the token keeps text: %q", k, s)
-		}
-	}
-	if s := red.Object["binaryData"].(map[string]any)["bin"].(string); strings.Contains(s, "function") || strings.Contains(s, "lua") {
-		t.Errorf("binaryData kept: %q", s)
 	}
 	rs := sec.DeepCopy()
 	Redact(rs)
@@ -237,9 +260,50 @@ func TestTokensOnlyFromRedact(t *testing.T) {
 		tokenPrefix + "d=00000000000000000000000000000000;crl=next=5", tokenPrefix + "d=00000000000000000000000000000000;crl=err=", tokenPrefix + "x=1"} {
 		m := cm(map[string]any{MarkAnnotation: mark}, map[string]any{"k": bad})
 		want := Of([]byte(bad))
-		want.Lua = luaOf(bad) // a ConfigMap's data value
+		want.Lua = luaOf(bad, true) // a ConfigMap's only data value
 		if got := Read(m)["k"]; got != want {
 			t.Errorf("malformed token %q read as %+v, want the value's fact", bad, got)
+		}
+	}
+}
+
+// Of a ConfigMap's data values, only the one Envoy Gateway loads as a
+// script (key lua, else the only key) is judged: a ConfigMap of many
+// scripts costs no run of each (a run of a hostile script takes its whole
+// instruction budget).
+func TestOnlyTheScriptKeyJudged(t *testing.T) {
+	const hostile = "function envoy_on_request(h) end local x = 0 while true do x = x + 1 end -- "
+	cm := func(data map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "c"}, "data": data}}
+	}
+	many := map[string]any{}
+	for i := range 40 {
+		many[fmt.Sprintf("k%d", i)] = hostile + strconv.Itoa(i)
+	}
+	for _, c := range []struct {
+		name   string
+		data   map[string]any
+		judged []string
+	}{
+		{"many keys, none named lua", many, nil},
+		{"a lua key among others", map[string]any{"lua": "function envoy_on_request(h) h:nope() end", "other": hostile}, []string{"lua"}},
+		{"one key", map[string]any{"script.lua": "function envoy_on_response(h) end"}, []string{"script.lua"}},
+	} {
+		u := cm(c.data)
+		Redact(u)
+		facts := Read(u)
+		var judged []string
+		for k, f := range facts {
+			if !f.Lua.EntryPoint {
+				t.Errorf("%s: %s does not name an entry point", c.name, k)
+			}
+			if f.Lua.Judged {
+				judged = append(judged, k)
+			}
+		}
+		if !slices.Equal(judged, c.judged) {
+			t.Errorf("%s: judged %v, want %v", c.name, judged, c.judged)
 		}
 	}
 }
