@@ -519,11 +519,13 @@ func (e *Env) waitAllowed(t testing.TB, cs kubernetes.Interface, user, namespace
 	var attrs *authorizationv1.ResourceAttributes
 	for _, r := range rules {
 		if len(r.Verbs) > 0 && len(r.Resources) > 0 && len(r.APIGroups) > 0 {
+			resource, sub, _ := strings.Cut(r.Resources[0], "/")
 			attrs = &authorizationv1.ResourceAttributes{
-				Namespace: namespace,
-				Verb:      orDefault(r.Verbs[0], "get"),
-				Group:     orDefault(r.APIGroups[0], ""),
-				Resource:  orDefault(strings.SplitN(r.Resources[0], "/", 2)[0], "configmaps"),
+				Namespace:   namespace,
+				Verb:        orDefault(r.Verbs[0], "get"),
+				Group:       orDefault(r.APIGroups[0], ""),
+				Resource:    orDefault(resource, "configmaps"),
+				Subresource: sub, // "status" of "policies/status"
 			}
 			if len(r.ResourceNames) > 0 {
 				attrs.Name = r.ResourceNames[0]

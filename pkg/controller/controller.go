@@ -34,8 +34,9 @@ import (
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
-// Items of the main queue. There are only two, so that any number of events
-// coalesce into at most one recomputation and one policy status check.
+// Items of the main queue. There are only a few, so that any number of
+// events coalesce into at most one recomputation and one policy status
+// check.
 const (
 	// itemRecompute recomputes everything from the cache.
 	itemRecompute = "recompute"
@@ -45,6 +46,10 @@ const (
 	// itemResync recomputes and compares every policy and affected object
 	// with the cache, whatever changed.
 	itemResync = "resync"
+	// itemCompare recomputes and compares every policy and affected
+	// object with the cache, without starting afresh: writes refused
+	// with 403 are tried again once the refusal is no longer trusted.
+	itemCompare = "compare"
 )
 
 // errNotSynced says an informer has not synced yet: computing now would
@@ -132,10 +137,11 @@ type Controller struct {
 	// until the desired content changes.
 	unsettledWrites map[objKey]string
 	// rejectedWrites maps objects whose write the API server refused
-	// (refusedWrite: the same body would be refused again) to the
-	// fingerprint of that content: not written again until it changes, its
-	// kind's CRD changes, or the next resync.
-	rejectedWrites map[objKey]string
+	// (refusedWrite: the same body would be refused again) to that
+	// content: not written again until it changes, its kind's CRD
+	// changes, or the next resync; a Forbidden refusal (RBAC granted
+	// later, an admission webhook fixed) after recheckAccess too.
+	rejectedWrites map[objKey]rejection
 	// noPatch are the EffectivePolicies where our entry is not the first
 	// (another controller's is): their changes are applied whole.
 	noPatch  map[objKey]bool
@@ -189,7 +195,7 @@ func New(mgr manager.Manager, opts Options) (*Controller, error) {
 		effective:       map[objKey]*effectiveDesired{},
 		stale:           map[objKey]map[string]bool{},
 		unsettledWrites: map[objKey]string{},
-		rejectedWrites:  map[objKey]string{},
+		rejectedWrites:  map[objKey]rejection{},
 		noPatch:         map[objKey]bool{},
 		invalidCRDs:     map[string]string{},
 		access:          map[topology.GroupKind]access{},
@@ -444,13 +450,16 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	}()
 	c.observeQueues()
 	switch item {
-	case itemRecompute, itemResync:
-		if item == itemResync {
+	case itemRecompute, itemResync, itemCompare:
+		switch item {
+		case itemResync:
 			// A full computation too, as a safety net under the
 			// incremental ones; refused writes are tried again.
 			c.resetEngine()
 			c.compareAll = true
 			c.forgetRejected(topology.GroupKind{})
+		case itemCompare:
+			c.compareAll = true
 		}
 		t0 := time.Now()
 		err := c.safeRecompute(ctx)
@@ -1052,11 +1061,20 @@ func (c *Controller) markUnsettled(k objKey, fingerprint, what string) {
 func (c *Controller) unsettled(k objKey, fingerprint string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if f, ok := c.rejectedWrites[k]; ok && f == fingerprint {
+	if r, ok := c.rejectedWrites[k]; ok && r.fingerprint == fingerprint && (!r.forbidden || time.Since(r.at) < recheckAccess) {
 		return true
 	}
 	f, ok := c.unsettledWrites[k]
 	return ok && f == fingerprint
+}
+
+// rejection is a write the API server refused (Controller.rejectedWrites).
+type rejection struct {
+	fingerprint string
+	// forbidden: refused with 403, which may be lifted without the
+	// content changing; at is when, for the retry after recheckAccess.
+	forbidden bool
+	at        time.Time
 }
 
 // refusedWrite reports whether the API server refused a write for what it
@@ -1074,11 +1092,20 @@ func refusedWrite(err error) bool {
 // resync, so that one object the API server refuses does not fail every
 // recomputation, and the others keep being written.
 func (c *Controller) markRejected(u *unstructured.Unstructured, gvk schema.GroupVersionKind, k objKey, fingerprint, what string, err error) {
+	forbidden := apierrors.IsForbidden(err)
 	c.mu.Lock()
-	said := c.rejectedWrites[k] == fingerprint
-	c.rejectedWrites[k] = fingerprint
+	said := c.rejectedWrites[k].fingerprint == fingerprint
+	c.rejectedWrites[k] = rejection{fingerprint: fingerprint, forbidden: forbidden, at: time.Now()}
 	c.mu.Unlock()
+	if forbidden {
+		// Tried again once the refusal is no longer trusted (nothing
+		// else may change meanwhile, so every object is compared): a
+		// grant is then picked up.
+		c.queue.AddAfter(itemCompare, recheckAccess)
+	}
 	if said {
+		// Said once per content: a Forbidden write refused again at
+		// each retry is not said again.
 		return
 	}
 	c.log.Error(err, "the API server refused the "+what+" written; not writing it again until it changes", "object", k.String())

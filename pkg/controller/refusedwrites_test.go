@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -81,4 +84,69 @@ func TestRefusedPolicyStatusSettles(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// A status write refused with 403 (the role grants no patch of the kind's
+// status) is said once, in one Warning Event, and tried again once the
+// refusal is no longer trusted (recheckAccess): once patch is granted, the
+// status is written without anything else changing.
+func TestForbiddenStatusWriteRetried(t *testing.T) {
+	defer func(d time.Duration) { recheckAccess = d }(recheckAccess)
+	recheckAccess = 2 * time.Second
+	ctx := context.Background()
+	cs := env.Clientset(t)
+	gvk := schema.GroupVersionKind{Group: "forbid.example.com", Version: "v1", Kind: "ForbidPolicy"}
+	const user = "system:serviceaccount:attache-system:attache-controller-forbid"
+	role := shippedRoleWithout(t, "attache-controller-forbid")
+	read := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "attache-test-forbid-read"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{gvk.Group}, Resources: []string{"forbidpolicies"}, Verbs: []string{"get", "list", "watch"}}}}
+	write := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "attache-test-forbid-write"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{gvk.Group}, Resources: []string{"forbidpolicies/status"}, Verbs: []string{"patch"}}}}
+	for _, r := range []*rbacv1.ClusterRole{role, read, write} {
+		if _, err := cs.RbacV1().ClusterRoles().Create(ctx, r, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	env.BindClusterRole(t, user, role.Name)
+	env.BindClusterRole(t, user, read.Name)
+	k := newKube(t)
+	k.apply("", policyCRD(gvk, "forbidpolicies", "Direct", map[string]string{
+		"attache.dev/target-kinds": "Service",
+		AnnotationOwnedBy:          testControllerName,
+	}))
+	defer k.delete(crdGVK, "", "forbidpolicies."+gvk.Group)
+	const ns = "forbid"
+	k.namespace(ns)
+	k.apply(ns, service("s1"), pol(gvk, "p", "Service", "s1", map[string]any{"x": int64(1)}))
+	forbidden0 := forbiddenWrites(t)
+	startController(t, Options{}, env.UserConfig(t, user))
+	waitFor(t, "a forbidden status write", func() string {
+		if forbiddenWrites(t) == forbidden0 {
+			return "none yet"
+		}
+		return ""
+	})
+	// Refused again at least once more before the grant: said once all
+	// the same.
+	waitFor(t, "the write tried again", func() string {
+		if forbiddenWrites(t) < forbidden0+2 {
+			return "not yet"
+		}
+		return ""
+	})
+	env.BindClusterRole(t, user, write.Name)
+	waitAncestor(t, k, "the policy's status once patch is granted", gvk, ns, "p", "Service/s1 True/Accepted", "Accepted")
+	evs, err := cs.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range evs.Items {
+		if e.Reason == "StatusWriteRefused" && e.Regarding.Name == "p" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d StatusWriteRefused Events on p, want 1", n)
+	}
 }

@@ -190,7 +190,7 @@ func TestPruneStale(t *testing.T) {
 	c.effective = map[objKey]*effectiveDesired{kept: {key: epWanted}}
 	c.stale = map[objKey]map[string]bool{kept: {"1": true}, gone: {"2": true}, epWanted: {"3": true}, epGone: {"4": true}}
 	c.unsettledWrites = map[objKey]string{kept: "a", gone: "b"}
-	c.rejectedWrites = map[objKey]string{kept: "c", gone: "d"}
+	c.rejectedWrites = map[objKey]rejection{kept: {fingerprint: "c"}, gone: {fingerprint: "d"}}
 	c.pruneStale()
 	var staleKeys, unsettled, rejected []string
 	for k := range c.stale {
