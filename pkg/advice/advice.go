@@ -345,6 +345,10 @@ func Policy(d *engine.Delta, ref topology.Ref, op Op) Answer {
 		st := self.After
 		acc := condition(st.Conditions, engine.CondAccepted)
 		switch {
+		case acc != nil && acc.Status == "False" && len(st.Ancestors) == 0 && len(st.UnreadTargets) > 0:
+			// Not judged (its targets' kinds could not be read): no
+			// verdict to warn of, nor to deny for.
+			lines = append(lines, fmt.Sprintf("%s: %s", Name(ref), acc.Message))
 		case acc != nil && acc.Status == "False":
 			what := fmt.Sprintf("%s would be %s: %s", Name(ref), acc.Reason, acc.Message)
 			lines = append(lines, what)

@@ -157,6 +157,15 @@ spec:
 	if a.Refusal != "" || len(a.Lines) != 1 || !strings.Contains(a.Lines[0], "TargetNotFound") || !strings.Contains(a.Lines[0], "nope") {
 		t.Errorf("target not found: %+v", a)
 	}
+	// A target of a kind the caller could not read is not judged: no
+	// verdict is warned of (not "would be TargetNotFound"), none refused.
+	unread := engine.NewIncremental(engine.Options{Unread: func(r topology.Ref) bool { return r.GroupKind() == topology.KindHTTPRoute }})
+	unread.Compute(parable(t, []string{"BackendTLSPolicy/oven-tls-new"}, ""))
+	a = advice.Policy(unread.WhatIf(read(t, notFound), nil), ref("RetryPolicy", "baker", "lost"), advice.Create)
+	if a.Refusal != "" || len(a.Lines) != 1 || strings.Contains(a.Lines[0], "would be") ||
+		a.Lines[0] != "RetryPolicy baker/lost: Policy is not judged: its targets could not be read (HTTPRoute baker/nope)" {
+		t.Errorf("target not read: %+v", a)
+	}
 }
 
 // TestLinesAreCapped checks that a long answer keeps MaxLines lines, the
