@@ -386,3 +386,39 @@ func summaryDisagreements(entries []map[string]any) []string {
 	}
 	return out
 }
+
+// The settings vocabulary of docs/profiles.md has one row per setting, and
+// its cells escape the | they hold: a row written twice (merges of
+// branches each adding to it) would say half of the facts in each, and an
+// unescaped | splits a row into more cells than the table has.
+func TestSettingsVocabularyRows(t *testing.T) {
+	b, err := os.ReadFile("../../docs/profiles.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "\n## Settings vocabulary\n")
+	if !ok {
+		t.Fatal(`docs/profiles.md has no "## Settings vocabulary" section`)
+	}
+	rest, _, _ = strings.Cut(rest, "\n## ")
+	seen := map[string]bool{}
+	rows := 0
+	for _, line := range strings.Split(rest, "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		rows++
+		cells := strings.Split(strings.ReplaceAll(line, `\|`, ""), "|")
+		if len(cells) != 4 { // "", setting, meaning, ""
+			t.Errorf("row %.60q...: %d cells, want 2 (an unescaped |?)", line, len(cells)-2)
+		}
+		name := strings.TrimSpace(cells[1])
+		if seen[name] {
+			t.Errorf("setting %s has two rows", name)
+		}
+		seen[name] = true
+	}
+	if rows < 40 {
+		t.Errorf("%d rows read in the settings vocabulary, want the whole table", rows)
+	}
+}
