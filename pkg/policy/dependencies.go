@@ -119,6 +119,9 @@ func parseAPIKind(s string) (APIKind, error) {
 			return APIKind{}, fmt.Errorf("%q: the version after / is empty", s)
 		}
 	}
+	if strings.HasSuffix(gk, ".") {
+		return APIKind{}, fmt.Errorf("%q: the group after . is empty (Kind.group/version)", s)
+	}
 	k.GroupKind = topology.ParseGroupKind(gk)
 	return k, k.validate(s)
 }
@@ -137,6 +140,11 @@ func (k APIKind) validate(s string) error {
 	}
 	if !unicode.IsUpper([]rune(k.Kind)[0]) {
 		return fmt.Errorf("%q: a kind starts with an upper-case letter (Kind.group/version)", s)
+	}
+	if k.Group == "" {
+		// Served kinds are read from CRDs, which never serve the core
+		// group: such a dependency could never be met.
+		return fmt.Errorf("%q: a dependency is a kind a CustomResourceDefinition serves, so it names its group (Kind.group/version)", s)
 	}
 	return nil
 }

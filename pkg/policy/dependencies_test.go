@@ -31,6 +31,8 @@ func TestDependenciesSetting(t *testing.T) {
 		{"L=Limitador.limitador.kuadrant.io/v1|", `dependency "L": "": a kind is needed`},
 		{"L=A.x; L=B.y", `dependency "L" is given twice`},
 		{"L=A.x y/v1", "holds no spaces"},
+		{"x=Foo", `"Foo": a dependency is a kind a CustomResourceDefinition serves, so it names its group`},
+		{"x=Foo./v1", `"Foo./v1": the group after . is empty`},
 	} {
 		if _, err := ParseDependencies(tc.v); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%q: error %v, want one saying %q", tc.v, err, tc.err)

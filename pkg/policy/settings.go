@@ -275,7 +275,7 @@ const (
 	AnnotationDependencies = "attache.dev/dependencies"
 	// AnnotationEffectiveListeners lists (comma separated) conditions a
 	// listener must meet to be an effective target of the kind
-	// ("hostname", "tls-terminate", "attached-routes"), or "any"
+	// ("hostname", "tls-terminate", "attached-routes", "addresses"), or "any"
 	// (default).
 	AnnotationEffectiveListeners = "attache.dev/effective-listeners"
 	// AnnotationDelegationPriority ("none", the default,
