@@ -375,12 +375,41 @@ func (r *reader) readHolders(ctx context.Context, snap *Snapshot) error {
 		}
 	}
 	var refs []topology.Ref
+	var defaults []policy.DefaultHolder
 	for _, o := range snap.Objects {
 		k := kinds[topology.GroupKind{Group: o.Object.GroupVersionKind().Group, Kind: o.Object.GetKind()}]
 		if k == nil || o.Object.GetNamespace() == "" {
 			continue
 		}
-		for _, hr := range policy.Parse(o.Object, k).HolderRefs() {
+		p := policy.Parse(o.Object, k)
+		for _, hr := range p.HolderRefs() {
+			if !seen[hr] {
+				seen[hr] = true
+				refs = append(refs, hr)
+			}
+		}
+		for _, d := range p.DefaultHolders() {
+			if !slices.Contains(defaults, d) {
+				defaults = append(defaults, d)
+			}
+		}
+	}
+	// The defaults of references the policies do not give (Kuadrant's
+	// default DNS provider Secret): the holders carrying the label, listed
+	// (keys only), then got with the others.
+	for _, d := range defaults {
+		found, forbidden, err := r.listDefault(ctx, d)
+		if err != nil {
+			return err
+		}
+		if forbidden {
+			// Not judged: the reference a policy would read names no
+			// object, only the kind and namespace looked in.
+			snap.UnreadObjects = append(snap.UnreadObjects, topology.Ref{Group: d.Kind.Group, Kind: d.Kind.Kind, Namespace: d.Namespace})
+			snap.Skipped = append(snap.Skipped, fmt.Sprintf("%s labelled %s in %s: cannot list (forbidden); the defaults read there are not judged", label(d.Kind.Group, d.Kind.Kind), d.Label, d.Namespace))
+			continue
+		}
+		for _, hr := range found {
 			if !seen[hr] {
 				seen[hr] = true
 				refs = append(refs, hr)
@@ -438,6 +467,28 @@ func (r *reader) readHolders(ctx context.Context, snap *Snapshot) error {
 		}
 	}
 	return nil
+}
+
+// listDefault gives the holders of d's kind in its namespace carrying its
+// label (by name; their keys are got with the other holders); forbidden
+// when RBAC does not allow the list.
+func (r *reader) listDefault(ctx context.Context, d policy.DefaultHolder) (found []topology.Ref, forbidden bool, err error) {
+	res, served, why := r.holderResource(d.Kind)
+	if !served || why != "" {
+		return nil, false, nil
+	}
+	list, err := r.dyn.Resource(res.gvr).Namespace(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: d.Label})
+	switch {
+	case apierrors.IsForbidden(err):
+		return nil, true, nil
+	case err != nil:
+		return nil, false, r.fatal("listing "+d.Kind.String()+" labelled "+d.Label+" in "+d.Namespace, err)
+	}
+	found = make([]topology.Ref, 0, len(list.Items))
+	for _, u := range list.Items {
+		found = append(found, topology.Ref{Group: d.Kind.Group, Kind: d.Kind.Kind, Namespace: u.GetNamespace(), Name: u.GetName()})
+	}
+	return found, false, nil
 }
 
 // holderResource is the resource to get holders of kind gk from: core v1

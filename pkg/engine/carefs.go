@@ -43,6 +43,17 @@ func (c *computation) collectHolderKinds() {
 		if k.HasContent() && c.holderFacts == nil {
 			c.holderFacts = map[topology.Ref]map[string]holderdata.Fact{}
 		}
+		for _, r := range k.ObjectRefs {
+			if r.DefaultLabel == "" {
+				continue
+			}
+			if c.holderLabels == nil {
+				c.holderLabels = map[string]map[topology.Ref]bool{}
+			}
+			if c.holderLabels[r.DefaultLabel] == nil {
+				c.holderLabels[r.DefaultLabel] = map[topology.Ref]bool{}
+			}
+		}
 	}
 }
 
@@ -58,6 +69,14 @@ func (c *computation) clock() time.Time {
 func (c *computation) addHolder(u *unstructured.Unstructured) {
 	r := holderRef(u)
 	c.holders[r] = dataKeys(u)
+	for label, set := range c.holderLabels {
+		key, val, _ := strings.Cut(label, "=")
+		if v, ok := u.GetLabels()[key]; ok && v == val {
+			set[r] = true
+		} else {
+			delete(set, r) // an update may have dropped the label
+		}
+	}
 	if policy.StatusHolder(r.GroupKind()) {
 		// An issuer holds no data: what its status says is read.
 		if c.holderConds == nil {
@@ -76,6 +95,30 @@ func (c *computation) addHolder(u *unstructured.Unstructured) {
 		}
 		c.secretTypes[r] = t
 	}
+}
+
+// removeHolder forgets holder r.
+func (c *computation) removeHolder(r topology.Ref) {
+	delete(c.holders, r)
+	delete(c.holderFacts, r)
+	delete(c.secretTypes, r)
+	delete(c.holderConds, r)
+	for _, set := range c.holderLabels {
+		delete(set, r)
+	}
+}
+
+// labelled gives the holders of kind gk in namespace ns carrying label
+// (one of holderLabels'), sorted.
+func (c *computation) labelled(gk topology.GroupKind, ns, label string) []topology.Ref {
+	var out []topology.Ref
+	for r := range c.holderLabels[label] {
+		if r.GroupKind() == gk && r.Namespace == ns {
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b topology.Ref) int { return a.Compare(b) })
+	return out
 }
 
 // dataKeys returns the sorted data keys of a ConfigMap (data, binaryData)
@@ -404,7 +447,7 @@ func (c *computation) brokenFields(p *policy.Policy, at topology.Ref) []string {
 	}
 	h := c.holdersFor(p)
 	judge := func(path *policy.ObjectRefPath) bool { return len(path.On) == 0 || c.hasListener(at, path.On) }
-	for _, pr := range append(p.CheckObjectRefsWhere(h.Keys, h.Unread, h.Granted, judge), c.objectDataProblems(p, judge)...) {
+	for _, pr := range append(p.CheckObjectRefsWith(h, judge), c.objectDataProblems(p, judge)...) {
 		fields = append(fields, pr.Ref.Field)
 	}
 	// A value out of range, or a field whose feature is off, fails the
@@ -450,7 +493,7 @@ func everyTarget(v policy.Validation) bool { return len(v.On) == 0 }
 // judge accepts.
 func (c *computation) unresolvedObjectRefsWhere(p *policy.Policy, judge func(*policy.ObjectRefPath) bool) (field, msg, problem string) {
 	h := c.holdersFor(p)
-	probs := p.CheckObjectRefsWhere(h.Keys, h.Unread, h.Granted, judge)
+	probs := p.CheckObjectRefsWith(h, judge)
 	data := c.objectDataProblems(p, judge)
 	var msgs []string
 	for _, g := range []struct {
@@ -487,10 +530,11 @@ func (c *computation) holdersFor(p *policy.Policy) policy.Holders {
 			k, ok := c.holders[r]
 			return k, ok
 		},
-		Facts:   func(r topology.Ref) map[string]holderdata.Fact { return c.holderFacts[r] },
-		Unread:  c.opts.Unread,
-		Granted: func(r topology.Ref) bool { return c.grantAllows(p, r) },
-		Now:     c.now,
+		Facts:    func(r topology.Ref) map[string]holderdata.Fact { return c.holderFacts[r] },
+		Unread:   c.opts.Unread,
+		Granted:  func(r topology.Ref) bool { return c.grantAllows(p, r) },
+		Now:      c.now,
+		Labelled: c.labelled,
 	}
 }
 
@@ -665,7 +709,7 @@ func (c *computation) withUnreadyRefs(p *policy.Policy, r Reach, cond Condition)
 	}
 	if r.Contexts > 0 && len(p.ObjectRefs) > 0 {
 		h := c.holdersFor(p)
-		probs = append(probs, p.WaitingObjectRefs(h.Keys, h.Unread, h.Granted)...)
+		probs = append(probs, p.WaitingObjectRefsWith(h)...)
 	}
 	if len(probs) == 0 {
 		return cond

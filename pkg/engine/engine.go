@@ -256,6 +256,10 @@ type computation struct {
 	// holderConds are what the status of the status holders among holders
 	// says (policy.StatusHolder: cert-manager's issuers).
 	holderConds map[topology.Ref]holderConds
+	// holderLabels are, for each label some kind's defaults look for
+	// (policy.ObjectRefPath.DefaultLabel, "key=value"), the holders
+	// carrying it (nil when no kind reads a default).
+	holderLabels map[string]map[topology.Ref]bool
 	// secretTypes are the types of the Secrets among holders (a kind's
 	// CA reading may ask for one: policy.CAReading.SecretType).
 	secretTypes map[topology.Ref]string

@@ -197,7 +197,12 @@ func (c *computation) holderDependents(changes []policyChange, regen []regenerat
 			continue
 		}
 		for _, ref := range ps.p.ObjectRefs {
-			if slices.Contains(holders, ref.Object) {
+			// A default (no reference given) depends on every holder of
+			// its kind in its namespace: one may have gained or lost the
+			// label.
+			if slices.Contains(holders, ref.Object) || (ref.Default != "" && slices.ContainsFunc(holders, func(h topology.Ref) bool {
+				return h.GroupKind() == ref.Object.GroupKind() && h.Namespace == ref.Object.Namespace
+			})) {
 				changes, regen = c.selfEdit(changes, regen, ps)
 				added = true
 				break
@@ -507,10 +512,7 @@ func (in *Incremental) diff(objs []Object) (changes []policyChange, regen []rege
 			}
 			if c.holderKinds[ref.GroupKind()] {
 				hr := holderRef(s.obj.Object)
-				delete(c.holders, hr)
-				delete(c.holderFacts, hr)
-				delete(c.secretTypes, hr)
-				delete(c.holderConds, hr)
+				c.removeHolder(hr)
 				in.holdersChanged = append(in.holdersChanged, hr)
 				continue
 			}

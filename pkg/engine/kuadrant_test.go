@@ -982,8 +982,102 @@ data: {AWS_ACCESS_KEY_ID: eA==}
 	if g, w := dump(t, in.Compute(objs)), dump(t, withSecret); g != w {
 		t.Errorf("Incremental, the Secret created: %s", firstDiff(g, w))
 	}
-	if k := kindOf(t, res, "DNSPolicy"); policy.ObjectRefsString(k.ObjectRefs) != "providerRefs[] kinds=Secret missing=not-programmed" {
+	if k := kindOf(t, res, "DNSPolicy"); policy.ObjectRefsString(k.ObjectRefs) != "providerRefs[] kinds=Secret missing=not-programmed default-label=kuadrant.io/default-provider=true unless=delegate=true" {
 		t.Errorf("DNSPolicy object refs: %q", policy.ObjectRefsString(k.ObjectRefs))
+	}
+}
+
+// A DNSPolicy naming no provider has its records use its namespace's one
+// Secret labelled kuadrant.io/default-provider=true: none, or several,
+// leave every record not Ready (Kuadrant: Enforced=False, Unknown), as a
+// missing provider Secret does; a Secret of another namespace does not
+// count. A delegating DNSPolicy (delegate: true, which the CRD makes
+// exclusive with providerRefs) reads no provider. The label added or
+// taken away recomputes the policy (Incremental).
+// Source: Kuadrant/dns-operator de271431
+// internal/controller/dnsrecord_controller.go (the Secrets listed by
+// DefaultProviderSecretLabel in the record's namespace: "No default
+// provider secret labeled ... was found", "Multiple default providers
+// secrets found. Only one expected"; IsDelegating skips it), api/v1alpha1
+// shared_types.go (DefaultProviderSecretLabel); KO ae698811
+// internal/controller/dnspolicy_dnsrecords.go (the record in the policy's
+// namespace, its providerRef only when the policy names one),
+// api/v1/dnspolicy_types.go (delegate=true and providerRefs exclusive).
+func TestKuadrantDNSPolicyDefaultProvider(t *testing.T) {
+	const topo = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: default}
+spec:
+  gatewayClassName: c
+  listeners: [{name: web, protocol: HTTP, port: 80, hostname: a.example.com}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw2, namespace: default}
+spec:
+  gatewayClassName: c
+  listeners: [{name: web, protocol: HTTP, port: 80, hostname: b.example.com}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: default}
+spec:
+  parentRefs: [{name: gw}, {name: gw2}]
+  rules: [{backendRefs: [{name: s, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: default}
+spec: {ports: [{name: http, port: 80}]}
+`
+	secret := func(ns, name string, labelled bool) string {
+		labels := ""
+		if labelled {
+			labels = ", labels: {kuadrant.io/default-provider: \"true\"}"
+		}
+		return "\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: " + name + ", namespace: " + ns + labels + "}\ntype: kuadrant.io/aws\ndata: {AWS_ACCESS_KEY_ID: eA==}\n"
+	}
+	base := []string{labelledCRD("kuadrant.io", "DNSPolicy", "dnspolicies", "direct"), topo,
+		pol("kuadrant.io/v1", "DNSPolicy", "dns", 0, "targetRef: "+kListener("gw", "web")),
+		pol("kuadrant.io/v1", "DNSPolicy", "delegating", 1, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw2}\ndelegate: true")}
+	const waits = "Policy is not programmed: its implementation waits for what it names to be ready: spec.providerRefs: names no Secret, and "
+	for _, c := range []struct {
+		name, secrets, programmed, message string
+	}{
+		{"none labelled", secret("default", "plain", false) + secret("other", "elsewhere", true), "False/Unknown",
+			waits + "no Secret in namespace default is labelled kuadrant.io/default-provider=true (the default read then)"},
+		{"one labelled", secret("default", "plain", false) + secret("default", "aws", true), "True/Programmed", ""},
+		{"two labelled", secret("default", "aws", true) + secret("default", "gcp", true), "False/Unknown",
+			waits + "2 Secrets in namespace default are labelled kuadrant.io/default-provider=true (aws, gcp): its implementation reads the default only when there is one"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			docs := append(slices.Clone(base), c.secrets)
+			res := compute(t, engine.Options{}, docs...)
+			want(t, "Accepted", status(t, res, "dns", "Accepted"), "True/Accepted")
+			want(t, "Programmed", status(t, res, "dns", "Programmed"), c.programmed)
+			if c.message != "" {
+				want(t, "message", condition(t, res, "dns", "Programmed").Message, c.message)
+			}
+			// The delegating policy, with records to make at gw2,
+			// never waits for a provider.
+			want(t, "delegating Programmed", status(t, res, "delegating", "Programmed"), "True/Programmed")
+		})
+	}
+	// The label given, then taken away: an Incremental agrees each time.
+	in := engine.NewIncremental(engine.Options{})
+	steps := [][]string{
+		append(slices.Clone(base), secret("default", "aws", false)),
+		append(slices.Clone(base), secret("default", "aws", true)),
+		append(slices.Clone(base), secret("default", "aws", true)+secret("default", "gcp", true)),
+		append(slices.Clone(base), secret("default", "gcp", true)),
+		append(slices.Clone(base), secret("default", "gcp", false)),
+	}
+	for i, docs := range steps {
+		got := in.Compute(decodeDocs(t, docs...))
+		if g, w := dump(t, got), dump(t, compute(t, engine.Options{}, docs...)); g != w {
+			t.Fatalf("Incremental, step %d: %s", i, firstDiff(g, w))
+		}
 	}
 }
 

@@ -1312,6 +1312,17 @@ func issuers(names ...string) string {
 //     httplisteneroptions (the first option in priority order, section
 //     targets before whole-Gateway targets, older first, is used whole;
 //     Gloo writes no Conflicted status: the status half is attache's).
+// kuadrantDefaultProvider is the default DNS provider Secret of namespace
+// default, which a DNSPolicy naming no providerRefs uses (without one it
+// is not programmed: TestKuadrantDNSPolicyDefaultProvider).
+const kuadrantDefaultProvider = `
+apiVersion: v1
+kind: Secret
+metadata: {name: dns-provider, namespace: default, labels: {kuadrant.io/default-provider: "true"}}
+type: kuadrant.io/aws
+data: {AWS_ACCESS_KEY_ID: eA==}
+`
+
 func TestDocsListenerKindsSectionBeatsGatewayOldestWins(t *testing.T) {
 	for _, tc := range []struct {
 		group, kind, plural, label, version, body string
@@ -1333,7 +1344,7 @@ func TestDocsListenerKindsSectionBeatsGatewayOldestWins(t *testing.T) {
 			} else {
 				target, listener = "targetRefs: ["+target+"]", "targetRefs: ["+listener+"]"
 			}
-			res := compute(t, engine.Options{}, c, tlsListenersTopo,
+			res := compute(t, engine.Options{}, c, tlsListenersTopo, kuadrantDefaultProvider,
 				pol(tc.version, tc.kind, "gw", 0, target+"\n"+fmt.Sprintf(tc.body, 1)),
 				pol(tc.version, tc.kind, "gw-newer", 1, target+"\n"+fmt.Sprintf(tc.body, 2)),
 				pol(tc.version, tc.kind, "listener", 2, listener+"\n"+fmt.Sprintf(tc.body, 3)))
@@ -1372,7 +1383,7 @@ func TestDocsKuadrantSameSecondNotRejected(t *testing.T) {
 			if group == "gateway.solo.io" {
 				target = "targetRefs: [" + gwRef + "]"
 			}
-			res := compute(t, engine.Options{}, crd(group, tc.kind, tc.plural), tlsListenersTopo,
+			res := compute(t, engine.Options{}, crd(group, tc.kind, tc.plural), tlsListenersTopo, kuadrantDefaultProvider,
 				pol(tc.version, tc.kind, "b-later", 0, target+"\n"+fmt.Sprintf(tc.body, 2)),
 				pol(tc.version, tc.kind, "a-first", 0, target+"\n"+fmt.Sprintf(tc.body, 1)),
 				pol(tc.version, tc.kind, "c-newer", 1, target+"\n"+fmt.Sprintf(tc.body, 3)))

@@ -236,7 +236,7 @@ func FuzzParseObjectRefs(f *testing.F) {
 		"none", "", ";", "a kinds=Pod", "a keys=+,x", "a..b", "a[x]", "a keys=", "a kinds=", "a on=HTTPS,TLS", "a on=,",
 		"a content=crl", "a content=distinct on=TLS", "a content=", "a kinds=ConfigMap keys=lua,+ content=lua",
 		"issuerRef kinds=Issuer,ClusterIssuer ready=Ready kind=required", "a kinds=Issuer ready=", "a kind=required", "a kinds=Issuer,Secret",
-		"providerRefs[] kinds=Secret missing=not-programmed", "a missing=", "a kinds=Issuer missing=not-programmed",
+		"providerRefs[] kinds=Secret missing=not-programmed", "providerRefs[] missing=not-programmed default-label=kuadrant.io/default-provider=true unless=delegate=true", "a default-label=k= unless==x", "a missing=", "a kinds=Issuer missing=not-programmed",
 	} {
 		f.Add(s)
 	}

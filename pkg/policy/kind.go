@@ -655,8 +655,9 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingObjectRefs, len(s.ObjectRefs) > 0, func() {
 		k.ObjectRefs = make([]ObjectRefPath, len(s.ObjectRefs))
 		for i, r := range s.ObjectRefs {
-			k.ObjectRefs[i] = ObjectRefPath{Path: r.Path, Kinds: slices.Clone(r.Kinds), Keys: slices.Clone(r.Keys), When: r.When, On: slices.Clone(r.On), Content: r.Content,
-				Ready: r.Ready, KindRequired: r.KindRequired, MissingNotProgrammed: r.MissingNotProgrammed}
+			// A copy, its lists not shared with the Spec's.
+			r.Kinds, r.Keys, r.On = slices.Clone(r.Kinds), slices.Clone(r.Keys), slices.Clone(r.On)
+			k.ObjectRefs[i] = r
 		}
 	})
 	set(SettingUnsupportedFields, len(s.UnsupportedFields) > 0, func() {

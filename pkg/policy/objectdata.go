@@ -26,6 +26,10 @@ type Holders struct {
 	Granted func(topology.Ref) bool
 	// Now is the time CRLs are judged at.
 	Now time.Time
+	// Labelled, when not nil, gives the holders of kind gk in namespace
+	// ns carrying label ("key=value"), for the defaults of
+	// ObjectRefPath.DefaultLabel (nil: the defaults are not judged).
+	Labelled func(gk topology.GroupKind, ns, label string) []topology.Ref
 }
 
 // HasContent reports whether some object reference path of the kind

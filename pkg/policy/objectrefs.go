@@ -3,7 +3,10 @@ package policy
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/attache-dev/attache/pkg/topology"
 )
@@ -66,6 +69,18 @@ type ObjectRefPath struct {
 	// the provider Secret of each DNSRecord, which is not Ready without
 	// it).
 	MissingNotProgrammed bool
+	// DefaultLabel, if set, is "key=value": a policy that gives no
+	// reference at the path reads instead the one object of the path's
+	// first kind in its own namespace carrying that label; none, or more
+	// than one, is a reference that does not resolve (Kuadrant's DNS
+	// operator takes a DNSRecord without a provider reference to its
+	// namespace's Secret labelled kuadrant.io/default-provider=true).
+	DefaultLabel string
+	// Unless, if set, is "field=value": the path is not judged, nor its
+	// default read, when the object holding it has that field with that
+	// value (a string or a boolean, compared as written; Kuadrant's
+	// delegating DNSPolicies, delegate: true, name no provider).
+	Unless string
 }
 
 // The kinds of ObjectRefPath.Content.
@@ -116,6 +131,12 @@ func (r ObjectRefPath) String() string {
 	if r.MissingNotProgrammed {
 		s += " missing=not-programmed"
 	}
+	if r.DefaultLabel != "" {
+		s += " default-label=" + r.DefaultLabel
+	}
+	if r.Unless != "" {
+		s += " unless=" + r.Unless
+	}
 	return s
 }
 
@@ -151,6 +172,30 @@ func (r ObjectRefPath) validate() error {
 		f, v, ok := strings.Cut(r.When, "=")
 		if !ok || f == "" || v == "" || strings.ContainsAny(r.When, " ,;") || strings.Contains(v, "=") {
 			return fmt.Errorf("%s: when=%s: want field=value", r.Path, r.When)
+		}
+	}
+	if r.Unless != "" {
+		f, v, ok := strings.Cut(r.Unless, "=")
+		if !ok || f == "" || v == "" || strings.ContainsAny(r.Unless, " ,;") || strings.Contains(v, "=") {
+			return fmt.Errorf("%s: unless=%s: want field=value", r.Path, r.Unless)
+		}
+	}
+	if r.DefaultLabel != "" {
+		key, val, ok := strings.Cut(r.DefaultLabel, "=")
+		if !ok {
+			return fmt.Errorf("%s: default-label=%s: want a label, key=value", r.Path, r.DefaultLabel)
+		}
+		if errs := validation.IsQualifiedName(key); len(errs) > 0 {
+			return fmt.Errorf("%s: default-label=%s: the key %s", r.Path, r.DefaultLabel, strings.Join(errs, "; "))
+		}
+		if errs := validation.IsValidLabelValue(val); len(errs) > 0 {
+			return fmt.Errorf("%s: default-label=%s: the value %s", r.Path, r.DefaultLabel, strings.Join(errs, "; "))
+		}
+		if len(r.Kinds) > 0 && (ClusterScopedHolder(r.Kinds[0]) || StatusHolder(r.Kinds[0])) {
+			return fmt.Errorf("%s: default-label= reads a holder of the policy's namespace by its data: kinds must start with ConfigMap or Secret", r.Path)
+		}
+		if r.Content != "" || len(r.On) > 0 || r.KindRequired {
+			return fmt.Errorf("%s: default-label= judges whether the default holder is there: it takes no content=, on= nor kind=required", r.Path)
 		}
 	}
 	statusHolders := 0
@@ -250,8 +295,16 @@ func ParseObjectRefs(v string) ([]ObjectRefPath, error) {
 					return nil, fmt.Errorf("%s: missing=%s: want missing=not-programmed", words[0], val)
 				}
 				r.MissingNotProgrammed = true
+			case ok && name == "default-label" && r.DefaultLabel == "":
+				if r.DefaultLabel = val; val == "" {
+					return nil, fmt.Errorf("%s: default-label=: want a label, key=value", words[0])
+				}
+			case ok && name == "unless" && r.Unless == "":
+				if r.Unless = val; val == "" {
+					return nil, fmt.Errorf("%s: unless=: want field=value", words[0])
+				}
 			default:
-				return nil, fmt.Errorf("%s: unexpected %q after the path (known: kinds=ConfigMap,Secret,Issuer,ClusterIssuer keys=<key>,*,+ when=<field>=<value> on=<protocol>,... content=crl|distinct|lua ready=<condition> kind=required missing=not-programmed)", words[0], w)
+				return nil, fmt.Errorf("%s: unexpected %q after the path (known: kinds=ConfigMap,Secret,Issuer,ClusterIssuer keys=<key>,*,+ when=<field>=<value> on=<protocol>,... content=crl|distinct|lua ready=<condition> kind=required missing=not-programmed default-label=<key>=<value> unless=<field>=<value>)", words[0], w)
 			}
 		}
 		r = r.withDefaults()
@@ -284,6 +337,11 @@ type ObjectRef struct {
 	Field string
 	// KindGiven: the reference names its kind.
 	KindGiven bool
+	// Default, when set, is the label (ObjectRefPath.DefaultLabel) of the
+	// holder read in place of a reference the policy does not give:
+	// Object then names no object (its name is empty), only the kind and
+	// namespace looked in.
+	Default string
 }
 
 // readObjectRefs reads the policy's references at its kind's object
@@ -301,12 +359,35 @@ func (p *Policy) readObjectRefs(spec map[string]any) {
 		// Walk to the object holding the reference, which When reads.
 		walkPath(spec, "spec", names[:last], lists[:last], func(holder any, field string) {
 			m, ok := holder.(map[string]any)
-			if !ok || !path.applies(m) {
+			if !ok || !path.applies(m) || path.excepted(m) {
 				return
 			}
+			n := len(p.ObjectRefs)
 			walkPath(m, field, names[last:], lists[last:], func(v any, field string) { p.addObjectRef(v, field, path) })
+			if len(p.ObjectRefs) == n && path.DefaultLabel != "" && p.Ref.Namespace != "" {
+				// None given: the default is read instead.
+				def := path.Kinds[0]
+				p.ObjectRefs = append(p.ObjectRefs, ObjectRef{Object: topology.Ref{Group: def.Group, Kind: def.Kind, Namespace: p.Ref.Namespace},
+					Path: path, Field: field + "." + names[last], Default: path.DefaultLabel})
+			}
 		})
 	}
+}
+
+// excepted reports whether object m's field named by Unless has its value
+// (a string, or a boolean as written): the path is then not judged.
+func (r *ObjectRefPath) excepted(m map[string]any) bool {
+	if r.Unless == "" {
+		return false
+	}
+	f, v, _ := strings.Cut(r.Unless, "=")
+	switch got := m[f].(type) {
+	case string:
+		return got == v
+	case bool:
+		return strconv.FormatBool(got) == v
+	}
+	return false
 }
 
 // applies reports whether references in object m are judged: always, or
@@ -412,23 +493,48 @@ func (p *Policy) CheckObjectRefs(keys func(topology.Ref) ([]string, bool), unrea
 // CheckObjectRefsWhere is CheckObjectRefs for the references whose path
 // judge accepts (at a target: those whose On protocols it has).
 func (p *Policy) CheckObjectRefsWhere(keys func(topology.Ref) ([]string, bool), unread func(topology.Ref) bool, granted func(topology.Ref) bool, judge func(*ObjectRefPath) bool) []ObjectRefProblem {
-	return p.checkObjectRefs(keys, unread, granted, func(path *ObjectRefPath) bool { return !path.MissingNotProgrammed && judge(path) })
+	return p.CheckObjectRefsWith(Holders{Keys: keys, Unread: unread, Granted: granted}, judge)
+}
+
+// CheckObjectRefsWith is CheckObjectRefsWhere with the holders h, whose
+// Labelled, when set, finds the defaults (ObjectRefPath.DefaultLabel; not
+// judged without it).
+func (p *Policy) CheckObjectRefsWith(h Holders, judge func(*ObjectRefPath) bool) []ObjectRefProblem {
+	return p.checkObjectRefs(h, func(path *ObjectRefPath) bool { return !path.MissingNotProgrammed && judge(path) })
 }
 
 // WaitingObjectRefs resolves the object references whose path leaves the
 // policy not programmed when they do not resolve
 // (ObjectRefPath.MissingNotProgrammed), as CheckObjectRefs does the others.
 func (p *Policy) WaitingObjectRefs(keys func(topology.Ref) ([]string, bool), unread func(topology.Ref) bool, granted func(topology.Ref) bool) []ObjectRefProblem {
-	return p.checkObjectRefs(keys, unread, granted, func(path *ObjectRefPath) bool { return path.MissingNotProgrammed })
+	return p.WaitingObjectRefsWith(Holders{Keys: keys, Unread: unread, Granted: granted})
+}
+
+// WaitingObjectRefsWith is WaitingObjectRefs with the holders h (see
+// CheckObjectRefsWith).
+func (p *Policy) WaitingObjectRefsWith(h Holders) []ObjectRefProblem {
+	return p.checkObjectRefs(h, func(path *ObjectRefPath) bool { return path.MissingNotProgrammed })
 }
 
 // checkObjectRefs resolves the object references whose path judge accepts.
-func (p *Policy) checkObjectRefs(keys func(topology.Ref) ([]string, bool), unread func(topology.Ref) bool, granted func(topology.Ref) bool, judge func(*ObjectRefPath) bool) []ObjectRefProblem {
+func (p *Policy) checkObjectRefs(h Holders, judge func(*ObjectRefPath) bool) []ObjectRefProblem {
+	keys, unread, granted := h.Keys, h.Unread, h.Granted
 	var probs []ObjectRefProblem
 	for _, ref := range p.ObjectRefs {
 		o := ref.Object
 		if !ref.Judged() || (unread != nil && unread(o)) || !judge(ref.Path) {
 			continue
+		}
+		if ref.Default != "" {
+			if h.Labelled == nil {
+				continue // the defaults cannot be looked for: not judged
+			}
+			found := h.Labelled(o.GroupKind(), o.Namespace, ref.Default)
+			if len(found) != 1 {
+				probs = append(probs, ObjectRefProblem{Ref: ref, Message: ref.Field + ": " + defaultMissing(o, ref.Default, found)})
+				continue
+			}
+			o = found[0]
 		}
 		what := fmt.Sprintf("%s %s/%s", o.Kind, o.Namespace, o.Name)
 		clusterScoped := ClusterScopedHolder(o.GroupKind())
@@ -450,6 +556,47 @@ func (p *Policy) checkObjectRefs(keys func(topology.Ref) ([]string, bool), unrea
 		}
 	}
 	return probs
+}
+
+// defaultMissing says why no default holder of o's kind in o's namespace
+// is read: none carries the label, or several do (found).
+func defaultMissing(o topology.Ref, label string, found []topology.Ref) string {
+	if len(found) == 0 {
+		return fmt.Sprintf("names no %s, and no %s in namespace %s is labelled %s (the default read then)", o.Kind, o.Kind, o.Namespace, label)
+	}
+	names := make([]string, len(found))
+	for i, f := range found {
+		names[i] = f.Name
+	}
+	slices.Sort(names)
+	return fmt.Sprintf("names no %s, and %d %ss in namespace %s are labelled %s (%s): its implementation reads the default only when there is one", o.Kind, len(found), o.Kind, o.Namespace, label, strings.Join(names, ", "))
+}
+
+// DefaultHolder is where a policy's default holder is looked for
+// (ObjectRefPath.DefaultLabel): the objects of a kind in a namespace with a
+// label.
+type DefaultHolder struct {
+	Kind      topology.GroupKind
+	Namespace string
+	// Label is "key=value".
+	Label string
+}
+
+// DefaultHolders are the places the policy's defaults are looked for,
+// each once: the references it does not give, whose paths read a default
+// (readers list these holders; HolderRefs names the others).
+func (p *Policy) DefaultHolders() []DefaultHolder {
+	var out []DefaultHolder
+	for _, ref := range p.ObjectRefs {
+		if ref.Default == "" || !ref.Judged() {
+			continue
+		}
+		d := DefaultHolder{Kind: ref.Object.GroupKind(), Namespace: ref.Object.Namespace, Label: ref.Default}
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // holdsKey reports whether a holder with data keys have has one of keys
@@ -515,7 +662,7 @@ func (p *Policy) HolderRefs() []topology.Ref {
 		}
 	}
 	for _, ref := range p.ObjectRefs {
-		if ref.Judged() {
+		if ref.Judged() && ref.Default == "" {
 			add(ref.Object)
 		}
 	}

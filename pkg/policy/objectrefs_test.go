@@ -55,6 +55,19 @@ func TestParseObjectRefs(t *testing.T) {
 		{in: "a missing=invalid", err: "want missing=not-programmed"},
 		{in: "a kinds=Issuer missing=not-programmed", err: "takes no content=, ready=, on= nor issuer kinds"},
 		{in: "a content=crl missing=not-programmed", err: "takes no content="},
+		// Kuadrant's default provider Secret, read when none is named,
+		// unless the policy delegates.
+		{in: "providerRefs[] missing=not-programmed default-label=kuadrant.io/default-provider=true unless=delegate=true",
+			want: "providerRefs[] kinds=Secret missing=not-programmed default-label=kuadrant.io/default-provider=true unless=delegate=true"},
+		{in: "a default-label=", err: "default-label=: want a label"},
+		{in: "a default-label=novalue", err: "want a label, key=value"},
+		{in: "a default-label=bad/key/x=true", err: "default-label=bad/key/x=true: the key"},
+		{in: "a default-label=k=not ok", err: "unexpected"},
+		{in: "a default-label=k=v!", err: "the value"},
+		{in: "a kinds=Issuer default-label=k=v", err: "kinds must start with ConfigMap or Secret"},
+		{in: "a content=crl default-label=k=v", err: "takes no content=, on= nor kind=required"},
+		{in: "a unless=", err: "unless=: want field=value"},
+		{in: "a unless=delegate", err: "unless=delegate: want field=value"},
 	} {
 		got, err := ParseObjectRefs(c.in)
 		switch {
@@ -194,6 +207,52 @@ func TestReadObjectRefsWhen(t *testing.T) {
 
 // The key a reference reads of a holder: the first of its keys the holder
 // has, "*" its only key, "+" its first; without keys, its first.
+// A path with a default (default-label=) that the policy gives no
+// reference at reads the default: one reference naming no object, the
+// kind and the policy's namespace looked in; none when the policy gives
+// one, or when unless= holds (a boolean or a string compared as written).
+func TestReadObjectRefsDefault(t *testing.T) {
+	refs, err := ParseObjectRefs("providerRefs[] missing=not-programmed default-label=kuadrant.io/default-provider=true unless=delegate=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := mustKind(t, Spec{Class: Direct, ObjectRefs: refs})
+	for _, c := range []struct {
+		spec     string
+		defaults []DefaultHolder
+		named    []topology.Ref
+	}{
+		{`{}`, []DefaultHolder{{Kind: KindSecret, Namespace: "ns1", Label: "kuadrant.io/default-provider=true"}}, nil},
+		{`{"providerRefs": []}`, []DefaultHolder{{Kind: KindSecret, Namespace: "ns1", Label: "kuadrant.io/default-provider=true"}}, nil},
+		{`{"providerRefs": [{"name": "aws"}]}`, nil, []topology.Ref{{Kind: "Secret", Namespace: "ns1", Name: "aws"}}},
+		{`{"delegate": true}`, nil, nil},
+		{`{"delegate": "true"}`, nil, nil},
+		{`{"delegate": false}`, []DefaultHolder{{Kind: KindSecret, Namespace: "ns1", Label: "kuadrant.io/default-provider=true"}}, nil},
+	} {
+		p := parse(t, k, withTargets(strings.TrimSuffix(strings.TrimPrefix(c.spec, "{"), "}")))
+		if got := p.DefaultHolders(); !slices.Equal(got, c.defaults) {
+			t.Errorf("%s: defaults %v, want %v", c.spec, got, c.defaults)
+		}
+		if got := p.HolderRefs(); !slices.Equal(got, c.named) {
+			t.Errorf("%s: named %v, want %v", c.spec, got, c.named)
+		}
+		// Judged with the holders found: one resolves, none or two do
+		// not; without a lookup the default is not judged.
+		for _, found := range [][]topology.Ref{nil, {{Kind: "Secret", Namespace: "ns1", Name: "a"}}, {{Kind: "Secret", Namespace: "ns1", Name: "a"}, {Kind: "Secret", Namespace: "ns1", Name: "b"}}} {
+			h := Holders{Keys: func(r topology.Ref) ([]string, bool) { return []string{"k"}, r.Name != "" }, Granted: func(topology.Ref) bool { return true },
+				Labelled: func(gk topology.GroupKind, ns, label string) []topology.Ref { return found }}
+			probs := p.WaitingObjectRefsWith(h)
+			if wantProbs := len(c.defaults) > 0 && len(found) != 1; (len(probs) > 0) != wantProbs {
+				t.Errorf("%s with %d labelled: problems %v", c.spec, len(found), probs)
+			}
+			h.Labelled = nil
+			if probs := p.WaitingObjectRefsWith(h); len(c.defaults) > 0 && len(probs) > 0 {
+				t.Errorf("%s without a lookup: problems %v, want the default not judged", c.spec, probs)
+			}
+		}
+	}
+}
+
 func TestKeyRead(t *testing.T) {
 	for _, c := range []struct {
 		have, keys []string

@@ -707,9 +707,15 @@ func withEffectiveListeners(p policy.Profile, conds ...string) policy.Profile {
 
 // withDNSProviderSecret makes a profile's kind (Kuadrant's DNSPolicy) name
 // the Secrets of its DNS provider at spec.providerRefs, whose absence
-// leaves it not programmed.
+// leaves it not programmed; one naming none takes its namespace's one
+// Secret labelled kuadrant.io/default-provider=true, unless it delegates
+// (dns-operator internal/controller/dnsrecord_controller.go: the default
+// provider Secret looked for in the DNSRecord's namespace, the policy's;
+// none or several leave the record not Ready; a delegating record reads
+// no provider, and the CRD refuses providerRefs with delegate: true).
 func withDNSProviderSecret(p policy.Profile) policy.Profile {
-	p.Spec.ObjectRefs = []policy.ObjectRefPath{{Path: "providerRefs[]", Kinds: []topology.GroupKind{policy.KindSecret}, MissingNotProgrammed: true}}
+	p.Spec.ObjectRefs = []policy.ObjectRefPath{{Path: "providerRefs[]", Kinds: []topology.GroupKind{policy.KindSecret}, MissingNotProgrammed: true,
+		DefaultLabel: "kuadrant.io/default-provider=true", Unless: "delegate=true"}}
 	return p
 }
 
