@@ -1312,6 +1312,7 @@ func issuers(names ...string) string {
 //     httplisteneroptions (the first option in priority order, section
 //     targets before whole-Gateway targets, older first, is used whole;
 //     Gloo writes no Conflicted status: the status half is attache's).
+//
 // kuadrantDefaultProvider is the default DNS provider Secret of namespace
 // default, which a DNSPolicy naming no providerRefs uses (without one it
 // is not programmed: TestKuadrantDNSPolicyDefaultProvider).
