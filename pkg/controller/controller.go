@@ -84,6 +84,11 @@ type Controller struct {
 	// the policies of the last computation name for their data: only
 	// their events schedule a recomputation. Under mu.
 	namedHolders map[objKey]bool
+	// defaultHolders are where the last computation's policies read a
+	// default holder (policy.Policy.DefaultHolders: Kuadrant's default DNS
+	// provider Secret): a holder there carrying the label, or losing it,
+	// schedules a recomputation too. Under mu.
+	defaultHolders []policy.DefaultHolder
 	owned        map[topology.GroupKind]bool // from Options.OwnedKinds
 	// inc is the engine: it recomputes only what changed since the last
 	// computation (see engine.Incremental). engineMu serialises its use:
@@ -826,6 +831,7 @@ func (c *Controller) handler(gk topology.GroupKind) toolscache.ResourceEventHand
 // certificates.k8s.io, without namespace).
 func (c *Controller) noteNamedHolders(res *engine.Result) {
 	named := map[objKey]bool{}
+	var defaults []policy.DefaultHolder
 	for _, ps := range res.Policies {
 		for _, r := range ps.Policy.CARefs {
 			named[keyOfRef(r.Ref())] = true
@@ -836,10 +842,30 @@ func (c *Controller) noteNamedHolders(res *engine.Result) {
 		for _, r := range ps.Policy.HolderRefs() {
 			named[keyOfRef(r)] = true
 		}
+		for _, d := range ps.Policy.DefaultHolders() {
+			if !slices.Contains(defaults, d) {
+				defaults = append(defaults, d)
+			}
+		}
 	}
 	c.mu.Lock()
-	c.namedHolders = named
+	c.namedHolders, c.defaultHolders = named, defaults
 	c.mu.Unlock()
+}
+
+// readsAsDefault reports whether holder u would be read as a default
+// (carrying the label of a default looked for in its namespace).
+func (c *Controller) readsAsDefault(u *unstructured.Unstructured) bool {
+	gk := topology.GroupKind{Group: u.GroupVersionKind().Group, Kind: u.GetKind()}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, d := range c.defaultHolders {
+		key, val, _ := strings.Cut(d.Label, "=")
+		if v, ok := u.GetLabels()[key]; ok && v == val && d.Kind == gk && d.Namespace == u.GetNamespace() {
+			return true
+		}
+	}
+	return false
 }
 
 // holderHandler returns the event handler of the ConfigMaps, Secrets,
@@ -858,6 +884,9 @@ func (c *Controller) holderHandler() toolscache.ResourceEventHandler {
 		if !ok || profiles.IsConfiguration(u) {
 			return true // an implementation's configuration counts too
 		}
+		if c.readsAsDefault(u) {
+			return true
+		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return c.namedHolders[keyOf(u)]
@@ -871,7 +900,10 @@ func (c *Controller) holderHandler() toolscache.ResourceEventHandler {
 		UpdateFunc: func(oldObj, newObj any) {
 			o, ok1 := oldObj.(*unstructured.Unstructured)
 			n, ok2 := newObj.(*unstructured.Unstructured)
-			if (named(newObj) || named(oldObj)) && (!ok1 || !ok2 || !reflect.DeepEqual(holderData(o), holderData(n))) {
+			// A default's label given or taken away changes what is read
+			// as the default (readsAsDefault of one side only).
+			if (named(newObj) || named(oldObj)) && (!ok1 || !ok2 || !reflect.DeepEqual(holderData(o), holderData(n)) ||
+				c.readsAsDefault(o) != c.readsAsDefault(n)) {
 				c.enqueue(itemRecompute)
 			}
 		},

@@ -156,3 +156,62 @@ func TestIssuerCRDsInstalledLater(t *testing.T) {
 		return ""
 	})
 }
+
+var gvkSecret = schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
+
+// TestDefaultHolderChangesRecompute: a kind reading a default Secret where
+// its policies name none (as Kuadrant's DNSPolicy reads its namespace's
+// default provider Secret: attache.dev/object-refs with default-label=)
+// is not programmed while no Secret carries the label, programmed once
+// one does (created, then a second one labelled: not programmed again,
+// two defaults), and each label given or taken away recomputes though no
+// policy changes and the Secrets' data stays the same. A Secret of
+// another namespace does not count; a policy with unless= holding reads
+// no default.
+func TestDefaultHolderChangesRecompute(t *testing.T) {
+	k := newKube(t)
+	gvk := schema.GroupVersionKind{Group: "defaultholder.example.com", Version: "v1", Kind: "DNSishPolicy"}
+	k.apply("", policyCRD(gvk, "dnsishpolicies", "Direct", map[string]string{
+		"attache.dev/target-kinds":  "Service",
+		policy.AnnotationObjectRefs: "providerRefs[] kinds=Secret missing=not-programmed default-label=example.com/default-provider=true unless=delegate=true",
+		AnnotationOwnedBy:           testControllerName,
+	}))
+	defer k.delete(crdGVK, "", "dnsishpolicies."+gvk.Group)
+	const ns = "default-holder"
+	k.namespace(ns)
+	k.namespace(ns + "-other")
+	on := func(name, svc string, delegate bool) *unstructured.Unstructured {
+		spec := map[string]any{"targetRefs": []any{map[string]any{"group": "", "kind": "Service", "name": svc}}}
+		if delegate {
+			spec["delegate"] = true
+		}
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": gvk.GroupVersion().String(), "kind": gvk.Kind, "metadata": map[string]any{"name": name}, "spec": spec}}
+	}
+	secret := func(name string, labelled bool) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+			"metadata": map[string]any{"name": name}, "data": map[string]any{"k": "eA=="}}}
+		if labelled {
+			u.SetLabels(map[string]string{"example.com/default-provider": "true"})
+		}
+		return u
+	}
+	k.apply(ns, service("s1"), service("s2"), on("dns", "s1", false), on("delegating", "s2", true))
+	k.apply(ns+"-other", secret("elsewhere", true))
+	r := startController(t, Options{}, nil)
+	expect := func(what, name, want string) {
+		t.Helper()
+		waitAncestor(t, k, what, gvk, ns, name, want, "Accepted", "Programmed")
+	}
+	expect("no default Secret", "dns", "Service/s1 True/Accepted False/Unknown")
+	expect("no default Secret, delegating", "delegating", "Service/s2 True/Accepted True/Programmed")
+	k.apply(ns, secret("aws", false))
+	r.waitIdle(t, 0)
+	expect("an unlabelled Secret", "dns", "Service/s1 True/Accepted False/Unknown")
+	k.patch(gvkSecret, ns, "aws", `{"metadata":{"labels":{"example.com/default-provider":"true"}}}`)
+	expect("the Secret labelled", "dns", "Service/s1 True/Accepted True/Programmed")
+	k.apply(ns, secret("gcp", true))
+	expect("two labelled", "dns", "Service/s1 True/Accepted False/Unknown")
+	k.patch(gvkSecret, ns, "gcp", `{"metadata":{"labels":{"example.com/default-provider":null}}}`)
+	expect("the second's label taken away", "dns", "Service/s1 True/Accepted True/Programmed")
+}
