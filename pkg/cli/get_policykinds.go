@@ -72,6 +72,9 @@ type policyKindItem struct {
 	MergeTypeField string   `json:"mergeTypeField,omitempty"`
 	Composition    string   `json:"composition"`
 	NamedRules     []string `json:"namedRules,omitempty"`
+	// Oneofs are the kind's oneofs, each as attache.dev/oneofs writes
+	// one ("options.hostRewrite|autoHostRewrite").
+	Oneofs         []string `json:"oneofs,omitempty"`
 	DirectSections bool     `json:"directSections,omitempty"`
 	Ancestor       string   `json:"ancestor"`
 	// AncestorLimit is "skip" when a policy does not apply at the
@@ -351,6 +354,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	}
 	if len(k.NamedRules) > 0 {
 		parts = append(parts, origin(policy.SettingNamedRules, "named-rules="+strings.Join(k.NamedRules, ",")))
+	}
+	for _, o := range k.Oneofs {
+		parts = append(parts, origin(policy.SettingOneofs, "oneof="+o.String()))
 	}
 	if k.DirectSections {
 		parts = append(parts, origin(policy.SettingDirectSections, "direct-sections"))
@@ -667,6 +673,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	}
 	for _, r := range k.RegexFields {
 		it.RegexFields = append(it.RegexFields, r.String())
+	}
+	for _, o := range k.Oneofs {
+		it.Oneofs = append(it.Oneofs, o.String())
 	}
 	it.Validations = slices.Clone(k.Validations)
 	for _, r := range k.ValueRanges {

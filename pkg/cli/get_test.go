@@ -816,6 +816,31 @@ func TestGetPolicyKindsDelegationPriorityChildFields(t *testing.T) {
 	}
 }
 
+// Gloo's RouteOption has protobuf oneofs among its options: -o wide and
+// -o json show them and their origin.
+func TestGetPolicyKindsOneofs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crd.yaml")
+	crd := implementationCRD("gateway.solo.io", "RouteOption", "routeoptions", "v1")
+	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "oneof=options.hostRewrite|autoHostRewrite|hostRewritePathRegex|hostRewriteHeader (profile: Gloo Gateway)") ||
+		!strings.Contains(out, "oneof=options.jwt|jwtStaged|jwtProvidersStaged (profile: Gloo Gateway)") {
+		t.Errorf("-o wide lacks the oneofs:\n%s", out)
+	}
+	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"options.ratelimit|rateLimitConfigs",`) || !strings.Contains(out, `"oneofs": "profile: Gloo Gateway"`) {
+		t.Errorf("-o json lacks the oneofs or their origin:\n%s", out)
+	}
+}
+
 // Istio's AuthorizationPolicy binds Service targets to waypoints, and its
 // summary is istiod's flattened WaypointAccepted: -o wide and -o json
 // show the settings and their origin.

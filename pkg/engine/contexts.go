@@ -233,11 +233,12 @@ func (c *computation) newKindDP(k *policy.Kind) *kindDP {
 	for _, l := range d.atNs {
 		sortSameLevel(l)
 	}
+	// Before rejectWhole: the merge-disjoint rule reads the oneofs.
+	d.named, d.full = c.kindSchemas(k)
 	if k.ConflictScopePolicy {
 		d.rejectWhole()
 	}
 	d.useNs = d.wantNs()
-	d.named, d.full = c.kindSchemas(k)
 	return d
 }
 

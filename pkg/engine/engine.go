@@ -579,17 +579,25 @@ func routeParentRefs(objs []*unstructured.Unstructured) map[topology.Ref][]topol
 }
 
 // kindSchemas returns, once per kind, the merge schemas of its patch
-// merges: named marks its named-rule maps only (RFC 7386 elsewhere); full
-// also reads list types from its CRD's spec schema. A schema the merge
-// package refuses is reported once against the kind, and full then falls
-// back to named.
+// merges: named marks its named-rule maps and oneofs only (RFC 7386
+// elsewhere); full also reads list types from its CRD's spec schema. A
+// schema the merge package refuses is reported once against the kind, and
+// full then falls back to named.
 func (c *computation) kindSchemas(k *policy.Kind) (named, full *merge.Schema) {
 	if s, ok := c.schemas[k]; ok {
 		return s[0], s[1]
 	}
-	if len(k.NamedRules) > 0 {
-		named = (*merge.Schema)(nil).WithAtomicEntries(k.NamedRules...)
+	// The kind's own markers, on top of a schema (nil: none).
+	mark := func(s *merge.Schema) *merge.Schema {
+		if len(k.NamedRules) > 0 {
+			s = s.WithAtomicEntries(k.NamedRules...)
+		}
+		for _, o := range k.Oneofs {
+			s = s.WithOneof(o.Path, o.Members...)
+		}
+		return s
 	}
+	named = mark(nil)
 	full = named
 	if k.Schema != nil && (k.SchemaMerge || k.MergeTypeField != "") {
 		s, err := merge.SchemaFromOpenAPI(k.Schema)
@@ -598,7 +606,7 @@ func (c *computation) kindSchemas(k *policy.Kind) (named, full *merge.Schema) {
 			c.problems = append(c.problems, diag.Problem{Object: ref, Field: "spec.versions[].schema.openAPIV3Schema.properties.spec",
 				Message: fmt.Sprintf("list types not usable for schema-aware merges of %s (lists are replaced whole instead): %v", k, err)})
 		} else if s != nil {
-			full = s.WithAtomicEntries(k.NamedRules...)
+			full = mark(s)
 		}
 	}
 	if c.schemas == nil {

@@ -572,24 +572,22 @@ func (d *kindDP) rejects(a, b *attachment) bool {
 }
 
 // conflictKeys are what an attachment sets that the merge-disjoint rule
-// compares: its leaf fields, or, for a kind with ConflictFields, those of
-// the paths it sets a field at or below (two policies conflict when they
-// share one; the paths are distinct and none is below another in
-// practice, and overlaps compares them as fields).
+// compares: its leaf fields, a oneof of the kind counting as one field
+// (two policies setting different members of one set the same field), or,
+// for a kind with ConflictFields, those of the paths it sets a field at or
+// below (two policies conflict when they share one; the paths are
+// distinct and none is below another in practice, and overlaps compares
+// them as fields).
 func (d *kindDP) conflictKeys(a *attachment) []string {
 	spec := a.spec
 	if d.kind.Composition == policy.CompositionAdditive {
 		spec = merge.FromValue(a.pol.p.Spec, a.id) // not under its key
 	}
-	leaves := spec.Leaves()
 	fields := d.kind.ConflictFields
 	if len(fields) == 0 {
-		keys := make([]string, len(leaves))
-		for i, l := range leaves {
-			keys[i] = l.Path
-		}
-		return keys
+		return spec.FieldPaths(d.named)
 	}
+	leaves := spec.Leaves()
 	var keys []string
 	for _, f := range fields {
 		for _, l := range leaves {

@@ -31,8 +31,9 @@ var incrementalSeeds = flag.Int("incremental.seeds", 0, "worlds TestIncrementalM
 // weights), Kuadrant's RateLimitPolicy (every parentRef, unadmitted ones
 // too, ready paths only, other controllers), DNSPolicy and TLSPolicy
 // (listener conditions, attached routes, same-second ties, issuers), NGINX
-// Gateway Fabric's WAFPolicy and Gloo's RouteOption. Creation times come
-// from few seconds, so that policies of a kind tie at a target.
+// Gateway Fabric's WAFPolicy and Gloo's RouteOption (with members of a
+// oneof). Creation times come from few seconds, so that policies of a kind
+// tie at a target.
 type profileWorld struct {
 	rng   *rand.Rand
 	docs  map[string]string
@@ -178,7 +179,7 @@ func (w *profileWorld) route(i int) string {
 		meta = append(meta, "labels: {delegation.kgateway.dev/label: team}")
 	}
 	if w.n(4) == 0 {
-		meta = append(meta, "annotations: {kgateway.dev/inherited-policy-priority: ShallowMergePreferParent, delegation.gateway.solo.io/enable-policy-overrides: '*'}")
+		meta = append(meta, "annotations: {kgateway.dev/inherited-policy-priority: ShallowMergePreferParent, delegation.gateway.solo.io/enable-policy-overrides: "+w.one("'*'", "hostRewriteType", "timeout")+"}")
 	}
 	backend := "{name: web, port: 80}"
 	switch w.n(5) {
@@ -282,7 +283,9 @@ func (w *profileWorld) policy(kind string, i int) string {
 		spec = fmt.Sprintf("  targetRefs: [%s, %s]\n  policySource: {fileLocation: f%d}\n", w.target("Gateway", "Route"), w.target("Gateway", "Route"), w.n(3))
 	case "RouteOption":
 		apiVersion = "gateway.solo.io/v1"
-		spec = fmt.Sprintf("  targetRefs: [%s]\n  options: {timeout: %ds}\n", w.target("Route"), 1+w.n(9))
+		// Members of one oneof (hostRewriteType), or none.
+		member := w.one("", ", hostRewrite: h.example", ", autoHostRewrite: true")
+		spec = fmt.Sprintf("  targetRefs: [%s]\n  options: {timeout: %ds%s}\n", w.target("Route"), 1+w.n(9), member)
 	case "ReadyPolicy":
 		apiVersion = "example.com/v1"
 		spec = fmt.Sprintf("  targetRefs: [%s]\n  defaults: {x: %d}\n", w.target("Gateway", "XListenerSet", "ListenerSet", "Route"), w.n(5))

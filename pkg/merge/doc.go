@@ -21,7 +21,9 @@
 // their x-kubernetes-list-map-keys, the patch's item patching the target's;
 // sets merge as unions; x-kubernetes-map-type atomic objects and the
 // entries of named-rule maps (WithAtomicEntries, Kuadrant's strategy:
-// merge) are replaced whole. The items of keyed lists carry their own
+// merge) are replaced whole; the members of a oneof (WithOneof, protobuf
+// oneofs as Gloo Gateway merges them) merge as one field, the winning
+// side's member removing the losing side's others. The items of keyed lists carry their own
 // provenance, at paths such as headers[name=x-foo].value (see Leaves and
 // KeyText). Values agree with sigs.k8s.io/structured-merge-diff's merge, the
 // tests' oracle, except that null deletes here (as in RFC 7386) and that

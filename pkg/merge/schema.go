@@ -9,8 +9,9 @@ import (
 
 // Schema says where a patch merge departs from RFC 7386 below a spec root:
 // lists that merge item by item (x-kubernetes-list-type map or set),
-// objects replaced whole (x-kubernetes-map-type atomic), and maps of named
-// rules whose entries are replaced whole (WithAtomicEntries). Only the patch
+// objects replaced whole (x-kubernetes-map-type atomic), maps of named
+// rules whose entries are replaced whole (WithAtomicEntries), and objects
+// whose oneofs are one field each (WithOneof). Only the patch
 // strategies read it. A nil *Schema, and any part of a spec that the schema
 // does not describe, merges exactly as RFC 7386 does. A Schema is immutable
 // and safe for concurrent use.
@@ -23,6 +24,9 @@ type Schema struct {
 	atomicMap  bool     // x-kubernetes-map-type: atomic
 	// atomicEntries: the value is a map of named rules, each replaced whole.
 	atomicEntries bool
+	// oneofs are groups of member names of the object: at most one member
+	// of a group is set, the group merging as one field (WithOneof).
+	oneofs [][]string
 }
 
 type listKind uint8
@@ -151,7 +155,21 @@ func fromOpenAPI(node map[string]any, path string) (*Schema, error) {
 // plain reports whether s merges as RFC 7386 at and below its node.
 func (s *Schema) plain() bool {
 	return s.list == listAtomic && !s.atomicMap && !s.atomicEntries &&
-		len(s.props) == 0 && s.additional == nil
+		len(s.oneofs) == 0 && len(s.props) == 0 && s.additional == nil
+}
+
+// oneofOf returns the oneof group of s's object that member belongs to, or
+// nil.
+func (s *Schema) oneofOf(member string) []string {
+	if s == nil {
+		return nil
+	}
+	for _, g := range s.oneofs {
+		if slices.Contains(g, member) {
+			return g
+		}
+	}
+	return nil
 }
 
 // namedRules reports whether s marks a map of named rules.
@@ -203,38 +221,80 @@ func (s *Schema) WithAtomicEntries(paths ...string) *Schema {
 			out = out.markEntries(nil)
 			continue
 		}
-		var segs []string
-		for _, seg := range strings.Split(p, ".") {
-			name, items := strings.CutSuffix(seg, "[]")
-			if name != "" {
-				segs = append(segs, name)
-			}
-			if items && name != "" {
-				segs = append(segs, "[]")
-			}
-		}
-		if len(segs) > 0 {
+		if segs := pathSegments(p); len(segs) > 0 {
 			out = out.markEntries(segs)
 		}
 	}
 	return out
 }
 
-// markEntries returns a copy of s (copying only the nodes along the path,
-// so schemas stay immutable and share the rest) with the node at segs
-// marked.
+// WithOneof returns a copy of s in which the object at path (as
+// WithAtomicEntries reads paths: dotted property names, "[]" stepping into
+// a keyed list's items, "." or "" the root) has a oneof of members: like a
+// protobuf oneof, which Gloo Gateway's Go merges handle as one struct
+// field, at most one of them is set, and the group merges as one field.
+// When the winning side of a patch merge sets a member (to anything but
+// null), the other members the losing side sets are removed, each of their
+// leaves lost to that member's sources; a member both sides set merges as
+// it would without the oneof. Members are field names; fewer than two, or
+// a member already in another oneof of that object, add nothing (the
+// caller validates). It may be called on a nil Schema.
+func (s *Schema) WithOneof(path string, members ...string) *Schema {
+	members = slices.Clone(members)
+	if len(members) < 2 {
+		return s
+	}
+	var segs []string
+	if path != "." {
+		segs = pathSegments(path)
+	}
+	return s.mark(segs, func(n *Schema) {
+		for i, m := range members {
+			if m == "" || n.oneofOf(m) != nil || slices.Contains(members[i+1:], m) {
+				return
+			}
+		}
+		n.oneofs = append(slices.Clip(n.oneofs), members)
+	})
+}
+
+// pathSegments splits a dotted schema path into property names and "[]"
+// (the items of a keyed list), empty segments dropped.
+func pathSegments(p string) []string {
+	var segs []string
+	for _, seg := range strings.Split(p, ".") {
+		name, items := strings.CutSuffix(seg, "[]")
+		if name != "" {
+			segs = append(segs, name)
+		}
+		if items && name != "" {
+			segs = append(segs, "[]")
+		}
+	}
+	return segs
+}
+
+// markEntries returns a copy of s with the node at segs marked a map of
+// named rules.
 func (s *Schema) markEntries(segs []string) *Schema {
+	return s.mark(segs, func(n *Schema) { n.atomicEntries = true })
+}
+
+// mark returns a copy of s (copying only the nodes along the path, so
+// schemas stay immutable and share the rest) with set applied to the copy
+// of the node at segs.
+func (s *Schema) mark(segs []string, set func(*Schema)) *Schema {
 	n := &Schema{}
 	if s != nil {
 		*n = *s
 	}
 	if len(segs) == 0 {
-		n.atomicEntries = true
+		set(n)
 		return n
 	}
 	if segs[0] == "[]" {
-		// The items of a keyed list: each is a map holding named rules.
-		n.items = n.items.markEntries(segs[1:])
+		// The items of a keyed list.
+		n.items = n.items.mark(segs[1:], set)
 		return n
 	}
 	child := n.Child(segs[0])
@@ -242,7 +302,7 @@ func (s *Schema) markEntries(segs []string) *Schema {
 	if n.props == nil {
 		n.props = map[string]*Schema{}
 	}
-	n.props[segs[0]] = child.markEntries(segs[1:])
+	n.props[segs[0]] = child.mark(segs[1:], set)
 	return n
 }
 
@@ -268,6 +328,9 @@ func (s *Schema) describe(b *strings.Builder) {
 	}
 	if s.atomicEntries {
 		b.WriteString("entries")
+	}
+	for _, g := range s.oneofs {
+		b.WriteString("oneof(" + strings.Join(g, "|") + ")")
 	}
 	if s.items != nil {
 		b.WriteString("[")

@@ -270,11 +270,15 @@ func checkSchemaStack(tb testing.TB, r *rand.Rand, sharedSrcs bool) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	switch r.IntN(4) {
+	switch r.IntN(6) {
 	case 0:
 		s = s.WithAtomicEntries("a", "b.c")
 	case 1: // nested named rules, and named rules in a list's items
 		s = s.WithAtomicEntries("a", "a.b", "b[].c", "b[].c.a")
+	case 2: // oneofs at the root, nested, in a list's items
+		s = s.WithOneof(".", "a", "b").WithOneof("c", "a", "b", "d").WithOneof("d[]", "a", "c")
+	case 3: // oneofs among named rules
+		s = s.WithAtomicEntries("a", "b[].c").WithOneof("a", "a", "b").WithOneof("b[].c", "c", "d").WithOneof(".", "c", "d")
 	}
 	sc := stackCase{schema: s}
 	for j, n := 0, 1+r.IntN(5); j < n; j++ {

@@ -38,6 +38,22 @@ func refMergeS(target, patch any, s *Schema) any {
 			out[k] = refMergeS(tv, v, s.Child(k))
 		}
 	}
+	// A oneof member the patch sets (not null) takes the oneof: the
+	// target's other members go, unless the patch has them too; a null
+	// member of the target stays (a deletion marker).
+	for _, g := range s.oneofs {
+		set := false
+		for _, m := range g {
+			if v, ok := pm[m]; ok && v != nil {
+				set = true
+			}
+		}
+		for _, m := range g {
+			if _, inP := pm[m]; set && !inP && tm[m] != nil {
+				delete(out, m)
+			}
+		}
+	}
 	return out
 }
 

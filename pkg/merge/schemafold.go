@@ -1,5 +1,10 @@
 package merge
 
+import (
+	"slices"
+	"strings"
+)
+
 // Schema-aware patch merges. This is our own fold rather than
 // k8s.io/apimachinery's strategicpatch or sigs.k8s.io/structured-merge-diff
 // for the same reason the RFC 7386 fold is ours: both libraries merge plain
@@ -10,8 +15,9 @@ package merge
 
 // patchS applies p onto t under s: patchAt where s says nothing, list-maps
 // and sets merged item by item, atomic maps and named-rule entries replaced
-// whole. Like patchAt it keeps nulls as deletion markers (the result is a
-// merge patch in turn) and records what t loses.
+// whole, a oneof's member set by p removing t's other members. Like
+// patchAt it keeps nulls as deletion markers (the result is a merge patch
+// in turn) and records what t loses.
 func (r *Result) patchS(path string, t, p *Tree, s *Schema) *Tree {
 	if s == nil {
 		return r.patchAt(path, t, p)
@@ -35,6 +41,7 @@ func (r *Result) patchS(path string, t, p *Tree, s *Schema) *Tree {
 	for k, c := range t.obj {
 		out.obj[k] = c
 	}
+	r.dropOneofs(out, t, p, s)
 	for k, pc := range p.obj {
 		if cs := s.Child(k); s.atomicEntries && !cs.namedRules() {
 			// A named rule of the winning side replaces the rule of the
@@ -52,6 +59,37 @@ func (r *Result) patchS(path string, t, p *Tree, s *Schema) *Tree {
 		out.src = p.src // only the patch can have emptied it (see patchAt)
 	}
 	return out
+}
+
+// dropOneofs removes from out (a copy of t's members) the members of each
+// oneof of s that p, the winning side, does not have but for which it sets
+// another member to a value (not null): the oneof is one field, which p's
+// member takes whole (Gloo Gateway's Go merges of options: a oneof is one
+// struct field). Each leaf of a member removed is lost to the sources of
+// p's members of the group; a null member of t (a deletion marker) is kept,
+// losing nothing.
+func (r *Result) dropOneofs(out, t, p *Tree, s *Schema) {
+	for _, g := range s.oneofs {
+		var winners []Src
+		for _, m := range g {
+			if pc := p.obj[m]; pc != nil && !pc.null {
+				winners = append(winners, pc.sources()...)
+			}
+		}
+		if winners == nil {
+			continue
+		}
+		slices.Sort(winners)
+		winners = slices.Compact(winners)
+		for _, m := range g {
+			tc := t.obj[m]
+			if tc == nil || tc.null || p.obj[m] != nil {
+				continue
+			}
+			tc.walkAt(tc.path, func(lp string, n *Tree) { r.lose(n.src, lp, winners) })
+			delete(out.obj, m)
+		}
+	}
 }
 
 // replace puts p in t's place whole, recording every leaf of t as lost to
@@ -140,4 +178,54 @@ func (r *Result) mergeList(t, p *Tree, kt, kp *klist, s *Schema) *Tree {
 		j++
 	}
 	return &Tree{val: out, src: t.src, path: t.path}
+}
+
+// FieldPaths returns the paths of t's leaves (as Leaves names them, sorted)
+// with each oneof of s counted as one field: the leaves at or below the
+// members of a oneof an object of t sets give one path, the object's path
+// joined with the oneof's members separated by "|" (options["a|b"]). Two
+// specs whose FieldPaths share a path set a field in common. Lists are
+// followed into only where t keys them (FromValueWith).
+func (t *Tree) FieldPaths(s *Schema) []string {
+	seen := map[string]bool{}
+	var out []string
+	t.fieldPaths(s, func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	})
+	slices.Sort(out)
+	return out
+}
+
+func (t *Tree) fieldPaths(s *Schema, fn func(string)) {
+	if t == nil || t.null {
+		return
+	}
+	if t.obj == nil {
+		if kl, ok := t.val.(*klist); ok && len(kl.items) > 0 {
+			for _, it := range kl.items {
+				it.fieldPaths(s.Items(), fn)
+			}
+			return
+		}
+		fn(t.path)
+		return
+	}
+	n := 0
+	for k, c := range t.obj {
+		if c.null {
+			continue
+		}
+		n++
+		if g := s.oneofOf(k); g != nil {
+			fn(JoinPath(t.path, strings.Join(g, "|")))
+			continue
+		}
+		c.fieldPaths(s.Child(k), fn)
+	}
+	if n == 0 && t.path != "" {
+		fn(t.path)
+	}
 }

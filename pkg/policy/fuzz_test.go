@@ -395,6 +395,17 @@ func FuzzParseRegexFields(f *testing.F) {
 	f.Fuzz(func(t *testing.T, v string) { entriesRoundTrip(t, v, ParseRegexFields, RegexFieldsString) })
 }
 
+// FuzzParseOneofs reads fuzz strings as the attache.dev/oneofs
+// annotation: no panic, and a value it accepts renders (OneofsString) to
+// itself.
+func FuzzParseOneofs(f *testing.F) {
+	for _, s := range []string{"options.hostRewrite|autoHostRewrite|hostRewritePathRegex|hostRewriteHeader; options.ratelimit|rateLimitConfigs", "a|b", "none", "", ";", "a", "a|", "|a", ".a|b", "a.|b",
+		"spec.a|b", "spec.spec.a|b", "spec|x", "rules[].a|b", "a|b; b|c", "a.b|c; a.c|d", "a|a", "a.b|c.d", "a b|c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) { entriesRoundTrip(t, v, ParseOneofs, OneofsString) })
+}
+
 // FuzzParseRequirements reads fuzz strings as the attache.dev/requires
 // annotation: no panic, and a value it accepts renders
 // (RequirementsString) to itself.

@@ -93,6 +93,11 @@ type Kind struct {
 	// proper itself, whose top-level fields then merge whole): in a merge,
 	// their entries are replaced whole, nothing merges inside one.
 	NamedRules []string
+	// Oneofs are groups of fields of which at most one is set (protobuf
+	// oneofs): where policies patch-merge, the member the winning one
+	// sets takes the group whole, the losing one's other members lost to
+	// it.
+	Oneofs []Oneof
 	// DirectSections: a Direct policy on a whole object also covers the
 	// object's sections, where a policy on the section beats it.
 	DirectSections bool
@@ -489,6 +494,7 @@ type Spec struct {
 	MergeTypeField        string
 	Composition           Composition
 	NamedRules            []string
+	Oneofs                []Oneof
 	DirectSections        bool
 	Ancestor              AncestorMode
 	AncestorLimit         AncestorLimitMode
@@ -595,6 +601,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingMergeTypeField, s.MergeTypeField != "", func() { k.MergeTypeField = s.MergeTypeField })
 	set(SettingComposition, s.Composition != "", func() { k.Composition = s.Composition })
 	set(SettingNamedRules, len(s.NamedRules) > 0, func() { k.NamedRules = slices.Clone(s.NamedRules) })
+	set(SettingOneofs, len(s.Oneofs) > 0, func() { k.Oneofs = cloneOneofs(s.Oneofs) })
 	set(SettingDirectSections, all || s.DirectSections, func() { k.DirectSections = s.DirectSections })
 	set(SettingAncestor, s.Ancestor != "", func() { k.Ancestor = s.Ancestor })
 	set(SettingAncestorLimit, s.AncestorLimit != "", func() { k.AncestorLimit = s.AncestorLimit })
@@ -772,6 +779,9 @@ func (k *Kind) complete() error {
 		if p == "" || strings.HasPrefix(p, ".") || strings.HasSuffix(p, ".") || strings.Contains(p, "..") {
 			return settingErrorf(SettingNamedRules, "%q is not a dotted spec path", p)
 		}
+	}
+	if err := validateOneofs(k.Oneofs); err != nil {
+		return settingErrorf(SettingOneofs, "%v", err)
 	}
 	if len(k.Hierarchy) == 0 {
 		k.Hierarchy = slices.Clone(topology.DefaultHierarchy)
@@ -1152,6 +1162,7 @@ var annotationOf = map[string]string{
 	SettingMergeTypeField:        AnnotationMergeTypeField,
 	SettingComposition:           AnnotationComposition,
 	SettingNamedRules:            AnnotationNamedRules,
+	SettingOneofs:                AnnotationOneofs,
 	SettingDirectSections:        AnnotationDirectSections,
 	SettingAncestor:              AnnotationAncestor,
 	SettingAncestorLimit:         AnnotationAncestorLimit,
@@ -1211,7 +1222,7 @@ var annotationOf = map[string]string{
 var allSettings = []string{
 	SettingClass, SettingTargetKinds, SettingEffectiveTargetKinds, SettingEffectiveSectionKinds,
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingSameLevelTies, SettingMergeTypeField, SettingComposition,
-	SettingNamedRules, SettingDirectSections, SettingAncestor, SettingAncestorLimit, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
+	SettingNamedRules, SettingOneofs, SettingDirectSections, SettingAncestor, SettingAncestorLimit, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingSectionNames, SettingEmptyTargetGroup, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingReach, SettingRouteParents, SettingPathReadiness, SettingPartlyOverridden, SettingWeightAnnotation,
 	SettingDelegationPriority, SettingWaypointTargets, SettingSummary, SettingControllers, SettingOtherControllers, SettingGatewaySections, SettingDependencies, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingInvalidPolicies, SettingMissingTargets, SettingProgrammed, SettingFilterAttachment, SettingConflictFields, SettingNotInListenerSets, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingClusterIPRouting, SettingObjectRefs,
@@ -1365,6 +1376,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationMaxTargetRefs, SettingMaxTargetRefs, func(v string) (err error) { k.MaxTargetRefs, err = parseMaxTargetRefs(v); return }},
 		{AnnotationMergeTypeField, SettingMergeTypeField, func(v string) error { k.MergeTypeField = strings.TrimSpace(v); return nil }},
 		{AnnotationNamedRules, SettingNamedRules, func(v string) error { k.NamedRules = splitList(v); return nil }},
+		{AnnotationOneofs, SettingOneofs, func(v string) (err error) { k.Oneofs, err = ParseOneofs(v); return }},
 		{AnnotationTargetingFields, SettingTargetingFields, func(v string) error { k.TargetingFields = splitList(v); return nil }},
 		{AnnotationUntargetedScope, SettingUntargetedScope, func(v string) (err error) { k.Untargeted, err = ParseUntargetedScope(v); return }},
 		{AnnotationPortSelection, SettingPortSelection, func(v string) (err error) { k.PortSelection, err = ParsePortSelection(v); return }},

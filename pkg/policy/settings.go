@@ -155,6 +155,10 @@ const (
 	// AnnotationNamedRules lists the spec paths (dotted) of named-rule maps,
 	// whose entries merge whole.
 	AnnotationNamedRules = "attache.dev/named-rules"
+	// AnnotationOneofs lists (separated by ";") the kind's oneofs, each a
+	// dotted spec path to an object, a dot, and the members separated by
+	// "|" ("options.hostRewrite|autoHostRewrite"), or "none" (default).
+	AnnotationOneofs = "attache.dev/oneofs"
 	// AnnotationDirectSections says ("true"/"false") whether a Direct
 	// policy on a whole object also covers its sections.
 	AnnotationDirectSections = "attache.dev/direct-sections"
@@ -442,6 +446,7 @@ const (
 	SettingMergeTypeField        = "mergeTypeField"
 	SettingComposition           = "composition"
 	SettingNamedRules            = "namedRules"
+	SettingOneofs                = "oneofs"
 	SettingDirectSections        = "directSections"
 	SettingAncestor              = "ancestor"
 	SettingAncestorLimit         = "ancestorLimit"

@@ -91,6 +91,7 @@ var yamlSettings = map[string]func(p *policy.Profile, k *policy.Kind) any{
 		return string(k.Ancestor)
 	},
 	"namedRules": func(_ *policy.Profile, k *policy.Kind) any { return k.NamedRules },
+	"oneofs":     func(_ *policy.Profile, k *policy.Kind) any { return stringers(k.Oneofs) },
 	// The setting is a Direct kind's; of an Inherited kind the YAML says
 	// how its sections rank, which its hierarchy (effective sections
 	// below their objects) makes so: not compared.

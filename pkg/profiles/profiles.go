@@ -169,13 +169,34 @@ func GatewayRouteListenerSets(controller string) []topology.GroupKind {
 
 // glooRouteOptionOneofs are the oneofs of Gloo Gateway's RouteOptions
 // (projects/gloo/api/v1/route_options.proto): the Go field, by whose name
-// the enable-policy-overrides annotation names them, of their options.
+// the enable-policy-overrides annotation names them, of their options
+// (the members' JSON names).
 var glooRouteOptionOneofs = []policy.FieldGroup{
 	{Name: "hostRewriteType", Keys: []string{"hostRewrite", "autoHostRewrite", "hostRewritePathRegex", "hostRewriteHeader"}},
 	{Name: "rateLimitEarlyConfigType", Keys: []string{"ratelimitEarly", "rateLimitEarlyConfigs"}},
 	{Name: "rateLimitConfigType", Keys: []string{"ratelimit", "rateLimitConfigs"}},
 	{Name: "rateLimitRegularConfigType", Keys: []string{"ratelimitRegular", "rateLimitRegularConfigs"}},
 	{Name: "jwtConfig", Keys: []string{"jwt", "jwtStaged", "jwtProvidersStaged"}},
+}
+
+// glooVirtualHostOptionOneofs are the oneofs of Gloo Gateway's
+// VirtualHostOptions (projects/gloo/api/v1/virtual_host_options.proto),
+// as glooRouteOptionOneofs.
+var glooVirtualHostOptionOneofs = []policy.FieldGroup{
+	{Name: "rateLimitEarlyConfigType", Keys: []string{"ratelimitEarly", "rateLimitEarlyConfigs"}},
+	{Name: "rateLimitConfigType", Keys: []string{"ratelimit", "rateLimitConfigs"}},
+	{Name: "rateLimitRegularConfigType", Keys: []string{"ratelimitRegular", "rateLimitRegularConfigs"}},
+	{Name: "jwtConfig", Keys: []string{"jwt", "jwtStaged"}},
+}
+
+// oneofsAt returns groups as oneofs of the object at path, their keys the
+// members.
+func oneofsAt(path string, groups []policy.FieldGroup) []policy.Oneof {
+	out := make([]policy.Oneof, len(groups))
+	for i, g := range groups {
+		out[i] = policy.Oneof{Path: path, Members: slices.Clone(g.Keys)}
+	}
+	return out
 }
 
 // builtin lists every profile; docs/profiles.md documents each.
@@ -590,6 +611,9 @@ var builtin = func() []policy.Profile {
 			// a oneof by the oneof's name.
 			DelegationPriority: policy.DelegationPriority{Annotation: "delegation.gateway.solo.io/enable-policy-overrides",
 				ChildFields: "options", Groups: glooRouteOptionOneofs},
+			// A oneof is one Go field of RouteOptions, which those merges
+			// take whole: the winning policy's member, never two.
+			Oneofs: oneofsAt("options", glooRouteOptionOneofs),
 		}),
 		// VirtualHostOption: the options of every VirtualHostOption reaching a
 		// listener are shallow-merged, the listener's (more specific) first,
@@ -601,6 +625,8 @@ var builtin = func() []policy.Profile {
 			TargetKinds: kinds(gateway, xListenerSet), EffectiveSectionKinds: kinds(gateway, xListenerSet),
 			Strategies: []merge.Strategy{merge.PatchDefaults}, SameLevel: policy.SameLevelOldestFirst,
 			NamedRules: []string{"options"},
+			// A oneof is one Go field (ShallowMergeVirtualHostOptions).
+			Oneofs: oneofsAt("options", glooVirtualHostOptionOneofs),
 			// A Gateway listener's options reach the XListenerSet
 			// listeners of its name, after the XListenerSet's own.
 			GatewaySectionsByName: true,
