@@ -168,16 +168,12 @@ func (r ObjectRefPath) validate() error {
 		// not read back the same.
 		return fmt.Errorf("%s: a path below spec does not start with spec again", r.Path)
 	}
-	if r.When != "" {
-		f, v, ok := strings.Cut(r.When, "=")
-		if !ok || f == "" || v == "" || strings.ContainsAny(r.When, " ,;") || strings.Contains(v, "=") {
-			return fmt.Errorf("%s: when=%s: want field=value", r.Path, r.When)
+	for _, c := range []struct{ word, v string }{{"when", r.When}, {"unless", r.Unless}} {
+		if c.v == "" {
+			continue
 		}
-	}
-	if r.Unless != "" {
-		f, v, ok := strings.Cut(r.Unless, "=")
-		if !ok || f == "" || v == "" || strings.ContainsAny(r.Unless, " ,;") || strings.Contains(v, "=") {
-			return fmt.Errorf("%s: unless=%s: want field=value", r.Path, r.Unless)
+		if f, v, ok := strings.Cut(c.v, "="); !ok || f == "" || v == "" || strings.ContainsAny(c.v, " ,;") || strings.Contains(v, "=") {
+			return fmt.Errorf("%s: %s=%s: want field=value", r.Path, c.word, c.v)
 		}
 	}
 	if r.DefaultLabel != "" {
