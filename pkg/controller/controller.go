@@ -89,7 +89,7 @@ type Controller struct {
 	// provider Secret): a holder there carrying the label, or losing it,
 	// schedules a recomputation too. Under mu.
 	defaultHolders []policy.DefaultHolder
-	owned        map[topology.GroupKind]bool // from Options.OwnedKinds
+	owned          map[topology.GroupKind]bool // from Options.OwnedKinds
 	// inc is the engine: it recomputes only what changed since the last
 	// computation (see engine.Incremental). engineMu serialises its use:
 	// computations, and the admission webhook's what-ifs, which use this
