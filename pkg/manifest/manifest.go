@@ -19,11 +19,13 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/attache-dev/attache/pkg/diag"
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/topology"
 )
 
 // Extensions read when walking a folder.
@@ -252,10 +254,31 @@ func decodeDoc(raw []byte, src string) ([]engine.Object, []diag.Problem) {
 			return nil, []diag.Problem{{Source: src, Message: fmt.Sprintf("not a valid List: %v", err)}}
 		}
 		out := make([]engine.Object, 0, len(list.Items))
+		var probs []diag.Problem
 		for i := range list.Items {
-			out = append(out, engine.Object{Object: &list.Items[i], Source: fmt.Sprintf("%s.items[%d]", src, i)})
+			o := engine.Object{Object: &list.Items[i], Source: fmt.Sprintf("%s.items[%d]", src, i)}
+			out, probs = append(out, o), append(probs, checkMeta(o)...)
 		}
-		return out, nil
+		return out, probs
 	}
-	return []engine.Object{{Object: u, Source: src}}, nil
+	o := engine.Object{Object: u, Source: src}
+	return []engine.Object{o}, checkMeta(o)
+}
+
+// checkMeta says when an object's namespace is no namespace name (a
+// DNS-1123 label): the API server would refuse the object. It is kept
+// (its answers hold for the name as written); most often the name is a
+// template's placeholder (${NAMESPACE}) that was never filled in.
+func checkMeta(o engine.Object) []diag.Problem {
+	ns := o.Object.GetNamespace()
+	if ns == "" || len(validation.IsDNS1123Label(ns)) == 0 {
+		return nil
+	}
+	hint := ""
+	if strings.ContainsAny(ns, "${}") {
+		hint = " (a template placeholder not filled in?)"
+	}
+	gvk := o.Object.GroupVersionKind()
+	return []diag.Problem{{Object: topology.Ref{Group: gvk.Group, Kind: gvk.Kind, Namespace: ns, Name: o.Object.GetName()}, Source: o.Source, Field: "metadata.namespace",
+		Message: fmt.Sprintf("%q is not a namespace name (a DNS-1123 label: lower-case letters, digits and '-')%s; the API server would refuse the object; read as written", ns, hint)}}
 }

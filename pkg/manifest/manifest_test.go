@@ -184,3 +184,38 @@ func TestReadNamesTheSameFileOnce(t *testing.T) {
 		}
 	}
 }
+
+// An object whose namespace is no namespace name (a template's
+// placeholder never filled in) is read as written, with a problem naming
+// it and the field; a valid namespace, or none, says nothing.
+func TestReadNamespaceNotAName(t *testing.T) {
+	const docs = `apiVersion: v1
+kind: Service
+metadata: {name: a, namespace: "${APP_NAMESPACE}"}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: b, namespace: Team_A}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: c, namespace: team-a}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-a}
+`
+	objs, probs, err := Read([]string{"-"}, strings.NewReader(docs))
+	if err != nil || len(objs) != 4 {
+		t.Fatalf("%d objects, %v; want all 4 read", len(objs), err)
+	}
+	var got []string
+	for _, p := range probs {
+		got = append(got, p.Error())
+	}
+	if len(got) != 2 || !strings.Contains(got[0], `Service ${APP_NAMESPACE}/a: metadata.namespace: "${APP_NAMESPACE}" is not a namespace name`) ||
+		!strings.Contains(got[0], "a template placeholder not filled in?") ||
+		!strings.Contains(got[1], `metadata.namespace: "Team_A" is not a namespace name`) || strings.Contains(got[1], "template") {
+		t.Errorf("problems %q", got)
+	}
+}
