@@ -257,6 +257,10 @@ func decodeDoc(raw []byte, src string) ([]engine.Object, []diag.Problem) {
 		var probs []diag.Problem
 		for i := range list.Items {
 			o := engine.Object{Object: &list.Items[i], Source: fmt.Sprintf("%s.items[%d]", src, i)}
+			if o.Object.GetKind() == "" || o.Object.GetAPIVersion() == "" {
+				probs = append(probs, diag.Problem{Source: o.Source, Message: "not a Kubernetes object: a List item needs apiVersion and kind; it is skipped"})
+				continue
+			}
 			out, probs = append(out, o), append(probs, checkMeta(o)...)
 		}
 		return out, probs

@@ -219,3 +219,23 @@ metadata: {name: team-a}
 		t.Errorf("problems %q", got)
 	}
 }
+
+// Any input is read without a panic: what is not a Kubernetes object is
+// a problem, and every object read has a kind.
+func FuzzReadStream(f *testing.F) {
+	for _, s := range []string{
+		"apiVersion: v1\nkind: Service\nmetadata: {name: a, namespace: \"${NS}\"}\n",
+		"apiVersion: v1\nkind: List\nitems: [{apiVersion: v1, kind: Service, metadata: {name: x, namespace: Bad_NS}}]\n",
+		"---\n---\nkind: X\n", "[1, 2]", "{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\"}", "a: [", "\x00\xff",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		objs, _, _ := Read([]string{"-"}, strings.NewReader(s))
+		for _, o := range objs {
+			if o.Object == nil || o.Object.GetKind() == "" {
+				t.Fatalf("%q: an object without a kind: %+v", s, o)
+			}
+		}
+	})
+}
