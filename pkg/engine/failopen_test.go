@@ -266,3 +266,50 @@ cors: {allowOrigins: ["https://gw1.example"]}`), docs[len(docs)-4], docs[len(doc
 func routeRef(name string) topology.Ref {
 	return topology.Ref{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute", Namespace: "default", Name: name}
 }
+
+// The retry back-off of a policy's external services is checked as a
+// BackendTrafficPolicy's (Envoy Gateway's translateTrafficFeatures runs
+// buildRetry on their backendSettings): a maxInterval less than the
+// baseInterval, or an interval of 0s, makes the part fail, the policy
+// Invalid in place; an external authorizer with failOpen is left out
+// instead; a valid back-off, or one in a form the CRD's schema refuses
+// (buildRetry skips it), is not judged.
+// Source: EG v1.9.1 internal/gatewayapi/clustersettings.go
+// (translateTrafficFeatures, buildRetry: "maxInterval cannot be less than
+// baseInterval", "baseInterval cannot be set to 0s"), securitypolicy.go
+// (buildExtAuth, the remote JWKS and OIDC provider: translateTrafficFeatures;
+// shouldFailOpen), envoyextensionpolicy.go (buildExtProc).
+func TestExternalServiceRetryBackOff(t *testing.T) {
+	backOff := func(base, max string) string {
+		return "backendSettings: {retry: {perRetry: {backOff: {baseInterval: " + base + ", maxInterval: " + max + "}}}}"
+	}
+	docs := append(failOpenDocs(),
+		onRoute("SecurityPolicy", "authz-bad", "r1", 0, "extAuth: {http: {backendRefs: [{name: ext, port: 9000}], "+backOff("2s", "1s")+"}}"),
+		onRoute("SecurityPolicy", "authz-open", "r2", 0, "extAuth: {failOpen: true, grpc: {backendRefs: [{name: ext, port: 9000}], "+backOff("0s", "1s")+"}}\ncors: {allowOrigins: [\"https://a.example\"]}"),
+		onRoute("SecurityPolicy", "jwks-bad", "r3", 0, `jwt: {providers: [{name: a, remoteJWKS: {uri: "https://a.example/jwks"}}, {name: b, remoteJWKS: {uri: "https://b.example/jwks", `+backOff("1s", "0s")+`}}]}`),
+		onRoute("EnvoyExtensionPolicy", "proc-bad", "r4", 0, "extProc: [{backendRefs: [{name: ext, port: 9000}], "+backOff("5s", "100ms")+"}]"),
+		onRoute("EnvoyExtensionPolicy", "proc-ok", "r5", 0, "extProc: [{backendRefs: [{name: ext, port: 9000}], "+backOff("100ms", "5s")+"}]"),
+		// Failing open, Envoy Gateway leaves the processor out: not judged
+		// (a rule over the list cannot name the entry).
+		onRoute("EnvoyExtensionPolicy", "proc-open", "r6", 0, "extProc: [{backendRefs: [{name: ext, port: 9000}], failOpen: true, "+backOff("5s", "1s")+"}]"),
+	)
+	res := compute(t, engine.Options{}, docs...)
+	for name, msg := range map[string]string{
+		"authz-bad": "spec.extAuth.http.backendSettings.retry.perRetry.backOff.maxInterval: cannot be less than baseInterval",
+		"authz-open": "spec.extAuth.grpc.backendSettings.retry.perRetry.backOff.baseInterval: cannot be set to 0s",
+		"jwks-bad":   "spec.jwt.providers: an entry's remoteJWKS.backendSettings.retry.perRetry.backOff.maxInterval cannot be set to 0s",
+		"proc-bad":   "spec.extProc: an entry's backendSettings.retry.perRetry.backOff.maxInterval cannot be less than baseInterval",
+	} {
+		want(t, name+": Accepted", status(t, res, name, "Accepted"), "False/Invalid")
+		if got := ancestorMessage(t, res, name); !strings.Contains(got, msg) {
+			t.Errorf("%s: ancestor message %q does not say %q", name, got, msg)
+		}
+	}
+	want(t, "proc-ok: Accepted", status(t, res, "proc-ok", "Accepted"), "True/Accepted")
+	want(t, "proc-open: Accepted", status(t, res, "proc-open", "Accepted"), "True/Accepted")
+	// Failing open: the authorizer left out, the rest applied.
+	want(t, "authz-open effective", effective(t, res, "SecurityPolicy", routeRule("r2")), []string{`{"cors":{"allowOrigins":["https://a.example"]}}`})
+	if got := ancestorMessage(t, res, "authz-open"); !strings.Contains(got, "failing open, spec.extAuth left out and the rest applied") {
+		t.Errorf("authz-open: %q", got)
+	}
+}

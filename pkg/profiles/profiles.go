@@ -378,7 +378,9 @@ var builtin = func() []policy.Profile {
 		// (validateAuthorizationOperation); GeoIP authorization needs the
 		// listener's client IP detection and the EnvoyProxy's GeoIP
 		// databases (validateAuthorizationGeoIP).
-		withRequirements(withRegexFields(withFeatureGates(withFailOpen(withUnsupportedFields(withObjectRefs(withBackendRefs(egInherited("SecurityPolicy", kinds(httpRoute, grpcRoute, tcpRoute)),
+		// The retry back-off of its external services is checked as a
+		// BackendTrafficPolicy's (translateTrafficFeatures: buildRetry).
+		withValidations(withRequirements(withRegexFields(withFeatureGates(withFailOpen(withUnsupportedFields(withObjectRefs(withBackendRefs(egInherited("SecurityPolicy", kinds(httpRoute, grpcRoute, tcpRoute)),
 			"extAuth.grpc.backendRef", "extAuth.grpc.backendRefs[]", "extAuth.http.backendRef", "extAuth.http.backendRefs[]",
 			"jwt.providers[].remoteJWKS.backendRefs[]", "oidc.provider.backendRefs[]"),
 			"apiKeyAuth.credentialRefs[] kinds=Secret content=distinct",
@@ -391,7 +393,7 @@ var builtin = func() []policy.Profile {
 				"authorization.rules[].principal.headers,authorization.rules[].principal.clientIPGeoLocations"),
 			// An external authorizer failing open is skipped, not a 500.
 			"extAuth=failOpen"), egBackendGate),
-			"authorization.rules[].operation.path.value when=type=RegularExpression"), egGeoIPRequirements),
+			"authorization.rules[].operation.path.value when=type=RegularExpression"), egGeoIPRequirements), egSecurityValidations),
 		// Lua is off unless Envoy Gateway's configuration enables it
 		// (ExtensionAPISettings.LuaDisabled; the translator refuses the
 		// policy: "Skipping Lua EnvoyExtensionPolicy as feature is
@@ -417,7 +419,7 @@ var builtin = func() []policy.Profile {
 			"lua[].inline syntax=lua when=type=Inline unless=luaValidation=Disabled; "+
 				"lua[].inline syntax=envoy-lua when=type=Inline unless=luaValidation=Disabled|InsecureSyntax; "+
 				"lua[].valueRef syntax=lua when=type=ValueRef unless=luaValidation=Disabled; "+
-				"lua[].valueRef syntax=envoy-lua when=type=ValueRef unless=luaValidation=Disabled|InsecureSyntax"), egLuaValidations),
+				"lua[].valueRef syntax=envoy-lua when=type=ValueRef unless=luaValidation=Disabled|InsecureSyntax"), slices.Concat(egLuaValidations, egExtensionRetryValidations)),
 		// EnvoyPatchPolicy is off unless the configuration enables it:
 		// Envoy Gateway does not even watch it then, and its translator
 		// says Disabled. It patches one data plane: a Gateway, or the
@@ -949,21 +951,69 @@ func egBandwidthMinimum(dir string) policy.Validation {
 	}
 }
 
-// egBackOff is a BackendTrafficPolicy's retry back-off, and
-// egBackOffDuration the duration form its CRD's schema admits (which
-// Go's time.ParseDuration, as CEL's duration(), always reads).
-const (
-	egBackOff         = "self.retry.perRetry.backOff"
-	egBackOffDuration = "'^([0-9]{1,5}(h|m|s|ms)){1,4}$'"
+// egBackOffDuration is the duration form the CRDs' schemas admit for a
+// retry back-off interval (which Go's time.ParseDuration, as CEL's
+// duration(), always reads).
+const egBackOffDuration = "'^([0-9]{1,5}(h|m|s|ms)){1,4}$'"
+
+// egRetryBackOff are the checks buildRetry makes of the retry back-off
+// of the ClusterSettings at base, a CEL expression whose presence guard
+// (ending in "|| ", or "") makes sure of, named at field: no interval of
+// zero, a maxInterval no less than the baseInterval, each judged only in
+// the CRD's duration form (buildRetry skips an interval it cannot parse).
+// translateTrafficFeatures makes the same checks of an external
+// service's backendSettings (a SecurityPolicy's extAuth, remote JWKS and
+// OIDC provider, an EnvoyExtensionPolicy's extProc): an error there fails
+// that part, as the part's other errors do.
+func egRetryBackOff(guard, base, field string) []policy.Validation {
+	b := base + ".retry.perRetry.backOff"
+	set := func(iv string) string {
+		return guard + "!has(" + base + ".retry) || !has(" + base + ".retry.perRetry) || !has(" + b + ") || !has(" + b + "." + iv + ") || !" +
+			b + "." + iv + ".matches(" + egBackOffDuration + ") || "
+	}
+	return []policy.Validation{
+		{FieldPath: field + ".retry.perRetry.backOff.baseInterval", Message: "cannot be set to 0s",
+			Rule: set("baseInterval") + "duration(" + b + ".baseInterval) != duration('0s')"},
+		{FieldPath: field + ".retry.perRetry.backOff.maxInterval", Message: "cannot be set to 0s",
+			Rule: set("maxInterval") + "duration(" + b + ".maxInterval) != duration('0s')"},
+		{FieldPath: field + ".retry.perRetry.backOff.maxInterval", Message: "cannot be less than baseInterval",
+			Rule: set("maxInterval") + "!has(" + b + ".baseInterval) || !" + b + ".baseInterval.matches(" + egBackOffDuration + ") || " +
+				"duration(" + b + ".baseInterval) <= duration(" + b + ".maxInterval)"},
+	}
+}
+
+// egListRetryBackOff is egRetryBackOff for the ClusterSettings at item
+// (its presence guarded by itemGuard) of every entry e of the list at
+// list (guarded by guard), named at the list's field, the message saying
+// which field of an entry: the rules hold for every entry.
+func egListRetryBackOff(guard, list, itemGuard, item, field string) []policy.Validation {
+	vs := egRetryBackOff(itemGuard, "e."+item, "")
+	for i := range vs {
+		vs[i].Rule = guard + list + ".all(e, " + vs[i].Rule + ")"
+		vs[i].Message = "an entry's " + item + vs[i].FieldPath + " " + vs[i].Message
+		vs[i].FieldPath = field
+	}
+	return vs
+}
+
+// egSecurityValidations: the retry back-off of a SecurityPolicy's
+// external services (buildExtAuth, buildRemoteJWKS and the OIDC
+// provider: translateTrafficFeatures in clustersettings.go).
+var egSecurityValidations = slices.Concat(
+	egRetryBackOff("!has(self.extAuth) || !has(self.extAuth.http) || !has(self.extAuth.http.backendSettings) || ", "self.extAuth.http.backendSettings", ".extAuth.http.backendSettings"),
+	egRetryBackOff("!has(self.extAuth) || !has(self.extAuth.grpc) || !has(self.extAuth.grpc.backendSettings) || ", "self.extAuth.grpc.backendSettings", ".extAuth.grpc.backendSettings"),
+	egRetryBackOff("!has(self.oidc) || !has(self.oidc.provider) || !has(self.oidc.provider.backendSettings) || ", "self.oidc.provider.backendSettings", ".oidc.provider.backendSettings"),
+	egListRetryBackOff("!has(self.jwt) || !has(self.jwt.providers) || ", "self.jwt.providers",
+		"!has(e.remoteJWKS) || !has(e.remoteJWKS.backendSettings) || ", "remoteJWKS.backendSettings", ".jwt.providers"),
 )
 
-// egBackOffSet is the guard of a rule on the back-off interval field:
-// it holds unless the policy sets it in the schema's duration form
-// (Envoy Gateway's buildRetry skips an interval it cannot parse).
-func egBackOffSet(field string) string {
-	return "!has(self.retry) || !has(self.retry.perRetry) || !has(" + egBackOff + ") || !has(" + egBackOff + "." + field + ") || !" +
-		egBackOff + "." + field + ".matches(" + egBackOffDuration + ") || "
-}
+// egExtensionRetryValidations: the retry back-off of an
+// EnvoyExtensionPolicy's external processors (buildExtProc:
+// translateTrafficFeatures). An entry failing open is left out by Envoy
+// Gateway (buildExtProcs): not judged here, as a rule over the list
+// cannot name the entry that fails (it would fail them all closed).
+var egExtensionRetryValidations = egListRetryBackOff("!has(self.extProc) || ", "self.extProc",
+	"(has(e.failOpen) && e.failOpen) || !has(e.backendSettings) || ", "backendSettings", ".extProc")
 
 // egBackendTrafficValidations are the checks Envoy Gateway's translator
 // makes of a BackendTrafficPolicy's content that its CRD's schema does
@@ -974,25 +1024,9 @@ func egBackOffSet(field string) string {
 // inverted (buildRateLimitRule), global rules too; and of the retry
 // back-off, no interval of zero and a maxInterval no less than the
 // baseInterval (clustersettings.go buildRetry).
-var egBackendTrafficValidations = []policy.Validation{
+var egBackendTrafficValidations = append([]policy.Validation{
 	egBandwidthMinimum("request"),
 	egBandwidthMinimum("response"),
-	{
-		FieldPath: ".retry.perRetry.backOff.baseInterval",
-		Message:   "cannot be set to 0s",
-		Rule:      egBackOffSet("baseInterval") + "duration(" + egBackOff + ".baseInterval) != duration('0s')",
-	},
-	{
-		FieldPath: ".retry.perRetry.backOff.maxInterval",
-		Message:   "cannot be set to 0s",
-		Rule:      egBackOffSet("maxInterval") + "duration(" + egBackOff + ".maxInterval) != duration('0s')",
-	},
-	{
-		FieldPath: ".retry.perRetry.backOff.maxInterval",
-		Message:   "cannot be less than baseInterval",
-		Rule: egBackOffSet("maxInterval") + "!has(" + egBackOff + ".baseInterval) || !" + egBackOff + ".baseInterval.matches(" + egBackOffDuration + ") || " +
-			"duration(" + egBackOff + ".baseInterval) <= duration(" + egBackOff + ".maxInterval)",
-	},
 	{
 		FieldPath: ".rateLimit.local.rules",
 		Message:   "at most one rule may leave out clientSelectors (the route-level default limit)",
@@ -1015,7 +1049,7 @@ var egBackendTrafficValidations = []policy.Validation{
 		Message:   "a clientSelectors match of type Distinct cannot be inverted",
 		Rule:      egGlobalRateLimit + "self.rateLimit.global.rules.all(r, " + egNoDistinctInvert + ")",
 	},
-}
+}, egRetryBackOff("", "self", "")...)
 
 // ngfBusyBuffers is the part of ngfProxyBufferValidations that holds
 // unless the policy sets busyBuffersSize as an NGINX size (NGF skips the
