@@ -18,6 +18,7 @@ import (
 	"github.com/attache-dev/attache/pkg/crdschema"
 	"github.com/attache-dev/attache/pkg/diag"
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/gatewayapi"
 	"github.com/attache-dev/attache/pkg/manifest"
 	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/profiles"
@@ -332,8 +333,8 @@ func withoutCRD(objs []engine.Object, kinds []*policy.Kind) []string {
 		}
 		gvk := u.GroupVersionKind()
 		gk := topology.GroupKind{Group: gvk.Group, Kind: gvk.Kind}
-		if gk.Group == "" || known[gk] {
-			continue
+		if gk.Group == "" || known[gk] || gatewayapi.Handles(gk) {
+			continue // the core group, a kind given, or a topology kind read without a CRD
 		}
 		if s := found[gk]; s != nil {
 			s.n++

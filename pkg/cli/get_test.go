@@ -630,6 +630,11 @@ apiVersion: example.com/v1
 kind: Widget
 metadata: {name: w, namespace: default}
 spec: {size: 3}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: default}
+spec: {parentRefs: [{name: g}], targetRefs: [{kind: Service, name: stray}]}
 `
 	dir := t.TempDir()
 	path := filepath.Join(dir, "objs.yaml")
@@ -648,8 +653,8 @@ spec: {size: 3}
 			t.Errorf("no warning %q in:\n%s", w, errOut)
 		}
 	}
-	if strings.Contains(errOut, "Widget") {
-		t.Errorf("a kind that is no policy is warned of:\n%s", errOut)
+	if strings.Contains(errOut, "Widget") || strings.Contains(errOut, "HTTPRoute") {
+		t.Errorf("a kind that is no policy (or a route, read without a CRD) is warned of:\n%s", errOut)
 	}
 	if !strings.Contains(out+errOut, "No policies found") {
 		t.Errorf("stdout: %s", out)

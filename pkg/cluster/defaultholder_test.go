@@ -129,6 +129,18 @@ func TestReadDefaultHolders(t *testing.T) {
 		t.Errorf("Programmed %s, want True/Programmed (the default found)", got)
 	}
 
+	t.Run("ListNotGet", func(t *testing.T) {
+		// Listed, the defaults are kept as listed: no get is needed.
+		snap := readAs(t, env, "listonly", "reader-listing-secrets", []string{"namespaces", "services"}, []string{"get", "list"},
+			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"list"}},
+			rbacv1.PolicyRule{APIGroups: []string{"defaults.example.com"}, Resources: []string{"dnsishpolicies"}, Verbs: []string{"list"}})
+		if len(snap.UnreadObjects) > 0 {
+			t.Errorf("UnreadObjects %v, want none", snap.UnreadObjects)
+		}
+		if got := programmed(t, snap); got != "True/Programmed" {
+			t.Errorf("Programmed %s, want True/Programmed (the default listed)", got)
+		}
+	})
 	t.Run("CannotList", func(t *testing.T) {
 		snap := readAs(t, env, "nolist", "reader-without-secret-lists", []string{"namespaces", "services"}, []string{"get", "list"},
 			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}},

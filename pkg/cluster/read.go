@@ -396,7 +396,8 @@ func (r *reader) readHolders(ctx context.Context, snap *Snapshot) error {
 	}
 	// The defaults of references the policies do not give (Kuadrant's
 	// default DNS provider Secret): the holders carrying the label, listed
-	// (keys only), then got with the others.
+	// and kept as listed (keys only), also those some policy names.
+	listed := map[topology.Ref]bool{}
 	for _, d := range defaults {
 		found, forbidden, err := r.listDefault(ctx, d)
 		if err != nil {
@@ -409,13 +410,15 @@ func (r *reader) readHolders(ctx context.Context, snap *Snapshot) error {
 			snap.Skipped = append(snap.Skipped, fmt.Sprintf("%s labelled %s in %s: cannot list (forbidden); the defaults read there are not judged", label(d.Kind.Group, d.Kind.Kind), d.Label, d.Namespace))
 			continue
 		}
-		for _, hr := range found {
-			if !seen[hr] {
-				seen[hr] = true
-				refs = append(refs, hr)
+		for _, u := range found {
+			hr := topology.Ref{Group: d.Kind.Group, Kind: d.Kind.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
+			if !listed[hr] {
+				listed[hr] = true
+				snap.Objects = append(snap.Objects, object(keysOnly(u), hr.Kind))
 			}
 		}
 	}
+	refs = slices.DeleteFunc(refs, func(r topology.Ref) bool { return listed[r] })
 	slices.SortFunc(refs, func(a, b topology.Ref) int { return a.Compare(b) })
 	got := make([]*unstructured.Unstructured, len(refs))
 	unread := make([]string, len(refs)) // why, for the Skipped line
@@ -470,9 +473,8 @@ func (r *reader) readHolders(ctx context.Context, snap *Snapshot) error {
 }
 
 // listDefault gives the holders of d's kind in its namespace carrying its
-// label (by name; their keys are got with the other holders); forbidden
-// when RBAC does not allow the list.
-func (r *reader) listDefault(ctx context.Context, d policy.DefaultHolder) (found []topology.Ref, forbidden bool, err error) {
+// label, as listed; forbidden when RBAC does not allow the list.
+func (r *reader) listDefault(ctx context.Context, d policy.DefaultHolder) (found []*unstructured.Unstructured, forbidden bool, err error) {
 	res, served, why := r.holderResource(d.Kind)
 	if !served || why != "" {
 		return nil, false, nil
@@ -484,9 +486,9 @@ func (r *reader) listDefault(ctx context.Context, d policy.DefaultHolder) (found
 	case err != nil:
 		return nil, false, r.fatal("listing "+d.Kind.String()+" labelled "+d.Label+" in "+d.Namespace, err)
 	}
-	found = make([]topology.Ref, 0, len(list.Items))
-	for _, u := range list.Items {
-		found = append(found, topology.Ref{Group: d.Kind.Group, Kind: d.Kind.Kind, Namespace: u.GetNamespace(), Name: u.GetName()})
+	found = make([]*unstructured.Unstructured, len(list.Items))
+	for i := range list.Items {
+		found[i] = &list.Items[i]
 	}
 	return found, false, nil
 }

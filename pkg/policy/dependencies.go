@@ -108,7 +108,8 @@ func ParseDependencies(v string) ([]Dependency, error) {
 	return out, nil
 }
 
-// parseAPIKind reads "Kind.group/version", "Kind.group" or "Kind".
+// parseAPIKind reads "Kind.group/version" or "Kind.group" (a kind
+// without a group is refused: see validate).
 func parseAPIKind(s string) (APIKind, error) {
 	s = strings.TrimSpace(s)
 	var k APIKind
