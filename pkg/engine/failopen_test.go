@@ -295,7 +295,7 @@ func TestExternalServiceRetryBackOff(t *testing.T) {
 	)
 	res := compute(t, engine.Options{}, docs...)
 	for name, msg := range map[string]string{
-		"authz-bad": "spec.extAuth.http.backendSettings.retry.perRetry.backOff.maxInterval: cannot be less than baseInterval",
+		"authz-bad":  "spec.extAuth.http.backendSettings.retry.perRetry.backOff.maxInterval: cannot be less than baseInterval",
 		"authz-open": "spec.extAuth.grpc.backendSettings.retry.perRetry.backOff.baseInterval: cannot be set to 0s",
 		"jwks-bad":   "spec.jwt.providers: an entry's remoteJWKS.backendSettings.retry.perRetry.backOff.maxInterval cannot be set to 0s",
 		"proc-bad":   "spec.extProc: an entry's backendSettings.retry.perRetry.backOff.maxInterval cannot be less than baseInterval",

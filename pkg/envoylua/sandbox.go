@@ -261,7 +261,8 @@ func run(code, entry string) (v Verdict) {
 	// builds a stack traceback, one line per tail call recorded, so an
 	// endless tail call stopped by the budget would allocate hundreds of
 	// MiB after the bounds stopped counting (luaMessage drops the
-	// traceback anyway).
+	// traceback anyway). On a call-stack overflow the handler cannot be
+	// called and gopher-lua builds it all the same (docs/performance.md).
 	err = L.PCall(0, 0, L.NewFunction(func(*lua.LState) int { return 1 }))
 	b.mu.Lock()
 	reason, instr := b.reason, b.instr
