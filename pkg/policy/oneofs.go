@@ -127,3 +127,33 @@ func cloneOneofs(os []Oneof) []Oneof {
 	}
 	return out
 }
+
+// checkOneofs refuses a policy setting two members of one of its kind's
+// oneofs in one object: no protobuf decoding of it succeeds (Gloo Gateway
+// cannot read such an option at all), so it takes effect nowhere.
+func (p *Policy) checkOneofs(spec map[string]any, bad func(string, string, ...any)) {
+	for _, o := range p.Kind.Oneofs {
+		check := func(v any, field string) {
+			m, ok := v.(map[string]any)
+			if !ok {
+				return
+			}
+			var set []string
+			for _, name := range o.Members {
+				if x, ok := m[name]; ok && x != nil {
+					set = append(set, name)
+				}
+			}
+			if len(set) > 1 {
+				bad(field, "sets %s, members of one oneof (%s): its implementation decodes a policy with one of them only, so it refuses this one; set one",
+					strings.Join(set, " and "), strings.Join(o.Members, "|"))
+			}
+		}
+		if o.Path == "." || o.Path == "" {
+			check(spec, "spec")
+			continue
+		}
+		names, lists := BackendRefPath(o.Path).segments()
+		walkPath(spec, "spec", names, lists, check)
+	}
+}

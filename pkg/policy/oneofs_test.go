@@ -96,3 +96,34 @@ func TestKindFromCRDOneofs(t *testing.T) {
 	k, p := KindFromCRD(newCRD(policyLabel("Direct"), map[string]string{AnnotationOneofs: "options.a"}), nil)
 	wantCRDProblem(t, k, p, annField(AnnotationOneofs), "at least two members")
 }
+
+// A policy setting two members of one oneof in one object is refused,
+// naming the object and the members (no protobuf decoding accepts it);
+// one member, or a second one null, is fine; the oneof is read in every
+// item of a list path.
+func TestPolicyTwoMembersOfOneof(t *testing.T) {
+	oneofs, err := ParseOneofs("options.hostRewrite|autoHostRewrite; rules[].a|b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := mustKind(t, Spec{Class: Direct, Oneofs: oneofs})
+	for _, c := range []struct{ body, want string }{
+		{`"options": {"hostRewrite": "a.example"}`, ""},
+		{`"options": {"hostRewrite": "a.example", "autoHostRewrite": null}`, ""},
+		{`"options": {"hostRewrite": "a.example", "autoHostRewrite": true}`, "spec.options: sets hostRewrite and autoHostRewrite, members of one oneof (hostRewrite|autoHostRewrite)"},
+		{`"options": "x"`, ""},
+		{`"rules": [{"a": 1}, {"a": 1, "b": 2}]`, "spec.rules[1]: sets a and b, members of one oneof (a|b)"},
+	} {
+		p := parse(t, k, withTargets(c.body))
+		var got []string
+		for _, pr := range p.Problems {
+			got = append(got, pr.Error())
+		}
+		switch {
+		case c.want == "" && len(got) > 0:
+			t.Errorf("%s: problems %q, want none", c.body, got)
+		case c.want != "" && (len(got) != 1 || !strings.Contains(got[0], c.want)):
+			t.Errorf("%s: problems %q, want one saying %q", c.body, got, c.want)
+		}
+	}
+}
