@@ -57,12 +57,24 @@ func FuzzParse(f *testing.F) {
 	// targetRefs without sectionName.
 	untargeted := mustKind(f, Spec{Class: Direct, TargetingFields: []string{"selector", "workloadSelector"},
 		Untargeted: UntargetedScope{Mode: UntargetedIstio}, NoSectionNames: true})
+	// Gloo's oneofs (an object's and a list's items') and a default read
+	// where no reference is given.
+	oneofs, err := ParseOneofs("options.hostRewrite|autoHostRewrite; rules[].a|b")
+	if err != nil {
+		f.Fatal(err)
+	}
+	refs, err := ParseObjectRefs("providerRefs[] missing=not-programmed default-label=k=v unless=delegate=true")
+	if err != nil {
+		f.Fatal(err)
+	}
+	protos := mustKind(f, Spec{Class: Inherited, Oneofs: oneofs, ObjectRefs: refs})
+	f.Add([]byte(`{"targetRefs": [{"kind": "HTTPRoute", "name": "r"}], "options": {"hostRewrite": "a", "autoHostRewrite": true}, "rules": [1, {"a": null, "b": 2}], "delegate": "true"}`), false)
 	f.Fuzz(func(t *testing.T, data []byte, whole bool) {
 		var m map[string]any
 		if err := utiljson.Unmarshal(data, &m); err != nil || m == nil {
 			return
 		}
-		for _, k := range []*Kind{direct, inherited, settings, noStanzas, untargeted} {
+		for _, k := range []*Kind{direct, inherited, settings, noStanzas, untargeted, protos} {
 			u := &unstructured.Unstructured{}
 			if whole {
 				u.Object = m
