@@ -131,6 +131,30 @@ func TestEffectiveWarnsOfUnusedFeatures(t *testing.T) {
 	}
 }
 
+// A route's PayloadProcessor that NGINX Gateway Fabric refuses for one of
+// its Gateways (an ExternalName backend, that Gateway's NginxProxy without
+// DNS resolver) leaves the Gateway's own processor in effect through it:
+// trace through g1 shows g1's, with a note; through g2, the route's.
+func TestTraceRefusedRoutePolicyFallsBack(t *testing.T) {
+	path := filepath.Join("testdata", "ngf-payload-fallback.yaml")
+	for _, tc := range []struct{ gw, want, not string }{
+		{"default/g1", "<- PayloadProcessor default/gw-proc (Gateway default/g1", "<- PayloadProcessor default/route-proc"},
+		{"default/g2", "<- PayloadProcessor default/route-proc (HTTPRoute default/r", "gw-proc"},
+	} {
+		out, _, err := run(t, "trace", "http://x/", "--gateway", tc.gw, "--feature", "NGF.nginxGateway.payloadProcessor.enable=true", "-f", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, tc.want) || strings.Contains(out, tc.not) {
+			t.Errorf("through %s: want %q and not %q:\n%s", tc.gw, tc.want, tc.not, out)
+		}
+		const note = "PayloadProcessor default/route-proc is not applied through Gateway default/g1"
+		if strings.Contains(out, note) != (tc.gw == "default/g1") {
+			t.Errorf("through %s: the note %q is wrong:\n%s", tc.gw, note, out)
+		}
+	}
+}
+
 // An ObservabilityPolicy on a route of two NGF Gateways, one of whose
 // NginxProxy exports no telemetry: the route's one context (a Direct kind)
 // holds the policy, and describe and effective say, of its entry, that it

@@ -14,8 +14,23 @@ import (
 // stackID identifies a stack of levels in a trie; 0 is the empty stack.
 type stackID int32
 
-// level is a node id (>= 0) or a namespace level -(namespace index + 1).
+// level is a node id (>= 0), a namespace level -(namespace index + 1),
+// or, from cutBase on, a node's level without the attachments refused
+// through the path's Gateway (kindDP.cuts).
 type level int32
+
+// cutBase is the first cut level: node ids stay below it.
+const cutBase level = 1 << 30
+
+// cutLevel is the level of a node without some of its attachments: those
+// that the parameters of a Gateway's data plane refuse (attachment.notVia),
+// on the paths through that Gateway. Its implementation leaves them out
+// there, and what they would have beaten applies (NGINX Gateway Fabric's
+// resolveEffectivePayloadProcessors).
+type cutLevel struct {
+	node topology.NodeID
+	out  []merge.Src // the attachments left out, in id order
+}
 
 // stackTrie interns stacks of levels, each extending its parent by one level.
 type stackTrie struct {
@@ -132,8 +147,21 @@ type kindDP struct {
 	nsNames     []string
 	entries     [][]entry
 	useNs       bool
-	memo        map[stackID]*stackResult
-	pre         []*stackResult // stacks folded ahead, in parallel, by prefold
+	// refusing counts the attachments in atNode refused through some
+	// Gateways (notVia); viaGateway says the entries were built keeping
+	// their path's Gateway, which they then need (refusing > 0).
+	refusing   int
+	viaGateway bool
+	// gws, with viaGateway, hold per node the path's Gateway of each of
+	// its entries, as node + 1 (0: none yet): beside the entries, which
+	// other kinds keep as small as they were.
+	gws [][]int32
+	// cuts are the cut levels (level cutBase + index), cutIndex their
+	// keys.
+	cuts     []cutLevel
+	cutIndex map[string]level
+	memo     map[stackID]*stackResult
+	pre      []*stackResult // stacks folded ahead, in parallel, by prefold
 	// targets holds, per effective target with at least one context, its
 	// contexts and the stacks tallied for them.
 	targets map[topology.NodeID]*targetState
@@ -238,6 +266,14 @@ func (c *computation) newKindDP(k *policy.Kind) *kindDP {
 	if k.ConflictScopePolicy {
 		d.rejectWhole()
 	}
+	d.refusing = 0
+	for _, l := range d.atNode {
+		for _, a := range l {
+			if a.notVia != nil {
+				d.refusing++
+			}
+		}
+	}
 	d.useNs = d.wantNs()
 	return d
 }
@@ -251,6 +287,9 @@ func (d *kindDP) place(a *attachment) (l level, list []*attachment) {
 		return level(-(i + 1)), d.atNs[i]
 	}
 	d.atNode[a.node] = append(d.atNode[a.node], a)
+	if a.notVia != nil {
+		d.refusing++
+	}
 	return level(a.node), d.atNode[a.node]
 }
 
@@ -330,15 +369,24 @@ func (d *kindDP) run(only map[topology.NodeID]bool) {
 	if d.entries == nil {
 		d.entries = make([][]entry, g.Len())
 	}
+	if only == nil {
+		d.viaGateway = d.refusing > 0
+		d.gws = nil
+		if d.viaGateway {
+			d.gws = make([][]int32, g.Len())
+		}
+	}
 	type item struct {
 		stack stackID
 		nsSet int32
 		adm   int32
+		gw    int32
 		top   bool
 		preds []predRef
 	}
 	var items []item
-	keyIdx := map[[3]int32]int{}
+	keyIdx := map[[4]int32]int{}
+	cutAt := map[int32]level{} // per path Gateway at one node: its level there
 	for _, n := range g.Order() {
 		if only != nil && !only[n] {
 			continue
@@ -350,6 +398,9 @@ func (d *kindDP) run(only map[topology.NodeID]bool) {
 			// Namespace that is itself an effective target has one
 			// context: the Namespace alone, with its own policies.
 			d.entries[n] = nil
+			if d.viaGateway {
+				d.gws[n] = nil
+			}
 			if d.useNs && d.kind.IsEffectiveTarget(gk) {
 				if i, ok := d.nsIndex[node.Ref.Name]; ok && len(d.atNs[i]) > 0 {
 					d.entries[n] = []entry{{stack: d.trie.extend(0, level(-(i + 1))), nsSet: d.sets.with(0, i), top: true}}
@@ -357,11 +408,15 @@ func (d *kindDP) run(only map[topology.NodeID]bool) {
 			}
 			continue
 		}
-		if gk == topology.KindGateway && !node.Ref.IsSection() {
+		isGateway := gk == topology.KindGateway && !node.Ref.IsSection()
+		if isGateway {
 			if ok, _ := d.c.gatewayServed(d.kind, node.Ref); !ok {
 				// Another implementation's Gateway: no context of this
 				// kind runs through it.
 				d.entries[n] = nil
+				if d.viaGateway {
+					d.gws[n] = nil
+				}
 				continue
 			}
 		}
@@ -370,6 +425,9 @@ func (d *kindDP) run(only map[topology.NodeID]bool) {
 			// A listener that is not Programmed yet: no path runs
 			// through it.
 			d.entries[n] = nil
+			if d.viaGateway {
+				d.gws[n] = nil
+			}
 			continue
 		}
 		items = items[:0]
@@ -382,7 +440,15 @@ func (d *kindDP) run(only map[topology.NodeID]bool) {
 				continue // the route is not accepted there yet
 			}
 			pInH := d.inHierarchy(p)
+			var pgws []int32
+			if d.viaGateway {
+				pgws = d.gws[p]
+			}
 			for idx, e := range d.entries[p] {
+				var gw int32
+				if idx < len(pgws) {
+					gw = pgws[idx]
+				}
 				var adm int32
 				if a := d.c.adm; a != nil {
 					var kept bool
@@ -391,9 +457,9 @@ func (d *kindDP) run(only map[topology.NodeID]bool) {
 					}
 				}
 				if pInH {
-					items = append(items, item{stack: e.stack, nsSet: e.nsSet, adm: adm, preds: []predRef{{p, int32(idx)}}})
+					items = append(items, item{stack: e.stack, nsSet: e.nsSet, adm: adm, gw: gw, preds: []predRef{{p, int32(idx)}}})
 				} else {
-					items = append(items, item{stack: e.stack, nsSet: e.nsSet, adm: adm, top: e.top, preds: e.preds})
+					items = append(items, item{stack: e.stack, nsSet: e.nsSet, adm: adm, gw: gw, top: e.top, preds: e.preds})
 				}
 			}
 		}
@@ -405,11 +471,24 @@ func (d *kindDP) run(only map[topology.NodeID]bool) {
 				nsIdx = i
 			}
 		}
+		// Paths through a Gateway leave out below it what its data
+		// plane's parameters refuse: they carry it.
+		cut := false
+		if d.viaGateway {
+			if isGateway {
+				for i := range items {
+					items[i].gw = int32(n) + 1
+				}
+			}
+			cut = inH && slices.ContainsFunc(atts, func(a *attachment) bool { return a.notVia != nil })
+			clear(cutAt)
+		}
 		// A Gateway listener's policies at the ListenerSet listener of
 		// its name, between the ListenerSet's and the Gateway's.
 		gwSec, lsLevel, splice := d.gatewaySectionLevel(node)
 		clear(keyIdx)
 		var out []entry
+		var outGws []int32
 		for _, it := range items {
 			s, ns := it.stack, it.nsSet
 			if inH && splice {
@@ -421,15 +500,28 @@ func (d *kindDP) run(only map[topology.NodeID]bool) {
 					ns = d.sets.with(ns, nsIdx)
 				}
 				if len(atts) > 0 {
-					s = d.trie.extend(s, level(n))
+					l := level(n)
+					if cut && it.gw != 0 {
+						var seen bool
+						if l, seen = cutAt[it.gw]; !seen {
+							l = d.cutLevel(n, topology.NodeID(it.gw-1))
+							cutAt[it.gw] = l
+						}
+					}
+					if l != cutAll {
+						s = d.trie.extend(s, l)
+					}
 				}
 			}
-			k := [3]int32{int32(s), ns, it.adm}
+			k := [4]int32{int32(s), ns, it.adm, it.gw}
 			i, ok := keyIdx[k]
 			if !ok {
 				i = len(out)
 				keyIdx[k] = i
 				out = append(out, entry{stack: s, nsSet: ns, adm: it.adm})
+				if d.viaGateway {
+					outGws = append(outGws, it.gw)
+				}
 			}
 			e := &out[i]
 			e.top = e.top || it.top
@@ -439,7 +531,81 @@ func (d *kindDP) run(only map[topology.NodeID]bool) {
 			out[i].preds = dedupePreds(out[i].preds)
 		}
 		d.entries[n] = out
+		if d.viaGateway {
+			d.gws[n] = outGws
+		}
 	}
+}
+
+// cutAll stands for a cut level without attachments: no level at all.
+const cutAll level = -1 << 31
+
+// cutLevel is node n's level on the paths through Gateway gw: the node's
+// own when gw refuses none of its attachments, cutAll when it refuses
+// them all, else the cut level without those it refuses (interned by the
+// attachments left out, so that Gateways refusing the same ones share
+// it).
+func (d *kindDP) cutLevel(n, gw topology.NodeID) level {
+	ref := d.c.graph.Node(gw).Ref
+	var out []merge.Src
+	atts := d.atNode[n]
+	for _, a := range atts {
+		if slices.Contains(a.notVia, ref) {
+			out = append(out, a.id)
+		}
+	}
+	switch len(out) {
+	case 0:
+		return level(n)
+	case len(atts):
+		return cutAll
+	}
+	slices.Sort(out)
+	key := make([]byte, 0, 4*(len(out)+1))
+	key = binary.BigEndian.AppendUint32(key, uint32(n))
+	for _, id := range out {
+		key = binary.BigEndian.AppendUint32(key, uint32(id))
+	}
+	if l, ok := d.cutIndex[string(key)]; ok {
+		return l
+	}
+	if d.cutIndex == nil {
+		d.cutIndex = map[string]level{}
+	}
+	l := cutBase + level(len(d.cuts))
+	d.cuts = append(d.cuts, cutLevel{node: n, out: out})
+	d.cutIndex[string(key)] = l
+	return l
+}
+
+// levelNode is the node of a node's level or of a cut level; false for a
+// namespace level.
+func (d *kindDP) levelNode(l level) (topology.NodeID, bool) {
+	switch {
+	case l < 0:
+		return 0, false
+	case l >= cutBase:
+		return d.cuts[l-cutBase].node, true
+	}
+	return topology.NodeID(l), true
+}
+
+// levelAtts are the attachments of a level, in established order.
+func (d *kindDP) levelAtts(l level) []*attachment {
+	switch {
+	case l < 0:
+		return d.atNs[-l-1]
+	case l >= cutBase:
+		c := d.cuts[l-cutBase]
+		var out []*attachment
+		for _, a := range d.atNode[c.node] {
+			if _, left := slices.BinarySearch(c.out, a.id); !left {
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+	return d.atNode[topology.NodeID(l)]
 }
 
 // startsPath reports whether a root of kind gk starts paths of the kind:
@@ -888,11 +1054,7 @@ func (d *kindDP) directTarget(n topology.NodeID) *targetState {
 func (d *kindDP) stackLevels(s stackID) [][]*attachment {
 	var out [][]*attachment
 	for _, l := range d.trie.levels(s) {
-		if l < 0 {
-			out = append(out, d.atNs[-l-1])
-		} else {
-			out = append(out, d.atNode[topology.NodeID(l)])
-		}
+		out = append(out, d.levelAtts(l))
 	}
 	return out
 }
@@ -901,11 +1063,7 @@ func (d *kindDP) stackLevels(s stackID) [][]*attachment {
 func (d *kindDP) stackAtts(s stackID) []*attachment {
 	var out []*attachment
 	for _, l := range d.trie.levels(s) {
-		if l < 0 {
-			out = append(out, d.atNs[-l-1]...)
-		} else {
-			out = append(out, d.atNode[topology.NodeID(l)]...)
-		}
+		out = append(out, d.levelAtts(l)...)
 	}
 	return out
 }

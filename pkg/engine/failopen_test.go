@@ -233,6 +233,16 @@ cors: {allowOrigins: ["https://gw2.example"]}`),
 	stb := policyStatusOf(t, res, "route-both")
 	want(t, "route-both InPlaceInvalidVia", stb.InPlaceInvalidVia[routeRef("both")],
 		[]topology.Ref{{Group: "gateway.networking.k8s.io", Kind: "Gateway", Namespace: "default", Name: "g2", SectionName: "http"}})
+	// Its ancestors' message (one per Gateway) names the listeners where
+	// it fails open.
+	want(t, "route-both Accepted", acceptedByAncestor(t, res, "route-both"), map[string]string{"Gateway default/g1": "False/Invalid", "Gateway default/g2": "False/Invalid"})
+	for _, an := range stb.Ancestors {
+		for _, c := range an.Conditions {
+			if c.Type == "Accepted" && !strings.HasSuffix(c.Message, "; merged with the policies above it through Gateway default/g1#http, failing open by the merged policy's flags, spec.extAuth left out of it and the rest applied") {
+				t.Errorf("route-both at %s: message %q does not name g1#http as where it fails open", an.Ref.Short(), c.Message)
+			}
+		}
+	}
 
 	// Its own false flag: fails closed, merged with nothing.
 	want(t, "effective at r2", effective(t, res, "SecurityPolicy", routeRule("r2")), []string{`{"extAuth":{"failOpen":false,"http":{"backendRefs":[{"name":"nosvc","port":9000}]}}}`})

@@ -281,7 +281,13 @@ func (d *kindDP) finish(sr *stackResult) {
 		lost[i] = lf
 	}
 	for i, a := range atts {
-		e := StackEntry{Attachment: a.ref, Strategy: a.pol.p.Strategy, Stanza: a.pol.p.Stanza, NotAppliedVia: a.notVia}
+		e := StackEntry{Attachment: a.ref, Strategy: a.pol.p.Strategy, Stanza: a.pol.p.Stanza}
+		if d.kind.Class == policy.Direct {
+			// A Direct kind's one context stands for all its target's
+			// Gateways; an Inherited kind's paths through a Gateway
+			// refusing the attachment leave it out (cutLevel).
+			e.NotAppliedVia = a.notVia
+		}
 		if b, ok := sr.brokenMerge[a.id]; ok {
 			e.MergeHolds = b.field + " of " + b.from.pol.p.Ref.Kind + " " + shortName(b.from.pol.p.Ref)
 			e.MergeFailedOpen = sr.mergeOpen[a.id]
@@ -905,10 +911,11 @@ func (d *kindDP) telemetrySide(s stackID) (istiotelemetry.Side, string) {
 	}
 	side, svcNs := istiotelemetry.Client, ""
 	for _, l := range d.trie.levels(s) {
-		if l < 0 {
+		n, ok := d.levelNode(l)
+		if !ok {
 			continue
 		}
-		ref := d.c.graph.Node(topology.NodeID(l)).Ref
+		ref := d.c.graph.Node(n).Ref
 		switch ref.GroupKind() {
 		case topology.KindService, topology.KindServiceEntry:
 			side, svcNs = istiotelemetry.Server, ref.Namespace

@@ -890,6 +890,15 @@ func (c *computation) updateKind(k *policy.Kind, xs []policyChange, touched map[
 		// Namespace levels appear on every path or leave them all.
 		return c.recomputeKind(k, touched)
 	}
+	if d.viaGateway != (d.refusing > 0) {
+		// Entries keep their path's Gateway, or stop keeping it.
+		return c.recomputeKind(k, touched)
+	}
+	if d.viaGateway {
+		// Which of a level's attachments a Gateway refuses decides its
+		// cut levels (cutLevel), not only whether it is empty.
+		structural = true
+	}
 	seeds := make(map[topology.NodeID]bool, len(dirtyNodes))
 	for n := range dirtyNodes {
 		seeds[n] = true
@@ -931,7 +940,7 @@ func (c *computation) updateKind(k *policy.Kind, xs []policyChange, touched map[
 			}
 			checked[e.stack] = true
 			for _, l := range d.trie.levels(e.stack) {
-				if (l >= 0 && dirtyNodes[topology.NodeID(l)]) || (l < 0 && dirtyNs[int32(-l-1)]) {
+				if n, ok := d.levelNode(l); (ok && dirtyNodes[n]) || (!ok && dirtyNs[int32(-l-1)]) {
 					d.forget(e.stack)
 					break
 				}
@@ -956,6 +965,9 @@ func (d *kindDP) detach(a *attachment) (l level, before, after int) {
 	list := d.atNode[a.node]
 	before = len(list)
 	list = slices.DeleteFunc(list, func(b *attachment) bool { return b == a })
+	if a.notVia != nil && len(list) < before {
+		d.refusing--
+	}
 	if len(list) == 0 {
 		delete(d.atNode, a.node)
 	} else {

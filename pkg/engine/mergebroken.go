@@ -371,20 +371,18 @@ func (c *computation) ownOpenVia(a *attachment) (open, closed []topology.Ref, pa
 // ownOpenNote is the note an ancestor's message gets for a merging
 // policy whose own broken fields fail open by the merged policy's flags
 // through the listeners open (ownOpenVia): where, when they do not
-// everywhere, of the listeners under the ancestor anc.
-func ownOpenNote(anc topology.Ref, open, closed []topology.Ref, parts []string) string {
+// everywhere. Those listeners are on the paths of the policy's own
+// contexts, so all are below the target whose ancestor entry it is
+// (a route's listeners are its Gateways'; the entry is copied to each
+// Gateway named after it).
+func ownOpenNote(open, closed []topology.Ref, parts []string) string {
 	what := fmt.Sprintf("failing open by the merged policy's flags, %s left out of it and the rest applied", strings.Join(parts, ", "))
 	if len(closed) == 0 {
 		return "; merged with the policies above it, " + what
 	}
-	var names []string
-	for _, l := range open {
-		if l.Object() == anc.Object() && (!anc.IsSection() || l == anc) {
-			names = append(names, l.Short())
-		}
-	}
-	if len(names) == 0 {
-		return ""
+	names := make([]string, len(open))
+	for i, l := range open {
+		names[i] = l.Short()
 	}
 	return fmt.Sprintf("; merged with the policies above it through %s, %s", strings.Join(names, ", "), what)
 }

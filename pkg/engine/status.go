@@ -318,7 +318,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			var parts []string
 			if openVia, closedVia, parts = c.ownOpenVia(an.att); len(openVia) > 0 {
 				failsClosed = len(closedVia) > 0
-				an.msg += ownOpenNote(an.ref, openVia, closedVia, parts)
+				an.msg += ownOpenNote(openVia, closedVia, parts)
 			}
 		}
 		// A requirement not met never fails open.

@@ -212,3 +212,59 @@ func TestPolicyNotAppliedThroughOneGateway(t *testing.T) {
 		}
 	}
 }
+
+// A policy of an Inherited kind its implementation leaves out through one
+// Gateway (NGINX Gateway Fabric: a WAFPolicy on route r, g1's NginxProxy
+// not enabling WAF) is in no context through g1, so that g1's requests
+// find no WAFPolicy; a note still says why, from the policy's status.
+// Through g2 it applies, with no note.
+func TestInheritedPolicyNotAppliedThroughOneGateway(t *testing.T) {
+	docs := strings.Replace(notAppliedTopology, "spec: {telemetry: {exporter: {endpoint: \"otel:4317\"}}}", "spec: {waf: {enable: true}}", 1)
+	docs = docs[:strings.Index(docs, "---\napiVersion: gateway.nginx.org/v1alpha2\nkind: ObservabilityPolicy")] + `---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: wafpolicies.gateway.nginx.org}
+spec:
+  group: gateway.nginx.org
+  scope: Namespaced
+  names: {kind: WAFPolicy, plural: wafpolicies}
+  versions: [{name: v1alpha1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
+---
+apiVersion: gateway.nginx.org/v1alpha1
+kind: WAFPolicy
+metadata: {name: waf, namespace: default}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}]
+  type: HTTP
+  policySource: {httpSource: {url: "https://b.example/p.tgz"}}
+`
+	ix, pols := build(t, docs, true)
+	for _, tc := range []struct {
+		gw    string
+		kinds string
+		note  bool
+	}{
+		{"g1", "", true},
+		{"g2", "WAFPolicy", false},
+	} {
+		gw := topology.Ref{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: "default", Name: tc.gw}
+		tr := trace(t, ix, pols, "http://any.example.com/", &gw)
+		if len(tr.Outcomes) != 1 {
+			t.Fatalf("%s: %d outcomes", tc.gw, len(tr.Outcomes))
+		}
+		o := tr.Outcomes[0]
+		var kinds []string
+		for _, ep := range o.EffectivePolicies {
+			kinds = append(kinds, ep.Kind.GroupKind.Kind)
+		}
+		if g := strings.Join(kinds, ","); g != tc.kinds {
+			t.Errorf("through %s: policies %q, want %q", tc.gw, g, tc.kinds)
+		}
+		noted := slices.ContainsFunc(o.Notes, func(n string) bool {
+			return strings.Contains(n, "WAFPolicy default/waf is not applied through Gateway default/g1: NGINX Gateway Fabric refuses it there")
+		})
+		if noted != tc.note {
+			t.Errorf("through %s: notes %q, want the note %v", tc.gw, o.Notes, tc.note)
+		}
+	}
+}

@@ -8,16 +8,49 @@ import (
 
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/report"
+	"github.com/attache-dev/attache/pkg/topology"
 )
 
-// leaveOutNotApplied drops from the effective policies of outcome o what
-// the policies not applied through o's Gateway contribute
-// (engine.PolicyStatus.NotAppliedVia: the parameters of that Gateway's
-// data plane refuse them, and their implementation leaves them out
-// there, as NGINX Gateway Fabric leaves out a policy invalid for a
-// Gateway): their fields leave the spec and the sources, and a note says
-// why. An effective policy left with no field goes.
+// leaveOutNotApplied says which policies are not applied through o's
+// Gateway at the objects on o's paths (engine.PolicyStatus.NotAppliedVia:
+// the parameters of that Gateway's data plane refuse them, and their
+// implementation leaves them out there, as NGINX Gateway Fabric leaves
+// out a policy invalid for a Gateway), and drops from o's effective
+// policies what they contribute. An Inherited kind's contexts through
+// that Gateway already leave them out (what they would have beaten is
+// there instead); a Direct kind's one context holds them: their fields
+// leave its spec and sources. An effective policy left with no field
+// goes.
 func (p *Policies) leaveOutNotApplied(o *Outcome) {
+	if len(p.refused) == 0 {
+		return
+	}
+	noted := map[topology.Ref]bool{}
+	note := func(st *engine.PolicyStatus) {
+		if noted[st.Policy.Ref] {
+			return
+		}
+		noted[st.Policy.Ref] = true
+		impl := "its implementation"
+		if st.Policy.Kind != nil && st.Policy.Kind.Implementation != "" {
+			impl = st.Policy.Kind.Implementation
+		}
+		o.Notes = append(o.Notes, fmt.Sprintf("%s %s is not applied through Gateway %s: %s refuses it there (see its status)",
+			st.Policy.Ref.Kind, nameOf(st.Policy.Ref), nameOf(o.Gateway), impl))
+	}
+	paths := o.backendPaths
+	if len(o.Path) > 0 {
+		paths = append([][]topology.Ref{o.Path}, paths...)
+	}
+	for _, path := range paths {
+		for _, ref := range path {
+			for _, st := range p.refused[ref] {
+				if slices.Contains(st.NotAppliedVia[ref], o.Gateway) {
+					note(st)
+				}
+			}
+		}
+	}
 	out := o.EffectivePolicies[:0]
 	for _, ep := range o.EffectivePolicies {
 		drop := map[engine.Attachment]bool{}
@@ -27,11 +60,8 @@ func (p *Policies) leaveOutNotApplied(o *Outcome) {
 					continue
 				}
 				if st := p.status[e.Policy]; st != nil && slices.Contains(st.NotAppliedVia[e.At], o.Gateway) {
-					if !drop[*e.Attachment] {
-						drop[*e.Attachment] = true
-						o.Notes = append(o.Notes, fmt.Sprintf("%s %s is not applied through Gateway %s: %s refuses it there (see its status)",
-							e.Policy.Kind, nameOf(e.Policy), nameOf(o.Gateway), implOf(ep)))
-					}
+					drop[*e.Attachment] = true
+					note(st)
 				}
 			}
 		}
@@ -48,14 +78,6 @@ func (p *Policies) leaveOutNotApplied(o *Outcome) {
 		out = append(out, ep)
 	}
 	o.EffectivePolicies = out
-}
-
-// implOf names the implementation of an effective policy's kind.
-func implOf(ep EffectivePolicy) string {
-	if ep.Kind != nil && ep.Kind.Implementation != "" {
-		return ep.Kind.Implementation
-	}
-	return "its implementation"
 }
 
 // specWithout is spec without the leaf fields that the attachments in

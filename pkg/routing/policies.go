@@ -41,6 +41,9 @@ type Policies struct {
 	replaced map[topology.Ref]engine.RuleReplacement
 	// under: engine.Result.ReplacedUnder.
 	under map[topology.Ref]engine.RuleReplacement
+	// refused are, per target, the statuses of the policies not applied
+	// there through some Gateways (engine.PolicyStatus.NotAppliedVia).
+	refused map[topology.Ref][]*engine.PolicyStatus
 }
 
 // NewPolicies indexes the effective policies of res by target, and the
@@ -53,6 +56,12 @@ func NewPolicies(res *engine.Result) *Policies {
 	}
 	for _, ps := range res.Policies {
 		p.status[ps.Policy.Ref] = ps
+		for at := range ps.NotAppliedVia {
+			if p.refused == nil {
+				p.refused = map[topology.Ref][]*engine.PolicyStatus{}
+			}
+			p.refused[at] = append(p.refused[at], ps)
+		}
 	}
 	return p
 }
