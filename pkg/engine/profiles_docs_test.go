@@ -2755,6 +2755,40 @@ spec:
 	}
 }
 
+// A PayloadProcessor's auth token Secret (its namespace, key token) must
+// resolve: missing, or without the key, NGF marks the policy invalid and
+// applies it nowhere; with it, the policy applies.
+// Source: NGF e55bfe339 internal/controller/state/graph/payloadprocessor.go
+// (resolveExtProcessAuthToken: "auth token Secret %s/%s not found",
+// "missing %q key"; secrets.GuardrailsTokenKey "token").
+func TestDocsNGFPayloadProcessorAuthToken(t *testing.T) {
+	c := labelledCRD("gateway.nginx.org", "PayloadProcessor", "payloadprocessors", "inherited")
+	svc := "\n---\napiVersion: v1\nkind: Service\nmetadata: {name: guard, namespace: default}\nspec: {ports: [{port: 9000}]}\n"
+	secret := func(key string) string {
+		return "\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: guard-token, namespace: default}\ndata: {" + key + ": dG9rZW4=}\n"
+	}
+	pp := pol(ngfV1, "PayloadProcessor", "pp", 0, "targetRef: "+r1Ref+
+		"\nprocessors: [{type: ExtProcess, extProcess: {backendRef: {name: guard, port: 9000}, authTokenRef: {name: guard-token}}}]")
+	for _, tc := range []struct{ name, extra, accepted, msg string }{
+		{"missing", "", "False/Invalid", "spec.processors[0].extProcess.authTokenRef: Secret default/guard-token not found"},
+		{"without the key", secret("other"), "False/Invalid", "spec.processors[0].extProcess.authTokenRef: Secret default/guard-token has no key token"},
+		{"with the key", secret("token"), "True/Accepted", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := compute(t, ngfFlagsOn, c, ngfClass(`{}`), ngfTopo+svc+tc.extra, pp)
+			want(t, "Accepted", status(t, res, "pp", "Accepted"), tc.accepted)
+			if tc.msg != "" {
+				if m := ancestorMessage(t, res, "pp"); !strings.Contains(m, tc.msg) || !strings.HasSuffix(m, "; not applied") {
+					t.Errorf("message %q, want %q, not applied", m, tc.msg)
+				}
+				want(t, "effective r1", effective(t, res, "PayloadProcessor", dR1), []string(nil))
+			} else if len(effective(t, res, "PayloadProcessor", dR1)) != 1 {
+				t.Errorf("effective r1: %v, want the policy", effective(t, res, "PayloadProcessor", dR1))
+			}
+		})
+	}
+}
+
 // A PayloadProcessor whose ExtProcess backend is an ExternalName Service
 // needs a DNS resolver in the NginxProxy each Gateway runs with; without
 // one, or without an NginxProxy, NGF marks it invalid for that Gateway

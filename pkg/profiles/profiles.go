@@ -503,12 +503,14 @@ var builtin = func() []policy.Profile {
 		// PayloadProcessor: a route's own processor, else its Gateway's,
 		// whole (resolveEffectivePayloadProcessors); any two on one target
 		// conflict (its Conflicts is always true), the newer everywhere.
-		withFeatureGates(ngfStatus(entry(NGF, "gateway.nginx.org", "PayloadProcessor", "inherited", policy.Spec{
+		// Its ExtProcess auth token Secret (in its namespace, key token)
+		// must resolve, else NGF marks it invalid (resolveExtProcessAuthToken).
+		withFeatureGates(withObjectRefs(ngfStatus(entry(NGF, "gateway.nginx.org", "PayloadProcessor", "inherited", policy.Spec{
 			Class: policy.Inherited, Hierarchy: kinds(gateway, httpRoute), TargetKinds: kinds(gateway, httpRoute),
 			EffectiveTargetKinds: kinds(httpRoute), Strategies: []merge.Strategy{merge.AtomicDefaults},
 			SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true, RejectRouteOverlap: true,
 			AncestorLimit: policy.AncestorLimitSkip, InvalidNotApplied: true, Requirements: ngfPayloadProcessorRequirements,
-		})), NGFPayloadProcessor+"=*"),
+		})), "processors[].extProcess.authTokenRef kinds=Secret keys=token"), NGFPayloadProcessor+"=*"),
 		// WAFPolicy: NGF writes the F5 WAF directives of every valid
 		// WAFPolicy reaching a route, the Gateway's at its server, the
 		// route's at its location, several on one target side by side
