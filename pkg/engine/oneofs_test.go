@@ -78,25 +78,32 @@ options: {hostRewritePathRegex: {pattern: {regex: "^/(.+)$"}, substitution: \1.e
 	want(t, "newest", status(t, res, "newest", "Programmed"), "True/PartiallyProgrammed")
 }
 
-// A RouteOption setting two members of one oneof itself is refused:
-// Gloo's protobuf decoding of the option fails (solo-kit's
-// UnmarshalResource), so it takes effect nowhere; the other option on the
-// route applies alone.
+// A RouteOption setting two members of one oneof itself keeps the one
+// declared last in route_options.proto (autoHostRewrite after
+// hostRewrite), as Gloo's protobuf decoding does; the other is reported
+// ignored; the option applies, and meets another on the route as usual.
 // Source: solo-io/gloo 8d57572e55 projects/gateway/pkg/api/v1/kube/apis/
-// gateway.solo.io/v1/types.go (UnmarshalJSON: protoutils.UnmarshalResource),
+// gateway.solo.io/v1/types.go (UnmarshalJSON: protoutils.UnmarshalResource,
+// golang/protobuf jsonpb: members set in declaration order),
 // projects/gloo/api/v1/route_options.proto (oneof host_rewrite_type).
-func TestGlooRouteOptionTwoMembersRefused(t *testing.T) {
+func TestGlooRouteOptionTwoMembersLastDeclared(t *testing.T) {
 	c := crd("gateway.solo.io", "RouteOption", "routeoptions")
 	res := compute(t, engine.Options{}, c, docsTopo,
 		pol(glooV, "RouteOption", "both", 0, `targetRefs: [`+r1Ref+`]
 options: {hostRewrite: a.example, autoHostRewrite: true}`),
 		pol(glooV, "RouteOption", "other", 1, `targetRefs: [`+r1Ref+`]
 options: {timeout: 3s}`))
-	want(t, "both", status(t, res, "both", "Accepted"), "False/Invalid")
-	if m := ancestorMessage(t, res, "both"); !strings.Contains(m, "spec.options: sets hostRewrite and autoHostRewrite, members of one oneof") {
-		t.Errorf("both: %q", m)
+	want(t, "both", status(t, res, "both", "Accepted"), "True/Accepted")
+	want(t, "effective", effective(t, res, "RouteOption", rule("r1", "first")), []string{`{"options":{"autoHostRewrite":true,"timeout":"3s"}}`})
+	said := false
+	for _, p := range res.Problems {
+		if p.Object.Name == "both" && p.Field == "spec.options" && strings.Contains(p.Message, "decodes the one declared last only, autoHostRewrite; hostRewrite ignored") {
+			said = true
+		}
 	}
-	want(t, "effective", effective(t, res, "RouteOption", rule("r1", "first")), []string{`{"options":{"timeout":"3s"}}`})
+	if !said {
+		t.Errorf("no problem says hostRewrite is ignored: %v", res.Problems)
+	}
 }
 
 // VirtualHostOption: the listener's ratelimit takes the oneof from the

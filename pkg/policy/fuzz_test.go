@@ -112,11 +112,13 @@ func checkPolicy(t *testing.T, p *Policy, k *Kind) {
 		}
 	}
 	for _, pr := range p.Ignored {
-		if pr.Object != p.Ref || pr.Message == "" || !strings.HasPrefix(pr.Field, "spec.targetRef") || !strings.HasSuffix(pr.Field, ".sectionName") {
-			t.Fatalf("ignored %+v is not a targetRef's sectionName of the policy", pr)
+		sectionName := strings.HasPrefix(pr.Field, "spec.targetRef") && strings.HasSuffix(pr.Field, ".sectionName")
+		oneof := strings.HasPrefix(pr.Field, "spec") && strings.Contains(pr.Message, "members of one oneof") && len(k.Oneofs) > 0
+		if pr.Object != p.Ref || pr.Message == "" || !(sectionName || oneof) {
+			t.Fatalf("ignored %+v is neither a targetRef's sectionName nor oneof members of the policy", pr)
 		}
 	}
-	if len(p.Ignored) > 0 && !k.NoSectionNames {
+	if len(p.Ignored) > 0 && !k.NoSectionNames && len(k.Oneofs) == 0 {
 		t.Fatalf("a kind with section names ignored %v", p.Ignored)
 	}
 	if p.Invalid() {

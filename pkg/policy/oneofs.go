@@ -2,9 +2,12 @@ package policy
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/attache-dev/attache/pkg/diag"
 )
 
 // Oneof is a group of fields of one object of a kind's policies of which
@@ -128,32 +131,90 @@ func cloneOneofs(os []Oneof) []Oneof {
 	return out
 }
 
-// checkOneofs refuses a policy setting two members of one of its kind's
-// oneofs in one object: no protobuf decoding of it succeeds (Gloo Gateway
-// cannot read such an option at all), so it takes effect nowhere.
-func (p *Policy) checkOneofs(spec map[string]any, bad func(string, string, ...any)) {
+// dropShadowedMembers keeps, of the members of one of its kind's oneofs
+// that the policy sets in one object, the one declared last (Members'
+// order), as protobuf's JSON decoding does (golang/protobuf jsonpb: each
+// member set in declaration order, a later one clearing the earlier;
+// Gloo Gateway decodes its options so, and its CRD's schema admits
+// several): the others are removed from the policy's spec (copied where
+// changed, never the object's own maps) and reported in Ignored, naming
+// the object and what is kept.
+func (p *Policy) dropShadowedMembers() {
 	for _, o := range p.Kind.Oneofs {
-		check := func(v any, field string) {
-			m, ok := v.(map[string]any)
-			if !ok {
-				return
-			}
-			var set []string
-			for _, name := range o.Members {
-				if x, ok := m[name]; ok && x != nil {
-					set = append(set, name)
-				}
-			}
-			if len(set) > 1 {
-				bad(field, "sets %s, members of one oneof (%s): its implementation decodes a policy with one of them only, so it refuses this one; set one",
-					strings.Join(set, " and "), strings.Join(o.Members, "|"))
-			}
+		report := func(field, kept string, dropped []string) {
+			p.Ignored = append(p.Ignored, diag.Newf(p.Ref, field, "sets %s, members of one oneof (%s): its implementation decodes the one declared last only, %s; %s ignored",
+				strings.Join(append(slices.Clone(dropped), kept), " and "), strings.Join(o.Members, "|"), kept, strings.Join(dropped, " and ")))
 		}
 		if o.Path == "." || o.Path == "" {
-			check(spec, "spec")
+			if v, changed := withoutShadowed(p.Spec, "spec", nil, nil, o, report); changed {
+				p.Spec = v.(map[string]any)
+			}
 			continue
 		}
 		names, lists := BackendRefPath(o.Path).segments()
-		walkPath(spec, "spec", names, lists, check)
+		if v, changed := withoutShadowed(p.Spec, "spec", names, lists, o, report); changed {
+			p.Spec = v.(map[string]any)
+		}
 	}
+}
+
+// withoutShadowed is v with, in each object at names (lists marking the
+// segments that are lists), the members of o set before the last one set
+// removed; what it changes is copied, and changed says whether anything
+// was. report is told of each object changed.
+func withoutShadowed(v any, field string, names []string, lists []bool, o Oneof, report func(field, kept string, dropped []string)) (any, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v, false
+	}
+	if len(names) == 0 {
+		var set []string
+		for _, name := range o.Members {
+			if x, ok := m[name]; ok && x != nil {
+				set = append(set, name)
+			}
+		}
+		if len(set) < 2 {
+			return v, false
+		}
+		c := maps.Clone(m)
+		for _, name := range set[:len(set)-1] {
+			delete(c, name)
+		}
+		report(field, set[len(set)-1], set[:len(set)-1])
+		return c, true
+	}
+	child, ok := m[names[0]]
+	if !ok || child == nil {
+		return v, false
+	}
+	f := field + "." + names[0]
+	var nv any
+	if lists[0] {
+		l, ok := child.([]any)
+		if !ok {
+			return v, false
+		}
+		var nl []any
+		for i, e := range l {
+			if ne, changed := withoutShadowed(e, fmt.Sprintf("%s[%d]", f, i), names[1:], lists[1:], o, report); changed {
+				if nl == nil {
+					nl = slices.Clone(l)
+				}
+				nl[i] = ne
+			}
+		}
+		if nl == nil {
+			return v, false
+		}
+		nv = nl
+	} else {
+		var changed bool
+		if nv, changed = withoutShadowed(child, f, names[1:], lists[1:], o, report); !changed {
+			return v, false
+		}
+	}
+	c := maps.Clone(m)
+	c[names[0]] = nv
+	return c, true
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -97,33 +98,50 @@ func TestKindFromCRDOneofs(t *testing.T) {
 	wantCRDProblem(t, k, p, annField(AnnotationOneofs), "at least two members")
 }
 
-// A policy setting two members of one oneof in one object is refused,
-// naming the object and the members (no protobuf decoding accepts it);
-// one member, or a second one null, is fine; the oneof is read in every
-// item of a list path.
+// A policy setting two members of one oneof in one object keeps the one
+// declared last (protobuf's JSON decoding sets the members in declaration
+// order, a later one clearing the earlier): the others are left out of
+// its spec and reported in Ignored, naming the object; it is not Invalid.
+// One member, or a second one null, says nothing; the oneof is read in
+// every item of a list path; the object's own maps are not changed.
 func TestPolicyTwoMembersOfOneof(t *testing.T) {
-	oneofs, err := ParseOneofs("options.hostRewrite|autoHostRewrite; rules[].a|b")
+	oneofs, err := ParseOneofs("options.hostRewrite|autoHostRewrite|hostRewriteHeader; rules[].a|b")
 	if err != nil {
 		t.Fatal(err)
 	}
 	k := mustKind(t, Spec{Class: Direct, Oneofs: oneofs})
-	for _, c := range []struct{ body, want string }{
-		{`"options": {"hostRewrite": "a.example"}`, ""},
-		{`"options": {"hostRewrite": "a.example", "autoHostRewrite": null}`, ""},
-		{`"options": {"hostRewrite": "a.example", "autoHostRewrite": true}`, "spec.options: sets hostRewrite and autoHostRewrite, members of one oneof (hostRewrite|autoHostRewrite)"},
-		{`"options": "x"`, ""},
-		{`"rules": [{"a": 1}, {"a": 1, "b": 2}]`, "spec.rules[1]: sets a and b, members of one oneof (a|b)"},
+	for _, c := range []struct{ body, spec, ignored string }{
+		{`"options": {"hostRewrite": "a.example"}`, `{"options":{"hostRewrite":"a.example"}}`, ""},
+		{`"options": {"hostRewrite": "a.example", "autoHostRewrite": null}`, `{"options":{"autoHostRewrite":null,"hostRewrite":"a.example"}}`, ""},
+		{`"options": {"autoHostRewrite": true, "hostRewrite": "a.example", "timeout": "3s"}`, `{"options":{"autoHostRewrite":true,"timeout":"3s"}}`,
+			"spec.options: sets hostRewrite and autoHostRewrite, members of one oneof (hostRewrite|autoHostRewrite|hostRewriteHeader): its implementation decodes the one declared last only, autoHostRewrite; hostRewrite ignored"},
+		{`"options": {"hostRewriteHeader": "h", "hostRewrite": "a", "autoHostRewrite": true}`, `{"options":{"hostRewriteHeader":"h"}}`,
+			"spec.options: sets hostRewrite and autoHostRewrite and hostRewriteHeader, members of one oneof"},
+		{`"options": "x"`, `{"options":"x"}`, ""},
+		{`"rules": [{"a": 1}, {"a": 1, "b": 2}]`, `{"rules":[{"a":1},{"b":2}]}`, "spec.rules[1]: sets a and b, members of one oneof (a|b)"},
 	} {
-		p := parse(t, k, withTargets(c.body))
-		var got []string
-		for _, pr := range p.Problems {
-			got = append(got, pr.Error())
+		u := object(t, withTargets(c.body))
+		before, _ := json.Marshal(u.Object)
+		p := Parse(u, k)
+		if len(p.Problems) > 0 {
+			t.Errorf("%s: problems %v, want none", c.body, p.Problems)
+		}
+		got, _ := json.Marshal(p.Spec)
+		if string(got) != c.spec {
+			t.Errorf("%s: spec %s, want %s", c.body, got, c.spec)
+		}
+		if after, _ := json.Marshal(u.Object); string(after) != string(before) {
+			t.Errorf("%s: the object changed: %s", c.body, after)
+		}
+		var ignored []string
+		for _, pr := range p.Ignored {
+			ignored = append(ignored, pr.Error())
 		}
 		switch {
-		case c.want == "" && len(got) > 0:
-			t.Errorf("%s: problems %q, want none", c.body, got)
-		case c.want != "" && (len(got) != 1 || !strings.Contains(got[0], c.want)):
-			t.Errorf("%s: problems %q, want one saying %q", c.body, got, c.want)
+		case c.ignored == "" && len(ignored) > 0:
+			t.Errorf("%s: ignored %q, want none", c.body, ignored)
+		case c.ignored != "" && (len(ignored) != 1 || !strings.Contains(ignored[0], c.ignored)):
+			t.Errorf("%s: ignored %q, want one saying %q", c.body, ignored, c.ignored)
 		}
 	}
 }

@@ -304,7 +304,7 @@ func Parse(u *unstructured.Unstructured, k *Kind) *Policy {
 	p.readCARefs(spec, bad)
 	p.readBackendRefs(spec)
 	p.readObjectRefs(spec)
-	p.checkOneofs(spec, bad)
+	p.dropShadowedMembers()
 	p.badRegexes, p.regexesRead = p.checkRegexes(), true
 	p.validations, p.validationsRead = p.checkValidations(), true
 	return p
