@@ -369,9 +369,11 @@ func (r *reader) readHolders(ctx context.Context, snap *Snapshot) error {
 		return nil
 	}
 	seen := map[topology.Ref]bool{}
+	whole := map[topology.Ref]bool{} // implementations' configurations, read whole already
 	for _, o := range snap.Objects {
 		if profiles.IsConfiguration(o.Object) {
-			seen[topology.Ref{Kind: "ConfigMap", Namespace: o.Object.GetNamespace(), Name: o.Object.GetName()}] = true // read whole already
+			r := topology.Ref{Kind: "ConfigMap", Namespace: o.Object.GetNamespace(), Name: o.Object.GetName()}
+			seen[r], whole[r] = true, true
 		}
 	}
 	var refs []topology.Ref
@@ -412,7 +414,7 @@ func (r *reader) readHolders(ctx context.Context, snap *Snapshot) error {
 		}
 		for _, u := range found {
 			hr := topology.Ref{Group: d.Kind.Group, Kind: d.Kind.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
-			if !listed[hr] {
+			if !listed[hr] && !whole[hr] {
 				listed[hr] = true
 				snap.Objects = append(snap.Objects, object(keysOnly(u), hr.Kind))
 			}

@@ -299,16 +299,16 @@ func TestExternalServiceRetryBackOff(t *testing.T) {
 		onRoute("SecurityPolicy", "jwks-bad", "r3", 0, `jwt: {providers: [{name: a, remoteJWKS: {uri: "https://a.example/jwks"}}, {name: b, remoteJWKS: {uri: "https://b.example/jwks", `+backOff("1s", "0s")+`}}]}`),
 		onRoute("EnvoyExtensionPolicy", "proc-bad", "r4", 0, "extProc: [{backendRefs: [{name: ext, port: 9000}], "+backOff("5s", "100ms")+"}]"),
 		onRoute("EnvoyExtensionPolicy", "proc-ok", "r5", 0, "extProc: [{backendRefs: [{name: ext, port: 9000}], "+backOff("100ms", "5s")+"}]"),
-		// Failing open, Envoy Gateway leaves the processor out: not judged
-		// (a rule over the list cannot name the entry).
-		onRoute("EnvoyExtensionPolicy", "proc-open", "r6", 0, "extProc: [{backendRefs: [{name: ext, port: 9000}], failOpen: true, "+backOff("5s", "1s")+"}]"),
+		// Failing open, Envoy Gateway leaves the processor out, the other
+		// applied; the policy is not accepted all the same.
+		onRoute("EnvoyExtensionPolicy", "proc-open", "r6", 0, "extProc: [{backendRefs: [{name: ext, port: 9000}]}, {backendRefs: [{name: ext, port: 9000}], failOpen: true, "+backOff("5s", "1s")+"}]"),
 	)
 	res := compute(t, engine.Options{}, docs...)
 	for name, msg := range map[string]string{
 		"authz-bad":  "spec.extAuth.http.backendSettings.retry.perRetry.backOff.maxInterval: cannot be less than baseInterval",
 		"authz-open": "spec.extAuth.grpc.backendSettings.retry.perRetry.backOff.baseInterval: cannot be set to 0s",
 		"jwks-bad":   "spec.jwt.providers: an entry's remoteJWKS.backendSettings.retry.perRetry.backOff.maxInterval cannot be set to 0s",
-		"proc-bad":   "spec.extProc: an entry's backendSettings.retry.perRetry.backOff.maxInterval cannot be less than baseInterval",
+		"proc-bad":   "spec.extProc[0].backendSettings.retry.perRetry.backOff.maxInterval: cannot be less than baseInterval",
 	} {
 		want(t, name+": Accepted", status(t, res, name, "Accepted"), "False/Invalid")
 		if got := ancestorMessage(t, res, name); !strings.Contains(got, msg) {
@@ -316,7 +316,11 @@ func TestExternalServiceRetryBackOff(t *testing.T) {
 		}
 	}
 	want(t, "proc-ok: Accepted", status(t, res, "proc-ok", "Accepted"), "True/Accepted")
-	want(t, "proc-open: Accepted", status(t, res, "proc-open", "Accepted"), "True/Accepted")
+	want(t, "proc-open: Accepted", status(t, res, "proc-open", "Accepted"), "False/Invalid")
+	want(t, "proc-open effective", effective(t, res, "EnvoyExtensionPolicy", routeRule("r6")), []string{`{"extProc":[{"backendRefs":[{"name":"ext","port":9000}]}]}`})
+	if got := ancestorMessage(t, res, "proc-open"); !strings.Contains(got, "failing open, spec.extProc[1] left out and the rest applied") {
+		t.Errorf("proc-open: %q", got)
+	}
 	// Failing open: the authorizer left out, the rest applied.
 	want(t, "authz-open effective", effective(t, res, "SecurityPolicy", routeRule("r2")), []string{`{"cors":{"allowOrigins":["https://a.example"]}}`})
 	if got := ancestorMessage(t, res, "authz-open"); !strings.Contains(got, "failing open, spec.extAuth left out and the rest applied") {

@@ -11,6 +11,7 @@
 package profiles
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -1011,11 +1012,19 @@ var egSecurityValidations = slices.Concat(
 
 // egExtensionRetryValidations: the retry back-off of an
 // EnvoyExtensionPolicy's external processors (buildExtProc:
-// translateTrafficFeatures). An entry failing open is left out by Envoy
-// Gateway (buildExtProcs): not judged here, as a rule over the list
-// cannot name the entry that fails (it would fail them all closed).
-var egExtensionRetryValidations = egListRetryBackOff("!has(self.extProc) || ", "self.extProc",
-	"(has(e.failOpen) && e.failOpen) || !has(e.backendSettings) || ", "backendSettings", ".extProc")
+// translateTrafficFeatures), one rule per entry (the CRD allows 16), so
+// that each names its entry: an entry with failOpen then fails open
+// (extProc[]=failOpen), left out and the rest applied, as buildExtProcs
+// leaves it out.
+var egExtensionRetryValidations = func() []policy.Validation {
+	var out []policy.Validation
+	for i := range 16 {
+		e := fmt.Sprintf("self.extProc[%d]", i)
+		out = append(out, egRetryBackOff(fmt.Sprintf("!has(self.extProc) || size(self.extProc) <= %d || !has(%s.backendSettings) || ", i, e),
+			e+".backendSettings", fmt.Sprintf(".extProc[%d].backendSettings", i))...)
+	}
+	return out
+}()
 
 // egBackendTrafficValidations are the checks Envoy Gateway's translator
 // makes of a BackendTrafficPolicy's content that its CRD's schema does
