@@ -392,25 +392,15 @@ spec:
 // level-inherited fields in -o
 // wide and -o json, with their origin.
 func TestGetPolicyKindsInheritedFields(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "crd.yaml")
-	crd := implementationCRD("gateway.nginx.org", "RateLimitPolicy", "ratelimitpolicies", "v1alpha1")
-	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := writeCRDFile(t, implementationCRD("gateway.nginx.org", "RateLimitPolicy", "ratelimitpolicies", "v1alpha1"))
+	out := policyKindsOutput(t, path, "wide")
 	if !strings.Contains(out, "inherited-fields=rateLimit.dryRun,rateLimit.logLevel,rateLimit.rejectCode (profile: NGINX Gateway Fabric)") {
 		t.Errorf("-o wide lacks the inheritedFields setting:\n%s", out)
 	}
 	if !strings.Contains(out, "level-inherited-fields=rateLimit.local.rules (profile: NGINX Gateway Fabric)") {
 		t.Errorf("-o wide lacks the levelInheritedFields setting:\n%s", out)
 	}
-	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	out = policyKindsOutput(t, path, "json")
 	if !strings.Contains(out, `"inheritedFields": [`) || !strings.Contains(out, `"inheritedFields": "profile: NGINX Gateway Fabric"`) {
 		t.Errorf("-o json lacks the inheritedFields setting or its origin:\n%s", out)
 	}
@@ -422,25 +412,15 @@ func TestGetPolicyKindsInheritedFields(t *testing.T) {
 // The backendRefs setting of Envoy Gateway's SecurityPolicy shows in -o
 // wide and -o json, with its origin.
 func TestGetPolicyKindsBackendRefs(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "crd.yaml")
-	crd := implementationCRD("gateway.envoyproxy.io", "SecurityPolicy", "securitypolicies", "v1alpha1")
-	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := writeCRDFile(t, implementationCRD("gateway.envoyproxy.io", "SecurityPolicy", "securitypolicies", "v1alpha1"))
+	out := policyKindsOutput(t, path, "wide")
 	if !strings.Contains(out, "backend-refs=extAuth.grpc.backendRef,extAuth.grpc.backendRefs[],extAuth.http.backendRef,extAuth.http.backendRefs[],jwt.providers[].remoteJWKS.backendRefs[],oidc.provider.backendRefs[] (profile: Envoy Gateway)") {
 		t.Errorf("-o wide lacks the backendRefs setting:\n%s", out)
 	}
 	if !strings.Contains(out, "unresolved-backend-refs=invalid (profile: Envoy Gateway)") {
 		t.Errorf("-o wide lacks the unresolved backendRefs rule:\n%s", out)
 	}
-	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	out = policyKindsOutput(t, path, "json")
 	if !strings.Contains(out, `"backendRefs": [`) || !strings.Contains(out, `"oidc.provider.backendRefs[]"`) || !strings.Contains(out, `"backendRefs": "profile: Envoy Gateway"`) || !strings.Contains(out, `"unresolvedBackendRefs": "invalid"`) {
 		t.Errorf("-o json lacks the backendRefs setting or its origin:\n%s", out)
 	}
@@ -448,10 +428,7 @@ func TestGetPolicyKindsBackendRefs(t *testing.T) {
 	if !strings.Contains(out, `"oidc.clientSecret kinds=Secret keys=client-secret"`) || !strings.Contains(out, `"objectRefs": "profile: Envoy Gateway"`) {
 		t.Errorf("-o json lacks the objectRefs setting or its origin:\n%s", out)
 	}
-	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "wide")
-	if err != nil {
-		t.Fatal(err)
-	}
+	out = policyKindsOutput(t, path, "wide")
 	if !strings.Contains(out, "object-refs=jwt.providers[].localJWKS.valueRef kinds=ConfigMap keys=jwks,+ when=type=ValueRef (profile: Envoy Gateway)") {
 		t.Errorf("-o wide lacks the objectRefs setting:\n%s", out)
 	}
@@ -459,10 +436,7 @@ func TestGetPolicyKindsBackendRefs(t *testing.T) {
 	if !strings.Contains(out, "unsupported-fields=TCPRoute.gateway.networking.k8s.io=cors,csrf,jwt,oidc,apiKeyAuth,basicAuth,extAuth,authorization.rules[].cel,") {
 		t.Errorf("-o wide lacks the unsupportedFields setting:\n%s", out)
 	}
-	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	out = policyKindsOutput(t, path, "json")
 	if !strings.Contains(out, `"unsupportedFields": [`) || !strings.Contains(out, `"unsupportedFields": "profile: Envoy Gateway"`) {
 		t.Errorf("-o json lacks the unsupportedFields setting or its origin:\n%s", out)
 	}
@@ -676,25 +650,35 @@ spec: {parentRefs: [{name: g}], targetRefs: [{kind: Service, name: stray}]}
 	}
 }
 
-// kgateway's TrafficPolicy reads the delegation priority of its parent
-// routes: -o wide and -o json show the setting and its origin.
-func TestGetPolicyKindsDelegationPriority(t *testing.T) {
+// writeCRDFile writes crd to a file of its own and returns its path.
+func writeCRDFile(t *testing.T, crd string) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "crd.yaml")
-	crd := implementationCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "v1alpha1")
 	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
+	return path
+}
+
+// policyKindsOutput is the output of get policykinds -f path -o format.
+func policyKindsOutput(t *testing.T, path, format string) string {
+	t.Helper()
+	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", format)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return out
+}
+
+// kgateway's TrafficPolicy reads the delegation priority of its parent
+// routes: -o wide and -o json show the setting and its origin.
+func TestGetPolicyKindsDelegationPriority(t *testing.T) {
+	path := writeCRDFile(t, implementationCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "v1alpha1"))
+	out := policyKindsOutput(t, path, "wide")
 	if !strings.Contains(out, "delegation-priority=kgateway.dev/inherited-policy-priority parent=ShallowMergePreferParent child=ShallowMergePreferChild,DeepMergePreferChild,DeepMergePreferParent (profile: kgateway)") {
 		t.Errorf("-o wide lacks the delegationPriority setting:\n%s", out)
 	}
-	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	out = policyKindsOutput(t, path, "json")
 	if !strings.Contains(out, `"delegationPriority": "kgateway.dev/inherited-policy-priority parent=ShallowMergePreferParent child=ShallowMergePreferChild,DeepMergePreferChild,DeepMergePreferParent"`) ||
 		!strings.Contains(out, `"delegationPriority": "profile: kgateway"`) {
 		t.Errorf("-o json lacks the delegationPriority setting or its origin:\n%s", out)
@@ -704,22 +688,12 @@ func TestGetPolicyKindsDelegationPriority(t *testing.T) {
 // kgateway's TrafficPolicy replaces what a policy with errors reaches:
 // -o wide and -o json show routeReplacement and its origin.
 func TestGetPolicyKindsRouteReplacement(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "crd.yaml")
-	crd := implementationCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "v1alpha1")
-	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := writeCRDFile(t, implementationCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "v1alpha1"))
+	out := policyKindsOutput(t, path, "wide")
 	if !strings.Contains(out, "route-replacement=500 (profile: kgateway)") {
 		t.Errorf("-o wide lacks the routeReplacement setting:\n%s", out)
 	}
-	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	out = policyKindsOutput(t, path, "json")
 	if !strings.Contains(out, `"routeReplacement": 500`) || !strings.Contains(out, `"routeReplacement": "profile: kgateway"`) {
 		t.Errorf("-o json lacks the routeReplacement setting or its origin:\n%s", out)
 	}
@@ -729,22 +703,12 @@ func TestGetPolicyKindsRouteReplacement(t *testing.T) {
 // target of another implementation: -o wide and -o json show controllers
 // and otherControllers with their origins.
 func TestGetPolicyKindsOtherControllersUnlisted(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "crd.yaml")
-	crd := implementationCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "v1alpha1")
-	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := writeCRDFile(t, implementationCRD("gateway.kgateway.dev", "TrafficPolicy", "trafficpolicies", "v1alpha1"))
+	out := policyKindsOutput(t, path, "wide")
 	if !strings.Contains(out, "controllers=kgateway.dev/kgateway (profile: kgateway)") || !strings.Contains(out, "other-controllers=unlisted (profile: kgateway)") {
 		t.Errorf("-o wide lacks the controllers or otherControllers setting:\n%s", out)
 	}
-	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	out = policyKindsOutput(t, path, "json")
 	if !strings.Contains(out, `"otherControllers": "unlisted"`) || !strings.Contains(out, `"otherControllers": "profile: kgateway"`) {
 		t.Errorf("-o json lacks the otherControllers setting or its origin:\n%s", out)
 	}
@@ -754,15 +718,8 @@ func TestGetPolicyKindsOtherControllersUnlisted(t *testing.T) {
 // them no Gateway-wide client certificate validation: -o wide shows both
 // settings with their origins.
 func TestGetPolicyKindsListenerPolicyListenerSets(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "crd.yaml")
-	crd := implementationCRD("gateway.kgateway.dev", "ListenerPolicy", "listenerpolicies", "v1alpha1")
-	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := writeCRDFile(t, implementationCRD("gateway.kgateway.dev", "ListenerPolicy", "listenerpolicies", "v1alpha1"))
+	out := policyKindsOutput(t, path, "wide")
 	for _, w := range []string{"ancestor=listener-parents (profile: kgateway)", "not-in-listener-sets=default.clientCertificateValidation (profile: kgateway)"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("-o wide lacks %q:\n%s", w, out)
@@ -774,22 +731,12 @@ func TestGetPolicyKindsListenerPolicyListenerSets(t *testing.T) {
 // the XListenerSet listeners of its name; -o wide and -o json show
 // gatewaySections and its origin.
 func TestGetPolicyKindsGatewaySections(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "crd.yaml")
-	crd := implementationCRD("gateway.solo.io", "VirtualHostOption", "virtualhostoptions", "v1")
-	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := writeCRDFile(t, implementationCRD("gateway.solo.io", "VirtualHostOption", "virtualhostoptions", "v1"))
+	out := policyKindsOutput(t, path, "wide")
 	if !strings.Contains(out, "gateway-sections=by-name (profile: Gloo Gateway)") {
 		t.Errorf("-o wide lacks the gatewaySections setting:\n%s", out)
 	}
-	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	out = policyKindsOutput(t, path, "json")
 	if !strings.Contains(out, `"gatewaySections": "by-name"`) || !strings.Contains(out, `"gatewaySections": "profile: Gloo Gateway"`) {
 		t.Errorf("-o json lacks the gatewaySections setting or its origin:\n%s", out)
 	}
@@ -799,22 +746,12 @@ func TestGetPolicyKindsGatewaySections(t *testing.T) {
 // options enable-policy-overrides names; -o wide and -o json show the
 // child-fields form (not kgateway's parent= form) with the oneof groups.
 func TestGetPolicyKindsDelegationPriorityChildFields(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "crd.yaml")
-	crd := implementationCRD("gateway.solo.io", "RouteOption", "routeoptions", "v1")
-	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := writeCRDFile(t, implementationCRD("gateway.solo.io", "RouteOption", "routeoptions", "v1"))
+	out := policyKindsOutput(t, path, "wide")
 	if !strings.Contains(out, "delegation-priority=delegation.gateway.solo.io/enable-policy-overrides child-fields=options groups=hostRewriteType:") {
 		t.Errorf("-o wide lacks the child-fields form of delegationPriority:\n%s", out)
 	}
-	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	out = policyKindsOutput(t, path, "json")
 	if !strings.Contains(out, `"delegationPriority": "delegation.gateway.solo.io/enable-policy-overrides child-fields=options groups=hostRewriteType:hostRewrite|autoHostRewrite|hostRewritePathRegex|hostRewriteHeader,`) ||
 		!strings.Contains(out, `"delegationPriority": "profile: Gloo Gateway"`) {
 		t.Errorf("-o json lacks the delegationPriority setting or its origin:\n%s", out)
@@ -824,23 +761,13 @@ func TestGetPolicyKindsDelegationPriorityChildFields(t *testing.T) {
 // Gloo's RouteOption has protobuf oneofs among its options: -o wide and
 // -o json show them and their origin.
 func TestGetPolicyKindsOneofs(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "crd.yaml")
-	crd := implementationCRD("gateway.solo.io", "RouteOption", "routeoptions", "v1")
-	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := writeCRDFile(t, implementationCRD("gateway.solo.io", "RouteOption", "routeoptions", "v1"))
+	out := policyKindsOutput(t, path, "wide")
 	if !strings.Contains(out, "oneof=options.hostRewrite|autoHostRewrite|hostRewritePathRegex|hostRewriteHeader (profile: Gloo Gateway)") ||
 		!strings.Contains(out, "oneof=options.jwt|jwtStaged|jwtProvidersStaged (profile: Gloo Gateway)") {
 		t.Errorf("-o wide lacks the oneofs:\n%s", out)
 	}
-	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	out = policyKindsOutput(t, path, "json")
 	if !strings.Contains(out, `"options.ratelimit|rateLimitConfigs",`) || !strings.Contains(out, `"oneofs": "profile: Gloo Gateway"`) {
 		t.Errorf("-o json lacks the oneofs or their origin:\n%s", out)
 	}
@@ -850,22 +777,12 @@ func TestGetPolicyKindsOneofs(t *testing.T) {
 // summary is istiod's flattened WaypointAccepted: -o wide and -o json
 // show the settings and their origin.
 func TestGetPolicyKindsWaypointTargets(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "crd.yaml")
-	crd := implementationCRD("security.istio.io", "AuthorizationPolicy", "authorizationpolicies", "v1")
-	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := writeCRDFile(t, implementationCRD("security.istio.io", "AuthorizationPolicy", "authorizationpolicies", "v1"))
+	out := policyKindsOutput(t, path, "wide")
 	if !strings.Contains(out, "waypoint-targets=istio (profile: Istio)") || !strings.Contains(out, "summary=istio-waypoint (profile: Istio)") {
 		t.Errorf("-o wide lacks the waypointTargets or summary setting:\n%s", out)
 	}
-	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	out = policyKindsOutput(t, path, "json")
 	if !strings.Contains(out, `"waypointTargets": "istio"`) || !strings.Contains(out, `"waypointTargets": "profile: Istio"`) ||
 		!strings.Contains(out, `"summary": "istio-waypoint"`) || !strings.Contains(out, `"summary": "profile: Istio"`) {
 		t.Errorf("-o json lacks the waypointTargets or summary setting or its origin:\n%s", out)
@@ -875,22 +792,12 @@ func TestGetPolicyKindsWaypointTargets(t *testing.T) {
 // Istio's targetRefs have no sectionName: -o wide and -o json show the
 // setting and its origin.
 func TestGetPolicyKindsSectionNames(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "crd.yaml")
-	crd := implementationCRD("telemetry.istio.io", "Telemetry", "telemetries", "v1")
-	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := writeCRDFile(t, implementationCRD("telemetry.istio.io", "Telemetry", "telemetries", "v1"))
+	out := policyKindsOutput(t, path, "wide")
 	if !strings.Contains(out, "no-section-names (profile: Istio)") {
 		t.Errorf("-o wide lacks the sectionNames setting:\n%s", out)
 	}
-	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	out = policyKindsOutput(t, path, "json")
 	if !strings.Contains(out, `"noSectionNames": true`) || !strings.Contains(out, `"sectionNames": "profile: Istio"`) {
 		t.Errorf("-o json lacks the sectionNames setting or its origin:\n%s", out)
 	}
@@ -899,22 +806,12 @@ func TestGetPolicyKindsSectionNames(t *testing.T) {
 // NGF's kinds apply only at the ancestors their status lists: -o wide and
 // -o json show the setting and its origin.
 func TestGetPolicyKindsAncestorLimit(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "crd.yaml")
-	crd := implementationCRD("gateway.nginx.org", "UpstreamSettingsPolicy", "upstreamsettingspolicies", "v1alpha1")
-	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := writeCRDFile(t, implementationCRD("gateway.nginx.org", "UpstreamSettingsPolicy", "upstreamsettingspolicies", "v1alpha1"))
+	out := policyKindsOutput(t, path, "wide")
 	if !strings.Contains(out, "ancestor-limit=skip (profile: NGINX Gateway Fabric)") {
 		t.Errorf("-o wide lacks the ancestorLimit setting:\n%s", out)
 	}
-	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	out = policyKindsOutput(t, path, "json")
 	if !strings.Contains(out, `"ancestorLimit": "skip"`) || !strings.Contains(out, `"ancestorLimit": "profile: NGINX Gateway Fabric"`) {
 		t.Errorf("-o json lacks the ancestorLimit setting or its origin:\n%s", out)
 	}
@@ -923,22 +820,12 @@ func TestGetPolicyKindsAncestorLimit(t *testing.T) {
 // Kuadrant's DNSPolicy needs Gateway API and the DNS operator installed:
 // -o wide and -o json show its dependencies and their origin.
 func TestGetPolicyKindsDependencies(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "crd.yaml")
-	crd := implementationCRD("kuadrant.io", "DNSPolicy", "dnspolicies", "v1")
-	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := writeCRDFile(t, implementationCRD("kuadrant.io", "DNSPolicy", "dnspolicies", "v1"))
+	out := policyKindsOutput(t, path, "wide")
 	if !strings.Contains(out, "dependencies=Gateway API=HTTPRoute.gateway.networking.k8s.io/v1; DNS Operator=DNSRecord.kuadrant.io/v1alpha1 (profile: Kuadrant)") {
 		t.Errorf("-o wide lacks the dependencies setting:\n%s", out)
 	}
-	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	out = policyKindsOutput(t, path, "json")
 	if !strings.Contains(out, `"DNS Operator=DNSRecord.kuadrant.io/v1alpha1"`) || !strings.Contains(out, `"dependencies": "profile: Kuadrant"`) {
 		t.Errorf("-o json lacks the dependencies setting or its origin:\n%s", out)
 	}
@@ -947,22 +834,12 @@ func TestGetPolicyKindsDependencies(t *testing.T) {
 // Kuadrant's TelemetryPolicy keeps a targetRef's sectionName unread: -o
 // wide and -o json say so, with the origin.
 func TestGetPolicyKindsSectionNamesIgnored(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "crd.yaml")
-	crd := implementationCRD("extensions.kuadrant.io", "TelemetryPolicy", "telemetrypolicies", "v1alpha1")
-	if err := os.WriteFile(path, []byte(crd), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, _, err := run(t, "get", "policykinds", "-f", path, "-o", "wide")
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := writeCRDFile(t, implementationCRD("extensions.kuadrant.io", "TelemetryPolicy", "telemetrypolicies", "v1alpha1"))
+	out := policyKindsOutput(t, path, "wide")
 	if !strings.Contains(out, "section-names=ignored (profile: Kuadrant)") || strings.Contains(out, "no-section-names") {
 		t.Errorf("-o wide lacks section-names=ignored:\n%s", out)
 	}
-	out, _, err = run(t, "get", "policykinds", "-f", path, "-o", "json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	out = policyKindsOutput(t, path, "json")
 	if !strings.Contains(out, `"sectionNamesIgnored": true`) || !strings.Contains(out, `"sectionNames": "profile: Kuadrant"`) {
 		t.Errorf("-o json lacks sectionNamesIgnored or its origin:\n%s", out)
 	}
