@@ -139,6 +139,21 @@ var ngfTopo = strings.Replace(docsTopo, "metadata: {name: gr1, namespace: defaul
 
 const ngfV1 = "gateway.nginx.org/v1alpha1"
 
+// ngfR3 is HTTPRoute default/r3 on both Gateways of ngfTopo (g1, g2), for
+// the per-Gateway cases; ngfR3Ref names it in a targetRef, ngfDR3 is it.
+const ngfR3 = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r3, namespace: default}
+spec:
+  parentRefs: [{name: g1}, {name: g2}]
+  hostnames: [three.example]
+  rules: [{backendRefs: [{name: s1, port: 80}]}]`
+
+const ngfR3Ref = `{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r3}`
+
+var ngfDR3 = topology.Ref{Group: topology.GatewayGroup, Kind: "HTTPRoute", Namespace: "default", Name: "r3"}
+
 // ngfFlagsOn turns on the NGF controller flags that the kinds gated by
 // them need (SnippetsPolicy, PayloadProcessor, ExternalLoadBalancer).
 var ngfFlagsOn = engine.Options{Features: policy.Features{
@@ -269,16 +284,7 @@ tracing: {strategy: parent}`),
 		// route's ancestor says it is not accepted for g1. Being valid,
 		// the policy still conflicts with a newer one setting tracing,
 		// also on r1, where no Gateway accepts it.
-		r3 := `
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r3, namespace: default}
-spec:
-  parentRefs: [{name: g1}, {name: g2}]
-  hostnames: [three.example]
-  rules: [{backendRefs: [{name: s1, port: 80}]}]`
-		r3Ref := `{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r3}`
-		dR3 := topology.Ref{Group: topology.GatewayGroup, Kind: "HTTPRoute", Namespace: "default", Name: "r3"}
+		r3, r3Ref, dR3 := ngfR3, ngfR3Ref, ngfDR3
 		docs := []string{c, ngfClass(`{kubernetes: {deployment: {replicas: 1}}}`), ngfOwnProxy(ngfTopo, endpoint), r3,
 			pol(v, "ObservabilityPolicy", "on-r3", 0, `targetRefs: [`+r3Ref+`]
 tracing: {strategy: parent}`),
@@ -2637,16 +2643,7 @@ func TestDocsNGFWAFPolicyNeedsWAFEnabled(t *testing.T) {
 func TestDocsNGFWAFPolicyRefusedByOneGateway(t *testing.T) {
 	c := labelledCRD("gateway.nginx.org", "WAFPolicy", "wafpolicies", "inherited")
 	const src = "type: HTTP\npolicySource: {httpSource: {url: 'https://b.example/p.tgz'}}"
-	r3 := `
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r3, namespace: default}
-spec:
-  parentRefs: [{name: g1}, {name: g2}]
-  hostnames: [three.example]
-  rules: [{backendRefs: [{name: s1, port: 80}]}]`
-	r3Ref := `{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r3}`
-	dR3 := topology.Ref{Group: topology.GatewayGroup, Kind: "HTTPRoute", Namespace: "default", Name: "r3"}
+	r3, r3Ref, dR3 := ngfR3, ngfR3Ref, ngfDR3
 	g1 := []topology.Ref{{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: "default", Name: "g1"}}
 	// g1 runs with the class's NginxProxy (no WAF), g2 with its own
 	// enabling it.
@@ -2706,16 +2703,7 @@ func TestDocsNGFWAFPolicyPartlyRefusedLevel(t *testing.T) {
 		`labels: {gateway.networking.k8s.io/policy: inherited}, annotations: {attache.dev/requires: "securityLogs requires parameters:waf.enable=true reason=NginxProxyConfigNotSet"}`, 1)
 	const src = "type: HTTP\npolicySource: {httpSource: {url: 'https://b.example/p.tgz'}}"
 	const logs = "\nsecurityLogs: [{destination: {type: stderr}}]"
-	r3 := `
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r3, namespace: default}
-spec:
-  parentRefs: [{name: g1}, {name: g2}]
-  hostnames: [three.example]
-  rules: [{backendRefs: [{name: s1, port: 80}]}]`
-	r3Ref := `{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r3}`
-	dR3 := topology.Ref{Group: topology.GatewayGroup, Kind: "HTTPRoute", Namespace: "default", Name: "r3"}
+	r3, r3Ref, dR3 := ngfR3, ngfR3Ref, ngfDR3
 	base := []string{c, ngfClass(`{kubernetes: {deployment: {replicas: 1}}}`), ngfOwnProxy(ngfTopo, `{waf: {enable: true}}`), r3}
 	plain := pol(ngfV1, "WAFPolicy", "plain", 0, "targetRefs: ["+r3Ref+"]\n"+src)
 	logged := pol(ngfV1, "WAFPolicy", "logged", 1, "targetRefs: ["+r3Ref+"]\n"+src+logs)
@@ -2911,15 +2899,7 @@ func contextsByGateway(res *engine.Result, kind string, target topology.Ref) map
 // a route policy in InvalidForGateways is skipped for that Gateway).
 func TestDocsNGFPayloadProcessorRefusedFallsBackToGateway(t *testing.T) {
 	c := labelledCRD("gateway.nginx.org", "PayloadProcessor", "payloadprocessors", "inherited")
-	topo := ngfOwnProxy(ngfTopo, `{dnsResolver: {addresses: [{type: IPAddress, value: 10.0.0.53}]}}`) + `
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r3, namespace: default}
-spec:
-  parentRefs: [{name: g1}, {name: g2}]
-  hostnames: [three.example]
-  rules: [{backendRefs: [{name: s1, port: 80}]}]
+	topo := ngfOwnProxy(ngfTopo, `{dnsResolver: {addresses: [{type: IPAddress, value: 10.0.0.53}]}}`) + "\n---" + ngfR3 + `
 ---
 apiVersion: v1
 kind: Service
