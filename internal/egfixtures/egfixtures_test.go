@@ -18,6 +18,7 @@ import (
 	"github.com/attache-dev/attache/pkg/crdschema"
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/policy"
+	"github.com/attache-dev/attache/pkg/profiles"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -124,11 +125,11 @@ var mustMatch = map[string]bool{
 	"clienttrafficpolicy-mtls-cert-bundle-both-invalid":                         true,
 	"clienttrafficpolicy-timeout-with-error":                                    true,
 	"httproute-and-backendtrafficpolicy-with-timeout-error":                     true,
-	// sds (an SDS reference Secret as the CA, the feature on) is left
-	// out since session 30: compared now that its BackendTLSPolicy is
-	// read as Envoy Gateway decodes it (Decode: its targetRef's group
-	// ""), where before its CRD's schema refused it; SDS reference
-	// Secrets are not modelled.
+	// SDS reference Secrets as a BackendTLSPolicy's CA (session 32:
+	// policy.CAReading.SDSType, the feature on in the harness): one, with
+	// secretName and a unix url, resolves; two, or one beside
+	// certificates, do not; off, none does.
+	"sds":         true,
 	"sds-invalid": true,
 	// Session 21: Gateways merged into one data plane by their
 	// GatewayClass's EnvoyProxy (mergeGateways): EnvoyPatchPolicy
@@ -523,9 +524,10 @@ var statusContradicts = map[string]string{
 // harnessSettings are the fixtures Envoy Gateway's translator test
 // (TestTranslate, internal/gatewayapi/translator_test.go) runs with other
 // settings than its defaults, and the feature settings it gives them: for
-// these, EnvoyPatchPolicy is off, Backend on only where listed true, and
-// Lua off where listed.
-var harnessSettings = map[string]struct{ backend, luaOff bool }{
+// these, EnvoyPatchPolicy is off, Backend on only where listed true, Lua
+// off where listed and SDS reference Secrets on where listed (off
+// elsewhere).
+var harnessSettings = map[string]struct{ backend, luaOff, sds bool }{
 	"envoypatchpolicy-invalid-feature-disabled":                                   {},
 	"backend-invalid-feature-disabled":                                            {},
 	"gateway-namespace-mode-infra-httproute":                                      {},
@@ -534,10 +536,10 @@ var harnessSettings = map[string]struct{ backend, luaOff bool }{
 	"envoyextensionpolicy-with-extproc-with-backendtlspolicy-per-resource-secret": {},
 	"backend-with-localhost-host-infra":                                           {backend: true},
 	"httproute-attaching-to-listener-with-backend-backendref-host-infra":          {backend: true},
-	"sds":                  {backend: true},
-	"sds-invalid":          {backend: true},
-	"sds-listener":         {backend: true},
-	"sds-listener-invalid": {backend: true},
+	"sds":                  {backend: true, sds: true},
+	"sds-invalid":          {backend: true, sds: true},
+	"sds-listener":         {backend: true, sds: true},
+	"sds-listener-invalid": {backend: true, sds: true},
 	"envoyproxy-otel-backend-tls-per-resource-secret":              {backend: true},
 	"backend-system-truststore-shared-secret":                      {backend: true},
 	"backend-system-truststore-per-resource-secret":                {backend: true},
@@ -549,15 +551,16 @@ var harnessSettings = map[string]struct{ backend, luaOff bool }{
 // runs fixture name with: EnvoyPatchPolicy, Backend and Lua on, but for
 // harnessSettings.
 func harnessFeatures(name string) policy.Features {
-	patch, backend, lua := true, true, true
+	patch, backend, lua, sds := true, true, true, false
 	if h, listed := harnessSettings[name]; listed {
-		patch, backend, lua = false, h.backend, !h.luaOff
+		patch, backend, lua, sds = false, h.backend, !h.luaOff, h.sds
 	}
 	const from = "Envoy Gateway's translator test"
 	return policy.Features{
 		"EnvoyGateway.extensionApis.enableEnvoyPatchPolicy": {On: patch, From: from},
 		"EnvoyGateway.extensionApis.enableBackend":          {On: backend, From: from},
 		"EnvoyGateway.extensionApis.enableLua":              {On: lua, From: from},
+		profiles.EGEnableSDSSecretRef:                       {On: sds, From: from},
 	}
 }
 

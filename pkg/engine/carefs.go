@@ -30,7 +30,7 @@ const (
 // certificate holders, object references; nil when none does): only then
 // are ConfigMaps and Secrets read.
 func (c *computation) collectHolderKinds() {
-	c.holderKinds = nil
+	c.holderKinds, c.allFacts, c.factTypes = nil, false, nil
 	for _, k := range c.kinds {
 		for _, gk := range k.HolderKinds() {
 			if c.holderKinds == nil {
@@ -40,8 +40,16 @@ func (c *computation) collectHolderKinds() {
 			}
 			c.holderKinds[gk] = true
 		}
-		if k.HasContent() && c.holderFacts == nil {
+		sds := k.CARefs.SDSTypes()
+		if (k.HasContent() || len(sds) > 0) && c.holderFacts == nil {
 			c.holderFacts = map[topology.Ref]map[string]holderdata.Fact{}
+		}
+		c.allFacts = c.allFacts || k.HasContent()
+		for _, t := range sds {
+			if c.factTypes == nil {
+				c.factTypes = map[string]bool{}
+			}
+			c.factTypes[t] = true
 		}
 		for _, r := range k.ObjectRefs {
 			if r.DefaultLabel == "" {
@@ -85,15 +93,20 @@ func (c *computation) addHolder(u *unstructured.Unstructured) {
 		c.holderConds[r] = readHolderConds(u)
 		return
 	}
-	if c.holderFacts != nil && !policy.ClusterScopedHolder(r.GroupKind()) {
-		c.holderFacts[r] = holderdata.Read(u)
-	}
+	t := ""
 	if r.GroupKind() == policy.KindSecret {
-		t, _ := u.Object["type"].(string)
+		t, _ = u.Object["type"].(string)
 		if t == "" {
 			t = "Opaque" // the API server's default
 		}
 		c.secretTypes[r] = t
+	}
+	if c.holderFacts != nil && !policy.ClusterScopedHolder(r.GroupKind()) {
+		if c.allFacts || c.factTypes[t] {
+			c.holderFacts[r] = holderdata.Read(u)
+		} else {
+			delete(c.holderFacts, r) // an update may have changed its type
+		}
 	}
 }
 
@@ -287,9 +300,9 @@ func (c *computation) checkCARefsAs(p *policy.Policy, r policy.CARefs) *caCheck 
 	}
 	holder := func(r topology.Ref) (policy.Holder, bool) {
 		k, ok := c.holders[r]
-		return policy.Holder{Keys: k, Type: c.secretTypes[r]}, ok
+		return policy.Holder{Keys: k, Type: c.secretTypes[r], Facts: c.holderFacts[r]}, ok
 	}
-	probs, valid, unknown := p.CheckCARefsAs(r, holder, c.opts.Unread)
+	probs, valid, unknown := p.CheckCARefsWith(r, policy.CAHolders{Holder: holder, Unread: c.opts.Unread, Features: c.features})
 	if len(probs) == 0 {
 		if unknown {
 			return nil

@@ -1,11 +1,16 @@
 package engine_test
 
 import (
+	"encoding/base64"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/holderdata"
+	"github.com/attache-dev/attache/pkg/policy"
+	"github.com/attache-dev/attache/pkg/profiles"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -541,4 +546,100 @@ func TestGatewayEnvoyProxyTelemetry(t *testing.T) {
 	// A Gateway without its own runs with the class's.
 	res = compute(t, engine.Options{}, append(docs, gw("g-plain", "eg", ""))...)
 	want(t, "t-cls with g-plain", proxies("t-cls-tls"), []string{"EnvoyProxy.gateway.envoyproxy.io default/mrg=Accepted", "EnvoyProxy.gateway.envoyproxy.io sys/cls=Accepted"})
+}
+
+// An Envoy Gateway SDS reference Secret (type gateway.envoyproxy.io/sds)
+// as a BackendTLSPolicy's CA, at an Envoy Gateway Gateway: refused until
+// Envoy Gateway's configuration sets extensionApis.enableSDSSecretRef
+// (among the objects, or --feature), then taken with a secretName and a
+// unix url; a url Envoy Gateway does not take is refused, from files and
+// from a cluster reader's redacted copy alike (holderdata's tokens). At
+// another implementation's Gateway such a Secret is no CA holder of its
+// reading. Incrementally, a Secret whose type or url changes is judged
+// anew.
+func TestCACertificateRefsSDS(t *testing.T) {
+	btls := crd("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies")
+	b64 := base64.StdEncoding.EncodeToString
+	sdsSecret := func(name, typ, url string) string {
+		return fmt.Sprintf("---\napiVersion: v1\nkind: Secret\nmetadata: {name: %s, namespace: default}\ntype: %s\ndata: {secretName: %s, url: %s}\n", name, typ, b64([]byte("ROOTCA")), b64([]byte(url)))
+	}
+	var svcs strings.Builder
+	for _, s := range []string{"s-eg", "s-eg2", "s-other"} {
+		fmt.Fprintf(&svcs, "---\napiVersion: v1\nkind: Service\nmetadata: {name: %s, namespace: default}\nspec: {ports: [{name: https, port: 443}]}\n", s)
+	}
+	const egConfig = `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: envoy-gateway-config, namespace: envoy-gateway-system}
+data:
+  envoy-gateway.yaml: |
+    apiVersion: gateway.envoyproxy.io/v1alpha1
+    kind: EnvoyGateway
+    extensionApis: {enableSDSSecretRef: true}
+`
+	docs := []string{btls, implTopo, svcs.String(),
+		sdsSecret("sds", "gateway.envoyproxy.io/sds", "unix:///var/run/secrets/workload-spiffe-uds/socket"),
+		sdsSecret("sds-http", "gateway.envoyproxy.io/sds", "http://sds.example:8080"),
+		btlsp("eg-sds", "s-eg", `[{group: "", kind: Secret, name: sds}]`),
+		btlsp("eg-sds-http", "s-eg2", `[{group: "", kind: Secret, name: sds-http}]`),
+		btlsp("other-sds", "s-other", `[{group: "", kind: Secret, name: sds}]`),
+	}
+	verdict := func(res *engine.Result, name string) string {
+		c := condition(t, res, name, "ResolvedRefs")
+		return status(t, res, name, "Accepted") + " " + c.Status + "/" + c.Reason + ": " + c.Message
+	}
+	off := compute(t, engine.Options{}, docs...)
+	if got := verdict(off, "eg-sds"); !strings.HasPrefix(got, "False/NoValidCACertificate False/InvalidCACertificateRef") ||
+		!strings.Contains(got, "SDS Secret references are off: EnvoyGateway.extensionApis.enableSDSSecretRef is not set") {
+		t.Errorf("feature off: %s", got)
+	}
+	for name, opts := range map[string]engine.Options{
+		"--feature": {Features: policy.Features{profiles.EGEnableSDSSecretRef: {On: true, From: "--feature"}}},
+		"config":    {},
+	} {
+		d := docs
+		if name == "config" {
+			d = append(slices.Clone(docs), egConfig)
+		}
+		res := compute(t, opts, d...)
+		if got := verdict(res, "eg-sds"); !strings.HasPrefix(got, "True/Accepted True/ResolvedRefs") {
+			t.Errorf("%s: eg-sds %s", name, got)
+		}
+		if got := verdict(res, "eg-sds-http"); !strings.HasPrefix(got, "False/NoValidCACertificate False/InvalidCACertificateRef") || !strings.Contains(got, "invalid URL in it: unsupported URL scheme: http") {
+			t.Errorf("%s: eg-sds-http %s", name, got)
+		}
+		if got := verdict(res, "other-sds"); !strings.HasPrefix(got, "False/NoValidCACertificate False/InvalidKind") {
+			t.Errorf("%s: other-sds %s", name, got)
+		}
+	}
+	on := engine.Options{Features: policy.Features{profiles.EGEnableSDSSecretRef: {On: true}}}
+	// As a cluster reader gives them: values replaced by holderdata's tokens.
+	objs := decodeDocs(t, docs...)
+	for _, o := range objs {
+		if o.Object.GetKind() == "Secret" {
+			holderdata.Redact(o.Object)
+			if strings.Contains(fmt.Sprint(o.Object.Object["data"]), b64([]byte("http://sds.example:8080"))) {
+				t.Fatal("a value survived Redact")
+			}
+		}
+	}
+	red := engine.Compute(objs, on)
+	for _, name := range []string{"eg-sds", "eg-sds-http", "other-sds"} {
+		want(t, name+" redacted", verdict(red, name), verdict(compute(t, on, docs...), name))
+	}
+	// Incremental: the Secret made Opaque (then a plain Secret without
+	// ca.crt: no certificate), and its url changed.
+	in := engine.NewIncremental(on)
+	in.Compute(decodeDocs(t, docs...))
+	for _, step := range []struct{ what, secret, want string }{
+		{"made Opaque", sdsSecret("sds", "Opaque", "unix:///s"), "False/NoValidCACertificate False/InvalidCACertificateRef: spec.validation.caCertificateRefs[0]: Secret default/sds has no key ca.crt or tls.crt (nor a single key)"},
+		{"url with a host", sdsSecret("sds", "gateway.envoyproxy.io/sds", "unix://host/s"), "False/NoValidCACertificate False/InvalidCACertificateRef: spec.validation.caCertificateRefs[0]: Secret default/sds is an invalid SDS reference Secret: invalid URL in it: unix URL must not contain a host, use unix:///absolute/path"},
+		{"back", docs[3], "True/Accepted True/ResolvedRefs: Resolved all the object references"},
+	} {
+		d := slices.Clone(docs)
+		d[3] = step.secret
+		got, full := in.Compute(decodeDocs(t, d...)), engine.Compute(decodeDocs(t, d...), on)
+		want(t, step.what, verdict(got, "eg-sds"), step.want)
+		want(t, step.what+": as Compute", verdict(got, "eg-sds"), verdict(full, "eg-sds"))
+	}
 }

@@ -227,12 +227,18 @@ type computation struct {
 	listenerVerdicts map[listenerVerdict][]policy.FieldProblem
 	claimedListeners map[*policy.Kind]map[topology.Ref]bool
 	// holderFacts are what is read of the holders' values, by key, for
-	// kinds judging referenced data (policy.ObjectRefPath.Content); now
+	// kinds judging referenced data (policy.ObjectRefPath.Content) or SDS
+	// reference Secrets; now
 	// is the time it is judged at, and recheckAt the first time after it
 	// at which a verdict changes (Incremental then recomputes all).
 	holderFacts map[topology.Ref]map[string]holderdata.Fact
-	now         time.Time
-	recheckAt   time.Time
+	// allFacts says a kind judges referenced data, so every holder's
+	// values are read; else only Secrets of factTypes are (the SDS
+	// reference Secrets of a CA reading, policy.CAReading.SDSType).
+	allFacts  bool
+	factTypes map[string]bool
+	now       time.Time
+	recheckAt time.Time
 	// backendSections are the backend sections (ports) route rules use,
 	// for kinds whose ancestors are Gateways.
 	backendSections *backendSections

@@ -12,8 +12,10 @@ import (
 // FeaturesRead are the names of the implementation features
 // (Options.Features, --feature) that computing with the policy kinds
 // kinds reads, so that a name outside it changes nothing:
-//   - each kind's feature gates, and the features its validation rules
-//     are judged unless (NGINX Gateway Fabric's NGF.nginx.plus);
+//   - each kind's feature gates, the features its validation rules
+//     are judged unless (NGINX Gateway Fabric's NGF.nginx.plus), and
+//     those its CA readings take SDS reference Secrets with (Envoy
+//     Gateway's extensionApis.enableSDSSecretRef);
 //   - for a kind serving Envoy Gateway's Gateways (its controllers name
 //     Envoy Gateway's, or any controller), Envoy Gateway's default for
 //     merging a GatewayClass's Gateways (profiles.EGMergeGateways), and
@@ -33,6 +35,9 @@ func FeaturesRead(kinds []*policy.Kind) map[string]bool {
 			if v.UnlessFeature != "" {
 				out[v.UnlessFeature] = true
 			}
+		}
+		for _, f := range k.CARefs.SDSFeatures() {
+			out[f] = true
 		}
 		if len(k.Controllers) > 0 && !slices.Contains(k.Controllers, profiles.EnvoyGatewayController) {
 			continue

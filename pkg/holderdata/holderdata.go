@@ -6,7 +6,9 @@
 // (one naming an entry point of Envoy's Lua filter) of up to MaxScript
 // bytes, the verdicts of the checks Envoy Gateway makes of the scripts its
 // policies load from ConfigMaps (whether it parses, whether its Strict
-// validation passes): they depend on the script alone. Readers that must
+// validation passes): they depend on the script alone; and of a Secret's
+// value under key url, whether Envoy Gateway takes it for the address of
+// an SDS server (an SDS reference Secret's url). Readers that must
 // not keep values (the cluster reader, the controller's cache) replace
 // each value with its Fact written as a token (Redact), the checks made
 // then, so that no script text is kept; Read gives the same facts from
@@ -22,6 +24,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -50,6 +53,25 @@ type Fact struct {
 	// Lua is what Envoy Gateway reads of a Lua script a policy loads
 	// from a ConfigMap's data value.
 	Lua Lua
+	// Empty says the value is empty (decoded, for a Secret's data).
+	Empty bool
+	// URL is read of a Secret's value under key url (URLKey): whether
+	// Envoy Gateway takes it for an SDS server's address.
+	URL URL
+}
+
+// URLKey is the key of an SDS reference Secret holding its server's
+// address (Envoy Gateway's ir.NewSDSConfig).
+const URLKey = "url"
+
+// URL is Envoy Gateway's verdict on a value as an SDS server's address.
+type URL struct {
+	// Read says the value was read as one (a Secret's, under URLKey).
+	Read bool
+	// Problem is why Envoy Gateway refuses it (netutil.ParseURL: a unix
+	// URL with an absolute path, or unix://./<path>, is the only form
+	// taken), "" when it takes it.
+	Problem string
 }
 
 // Lua is what is read of a ConfigMap data value as a Lua script.
@@ -239,7 +261,31 @@ var digestKey = func() []byte {
 func Of(value []byte) Fact {
 	mac := hmac.New(sha256.New, digestKey)
 	mac.Write(value)
-	return Fact{Digest: hex.EncodeToString(mac.Sum(nil)[:16]), CRL: crlOf(value)}
+	return Fact{Digest: hex.EncodeToString(mac.Sum(nil)[:16]), CRL: crlOf(value), Empty: len(value) == 0}
+}
+
+// CheckSDSURL is Envoy Gateway's check of an SDS server's address
+// (internal/utils/net ParseURL, v1.9.1): "" when it takes s, else why not,
+// in its words.
+func CheckSDSURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		// Without the value, which url.Error quotes: no value is kept.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return cut("invalid URL: " + err.Error())
+	}
+	switch {
+	case u.Scheme != "unix":
+		return cut("unsupported URL scheme: " + u.Scheme)
+	case u.Host != "" && u.Host != ".":
+		return "unix URL must not contain a host, use unix:///absolute/path"
+	case u.Path == "" && u.Host != ".":
+		return "unix URL must contain a path"
+	}
+	return ""
 }
 
 // crlOf reads the list in the first PEM block of value (Envoy Gateway
@@ -268,22 +314,32 @@ func (f Fact) token() string {
 	if f.Binary {
 		crl += ";bin"
 	}
-	lua := ""
+	extra := ""
 	if l := f.Lua; l.EntryPoint {
 		// A ConfigMap data value that names no entry point has no Lua
 		// part: Read tells one from where it is.
-		lua = ";lua=long"
+		extra = ";lua=long"
 		if l.Judged {
 			v := l.Check()
-			lua = ";lua=script"
+			extra = ";lua=script"
 			for _, p := range []struct{ name, msg string }{{"lua-syntax", v.Syntax}, {"lua-strict", v.Strict}, {"lua-strict-nj", v.StrictNotJudged}} {
 				if p.msg != "" {
-					lua += ";" + p.name + "=" + url.QueryEscape(p.msg)
+					extra += ";" + p.name + "=" + url.QueryEscape(p.msg)
 				}
 			}
 		}
 	}
-	return tokenPrefix + "d=" + f.Digest + ";crl=" + crl + lua
+	if f.Empty {
+		extra += ";empty"
+	}
+	if f.URL.Read {
+		v := "ok"
+		if f.URL.Problem != "" {
+			v = url.QueryEscape(f.URL.Problem)
+		}
+		extra += ";url=" + v
+	}
+	return tokenPrefix + "d=" + f.Digest + ";crl=" + crl + extra
 }
 
 // parseToken reads a token; ok is false when s is none or malformed (a
@@ -314,6 +370,20 @@ func parseToken(s string) (Fact, bool) {
 			f.Digest = val
 		case "bin":
 			f.Binary = true
+		case "empty":
+			if f.Empty || val != "" {
+				return Fact{}, false
+			}
+			f.Empty = true
+		case "url":
+			msg, err := url.QueryUnescape(val)
+			if err != nil || msg == "" || f.URL.Read || len(msg) > maxVerdict {
+				return Fact{}, false
+			}
+			f.URL.Read = true
+			if msg != "ok" {
+				f.URL.Problem = msg
+			}
 		case "lua":
 			if f.Lua.EntryPoint || (val != "long" && val != "script") {
 				return Fact{}, false
@@ -391,7 +461,7 @@ func read(u *unstructured.Unstructured, tokens bool) map[string]Fact {
 			}
 			cmData := f.name == "data" && u.GetKind() == "ConfigMap"
 			if tokens {
-				if fact, ok := parseToken(s); ok && (cmData || !fact.Lua.Read) {
+				if fact, ok := parseToken(s); ok && (cmData || !fact.Lua.Read) && fact.URL.Read == urlOf(u, f.name, k) {
 					// Every ConfigMap data value is read as a script.
 					fact.Lua.Read = cmData
 					out[k] = fact
@@ -409,10 +479,19 @@ func read(u *unstructured.Unstructured, tokens bool) map[string]Fact {
 			if cmData {
 				fact.Lua = luaOf(s, k == script)
 			}
+			if urlOf(u, f.name, k) {
+				fact.URL = URL{Read: true, Problem: CheckSDSURL(string(b))}
+			}
 			out[k] = fact
 		}
 	}
 	return out
+}
+
+// urlOf reports whether the value of key k in field of u is read as an
+// SDS server's address: a Secret's data or stringData value under URLKey.
+func urlOf(u *unstructured.Unstructured, field, k string) bool {
+	return k == URLKey && u.GetKind() == "Secret" && field != "binaryData"
 }
 
 // Redact replaces each value of u, a ConfigMap or Secret as the API

@@ -73,7 +73,7 @@ func TestRedactKeepsTheFacts(t *testing.T) {
 	b64 := base64.StdEncoding.EncodeToString
 	objs := []*unstructured.Unstructured{
 		{Object: map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "s"},
-			"data":       map[string]any{"ca.crl": b64([]byte(crl)), "client1": b64([]byte("key1")), "bad": "not base64!"},
+			"data":       map[string]any{"ca.crl": b64([]byte(crl)), "client1": b64([]byte("key1")), "bad": "not base64!", "none": "", "url": b64([]byte("http://sds.example"))},
 			"stringData": map[string]any{"client2": "key1"}}},
 		{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"},
 			"data":       map[string]any{"ca.crl": crl, "n": int64(3)},
@@ -89,7 +89,7 @@ func TestRedactKeepsTheFacts(t *testing.T) {
 		}
 		for k, f := range before {
 			g := after[k]
-			if f.Digest != g.Digest || f.CRL.Err != g.CRL.Err || !f.CRL.ThisUpdate.Equal(g.CRL.ThisUpdate) || !f.CRL.NextUpdate.Equal(g.CRL.NextUpdate) {
+			if f.Digest != g.Digest || f.CRL.Err != g.CRL.Err || !f.CRL.ThisUpdate.Equal(g.CRL.ThisUpdate) || !f.CRL.NextUpdate.Equal(g.CRL.NextUpdate) || f.Empty != g.Empty || f.URL != g.URL {
 				t.Errorf("%s %s: %+v, then %+v", u.GetKind(), k, f, g)
 			}
 		}
@@ -108,6 +108,12 @@ func TestRedactKeepsTheFacts(t *testing.T) {
 	facts := Read(objs[0])
 	if facts["ca.crl"].CRL.Err != "" || !facts["ca.crl"].CRL.NextUpdate.Equal(next) {
 		t.Errorf("Secret ca.crl: %+v", facts["ca.crl"])
+	}
+	if f := facts["none"]; !f.Empty || facts["client1"].Empty {
+		t.Errorf("an empty value read as not empty, or the other way: %+v, %+v", f, facts["client1"])
+	}
+	if f := facts["url"]; !f.URL.Read || f.URL.Problem != "unsupported URL scheme: http" || facts["client1"].URL.Read {
+		t.Errorf("Secret url: %+v (client1 %+v)", f.URL, facts["client1"].URL)
 	}
 	// The base64 value in data and the same text in stringData are equal.
 	if facts["client1"].Digest != facts["client2"].Digest {
@@ -308,18 +314,49 @@ func TestOnlyTheScriptKeyJudged(t *testing.T) {
 	}
 }
 
+// Envoy Gateway takes a unix URL with an absolute path, or
+// unix://./<path> (SPIFFE's form), for an SDS server's address, and
+// nothing else (netutil.ParseURL, v1.9.1); a refused one is named without
+// the value (no value is kept).
+func TestCheckSDSURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"unix:///var/run/secrets/workload-spiffe-uds/socket": "",
+		"unix://./relative/socket":                           "",
+		"unix://.":                                           "",
+		"/var/run/secrets/workload-spiffe-uds/socket":        "unsupported URL scheme: ",
+		"https://sds.example:8443":                           "unsupported URL scheme: https",
+		"unix://host/socket":                                 "unix URL must not contain a host, use unix:///absolute/path",
+		"unix://":                                            "unix URL must contain a path",
+		"unix:///secret\x7f":                                 "invalid URL: net/url: invalid control character in URL",
+		"unix:///secret%zz":                                  "invalid URL: invalid URL escape \"%zz\"",
+	} {
+		if got := CheckSDSURL(in); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+}
+
 // Bad tokens and values never panic.
 func FuzzRead(f *testing.F) {
 	f.Add(tokenPrefix + "d=ab;crl=this=1,next=2")
 	f.Add(tokenPrefix + "crl=err=%zz")
 	f.Add("-----BEGIN X509 CRL-----\nAAAA\n-----END X509 CRL-----\n")
 	f.Add("function envoy_on_request(h) end;lua=script;lua-syntax=x")
+	f.Add(tokenPrefix + "d=00112233445566778899aabbccddeeff;crl=err=x;empty;url=ok")
+	f.Add("unix:///socket")
 	f.Fuzz(func(t *testing.T, s string) {
 		u := &unstructured.Unstructured{Object: map[string]any{"kind": "Secret", "metadata": map[string]any{"annotations": map[string]any{MarkAnnotation: mark}},
 			"data": map[string]any{"k": s}, "stringData": map[string]any{"k2": s}}}
 		Read(u)
 		Redact(u)
 		Read(u)
+		// A Secret's url value reads the same through its token.
+		sec := &unstructured.Unstructured{Object: map[string]any{"kind": "Secret", "stringData": map[string]any{URLKey: s}}}
+		sb := Read(sec)[URLKey]
+		Redact(sec)
+		if sa := Read(sec)[URLKey]; sb.URL != sa.URL || sb.Empty != sa.Empty || sb.Digest != sa.Digest {
+			t.Errorf("url %q: %+v, then %+v", s, sb, sa)
+		}
 		// A ConfigMap's values read the same through their tokens, the
 		// scripts kept among them.
 		cm := &unstructured.Unstructured{Object: map[string]any{"kind": "ConfigMap", "data": map[string]any{"k": s}}}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/attache-dev/attache/pkg/holderdata"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -116,7 +117,22 @@ type CAReading struct {
 	// with tls.crt and tls.key; ca.crt is optional there).
 	SecretType string
 	SecretKeys []string
+	// SDSType, when set, is the type of a Secret that references a
+	// secret an SDS server serves instead of holding a certificate
+	// (Envoy Gateway's gateway.envoyproxy.io/sds): such a Secret is read
+	// for its keys SDSSecretNameKey and holderdata.URLKey, which must be
+	// set, the URL one the implementation takes (unix sockets only); a
+	// policy may name one, and then no certificate beside it. SDSFeature,
+	// when set, is the implementation feature (Features) without which
+	// such a Secret is refused (Envoy Gateway:
+	// EnvoyGateway.extensionApis.enableSDSSecretRef, off by default).
+	SDSType    string
+	SDSFeature string
 }
+
+// SDSSecretNameKey is the key of an SDS reference Secret naming the
+// secret its SDS server serves (Envoy Gateway's ir.NewSDSConfig).
+const SDSSecretNameKey = "secretName"
 
 // clone copies the lists.
 func (r CAReading) clone() CAReading {
@@ -180,6 +196,38 @@ func (r CARefs) clone() CARefs {
 	return out
 }
 
+// SDSFeatures are the SDSFeature of the readings that have one.
+func (r CARefs) SDSFeatures() []string {
+	var out []string
+	for _, rd := range append([]CAReading{r.CAReading}, r.readings()...) {
+		if rd.SDSFeature != "" && !slices.Contains(out, rd.SDSFeature) {
+			out = append(out, rd.SDSFeature)
+		}
+	}
+	return out
+}
+
+// SDSTypes are the SDSType of the readings that have one: the Secrets of
+// those types are read for their values (package holderdata).
+func (r CARefs) SDSTypes() []string {
+	var out []string
+	for _, rd := range append([]CAReading{r.CAReading}, r.readings()...) {
+		if rd.SDSType != "" && !slices.Contains(out, rd.SDSType) {
+			out = append(out, rd.SDSType)
+		}
+	}
+	return out
+}
+
+// readings are the ByController readings.
+func (r CARefs) readings() []CAReading {
+	out := make([]CAReading, len(r.ByController))
+	for i, c := range r.ByController {
+		out[i] = c.CAReading
+	}
+	return out
+}
+
 // Enabled reports whether the kind has CA certificate references.
 func (r CARefs) Enabled() bool { return r.Field != "" }
 
@@ -200,8 +248,9 @@ func (r CARefs) String() string {
 
 // String renders a reading as the annotation's words:
 // "kinds=ConfigMap keys=ca.crt", then " groups=any", " max=<n>",
-// " strict", " skip-unknown", " secret-type=<type>" and
-// " secret-keys=<key>,..." when set.
+// " strict", " skip-unknown", " secret-type=<type>",
+// " secret-keys=<key>,...", " sds-type=<type>" and
+// " sds-feature=<feature>" when set.
 func (r CAReading) String() string {
 	names := make([]string, len(r.Kinds))
 	for i, k := range r.Kinds {
@@ -225,6 +274,12 @@ func (r CAReading) String() string {
 	}
 	if len(r.SecretKeys) > 0 {
 		s += " secret-keys=" + strings.Join(r.SecretKeys, ",")
+	}
+	if r.SDSType != "" {
+		s += " sds-type=" + r.SDSType
+	}
+	if r.SDSFeature != "" {
+		s += " sds-feature=" + r.SDSFeature
 	}
 	return s
 }
@@ -282,6 +337,18 @@ func (r CARefs) validate() error {
 		}
 		if strings.ContainsAny(rd.SecretType, " ,=;") {
 			return fmt.Errorf("secret type %q: want a Secret type (kubernetes.io/tls)", rd.SecretType)
+		}
+		if strings.ContainsAny(rd.SDSType, " ,=;") {
+			return fmt.Errorf("sds type %q: want a Secret type (gateway.envoyproxy.io/sds)", rd.SDSType)
+		}
+		if rd.SDSType != "" && rd.SDSType == rd.SecretType {
+			return fmt.Errorf("sds type %s is also the secret type certificates are read from", rd.SDSType)
+		}
+		if rd.SDSFeature != "" && (rd.SDSType == "" || strings.ContainsAny(rd.SDSFeature, " ,=;")) {
+			return fmt.Errorf("sds feature %q: want a feature name, with sds-type", rd.SDSFeature)
+		}
+		if rd.SDSType != "" && !slices.Contains(rd.Kinds, KindSecret) {
+			return fmt.Errorf("sds type %s: Secret is not among the kinds", rd.SDSType)
 		}
 		return nil
 	}
@@ -374,8 +441,12 @@ func parseCAReading(words []string, rd *CAReading, where string) error {
 			if rd.SecretKeys = splitList(val); len(rd.SecretKeys) == 0 {
 				return fmt.Errorf("secret-keys= %s: want data keys", where)
 			}
+		case ok && name == "sds-type" && val != "" && rd.SDSType == "":
+			rd.SDSType = val
+		case ok && name == "sds-feature" && val != "" && rd.SDSFeature == "":
+			rd.SDSFeature = val
 		default:
-			return fmt.Errorf("unexpected %q %s (known: kinds=ConfigMap,Secret,ClusterTrustBundle keys=ca.crt,* groups=any max=<n> strict skip-unknown secret-type=<type> secret-keys=<key>,...)", w, where)
+			return fmt.Errorf("unexpected %q %s (known: kinds=ConfigMap,Secret,ClusterTrustBundle keys=ca.crt,* groups=any max=<n> strict skip-unknown secret-type=<type> secret-keys=<key>,... sds-type=<type> sds-feature=<feature>)", w, where)
 		}
 	}
 	return nil
@@ -516,10 +587,24 @@ type CARefProblem struct {
 
 // Holder is what attache reads of an object holding CA certificates: its
 // data keys (a ClusterTrustBundle's: TrustBundleKey when its bundle is
-// set) and, of a Secret, its type.
+// set), of a Secret, its type, and what is read of its values, by key
+// (nil when not read: the values are then not judged).
 type Holder struct {
-	Keys []string
-	Type string
+	Keys  []string
+	Type  string
+	Facts map[string]holderdata.Fact
+}
+
+// CAHolders is what CheckCARefsWith reads beside the policy.
+type CAHolders struct {
+	// Holder gives what is read of a holder (ok false when it does not
+	// exist).
+	Holder func(topology.Ref) (Holder, bool)
+	// Unread, when not nil, says which holders could not be read at all.
+	Unread func(topology.Ref) bool
+	// Features are the implementation's switches (a reading's
+	// SDSFeature).
+	Features Features
 }
 
 // CheckCARefs resolves the policy's CA certificate references as its
@@ -535,6 +620,13 @@ func (p *Policy) CheckCARefs(holder func(topology.Ref) (Holder, bool), unread fu
 // references that do not resolve, how many resolve, and whether some
 // could not be judged (unread).
 func (p *Policy) CheckCARefsAs(r CARefs, holder func(topology.Ref) (Holder, bool), unread func(topology.Ref) bool) (probs []CARefProblem, valid int, unknown bool) {
+	return p.CheckCARefsWith(r, CAHolders{Holder: holder, Unread: unread})
+}
+
+// CheckCARefsWith is CheckCARefsAs with the implementation's features,
+// which a reading with SDSFeature reads (none: the feature is off).
+func (p *Policy) CheckCARefsWith(r CARefs, in CAHolders) (probs []CARefProblem, valid int, unknown bool) {
+	holder, unread := in.Holder, in.Unread
 	knownKinds := 0
 	for _, ref := range p.CARefs {
 		if _, ok := r.holderKind(ref); ok {
@@ -542,6 +634,8 @@ func (p *Policy) CheckCARefsAs(r CARefs, holder func(topology.Ref) (Holder, bool
 		}
 	}
 	var empty []CARef // ClusterTrustBundles without a bundle, under Strict
+	var sds *CARef    // the SDS reference Secret that resolved
+	certs := 0        // the references giving certificates
 	for _, ref := range p.CARefs {
 		hr, known := r.holderRef(ref)
 		gk := topology.GroupKind{Group: ref.Group, Kind: ref.Kind}
@@ -568,6 +662,13 @@ func (p *Policy) CheckCARefsAs(r CARefs, holder func(topology.Ref) (Holder, bool
 			switch {
 			case !found:
 				bad(ReasonInvalidCACertificateRef, "%s not found", what)
+			case secret && r.SDSType != "" && h.Type == r.SDSType:
+				if msg := r.sdsProblem(h, in.Features, sds != nil); msg != "" {
+					bad(ReasonInvalidCACertificateRef, "%s %s", what, msg)
+					continue
+				}
+				sds = &ref
+				valid++
 			case clusterScoped && !slices.Contains(h.Keys, TrustBundleKey):
 				if r.Strict {
 					empty = append(empty, ref) // adds nothing
@@ -587,13 +688,21 @@ func (p *Policy) CheckCARefsAs(r CARefs, holder func(topology.Ref) (Holder, bool
 					bad(ReasonInvalidCACertificateRef, "%s has no key %s", what, strings.Join(missing, " nor "))
 				} else {
 					valid++
+					certs++
 				}
 			case !clusterScoped && !holdsCert(h.Keys, r.Keys):
 				bad(ReasonInvalidCACertificateRef, "%s has no key %s", what, keysText(r.Keys))
 			default:
 				valid++
+				certs++
 			}
 		}
+	}
+	if sds != nil && certs > 0 {
+		// Envoy Gateway takes the SDS server's secret or certificates,
+		// never both (getCaCertsFromCARefs).
+		probs = append(probs, CARefProblem{*sds, ReasonInvalidCACertificateRef, fmt.Sprintf("%s: Secret %s/%s is an SDS reference Secret, which cannot be mixed with other CA certificate references", sds.Field, sds.Namespace, sds.Name)})
+		valid = 0
 	}
 	if r.Strict && valid == 0 && len(probs) == 0 && !unknown && len(empty) > 0 {
 		// Nothing gave a certificate.
@@ -601,6 +710,29 @@ func (p *Policy) CheckCARefsAs(r CARefs, holder func(topology.Ref) (Holder, bool
 		probs = append(probs, CARefProblem{ref, ReasonInvalidCACertificateRef, fmt.Sprintf("%s: %s %s has an empty trust bundle, and no other reference gives a certificate", ref.Field, ref.Kind, ref.Name)})
 	}
 	return probs, valid, unknown
+}
+
+// sdsProblem is why SDS reference Secret h is refused under reading r
+// with features ("" when taken); another says one was taken before it.
+// The checks and their order are Envoy Gateway's (getCaCertsFromCARefs,
+// ir.NewSDSConfig, v1.9.1).
+func (r CAReading) sdsProblem(h Holder, features Features, another bool) string {
+	switch {
+	case r.SDSFeature != "" && !features.On(r.SDSFeature):
+		return fmt.Sprintf("is an SDS reference Secret (type %s), and SDS Secret references are off: %s is not set", r.SDSType, r.SDSFeature)
+	case another:
+		return "is a second SDS reference Secret: one policy may name one"
+	}
+	for _, key := range []string{SDSSecretNameKey, holderdata.URLKey} {
+		f, read := h.Facts[key]
+		if !slices.Contains(h.Keys, key) || (read && f.Empty) {
+			return fmt.Sprintf("is an invalid SDS reference Secret: no %s found", key)
+		}
+	}
+	if f := h.Facts[holderdata.URLKey]; f.URL.Problem != "" {
+		return "is an invalid SDS reference Secret: invalid URL in it: " + f.URL.Problem
+	}
+	return ""
 }
 
 // holdsCert reports whether a holder with data keys have holds a

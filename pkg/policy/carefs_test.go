@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/attache-dev/attache/pkg/holderdata"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -35,6 +38,11 @@ func TestParseCARefs(t *testing.T) {
 		{in: "x kinds=ConfigMap kinds=Secret", err: `unexpected "kinds=Secret"`},
 		{in: "a..b", err: "not a dotted path"},
 		{in: "x other", err: `unexpected "other"`},
+		{in: "x; controller=a/b kinds=ConfigMap,Secret sds-type=example.com/sds sds-feature=Impl.sds", want: "x kinds=ConfigMap keys=ca.crt; controller=a/b kinds=ConfigMap,Secret keys=ca.crt sds-type=example.com/sds sds-feature=Impl.sds"},
+		{in: "x kinds=ConfigMap sds-type=example.com/sds", err: "sds type example.com/sds: Secret is not among the kinds"},
+		{in: "x kinds=Secret sds-feature=Impl.sds", err: "want a feature name, with sds-type"},
+		{in: "x kinds=Secret secret-type=t sds-type=t", err: "sds type t is also the secret type"},
+		{in: "x kinds=Secret sds-type=a sds-type=b", err: `unexpected "sds-type=b"`},
 	} {
 		r, err := ParseCARefs(c.in)
 		switch {
@@ -168,5 +176,73 @@ func TestCheckCARefsStrictAndSecrets(t *testing.T) {
 		if got := judge(tc.ctl, tc.refs); got != tc.want {
 			t.Errorf("%s %s:\n got %s\nwant %s", tc.ctl, tc.refs, got, tc.want)
 		}
+	}
+}
+
+// An SDS reference Secret (Envoy Gateway's reading, SDSType): taken, as
+// the CA, with the reading's feature on, a secretName and a unix url
+// (what holderdata read of its values); refused with the feature off, as
+// a second one, without either key or with one empty, with a URL Envoy
+// Gateway does not take, and beside certificates (then no reference
+// counts as valid: Envoy Gateway fails the policy).
+func TestCheckCARefsSDS(t *testing.T) {
+	r, err := ParseCARefs("validation.caCertificateRefs; controller=eg kinds=ConfigMap,Secret keys=ca.crt,tls.crt,* groups=any strict skip-unknown sds-type=gateway.envoyproxy.io/sds sds-feature=EG.sds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := mustKind(t, Spec{Class: Direct, CARefs: r})
+	const sdsType = "gateway.envoyproxy.io/sds"
+	fact := func(v string) holderdata.Fact {
+		u := &unstructured.Unstructured{Object: map[string]any{"kind": "Secret", "stringData": map[string]any{holderdata.URLKey: v, "other": v}}}
+		return holderdata.Read(u)[holderdata.URLKey]
+	}
+	good := map[string]holderdata.Fact{"secretName": holderdata.Of([]byte("ROOTCA")), "url": fact("unix:///var/run/sds.sock")}
+	holders := map[string]Holder{
+		"ConfigMap ns1/ca":     {Keys: []string{"ca.crt"}},
+		"Secret ns1/sds":       {Keys: []string{"secretName", "url"}, Type: sdsType, Facts: good},
+		"Secret ns1/sds2":      {Keys: []string{"secretName", "url"}, Type: sdsType, Facts: good},
+		"Secret ns1/no-name":   {Keys: []string{"url"}, Type: sdsType, Facts: good},
+		"Secret ns1/empty":     {Keys: []string{"secretName", "url"}, Type: sdsType, Facts: map[string]holderdata.Fact{"secretName": holderdata.Of(nil), "url": good["url"]}},
+		"Secret ns1/http":      {Keys: []string{"secretName", "url"}, Type: sdsType, Facts: map[string]holderdata.Fact{"secretName": good["secretName"], "url": fact("http://sds:8080")}},
+		"Secret ns1/unread":    {Keys: []string{"secretName", "url"}, Type: sdsType},
+		"Secret ns1/plain-sds": {Keys: []string{"ca.crt"}, Type: "Opaque"},
+	}
+	holder := func(ref topology.Ref) (Holder, bool) { h, ok := holders[ref.String()]; return h, ok }
+	judge := func(ctl string, on bool, refs string) string {
+		p := parse(t, k, withTargets(`"validation": {"caCertificateRefs": [`+refs+`]}`))
+		probs, valid, _ := p.CheckCARefsWith(k.CARefs.For(ctl), CAHolders{Holder: holder, Features: Features{"EG.sds": {On: on}}})
+		out := fmt.Sprintf("%d valid", valid)
+		for _, pr := range probs {
+			out += "; " + pr.Reason + ": " + strings.TrimPrefix(pr.Message, "spec.validation.caCertificateRefs")
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		ctl        string
+		on         bool
+		refs, want string
+	}{
+		{"eg", true, `{"kind": "Secret", "name": "sds"}`, "1 valid"},
+		{"eg", true, `{"kind": "Secret", "name": "unread"}`, "1 valid"}, // values not read: keys alone judged
+		{"eg", false, `{"kind": "Secret", "name": "sds"}`, "0 valid; InvalidCACertificateRef: [0]: Secret ns1/sds is an SDS reference Secret (type gateway.envoyproxy.io/sds), and SDS Secret references are off: EG.sds is not set"},
+		{"eg", true, `{"kind": "Secret", "name": "sds"}, {"kind": "Secret", "name": "sds2"}`, "1 valid; InvalidCACertificateRef: [1]: Secret ns1/sds2 is a second SDS reference Secret: one policy may name one"},
+		{"eg", true, `{"kind": "Secret", "name": "no-name"}`, "0 valid; InvalidCACertificateRef: [0]: Secret ns1/no-name is an invalid SDS reference Secret: no secretName found"},
+		{"eg", true, `{"kind": "Secret", "name": "empty"}`, "0 valid; InvalidCACertificateRef: [0]: Secret ns1/empty is an invalid SDS reference Secret: no secretName found"},
+		{"eg", true, `{"kind": "Secret", "name": "http"}`, "0 valid; InvalidCACertificateRef: [0]: Secret ns1/http is an invalid SDS reference Secret: invalid URL in it: unsupported URL scheme: http"},
+		{"eg", true, `{"kind": "Secret", "name": "sds"}, {"kind": "ConfigMap", "name": "ca"}`, "0 valid; InvalidCACertificateRef: [0]: Secret ns1/sds is an SDS reference Secret, which cannot be mixed with other CA certificate references"},
+		{"eg", true, `{"kind": "Secret", "name": "plain-sds"}`, "1 valid"},
+		// The default reading has no SDS: such a Secret is read for a
+		// certificate (and holds none).
+		{"", true, `{"kind": "Secret", "name": "sds"}`, "0 valid; InvalidKind: [0]: kind Secret is not supported (supported: ConfigMap)"},
+	} {
+		if got := judge(tc.ctl, tc.on, tc.refs); got != tc.want {
+			t.Errorf("%s on=%v %s:\n got %s\nwant %s", tc.ctl, tc.on, tc.refs, got, tc.want)
+		}
+	}
+	if got := r.SDSFeatures(); len(got) != 1 || got[0] != "EG.sds" {
+		t.Errorf("SDSFeatures: %v", got)
+	}
+	if got := r.SDSTypes(); len(got) != 1 || got[0] != sdsType {
+		t.Errorf("SDSTypes: %v", got)
 	}
 }

@@ -202,6 +202,7 @@ func FuzzParseCARefs(f *testing.F) {
 		"none", "", "x kinds=Pod", "x keys=*,ca.crt", "x kinds=Secret.core kinds=ConfigMap", "a..b", ".a", "x y",
 		"x; controller=a/b kinds=ConfigMap,Secret,ClusterTrustBundle keys=ca.crt,tls.crt,* groups=any strict skip-unknown",
 		"x max=1 secret-type=kubernetes.io/tls secret-keys=tls.crt,tls.key; controller=c", "none;", "x;;", "x; controller=a; controller=a",
+		"x; controller=a kinds=Secret sds-type=t sds-feature=F.x", "x kinds=Secret sds-feature=F",
 	} {
 		f.Add(s)
 	}

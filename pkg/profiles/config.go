@@ -15,6 +15,10 @@ const (
 	egEnableLua              = "EnvoyGateway.extensionApis.enableLua"
 	egEnableEnvoyPatchPolicy = "EnvoyGateway.extensionApis.enableEnvoyPatchPolicy"
 	egEnableBackend          = "EnvoyGateway.extensionApis.enableBackend"
+	// EGEnableSDSSecretRef lets a BackendTLSPolicy at Envoy Gateway's
+	// Gateways name an SDS reference Secret for its CA
+	// (policy.CAReading.SDSFeature).
+	EGEnableSDSSecretRef = "EnvoyGateway.extensionApis.enableSDSSecretRef"
 )
 
 // egConfigKey is the key of Envoy Gateway's ConfigMap that holds its
@@ -59,7 +63,7 @@ func Configuration(u *unstructured.Unstructured) (features map[string]bool, ok b
 	if av, _ := cfg["apiVersion"].(string); !strings.HasPrefix(av, "gateway.envoyproxy.io/") {
 		return nil, true, field, fmt.Errorf("holds no Envoy Gateway configuration: its apiVersion is %q, not gateway.envoyproxy.io/<version>", av)
 	}
-	features = map[string]bool{egEnableLua: false, egEnableEnvoyPatchPolicy: false, egEnableBackend: false, EGMergeGateways: false}
+	features = map[string]bool{egEnableLua: false, egEnableEnvoyPatchPolicy: false, egEnableBackend: false, EGEnableSDSSecretRef: false, EGMergeGateways: false}
 	for _, f := range defaultSpecFields {
 		features[DefaultSpecFeature(f)] = false
 	}
@@ -112,10 +116,12 @@ func Configuration(u *unstructured.Unstructured) (features map[string]bool, ok b
 	deref := func(b *bool) bool { return b != nil && *b }
 	patch, _ := flag("enableEnvoyPatchPolicy")
 	backend, _ := flag("enableBackend")
+	sds, _ := flag("enableSDSSecretRef")
 	enableLua, _ := flag("enableLua")
 	disableLua, _ := flag("disableLua")
 	features[egEnableEnvoyPatchPolicy] = deref(patch)
 	features[egEnableBackend] = deref(backend)
+	features[EGEnableSDSSecretRef] = deref(sds)
 	// enableLua wins over the deprecated disableLua; with neither, Lua
 	// is off (ExtensionAPISettings.LuaDisabled).
 	features[egEnableLua] = deref(enableLua) || (disableLua != nil && !*disableLua)

@@ -23,7 +23,7 @@ const egHeader = "apiVersion: gateway.envoyproxy.io/v1alpha1\nkind: EnvoyGateway
 // Envoy Gateway's configuration: every feature is off unless set, Lua as
 // LuaDisabled reads it (enableLua over the deprecated disableLua).
 func TestConfiguration(t *testing.T) {
-	off := map[string]bool{egEnableLua: false, egEnableEnvoyPatchPolicy: false, egEnableBackend: false, EGMergeGateways: false, EGDefaultDynamicModules: false, "EnvoyGateway.envoyProxy.geoIP": false,
+	off := map[string]bool{egEnableLua: false, egEnableEnvoyPatchPolicy: false, egEnableBackend: false, EGEnableSDSSecretRef: false, EGMergeGateways: false, EGDefaultDynamicModules: false, "EnvoyGateway.envoyProxy.geoIP": false,
 		"EnvoyGateway.envoyProxy.luaValidation": false, "EnvoyGateway.envoyProxy.routingType": false}
 	with := func(on ...string) map[string]bool {
 		m := maps.Clone(off)
@@ -39,7 +39,8 @@ func TestConfiguration(t *testing.T) {
 	}{
 		{"the Helm chart's default", egHeader, off, ""},
 		{"extensionApis null", egHeader + "extensionApis:\n", off, ""},
-		{"all on", egHeader + "extensionApis:\n  enableEnvoyPatchPolicy: true\n  enableBackend: true\n  enableLua: true\n", with(egEnableLua, egEnableEnvoyPatchPolicy, egEnableBackend), ""},
+		{"all on", egHeader + "extensionApis:\n  enableEnvoyPatchPolicy: true\n  enableBackend: true\n  enableLua: true\n  enableSDSSecretRef: true\n", with(egEnableLua, egEnableEnvoyPatchPolicy, egEnableBackend, EGEnableSDSSecretRef), ""},
+		{"SDS not a boolean", egHeader + "extensionApis:\n  enableSDSSecretRef: 1\n", off, "extensionApis.enableSDSSecretRef is not a boolean"},
 		{"deprecated disableLua false", egHeader + "extensionApis:\n  disableLua: false\n", with(egEnableLua),
 			"disableLua and enableLua have the same value"},
 		{"disableLua true", egHeader + "extensionApis:\n  disableLua: true\n", off, ""},

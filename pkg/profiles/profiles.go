@@ -42,6 +42,11 @@ const (
 	// NGFController is NGINX Gateway Fabric's (its Helm chart's
 	// nginxGateway.gatewayControllerName).
 	NGFController = "gateway.nginx.org/nginx-gateway-controller"
+	// EGSDSSecretType is the type of Envoy Gateway's SDS reference
+	// Secrets (api/v1alpha1 SDSSecretType): they name a secret an SDS
+	// server serves, by its secretName and url keys.
+	EGSDSSecretType = "gateway.envoyproxy.io/sds"
+
 	// IstioController is Istio's gateway controller (istiod's
 	// PILOT_GATEWAY_API_CONTROLLER_NAME default, features.
 	// ManagedGatewayController), the default Kuadrant reads.
@@ -314,10 +319,13 @@ var builtin = func() []policy.Profile {
 				// ConfigMaps and Secrets (ca.crt, else tls.crt, else their
 				// only key) and ClusterTrustBundles; other kinds skipped;
 				// the first reference that does not resolve fails the
-				// policy, an empty bundle adds nothing.
+				// policy, an empty bundle adds nothing; one SDS reference
+				// Secret instead of certificates, with
+				// extensionApis.enableSDSSecretRef (v1.9.1).
 				{Controller: EnvoyGatewayController, CAReading: policy.CAReading{
 					Kinds: []topology.GroupKind{policy.KindConfigMap, policy.KindSecret, policy.KindClusterTrustBundle},
-					Keys:  []string{"ca.crt", "tls.crt", "*"}, AnyGroup: true, Strict: true, SkipUnknown: true}},
+					Keys:  []string{"ca.crt", "tls.crt", "*"}, AnyGroup: true, Strict: true, SkipUnknown: true,
+					SDSType: EGSDSSecretType, SDSFeature: EGEnableSDSSecretRef}},
 				// NGINX Gateway Fabric (validateBackendTLSCACertRef,
 				// resolver/configmaps.go and secrets.go): one reference
 				// (more: Invalid), of group "" or core, to a ConfigMap
