@@ -44,10 +44,11 @@ var istioPolicyKinds = []topology.GroupKind{
 	{Group: "security.istio.io", Kind: "RequestAuthentication"},
 	{Group: "telemetry.istio.io", Kind: "Telemetry"},
 	{Group: "extensions.istio.io", Kind: "WasmPlugin"},
+	{Group: "extensions.istio.io", Kind: "TrafficExtension"},
 	{Group: "networking.istio.io", Kind: "EnvoyFilter"},
 }
 
-// TestIstioPolicyKindsRecognised: the five Istio policy kinds are policy
+// TestIstioPolicyKindsRecognised: the six Istio policy kinds are policy
 // kinds for attache although Istio's CRDs carry no policy label: the Istio
 // profile makes them so (their class comes from it), and with the profiles
 // off none of Istio's kinds is a policy kind.

@@ -1807,7 +1807,8 @@ useRemoteAddress: false`)
 
 // ---------------------------------------------------------------- Istio
 
-// RequestAuthentication, WasmPlugin and EnvoyFilter: every policy that
+// RequestAuthentication, WasmPlugin, TrafficExtension and EnvoyFilter:
+// every policy that
 // targets a Gateway applies (none replaces another), and a policy that
 // selects workloads by labels instead of targetRefs is not invalid.
 // Sources (istio/istio 86c9f01fd73): pilot/pkg/model/authentication.go
@@ -1824,6 +1825,8 @@ func TestDocsIstioKindsAdditiveAndSelectorNotInvalid(t *testing.T) {
 			`jwtRules: [{issuer: a.example}]`, `jwtRules: [{issuer: b.example}]`},
 		{"extensions.istio.io", "WasmPlugin", "wasmplugins", "extensions.istio.io/v1alpha1", "selector: {matchLabels: {app: x}}",
 			`url: oci://a`, `url: oci://b`},
+		{"extensions.istio.io", "TrafficExtension", "trafficextensions", "extensions.istio.io/v1alpha1", "selector: {matchLabels: {app: x}}",
+			`wasm: {url: oci://a}`, `lua: {inlineCode: "function envoy_on_request(h) end"}`},
 		{"networking.istio.io", "EnvoyFilter", "envoyfilters", "networking.istio.io/v1alpha3", "workloadSelector: {labels: {app: x}}",
 			`priority: 1`, `priority: 2`},
 	} {
@@ -1876,6 +1879,7 @@ func TestDocsIstioSectionNameDropped(t *testing.T) {
 		{"security.istio.io", "RequestAuthentication", "requestauthentications", "security.istio.io/v1", "jwtRules: [{issuer: a.example}]"},
 		{"telemetry.istio.io", "Telemetry", "telemetries", "telemetry.istio.io/v1", "tracing: [{randomSamplingPercentage: 5}]"},
 		{"extensions.istio.io", "WasmPlugin", "wasmplugins", "extensions.istio.io/v1alpha1", "url: oci://a"},
+		{"extensions.istio.io", "TrafficExtension", "trafficextensions", "extensions.istio.io/v1alpha1", "wasm: {url: oci://a}"},
 		{"networking.istio.io", "EnvoyFilter", "envoyfilters", "networking.istio.io/v1alpha3", "priority: 1"},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {

@@ -449,6 +449,11 @@ var builtin = func() []policy.Profile {
 		// workload) and its per-provider merges.
 		withWaypointTargets(istio("telemetry.istio.io", "Telemetry", policy.CompositionIstioTelemetry, "selector")),
 		withWaypointTargets(istio("extensions.istio.io", "WasmPlugin", policy.CompositionAdditive, "selector")),
+		// TrafficExtension (istio.io/api v1.31, extended channel):
+		// WasmPlugin's successor, a Wasm or a Lua filter, targeted as
+		// WasmPlugin is; istiod translates WasmPlugins into
+		// TrafficExtensions and applies both alike.
+		withWaypointTargets(istio("extensions.istio.io", "TrafficExtension", policy.CompositionAdditive, "selector")),
 		// EnvoyFilter: its proto lists Service and ServiceEntry targets,
 		// but istiod matches EnvoyFilters with the proxy's policy matcher,
 		// never with a Service (getMatchedEnvoyFilters), so such a target

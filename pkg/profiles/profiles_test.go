@@ -15,7 +15,8 @@ var required = map[string][]topology.GroupKind{
 	GatewayAPI:   {{Group: "gateway.networking.k8s.io", Kind: "BackendTLSPolicy"}, {Group: "gateway.networking.x-k8s.io", Kind: "XBackendTrafficPolicy"}},
 	EnvoyGateway: egKinds("ClientTrafficPolicy", "BackendTrafficPolicy", "SecurityPolicy", "EnvoyExtensionPolicy", "EnvoyPatchPolicy"),
 	Istio: {{Group: "security.istio.io", Kind: "AuthorizationPolicy"}, {Group: "security.istio.io", Kind: "RequestAuthentication"},
-		{Group: "telemetry.istio.io", Kind: "Telemetry"}, {Group: "extensions.istio.io", Kind: "WasmPlugin"}, {Group: "networking.istio.io", Kind: "EnvoyFilter"}},
+		{Group: "telemetry.istio.io", Kind: "Telemetry"}, {Group: "extensions.istio.io", Kind: "WasmPlugin"}, {Group: "extensions.istio.io", Kind: "TrafficExtension"},
+		{Group: "networking.istio.io", Kind: "EnvoyFilter"}},
 	NGF: group("gateway.nginx.org", "ClientSettingsPolicy", "ObservabilityPolicy", "UpstreamSettingsPolicy", "ProxySettingsPolicy", "RateLimitPolicy", "SnippetsPolicy",
 		"PayloadProcessor", "ExternalLoadBalancer", "WAFPolicy"),
 	Kuadrant: append(group("kuadrant.io", "RateLimitPolicy", "AuthPolicy", "TokenRateLimitPolicy", "DNSPolicy", "TLSPolicy"),
@@ -59,7 +60,7 @@ func TestEveryRequiredKindHasAProfile(t *testing.T) {
 			}
 		}
 	}
-	if n, want := len(All()), 36; n != want {
+	if n, want := len(All()), 37; n != want {
 		t.Errorf("%d profiles, want %d (update the required list with the new ones)", n, want)
 	}
 }
