@@ -74,6 +74,27 @@ func (c *computation) notServed(k *policy.Kind, ref topology.Ref) string {
 		}
 		return ""
 	}
+	if gk := ref.GroupKind(); k.WaypointTargets && !ref.IsSection() && (gk == topology.KindService || gk == topology.KindServiceEntry) {
+		// Such a target applies at its waypoint only (an unbound one:
+		// unboundService says so): judged by that waypoint, and by its
+		// canary, either serving it.
+		id, ok := c.graph.Lookup(ref)
+		if !ok {
+			return ""
+		}
+		wp := c.boundWaypoint(id)
+		if wp.Name == "" {
+			return ""
+		}
+		served, why := c.gatewayServed(k, wp)
+		if canary, has := c.serviceCanary[id]; has && !served {
+			served, _ = c.gatewayServed(k, canary)
+		}
+		if served {
+			return ""
+		}
+		return fmt.Sprintf("%s is bound to waypoint %s, another implementation's: %s", ref.Short(), why, servesText(k))
+	}
 	gws := c.gatewaysAbove(ref)
 	var whys []string
 	for _, gw := range gws {

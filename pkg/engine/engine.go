@@ -136,6 +136,10 @@ type ancestorState struct {
 	att    *attachment // nil when not accepted
 	reason string
 	msg    string
+	// foreign: not found because it is another implementation's
+	// (notServed), which a summary flattened as istiod's reads as istiod
+	// does (istioWaypointSummary).
+	foreign bool
 }
 
 // computation holds the state of a computation. Compute uses it once; an
@@ -926,7 +930,7 @@ func (c *computation) resolve(ps *pstate) {
 				// Its implementation does not see the target (another
 				// implementation's Gateway, or what only such Gateways
 				// reach): as not found.
-				ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonTargetNotFound, msg: t.Field + ": " + msg})
+				ps.ancestors = append(ps.ancestors, ancestorState{ref: ref, reason: ReasonTargetNotFound, msg: t.Field + ": " + msg, foreign: true})
 				continue
 			}
 			c.attachChecked(ps, id, t)

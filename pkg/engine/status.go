@@ -414,7 +414,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			}
 		}
 		st.Ancestors = append(st.Ancestors, anc)
-		verdicts = append(verdicts, targetVerdict{ref: an.ref, reason: an.reason, msg: an.msg})
+		verdicts = append(verdicts, targetVerdict{ref: an.ref, reason: an.reason, msg: an.msg, foreign: an.foreign})
 	}
 	notAccepted = append(notAccepted, ps.noTarget...)
 	if mode := ps.p.Kind.Ancestor; mode.Gateways() {
@@ -1231,6 +1231,8 @@ func (c *computation) withReplacedBelow(cond Condition, atts []*attachment) Cond
 type targetVerdict struct {
 	ref         topology.Ref
 	reason, msg string
+	// foreign: refused as another implementation's (ancestorState).
+	foreign bool
 }
 
 // istioWaypointSummary is the summary Accepted condition of a policy of a
@@ -1265,6 +1267,19 @@ func (c *computation) istioWaypointSummary(p *policy.Policy, verdicts []targetVe
 				continue
 			}
 			b = bound{ok: v.reason == "", reason: v.reason, msg: v.msg}
+			if v.foreign {
+				// istiod binds the Gateway (or the Service to its
+				// waypoint) whatever its class: bound, as below, though
+				// it configures no proxy there.
+				b = bound{ok: true, reason: ReasonAccepted, msg: "Policy is accepted for " + v.ref.Short() +
+					" (bound, as istiod says; " + v.msg + ", so it applies nowhere there)"}
+				if v.ref.GroupKind() == topology.KindGateway {
+					if f, known := c.gateways[v.ref.Object()]; known && f.waypointUnready != "" {
+						b = bound{reason: ReasonTargetNotFound, msg: fmt.Sprintf("%s is no waypoint istiod binds to: %s", v.ref.Short(), f.waypointUnready)}
+					}
+				}
+				break
+			}
 			if b.ok {
 				b.reason, b.msg = ReasonAccepted, "Policy is accepted for "+v.ref.Short()
 				if v.ref.GroupKind() == topology.KindGateway {

@@ -755,16 +755,24 @@ func TestWaypointCanary(t *testing.T) {
 // Gateway of the discovered namespaces; no class, controller or
 // revision filter): a Service labelled for an Envoy Gateway Gateway with
 // an address is bound to it, and istiod's WaypointAccepted of a policy on
-// that Gateway says bound; without an address, neither. istiod programs
-// only its own waypoints' proxies, so that Gateway's policies do not reach
-// the Service, whose own do (in its own context).
+// that Gateway, or on that Service, says bound; without an address,
+// neither. But istiod configures only its own Gateways' proxies
+// (ShouldAttachPolicy matches a proxy's Gateway name label), so no policy
+// of Istio's kinds applies on such a Gateway or at such a waypoint:
+// attache's verdict on the target is TargetNotFound, naming the class and
+// its controller (the kind's controllers, since session 32; before, the
+// Service's own policies applied in its own context and a policy on the
+// Gateway applied there), no context runs through it, and the summary
+// keeps istiod's word. A RequestAuthentication (no such summary) is
+// TargetNotFound; on Istio's own ingress it applies.
 // Source: istio/istio @ 86c9f01f pilot/pkg/serviceregistry/ambient
 // (waypoints.go gatewayToWaypointTransform, fetchWaypointForTarget;
 // ambientindex.go: the Gateways informer filtered by discovery
 // namespaces only, pkg/kube/multicluster/cluster.go; policies.go
-// WaypointPolicyStatusCollection).
+// WaypointPolicyStatusCollection); pilot/pkg/model/policyattachment.go.
 func TestWaypointOfAnotherImplementation(t *testing.T) {
-	docs := []string{crd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"), istioTopo, `
+	docs := []string{crd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"),
+		crd("security.istio.io", "RequestAuthentication", "requestauthentications"), istioTopo, `
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: eg-addressed, namespace: default}
@@ -777,6 +785,11 @@ metadata: {name: eg-pending, namespace: default}
 spec: {gatewayClassName: eg, listeners: [{name: mesh, protocol: HBONE, port: 15008}]}
 status: {conditions: [{type: Programmed, status: "False", reason: Pending, message: waiting, lastTransitionTime: "2026-01-01T00:00:00Z"}]}
 ---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: unknown-class, namespace: default}
+spec: {gatewayClassName: not-among-the-objects, listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
 apiVersion: v1
 kind: Service
 metadata: {name: to-eg, namespace: default, labels: {istio.io/use-waypoint: eg-addressed}}
@@ -788,26 +801,65 @@ metadata: {name: to-pending, namespace: default, labels: {istio.io/use-waypoint:
 	for name, target := range map[string]string{
 		"on-to-eg": "{kind: Service, group: \"\", name: to-eg}", "on-to-pending": "{kind: Service, group: \"\", name: to-pending}",
 		"on-eg": "{kind: Gateway, group: gateway.networking.k8s.io, name: eg-addressed}", "on-eg-pending": "{kind: Gateway, group: gateway.networking.k8s.io, name: eg-pending}",
+		"on-ingress": "{kind: Gateway, group: gateway.networking.k8s.io, name: ingress}", "on-unknown-class": "{kind: Gateway, group: gateway.networking.k8s.io, name: unknown-class}",
 	} {
 		docs = append(docs, fmt.Sprintf("---\napiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: %s, namespace: default}\nspec: {targetRefs: [%s], action: DENY, rules: [{}]}\n", name, target))
 	}
+	docs = append(docs, `---
+apiVersion: security.istio.io/v1
+kind: RequestAuthentication
+metadata: {name: ra-on-eg, namespace: default}
+spec: {targetRefs: [{kind: Gateway, group: gateway.networking.k8s.io, name: eg-addressed}], jwtRules: [{issuer: a.example}]}
+---
+apiVersion: security.istio.io/v1
+kind: RequestAuthentication
+metadata: {name: ra-on-ingress, namespace: default}
+spec: {targetRefs: [{kind: Gateway, group: gateway.networking.k8s.io, name: ingress}], jwtRules: [{issuer: a.example}]}
+`)
 	res := compute(t, engine.Options{}, docs...)
 	wantAccepted(t, res, map[string]string{
 		"on-to-eg": "True/Accepted", "on-to-pending": "False/AncestorNotBound",
 		"on-eg": "True/Accepted", "on-eg-pending": "False/TargetNotFound",
+		"on-ingress": "True/Accepted", "on-unknown-class": "True/Accepted",
+		"ra-on-eg": "False/TargetNotFound", "ra-on-ingress": "True/Accepted",
 	})
-	ref := topology.Ref{Kind: "Service", Namespace: "default", Name: "to-eg"}
-	var stack []string
-	for _, e := range res.Effective {
-		if e.Target == ref {
-			for _, c := range e.Contexts {
-				for _, s := range c.Stack {
-					stack = append(stack, s.Policy.Name)
-				}
+	wantAcceptedSays(t, res, map[string]string{
+		"on-eg":    "bound, as istiod says; spec.targetRefs[0]: Gateway default/eg-addressed (GatewayClass eg, controller gateway.envoyproxy.io/gatewayclass-controller) is another implementation's",
+		"on-to-eg": "Service default/to-eg is bound to waypoint Gateway default/eg-addressed (GatewayClass eg, controller gateway.envoyproxy.io/gatewayclass-controller), another implementation's",
+		"ra-on-eg": "is another implementation's: the implementation of RequestAuthentication.security.istio.io serves the GatewayClasses of istio.io/gateway-controller",
+	})
+	// The per-target verdicts are attache's.
+	for _, name := range []string{"on-eg", "on-to-eg"} {
+		for _, ps := range res.Policies {
+			if ps.Policy.Ref.Name != name {
+				continue
+			}
+			if len(ps.Ancestors) != 1 || len(ps.Ancestors[0].Conditions) == 0 || ps.Ancestors[0].Conditions[0].Reason != engine.ReasonTargetNotFound {
+				t.Errorf("%s: ancestors %+v, want one TargetNotFound", name, ps.Ancestors)
 			}
 		}
 	}
-	want(t, "policies at to-eg", stack, []string{"on-to-eg"})
+	policiesAt := func(ref topology.Ref) []string {
+		var stack []string
+		for _, e := range res.Effective {
+			if e.Target == ref {
+				for _, c := range e.Contexts {
+					for _, s := range c.Stack {
+						stack = append(stack, s.Policy.Name)
+					}
+				}
+			}
+		}
+		slices.Sort(stack)
+		return stack
+	}
+	gw := func(name string) topology.Ref {
+		return topology.Ref{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: "default", Name: name}
+	}
+	want(t, "policies at to-eg", policiesAt(topology.Ref{Kind: "Service", Namespace: "default", Name: "to-eg"}), []string(nil))
+	want(t, "policies at eg-addressed", policiesAt(gw("eg-addressed")), []string(nil))
+	want(t, "policies at ingress", policiesAt(gw("ingress")), []string{"on-ingress", "ra-on-ingress"})
+	want(t, "policies at unknown-class", policiesAt(gw("unknown-class")), []string{"on-unknown-class"})
 }
 
 // MeshBindings answers as the policies' binding does, with no policy kind

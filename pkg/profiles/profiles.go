@@ -127,6 +127,13 @@ func kgatewayServed(p policy.Profile) policy.Profile {
 	return p
 }
 
+// IstioControllers are the GatewayClass controllerNames of the Gateways
+// whose proxies istiod configures (istio/istio @ 86c9f01f
+// pkg/config/constants: its gateway, unmanaged (istio-remote), mesh
+// (waypoint), east-west and agentgateway controllers).
+var IstioControllers = []string{IstioController, "istio.io/unmanaged-gateway", IstioMeshController, "istio.io/eastwest-controller",
+	"istio.io/agentgateway-controller", "istio.io/agentgateway-waypoint-controller"}
+
 // Default GatewayClass controllerNames of kgateway, Gloo Gateway and
 // Istio's ambient waypoints (Istio's Gateways: IstioController).
 const (
@@ -239,6 +246,12 @@ var builtin = func() []policy.Profile {
 			// Without targetRefs: the Istio Gateways of the namespace (all
 			// namespaces from istio-system), narrowed by the selector.
 			Untargeted: policy.UntargetedScope{Mode: policy.UntargetedIstio, RootNamespace: policy.DefaultIstioRootNamespace},
+			// istiod configures the proxies of its own Gateways only:
+			// a policy on another implementation's Gateway (or on a
+			// Service bound to such a waypoint) matches no proxy it
+			// serves (ShouldAttachPolicy matches a proxy's Gateway name
+			// label), so it applies nowhere.
+			Controllers: IstioControllers,
 		})
 	}
 	ngfRoutes := kinds(httpRoute, grpcRoute)
