@@ -6,9 +6,9 @@
 // (one naming an entry point of Envoy's Lua filter) of up to MaxScript
 // bytes, the verdicts of the checks Envoy Gateway makes of the scripts its
 // policies load from ConfigMaps (whether it parses, whether its Strict
-// validation passes): they depend on the script alone; and of a Secret's
-// value under key url, whether Envoy Gateway takes it for the address of
-// an SDS server (an SDS reference Secret's url). Readers that must
+// validation passes): they depend on the script alone; and of an Envoy
+// Gateway SDS reference Secret's value under key url, whether Envoy
+// Gateway takes it for the address of an SDS server. Readers that must
 // not keep values (the cluster reader, the controller's cache) replace
 // each value with its Fact written as a token (Redact), the checks made
 // then, so that no script text is kept; Read gives the same facts from
@@ -24,7 +24,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -55,8 +54,9 @@ type Fact struct {
 	Lua Lua
 	// Empty says the value is empty (decoded, for a Secret's data).
 	Empty bool
-	// URL is read of a Secret's value under key url (URLKey): whether
-	// Envoy Gateway takes it for an SDS server's address.
+	// URL is read of the value under key url (URLKey) of a Secret of
+	// SDSSecretType: whether Envoy Gateway takes it for an SDS server's
+	// address.
 	URL URL
 }
 
@@ -66,7 +66,8 @@ const URLKey = "url"
 
 // URL is Envoy Gateway's verdict on a value as an SDS server's address.
 type URL struct {
-	// Read says the value was read as one (a Secret's, under URLKey).
+	// Read says the value was read as one (an SDS reference Secret's,
+	// under URLKey).
 	Read bool
 	// Problem is why Envoy Gateway refuses it (netutil.ParseURL: a unix
 	// URL with an absolute path, or unix://./<path>, is the only form
@@ -264,22 +265,28 @@ func Of(value []byte) Fact {
 	return Fact{Digest: hex.EncodeToString(mac.Sum(nil)[:16]), CRL: crlOf(value), Empty: len(value) == 0}
 }
 
+// SDSSecretType is the type of Envoy Gateway's SDS reference Secrets
+// (api/v1alpha1 SDSSecretType), whose url value is read as an SDS
+// server's address (URL).
+const SDSSecretType = "gateway.envoyproxy.io/sds"
+
 // CheckSDSURL is Envoy Gateway's check of an SDS server's address
 // (internal/utils/net ParseURL, v1.9.1): "" when it takes s, else why not,
-// in its words.
+// in words that quote nothing of s (its scheme only when http or https,
+// which Envoy Gateway names as not supported yet): the verdict is kept in
+// a token in place of a Secret's value.
 func CheckSDSURL(s string) string {
 	u, err := url.Parse(s)
 	if err != nil {
-		// Without the value, which url.Error quotes: no value is kept.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return cut("invalid URL: " + err.Error())
+		return "invalid URL: it does not parse as a URL"
 	}
 	switch {
+	case u.Scheme == "http" || u.Scheme == "https":
+		return "unsupported URL scheme: " + u.Scheme
+	case u.Scheme == "":
+		return "unsupported URL scheme: none (want unix)"
 	case u.Scheme != "unix":
-		return cut("unsupported URL scheme: " + u.Scheme)
+		return "unsupported URL scheme (want unix)"
 	case u.Host != "" && u.Host != ".":
 		return "unix URL must not contain a host, use unix:///absolute/path"
 	case u.Path == "" && u.Host != ".":
@@ -489,9 +496,14 @@ func read(u *unstructured.Unstructured, tokens bool) map[string]Fact {
 }
 
 // urlOf reports whether the value of key k in field of u is read as an
-// SDS server's address: a Secret's data or stringData value under URLKey.
+// SDS server's address: the data or stringData value under URLKey of a
+// Secret of SDSSecretType (no other Secret's value is judged).
 func urlOf(u *unstructured.Unstructured, field, k string) bool {
-	return k == URLKey && u.GetKind() == "Secret" && field != "binaryData"
+	if k != URLKey || u.GetKind() != "Secret" || field == "binaryData" {
+		return false
+	}
+	t, _ := u.Object["type"].(string)
+	return t == SDSSecretType
 }
 
 // Redact replaces each value of u, a ConfigMap or Secret as the API

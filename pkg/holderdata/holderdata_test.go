@@ -72,7 +72,7 @@ func TestRedactKeepsTheFacts(t *testing.T) {
 	crl := testpki.NewCA(t).CRL(t, t0, next)
 	b64 := base64.StdEncoding.EncodeToString
 	objs := []*unstructured.Unstructured{
-		{Object: map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "s"},
+		{Object: map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "s"}, "type": SDSSecretType,
 			"data":       map[string]any{"ca.crl": b64([]byte(crl)), "client1": b64([]byte("key1")), "bad": "not base64!", "none": "", "url": b64([]byte("http://sds.example"))},
 			"stringData": map[string]any{"client2": "key1"}}},
 		{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"},
@@ -317,24 +317,41 @@ func TestOnlyTheScriptKeyJudged(t *testing.T) {
 // Envoy Gateway takes a unix URL with an absolute path, or
 // unix://./<path> (SPIFFE's form), for an SDS server's address, and
 // nothing else (netutil.ParseURL, v1.9.1); a refused one is named without
-// the value (no value is kept).
+// anything of the value but an http or https scheme (no value is kept:
+// url.Parse's own errors quote it). Only an SDS reference Secret's url is
+// read so: another Secret's url value (a database URL with a password) is
+// not judged at all.
 func TestCheckSDSURL(t *testing.T) {
 	for in, want := range map[string]string{
 		"unix:///var/run/secrets/workload-spiffe-uds/socket": "",
 		"unix://./relative/socket":                           "",
 		"unix://.":                                           "",
-		"/var/run/secrets/workload-spiffe-uds/socket":        "unsupported URL scheme: ",
+		"/var/run/secrets/workload-spiffe-uds/socket":        "unsupported URL scheme: none (want unix)",
 		"https://sds.example:8443":                           "unsupported URL scheme: https",
+		"redis://default:MyPassw0rd@db":                      "unsupported URL scheme (want unix)",
+		"mysecrettoken:abc":                                  "unsupported URL scheme (want unix)",
 		"unix://host/socket":                                 "unix URL must not contain a host, use unix:///absolute/path",
 		"unix://":                                            "unix URL must contain a path",
-		"unix:///secret\x7f":                                 "invalid URL: net/url: invalid control character in URL",
-		"unix:///secret%zz":                                  "invalid URL: invalid URL escape \"%zz\"",
+		"unix:///secret\x7f":                                 "invalid URL: it does not parse as a URL",
+		"postgres://u:p%4@h/db":                              "invalid URL: it does not parse as a URL",
+		"redis://default:MyPassw0rd":                         "invalid URL: it does not parse as a URL",
 	} {
 		if got := CheckSDSURL(in); got != want {
 			t.Errorf("%q: %q, want %q", in, got, want)
 		}
 	}
+	plain := &unstructured.Unstructured{Object: map[string]any{"kind": "Secret", "stringData": map[string]any{URLKey: "redis://default:MyPassw0rd"}}}
+	if f := Read(plain)[URLKey]; f.URL.Read {
+		t.Errorf("an Opaque Secret's url read as an SDS address: %+v", f.URL)
+	}
 }
+
+// sdsVerdicts are every verdict CheckSDSURL gives: fixed texts, so that a
+// token keeps nothing of a value.
+var sdsVerdicts = map[string]bool{"": true, "unsupported URL scheme: http": true, "unsupported URL scheme: https": true,
+	"unsupported URL scheme: none (want unix)": true, "unsupported URL scheme (want unix)": true,
+	"unix URL must not contain a host, use unix:///absolute/path": true, "unix URL must contain a path": true,
+	"invalid URL: it does not parse as a URL": true}
 
 // Bad tokens and values never panic.
 func FuzzRead(f *testing.F) {
@@ -350,12 +367,16 @@ func FuzzRead(f *testing.F) {
 		Read(u)
 		Redact(u)
 		Read(u)
-		// A Secret's url value reads the same through its token.
-		sec := &unstructured.Unstructured{Object: map[string]any{"kind": "Secret", "stringData": map[string]any{URLKey: s}}}
+		// An SDS reference Secret's url value reads the same through its
+		// token, which keeps nothing of it (but an http or https scheme).
+		sec := &unstructured.Unstructured{Object: map[string]any{"kind": "Secret", "type": SDSSecretType, "stringData": map[string]any{URLKey: s}}}
 		sb := Read(sec)[URLKey]
 		Redact(sec)
-		if sa := Read(sec)[URLKey]; sb.URL != sa.URL || sb.Empty != sa.Empty || sb.Digest != sa.Digest {
+		if sa := Read(sec)[URLKey]; sb.URL != sa.URL || sb.Empty != sa.Empty || sb.Digest != sa.Digest || !sa.URL.Read {
 			t.Errorf("url %q: %+v, then %+v", s, sb, sa)
+		}
+		if !sdsVerdicts[sb.URL.Problem] {
+			t.Errorf("url %q: verdict %q is none of the fixed texts: it may keep some of the value", s, sb.URL.Problem)
 		}
 		// A ConfigMap's values read the same through their tokens, the
 		// scripts kept among them.

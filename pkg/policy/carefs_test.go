@@ -193,7 +193,7 @@ func TestCheckCARefsSDS(t *testing.T) {
 	k := mustKind(t, Spec{Class: Direct, CARefs: r})
 	const sdsType = "gateway.envoyproxy.io/sds"
 	fact := func(v string) holderdata.Fact {
-		u := &unstructured.Unstructured{Object: map[string]any{"kind": "Secret", "stringData": map[string]any{holderdata.URLKey: v, "other": v}}}
+		u := &unstructured.Unstructured{Object: map[string]any{"kind": "Secret", "type": holderdata.SDSSecretType, "stringData": map[string]any{holderdata.URLKey: v, "other": v}}}
 		return holderdata.Read(u)[holderdata.URLKey]
 	}
 	good := map[string]holderdata.Fact{"secretName": holderdata.Of([]byte("ROOTCA")), "url": fact("unix:///var/run/sds.sock")}

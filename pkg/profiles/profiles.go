@@ -17,6 +17,7 @@ import (
 
 	"github.com/attache-dev/attache/pkg/gatewayapi"
 	"github.com/attache-dev/attache/pkg/merge"
+	"github.com/attache-dev/attache/pkg/holderdata"
 	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
 )
@@ -44,9 +45,9 @@ const (
 	NGFController = "gateway.nginx.org/nginx-gateway-controller"
 	// EGSDSSecretType is the type of Envoy Gateway's SDS reference
 	// Secrets (api/v1alpha1 SDSSecretType): they name a secret an SDS
-	// server serves, by its secretName and url keys.
-	EGSDSSecretType = "gateway.envoyproxy.io/sds"
-
+	// server serves, by its secretName and url keys (holderdata reads the
+	// url of these only).
+	EGSDSSecretType = holderdata.SDSSecretType
 	// IstioController is Istio's gateway controller (istiod's
 	// PILOT_GATEWAY_API_CONTROLLER_NAME default, features.
 	// ManagedGatewayController), the default Kuadrant reads.
