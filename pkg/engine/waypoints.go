@@ -588,10 +588,28 @@ func (d *kindDP) waypointPath(n topology.NodeID) []topology.NodeID {
 // waypointPath, and for a Service with a canary waypoint (canaryOf) the
 // path through the canary too (both serve it; nil when the canary is
 // none of Istio's waypoints, as a primary that is none).
+//
+// A waypoint the kind's implementation does not serve (another
+// implementation's, policy.Kind.Controllers) gives no path: no policy of
+// the kind applies there. One it serves that is none of Istio's (kgateway's
+// waypoint, for AuthorizationPolicy) gives the Service's own context.
 func (d *kindDP) waypointPaths(n topology.NodeID) [][]topology.NodeID {
-	paths := [][]topology.NodeID{d.waypointPath(n)}
+	ref := d.c.graph.Node(n).Ref
+	primary := topology.Ref{}
+	if gk := ref.GroupKind(); (gk == topology.KindService || gk == topology.KindServiceEntry) && !ref.IsSection() {
+		primary = d.c.boundWaypoint(n)
+	}
+	if primary.Name == "" {
+		return [][]topology.NodeID{d.waypointPath(n)}
+	}
+	var paths [][]topology.NodeID
+	if ok, _ := d.c.gatewayServed(d.kind, primary); ok {
+		paths = append(paths, d.waypointPath(n))
+	}
 	if canary, ok := d.c.serviceCanary[n]; ok && d.c.throughWaypointsKind(d.kind) {
-		paths = append(paths, d.waypointPathVia(canary))
+		if served, _ := d.c.gatewayServed(d.kind, canary); served {
+			paths = append(paths, d.waypointPathVia(canary))
+		}
 	}
 	return paths
 }

@@ -790,6 +790,23 @@ kind: Gateway
 metadata: {name: unknown-class, namespace: default}
 spec: {gatewayClassName: not-among-the-objects, listeners: [{name: http, protocol: HTTP, port: 80}]}
 ---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: wp, namespace: default}
+spec: {gatewayClassName: istio-waypoint, listeners: [{name: mesh, protocol: HBONE, port: 15008}]}
+status: {addresses: [{type: IPAddress, value: 10.0.0.8}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: kgateway-waypoint}
+spec: {controllerName: kgateway.dev/kgateway}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: kgw, namespace: default}
+spec: {gatewayClassName: kgateway-waypoint, listeners: [{name: mesh, protocol: HBONE, port: 15008}]}
+status: {addresses: [{type: IPAddress, value: 10.0.0.7}]}
+---
 apiVersion: v1
 kind: Service
 metadata: {name: to-eg, namespace: default, labels: {istio.io/use-waypoint: eg-addressed}}
@@ -797,11 +814,25 @@ metadata: {name: to-eg, namespace: default, labels: {istio.io/use-waypoint: eg-a
 apiVersion: v1
 kind: Service
 metadata: {name: to-pending, namespace: default, labels: {istio.io/use-waypoint: eg-pending}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: eg-canary, namespace: default, labels: {istio.io/use-waypoint: wp, istio.io/use-waypoint-canary: eg-addressed}, annotations: {istio.io/use-waypoint-canary-weight: "50"}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: eg-primary, namespace: default, labels: {istio.io/use-waypoint: eg-addressed, istio.io/use-waypoint-canary: wp}, annotations: {istio.io/use-waypoint-canary-weight: "50"}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: to-kgw, namespace: default, labels: {istio.io/use-waypoint: kgw}}
 `}
 	for name, target := range map[string]string{
 		"on-to-eg": "{kind: Service, group: \"\", name: to-eg}", "on-to-pending": "{kind: Service, group: \"\", name: to-pending}",
 		"on-eg": "{kind: Gateway, group: gateway.networking.k8s.io, name: eg-addressed}", "on-eg-pending": "{kind: Gateway, group: gateway.networking.k8s.io, name: eg-pending}",
 		"on-ingress": "{kind: Gateway, group: gateway.networking.k8s.io, name: ingress}", "on-unknown-class": "{kind: Gateway, group: gateway.networking.k8s.io, name: unknown-class}",
+		"on-eg-canary": "{kind: Service, group: \"\", name: eg-canary}", "on-eg-primary": "{kind: Service, group: \"\", name: eg-primary}",
+		"on-to-kgw": "{kind: Service, group: \"\", name: to-kgw}",
 	} {
 		docs = append(docs, fmt.Sprintf("---\napiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: %s, namespace: default}\nspec: {targetRefs: [%s], action: DENY, rules: [{}]}\n", name, target))
 	}
@@ -815,6 +846,11 @@ apiVersion: security.istio.io/v1
 kind: RequestAuthentication
 metadata: {name: ra-on-ingress, namespace: default}
 spec: {targetRefs: [{kind: Gateway, group: gateway.networking.k8s.io, name: ingress}], jwtRules: [{issuer: a.example}]}
+---
+apiVersion: security.istio.io/v1
+kind: RequestAuthentication
+metadata: {name: ra-on-to-kgw, namespace: default}
+spec: {targetRefs: [{kind: Service, group: "", name: to-kgw}], jwtRules: [{issuer: a.example}]}
 `)
 	res := compute(t, engine.Options{}, docs...)
 	wantAccepted(t, res, map[string]string{
@@ -822,6 +858,9 @@ spec: {targetRefs: [{kind: Gateway, group: gateway.networking.k8s.io, name: ingr
 		"on-eg": "True/Accepted", "on-eg-pending": "False/TargetNotFound",
 		"on-ingress": "True/Accepted", "on-unknown-class": "True/Accepted",
 		"ra-on-eg": "False/TargetNotFound", "ra-on-ingress": "True/Accepted",
+		"on-eg-canary": "True/Accepted", "on-eg-primary": "True/Accepted",
+		// kgateway's waypoint reads AuthorizationPolicies, not the others.
+		"on-to-kgw": "True/Accepted", "ra-on-to-kgw": "False/TargetNotFound",
 	})
 	wantAcceptedSays(t, res, map[string]string{
 		"on-eg":    "bound, as istiod says; spec.targetRefs[0]: Gateway default/eg-addressed (GatewayClass eg, controller gateway.envoyproxy.io/gatewayclass-controller) is another implementation's",
@@ -860,6 +899,31 @@ spec: {targetRefs: [{kind: Gateway, group: gateway.networking.k8s.io, name: ingr
 	want(t, "policies at eg-addressed", policiesAt(gw("eg-addressed")), []string(nil))
 	want(t, "policies at ingress", policiesAt(gw("ingress")), []string{"on-ingress", "ra-on-ingress"})
 	want(t, "policies at unknown-class", policiesAt(gw("unknown-class")), []string{"on-unknown-class"})
+	// A Service split between Istio's waypoint and another
+	// implementation's: one context, through Istio's (whichever is the
+	// primary); none through the other.
+	svcPaths := func(name string) []string {
+		var out []string
+		for _, e := range res.Effective {
+			if e.Kind.GroupKind.Kind == "AuthorizationPolicy" && e.Target == (topology.Ref{Kind: "Service", Namespace: "default", Name: name}) {
+				for _, c := range e.Contexts {
+					c.Paths(func(p []topology.Ref) bool {
+						var names []string
+						for _, r := range p {
+							names = append(names, r.Name)
+						}
+						out = append(out, strings.Join(names, ">"))
+						return true
+					})
+				}
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	want(t, "eg-canary paths", svcPaths("eg-canary"), []string{"istio-waypoint>wp>eg-canary"})
+	want(t, "eg-primary paths", svcPaths("eg-primary"), []string{"istio-waypoint>wp>eg-primary"})
+	want(t, "to-kgw paths", svcPaths("to-kgw"), []string{"to-kgw"})
 }
 
 // MeshBindings answers as the policies' binding does, with no policy kind

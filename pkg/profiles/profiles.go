@@ -101,9 +101,9 @@ func entry(impl, group, kind, shipped string, s policy.Spec) policy.Profile {
 // proxy_syncer.go: allowedGatewayClasses, "gloo-gateway" and the extra
 // classes its settings name, whose controller is its own). The names are
 // their defaults (each can be configured otherwise: an
-// attache.dev/controllers annotation on the CRD says so). Istio is left
-// out: istiod takes any Gateway with an address for a waypoint
-// (kgateway's sandwiched waypoints); Kuadrant's RateLimitPolicy,
+// attache.dev/controllers annotation on the CRD says so). Istio's kinds
+// name theirs in their profiles (IstioControllers; AuthorizationPolicy
+// also kgateway's, whose waypoints read it); Kuadrant's RateLimitPolicy,
 // AuthPolicy and TokenRateLimitPolicy name theirs in their profiles (its
 // DNSPolicy and TLSPolicy act on any Gateway), and so do kgateway's kinds
 // but BackendConfigPolicy, which kgateway attaches to its backends
@@ -129,11 +129,13 @@ func kgatewayServed(p policy.Profile) policy.Profile {
 }
 
 // IstioControllers are the GatewayClass controllerNames of the Gateways
-// whose proxies istiod configures (istio/istio @ 86c9f01f
-// pkg/config/constants: its gateway, unmanaged (istio-remote), mesh
-// (waypoint), east-west and agentgateway controllers).
-var IstioControllers = []string{IstioController, "istio.io/unmanaged-gateway", IstioMeshController, "istio.io/eastwest-controller",
-	"istio.io/agentgateway-controller", "istio.io/agentgateway-waypoint-controller"}
+// whose Envoy proxies istiod configures with its policy kinds (istio/istio
+// @ 86c9f01f pkg/config/constants: its gateway, unmanaged (istio-remote),
+// mesh (waypoint) and east-west controllers). Its agentgateway
+// controllers are left out: istiod serves agentgateway proxies from
+// collections that read none of these kinds (pilot/pkg/config/kube/
+// agentgateway; "Authz/Authn are not use for agentgateway").
+var IstioControllers = []string{IstioController, "istio.io/unmanaged-gateway", IstioMeshController, "istio.io/eastwest-controller"}
 
 // Default GatewayClass controllerNames of kgateway, Gloo Gateway and
 // Istio's ambient waypoints (Istio's Gateways: IstioController).
@@ -457,7 +459,13 @@ var builtin = func() []policy.Profile {
 		// AuthorizationPolicy with targetRefs flattened over them
 		// (WaypointPolicyStatusCollection, flattenConditions); of the
 		// other kinds it writes none.
-		withIstioWaypointSummary(withWaypointTargets(istio("security.istio.io", "AuthorizationPolicy", policy.CompositionAdditive, "selector"))),
+		// kgateway's waypoints (class kgateway-waypoint) read Istio's
+		// AuthorizationPolicies too (kgateway's waypoint plugin,
+		// waypointquery GetAuthorizationPolicies): its controller is
+		// served as well, for all of its Gateways (attache tells
+		// controllers apart, not classes).
+		withControllers(withIstioWaypointSummary(withWaypointTargets(istio("security.istio.io", "AuthorizationPolicy", policy.CompositionAdditive, "selector"))),
+			append(slices.Clone(IstioControllers), KGatewayController)...),
 		withWaypointTargets(istio("security.istio.io", "RequestAuthentication", policy.CompositionAdditive, "selector")),
 		// Telemetry: istiod's layering (root namespace, namespace,
 		// workload) and its per-provider merges.
@@ -774,6 +782,13 @@ func withEffectiveListeners(p policy.Profile, conds ...string) policy.Profile {
 func withDNSProviderSecret(p policy.Profile) policy.Profile {
 	p.Spec.ObjectRefs = []policy.ObjectRefPath{{Path: "providerRefs[]", Kinds: []topology.GroupKind{policy.KindSecret}, MissingNotProgrammed: true,
 		DefaultLabel: "kuadrant.io/default-provider=true", Unless: "delegate=true"}}
+	return p
+}
+
+// withControllers sets the controllers a profile's kind's implementation
+// serves.
+func withControllers(p policy.Profile, cs ...string) policy.Profile {
+	p.Spec.Controllers = cs
 	return p
 }
 
