@@ -162,6 +162,10 @@ type policyKindItem struct {
 	// before it accepts a policy, each "<name>=<Kind.group/version>,...",
 	// alternatives separated by "|"; absent: none.
 	Dependencies []string `json:"dependencies,omitempty"`
+	// RequiredObjects are the objects the kind's implementation needs on
+	// the cluster before it enforces a policy, each "<name>=<Kind.group>";
+	// absent: none.
+	RequiredObjects []string `json:"requiredObjects,omitempty"`
 	// EffectiveListeners are the conditions a listener must meet to be an
 	// effective target ("hostname", "tls-terminate", "attached-routes");
 	// absent: any.
@@ -445,6 +449,9 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 	if len(k.Dependencies) > 0 {
 		parts = append(parts, origin(policy.SettingDependencies, "dependencies="+policy.DependenciesString(k.Dependencies)))
 	}
+	if len(k.RequiredObjects) > 0 {
+		parts = append(parts, origin(policy.SettingRequiredObjects, "required-objects="+policy.RequiredObjectsString(k.RequiredObjects)))
+	}
 	if len(k.EffectiveListeners) > 0 {
 		parts = append(parts, origin(policy.SettingEffectiveListeners, "effective-listeners="+policy.EffectiveListenersString(k.EffectiveListeners)))
 	}
@@ -594,6 +601,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	}
 	for _, d := range k.Dependencies {
 		it.Dependencies = append(it.Dependencies, d.String())
+	}
+	for _, r := range k.RequiredObjects {
+		it.RequiredObjects = append(it.RequiredObjects, r.String())
 	}
 	it.EffectiveListeners = k.EffectiveListeners
 	if k.PortSelection.Enabled() {

@@ -183,6 +183,10 @@ type reader struct {
 	failedGroups map[string]error
 	// served are the kinds the CRDs serve (Snapshot.ServedAPIs).
 	served policy.ServedAPIs
+	// crdResources are the resources of every CRD's kind (from the CRD
+	// list of readPolicyCRDs), for the kinds of the objects policy kinds
+	// require (readRequired).
+	crdResources map[topology.GroupKind]resource
 }
 
 // Read lists, from the cluster that cfg points at, the policy CRDs (those
@@ -277,6 +281,9 @@ func Read(ctx context.Context, cfg *rest.Config, opts Options) (*Snapshot, error
 		return nil, err
 	}
 	if err := r.readHolders(ctx, snap); err != nil {
+		return nil, err
+	}
+	if err := r.readRequired(ctx, snap); err != nil {
 		return nil, err
 	}
 	if err := r.readClassParams(ctx, snap); err != nil {
@@ -472,6 +479,53 @@ func (r *reader) readHolders(ctx context.Context, snap *Snapshot) error {
 		}
 	}
 	return nil
+}
+
+// readRequired lists the objects of the kinds the snapshot's policy kinds
+// require one of (policy.Kind.RequiredObjects: Kuadrant's Kuadrant
+// objects), metadata only: the engine reads whether one not being deleted
+// exists. A kind no CRD serves has no objects (the engine finds none
+// missing only when one is there); one RBAC forbids listing is an Unread
+// kind, so that its absence is not judged.
+func (r *reader) readRequired(ctx context.Context, snap *Snapshot) error {
+	var kinds []topology.GroupKind
+	for _, k := range r.policyKinds(snap) {
+		for _, ro := range k.RequiredObjects {
+			if !slices.Contains(kinds, ro.Kind) {
+				kinds = append(kinds, ro.Kind)
+			}
+		}
+	}
+	slices.SortFunc(kinds, func(a, b topology.GroupKind) int { return strings.Compare(a.String(), b.String()) })
+	for _, gk := range kinds {
+		res, served := r.crdResources[gk]
+		if !served {
+			continue
+		}
+		got, err := r.read(ctx, res)
+		if err != nil {
+			return err
+		}
+		for _, o := range got.objects {
+			o.Object = metadataOnly(o.Object)
+			snap.Objects = append(snap.Objects, o)
+		}
+		snap.addUnread(got.unread)
+	}
+	return nil
+}
+
+// metadataOnly keeps of u its apiVersion, kind and identifying metadata
+// with the deletion timestamp.
+func metadataOnly(u *unstructured.Unstructured) *unstructured.Unstructured {
+	md, _ := u.Object["metadata"].(map[string]any)
+	slim := map[string]any{}
+	for _, k := range []string{"name", "namespace", "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"} {
+		if v, ok := md[k]; ok {
+			slim[k] = v
+		}
+	}
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": u.Object["apiVersion"], "kind": u.Object["kind"], "metadata": slim}}
 }
 
 // listDefault gives the holders of d's kind in its namespace carrying its
@@ -795,6 +849,13 @@ func (r *reader) readPolicyCRDs(ctx context.Context) ([]engine.Object, []resourc
 		gk := topology.GroupKind{}
 		gk.Group, _, _ = unstructured.NestedString(u.Object, "spec", "group")
 		gk.Kind, _, _ = unstructured.NestedString(u.Object, "spec", "names", "kind")
+		if res, why := policyResource(u); why == "" {
+			res.policy = false
+			if r.crdResources == nil {
+				r.crdResources = map[topology.GroupKind]resource{}
+			}
+			r.crdResources[gk] = res
+		}
 		if slices.Contains(profiles.ClassParametersKinds, gk) {
 			// GatewayClass parameters: their objects are got one by
 			// one (readClassParams), at this CRD's version.

@@ -29,7 +29,8 @@ import (
 // cert-manager's issuers with their status conditions only
 // (TransformIssuer), GatewayClass parameters with what the engine reads
 // only (TransformClassParams) and Istio's ServiceEntries with their
-// metadata only (TransformServiceEntry); the last four after the
+// metadata only (TransformServiceEntry), as the objects profiled kinds'
+// implementations need (TransformRequired); the last five after the
 // DefaultTransform, whichever it is. Pass the result as the manager's Options.Cache.
 func CacheOptions(o cache.Options) cache.Options {
 	if o.DefaultTransform == nil {
@@ -50,6 +51,9 @@ func CacheOptions(o cache.Options) cache.Options {
 			return nil, err
 		}
 		if out, err = TransformServiceEntry(out); err != nil {
+			return nil, err
+		}
+		if out, err = TransformRequired(out); err != nil {
 			return nil, err
 		}
 		if out, err = TransformIssuer(out); err != nil {
@@ -167,6 +171,35 @@ func TransformClassParams(in any) (any, error) {
 		return in, nil
 	}
 	return profiles.TrimClassParameters(u), nil
+}
+
+// requiredKinds are the kinds TransformRequired slims.
+var requiredKinds = profiles.RequiredObjectKinds()
+
+// requiredMetadata are the metadata fields of a required object the cache
+// keeps (TransformRequired).
+var requiredMetadata = []string{"name", "namespace", "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"}
+
+// TransformRequired is a cache transform for the objects the profiled
+// kinds' implementations need on the cluster (profiles.RequiredObjectKinds:
+// Kuadrant's Kuadrant objects, at any version), watched for whether one
+// exists: the engine reads nothing else of them, so it keeps apiVersion,
+// kind and the identifying metadata with the deletion timestamp. Other
+// objects, and objects that are not unstructured, are left alone.
+func TransformRequired(in any) (any, error) {
+	u, ok := in.(*unstructured.Unstructured)
+	if !ok || !slices.Contains(requiredKinds, topology.GroupKind{Group: u.GroupVersionKind().Group, Kind: u.GetKind()}) {
+		return in, nil
+	}
+	md, _ := u.Object["metadata"].(map[string]any)
+	slim := map[string]any{}
+	for _, k := range requiredMetadata {
+		if v, ok := md[k]; ok {
+			slim[k] = v
+		}
+	}
+	u.Object = map[string]any{"apiVersion": u.Object["apiVersion"], "kind": u.Object["kind"], "metadata": slim}
+	return u, nil
 }
 
 // serviceEntryMetadata are the metadata fields of a ServiceEntry the

@@ -297,6 +297,14 @@ func (c *Controller) resetEngine() {
 // a kind with other dependencies), it starts afresh.
 func (c *Controller) servedChanged(crds map[topology.GroupKind]*crdInfo) {
 	served, deps := c.servedByCRDs(crds)
+	// The CRD handler also looks for the required objects' kinds: their
+	// CRD installed later is watched then.
+	for _, ci := range crds {
+		deps = append(deps, ci.requiredKinds...)
+	}
+	for _, k := range c.opts.Kinds {
+		deps = append(deps, requiredKindsOf(k)...)
+	}
 	c.depKinds.Store(&deps)
 	c.engineMu.Lock()
 	defer c.engineMu.Unlock()
@@ -928,6 +936,25 @@ func (c *Controller) classParamsHandler() toolscache.ResourceEventHandler {
 			o, ok1 := oldObj.(*unstructured.Unstructured)
 			n, ok2 := newObj.(*unstructured.Unstructured)
 			if !ok1 || !ok2 || !reflect.DeepEqual(o.Object["spec"], n.Object["spec"]) {
+				c.enqueue(itemRecompute)
+			}
+		},
+		DeleteFunc: func(any) { c.enqueue(itemRecompute) },
+	}
+}
+
+// requiredHandler returns the event handler of the kinds of the objects a
+// policy kind's implementation needs (roleRequired): the engine reads
+// whether one not being deleted exists, so a recomputation is scheduled
+// when one appears, goes, or starts being deleted (the cache keeps their
+// metadata only: TransformRequired).
+func (c *Controller) requiredHandler() toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(any) { c.enqueue(itemRecompute) },
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(*unstructured.Unstructured)
+			n, ok2 := newObj.(*unstructured.Unstructured)
+			if !ok1 || !ok2 || (o.GetDeletionTimestamp() == nil) != (n.GetDeletionTimestamp() == nil) {
 				c.enqueue(itemRecompute)
 			}
 		},

@@ -67,3 +67,53 @@ func TestDependencyCRDsRecompute(t *testing.T) {
 	k.applyCRD(widgetCRD("v2", true))
 	expect("Widget CRD serving v2 only", "Service/s1 False/MissingDependency -")
 }
+
+// TestRequiredObjectsRecompute: a kind whose implementation enforces no
+// policy while no Widget object exists (attache.dev/required-objects, as
+// Kuadrant's kinds need a Kuadrant object) has its policy
+// Programmed=False MissingResource before the Gizmo CRD is installed and
+// after, Programmed once a Gizmo is created, MissingResource again when
+// it is deleted: each a recomputation an event schedules (the Gizmo CRD
+// installed later is watched then).
+func TestRequiredObjectsRecompute(t *testing.T) {
+	k := newKube(t)
+	// Kinds of their own: the other tests here delete theirs.
+	gvkRequiring := schema.GroupVersionKind{Group: "requiring.example.com", Version: "v1", Kind: "RequiringPolicy"}
+	k.apply("", policyCRD(gvkRequiring, "requiringpolicies", "Direct", map[string]string{
+		"attache.dev/target-kinds":       "Service",
+		policy.AnnotationRequiredObjects: "gizmo=Gizmo.gizmos.example.com",
+		AnnotationOwnedBy:                testControllerName,
+	}))
+	gizmoCRD := widgetCRD("v1", false)
+	gizmoCRD.SetName("gizmos.gizmos.example.com")
+	_ = unstructured.SetNestedField(gizmoCRD.Object, "gizmos.example.com", "spec", "group")
+	_ = unstructured.SetNestedStringMap(gizmoCRD.Object, map[string]string{"kind": "Gizmo", "plural": "gizmos"}, "spec", "names")
+	defer k.delete(crdGVK, "", "requiringpolicies."+gvkRequiring.Group)
+	defer k.delete(crdGVK, "", "gizmos.gizmos.example.com")
+	const ns = "required-recompute"
+	k.namespace(ns)
+	r := startController(t, Options{}, nil)
+	k.apply(ns, decodeAll(t, egObjects)...)
+	k.apply(ns, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": gvkRequiring.GroupVersion().String(), "kind": gvkRequiring.Kind,
+		"metadata": map[string]any{"name": "p"},
+		"spec":     map[string]any{"targetRefs": []any{map[string]any{"group": "", "kind": "Service", "name": "s1"}}},
+	}})
+	expect := func(what, want string) {
+		t.Helper()
+		waitAncestor(t, k, what, gvkRequiring, ns, "p", want, "Accepted", "Programmed")
+	}
+	expect("no Gizmo CRD", "Service/s1 True/Accepted False/MissingResource")
+	r.waitIdle(t, 0)
+	k.applyCRD(gizmoCRD)
+	r.waitIdle(t, 0)
+	expect("Gizmo CRD, no Gizmo", "Service/s1 True/Accepted False/MissingResource")
+	gizmo := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "gizmos.example.com/v1", "kind": "Gizmo", "metadata": map[string]any{"name": "the-gizmo"}, "spec": map[string]any{"size": int64(3)},
+	}}
+	k.apply(ns, gizmo)
+	expect("a Gizmo", "Service/s1 True/Accepted True/Programmed")
+	r.waitIdle(t, 0)
+	k.delete(schema.GroupVersionKind{Group: "gizmos.example.com", Version: "v1", Kind: "Gizmo"}, ns, "the-gizmo")
+	expect("the Gizmo deleted", "Service/s1 True/Accepted False/MissingResource")
+}

@@ -142,6 +142,20 @@ type crdInfo struct {
 	// dependencies are the kinds its implementation needs served
 	// (policy.Kind.Dependencies).
 	dependencies []policy.APIKind
+	// requiredKinds are the kinds of the objects its implementation needs
+	// on the cluster (policy.Kind.RequiredObjects).
+	requiredKinds []topology.GroupKind
+}
+
+// requiredKindsOf are the kinds of kind k's required objects.
+func requiredKindsOf(k *policy.Kind) []topology.GroupKind {
+	var out []topology.GroupKind
+	for _, r := range k.RequiredObjects {
+		if !slices.Contains(out, r.Kind) {
+			out = append(out, r.Kind)
+		}
+	}
+	return out
 }
 
 // holderKindsOf are the holder kinds watched for a policy kind: its own
@@ -175,6 +189,7 @@ func readCRD(u *unstructured.Unstructured, withProfiles bool) *crdInfo {
 			ci.holderKinds = holderKindsOf(k)
 			ci.dataPlanes = k.ReadsDataPlanes()
 			ci.dependencies = policy.DependencyKinds([]*policy.Kind{k})
+			ci.requiredKinds = requiredKindsOf(k)
 		}
 	}
 	if first := policy.CRDVersion(u, true); first != nil {
@@ -236,6 +251,11 @@ const (
 	// access, each GatewayClass merges its Gateways as the configuration's
 	// default says.
 	roleClassParams
+	// roleRequired: the kinds of the objects a policy kind's
+	// implementation needs on the cluster (policy.Kind.RequiredObjects:
+	// Kuadrant's Kuadrant object), watched for whether one exists. Without
+	// access, whether one is missing is not judged.
+	roleRequired
 )
 
 // watch is one watched kind: its informer and our handler on it.
@@ -317,6 +337,21 @@ func (c *Controller) wantedKinds(crds map[topology.GroupKind]*crdInfo) map[topol
 					add(h, "v1", holderResources[h], roleHolder)
 				}
 			}
+		}
+	}
+	var required []topology.GroupKind
+	for gk, w := range want {
+		if ci := crds[gk]; w.role == rolePolicy && ci != nil {
+			required = append(required, ci.requiredKinds...)
+		}
+	}
+	for _, k := range c.opts.Kinds {
+		required = append(required, requiredKindsOf(k)...)
+	}
+	for _, gk := range required {
+		// Not served: no such object can exist, and the engine finds none.
+		if ci := crds[gk]; ci != nil && ci.established && ci.version != "" && want[gk] == nil {
+			add(gk, ci.version, ci.plural, roleRequired)
 		}
 	}
 	dataPlanes := false
@@ -421,7 +456,7 @@ func (c *Controller) syncInformers(ctx context.Context, crds map[topology.GroupK
 				// blocking every other kind.
 				continue
 			}
-			if w.role == roleHolder || (w.role == roleTopology && optionalTopology[w.gk]) {
+			if w.role == roleHolder || w.role == roleRequired || (w.role == roleTopology && optionalTopology[w.gk]) {
 				// References to the holders, and targets of the
 				// optional topology kind, are then not judged.
 				unread[w.gk] = true
@@ -453,6 +488,8 @@ func (c *Controller) syncInformers(ctx context.Context, crds map[topology.GroupK
 			h = c.holderHandler()
 		case roleClassParams:
 			h = c.classParamsHandler()
+		case roleRequired:
+			h = c.requiredHandler()
 		}
 		inf, reg, err := addWatch(ctx, c.cache, w.proto, h, w.gk.String(), cache.BlockUntilSynced(false))
 		if err != nil {
@@ -674,6 +711,8 @@ func (c *Controller) canWatch(ctx context.Context, w *watch) (bool, error) {
 		switch w.role {
 		case rolePolicy:
 			c.log.Info("not watching a policy kind: list and watch are not allowed; its policies are ignored", "kind", w.gk.String(), "resource", w.resource)
+		case roleRequired:
+			c.log.Info("not watching a kind of object a policy kind's implementation needs: list and watch are not allowed; whether one is missing is not judged", "kind", w.gk.String(), "resource", w.resource)
 		case roleHolder:
 			// The shipped ClusterRole leaves Secrets out on purpose.
 			c.log.Info("not watching a kind policies name for its data: list and watch are not allowed; references to it are not judged", "kind", w.gk.String(), "resource", w.resource)

@@ -195,4 +195,17 @@ func TestShippedClusterRoleReadsEveryProfiledKind(t *testing.T) {
 			t.Errorf("%s: deploy/base/clusterrole.yaml does not grant get, list and watch on %s", gk, crd)
 		}
 	}
+	// The objects the profiled kinds' implementations require: without
+	// access, whether one is missing is not judged.
+	required := map[topology.GroupKind]string{{Group: "kuadrant.io", Kind: "Kuadrant"}: "kuadrants"}
+	for _, gk := range profiles.RequiredObjectKinds() {
+		resource, known := required[gk]
+		if !known {
+			t.Errorf("required object kind %s: add its resource to this test", gk)
+			continue
+		}
+		if !grants(gk.Group, resource) {
+			t.Errorf("required object kind %s: deploy/base/clusterrole.yaml does not grant get, list and watch on %s", gk, resource)
+		}
+	}
 }

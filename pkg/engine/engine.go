@@ -263,6 +263,10 @@ type computation struct {
 	// kind has CA certificate references).
 	holderKinds map[topology.GroupKind]bool
 	holders     map[topology.Ref][]string
+	// requiredKinds count, per kind some policy kind requires an object
+	// of (policy.Kind.RequiredObjects), the objects of it not being
+	// deleted.
+	requiredKinds map[topology.GroupKind]int
 	// holderConds are what the status of the status holders among holders
 	// says (policy.StatusHolder: cert-manager's issuers).
 	holderConds map[topology.Ref]holderConds
@@ -490,6 +494,7 @@ func (c *computation) classify(objs []Object) (topo []*unstructured.Unstructured
 		c.kinds[k.GroupKind] = k
 	}
 	c.collectHolderKinds()
+	c.collectRequiredKinds()
 	for _, o := range rest {
 		if profiles.IsConfiguration(o.Object) {
 			c.readConfiguration(o)
@@ -506,6 +511,8 @@ func (c *computation) classify(objs []Object) (topo []*unstructured.Unstructured
 			c.addHolder(o.Object)
 		} else if gk == serviceImport {
 			c.serviceImports = append(c.serviceImports, o.Object)
+		} else if _, req := c.requiredKinds[gk]; req && o.Object.GetDeletionTimestamp() == nil {
+			c.requiredKinds[gk]++
 		} else if profiles.IsClassParameters(o.Object) && c.needsDataPlanes() {
 			if c.classParams == nil {
 				c.classParams = map[topology.Ref]*unstructured.Unstructured{}

@@ -537,6 +537,9 @@ func (c *computation) readsKind(gk topology.GroupKind) bool {
 	if slices.Contains(profiles.ClassParametersKinds, gk) && c.needsDataPlanes() {
 		return true // it may merge a GatewayClass's Gateways
 	}
+	if _, req := c.requiredKinds[gk]; req {
+		return true // whether one exists says whether policies are programmed
+	}
 	_, bad := c.invalidKinds[gk]
 	return bad
 }

@@ -1136,3 +1136,112 @@ status: {conditions: [{type: Ready, status: "` + ready + `"}]}
 	want(t, "reach: gateway", c, engine.Condition{Type: "Programmed", Status: "False", Reason: "Unknown",
 		Message: "Policy is not programmed: it is in the path to no effective target through a Gateway; no listener of Gateway default/g is one its implementation acts on (they need a hostname)"})
 }
+
+// Kuadrant enforces no RateLimitPolicy, AuthPolicy or TokenRateLimitPolicy
+// while no Kuadrant object exists (one being deleted does not count):
+// Enforced=False, reason MissingResource, "kuadrant is not installed,
+// please create resource", said before anything else about the policy's
+// paths; the policy stays accepted. attache: Programmed=False, reason
+// MissingResource, only where the cluster was read (ServedAPIs known) and
+// the Kuadrant kind could be listed; DNSPolicy and TLSPolicy do not look.
+// Incrementally, the Kuadrant object arriving recomputes the policies.
+// Source: KO ae698811 internal/controller/ratelimit_policy_status_updater.go,
+// auth_policy_status_updater.go, tokenratelimitpolicy_status_updater.go
+// (enforcedCondition: GetKuadrantFromTopology nil first),
+// state_of_the_world.go (GetKuadrantFromTopology: no deletion timestamp),
+// internal/kuadrant/errors.go (ErrSystemResource).
+func TestKuadrantMissingResource(t *testing.T) {
+	const topo = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: default}
+spec:
+  gatewayClassName: c
+  listeners: [{name: web, protocol: HTTP, port: 80, hostname: a.example.com}]
+status: {addresses: [{type: IPAddress, value: 10.0.0.1}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: default}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{name: only, backendRefs: [{name: s, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: default}
+spec: {ports: [{name: http, port: 80}]}
+`
+	const kuadrantObj = `
+apiVersion: kuadrant.io/v1beta1
+kind: Kuadrant
+metadata: {name: kuadrant, namespace: kuadrant-system}
+`
+	const v = "kuadrant.io/v1"
+	docs := []string{rlpCRD(), labelledCRD("kuadrant.io", "AuthPolicy", "authpolicies", "inherited"),
+		labelledCRD("kuadrant.io", "DNSPolicy", "dnspolicies", "direct"), topo,
+		pol(v, "RateLimitPolicy", "rlp", 0, "targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}\nlimits: {route: {rates: [{limit: 2, window: 1m}]}}"),
+		pol(v, "AuthPolicy", "auth", 1, "targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}\nrules: {authorization: {allow: {opa: {rego: allow = true}}}}"),
+		pol(v, "DNSPolicy", "dns", 2, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw}\nloadBalancing: {weight: 1}"),
+	}
+	served := kuadrantServed(t, "Limitador.limitador.kuadrant.io/v1alpha1", "Authorino.operator.authorino.kuadrant.io/v1beta1",
+		"AuthConfig.authorino.kuadrant.io/v1beta3", "DNSRecord.kuadrant.io/v1alpha1", "Kuadrant.kuadrant.io/v1beta1")
+	const missing = "Policy is not programmed: kuadrant is not installed, please create resource (no Kuadrant.kuadrant.io object on the cluster)"
+	deleting := strings.Replace(kuadrantObj, "namespace: kuadrant-system}", "namespace: kuadrant-system, deletionTimestamp: \"2026-01-01T00:00:00Z\", finalizers: [x]}", 1)
+	unreadKuadrant := func(r topology.Ref) bool { return r.Group == "kuadrant.io" && r.Kind == "Kuadrant" }
+	for _, tc := range []struct {
+		name   string
+		opts   engine.Options
+		extra  []string
+		rlp    string // RateLimitPolicy and AuthPolicy: Programmed
+		reason string
+	}{
+		{"files: not judged", engine.Options{}, nil, "True/Programmed", ""},
+		{"no Kuadrant object", engine.Options{ServedAPIs: served}, nil, "False/MissingResource", missing},
+		{"one being deleted", engine.Options{ServedAPIs: served}, []string{deleting}, "False/MissingResource", missing},
+		{"one", engine.Options{ServedAPIs: served}, []string{kuadrantObj}, "True/Programmed", ""},
+		{"Kuadrant objects not read", engine.Options{ServedAPIs: served, Unread: unreadKuadrant}, nil, "True/Programmed", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := append(slices.Clone(docs), tc.extra...)
+			res := compute(t, tc.opts, d...)
+			for _, name := range []string{"rlp", "auth"} {
+				want(t, name+" Accepted", status(t, res, name, "Accepted"), "True/Accepted")
+				want(t, name+" Programmed", status(t, res, name, "Programmed"), tc.rlp)
+				if tc.reason != "" {
+					want(t, name+" message", condition(t, res, name, "Programmed").Message, tc.reason)
+				}
+			}
+			if got := status(t, res, "dns", "Programmed"); strings.Contains(got, engine.ReasonMissingResource) {
+				t.Errorf("dns Programmed %s: DNSPolicy does not need the Kuadrant object", got)
+			}
+			// The policy keeps its place: its limits are the rule's.
+			var limits []string
+			for _, e := range res.Effective {
+				if e.Kind.GroupKind.Kind == "RateLimitPolicy" && e.Target.Name == "r" {
+					for _, ctx := range e.Contexts {
+						for l := range ctx.Spec["limits"].(map[string]any) {
+							limits = append(limits, l)
+						}
+					}
+				}
+			}
+			want(t, "rule limits", limits, []string{"route"})
+		})
+	}
+	// Incremental: the Kuadrant object created, then deleted.
+	in := engine.NewIncremental(engine.Options{ServedAPIs: served})
+	in.Compute(decodeDocs(t, docs...))
+	for _, step := range []struct {
+		what  string
+		extra []string
+		want  string
+	}{{"created", []string{kuadrantObj}, "True/Programmed"}, {"deleted", nil, "False/MissingResource"}} {
+		d := append(slices.Clone(docs), step.extra...)
+		got, full := in.Compute(decodeDocs(t, d...)), engine.Compute(decodeDocs(t, d...), engine.Options{ServedAPIs: served})
+		want(t, step.what, status(t, got, "rlp", "Programmed"), step.want)
+		if g, w := dump(t, got), dump(t, full); g != w {
+			t.Errorf("%s: Incremental: %s", step.what, firstDiff(g, w))
+		}
+	}
+}

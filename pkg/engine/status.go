@@ -439,6 +439,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			}
 			p := c.programmedFrom(ps.p.Kind, ps.reach, setsNone, func() string { return c.cachedLossSummary(&ps.lossMsg, ps.atts) }, nil)
 			p = c.withReplacedBelow(c.withUnreadyRefs(ps.p, ps.reach, c.withWaiting(ps.p.Kind, ps.reach, c.withUnready(ps.p.Kind, ps.reach, p, accepted), accepted)), accepted)
+			p = c.withRequiredObjects(ps.p.Kind, p)
 			summary = &p
 		}
 		st.Conditions = []Condition{{Type: CondAccepted, Status: "True", Reason: ReasonAccepted, Message: msg}, *summary}
@@ -956,7 +957,7 @@ func (c *computation) programmed(ps *pstate, a *attachment) Condition {
 	cond := c.programmedFrom(ps.p.Kind, a.reach, len(a.affects) == 0, func() string { return c.cachedLossSummary(&a.lossMsg, []*attachment{a}) },
 		func() string { return c.listenersLeftAlone(ps.p.Kind, a.ref.At) })
 	cond = c.withUnreadyRefs(ps.p, a.reach, c.withWaiting(ps.p.Kind, a.reach, c.withUnready(ps.p.Kind, a.reach, cond, []*attachment{a}), []*attachment{a}))
-	return c.withReplacedBelow(cond, []*attachment{a})
+	return c.withRequiredObjects(ps.p.Kind, c.withReplacedBelow(cond, []*attachment{a}))
 }
 
 // listenersLeftAlone says why a policy of kind k on target at (a listener,

@@ -389,6 +389,20 @@ func entriesRoundTrip[T any](t *testing.T, v string, parse func(string) ([]T, er
 	return es
 }
 
+// FuzzParseRequiredObjects reads fuzz strings as the
+// attache.dev/required-objects annotation: no panic, and what it accepts
+// renders (RequiredObjectsString) to itself.
+func FuzzParseRequiredObjects(f *testing.F) {
+	for _, s := range []string{"kuadrant=Kuadrant.kuadrant.io", "a=B.c; d=E.f", "none", "", ";", "=", "a=", "a=B", "a=B.", "a=B.c/v1", "a=B.c; a=D.e", " a = B.c "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		if rs := entriesRoundTrip(t, v, ParseRequiredObjects, RequiredObjectsString); rs != nil {
+			_ = (&Kind{RequiredObjects: rs}).MissingRequiredObjects(func(topology.GroupKind) bool { return false }, nil)
+		}
+	})
+}
+
 // FuzzParseAllowlists reads fuzz strings as the
 // attache.dev/data-plane-allowlists annotation: no panic, and a value it
 // accepts renders (AllowlistsString) to itself.

@@ -264,6 +264,13 @@ type Kind struct {
 	// and applies nowhere (Kuadrant: "[Limitador Operator] is not
 	// installed"). Empty: none.
 	Dependencies []Dependency
+	// RequiredObjects are the objects the kind's implementation needs on
+	// the cluster before it enforces any policy of the kind: where the
+	// cluster is read (engine.Options.ServedAPIs known) and no object of
+	// one's kind exists, each accepted policy is Programmed=False, reason
+	// MissingResource (Kuadrant: "kuadrant is not installed, please
+	// create resource"). Empty: none.
+	RequiredObjects []RequiredObject
 	// EffectiveListeners are conditions a listener must meet to be an
 	// effective target of the kind (ListenerHostname,
 	// ListenerTLSTerminate, ListenerAttachedRoutes): Kuadrant's DNSPolicy
@@ -529,6 +536,7 @@ type Spec struct {
 	OtherControllersUnlisted      bool
 	GatewaySectionsByName         bool
 	Dependencies                  []Dependency
+	RequiredObjects               []RequiredObject
 	EffectiveListeners            []string
 	ConflictScopePolicy           bool
 	RejectRouteOverlap            bool
@@ -640,6 +648,7 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 			}
 		}
 	})
+	set(SettingRequiredObjects, len(s.RequiredObjects) > 0, func() { k.RequiredObjects = slices.Clone(s.RequiredObjects) })
 	set(SettingEffectiveListeners, len(s.EffectiveListeners) > 0, func() { k.EffectiveListeners = slices.Clone(s.EffectiveListeners) })
 	set(SettingConflictScope, s.ConflictScopePolicy, func() { k.ConflictScopePolicy = s.ConflictScopePolicy })
 	set(SettingRouteOverlap, s.RejectRouteOverlap, func() { k.RejectRouteOverlap = s.RejectRouteOverlap })
@@ -888,6 +897,14 @@ func (k *Kind) complete() error {
 		}
 		if slices.ContainsFunc(k.Dependencies[:i], func(o Dependency) bool { return o.Name == d.Name }) {
 			return settingErrorf(SettingDependencies, "dependency %q is given twice", d.Name)
+		}
+	}
+	for i, r := range k.RequiredObjects {
+		if err := r.validate(); err != nil {
+			return settingErrorf(SettingRequiredObjects, "%v", err)
+		}
+		if slices.ContainsFunc(k.RequiredObjects[:i], func(o RequiredObject) bool { return o.Name == r.Name }) {
+			return settingErrorf(SettingRequiredObjects, "required object %q is given twice", r.Name)
 		}
 	}
 	for _, c := range k.EffectiveListeners {
@@ -1189,6 +1206,7 @@ var annotationOf = map[string]string{
 	SettingOtherControllers:      AnnotationOtherControllers,
 	SettingGatewaySections:       AnnotationGatewaySections,
 	SettingDependencies:          AnnotationDependencies,
+	SettingRequiredObjects:       AnnotationRequiredObjects,
 	SettingEffectiveListeners:    AnnotationEffectiveListeners,
 	SettingConflictScope:         AnnotationConflictScope,
 	SettingRouteOverlap:          AnnotationRouteOverlap,
@@ -1224,7 +1242,7 @@ var allSettings = []string{
 	SettingHierarchy, SettingStrategies, SettingSameLevel, SettingSameLevelTies, SettingMergeTypeField, SettingComposition,
 	SettingNamedRules, SettingOneofs, SettingDirectSections, SettingAncestor, SettingAncestorLimit, SettingTargetingFields, SettingSchemaMerge, SettingMaxTargetRefs, SettingStanzas,
 	SettingSectionNames, SettingEmptyTargetGroup, SettingUntargetedScope, SettingPortSelection, SettingSharedPortListeners, SettingDataPlaneTarget, SettingOverriddenBy, SettingReach, SettingRouteParents, SettingPathReadiness, SettingPartlyOverridden, SettingWeightAnnotation,
-	SettingDelegationPriority, SettingWaypointTargets, SettingSummary, SettingControllers, SettingOtherControllers, SettingGatewaySections, SettingDependencies, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingInvalidPolicies, SettingMissingTargets, SettingProgrammed, SettingFilterAttachment, SettingConflictFields, SettingNotInListenerSets, SettingInheritedFields,
+	SettingDelegationPriority, SettingWaypointTargets, SettingSummary, SettingControllers, SettingOtherControllers, SettingGatewaySections, SettingDependencies, SettingRequiredObjects, SettingEffectiveListeners, SettingConflictScope, SettingRouteOverlap, SettingInvalidPolicies, SettingMissingTargets, SettingProgrammed, SettingFilterAttachment, SettingConflictFields, SettingNotInListenerSets, SettingInheritedFields,
 	SettingLevelInheritedFields, SettingCACertificateRefs, SettingBackendRefs, SettingUnresolvedBackendRefs, SettingClusterIPRouting, SettingObjectRefs,
 	SettingUnsupportedFields, SettingFailureStatus, SettingRouteReplacement, SettingFailOpen, SettingAllowlists, SettingRequirements, SettingValueRanges, SettingRegexFields, SettingValidations, SettingFeatureGates,
 }
@@ -1415,6 +1433,10 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		}},
 		{AnnotationDependencies, SettingDependencies, func(v string) (err error) {
 			k.Dependencies, err = ParseDependencies(v)
+			return
+		}},
+		{AnnotationRequiredObjects, SettingRequiredObjects, func(v string) (err error) {
+			k.RequiredObjects, err = ParseRequiredObjects(v)
 			return
 		}},
 		{AnnotationEffectiveListeners, SettingEffectiveListeners, func(v string) (err error) {

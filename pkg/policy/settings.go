@@ -277,6 +277,11 @@ const (
 	// serves: "<name>=<Kind.group/version>,...|<Kind.group/version>,...;
 	// ...", or "none" (default).
 	AnnotationDependencies = "attache.dev/dependencies"
+	// AnnotationRequiredObjects lists the objects the kind's
+	// implementation needs on the cluster before it enforces a policy:
+	// "<name>=<Kind.group>; ...", or "none" (default). See
+	// Kind.RequiredObjects.
+	AnnotationRequiredObjects = "attache.dev/required-objects"
 	// AnnotationEffectiveListeners lists (comma separated) conditions a
 	// listener must meet to be an effective target of the kind
 	// ("hostname", "tls-terminate", "attached-routes", "addresses"), or "any"
@@ -473,6 +478,7 @@ const (
 	SettingOtherControllers      = "otherControllers"
 	SettingGatewaySections       = "gatewaySections"
 	SettingDependencies          = "dependencies"
+	SettingRequiredObjects       = "requiredObjects"
 	SettingEffectiveListeners    = "effectiveListeners"
 	SettingConflictScope         = "conflictScope"
 	SettingRouteOverlap          = "routeOverlap"

@@ -171,6 +171,14 @@ var yamlSettings = map[string]func(p *policy.Profile, k *policy.Kind) any{
 		}
 		return names
 	},
+	// The YAML gives each required object as "<name>=<Kind.group>".
+	"requiredObjects": func(_ *policy.Profile, k *policy.Kind) any {
+		out := make([]string, len(k.RequiredObjects))
+		for i, r := range k.RequiredObjects {
+			out[i] = r.String()
+		}
+		return out
+	},
 	"emptyTargetGroup": func(_ *policy.Profile, k *policy.Kind) any { return choice(k.EmptyTargetGroupCore, "core", "resolve") },
 	"stanzas":          func(_ *policy.Profile, k *policy.Kind) any { return !k.NoStanzas },
 	"schemaMerge":      func(_ *policy.Profile, k *policy.Kind) any { return k.SchemaMerge },

@@ -16,8 +16,8 @@ import (
 	"strings"
 
 	"github.com/attache-dev/attache/pkg/gatewayapi"
-	"github.com/attache-dev/attache/pkg/merge"
 	"github.com/attache-dev/attache/pkg/holderdata"
+	"github.com/attache-dev/attache/pkg/merge"
 	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
 )
@@ -305,6 +305,10 @@ var builtin = func() []policy.Profile {
 			// Gateway API provider and the kind's backend operator are
 			// installed (*_policies_validator.go isMissingDependency).
 			Dependencies: []policy.Dependency{kuadrantGatewayAPI, kuadrantProvider, backend},
+			// Enforced=False, MissingResource, while no Kuadrant object
+			// exists (enforcedCondition: GetKuadrantFromTopology, the
+			// oldest one not being deleted, first of all).
+			RequiredObjects: []policy.RequiredObject{kuadrantObject},
 		})
 	}
 	glooListener := func(kind string) policy.Profile {
@@ -813,6 +817,11 @@ var (
 			apiKind(gk("security.istio.io", "PeerAuthentication"), "v1")},
 		{apiKind(gk("gateway.envoyproxy.io", "EnvoyExtensionPolicy"), "v1alpha1"), apiKind(gk("gateway.envoyproxy.io", "EnvoyPatchPolicy"), "v1alpha1")},
 	}}
+	// kuadrantObject: the Kuadrant object its operator deploys the data
+	// plane's components from (internal/controller/state_of_the_world.go
+	// GetKuadrantFromTopology; "kuadrant is not installed, please create
+	// resource", kuadrant.NewErrSystemResource).
+	kuadrantObject = policy.RequiredObject{Name: "kuadrant", Kind: gk("kuadrant.io", "Kuadrant")}
 	// kuadrantLimitador: the Limitador CRD of limitador-operator.
 	kuadrantLimitador = policy.Dependency{Name: "Limitador Operator", Alternatives: [][]policy.APIKind{{apiKind(gk("limitador.kuadrant.io", "Limitador"), "v1alpha1")}}}
 	// kuadrantAuthorino: authorino.IsAuthorinoOperatorInstalled.
@@ -1485,6 +1494,20 @@ var index = func() map[topology.GroupKind]*policy.Profile {
 
 // All returns every built-in profile, grouped by implementation.
 func All() []policy.Profile { return slices.Clone(builtin) }
+
+// RequiredObjectKinds are the kinds of the objects the profiles' kinds'
+// implementations need on the cluster (policy.Spec.RequiredObjects).
+func RequiredObjectKinds() []topology.GroupKind {
+	var out []topology.GroupKind
+	for _, p := range builtin {
+		for _, r := range p.Spec.RequiredObjects {
+			if !slices.Contains(out, r.Kind) {
+				out = append(out, r.Kind)
+			}
+		}
+	}
+	return out
+}
 
 // Lookup returns the profile of a policy kind, if attache has one.
 func Lookup(gk topology.GroupKind) (*policy.Profile, bool) {
