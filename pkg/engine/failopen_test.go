@@ -327,3 +327,37 @@ func TestExternalServiceRetryBackOff(t *testing.T) {
 		t.Errorf("authz-open: %q", got)
 	}
 }
+
+// The buffer limit and HTTP/2 windows of a policy's external services are
+// bounded as a BackendTrafficPolicy's (Envoy Gateway's
+// translateTrafficFeatures runs buildBackendConnection and
+// buildIRHTTP2Settings on their backendSettings): out of range, the part
+// fails, the policy Invalid in place; an extension processor with
+// failOpen is left out instead; values in range are not judged.
+// Source: EG v1.9.1 internal/gatewayapi/clustersettings.go
+// (buildBackendConnection: "BufferLimit value ... is out of range"),
+// http.go (buildIRHTTP2Settings: 65535..2147483647), securitypolicy.go,
+// envoyextensionpolicy.go (buildExtProc, failOpen).
+func TestExternalServiceBufferAndWindows(t *testing.T) {
+	docs := append(failOpenDocs(),
+		onRoute("SecurityPolicy", "authz-buffer", "r1", 0, "extAuth: {http: {backendRefs: [{name: ext, port: 9000}], backendSettings: {connection: {bufferLimit: 5Gi}}}}"),
+		onRoute("SecurityPolicy", "jwks-window", "r2", 0, `jwt: {providers: [{name: a, remoteJWKS: {uri: "https://a.example/jwks", backendSettings: {http2: {initialStreamWindowSize: 1Ki}}}}]}`),
+		onRoute("SecurityPolicy", "oidc-ok", "r3", 0, "extAuth: {grpc: {backendRefs: [{name: ext, port: 9000}], backendSettings: {connection: {bufferLimit: 32Ki}, http2: {initialConnectionWindowSize: 1Mi}}}}"),
+		onRoute("EnvoyExtensionPolicy", "proc-window", "r4", 0, "extProc: [{backendRefs: [{name: ext, port: 9000}], backendSettings: {http2: {initialConnectionWindowSize: 4Gi}}}]"),
+		onRoute("EnvoyExtensionPolicy", "proc-open", "r5", 0, "extProc: [{backendRefs: [{name: ext, port: 9000}]}, {backendRefs: [{name: ext, port: 9000}], failOpen: true, backendSettings: {connection: {bufferLimit: 5Gi}}}]"),
+	)
+	res := compute(t, engine.Options{}, docs...)
+	for name, msg := range map[string]string{
+		"authz-buffer": "spec.extAuth.http.backendSettings.connection.bufferLimit",
+		"jwks-window":  "spec.jwt.providers[0].remoteJWKS.backendSettings.http2.initialStreamWindowSize",
+		"proc-window":  "spec.extProc[0].backendSettings.http2.initialConnectionWindowSize",
+	} {
+		want(t, name+": Accepted", status(t, res, name, "Accepted"), "False/Invalid")
+		if got := ancestorMessage(t, res, name); !strings.Contains(got, msg) {
+			t.Errorf("%s: ancestor message %q does not name %q", name, got, msg)
+		}
+	}
+	want(t, "oidc-ok: Accepted", status(t, res, "oidc-ok", "Accepted"), "True/Accepted")
+	want(t, "proc-open: Accepted", status(t, res, "proc-open", "Accepted"), "False/Invalid")
+	want(t, "proc-open effective", effective(t, res, "EnvoyExtensionPolicy", routeRule("r5")), []string{`{"extProc":[{"backendRefs":[{"name":"ext","port":9000}]}]}`})
+}

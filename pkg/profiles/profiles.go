@@ -409,7 +409,7 @@ var builtin = func() []policy.Profile {
 		// databases (validateAuthorizationGeoIP).
 		// The retry back-off of its external services is checked as a
 		// BackendTrafficPolicy's (translateTrafficFeatures: buildRetry).
-		withValidations(withRequirements(withRegexFields(withFeatureGates(withFailOpen(withUnsupportedFields(withObjectRefs(withBackendRefs(egInherited("SecurityPolicy", kinds(httpRoute, grpcRoute, tcpRoute)),
+		withValueRanges(withValidations(withRequirements(withRegexFields(withFeatureGates(withFailOpen(withUnsupportedFields(withObjectRefs(withBackendRefs(egInherited("SecurityPolicy", kinds(httpRoute, grpcRoute, tcpRoute)),
 			"extAuth.grpc.backendRef", "extAuth.grpc.backendRefs[]", "extAuth.http.backendRef", "extAuth.http.backendRefs[]",
 			"jwt.providers[].remoteJWKS.backendRefs[]", "oidc.provider.backendRefs[]"),
 			"apiKeyAuth.credentialRefs[] kinds=Secret content=distinct",
@@ -422,7 +422,7 @@ var builtin = func() []policy.Profile {
 				"authorization.rules[].principal.headers,authorization.rules[].principal.clientIPGeoLocations"),
 			// An external authorizer failing open is skipped, not a 500.
 			"extAuth=failOpen"), egBackendGate),
-			"authorization.rules[].operation.path.value when=type=RegularExpression"), egGeoIPRequirements), egSecurityValidations),
+			"authorization.rules[].operation.path.value when=type=RegularExpression"), egGeoIPRequirements), egSecurityValidations), egExternalServiceRanges("extAuth.http.backendSettings", "extAuth.grpc.backendSettings", "oidc.provider.backendSettings", "jwt.providers[].remoteJWKS.backendSettings")),
 		// Lua is off unless Envoy Gateway's configuration enables it
 		// (ExtensionAPISettings.LuaDisabled; the translator refuses the
 		// policy: "Skipping Lua EnvoyExtensionPolicy as feature is
@@ -433,7 +433,7 @@ var builtin = func() []policy.Profile {
 		// and run against Envoy's Lua API without error unless it says
 		// Disabled or InsecureSyntax (Strict, the default; package
 		// envoylua is attache's model of that API).
-		withValidations(withRegexFields(withAllowlists(withFeatureGates(withFailOpen(withObjectRefs(withBackendRefs(egInherited("EnvoyExtensionPolicy", egRoutes), "extProc[].backendRef", "extProc[].backendRefs[]"),
+		withValueRanges(withValidations(withRegexFields(withAllowlists(withFeatureGates(withFailOpen(withObjectRefs(withBackendRefs(egInherited("EnvoyExtensionPolicy", egRoutes), "extProc[].backendRef", "extProc[].backendRefs[]"),
 			"lua[].valueRef kinds=ConfigMap keys=lua,+ when=type=ValueRef content=lua",
 			"wasm[].code.image.pullSecretRef kinds=Secret keys=.dockerconfigjson",
 			"wasm[].code.image.tls.caCertificateRef kinds=Secret,ConfigMap keys=ca.crt,*",
@@ -448,7 +448,7 @@ var builtin = func() []policy.Profile {
 			"lua[].inline syntax=lua when=type=Inline unless=luaValidation=Disabled; "+
 				"lua[].inline syntax=envoy-lua when=type=Inline unless=luaValidation=Disabled|InsecureSyntax; "+
 				"lua[].valueRef syntax=lua when=type=ValueRef unless=luaValidation=Disabled; "+
-				"lua[].valueRef syntax=envoy-lua when=type=ValueRef unless=luaValidation=Disabled|InsecureSyntax"), slices.Concat(egLuaValidations, egExtensionRetryValidations)),
+				"lua[].valueRef syntax=envoy-lua when=type=ValueRef unless=luaValidation=Disabled|InsecureSyntax"), slices.Concat(egLuaValidations, egExtensionRetryValidations)), egExternalServiceRanges("extProc[].backendSettings")),
 		// EnvoyPatchPolicy is off unless the configuration enables it:
 		// Envoy Gateway does not even watch it then, and its translator
 		// says Disabled. It patches one data plane: a Gateway, or the
@@ -865,6 +865,22 @@ func withBackendRefs(p policy.Profile, paths ...policy.BackendRefPath) policy.Pr
 // options), checked by its translator.
 const egBufferAndWindows = "connection.bufferLimit=0..4294967295; " +
 	"http2.initialStreamWindowSize=65535..2147483647; http2.initialConnectionWindowSize=65535..2147483647"
+
+// egExternalServiceRanges are egBufferAndWindows for the ClusterSettings
+// of a policy's external services at each of paths (SecurityPolicy's
+// extAuth, OIDC provider and remote JWKS; EnvoyExtensionPolicy's
+// extProc): Envoy Gateway's translateTrafficFeatures checks them as a
+// BackendTrafficPolicy's (buildBackendConnection, buildIRHTTP2Settings),
+// the part failing (left out where it fails open).
+func egExternalServiceRanges(paths ...string) string {
+	var out []string
+	for _, p := range paths {
+		for _, r := range strings.Split(egBufferAndWindows, "; ") {
+			out = append(out, p+"."+r)
+		}
+	}
+	return strings.Join(out, "; ")
+}
 
 // egListenerBufferAndWindows are those bounds as a ClientTrafficPolicy
 // meets them: the buffer limit at every listener, the HTTP/2 windows at
