@@ -45,7 +45,7 @@ var Versions = map[string]string{
 	// and charts/gateway-helm/charts/crds.
 	EnvoyGateway: "v1.9.1",
 	// Newest v1.x; kubernetes/customresourcedefinitions.gen.yaml.
-	IstioAPI: "v1.31.4",
+	IstioAPI: "v1.32.0",
 	// The version in this repository's go.mod.
 	GatewayAPI: "v1.6.3",
 	// The release of GatewayAPI, whose routing attache trace implements
