@@ -520,7 +520,7 @@ func (r *reader) readRequired(ctx context.Context, snap *Snapshot) error {
 func metadataOnly(u *unstructured.Unstructured) *unstructured.Unstructured {
 	md, _ := u.Object["metadata"].(map[string]any)
 	slim := map[string]any{}
-	for _, k := range []string{"name", "namespace", "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"} {
+	for _, k := range []string{"name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp"} {
 		if v, ok := md[k]; ok {
 			slim[k] = v
 		}

@@ -408,7 +408,7 @@ func (a *Admission) syncWatches(ctx context.Context, want map[topology.GroupKind
 		}
 		if !ok {
 			switch {
-			case w.role == roleHolder || (w.role == roleTopology && optionalTopology[gk]):
+			case w.role == roleHolder || w.role == roleRequired || (w.role == roleTopology && optionalTopology[gk]):
 				unread[gk] = true
 			case w.role == roleTopology:
 				errs = append(errs, fmt.Errorf("cannot list and watch %s: forbidden", gk))

@@ -178,7 +178,7 @@ var requiredKinds = profiles.RequiredObjectKinds()
 
 // requiredMetadata are the metadata fields of a required object the cache
 // keeps (TransformRequired).
-var requiredMetadata = []string{"name", "namespace", "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"}
+var requiredMetadata = []string{"name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp"}
 
 // TransformRequired is a cache transform for the objects the profiled
 // kinds' implementations need on the cluster (profiles.RequiredObjectKinds:

@@ -53,7 +53,7 @@ func TestCacheTrimsServiceEntries(t *testing.T) {
 
 // TestCacheTrimsRequiredObjects: the cache keeps of a Kuadrant object (a
 // kind the profiled kinds require, at any version) its identifying
-// metadata with the deletion timestamp only, after a DefaultTransform of
+// metadata with the generation and deletion timestamp only, after a DefaultTransform of
 // the caller's too; another kind named Kuadrant is left alone.
 func TestCacheTrimsRequiredObjects(t *testing.T) {
 	obj := func(apiVersion string) *unstructured.Unstructured {
@@ -68,7 +68,7 @@ func TestCacheTrimsRequiredObjects(t *testing.T) {
 	}
 	want := func(apiVersion string) string {
 		return fmt.Sprint(map[string]any{"apiVersion": apiVersion, "kind": "Kuadrant",
-			"metadata": map[string]any{"name": "kuadrant", "namespace": "kuadrant-system", "uid": "u1", "resourceVersion": "7",
+			"metadata": map[string]any{"name": "kuadrant", "namespace": "kuadrant-system", "uid": "u1", "resourceVersion": "7", "generation": int64(3),
 				"creationTimestamp": "2026-11-01T00:00:00Z", "deletionTimestamp": "2026-12-01T00:00:00Z"}})
 	}
 	forCacheOptions(t, 2, func(name string, opts cache.Options) {

@@ -578,7 +578,10 @@ func sameObject(a, b *unstructured.Unstructured) bool {
 	}
 	if a.GetName() != b.GetName() || a.GetNamespace() != b.GetNamespace() || a.GetGeneration() != b.GetGeneration() ||
 		!a.GetCreationTimestamp().Time.Equal(b.GetCreationTimestamp().Time) ||
-		!reflect.DeepEqual(a.GetLabels(), b.GetLabels()) {
+		!reflect.DeepEqual(a.GetLabels(), b.GetLabels()) ||
+		// An object starting to be deleted no longer counts where its
+		// existence is read (a required object: policy.Kind.RequiredObjects).
+		(a.GetDeletionTimestamp() == nil) != (b.GetDeletionTimestamp() == nil) {
 		return false
 	}
 	switch rawRef(a).GroupKind() {

@@ -1229,14 +1229,16 @@ metadata: {name: kuadrant, namespace: kuadrant-system}
 			want(t, "rule limits", limits, []string{"route"})
 		})
 	}
-	// Incremental: the Kuadrant object created, then deleted.
+	// Incremental: the Kuadrant object created, being deleted (the same
+	// object, a deletion timestamp set), back, then deleted.
 	in := engine.NewIncremental(engine.Options{ServedAPIs: served})
 	in.Compute(decodeDocs(t, docs...))
 	for _, step := range []struct {
 		what  string
 		extra []string
 		want  string
-	}{{"created", []string{kuadrantObj}, "True/Programmed"}, {"deleted", nil, "False/MissingResource"}} {
+	}{{"created", []string{kuadrantObj}, "True/Programmed"}, {"being deleted", []string{deleting}, "False/MissingResource"},
+		{"back", []string{kuadrantObj}, "True/Programmed"}, {"deleted", nil, "False/MissingResource"}} {
 		d := append(slices.Clone(docs), step.extra...)
 		got, full := in.Compute(decodeDocs(t, d...)), engine.Compute(decodeDocs(t, d...), engine.Options{ServedAPIs: served})
 		want(t, step.what, status(t, got, "rlp", "Programmed"), step.want)

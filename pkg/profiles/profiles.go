@@ -464,10 +464,10 @@ var builtin = func() []policy.Profile {
 		// (WaypointPolicyStatusCollection, flattenConditions); of the
 		// other kinds it writes none.
 		// kgateway's waypoints (class kgateway-waypoint) read Istio's
-		// AuthorizationPolicies too (kgateway's waypoint plugin,
-		// waypointquery GetAuthorizationPolicies): its controller is
-		// served as well, for all of its Gateways (attache tells
-		// controllers apart, not classes).
+		// AuthorizationPolicies too (kgateway's waypoint translator,
+		// buildServiceChains): its controller is served as well, for
+		// all of its Gateways (attache tells controllers apart, not
+		// classes).
 		withControllers(withIstioWaypointSummary(withWaypointTargets(istio("security.istio.io", "AuthorizationPolicy", policy.CompositionAdditive, "selector"))),
 			append(slices.Clone(IstioControllers), KGatewayController)...),
 		withWaypointTargets(istio("security.istio.io", "RequestAuthentication", policy.CompositionAdditive, "selector")),
