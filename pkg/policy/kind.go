@@ -899,6 +899,10 @@ func (k *Kind) complete() error {
 			return settingErrorf(SettingDependencies, "dependency %q is given twice", d.Name)
 		}
 	}
+	if len(k.RequiredObjects) > 0 && k.ProgrammedWhenAccepted {
+		// Programmed would both follow Accepted and say what is missing.
+		return settingErrorf(SettingRequiredObjects, "required objects make Programmed say what is missing; with programmed: when-accepted it follows Accepted: choose one")
+	}
 	for i, r := range k.RequiredObjects {
 		if err := r.validate(); err != nil {
 			return settingErrorf(SettingRequiredObjects, "%v", err)

@@ -37,6 +37,9 @@ func TestRequiredObjectsSetting(t *testing.T) {
 	if _, prob := KindFromCRD(newCRD(policyLabel("Inherited"), map[string]string{AnnotationRequiredObjects: "k=Kuadrant"}), nil); prob == nil || !strings.Contains(prob.Error(), AnnotationRequiredObjects) {
 		t.Errorf("bad annotation: problem %v, want one naming %s", prob, AnnotationRequiredObjects)
 	}
+	if _, prob := KindFromCRD(newCRD(policyLabel("Inherited"), map[string]string{AnnotationRequiredObjects: "k=K.x", AnnotationProgrammed: "when-accepted"}), nil); prob == nil || !strings.Contains(prob.Error(), "choose one") {
+		t.Errorf("with programmed: when-accepted: problem %v, want the two refused together", prob)
+	}
 	kuadrant := topology.GroupKind{Group: "kuadrant.io", Kind: "Kuadrant"}
 	none := func(topology.GroupKind) bool { return false }
 	want := "kuadrant is not installed, please create resource (no Kuadrant.kuadrant.io object on the cluster); limitador is not installed, please create resource (no Limitador.limitador.kuadrant.io object on the cluster)"
