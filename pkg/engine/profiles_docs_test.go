@@ -2748,23 +2748,29 @@ func TestDocsNGFWAFPolicyPartlyRefusedLevel(t *testing.T) {
 }
 
 // A PayloadProcessor's auth token Secret (its namespace, key token) must
-// resolve: missing, or without the key, NGF marks the policy invalid and
-// applies it nowhere; with it, the policy applies.
+// resolve, the token not empty once trimmed: missing, without the key, or
+// blank, NGF marks the policy invalid and applies it nowhere; with it,
+// the policy applies.
 // Source: NGF e55bfe339 internal/controller/state/graph/payloadprocessor.go
 // (resolveExtProcessAuthToken: "auth token Secret %s/%s not found",
-// "missing %q key"; secrets.GuardrailsTokenKey "token").
+// "missing %q key", "has empty %q key" after strings.TrimSpace;
+// secrets.GuardrailsTokenKey "token").
 func TestDocsNGFPayloadProcessorAuthToken(t *testing.T) {
 	c := labelledCRD("gateway.nginx.org", "PayloadProcessor", "payloadprocessors", "inherited")
 	svc := "\n---\napiVersion: v1\nkind: Service\nmetadata: {name: guard, namespace: default}\nspec: {ports: [{port: 9000}]}\n"
-	secret := func(key string) string {
-		return "\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: guard-token, namespace: default}\ndata: {" + key + ": dG9rZW4=}\n"
+	secretWith := func(key, b64 string) string {
+		return "\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: guard-token, namespace: default}\ndata: {" + key + ": \"" + b64 + "\"}\n"
 	}
+	secret := func(key string) string { return secretWith(key, "dG9rZW4=") }
 	pp := pol(ngfV1, "PayloadProcessor", "pp", 0, "targetRef: "+r1Ref+
 		"\nprocessors: [{type: ExtProcess, extProcess: {backendRef: {name: guard, port: 9000}, authTokenRef: {name: guard-token}}}]")
 	for _, tc := range []struct{ name, extra, accepted, msg string }{
 		{"missing", "", "False/Invalid", "spec.processors[0].extProcess.authTokenRef: Secret default/guard-token not found"},
 		{"without the key", secret("other"), "False/Invalid", "spec.processors[0].extProcess.authTokenRef: Secret default/guard-token has no key token"},
 		{"with the key", secret("token"), "True/Accepted", ""},
+		// Trimmed, then refused when empty (since session 32).
+		{"empty", secretWith("token", ""), "False/Invalid", "spec.processors[0].extProcess.authTokenRef: Secret default/guard-token: token is empty (or white space only)"},
+		{"white space", secretWith("token", "IAkK"), "False/Invalid", "token is empty (or white space only)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := compute(t, ngfFlagsOn, c, ngfClass(`{}`), ngfTopo+svc+tc.extra, pp)

@@ -52,8 +52,10 @@ type Fact struct {
 	// Lua is what Envoy Gateway reads of a Lua script a policy loads
 	// from a ConfigMap's data value.
 	Lua Lua
-	// Empty says the value is empty (decoded, for a Secret's data).
-	Empty bool
+	// Empty says the value is empty (decoded, for a Secret's data), and
+	// Blank that it holds white space only (Go's strings.TrimSpace leaves
+	// nothing), which Empty implies.
+	Empty, Blank bool
 	// URL is read of the value under key url (URLKey) of a Secret of
 	// SDSSecretType: whether Envoy Gateway takes it for an SDS server's
 	// address.
@@ -262,7 +264,7 @@ var digestKey = func() []byte {
 func Of(value []byte) Fact {
 	mac := hmac.New(sha256.New, digestKey)
 	mac.Write(value)
-	return Fact{Digest: hex.EncodeToString(mac.Sum(nil)[:16]), CRL: crlOf(value), Empty: len(value) == 0}
+	return Fact{Digest: hex.EncodeToString(mac.Sum(nil)[:16]), CRL: crlOf(value), Empty: len(value) == 0, Blank: strings.TrimSpace(string(value)) == ""}
 }
 
 // SDSSecretType is the type of Envoy Gateway's SDS reference Secrets
@@ -338,6 +340,8 @@ func (f Fact) token() string {
 	}
 	if f.Empty {
 		extra += ";empty"
+	} else if f.Blank {
+		extra += ";blank"
 	}
 	if f.URL.Read {
 		v := "ok"
@@ -378,10 +382,15 @@ func parseToken(s string) (Fact, bool) {
 		case "bin":
 			f.Binary = true
 		case "empty":
-			if f.Empty || val != "" {
+			if f.Blank || val != "" {
 				return Fact{}, false
 			}
-			f.Empty = true
+			f.Empty, f.Blank = true, true
+		case "blank":
+			if f.Blank || val != "" {
+				return Fact{}, false
+			}
+			f.Blank = true
 		case "url":
 			msg, err := url.QueryUnescape(val)
 			if err != nil || msg == "" || f.URL.Read || len(msg) > maxVerdict {

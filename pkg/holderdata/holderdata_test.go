@@ -73,7 +73,7 @@ func TestRedactKeepsTheFacts(t *testing.T) {
 	b64 := base64.StdEncoding.EncodeToString
 	objs := []*unstructured.Unstructured{
 		{Object: map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "s"}, "type": SDSSecretType,
-			"data":       map[string]any{"ca.crl": b64([]byte(crl)), "client1": b64([]byte("key1")), "bad": "not base64!", "none": "", "url": b64([]byte("http://sds.example"))},
+			"data":       map[string]any{"ca.crl": b64([]byte(crl)), "client1": b64([]byte("key1")), "bad": "not base64!", "none": "", "spaces": b64([]byte(" \t\n")), "url": b64([]byte("http://sds.example"))},
 			"stringData": map[string]any{"client2": "key1"}}},
 		{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"},
 			"data":       map[string]any{"ca.crl": crl, "n": int64(3)},
@@ -89,7 +89,7 @@ func TestRedactKeepsTheFacts(t *testing.T) {
 		}
 		for k, f := range before {
 			g := after[k]
-			if f.Digest != g.Digest || f.CRL.Err != g.CRL.Err || !f.CRL.ThisUpdate.Equal(g.CRL.ThisUpdate) || !f.CRL.NextUpdate.Equal(g.CRL.NextUpdate) || f.Empty != g.Empty || f.URL != g.URL {
+			if f.Digest != g.Digest || f.CRL.Err != g.CRL.Err || !f.CRL.ThisUpdate.Equal(g.CRL.ThisUpdate) || !f.CRL.NextUpdate.Equal(g.CRL.NextUpdate) || f.Empty != g.Empty || f.Blank != g.Blank || f.URL != g.URL {
 				t.Errorf("%s %s: %+v, then %+v", u.GetKind(), k, f, g)
 			}
 		}
@@ -109,8 +109,11 @@ func TestRedactKeepsTheFacts(t *testing.T) {
 	if facts["ca.crl"].CRL.Err != "" || !facts["ca.crl"].CRL.NextUpdate.Equal(next) {
 		t.Errorf("Secret ca.crl: %+v", facts["ca.crl"])
 	}
-	if f := facts["none"]; !f.Empty || facts["client1"].Empty {
+	if f := facts["none"]; !f.Empty || !f.Blank || facts["client1"].Empty || facts["client1"].Blank {
 		t.Errorf("an empty value read as not empty, or the other way: %+v, %+v", f, facts["client1"])
+	}
+	if f := facts["spaces"]; f.Empty || !f.Blank {
+		t.Errorf("white space read as %+v, want blank, not empty", f)
 	}
 	if f := facts["url"]; !f.URL.Read || f.URL.Problem != "unsupported URL scheme: http" || facts["client1"].URL.Read {
 		t.Errorf("Secret url: %+v (client1 %+v)", f.URL, facts["client1"].URL)
@@ -372,7 +375,7 @@ func FuzzRead(f *testing.F) {
 		sec := &unstructured.Unstructured{Object: map[string]any{"kind": "Secret", "type": SDSSecretType, "stringData": map[string]any{URLKey: s}}}
 		sb := Read(sec)[URLKey]
 		Redact(sec)
-		if sa := Read(sec)[URLKey]; sb.URL != sa.URL || sb.Empty != sa.Empty || sb.Digest != sa.Digest || !sa.URL.Read {
+		if sa := Read(sec)[URLKey]; sb.URL != sa.URL || sb.Empty != sa.Empty || sb.Blank != sa.Blank || sb.Digest != sa.Digest || !sa.URL.Read {
 			t.Errorf("url %q: %+v, then %+v", s, sb, sa)
 		}
 		if !sdsVerdicts[sb.URL.Problem] {

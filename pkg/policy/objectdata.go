@@ -88,6 +88,11 @@ func (p *Policy) CheckObjectData(h Holders, judge func(*ObjectRefPath) bool) (pr
 			if t := f.CRL.Changes(h.Now); !t.IsZero() && (changes.IsZero() || t.Before(changes)) {
 				changes = t
 			}
+		case ContentNonblank:
+			key := keyRead(have, path.Keys)
+			if f, ok := facts[key]; ok && key != "" && f.Blank {
+				probs = append(probs, ObjectRefProblem{Ref: ref, Message: fmt.Sprintf("%s: %s: %s is empty (or white space only)", ref.Field, what, key)})
+			}
 		case ContentLua:
 			if f, ok := luaFact(ref, have, facts); ok && !f.Lua.EntryPoint {
 				probs = append(probs, ObjectRefProblem{Ref: ref, Message: fmt.Sprintf("%s: %s: %s", ref.Field, what, LuaNoEntryPoint)})

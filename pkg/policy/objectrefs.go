@@ -100,6 +100,11 @@ const (
 	// every validation mode). A holder with several keys, none of them
 	// named by Keys, is not judged: Envoy Gateway reads any of them.
 	ContentLua = "lua"
+	// ContentNonblank: the key read (the first of Keys the holder has)
+	// holds more than white space (NGINX Gateway Fabric's PayloadProcessor
+	// auth token, resolveExtProcessAuthToken: trimmed, then refused when
+	// empty).
+	ContentNonblank = "nonblank"
 )
 
 // String renders one path in its annotation form:
@@ -223,8 +228,8 @@ func (r ObjectRefPath) validate() error {
 	if err := checkProtocols(r.On); err != nil {
 		return fmt.Errorf("%s: %v", r.Path, err)
 	}
-	if r.Content != "" && r.Content != ContentCRL && r.Content != ContentDistinct && r.Content != ContentLua {
-		return fmt.Errorf("%s: content=%s: want %s, %s or %s", r.Path, r.Content, ContentCRL, ContentDistinct, ContentLua)
+	if r.Content != "" && r.Content != ContentCRL && r.Content != ContentDistinct && r.Content != ContentLua && r.Content != ContentNonblank {
+		return fmt.Errorf("%s: content=%s: want %s, %s, %s or %s", r.Path, r.Content, ContentCRL, ContentDistinct, ContentLua, ContentNonblank)
 	}
 	for i, key := range r.Keys {
 		wild := key == "*" || key == "+"
@@ -237,7 +242,7 @@ func (r ObjectRefPath) validate() error {
 
 // ParseObjectRefs reads the annotation form: entries separated by ";",
 // each a path followed optionally by kinds=<Kind,...>, keys=<key,...>,
-// when=<field>=<value>, on=<protocol,...> and content=crl|distinct|lua;
+// when=<field>=<value>, on=<protocol,...> and content=crl|distinct|lua|nonblank;
 // "none" for none.
 func ParseObjectRefs(v string) ([]ObjectRefPath, error) {
 	if strings.TrimSpace(v) == "none" {
@@ -275,7 +280,7 @@ func ParseObjectRefs(v string) ([]ObjectRefPath, error) {
 				}
 			case ok && name == "content" && r.Content == "":
 				if r.Content = val; val == "" {
-					return nil, fmt.Errorf("%s: content=: want %s, %s or %s", words[0], ContentCRL, ContentDistinct, ContentLua)
+					return nil, fmt.Errorf("%s: content=: want %s, %s, %s or %s", words[0], ContentCRL, ContentDistinct, ContentLua, ContentNonblank)
 				}
 			case ok && name == "ready" && r.Ready == "":
 				if r.Ready = val; val == "" {
@@ -300,7 +305,7 @@ func ParseObjectRefs(v string) ([]ObjectRefPath, error) {
 					return nil, fmt.Errorf("%s: unless=: want field=value", words[0])
 				}
 			default:
-				return nil, fmt.Errorf("%s: unexpected %q after the path (known: kinds=ConfigMap,Secret,Issuer,ClusterIssuer keys=<key>,*,+ when=<field>=<value> on=<protocol>,... content=crl|distinct|lua ready=<condition> kind=required missing=not-programmed default-label=<key>=<value> unless=<field>=<value>)", words[0], w)
+				return nil, fmt.Errorf("%s: unexpected %q after the path (known: kinds=ConfigMap,Secret,Issuer,ClusterIssuer keys=<key>,*,+ when=<field>=<value> on=<protocol>,... content=crl|distinct|lua|nonblank ready=<condition> kind=required missing=not-programmed default-label=<key>=<value> unless=<field>=<value>)", words[0], w)
 			}
 		}
 		r = r.withDefaults()

@@ -33,9 +33,10 @@ func TestParseObjectRefs(t *testing.T) {
 		{in: "a on=HT*PS", err: "want listener protocols"},
 		{in: "crl.refs[] kinds=Secret,ConfigMap keys=ca.crl,* on=HTTPS,TLS content=crl", want: "crl.refs[] kinds=Secret,ConfigMap keys=ca.crl,* on=HTTPS,TLS content=crl"},
 		{in: "keys[] content=distinct", want: "keys[] kinds=Secret content=distinct"},
+		{in: "tokenRef keys=token content=nonblank", want: "tokenRef kinds=Secret keys=token content=nonblank"},
 		{in: "lua[].valueRef kinds=ConfigMap keys=lua,+ when=type=ValueRef content=lua", want: "lua[].valueRef kinds=ConfigMap keys=lua,+ when=type=ValueRef content=lua"},
-		{in: "a content=", err: "content=: want crl, distinct or lua"},
-		{in: "a content=json", err: "content=json: want crl, distinct or lua"},
+		{in: "a content=", err: "content=: want crl, distinct, lua or nonblank"},
+		{in: "a content=json", err: "content=json: want crl, distinct, lua or nonblank"},
 		{in: "a content=crl content=crl", err: "unexpected"},
 		// Read back, "spec.spec.a" would lose its second spec.
 		{in: "spec.spec.a", err: "does not start with spec again"},

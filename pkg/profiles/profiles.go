@@ -550,7 +550,7 @@ var builtin = func() []policy.Profile {
 			EffectiveTargetKinds: kinds(httpRoute), Strategies: []merge.Strategy{merge.AtomicDefaults},
 			SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true, RejectRouteOverlap: true,
 			AncestorLimit: policy.AncestorLimitSkip, InvalidNotApplied: true, Requirements: ngfPayloadProcessorRequirements,
-		})), "processors[].extProcess.authTokenRef kinds=Secret keys=token"), NGFPayloadProcessor+"=*"),
+		})), "processors[].extProcess.authTokenRef kinds=Secret keys=token content=nonblank"), NGFPayloadProcessor+"=*"),
 		// WAFPolicy: NGF writes the F5 WAF directives of every valid
 		// WAFPolicy reaching a route, the Gateway's at its server, the
 		// route's at its location, several on one target side by side
