@@ -886,19 +886,7 @@ spec: {ports: [{name: http, port: 80}]}
 			for name, w := range tc.want {
 				want(t, name+" Accepted", status(t, res, name, "Accepted"), w)
 			}
-			var limits []string
-			for _, e := range res.Effective {
-				if e.Kind.GroupKind.Kind == "RateLimitPolicy" && e.Target.Name == "r" {
-					for _, ctx := range e.Contexts {
-						m, _ := ctx.Spec["limits"].(map[string]any)
-						for l := range m {
-							limits = append(limits, l)
-						}
-					}
-				}
-			}
-			slices.Sort(limits)
-			want(t, "rule r#only limits", limits, tc.rule)
+			want(t, "rule r#only limits", rlpLimits(res, "r"), tc.rule)
 			if tc.name == "Limitador missing" {
 				want(t, "on-nothing message", condition(t, res, "on-nothing", "Accepted").Message, noLimitador)
 				want(t, "on-gw Programmed", status(t, res, "on-gw", "Programmed"), "(no Programmed)")
@@ -1137,6 +1125,24 @@ status: {conditions: [{type: Ready, status: "` + ready + `"}]}
 		Message: "Policy is not programmed: it is in the path to no effective target through a Gateway; no listener of Gateway default/g is one its implementation acts on (they need a hostname)"})
 }
 
+// rlpLimits are the names of the limits of the effective RateLimitPolicies
+// of route's rules, sorted.
+func rlpLimits(res *engine.Result, route string) []string {
+	var limits []string
+	for _, e := range res.Effective {
+		if e.Kind.GroupKind.Kind == "RateLimitPolicy" && e.Target.Name == route {
+			for _, ctx := range e.Contexts {
+				m, _ := ctx.Spec["limits"].(map[string]any)
+				for l := range m {
+					limits = append(limits, l)
+				}
+			}
+		}
+	}
+	slices.Sort(limits)
+	return limits
+}
+
 // Kuadrant enforces no RateLimitPolicy, AuthPolicy or TokenRateLimitPolicy
 // while no Kuadrant object exists (one being deleted does not count):
 // Enforced=False, reason MissingResource, "kuadrant is not installed,
@@ -1216,17 +1222,7 @@ metadata: {name: kuadrant, namespace: kuadrant-system}
 				t.Errorf("dns Programmed %s: DNSPolicy does not need the Kuadrant object", got)
 			}
 			// The policy keeps its place: its limits are the rule's.
-			var limits []string
-			for _, e := range res.Effective {
-				if e.Kind.GroupKind.Kind == "RateLimitPolicy" && e.Target.Name == "r" {
-					for _, ctx := range e.Contexts {
-						for l := range ctx.Spec["limits"].(map[string]any) {
-							limits = append(limits, l)
-						}
-					}
-				}
-			}
-			want(t, "rule limits", limits, []string{"route"})
+			want(t, "rule limits", rlpLimits(res, "r"), []string{"route"})
 		})
 	}
 	// Incremental: the Kuadrant object created, being deleted (the same
