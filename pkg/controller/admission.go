@@ -380,8 +380,9 @@ func (a *Admission) unreadKind(gk topology.GroupKind) bool { return (*a.unread.L
 
 // syncWatches gets the informers of the wanted kinds (shared with the
 // controller's, when this replica leads) and drops those no longer wanted.
-// The holder kinds and optional topology kinds it may not watch, and
-// undiscovered (holder kinds whose served version could not be found),
+// The holder kinds, required objects' kinds and optional topology kinds it
+// may not watch, and undiscovered (holder kinds whose served version could
+// not be found),
 // become the unread kinds; it reports whether they changed.
 func (a *Admission) syncWatches(ctx context.Context, want map[topology.GroupKind]*watch, undiscovered map[topology.GroupKind]bool) (bool, error) {
 	a.watchMu.Lock()

@@ -204,11 +204,14 @@ func TestRequiredObjectsForbiddenNonLeader(t *testing.T) {
 			return fmt.Sprintf("p: %+v", ps)
 		}
 		for _, c := range ps.Ancestors[0].Conditions {
-			if c.Type == "Programmed" && c.Reason != "Programmed" {
-				return "p: " + c.Reason + ": " + c.Message
+			if c.Type == "Programmed" {
+				if c.Reason != "Programmed" {
+					return "p: " + c.Reason + ": " + c.Message
+				}
+				return ""
 			}
 		}
-		return ""
+		return "p: no Programmed condition"
 	})
 	if r.c.leader.Load() || a.shared() {
 		t.Fatalf("the replica leads (%v) or shares the controller's state (%v)", r.c.leader.Load(), a.shared())

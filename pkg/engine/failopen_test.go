@@ -342,7 +342,11 @@ func TestExternalServiceBufferAndWindows(t *testing.T) {
 	docs := append(failOpenDocs(),
 		onRoute("SecurityPolicy", "authz-buffer", "r1", 0, "extAuth: {http: {backendRefs: [{name: ext, port: 9000}], backendSettings: {connection: {bufferLimit: 5Gi}}}}"),
 		onRoute("SecurityPolicy", "jwks-window", "r2", 0, `jwt: {providers: [{name: a, remoteJWKS: {uri: "https://a.example/jwks", backendSettings: {http2: {initialStreamWindowSize: 1Ki}}}}]}`),
-		onRoute("SecurityPolicy", "oidc-ok", "r3", 0, "extAuth: {grpc: {backendRefs: [{name: ext, port: 9000}], backendSettings: {connection: {bufferLimit: 32Ki}, http2: {initialConnectionWindowSize: 1Mi}}}}"),
+		onRoute("SecurityPolicy", "grpc-ok", "r3", 0, "extAuth: {grpc: {backendRefs: [{name: ext, port: 9000}], backendSettings: {connection: {bufferLimit: 32Ki}, http2: {initialConnectionWindowSize: 1Mi}}}}"),
+		// An authorizer failing open is left out; an OIDC provider's
+		// failure fails the policy whatever extAuth's failOpen says.
+		onRoute("SecurityPolicy", "authz-open", "r6", 0, "extAuth: {failOpen: true, http: {backendRefs: [{name: ext, port: 9000}], backendSettings: {connection: {bufferLimit: 5Gi}}}}\ncors: {allowOrigins: [\"https://a.example\"]}"),
+		onRoute("SecurityPolicy", "oidc-window", "r7", 0, `oidc: {provider: {issuer: "https://idp.example", backendRefs: [{name: ext, port: 9000}], backendSettings: {http2: {initialStreamWindowSize: 100}}}, clientID: c, clientSecret: {name: oidc-secret}}`),
 		onRoute("EnvoyExtensionPolicy", "proc-window", "r4", 0, "extProc: [{backendRefs: [{name: ext, port: 9000}], backendSettings: {http2: {initialConnectionWindowSize: 4Gi}}}]"),
 		onRoute("EnvoyExtensionPolicy", "proc-open", "r5", 0, "extProc: [{backendRefs: [{name: ext, port: 9000}]}, {backendRefs: [{name: ext, port: 9000}], failOpen: true, backendSettings: {connection: {bufferLimit: 5Gi}}}]"),
 	)
@@ -357,7 +361,12 @@ func TestExternalServiceBufferAndWindows(t *testing.T) {
 			t.Errorf("%s: ancestor message %q does not name %q", name, got, msg)
 		}
 	}
-	want(t, "oidc-ok: Accepted", status(t, res, "oidc-ok", "Accepted"), "True/Accepted")
+	want(t, "grpc-ok: Accepted", status(t, res, "grpc-ok", "Accepted"), "True/Accepted")
+	want(t, "authz-open effective", effective(t, res, "SecurityPolicy", routeRule("r6")), []string{`{"cors":{"allowOrigins":["https://a.example"]}}`})
+	want(t, "oidc-window: Accepted", status(t, res, "oidc-window", "Accepted"), "False/Invalid")
+	if got := ancestorMessage(t, res, "oidc-window"); !strings.Contains(got, "spec.oidc.provider.backendSettings.http2.initialStreamWindowSize") {
+		t.Errorf("oidc-window: ancestor message %q", got)
+	}
 	want(t, "proc-open: Accepted", status(t, res, "proc-open", "Accepted"), "False/Invalid")
 	want(t, "proc-open effective", effective(t, res, "EnvoyExtensionPolicy", routeRule("r5")), []string{`{"extProc":[{"backendRefs":[{"name":"ext","port":9000}]}]}`})
 }

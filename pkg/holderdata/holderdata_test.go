@@ -388,7 +388,7 @@ func FuzzRead(f *testing.F) {
 		Redact(cm)
 		after := Read(cm)
 		b, a := before["k"], after["k"]
-		if b.Digest != a.Digest || b.CRL != a.CRL || b.Binary != a.Binary || b.Lua.Read != a.Lua.Read ||
+		if b.Digest != a.Digest || b.CRL != a.CRL || b.Binary != a.Binary || b.Empty != a.Empty || b.Blank != a.Blank || b.Lua.Read != a.Lua.Read ||
 			b.Lua.EntryPoint != a.Lua.EntryPoint || b.Lua.Judged != a.Lua.Judged || b.Lua.Check() != a.Lua.Check() {
 			t.Errorf("%q: %+v, then %+v", s, b, a)
 		}

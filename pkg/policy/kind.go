@@ -901,7 +901,13 @@ func (k *Kind) complete() error {
 	}
 	if len(k.RequiredObjects) > 0 && k.ProgrammedWhenAccepted {
 		// Programmed would both follow Accepted and say what is missing.
-		return settingErrorf(SettingRequiredObjects, "required objects make Programmed say what is missing; with programmed: when-accepted it follows Accepted: choose one")
+		if !k.Origins[SettingRequiredObjects].isProfile() {
+			return settingErrorf(SettingRequiredObjects, "required objects make Programmed say what is missing; with programmed: when-accepted it follows Accepted: choose one")
+		}
+		// A profile's setting, the CRD having asked for the other: it
+		// does not apply.
+		k.RequiredObjects = nil
+		k.Origins[SettingRequiredObjects] = FromDefault
 	}
 	for i, r := range k.RequiredObjects {
 		if err := r.validate(); err != nil {

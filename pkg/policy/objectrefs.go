@@ -46,7 +46,7 @@ type ObjectRefPath struct {
 	// Invalid at those targets only.
 	On []string
 	// Content, if set, judges the data of a reference that resolves
-	// (ContentCRL, ContentDistinct, ContentLua): data the implementation refuses makes
+	// (ContentCRL, ContentDistinct, ContentLua, ContentNonblank): data the implementation refuses makes
 	// the policy Invalid as a reference that does not resolve does.
 	Content string
 	// Ready, if set, is a condition type the object a reference resolves

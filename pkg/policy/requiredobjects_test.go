@@ -40,6 +40,13 @@ func TestRequiredObjectsSetting(t *testing.T) {
 	if _, prob := KindFromCRD(newCRD(policyLabel("Inherited"), map[string]string{AnnotationRequiredObjects: "k=K.x", AnnotationProgrammed: "when-accepted"}), nil); prob == nil || !strings.Contains(prob.Error(), "choose one") {
 		t.Errorf("with programmed: when-accepted: problem %v, want the two refused together", prob)
 	}
+	// A profile's required objects give way to the CRD's programmed:
+	// when-accepted.
+	prof := &Profile{Implementation: "Impl", Spec: Spec{Class: Inherited, RequiredObjects: []RequiredObject{{Name: "k", Kind: topology.GroupKind{Group: "x", Kind: "K"}}}}}
+	pk, prob := KindFromCRDWithProfile(newCRD(nil, map[string]string{AnnotationProgrammed: "when-accepted"}), nil, prof)
+	if prob != nil || pk == nil || len(pk.RequiredObjects) != 0 || pk.Origins[SettingRequiredObjects] != FromDefault || !pk.ProgrammedWhenAccepted {
+		t.Errorf("profile's required objects with the CRD's programmed: when-accepted: kind %+v, problem %v; want the CRD's setting, the profile's dropped", pk, prob)
+	}
 	kuadrant := topology.GroupKind{Group: "kuadrant.io", Kind: "Kuadrant"}
 	none := func(topology.GroupKind) bool { return false }
 	want := "kuadrant is not installed, please create resource (no Kuadrant.kuadrant.io object on the cluster); limitador is not installed, please create resource (no Limitador.limitador.kuadrant.io object on the cluster)"

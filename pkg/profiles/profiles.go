@@ -407,8 +407,10 @@ var builtin = func() []policy.Profile {
 		// (validateAuthorizationOperation); GeoIP authorization needs the
 		// listener's client IP detection and the EnvoyProxy's GeoIP
 		// databases (validateAuthorizationGeoIP).
-		// The retry back-off of its external services is checked as a
-		// BackendTrafficPolicy's (translateTrafficFeatures: buildRetry).
+		// The retry back-off, buffer limit and HTTP/2 windows of its
+		// external services are checked as a BackendTrafficPolicy's
+		// (translateTrafficFeatures: buildRetry, buildBackendConnection,
+		// buildIRHTTP2Settings).
 		withValueRanges(withValidations(withRequirements(withRegexFields(withFeatureGates(withFailOpen(withUnsupportedFields(withObjectRefs(withBackendRefs(egInherited("SecurityPolicy", kinds(httpRoute, grpcRoute, tcpRoute)),
 			"extAuth.grpc.backendRef", "extAuth.grpc.backendRefs[]", "extAuth.http.backendRef", "extAuth.http.backendRefs[]",
 			"jwt.providers[].remoteJWKS.backendRefs[]", "oidc.provider.backendRefs[]"),
