@@ -85,6 +85,12 @@ func TestReachGateway(t *testing.T) {
 			if tc.reach == "gateway" {
 				want(t, "on-g2 message", condition(t, res, "on-g2", "Programmed").Message,
 					"Policy is not programmed: it is in the path to no effective target through a Gateway")
+				// A route's missing parents are named (since session 32).
+				want(t, "on-orphan message", condition(t, res, "on-orphan", "Programmed").Message,
+					"Policy is not programmed: it is in the path to no effective target through a Gateway; HTTPRoute default/orphan names no parent Gateway")
+				if m := condition(t, res, "on-lost", "Programmed").Message; m != "Policy is not programmed: it is in the path to no effective target through a Gateway; HTTPRoute default/lost names Gateway default/missing, not among the objects" {
+					t.Errorf("on-lost message %q, want it to name the missing Gateway", m)
+				}
 				if engine.NotProgrammedInPart(condition(t, res, "on-g2", "Programmed")) {
 					t.Error("NotProgrammedInPart reads a policy in no context as overridden in part")
 				}

@@ -439,7 +439,7 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			}
 			p := c.programmedFrom(ps.p.Kind, ps.reach, setsNone, func() string { return c.cachedLossSummary(&ps.lossMsg, ps.atts) }, nil)
 			p = c.withReplacedBelow(c.withUnreadyRefs(ps.p, ps.reach, c.withWaiting(ps.p.Kind, ps.reach, c.withUnready(ps.p.Kind, ps.reach, p, accepted), accepted)), accepted)
-			p = c.withRequiredObjects(ps.p.Kind, p)
+			p = c.withRequiredObjects(ps.p.Kind, c.withNoGateway(ps.p.Kind, ps.reach, p, accepted))
 			summary = &p
 		}
 		st.Conditions = []Condition{{Type: CondAccepted, Status: "True", Reason: ReasonAccepted, Message: msg}, *summary}
@@ -957,7 +957,47 @@ func (c *computation) programmed(ps *pstate, a *attachment) Condition {
 	cond := c.programmedFrom(ps.p.Kind, a.reach, len(a.affects) == 0, func() string { return c.cachedLossSummary(&a.lossMsg, []*attachment{a}) },
 		func() string { return c.listenersLeftAlone(ps.p.Kind, a.ref.At) })
 	cond = c.withUnreadyRefs(ps.p, a.reach, c.withWaiting(ps.p.Kind, a.reach, c.withUnready(ps.p.Kind, a.reach, cond, []*attachment{a}), []*attachment{a}))
-	return c.withRequiredObjects(ps.p.Kind, c.withReplacedBelow(cond, []*attachment{a}))
+	return c.withRequiredObjects(ps.p.Kind, c.withNoGateway(ps.p.Kind, a.reach, c.withReplacedBelow(cond, []*attachment{a}), []*attachment{a}))
+}
+
+// noGatewayLead starts the Programmed message of a policy of a kind
+// reaching through Gateways only that is in no context (programmedFrom).
+const noGatewayLead = "Policy is not programmed: it is in the path to no effective target through a Gateway"
+
+// withNoGateway adds to cond, that Programmed condition, why the routes
+// the attachments atts are on (or whose rules they are on) give no path:
+// their parentRefs name no Gateway, or only Gateways (and ListenerSets)
+// that are not among the objects, which it names.
+func (c *computation) withNoGateway(k *policy.Kind, r Reach, cond Condition, atts []*attachment) Condition {
+	if !k.ReachThroughGateway || r.Contexts > 0 || cond.Type != CondProgrammed || !strings.HasPrefix(cond.Message, noGatewayLead) {
+		return cond
+	}
+	var whys []string
+	seen := map[topology.Ref]bool{}
+	for _, a := range atts {
+		route := a.ref.At.Object()
+		if !slices.Contains(topology.RouteKinds, route.GroupKind()) || seen[route] {
+			continue
+		}
+		seen[route] = true
+		parents := c.routeGateways(route)
+		var missing []string
+		for _, p := range parents {
+			if _, ok := c.graph.Lookup(p); !ok {
+				missing = append(missing, p.Short())
+			}
+		}
+		switch {
+		case len(parents) == 0:
+			whys = append(whys, route.Short()+" names no parent Gateway")
+		case len(missing) == len(parents):
+			whys = append(whys, fmt.Sprintf("%s names %s, not among the objects", route.Short(), namedAtMost(missing)))
+		}
+	}
+	if len(whys) > 0 {
+		cond.Message += "; " + strings.Join(whys, "; ")
+	}
+	return cond
 }
 
 // listenersLeftAlone says why a policy of kind k on target at (a listener,
@@ -1023,7 +1063,7 @@ func (c *computation) programmedFrom(k *policy.Kind, r Reach, setsNone bool, los
 	case r.Contexts == 0 && k.ReachThroughGateway:
 		// Its implementation computes nothing for it, and says so.
 		cond.Status, cond.Reason = "False", ReasonUnknown
-		cond.Message = "Policy is not programmed: it is in the path to no effective target through a Gateway"
+		cond.Message = noGatewayLead
 		if why != "" {
 			cond.Message += "; " + why
 		}
