@@ -515,12 +515,12 @@ func (r *reader) readRequired(ctx context.Context, snap *Snapshot) error {
 	return nil
 }
 
-// metadataOnly keeps of u its apiVersion, kind and identifying metadata
-// with the deletion timestamp.
+// metadataOnly keeps of u its apiVersion, kind and the metadata the engine
+// reads of a required object (engine.RequiredObjectMetadata).
 func metadataOnly(u *unstructured.Unstructured) *unstructured.Unstructured {
 	md, _ := u.Object["metadata"].(map[string]any)
 	slim := map[string]any{}
-	for _, k := range []string{"name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp"} {
+	for _, k := range engine.RequiredObjectMetadata {
 		if v, ok := md[k]; ok {
 			slim[k] = v
 		}

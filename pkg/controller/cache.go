@@ -176,15 +176,11 @@ func TransformClassParams(in any) (any, error) {
 // requiredKinds are the kinds TransformRequired slims.
 var requiredKinds = profiles.RequiredObjectKinds()
 
-// requiredMetadata are the metadata fields of a required object the cache
-// keeps (TransformRequired).
-var requiredMetadata = []string{"name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp"}
-
 // TransformRequired is a cache transform for the objects the profiled
 // kinds' implementations need on the cluster (profiles.RequiredObjectKinds:
 // Kuadrant's Kuadrant objects, at any version), watched for whether one
 // exists: the engine reads nothing else of them, so it keeps apiVersion,
-// kind and the identifying metadata with the deletion timestamp. Other
+// kind and engine.RequiredObjectMetadata. Other
 // objects, and objects that are not unstructured, are left alone.
 func TransformRequired(in any) (any, error) {
 	u, ok := in.(*unstructured.Unstructured)
@@ -193,7 +189,7 @@ func TransformRequired(in any) (any, error) {
 	}
 	md, _ := u.Object["metadata"].(map[string]any)
 	slim := map[string]any{}
-	for _, k := range requiredMetadata {
+	for _, k := range engine.RequiredObjectMetadata {
 		if v, ok := md[k]; ok {
 			slim[k] = v
 		}

@@ -10,6 +10,11 @@ import (
 // Kuadrant's reason).
 const ReasonMissingResource = "MissingResource"
 
+// RequiredObjectMetadata are the metadata fields the engine reads of a
+// required object (policy.Kind.RequiredObjects): whether it exists and is
+// not being deleted. Readers and caches keep these only.
+var RequiredObjectMetadata = []string{"name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp"}
+
 // collectRequiredKinds starts the counts of the kinds some policy kind
 // requires an object of.
 func (c *computation) collectRequiredKinds() {
