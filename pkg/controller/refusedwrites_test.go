@@ -38,7 +38,9 @@ func TestRefusedPolicyStatusSettles(t *testing.T) {
 	two := pol(gvk, "two", "Service", "s1", map[string]any{"x": int64(1)})
 	spec := two.Object["spec"].(map[string]any)
 	spec["targetRefs"] = append(spec["targetRefs"].([]any), map[string]any{"group": "", "kind": "Service", "name": "s2"})
-	k.apply(ns, service("s1"), service("s2"), two, pol(gvk, "one", "Service", "s1", map[string]any{"x": int64(1)}))
+	// one before two: whether they are created in the same second (the
+	// name breaks the tie) or not (the older wins), one wins on s1.
+	k.apply(ns, service("s1"), service("s2"), pol(gvk, "one", "Service", "s1", map[string]any{"x": int64(1)}), two)
 	r := startController(t, Options{}, nil)
 	waitFor(t, "the status of the policy with one target", func() string {
 		if got := ancestorSummary(k.get(gvk, ns, "one"), "Accepted"); got != "Service/s1 True/Accepted" {
