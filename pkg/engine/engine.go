@@ -916,14 +916,14 @@ func (c *computation) resolve(ps *pstate) {
 			if p.Kind.WaypointTargets && ref.GroupKind() == topology.KindGatewayClass && p.Ref.Namespace != p.Kind.Untargeted.Root() {
 				// istiod honours a GatewayClass target from the root
 				// namespace only.
-				c.invalidTarget(ps, t, ref, fmt.Sprintf("%s: a policy targeting a GatewayClass must be in the root namespace %s", t.Field, p.Kind.Untargeted.Root()))
+				c.invalidTarget(ps, t, ref, fmt.Sprintf("a policy targeting a GatewayClass must be in the root namespace %s", p.Kind.Untargeted.Root()))
 				continue
 			}
 			if p.Kind.WaypointTargets && ref.GroupKind() == topology.KindGatewayClass {
 				if ctl := c.classControllers[ref.Name]; ctl != meshController {
 					// Nor one of another controller: istiod attaches it
 					// at waypoints only, and calls it Invalid.
-					c.invalidTarget(ps, t, ref, fmt.Sprintf("%s: GatewayClass %s has controller %q, and a policy targeting a GatewayClass applies at waypoints only, whose GatewayClass must use controller name %s", t.Field, ref.Name, ctl, meshController))
+					c.invalidTarget(ps, t, ref, fmt.Sprintf("GatewayClass %s has controller %q, and a policy targeting a GatewayClass applies at waypoints only, whose GatewayClass must use controller name %s", ref.Name, ctl, meshController))
 					continue
 				}
 			}

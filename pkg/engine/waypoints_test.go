@@ -258,10 +258,10 @@ metadata: {name: to-no-selector, namespace: default, labels: {istio.io/use-waypo
 		"on-via-ingress":    "True/Accepted",
 		"on-to-no-selector": "False/AncestorNotBound",
 	})
-	if got := condition(t, res, "class-elsewhere", "Accepted").Message; !strings.Contains(got, "must be in the root namespace istio-system") {
+	if got := condition(t, res, "class-elsewhere", "Accepted").Message; !strings.Contains(got, "must be in the root namespace istio-system") || strings.Count(got, "spec.targetRefs[0]:") != 1 {
 		t.Errorf("class-elsewhere: %s", got)
 	}
-	if got := condition(t, res, "class-ingress", "Accepted").Message; !strings.Contains(got, `GatewayClass istio has controller "istio.io/gateway-controller", and a policy targeting a GatewayClass applies at waypoints only, whose GatewayClass must use controller name istio.io/mesh-controller`) {
+	if got := condition(t, res, "class-ingress", "Accepted").Message; !strings.Contains(got, `GatewayClass istio has controller "istio.io/gateway-controller", and a policy targeting a GatewayClass applies at waypoints only, whose GatewayClass must use controller name istio.io/mesh-controller`) || strings.Count(got, "spec.targetRefs[0]:") != 1 {
 		t.Errorf("class-ingress: %s", got)
 	}
 	if got := condition(t, res, "on-port", "Accepted").Message; !strings.Contains(got, "Service default/ported is not bound to a waypoint") {
