@@ -17,30 +17,13 @@ import (
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
-// defaultHolderDocs: a kind on Services reading a default Secret where
-// its policies name none (as Kuadrant's DNSPolicy reads its namespace's
-// default DNS provider Secret), a policy naming none, a Secret of its
-// namespace labelled as the default, one unlabelled and one labelled in
-// another namespace.
-const defaultHolderDocs = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: dnsishpolicies.defaults.example.com
-  labels: {gateway.networking.k8s.io/policy: Direct}
-  annotations:
-    attache.dev/target-kinds: Service
-    attache.dev/object-refs: "providerRefs[] kinds=Secret missing=not-programmed default-label=example.com/default-provider=true"
-spec:
-  group: defaults.example.com
-  scope: Namespaced
-  names: {kind: DNSishPolicy, plural: dnsishpolicies}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-`
+// defaultHolderDocs: the CRD of a kind on Services reading a default
+// Secret where its policies name none (as Kuadrant's DNSPolicy reads its
+// namespace's default DNS provider Secret); defaultHolderObjects hold a
+// policy naming none, a Secret of its namespace labelled as the default,
+// one unlabelled and one labelled in another namespace.
+var defaultHolderDocs = testCRD("defaults.example.com", "DNSishPolicy", "dnsishpolicies", "Namespaced", "Direct",
+	`{attache.dev/target-kinds: Service, attache.dev/object-refs: "providerRefs[] kinds=Secret missing=not-programmed default-label=example.com/default-provider=true"}`)
 
 const defaultHolderObjects = `
 apiVersion: v1

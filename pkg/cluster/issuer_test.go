@@ -17,17 +17,19 @@ import (
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
-// issuerCRDs are the test's own CRDs of Kuadrant's TLSPolicy (labelled
-// direct, as shipped) and, with certManager, of cert-manager's Issuer,
-// ClusterIssuer and Certificate (schemas left open; no status subresource,
-// so that the manifests below set their status).
-func issuerCRDs(certManager bool) string {
-	crd := func(group, kind, plural, scope, label string) string {
-		labels := ""
-		if label != "" {
-			labels = "\n  labels: {gateway.networking.k8s.io/policy: " + label + "}"
-		}
-		return fmt.Sprintf(`---
+// testCRD is a CRD of kind in group (plural, scope), serving v1 with an
+// open schema, labelled a policy kind of class label when set, with the
+// YAML flow map annotations (e.g. "{attache.dev/target-kinds: Service}")
+// when set.
+func testCRD(group, kind, plural, scope, label, annotations string) string {
+	meta := ""
+	if label != "" {
+		meta += "\n  labels: {gateway.networking.k8s.io/policy: " + label + "}"
+	}
+	if annotations != "" {
+		meta += "\n  annotations: " + annotations
+	}
+	return fmt.Sprintf(`---
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
@@ -41,7 +43,16 @@ spec:
     served: true
     storage: true
     schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-`, plural, group, labels, group, scope, kind, plural)
+`, plural, group, meta, group, scope, kind, plural)
+}
+
+// issuerCRDs are the test's own CRDs of Kuadrant's TLSPolicy (labelled
+// direct, as shipped) and, with certManager, of cert-manager's Issuer,
+// ClusterIssuer and Certificate (schemas left open; no status subresource,
+// so that the manifests below set their status).
+func issuerCRDs(certManager bool) string {
+	crd := func(group, kind, plural, scope, label string) string {
+		return testCRD(group, kind, plural, scope, label, "")
 	}
 	out := crd("kuadrant.io", "TLSPolicy", "tlspolicies", "Namespaced", "direct")
 	if certManager {

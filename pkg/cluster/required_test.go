@@ -17,30 +17,9 @@ import (
 // requiredCRDs: a policy kind (Direct, on Services) whose implementation
 // needs a Gizmo object on the cluster (attache.dev/required-objects, as
 // Kuadrant's kinds need a Kuadrant object), and the Gizmo CRD.
-const requiredCRDs = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: requiringpolicies.requiring.example.com
-  labels: {gateway.networking.k8s.io/policy: Direct}
-  annotations: {attache.dev/target-kinds: Service, attache.dev/required-objects: gizmo=Gizmo.gizmos.example.com}
-spec:
-  group: requiring.example.com
-  scope: Namespaced
-  names: {kind: RequiringPolicy, plural: requiringpolicies}
-  versions:
-  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
----
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: gizmos.gizmos.example.com}
-spec:
-  group: gizmos.example.com
-  scope: Namespaced
-  names: {kind: Gizmo, plural: gizmos}
-  versions:
-  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
-`
+var requiredCRDs = testCRD("requiring.example.com", "RequiringPolicy", "requiringpolicies", "Namespaced", "Direct",
+	"{attache.dev/target-kinds: Service, attache.dev/required-objects: gizmo=Gizmo.gizmos.example.com}") +
+	testCRD("gizmos.example.com", "Gizmo", "gizmos", "Namespaced", "", "")
 
 const requiredObjects = `
 apiVersion: v1

@@ -837,19 +837,7 @@ metadata: {name: gw, namespace: default}
 spec:
   gatewayClassName: c
   listeners: [{name: https, protocol: HTTPS, port: 443, hostname: a.example.com, tls: {certificateRefs: [{name: a}]}}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r, namespace: default}
-spec:
-  parentRefs: [{name: gw}]
-  rules: [{name: only, backendRefs: [{name: s, port: 80}]}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: s, namespace: default}
-spec: {ports: [{name: http, port: 80}]}
-`
+` + kuadrantRouteToS
 	const v = "kuadrant.io/v1"
 	docs := []string{rlpCRD(), labelledCRD("kuadrant.io", "AuthPolicy", "authpolicies", "inherited"),
 		labelledCRD("kuadrant.io", "TLSPolicy", "tlspolicies", "direct"), labelledCRD("kuadrant.io", "DNSPolicy", "dnspolicies", "direct"), topo,
@@ -1125,6 +1113,23 @@ status: {conditions: [{type: Ready, status: "` + ready + `"}]}
 		Message: "Policy is not programmed: it is in the path to no effective target through a Gateway; no listener of Gateway default/g is one its implementation acts on (they need a hostname)"})
 }
 
+// kuadrantRouteToS is HTTPRoute default/r below Gateway gw, its one rule
+// (named only) to Service default/s.
+const kuadrantRouteToS = `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: default}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{name: only, backendRefs: [{name: s, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: default}
+spec: {ports: [{name: http, port: 80}]}
+`
+
 // rlpLimits are the names of the limits of the effective RateLimitPolicies
 // of route's rules, sorted.
 func rlpLimits(res *engine.Result, route string) []string {
@@ -1165,19 +1170,7 @@ spec:
   gatewayClassName: c
   listeners: [{name: web, protocol: HTTP, port: 80, hostname: a.example.com}]
 status: {addresses: [{type: IPAddress, value: 10.0.0.1}]}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r, namespace: default}
-spec:
-  parentRefs: [{name: gw}]
-  rules: [{name: only, backendRefs: [{name: s, port: 80}]}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: s, namespace: default}
-spec: {ports: [{name: http, port: 80}]}
-`
+` + kuadrantRouteToS
 	const kuadrantObj = `
 apiVersion: kuadrant.io/v1beta1
 kind: Kuadrant
