@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/attache-dev/attache/pkg/policy"
+	"github.com/attache-dev/attache/pkg/profiles"
 	"github.com/attache-dev/attache/pkg/topology"
 )
 
@@ -429,6 +430,22 @@ func (c *computation) isWaypoint(gw topology.Ref) bool {
 	return ok && (f.class == waypointClass || (f.classKnown && f.controller == meshController))
 }
 
+// kgatewayWaypointClass is the GatewayClass of kgateway's waypoints, the
+// one name its waypoint translator looks policies up by
+// (waypointquery/waypoint_authz.go).
+const kgatewayWaypointClass = "kgateway-waypoint"
+
+// isKgatewayWaypoint reports whether Gateway gw is one of kgateway's
+// waypoints (of its waypoint class): kgateway applies the Istio
+// AuthorizationPolicies targeting it to every Service bound to it
+// (waypoint_translator.go buildServiceChains:
+// GetAuthorizationPoliciesForGateway with
+// GetAuthorizationPoliciesForService).
+func (c *computation) isKgatewayWaypoint(gw topology.Ref) bool {
+	f, ok := c.gateways[gw]
+	return ok && f.class == kgatewayWaypointClass && (!f.classKnown || f.controller == profiles.KGatewayController)
+}
+
 // throughWaypoints reports whether the kind's policies on a waypoint (and
 // on the waypoint class) reach the Services bound to it: waypoint targets
 // and every policy applying (additive), as istiod lists them at a
@@ -592,7 +609,7 @@ func (d *kindDP) waypointPath(n topology.NodeID) []topology.NodeID {
 // A waypoint the kind's implementation does not serve (another
 // implementation's, policy.Kind.Controllers) gives no path: no policy of
 // the kind applies there. One it serves that is none of Istio's (kgateway's
-// waypoint, for AuthorizationPolicy) gives the Service's own context.
+// waypoint, for AuthorizationPolicy) gives that waypoint, then the Service.
 func (d *kindDP) waypointPaths(n topology.NodeID) [][]topology.NodeID {
 	ref := d.c.graph.Node(n).Ref
 	primary := topology.Ref{}
@@ -615,9 +632,18 @@ func (d *kindDP) waypointPaths(n topology.NodeID) [][]topology.NodeID {
 }
 
 // waypointPathVia is the waypoint path of a Service through waypoint
-// Gateway gw: the waypoint class, then gw; nil when gw is none of Istio's
-// waypoints.
+// Gateway gw: the waypoint class, then gw; gw alone for one of kgateway's
+// waypoints, for a kind reaching Services through waypoints (kgateway
+// also applies the policies on its waypoint class from the root namespace,
+// which istiod, and so attache, calls Invalid: not modelled); nil when gw
+// is none of these.
 func (d *kindDP) waypointPathVia(gw topology.Ref) []topology.NodeID {
+	if d.throughWaypoints() && d.c.isKgatewayWaypoint(gw) {
+		if id, ok := d.c.graph.Lookup(gw); ok {
+			return []topology.NodeID{id}
+		}
+		return nil
+	}
 	if !d.c.isWaypoint(gw) {
 		return nil
 	}
@@ -647,7 +673,7 @@ func (d *kindDP) waypointTargets(n topology.NodeID) []topology.NodeID {
 	var out []topology.NodeID
 	switch ref.GroupKind() {
 	case topology.KindGateway:
-		if !ref.IsSection() && d.c.isWaypoint(ref) {
+		if !ref.IsSection() && (d.c.isWaypoint(ref) || d.c.isKgatewayWaypoint(ref)) {
 			out = append(out, bound[ref]...)
 		}
 	case topology.KindGatewayClass:

@@ -832,7 +832,7 @@ metadata: {name: to-kgw, namespace: default, labels: {istio.io/use-waypoint: kgw
 		"on-eg": "{kind: Gateway, group: gateway.networking.k8s.io, name: eg-addressed}", "on-eg-pending": "{kind: Gateway, group: gateway.networking.k8s.io, name: eg-pending}",
 		"on-ingress": "{kind: Gateway, group: gateway.networking.k8s.io, name: ingress}", "on-unknown-class": "{kind: Gateway, group: gateway.networking.k8s.io, name: unknown-class}",
 		"on-eg-canary": "{kind: Service, group: \"\", name: eg-canary}", "on-eg-primary": "{kind: Service, group: \"\", name: eg-primary}",
-		"on-to-kgw": "{kind: Service, group: \"\", name: to-kgw}",
+		"on-to-kgw": "{kind: Service, group: \"\", name: to-kgw}", "on-kgw": "{kind: Gateway, group: gateway.networking.k8s.io, name: kgw}",
 	} {
 		docs = append(docs, fmt.Sprintf("---\napiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: %s, namespace: default}\nspec: {targetRefs: [%s], action: DENY, rules: [{}]}\n", name, target))
 	}
@@ -860,7 +860,7 @@ spec: {targetRefs: [{kind: Service, group: "", name: to-kgw}], jwtRules: [{issue
 		"ra-on-eg": "False/TargetNotFound", "ra-on-ingress": "True/Accepted",
 		"on-eg-canary": "True/Accepted", "on-eg-primary": "True/Accepted",
 		// kgateway's waypoint reads AuthorizationPolicies, not the others.
-		"on-to-kgw": "True/Accepted", "ra-on-to-kgw": "False/TargetNotFound",
+		"on-to-kgw": "True/Accepted", "ra-on-to-kgw": "False/TargetNotFound", "on-kgw": "True/Accepted",
 	})
 	wantAcceptedSays(t, res, map[string]string{
 		"on-eg":    "bound, as istiod says; spec.targetRefs[0]: Gateway default/eg-addressed (GatewayClass eg, controller gateway.envoyproxy.io/gatewayclass-controller) is another implementation's",
@@ -923,7 +923,27 @@ spec: {targetRefs: [{kind: Service, group: "", name: to-kgw}], jwtRules: [{issue
 	}
 	want(t, "eg-canary paths", svcPaths("eg-canary"), []string{"istio-waypoint>wp>eg-canary"})
 	want(t, "eg-primary paths", svcPaths("eg-primary"), []string{"istio-waypoint>wp>eg-primary"})
-	want(t, "to-kgw paths", svcPaths("to-kgw"), []string{"to-kgw"})
+	// kgateway applies at a Service bound to its waypoint the policies on
+	// the waypoint Gateway too (since session 33; before, the Service's
+	// own only): kgateway-dev/kgateway
+	// internal/kgateway/extensions2/plugins/waypoint/waypoint_translator.go
+	// (buildServiceChains), waypointquery/waypoint_authz.go
+	// (GetAuthorizationPoliciesForGateway, buildAuthzTargetIndex).
+	want(t, "to-kgw paths", svcPaths("to-kgw"), []string{"kgw>to-kgw"})
+	want(t, "policies at to-kgw", policiesAt(topology.Ref{Kind: "Service", Namespace: "default", Name: "to-kgw"}), []string{"on-kgw", "on-to-kgw"})
+	// An Incremental agrees as the policy on kgateway's waypoint comes and
+	// goes (the Services bound to it recomputed).
+	without := slices.DeleteFunc(slices.Clone(docs), func(d string) bool { return strings.Contains(d, "name: on-kgw,") })
+	if len(without) != len(docs)-1 {
+		t.Fatalf("on-kgw not found among the documents")
+	}
+	in := engine.NewIncremental(engine.Options{})
+	for i, step := range [][]string{without, docs, without} {
+		got := in.Compute(decodeDocs(t, step...))
+		if a, b := dump(t, got), dump(t, engine.Compute(decodeDocs(t, step...), engine.Options{})); a != b {
+			t.Fatalf("step %d: %s", i, firstDiff(a, b))
+		}
+	}
 }
 
 // MeshBindings answers as the policies' binding does, with no policy kind
