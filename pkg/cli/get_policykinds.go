@@ -180,6 +180,11 @@ type policyKindItem struct {
 	// cannot translate at a target is not attached there; absent: it is
 	// Invalid in place, keeping its place ("in-place").
 	InvalidPolicies string `json:"invalidPolicies,omitempty"`
+	// InvalidPolicyReferences is "after-conflicts" when, with
+	// InvalidPolicies not-applied, a policy whose references are all that
+	// break it still takes part in conflicts; absent: it takes part in
+	// none.
+	InvalidPolicyReferences string `json:"invalidPolicyReferences,omitempty"`
 	// MissingTargets is "problem" when a declared target that does not
 	// resolve gets no status ancestor entry, only an input problem;
 	// absent: a TargetNotFound entry ("entry").
@@ -212,9 +217,17 @@ type policyKindItem struct {
 	// BackendRefs are the paths where policies name backends they send
 	// traffic to themselves ("extAuth.http.backendRefs[]"); absent: none.
 	BackendRefs []string `json:"backendRefs,omitempty"`
+	// BackendRefAncestors is "gateways" when the ancestors a policy gives
+	// the policies of the backends it names are the Gateways through
+	// which it applies; absent: the policy itself.
+	BackendRefAncestors string `json:"backendRefAncestors,omitempty"`
 	// UnresolvedBackendRefs is "invalid" when a policy whose backendRefs
 	// do not resolve is Invalid; absent: such references are ignored.
 	UnresolvedBackendRefs string `json:"unresolvedBackendRefs,omitempty"`
+	// BackendRefRules are the words of how those backendRefs are judged
+	// where implementations differ ("external-name=allowed protocols=any
+	// backend-tls=oldest"); absent: as Envoy Gateway judges them.
+	BackendRefRules string `json:"backendRefRules,omitempty"`
 	// ClusterIPRouting is the condition on a Gateway's data-plane
 	// parameters ("routingType=Service") under which policies' external
 	// services go to a Service's cluster IP, not its endpoints; absent:
@@ -462,7 +475,11 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 		parts = append(parts, origin(policy.SettingRouteOverlap, "route-overlap=reject"))
 	}
 	if k.InvalidNotApplied {
-		parts = append(parts, origin(policy.SettingInvalidPolicies, "invalid-policies=not-applied"))
+		v := "invalid-policies=not-applied"
+		if k.RefsAfterConflicts {
+			v += " references=after-conflicts"
+		}
+		parts = append(parts, origin(policy.SettingInvalidPolicies, v))
 	}
 	if k.MissingTargetsUnlisted {
 		parts = append(parts, origin(policy.SettingMissingTargets, "missing-targets="+policy.MissingTargetsProblem))
@@ -489,10 +506,14 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 		parts = append(parts, origin(policy.SettingCACertificateRefs, "ca-certificate-refs="+k.CARefs.String()))
 	}
 	if len(k.BackendRefs) > 0 {
-		parts = append(parts, origin(policy.SettingBackendRefs, "backend-refs="+strings.Join(backendRefPaths(k), ",")))
+		v := "backend-refs=" + strings.Join(backendRefPaths(k), ",")
+		if k.BackendRefAncestorGateways {
+			v += "; ancestors=gateways"
+		}
+		parts = append(parts, origin(policy.SettingBackendRefs, v))
 	}
 	if k.InvalidOnUnresolvedBackendRefs {
-		parts = append(parts, origin(policy.SettingUnresolvedBackendRefs, "unresolved-backend-refs=invalid"))
+		parts = append(parts, origin(policy.SettingUnresolvedBackendRefs, strings.TrimSpace("unresolved-backend-refs=invalid "+k.BackendRefRules.String())))
 	}
 	if k.ClusterIPRouting != "" {
 		parts = append(parts, origin(policy.SettingClusterIPRouting, "cluster-ip-routing="+k.ClusterIPRouting.String()))
@@ -642,6 +663,9 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	}
 	if k.InvalidNotApplied {
 		it.InvalidPolicies = "not-applied"
+		if k.RefsAfterConflicts {
+			it.InvalidPolicyReferences = "after-conflicts"
+		}
 	}
 	if k.MissingTargetsUnlisted {
 		it.MissingTargets = policy.MissingTargetsProblem
@@ -658,8 +682,12 @@ func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	it.LevelInheritedFields = k.LevelInheritedFields
 	it.CACertificateRefs = k.CARefs.String()
 	it.BackendRefs = backendRefPaths(k)
+	if k.BackendRefAncestorGateways {
+		it.BackendRefAncestors = "gateways"
+	}
 	if k.InvalidOnUnresolvedBackendRefs {
 		it.UnresolvedBackendRefs = "invalid"
+		it.BackendRefRules = k.BackendRefRules.String()
 	}
 	if k.ClusterIPRouting != "" {
 		it.ClusterIPRouting = string(k.ClusterIPRouting)

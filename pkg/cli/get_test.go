@@ -409,6 +409,30 @@ func TestGetPolicyKindsInheritedFields(t *testing.T) {
 	}
 }
 
+// NGF's PayloadProcessor reads its backendRefs in its own words: -o wide
+// prints them after the values they qualify, -o json in fields of their
+// own (the old fields keep their values).
+func TestGetPolicyKindsNGFBackendRefWords(t *testing.T) {
+	path := writeCRDFile(t, implementationCRD("gateway.nginx.org", "PayloadProcessor", "payloadprocessors", "v1alpha1"))
+	out := policyKindsOutput(t, path, "wide")
+	for _, w := range []string{
+		"backend-refs=processors[].extProcess.backendRef; ancestors=gateways (profile: NGINX Gateway Fabric)",
+		"unresolved-backend-refs=invalid external-name=allowed protocols=any backend-tls=oldest grant-reason=RefNotPermitted (profile: NGINX Gateway Fabric)",
+		"invalid-policies=not-applied references=after-conflicts (profile: NGINX Gateway Fabric)",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("-o wide lacks %q:\n%s", w, out)
+		}
+	}
+	out = policyKindsOutput(t, path, "json")
+	for _, w := range []string{`"unresolvedBackendRefs": "invalid"`, `"backendRefRules": "external-name=allowed protocols=any backend-tls=oldest grant-reason=RefNotPermitted"`,
+		`"backendRefAncestors": "gateways"`, `"invalidPolicies": "not-applied"`, `"invalidPolicyReferences": "after-conflicts"`} {
+		if !strings.Contains(out, w) {
+			t.Errorf("-o json lacks %s:\n%s", w, out)
+		}
+	}
+}
+
 // The backendRefs setting of Envoy Gateway's SecurityPolicy shows in -o
 // wide and -o json, with its origin.
 func TestGetPolicyKindsBackendRefs(t *testing.T) {

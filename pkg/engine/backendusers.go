@@ -217,6 +217,25 @@ func (c *computation) brokenBackendRefsEach(p *policy.Policy) (fields, whys []st
 	return fields, whys
 }
 
+// refsReason is the Accepted=False reason of policy p at target at when
+// what its implementation cannot translate there includes its references:
+// its kind's BackendRefRules.GrantReason when one of its backendRefs lies
+// in another namespace that no ReferenceGrant opens and nothing but
+// references refuses it (NGINX Gateway Fabric judges the grants first,
+// RefNotPermitted, after its validator), else Invalid.
+func (c *computation) refsReason(p *policy.Policy, at topology.Ref) string {
+	k := p.Kind
+	if k.BackendRefRules.GrantReason == "" || !k.InvalidOnUnresolvedBackendRefs || !c.onlyReferencesRefuse(p, at) {
+		return ReasonInvalid
+	}
+	for _, br := range p.BackendRefs {
+		if !c.grantAllows(p, br.Backend) {
+			return k.BackendRefRules.GrantReason
+		}
+	}
+	return ReasonInvalid
+}
+
 // unresolvedBackendRef says why reference br of p does not resolve, as
 // Envoy Gateway's validateExtServiceBackendReference judges it: a Service
 // or ServiceImport not granted, not there, without the port named (or
@@ -253,7 +272,7 @@ func (c *computation) unresolvedBackendRef(p *policy.Policy, br policy.BackendRe
 	if _, ok := names[br.Port]; !ok {
 		return fmt.Sprintf("port %d not found on %s", br.Port, what)
 	}
-	if c.backendSections.nonTCP[b][br.Port] {
+	if c.backendSections.nonTCP[b][br.Port] && !p.Kind.BackendRefRules.AnyProtocol {
 		return fmt.Sprintf("port %d of %s is not a TCP port", br.Port, what)
 	}
 	return ""
@@ -273,10 +292,27 @@ func (c *computation) untranslatableBackendRef(p *policy.Policy, br policy.Backe
 		}
 		return ""
 	}
-	if c.backendSections.externalName[b] {
+	rules := p.Kind.BackendRefRules
+	if c.backendSections.externalName[b] && !rules.ExternalNameAllowed {
 		return what + " is of type ExternalName, which has no endpoints to send to (use a backend with a hostname, such as Envoy Gateway's Backend)"
 	}
 	names := c.backendSections.portNames[b]
+	if rules.TLSOldest {
+		tls := c.oldestBackendTLSPolicy(b, names[br.Port])
+		if tls == nil {
+			return ""
+		}
+		why := ""
+		if tls.Invalid() {
+			why = "it is invalid"
+		} else if chk := c.checkCARefsAs(tls, c.caReadingUsedBy(tls, b, p)); chk != nil && (chk.invalid || chk.noValid) {
+			why = chk.msg
+		}
+		if why == "" {
+			return ""
+		}
+		return fmt.Sprintf("the BackendTLSPolicy %s/%s of %s, the oldest on it, is not valid (%s)", tls.Ref.Namespace, tls.Ref.Name, what, why)
+	}
 	if tls := c.backendTLSPolicyFor(b, names[br.Port]); tls != nil {
 		// Envoy Gateway builds the connection with the backend's
 		// BackendTLSPolicy: without a CA it fails.
@@ -354,6 +390,31 @@ func (c *computation) mixedEndpoints(p *policy.Policy, broken []string, clusterI
 		whys = append(whys, fmt.Sprintf("its backends mix hostnames with other endpoint types (%s), which Envoy Gateway does not support for an external service", strings.Join(s.types, "; ")))
 	}
 	return fields, whys
+}
+
+// oldestBackendTLSPolicy returns the policy with CA certificate references
+// (BackendTLSPolicy) that NGINX Gateway Fabric uses for the connections to
+// port (a section name, "" for none) of Service svc: the oldest of those
+// on that port or on the whole Service, valid or not
+// (selectBackendTLSPolicyForService: a policy's namespace must be the
+// Service's, which a local target reference ensures); nil when none.
+func (c *computation) oldestBackendTLSPolicy(svc topology.Ref, port string) *policy.Policy {
+	var oldest *policy.Policy
+	for _, ps := range c.policies {
+		p := ps.p
+		if !p.Kind.CARefs.Enabled() {
+			continue
+		}
+		for _, t := range p.Targets {
+			if t.Selector != nil || t.Group != svc.Group || t.Kind != svc.Kind || t.Name != svc.Name || t.Namespace != svc.Namespace {
+				continue
+			}
+			if (t.SectionName == "" || t.SectionName == port) && (oldest == nil || olderBefore(p, oldest)) {
+				oldest = p
+			}
+		}
+	}
+	return oldest
 }
 
 // backendTLSPolicyFor returns the policy with CA certificate references

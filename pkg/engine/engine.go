@@ -79,7 +79,9 @@ type attachment struct {
 	// translate when the parameters of those Gateways' data planes refuse
 	// it (notAppliedVia); nowhere says that is every Gateway of its
 	// implementation above the target: it then applies nowhere, but
-	// still takes part in conflicts (rejectWhole).
+	// still takes part in conflicts (rejectWhole). nowhere without notVia:
+	// its references do not resolve, which its implementation judges
+	// after conflicts (policy.Kind.RefsAfterConflicts).
 	notVia  []topology.Ref
 	nowhere bool
 	// notViaReason is the reason its implementation gives for that
@@ -998,9 +1000,9 @@ func (c *computation) attachChecked(ps *pstate, id topology.NodeID, t policy.Tar
 	// records it as the route's policy before translating it, and fails
 	// the route closed (a 500 direct response) when translation fails.
 	// The input problem is said once, not per target.
-	broken := false
+	broken, untranslatable := false, false
 	if field, _, problem := c.untranslatable(ps.p); problem != "" {
-		broken = true
+		broken, untranslatable = true, true
 		ps.refsInvalid = true
 		prob := diag.Problem{Object: ps.p.Ref, Source: c.sources[ps.p.Ref], Field: field, Message: problem}
 		if !slices.Contains(ps.targetProblems, prob) {
@@ -1015,7 +1017,13 @@ func (c *computation) attachChecked(ps *pstate, id topology.NodeID, t policy.Tar
 		}
 	}
 	var notVia []topology.Ref
-	if broken && ps.p.Kind.InvalidNotApplied {
+	refsNowhere := false
+	if untranslatable && ps.p.Kind.RefsAfterConflicts && c.onlyReferencesRefuse(ps.p, c.graph.Node(id).Ref) {
+		// Its implementation resolves the references after it has
+		// marked conflicts: attached, so that it takes part in them, and
+		// applied nowhere.
+		refsNowhere, broken = true, false
+	} else if broken && ps.p.Kind.InvalidNotApplied {
 		if notVia = c.notAppliedVia(ps.p, c.graph.Node(id).Ref); notVia == nil {
 			c.notApplied(ps, id)
 			return
@@ -1035,6 +1043,9 @@ func (c *computation) attachChecked(ps *pstate, id topology.NodeID, t policy.Tar
 		return
 	}
 	a := c.attach(ps, id, t)
+	if a != nil && refsNowhere {
+		a.nowhere = true
+	}
 	if a != nil && notVia != nil {
 		a.notVia = notVia
 		a.nowhere = c.refusedThroughAll(ps.p.Kind, a.ref.At, notVia)
@@ -1154,7 +1165,7 @@ func (c *computation) notApplied(ps *pstate, id topology.NodeID) {
 	if _, at, _ := c.unresolvedRefsAt(ps.p, ref); at != "" {
 		msg = strings.TrimPrefix(msg+"; "+at, "; ")
 	}
-	reason := ReasonInvalid
+	reason := c.refsReason(ps.p, ref)
 	if c.onlyDataPlaneRefuses(ps.p, ref) {
 		// Its implementation's own reason for what the Gateways'
 		// parameters refuse (NGF: NginxProxyConfigNotSet).

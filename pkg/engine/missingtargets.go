@@ -226,6 +226,24 @@ func (c *computation) onlyDataPlaneRefuses(p *policy.Policy, at topology.Ref) bo
 	return true
 }
 
+// onlyReferencesRefuse reports whether what makes policy p untranslatable
+// at target at is its references alone (backendRefs, objectRefs): no
+// value out of range, regex, rule or gated field refuses it there
+// (Kind.RefsAfterConflicts: those its implementation's validator judges
+// before conflicts).
+func (c *computation) onlyReferencesRefuse(p *policy.Policy, at topology.Ref) bool {
+	k := p.Kind
+	switch {
+	case len(k.ValueRanges) > 0 && len(p.OutOfRange()) > 0,
+		len(k.RegexFields) > 0 && len(p.BadRegexes()) > 0,
+		len(k.Validations) > 0 && len(p.ViolationsUnder(c.features, everyTarget)) > 0,
+		len(k.FeatureGates) > 0 && len(p.GatedOff(c.features)) > 0,
+		len(c.rangesAt(p, at)) > 0:
+		return false
+	}
+	return true
+}
+
 // refusedThroughAll reports whether via holds every Gateway of kind k's
 // implementation above target at (a ListenerSet standing for its
 // Gateway).

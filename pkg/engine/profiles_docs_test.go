@@ -183,7 +183,7 @@ processors: [{type: ExtProcess, extProcess: {backendRef: {name: guard, port: 900
 		{"ExternalLoadBalancer", "externalloadbalancers", "direct", profiles.NGFExternalLoadBalancer, `targetRefs: [` + gwRef + `]
 gatewayLink: {virtualServerAddress: 10.0.0.1}`},
 	} {
-		docs := []string{labelledCRD("gateway.nginx.org", k.kind, k.plural, k.label), ngfTopo, pol(ngfV1, k.kind, "p", 0, k.spec)}
+		docs := []string{labelledCRD("gateway.nginx.org", k.kind, k.plural, k.label), ngfTopo + ngfGuards, pol(ngfV1, k.kind, "p", 0, k.spec)}
 		res := compute(t, engine.Options{}, docs...)
 		want(t, k.kind+" off", status(t, res, "p", "Accepted"), "False/Disabled")
 		if msg := ancestorMessage(t, res, "p"); !strings.Contains(msg, "it needs "+k.feature+", off") || !strings.Contains(msg, "--feature "+k.feature+"=true") {
@@ -203,6 +203,27 @@ gatewayLink: {virtualServerAddress: 10.0.0.1}`},
 		}
 	}
 }
+
+// ngfGuards are the Services, port 9000, that the PayloadProcessors of
+// these tests send payloads to (NGF marks one whose backend Service is
+// missing invalid).
+const ngfGuards = `
+---
+apiVersion: v1
+kind: Service
+metadata: {name: guard, namespace: default}
+spec: {ports: [{port: 9000}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: route-guard, namespace: default}
+spec: {ports: [{port: 9000}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: other, namespace: default}
+spec: {ports: [{port: 9000}]}
+`
 
 // ngfClass is an NGF GatewayClass c whose parametersRef names NginxProxy
 // ngf/proxy (as NGF's Helm chart makes it), and that NginxProxy with
@@ -2152,7 +2173,7 @@ func TestDocsNGFPayloadProcessor(t *testing.T) {
 	proc := func(svc string) string {
 		return `processors: [{type: ExtProcess, extProcess: {backendRef: {name: ` + svc + `, port: 9000}, timeout: 1s}}]`
 	}
-	res := compute(t, ngfFlagsOn, c, ngfTopo,
+	res := compute(t, ngfFlagsOn, c, ngfTopo+ngfGuards,
 		pol(ngfV1, "PayloadProcessor", "gw", 0, "targetRef: "+gwRef+"\n"+proc("guard")),
 		pol(ngfV1, "PayloadProcessor", "route", 1, "targetRef: "+r1Ref+"\n"+proc("route-guard")),
 		pol(ngfV1, "PayloadProcessor", "route-newer", 2, "targetRef: "+r1Ref+"\n"+proc("other")))
@@ -2164,7 +2185,7 @@ func TestDocsNGFPayloadProcessor(t *testing.T) {
 		[]string{`{"processors":[{"extProcess":{"backendRef":{"name":"route-guard","port":9000},"timeout":"1s"},"type":"ExtProcess"}]}`})
 	// A route without one takes the Gateway's (gr1 is a GRPCRoute:
 	// NGF applies PayloadProcessors to HTTP routes only).
-	res = compute(t, ngfFlagsOn, c, ngfTopo, pol(ngfV1, "PayloadProcessor", "gw", 0, "targetRef: "+gwRef+"\n"+proc("guard")))
+	res = compute(t, ngfFlagsOn, c, ngfTopo+ngfGuards, pol(ngfV1, "PayloadProcessor", "gw", 0, "targetRef: "+gwRef+"\n"+proc("guard")))
 	want(t, "effective r1, Gateway only", effective(t, res, "PayloadProcessor", dR1),
 		[]string{`{"processors":[{"extProcess":{"backendRef":{"name":"guard","port":9000},"timeout":"1s"},"type":"ExtProcess"}]}`})
 	gr1 := topology.Ref{Group: topology.GatewayGroup, Kind: "GRPCRoute", Namespace: "default", Name: "gr1"}

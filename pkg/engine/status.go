@@ -260,9 +260,11 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			// through it fail (Gateway API), and it is not accepted.
 			an.reason, an.msg = ReasonNoValidCACertificate, ca.msg
 		}
+		refsReason := ""
 		if an.reason == "" && an.att != nil && refsMsg != "" {
 			// In place, but its implementation cannot translate it.
 			an.reason, an.msg = ReasonInvalid, refsMsg
+			refsReason = c.refsReason(ps.p, an.att.ref.At)
 		}
 		if an.reason == "" && an.att != nil {
 			// The same, for references read at some targets only.
@@ -289,6 +291,11 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 					an.msg += "; " + msg
 				}
 			}
+		}
+		if an.reason == ReasonInvalid && an.att != nil && an.att.nowhere && an.att.notVia == nil {
+			// Its references do not resolve, which its implementation
+			// judges after conflicts (Kind.RefsAfterConflicts).
+			an.msg += "; not applied"
 		}
 		if an.reason == ReasonInvalid && an.att != nil && an.att.notVia != nil {
 			// Refused by the parameters of some Gateways' data planes
@@ -379,6 +386,11 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			// Its implementation's own reason for what the Gateways'
 			// parameters refuse (NGF: NginxProxyConfigNotSet).
 			an.reason = an.att.notViaReason
+		}
+		if an.reason == ReasonInvalid && refsReason != "" {
+			// Its implementation's own reason for references it does
+			// not resolve (NGF: RefNotPermitted).
+			an.reason = refsReason
 		}
 		bads = append(bads, bad)
 		byGateway = append(byGateway, perGW)
@@ -522,7 +534,7 @@ func (c *computation) gatewayAncestors(k *policy.Kind, in []Ancestor, bads []map
 		// The policies sending traffic to the target themselves are
 		// ancestors too (a copy: gws may be the routes' parentRefs).
 		if users := c.policiesUsing(an.Ref); len(users) > 0 {
-			gws = append(slices.Clip(gws), users...)
+			gws = append(slices.Clip(gws), c.userAncestors(users)...)
 		}
 		if objects {
 			// Named as objects: a listener's or parentRef's section goes
@@ -571,6 +583,44 @@ func (c *computation) gatewayAncestors(k *policy.Kind, in []Ancestor, bads []map
 				for _, l := range badListeners(bads[i], gw) {
 					add(Ancestor{Ref: l, Conditions: []Condition{{Type: CondAccepted, Status: "False", Reason: ReasonInvalid, Message: bads[i][l]}}})
 				}
+			}
+		}
+	}
+	return out
+}
+
+// userAncestors are the ancestors that the policies users, sending
+// traffic to a backend themselves, give the policies of that backend:
+// each user itself (Envoy Gateway), or, for a kind whose backendRefs name
+// Gateways as those ancestors (policy.Kind.BackendRefAncestorGateways),
+// the Gateways of its implementation through which it applies, as
+// objects: those above each target where it is attached and applied, less
+// those refusing it there, none when it is rejected (NGINX Gateway
+// Fabric's payloadProcessorGateways, for valid policies only).
+func (c *computation) userAncestors(users []topology.Ref) []topology.Ref {
+	var out []topology.Ref
+	for _, u := range users {
+		ps := c.byRef[u]
+		if ps == nil || !ps.p.Kind.BackendRefAncestorGateways {
+			out = append(out, u)
+			continue
+		}
+		if ps.rejectedBy != nil {
+			continue
+		}
+		for _, a := range ps.atts {
+			if a.nowhere || a.broken != nil {
+				continue
+			}
+			for _, gw := range c.servedGatewaysAbove(ps.p.Kind, a.ref.At) {
+				gw = gw.Object()
+				if topology.IsListenerSet(gw.GroupKind()) {
+					gw = c.listenerSetGateway(gw)
+				}
+				if gw.GroupKind() != topology.KindGateway || slices.Contains(a.notVia, gw) || slices.Contains(out, gw) {
+					continue
+				}
+				out = append(out, gw)
 			}
 		}
 	}

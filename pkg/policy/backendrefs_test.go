@@ -130,3 +130,60 @@ func TestEmptyTargetGroupSetting(t *testing.T) {
 		}
 	}
 }
+
+// How a kind's backendRefs are judged and whom they make ancestors, and
+// whether references are judged after conflicts: read from the
+// annotations (NGINX Gateway Fabric's PayloadProcessor's words), refused
+// when malformed or given where they mean nothing, and set from Go.
+func TestBackendRefRulesSettings(t *testing.T) {
+	k := mustKindFromCRD(t, newCRD(policyLabel("Inherited"), map[string]string{
+		AnnotationBackendRefs:           "processors[].extProcess.backendRef; ancestors=gateways",
+		AnnotationUnresolvedBackendRefs: "invalid external-name=allowed protocols=any backend-tls=oldest grant-reason=RefNotPermitted",
+		AnnotationInvalidPolicies:       "not-applied references=after-conflicts",
+	}), nil)
+	if fmt.Sprint(k.BackendRefs) != "[processors[].extProcess.backendRef]" || !k.BackendRefAncestorGateways || k.Origins[SettingBackendRefs] != FromAnnotation {
+		t.Errorf("backendRefs = %v, ancestors gateways %v (origin %q)", k.BackendRefs, k.BackendRefAncestorGateways, k.Origins[SettingBackendRefs])
+	}
+	want := BackendRefRules{ExternalNameAllowed: true, AnyProtocol: true, TLSOldest: true, GrantReason: "RefNotPermitted"}
+	if !k.InvalidOnUnresolvedBackendRefs || k.BackendRefRules != want || k.BackendRefRules.String() != "external-name=allowed protocols=any backend-tls=oldest grant-reason=RefNotPermitted" {
+		t.Errorf("unresolved backendRefs = %v %+v (%q)", k.InvalidOnUnresolvedBackendRefs, k.BackendRefRules, k.BackendRefRules)
+	}
+	if !k.InvalidNotApplied || !k.RefsAfterConflicts {
+		t.Errorf("invalid policies: not applied %v, references after conflicts %v; want both", k.InvalidNotApplied, k.RefsAfterConflicts)
+	}
+	// One word alone; the default reads none.
+	k = mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationBackendRefs: "a.backendRef", AnnotationUnresolvedBackendRefs: "invalid protocols=any", AnnotationInvalidPolicies: "not-applied"}), nil)
+	if k.BackendRefRules != (BackendRefRules{AnyProtocol: true}) || k.BackendRefAncestorGateways || k.RefsAfterConflicts {
+		t.Errorf("rules %+v, ancestors gateways %v, after conflicts %v; want protocols=any only", k.BackendRefRules, k.BackendRefAncestorGateways, k.RefsAfterConflicts)
+	}
+	for _, tc := range []struct {
+		ann        map[string]string
+		field, msg string
+	}{
+		{map[string]string{AnnotationBackendRefs: "a.backendRef", AnnotationUnresolvedBackendRefs: "invalid tls=oldest"}, AnnotationUnresolvedBackendRefs, `unknown word "tls=oldest" after invalid`},
+		{map[string]string{AnnotationBackendRefs: "a.backendRef", AnnotationUnresolvedBackendRefs: "invalid protocols=any protocols=any"}, AnnotationUnresolvedBackendRefs, `word "protocols=any" given twice`},
+		{map[string]string{AnnotationBackendRefs: "a.backendRef", AnnotationUnresolvedBackendRefs: "ignore protocols=any"}, AnnotationUnresolvedBackendRefs, "ignore takes no words"},
+		{map[string]string{AnnotationBackendRefs: "a.backendRef", AnnotationUnresolvedBackendRefs: "invalid grant-reason=Ref-Not"}, AnnotationUnresolvedBackendRefs, "grant-reason=Ref-Not: not a condition reason"},
+		{map[string]string{AnnotationBackendRefs: "a.backendRef", AnnotationUnresolvedBackendRefs: "invalid grant-reason=A grant-reason=B"}, AnnotationUnresolvedBackendRefs, `word "grant-reason=" given twice`},
+		{map[string]string{AnnotationBackendRefs: "a.backendRef; ancestors=policy"}, AnnotationBackendRefs, `unknown word "ancestors=policy" after the paths`},
+		{map[string]string{AnnotationBackendRefs: "none; ancestors=gateways"}, AnnotationBackendRefs, "ancestors=gateways needs paths"},
+		{map[string]string{AnnotationInvalidPolicies: "in-place references=after-conflicts"}, AnnotationInvalidPolicies, "unknown invalid-policies rule"},
+	} {
+		k, p := KindFromCRD(newCRD(policyLabel("Direct"), tc.ann), nil)
+		wantCRDProblem(t, k, p, annField(tc.field), tc.msg)
+	}
+	// From Go: words where they mean nothing are refused.
+	for _, tc := range []struct {
+		spec Spec
+		msg  string
+	}{
+		{Spec{GroupKind: colorGK, Class: Direct, RefsAfterConflicts: true}, "references=after-conflicts qualifies not-applied"},
+		{Spec{GroupKind: colorGK, Class: Direct, BackendRefs: []BackendRefPath{"a.backendRef"}, BackendRefRules: BackendRefRules{TLSOldest: true}}, "backend-tls=oldest tells how invalid judges backendRefs"},
+		{Spec{GroupKind: colorGK, Class: Direct, BackendRefAncestorGateways: true}, "ancestors=gateways needs paths"},
+		{Spec{GroupKind: colorGK, Class: Direct, BackendRefs: []BackendRefPath{"a.backendRef"}, InvalidOnUnresolvedBackendRefs: true, BackendRefRules: BackendRefRules{GrantReason: "no reason"}}, "grant-reason=no reason: not a condition reason"},
+	} {
+		if _, err := NewKind(tc.spec); err == nil || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("NewKind(%+v) = %v, want an error containing %q", tc.spec, err, tc.msg)
+		}
+	}
+}

@@ -594,3 +594,37 @@ func FuzzParseKindLists(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseBackendRefSettings reads fuzz strings as the
+// attache.dev/unresolved-backend-refs, attache.dev/backend-refs and
+// attache.dev/invalid-policies annotations: no panic, and the rules the
+// first accepts are written back (BackendRefRules.String) to themselves.
+func FuzzParseBackendRefSettings(f *testing.F) {
+	for _, s := range []string{
+		"invalid", "ignore", "invalid external-name=allowed protocols=any backend-tls=oldest", "invalid protocols=any protocols=any", "invalid grant-reason=RefNotPermitted", "invalid grant-reason=",
+		"ignore protocols=any", "a; ancestors=gateways", "none; ancestors=gateways", "not-applied references=after-conflicts", "", ";",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		invalid, rules, err := ParseUnresolvedBackendRefs(v)
+		if err == nil {
+			w := "ignore"
+			if invalid {
+				w = strings.TrimSpace("invalid " + rules.String())
+			}
+			inv2, again, err := ParseUnresolvedBackendRefs(w)
+			if err != nil || inv2 != invalid || again != rules {
+				t.Errorf("%q read as %v %+v, written %q, which reads as %v %+v (%v)", v, invalid, rules, w, inv2, again, err)
+			}
+		} else if rules != (BackendRefRules{}) || invalid {
+			t.Errorf("%q refused (%v) but read as %v %+v", v, err, invalid, rules)
+		}
+		if paths, gws, err := ParseBackendRefSetting(v); err == nil && gws && len(paths) == 0 {
+			t.Errorf("%q read as ancestors=gateways without paths", v)
+		}
+		if na, after, err := ParseInvalidPolicies(v); err == nil && after && !na {
+			t.Errorf("%q read as references=after-conflicts without not-applied", v)
+		}
+	})
+}

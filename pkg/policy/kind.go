@@ -305,6 +305,13 @@ type Kind struct {
 	// validator finds a problem). By default it keeps its place, as Envoy
 	// Gateway claims the target and fails its routes.
 	InvalidNotApplied bool
+	// RefsAfterConflicts, with InvalidNotApplied: a policy whose
+	// references (BackendRefs, ObjectRefs) are all that keep it from
+	// being translated still takes part in conflicts (an older one rejects
+	// a newer one), and applies nowhere: NGINX Gateway Fabric resolves a
+	// PayloadProcessor's references after it has marked conflicts
+	// (processPolicies, then processPayloadProcessorPolicies).
+	RefsAfterConflicts bool
 	// MissingTargetsUnlisted: a declared target that does not resolve
 	// (not among the objects, another implementation's, or, for kinds
 	// naming Gateways as ancestors, reached through none of its Gateways)
@@ -380,12 +387,21 @@ type Kind struct {
 	// backends' policies whose ancestors are Gateways (Envoy Gateway's
 	// external authorizers and processors, JWKS and OIDC providers).
 	BackendRefs []BackendRefPath
+	// BackendRefAncestorGateways: the ancestors a policy naming a backend
+	// gives that backend's policies (of kinds whose ancestors are
+	// Gateways) are the Gateways through which it applies (NGINX Gateway
+	// Fabric's PayloadProcessor: addPayloadProcessorBackendServicesTo
+	// ReferencedServices), not the policy itself (Envoy Gateway).
+	BackendRefAncestorGateways bool
 	// InvalidOnUnresolvedBackendRefs: a policy naming, at BackendRefs, a
 	// Service that does not exist, a port the Service lacks (or none), or
 	// a Service in another namespace that no ReferenceGrant opens to it,
 	// is Invalid at every target (Envoy Gateway). Otherwise such a
 	// reference is only not used.
 	InvalidOnUnresolvedBackendRefs bool
+	// BackendRefRules are how its implementation judges those backendRefs
+	// where implementations differ (the zero value: Envoy Gateway's).
+	BackendRefRules BackendRefRules
 	// ClusterIPRouting is the condition on a Gateway's data-plane
 	// parameters under which the implementation sends the policies'
 	// external services to a Service's cluster IP (see
@@ -541,6 +557,8 @@ type Spec struct {
 	ConflictScopePolicy           bool
 	RejectRouteOverlap            bool
 	InvalidNotApplied             bool
+	// RefsAfterConflicts: see Kind.
+	RefsAfterConflicts bool
 	// MissingTargetsUnlisted: see Kind.
 	MissingTargetsUnlisted bool
 	// ProgrammedWhenAccepted: see Kind.
@@ -554,12 +572,16 @@ type Spec struct {
 	LevelInheritedFields []string
 	CARefs               CARefs
 	BackendRefs          []BackendRefPath
+	// BackendRefAncestorGateways: see Kind.
+	BackendRefAncestorGateways bool
 	// InvalidOnUnresolvedBackendRefs: see Kind.
 	InvalidOnUnresolvedBackendRefs bool
-	ClusterIPRouting               ClusterIPRouting
-	ObjectRefs                     []ObjectRefPath
-	UnsupportedFields              []UnsupportedFields
-	FailureStatus                  int
+	// BackendRefRules: see Kind.
+	BackendRefRules   BackendRefRules
+	ClusterIPRouting  ClusterIPRouting
+	ObjectRefs        []ObjectRefPath
+	UnsupportedFields []UnsupportedFields
+	FailureStatus     int
 	// RouteReplacement: see Kind.
 	RouteReplacement int
 	FailOpen         []FailOpenPath
@@ -652,7 +674,9 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingEffectiveListeners, len(s.EffectiveListeners) > 0, func() { k.EffectiveListeners = slices.Clone(s.EffectiveListeners) })
 	set(SettingConflictScope, s.ConflictScopePolicy, func() { k.ConflictScopePolicy = s.ConflictScopePolicy })
 	set(SettingRouteOverlap, s.RejectRouteOverlap, func() { k.RejectRouteOverlap = s.RejectRouteOverlap })
-	set(SettingInvalidPolicies, s.InvalidNotApplied, func() { k.InvalidNotApplied = s.InvalidNotApplied })
+	set(SettingInvalidPolicies, s.InvalidNotApplied || s.RefsAfterConflicts, func() {
+		k.InvalidNotApplied, k.RefsAfterConflicts = s.InvalidNotApplied, s.RefsAfterConflicts
+	})
 	set(SettingMissingTargets, s.MissingTargetsUnlisted, func() { k.MissingTargetsUnlisted = true })
 	set(SettingProgrammed, s.ProgrammedWhenAccepted, func() { k.ProgrammedWhenAccepted = true })
 	set(SettingFilterAttachment, s.FilterAttachment, func() {
@@ -665,8 +689,12 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingCACertificateRefs, s.CARefs.Enabled(), func() {
 		k.CARefs = s.CARefs.clone()
 	})
-	set(SettingBackendRefs, len(s.BackendRefs) > 0, func() { k.BackendRefs = slices.Clone(s.BackendRefs) })
-	set(SettingUnresolvedBackendRefs, s.InvalidOnUnresolvedBackendRefs, func() { k.InvalidOnUnresolvedBackendRefs = true })
+	set(SettingBackendRefs, len(s.BackendRefs) > 0 || s.BackendRefAncestorGateways, func() {
+		k.BackendRefs, k.BackendRefAncestorGateways = slices.Clone(s.BackendRefs), s.BackendRefAncestorGateways
+	})
+	set(SettingUnresolvedBackendRefs, s.InvalidOnUnresolvedBackendRefs || s.BackendRefRules != BackendRefRules{}, func() {
+		k.InvalidOnUnresolvedBackendRefs, k.BackendRefRules = s.InvalidOnUnresolvedBackendRefs, s.BackendRefRules
+	})
 	set(SettingClusterIPRouting, s.ClusterIPRouting != "", func() { k.ClusterIPRouting = s.ClusterIPRouting })
 	set(SettingObjectRefs, len(s.ObjectRefs) > 0, func() {
 		k.ObjectRefs = make([]ObjectRefPath, len(s.ObjectRefs))
@@ -1115,6 +1143,18 @@ func (k *Kind) complete() error {
 	if k.RouteReplacement != 0 && !slices.Contains(k.EffectiveSectionKinds, topology.KindHTTPRoute) && !slices.Contains(k.EffectiveSectionKinds, topology.KindGRPCRoute) {
 		return settingErrorf(SettingRouteReplacement, "route replacement replaces route rules, which must then be effective targets: add HTTPRoute or GRPCRoute to the effective section kinds")
 	}
+	if k.RefsAfterConflicts && !k.InvalidNotApplied {
+		return settingErrorf(SettingInvalidPolicies, "%s qualifies not-applied", refsAfterConflicts)
+	}
+	if r := k.BackendRefRules.GrantReason; r != "" && (!conditionReason.MatchString(r) || len(r) > 1024) {
+		return settingErrorf(SettingUnresolvedBackendRefs, "%s%s: not a condition reason (CamelCase: a letter, then letters, digits, '_', ',' or ':')", backendRuleGrantReason, r)
+	}
+	if k.BackendRefRules != (BackendRefRules{}) && !k.InvalidOnUnresolvedBackendRefs {
+		return settingErrorf(SettingUnresolvedBackendRefs, "%s tells how invalid judges backendRefs", k.BackendRefRules)
+	}
+	if k.BackendRefAncestorGateways && len(k.BackendRefs) == 0 {
+		return settingErrorf(SettingBackendRefs, "%s needs paths", backendRefAncestorsGateways)
+	}
 	if k.InvalidOnUnresolvedBackendRefs && len(k.BackendRefs) == 0 {
 		return settingErrorf(SettingUnresolvedBackendRefs, "invalid needs the paths where policies name backends (%s)", AnnotationBackendRefs)
 	}
@@ -1467,7 +1507,7 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 			return
 		}},
 		{AnnotationInvalidPolicies, SettingInvalidPolicies, func(v string) (err error) {
-			k.InvalidNotApplied, err = parseChoice(v, "not-applied", "in-place", "invalid-policies rule")
+			k.InvalidNotApplied, k.RefsAfterConflicts, err = ParseInvalidPolicies(v)
 			return
 		}},
 		{AnnotationMissingTargets, SettingMissingTargets, func(v string) (err error) {
@@ -1483,9 +1523,12 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationInheritedFields, SettingInheritedFields, func(v string) error { k.InheritedFields = splitList(v); return nil }},
 		{AnnotationLevelInheritedFields, SettingLevelInheritedFields, func(v string) error { k.LevelInheritedFields = splitList(v); return nil }},
 		{AnnotationCACertificateRefs, SettingCACertificateRefs, func(v string) (err error) { k.CARefs, err = ParseCARefs(v); return }},
-		{AnnotationBackendRefs, SettingBackendRefs, func(v string) (err error) { k.BackendRefs, err = ParseBackendRefPaths(v); return }},
+		{AnnotationBackendRefs, SettingBackendRefs, func(v string) (err error) {
+			k.BackendRefs, k.BackendRefAncestorGateways, err = ParseBackendRefSetting(v)
+			return
+		}},
 		{AnnotationUnresolvedBackendRefs, SettingUnresolvedBackendRefs, func(v string) (err error) {
-			k.InvalidOnUnresolvedBackendRefs, err = parseChoice(v, "invalid", "ignore", "unresolved backendRefs rule")
+			k.InvalidOnUnresolvedBackendRefs, k.BackendRefRules, err = ParseUnresolvedBackendRefs(v)
 			return
 		}},
 		{AnnotationClusterIPRouting, SettingClusterIPRouting, func(v string) (err error) { k.ClusterIPRouting, err = ParseClusterIPRouting(v); return }},

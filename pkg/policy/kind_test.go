@@ -360,7 +360,7 @@ func TestKindFromCRDConflictScope(t *testing.T) {
 		}
 	}
 	k, p := KindFromCRD(newCRD(policyLabel("Direct"), map[string]string{AnnotationInvalidPolicies: "drop"}), nil)
-	wantCRDProblem(t, k, p, annField(AnnotationInvalidPolicies), `unknown invalid-policies rule "drop" (known: in-place, not-applied)`)
+	wantCRDProblem(t, k, p, annField(AnnotationInvalidPolicies), `unknown invalid-policies rule "drop" (known: in-place, not-applied, not-applied references=after-conflicts)`)
 	for ann, want := range map[string]bool{"problem": true, "entry": false} {
 		k := mustKindFromCRD(t, newCRD(policyLabel("Direct"), map[string]string{AnnotationMissingTargets: ann}), nil)
 		if k.MissingTargetsUnlisted != want || k.Origins[SettingMissingTargets] != FromAnnotation {

@@ -311,7 +311,9 @@ const (
 	// "not-applied") says what becomes of a policy its implementation
 	// cannot translate at a target: Invalid in place, keeping its place
 	// (Envoy Gateway fails its routes), or Invalid and not applied there
-	// (NGINX Gateway Fabric leaves it out).
+	// (NGINX Gateway Fabric leaves it out); "not-applied
+	// references=after-conflicts" leaves it in conflicts when only its
+	// references break it (Kind.RefsAfterConflicts).
 	AnnotationInvalidPolicies = "attache.dev/invalid-policies"
 	// AnnotationMissingTargets ("entry", the default, or "problem") says
 	// whether a declared target that does not resolve gets a status
@@ -365,11 +367,14 @@ const (
 	// AnnotationBackendRefs lists (comma separated) the paths below spec
 	// where a policy names backends it sends traffic to itself, segments
 	// ending in "[]" for lists (see BackendRefPath), or "none":
-	// "extAuth.http.backendRefs[], oidc.provider.backendRefs[]".
+	// "extAuth.http.backendRefs[], oidc.provider.backendRefs[]"; a last
+	// "; ancestors=gateways" names Gateways, not the policy, as the
+	// ancestors it gives (Kind.BackendRefAncestorGateways).
 	AnnotationBackendRefs = "attache.dev/backend-refs"
 	// AnnotationUnresolvedBackendRefs is "invalid" when a policy naming, at
 	// its kind's backend-refs paths, a Service that does not resolve is
-	// Invalid (Envoy Gateway), or "ignore" (default).
+	// Invalid (Envoy Gateway), or "ignore" (default); "invalid" may be
+	// followed by the words of BackendRefRules.
 	AnnotationUnresolvedBackendRefs = "attache.dev/unresolved-backend-refs"
 	// AnnotationClusterIPRouting is "<parameters path>=<value>": a Gateway
 	// whose data-plane parameters hold it sends a policy's external

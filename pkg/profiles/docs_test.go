@@ -107,7 +107,26 @@ var yamlSettings = map[string]func(p *policy.Profile, k *policy.Kind) any{
 		return choice(k.MissingTargetsUnlisted, "problem", "entry")
 	},
 	"invalidPolicies": func(_ *policy.Profile, k *policy.Kind) any {
+		if k.RefsAfterConflicts {
+			return "not-applied references=after-conflicts"
+		}
 		return choice(k.InvalidNotApplied, "not-applied", "in-place")
+	},
+	"backendRefs": func(_ *policy.Profile, k *policy.Kind) any {
+		out := make([]string, len(k.BackendRefs))
+		for i, p := range k.BackendRefs {
+			out[i] = string(p)
+		}
+		return out
+	},
+	"backendRefAncestors": func(_ *policy.Profile, k *policy.Kind) any {
+		return choice(k.BackendRefAncestorGateways, "gateways", "policy")
+	},
+	"unresolvedBackendRefs": func(_ *policy.Profile, k *policy.Kind) any {
+		if !k.InvalidOnUnresolvedBackendRefs {
+			return "ignore"
+		}
+		return strings.TrimSpace("invalid " + k.BackendRefRules.String())
 	},
 	"programmed": func(_ *policy.Profile, k *policy.Kind) any {
 		return choice(k.ProgrammedWhenAccepted, "when-accepted", "gep")

@@ -545,13 +545,25 @@ var builtin = func() []policy.Profile {
 		// PayloadProcessor: a route's own processor, else its Gateway's,
 		// whole (resolveEffectivePayloadProcessors); any two on one target
 		// conflict (its Conflicts is always true), the newer everywhere.
-		// Its ExtProcess auth token Secret (in its namespace, key token)
-		// must resolve, else NGF marks it invalid (resolveExtProcessAuthToken).
+		// Its ExtProcess backend (a Service, granted when in another
+		// namespace, with the port named; an ExternalName one allowed;
+		// the oldest BackendTLSPolicy on it valid) and its auth token
+		// Secret (in its namespace, key token) must resolve, else NGF
+		// marks it invalid (validatePayloadProcessorRefs,
+		// resolvePayloadProcessor), after it has marked conflicts
+		// (processPolicies): such a policy still rejects a newer one.
+		// A BackendTLSPolicy on the backend takes the Gateways the
+		// processor applies through as ancestors
+		// (addPayloadProcessorBackendServicesToReferencedServices).
 		withFeatureGates(withObjectRefs(ngfStatus(entry(NGF, "gateway.nginx.org", "PayloadProcessor", "inherited", policy.Spec{
 			Class: policy.Inherited, Hierarchy: kinds(gateway, httpRoute), TargetKinds: kinds(gateway, httpRoute),
 			EffectiveTargetKinds: kinds(httpRoute), Strategies: []merge.Strategy{merge.AtomicDefaults},
 			SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true, RejectRouteOverlap: true,
-			AncestorLimit: policy.AncestorLimitSkip, InvalidNotApplied: true, Requirements: ngfPayloadProcessorRequirements,
+			AncestorLimit: policy.AncestorLimitSkip, InvalidNotApplied: true, RefsAfterConflicts: true,
+			Requirements: ngfPayloadProcessorRequirements,
+			BackendRefs:  []policy.BackendRefPath{"processors[].extProcess.backendRef"}, BackendRefAncestorGateways: true,
+			InvalidOnUnresolvedBackendRefs: true,
+			BackendRefRules:                policy.BackendRefRules{ExternalNameAllowed: true, AnyProtocol: true, TLSOldest: true, GrantReason: "RefNotPermitted"},
 		})), "processors[].extProcess.authTokenRef kinds=Secret keys=token content=nonblank"), NGFPayloadProcessor+"=*"),
 		// WAFPolicy: NGF writes the F5 WAF directives of every valid
 		// WAFPolicy reaching a route, the Gateway's at its server, the
