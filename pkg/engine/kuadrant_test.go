@@ -1236,3 +1236,52 @@ metadata: {name: kuadrant, namespace: kuadrant-system}
 		}
 	}
 }
+
+// A DNSPolicy's excludeAddresses entry holding a '/' must be a CIDR, else
+// Kuadrant does not accept the policy; one without is an address as
+// written, never judged. The refused policy still holds its listener: the
+// Gateway's policy does not cover it (Kuadrant's listenersForPolicy
+// skips every listener with a DNSPolicy of its own). Kuadrant's reason is
+// Unknown (its Validate error is no PolicyError); attache says Invalid.
+// Source: Kuadrant/kuadrant-operator @ ae698811 api/v1/dnspolicy_types.go
+// (ExcludeAddresses.Validate: "could not parse the CIDR from the
+// excludeAddresses field"), internal/controller/dnspolicies_validator.go
+// (policy.Validate after isConflict), effective_dnspolicies_reconciler.go
+// (listenersForPolicy).
+func TestKuadrantDNSPolicyExcludeAddresses(t *testing.T) {
+	dnsCRD := labelledCRD("kuadrant.io", "DNSPolicy", "dnspolicies", "direct")
+	onGateway := pol("kuadrant.io/v1", "DNSPolicy", "gw", 0, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: addressed}\nloadBalancing: {weight: 1}")
+	for _, tc := range []struct {
+		exclude, accepted string
+	}{
+		{`["10.0.0.0/8", "192.0.2.1", "lb.example.net"]`, "True/Accepted"},
+		{`["10.0.0.0/33"]`, "False/Invalid"},
+		{`["not/a-cidr"]`, "False/Invalid"},
+		{`[]`, "True/Accepted"},
+	} {
+		t.Run(tc.exclude, func(t *testing.T) {
+			onListener := pol("kuadrant.io/v1", "DNSPolicy", "l", 1, "targetRef: "+kListener("addressed", "l")+"\nexcludeAddresses: "+tc.exclude)
+			res := compute(t, engine.Options{}, dnsCRD, kuadrantAddressTopo, onGateway, onListener)
+			want(t, "l", status(t, res, "l", "Accepted"), tc.accepted)
+			if tc.accepted != "True/Accepted" {
+				if m := condition(t, res, "l", "Accepted").Message; !strings.Contains(m, "spec.excludeAddresses: could not parse the CIDR") {
+					t.Errorf("message %q", m)
+				}
+			}
+			// The listener's own policy holds it either way: the
+			// Gateway's is beaten there.
+			l := topology.Ref{Group: topology.GatewayGroup, Kind: "Gateway", Namespace: "default", Name: "addressed", SectionName: "l"}
+			var stack []string
+			for _, e := range res.Effective {
+				if e.Kind.GroupKind.Kind == "DNSPolicy" && e.Target == l {
+					for _, c := range e.Contexts {
+						for _, s := range c.Stack {
+							stack = append(stack, s.Policy.Name+":"+s.Outcome)
+						}
+					}
+				}
+			}
+			want(t, "stack at addressed#l", stack, []string{"gw:none", "l:full"})
+		})
+	}
+}

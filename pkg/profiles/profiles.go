@@ -624,8 +624,14 @@ var builtin = func() []policy.Profile {
 		// without it: the policy is then not enforced where it made
 		// records (dns-operator internal/provider/factory.go ProviderFor;
 		// KO dnspolicy_status_updater.go enforcedCondition).
-		withDNSProviderSecret(withDependencies(withEffectiveListeners(withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "DNSPolicy", "direct", policy.SameLevelOldestWins, gateway)), policy.ListenerHostname, policy.ListenerAttachedRoutes, policy.ListenerAddresses),
-			kuadrantGatewayAPI, kuadrantDNSOperator)),
+		// An entry of excludeAddresses holding a '/' must be a CIDR, else
+		// the policy is not accepted (dnspolicy_types.go
+		// ExcludeAddresses.Validate, run by dnspolicies_validator.go
+		// after the conflicts); it keeps the listeners it targets from
+		// the Gateway's policy all the same (listenersForPolicy counts
+		// every DNSPolicy on a listener).
+		withValidations(withDNSProviderSecret(withDependencies(withEffectiveListeners(withTiesNotRejected(listenerDirect(Kuadrant, "kuadrant.io", "DNSPolicy", "direct", policy.SameLevelOldestWins, gateway)), policy.ListenerHostname, policy.ListenerAttachedRoutes, policy.ListenerAddresses),
+			kuadrantGatewayAPI, kuadrantDNSOperator)), kuadrantExcludeAddresses),
 		// A TLSPolicy's issuerRef names a cert-manager Issuer of its own
 		// namespace (kind Issuer) or a ClusterIssuer: one not found, or
 		// an issuerRef naming no kind (the topology links a policy to an
@@ -1248,6 +1254,16 @@ var (
 		Rule:      "!has(self.tracing) || !has(self.tracing.spanAttributes) || self.tracing.spanAttributes.all(a, (!has(a.key) || " + ngfSpanString("a.key") + ") && (!has(a.value) || " + ngfSpanString("a.value") + "))",
 	}}
 )
+
+// kuadrantExcludeAddresses is Kuadrant's check of a DNSPolicy's
+// excludeAddresses: an entry with a '/' must parse as a CIDR (Go's
+// net.ParseCIDR there; CEL's isCIDR, net/netip, here: they agree but on
+// prefix lengths written with a leading zero, which netip refuses).
+var kuadrantExcludeAddresses = []policy.Validation{{
+	FieldPath: ".excludeAddresses",
+	Message:   "could not parse the CIDR from the excludeAddresses field (an entry with '/' must be a CIDR)",
+	Rule:      "!has(self.excludeAddresses) || self.excludeAddresses.all(a, !a.contains('/') || isCIDR(a))",
+}}
 
 // ngfSpanMessage says what NGF accepts in a span name or attribute.
 const ngfSpanMessage = "must hold no line break, no '$' and no unescaped '\"', and not end with an unescaped backslash"
