@@ -38,6 +38,19 @@ func FuzzCompute(f *testing.F) {
 		pol(egV, "SecurityPolicy", "p", 0, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g}]\n"+
 			"extAuth: {http: {backendRef: {name: s, port: 1}, backendRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: b, port: 8443, weight: 0}, {name: s, port: 80}]}}"),
 	}, readinessTopo("status: {conditions: [{type: Programmed, status: \"False\"}]}\n")...), "\n---\n")))
+	// NGF's PayloadProcessors: backends missing, across namespaces,
+	// behind BackendTLSPolicies, on a Gateway and on a route (references
+	// judged after conflicts), with a BackendTLSPolicy taking their
+	// Gateways as ancestors.
+	f.Add([]byte(strings.Join([]string{
+		labelledCRD("gateway.nginx.org", "PayloadProcessor", "payloadprocessors", "inherited"),
+		crd("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies"),
+		ngfTopo + ngfGuards,
+		pol(ngfV1, "PayloadProcessor", "gw", 0, ngfProc(gwRef, "{name: guard, port: 9000}")),
+		pol(ngfV1, "PayloadProcessor", "older", 1, ngfProc(r1Ref, "{name: nope, namespace: other, port: 9000}")),
+		pol(ngfV1, "PayloadProcessor", "newer", 2, ngfProc(r1Ref, "{name: route-guard}")),
+		pol("gateway.networking.k8s.io/v1", "BackendTLSPolicy", "t", 0, "targetRefs: [{group: \"\", kind: Service, name: guard}]\nvalidation: {hostname: g.example, caCertificateRefs: [{group: \"\", kind: ConfigMap, name: ca}]}"),
+	}, "\n---\n")))
 	f.Add([]byte(`apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: clienttrafficpolicies.gateway.envoyproxy.io}
@@ -338,7 +351,9 @@ spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: g}],
 	f.Fuzz(func(t *testing.T, in []byte) {
 		run := func() []byte {
 			objs, probs := manifest.Decode(bytes.NewReader(in), "in")
-			rep := report.Build(engine.Compute(objs, engine.Options{}), "", probs)
+			// NGF's flag-gated kinds on, so that their policies are
+			// computed rather than Disabled (no other kind reads them).
+			rep := report.Build(engine.Compute(objs, ngfFlagsOn), "", probs)
 			b, err := json.Marshal(rep)
 			if err != nil {
 				t.Fatalf("the report does not marshal: %v", err)
