@@ -94,7 +94,10 @@ func (c *computation) policiesUsing(target topology.Ref) []topology.Ref {
 	users := c.backendUsers()[target.Object()]
 	var out []topology.Ref
 	for _, u := range users {
-		if target.IsSection() && c.portSection(target.Object(), u.port) != target.SectionName {
+		// A kind naming Gateways as those ancestors gives them to the
+		// policies of every port (NGINX Gateway Fabric's
+		// collectOrderedGateways reads the Service only).
+		if ps := c.byRef[u.policy]; target.IsSection() && c.portSection(target.Object(), u.port) != target.SectionName && (ps == nil || !ps.p.Kind.BackendRefAncestorGateways) {
 			continue
 		}
 		if !slices.Contains(out, u.policy) {
@@ -298,14 +301,24 @@ func (c *computation) untranslatableBackendRef(p *policy.Policy, br policy.Backe
 	}
 	names := c.backendSections.portNames[b]
 	if rules.TLSOldest {
-		tls := c.oldestBackendTLSPolicy(b, names[br.Port])
+		// A port's sectionName is its name; an unnamed port (named by
+		// its number here: a port name holds a letter) has none.
+		port := names[br.Port]
+		if strings.Trim(port, "0123456789") == "" {
+			port = ""
+		}
+		tls := c.oldestBackendTLSPolicy(b, port)
 		if tls == nil {
 			return ""
 		}
+		// Judged as the user's implementation judges every
+		// BackendTLSPolicy, whatever other Gateways send to the backend.
+		ctls := map[string]bool{}
+		c.addControllersOf(p, ctls)
 		why := ""
 		if tls.Invalid() {
 			why = "it is invalid"
-		} else if chk := c.checkCARefsAs(tls, c.caReadingUsedBy(tls, b, p)); chk != nil && (chk.invalid || chk.noValid) {
+		} else if chk := c.checkCARefsAs(tls, readingOf(tls, ctls)); chk != nil && (chk.invalid || chk.noValid) {
 			why = chk.msg
 		}
 		if why == "" {

@@ -639,7 +639,7 @@ func fieldProblems(bad []policy.FieldProblem) string {
 // as it reads the references (a Service behind an Envoy Gateway and an
 // NGINX Gateway Fabric Gateway).
 func (c *computation) caByGateway(ps *pstate, att *attachment, target topology.Ref) func(topology.Ref) []Condition {
-	if len(ps.p.Kind.CARefs.ByController) == 0 || len(c.controllersAbove(target)) < 2 {
+	if len(ps.p.Kind.CARefs.ByController) == 0 || (len(c.controllersAbove(target)) < 2 && !c.gatewayUsers(target)) {
 		return nil
 	}
 	return func(gw topology.Ref) []Condition {
@@ -666,6 +666,20 @@ func (c *computation) caByGateway(ps *pstate, att *attachment, target topology.R
 			chk.resolved,
 		}
 	}
+}
+
+// gatewayUsers reports whether a policy sending traffic to target gives
+// its backend's policies the Gateways it applies through as ancestors
+// (policy.Kind.BackendRefAncestorGateways): each of those is judged by its
+// own implementation's reading, which need not be that of the Gateways
+// above target.
+func (c *computation) gatewayUsers(target topology.Ref) bool {
+	for _, u := range c.policiesUsing(target) {
+		if ps := c.byRef[u]; ps != nil && ps.p.Kind.BackendRefAncestorGateways {
+			return true
+		}
+	}
+	return false
 }
 
 // holderConds is what the status of a status holder (policy.StatusHolder:

@@ -196,3 +196,134 @@ data: {ca.crt: x}
 		t.Errorf("whole's ancestors = %v, want its Service's entry only", got)
 	}
 }
+
+// What NGF reads of a PayloadProcessor's backend where it differs from
+// what else attache reads there (review of session 33):
+//   - a BackendTLSPolicy's sectionName names a port by its name, so one
+//     naming "9000" does not cover an unnamed port 9000
+//     (selectBackendTLSPolicyForService: servicePort.Name);
+//   - the BackendTLSPolicy is judged by NGF's own rules (one CA
+//     reference) even when an Envoy Gateway route sends to the same
+//     Service, and its ancestor through the processor's Gateway says so;
+//   - the processor's Gateways are the BackendTLSPolicy's ancestors even
+//     where NGF then refuses the processor for that Gateway's data plane
+//     (payloadProcessorGateways runs before attachPolicies), and whatever
+//     port the BackendTLSPolicy is on (collectOrderedGateways);
+//   - a backendRef without a port is refused by NGF's validator, before
+//     conflicts: such a policy rejects no newer one.
+func TestDocsNGFPayloadProcessorBackendReadings(t *testing.T) {
+	c := labelledCRD("gateway.nginx.org", "PayloadProcessor", "payloadprocessors", "inherited")
+	btls := crd("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies")
+	tlsPolicy := func(name, svc, section, cms string) string {
+		ref := "{group: \"\", kind: Service, name: " + svc
+		if section != "" {
+			ref += ", sectionName: \"" + section + "\""
+		}
+		var refs []string
+		for _, cm := range strings.Split(cms, ",") {
+			refs = append(refs, "{group: \"\", kind: ConfigMap, name: "+cm+"}")
+		}
+		return pol("gateway.networking.k8s.io/v1", "BackendTLSPolicy", name, 0, "targetRefs: ["+ref+"}]\n"+
+			"validation: {hostname: guard.example, caCertificateRefs: ["+strings.Join(refs, ", ")+"]}")
+	}
+	cas := `
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: ca, namespace: default}
+data: {ca.crt: x}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: ca2, namespace: default}
+data: {ca.crt: x}
+`
+	class := ngfClass(`{}`)
+
+	t.Run("unnamed port", func(t *testing.T) {
+		svc := "\n---\napiVersion: v1\nkind: Service\nmetadata: {name: plain, namespace: default}\nspec: {ports: [{port: 9000}]}\n"
+		rp := pol(ngfV1, "PayloadProcessor", "rp", 5, ngfProc(r1Ref, "{name: plain, port: 9000}"))
+		res := compute(t, ngfFlagsOn, c, btls, class, ngfTopo+svc, tlsPolicy("sec", "plain", "9000", "missing"), rp)
+		want(t, "rp", status(t, res, "rp", "Accepted"), "True/Accepted")
+	})
+
+	t.Run("NGF's reading beside an Envoy Gateway route", func(t *testing.T) {
+		svc := "\n---\napiVersion: v1\nkind: Service\nmetadata: {name: shared, namespace: default}\nspec: {ports: [{name: grpc, port: 9000}]}\n"
+		eg := `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: geg, namespace: default}
+spec: {gatewayClassName: eg, listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: reg, namespace: default}
+spec: {parentRefs: [{name: geg}], hostnames: [eg.example], rules: [{backendRefs: [{name: shared, port: 9000}]}]}
+`
+		rp := pol(ngfV1, "PayloadProcessor", "rp", 5, ngfProc(r1Ref, "{name: shared, port: 9000}"))
+		for _, extra := range []string{"", eg} {
+			res := compute(t, ngfFlagsOn, c, btls, class, ngfTopo+svc+cas+extra, tlsPolicy("two", "shared", "", "ca,ca2"), rp)
+			want(t, "rp", status(t, res, "rp", "Accepted"), "False/Invalid")
+			for _, a := range ancestorsOf(t, res, "two") {
+				if strings.Contains(a, "default/g1") && !strings.HasSuffix(a, "=Invalid") {
+					t.Errorf("with the Envoy Gateway route %v: ancestor %s, want Invalid by NGF's reading", extra != "", a)
+				}
+			}
+		}
+	})
+
+	t.Run("Gateways refusing the processor, other ports", func(t *testing.T) {
+		svc := "\n---\napiVersion: v1\nkind: Service\nmetadata: {name: ext, namespace: default}\nspec: {type: ExternalName, externalName: guard.example.com, ports: [{name: https, port: 9000}, {name: metrics, port: 9100}]}\n"
+		rp := pol(ngfV1, "PayloadProcessor", "rp", 5, ngfProc(r1Ref, "{name: ext, port: 9000}"))
+		noResolver := strings.Replace(ngfClass(`{}`), "  parametersRef: {group: gateway.nginx.org, kind: NginxProxy, name: proxy, namespace: ngf}\n", "", 1)
+		res := compute(t, ngfFlagsOn, c, btls, noResolver, ngfTopo+svc+cas, tlsPolicy("whole", "ext", "", "ca"), rp)
+		want(t, "rp, no resolver", status(t, res, "rp", "Accepted"), "False/Invalid")
+		want(t, "whole's ancestors", ancestorsOf(t, res, "whole"), []string{"Gateway.gateway.networking.k8s.io default/g1=Accepted"})
+		res = compute(t, ngfFlagsOn, c, btls, ngfClass(`{dnsResolver: {addresses: [{type: IPAddress, value: 10.0.0.53}]}}`), ngfTopo+svc+cas, tlsPolicy("metrics", "ext", "metrics", "ca"), rp)
+		want(t, "rp, resolver", status(t, res, "rp", "Accepted"), "True/Accepted")
+		want(t, "metrics' ancestors", ancestorsOf(t, res, "metrics"), []string{"Gateway.gateway.networking.k8s.io default/g1=Accepted"})
+	})
+
+	t.Run("no port: the validator's, before conflicts", func(t *testing.T) {
+		older := pol(ngfV1, "PayloadProcessor", "older", 1, ngfProc(r1Ref, "{name: route-guard}"))
+		newer := pol(ngfV1, "PayloadProcessor", "newer", 2, ngfProc(r1Ref, "{name: other, port: 9000}"))
+		res := compute(t, ngfFlagsOn, c, ngfTopo+ngfGuards, older, newer)
+		want(t, "older", status(t, res, "older", "Accepted"), "False/Invalid")
+		want(t, "newer", status(t, res, "newer", "Accepted"), "True/Accepted")
+	})
+}
+
+// A policy whose references its kind judges after conflicts, applied
+// nowhere, fails no request: a kind replacing what a broken policy
+// reaches (route-replacement) replaces nothing for it (review of session
+// 33: it was taken for Invalid in place).
+func TestRefsAfterConflictsReplaceNothing(t *testing.T) {
+	c := declaredCRD("example.com", "Guard", "guards", "direct",
+		"attache.dev/target-kinds: HTTPRoute",
+		"attache.dev/effective-section-kinds: HTTPRoute",
+		"attache.dev/backend-refs: backendRef",
+		"attache.dev/unresolved-backend-refs: invalid",
+		"attache.dev/conflict-scope: policy", "attache.dev/same-level: oldest-wins",
+		`attache.dev/route-replacement: "500"`,
+		`attache.dev/invalid-policies: "not-applied references=after-conflicts"`)
+	p := pol("example.com/v1", "Guard", "g", 1, "targetRefs: ["+r1Ref+"]\nbackendRef: {name: nope, port: 9000}")
+	res := compute(t, engine.Options{}, c, docsTopo, p)
+	want(t, "g", status(t, res, "g", "Accepted"), "False/Invalid")
+	if m := ancestorMessage(t, res, "g"); !strings.HasSuffix(m, "; not applied") {
+		t.Errorf("message %q", m)
+	}
+	for _, pr := range res.Problems {
+		if strings.Contains(pr.Message, "replaces") {
+			t.Errorf("problem %q: a policy applied nowhere replaces nothing", pr.Message)
+		}
+	}
+	if st := policyStatusOf(t, res, "g"); len(st.InPlaceInvalid) != 0 {
+		t.Errorf("InPlaceInvalid %v, want none", st.InPlaceInvalid)
+	}
+}

@@ -317,7 +317,8 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 		if an.reason == ReasonInvalid && an.att != nil && an.att.failedOpen != nil {
 			an.msg += fmt.Sprintf("; failing open, %s left out and the rest applied", strings.Join(an.att.failedOpen, ", "))
 		}
-		failsClosed := an.reason == ReasonInvalid && an.att != nil && c.failsClosed(ps.p, an.att.ref.At)
+		// Applied nowhere, it fails no request.
+		failsClosed := an.reason == ReasonInvalid && an.att != nil && !an.att.nowhere && c.failsClosed(ps.p, an.att.ref.At)
 		var openVia, closedVia []topology.Ref
 		if failsClosed && refsInvalid && ps.p.MergeType != "" {
 			// Its own broken fields may fail open by the merged policy's
@@ -593,10 +594,12 @@ func (c *computation) gatewayAncestors(k *policy.Kind, in []Ancestor, bads []map
 // traffic to a backend themselves, give the policies of that backend:
 // each user itself (Envoy Gateway), or, for a kind whose backendRefs name
 // Gateways as those ancestors (policy.Kind.BackendRefAncestorGateways),
-// the Gateways of its implementation through which it applies, as
-// objects: those above each target where it is attached and applied, less
-// those refusing it there, none when it is rejected (NGINX Gateway
-// Fabric's payloadProcessorGateways, for valid policies only).
+// the Gateways of its implementation above each target where it is
+// attached, as objects, those refusing it for their data plane's
+// parameters included; none when it is rejected or its references do not
+// resolve (NGINX Gateway Fabric's payloadProcessorGateways, for valid
+// policies, runs before it judges Gateways: InvalidForGateways is still
+// empty then).
 func (c *computation) userAncestors(users []topology.Ref) []topology.Ref {
 	var out []topology.Ref
 	for _, u := range users {
@@ -609,7 +612,7 @@ func (c *computation) userAncestors(users []topology.Ref) []topology.Ref {
 			continue
 		}
 		for _, a := range ps.atts {
-			if a.nowhere || a.broken != nil {
+			if (a.nowhere && a.notVia == nil) || a.broken != nil {
 				continue
 			}
 			for _, gw := range c.servedGatewaysAbove(ps.p.Kind, a.ref.At) {
@@ -617,7 +620,7 @@ func (c *computation) userAncestors(users []topology.Ref) []topology.Ref {
 				if topology.IsListenerSet(gw.GroupKind()) {
 					gw = c.listenerSetGateway(gw)
 				}
-				if gw.GroupKind() != topology.KindGateway || slices.Contains(a.notVia, gw) || slices.Contains(out, gw) {
+				if gw.GroupKind() != topology.KindGateway || slices.Contains(out, gw) {
 					continue
 				}
 				out = append(out, gw)

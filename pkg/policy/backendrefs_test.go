@@ -140,6 +140,7 @@ func TestBackendRefRulesSettings(t *testing.T) {
 		AnnotationBackendRefs:           "processors[].extProcess.backendRef; ancestors=gateways",
 		AnnotationUnresolvedBackendRefs: "invalid external-name=allowed protocols=any backend-tls=oldest grant-reason=RefNotPermitted",
 		AnnotationInvalidPolicies:       "not-applied references=after-conflicts",
+		AnnotationConflictScope:         "policy", AnnotationSameLevel: "oldest-wins",
 	}), nil)
 	if fmt.Sprint(k.BackendRefs) != "[processors[].extProcess.backendRef]" || !k.BackendRefAncestorGateways || k.Origins[SettingBackendRefs] != FromAnnotation {
 		t.Errorf("backendRefs = %v, ancestors gateways %v (origin %q)", k.BackendRefs, k.BackendRefAncestorGateways, k.Origins[SettingBackendRefs])
@@ -178,6 +179,9 @@ func TestBackendRefRulesSettings(t *testing.T) {
 		msg  string
 	}{
 		{Spec{GroupKind: colorGK, Class: Direct, RefsAfterConflicts: true}, "references=after-conflicts qualifies not-applied"},
+		// Only a policy rejected whole leaves every level after the
+		// conflicts (review of session 33).
+		{Spec{GroupKind: colorGK, Class: Direct, InvalidNotApplied: true, RefsAfterConflicts: true}, "references=after-conflicts needs conflicts of whole policies"},
 		{Spec{GroupKind: colorGK, Class: Direct, BackendRefs: []BackendRefPath{"a.backendRef"}, BackendRefRules: BackendRefRules{TLSOldest: true}}, "backend-tls=oldest tells how invalid judges backendRefs"},
 		{Spec{GroupKind: colorGK, Class: Direct, BackendRefAncestorGateways: true}, "ancestors=gateways needs paths"},
 		{Spec{GroupKind: colorGK, Class: Direct, BackendRefs: []BackendRefPath{"a.backendRef"}, InvalidOnUnresolvedBackendRefs: true, BackendRefRules: BackendRefRules{GrantReason: "no reason"}}, "grant-reason=no reason: not a condition reason"},

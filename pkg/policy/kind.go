@@ -1146,6 +1146,11 @@ func (k *Kind) complete() error {
 	if k.RefsAfterConflicts && !k.InvalidNotApplied {
 		return settingErrorf(SettingInvalidPolicies, "%s qualifies not-applied", refsAfterConflicts)
 	}
+	if k.RefsAfterConflicts && !k.ConflictScopePolicy {
+		// Only a policy rejected as a whole is taken out of every level
+		// after the conflicts: elsewhere it would stay in effect.
+		return settingErrorf(SettingInvalidPolicies, "%s needs conflicts of whole policies (%s: policy)", refsAfterConflicts, AnnotationConflictScope)
+	}
 	if r := k.BackendRefRules.GrantReason; r != "" && (!conditionReason.MatchString(r) || len(r) > 1024) {
 		return settingErrorf(SettingUnresolvedBackendRefs, "%s%s: not a condition reason (CamelCase: a letter, then letters, digits, '_', ',' or ':')", backendRuleGrantReason, r)
 	}

@@ -555,7 +555,7 @@ var builtin = func() []policy.Profile {
 		// A BackendTLSPolicy on the backend takes the Gateways the
 		// processor applies through as ancestors
 		// (addPayloadProcessorBackendServicesToReferencedServices).
-		withFeatureGates(withObjectRefs(ngfStatus(entry(NGF, "gateway.nginx.org", "PayloadProcessor", "inherited", policy.Spec{
+		withValidations(withFeatureGates(withObjectRefs(ngfStatus(entry(NGF, "gateway.nginx.org", "PayloadProcessor", "inherited", policy.Spec{
 			Class: policy.Inherited, Hierarchy: kinds(gateway, httpRoute), TargetKinds: kinds(gateway, httpRoute),
 			EffectiveTargetKinds: kinds(httpRoute), Strategies: []merge.Strategy{merge.AtomicDefaults},
 			SameLevel: policy.SameLevelMergeDisjoint, ConflictScopePolicy: true, RejectRouteOverlap: true,
@@ -564,7 +564,7 @@ var builtin = func() []policy.Profile {
 			BackendRefs:  []policy.BackendRefPath{"processors[].extProcess.backendRef"}, BackendRefAncestorGateways: true,
 			InvalidOnUnresolvedBackendRefs: true,
 			BackendRefRules:                policy.BackendRefRules{ExternalNameAllowed: true, AnyProtocol: true, TLSOldest: true, GrantReason: "RefNotPermitted"},
-		})), "processors[].extProcess.authTokenRef kinds=Secret keys=token content=nonblank"), NGFPayloadProcessor+"=*"),
+		})), "processors[].extProcess.authTokenRef kinds=Secret keys=token content=nonblank"), NGFPayloadProcessor+"=*"), ngfPayloadProcessorBackendRef),
 		// WAFPolicy: NGF writes the F5 WAF directives of every valid
 		// WAFPolicy reaching a route, the Gateway's at its server, the
 		// route's at its location, several on one target side by side
@@ -1434,6 +1434,20 @@ var ngfTelemetryRequirements = []policy.Requirement{
 // cleanupWAF).
 var ngfWAFRequirements = []policy.Requirement{{Path: "type", Any: []policy.BackendRefPath{"waf.enable"}, Values: []string{"true"},
 	Reason: ngfNginxProxyConfigNotSet, WithoutParameters: policy.WithoutParametersUnmetAtGateways}}
+
+// ngfPayloadProcessorBackendRef is what NGF's validator asks of a
+// PayloadProcessor's ExtProcess backendRef (the CRD's rules say the same):
+// a Service of the core group, with a TCP port; judged before conflicts,
+// unlike the references themselves (payloadprocessor/validator.go
+// validateExtProcessBackendRef).
+var ngfPayloadProcessorBackendRef = []policy.Validation{{
+	FieldPath: ".processors",
+	Message:   "an extProcess backendRef must be a Service of the core group with a port from 1 to 65535",
+	Rule: "!has(self.processors) || self.processors.all(p, !has(p.extProcess) || !has(p.extProcess.backendRef) || " +
+		"((!has(p.extProcess.backendRef.group) || p.extProcess.backendRef.group in ['', 'core']) && " +
+		"(!has(p.extProcess.backendRef.kind) || p.extProcess.backendRef.kind == 'Service') && " +
+		"has(p.extProcess.backendRef.port) && p.extProcess.backendRef.port >= 1 && p.extProcess.backendRef.port <= 65535))",
+}}
 
 // ngfPayloadProcessorRequirements: a PayloadProcessor whose ExtProcess
 // backend is an ExternalName Service needs a DNS resolver in the
