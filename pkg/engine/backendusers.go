@@ -94,11 +94,18 @@ func (c *computation) policiesUsing(target topology.Ref) []topology.Ref {
 	users := c.backendUsers()[target.Object()]
 	var out []topology.Ref
 	for _, u := range users {
-		// A kind naming Gateways as those ancestors gives them to the
-		// policies of every port (NGINX Gateway Fabric's
-		// collectOrderedGateways reads the Service only).
-		if ps := c.byRef[u.policy]; target.IsSection() && c.portSection(target.Object(), u.port) != target.SectionName && (ps == nil || !ps.p.Kind.BackendRefAncestorGateways) {
-			continue
+		if target.IsSection() {
+			sec := c.portSection(target.Object(), u.port)
+			if ps := c.byRef[u.policy]; ps != nil && ps.p.Kind.BackendRefAncestorGateways && strings.Trim(sec, "0123456789") == "" {
+				// A kind naming Gateways as those ancestors selects a
+				// port's policies by the port's name (NGINX Gateway
+				// Fabric's selectBackendTLSPolicyForService): an unnamed
+				// port (named by its number here) has none.
+				continue
+			}
+			if sec != target.SectionName {
+				continue
+			}
 		}
 		if !slices.Contains(out, u.policy) {
 			out = append(out, u.policy)
@@ -312,9 +319,16 @@ func (c *computation) untranslatableBackendRef(p *policy.Policy, br policy.Backe
 			return ""
 		}
 		// Judged as the user's implementation judges every
-		// BackendTLSPolicy, whatever other Gateways send to the backend.
+		// BackendTLSPolicy, whatever other Gateways send to the backend
+		// or stand above the user's targets: its kind's controllers, else
+		// those of its targets' Gateways.
 		ctls := map[string]bool{}
-		c.addControllersOf(p, ctls)
+		for _, ctl := range p.Kind.Controllers {
+			ctls[ctl] = true
+		}
+		if len(ctls) == 0 {
+			c.addControllersOf(p, ctls)
+		}
 		why := ""
 		if tls.Invalid() {
 			why = "it is invalid"

@@ -207,8 +207,10 @@ data: {ca.crt: x}
 //     Service, and its ancestor through the processor's Gateway says so;
 //   - the processor's Gateways are the BackendTLSPolicy's ancestors even
 //     where NGF then refuses the processor for that Gateway's data plane
-//     (payloadProcessorGateways runs before attachPolicies), and whatever
-//     port the BackendTLSPolicy is on (collectOrderedGateways);
+//     (payloadProcessorGateways runs before attachPolicies); a policy on
+//     another port, or on an unnamed port by sectionName, is never
+//     selected, and NGF writes no status for it
+//     (PrepareBackendTLSPolicyRequests: IsReferenced only);
 //   - a backendRef without a port is refused by NGF's validator, before
 //     conflicts: such a policy rejects no newer one.
 func TestDocsNGFPayloadProcessorBackendReadings(t *testing.T) {
@@ -245,6 +247,11 @@ data: {ca.crt: x}
 		rp := pol(ngfV1, "PayloadProcessor", "rp", 5, ngfProc(r1Ref, "{name: plain, port: 9000}"))
 		res := compute(t, ngfFlagsOn, c, btls, class, ngfTopo+svc, tlsPolicy("sec", "plain", "9000", "missing"), rp)
 		want(t, "rp", status(t, res, "rp", "Accepted"), "True/Accepted")
+		for _, a := range ancestorsOf(t, res, "sec") {
+			if strings.Contains(a, "Gateway") {
+				t.Errorf("sec's ancestor %s: NGF never selects it", a)
+			}
+		}
 	})
 
 	t.Run("NGF's reading beside an Envoy Gateway route", func(t *testing.T) {
@@ -267,12 +274,19 @@ metadata: {name: reg, namespace: default}
 spec: {parentRefs: [{name: geg}], hostnames: [eg.example], rules: [{backendRefs: [{name: shared, port: 9000}]}]}
 `
 		rp := pol(ngfV1, "PayloadProcessor", "rp", 5, ngfProc(r1Ref, "{name: shared, port: 9000}"))
-		for _, extra := range []string{"", eg} {
-			res := compute(t, ngfFlagsOn, c, btls, class, ngfTopo+svc+cas+extra, tlsPolicy("two", "shared", "", "ca,ca2"), rp)
+		// Or r1 itself also under an Envoy Gateway Gateway.
+		sharedR1 := strings.Replace(ngfTopo, "metadata: {name: r1, namespace: default}\nspec:\n  parentRefs: [{name: g1}]", "metadata: {name: r1, namespace: default}\nspec:\n  parentRefs: [{name: g1}, {name: geg}]", 1)
+		if sharedR1 == ngfTopo {
+			t.Fatal("r1's parentRefs not replaced")
+		}
+		egOnly := strings.Replace(eg, "rules: [{backendRefs: [{name: shared, port: 9000}]}]", "rules: [{backendRefs: [{name: s1, port: 80}]}]", 1)
+		for _, topo := range []string{ngfTopo, ngfTopo + eg, sharedR1 + egOnly} {
+			extra := topo != ngfTopo
+			res := compute(t, ngfFlagsOn, c, btls, class, topo+svc+cas, tlsPolicy("two", "shared", "", "ca,ca2"), rp)
 			want(t, "rp", status(t, res, "rp", "Accepted"), "False/Invalid")
 			for _, a := range ancestorsOf(t, res, "two") {
 				if strings.Contains(a, "default/g1") && !strings.HasSuffix(a, "=Invalid") {
-					t.Errorf("with the Envoy Gateway route %v: ancestor %s, want Invalid by NGF's reading", extra != "", a)
+					t.Errorf("with the Envoy Gateway route %v: ancestor %s, want Invalid by NGF's reading", extra, a)
 				}
 			}
 		}
@@ -287,7 +301,7 @@ spec: {parentRefs: [{name: geg}], hostnames: [eg.example], rules: [{backendRefs:
 		want(t, "whole's ancestors", ancestorsOf(t, res, "whole"), []string{"Gateway.gateway.networking.k8s.io default/g1=Accepted"})
 		res = compute(t, ngfFlagsOn, c, btls, ngfClass(`{dnsResolver: {addresses: [{type: IPAddress, value: 10.0.0.53}]}}`), ngfTopo+svc+cas, tlsPolicy("metrics", "ext", "metrics", "ca"), rp)
 		want(t, "rp, resolver", status(t, res, "rp", "Accepted"), "True/Accepted")
-		want(t, "metrics' ancestors", ancestorsOf(t, res, "metrics"), []string{"Gateway.gateway.networking.k8s.io default/g1=Accepted"})
+		want(t, "metrics' ancestors", ancestorsOf(t, res, "metrics"), []string{"Service default/ext#metrics=Accepted"})
 	})
 
 	t.Run("no port: the validator's, before conflicts", func(t *testing.T) {
@@ -324,6 +338,34 @@ func TestRefsAfterConflictsReplaceNothing(t *testing.T) {
 		}
 	}
 	if st := policyStatusOf(t, res, "g"); len(st.InPlaceInvalid) != 0 {
+		t.Errorf("InPlaceInvalid %v, want none", st.InPlaceInvalid)
+	}
+}
+
+// A policy refused through some Gateways only (their data plane's
+// parameters) and applied through the others fails no request: a kind
+// replacing what a broken policy reaches replaces nothing for it
+// (review of session 33). A WAFPolicy-like kind with route replacement:
+// r3 runs through g1, whose NginxProxy does not enable WAF, and g2,
+// whose does.
+func TestPartlyRefusedReplacesNothing(t *testing.T) {
+	c := strings.Replace(labelledCRD("gateway.nginx.org", "WAFPolicy", "wafpolicies", "inherited"),
+		"labels: {gateway.networking.k8s.io/policy: inherited}",
+		`labels: {gateway.networking.k8s.io/policy: inherited}, annotations: {attache.dev/effective-section-kinds: HTTPRoute, attache.dev/route-replacement: "500", attache.dev/requires: "securityLogs requires parameters:waf.enable=true reason=NginxProxyConfigNotSet"}`, 1)
+	if !strings.Contains(c, "route-replacement") {
+		t.Fatal("the CRD's annotations were not added")
+	}
+	logged := pol(ngfV1, "WAFPolicy", "logged", 1, "targetRefs: ["+ngfR3Ref+"]\ntype: HTTP\npolicySource: {httpSource: {url: 'https://b.example/p.tgz'}}\nsecurityLogs: [{destination: {type: stderr}}]")
+	res := compute(t, engine.Options{}, c, ngfClass(`{kubernetes: {deployment: {replicas: 1}}}`), ngfOwnProxy(ngfTopo, `{waf: {enable: true}}`), ngfR3, logged)
+	if m := ancestorMessage(t, res, "logged"); !strings.Contains(m, "not applied through Gateway default/g1, applied through its other Gateways") {
+		t.Fatalf("logged's message %q, want it refused through g1 only", m)
+	}
+	for _, pr := range res.Problems {
+		if strings.Contains(pr.Message, "replaces") {
+			t.Errorf("problem %q: applied through g2, it replaces nothing", pr.Message)
+		}
+	}
+	if st := policyStatusOf(t, res, "logged"); len(st.InPlaceInvalid) != 0 {
 		t.Errorf("InPlaceInvalid %v, want none", st.InPlaceInvalid)
 	}
 }

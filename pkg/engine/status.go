@@ -317,8 +317,9 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 		if an.reason == ReasonInvalid && an.att != nil && an.att.failedOpen != nil {
 			an.msg += fmt.Sprintf("; failing open, %s left out and the rest applied", strings.Join(an.att.failedOpen, ", "))
 		}
-		// Applied nowhere, it fails no request.
-		failsClosed := an.reason == ReasonInvalid && an.att != nil && !an.att.nowhere && c.failsClosed(ps.p, an.att.ref.At)
+		// Applied nowhere, or left out through the Gateways refusing it
+		// (and applied through the others), it fails no request.
+		failsClosed := an.reason == ReasonInvalid && an.att != nil && !an.att.nowhere && an.att.notVia == nil && c.failsClosed(ps.p, an.att.ref.At)
 		var openVia, closedVia []topology.Ref
 		if failsClosed && refsInvalid && ps.p.MergeType != "" {
 			// Its own broken fields may fail open by the merged policy's
