@@ -685,6 +685,19 @@ func fuzzedEditor(seed uint64, gws, listeners, routes, namespaces uint8) (*edito
 
 // FuzzIncremental drives random edit sequences over fuzzed topologies and
 // checks the Incremental against Compute after every step.
+// incrementalAgrees computes steps in turn with one Incremental and fails
+// at the first whose result differs from a whole computation's.
+func incrementalAgrees(t *testing.T, opts engine.Options, steps ...[]string) {
+	t.Helper()
+	in := engine.NewIncremental(opts)
+	for i, step := range steps {
+		got := in.Compute(decodeDocs(t, step...))
+		if a, b := dump(t, got), dump(t, engine.Compute(decodeDocs(t, step...), opts)); a != b {
+			t.Fatalf("step %d: %s", i, firstDiff(a, b))
+		}
+	}
+}
+
 func FuzzIncremental(f *testing.F) {
 	f.Add(uint64(1), uint8(2), uint8(3), uint8(20), uint8(3), uint8(10))
 	f.Add(uint64(7), uint8(1), uint8(1), uint8(5), uint8(1), uint8(25))

@@ -125,20 +125,14 @@ spec: {ports: [{port: 9000}]}
 	want(t, "effective r1, Service there", effective(t, res, "PayloadProcessor", dR1),
 		[]string{`{"processors":[{"extProcess":{"backendRef":{"name":"late","port":9000}},"type":"ExtProcess"}]}`})
 
-	in := engine.NewIncremental(ngfFlagsOn)
-	for i, step := range [][]string{without, with, without} {
-		got := in.Compute(decodeDocs(t, step...))
-		if a, b := dump(t, got), dump(t, engine.Compute(decodeDocs(t, step...), ngfFlagsOn)); a != b {
-			t.Fatalf("step %d: %s", i, firstDiff(a, b))
-		}
-	}
+	incrementalAgrees(t, ngfFlagsOn, without, with, without)
 }
 
 // The BackendTLSPolicy of a PayloadProcessor's backend: NGF takes the
 // oldest on the Service's port or on the whole Service, whichever, and a
 // PayloadProcessor whose BackendTLSPolicy is not valid is invalid itself
 // (Envoy Gateway would take the one on the port). A valid one takes the
-// Gateways the processor applies through as its ancestors.
+// Gateways above the processor's targets as its ancestors.
 // Source: NGF e55bfe339 internal/controller/state/graph/backend_refs.go
 // (selectBackendTLSPolicyForService: sort.LessClientObject over every
 // policy on the Service, sectionName nil or the port's name; "The
@@ -256,18 +250,7 @@ data: {ca.crt: x}
 
 	t.Run("NGF's reading beside an Envoy Gateway route", func(t *testing.T) {
 		svc := "\n---\napiVersion: v1\nkind: Service\nmetadata: {name: shared, namespace: default}\nspec: {ports: [{name: grpc, port: 9000}]}\n"
-		eg := `
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: eg}
-spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: geg, namespace: default}
-spec: {gatewayClassName: eg, listeners: [{name: http, protocol: HTTP, port: 80}]}
----
+		eg := "\n" + classDoc("eg", egController, "") + gatewayDoc("geg", "eg", "[{name: http, protocol: HTTP, port: 80}]", "") + `---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: reg, namespace: default}

@@ -2972,14 +2972,8 @@ spec: {ports: [{port: 9000}]}
 	}
 
 	// An Incremental agrees when rpp comes and goes.
-	in := engine.NewIncremental(ngfFlagsOn)
 	without := docs[:4]
-	for i, step := range [][]string{without, docs, without} {
-		got := in.Compute(decodeDocs(t, step...))
-		if a, b := dump(t, got), dump(t, engine.Compute(decodeDocs(t, step...), ngfFlagsOn)); a != b {
-			t.Fatalf("step %d: %s", i, firstDiff(a, b))
-		}
-	}
+	incrementalAgrees(t, ngfFlagsOn, without, docs, without)
 }
 
 // The Secrets a WAFPolicy names for fetching its bundles must resolve:

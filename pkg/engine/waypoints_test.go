@@ -937,13 +937,7 @@ spec: {targetRefs: [{kind: Service, group: "", name: to-kgw}], jwtRules: [{issue
 	if len(without) != len(docs)-1 {
 		t.Fatalf("on-kgw not found among the documents")
 	}
-	in := engine.NewIncremental(engine.Options{})
-	for i, step := range [][]string{without, docs, without} {
-		got := in.Compute(decodeDocs(t, step...))
-		if a, b := dump(t, got), dump(t, engine.Compute(decodeDocs(t, step...), engine.Options{})); a != b {
-			t.Fatalf("step %d: %s", i, firstDiff(a, b))
-		}
-	}
+	incrementalAgrees(t, engine.Options{}, without, docs, without)
 }
 
 // MeshBindings answers as the policies' binding does, with no policy kind
