@@ -96,11 +96,11 @@ func (c *computation) policiesUsing(target topology.Ref) []topology.Ref {
 	for _, u := range users {
 		if target.IsSection() {
 			sec := c.portSection(target.Object(), u.port)
-			if ps := c.byRef[u.policy]; ps != nil && ps.p.Kind.BackendRefAncestorGateways && strings.Trim(sec, "0123456789") == "" {
+			if ps := c.byRef[u.policy]; ps != nil && ps.p.Kind.BackendRefAncestorGateways && unnamedPort(sec) {
 				// A kind naming Gateways as those ancestors selects a
 				// port's policies by the port's name (NGINX Gateway
 				// Fabric's selectBackendTLSPolicyForService): an unnamed
-				// port (named by its number here) has none.
+				// port has none.
 				continue
 			}
 			if sec != target.SectionName {
@@ -112,6 +112,13 @@ func (c *computation) policiesUsing(target topology.Ref) []topology.Ref {
 		}
 	}
 	return out
+}
+
+// unnamedPort reports whether a port's section name (portSection) stands
+// for a port without a name: it is its number (a port's name holds a
+// letter), or "".
+func unnamedPort(section string) bool {
+	return strings.Trim(section, "0123456789") == ""
 }
 
 // portSection names port of backend as a section: a Service's or
@@ -308,10 +315,9 @@ func (c *computation) untranslatableBackendRef(p *policy.Policy, br policy.Backe
 	}
 	names := c.backendSections.portNames[b]
 	if rules.TLSOldest {
-		// A port's sectionName is its name; an unnamed port (named by
-		// its number here: a port name holds a letter) has none.
+		// A port's sectionName is its name; an unnamed port has none.
 		port := names[br.Port]
-		if strings.Trim(port, "0123456789") == "" {
+		if unnamedPort(port) {
 			port = ""
 		}
 		tls := c.oldestBackendTLSPolicy(b, port)
