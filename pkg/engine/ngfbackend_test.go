@@ -315,13 +315,20 @@ func TestRefsAfterConflictsReplaceNothing(t *testing.T) {
 	if m := ancestorMessage(t, res, "g"); !strings.HasSuffix(m, "; not applied") {
 		t.Errorf("message %q", m)
 	}
+	wantReplacesNothing(t, res, "g")
+}
+
+// wantReplacesNothing fails when policy name is taken for Invalid in
+// place: the replacement of what it reaches, or InPlaceInvalid targets.
+func wantReplacesNothing(t *testing.T, res *engine.Result, name string) {
+	t.Helper()
 	for _, pr := range res.Problems {
 		if strings.Contains(pr.Message, "replaces") {
-			t.Errorf("problem %q: a policy applied nowhere replaces nothing", pr.Message)
+			t.Errorf("problem %q: %s replaces nothing", pr.Message, name)
 		}
 	}
-	if st := policyStatusOf(t, res, "g"); len(st.InPlaceInvalid) != 0 {
-		t.Errorf("InPlaceInvalid %v, want none", st.InPlaceInvalid)
+	if st := policyStatusOf(t, res, name); len(st.InPlaceInvalid) != 0 {
+		t.Errorf("%s: InPlaceInvalid %v, want none", name, st.InPlaceInvalid)
 	}
 }
 
@@ -343,12 +350,5 @@ func TestPartlyRefusedReplacesNothing(t *testing.T) {
 	if m := ancestorMessage(t, res, "logged"); !strings.Contains(m, "not applied through Gateway default/g1, applied through its other Gateways") {
 		t.Fatalf("logged's message %q, want it refused through g1 only", m)
 	}
-	for _, pr := range res.Problems {
-		if strings.Contains(pr.Message, "replaces") {
-			t.Errorf("problem %q: applied through g2, it replaces nothing", pr.Message)
-		}
-	}
-	if st := policyStatusOf(t, res, "logged"); len(st.InPlaceInvalid) != 0 {
-		t.Errorf("InPlaceInvalid %v, want none", st.InPlaceInvalid)
-	}
+	wantReplacesNothing(t, res, "logged")
 }
