@@ -76,7 +76,12 @@ type policyKindItem struct {
 	// one ("options.hostRewrite|autoHostRewrite").
 	Oneofs         []string `json:"oneofs,omitempty"`
 	DirectSections bool     `json:"directSections,omitempty"`
-	Ancestor       string   `json:"ancestor"`
+	// DirectSectionsUnrankedBy are the GatewayClass controllerNames at
+	// whose Gateways a policy on a section does not beat one on its
+	// object: the two meet as one level (attache.dev/direct-sections
+	// clauses "controller=<name> unranked"); absent: none.
+	DirectSectionsUnrankedBy []string `json:"directSectionsUnrankedBy,omitempty"`
+	Ancestor                 string   `json:"ancestor"`
 	// AncestorLimit is "skip" when a policy does not apply at the
 	// ancestors beyond the 16 its status can list; absent: it does.
 	AncestorLimit   string   `json:"ancestorLimit,omitempty"`
@@ -376,7 +381,11 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 		parts = append(parts, origin(policy.SettingOneofs, "oneof="+o.String()))
 	}
 	if k.DirectSections {
-		parts = append(parts, origin(policy.SettingDirectSections, "direct-sections"))
+		w := "direct-sections"
+		if len(k.SectionsUnrankedBy) > 0 {
+			w += "=" + policy.FormatDirectSections(true, k.SectionsUnrankedBy)
+		}
+		parts = append(parts, origin(policy.SettingDirectSections, w))
 	}
 	if k.Ancestor != policy.AncestorTarget {
 		parts = append(parts, origin(policy.SettingAncestor, "ancestor="+string(k.Ancestor)))
@@ -575,34 +584,35 @@ func strategyNames(ss []merge.Strategy) []string {
 
 func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	it := policyKindItem{
-		PolicyKind:            k.String(),
-		Group:                 k.GroupKind.Group,
-		Kind:                  k.GroupKind.Kind,
-		CRD:                   crd,
-		Class:                 string(k.Class),
-		TargetKinds:           groupKindNames(k.TargetKinds),
-		EffectiveTargetKinds:  groupKindNames(k.EffectiveTargetKinds),
-		Hierarchy:             groupKindNames(k.Hierarchy),
-		Strategies:            strategyNames(k.Strategies),
-		EffectiveSectionKinds: groupKindNames(k.EffectiveSectionKinds),
-		SameLevel:             string(k.SameLevel),
-		SameLevelTies:         map[bool]string{true: "none"}[k.TiesNotRejected],
-		MergeTypeField:        k.MergeTypeField,
-		Composition:           string(k.Composition),
-		NamedRules:            k.NamedRules,
-		DirectSections:        k.DirectSections,
-		Ancestor:              string(k.Ancestor),
-		AncestorLimit:         map[bool]string{true: string(k.AncestorLimit)}[k.AncestorLimit != policy.AncestorLimitReport],
-		TargetingFields:       k.TargetingFields,
-		SchemaMerge:           k.SchemaMerge,
-		MaxTargetRefs:         k.MaxTargetRefs,
-		NoStanzas:             k.NoStanzas,
-		NoSectionNames:        k.NoSectionNames,
-		SectionNamesIgnored:   k.SectionNamesIgnored,
-		EmptyTargetGroup:      map[bool]string{true: "core"}[k.EmptyTargetGroupCore],
-		WeightAnnotation:      k.WeightAnnotation,
-		Profile:               k.Implementation,
-		Origins:               make(map[string]string, len(k.Origins)),
+		PolicyKind:               k.String(),
+		Group:                    k.GroupKind.Group,
+		Kind:                     k.GroupKind.Kind,
+		CRD:                      crd,
+		Class:                    string(k.Class),
+		TargetKinds:              groupKindNames(k.TargetKinds),
+		EffectiveTargetKinds:     groupKindNames(k.EffectiveTargetKinds),
+		Hierarchy:                groupKindNames(k.Hierarchy),
+		Strategies:               strategyNames(k.Strategies),
+		EffectiveSectionKinds:    groupKindNames(k.EffectiveSectionKinds),
+		SameLevel:                string(k.SameLevel),
+		SameLevelTies:            map[bool]string{true: "none"}[k.TiesNotRejected],
+		MergeTypeField:           k.MergeTypeField,
+		Composition:              string(k.Composition),
+		NamedRules:               k.NamedRules,
+		DirectSections:           k.DirectSections,
+		DirectSectionsUnrankedBy: k.SectionsUnrankedBy,
+		Ancestor:                 string(k.Ancestor),
+		AncestorLimit:            map[bool]string{true: string(k.AncestorLimit)}[k.AncestorLimit != policy.AncestorLimitReport],
+		TargetingFields:          k.TargetingFields,
+		SchemaMerge:              k.SchemaMerge,
+		MaxTargetRefs:            k.MaxTargetRefs,
+		NoStanzas:                k.NoStanzas,
+		NoSectionNames:           k.NoSectionNames,
+		SectionNamesIgnored:      k.SectionNamesIgnored,
+		EmptyTargetGroup:         map[bool]string{true: "core"}[k.EmptyTargetGroupCore],
+		WeightAnnotation:         k.WeightAnnotation,
+		Profile:                  k.Implementation,
+		Origins:                  make(map[string]string, len(k.Origins)),
 	}
 	if k.DelegationPriority.Enabled() {
 		it.DelegationPriority = k.DelegationPriority.String()

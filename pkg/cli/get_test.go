@@ -868,3 +868,20 @@ func TestGetPolicyKindsSectionNamesIgnored(t *testing.T) {
 		t.Errorf("-o json lacks sectionNamesIgnored or its origin:\n%s", out)
 	}
 }
+
+// BackendTLSPolicy's direct-sections setting names the implementation at
+// whose Gateways a policy on a port does not beat one on the whole
+// Service, in -o wide and -o json.
+func TestGetPolicyKindsDirectSectionsUnranked(t *testing.T) {
+	path := writeCRDFile(t, implementationCRD("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies", "v1"))
+	out := policyKindsOutput(t, path, "wide")
+	if w := "direct-sections=true; controller=gateway.nginx.org/nginx-gateway-controller unranked (profile: Gateway API)"; !strings.Contains(out, w) {
+		t.Errorf("-o wide lacks %q:\n%s", w, out)
+	}
+	out = policyKindsOutput(t, path, "json")
+	if w := `"directSectionsUnrankedBy": [
+        "gateway.nginx.org/nginx-gateway-controller"
+      ]`; !strings.Contains(out, w) {
+		t.Errorf("-o json lacks %s:\n%s", w, out)
+	}
+}

@@ -206,18 +206,27 @@ func (c *computation) caReadingAt(p *policy.Policy, target topology.Ref) policy.
 	if len(p.Kind.CARefs.ByController) == 0 {
 		return p.Kind.CARefs.For("")
 	}
+	return readingOf(p, c.controllersAt(target))
+}
+
+// controllersAt are the implementations target takes effect through:
+// those of the Gateways above it (controllersAbove), else those of the
+// policies sending traffic to it themselves (an Envoy Gateway
+// SecurityPolicy's authorizer, an NGINX Gateway Fabric PayloadProcessor's
+// backend: the Gateways above their targets; an EnvoyProxy sending its
+// telemetry there: Envoy Gateway).
+func (c *computation) controllersAt(target topology.Ref) map[string]bool {
 	ctls := c.controllersAbove(target)
 	if len(ctls) == 0 {
 		for _, u := range c.policiesUsing(target) {
 			if ps := c.byRef[u]; ps != nil {
 				c.addControllersOf(ps.p, ctls)
 			} else if u.GroupKind() == profiles.EnvoyProxy {
-				// An EnvoyProxy sending its telemetry there.
 				ctls[profiles.EnvoyGatewayController] = true
 			}
 		}
 	}
-	return readingOf(p, ctls)
+	return ctls
 }
 
 // caReadingUsedBy is the reading of p's CA certificate references at

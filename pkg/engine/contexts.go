@@ -19,8 +19,20 @@ type stackID int32
 // through the path's Gateway (kindDP.cuts).
 type level int32
 
-// cutBase is the first cut level: node ids stay below it.
+// cutBase is the first cut level: node ids stay below joinBase.
 const cutBase level = 1 << 30
+
+// joinBase is the first join level (joinLevel), below cutBase.
+const joinBase level = 1 << 29
+
+// joinLevel is the one level that a Direct kind's policies on an object
+// and on one of its sections make at that section where the kind does not
+// rank them (policy.Kind.SectionsUnrankedBy): the attachments of both, in
+// established order, meet under the kind's same-level rule (NGINX Gateway
+// Fabric's selectBackendTLSPolicyForService).
+type joinLevel struct {
+	obj, sec topology.NodeID
+}
 
 // cutLevel is the level of a node without some of its attachments: those
 // that the parameters of a Gateway's data plane refuse (attachment.notVia),
@@ -160,8 +172,12 @@ type kindDP struct {
 	// keys.
 	cuts     []cutLevel
 	cutIndex map[string]level
-	memo     map[stackID]*stackResult
-	pre      []*stackResult // stacks folded ahead, in parallel, by prefold
+	// joins are the join levels (level joinBase + index), joinIndex their
+	// keys.
+	joins     []joinLevel
+	joinIndex map[joinLevel]level
+	memo      map[stackID]*stackResult
+	pre       []*stackResult // stacks folded ahead, in parallel, by prefold
 	// targets holds, per effective target with at least one context, its
 	// contexts and the stacks tallied for them.
 	targets map[topology.NodeID]*targetState
@@ -578,7 +594,8 @@ func (d *kindDP) cutLevel(n, gw topology.NodeID) level {
 	return l
 }
 
-// levelNode is the node of a node's level or of a cut level; false for a
+// levelNode is the node of a node's level or of a cut level, the section
+// of a join level (whose object levelHolds also counts); false for a
 // namespace level.
 func (d *kindDP) levelNode(l level) (topology.NodeID, bool) {
 	switch {
@@ -586,8 +603,39 @@ func (d *kindDP) levelNode(l level) (topology.NodeID, bool) {
 		return 0, false
 	case l >= cutBase:
 		return d.cuts[l-cutBase].node, true
+	case l >= joinBase:
+		return d.joins[l-joinBase].sec, true
 	}
 	return topology.NodeID(l), true
+}
+
+// levelHolds reports whether level l holds the attachments of a node in
+// nodes, or of a namespace (by index) in nss.
+func (d *kindDP) levelHolds(l level, nodes map[topology.NodeID]bool, nss map[int32]bool) bool {
+	switch {
+	case l < 0:
+		return nss[int32(-l-1)]
+	case l >= joinBase && l < cutBase:
+		j := d.joins[l-joinBase]
+		return nodes[j.obj] || nodes[j.sec]
+	}
+	n, _ := d.levelNode(l)
+	return nodes[n]
+}
+
+// joinOf is the join level of object obj and its section sec (interned).
+func (d *kindDP) joinOf(obj, sec topology.NodeID) level {
+	j := joinLevel{obj: obj, sec: sec}
+	if l, ok := d.joinIndex[j]; ok {
+		return l
+	}
+	if d.joinIndex == nil {
+		d.joinIndex = map[joinLevel]level{}
+	}
+	l := joinBase + level(len(d.joins))
+	d.joins = append(d.joins, j)
+	d.joinIndex[j] = l
+	return l
 }
 
 // levelAtts are the attachments of a level, in established order.
@@ -603,6 +651,11 @@ func (d *kindDP) levelAtts(l level) []*attachment {
 				out = append(out, a)
 			}
 		}
+		return out
+	case l >= joinBase:
+		j := d.joins[l-joinBase]
+		out := append(slices.Clone(d.atNode[j.obj]), d.atNode[j.sec]...)
+		sortSameLevel(out)
 		return out
 	}
 	return d.atNode[topology.NodeID(l)]
@@ -987,6 +1040,10 @@ func (d *kindDP) directStackVia(n topology.NodeID, wpath []topology.NodeID) stac
 	}
 	if ref.IsSection() && d.directSectionsOf(ref.GroupKind()) {
 		if obj, ok := d.c.graph.Lookup(ref.Object()); ok && len(d.atNode[obj]) > 0 {
+			if len(d.atNode[n]) > 0 && d.unrankedAt(ref) {
+				// The object's policies and the section's meet as one.
+				return d.trie.extend(s, d.joinOf(obj, n))
+			}
 			s = d.trie.extend(s, level(obj))
 		}
 	}

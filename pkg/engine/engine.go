@@ -330,8 +330,9 @@ func newComputation(opts Options, objs []Object) *computation {
 	}
 	for _, k := range c.kinds {
 		// Untargeted scopes select Gateways by their facts; CA readings
-		// by implementation need their classes' controllers.
-		if (k.Untargeted.Mode != policy.UntargetedNone || len(k.CARefs.ByController) > 0 || k.WaypointTargets || len(k.Controllers) > 0) && c.gateways == nil {
+		// and section rankings by implementation need their classes'
+		// controllers.
+		if (k.Untargeted.Mode != policy.UntargetedNone || len(k.CARefs.ByController) > 0 || len(k.SectionsUnrankedBy) > 0 || k.WaypointTargets || len(k.Controllers) > 0) && c.gateways == nil {
 			c.gateways, c.classControllers = readGateways(topoObjs, c.controllerAliases)
 		}
 		if k.WaypointTargets && c.canaryWeights == nil {
@@ -343,7 +344,7 @@ func newComputation(opts Options, objs []Object) *computation {
 		if k.ValidationsReadListener() && c.routeFacts == nil {
 			c.routeFacts = readRouteFacts(topoObjs)
 		}
-		if (k.Ancestor.Gateways() || k.InvalidOnUnresolvedBackendRefs || k.RequirementsNameServices()) && c.backendSections == nil {
+		if (k.Ancestor.Gateways() || k.InvalidOnUnresolvedBackendRefs || k.RequirementsNameServices() || len(k.SectionsUnrankedBy) > 0) && c.backendSections == nil {
 			c.backendSections = readBackendSections(topoObjs, c.serviceImports)
 		}
 	}

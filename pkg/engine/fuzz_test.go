@@ -10,6 +10,7 @@ import (
 
 	"github.com/attache-dev/attache/pkg/engine"
 	"github.com/attache-dev/attache/pkg/manifest"
+	"github.com/attache-dev/attache/pkg/profiles"
 	"github.com/attache-dev/attache/pkg/report"
 )
 
@@ -50,6 +51,13 @@ func FuzzCompute(f *testing.F) {
 		pol(ngfV1, "PayloadProcessor", "older", 1, ngfProc(r1Ref, "{name: nope, namespace: other, port: 9000}")),
 		pol(ngfV1, "PayloadProcessor", "newer", 2, ngfProc(r1Ref, "{name: route-guard}")),
 		pol("gateway.networking.k8s.io/v1", "BackendTLSPolicy", "t", 0, "targetRefs: [{group: \"\", kind: Service, name: guard}]\nvalidation: {hostname: g.example, caCertificateRefs: [{group: \"\", kind: ConfigMap, name: ca}]}"),
+	}, "\n---\n")))
+	// BackendTLSPolicies on a Service and on its port at NGF's Gateways,
+	// which rank neither (join levels), and at Envoy Gateway's.
+	f.Add([]byte(strings.Join([]string{
+		crd("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies"),
+		unrankedTopo(profiles.NGFController, profiles.EnvoyGatewayController, 9000),
+		btls("port", 0, "http", "b.example"), btls("whole", 1, "", "a.example"), btls("grpc", 2, "grpc", "c.example"),
 	}, "\n---\n")))
 	f.Add([]byte(`apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition

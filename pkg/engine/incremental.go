@@ -946,7 +946,7 @@ func (c *computation) updateKind(k *policy.Kind, xs []policyChange, touched map[
 			}
 			checked[e.stack] = true
 			for _, l := range d.trie.levels(e.stack) {
-				if n, ok := d.levelNode(l); (ok && dirtyNodes[n]) || (!ok && dirtyNs[int32(-l-1)]) {
+				if d.levelHolds(l, dirtyNodes, dirtyNs) {
 					d.forget(e.stack)
 					break
 				}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/topology"
 )
 
 // ngfProc is a PayloadProcessor spec sending to backendRef ref.
@@ -181,6 +182,16 @@ data: {ca.crt: x}
 	res = compute(t, ngfFlagsOn, c, btls, class, ngfTopo+svc, tlsPolicy("whole", 0, "", "ca"), rp)
 	want(t, "rp, valid", status(t, res, "rp", "Accepted"), "True/Accepted")
 	want(t, "whole's ancestors", ancestorsOf(t, res, "whole"), []string{"Gateway.gateway.networking.k8s.io default/g1=Accepted"})
+
+	// Of the two on its backend, NGF takes the older and writes the newer
+	// Conflicted (selectBackendTLSPolicyForService, resolveExtProcessBackendTLS),
+	// though the newer is on the port: NGF ranks neither above the other.
+	res = compute(t, ngfFlagsOn, c, btls, class, ngfTopo+svc, tlsPolicy("whole", 0, "", "ca"), tlsPolicy("port", 1, "grpc", "ca"), rp)
+	want(t, "rp, two on its backend", status(t, res, "rp", "Accepted"), "True/Accepted")
+	want(t, "whole's ancestors, two", ancestorsOf(t, res, "whole"), []string{"Gateway.gateway.networking.k8s.io default/g1=Accepted"})
+	want(t, "port's ancestors, two", ancestorsOf(t, res, "port"), []string{"Gateway.gateway.networking.k8s.io default/g1=Conflicted"})
+	want(t, "the backend's", effective(t, res, "BackendTLSPolicy", topology.Ref{Kind: "Service", Namespace: "default", Name: "tls-guard", SectionName: "grpc"}),
+		[]string{`{"validation":{"caCertificateRefs":[{"group":"","kind":"ConfigMap","name":"ca"}],"hostname":"guard.example"}}`})
 
 	// A processor that is Conflicted gives it no ancestor.
 	older := pol(ngfV1, "PayloadProcessor", "older", 4, ngfProc(r1Ref, "{name: guard, port: 9000}"))

@@ -247,10 +247,19 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 		} else if an.att != nil && an.att.reach.Contexts > 0 && an.att.conflicted == an.att.reach.Contexts {
 			an.reason, an.msg = ReasonConflicted, c.conflictMessage(an.att)
 		}
+		var unrankedGW func(topology.Ref) []Condition
+		if an.reason == "" && an.att != nil {
+			// Rejected at some sections only, by a policy on a section
+			// its implementation does not rank above it.
+			var reason, msg string
+			if reason, msg, unrankedGW = c.unrankedConflicts(an.att); reason != "" {
+				an.reason, an.msg = reason, msg
+			}
+		}
 		ca := caAt(an.ref)
 		var perGW func(topology.Ref) []Condition
 		if an.reason == "" && an.att != nil {
-			perGW = c.caByGateway(ps, an.att, an.ref)
+			perGW = firstConditions(unrankedGW, c.caByGateway(ps, an.att, an.ref))
 		}
 		if an.reason == "" && ca != nil && ca.invalid {
 			an.reason, an.msg = ReasonInvalid, ca.msg

@@ -101,6 +101,14 @@ type Kind struct {
 	// DirectSections: a Direct policy on a whole object also covers the
 	// object's sections, where a policy on the section beats it.
 	DirectSections bool
+	// SectionsUnrankedBy, with DirectSections, are the GatewayClass
+	// controllerNames at whose Gateways a policy on a whole object and one
+	// on its section do not rank: at the section they meet as one level,
+	// and the kind's same-level rule decides (NGINX Gateway Fabric's
+	// BackendTLSPolicy: the oldest of those on the Service or the port
+	// wins, the others Conflicted). Used at sections whose Gateways are all
+	// of one such implementation.
+	SectionsUnrankedBy []string
 	// Ancestor says what status.ancestors entries name (default
 	// AncestorTarget).
 	Ancestor AncestorMode
@@ -519,6 +527,7 @@ type Spec struct {
 	NamedRules            []string
 	Oneofs                []Oneof
 	DirectSections        bool
+	SectionsUnrankedBy    []string
 	Ancestor              AncestorMode
 	AncestorLimit         AncestorLimitMode
 	TargetingFields       []string
@@ -632,7 +641,9 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingComposition, s.Composition != "", func() { k.Composition = s.Composition })
 	set(SettingNamedRules, len(s.NamedRules) > 0, func() { k.NamedRules = slices.Clone(s.NamedRules) })
 	set(SettingOneofs, len(s.Oneofs) > 0, func() { k.Oneofs = cloneOneofs(s.Oneofs) })
-	set(SettingDirectSections, all || s.DirectSections, func() { k.DirectSections = s.DirectSections })
+	set(SettingDirectSections, all || s.DirectSections, func() {
+		k.DirectSections, k.SectionsUnrankedBy = s.DirectSections, slices.Clone(s.SectionsUnrankedBy)
+	})
 	set(SettingAncestor, s.Ancestor != "", func() { k.Ancestor = s.Ancestor })
 	set(SettingAncestorLimit, s.AncestorLimit != "", func() { k.AncestorLimit = s.AncestorLimit })
 	set(SettingTargetingFields, len(s.TargetingFields) > 0, func() { k.TargetingFields = slices.Clone(s.TargetingFields) })
@@ -903,6 +914,14 @@ func (k *Kind) complete() error {
 	}
 	if k.TiesNotRejected && (k.ConflictScopePolicy || (k.Supports(merge.None) && !k.DirectSections)) {
 		return settingErrorf(SettingSameLevelTies, "ties are kept per level: not with conflict-scope policy, nor with strategy none without direct-sections")
+	}
+	if len(k.SectionsUnrankedBy) > 0 && (!k.DirectSections || k.Class != Direct) {
+		return settingErrorf(SettingDirectSections, "controller=... unranked clauses say how a Direct kind's policies on an object and on its sections meet: they need a Direct kind with direct-sections true")
+	}
+	for _, ctl := range k.SectionsUnrankedBy {
+		if ctl == "" {
+			return settingErrorf(SettingDirectSections, "an unranked clause names no controller")
+		}
 	}
 	if err := k.DelegationPriority.validate(); err != nil {
 		return settingErrorf(SettingDelegationPriority, "%v", err)
@@ -1422,7 +1441,10 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 		{AnnotationComposition, SettingComposition, func(v string) (err error) { k.Composition, err = ParseComposition(v); return }},
 		{AnnotationAncestor, SettingAncestor, func(v string) (err error) { k.Ancestor, err = ParseAncestorMode(v); return }},
 		{AnnotationAncestorLimit, SettingAncestorLimit, func(v string) (err error) { k.AncestorLimit, err = ParseAncestorLimitMode(v); return }},
-		{AnnotationDirectSections, SettingDirectSections, func(v string) (err error) { k.DirectSections, err = parseBool(v); return }},
+		{AnnotationDirectSections, SettingDirectSections, func(v string) (err error) {
+			k.DirectSections, k.SectionsUnrankedBy, err = ParseDirectSections(v)
+			return
+		}},
 		{AnnotationSchemaMerge, SettingSchemaMerge, func(v string) (err error) { k.SchemaMerge, err = parseBool(v); return }},
 		{AnnotationStanzas, SettingStanzas, func(v string) (err error) {
 			var b bool

@@ -160,7 +160,9 @@ const (
 	// "|" ("options.hostRewrite|autoHostRewrite"), or "none" (default).
 	AnnotationOneofs = "attache.dev/oneofs"
 	// AnnotationDirectSections says ("true"/"false") whether a Direct
-	// policy on a whole object also covers its sections.
+	// policy on a whole object also covers its sections; then, separated
+	// by ";", "controller=<controllerName> unranked" clauses
+	// (ParseDirectSections, Kind.SectionsUnrankedBy).
 	AnnotationDirectSections = "attache.dev/direct-sections"
 	// AnnotationAncestor is target or gateway.
 	AnnotationAncestor = "attache.dev/ancestor"

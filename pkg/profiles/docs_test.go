@@ -101,8 +101,9 @@ var yamlSettings = map[string]func(p *policy.Profile, k *policy.Kind) any{
 		}
 		return k.DirectSections
 	},
-	"mergeTypeField": func(_ *policy.Profile, k *policy.Kind) any { return k.MergeTypeField },
-	"controllers":    func(_ *policy.Profile, k *policy.Kind) any { return k.Controllers },
+	"directSectionsUnrankedBy": func(_ *policy.Profile, k *policy.Kind) any { return k.SectionsUnrankedBy },
+	"mergeTypeField":           func(_ *policy.Profile, k *policy.Kind) any { return k.MergeTypeField },
+	"controllers":              func(_ *policy.Profile, k *policy.Kind) any { return k.Controllers },
 	"missingTargets": func(_ *policy.Profile, k *policy.Kind) any {
 		return choice(k.MissingTargetsUnlisted, "problem", "entry")
 	},

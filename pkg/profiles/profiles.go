@@ -331,6 +331,10 @@ var builtin = func() []policy.Profile {
 			Class: policy.Direct, TargetKinds: kinds(service, egBackend, serviceImport),
 			EffectiveSectionKinds: kinds(service, egBackend, serviceImport),
 			DirectSections:        true, SameLevel: policy.SameLevelOldestWins, Ancestor: policy.AncestorGateway,
+			// NGINX Gateway Fabric selects the oldest of the policies on
+			// the Service and on the port (selectBackendTLSPolicyForService):
+			// the port's does not beat the Service's there.
+			SectionsUnrankedBy: []string{NGFController},
 			// Core support: one ConfigMap with the certificate under ca.crt;
 			// at the Gateways of an implementation that reads more, as it
 			// reads them.

@@ -1,0 +1,162 @@
+package engine_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/attache-dev/attache/pkg/engine"
+	"github.com/attache-dev/attache/pkg/profiles"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// unrankedTopo: Gateways g1 and g2 of classes c1 and c2, HTTPRoute r1 on
+// g1 sending to Service s1's port http (80), and HTTPRoute r2 on g2
+// sending to s1's port r2Port.
+func unrankedTopo(ctl1, ctl2 string, r2Port int) string {
+	return classDoc("c1", ctl1, "") + classDoc("c2", ctl2, "") +
+		gatewayDoc("g1", "c1", "[{name: http, protocol: HTTP, port: 80}]", "") +
+		gatewayDoc("g2", "c2", "[{name: http, protocol: HTTP, port: 80}]", "") + fmt.Sprintf(`---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r1, namespace: default}
+spec:
+  parentRefs: [{name: g1}]
+  rules: [{backendRefs: [{name: s1, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r2, namespace: default}
+spec:
+  parentRefs: [{name: g2}]
+  rules: [{backendRefs: [{name: s1, port: %d}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s1, namespace: default}
+spec: {ports: [{name: http, port: 80}, {name: grpc, port: 9000}]}
+`, r2Port)
+}
+
+// btls is BackendTLSPolicy name on Service s1 (on its port section when
+// not ""), created min minutes in, checking hostname host.
+func btls(name string, min int, section, host string) string {
+	ref := `{group: "", kind: Service, name: s1`
+	if section != "" {
+		ref += ", sectionName: " + section
+	}
+	return pol("gateway.networking.k8s.io/v1", "BackendTLSPolicy", name, min, "targetRefs: ["+ref+"}]\nvalidation: {hostname: "+host+"}")
+}
+
+func s1Port(p string) topology.Ref {
+	return topology.Ref{Kind: "Service", Namespace: "default", Name: "s1", SectionName: p}
+}
+
+// At NGINX Gateway Fabric's Gateways, a BackendTLSPolicy on a Service port
+// does not beat one on the whole Service: of those covering the port the
+// oldest wins, and the others are Conflicted, "Conflicts with another
+// BackendTLSPolicy targeting the same Service". Elsewhere (Gateway API's
+// reading, Envoy Gateway's) the port's wins there and both are Accepted
+// (gateway-api conformance BackendTLSPolicyConflictResolution).
+// Source: NGF e55bfe339 internal/controller/state/graph/backend_refs.go
+// (selectBackendTLSPolicyForService: every policy whose targetRef is the
+// Service with no sectionName or the port's name; sort.LessClientObject;
+// findBackendTLSPolicyForService: NewPolicyConflicted on the losers).
+func TestNGFBackendTLSPolicySectionsUnranked(t *testing.T) {
+	crdDoc := crd("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies")
+	ngf, eg := profiles.NGFController, profiles.EnvoyGatewayController
+	g1 := "Gateway.gateway.networking.k8s.io default/g1"
+	g2 := "Gateway.gateway.networking.k8s.io default/g2"
+
+	t.Run("older on the Service beats the newer on the port", func(t *testing.T) {
+		res := compute(t, engine.Options{}, crdDoc, unrankedTopo(ngf, ngf, 9000), btls("whole", 0, "", "a.example"), btls("port", 1, "http", "b.example"))
+		want(t, "http", effective(t, res, "BackendTLSPolicy", s1Port("http")), []string{`{"validation":{"hostname":"a.example"}}`})
+		want(t, "grpc", effective(t, res, "BackendTLSPolicy", s1Port("grpc")), []string{`{"validation":{"hostname":"a.example"}}`})
+		want(t, "whole", status(t, res, "whole", "Accepted"), "True/Accepted")
+		want(t, "port", status(t, res, "port", "Accepted"), "False/Conflicted")
+		if m := ancestorMessage(t, res, "port"); !strings.Contains(m, "Conflicts with the established BackendTLSPolicy default/whole (on Service default/s1)") {
+			t.Errorf("port's message %q", m)
+		}
+		want(t, "port's ancestors", ancestorsOf(t, res, "port"), []string{g1 + "=Conflicted"})
+	})
+
+	t.Run("older on the port: the newer on the Service loses through g1, wins through g2", func(t *testing.T) {
+		res := compute(t, engine.Options{}, crdDoc, unrankedTopo(ngf, ngf, 9000), btls("port", 0, "http", "b.example"), btls("whole", 1, "", "a.example"))
+		want(t, "http", effective(t, res, "BackendTLSPolicy", s1Port("http")), []string{`{"validation":{"hostname":"b.example"}}`})
+		want(t, "grpc", effective(t, res, "BackendTLSPolicy", s1Port("grpc")), []string{`{"validation":{"hostname":"a.example"}}`})
+		want(t, "port", status(t, res, "port", "Accepted"), "True/Accepted")
+		want(t, "whole", status(t, res, "whole", "Accepted"), "True/Accepted")
+		want(t, "whole's ancestors", ancestorsOf(t, res, "whole"), []string{g1 + "=Conflicted", g2 + "=Accepted"})
+		if m := acceptedMessages(t, res, "whole")[g1]; !strings.Contains(m, "default/port on Service default/s1#http, at every one of the ports used through this Gateway") {
+			t.Errorf("whole's message at g1 %q", m)
+		}
+	})
+
+	t.Run("older on the port, the only port used: the newer on the Service is Conflicted", func(t *testing.T) {
+		res := compute(t, engine.Options{}, crdDoc, unrankedTopo(ngf, ngf, 80), btls("port", 0, "http", "b.example"), btls("whole", 1, "", "a.example"))
+		want(t, "whole", status(t, res, "whole", "Accepted"), "False/Conflicted")
+		want(t, "whole's ancestors", ancestorsOf(t, res, "whole"), []string{g1 + "=Conflicted", g2 + "=Conflicted"})
+		for gw, m := range acceptedMessages(t, res, "whole") {
+			if !strings.Contains(m, "at every one of the ports used through a Gateway") {
+				t.Errorf("whole's message at %s %q", gw, m)
+			}
+		}
+	})
+
+	t.Run("Envoy Gateway's Gateways: the port's wins there, neither Conflicted", func(t *testing.T) {
+		res := compute(t, engine.Options{}, crdDoc, unrankedTopo(eg, eg, 9000), btls("whole", 0, "", "a.example"), btls("port", 1, "http", "b.example"))
+		want(t, "http", effective(t, res, "BackendTLSPolicy", s1Port("http")), []string{`{"validation":{"hostname":"b.example"}}`})
+		want(t, "whole", status(t, res, "whole", "Accepted"), "True/Accepted")
+		want(t, "port", status(t, res, "port", "Accepted"), "True/Accepted")
+	})
+
+	t.Run("a port used through Gateways of both: Gateway API's reading", func(t *testing.T) {
+		res := compute(t, engine.Options{}, crdDoc, unrankedTopo(ngf, eg, 80), btls("whole", 0, "", "a.example"), btls("port", 1, "http", "b.example"))
+		want(t, "http", effective(t, res, "BackendTLSPolicy", s1Port("http")), []string{`{"validation":{"hostname":"b.example"}}`})
+		want(t, "port", status(t, res, "port", "Accepted"), "True/Accepted")
+	})
+
+	t.Run("the CRD's annotation turns it off", func(t *testing.T) {
+		c := strings.Replace(crdDoc, "metadata: {name: backendtlspolicies.gateway.networking.k8s.io}", `metadata:
+  name: backendtlspolicies.gateway.networking.k8s.io
+  annotations: {attache.dev/direct-sections: "true"}`, 1)
+		if c == crdDoc {
+			t.Fatalf("CRD document not annotated:\n%s", crdDoc)
+		}
+		res := compute(t, engine.Options{}, c, unrankedTopo(ngf, ngf, 9000), btls("whole", 0, "", "a.example"), btls("port", 1, "http", "b.example"))
+		want(t, "http", effective(t, res, "BackendTLSPolicy", s1Port("http")), []string{`{"validation":{"hostname":"b.example"}}`})
+		want(t, "port", status(t, res, "port", "Accepted"), "True/Accepted")
+	})
+
+	t.Run("Incremental agrees", func(t *testing.T) {
+		topo := unrankedTopo(ngf, ngf, 9000)
+		incrementalAgrees(t, engine.Options{},
+			[]string{crdDoc, topo, btls("whole", 1, "", "a.example")},
+			[]string{crdDoc, topo, btls("whole", 1, "", "a.example"), btls("port", 0, "http", "b.example")},
+			[]string{crdDoc, topo, btls("whole", 1, "", "a.example"), btls("port", 2, "http", "b.example")},
+			[]string{crdDoc, topo, btls("port", 2, "http", "b.example")},
+			[]string{crdDoc, topo, btls("whole", 1, "", "a.example"), btls("port", 0, "http", "b.example")})
+	})
+}
+
+// acceptedMessages returns the Accepted message of each of policy name's
+// ancestor entries, by ancestor.
+func acceptedMessages(t *testing.T, res *engine.Result, name string) map[string]string {
+	t.Helper()
+	for _, ps := range res.Policies {
+		if ps.Policy.Ref.Name != name {
+			continue
+		}
+		out := map[string]string{}
+		for _, a := range ps.Ancestors {
+			for _, c := range a.Conditions {
+				if c.Type == "Accepted" {
+					out[a.Ref.String()] = c.Message
+				}
+			}
+		}
+		return out
+	}
+	t.Fatalf("no policy %s", name)
+	return nil
+}
