@@ -653,8 +653,15 @@ func (d *kindDP) levelAtts(l level) []*attachment {
 		}
 		return out
 	case l >= joinBase:
+		// A policy on both the object and the section meets itself once,
+		// on the object (NGINX Gateway Fabric's selection keeps it).
 		j := d.joins[l-joinBase]
-		out := append(slices.Clone(d.atNode[j.obj]), d.atNode[j.sec]...)
+		out := slices.Clone(d.atNode[j.obj])
+		for _, a := range d.atNode[j.sec] {
+			if !slices.ContainsFunc(d.atNode[j.obj], func(b *attachment) bool { return b.pol == a.pol }) {
+				out = append(out, a)
+			}
+		}
 		sortSameLevel(out)
 		return out
 	}
@@ -1039,8 +1046,19 @@ func (d *kindDP) directStackVia(n topology.NodeID, wpath []topology.NodeID) stac
 		}
 	}
 	if ref.IsSection() && d.directSectionsOf(ref.GroupKind()) {
-		if obj, ok := d.c.graph.Lookup(ref.Object()); ok && len(d.atNode[obj]) > 0 {
-			if len(d.atNode[n]) > 0 && d.unrankedAt(ref) {
+		unranked := d.unrankedAt(ref)
+		obj, ok := d.c.graph.Lookup(ref.Object())
+		hasObj := ok && len(d.atNode[obj]) > 0
+		if unranked && unnamedPort(ref.SectionName) {
+			// Its implementation matches a port's policies by the
+			// port's name: an unnamed port has none, only the object's.
+			if hasObj {
+				s = d.trie.extend(s, level(obj))
+			}
+			return s
+		}
+		if hasObj {
+			if len(d.atNode[n]) > 0 && unranked {
 				// The object's policies and the section's meet as one.
 				return d.trie.extend(s, d.joinOf(obj, n))
 			}

@@ -193,6 +193,14 @@ data: {ca.crt: x}
 	want(t, "the backend's", effective(t, res, "BackendTLSPolicy", topology.Ref{Kind: "Service", Namespace: "default", Name: "tls-guard", SectionName: "grpc"}),
 		[]string{`{"validation":{"caCertificateRefs":[{"group":"","kind":"ConfigMap","name":"ca"}],"hostname":"guard.example"}}`})
 
+	// The older on the port the processor sends to: the newer on the
+	// Service loses at that port, the only one used (by the processor's
+	// Gateway), so it is Conflicted, whatever other ports the Service has.
+	svc2 := strings.Replace(svc, "{name: grpc, port: 9000}", "{name: grpc, port: 9000}, {name: other, port: 8080}", 1)
+	res = compute(t, ngfFlagsOn, c, btls, class, ngfTopo+svc2, tlsPolicy("port", 0, "grpc", "ca"), tlsPolicy("whole", 1, "", "ca"), rp)
+	want(t, "whole, newer", status(t, res, "whole", "Accepted"), "False/Conflicted")
+	want(t, "port, older", status(t, res, "port", "Accepted"), "True/Accepted")
+
 	// A processor that is Conflicted gives it no ancestor.
 	older := pol(ngfV1, "PayloadProcessor", "older", 4, ngfProc(r1Ref, "{name: guard, port: 9000}"))
 	res = compute(t, ngfFlagsOn, c, btls, class, ngfTopo+svc+ngfGuards, tlsPolicy("whole", 0, "", "ca"), older, rp)

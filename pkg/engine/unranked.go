@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/attache-dev/attache/pkg/policy"
 	"github.com/attache-dev/attache/pkg/topology"
@@ -67,6 +68,12 @@ func (c *computation) unrankedConflicts(a *attachment) (reason, msg string, perG
 		}
 		ref := c.graph.Node(s).Ref
 		gws := c.servedGatewaysAbove(k, ref)
+		if users := c.policiesUsing(ref); len(users) > 0 {
+			// The ancestors that the policies sending traffic there
+			// give it (an NGINX Gateway Fabric PayloadProcessor's
+			// Gateways), as gatewayAncestors names them.
+			gws = append(slices.Clip(gws), c.userAncestors(users)...)
+		}
 		if len(gws) == 0 {
 			continue // used through no Gateway: no ancestor says it
 		}
@@ -94,18 +101,26 @@ func (c *computation) unrankedConflicts(a *attachment) (reason, msg string, perG
 		}
 		return &us[0], true
 	}
-	message := func(u *sectionUse, where string) string {
-		why := "it is older"
-		if id, ok := c.attByRef[u.lostTo]; ok {
-			why = whyEstablished(c.atts[id], a)
+	// message names the policies a lost to at us, each where it did first.
+	message := func(us []sectionUse, where string) string {
+		var names []string
+		for _, u := range us {
+			why := "it is older"
+			if id, ok := c.attByRef[u.lostTo]; ok {
+				why = whyEstablished(c.atts[id], a)
+			}
+			n := fmt.Sprintf("%s %s on %s (%s)", u.lostTo.Policy.Kind, shortName(u.lostTo.Policy), u.section.Short(), why)
+			if !slices.ContainsFunc(names, func(s string) bool { return strings.HasPrefix(s, u.lostTo.Policy.Kind+" "+shortName(u.lostTo.Policy)+" ") }) {
+				names = append(names, n)
+			}
 		}
 		obj := c.graph.Node(a.node).Ref
 		noun := policy.SectionNoun(obj.GroupKind())
-		return fmt.Sprintf("Conflicts with the established %s %s on %s, at every one of the %s %s: its Gateways' implementation ranks a policy on one of the %s no higher than one on the whole %s, and the established policy wins (%s)",
-			u.lostTo.Policy.Kind, shortName(u.lostTo.Policy), u.section.Short(), noun, where, noun, obj.Kind, why)
+		return fmt.Sprintf("Conflicts with the established %s, at every one of the %s %s: its Gateways' implementation ranks a policy on one of the %s no higher than one on the whole %s, and the established policy wins",
+			strings.Join(names, ", "), noun, where, noun, obj.Kind)
 	}
-	if u, ok := lost(uses); ok {
-		return ReasonConflicted, message(u, "used through a Gateway"), nil
+	if _, ok := lost(uses); ok {
+		return ReasonConflicted, message(uses, "used through a Gateway"), nil
 	}
 	return "", "", func(gw topology.Ref) []Condition {
 		var through []sectionUse
@@ -114,11 +129,10 @@ func (c *computation) unrankedConflicts(a *attachment) (reason, msg string, perG
 				through = append(through, u)
 			}
 		}
-		u, ok := lost(through)
-		if !ok {
+		if _, ok := lost(through); !ok {
 			return nil
 		}
-		return []Condition{{Type: CondAccepted, Status: "False", Reason: ReasonConflicted, Message: message(u, "used through this Gateway")}}
+		return []Condition{{Type: CondAccepted, Status: "False", Reason: ReasonConflicted, Message: message(through, "used through "+gw.Short())}}
 	}
 }
 

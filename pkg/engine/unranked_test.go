@@ -87,7 +87,7 @@ func TestNGFBackendTLSPolicySectionsUnranked(t *testing.T) {
 		want(t, "port", status(t, res, "port", "Accepted"), "True/Accepted")
 		want(t, "whole", status(t, res, "whole", "Accepted"), "True/Accepted")
 		want(t, "whole's ancestors", ancestorsOf(t, res, "whole"), []string{g1 + "=Conflicted", g2 + "=Accepted"})
-		if m := acceptedMessages(t, res, "whole")[g1]; !strings.Contains(m, "default/port on Service default/s1#http, at every one of the ports used through this Gateway") {
+		if m := acceptedMessages(t, res, "whole")[g1]; !strings.Contains(m, "Conflicts with the established BackendTLSPolicy default/port on Service default/s1#http (it is older), at every one of the ports used through Gateway default/g1:") {
 			t.Errorf("whole's message at g1 %q", m)
 		}
 	})
@@ -128,6 +128,36 @@ func TestNGFBackendTLSPolicySectionsUnranked(t *testing.T) {
 		want(t, "port", status(t, res, "port", "Accepted"), "True/Accepted")
 	})
 
+	// NGF matches a port policy by the port's name: one naming an unnamed
+	// port by its number never applies, and the Service's stands there.
+	t.Run("an unnamed port takes only the Service's", func(t *testing.T) {
+		topo := strings.Replace(unrankedTopo(ngf, ngf, 9000), "{name: http, port: 80}", "{port: 80}", 1)
+		res := compute(t, engine.Options{}, crdDoc, topo, btls("port", 0, `"80"`, "b.example"), btls("whole", 1, "", "a.example"))
+		want(t, "80", effective(t, res, "BackendTLSPolicy", s1Port("80")), []string{`{"validation":{"hostname":"a.example"}}`})
+		want(t, "whole", status(t, res, "whole", "Accepted"), "True/Accepted")
+		want(t, "whole's ancestors", ancestorsOf(t, res, "whole"), []string{g1 + "=Accepted", g2 + "=Accepted"})
+	})
+
+	// A policy naming both the Service and its port meets itself once
+	// (NGF: Accepted, its Conflicted condition replaced by the later
+	// Accepted), and still beats a newer one.
+	t.Run("one policy on the Service and its port", func(t *testing.T) {
+		both := pol("gateway.networking.k8s.io/v1", "BackendTLSPolicy", "both", 0,
+			"targetRefs: [{group: \"\", kind: Service, name: s1}, {group: \"\", kind: Service, name: s1, sectionName: http}]\nvalidation: {hostname: a.example}")
+		res := compute(t, engine.Options{}, crdDoc, unrankedTopo(ngf, ngf, 9000), both, btls("port", 1, "http", "b.example"))
+		want(t, "both", status(t, res, "both", "Accepted"), "True/Accepted")
+		for _, m := range acceptedMessages(t, res, "both") {
+			if strings.Contains(m, "Conflicts") {
+				t.Errorf("both conflicts with itself: %q", m)
+			}
+		}
+		if p := status(t, res, "both", "Programmed"); p != "True/Programmed" {
+			t.Errorf("both Programmed %s", p)
+		}
+		want(t, "http", effective(t, res, "BackendTLSPolicy", s1Port("http")), []string{`{"validation":{"hostname":"a.example"}}`})
+		want(t, "port", status(t, res, "port", "Accepted"), "False/Conflicted")
+	})
+
 	t.Run("Incremental agrees", func(t *testing.T) {
 		topo := unrankedTopo(ngf, ngf, 9000)
 		incrementalAgrees(t, engine.Options{},
@@ -135,7 +165,15 @@ func TestNGFBackendTLSPolicySectionsUnranked(t *testing.T) {
 			[]string{crdDoc, topo, btls("whole", 1, "", "a.example"), btls("port", 0, "http", "b.example")},
 			[]string{crdDoc, topo, btls("whole", 1, "", "a.example"), btls("port", 2, "http", "b.example")},
 			[]string{crdDoc, topo, btls("port", 2, "http", "b.example")},
-			[]string{crdDoc, topo, btls("whole", 1, "", "a.example"), btls("port", 0, "http", "b.example")})
+			[]string{crdDoc, topo, btls("whole", 1, "", "a.example"), btls("port", 0, "http", "b.example")},
+			[]string{crdDoc, topo, btls("whole", 1, "", "a.example"), pol("gateway.networking.k8s.io/v1", "BackendTLSPolicy", "both", 0,
+				"targetRefs: [{group: \"\", kind: Service, name: s1}, {group: \"\", kind: Service, name: s1, sectionName: http}]\nvalidation: {hostname: c.example}")},
+			[]string{crdDoc, topo, btls("whole", 1, "", "a.example")})
+		unnamed := strings.Replace(topo, "{name: http, port: 80}", "{port: 80}", 1)
+		incrementalAgrees(t, engine.Options{},
+			[]string{crdDoc, unnamed, btls("whole", 1, "", "a.example")},
+			[]string{crdDoc, unnamed, btls("whole", 1, "", "a.example"), btls("port", 0, `"80"`, "b.example")},
+			[]string{crdDoc, unnamed, btls("port", 0, `"80"`, "b.example")})
 	})
 }
 
