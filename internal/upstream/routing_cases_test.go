@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -26,6 +27,9 @@ type routingCase struct {
 	// shared by several subtests), every one the file binds.
 	targets []gatewayTarget
 	grpc    bool
+	// tcp is set for a tcp.ExpectedResponse: a TCP connection, whose
+	// backend is all there is to check.
+	tcp bool
 
 	// The request.
 	host, method, path string
@@ -64,10 +68,9 @@ type routingFile struct {
 	file      string
 	manifests []string
 	cases     []*routingCase
-	// otherCases counts the ExpectedResponse literals of packages other
-	// than the suite's http and grpc (tcp: TCPRoute and TLSRoute tests),
-	// which the harness does not read: such a file must be skipped with a
-	// reason, never dropped silently.
+	// otherCases counts the ExpectedResponse literals the harness does
+	// not read (the tcp package's outside the forms tcpCases reads): such
+	// a file must be skipped with a reason, never dropped silently.
 	otherCases int
 }
 
@@ -137,11 +140,27 @@ func readRoutingFile(dir, file string, consts map[string]string) (*routingFile, 
 	// call naming kubernetes.NewGatewayRef) to that Gateway and listener.
 	gwVars := map[string]string{}
 	addrVars := map[string]gatewayTarget{}
+	addrRefs := map[string]*ast.CallExpr{} // their NewGatewayRef calls
 	// uses are the calls sending requests to an address variable.
 	type use struct {
 		pos, end token.Pos
 		target   gatewayTarget
+		ref      *ast.CallExpr // the variable's NewGatewayRef call
 	}
+	// tcpLits are the tcp.ExpectedResponse literals, read by tcpCases.
+	var tcpLits []*ast.CompositeLit
+	// ranges are the loops over string slice literals, helpers the
+	// function literals assigned to a variable, helperCalls the calls of
+	// those variables (tcpCases reads their cases once per value, or per
+	// call).
+	type strRange struct {
+		pos, end token.Pos
+		name     string
+		values   []string
+	}
+	var ranges []strRange
+	helpers := map[string]*ast.FuncLit{}
+	var helperCalls []*ast.CallExpr
 	var uses []use
 	type bound struct {
 		pos    token.Pos
@@ -164,7 +183,7 @@ func readRoutingFile(dir, file string, consts map[string]string) (*routingFile, 
 		}
 		return false
 	}
-	gatewayRef := func(call *ast.CallExpr) (gatewayTarget, bool) {
+	gatewayRefIn := func(call *ast.CallExpr, env map[string]string) (gatewayTarget, bool) {
 		var b gatewayTarget
 		if len(call.Args) == 0 {
 			return b, false
@@ -180,19 +199,22 @@ func readRoutingFile(dir, file string, consts map[string]string) (*routingFile, 
 		}
 		return b, b.gateway != ""
 	}
+	gatewayRef := func(call *ast.CallExpr) (gatewayTarget, bool) { return gatewayRefIn(call, env) }
 	// findRef finds a NewGatewayRef call in e.
-	findRef := func(e ast.Node) (gatewayTarget, bool) {
+	findRef := func(e ast.Node) (gatewayTarget, *ast.CallExpr, bool) {
 		var b gatewayTarget
+		var ref *ast.CallExpr
 		found := false
 		ast.Inspect(e, func(n ast.Node) bool {
 			if call, ok := n.(*ast.CallExpr); ok && !found {
 				if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "NewGatewayRef" {
 					b, found = gatewayRef(call)
+					ref = call
 				}
 			}
 			return !found
 		})
-		return b, found
+		return b, ref, found
 	}
 
 	ast.Inspect(f, func(n ast.Node) bool {
@@ -211,9 +233,14 @@ func readRoutingFile(dir, file string, consts map[string]string) (*routingFile, 
 			for i, lhs := range x.Lhs {
 				if i < len(x.Rhs) {
 					bindVar(lhs, x.Rhs[i], env, gwVars)
-					if b, ok := findRef(x.Rhs[i]); ok {
+					if fl, ok := x.Rhs[i].(*ast.FuncLit); ok {
 						if id, ok := lhs.(*ast.Ident); ok {
-							addrVars[id.Name] = b
+							helpers[id.Name] = fl
+						}
+					}
+					if b, ref, ok := findRef(x.Rhs[i]); ok {
+						if id, ok := lhs.(*ast.Ident); ok {
+							addrVars[id.Name], addrRefs[id.Name] = b, ref
 						}
 					}
 				}
@@ -222,9 +249,15 @@ func readRoutingFile(dir, file string, consts map[string]string) (*routingFile, 
 			for i, name := range x.Names {
 				if i < len(x.Values) {
 					bindVar(name, x.Values[i], env, gwVars)
-					if b, ok := findRef(x.Values[i]); ok {
-						addrVars[name.Name] = b
+					if b, ref, ok := findRef(x.Values[i]); ok {
+						addrVars[name.Name], addrRefs[name.Name] = b, ref
 					}
+				}
+			}
+		case *ast.RangeStmt:
+			if id, ok := x.Value.(*ast.Ident); ok {
+				if vs, ok := evalStrings(x.X, env); ok {
+					ranges = append(ranges, strRange{x.Pos(), x.End(), id.Name, vs})
 				}
 			}
 		case *ast.CallExpr:
@@ -233,10 +266,13 @@ func readRoutingFile(dir, file string, consts map[string]string) (*routingFile, 
 					bindings = append(bindings, bound{x.Pos(), b})
 				}
 			}
+			if id, ok := x.Fun.(*ast.Ident); ok && helpers[id.Name] != nil {
+				helperCalls = append(helperCalls, x)
+			}
 			for _, a := range x.Args {
 				if id, ok := a.(*ast.Ident); ok {
 					if b, ok := addrVars[id.Name]; ok {
-						uses = append(uses, use{x.Pos(), x.End(), b})
+						uses = append(uses, use{x.Pos(), x.End(), b, addrRefs[id.Name]})
 					}
 				}
 			}
@@ -246,7 +282,7 @@ func readRoutingFile(dir, file string, consts map[string]string) (*routingFile, 
 			}
 			switch tn := responseType(x.Type); tn {
 			case "tcp.ExpectedResponse":
-				rf.otherCases++
+				tcpLits = append(tcpLits, x)
 			case "[]tcp.ExpectedResponse":
 				rf.otherCases += len(x.Elts)
 			case "http.ExpectedResponse", "grpc.ExpectedResponse":
@@ -307,6 +343,72 @@ func readRoutingFile(dir, file string, consts map[string]string) (*routingFile, 
 			c := &routingCase{file: file, index: i, line: fset.Position(cl.Pos()).Line, grpc: g.grpc, targets: targets}
 			i++
 			readCase(c, cl, env)
+			rf.cases = append(rf.cases, c)
+		}
+	}
+	// A TCP case: sent to the address of the call enclosing it (its
+	// NewGatewayRef read again in the case's environment), once per value
+	// of a loop over strings naming the listener, and, inside a helper
+	// function, once per call of it with its parameters bound.
+	for _, cl := range tcpLits {
+		envs := []map[string]string{env}
+		for name, fl := range helpers {
+			if fl.Pos() > cl.Pos() || cl.End() > fl.End() {
+				continue
+			}
+			envs = nil
+			var params []string
+			for _, f := range fl.Type.Params.List {
+				for _, n := range f.Names {
+					params = append(params, n.Name)
+				}
+			}
+			for _, call := range helperCalls {
+				if call.Fun.(*ast.Ident).Name != name {
+					continue
+				}
+				e := maps.Clone(env)
+				for i, a := range call.Args {
+					if v, ok := evalString(a, env); ok && i < len(params) {
+						e[params[i]] = v
+					}
+				}
+				envs = append(envs, e)
+			}
+		}
+		var ref *ast.CallExpr
+		for _, u := range uses {
+			if u.pos <= cl.Pos() && cl.End() <= u.end && u.ref != nil {
+				ref = u.ref
+			}
+		}
+		for _, e := range envs {
+			var targets []gatewayTarget
+			if ref != nil {
+				lenv := []map[string]string{e}
+				if len(ref.Args) > 1 {
+					if id, ok := ref.Args[1].(*ast.Ident); ok {
+						for _, r := range ranges {
+							if r.name == id.Name && r.pos <= cl.Pos() && cl.End() <= r.end {
+								lenv = nil
+								for _, v := range r.values {
+									le := maps.Clone(e)
+									le[id.Name] = v
+									lenv = append(lenv, le)
+								}
+							}
+						}
+					}
+				}
+				for _, le := range lenv {
+					if b, ok := gatewayRefIn(ref, le); ok {
+						targets = append(targets, b)
+					}
+				}
+			}
+			c := &routingCase{file: file, index: i, line: fset.Position(cl.Pos()).Line, tcp: true, targets: targets}
+			i++
+			readCase(c, cl, e)
 			rf.cases = append(rf.cases, c)
 		}
 	}

@@ -22,8 +22,9 @@ import (
 
 // routingSkips are the conformance test files whose cases `attache trace`
 // cannot check, and why. Every other file of the suite's tests/ folder
-// with request cases runs in full: a file with cases the harness cannot
-// read (the suite's tcp package) fails the test unless it is listed here.
+// with request cases runs in full (the tcp package's cases as tcp://
+// connections, since session 34): a file with cases the harness cannot
+// read fails the test unless it is listed here.
 // The test fails when an entry names a file that no longer exists or has
 // no cases (the list went stale).
 var routingSkips = map[string]string{
@@ -47,10 +48,6 @@ var routingSkips = map[string]string{
 	"backendtlspolicy-invalid-ca-certificate-ref":                    "BackendTLSPolicy: the outcome is the Gateway's TLS connection to the backend (CA, SAN, SNI), not routing",
 	"backendtlspolicy-invalid-kind":                                  "BackendTLSPolicy: the outcome is the Gateway's TLS connection to the backend (CA, SAN, SNI), not routing",
 	"backendtlspolicy-san":                                           "BackendTLSPolicy: the outcome is the Gateway's TLS connection to the backend (CA, SAN, SNI), not routing",
-	"tcproute-multiple-routes-attachment":                            "TCPRoute: attache trace takes http, https, grpc and grpcs URLs, not TCP connections",
-	"tcproute-parentref-attach-all":                                  "TCPRoute: attache trace takes http, https, grpc and grpcs URLs, not TCP connections",
-	"tcproute-parentref-port-and-section-name":                       "TCPRoute: attache trace takes http, https, grpc and grpcs URLs, not TCP connections",
-	"tcproute-reference-grant":                                       "TCPRoute: attache trace takes http, https, grpc and grpcs URLs, not TCP connections",
 	"tlsroute-simple-same-namespace":                                 "its SNI is the TLSRoute's hostname as read from the cluster at run time, and the check is the TLS connection; TLSRoute SNI routing is run by tlsroute-hostname-intersection",
 	"tlsroute-terminate-simple-same-namespace":                       "its SNI is the TLSRoute's hostname as read from the cluster at run time, and the check is the TLS connection; TLSRoute SNI routing is run by tlsroute-hostname-intersection",
 	"tlsroute-mixed-termination-same-namespace":                      "its SNI is the TLSRoute's hostname as read from the cluster at run time, and the check is the TLS connection; TLSRoute SNI routing is run by tlsroute-hostname-intersection",
@@ -100,7 +97,7 @@ func TestGatewayAPIConformanceRouting(t *testing.T) {
 			continue
 		}
 		if rf.otherCases > 0 {
-			t.Errorf("%s: %d request cases of a kind the harness does not read (tcp.ExpectedResponse): run them, or list the file in routingSkips with a reason", name, rf.otherCases)
+			t.Errorf("%s: %d request cases the harness does not read (a table of tcp.ExpectedResponse): run them, or list the file in routingSkips with a reason", name, rf.otherCases)
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
@@ -224,6 +221,8 @@ func runCase(ix *routing.Index, pols *routing.Policies, c *routingCase, target g
 	tls := proto == "HTTPS" || proto == "TLS"
 	var raw string
 	switch {
+	case c.tcp:
+		raw, headers = fmt.Sprintf("tcp://%s:%d", hostOnly, port), nil
 	case c.grpc && tls:
 		raw = fmt.Sprintf("grpcs://%s:%d/gateway_api_conformance.echo_basic.grpcecho.GrpcEcho/%s", hostOnly, port, c.grpcMethod)
 	case c.grpc:
@@ -253,6 +252,10 @@ func runCase(ix *routing.Index, pols *routing.Policies, c *routingCase, target g
 func checkOutcome(o routing.Outcome, c *routingCase, req *routing.Request, raw string) string {
 	got := fmt.Sprintf("%s %s: %s %d %s", req.Method, raw, o.Result, o.Status, o.Reason)
 
+	if c.tcp {
+		// The connection reaches the backend, which echoes its name.
+		return expectBackend(o, c, got)
+	}
 	if c.grpc {
 		switch c.grpcCode {
 		case "", "OK":

@@ -36,14 +36,16 @@ func newTraceCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Use:   "trace URL [-X METHOD] [-H 'Name: value']... [--gateway NS/NAME | --mesh]",
 		Short: "Show what happens when a request comes in: listener, route, filters, backends, and the policies on its path",
 		Long: `Answers GEP-713's question "what happens when request X comes in?" for a
-URL (http://, https://, grpc://HOST/package.Service/Method, grpcs://):
+URL (http://, https://, grpc://HOST/package.Service/Method, grpcs://; tcp://HOST:PORT
+and udp://HOST:PORT for a connection, which listeners route by port alone):
 
   which listener of which Gateway takes it (port, protocol, hostname, SNI),
   which route and rule match (with the Gateway API's precedence rules across
   every route of the listener) and why each other route does not,
   what the filters do (header modifiers, redirect, rewrite, mirrors),
   which backends receive it with their weights (invalid ones answer 500;
-  no match answers 404),
+  no match answers 404; for a connection, the oldest TCPRoute or UDPRoute
+  of the listener takes it, and invalid backends reject their share),
   and the effective policy of every policy kind on exactly that path
   (GatewayClass > Gateway > listener > route > rule > backend), each field
   with the policy that set it, as describe shows it.
@@ -63,6 +65,7 @@ waypoint.
 		Example: `  attache trace http://cupcakes.example/orders -f examples/parable
   attache trace http://shop.example/checkout -X POST -H x-user:ana --gateway infra/eg -f examples/envoy-gateway
   attache trace grpc://grpc.example/helloworld.Greeter/SayHello -o yaml
+  attache trace tcp://db.example:5432 --gateway infra/eg -f examples/envoy-gateway
   attache trace --mesh http://reviews.bookinfo:9080/reviews/1 -H end-user:jason -f examples/mesh`,
 		Args: cobra.ArbitraryArgs,
 	}
@@ -181,7 +184,11 @@ func (o *traceOptions) gatewayNamespace(g *topology.Graph, name string) (string,
 // then the policies on its path, then why the other routes did not match.
 func printTrace(w io.Writer, d *describer, t *routing.RequestTrace) {
 	r := t.Request
-	fmt.Fprintf(w, "%s %s\n", r.Method, r.URL())
+	if r.IsL4() {
+		fmt.Fprintf(w, "%s connection to %s\n", strings.ToUpper(r.Scheme), r.URL())
+	} else {
+		fmt.Fprintf(w, "%s %s\n", r.Method, r.URL())
+	}
 	for _, n := range sortedKeys(r.Headers) {
 		fmt.Fprintf(w, "  %s: %s\n", n, r.Headers[n])
 	}
@@ -207,7 +214,11 @@ func printOutcome(w io.Writer, d *describer, t *routing.RequestTrace, o *routing
 	fmt.Fprintf(w, "\nGateway %s\n", describeNsName(o.Gateway))
 	if o.Listener == "" {
 		fmt.Fprintf(w, "  listener  none: %s\n", o.Reason)
-		fmt.Fprintf(w, "  result    %d not found\n", o.Status)
+		if t.Request.IsL4() {
+			fmt.Fprintln(w, "  result    not taken")
+		} else {
+			fmt.Fprintf(w, "  result    %d not found\n", o.Status)
+		}
 		return
 	}
 	ls := ""
@@ -281,12 +292,16 @@ func printOutcomeBody(w io.Writer, d *describer, t *routing.RequestTrace, o *rou
 			fmt.Fprintf(w, "            delegated by %s %s, rule %s\n", d.Kind, describeNsName(d.Object()), d.SectionName)
 		}
 	}
-	switch o.Result {
-	case routing.ResultRedirected:
+	switch l4 := t.Request.IsL4(); {
+	case l4 && o.Result == routing.ResultNotFound:
+		fmt.Fprintf(w, "  result    not taken: %s\n", o.Reason)
+	case l4 && o.Result == routing.ResultError:
+		fmt.Fprintf(w, "  result    rejected: %s\n", o.Reason)
+	case o.Result == routing.ResultRedirected:
 		fmt.Fprintf(w, "  result    %d redirect to %s\n", o.Status, o.Location)
-	case routing.ResultNotFound:
+	case o.Result == routing.ResultNotFound:
 		fmt.Fprintf(w, "  result    %d not found: %s\n", o.Status, o.Reason)
-	case routing.ResultError:
+	case o.Result == routing.ResultError:
 		fmt.Fprintf(w, "  result    %d: %s\n", o.Status, o.Reason)
 	default:
 		fmt.Fprintln(w, "  result    forwarded")
@@ -300,7 +315,10 @@ func printOutcomeBody(w io.Writer, d *describer, t *routing.RequestTrace, o *rou
 	}
 	for _, b := range o.Backends {
 		line := fmt.Sprintf("%s %s%s  weight %d", b.Ref.Kind, describeNsName(b.Ref), portPart(b.Port), b.Weight)
-		if b.Invalid != "" {
+		switch {
+		case b.Invalid != "" && t.Request.IsL4():
+			line += "  INVALID (its connections are rejected): " + b.Invalid
+		case b.Invalid != "":
 			line += "  INVALID (answers 500): " + b.Invalid
 		}
 		fmt.Fprintf(w, "  backend   %s\n", line)

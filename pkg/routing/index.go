@@ -80,6 +80,10 @@ type listener struct {
 	http     *table
 	grpc     *table
 	tls      *table
+	// l4 are the TCPRoutes (UDPRoutes) attached to a TCP (UDP) listener,
+	// oldest first, then by namespace/name: the first takes its
+	// connections (routeL4).
+	l4 []*route
 	// routes are the routes attached to the listener, by ref.
 	routes []*route
 	// refused are routes whose parentRefs name the listener's Gateway or
@@ -144,6 +148,8 @@ type rule struct {
 	http  *gwv1.HTTPRouteRule
 	grpc  *gwv1.GRPCRouteRule
 	tls   *gwv1.TLSRouteRule
+	// l4 is set for a TCPRoute's or UDPRoute's rule: its backendRefs.
+	l4 *l4Rule
 	// entries are the rule's compiled matches, shared by every listener
 	// the route is attached to.
 	entries []*entry
@@ -153,6 +159,11 @@ type rule struct {
 	// matches are an HTTPRoute rule's matches as written (nil when it has
 	// none), as a delegated child's are judged, computed with entries.
 	matches []delegation.Match
+}
+
+// l4Rule is a TCPRoute or UDPRoute rule: backends, no matches.
+type l4Rule struct {
+	backendRefs []gwv1.BackendRef
 }
 
 // entry is one match of one rule (a rule without matches has one entry
@@ -179,7 +190,7 @@ type entry struct {
 }
 
 // Build indexes objs (Gateways, ListenerSets and XListenerSets, HTTPRoutes, GRPCRoutes,
-// TLSRoutes, Services) over graph, the hierarchy the engine built from the
+// TLSRoutes, TCPRoutes, UDPRoutes, Services) over graph, the hierarchy the engine built from the
 // same objects: a route is attached to a listener exactly when the graph
 // links them, and grants are the ReferenceGrants the graph's backend links
 // used. Objects that do not decode are reported and left out (the engine
@@ -314,6 +325,23 @@ func BuildWith(objs []*unstructured.Unstructured, graph *topology.Graph, grants 
 				rt := newRoute(ref, r.CreationTimestamp.Time, r.Spec.Hostnames, r.Spec.ParentRefs)
 				addRules(rt, r.Spec.Rules, func(x *gwv1.TLSRouteRule) *gwv1.SectionName { return x.Name },
 					func(ru *rule, x *gwv1.TLSRouteRule) { ru.tls = x })
+				ix.routes[ref] = rt
+			}
+		case topology.KindTCPRoute:
+			// v1 and v1alpha2 have the same shape.
+			var r gwv1.TCPRoute
+			if decode(&r) {
+				rt := newRoute(ref, r.CreationTimestamp.Time, nil, r.Spec.ParentRefs)
+				addRules(rt, r.Spec.Rules, func(x *gwv1.TCPRouteRule) *gwv1.SectionName { return x.Name },
+					func(ru *rule, x *gwv1.TCPRouteRule) { ru.l4 = &l4Rule{backendRefs: x.BackendRefs} })
+				ix.routes[ref] = rt
+			}
+		case topology.KindUDPRoute:
+			var r gwv1.UDPRoute
+			if decode(&r) {
+				rt := newRoute(ref, r.CreationTimestamp.Time, nil, r.Spec.ParentRefs)
+				addRules(rt, r.Spec.Rules, func(x *gwv1.UDPRouteRule) *gwv1.SectionName { return x.Name },
+					func(ru *rule, x *gwv1.UDPRouteRule) { ru.l4 = &l4Rule{backendRefs: x.BackendRefs} })
 				ix.routes[ref] = rt
 			}
 		}
@@ -463,6 +491,7 @@ func (ix *Index) attach() {
 			}
 			slices.SortFunc(l.routes, func(a, b *route) int { return a.ref.Compare(b.ref) })
 			slices.SortFunc(l.refused, func(a, b *route) int { return a.ref.Compare(b.ref) })
+			slices.SortFunc(l.l4, olderRoute)
 		}
 	}
 }
@@ -488,15 +517,7 @@ func (l *listener) resolveKindConflicts() {
 	if nHTTP == 0 || nGRPC == 0 {
 		return // one kind only: nothing to resolve
 	}
-	slices.SortFunc(cands, func(a, b *route) int {
-		if c := a.created.Compare(b.created); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.ref.Namespace+"/"+a.ref.Name, b.ref.Namespace+"/"+b.ref.Name); c != 0 {
-			return c
-		}
-		return a.ref.Compare(b.ref)
-	})
+	slices.SortFunc(cands, olderRoute)
 	// accepted holds the accepted routes by kind: a route is compared with
 	// those of the other kind only.
 	accepted := map[topology.GroupKind][]*route{}
@@ -521,6 +542,18 @@ func (l *listener) resolveKindConflicts() {
 		}
 		l.kindConflict[r] = beaten
 	}
+}
+
+// olderRoute orders routes as the API breaks conflicts between them: the
+// oldest first, then by {namespace}/{name} (then by kind).
+func olderRoute(a, b *route) int {
+	if c := a.created.Compare(b.created); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.ref.Namespace+"/"+a.ref.Name, b.ref.Namespace+"/"+b.ref.Name); c != 0 {
+		return c
+	}
+	return a.ref.Compare(b.ref)
 }
 
 // hostnamesIntersect reports whether routes a and b, both attached to l,
@@ -559,6 +592,14 @@ func (ix *Index) addRoute(l *listener, r *route) {
 		t = &l.grpc
 	case topology.KindTLSRoute:
 		t = &l.tls
+	case topology.KindTCPRoute, topology.KindUDPRoute:
+		// A TCPRoute on a TLS listener (terminated: Envoy Gateway) is
+		// not traced: tls:// is no scheme here.
+		if gk := r.ref.GroupKind(); (l.protocol == gwv1.TCPProtocolType && gk == topology.KindTCPRoute) ||
+			(l.protocol == gwv1.UDPProtocolType && gk == topology.KindUDPRoute) {
+			l.l4 = append(l.l4, r)
+		}
+		return
 	default:
 		return
 	}
@@ -849,7 +890,7 @@ func (ru *rule) compile() {
 // rule's matches.
 func compile(ru *rule) []*entry {
 	switch {
-	case ru.tls != nil:
+	case ru.tls != nil, ru.l4 != nil:
 		return []*entry{{rule: ru, match: -1}}
 	case ru.grpc != nil:
 		if len(ru.grpc.Matches) == 0 {

@@ -189,6 +189,12 @@ func (ix *Index) TraceMesh(req *Request, ns string) (*RequestTrace, error) {
 		return nil, &MeshHostError{fmt.Sprintf("Service %s/%s has no port %d (its ports: %s); write the port in the URL", namespace, name, req.Port, svc.portList())}
 	}
 	proto := istioProtocol(req.Port, sp)
+	if req.Scheme == "udp" {
+		return nil, &MeshHostError{fmt.Sprintf("a udp:// request: neither ztunnel nor a waypoint carries UDP (port %d of Service %s/%s)", req.Port, namespace, name)}
+	}
+	if req.IsL4() && proto != "" && httpProtocol(proto) {
+		return nil, &MeshHostError{fmt.Sprintf("port %d of Service %s/%s is %s: a waypoint parses its connections as HTTP, so trace a request on it as http:// or grpc://", req.Port, namespace, name, proto)}
+	}
 	if proto == "UDP" {
 		return nil, &MeshHostError{fmt.Sprintf("port %d of Service %s/%s is UDP, which neither ztunnel nor a waypoint carries as HTTP", req.Port, namespace, name)}
 	}
@@ -259,6 +265,9 @@ func (ix *Index) toService(o *Outcome, svc *service, req *Request) {
 	o.Result = ResultForwarded
 	o.Backends = append(o.Backends, Backend{Ref: svc.ref, Port: req.Port, Weight: 1})
 	o.Path = append(o.Path, ix.servicePath(svc, req.Port)[1:]...)
+	if req.IsL4() {
+		return // a connection: no request to pass on
+	}
 	up := &UpstreamRequest{Host: req.Host, Path: req.Path + queryOf(req), Headers: map[string]string{}}
 	for k, v := range req.Headers {
 		up.Headers[k] = v
@@ -326,7 +335,7 @@ type meshGroup struct {
 func (ix *Index) meshRoute(t *RequestTrace, svc *service, proto string, req *Request, wp topology.Ref, istio bool, use WaypointUse) {
 	g := ix.gateways[wp]
 	o := Outcome{Gateway: wp, Waypoint: &use, EffectivePolicies: []EffectivePolicy{},
-		mesh: &meshOutcome{service: svc.ref, port: req.Port, istio: istio, waypoint: g, l7: httpProtocol(proto)}}
+		mesh: &meshOutcome{service: svc.ref, port: req.Port, istio: istio, waypoint: g, l7: httpProtocol(proto) && !req.IsL4()}}
 	if g != nil {
 		o.Path = append(o.Path, g.path...)
 	} else {
@@ -339,11 +348,18 @@ func (ix *Index) meshRoute(t *RequestTrace, svc *service, proto string, req *Req
 	}
 	if !o.mesh.l7 {
 		ix.toService(&o, svc, req)
-		o.Notes = append(o.Notes, fmt.Sprintf("port %d is %s: the waypoint proxies its connections as TCP to the Service, so HTTPRoutes and GRPCRoutes do not apply (TCPRoutes and TLSRoutes are not traced), and AuthorizationPolicies apply their TCP rules only (not decided here)", req.Port, proto))
+		what := fmt.Sprintf("port %d is %s", req.Port, proto)
+		if proto == "" {
+			what = fmt.Sprintf("the connection to port %d is not HTTP (the port's protocol is detected)", req.Port)
+		}
+		o.Notes = append(o.Notes, fmt.Sprintf("%s: the waypoint proxies its connections as TCP to the Service, so HTTPRoutes and GRPCRoutes do not apply (TCPRoutes and TLSRoutes at waypoints are not traced), and AuthorizationPolicies apply their TCP rules only (not decided here)", what))
 		t.Outcomes = append(t.Outcomes, o)
 		for _, r := range ix.meshRoutesOf(svc.ref) {
-			t.NotMatched = append(t.NotMatched, NotMatched{Gateway: wp, Service: refPtr(svc.ref), Route: r.ref,
-				Reason: fmt.Sprintf("port %d is %s: the waypoint does not route its connections as HTTP", req.Port, proto)})
+			reason := fmt.Sprintf("%s: the waypoint does not route its connections as HTTP", what)
+			if gk := r.ref.GroupKind(); gk == topology.KindTCPRoute || gk == topology.KindTLSRoute {
+				reason = fmt.Sprintf("a %s at a waypoint is not traced (istiod routes the connection by the first TLS, then TCP route matching the port)", r.ref.Kind)
+			}
+			t.NotMatched = append(t.NotMatched, NotMatched{Gateway: wp, Service: refPtr(svc.ref), Route: r.ref, Reason: reason})
 		}
 		return
 	}

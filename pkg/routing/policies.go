@@ -430,6 +430,10 @@ func authorize(o *Outcome, req *Request, dryRun map[topology.Ref]bool) *istioaut
 	if len(seen) == 0 {
 		return nil
 	}
+	if req.IsL4() {
+		o.Notes = append(o.Notes, fmt.Sprintf("AuthorizationPolicies apply to %s connections by their TCP rules only (source, destination port and IP); not decided here", strings.ToUpper(req.Scheme)))
+		return nil
+	}
 	host := req.HostHeader
 	if host == "" {
 		host = req.Host

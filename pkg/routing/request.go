@@ -11,7 +11,8 @@ import (
 // Request is a request as a client sends it to a Gateway: the URL's parts,
 // the method and the headers. It is the "request" of a RequestTrace.
 type Request struct {
-	// Scheme is http, https, grpc or grpcs.
+	// Scheme is http, https, grpc or grpcs; tcp or udp for a connection
+	// (IsL4), which has no method, path, query or headers.
 	Scheme string `json:"scheme"`
 	// Host is the host the request is routed by: the URL's host, or the
 	// Host header's when one is given, lower case and without a port (a
@@ -49,8 +50,16 @@ type Header struct {
 // defaultPorts are the ports of URLs that name none.
 var defaultPorts = map[string]int32{"http": 80, "https": 443, "grpc": 80, "grpcs": 443}
 
+// l4Schemes are the schemes of connections, routed by port alone
+// (TCPRoute, UDPRoute): their URLs must name the port.
+var l4Schemes = map[string]bool{"tcp": true, "udp": true}
+
 // IsGRPC reports whether the request is a gRPC call.
 func (r *Request) IsGRPC() bool { return r.Scheme == "grpc" || r.Scheme == "grpcs" }
+
+// IsL4 reports whether the request is a TCP connection or UDP datagrams
+// (tcp://, udp://), which listeners route by port alone.
+func (r *Request) IsL4() bool { return l4Schemes[r.Scheme] }
 
 // IsTLS reports whether the request is sent over TLS (https, grpcs).
 func (r *Request) IsTLS() bool { return r.Scheme == "https" || r.Scheme == "grpcs" }
@@ -85,20 +94,24 @@ func isTokenChar(r rune) bool {
 	return r < 0x80 && strings.ContainsRune("!#$%&'*+-.^_`|~", r)
 }
 
-// ParseRequest reads a request: rawURL (http, https, grpc or grpcs), the
-// method ("" for the default) and headers in "Name: value" form. Errors say
-// what is wrong and how to write it.
+// ParseRequest reads a request: rawURL (http, https, grpc or grpcs; tcp or
+// udp with a port and nothing after it), the method ("" for the default)
+// and headers in "Name: value" form. Errors say what is wrong and how to
+// write it.
 func ParseRequest(rawURL, method string, headers []string) (*Request, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("malformed URL %q: %v", rawURL, unwrapURLError(err))
 	}
 	scheme := strings.ToLower(u.Scheme)
-	if _, ok := defaultPorts[scheme]; !ok {
+	if _, ok := defaultPorts[scheme]; !ok && !l4Schemes[scheme] {
 		if u.Scheme == "" {
-			return nil, fmt.Errorf("URL %q has no scheme: write http://HOST/PATH, https://..., grpc://HOST/package.Service/Method or grpcs://...", rawURL)
+			return nil, fmt.Errorf("URL %q has no scheme: write http://HOST/PATH, https://..., grpc://HOST/package.Service/Method, grpcs://..., tcp://HOST:PORT or udp://HOST:PORT", rawURL)
 		}
-		return nil, fmt.Errorf("URL %q: unsupported scheme %q (use http, https, grpc or grpcs)", rawURL, u.Scheme)
+		return nil, fmt.Errorf("URL %q: unsupported scheme %q (use http, https, grpc, grpcs, tcp or udp)", rawURL, u.Scheme)
+	}
+	if l4Schemes[scheme] {
+		return parseConnection(rawURL, u, scheme, method, headers)
 	}
 	if u.Opaque != "" || u.Host == "" {
 		return nil, fmt.Errorf("URL %q has no host: write %s://HOST[:PORT]/PATH", rawURL, scheme)
@@ -176,6 +189,36 @@ func ParseRequest(rawURL, method string, headers []string) (*Request, error) {
 		}
 	}
 	return r, nil
+}
+
+// parseConnection reads a tcp:// or udp:// URL (u, parsed from rawURL):
+// a host and a port, nothing else; a connection has no method or headers.
+func parseConnection(rawURL string, u *url.URL, scheme, method string, headers []string) (*Request, error) {
+	if u.Opaque != "" || u.Hostname() == "" {
+		return nil, fmt.Errorf("URL %q has no host: write %s://HOST:PORT", rawURL, scheme)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("URL %q carries user information, which a Gateway does not route by; leave it out", rawURL)
+	}
+	p := u.Port()
+	if p == "" {
+		return nil, fmt.Errorf("URL %q names no port: a %s connection is routed by the listener's port, write %s://HOST:PORT", rawURL, strings.ToUpper(scheme), scheme)
+	}
+	n, err := strconv.ParseUint(p, 10, 16)
+	if err != nil || n == 0 {
+		return nil, fmt.Errorf("URL %q: port %q is not a number from 1 to 65535", rawURL, p)
+	}
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("URL %q: a %s connection has no path, query or fragment; write %s://HOST:PORT", rawURL, strings.ToUpper(scheme), scheme)
+	}
+	if method != "" {
+		return nil, fmt.Errorf("a %s connection has no method: leave -X %s out", strings.ToUpper(scheme), method)
+	}
+	if len(headers) > 0 {
+		return nil, fmt.Errorf("a %s connection has no headers: leave -H %q out", strings.ToUpper(scheme), headers[0])
+	}
+	host := strings.ToLower(u.Hostname())
+	return &Request{Scheme: scheme, Host: host, SNI: host, Port: int32(n), Headers: map[string]string{}}, nil
 }
 
 // unwrapURLError drops url.Error's repetition of the URL.

@@ -412,11 +412,24 @@ func FuzzParseRequest(f *testing.F) {
 	f.Add("http://cupcakes.example/orders?x=1", "GET", "X-A: b")
 	f.Add("grpcs://h:443/pkg.Svc/M", "", "host: a:1")
 	f.Add("https://[::1]:8443/", "POST", ":")
+	f.Add("tcp://db.example:5432", "", "")
+	f.Add("udp://[::1]:53/", "", "")
 	f.Fuzz(func(t *testing.T, url, method, header string) {
-		r, err := routing.ParseRequest(url, method, []string{header})
+		var headers []string
+		if header != "" {
+			headers = []string{header}
+		}
+		r, err := routing.ParseRequest(url, method, headers)
 		if err != nil {
 			if r != nil {
 				t.Fatal("a request and an error")
+			}
+			return
+		}
+		if r.IsL4() {
+			// A connection: host and port, nothing else.
+			if r.Host == "" || r.Port <= 0 || r.Path != "" || r.Method != "" || r.Query != "" || len(r.Headers) != 0 {
+				t.Fatalf("%q: unusable connection %+v", url, r)
 			}
 			return
 		}

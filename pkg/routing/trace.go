@@ -240,6 +240,12 @@ func (ix *Index) Trace(req *Request, gw *topology.Ref) (*RequestTrace, error) {
 
 // protocols are the listener protocols a request's scheme reaches.
 func protocols(req *Request) []gwv1.ProtocolType {
+	switch {
+	case req.Scheme == "tcp":
+		return []gwv1.ProtocolType{gwv1.TCPProtocolType}
+	case req.Scheme == "udp":
+		return []gwv1.ProtocolType{gwv1.UDPProtocolType}
+	}
 	if req.IsTLS() {
 		return []gwv1.ProtocolType{gwv1.HTTPSProtocolType, gwv1.TLSProtocolType}
 	}
@@ -270,7 +276,8 @@ func (g *gateway) selectListener(req *Request) (*listener, string) {
 		withProto++
 		rank := 0
 		switch {
-		case l.hostname == "":
+		case l.hostname == "", req.IsL4():
+			// A TCP or UDP listener's hostname is ignored (the API).
 		case !strings.HasPrefix(l.hostname, "*."):
 			if l.hostname != host {
 				continue
@@ -326,6 +333,10 @@ func (ix *Index) route(t *RequestTrace, l *listener, req *Request) {
 		set := l.set
 		o.ListenerSet = &set
 	}
+	if req.IsL4() {
+		ix.routeL4(t, &o, l, req)
+		return
+	}
 	query, _ := url.ParseQuery(req.Query)
 	var tab *table
 	host := req.Host
@@ -374,6 +385,71 @@ func (ix *Index) route(t *RequestTrace, l *listener, req *Request) {
 	}
 	t.Outcomes = append(t.Outcomes, o)
 	t.NotMatched = append(t.NotMatched, ix.whyNot(l, req, query, best)...)
+}
+
+// routeL4 routes a connection (req.IsL4) taken by TCP or UDP listener l:
+// of the routes of its kind attached there, the oldest (then the first by
+// namespace/name) takes every connection, the others none (Gateway API's
+// conflict rule, which the conformance test
+// TCPRouteMultipleRoutesAttachment checks). Its one rule forwards to its
+// backends by weight; a connection sent to an invalid backend is
+// rejected. Appends the outcome and the why-nots to t.
+func (ix *Index) routeL4(t *RequestTrace, o *Outcome, l *listener, req *Request) {
+	kind := "TCPRoute"
+	if l.protocol == gwv1.UDPProtocolType {
+		kind = "UDPRoute"
+	}
+	o.Path = append(append([]topology.Ref(nil), l.gateway.path...), l.pathBelowGateway()...)
+	var winner *route
+	for _, r := range l.l4 {
+		if len(r.rules) > 0 {
+			winner = r
+			break
+		}
+	}
+	if winner == nil {
+		o.Result, o.Reason = ResultNotFound, fmt.Sprintf("no %s with a rule is attached to the listener: it takes no connection", kind)
+	} else {
+		ru := winner.rules[0]
+		if len(winner.rules) > 1 {
+			o.Notes = append(o.Notes, fmt.Sprintf("%s %s has %d rules: the API allows one (v1); only the first is traced (Envoy Gateway refuses such a route: \"One and only one rule is supported\")",
+				kind, nameOf(winner.ref), len(winner.rules)))
+		}
+		e := ru.entries
+		if e == nil {
+			e = compile(ru)
+		}
+		o.winner = &candidate{e: e[0]}
+		ix.apply(o, e[0], req)
+	}
+	t.Outcomes = append(t.Outcomes, *o)
+	nm := func(r *route, reason string) {
+		n := NotMatched{Gateway: l.gateway.ref, Listener: l.ref.SectionName, Route: r.ref, Reason: reason}
+		if l.set != (topology.Ref{}) {
+			set := l.set
+			n.ListenerSet = &set
+		}
+		t.NotMatched = append(t.NotMatched, n)
+	}
+	for _, r := range l.routes {
+		switch {
+		case r == winner:
+		case !slices.Contains(l.l4, r):
+			nm(r, fmt.Sprintf("kind: a %s does not serve %s connections on this listener", r.ref.Kind, strings.ToUpper(req.Scheme)))
+		case len(r.rules) == 0:
+			nm(r, "the route has no rule")
+		default:
+			why := "is older"
+			if !winner.created.Before(r.created) {
+				why = "was created at the same time and comes first by namespace/name"
+			}
+			nm(r, fmt.Sprintf("precedence: %s %s %s: only the oldest %s attached to a listener takes its connections",
+				winner.ref.Kind, nameOf(winner.ref), why, kind))
+		}
+	}
+	for _, r := range l.refused {
+		nm(r, r.refusal(l))
+	}
 }
 
 // pathBelowGateway is the listener's path below its Gateway: the
@@ -549,6 +625,13 @@ func (ix *Index) apply(o *Outcome, e *entry, req *Request) {
 			b := &ru.grpc.BackendRefs[i]
 			refs = append(refs, backendSpec{ref: b.BackendObjectReference, weight: b.Weight, grpc: b.Filters})
 		}
+	case ru.l4 != nil:
+		// A connection: no request to rewrite.
+		up = nil
+		for i := range ru.l4.backendRefs {
+			b := &ru.l4.backendRefs[i]
+			refs = append(refs, backendSpec{ref: b.BackendObjectReference, weight: b.Weight})
+		}
 	default:
 		for i := range ru.tls.BackendRefs {
 			b := &ru.tls.BackendRefs[i]
@@ -601,7 +684,25 @@ func (ix *Index) backends(o *Outcome, e *entry, refs []backendSpec, req *Request
 		}
 		o.Backends = append(o.Backends, b)
 	}
+	if req.IsL4() && live > 0 {
+		// The API: connections to an invalid backend are rejected, by
+		// its weight.
+		var all, bad int64
+		for _, b := range o.Backends {
+			all += int64(max(b.Weight, 0))
+			if b.Invalid != "" {
+				bad += int64(max(b.Weight, 0))
+			}
+		}
+		if bad > 0 {
+			o.Notes = append(o.Notes, fmt.Sprintf("%s of connections go to invalid backends and are rejected (their weight %d of %d)", percent(bad, all), bad, all))
+		}
+	}
 	switch {
+	case req.IsL4() && len(refs) == 0:
+		o.Result, o.Reason = ResultError, "the rule has no backendRefs: the connection is rejected"
+	case req.IsL4() && live == 0:
+		o.Result, o.Reason = ResultError, "no backendRef of the rule is valid with a weight above 0: the connection is rejected"
 	case len(refs) == 0:
 		o.Result, o.Status, o.Reason = ResultError, 500, "the rule has no backendRefs"
 	case live == 0:
@@ -879,4 +980,16 @@ func (o *Outcome) listenPort() int32 {
 // describeRule names a route rule as namespace/name rule section.
 func describeRule(r topology.Ref) string {
 	return r.Namespace + "/" + r.Name + " rule " + r.SectionName
+}
+
+// percent writes part of whole as a percentage, with one decimal when it
+// is not whole.
+func percent(part, whole int64) string {
+	if whole == 0 {
+		return "0%"
+	}
+	if part*100%whole == 0 {
+		return fmt.Sprintf("%d%%", part*100/whole)
+	}
+	return fmt.Sprintf("%.1f%%", float64(part)*100/float64(whole))
 }
