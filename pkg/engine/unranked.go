@@ -110,7 +110,9 @@ func (c *computation) unrankedConflicts(a *attachment) (reason, msg string, perG
 				why = whyEstablished(c.atts[id], a)
 			}
 			n := fmt.Sprintf("%s %s on %s (%s)", u.lostTo.Policy.Kind, shortName(u.lostTo.Policy), u.section.Short(), why)
-			if !slices.ContainsFunc(names, func(s string) bool { return strings.HasPrefix(s, u.lostTo.Policy.Kind+" "+shortName(u.lostTo.Policy)+" ") }) {
+			if !slices.ContainsFunc(names, func(s string) bool {
+				return strings.HasPrefix(s, u.lostTo.Policy.Kind+" "+shortName(u.lostTo.Policy)+" ")
+			}) {
 				names = append(names, n)
 			}
 		}
