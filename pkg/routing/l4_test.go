@@ -265,3 +265,106 @@ func FuzzTraceConnection(f *testing.F) {
 		}
 	})
 }
+
+// meshL4Routes are a Service with a TCP port (reviews' 9090) and the
+// TCPRoutes and TLSRoutes naming it, added to bookinfo: raw (the oldest
+// TCPRoute), raw-late (a newer one), raw-other-port (port 9080), tls-named
+// (a TLSRoute with another hostname) and, with withTLS, tls (a TLSRoute
+// without hostnames, newer than both TCPRoutes).
+func meshL4Routes(withTLS bool) string {
+	s := bookinfo + `
+---
+apiVersion: v1
+kind: Service
+metadata: {name: raw-v1, namespace: bookinfo}
+spec: {ports: [{name: tcp, port: 9090}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: raw-v2, namespace: bookinfo}
+spec: {ports: [{name: tcp, port: 9090}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TCPRoute
+metadata: {name: raw, namespace: bookinfo, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec:
+  parentRefs: [{group: "", kind: Service, name: reviews, port: 9090}]
+  rules: [{backendRefs: [{name: raw-v1, port: 9090, weight: 3}, {name: raw-v2, port: 9090, weight: 1}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TCPRoute
+metadata: {name: raw-late, namespace: bookinfo, creationTimestamp: "2026-02-01T00:00:00Z"}
+spec:
+  parentRefs: [{group: "", kind: Service, name: reviews}]
+  rules: [{backendRefs: [{name: raw-v2, port: 9090}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TCPRoute
+metadata: {name: raw-other-port, namespace: bookinfo}
+spec:
+  parentRefs: [{group: "", kind: Service, name: reviews, port: 9080}]
+  rules: [{backendRefs: [{name: raw-v2, port: 9090}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {name: tls-named, namespace: bookinfo}
+spec:
+  parentRefs: [{group: "", kind: Service, name: reviews}]
+  hostnames: [reviews.example]
+  rules: [{backendRefs: [{name: raw-v2, port: 9090}]}]
+`
+	if withTLS {
+		s += `---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {name: tls, namespace: bookinfo, creationTimestamp: "2026-03-01T00:00:00Z"}
+spec:
+  parentRefs: [{group: "", kind: Service, name: reviews}]
+  rules: [{backendRefs: [{name: raw-v2, port: 9090}]}]
+`
+	}
+	return s
+}
+
+// At Istio's waypoint a connection to a TCP port goes by istiod's
+// getWaypointTCPRoutes: the first TLSRoute naming the Service on that
+// port, else the first TCPRoute, oldest first, to its weighted backends.
+func TestMeshTCPRoutesAtTheWaypoint(t *testing.T) {
+	ix, pols := fixture(t, meshL4Routes(false))
+	tr := meshTrace(t, ix, pols, "tcp://reviews.bookinfo:9090", "default")
+	o := tr.Outcomes[0]
+	if o.Route == nil || o.Route.Name != "raw" || o.Result != routing.ResultForwarded || o.UpstreamRequest != nil {
+		t.Fatalf("outcome %+v", o)
+	}
+	want(t, "backends", backendNames(o), []string{"bookinfo/raw-v1:9090", "bookinfo/raw-v2:9090"})
+	reasons := map[string]string{}
+	for _, n := range tr.NotMatched {
+		reasons[n.Route.Name] = n.Reason
+	}
+	for name, w := range map[string]string{
+		"raw-late":       "precedence: TCPRoute bookinfo/raw comes first at the waypoint",
+		"raw-other-port": "port: its parentRef names port 9080 of the Service, not 9090",
+		"tls-named":      "hostnames: at a waypoint a TLSRoute applies without hostnames, or when the one that overlaps the Service's name is reviews.bookinfo.svc.cluster.local",
+		"reviews":        "port 9090 is TCP: the waypoint does not route its connections as HTTP",
+	} {
+		if !strings.HasPrefix(reasons[name], w) {
+			t.Errorf("%s: reason %q, want %q", name, reasons[name], w)
+		}
+	}
+	// An http:// request to the TCP port is proxied as TCP the same way.
+	if o := meshTrace(t, ix, pols, "http://reviews.bookinfo:9090/", "default").Outcomes[0]; o.Route == nil || o.Route.Name != "raw" {
+		t.Errorf("http to the TCP port: route %v", o.Route)
+	}
+
+	// A TLSRoute without hostnames comes before every TCPRoute, newer as it is.
+	ix, pols = fixture(t, meshL4Routes(true))
+	tr = meshTrace(t, ix, pols, "tcp://reviews.bookinfo:9090", "default")
+	if o := tr.Outcomes[0]; o.Route == nil || o.Route.Name != "tls" {
+		t.Fatalf("with a TLSRoute: route %v", o.Route)
+	}
+	for _, n := range tr.NotMatched {
+		if n.Route.Name == "raw" && !strings.HasPrefix(n.Reason, "precedence: TLSRoute bookinfo/tls comes first") {
+			t.Errorf("raw: %q", n.Reason)
+		}
+	}
+}

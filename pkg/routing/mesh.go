@@ -347,17 +347,44 @@ func (ix *Index) meshRoute(t *RequestTrace, svc *service, proto string, req *Req
 		o.Notes = append(o.Notes, fmt.Sprintf("Gateway %s is not one of Istio's waypoints (class istio-waypoint or of istio.io/mesh-controller): istiod does not program it, and its routing is traced by Gateway API's rules for mesh routes", nameOf(wp)))
 	}
 	if !o.mesh.l7 {
-		ix.toService(&o, svc, req)
 		what := fmt.Sprintf("port %d is %s", req.Port, proto)
 		if proto == "" {
 			what = fmt.Sprintf("the connection to port %d is not HTTP (the port's protocol is detected)", req.Port)
 		}
-		o.Notes = append(o.Notes, fmt.Sprintf("%s: the waypoint proxies its connections as TCP to the Service, so HTTPRoutes and GRPCRoutes do not apply (TCPRoutes and TLSRoutes at waypoints are not traced), and AuthorizationPolicies apply their TCP rules only (not decided here)", what))
+		var best *route
+		why := map[*route]string{}
+		if istio {
+			best, why = ix.meshL4Route(svc, req, wp)
+		}
+		if best != nil {
+			e := best.rules[0].entries
+			if e == nil {
+				e = compile(best.rules[0])
+			}
+			o.winner = &candidate{e: e[0]}
+			o.mesh.routed = true
+			ix.apply(&o, e[0], req)
+			o.Notes = append(o.Notes, fmt.Sprintf("%s: the waypoint proxies its connections as TCP, by %s %s (istiod: the first TLSRoute, else the first TCPRoute, naming the Service on that port), and AuthorizationPolicies apply their TCP rules only (not decided here)", what, best.ref.Kind, nameOf(best.ref)))
+		} else {
+			ix.toService(&o, svc, req)
+			tail := "no TCPRoute or TLSRoute of the Service applies on that port"
+			if !istio {
+				tail = "TCPRoutes and TLSRoutes at another implementation's waypoint are not traced"
+			}
+			o.Notes = append(o.Notes, fmt.Sprintf("%s: the waypoint proxies its connections as TCP to the Service (%s), so HTTPRoutes and GRPCRoutes do not apply, and AuthorizationPolicies apply their TCP rules only (not decided here)", what, tail))
+		}
 		t.Outcomes = append(t.Outcomes, o)
 		for _, r := range ix.meshRoutesOf(svc.ref) {
-			reason := fmt.Sprintf("%s: the waypoint does not route its connections as HTTP", what)
-			if gk := r.ref.GroupKind(); gk == topology.KindTCPRoute || gk == topology.KindTLSRoute {
-				reason = fmt.Sprintf("a %s at a waypoint is not traced (istiod routes the connection by the first TLS, then TCP route matching the port)", r.ref.Kind)
+			if r == best {
+				continue
+			}
+			reason, ok := why[r]
+			switch gk := r.ref.GroupKind(); {
+			case ok:
+			case gk == topology.KindTCPRoute || gk == topology.KindTLSRoute:
+				reason = fmt.Sprintf("a %s at another implementation's waypoint is not traced", r.ref.Kind)
+			default:
+				reason = fmt.Sprintf("%s: the waypoint does not route its connections as HTTP", what)
 			}
 			t.NotMatched = append(t.NotMatched, NotMatched{Gateway: wp, Service: refPtr(svc.ref), Route: r.ref, Reason: reason})
 		}
@@ -687,4 +714,109 @@ func unconvertedFilter(r *route) string {
 		}
 	}
 	return ""
+}
+
+// meshL4Route is the route that takes a connection to Service svc's TCP
+// port at Istio's waypoint wp (istio/istio @ 86c9f01f
+// pilot/pkg/networking/core/listener_waypoint.go getWaypointTCPRoutes):
+// of the TLSRoutes and TCPRoutes whose parentRef names the Service
+// without a port or with the request's, of the Service's namespace or
+// the waypoint's (getVirtualServiceForWaypoint), in the waypoint's order
+// (its namespace's first, then the oldest, then by name: one
+// VirtualService per route), the first TLSRoute, else the first
+// TCPRoute (getTLSRouteMatch before getTCPRouteMatch, "respect TLS
+// routes before TCP routes"). A TLSRoute applies there without
+// hostnames, or when the one of its hostnames that overlaps the
+// Service's name is that name (its SNI hosts, as the waypoint compares
+// them: augmentTLSPortMatch, compatibleRoutesForHost). Its first rule
+// takes the connection (every rule of the route has the same match). nil
+// when none applies; why says, per other route of the Service, why it
+// does not take the connection.
+func (ix *Index) meshL4Route(svc *service, req *Request, wp topology.Ref) (*route, map[*route]string) {
+	why := map[*route]string{}
+	fqdn := svc.ref.Name + "." + svc.ref.Namespace + ".svc." + clusterDomain
+	var tls, tcp []*route
+	for _, r := range ix.meshRoutesOf(svc.ref) {
+		gk := r.ref.GroupKind()
+		if gk != topology.KindTLSRoute && gk != topology.KindTCPRoute {
+			continue // meshRoute says why
+		}
+		if ns := r.ref.Namespace; ns != svc.ref.Namespace && ns != wp.Namespace {
+			why[r] = fmt.Sprintf("a route of namespace %s: at the waypoint only the routes of the Service's namespace (%s) and of the waypoint's (%s) apply", ns, svc.ref.Namespace, wp.Namespace)
+			continue
+		}
+		var ports []string
+		took := false
+		for _, p := range r.parents {
+			if gatewayapi.ParentOf(r.ref.Namespace, p) != svc.ref {
+				continue
+			}
+			if p.Port == nil || int32(*p.Port) == req.Port {
+				took = true
+				break
+			}
+			ports = append(ports, strconv.Itoa(int(*p.Port)))
+		}
+		switch {
+		case !took:
+			why[r] = fmt.Sprintf("port: its parentRef names port %s of the Service, not %d", strings.Join(ports, ", "), req.Port)
+			continue
+		case len(r.rules) == 0:
+			why[r] = "the route has no rule"
+			continue
+		case gk == topology.KindTLSRoute && !waypointSNIMatch(r.hostnames, fqdn):
+			why[r] = fmt.Sprintf("hostnames: at a waypoint a TLSRoute applies without hostnames, or when the one that overlaps the Service's name is %s (istiod matches its SNI hosts so)", fqdn)
+			continue
+		}
+		if gk == topology.KindTLSRoute {
+			tls = append(tls, r)
+		} else {
+			tcp = append(tcp, r)
+		}
+	}
+	order := func(a, b *route) int {
+		if ao, bo := a.ref.Namespace == wp.Namespace, b.ref.Namespace == wp.Namespace; ao != bo {
+			if ao {
+				return -1
+			}
+			return 1
+		}
+		if c := a.created.Compare(b.created); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.ref.Name+"~", b.ref.Name+"~"); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ref.Namespace, b.ref.Namespace)
+	}
+	slices.SortStableFunc(tls, order)
+	slices.SortStableFunc(tcp, order)
+	all := append(tls, tcp...)
+	if len(all) == 0 {
+		return nil, why
+	}
+	best := all[0]
+	for _, r := range all[1:] {
+		why[r] = fmt.Sprintf("precedence: %s %s comes first at the waypoint (istiod takes the first TLSRoute, else the first TCPRoute, its namespace's first, then the oldest)", best.ref.Kind, nameOf(best.ref))
+	}
+	return best, why
+}
+
+// waypointSNIMatch reports whether a TLSRoute with hostnames applies at a
+// waypoint for the Service named fqdn: without hostnames, or when, of
+// several, those overlapping fqdn are fqdn alone; of one, it is fqdn.
+func waypointSNIMatch(hostnames []string, fqdn string) bool {
+	if len(hostnames) == 0 {
+		return true
+	}
+	sni := hostnames
+	if len(hostnames) > 1 {
+		sni = nil
+		for _, h := range hostnames {
+			if gatewayapi.HostnameIntersects(h, fqdn) {
+				sni = append(sni, h)
+			}
+		}
+	}
+	return len(sni) == 1 && sni[0] == fqdn
 }
