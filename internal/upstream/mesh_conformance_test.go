@@ -109,7 +109,7 @@ func TestGatewayAPIConformanceMeshRouting(t *testing.T) {
 					t.Errorf("case %d (line %d): cannot read %s from the test's source", c.index, c.line, strings.Join(c.unreadable, ", "))
 					continue
 				}
-				if c.tcp {
+				if c.tcp || c.udp {
 					t.Errorf("case %d (line %d): a TCP case, which this harness does not send: run it, or list it in meshCaseSkips with a reason", c.index, c.line)
 					continue
 				}

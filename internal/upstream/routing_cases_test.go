@@ -27,9 +27,9 @@ type routingCase struct {
 	// shared by several subtests), every one the file binds.
 	targets []gatewayTarget
 	grpc    bool
-	// tcp is set for a tcp.ExpectedResponse: a TCP connection, whose
-	// backend is all there is to check.
-	tcp bool
+	// tcp (udp) is set for a tcp.ExpectedResponse (udp.ExpectedResponse):
+	// a connection, whose backend is all there is to check.
+	tcp, udp bool
 
 	// The request.
 	host, method, path string
@@ -147,18 +147,24 @@ func readRoutingFile(dir, file string, consts map[string]string) (*routingFile, 
 		target   gatewayTarget
 		ref      *ast.CallExpr // the variable's NewGatewayRef call
 	}
-	// tcpLits are the tcp.ExpectedResponse literals, read by tcpCases.
-	var tcpLits []*ast.CompositeLit
-	// ranges are the loops over string slice literals, helpers the
-	// function literals assigned to a variable, helperCalls the calls of
-	// those variables (tcpCases reads their cases once per value, or per
-	// call).
-	type strRange struct {
-		pos, end token.Pos
-		name     string
-		values   []string
+	// l4Lits are the tcp.ExpectedResponse and udp.ExpectedResponse
+	// literals (udp: the connection is udp://), read after the others.
+	type l4Lit struct {
+		lit *ast.CompositeLit
+		udp bool
 	}
-	var ranges []strRange
+	var l4Lits []l4Lit
+	// ranges are the loops over slice literals of strings or of structs
+	// with string fields (envs: a binding of the loop's variable, or of
+	// the struct's fields, per element), helpers the function literals
+	// assigned to a variable, helperCalls the calls of those variables:
+	// a connection case is read once per element, and per call.
+	type litRange struct {
+		pos, end token.Pos
+		envs     []map[string]string
+	}
+	var ranges []litRange
+	sliceVars := map[string]ast.Expr{} // variables holding a slice literal
 	helpers := map[string]*ast.FuncLit{}
 	var helperCalls []*ast.CallExpr
 	var uses []use
@@ -238,6 +244,11 @@ func readRoutingFile(dir, file string, consts map[string]string) (*routingFile, 
 							helpers[id.Name] = fl
 						}
 					}
+					if isSliceLit(x.Rhs[i]) {
+						if id, ok := lhs.(*ast.Ident); ok {
+							sliceVars[id.Name] = x.Rhs[i]
+						}
+					}
 					if b, ref, ok := findRef(x.Rhs[i]); ok {
 						if id, ok := lhs.(*ast.Ident); ok {
 							addrVars[id.Name], addrRefs[id.Name] = b, ref
@@ -256,8 +267,12 @@ func readRoutingFile(dir, file string, consts map[string]string) (*routingFile, 
 			}
 		case *ast.RangeStmt:
 			if id, ok := x.Value.(*ast.Ident); ok {
-				if vs, ok := evalStrings(x.X, env); ok {
-					ranges = append(ranges, strRange{x.Pos(), x.End(), id.Name, vs})
+				over := x.X
+				if v, ok := over.(*ast.Ident); ok && sliceVars[v.Name] != nil {
+					over = sliceVars[v.Name]
+				}
+				if envs := rangeEnvs(id.Name, over, env); envs != nil {
+					ranges = append(ranges, litRange{x.Pos(), x.End(), envs})
 				}
 			}
 		case *ast.CallExpr:
@@ -281,9 +296,9 @@ func readRoutingFile(dir, file string, consts map[string]string) (*routingFile, 
 				return true
 			}
 			switch tn := responseType(x.Type); tn {
-			case "tcp.ExpectedResponse":
-				tcpLits = append(tcpLits, x)
-			case "[]tcp.ExpectedResponse":
+			case "tcp.ExpectedResponse", "udp.ExpectedResponse":
+				l4Lits = append(l4Lits, l4Lit{x, strings.HasPrefix(tn, "udp")})
+			case "[]tcp.ExpectedResponse", "[]udp.ExpectedResponse":
 				rf.otherCases += len(x.Elts)
 			case "http.ExpectedResponse", "grpc.ExpectedResponse":
 				groups = append(groups, &group{pos: x.Pos(), end: x.End(), cases: []*ast.CompositeLit{x}, grpc: strings.HasPrefix(tn, "grpc")})
@@ -346,11 +361,14 @@ func readRoutingFile(dir, file string, consts map[string]string) (*routingFile, 
 			rf.cases = append(rf.cases, c)
 		}
 	}
-	// A TCP case: sent to the address of the call enclosing it (its
-	// NewGatewayRef read again in the case's environment), once per value
-	// of a loop over strings naming the listener, and, inside a helper
-	// function, once per call of it with its parameters bound.
-	for _, cl := range tcpLits {
+	// A connection case (TCP, UDP): sent to the address of the call
+	// enclosing it, its NewGatewayRef read again in the case's
+	// environment: once per element of the innermost loop over a slice
+	// literal around it, and, inside a helper function, once per call of
+	// it with its parameters bound. A literal in a helper never called
+	// directly is not read (counted in otherCases: the file fails).
+	for _, l := range l4Lits {
+		cl := l.lit
 		envs := []map[string]string{env}
 		for name, fl := range helpers {
 			if fl.Pos() > cl.Pos() || cl.End() > fl.End() {
@@ -376,6 +394,27 @@ func readRoutingFile(dir, file string, consts map[string]string) (*routingFile, 
 				envs = append(envs, e)
 			}
 		}
+		var inner *litRange
+		for i := range ranges {
+			if r := &ranges[i]; r.pos <= cl.Pos() && cl.End() <= r.end && (inner == nil || inner.pos < r.pos) {
+				inner = r
+			}
+		}
+		if inner != nil {
+			var each []map[string]string
+			for _, e := range envs {
+				for _, re := range inner.envs {
+					m := maps.Clone(e)
+					maps.Copy(m, re)
+					each = append(each, m)
+				}
+			}
+			envs = each
+		}
+		if len(envs) == 0 {
+			rf.otherCases++
+			continue
+		}
 		var ref *ast.CallExpr
 		for _, u := range uses {
 			if u.pos <= cl.Pos() && cl.End() <= u.end && u.ref != nil {
@@ -383,32 +422,14 @@ func readRoutingFile(dir, file string, consts map[string]string) (*routingFile, 
 			}
 		}
 		for _, e := range envs {
-			var targets []gatewayTarget
+			c := &routingCase{file: file, index: i, line: fset.Position(cl.Pos()).Line, tcp: !l.udp, udp: l.udp}
+			i++
 			if ref != nil {
-				lenv := []map[string]string{e}
-				if len(ref.Args) > 1 {
-					if id, ok := ref.Args[1].(*ast.Ident); ok {
-						for _, r := range ranges {
-							if r.name == id.Name && r.pos <= cl.Pos() && cl.End() <= r.end {
-								lenv = nil
-								for _, v := range r.values {
-									le := maps.Clone(e)
-									le[id.Name] = v
-									lenv = append(lenv, le)
-								}
-							}
-						}
-					}
-				}
-				for _, le := range lenv {
-					if b, ok := gatewayRefIn(ref, le); ok {
-						targets = append(targets, b)
-					}
+				if b, ok := gatewayRefIn(ref, e); ok {
+					c.targets = []gatewayTarget{b}
 				}
 			}
-			c := &routingCase{file: file, index: i, line: fset.Position(cl.Pos()).Line, tcp: true, targets: targets}
-			i++
-			readCase(c, cl, e)
+			readL4Case(c, cl, e)
 			rf.cases = append(rf.cases, c)
 		}
 	}
@@ -535,6 +556,80 @@ func unary(e ast.Expr) ast.Expr {
 		return u.X
 	}
 	return e
+}
+
+// rangeEnvs are the bindings a loop over slice literal x gives its
+// variable name, one per element: the element itself (a string), or the
+// string fields of a struct element by their names (s.listener is then
+// read as listener, as evalString reads a selector); nil when x is no
+// such literal.
+func rangeEnvs(name string, x ast.Expr, env map[string]string) []map[string]string {
+	if vs, ok := evalStrings(x, env); ok {
+		out := make([]map[string]string, len(vs))
+		for i, v := range vs {
+			out[i] = map[string]string{name: v}
+		}
+		return out
+	}
+	cl, ok := x.(*ast.CompositeLit)
+	if !ok {
+		return nil
+	}
+	var out []map[string]string
+	for _, el := range cl.Elts {
+		ecl, ok := el.(*ast.CompositeLit)
+		if !ok {
+			return nil
+		}
+		m := map[string]string{}
+		for _, f := range ecl.Elts {
+			if kv, ok := f.(*ast.KeyValueExpr); ok {
+				if v, ok := evalString(kv.Value, env); ok {
+					m[keyName(kv)] = v
+				}
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// isSliceLit reports whether e is a slice composite literal (of an
+// anonymous struct type too).
+func isSliceLit(e ast.Expr) bool {
+	cl, ok := e.(*ast.CompositeLit)
+	if !ok {
+		return false
+	}
+	at, ok := cl.Type.(*ast.ArrayType)
+	return ok && at.Len == nil
+}
+
+// readL4Case reads a tcp.ExpectedResponse (Backend, Namespace) or
+// udp.ExpectedResponse (Service, Namespace) literal into c.
+func readL4Case(c *routingCase, cl *ast.CompositeLit, env map[string]string) {
+	for _, el := range cl.Elts {
+		kv, ok := el.(*ast.KeyValueExpr)
+		if !ok {
+			c.unreadable = append(c.unreadable, "positional fields")
+			continue
+		}
+		var into *string
+		switch k := keyName(kv); k {
+		case "Backend", "Service":
+			into = &c.backend
+		case "Namespace":
+			into = &c.namespace
+		default:
+			c.unreadable = append(c.unreadable, k)
+			continue
+		}
+		if v, ok := evalString(kv.Value, env); ok {
+			*into = v
+		} else {
+			c.unreadable = append(c.unreadable, keyName(kv))
+		}
+	}
 }
 
 // readCase reads the fields of an ExpectedResponse literal into c; a

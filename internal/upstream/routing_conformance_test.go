@@ -223,6 +223,8 @@ func runCase(ix *routing.Index, pols *routing.Policies, c *routingCase, target g
 	switch {
 	case c.tcp:
 		raw, headers = fmt.Sprintf("tcp://%s:%d", hostOnly, port), nil
+	case c.udp:
+		raw, headers = fmt.Sprintf("udp://%s:%d", hostOnly, port), nil
 	case c.grpc && tls:
 		raw = fmt.Sprintf("grpcs://%s:%d/gateway_api_conformance.echo_basic.grpcecho.GrpcEcho/%s", hostOnly, port, c.grpcMethod)
 	case c.grpc:
@@ -252,7 +254,7 @@ func runCase(ix *routing.Index, pols *routing.Policies, c *routingCase, target g
 func checkOutcome(o routing.Outcome, c *routingCase, req *routing.Request, raw string) string {
 	got := fmt.Sprintf("%s %s: %s %d %s", req.Method, raw, o.Result, o.Status, o.Reason)
 
-	if c.tcp {
+	if c.tcp || c.udp {
 		// The connection reaches the backend, which echoes its name.
 		return expectBackend(o, c, got)
 	}

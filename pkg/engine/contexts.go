@@ -1046,9 +1046,12 @@ func (d *kindDP) directStackVia(n topology.NodeID, wpath []topology.NodeID) stac
 		}
 	}
 	if ref.IsSection() && d.directSectionsOf(ref.GroupKind()) {
-		unranked := d.unrankedAt(ref)
 		obj, ok := d.c.graph.Lookup(ref.Object())
 		hasObj := ok && len(d.atNode[obj]) > 0
+		// Whether the object's and the section's policies rank matters
+		// only where the section has some (the Gateways above it are
+		// looked up then only).
+		unranked := len(d.atNode[n]) > 0 && (hasObj || unnamedPort(ref.SectionName)) && d.unrankedAt(ref)
 		if unranked && unnamedPort(ref.SectionName) {
 			// Its implementation matches a port's policies by the
 			// port's name: an unnamed port has none, only the object's.
@@ -1058,7 +1061,7 @@ func (d *kindDP) directStackVia(n topology.NodeID, wpath []topology.NodeID) stac
 			return s
 		}
 		if hasObj {
-			if len(d.atNode[n]) > 0 && unranked {
+			if unranked {
 				// The object's policies and the section's meet as one.
 				return d.trie.extend(s, d.joinOf(obj, n))
 			}

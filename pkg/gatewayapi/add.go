@@ -59,6 +59,24 @@ var (
 	udpKinds  = []topology.GroupKind{topology.KindUDPRoute}
 )
 
+// DefaultRouteKinds are the route kinds a listener of protocol proto
+// takes when its allowedRoutes name none; false for a protocol Gateway
+// API does not define (an implementation's own), whose kinds only the
+// implementation knows.
+func DefaultRouteKinds(proto gwv1.ProtocolType) ([]topology.GroupKind, bool) {
+	switch proto {
+	case gwv1.HTTPProtocolType, gwv1.HTTPSProtocolType:
+		return httpKinds, true
+	case gwv1.TLSProtocolType:
+		return tlsKinds, true
+	case gwv1.TCPProtocolType:
+		return tcpKinds, true
+	case gwv1.UDPProtocolType:
+		return udpKinds, true
+	}
+	return nil, false
+}
+
 // meta is what every node needs from an object.
 type meta struct {
 	ref    topology.Ref
@@ -683,16 +701,9 @@ func (a *adder) admission(li *listener, l *listenerSpec, obj topology.Ref, field
 		}
 		return
 	}
-	switch l.Protocol {
-	case gwv1.HTTPProtocolType, gwv1.HTTPSProtocolType:
-		li.kinds = httpKinds
-	case gwv1.TLSProtocolType:
-		li.kinds = tlsKinds
-	case gwv1.TCPProtocolType:
-		li.kinds = tcpKinds
-	case gwv1.UDPProtocolType:
-		li.kinds = udpKinds
-	default:
+	if kinds, ok := DefaultRouteKinds(l.Protocol); ok {
+		li.kinds = kinds
+	} else {
 		// Implementation-specific protocols: only the implementation knows
 		// its route kinds, so none is excluded.
 		li.anyKind = true

@@ -155,7 +155,7 @@ spec:
 	}
 	o := tr.Outcomes[0]
 	if o.Listener != "other" || o.Route != nil || o.Result != routing.ResultNotFound || o.Status != 0 ||
-		o.Reason != "no TCPRoute with a rule is attached to the listener: it takes no connection" {
+		o.Reason != "no TCPRoute the implementation accepts is attached to the listener: it takes no connection" {
 		t.Errorf("outcome %+v", o)
 	}
 	var reasons []string
@@ -366,5 +366,98 @@ func TestMeshTCPRoutesAtTheWaypoint(t *testing.T) {
 		if n.Route.Name == "raw" && !strings.HasPrefix(n.Reason, "precedence: TLSRoute bookinfo/tls comes first") {
 			t.Errorf("raw: %q", n.Reason)
 		}
+	}
+}
+
+// At Envoy Gateway's Gateways, a TCPRoute without exactly one rule is
+// refused (the next oldest takes the listener) and invalid backends are
+// left out, the valid ones taking every connection (EG v1.9.1
+// processTCPRouteParentRefs). Elsewhere the first rule is traced, with a
+// note, and invalid backends reject their share.
+func TestTraceTCPAtEnvoyGateway(t *testing.T) {
+	eg := `
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: c}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+` + strings.TrimPrefix(l4Topology, "\n") + `---
+apiVersion: gateway.networking.k8s.io/v1alpha2
+kind: TCPRoute
+metadata: {name: two-rules, namespace: default, creationTimestamp: "2025-01-01T00:00:00Z"}
+spec:
+  parentRefs: [{name: g, sectionName: db}]
+  rules: [{backendRefs: [{name: pg, port: 5432}]}, {backendRefs: [{name: pg-new, port: 5432}]}]
+`
+	ix, pols := fixture(t, eg)
+	tr := trace(t, ix, pols, "tcp://db.example:5432", nil)
+	if o := tr.Outcomes[0]; o.Route == nil || o.Route.Name != "old" {
+		t.Fatalf("route %v, want old (two-rules refused)", o.Route)
+	}
+	if !slices.ContainsFunc(tr.NotMatched, func(n routing.NotMatched) bool {
+		return n.Route.Name == "two-rules" && strings.Contains(n.Reason, "Envoy Gateway refuses it: it has 2 rules")
+	}) {
+		t.Errorf("not matched %+v", tr.NotMatched)
+	}
+	o := trace(t, ix, pols, "tcp://x.example:6000", nil).Outcomes[0]
+	if o.Result != routing.ResultForwarded || !slices.Contains(o.Notes, "Envoy Gateway leaves the invalid backends out: the valid ones take every connection (the API would reject 25% of them)") {
+		t.Errorf("split at EG: %+v", o)
+	}
+
+	// Without the class (no implementation known): the older route with
+	// two rules takes the listener, its first rule traced.
+	ix, pols = fixture(t, strings.SplitN(eg, "---\n", 2)[1])
+	o = trace(t, ix, pols, "tcp://db.example:5432", nil).Outcomes[0]
+	if o.Route == nil || o.Route.Name != "two-rules" || o.Rule != "rule-1" || !strings.Contains(strings.Join(o.Notes, ";"), "has 2 rules: the API allows one (v1); only the first is traced") {
+		t.Errorf("without EG: %+v", o)
+	}
+}
+
+// A connection gets no HTTP status anywhere: not through a named Gateway
+// without a listener on the port either; a UDP datagram to an invalid
+// backend is dropped; a UDPRoute naming a Gateway is not taken by its
+// TCP listener for its kind.
+func TestTraceConnectionWording(t *testing.T) {
+	ix, pols := fixture(t, l4Topology)
+	o := trace(t, ix, pols, "tcp://db.example:7777", &topology.Ref{Namespace: "default", Name: "g"}).Outcomes[0]
+	if o.Status != 0 || o.Result != routing.ResultNotFound {
+		t.Errorf("no listener: %+v", o)
+	}
+	broken := strings.Replace(l4Topology, "rules: [{backendRefs: [{name: coredns, port: 53}]}]", "rules: [{backendRefs: [{name: gone, port: 53}]}]", 1)
+	ix, pols = fixture(t, broken)
+	o = trace(t, ix, pols, "udp://x:53", nil).Outcomes[0]
+	if o.Result != routing.ResultError || o.Reason != "no backendRef of the rule is valid with a weight above 0: the datagram is dropped" {
+		t.Errorf("udp to a missing backend: %+v", o)
+	}
+	attachAll := l4Topology + `---
+apiVersion: gateway.networking.k8s.io/v1alpha2
+kind: UDPRoute
+metadata: {name: everywhere, namespace: default}
+spec:
+  parentRefs: [{name: g}]
+  rules: [{backendRefs: [{name: coredns, port: 53}]}]
+`
+	ix, pols = fixture(t, attachAll)
+	tr := trace(t, ix, pols, "tcp://x:6000", nil)
+	for _, n := range tr.NotMatched {
+		if n.Route.Name == "everywhere" && n.Reason != "not accepted by the listener: a UDPRoute does not attach to a listener of protocol TCP" {
+			t.Errorf("everywhere: %q", n.Reason)
+		}
+	}
+}
+
+// At a waypoint a TLSRoute taking a tcp:// connection passes on no
+// request; an http:// request to the TCP port, proxied as TCP, whose
+// route's backends are all invalid, is rejected, with no HTTP status.
+func TestMeshTCPConnectionNoHTTP(t *testing.T) {
+	ix, pols := fixture(t, meshL4Routes(true))
+	if o := meshTrace(t, ix, pols, "tcp://reviews.bookinfo:9090", "default").Outcomes[0]; o.Route == nil || o.Route.Name != "tls" || o.UpstreamRequest != nil {
+		t.Errorf("tcp via the TLSRoute: route %v upstream %+v", o.Route, o.UpstreamRequest)
+	}
+	gone := strings.ReplaceAll(meshL4Routes(false), "{name: raw-v1, port: 9090, weight: 3}, {name: raw-v2, port: 9090, weight: 1}", "{name: nope, port: 9090}")
+	ix, pols = fixture(t, gone)
+	o := meshTrace(t, ix, pols, "http://reviews.bookinfo:9090/x", "default").Outcomes[0]
+	if o.Result != routing.ResultError || o.Status != 0 || !strings.HasSuffix(o.Reason, "the connection is rejected") {
+		t.Errorf("http to the TCP port, backend missing: %+v", o)
 	}
 }

@@ -351,6 +351,7 @@ func (ix *Index) meshRoute(t *RequestTrace, svc *service, proto string, req *Req
 		if proto == "" {
 			what = fmt.Sprintf("the connection to port %d is not HTTP (the port's protocol is detected)", req.Port)
 		}
+		o.l4 = true // proxied as TCP: no HTTP answer
 		var best *route
 		why := map[*route]string{}
 		if istio {
@@ -381,6 +382,8 @@ func (ix *Index) meshRoute(t *RequestTrace, svc *service, proto string, req *Req
 			reason, ok := why[r]
 			switch gk := r.ref.GroupKind(); {
 			case ok:
+			case gk == topology.KindUDPRoute:
+				reason = "kind: a UDPRoute does not apply in the mesh: neither ztunnel nor a waypoint carries UDP"
 			case gk == topology.KindTCPRoute || gk == topology.KindTLSRoute:
 				reason = fmt.Sprintf("a %s at another implementation's waypoint is not traced", r.ref.Kind)
 			default:

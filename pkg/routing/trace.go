@@ -10,6 +10,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/attache-dev/attache/pkg/gatewayapi"
+	"github.com/attache-dev/attache/pkg/profiles"
 	"github.com/attache-dev/attache/pkg/istioauthz"
 	"github.com/attache-dev/attache/pkg/report"
 	"github.com/attache-dev/attache/pkg/topology"
@@ -112,6 +113,12 @@ type Outcome struct {
 	Authorization *istioauthz.Decision `json:"authorization,omitempty"`
 
 	listener *listener
+	// l4 is set when the request is carried as a connection (a tcp://
+	// or udp:// request, or any request a waypoint proxies as TCP): no
+	// HTTP answer; dropInvalid when its implementation leaves invalid
+	// backends out (Envoy Gateway), the valid ones taking every
+	// connection, rather than rejecting their share (the API).
+	l4, dropInvalid bool
 	// mesh is set for a mesh request (TraceMesh).
 	mesh   *meshOutcome
 	winner *candidate
@@ -213,7 +220,11 @@ func (ix *Index) Trace(req *Request, gw *topology.Ref) (*RequestTrace, error) {
 		}
 		l, why := g.selectListener(req)
 		if l == nil {
-			t.Outcomes = append(t.Outcomes, Outcome{Gateway: g.ref, Result: ResultNotFound, Status: 404, Reason: why, EffectivePolicies: []EffectivePolicy{}})
+			status := 404
+			if req.IsL4() {
+				status = 0 // a connection gets no HTTP answer
+			}
+			t.Outcomes = append(t.Outcomes, Outcome{Gateway: g.ref, Result: ResultNotFound, Status: status, Reason: why, EffectivePolicies: []EffectivePolicy{}})
 			return t, nil
 		}
 		ix.route(t, l, req)
@@ -400,19 +411,29 @@ func (ix *Index) routeL4(t *RequestTrace, o *Outcome, l *listener, req *Request)
 		kind = "UDPRoute"
 	}
 	o.Path = append(append([]topology.Ref(nil), l.gateway.path...), l.pathBelowGateway()...)
+	// Envoy Gateway refuses a route without exactly one rule ("One and
+	// only one rule is supported"; v1alpha2 allows 16) and leaves invalid
+	// backends out (processTCPRouteParentRefs, processUDPRouteParentRefs).
+	eg := l.gateway.classKnown && l.gateway.controller == profiles.EnvoyGatewayController
+	o.l4, o.dropInvalid = true, eg
+	refused := map[*route]string{}
 	var winner *route
 	for _, r := range l.l4 {
-		if len(r.rules) > 0 {
+		switch {
+		case len(r.rules) == 0:
+			refused[r] = "the route has no rule"
+		case eg && len(r.rules) != 1:
+			refused[r] = fmt.Sprintf("Envoy Gateway refuses it: it has %d rules (\"One and only one rule is supported\")", len(r.rules))
+		case winner == nil:
 			winner = r
-			break
 		}
 	}
 	if winner == nil {
-		o.Result, o.Reason = ResultNotFound, fmt.Sprintf("no %s with a rule is attached to the listener: it takes no connection", kind)
+		o.Result, o.Reason = ResultNotFound, fmt.Sprintf("no %s the implementation accepts is attached to the listener: it takes no %s", kind, l4Noun(req))
 	} else {
 		ru := winner.rules[0]
 		if len(winner.rules) > 1 {
-			o.Notes = append(o.Notes, fmt.Sprintf("%s %s has %d rules: the API allows one (v1); only the first is traced (Envoy Gateway refuses such a route: \"One and only one rule is supported\")",
+			o.Notes = append(o.Notes, fmt.Sprintf("%s %s has %d rules: the API allows one (v1); only the first is traced",
 				kind, nameOf(winner.ref), len(winner.rules)))
 		}
 		e := ru.entries
@@ -435,16 +456,17 @@ func (ix *Index) routeL4(t *RequestTrace, o *Outcome, l *listener, req *Request)
 		switch {
 		case r == winner:
 		case !slices.Contains(l.l4, r):
-			nm(r, fmt.Sprintf("kind: a %s does not serve %s connections on this listener", r.ref.Kind, strings.ToUpper(req.Scheme)))
-		case len(r.rules) == 0:
-			nm(r, "the route has no rule")
+			nm(r, fmt.Sprintf("kind: a %s does not serve %s %ss on this listener", r.ref.Kind, strings.ToUpper(req.Scheme), l4Noun(req)))
+		case refused[r] != "":
+			nm(r, refused[r])
+		case winner == nil:
 		default:
 			why := "is older"
 			if !winner.created.Before(r.created) {
 				why = "was created at the same time and comes first by namespace/name"
 			}
-			nm(r, fmt.Sprintf("precedence: %s %s %s: only the oldest %s attached to a listener takes its connections",
-				winner.ref.Kind, nameOf(winner.ref), why, kind))
+			nm(r, fmt.Sprintf("precedence: %s %s %s: only the oldest %s attached to a listener takes its %ss",
+				winner.ref.Kind, nameOf(winner.ref), why, kind, l4Noun(req)))
 		}
 	}
 	for _, r := range l.refused {
@@ -564,6 +586,9 @@ func (r *route) refusal(l *listener) string {
 			if p.Port != nil && int32(*p.Port) != l.port {
 				continue
 			}
+			if kinds, known := gatewayapi.DefaultRouteKinds(l.protocol); known && !slices.Contains(kinds, r.ref.GroupKind()) {
+				return fmt.Sprintf("not accepted by the listener: a %s does not attach to a listener of protocol %s", r.ref.Kind, l.protocol)
+			}
 			return "not accepted by the listener: its allowedRoutes (namespaces or kinds) or its hostname do not admit the route"
 		}
 		sections = append(sections, string(*p.SectionName))
@@ -626,8 +651,6 @@ func (ix *Index) apply(o *Outcome, e *entry, req *Request) {
 			refs = append(refs, backendSpec{ref: b.BackendObjectReference, weight: b.Weight, grpc: b.Filters})
 		}
 	case ru.l4 != nil:
-		// A connection: no request to rewrite.
-		up = nil
 		for i := range ru.l4.backendRefs {
 			b := &ru.l4.backendRefs[i]
 			refs = append(refs, backendSpec{ref: b.BackendObjectReference, weight: b.Weight})
@@ -637,6 +660,9 @@ func (ix *Index) apply(o *Outcome, e *entry, req *Request) {
 			b := &ru.tls.BackendRefs[i]
 			refs = append(refs, backendSpec{ref: b.BackendObjectReference, weight: b.Weight})
 		}
+	}
+	if req.IsL4() {
+		up = nil // a connection: no request to pass on
 	}
 	o.UpstreamRequest = up
 	ix.backends(o, e, refs, req, up)
@@ -684,9 +710,9 @@ func (ix *Index) backends(o *Outcome, e *entry, refs []backendSpec, req *Request
 		}
 		o.Backends = append(o.Backends, b)
 	}
-	if req.IsL4() && live > 0 {
+	if o.l4 && live > 0 {
 		// The API: connections to an invalid backend are rejected, by
-		// its weight.
+		// its weight; Envoy Gateway leaves such a backend out instead.
 		var all, bad int64
 		for _, b := range o.Backends {
 			all += int64(max(b.Weight, 0))
@@ -694,15 +720,18 @@ func (ix *Index) backends(o *Outcome, e *entry, refs []backendSpec, req *Request
 				bad += int64(max(b.Weight, 0))
 			}
 		}
-		if bad > 0 {
-			o.Notes = append(o.Notes, fmt.Sprintf("%s of connections go to invalid backends and are rejected (their weight %d of %d)", percent(bad, all), bad, all))
+		switch {
+		case bad > 0 && o.dropInvalid:
+			o.Notes = append(o.Notes, fmt.Sprintf("Envoy Gateway leaves the invalid backends out: the valid ones take every %s (the API would reject %s of them)", l4Noun(req), percent(bad, all)))
+		case bad > 0:
+			o.Notes = append(o.Notes, fmt.Sprintf("%s of %ss go to invalid backends and are %s (their weight %d of %d)", percent(bad, all), l4Noun(req), l4Refused(req), bad, all))
 		}
 	}
 	switch {
-	case req.IsL4() && len(refs) == 0:
-		o.Result, o.Reason = ResultError, "the rule has no backendRefs: the connection is rejected"
-	case req.IsL4() && live == 0:
-		o.Result, o.Reason = ResultError, "no backendRef of the rule is valid with a weight above 0: the connection is rejected"
+	case o.l4 && len(refs) == 0:
+		o.Result, o.Reason = ResultError, fmt.Sprintf("the rule has no backendRefs: the %s is %s", l4Noun(req), l4Refused(req))
+	case o.l4 && live == 0:
+		o.Result, o.Reason = ResultError, fmt.Sprintf("no backendRef of the rule is valid with a weight above 0: the %s is %s", l4Noun(req), l4Refused(req))
 	case len(refs) == 0:
 		o.Result, o.Status, o.Reason = ResultError, 500, "the rule has no backendRefs"
 	case live == 0:
@@ -992,4 +1021,22 @@ func percent(part, whole int64) string {
 		return fmt.Sprintf("%d%%", part*100/whole)
 	}
 	return fmt.Sprintf("%.1f%%", float64(part)*100/float64(whole))
+}
+
+// l4Noun names what a connection request carries: a connection (tcp://,
+// or a request a waypoint proxies as TCP) or datagrams (udp://).
+func l4Noun(req *Request) string {
+	if req.Scheme == "udp" {
+		return "datagram"
+	}
+	return "connection"
+}
+
+// l4Refused says what happens to what l4Noun names when no backend takes
+// it.
+func l4Refused(req *Request) string {
+	if req.Scheme == "udp" {
+		return "dropped"
+	}
+	return "rejected"
 }
