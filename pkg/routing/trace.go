@@ -10,8 +10,8 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/attache-dev/attache/pkg/gatewayapi"
-	"github.com/attache-dev/attache/pkg/profiles"
 	"github.com/attache-dev/attache/pkg/istioauthz"
+	"github.com/attache-dev/attache/pkg/profiles"
 	"github.com/attache-dev/attache/pkg/report"
 	"github.com/attache-dev/attache/pkg/topology"
 )
