@@ -54,7 +54,8 @@ Without --gateway, every Gateway with a listener taking the request answers.
 
 With --mesh, the request is one a pod sends to a Service in an Istio
 ambient mesh (http://NAME.NAMESPACE[.svc[.cluster.local]]:PORT/..., or
-NAME with -n): which Service and port it names, which waypoint it goes
+NAME with -n; or a host of an Istio ServiceEntry): which Service (or
+ServiceEntry) and port it names, which waypoint it goes
 through (the Service's istio.io/use-waypoint, and its canary) or none,
 which mesh route (GAMMA: an HTTPRoute or GRPCRoute whose parentRef is the
 Service) and rule take it, its backends (the Service itself when no route
@@ -153,7 +154,7 @@ func (o *traceOptions) run(cmd *cobra.Command, streams genericiooptions.IOStream
 	printTrace(streams.Out, d, t)
 	if len(t.Outcomes) == 0 && t.Mesh == nil {
 		if mt, err := ix.TraceMesh(req, ns); err == nil {
-			fmt.Fprintf(streams.Out, "The host names Service %s: to trace the request as a pod sends it in the mesh, add --mesh.\n", describeNsName(mt.Mesh.Service))
+			fmt.Fprintf(streams.Out, "The host names %s %s: to trace the request as a pod sends it in the mesh, add --mesh.\n", mt.Mesh.Service.Kind, describeNsName(mt.Mesh.Service))
 		}
 	}
 	return nil
@@ -248,7 +249,7 @@ func printMeshOutcome(w io.Writer, d *describer, t *routing.RequestTrace, o *rou
 	if proto == "" {
 		proto = "protocol detected"
 	}
-	fmt.Fprintf(w, "\nService %s, %s, %s\n", describeNsName(m.Service), port, proto)
+	fmt.Fprintf(w, "\n%s %s, %s, %s\n", m.Service.Kind, describeNsName(m.Service), port, proto)
 	if o.Gateway.Name == "" {
 		fmt.Fprintf(w, "  waypoint  none: %s\n", m.Unbound)
 	} else {
@@ -265,7 +266,7 @@ func printMeshOutcome(w io.Writer, d *describer, t *routing.RequestTrace, o *rou
 			others = append(others, n)
 		}
 	}
-	printOthers(w, fmt.Sprintf("Other routes of Service %s:", describeNsName(m.Service)), others)
+	printOthers(w, fmt.Sprintf("Other routes of %s %s:", m.Service.Kind, describeNsName(m.Service)), others)
 }
 
 // printOthers prints the routes that did not take the request, and why.

@@ -774,10 +774,11 @@ func (a *adder) attach(r *route, id topology.NodeID, p *gwv1.ParentReference, i 
 				}
 			})
 		}
-	case gk == topology.KindService:
+	case gk == topology.KindService, gk == topology.KindServiceEntry:
 		// GAMMA: the route hangs below the Service object itself, even when
 		// the parentRef names a port (there is no per-port mesh routing in
-		// the hierarchy).
+		// the hierarchy); likewise below an Istio ServiceEntry, whose hosts
+		// istiod routes it for (since session 34).
 		if sid, ok := a.object(parent); ok {
 			a.b.AddEdge(sid, id)
 		}

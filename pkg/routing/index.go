@@ -31,7 +31,10 @@ type Index struct {
 	// order lists the Gateways by ref, for traces without --gateway.
 	order    []*gateway
 	services map[topology.Ref]*service
-	routes   map[topology.Ref]*route
+	// entries are Istio's ServiceEntries, as services with hosts, by
+	// ref: what mesh requests to their hosts reach.
+	entries []*service
+	routes  map[topology.Ref]*route
 	// dryRun are the Istio AuthorizationPolicies marked istio.io/dry-run:
 	// Istio evaluates them without enforcing them.
 	dryRun map[topology.Ref]bool
@@ -120,12 +123,20 @@ type service struct {
 	// meshPorts are the ports as mesh tracing reads them: name,
 	// appProtocol and protocol (TCP, UDP, ...), by port.
 	meshPorts map[int32]servicePort
+	// hosts are, for an Istio ServiceEntry, its spec.hosts (lower case):
+	// the names a mesh request reaches it by; nil for a Service.
+	hosts []string
 }
 
-// servicePort is one port of a Service.
+// servicePort is one port of a Service, or of a ServiceEntry (istio:
+// its protocol is Istio's name, HTTP, TCP, ..., as written).
 type servicePort struct {
 	name, appProtocol, protocol string
+	istio                       bool
 }
+
+// serviceEntry is the GroupKind of Istio's ServiceEntry.
+var serviceEntry = topology.KindServiceEntry
 
 // route is a route of any handled kind, decoded.
 type route struct {
@@ -302,6 +313,31 @@ func BuildWith(objs []*unstructured.Unstructured, graph *topology.Graph, grants 
 				}
 				ix.services[ref] = svc
 			}
+		case topology.KindServiceEntry:
+			// Its hosts and ports, for mesh traces; no sections (Istio's
+			// targetRefs name no port).
+			var se struct {
+				Spec struct {
+					Hosts []string `json:"hosts,omitempty"`
+					Ports []struct {
+						Number   int32  `json:"number"`
+						Name     string `json:"name,omitempty"`
+						Protocol string `json:"protocol,omitempty"`
+					} `json:"ports,omitempty"`
+				} `json:"spec"`
+			}
+			if decode(&se) {
+				svc := &service{ref: ref, ports: map[int32]string{}, meshPorts: map[int32]servicePort{}}
+				for _, h := range se.Spec.Hosts {
+					svc.hosts = append(svc.hosts, strings.ToLower(h))
+				}
+				for _, p := range se.Spec.Ports {
+					if _, dup := svc.meshPorts[p.Number]; !dup {
+						svc.meshPorts[p.Number] = servicePort{name: p.Name, protocol: p.Protocol, istio: true}
+					}
+				}
+				ix.entries = append(ix.entries, svc)
+			}
 		case topology.KindHTTPRoute:
 			var r gwv1.HTTPRoute
 			if decode(&r) {
@@ -397,12 +433,13 @@ func BuildWith(objs []*unstructured.Unstructured, graph *topology.Graph, grants 
 			}
 		}
 	}
+	slices.SortFunc(ix.entries, func(a, b *service) int { return a.ref.Compare(b.ref) })
 	ix.attach()
 	// Mesh routes hang below Services, not listeners: compile their
 	// rules now, so that traces only read the index.
 	for _, r := range ix.routes {
 		for _, p := range r.parents {
-			if gatewayapi.ParentOf(r.ref.Namespace, p).GroupKind() == topology.KindService {
+			if gk := gatewayapi.ParentOf(r.ref.Namespace, p).GroupKind(); gk == topology.KindService || gk == serviceEntry {
 				for _, ru := range r.rules {
 					ru.compile()
 				}

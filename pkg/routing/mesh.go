@@ -94,7 +94,7 @@ func meshHost(host, ns string) (name, namespace string, err error) {
 	case labels[2] == "svc":
 		return labels[0], labels[1], nil
 	}
-	return "", "", &MeshHostError{fmt.Sprintf("host %s does not name a Service: write NAME.NAMESPACE, NAME.NAMESPACE.svc or NAME.NAMESPACE.svc.cluster.local (or NAME with -n)", host)}
+	return "", "", &MeshHostError{fmt.Sprintf("host %s does not name a Service, nor is it a host of a ServiceEntry among the objects: write NAME.NAMESPACE, NAME.NAMESPACE.svc or NAME.NAMESPACE.svc.cluster.local (or NAME with -n)", host)}
 }
 
 // istioProtocol is a Service port's protocol as Istio reads it
@@ -107,6 +107,23 @@ func meshHost(host, ns string) (name, namespace string, err error) {
 func istioProtocol(port int32, p servicePort) string {
 	if p.protocol == "UDP" {
 		return "UDP"
+	}
+	if p.istio {
+		// A ServiceEntry's port names Istio's protocol itself, in any
+		// case (protocol.Parse); an unknown one is left to detection.
+		switch n := strings.ToLower(p.protocol); n {
+		case "tcp", "udp", "grpc", "http", "http2", "https", "tls":
+			return strings.ToUpper(n)
+		case "grpc-web":
+			return "GRPC-Web"
+		case "mongo":
+			return "Mongo"
+		case "redis":
+			return "Redis"
+		case "mysql":
+			return "MySQL"
+		}
+		return ""
 	}
 	name := p.name
 	if p.appProtocol != "" {
@@ -175,18 +192,24 @@ func (ix *Index) TraceMesh(req *Request, ns string) (*RequestTrace, error) {
 	if req.IsTLS() {
 		return nil, fmt.Errorf("--mesh traces http:// and grpc:// requests: a waypoint does not terminate the TLS of an %s request, so it cannot route it", req.Scheme)
 	}
-	name, namespace, err := meshHost(req.SNI, ns)
-	if err != nil {
-		return nil, err
+	svc, note := ix.serviceEntryFor(req.SNI, ns)
+	var name, namespace string
+	if svc != nil {
+		name, namespace = svc.ref.Name, svc.ref.Namespace
+	} else {
+		var err error
+		if name, namespace, err = meshHost(req.SNI, ns); err != nil {
+			return nil, err
+		}
+		ref := topology.Ref{Kind: topology.KindService.Kind, Namespace: namespace, Name: name}
+		if svc = ix.services[ref]; svc == nil {
+			return nil, &MeshHostError{fmt.Sprintf("host %s names Service %s/%s, which is not among the objects (%s)", req.SNI, namespace, name, ix.servicesOf(namespace))}
+		}
 	}
-	ref := topology.Ref{Kind: topology.KindService.Kind, Namespace: namespace, Name: name}
-	svc := ix.services[ref]
-	if svc == nil {
-		return nil, &MeshHostError{fmt.Sprintf("host %s names Service %s/%s, which is not among the objects (%s)", req.SNI, namespace, name, ix.servicesOf(namespace))}
-	}
+	ref := svc.ref
 	sp, ok := svc.meshPorts[req.Port]
 	if !ok {
-		return nil, &MeshHostError{fmt.Sprintf("Service %s/%s has no port %d (its ports: %s); write the port in the URL", namespace, name, req.Port, svc.portList())}
+		return nil, &MeshHostError{fmt.Sprintf("%s %s/%s has no port %d (its ports: %s); write the port in the URL", ref.Kind, namespace, name, req.Port, svc.portList())}
 	}
 	proto := istioProtocol(req.Port, sp)
 	if req.Scheme == "udp" {
@@ -204,8 +227,18 @@ func (ix *Index) TraceMesh(req *Request, ns string) (*RequestTrace, error) {
 	if b.Waypoint.Name == "" {
 		t.Mesh.Unbound = b.Unbound
 		ix.unboundOutcome(t, svc, req)
+		if note != "" {
+			t.Outcomes[0].Notes = append(t.Outcomes[0].Notes, note)
+		}
 		return t, nil
 	}
+	defer func() {
+		if note != "" {
+			for i := range t.Outcomes {
+				t.Outcomes[i].Notes = append(t.Outcomes[i].Notes, note)
+			}
+		}
+	}()
 	primary := 100
 	if b.Canary.Name != "" {
 		primary = 100 - b.CanaryPercent
@@ -489,7 +522,7 @@ func (ix *Index) meshCandidates(svc *service, req *Request, wp topology.Ref, ist
 		mg := byKey[key]
 		if mg == nil {
 			mg = &meshGroup{ns: r.ref.Namespace, port: port, created: r.created}
-			host := svc.ref.Name + "." + svc.ref.Namespace + ".svc." + clusterDomain
+			host := svc.meshName()
 			mg.name = r.ref.Namespace + "~" + host
 			if port != 0 {
 				mg.name = r.ref.Namespace + "~" + strconv.Itoa(int(port)) + "~" + host
@@ -737,7 +770,7 @@ func unconvertedFilter(r *route) string {
 // does not take the connection.
 func (ix *Index) meshL4Route(svc *service, req *Request, wp topology.Ref) (*route, map[*route]string) {
 	why := map[*route]string{}
-	fqdn := svc.ref.Name + "." + svc.ref.Namespace + ".svc." + clusterDomain
+	fqdn := svc.meshName()
 	var tls, tcp []*route
 	for _, r := range ix.meshRoutesOf(svc.ref) {
 		gk := r.ref.GroupKind()
@@ -822,4 +855,72 @@ func waypointSNIMatch(hostnames []string, fqdn string) bool {
 		}
 	}
 	return len(sni) == 1 && sni[0] == fqdn
+}
+
+// meshName is the host istiod names svc's VirtualServices by: a
+// Service's cluster name, or a ServiceEntry's host the request named
+// (its first host when tracing did not pick one).
+func (s *service) meshName() string {
+	if len(s.hosts) > 0 {
+		return s.hosts[0]
+	}
+	return s.ref.Name + "." + s.ref.Namespace + ".svc." + clusterDomain
+}
+
+// serviceEntryFor is the ServiceEntry a mesh request to host reaches
+// (from a pod of namespace ns): one listing the host, else one whose
+// wildcard host ("*.example.com") covers it; of several, the client's
+// namespace's first, then by namespace/name, with a note naming the
+// others. The returned service's hosts start with the host it matched,
+// the name istiod's VirtualServices for it bear. nil when none does.
+func (ix *Index) serviceEntryFor(host, ns string) (*service, string) {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	var exact, wild []*service
+	for _, se := range ix.entries {
+		for _, h := range se.hosts {
+			switch {
+			case h == host:
+				exact = append(exact, se)
+			case strings.HasPrefix(h, "*.") && strings.HasSuffix(host, h[1:]):
+				wild = append(wild, se)
+			default:
+				continue
+			}
+			break
+		}
+	}
+	cands := exact
+	if len(cands) == 0 {
+		cands = wild
+	}
+	if len(cands) == 0 {
+		return nil, ""
+	}
+	slices.SortStableFunc(cands, func(a, b *service) int {
+		if ai, bi := a.ref.Namespace == ns, b.ref.Namespace == ns; ai != bi {
+			if ai {
+				return -1
+			}
+			return 1
+		}
+		return a.ref.Compare(b.ref)
+	})
+	pick := *cands[0]
+	matched := host
+	for _, h := range pick.hosts {
+		if h == host || (strings.HasPrefix(h, "*.") && strings.HasSuffix(host, h[1:])) {
+			matched = h
+			break
+		}
+	}
+	pick.hosts = append([]string{matched}, slices.DeleteFunc(slices.Clone(pick.hosts), func(h string) bool { return h == matched })...)
+	note := ""
+	if len(cands) > 1 {
+		var others []string
+		for _, c := range cands[1:] {
+			others = append(others, c.ref.Namespace+"/"+c.ref.Name)
+		}
+		note = fmt.Sprintf("host %s is also a host of ServiceEntry %s; the trace takes %s/%s (the client's namespace's first, then by namespace/name)", host, strings.Join(others, ", "), pick.ref.Namespace, pick.ref.Name)
+	}
+	return &pick, note
 }

@@ -641,8 +641,11 @@ spec:
 // trace of the bookinfo mesh: it answers (one outcome per waypoint, or
 // one naming none) or says why not.
 func FuzzTraceMesh(f *testing.F) {
-	ix, pols := fixture(f, bookinfo)
+	// With the egress ServiceEntries (serviceentry_test.go) too.
+	ix, pols := fixture(f, bookinfo+strings.TrimPrefix(egress, meshCRDs))
 	f.Add("http://reviews.bookinfo:9080/reviews/1", "end-user: jason", "default")
+	f.Add("http://eu.api.example.com/v2", "x: y", "shop")
+	f.Add("grpc://api.example.com:443/a.B/C", "x: y", "egress")
 	f.Add("grpc://details:9080/a.B/C", "host: x:1", "bookinfo")
 	f.Add("http://ratings.bookinfo.svc.cluster.local.:9080/", ":", "")
 	f.Add("http://[::1]:9080/", "x: y", "bookinfo")
