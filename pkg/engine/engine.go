@@ -87,6 +87,11 @@ type attachment struct {
 	// notViaReason is the reason its implementation gives for that
 	// (policy.Requirement.Reason), "" for Invalid.
 	notViaReason string
+	// hostInvalid is, for a target one implementation of the kind calls
+	// Invalid while another applies the policy there (istiod and
+	// kgateway's waypoint class), the first's message: the ancestor says
+	// Invalid, the contexts hold the policy.
+	hostInvalid string
 }
 
 // pstate is a policy being processed.
@@ -926,7 +931,21 @@ func (c *computation) resolve(ps *pstate) {
 				if ctl := c.classControllers[ref.Name]; ctl != meshController {
 					// Nor one of another controller: istiod attaches it
 					// at waypoints only, and calls it Invalid.
-					c.invalidTarget(ps, t, ref, fmt.Sprintf("GatewayClass %s has controller %q, and a policy targeting a GatewayClass applies at waypoints only, whose GatewayClass must use controller name %s", ref.Name, ctl, meshController))
+					msg := fmt.Sprintf("GatewayClass %s has controller %q, and a policy targeting a GatewayClass applies at waypoints only, whose GatewayClass must use controller name %s", ref.Name, ctl, meshController)
+					if c.kgatewayWaypointClass(p.Kind, ref, ctl) {
+						// kgateway applies it all the same, at the
+						// Services bound to its waypoints.
+						c.attachChecked(ps, id, t)
+						for _, a := range ps.atts {
+							if a.node == id {
+								a.hostInvalid = t.Field + ": " + msg + "; kgateway applies it at the Services bound to its waypoints outside the root namespace"
+							}
+						}
+						ps.targetProblems = append(ps.targetProblems, diag.Problem{Object: p.Ref, Source: c.sources[p.Ref], Field: t.Field,
+							Message: msg + " (istiod's verdict; kgateway applies it at the Services bound to its waypoints outside the root namespace)"})
+						continue
+					}
+					c.invalidTarget(ps, t, ref, msg)
 					continue
 				}
 			}

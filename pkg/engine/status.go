@@ -403,6 +403,11 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			// not resolve (NGF: RefNotPermitted).
 			an.reason = refsReason
 		}
+		if an.reason == "" && an.att != nil && an.att.hostInvalid != "" {
+			// One implementation's verdict, while another applies it
+			// (kgateway's waypoint class): it stays in its contexts.
+			an.reason, an.msg = ReasonInvalid, an.att.hostInvalid
+		}
 		bads = append(bads, bad)
 		byGateway = append(byGateway, perGW)
 		if an.reason != "" {

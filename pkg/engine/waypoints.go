@@ -639,10 +639,14 @@ func (d *kindDP) waypointPaths(n topology.NodeID) [][]topology.NodeID {
 // is none of these.
 func (d *kindDP) waypointPathVia(gw topology.Ref) []topology.NodeID {
 	if d.throughWaypoints() && d.c.isKgatewayWaypoint(gw) {
-		if id, ok := d.c.graph.Lookup(gw); ok {
-			return []topology.NodeID{id}
+		id, ok := d.c.graph.Lookup(gw)
+		if !ok {
+			return nil
 		}
-		return nil
+		if cls, ok := d.kgatewayClassNode(gw); ok {
+			return []topology.NodeID{cls, id}
+		}
+		return []topology.NodeID{id}
 	}
 	if !d.c.isWaypoint(gw) {
 		return nil
@@ -655,6 +659,27 @@ func (d *kindDP) waypointPathVia(gw topology.Ref) []topology.NodeID {
 		out = append(out, id)
 	}
 	return out
+}
+
+// kgatewayClassNode is, for one of kgateway's waypoints gw outside the
+// root namespace, its GatewayClass's node: kgateway applies the policies
+// on its waypoint class from the root namespace there (waypointquery
+// GetAuthorizationPoliciesForGatewayClass, skipped for a waypoint in the
+// root namespace); false for a kind its implementation does not read
+// there, or a class not among the objects.
+func (d *kindDP) kgatewayClassNode(gw topology.Ref) (topology.NodeID, bool) {
+	if gw.Namespace == d.kind.Untargeted.Root() || !d.kind.Serves(profiles.KGatewayController) {
+		return 0, false
+	}
+	return d.c.graph.Lookup(topology.Ref{Group: topology.KindGatewayClass.Group, Kind: topology.KindGatewayClass.Kind, Name: kgatewayWaypointClass})
+}
+
+// kgatewayWaypointClass reports whether a policy of kind k targeting
+// GatewayClass ref (of controller ctl) is one kgateway applies at its
+// waypoints: kgateway's waypoint class, for a kind reaching Services
+// through waypoints that kgateway reads (AuthorizationPolicy).
+func (c *computation) kgatewayWaypointClass(k *policy.Kind, ref topology.Ref, ctl string) bool {
+	return ref.Name == kgatewayWaypointClass && ctl == profiles.KGatewayController && c.throughWaypointsKind(k) && k.Serves(profiles.KGatewayController)
 }
 
 // throughWaypointsKind is kindDP.throughWaypoints for kind k.
@@ -677,6 +702,16 @@ func (d *kindDP) waypointTargets(n topology.NodeID) []topology.NodeID {
 			out = append(out, bound[ref]...)
 		}
 	case topology.KindGatewayClass:
+		if ref.Name == kgatewayWaypointClass {
+			// kgateway: the Services bound to its waypoints outside the
+			// root namespace.
+			for _, id := range g.ByKind(topology.KindGateway) {
+				if gw := g.Node(id).Ref; d.c.isKgatewayWaypoint(gw) && gw.Namespace != d.kind.Untargeted.Root() {
+					out = append(out, bound[gw]...)
+				}
+			}
+			return out
+		}
 		if ref.Name != waypointClass {
 			return nil
 		}

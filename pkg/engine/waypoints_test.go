@@ -929,7 +929,9 @@ spec: {targetRefs: [{kind: Service, group: "", name: to-kgw}], jwtRules: [{issue
 	// internal/kgateway/extensions2/plugins/waypoint/waypoint_translator.go
 	// (buildServiceChains), waypointquery/waypoint_authz.go
 	// (GetAuthorizationPoliciesForGateway, buildAuthzTargetIndex).
-	want(t, "to-kgw paths", svcPaths("to-kgw"), []string{"kgw>to-kgw"})
+	// Its path starts at kgateway's waypoint class (since session 34:
+	// kgateway applies the root namespace's policies on it there too).
+	want(t, "to-kgw paths", svcPaths("to-kgw"), []string{"kgateway-waypoint>kgw>to-kgw"})
 	want(t, "policies at to-kgw", policiesAt(topology.Ref{Kind: "Service", Namespace: "default", Name: "to-kgw"}), []string{"on-kgw", "on-to-kgw"})
 	// An Incremental agrees as the policy on kgateway's waypoint comes and
 	// goes (the Services bound to it recomputed).
