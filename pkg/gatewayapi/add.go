@@ -774,11 +774,12 @@ func (a *adder) attach(r *route, id topology.NodeID, p *gwv1.ParentReference, i 
 				}
 			})
 		}
-	case gk == topology.KindService, gk == topology.KindServiceEntry:
+	case gk == topology.KindService:
 		// GAMMA: the route hangs below the Service object itself, even when
 		// the parentRef names a port (there is no per-port mesh routing in
-		// the hierarchy); likewise below an Istio ServiceEntry, whose hosts
-		// istiod routes it for (since session 34).
+		// the hierarchy). Not below an Istio ServiceEntry: only Istio
+		// reads such a parentRef, and another implementation's policies on
+		// a route would gain a mesh context there.
 		if sid, ok := a.object(parent); ok {
 			a.b.AddEdge(sid, id)
 		}
