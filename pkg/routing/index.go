@@ -34,6 +34,8 @@ type Index struct {
 	// entries are Istio's ServiceEntries, as services with hosts, by
 	// ref: what mesh requests to their hosts reach.
 	entries []*service
+	// entryOf is entries by ref.
+	entryOf map[topology.Ref]*service
 	routes  map[topology.Ref]*route
 	// dryRun are the Istio AuthorizationPolicies marked istio.io/dry-run:
 	// Istio evaluates them without enforcing them.
@@ -126,6 +128,9 @@ type service struct {
 	// hosts are, for an Istio ServiceEntry, its spec.hosts (lower case):
 	// the names a mesh request reaches it by; nil for a Service.
 	hosts []string
+	// se is, for an Istio ServiceEntry, what decides whether ztunnel
+	// captures its hosts' connections; nil for a Service.
+	se *seFacts
 }
 
 // servicePort is one port of a Service, or of a ServiceEntry (istio:
@@ -223,7 +228,7 @@ type Options struct {
 // BuildWith is Build with options.
 func BuildWith(objs []*unstructured.Unstructured, graph *topology.Graph, grants *gatewayapi.Grants, namespace string, opts Options) (*Index, []diag.Problem) {
 	ix := &Index{graph: graph, grants: grants, gateways: map[topology.Ref]*gateway{},
-		services: map[topology.Ref]*service{}, routes: map[topology.Ref]*route{}, objs: objs, namespace: namespace}
+		services: map[topology.Ref]*service{}, entryOf: map[topology.Ref]*service{}, routes: map[topology.Ref]*route{}, objs: objs, namespace: namespace}
 	if !opts.DisableProfiles {
 		ix.delegationKinds = profiles.DelegationKinds
 	}
@@ -318,16 +323,25 @@ func BuildWith(objs []*unstructured.Unstructured, graph *topology.Graph, grants 
 			// targetRefs name no port).
 			var se struct {
 				Spec struct {
-					Hosts []string `json:"hosts,omitempty"`
-					Ports []struct {
+					Hosts     []string `json:"hosts,omitempty"`
+					Addresses []string `json:"addresses,omitempty"`
+					Ports     []struct {
 						Number   int32  `json:"number"`
 						Name     string `json:"name,omitempty"`
 						Protocol string `json:"protocol,omitempty"`
 					} `json:"ports,omitempty"`
+					Location   string `json:"location,omitempty"`
+					Resolution string `json:"resolution,omitempty"`
 				} `json:"spec"`
 			}
 			if decode(&se) {
-				svc := &service{ref: ref, ports: map[int32]string{}, meshPorts: map[int32]servicePort{}}
+				svc := &service{ref: ref, ports: map[int32]string{}, meshPorts: map[int32]servicePort{},
+					se: &seFacts{created: u.GetCreationTimestamp().Time, addresses: len(se.Spec.Addresses) > 0,
+						resolution: strings.ToUpper(se.Spec.Resolution), internal: strings.EqualFold(se.Spec.Location, "MESH_INTERNAL"),
+						noAllocate: strings.EqualFold(u.GetLabels()[autoallocateLabel], "false")}}
+				if svc.se.resolution == "" {
+					svc.se.resolution = "NONE"
+				}
 				for _, h := range se.Spec.Hosts {
 					svc.hosts = append(svc.hosts, strings.ToLower(h))
 				}
@@ -337,6 +351,7 @@ func BuildWith(objs []*unstructured.Unstructured, graph *topology.Graph, grants 
 					}
 				}
 				ix.entries = append(ix.entries, svc)
+				ix.entryOf[ref] = svc
 			}
 		case topology.KindHTTPRoute:
 			var r gwv1.HTTPRoute

@@ -192,7 +192,7 @@ func (ix *Index) TraceMesh(req *Request, ns string) (*RequestTrace, error) {
 	if req.IsTLS() {
 		return nil, fmt.Errorf("--mesh traces http:// and grpc:// requests: a waypoint does not terminate the TLS of an %s request, so it cannot route it", req.Scheme)
 	}
-	svc, note := ix.serviceEntryFor(req.SNI, ns)
+	svc, note, uncaptured := ix.serviceEntryFor(req.SNI, ns)
 	var name, namespace string
 	if svc != nil {
 		name, namespace = svc.ref.Name, svc.ref.Namespace
@@ -224,9 +224,16 @@ func (ix *Index) TraceMesh(req *Request, ns string) (*RequestTrace, error) {
 	t := &RequestTrace{APIVersion: APIVersion, Kind: Kind, Request: req, Outcomes: []Outcome{}, NotMatched: []NotMatched{}, dryRun: ix.dryRun,
 		Mesh: &MeshTrace{Service: ref, Port: req.Port, PortName: sp.name, Protocol: proto}}
 	b := ix.meshBindings().Of(ref)
+	if uncaptured != "" {
+		t.Mesh.Unbound = uncaptured
+		ix.unboundOutcome(t, svc, req, "not captured: the connection goes to the address the client's DNS gives as it is, so no route and no L7 policy applies",
+			"the ServiceEntry's host has no address: ztunnel sends its connections to no waypoint")
+		return t, nil
+	}
 	if b.Waypoint.Name == "" {
 		t.Mesh.Unbound = b.Unbound
-		ix.unboundOutcome(t, svc, req)
+		ix.unboundOutcome(t, svc, req, "no waypoint: ztunnel sends the connection to the Service's endpoints at L4, so no route and no L7 policy applies (sidecars are not modelled)",
+			"the Service is bound to no waypoint: no proxy applies its routes")
 		if note != "" {
 			t.Outcomes[0].Notes = append(t.Outcomes[0].Notes, note)
 		}
@@ -315,42 +322,28 @@ func queryOf(req *Request) string {
 	return "?" + req.Query
 }
 
-// unboundOutcome is the outcome of a request to a Service bound to no
-// waypoint: ztunnel sends the connection to the Service's endpoints as it
-// is, so no route and no L7 policy applies; the routes naming the Service
-// are listed as not taking it.
-func (ix *Index) unboundOutcome(t *RequestTrace, svc *service, req *Request) {
+// unboundOutcome is the outcome of a request to a Service whose
+// connections go through no waypoint (bound to none, or not captured by
+// ztunnel): they go to the Service as they are, so no route and no L7
+// policy applies (note says so); the routes naming the Service are
+// listed as not taking it, for reason.
+func (ix *Index) unboundOutcome(t *RequestTrace, svc *service, req *Request, note, reason string) {
 	o := Outcome{EffectivePolicies: []EffectivePolicy{}, Path: []topology.Ref{svc.ref},
 		mesh: &meshOutcome{service: svc.ref, port: req.Port}}
 	ix.toService(&o, svc, req)
-	o.Notes = append(o.Notes, "no waypoint: ztunnel sends the connection to the Service's endpoints at L4, so no route and no L7 policy applies (sidecars are not modelled)")
+	o.Notes = append(o.Notes, note)
 	t.Outcomes = append(t.Outcomes, o)
-	for _, r := range ix.meshRoutesOf(svc.ref) {
-		t.NotMatched = append(t.NotMatched, NotMatched{Service: refPtr(svc.ref), Route: r.ref,
-			Reason: "the Service is bound to no waypoint: no proxy applies its routes"})
+	for _, r := range ix.meshRoutesAt(svc, topology.Ref{}, false) {
+		t.NotMatched = append(t.NotMatched, NotMatched{Service: refPtr(svc.ref), Route: r.ref, Reason: reason})
 	}
 }
 
 func refPtr(r topology.Ref) *topology.Ref { return &r }
 
-// meshRoutesOf are the routes with a parentRef naming Service svc, by ref.
-func (ix *Index) meshRoutesOf(svc topology.Ref) []*route {
-	var out []*route
-	for _, r := range ix.routes {
-		for _, p := range r.parents {
-			if gatewayapi.ParentOf(r.ref.Namespace, p) == svc {
-				out = append(out, r)
-				break
-			}
-		}
-	}
-	slices.SortFunc(out, func(a, b *route) int { return a.ref.Compare(b.ref) })
-	return out
-}
-
 // meshGroup is, at one of Istio's waypoints, the routes istiod merges
 // into one VirtualService for a Service: those of one namespace whose
-// parentRefs name the Service with one port, or without one (istio/istio
+// parentRefs name the Service with one port, or without one, by one host
+// (a ServiceEntry's, parentHost) (istio/istio
 // @ 86c9f01f pilot/pkg/config/kube/gateway/route_collections.go
 // HTTPRouteCollection: key namespace[/port]/host; mergeHTTPRoutes, which
 // merges HTTPRoutes and GRPCRoutes alike, controller.go).
@@ -376,6 +369,17 @@ func (ix *Index) meshRoute(t *RequestTrace, svc *service, proto string, req *Req
 	}
 	o.mesh.prefix = len(o.Path)
 	o.Path = append(o.Path, svc.ref)
+	if svc.se != nil && istio {
+		if why := svc.se.waypointLacks(svc.meshName(), proto); why != "" {
+			o.l4 = true // no HTTP answer either: the connection is reset
+			o.Result, o.Reason = ResultError, why
+			t.Outcomes = append(t.Outcomes, o)
+			for _, r := range ix.meshRoutesAt(svc, wp, istio) {
+				t.NotMatched = append(t.NotMatched, NotMatched{Gateway: wp, Service: refPtr(svc.ref), Route: r.ref, Reason: "the waypoint does not serve the ServiceEntry's host on this port"})
+			}
+			return
+		}
+	}
 	if !istio {
 		o.Notes = append(o.Notes, fmt.Sprintf("Gateway %s is not one of Istio's waypoints (class istio-waypoint or of istio.io/mesh-controller): istiod does not program it, and its routing is traced by Gateway API's rules for mesh routes", nameOf(wp)))
 	}
@@ -408,7 +412,7 @@ func (ix *Index) meshRoute(t *RequestTrace, svc *service, proto string, req *Req
 			o.Notes = append(o.Notes, fmt.Sprintf("%s: the waypoint proxies its connections as TCP to the Service (%s), so HTTPRoutes and GRPCRoutes do not apply, and AuthorizationPolicies apply their TCP rules only (not decided here)", what, tail))
 		}
 		t.Outcomes = append(t.Outcomes, o)
-		for _, r := range ix.meshRoutesOf(svc.ref) {
+		for _, r := range ix.meshRoutesAt(svc, wp, istio) {
 			if r == best {
 				continue
 			}
@@ -474,7 +478,7 @@ func (ix *Index) meshRoute(t *RequestTrace, svc *service, proto string, req *Req
 	if istio {
 		verb = "comes first at the waypoint (Istio's order)"
 	}
-	for _, r := range ix.meshRoutesOf(svc.ref) {
+	for _, r := range ix.meshRoutesAt(svc, wp, istio) {
 		if best != nil && r == best.e.rule.route {
 			continue
 		}
@@ -512,17 +516,16 @@ func (ix *Index) meshRoute(t *RequestTrace, svc *service, proto string, req *Req
 // API's precedence (better).
 func (ix *Index) meshCandidates(svc *service, req *Request, wp topology.Ref, istio bool) ([]*meshGroup, map[*route]string) {
 	why := map[*route]string{}
-	byKey := map[[2]string]*meshGroup{}
+	byKey := map[[3]string]*meshGroup{}
 	var groups []*meshGroup
-	add := func(r *route, port int32) {
-		key := [2]string{r.ref.Namespace, strconv.Itoa(int(port))}
+	add := func(r *route, port int32, host string) {
+		key := [3]string{r.ref.Namespace, strconv.Itoa(int(port)), host}
 		if !istio {
-			key = [2]string{}
+			key = [3]string{}
 		}
 		mg := byKey[key]
 		if mg == nil {
 			mg = &meshGroup{ns: r.ref.Namespace, port: port, created: r.created}
-			host := svc.meshName()
 			mg.name = r.ref.Namespace + "~" + host
 			if port != 0 {
 				mg.name = r.ref.Namespace + "~" + strconv.Itoa(int(port)) + "~" + host
@@ -537,7 +540,7 @@ func (ix *Index) meshCandidates(svc *service, req *Request, wp topology.Ref, ist
 			}
 		}
 	}
-	for _, r := range ix.meshRoutesOf(svc.ref) {
+	for _, r := range ix.meshRoutesAt(svc, wp, istio) {
 		gk := r.ref.GroupKind()
 		if gk != topology.KindHTTPRoute && gk != topology.KindGRPCRoute {
 			why[r] = fmt.Sprintf("kind: a %s does not serve %s requests", r.ref.Kind, req.Scheme)
@@ -562,10 +565,13 @@ func (ix *Index) meshCandidates(svc *service, req *Request, wp topology.Ref, ist
 			}
 		}
 		var ports []int32
+		var hosts []string
 		for _, p := range r.parents {
-			if gatewayapi.ParentOf(r.ref.Namespace, p) != svc.ref {
+			h, ok := ix.parentHost(r, p, svc, istio)
+			if !ok {
 				continue
 			}
+			hosts = append(hosts, h)
 			if p.Port == nil {
 				ports = append(ports, 0)
 			} else {
@@ -573,9 +579,9 @@ func (ix *Index) meshCandidates(svc *service, req *Request, wp topology.Ref, ist
 			}
 		}
 		took := false
-		for _, port := range ports {
+		for i, port := range ports {
 			if port == 0 || port == req.Port {
-				add(r, port)
+				add(r, port, hosts[i])
 				took = true
 			}
 		}
@@ -772,7 +778,7 @@ func (ix *Index) meshL4Route(svc *service, req *Request, wp topology.Ref) (*rout
 	why := map[*route]string{}
 	fqdn := svc.meshName()
 	var tls, tcp []*route
-	for _, r := range ix.meshRoutesOf(svc.ref) {
+	for _, r := range ix.meshRoutesAt(svc, wp, true) {
 		gk := r.ref.GroupKind()
 		if gk != topology.KindTLSRoute && gk != topology.KindTCPRoute {
 			continue // meshRoute says why
@@ -784,7 +790,7 @@ func (ix *Index) meshL4Route(svc *service, req *Request, wp topology.Ref) (*rout
 		var ports []string
 		took := false
 		for _, p := range r.parents {
-			if gatewayapi.ParentOf(r.ref.Namespace, p) != svc.ref {
+			if _, ok := ix.parentHost(r, p, svc, true); !ok {
 				continue
 			}
 			if p.Port == nil || int32(*p.Port) == req.Port {
@@ -865,62 +871,4 @@ func (s *service) meshName() string {
 		return s.hosts[0]
 	}
 	return s.ref.Name + "." + s.ref.Namespace + ".svc." + clusterDomain
-}
-
-// serviceEntryFor is the ServiceEntry a mesh request to host reaches
-// (from a pod of namespace ns): one listing the host, else one whose
-// wildcard host ("*.example.com") covers it; of several, the client's
-// namespace's first, then by namespace/name, with a note naming the
-// others. The returned service's hosts start with the host it matched,
-// the name istiod's VirtualServices for it bear. nil when none does.
-func (ix *Index) serviceEntryFor(host, ns string) (*service, string) {
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
-	var exact, wild []*service
-	for _, se := range ix.entries {
-		for _, h := range se.hosts {
-			switch {
-			case h == host:
-				exact = append(exact, se)
-			case strings.HasPrefix(h, "*.") && strings.HasSuffix(host, h[1:]):
-				wild = append(wild, se)
-			default:
-				continue
-			}
-			break
-		}
-	}
-	cands := exact
-	if len(cands) == 0 {
-		cands = wild
-	}
-	if len(cands) == 0 {
-		return nil, ""
-	}
-	slices.SortStableFunc(cands, func(a, b *service) int {
-		if ai, bi := a.ref.Namespace == ns, b.ref.Namespace == ns; ai != bi {
-			if ai {
-				return -1
-			}
-			return 1
-		}
-		return a.ref.Compare(b.ref)
-	})
-	pick := *cands[0]
-	matched := host
-	for _, h := range pick.hosts {
-		if h == host || (strings.HasPrefix(h, "*.") && strings.HasSuffix(host, h[1:])) {
-			matched = h
-			break
-		}
-	}
-	pick.hosts = append([]string{matched}, slices.DeleteFunc(slices.Clone(pick.hosts), func(h string) bool { return h == matched })...)
-	note := ""
-	if len(cands) > 1 {
-		var others []string
-		for _, c := range cands[1:] {
-			others = append(others, c.ref.Namespace+"/"+c.ref.Name)
-		}
-		note = fmt.Sprintf("host %s is also a host of ServiceEntry %s; the trace takes %s/%s (the client's namespace's first, then by namespace/name)", host, strings.Join(others, ", "), pick.ref.Namespace, pick.ref.Name)
-	}
-	return &pick, note
 }

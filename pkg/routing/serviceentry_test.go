@@ -9,11 +9,16 @@ import (
 
 // egress: namespace egress with waypoint egress/waypoint and ServiceEntry
 // api (hosts api.example.com and *.api.example.com; ports 80 HTTP and
-// 443 TLS) bound to it; an HTTPRoute on the ServiceEntry's port 80 sends
-// /v2 to Service egress/v2; AuthorizationPolicies on the ServiceEntry
-// (deny /admin) and on the waypoint (GET only). ServiceEntry other, in
-// namespace shop, lists api.example.com too; ServiceEntry direct is bound
-// to no waypoint.
+// 443 TLS; resolution DNS) bound to it; an HTTPRoute on the
+// ServiceEntry's port 80 sends /v2 to Service egress/v2, and one naming
+// ServiceEntry alias (host api.example.com, no address) sends /extra to
+// it; AuthorizationPolicies on the ServiceEntry (deny /admin) and on the
+// waypoint (GET only). ServiceEntry other, in namespace shop, lists
+// api.example.com too; ServiceEntry direct is bound to no waypoint;
+// ServiceEntry dyn (*.dyn.example.com, DYNAMIC_DNS, ports 80 HTTP and
+// 443 TLS) is bound to the waypoint; ServiceEntries old and new, in
+// namespaces a and b, list shared.example.com (old is older), and wild,
+// in namespace b, *.example.org (with spec.addresses).
 const egress = meshCRDs + `
 ---
 apiVersion: v1
@@ -35,16 +40,57 @@ spec:
 ---
 apiVersion: networking.istio.io/v1
 kind: ServiceEntry
-metadata: {name: other, namespace: shop}
+metadata: {name: alias, namespace: egress}
 spec:
   hosts: [api.example.com]
   ports: [{number: 80, name: http, protocol: HTTP}]
 ---
 apiVersion: networking.istio.io/v1
 kind: ServiceEntry
+metadata: {name: other, namespace: shop}
+spec:
+  hosts: [api.example.com]
+  ports: [{number: 80, name: http, protocol: HTTP}]
+  resolution: DNS
+---
+apiVersion: networking.istio.io/v1
+kind: ServiceEntry
 metadata: {name: direct, namespace: egress}
 spec:
   hosts: [direct.example.com]
+  ports: [{number: 80, name: http, protocol: HTTP}]
+  resolution: DNS
+---
+apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: dyn, namespace: egress, labels: {istio.io/use-waypoint: waypoint}}
+spec:
+  hosts: ["*.dyn.example.com"]
+  ports: [{number: 80, name: http, protocol: HTTP}, {number: 443, name: tls, protocol: TLS}]
+  resolution: DYNAMIC_DNS
+---
+apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: new, namespace: b, creationTimestamp: "2026-02-01T00:00:00Z"}
+spec:
+  hosts: [shared.example.com]
+  ports: [{number: 80, name: http, protocol: HTTP}]
+  resolution: DNS
+---
+apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: old, namespace: a, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec:
+  hosts: [shared.example.com]
+  ports: [{number: 80, name: http, protocol: HTTP}]
+  resolution: DNS
+---
+apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: wild, namespace: b}
+spec:
+  hosts: ["*.example.org"]
+  addresses: [240.0.0.9]
   ports: [{number: 80, name: http, protocol: HTTP}]
 ---
 apiVersion: v1
@@ -60,6 +106,16 @@ spec:
   rules:
   - name: v2
     matches: [{path: {type: PathPrefix, value: /v2}}]
+    backendRefs: [{name: v2, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: extra, namespace: egress}
+spec:
+  parentRefs: [{group: networking.istio.io, kind: ServiceEntry, name: alias}]
+  rules:
+  - name: extra
+    matches: [{path: {type: PathPrefix, value: /extra}}]
     backendRefs: [{name: v2, port: 80}]
 ---
 apiVersion: security.istio.io/v1
@@ -107,10 +163,39 @@ func TestMeshServiceEntryHost(t *testing.T) {
 	if o := meshTrace(t, ix, pols, "http://api.example.com/", "egress").Outcomes[0]; o.Result != routing.ResultNotFound {
 		t.Errorf("/: %+v", o)
 	}
-	// A wildcard host, on the TLS port: proxied as TCP to the ServiceEntry.
+	// A route naming another ServiceEntry whose host overlaps applies at
+	// the waypoint (istiod compares the VirtualServices' hosts).
+	if o := meshTrace(t, ix, pols, "http://api.example.com/extra", "egress").Outcomes[0]; o.Route == nil || o.Route.Name != "extra" {
+		t.Errorf("/extra: %+v", o)
+	}
+	// A wildcard host with resolution DNS has no address: ztunnel's DNS
+	// proxy does not answer for it, so the connection goes out as it is,
+	// through no waypoint.
 	tr = meshTrace(t, ix, pols, "tcp://eu.api.example.com:443", "egress")
-	if o := tr.Outcomes[0]; tr.Mesh.Service.Name != "api" || tr.Mesh.Protocol != "TLS" || o.Result != routing.ResultForwarded || len(o.Backends) != 1 || o.Backends[0].Ref.Kind != "ServiceEntry" {
+	if o := tr.Outcomes[0]; tr.Mesh.Service.Name != "api" || o.Gateway.Name != "" || !strings.Contains(tr.Mesh.Unbound, "host *.api.example.com of ServiceEntry egress/api has no address (*.api.example.com is a wildcard host and resolution is DNS") {
 		t.Errorf("wildcard tcp: mesh %+v outcome %+v", tr.Mesh, o)
+	}
+	// A wildcard DYNAMIC_DNS host has one: its HTTP port reaches the
+	// waypoint; its TLS port has no filter chain there.
+	tr = meshTrace(t, ix, pols, "http://x.dyn.example.com/", "egress")
+	if o := tr.Outcomes[0]; tr.Mesh.Service.Name != "dyn" || tr.Mesh.Unbound != "" || o.Gateway.Name != "waypoint" || o.Result != routing.ResultForwarded {
+		t.Errorf("dyn http: mesh %+v outcome %+v", tr.Mesh, o)
+	}
+	tr = meshTrace(t, ix, pols, "tcp://x.dyn.example.com:443", "egress")
+	if o := tr.Outcomes[0]; o.Gateway.Name != "waypoint" || o.Result != routing.ResultError || !strings.Contains(o.Reason, "no filter chain for TLS port of wildcard host *.dyn.example.com") {
+		t.Errorf("dyn tls: outcome %+v", o)
+	}
+	// Of ServiceEntries in other namespaces, the oldest; a host listed
+	// exactly wins over a wildcard covering it.
+	tr = meshTrace(t, ix, pols, "http://shared.example.com/", "egress")
+	if tr.Mesh.Service.Namespace != "a" || !strings.Contains(strings.Join(tr.Outcomes[0].Notes, ";"), "also a host of ServiceEntry b/new") {
+		t.Errorf("shared from egress: mesh %+v notes %v", tr.Mesh, tr.Outcomes[0].Notes)
+	}
+	if tr := meshTrace(t, ix, pols, "http://shared.example.com/", "b"); tr.Mesh.Service.Name != "new" {
+		t.Errorf("shared from b: mesh %+v", tr.Mesh)
+	}
+	if tr := meshTrace(t, ix, pols, "http://www.example.org/", "egress"); tr.Mesh.Service.Name != "wild" || tr.Mesh.Unbound == "" || strings.Contains(tr.Mesh.Unbound, "no address") {
+		t.Errorf("wildcard with spec.addresses: mesh %+v", tr.Mesh)
 	}
 	// From namespace shop, its own ServiceEntry for the host is taken, bound
 	// to no waypoint; the other is named in a note.
@@ -119,7 +204,7 @@ func TestMeshServiceEntryHost(t *testing.T) {
 		t.Errorf("from shop: mesh %+v outcome %+v", tr.Mesh, o)
 	}
 	// A ServiceEntry bound to no waypoint: ztunnel sends the connection on.
-	if tr := meshTrace(t, ix, pols, "http://direct.example.com/", "egress"); tr.Mesh.Unbound == "" || tr.Outcomes[0].Gateway.Name != "" {
+	if tr := meshTrace(t, ix, pols, "http://direct.example.com/", "egress"); !strings.Contains(tr.Mesh.Unbound, "istio.io/use-waypoint") || tr.Outcomes[0].Gateway.Name != "" {
 		t.Errorf("direct: %+v", tr.Mesh)
 	}
 	// A port the ServiceEntry lacks is an error naming it.

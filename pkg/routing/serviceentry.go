@@ -1,0 +1,310 @@
+package routing
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/attache-dev/attache/pkg/gatewayapi"
+	"github.com/attache-dev/attache/pkg/topology"
+)
+
+// autoallocateLabel opts a ServiceEntry out of istiod's address
+// allocation when "false" (istio.io/api label
+// networking.istio.io/enable-autoallocate-ip).
+const autoallocateLabel = "networking.istio.io/enable-autoallocate-ip"
+
+// seFacts are what decide whether ztunnel captures the connections to a
+// ServiceEntry's hosts, and whether its waypoint serves them.
+type seFacts struct {
+	created time.Time
+	// addresses: spec.addresses is set (every host has them).
+	addresses bool
+	// resolution is spec.resolution, upper case; NONE when unset.
+	resolution string
+	// internal: location MESH_INTERNAL.
+	internal bool
+	// noAllocate: the ServiceEntry opts out of address allocation.
+	noAllocate bool
+}
+
+// noAddress says why host h of the ServiceEntry has no address ztunnel
+// knows it by, "" when it has one: spec.addresses, else the one istiod's
+// address allocator gives it (istio/istio @ 86c9f01f
+// pilot/pkg/serviceregistry/ambient/services.go constructServiceEntries,
+// pilot/pkg/networking/serviceentry ShouldV2AutoAllocateIP: not with
+// resolution NONE, not to a wildcard host unless resolution is
+// DYNAMIC_DNS, not when opted out). The allocator is taken as on (its
+// default, PILOT_ENABLE_IP_AUTOALLOCATE); status.addresses is not read.
+func (f *seFacts) noAddress(h string) string {
+	switch {
+	case f.addresses:
+		return ""
+	case f.resolution == "NONE":
+		return "resolution NONE and no spec.addresses: istiod allocates no address to its hosts"
+	case strings.HasPrefix(h, "*") && f.resolution != "DYNAMIC_DNS":
+		return fmt.Sprintf("%s is a wildcard host and resolution is %s: istiod allocates addresses to wildcard hosts only with resolution DYNAMIC_DNS", h, f.resolution)
+	case f.noAllocate:
+		return fmt.Sprintf("label %s: \"false\" opts it out of address allocation, and it has no spec.addresses", autoallocateLabel)
+	}
+	return ""
+}
+
+// waypointLacks says why one of Istio's waypoints has no filter chain
+// for host h of the ServiceEntry on a port of protocol proto, "" when it
+// has one (istio/istio @ 86c9f01f pilot/pkg/networking/core waypoint.go
+// findWaypointResources: a MESH_INTERNAL ServiceEntry with resolution
+// DYNAMIC_DNS is left out; listener_waypoint.go: a wildcard DYNAMIC_DNS
+// host's TLS ports get no chain unless
+// ENABLE_WILDCARD_HOST_SERVICE_ENTRIES_FOR_TLS, off by default).
+func (f *seFacts) waypointLacks(h, proto string) string {
+	switch {
+	case f.resolution != "DYNAMIC_DNS":
+		return ""
+	case f.internal:
+		return "the waypoint does not serve it: istiod leaves a MESH_INTERNAL ServiceEntry with resolution DYNAMIC_DNS out of its waypoint (DYNAMIC_DNS is for MESH_EXTERNAL ones), so the connection is reset"
+	case strings.HasPrefix(h, "*") && proto == "TLS":
+		return fmt.Sprintf("the waypoint has no filter chain for TLS port of wildcard host %s with resolution DYNAMIC_DNS (istiod's ENABLE_WILDCARD_HOST_SERVICE_ENTRIES_FOR_TLS, off by default), so the connection is reset", h)
+	}
+	return ""
+}
+
+// istioHostMatches is istio's host.Name Matches: whether hosts a and b,
+// either a wildcard ("*.example.com", "*"), overlap.
+func istioHostMatches(a, b string) bool {
+	aw, bw := strings.HasPrefix(a, "*"), strings.HasPrefix(b, "*")
+	switch {
+	case aw && bw:
+		if len(a) < len(b) {
+			return strings.HasSuffix(b[1:], a[1:])
+		}
+		return strings.HasSuffix(a[1:], b[1:])
+	case aw:
+		return strings.HasSuffix(b, a[1:])
+	case bw:
+		return strings.HasSuffix(a, b[1:])
+	}
+	return a == b
+}
+
+// searchNames are the names ztunnel's DNS proxy looks a host up by, in
+// order: the host, then wildcards of it of decreasing specificity
+// (eu.api.example.com: *.api.example.com, *.example.com, *.com; ztunnel
+// src/dns/server.rs get_wildcards).
+func searchNames(h string) []string {
+	out := []string{h}
+	labels := strings.Split(h, ".")
+	for i := 1; i < len(labels); i++ {
+		out = append(out, "*."+strings.Join(labels[i:], "."))
+	}
+	return out
+}
+
+// serviceEntryFor is what a mesh request to host from a pod of
+// namespace ns reaches when a ServiceEntry takes part, as ztunnel's DNS
+// proxy answers for it (istio/ztunnel src/dns/server.rs find_server,
+// src/state/service.rs find_best_match; istiod's selectWorkloadServices):
+// for the host, then each wildcard of it (searchNames), the ServiceEntry
+// hosts with an address (seFacts.noAddress), and the Service of that
+// cluster name: the client's namespace's (its Service, else its oldest
+// ServiceEntry), else the Service, else the oldest ServiceEntry. The
+// returned service is a copy whose hosts start with the host it matched,
+// the name istiod's VirtualServices for it bear; it is a Kubernetes
+// Service only when a ServiceEntry lists the same name. note names the
+// others. When no host with an address matches but a ServiceEntry lists
+// it, that ServiceEntry is returned with uncaptured saying why ztunnel
+// does not capture the connection. nil when no ServiceEntry lists it.
+func (ix *Index) serviceEntryFor(host, ns string) (svc *service, note, uncaptured string) {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	aliases := []string{host}
+	if name, namespace, err := meshHost(host, ns); err == nil {
+		if fqdn := name + "." + namespace + ".svc." + clusterDomain; fqdn != host {
+			aliases = append(aliases, fqdn)
+		}
+	}
+	type hit struct {
+		s *service
+		h string
+	}
+	var firstMiss []hit
+	for _, alias := range aliases {
+		for _, name := range searchNames(alias) {
+			var hits, misses []hit
+			for _, se := range ix.entries {
+				if !slices.Contains(se.hosts, name) {
+					continue
+				}
+				if se.se.noAddress(name) == "" {
+					hits = append(hits, hit{se, name})
+				} else {
+					misses = append(misses, hit{se, name})
+				}
+			}
+			var kube *service
+			if n, namespace, err := meshHost(name, ns); err == nil && !strings.HasPrefix(name, "*") && strings.HasSuffix(name, ".svc."+clusterDomain) {
+				kube = ix.services[topology.Ref{Kind: topology.KindService.Kind, Namespace: namespace, Name: n}]
+			}
+			if len(hits) == 0 {
+				if kube != nil {
+					return nil, "", "" // the Service, as any
+				}
+				if firstMiss == nil {
+					firstMiss = misses
+				}
+				continue
+			}
+			all := make([]*service, 0, len(hits))
+			for _, h := range hits {
+				all = append(all, h.s)
+			}
+			pick := pickService(all, kube, ns)
+			if pick == kube {
+				return kube, fmt.Sprintf("host %s is also a host of ServiceEntry %s; ztunnel takes Service %s/%s (a Service wins over ServiceEntries of its namespace, and is the one other namespaces reach)", name, refList(all), kube.ref.Namespace, kube.ref.Name), ""
+			}
+			return matchedCopy(pick, name), othersNote(name, pick, all, kube), ""
+		}
+	}
+	if len(firstMiss) == 0 {
+		return nil, "", ""
+	}
+	all := make([]*service, 0, len(firstMiss))
+	for _, h := range firstMiss {
+		all = append(all, h.s)
+	}
+	pick := pickService(all, nil, ns)
+	name := firstMiss[0].h
+	return matchedCopy(pick, name), "", fmt.Sprintf("ztunnel does not capture the connection: host %s of ServiceEntry %s/%s has no address (%s), so ztunnel's DNS proxy does not answer for it, the client connects to the address its own DNS gives, and ztunnel passes the connection on through no waypoint", name, pick.ref.Namespace, pick.ref.Name, pick.se.noAddress(name))
+}
+
+// pickService is, of the ServiceEntries ses listing one host and the
+// Service kube of that name (nil when none), the one ztunnel resolves
+// the host to for a client of namespace ns: that namespace's (its
+// Service, else its oldest ServiceEntry), else the Service, else the
+// oldest ServiceEntry (istiod marks it canonical); ties by ref.
+func pickService(ses []*service, kube *service, ns string) *service {
+	if kube != nil && kube.ref.Namespace == ns {
+		return kube
+	}
+	older := func(a, b *service) int {
+		if c := a.se.created.Compare(b.se.created); c != 0 {
+			return c
+		}
+		return a.ref.Compare(b.ref)
+	}
+	var local, oldest *service
+	for _, s := range ses {
+		if s.ref.Namespace == ns && (local == nil || older(s, local) < 0) {
+			local = s
+		}
+		if oldest == nil || older(s, oldest) < 0 {
+			oldest = s
+		}
+	}
+	switch {
+	case local != nil:
+		return local
+	case kube != nil:
+		return kube
+	}
+	return oldest
+}
+
+// matchedCopy is a copy of ServiceEntry se whose hosts start with h.
+func matchedCopy(se *service, h string) *service {
+	c := *se
+	c.hosts = append([]string{h}, slices.DeleteFunc(slices.Clone(se.hosts), func(x string) bool { return x == h })...)
+	return &c
+}
+
+// refList names services as namespace/name, comma separated.
+func refList(ss []*service) string {
+	names := make([]string, 0, len(ss))
+	for _, s := range ss {
+		names = append(names, s.ref.Namespace+"/"+s.ref.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// othersNote names the other ServiceEntries (and the Service) listing
+// host h when pick was taken, "" when there are none.
+func othersNote(h string, pick *service, all []*service, kube *service) string {
+	var others []*service
+	for _, s := range all {
+		if s.ref != pick.ref {
+			others = append(others, s)
+		}
+	}
+	if len(others) == 0 && kube == nil {
+		return ""
+	}
+	what := ""
+	if len(others) > 0 {
+		what = "ServiceEntry " + refList(others)
+	}
+	if kube != nil {
+		if what != "" {
+			what += " and "
+		}
+		what += "Service " + kube.ref.Namespace + "/" + kube.ref.Name
+	}
+	return fmt.Sprintf("host %s is also a host of %s; ztunnel takes %s/%s (the client's namespace's, else the oldest: istiod's canonical one)", h, what, pick.ref.Namespace, pick.ref.Name)
+}
+
+// parentHost is, for parentRef p of route r at one of Istio's waypoints
+// serving svc, the host of the VirtualService istiod makes of it that
+// overlaps svc's name (getVirtualServiceForWaypoint compares the hosts:
+// a ServiceEntry parent gives one per host of it, a Service its cluster
+// name); at another implementation's waypoint, or for the unbound, the
+// parentRef must name svc itself. ok false when p does not reach svc.
+func (ix *Index) parentHost(r *route, p gwv1.ParentReference, svc *service, istio bool) (string, bool) {
+	ref := gatewayapi.ParentOf(r.ref.Namespace, p)
+	if ref == svc.ref {
+		return svc.meshName(), true
+	}
+	if !istio {
+		return "", false
+	}
+	var hosts []string
+	switch ref.GroupKind() {
+	case topology.KindServiceEntry:
+		if se := ix.entryOf[ref]; se != nil {
+			hosts = se.hosts
+		}
+	case topology.KindService:
+		hosts = []string{ref.Name + "." + ref.Namespace + ".svc." + clusterDomain}
+	}
+	name := svc.meshName()
+	for _, h := range hosts {
+		if istioHostMatches(h, name) {
+			return h, true
+		}
+	}
+	return "", false
+}
+
+// meshRoutesAt are the routes that may take a mesh request to svc, by
+// ref: those with a parentRef naming it, and, at one of Istio's
+// waypoints (istio) wp, those of svc's namespace or wp's whose parentRef
+// reaches it by host (parentHost).
+func (ix *Index) meshRoutesAt(svc *service, wp topology.Ref, istio bool) []*route {
+	var out []*route
+	for _, r := range ix.routes {
+		for _, p := range r.parents {
+			if gatewayapi.ParentOf(r.ref.Namespace, p) == svc.ref {
+				out = append(out, r)
+				break
+			}
+			if istio && (r.ref.Namespace == svc.ref.Namespace || r.ref.Namespace == wp.Namespace) {
+				if _, ok := ix.parentHost(r, p, svc, true); ok {
+					out = append(out, r)
+					break
+				}
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b *route) int { return a.ref.Compare(b.ref) })
+	return out
+}
