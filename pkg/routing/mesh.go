@@ -116,6 +116,8 @@ func istioProtocol(port int32, p servicePort) string {
 			return strings.ToUpper(n)
 		case "grpc-web":
 			return "GRPC-Web"
+		case "http_proxy":
+			return "HTTP_PROXY"
 		case "mongo":
 			return "Mongo"
 		case "redis":
@@ -213,13 +215,13 @@ func (ix *Index) TraceMesh(req *Request, ns string) (*RequestTrace, error) {
 	}
 	proto := istioProtocol(req.Port, sp)
 	if req.Scheme == "udp" {
-		return nil, &MeshHostError{fmt.Sprintf("a udp:// request: neither ztunnel nor a waypoint carries UDP (port %d of Service %s/%s)", req.Port, namespace, name)}
+		return nil, &MeshHostError{fmt.Sprintf("a udp:// request: neither ztunnel nor a waypoint carries UDP (port %d of %s %s/%s)", req.Port, ref.Kind, namespace, name)}
 	}
 	if req.IsL4() && proto != "" && httpProtocol(proto) {
-		return nil, &MeshHostError{fmt.Sprintf("port %d of Service %s/%s is %s: a waypoint parses its connections as HTTP, so trace a request on it as http:// or grpc://", req.Port, namespace, name, proto)}
+		return nil, &MeshHostError{fmt.Sprintf("port %d of %s %s/%s is %s: a waypoint parses its connections as HTTP, so trace a request on it as http:// or grpc://", req.Port, ref.Kind, namespace, name, proto)}
 	}
 	if proto == "UDP" {
-		return nil, &MeshHostError{fmt.Sprintf("port %d of Service %s/%s is UDP, which neither ztunnel nor a waypoint carries as HTTP", req.Port, namespace, name)}
+		return nil, &MeshHostError{fmt.Sprintf("port %d of %s %s/%s is UDP, which neither ztunnel nor a waypoint carries as HTTP", req.Port, ref.Kind, namespace, name)}
 	}
 	t := &RequestTrace{APIVersion: APIVersion, Kind: Kind, Request: req, Outcomes: []Outcome{}, NotMatched: []NotMatched{}, dryRun: ix.dryRun,
 		Mesh: &MeshTrace{Service: ref, Port: req.Port, PortName: sp.name, Protocol: proto}}
@@ -232,8 +234,8 @@ func (ix *Index) TraceMesh(req *Request, ns string) (*RequestTrace, error) {
 	}
 	if b.Waypoint.Name == "" {
 		t.Mesh.Unbound = b.Unbound
-		ix.unboundOutcome(t, svc, req, "no waypoint: ztunnel sends the connection to the Service's endpoints at L4, so no route and no L7 policy applies (sidecars are not modelled)",
-			"the Service is bound to no waypoint: no proxy applies its routes")
+		ix.unboundOutcome(t, svc, req, svc.words("no waypoint: ztunnel sends the connection to the Service's endpoints at L4, so no route and no L7 policy applies (sidecars are not modelled)"),
+			svc.words("the Service is bound to no waypoint: no proxy applies its routes"))
 		if note != "" {
 			t.Outcomes[0].Notes = append(t.Outcomes[0].Notes, note)
 		}
@@ -402,14 +404,14 @@ func (ix *Index) meshRoute(t *RequestTrace, svc *service, proto string, req *Req
 			o.winner = &candidate{e: e[0]}
 			o.mesh.routed = true
 			ix.apply(&o, e[0], req)
-			o.Notes = append(o.Notes, fmt.Sprintf("%s: the waypoint proxies its connections as TCP, by %s %s (istiod: the first TLSRoute, else the first TCPRoute, naming the Service on that port), and AuthorizationPolicies apply their TCP rules only (not decided here)", what, best.ref.Kind, nameOf(best.ref)))
+			o.Notes = append(o.Notes, svc.words(fmt.Sprintf("%s: the waypoint proxies its connections as TCP, by %s %s (istiod: the first TLSRoute, else the first TCPRoute, naming the Service on that port), and AuthorizationPolicies apply their TCP rules only (not decided here)", what, best.ref.Kind, nameOf(best.ref))))
 		} else {
 			ix.toService(&o, svc, req)
-			tail := "no TCPRoute or TLSRoute of the Service applies on that port"
+			tail := svc.words("no TCPRoute or TLSRoute of the Service applies on that port")
 			if !istio {
 				tail = "TCPRoutes and TLSRoutes at another implementation's waypoint are not traced"
 			}
-			o.Notes = append(o.Notes, fmt.Sprintf("%s: the waypoint proxies its connections as TCP to the Service (%s), so HTTPRoutes and GRPCRoutes do not apply, and AuthorizationPolicies apply their TCP rules only (not decided here)", what, tail))
+			o.Notes = append(o.Notes, svc.words(fmt.Sprintf("%s: the waypoint proxies its connections as TCP to the Service (%s), so HTTPRoutes and GRPCRoutes do not apply, and AuthorizationPolicies apply their TCP rules only (not decided here)", what, tail)))
 		}
 		t.Outcomes = append(t.Outcomes, o)
 		for _, r := range ix.meshRoutesAt(svc, wp, istio) {
@@ -458,9 +460,9 @@ func (ix *Index) meshRoute(t *RequestTrace, svc *service, proto string, req *Req
 		// istiod's default route at the waypoint (no VirtualService for
 		// the port): to the Service itself.
 		ix.toService(&o, svc, req)
-		o.Notes = append(o.Notes, fmt.Sprintf("no route of the Service applies on port %d: the waypoint sends the request to the Service's endpoints", req.Port))
+		o.Notes = append(o.Notes, svc.words(fmt.Sprintf("no route of the Service applies on port %d: the waypoint sends the request to the Service's endpoints", req.Port)))
 	case best == nil:
-		o.Result, o.Status, o.Reason = ResultNotFound, 404, "no route of the Service matches (the waypoint answers 404)"
+		o.Result, o.Status, o.Reason = ResultNotFound, 404, svc.words("no route of the Service matches (the waypoint answers 404)")
 	default:
 		o.winner = best
 		o.mesh.routed = true
@@ -552,7 +554,7 @@ func (ix *Index) meshCandidates(svc *service, req *Request, wp topology.Ref, ist
 		}
 		if ns := r.ref.Namespace; ns != svc.ref.Namespace && (!istio || ns != wp.Namespace) {
 			if istio {
-				why[r] = fmt.Sprintf("a route of namespace %s: at the waypoint only the routes of the Service's namespace (%s) and of the waypoint's (%s) apply; a consumer route needs its client's sidecar (not modelled)", ns, svc.ref.Namespace, wp.Namespace)
+				why[r] = svc.words(fmt.Sprintf("a route of namespace %s: at the waypoint only the routes of the Service's namespace (%s) and of the waypoint's (%s) apply; a consumer route needs its client's sidecar (not modelled)", ns, svc.ref.Namespace, wp.Namespace))
 			} else {
 				why[r] = fmt.Sprintf("a consumer route of namespace %s: it applies to the requests of that namespace's clients only (not traced)", ns)
 			}
@@ -590,7 +592,7 @@ func (ix *Index) meshCandidates(svc *service, req *Request, wp topology.Ref, ist
 			for _, p := range ports {
 				names = append(names, strconv.Itoa(int(p)))
 			}
-			why[r] = fmt.Sprintf("port: its parentRef names port %s of the Service, not %d", strings.Join(names, ", "), req.Port)
+			why[r] = svc.words(fmt.Sprintf("port: its parentRef names port %s of the Service, not %d", strings.Join(names, ", "), req.Port))
 		}
 	}
 	for _, mg := range groups {
@@ -784,7 +786,7 @@ func (ix *Index) meshL4Route(svc *service, req *Request, wp topology.Ref) (*rout
 			continue // meshRoute says why
 		}
 		if ns := r.ref.Namespace; ns != svc.ref.Namespace && ns != wp.Namespace {
-			why[r] = fmt.Sprintf("a route of namespace %s: at the waypoint only the routes of the Service's namespace (%s) and of the waypoint's (%s) apply", ns, svc.ref.Namespace, wp.Namespace)
+			why[r] = svc.words(fmt.Sprintf("a route of namespace %s: at the waypoint only the routes of the Service's namespace (%s) and of the waypoint's (%s) apply", ns, svc.ref.Namespace, wp.Namespace))
 			continue
 		}
 		var ports []string
@@ -801,13 +803,13 @@ func (ix *Index) meshL4Route(svc *service, req *Request, wp topology.Ref) (*rout
 		}
 		switch {
 		case !took:
-			why[r] = fmt.Sprintf("port: its parentRef names port %s of the Service, not %d", strings.Join(ports, ", "), req.Port)
+			why[r] = svc.words(fmt.Sprintf("port: its parentRef names port %s of the Service, not %d", strings.Join(ports, ", "), req.Port))
 			continue
 		case len(r.rules) == 0:
 			why[r] = "the route has no rule"
 			continue
 		case gk == topology.KindTLSRoute && !waypointSNIMatch(r.hostnames, fqdn):
-			why[r] = fmt.Sprintf("hostnames: at a waypoint a TLSRoute applies without hostnames, or when the one that overlaps the Service's name is %s (istiod matches its SNI hosts so)", fqdn)
+			why[r] = svc.words(fmt.Sprintf("hostnames: at a waypoint a TLSRoute applies without hostnames, or when the one that overlaps the Service's name is %s (istiod matches its SNI hosts so)", fqdn))
 			continue
 		}
 		if gk == topology.KindTLSRoute {
@@ -861,6 +863,15 @@ func waypointSNIMatch(hostnames []string, fqdn string) bool {
 		}
 	}
 	return len(sni) == 1 && sni[0] == fqdn
+}
+
+// words is msg about svc, which says "the Service", as said of a
+// ServiceEntry when svc is one.
+func (s *service) words(msg string) string {
+	if s.se == nil {
+		return msg
+	}
+	return strings.ReplaceAll(msg, "the Service", "the ServiceEntry")
 }
 
 // meshName is the host istiod names svc's VirtualServices by: a

@@ -308,3 +308,50 @@ func (ix *Index) meshRoutesAt(svc *service, wp topology.Ref, istio bool) []*rout
 	slices.SortFunc(out, func(a, b *route) int { return a.ref.Compare(b.ref) })
 	return out
 }
+
+// istioHostname is the backendRef kind istiod reads as a host name
+// (group networking.istio.io, kind Hostname): a ServiceEntry's host or a
+// Service's cluster name.
+var istioHostname = topology.GroupKind{Group: "networking.istio.io", Kind: "Hostname"}
+
+// istioOutcome reports whether istiod programs outcome o's proxy: one of
+// its Gateways, or one of its waypoints.
+func (ix *Index) istioOutcome(o *Outcome) bool {
+	if o.mesh != nil {
+		return o.mesh.istio
+	}
+	g := ix.gateways[o.Gateway]
+	return g != nil && g.istio
+}
+
+// resolveHostname checks a Hostname backendRef at one of istiod's
+// proxies (istio/istio @ 86c9f01f pilot/pkg/config/kube/gateway
+// conversion.go buildDestination): no namespace, a port, and a host that
+// is a ServiceEntry's (as written, a wildcard one too) or a Service's
+// cluster name among the objects. The ref names the host, without
+// namespace. ServiceEntries' exportTo is not read.
+func (ix *Index) resolveHostname(ref topology.Ref, br gwv1.BackendObjectReference) (topology.Ref, int32, string) {
+	host := ref.Name
+	ref.Namespace = ""
+	var port int32
+	if br.Port != nil {
+		port = int32(*br.Port)
+	}
+	switch {
+	case br.Namespace != nil && *br.Namespace != "":
+		return ref, port, "namespace may not be set with Hostname type (istiod)"
+	case br.Port == nil:
+		return ref, port, "the backendRef names no port, which istiod requires (\"port is required in backendRef\")"
+	}
+	for _, se := range ix.entries {
+		if slices.Contains(se.hosts, strings.ToLower(host)) {
+			return ref, port, ""
+		}
+	}
+	if name, ns, err := meshHost(host, ""); err == nil && strings.HasSuffix(host, ".svc."+clusterDomain) {
+		if ix.services[topology.Ref{Kind: topology.KindService.Kind, Namespace: ns, Name: name}] != nil {
+			return ref, port, ""
+		}
+	}
+	return ref, port, fmt.Sprintf("no ServiceEntry among the objects lists host %s, nor is it a Service's cluster name (istiod: backend(%s) not found, BackendNotFound)", host, host)
+}

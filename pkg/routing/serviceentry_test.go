@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/attache-dev/attache/pkg/routing"
+	"github.com/attache-dev/attache/pkg/topology"
 )
 
 // egress: namespace egress with waypoint egress/waypoint and ServiceEntry
@@ -210,5 +211,82 @@ func TestMeshServiceEntryHost(t *testing.T) {
 	// A port the ServiceEntry lacks is an error naming it.
 	if _, err := meshTraceErr(ix, pols, "http://api.example.com:8080/", "egress"); err == nil || !strings.Contains(err.Error(), "ServiceEntry egress/api has no port 8080 (its ports: 80, 443)") {
 		t.Errorf("port 8080: %v", err)
+	}
+}
+
+// egressGateway: an Istio egress Gateway (class istio) whose HTTPRoute
+// sends /cnn to Hostname edition.cnn.com (a ServiceEntry's host), /missing
+// to a host no ServiceEntry lists, /ns to a Hostname with a namespace and
+// /svc to a Service's cluster name.
+const egressGateway = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: istio}
+spec: {controllerName: istio.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: egress, namespace: istio-egress}
+spec:
+  gatewayClassName: istio
+  listeners: [{name: http, protocol: HTTP, port: 80, allowedRoutes: {namespaces: {from: Same}}}]
+---
+apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: cnn, namespace: istio-egress}
+spec:
+  hosts: [edition.cnn.com]
+  ports: [{number: 443, name: tls, protocol: TLS}]
+  resolution: DNS
+---
+apiVersion: v1
+kind: Service
+metadata: {name: local, namespace: shop}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: out, namespace: istio-egress}
+spec:
+  parentRefs: [{name: egress}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /cnn}}]
+    backendRefs: [{group: networking.istio.io, kind: Hostname, name: edition.cnn.com, port: 443}]
+  - matches: [{path: {type: PathPrefix, value: /missing}}]
+    backendRefs: [{group: networking.istio.io, kind: Hostname, name: nowhere.example.com, port: 443}]
+  - matches: [{path: {type: PathPrefix, value: /ns}}]
+    backendRefs: [{group: networking.istio.io, kind: Hostname, namespace: shop, name: edition.cnn.com, port: 443}]
+  - matches: [{path: {type: PathPrefix, value: /svc}}]
+    backendRefs: [{group: networking.istio.io, kind: Hostname, name: local.shop.svc.cluster.local, port: 80}]
+`
+
+// At istiod's Gateways a backendRef of kind Hostname (networking.istio.io)
+// names a ServiceEntry's host or a Service's cluster name; elsewhere it is
+// an unknown kind.
+func TestIstioHostnameBackends(t *testing.T) {
+	ix, pols := fixture(t, egressGateway)
+	gw := &topology.Ref{Group: "gateway.networking.k8s.io", Kind: "Gateway", Namespace: "istio-egress", Name: "egress"}
+	o := trace(t, ix, pols, "http://any.example/cnn", gw).Outcomes[0]
+	if o.Result != routing.ResultForwarded || len(o.Backends) != 1 || o.Backends[0].Invalid != "" ||
+		o.Backends[0].Ref != (topology.Ref{Group: "networking.istio.io", Kind: "Hostname", Name: "edition.cnn.com"}) || o.Backends[0].Port != 443 {
+		t.Errorf("/cnn: %+v", o)
+	}
+	if o := trace(t, ix, pols, "http://any.example/svc", gw).Outcomes[0]; o.Result != routing.ResultForwarded {
+		t.Errorf("/svc: %+v", o)
+	}
+	for path, why := range map[string]string{
+		"/missing": "no ServiceEntry among the objects lists host nowhere.example.com",
+		"/ns":      "namespace may not be set with Hostname type",
+	} {
+		o := trace(t, ix, pols, "http://any.example"+path, gw).Outcomes[0]
+		if o.Result != routing.ResultError || o.Status != 500 || len(o.Backends) != 1 || !strings.Contains(o.Backends[0].Invalid, why) {
+			t.Errorf("%s: %+v", path, o)
+		}
+	}
+	// Another implementation's Gateway does not read the kind.
+	other := strings.Replace(egressGateway, "istio.io/gateway-controller", "example.com/other", 1)
+	ix, pols = fixture(t, other)
+	if o := trace(t, ix, pols, "http://any.example/cnn", gw).Outcomes[0]; o.Result != routing.ResultError || !strings.Contains(o.Backends[0].Invalid, "InvalidKind") {
+		t.Errorf("/cnn at another implementation: %+v", o)
 	}
 }

@@ -756,6 +756,9 @@ func (ix *Index) resolve(o *Outcome, br gwv1.BackendObjectReference) (topology.R
 	if br.Port != nil {
 		port = int32(*br.Port)
 	}
+	if ref.GroupKind() == istioHostname && ix.istioOutcome(o) {
+		return ix.resolveHostname(ref, br)
+	}
 	if ref.GroupKind() != topology.KindService {
 		return ref, port, fmt.Sprintf("unknown backend kind %s (InvalidKind)", ref.GroupKind())
 	}
