@@ -82,6 +82,11 @@ type policyKindItem struct {
 	// clauses "controller=<name> unranked"); absent: none.
 	DirectSectionsUnrankedBy []string `json:"directSectionsUnrankedBy,omitempty"`
 	Ancestor                 string   `json:"ancestor"`
+	// AncestorServiceGatewaysBy are the GatewayClass controllerNames whose
+	// Gateways name a backend policy's ancestors as objects, each of them
+	// whose routes use the backend's object (attache.dev/ancestor clauses
+	// "controller=<name> service-gateways"); absent: none.
+	AncestorServiceGatewaysBy []string `json:"ancestorServiceGatewaysBy,omitempty"`
 	// AncestorLimit is "skip" when a policy does not apply at the
 	// ancestors beyond the 16 its status can list; absent: it does.
 	AncestorLimit   string   `json:"ancestorLimit,omitempty"`
@@ -388,7 +393,7 @@ func semantics(k *policy.Kind, origin func(setting, cell string) string) string 
 		parts = append(parts, origin(policy.SettingDirectSections, w))
 	}
 	if k.Ancestor != policy.AncestorTarget {
-		parts = append(parts, origin(policy.SettingAncestor, "ancestor="+string(k.Ancestor)))
+		parts = append(parts, origin(policy.SettingAncestor, "ancestor="+policy.FormatAncestor(k.Ancestor, k.AncestorServiceGatewaysBy)))
 	}
 	if k.AncestorLimit != policy.AncestorLimitReport {
 		parts = append(parts, origin(policy.SettingAncestorLimit, "ancestor-limit="+string(k.AncestorLimit)))
@@ -584,35 +589,36 @@ func strategyNames(ss []merge.Strategy) []string {
 
 func newPolicyKindItem(k *policy.Kind, crd string) policyKindItem {
 	it := policyKindItem{
-		PolicyKind:               k.String(),
-		Group:                    k.GroupKind.Group,
-		Kind:                     k.GroupKind.Kind,
-		CRD:                      crd,
-		Class:                    string(k.Class),
-		TargetKinds:              groupKindNames(k.TargetKinds),
-		EffectiveTargetKinds:     groupKindNames(k.EffectiveTargetKinds),
-		Hierarchy:                groupKindNames(k.Hierarchy),
-		Strategies:               strategyNames(k.Strategies),
-		EffectiveSectionKinds:    groupKindNames(k.EffectiveSectionKinds),
-		SameLevel:                string(k.SameLevel),
-		SameLevelTies:            map[bool]string{true: "none"}[k.TiesNotRejected],
-		MergeTypeField:           k.MergeTypeField,
-		Composition:              string(k.Composition),
-		NamedRules:               k.NamedRules,
-		DirectSections:           k.DirectSections,
-		DirectSectionsUnrankedBy: k.SectionsUnrankedBy,
-		Ancestor:                 string(k.Ancestor),
-		AncestorLimit:            map[bool]string{true: string(k.AncestorLimit)}[k.AncestorLimit != policy.AncestorLimitReport],
-		TargetingFields:          k.TargetingFields,
-		SchemaMerge:              k.SchemaMerge,
-		MaxTargetRefs:            k.MaxTargetRefs,
-		NoStanzas:                k.NoStanzas,
-		NoSectionNames:           k.NoSectionNames,
-		SectionNamesIgnored:      k.SectionNamesIgnored,
-		EmptyTargetGroup:         map[bool]string{true: "core"}[k.EmptyTargetGroupCore],
-		WeightAnnotation:         k.WeightAnnotation,
-		Profile:                  k.Implementation,
-		Origins:                  make(map[string]string, len(k.Origins)),
+		PolicyKind:                k.String(),
+		Group:                     k.GroupKind.Group,
+		Kind:                      k.GroupKind.Kind,
+		CRD:                       crd,
+		Class:                     string(k.Class),
+		TargetKinds:               groupKindNames(k.TargetKinds),
+		EffectiveTargetKinds:      groupKindNames(k.EffectiveTargetKinds),
+		Hierarchy:                 groupKindNames(k.Hierarchy),
+		Strategies:                strategyNames(k.Strategies),
+		EffectiveSectionKinds:     groupKindNames(k.EffectiveSectionKinds),
+		SameLevel:                 string(k.SameLevel),
+		SameLevelTies:             map[bool]string{true: "none"}[k.TiesNotRejected],
+		MergeTypeField:            k.MergeTypeField,
+		Composition:               string(k.Composition),
+		NamedRules:                k.NamedRules,
+		DirectSections:            k.DirectSections,
+		DirectSectionsUnrankedBy:  k.SectionsUnrankedBy,
+		Ancestor:                  string(k.Ancestor),
+		AncestorServiceGatewaysBy: k.AncestorServiceGatewaysBy,
+		AncestorLimit:             map[bool]string{true: string(k.AncestorLimit)}[k.AncestorLimit != policy.AncestorLimitReport],
+		TargetingFields:           k.TargetingFields,
+		SchemaMerge:               k.SchemaMerge,
+		MaxTargetRefs:             k.MaxTargetRefs,
+		NoStanzas:                 k.NoStanzas,
+		NoSectionNames:            k.NoSectionNames,
+		SectionNamesIgnored:       k.SectionNamesIgnored,
+		EmptyTargetGroup:          map[bool]string{true: "core"}[k.EmptyTargetGroupCore],
+		WeightAnnotation:          k.WeightAnnotation,
+		Profile:                   k.Implementation,
+		Origins:                   make(map[string]string, len(k.Origins)),
 	}
 	if k.DelegationPriority.Enabled() {
 		it.DelegationPriority = k.DelegationPriority.String()

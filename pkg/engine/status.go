@@ -543,6 +543,9 @@ func (c *computation) gatewayAncestors(k *policy.Kind, in []Ancestor, bads []map
 	index := map[topology.Ref]int{}
 	for i, an := range in {
 		gws := c.servedGatewaysAbove(k, an.Ref)
+		if len(k.AncestorServiceGatewaysBy) > 0 {
+			gws = c.serviceGateways(k, an.Ref, gws)
+		}
 		if mode == policy.AncestorGatewayParentRefs && an.Ref.IsListener() {
 			// A listener target: its Gateway (ListenerSet) as an object.
 			gws = []topology.Ref{an.Ref.Object()}
@@ -599,6 +602,48 @@ func (c *computation) gatewayAncestors(k *policy.Kind, in []Ancestor, bads []map
 				for _, l := range badListeners(bads[i], gw) {
 					add(Ancestor{Ref: l, Conditions: []Condition{{Type: CondAccepted, Status: "False", Reason: ReasonInvalid, Message: bads[i][l]}}})
 				}
+			}
+		}
+	}
+	return out
+}
+
+// serviceGateways names, of the Gateways gws above backend target ref
+// (servedGatewaysAbove), those of the implementations that name a backend
+// policy's ancestors so (policy.Kind.AncestorServiceGatewaysBy) as
+// objects (a ListenerSet's as its Gateway), and adds, for a section (a
+// port), each such Gateway above the section's object: NGINX Gateway
+// Fabric lists every Gateway whose routes use the Service, whatever the
+// port. The others are kept as they are. Gateway, listener and route
+// targets are not backends: gws unchanged.
+func (c *computation) serviceGateways(k *policy.Kind, ref topology.Ref, gws []topology.Ref) []topology.Ref {
+	gk := ref.GroupKind()
+	if topology.HoldsListeners(gk) || slices.Contains(topology.RouteKinds, gk) {
+		return gws
+	}
+	// named is gw as its implementation names it, and whether it is one
+	// of those.
+	named := func(gw topology.Ref) (topology.Ref, bool) {
+		o := c.parentGateway(gw)
+		if f, ok := c.gateways[o]; ok && f.classKnown && k.ServiceGatewaysAt(f.controller) {
+			return o, true
+		}
+		return gw, false
+	}
+	out := make([]topology.Ref, 0, len(gws))
+	add := func(gw topology.Ref) {
+		if !slices.Contains(out, gw) {
+			out = append(out, gw)
+		}
+	}
+	for _, gw := range gws {
+		n, _ := named(gw)
+		add(n)
+	}
+	if ref.IsSection() {
+		for _, gw := range c.servedGatewaysAbove(k, ref.Object()) {
+			if n, ok := named(gw); ok {
+				add(n)
 			}
 		}
 	}

@@ -127,7 +127,9 @@ func (c *computation) unrankedConflicts(a *attachment) (reason, msg string, perG
 	return "", "", func(gw topology.Ref) []Condition {
 		var through []sectionUse
 		for _, u := range uses {
-			if slices.Contains(u.gws, gw) {
+			// gw as a parentRef, or as an object (a Gateway named so:
+			// policy.Kind.AncestorServiceGatewaysBy).
+			if slices.ContainsFunc(u.gws, func(g topology.Ref) bool { return g == gw || (!gw.IsSection() && c.parentGateway(g) == gw) }) {
 				through = append(through, u)
 			}
 		}
@@ -156,4 +158,14 @@ func firstConditions(fs ...func(topology.Ref) []Condition) func(topology.Ref) []
 		}
 		return nil
 	}
+}
+
+// parentGateway is the Gateway a parentRef gw names: its object, a
+// ListenerSet's Gateway.
+func (c *computation) parentGateway(gw topology.Ref) topology.Ref {
+	o := gw.Object()
+	if topology.IsListenerSet(o.GroupKind()) {
+		return c.listenerSetGateway(o)
+	}
+	return o
 }

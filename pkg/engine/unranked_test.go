@@ -73,11 +73,15 @@ func TestNGFBackendTLSPolicySectionsUnranked(t *testing.T) {
 		want(t, "http", effective(t, res, "BackendTLSPolicy", s1Port("http")), []string{`{"validation":{"hostname":"a.example"}}`})
 		want(t, "grpc", effective(t, res, "BackendTLSPolicy", s1Port("grpc")), []string{`{"validation":{"hostname":"a.example"}}`})
 		want(t, "whole", status(t, res, "whole", "Accepted"), "True/Accepted")
-		want(t, "port", status(t, res, "port", "Accepted"), "False/Conflicted")
-		if m := ancestorMessage(t, res, "port"); !strings.Contains(m, "Conflicts with the established BackendTLSPolicy default/whole (on Service default/s1)") {
-			t.Errorf("port's message %q", m)
+		// NGF names every Gateway whose routes use the Service as an
+		// ancestor of a policy on one of its ports (g2 uses grpc only),
+		// with the policy's conditions.
+		want(t, "port's ancestors", ancestorsOf(t, res, "port"), []string{g1 + "=Conflicted", g2 + "=Conflicted"})
+		for gw, m := range acceptedMessages(t, res, "port") {
+			if !strings.Contains(m, "Conflicts with the established BackendTLSPolicy default/whole (on Service default/s1)") {
+				t.Errorf("port's message at %s %q", gw, m)
+			}
 		}
-		want(t, "port's ancestors", ancestorsOf(t, res, "port"), []string{g1 + "=Conflicted"})
 	})
 
 	t.Run("older on the port: the newer on the Service loses through g1, wins through g2", func(t *testing.T) {
@@ -197,4 +201,41 @@ func acceptedMessages(t *testing.T, res *engine.Result, name string) map[string]
 	}
 	t.Fatalf("no policy %s", name)
 	return nil
+}
+
+// NGINX Gateway Fabric names the ancestors of a BackendTLSPolicy as its
+// Gateways, objects without the sectionName of the routes' parentRefs,
+// each of them whose routes use the Service, whatever the port
+// (addGatewaysForBackendTLSPolicies, collectOrderedGateways over
+// ReferencedService.GatewayNsNames; PrepareBackendTLSPolicyRequests);
+// Envoy Gateway's Gateways keep the parentRefs as written.
+// Source: NGF e55bfe339 internal/controller/state/graph/backend_tls_policy.go,
+// internal/controller/status/prepare_requests.go.
+func TestNGFBackendTLSPolicyAncestors(t *testing.T) {
+	crdDoc := crd("gateway.networking.k8s.io", "BackendTLSPolicy", "backendtlspolicies")
+	ngf, eg := profiles.NGFController, profiles.EnvoyGatewayController
+	withSections := func(ctl1, ctl2 string) string {
+		return strings.ReplaceAll(unrankedTopo(ctl1, ctl2, 9000), "parentRefs: [{name: g", "parentRefs: [{sectionName: http, name: g")
+	}
+	t.Run("NGF: Gateways as objects, every one using the Service", func(t *testing.T) {
+		topo := withSections(ngf, ngf)
+		if !strings.Contains(topo, "sectionName: http, name: g2") {
+			t.Fatalf("topology without sectionNames:\n%s", topo)
+		}
+		res := compute(t, engine.Options{}, crdDoc, topo, btls("port", 0, "http", "b.example"))
+		want(t, "port's ancestors", ancestorsOf(t, res, "port"), []string{
+			"Gateway.gateway.networking.k8s.io default/g1=Accepted", "Gateway.gateway.networking.k8s.io default/g2=Accepted"})
+		res = compute(t, engine.Options{}, crdDoc, topo, btls("whole", 0, "", "a.example"))
+		want(t, "whole's ancestors", ancestorsOf(t, res, "whole"), []string{
+			"Gateway.gateway.networking.k8s.io default/g1=Accepted", "Gateway.gateway.networking.k8s.io default/g2=Accepted"})
+	})
+	t.Run("Envoy Gateway: the parentRefs of the routes using the port", func(t *testing.T) {
+		res := compute(t, engine.Options{}, crdDoc, withSections(eg, eg), btls("port", 0, "http", "b.example"))
+		want(t, "port's ancestors", ancestorsOf(t, res, "port"), []string{"Gateway.gateway.networking.k8s.io default/g1#http=Accepted"})
+	})
+	t.Run("both: each Gateway named as its implementation names it", func(t *testing.T) {
+		res := compute(t, engine.Options{}, crdDoc, withSections(eg, ngf), btls("port", 0, "http", "b.example"))
+		want(t, "port's ancestors", ancestorsOf(t, res, "port"), []string{
+			"Gateway.gateway.networking.k8s.io default/g1#http=Accepted", "Gateway.gateway.networking.k8s.io default/g2=Accepted"})
+	})
 }

@@ -112,6 +112,13 @@ type Kind struct {
 	// Ancestor says what status.ancestors entries name (default
 	// AncestorTarget).
 	Ancestor AncestorMode
+	// AncestorServiceGatewaysBy, with Ancestor AncestorGateway, are the
+	// GatewayClass controllerNames whose Gateways are named, in the
+	// ancestors of a policy on a backend (a Service or one of its ports),
+	// as objects, each of them whose routes use any port of the backend's
+	// object (NGINX Gateway Fabric's BackendTLSPolicy:
+	// collectOrderedGateways over ReferencedService.GatewayNsNames).
+	AncestorServiceGatewaysBy []string
 	// AncestorLimit says whether the policy applies at the ancestors
 	// beyond the MaxAncestors its status can list (default
 	// AncestorLimitReport: it does).
@@ -529,12 +536,14 @@ type Spec struct {
 	DirectSections        bool
 	SectionsUnrankedBy    []string
 	Ancestor              AncestorMode
-	AncestorLimit         AncestorLimitMode
-	TargetingFields       []string
-	SchemaMerge           bool
-	MaxTargetRefs         int
-	NoStanzas             bool
-	NoSectionNames        bool
+	// AncestorServiceGatewaysBy: see Kind.
+	AncestorServiceGatewaysBy []string
+	AncestorLimit             AncestorLimitMode
+	TargetingFields           []string
+	SchemaMerge               bool
+	MaxTargetRefs             int
+	NoStanzas                 bool
+	NoSectionNames            bool
 	// SectionNamesIgnored: see Kind (it implies NoSectionNames).
 	SectionNamesIgnored  bool
 	EmptyTargetGroupCore bool
@@ -644,7 +653,9 @@ func (k *Kind) apply(s Spec, origin Origin, all bool) {
 	set(SettingDirectSections, all || s.DirectSections, func() {
 		k.DirectSections, k.SectionsUnrankedBy = s.DirectSections, slices.Clone(s.SectionsUnrankedBy)
 	})
-	set(SettingAncestor, s.Ancestor != "", func() { k.Ancestor = s.Ancestor })
+	set(SettingAncestor, s.Ancestor != "", func() {
+		k.Ancestor, k.AncestorServiceGatewaysBy = s.Ancestor, slices.Clone(s.AncestorServiceGatewaysBy)
+	})
 	set(SettingAncestorLimit, s.AncestorLimit != "", func() { k.AncestorLimit = s.AncestorLimit })
 	set(SettingTargetingFields, len(s.TargetingFields) > 0, func() { k.TargetingFields = slices.Clone(s.TargetingFields) })
 	set(SettingSchemaMerge, all || s.SchemaMerge, func() { k.SchemaMerge = s.SchemaMerge })
@@ -804,6 +815,14 @@ func (k *Kind) complete() error {
 		k.Ancestor = AncestorTarget
 	} else if _, err := ParseAncestorMode(string(k.Ancestor)); err != nil {
 		return settingErrorf(SettingAncestor, "%v", err)
+	}
+	if len(k.AncestorServiceGatewaysBy) > 0 && k.Ancestor != AncestorGateway {
+		return settingErrorf(SettingAncestor, "controller=... service-gateways clauses name Gateways as ancestors: they need the mode gateway")
+	}
+	for _, ctl := range k.AncestorServiceGatewaysBy {
+		if ctl == "" {
+			return settingErrorf(SettingAncestor, "a service-gateways clause names no controller")
+		}
 	}
 	if k.AncestorLimit == "" {
 		k.AncestorLimit = AncestorLimitReport
@@ -1439,7 +1458,10 @@ func KindFromCRDWithProfile(crd *unstructured.Unstructured, custom merge.CustomF
 			return
 		}},
 		{AnnotationComposition, SettingComposition, func(v string) (err error) { k.Composition, err = ParseComposition(v); return }},
-		{AnnotationAncestor, SettingAncestor, func(v string) (err error) { k.Ancestor, err = ParseAncestorMode(v); return }},
+		{AnnotationAncestor, SettingAncestor, func(v string) (err error) {
+			k.Ancestor, k.AncestorServiceGatewaysBy, err = ParseAncestor(v)
+			return
+		}},
 		{AnnotationAncestorLimit, SettingAncestorLimit, func(v string) (err error) { k.AncestorLimit, err = ParseAncestorLimitMode(v); return }},
 		{AnnotationDirectSections, SettingDirectSections, func(v string) (err error) {
 			k.DirectSections, k.SectionsUnrankedBy, err = ParseDirectSections(v)

@@ -335,6 +335,11 @@ var builtin = func() []policy.Profile {
 			// the Service and on the port (selectBackendTLSPolicyForService):
 			// the port's does not beat the Service's there.
 			SectionsUnrankedBy: []string{NGFController},
+			// NGINX Gateway Fabric names as ancestors each of its Gateways
+			// whose routes use the Service, any port, as an object
+			// (addGatewaysForBackendTLSPolicies, collectOrderedGateways,
+			// PrepareBackendTLSPolicyRequests).
+			AncestorServiceGatewaysBy: []string{NGFController},
 			// Core support: one ConfigMap with the certificate under ca.crt;
 			// at the Gateways of an implementation that reads more, as it
 			// reads them.

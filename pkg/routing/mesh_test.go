@@ -649,6 +649,9 @@ func FuzzTraceMesh(f *testing.F) {
 	f.Add("grpc://details:9080/a.B/C", "host: x:1", "bookinfo")
 	f.Add("http://ratings.bookinfo.svc.cluster.local.:9080/", ":", "")
 	f.Add("http://[::1]:9080/", "x: y", "bookinfo")
+	f.Add("tcp://x.dyn.example.com:443", "", "egress")
+	f.Add("http://shared.example.com/", "", "b")
+	f.Add("http://www.example.org/extra", "", "a")
 	f.Fuzz(func(t *testing.T, url, header, ns string) {
 		req, err := routing.ParseRequest(url, "", []string{header})
 		if err != nil {
