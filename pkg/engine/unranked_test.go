@@ -233,6 +233,17 @@ func TestNGFBackendTLSPolicyAncestors(t *testing.T) {
 		res := compute(t, engine.Options{}, crdDoc, withSections(eg, eg), btls("port", 0, "http", "b.example"))
 		want(t, "port's ancestors", ancestorsOf(t, res, "port"), []string{"Gateway.gateway.networking.k8s.io default/g1#http=Accepted"})
 	})
+	t.Run("incremental: a route on another port adds its Gateway", func(t *testing.T) {
+		topo := withSections(ngf, ngf)
+		i := strings.Index(topo, "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r2")
+		j := strings.Index(topo, "---\napiVersion: v1\nkind: Service")
+		if i < 0 || j < i {
+			t.Fatalf("cannot cut route r2 out of:\n%s", topo)
+		}
+		without := topo[:i] + topo[j:]
+		p := btls("port", 0, "http", "b.example")
+		incrementalAgrees(t, engine.Options{}, []string{crdDoc, without, p}, []string{crdDoc, topo, p}, []string{crdDoc, without, p})
+	})
 	t.Run("both: each Gateway named as its implementation names it", func(t *testing.T) {
 		res := compute(t, engine.Options{}, crdDoc, withSections(eg, ngf), btls("port", 0, "http", "b.example"))
 		want(t, "port's ancestors", ancestorsOf(t, res, "port"), []string{
