@@ -225,6 +225,10 @@ func reachSummary(r policyReach) string {
 	count := map[string]int{}
 	for _, t := range r.Affects {
 		k := describeKind(t.GroupKind())
+		if t.IsSection() {
+			// A Service's port is counted as a port, not as a Service.
+			k += " " + strings.TrimSuffix(policy.SectionNoun(t.GroupKind()), "s")
+		}
 		if count[k] == 0 {
 			kinds = append(kinds, k)
 		}

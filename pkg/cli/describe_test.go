@@ -720,3 +720,16 @@ spec:
 		t.Errorf("text:\n%s", b.String())
 	}
 }
+
+// A section among what a policy affects is counted as a section (a
+// Service's port), not as one more object of its kind.
+func TestReachSummarySections(t *testing.T) {
+	svc := func(name, port string) report.Ref {
+		return report.Ref{Kind: "Service", Namespace: "default", Name: name, SectionName: port}
+	}
+	r := policyReach{Affects: []report.Ref{svc("a", "http"), svc("a", "https"), svc("b", "")}, Namespaces: []string{"default"},
+		Totals: engine.Reach{Contexts: 3, Full: 3}}
+	if got, want := reachSummary(r), "Affects 2 Service ports and 1 Service in 1 namespace; 3 contexts: 3 full, 0 partial, 0 none"; got != want {
+		t.Errorf("summary %q, want %q", got, want)
+	}
+}
