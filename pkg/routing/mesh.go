@@ -376,8 +376,12 @@ func (ix *Index) meshRoute(t *RequestTrace, svc *service, proto string, req *Req
 			o.l4 = true // no HTTP answer either: the connection is reset
 			o.Result, o.Reason = ResultError, why
 			t.Outcomes = append(t.Outcomes, o)
+			reason := "the waypoint does not serve the ServiceEntry's host on this port"
+			if svc.se.internal {
+				reason = "the waypoint does not serve the ServiceEntry at all"
+			}
 			for _, r := range ix.meshRoutesAt(svc, wp, istio) {
-				t.NotMatched = append(t.NotMatched, NotMatched{Gateway: wp, Service: refPtr(svc.ref), Route: r.ref, Reason: "the waypoint does not serve the ServiceEntry's host on this port"})
+				t.NotMatched = append(t.NotMatched, NotMatched{Gateway: wp, Service: refPtr(svc.ref), Route: r.ref, Reason: reason})
 			}
 			return
 		}
@@ -566,33 +570,28 @@ func (ix *Index) meshCandidates(svc *service, req *Request, wp topology.Ref, ist
 				continue
 			}
 		}
-		var ports []int32
-		var hosts []string
+		var names []string // the ports named, "PORT of WHAT"
+		took := false
 		for _, p := range r.parents {
-			h, ok := ix.parentHost(r, p, svc, istio)
-			if !ok {
+			hosts := ix.parentHosts(r, p, svc, istio)
+			if len(hosts) == 0 {
 				continue
 			}
-			hosts = append(hosts, h)
-			if p.Port == nil {
-				ports = append(ports, 0)
-			} else {
-				ports = append(ports, int32(*p.Port))
+			var port int32
+			if p.Port != nil {
+				port = int32(*p.Port)
 			}
-		}
-		took := false
-		for i, port := range ports {
-			if port == 0 || port == req.Port {
-				add(r, port, hosts[i])
-				took = true
+			if port != 0 && port != req.Port {
+				names = append(names, fmt.Sprintf("%d of %s", port, parentNoun(r, p, svc)))
+				continue
 			}
+			for _, h := range hosts {
+				add(r, port, h) // a VirtualService per host
+			}
+			took = true
 		}
 		if !took {
-			var names []string
-			for _, p := range ports {
-				names = append(names, strconv.Itoa(int(p)))
-			}
-			why[r] = svc.words(fmt.Sprintf("port: its parentRef names port %s of the Service, not %d", strings.Join(names, ", "), req.Port))
+			why[r] = fmt.Sprintf("port: its parentRef names port %s, not %d", strings.Join(names, ", "), req.Port)
 		}
 	}
 	for _, mg := range groups {
@@ -792,18 +791,18 @@ func (ix *Index) meshL4Route(svc *service, req *Request, wp topology.Ref) (*rout
 		var ports []string
 		took := false
 		for _, p := range r.parents {
-			if _, ok := ix.parentHost(r, p, svc, true); !ok {
+			if len(ix.parentHosts(r, p, svc, true)) == 0 {
 				continue
 			}
 			if p.Port == nil || int32(*p.Port) == req.Port {
 				took = true
 				break
 			}
-			ports = append(ports, strconv.Itoa(int(*p.Port)))
+			ports = append(ports, fmt.Sprintf("%d of %s", int(*p.Port), parentNoun(r, p, svc)))
 		}
 		switch {
 		case !took:
-			why[r] = svc.words(fmt.Sprintf("port: its parentRef names port %s of the Service, not %d", strings.Join(ports, ", "), req.Port))
+			why[r] = fmt.Sprintf("port: its parentRef names port %s, not %d", strings.Join(ports, ", "), req.Port)
 			continue
 		case len(r.rules) == 0:
 			why[r] = "the route has no rule"

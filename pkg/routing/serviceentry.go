@@ -66,8 +66,8 @@ func (f *seFacts) waypointLacks(h, proto string) string {
 		return ""
 	case f.internal:
 		return "the waypoint does not serve it: istiod leaves a MESH_INTERNAL ServiceEntry with resolution DYNAMIC_DNS out of its waypoint (DYNAMIC_DNS is for MESH_EXTERNAL ones), so the connection is reset"
-	case strings.HasPrefix(h, "*") && proto == "TLS":
-		return fmt.Sprintf("the waypoint has no filter chain for TLS port of wildcard host %s with resolution DYNAMIC_DNS (istiod's ENABLE_WILDCARD_HOST_SERVICE_ENTRIES_FOR_TLS, off by default), so the connection is reset", h)
+	case strings.HasPrefix(h, "*") && (proto == "TLS" || proto == "HTTPS"):
+		return fmt.Sprintf("the waypoint has no filter chain for %s port of wildcard host %s with resolution DYNAMIC_DNS (istiod's ENABLE_WILDCARD_HOST_SERVICE_ENTRIES_FOR_TLS, off by default), so the connection is reset", proto, h)
 	}
 	return ""
 }
@@ -104,19 +104,22 @@ func searchNames(h string) []string {
 }
 
 // serviceEntryFor is what a mesh request to host from a pod of
-// namespace ns reaches when a ServiceEntry takes part, as ztunnel's DNS
-// proxy answers for it (istio/ztunnel src/dns/server.rs find_server,
-// src/state/service.rs find_best_match; istiod's selectWorkloadServices):
-// for the host, then each wildcard of it (searchNames), the ServiceEntry
-// hosts with an address (seFacts.noAddress), and the Service of that
-// cluster name: the client's namespace's (its Service, else its oldest
-// ServiceEntry), else the Service, else the oldest ServiceEntry. The
-// returned service is a copy whose hosts start with the host it matched,
-// the name istiod's VirtualServices for it bear; it is a Kubernetes
-// Service only when a ServiceEntry lists the same name. note names the
-// others. When no host with an address matches but a ServiceEntry lists
-// it, that ServiceEntry is returned with uncaptured saying why ztunnel
-// does not capture the connection. nil when no ServiceEntry lists it.
+// namespace ns reaches when a ServiceEntry takes part, as istiod and
+// ztunnel's DNS proxy decide it. For the host, then each wildcard of it
+// (searchNames), istiod keeps one of each namespace among the
+// ServiceEntries listing that name and the Service of that cluster name
+// (the Service, else the oldest ServiceEntry: selectWorkloadServices) and
+// marks one canonical (the Service, else the oldest of them); ztunnel
+// then drops those without an address (seFacts.noAddress; find_server)
+// and takes the client's namespace's, else the canonical one, else (not
+// determined by ztunnel) the oldest left (find_best_match). The returned
+// service is a copy whose hosts start with the name it matched, the name
+// istiod's VirtualServices for it bear; it is a Kubernetes Service only
+// when a ServiceEntry lists the same name. note names the others. When
+// a name has ServiceEntries but none with an address is left, and no
+// later name resolves, the first such name's pick is returned with
+// uncaptured saying why ztunnel does not capture the connection. nil when
+// no ServiceEntry lists the host.
 func (ix *Index) serviceEntryFor(host, ns string) (svc *service, note, uncaptured string) {
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
 	aliases := []string{host}
@@ -125,89 +128,107 @@ func (ix *Index) serviceEntryFor(host, ns string) (svc *service, note, uncapture
 			aliases = append(aliases, fqdn)
 		}
 	}
-	type hit struct {
-		s *service
-		h string
-	}
-	var firstMiss []hit
+	var miss *service
+	missName := ""
 	for _, alias := range aliases {
 		for _, name := range searchNames(alias) {
-			var hits, misses []hit
+			var listing []*service
 			for _, se := range ix.entries {
-				if !slices.Contains(se.hosts, name) {
-					continue
-				}
-				if se.se.noAddress(name) == "" {
-					hits = append(hits, hit{se, name})
-				} else {
-					misses = append(misses, hit{se, name})
+				if slices.Contains(se.hosts, name) {
+					listing = append(listing, se)
 				}
 			}
 			var kube *service
 			if n, namespace, err := meshHost(name, ns); err == nil && !strings.HasPrefix(name, "*") && strings.HasSuffix(name, ".svc."+clusterDomain) {
 				kube = ix.services[topology.Ref{Kind: topology.KindService.Kind, Namespace: namespace, Name: n}]
 			}
-			if len(hits) == 0 {
+			if len(listing) == 0 {
 				if kube != nil {
 					return nil, "", "" // the Service, as any
 				}
-				if firstMiss == nil {
-					firstMiss = misses
+				continue
+			}
+			winners, canonical := namespaceWinners(listing, kube)
+			var left []*service
+			for _, w := range winners {
+				if w == kube || w.se.noAddress(name) == "" {
+					left = append(left, w)
+				}
+			}
+			if len(left) == 0 {
+				if miss == nil {
+					miss, missName = pickService(winners, canonical, ns), name
 				}
 				continue
 			}
-			all := make([]*service, 0, len(hits))
-			for _, h := range hits {
-				all = append(all, h.s)
-			}
-			pick := pickService(all, kube, ns)
+			pick := pickService(left, canonical, ns)
 			if pick == kube {
-				return kube, fmt.Sprintf("host %s is also a host of ServiceEntry %s; ztunnel takes Service %s/%s (a Service wins over ServiceEntries of its namespace, and is the one other namespaces reach)", name, refList(all), kube.ref.Namespace, kube.ref.Name), ""
+				return kube, fmt.Sprintf("host %s is also a host of ServiceEntry %s; ztunnel takes Service %s/%s (a Service wins over the ServiceEntries of its namespace, and is the one other namespaces reach)", name, refList(listing), kube.ref.Namespace, kube.ref.Name), ""
 			}
-			return matchedCopy(pick, name), othersNote(name, pick, all, kube), ""
+			return matchedCopy(pick, name), othersNote(name, pick, listing, kube), ""
 		}
 	}
-	if len(firstMiss) == 0 {
+	if miss == nil {
 		return nil, "", ""
 	}
-	all := make([]*service, 0, len(firstMiss))
-	for _, h := range firstMiss {
-		all = append(all, h.s)
-	}
-	pick := pickService(all, nil, ns)
-	name := firstMiss[0].h
-	return matchedCopy(pick, name), "", fmt.Sprintf("ztunnel does not capture the connection: host %s of ServiceEntry %s/%s has no address (%s), so ztunnel's DNS proxy does not answer for it, the client connects to the address its own DNS gives, and ztunnel passes the connection on through no waypoint", name, pick.ref.Namespace, pick.ref.Name, pick.se.noAddress(name))
+	return matchedCopy(miss, missName), "", fmt.Sprintf("ztunnel does not capture the connection: host %s of ServiceEntry %s/%s has no address (%s), so ztunnel's DNS proxy does not answer for it, the client connects to the address its own DNS gives, and ztunnel passes the connection on through no waypoint", missName, miss.ref.Namespace, miss.ref.Name, miss.se.noAddress(missName))
 }
 
-// pickService is, of the ServiceEntries ses listing one host and the
-// Service kube of that name (nil when none), the one ztunnel resolves
-// the host to for a client of namespace ns: that namespace's (its
-// Service, else its oldest ServiceEntry), else the Service, else the
-// oldest ServiceEntry (istiod marks it canonical); ties by ref.
-func pickService(ses []*service, kube *service, ns string) *service {
-	if kube != nil && kube.ref.Namespace == ns {
-		return kube
+// olderEntry orders ServiceEntries by creation, then by ref.
+func olderEntry(a, b *service) int {
+	if c := a.se.created.Compare(b.se.created); c != 0 {
+		return c
 	}
-	older := func(a, b *service) int {
-		if c := a.se.created.Compare(b.se.created); c != 0 {
-			return c
-		}
-		return a.ref.Compare(b.ref)
+	return a.ref.Compare(b.ref)
+}
+
+// namespaceWinners are, of the ServiceEntries ses listing one name and
+// the Service kube of that name (nil when none), the one istiod keeps per
+// namespace (the Service, else the oldest ServiceEntry), and the
+// canonical one (the Service, else the oldest kept; istiod
+// selectWorkloadServices).
+func namespaceWinners(ses []*service, kube *service) (winners []*service, canonical *service) {
+	best := map[string]*service{}
+	if kube != nil {
+		best[kube.ref.Namespace] = kube
 	}
-	var local, oldest *service
 	for _, s := range ses {
-		if s.ref.Namespace == ns && (local == nil || older(s, local) < 0) {
-			local = s
+		if b, ok := best[s.ref.Namespace]; !ok || (b != kube && olderEntry(s, b) < 0) {
+			best[s.ref.Namespace] = s
 		}
-		if oldest == nil || older(s, oldest) < 0 {
+	}
+	for _, w := range best {
+		winners = append(winners, w)
+	}
+	slices.SortFunc(winners, func(a, b *service) int { return a.ref.Compare(b.ref) })
+	canonical = kube
+	for _, w := range winners {
+		if canonical == nil || (canonical != kube && olderEntry(w, canonical) < 0) {
+			canonical = w
+		}
+	}
+	return winners, canonical
+}
+
+// pickService is, of the namespaces' winners (namespaceWinners) that are
+// left, the one ztunnel resolves the name to for a client of namespace
+// ns: that namespace's, else the canonical one when left, else the
+// oldest ServiceEntry (ztunnel takes the first it holds: not
+// determined).
+func pickService(left []*service, canonical *service, ns string) *service {
+	var oldest *service
+	for _, s := range left {
+		if s.ref.Namespace == ns {
+			return s
+		}
+	}
+	for _, s := range left {
+		if s == canonical {
+			return s
+		}
+		if oldest == nil || (s.se != nil && oldest.se != nil && olderEntry(s, oldest) < 0) {
 			oldest = s
 		}
-	}
-	switch {
-	case local != nil:
-		return local
-	case kube != nil:
-		return kube
 	}
 	return oldest
 }
@@ -253,19 +274,20 @@ func othersNote(h string, pick *service, all []*service, kube *service) string {
 	return fmt.Sprintf("host %s is also a host of %s; ztunnel takes %s/%s (the client's namespace's, else the oldest: istiod's canonical one)", h, what, pick.ref.Namespace, pick.ref.Name)
 }
 
-// parentHost is, for parentRef p of route r at one of Istio's waypoints
-// serving svc, the host of the VirtualService istiod makes of it that
-// overlaps svc's name (getVirtualServiceForWaypoint compares the hosts:
-// a ServiceEntry parent gives one per host of it, a Service its cluster
-// name); at another implementation's waypoint, or for the unbound, the
-// parentRef must name svc itself. ok false when p does not reach svc.
-func (ix *Index) parentHost(r *route, p gwv1.ParentReference, svc *service, istio bool) (string, bool) {
+// parentHosts are, for parentRef p of route r at one of Istio's
+// waypoints serving svc, the hosts of the VirtualServices istiod makes
+// of it that overlap svc's name (getVirtualServiceForWaypoint compares
+// the hosts: a ServiceEntry parent gives one per host of it, a Service
+// its cluster name); at another implementation's waypoint, or for the
+// unbound, the parentRef must name svc itself (its name then). None when
+// p does not reach svc.
+func (ix *Index) parentHosts(r *route, p gwv1.ParentReference, svc *service, istio bool) []string {
 	ref := gatewayapi.ParentOf(r.ref.Namespace, p)
-	if ref == svc.ref {
-		return svc.meshName(), true
-	}
 	if !istio {
-		return "", false
+		if ref == svc.ref {
+			return []string{svc.meshName()}
+		}
+		return nil
 	}
 	var hosts []string
 	switch ref.GroupKind() {
@@ -277,18 +299,29 @@ func (ix *Index) parentHost(r *route, p gwv1.ParentReference, svc *service, isti
 		hosts = []string{ref.Name + "." + ref.Namespace + ".svc." + clusterDomain}
 	}
 	name := svc.meshName()
+	var out []string
 	for _, h := range hosts {
-		if istioHostMatches(h, name) {
-			return h, true
+		if istioHostMatches(h, name) && !slices.Contains(out, h) {
+			out = append(out, h)
 		}
 	}
-	return "", false
+	return out
+}
+
+// parentNoun names what parentRef p of route r names, for messages:
+// "the Service" (ServiceEntry) when it is svc itself.
+func parentNoun(r *route, p gwv1.ParentReference, svc *service) string {
+	ref := gatewayapi.ParentOf(r.ref.Namespace, p)
+	if ref == svc.ref {
+		return svc.words("the Service")
+	}
+	return ref.Kind + " " + ref.Namespace + "/" + ref.Name
 }
 
 // meshRoutesAt are the routes that may take a mesh request to svc, by
 // ref: those with a parentRef naming it, and, at one of Istio's
 // waypoints (istio) wp, those of svc's namespace or wp's whose parentRef
-// reaches it by host (parentHost).
+// reaches it by host (parentHosts).
 func (ix *Index) meshRoutesAt(svc *service, wp topology.Ref, istio bool) []*route {
 	var out []*route
 	for _, r := range ix.routes {
@@ -298,7 +331,7 @@ func (ix *Index) meshRoutesAt(svc *service, wp topology.Ref, istio bool) []*rout
 				break
 			}
 			if istio && (r.ref.Namespace == svc.ref.Namespace || r.ref.Namespace == wp.Namespace) {
-				if _, ok := ix.parentHost(r, p, svc, true); ok {
+				if len(ix.parentHosts(r, p, svc, true)) > 0 {
 					out = append(out, r)
 					break
 				}
@@ -338,7 +371,7 @@ func (ix *Index) resolveHostname(ref topology.Ref, br gwv1.BackendObjectReferenc
 		port = int32(*br.Port)
 	}
 	switch {
-	case br.Namespace != nil && *br.Namespace != "":
+	case br.Namespace != nil:
 		return ref, port, "namespace may not be set with Hostname type (istiod)"
 	case br.Port == nil:
 		return ref, port, "the backendRef names no port, which istiod requires (\"port is required in backendRef\")"

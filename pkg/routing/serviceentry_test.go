@@ -18,7 +18,9 @@ import (
 // api.example.com too; ServiceEntry direct is bound to no waypoint;
 // ServiceEntry dyn (*.dyn.example.com, DYNAMIC_DNS, ports 80 HTTP and
 // 443 TLS) is bound to the waypoint; ServiceEntries old and new, in
-// namespaces a and b, list shared.example.com (old is older), and wild,
+// namespaces a and b, list shared.example.com (old is older); quiet (no
+// address, the oldest) and loud in namespace a and far in b list
+// shadow.example.com; and wild,
 // in namespace b, *.example.org (with spec.addresses).
 const egress = meshCRDs + `
 ---
@@ -33,7 +35,7 @@ spec: {gatewayClassName: istio-waypoint, listeners: [{name: mesh, protocol: HBON
 ---
 apiVersion: networking.istio.io/v1
 kind: ServiceEntry
-metadata: {name: api, namespace: egress, labels: {istio.io/use-waypoint: waypoint}}
+metadata: {name: api, namespace: egress, labels: {istio.io/use-waypoint: waypoint}, creationTimestamp: "2026-01-01T00:00:00Z"}
 spec:
   hosts: [api.example.com, "*.api.example.com"]
   ports: [{number: 80, name: http, protocol: HTTP}, {number: 443, name: tls, protocol: TLS}]
@@ -41,7 +43,7 @@ spec:
 ---
 apiVersion: networking.istio.io/v1
 kind: ServiceEntry
-metadata: {name: alias, namespace: egress}
+metadata: {name: alias, namespace: egress, creationTimestamp: "2026-03-01T00:00:00Z"}
 spec:
   hosts: [api.example.com]
   ports: [{number: 80, name: http, protocol: HTTP}]
@@ -67,7 +69,7 @@ kind: ServiceEntry
 metadata: {name: dyn, namespace: egress, labels: {istio.io/use-waypoint: waypoint}}
 spec:
   hosts: ["*.dyn.example.com"]
-  ports: [{number: 80, name: http, protocol: HTTP}, {number: 443, name: tls, protocol: TLS}]
+  ports: [{number: 80, name: http, protocol: HTTP}, {number: 443, name: tls, protocol: TLS}, {number: 8443, name: https, protocol: HTTPS}]
   resolution: DYNAMIC_DNS
 ---
 apiVersion: networking.istio.io/v1
@@ -83,6 +85,29 @@ kind: ServiceEntry
 metadata: {name: old, namespace: a, creationTimestamp: "2026-01-01T00:00:00Z"}
 spec:
   hosts: [shared.example.com]
+  ports: [{number: 80, name: http, protocol: HTTP}]
+  resolution: DNS
+---
+apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: quiet, namespace: a, creationTimestamp: "2025-12-01T00:00:00Z"}
+spec:
+  hosts: [shadow.example.com]
+  ports: [{number: 80, name: http, protocol: HTTP}]
+---
+apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: loud, namespace: a, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec:
+  hosts: [shadow.example.com]
+  ports: [{number: 80, name: http, protocol: HTTP}]
+  resolution: DNS
+---
+apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: far, namespace: b, creationTimestamp: "2026-02-01T00:00:00Z"}
+spec:
+  hosts: [shadow.example.com]
   ports: [{number: 80, name: http, protocol: HTTP}]
   resolution: DNS
 ---
@@ -186,6 +211,10 @@ func TestMeshServiceEntryHost(t *testing.T) {
 	if o := tr.Outcomes[0]; o.Gateway.Name != "waypoint" || o.Result != routing.ResultError || !strings.Contains(o.Reason, "no filter chain for TLS port of wildcard host *.dyn.example.com") {
 		t.Errorf("dyn tls: outcome %+v", o)
 	}
+	tr = meshTrace(t, ix, pols, "tcp://x.dyn.example.com:8443", "egress")
+	if o := tr.Outcomes[0]; o.Result != routing.ResultError || !strings.Contains(o.Reason, "no filter chain for HTTPS port") {
+		t.Errorf("dyn https: outcome %+v", o)
+	}
 	// Of ServiceEntries in other namespaces, the oldest; a host listed
 	// exactly wins over a wildcard covering it.
 	tr = meshTrace(t, ix, pols, "http://shared.example.com/", "egress")
@@ -195,13 +224,19 @@ func TestMeshServiceEntryHost(t *testing.T) {
 	if tr := meshTrace(t, ix, pols, "http://shared.example.com/", "b"); tr.Mesh.Service.Name != "new" {
 		t.Errorf("shared from b: mesh %+v", tr.Mesh)
 	}
+	// istiod keeps one ServiceEntry per namespace, the oldest, before
+	// ztunnel drops those without an address: quiet shadows loud, and the
+	// request from namespace a goes to b's.
+	if tr := meshTrace(t, ix, pols, "http://shadow.example.com/", "a"); tr.Mesh.Service.Name != "far" {
+		t.Errorf("shadow from a: mesh %+v", tr.Mesh)
+	}
 	if tr := meshTrace(t, ix, pols, "http://www.example.org/", "egress"); tr.Mesh.Service.Name != "wild" || tr.Mesh.Unbound == "" || strings.Contains(tr.Mesh.Unbound, "no address") {
 		t.Errorf("wildcard with spec.addresses: mesh %+v", tr.Mesh)
 	}
 	// From namespace shop, its own ServiceEntry for the host is taken, bound
 	// to no waypoint; the other is named in a note.
 	tr = meshTrace(t, ix, pols, "http://api.example.com/v2", "shop")
-	if o := tr.Outcomes[0]; tr.Mesh.Service.Namespace != "shop" || o.Gateway.Name != "" || !strings.Contains(strings.Join(o.Notes, ";"), "also a host of ServiceEntry egress/api") {
+	if o := tr.Outcomes[0]; tr.Mesh.Service.Namespace != "shop" || o.Gateway.Name != "" || !strings.Contains(strings.Join(o.Notes, ";"), "also a host of ServiceEntry egress/alias, egress/api") {
 		t.Errorf("from shop: mesh %+v outcome %+v", tr.Mesh, o)
 	}
 	// A ServiceEntry bound to no waypoint: ztunnel sends the connection on.
@@ -216,8 +251,9 @@ func TestMeshServiceEntryHost(t *testing.T) {
 
 // egressGateway: an Istio egress Gateway (class istio) whose HTTPRoute
 // sends /cnn to Hostname edition.cnn.com (a ServiceEntry's host), /missing
-// to a host no ServiceEntry lists, /ns to a Hostname with a namespace and
-// /svc to a Service's cluster name.
+// to a host no ServiceEntry lists and /svc to a Service's cluster name;
+// HTTPRoute ns sends /ns to a Hostname with a namespace (empty: istiod
+// refuses any), which istiod refuses.
 const egressGateway = `
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
@@ -254,10 +290,17 @@ spec:
     backendRefs: [{group: networking.istio.io, kind: Hostname, name: edition.cnn.com, port: 443}]
   - matches: [{path: {type: PathPrefix, value: /missing}}]
     backendRefs: [{group: networking.istio.io, kind: Hostname, name: nowhere.example.com, port: 443}]
-  - matches: [{path: {type: PathPrefix, value: /ns}}]
-    backendRefs: [{group: networking.istio.io, kind: Hostname, namespace: shop, name: edition.cnn.com, port: 443}]
   - matches: [{path: {type: PathPrefix, value: /svc}}]
     backendRefs: [{group: networking.istio.io, kind: Hostname, name: local.shop.svc.cluster.local, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: ns, namespace: istio-egress}
+spec:
+  parentRefs: [{name: egress}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /ns}}]
+    backendRefs: [{group: networking.istio.io, kind: Hostname, namespace: "", name: edition.cnn.com, port: 443}]
 `
 
 // At istiod's Gateways a backendRef of kind Hostname (networking.istio.io)
