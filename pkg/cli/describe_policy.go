@@ -226,7 +226,8 @@ func reachSummary(r policyReach) string {
 	for _, t := range r.Affects {
 		k := describeKind(t.GroupKind())
 		if t.IsSection() {
-			// A Service's port is counted as a port, not as a Service.
+			// A section is counted as one (a Service port, a route rule, a
+			// listener), not as one more object of its kind.
 			k += " " + strings.TrimSuffix(policy.SectionNoun(t.GroupKind()), "s")
 		}
 		if count[k] == 0 {

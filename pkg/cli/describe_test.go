@@ -732,4 +732,10 @@ func TestReachSummarySections(t *testing.T) {
 	if got, want := reachSummary(r), "Affects 2 Service ports and 1 Service in 1 namespace; 3 contexts: 3 full, 0 partial, 0 none"; got != want {
 		t.Errorf("summary %q, want %q", got, want)
 	}
+	rule := report.Ref{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute", Namespace: "default", Name: "r", SectionName: "rule-1"}
+	listener := report.Ref{Group: "gateway.networking.k8s.io", Kind: "Gateway", Namespace: "default", Name: "g", SectionName: "http"}
+	r = policyReach{Affects: []report.Ref{rule, listener}, Namespaces: []string{"default"}, Totals: engine.Reach{Contexts: 2, Full: 2}}
+	if got, want := reachSummary(r), "Affects 1 HTTPRoute rule and 1 Gateway listener in 1 namespace; 2 contexts: 2 full, 0 partial, 0 none"; got != want {
+		t.Errorf("summary %q, want %q", got, want)
+	}
 }

@@ -608,17 +608,19 @@ func (c *computation) gatewayAncestors(k *policy.Kind, in []Ancestor, bads []map
 	return out
 }
 
-// serviceGateways names, of the Gateways gws above backend target ref
-// (servedGatewaysAbove), those of the implementations that name a backend
-// policy's ancestors so (policy.Kind.AncestorServiceGatewaysBy) as
-// objects (a ListenerSet's as its Gateway), and adds, for a section (a
-// port), each such Gateway above the section's object: NGINX Gateway
-// Fabric lists every Gateway whose routes use the Service, whatever the
-// port. The others are kept as they are. Gateway, listener and route
-// targets are not backends: gws unchanged.
+// serviceGateways names, of the Gateways gws above Service target ref
+// (servedGatewaysAbove), those of the implementations that name a
+// backend policy's ancestors so (policy.Kind.AncestorServiceGatewaysBy)
+// as objects (a ListenerSet's as its Gateway), and, when one of them
+// uses the target (for a port, a named one: NGINX Gateway Fabric matches
+// a port policy by the port's name), adds each such Gateway above the
+// Service: NGF lists every Gateway whose routes use the Service, whatever
+// the port, for a policy one of its routes selects, and writes nothing
+// for a policy none selects (attache then keeps the entries as they are).
+// The others are kept as they are; targets other than Services, gws
+// unchanged.
 func (c *computation) serviceGateways(k *policy.Kind, ref topology.Ref, gws []topology.Ref) []topology.Ref {
-	gk := ref.GroupKind()
-	if topology.HoldsListeners(gk) || slices.Contains(topology.RouteKinds, gk) {
+	if ref.GroupKind() != topology.KindService {
 		return gws
 	}
 	// named is gw as its implementation names it, and whether it is one
@@ -629,6 +631,15 @@ func (c *computation) serviceGateways(k *policy.Kind, ref topology.Ref, gws []to
 			return o, true
 		}
 		return gw, false
+	}
+	used := false
+	for _, gw := range gws {
+		if _, ok := named(gw); ok {
+			used = true
+		}
+	}
+	if !used || (ref.IsSection() && unnamedPort(ref.SectionName)) {
+		return gws
 	}
 	out := make([]topology.Ref, 0, len(gws))
 	add := func(gw topology.Ref) {

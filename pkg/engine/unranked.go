@@ -129,7 +129,9 @@ func (c *computation) unrankedConflicts(a *attachment) (reason, msg string, perG
 		for _, u := range uses {
 			// gw as a parentRef, or as an object (a Gateway named so:
 			// policy.Kind.AncestorServiceGatewaysBy).
-			if slices.ContainsFunc(u.gws, func(g topology.Ref) bool { return g == gw || (!gw.IsSection() && c.parentGateway(g) == gw) }) {
+			if slices.ContainsFunc(u.gws, func(g topology.Ref) bool {
+				return g == gw || (!gw.IsSection() && c.namesAsObject(k, gw) && c.parentGateway(g) == gw)
+			}) {
 				through = append(through, u)
 			}
 		}
@@ -168,4 +170,11 @@ func (c *computation) parentGateway(gw topology.Ref) topology.Ref {
 		return c.listenerSetGateway(o)
 	}
 	return o
+}
+
+// namesAsObject reports whether kind k names Gateway gw, in a backend
+// policy's ancestors, as an object (policy.Kind.AncestorServiceGatewaysBy).
+func (c *computation) namesAsObject(k *policy.Kind, gw topology.Ref) bool {
+	f, ok := c.gateways[gw]
+	return ok && f.classKnown && k.ServiceGatewaysAt(f.controller)
 }

@@ -233,7 +233,7 @@ func TestNGFBackendTLSPolicyAncestors(t *testing.T) {
 		res := compute(t, engine.Options{}, crdDoc, withSections(eg, eg), btls("port", 0, "http", "b.example"))
 		want(t, "port's ancestors", ancestorsOf(t, res, "port"), []string{"Gateway.gateway.networking.k8s.io default/g1#http=Accepted"})
 	})
-	t.Run("incremental: a route on another port adds its Gateway", func(t *testing.T) {
+	t.Run("a route on another port adds its Gateway, in Incremental too", func(t *testing.T) {
 		topo := withSections(ngf, ngf)
 		i := strings.Index(topo, "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r2")
 		j := strings.Index(topo, "---\napiVersion: v1\nkind: Service")
@@ -242,11 +242,23 @@ func TestNGFBackendTLSPolicyAncestors(t *testing.T) {
 		}
 		without := topo[:i] + topo[j:]
 		p := btls("port", 0, "http", "b.example")
+		want(t, "without r2", ancestorsOf(t, compute(t, engine.Options{}, crdDoc, without, p), "port"), []string{"Gateway.gateway.networking.k8s.io default/g1=Accepted"})
 		incrementalAgrees(t, engine.Options{}, []string{crdDoc, without, p}, []string{crdDoc, topo, p}, []string{crdDoc, without, p})
 	})
-	t.Run("both: each Gateway named as its implementation names it", func(t *testing.T) {
+	// NGF writes no status for a policy none of its routes selects: a
+	// port no route of its Gateways uses, or an unnamed one (NGF matches
+	// a port policy by the port's name); attache keeps its own reading.
+	t.Run("a port NGF does not use: entries as before", func(t *testing.T) {
 		res := compute(t, engine.Options{}, crdDoc, withSections(eg, ngf), btls("port", 0, "http", "b.example"))
-		want(t, "port's ancestors", ancestorsOf(t, res, "port"), []string{
+		want(t, "port's ancestors", ancestorsOf(t, res, "port"), []string{"Gateway.gateway.networking.k8s.io default/g1#http=Accepted"})
+		res = compute(t, engine.Options{}, crdDoc, strings.ReplaceAll(withSections(ngf, ngf), "port: 9000}]}]", "port: 80}]}]"), btls("grpc", 0, "grpc", "b.example"))
+		want(t, "unused port's ancestors", ancestorsOf(t, res, "grpc"), []string{"Service default/s1#grpc=Accepted"})
+	})
+	t.Run("both: each Gateway named as its implementation names it", func(t *testing.T) {
+		res := compute(t, engine.Options{}, crdDoc, withSections(ngf, eg), btls("port", 0, "http", "b.example"))
+		want(t, "port's ancestors", ancestorsOf(t, res, "port"), []string{"Gateway.gateway.networking.k8s.io default/g1=Accepted"})
+		res = compute(t, engine.Options{}, crdDoc, withSections(eg, ngf), btls("whole", 0, "", "a.example"))
+		want(t, "whole's ancestors", ancestorsOf(t, res, "whole"), []string{
 			"Gateway.gateway.networking.k8s.io default/g1#http=Accepted", "Gateway.gateway.networking.k8s.io default/g2=Accepted"})
 	})
 }
