@@ -18,22 +18,8 @@ func ParseAncestor(v string) (mode AncestorMode, serviceGatewaysBy []string, err
 	if mode, err = ParseAncestorMode(clauses[0]); err != nil {
 		return "", nil, err
 	}
-	for _, cl := range clauses[1:] {
-		words := strings.Fields(cl)
-		if len(words) == 0 {
-			continue
-		}
-		name, ctl, ok := strings.Cut(words[0], "=")
-		if !ok || name != "controller" || ctl == "" {
-			return "", nil, fmt.Errorf("clause %q: want controller=<GatewayClass controllerName> service-gateways", strings.TrimSpace(cl))
-		}
-		if len(words) != 2 || words[1] != "service-gateways" {
-			return "", nil, fmt.Errorf("clause %q: after controller=%s, want the one word service-gateways", strings.TrimSpace(cl), ctl)
-		}
-		if slices.Contains(serviceGatewaysBy, ctl) {
-			return "", nil, fmt.Errorf("clause %q: controller %s is named twice", strings.TrimSpace(cl), ctl)
-		}
-		serviceGatewaysBy = append(serviceGatewaysBy, ctl)
+	if serviceGatewaysBy, err = parseControllerClauses(clauses[1:], "service-gateways"); err != nil {
+		return "", nil, err
 	}
 	if len(serviceGatewaysBy) > 0 && mode != AncestorGateway {
 		return "", nil, fmt.Errorf("%q: a controller=... service-gateways clause needs the mode gateway", v)

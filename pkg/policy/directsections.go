@@ -17,22 +17,8 @@ func ParseDirectSections(v string) (on bool, unrankedBy []string, err error) {
 	if on, err = parseBool(clauses[0]); err != nil {
 		return false, nil, err
 	}
-	for _, cl := range clauses[1:] {
-		words := strings.Fields(cl)
-		if len(words) == 0 {
-			continue
-		}
-		name, ctl, ok := strings.Cut(words[0], "=")
-		if !ok || name != "controller" || ctl == "" {
-			return false, nil, fmt.Errorf("clause %q: want controller=<GatewayClass controllerName> unranked", strings.TrimSpace(cl))
-		}
-		if len(words) != 2 || words[1] != "unranked" {
-			return false, nil, fmt.Errorf("clause %q: after controller=%s, want the one word unranked", strings.TrimSpace(cl), ctl)
-		}
-		if slices.Contains(unrankedBy, ctl) {
-			return false, nil, fmt.Errorf("clause %q: controller %s is named twice", strings.TrimSpace(cl), ctl)
-		}
-		unrankedBy = append(unrankedBy, ctl)
+	if unrankedBy, err = parseControllerClauses(clauses[1:], "unranked"); err != nil {
+		return false, nil, err
 	}
 	if len(unrankedBy) > 0 && !on {
 		return false, nil, fmt.Errorf("%q: a controller=... unranked clause needs true (sections covered by their object's policies)", v)
@@ -55,4 +41,30 @@ func FormatDirectSections(on bool, unrankedBy []string) string {
 // meet at a section as one level (Kind.SectionsUnrankedBy).
 func (k *Kind) SectionsUnrankedAt(controller string) bool {
 	return k.DirectSections && slices.Contains(k.SectionsUnrankedBy, controller)
+}
+
+// parseControllerClauses reads clauses "controller=<GatewayClass
+// controllerName> <word>" (empty ones skipped), returning the
+// controllers in the order written; a controller named twice is an
+// error.
+func parseControllerClauses(clauses []string, word string) ([]string, error) {
+	var ctls []string
+	for _, cl := range clauses {
+		words := strings.Fields(cl)
+		if len(words) == 0 {
+			continue
+		}
+		name, ctl, ok := strings.Cut(words[0], "=")
+		if !ok || name != "controller" || ctl == "" {
+			return nil, fmt.Errorf("clause %q: want controller=<GatewayClass controllerName> %s", strings.TrimSpace(cl), word)
+		}
+		if len(words) != 2 || words[1] != word {
+			return nil, fmt.Errorf("clause %q: after controller=%s, want the one word %s", strings.TrimSpace(cl), ctl, word)
+		}
+		if slices.Contains(ctls, ctl) {
+			return nil, fmt.Errorf("clause %q: controller %s is named twice", strings.TrimSpace(cl), ctl)
+		}
+		ctls = append(ctls, ctl)
+	}
+	return ctls, nil
 }
