@@ -345,7 +345,7 @@ func refPtr(r topology.Ref) *topology.Ref { return &r }
 // meshGroup is, at one of Istio's waypoints, the routes istiod merges
 // into one VirtualService for a Service: those of one namespace whose
 // parentRefs name the Service with one port, or without one, by one host
-// (a ServiceEntry's, parentHost) (istio/istio
+// (a ServiceEntry's, parentHosts) (istio/istio
 // @ 86c9f01f pilot/pkg/config/kube/gateway/route_collections.go
 // HTTPRouteCollection: key namespace[/port]/host; mergeHTTPRoutes, which
 // merges HTTPRoutes and GRPCRoutes alike, controller.go).
@@ -504,9 +504,11 @@ func (ix *Index) meshRoute(t *RequestTrace, svc *service, proto string, req *Req
 // naming the Service does not take part.
 //
 // At one of Istio's waypoints (istio): the HTTPRoutes and GRPCRoutes with
-// a parentRef naming the Service without a port or with the request's,
-// of the Service's namespace or the waypoint's (getVirtualServiceForWaypoint
-// in pilot/pkg/networking/core/listener_waypoint.go), grouped as istiod
+// a parentRef reaching the Service (naming it, or a ServiceEntry or
+// Service whose hosts overlap its name: parentHosts) without a port or
+// with the request's, of the Service's namespace or the waypoint's
+// (getVirtualServiceForWaypoint in
+// pilot/pkg/networking/core/listener_waypoint.go), grouped as istiod
 // merges them (meshGroup); groups by creation time of their oldest route
 // (then name, namespace: sortMergedVirtualServicesByCreationTime); in a
 // group, the routes by creation time (then namespace, name), each rule's
