@@ -567,8 +567,8 @@ func (ix *Index) meshCandidates(svc *service, req *Request, wp topology.Ref, ist
 			continue
 		}
 		if istio {
-			if f := unconvertedFilter(r); f != "" {
-				why[r] = fmt.Sprintf("istiod does not convert it: its filter %s is none of those it supports, so it drops the whole route", f)
+			if why1 := ix.istioUnconverted(r, true); why1 != "" {
+				why[r] = why1
 				continue
 			}
 		}

@@ -388,3 +388,55 @@ func (ix *Index) resolveHostname(ref topology.Ref, br gwv1.BackendObjectReferenc
 	}
 	return ref, port, fmt.Sprintf("no ServiceEntry among the objects lists host %s, nor is it a Service's cluster name (istiod: backend(%s) not found, BackendNotFound)", host, host)
 }
+
+// istioUnconverted says why istiod converts route r into no
+// VirtualService at all, "" when it converts it: a filter it does not
+// support (unconvertedFilter), or a backendRef its conversion refuses
+// outright rather than as an invalid backend (istio/istio @ 86c9f01f
+// pilot/pkg/config/kube/gateway conversion.go buildDestination: a
+// Service named by a host name, a Hostname with a namespace, a Service,
+// ServiceImport or Hostname without port; computeRoute drops every rule
+// of the route on such a hard error). A backendRef crossing namespaces
+// without a ReferenceGrant is an invalid backend first, at a Gateway
+// (mesh: istiod does not ask for grants at waypoints).
+func (ix *Index) istioUnconverted(r *route, mesh bool) string {
+	if f := unconvertedFilter(r); f != "" {
+		return fmt.Sprintf("istiod does not convert it: its filter %s is none of those it supports, so it drops the whole route", f)
+	}
+	for _, ru := range r.rules {
+		var refs []gwv1.BackendObjectReference
+		switch {
+		case ru.http != nil:
+			for _, b := range ru.http.BackendRefs {
+				refs = append(refs, b.BackendObjectReference)
+			}
+		case ru.grpc != nil:
+			for _, b := range ru.grpc.BackendRefs {
+				refs = append(refs, b.BackendObjectReference)
+			}
+		}
+		for _, br := range refs {
+			ref := gatewayapi.BackendOf(r.ref.Namespace, br)
+			if !mesh && ref.Namespace != r.ref.Namespace && !ix.grants.Allows(r.ref.GroupKind(), r.ref.Namespace, ref) {
+				continue
+			}
+			why := ""
+			switch gk := ref.GroupKind(); {
+			case gk == topology.KindService && strings.Contains(ref.Name, "."):
+				why = "service name invalid; the name of the Service must be used, not the hostname"
+			case gk == istioHostname && br.Namespace != nil:
+				why = "namespace may not be set with Hostname type"
+			case (gk == topology.KindService || gk == istioHostname || gk == serviceImport) && br.Port == nil:
+				why = "port is required in backendRef"
+			}
+			if why != "" {
+				return fmt.Sprintf("istiod does not convert it: backendRef %s of rule %s: %s, so it drops the whole route", ref.Name, ru.name, why)
+			}
+		}
+	}
+	return ""
+}
+
+// serviceImport is the GroupKind of the Multi-Cluster Services API's
+// ServiceImport, which istiod reads as a Service of the clusterset.
+var serviceImport = topology.GroupKind{Group: "multicluster.x-k8s.io", Kind: "ServiceImport"}

@@ -253,7 +253,8 @@ func TestMeshServiceEntryHost(t *testing.T) {
 // sends /cnn to Hostname edition.cnn.com (a ServiceEntry's host), /missing
 // to a host no ServiceEntry lists and /svc to a Service's cluster name;
 // HTTPRoute ns sends /ns to a Hostname with a namespace (empty: istiod
-// refuses any), which istiod refuses.
+// refuses any), and HTTPRoute noport /noport to Service local without a
+// port, both of which istiod refuses.
 const egressGateway = `
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
@@ -301,6 +302,15 @@ spec:
   rules:
   - matches: [{path: {type: PathPrefix, value: /ns}}]
     backendRefs: [{group: networking.istio.io, kind: Hostname, namespace: "", name: edition.cnn.com, port: 443}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: noport, namespace: istio-egress}
+spec:
+  parentRefs: [{name: egress}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /noport}}]
+    backendRefs: [{name: local}]
 `
 
 // At istiod's Gateways a backendRef of kind Hostname (networking.istio.io)
@@ -317,13 +327,26 @@ func TestIstioHostnameBackends(t *testing.T) {
 	if o := trace(t, ix, pols, "http://any.example/svc", gw).Outcomes[0]; o.Result != routing.ResultForwarded {
 		t.Errorf("/svc: %+v", o)
 	}
+	if o := trace(t, ix, pols, "http://any.example/missing", gw).Outcomes[0]; o.Result != routing.ResultError || o.Status != 500 || len(o.Backends) != 1 ||
+		!strings.Contains(o.Backends[0].Invalid, "no ServiceEntry among the objects lists host nowhere.example.com") {
+		t.Errorf("/missing: %+v", o)
+	}
+	// A Hostname with a namespace, or a Service backend without port, is a
+	// hard error of istiod's conversion: the whole route gives nothing.
 	for path, why := range map[string]string{
-		"/missing": "no ServiceEntry among the objects lists host nowhere.example.com",
-		"/ns":      "namespace may not be set with Hostname type",
+		"/ns":     "backendRef edition.cnn.com of rule rule-1: namespace may not be set with Hostname type, so it drops the whole route",
+		"/noport": "backendRef local of rule rule-1: port is required in backendRef, so it drops the whole route",
 	} {
-		o := trace(t, ix, pols, "http://any.example"+path, gw).Outcomes[0]
-		if o.Result != routing.ResultError || o.Status != 500 || len(o.Backends) != 1 || !strings.Contains(o.Backends[0].Invalid, why) {
+		tr := trace(t, ix, pols, "http://any.example"+path, gw)
+		if o := tr.Outcomes[0]; o.Result != routing.ResultNotFound || o.Route != nil {
 			t.Errorf("%s: %+v", path, o)
+		}
+		found := false
+		for _, nm := range tr.NotMatched {
+			found = found || strings.Contains(nm.Reason, why)
+		}
+		if !found {
+			t.Errorf("%s: no why-not saying %q in %+v", path, why, tr.NotMatched)
 		}
 	}
 	// Another implementation's Gateway does not read the kind.
@@ -331,5 +354,9 @@ func TestIstioHostnameBackends(t *testing.T) {
 	ix, pols = fixture(t, other)
 	if o := trace(t, ix, pols, "http://any.example/cnn", gw).Outcomes[0]; o.Result != routing.ResultError || !strings.Contains(o.Backends[0].Invalid, "InvalidKind") {
 		t.Errorf("/cnn at another implementation: %+v", o)
+	}
+	// There a backendRef without port is an invalid backend (Gateway API).
+	if o := trace(t, ix, pols, "http://any.example/noport", gw).Outcomes[0]; o.Result != routing.ResultError || o.Status != 500 || o.Route == nil {
+		t.Errorf("/noport at another implementation: %+v", o)
 	}
 }

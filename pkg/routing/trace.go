@@ -360,9 +360,21 @@ func (ix *Index) route(t *RequestTrace, l *listener, req *Request) {
 		tab = l.http
 	}
 	var best *candidate
+	dropped := map[*route]bool{} // by istiod, per route (istioUnconverted)
 	consider := func(c candidate) {
 		if m, _ := c.e.mismatch(req, query); m != "" {
 			return
+		}
+		if l.gateway.istio {
+			r := c.e.rule.route
+			d, ok := dropped[r]
+			if !ok {
+				d = ix.istioUnconverted(r, false) != ""
+				dropped[r] = d
+			}
+			if d {
+				return // istiod makes no VirtualService of the route
+			}
 		}
 		if best == nil || better(c, *best) {
 			cc := c
@@ -506,6 +518,12 @@ func (ix *Index) whyNot(l *listener, req *Request, query url.Values, best *candi
 		if older := l.kindConflict[r]; older != nil {
 			nm(r, fmt.Sprintf("not accepted by the listener: %s, older, has an intersecting hostname (an HTTPRoute and a GRPCRoute cannot share a hostname on a listener)", older.ref.Short()))
 			continue
+		}
+		if l.gateway.istio {
+			if why := ix.istioUnconverted(r, false); why != "" {
+				nm(r, why)
+				continue
+			}
 		}
 		nm(r, r.whyNot(l, req, query, host, best))
 	}
