@@ -184,6 +184,9 @@ type computation struct {
 	atts          []*attachment
 	attByRef      map[*Attachment]merge.Src
 	sources       map[topology.Ref]string // where each object came from
+	// sourcesMoved is set once an Incremental saw an unchanged object's
+	// document move: problems kept from before name the old source.
+	sourcesMoved bool
 	// problems are those of the input but policies; a policy's own are in
 	// its Policy.Problems and its pstate's targetProblems.
 	problems []diag.Problem

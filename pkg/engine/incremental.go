@@ -56,6 +56,9 @@ type Incremental struct {
 	// holdersChanged are the CA certificate holders (ConfigMaps, Secrets)
 	// added, changed or removed by the input being computed.
 	holdersChanged []topology.Ref
+	// moved is set when the input being computed moved an unchanged
+	// object's document (moveSource).
+	moved bool
 }
 
 // slot is one object of the previous input.
@@ -123,6 +126,7 @@ func (in *Incremental) Compute(objs []Object) *Result {
 	}
 	in.c.now = now
 	in.holdersChanged = in.holdersChanged[:0]
+	in.moved = false
 	changes, regen, reason := in.diff(objs)
 	if reason == "" {
 		changes, regen = in.c.holderDependents(changes, regen, in.holdersChanged)
@@ -140,6 +144,9 @@ func (in *Incremental) Compute(objs []Object) *Result {
 	}
 	if len(changes) == 0 && len(regen) == 0 && len(in.holdersChanged) == 0 {
 		in.last = Change{}
+		if in.moved {
+			in.res = in.c.result() // its problems name the new sources
+		}
 		return in.res
 	}
 	in.last = in.c.update(changes)
@@ -427,7 +434,7 @@ func (in *Incremental) diff(objs []Object) (changes []policyChange, regen []rege
 				return nil, nil, fmt.Sprintf("%s appears twice", s.ref)
 			}
 			s.stamp = stamp
-			s.obj.Source = o.Source
+			in.moveSource(s.ref, &s.obj, o.Source)
 			seen++
 			continue
 		}
@@ -445,6 +452,7 @@ func (in *Incremental) diff(objs []Object) (changes []policyChange, regen []rege
 		}
 		var prevObj *unstructured.Unstructured
 		if had {
+			in.moveSource(ref, &s.obj, o.Source)
 			prevObj = s.obj.Object
 			delete(in.byPtr, identity(prevObj))
 			s.obj, s.stamp = o, stamp
@@ -523,6 +531,28 @@ func (in *Incremental) diff(objs []Object) (changes []policyChange, regen []rege
 	}
 	sort.Slice(changes, func(i, j int) bool { return changes[i].ref.Less(changes[j].ref) })
 	return changes, regen, ""
+}
+
+// moveSource records that the document of an object already computed now
+// comes from src: the problems computed before name where it now is.
+func (in *Incremental) moveSource(ref topology.Ref, o *Object, src string) {
+	if o.Source == src {
+		return
+	}
+	o.Source = src
+	if ref.Namespace == "" && !in.c.hasSource(ref) {
+		// Compute put a namespaced object without namespace in "default".
+		ref.Namespace = DefaultNamespace
+	}
+	if in.c.hasSource(ref) {
+		in.c.sources[ref] = src
+		in.c.sourcesMoved, in.moved = true, true
+	}
+}
+
+func (c *computation) hasSource(ref topology.Ref) bool {
+	_, ok := c.sources[ref]
+	return ok
 }
 
 // readsKind reports whether objects of gk (not a policy kind) are read by

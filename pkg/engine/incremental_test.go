@@ -750,3 +750,44 @@ spec:
 		want(t, fmt.Sprintf("step %d: b's message %q says it is tied", i, msg), strings.Contains(msg, note), step.note)
 	}
 }
+
+// TestIncrementalSourceMoved checks that an unchanged object whose
+// document moved (another file, another place in it) is reported where it
+// now is: problems computed before named the old source.
+func TestIncrementalSourceMoved(t *testing.T) {
+	objs, _, err := manifest.Read([]string{filepath.Join("..", "..", "examples", "gep-713", "example-3")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p4 *unstructured.Unstructured
+	for _, o := range objs {
+		if o.Object.GetName() == "p4" {
+			p4 = o.Object
+		}
+	}
+	// A policy on a kind that is no target kind: a problem naming its source.
+	bad := p4.DeepCopy()
+	bad.SetName("on-missing")
+	_ = unstructured.SetNestedSlice(bad.Object, []any{map[string]any{"group": "", "kind": "ConfigMap", "name": "nowhere"}}, "spec", "targetRefs")
+	in := engine.NewIncremental(engine.Options{})
+	at := func(src string, u *unstructured.Unstructured) []engine.Object {
+		return append(slices.Clone(objs), engine.Object{Object: u, Source: src})
+	}
+	in.Compute(at("a.yaml#1", bad))
+	for _, step := range []struct {
+		name string
+		objs []engine.Object
+		src  string
+	}{
+		{"same object, other document", at("a.yaml#2", bad), "a.yaml#2"},
+		{"a copy, other file", at("b.yaml#1", bad.DeepCopy()), "b.yaml#1"},
+	} {
+		got := dump(t, in.Compute(step.objs))
+		if want := dump(t, engine.Compute(step.objs, engine.Options{})); got != want {
+			t.Fatalf("%s: %s", step.name, firstDiff(got, want))
+		}
+		if !strings.Contains(got, step.src) {
+			t.Fatalf("%s: no problem names %s:\n%s", step.name, step.src, got)
+		}
+	}
+}

@@ -79,6 +79,13 @@ func (c *computation) result() *Result {
 	}
 	r.ReplacedRules = c.replacedRules(&r.Problems)
 	r.ReplacedUnder, r.ReplacedRules = c.routeReplacements(r.ReplacedRules, &r.Problems)
+	if c.sourcesMoved {
+		for i := range r.Problems {
+			if src, ok := c.sources[r.Problems[i].Object.Object()]; ok {
+				r.Problems[i].Source = src
+			}
+		}
+	}
 	sort.SliceStable(r.Problems, func(i, j int) bool { return problemLess(r.Problems[i], r.Problems[j]) })
 	return r
 }
