@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -29,6 +30,7 @@ import (
 type commonOptions struct {
 	config         *genericclioptions.ConfigFlags
 	files          []string
+	kustomize      []string // -k: folders kustomize builds
 	allNamespaces  bool
 	selector       string
 	output         string
@@ -56,6 +58,7 @@ func newCommonOptions() *commonOptions {
 func (o *commonOptions) addFlags(cmd *cobra.Command, outputs ...string) {
 	fs := cmd.Flags()
 	fs.StringArrayVarP(&o.files, "filename", "f", nil, "read manifests from a file, folder, or - (stdin) instead of the cluster (repeatable)")
+	fs.StringArrayVarP(&o.kustomize, "kustomize", "k", nil, kustomizeFlagHelp)
 	fs.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "show objects of every namespace")
 	fs.StringVarP(&o.selector, "selector", "l", "", "label selector to filter the listed objects")
 	fs.StringVar(&o.controllerName, "controller-name", engine.DefaultControllerName, "controllerName of policy ancestor status entries")
@@ -67,6 +70,34 @@ func (o *commonOptions) addFlags(cmd *cobra.Command, outputs ...string) {
 		fs.StringVarP(&o.output, "output", "o", outputs[0], fmt.Sprintf("output format: one of %v", outputs))
 	}
 	o.config.AddFlags(fs)
+}
+
+// kustomizeFlagHelp documents -k, shared by every command that reads files.
+const kustomizeFlagHelp = "read what kustomize builds from a folder with a kustomization (as kubectl -k), instead of the cluster; with -f, both are read (repeatable)"
+
+// fromFiles reports whether the input is files (-f or -k), not the cluster.
+func (o *commonOptions) fromFiles() bool { return len(o.files) > 0 || len(o.kustomize) > 0 }
+
+// readFiles reads -f and -k; err names the paths that could not be read.
+func readFiles(files, kustomize []string, stdin io.Reader) ([]engine.Object, []diag.Problem, error) {
+	var objs []engine.Object
+	var probs []diag.Problem
+	var errs []error
+	if len(files) > 0 {
+		o, p, err := manifest.Read(files, stdin)
+		objs, probs = append(objs, o...), append(probs, p...)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%w (check the -f paths)", err))
+		}
+	}
+	if len(kustomize) > 0 {
+		o, p, err := manifest.ReadKustomizations(kustomize)
+		objs, probs = append(objs, o...), append(probs, p...)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%w (check the -k folders)", err))
+		}
+	}
+	return objs, probs, errors.Join(errs...)
 }
 
 // profilesFlagHelp documents --profiles, shared by every command.
@@ -97,7 +128,7 @@ func parseFeatures(flags []string) (policy.Features, error) {
 // engineOptions are the engine options the flags give.
 func (o *commonOptions) engineOptions() engine.Options {
 	opts := engine.Options{ControllerName: o.controllerName, ConditionDomain: o.domain, DisableProfiles: !o.profiles, Features: o.featureSet}
-	if o.validate && len(o.files) > 0 {
+	if o.validate && o.fromFiles() {
 		opts.Schemas = schemaCheck(&o.schemas)
 	}
 	return opts
@@ -124,7 +155,7 @@ func (o *commonOptions) namespace() string {
 	if o.config.Namespace != nil && *o.config.Namespace != "" {
 		return *o.config.Namespace
 	}
-	if len(o.files) > 0 {
+	if o.fromFiles() {
 		return ""
 	}
 	ns, _, err := o.config.ToRawKubeConfigLoader().Namespace()
@@ -159,10 +190,10 @@ func (o *commonOptions) load(ctx context.Context, streams genericiooptions.IOStr
 	if o.featureSet, err = parseFeatures(o.features); err != nil {
 		return nil, err
 	}
-	if len(o.files) > 0 {
-		objs, probs, err := manifest.Read(o.files, streams.In)
+	if o.fromFiles() {
+		objs, probs, err := readFiles(o.files, o.kustomize, streams.In)
 		if err != nil {
-			return nil, fmt.Errorf("%w (check the -f paths)", err)
+			return nil, err
 		}
 		l.Objects, l.Problems = objs, probs
 	} else {

@@ -885,3 +885,50 @@ func TestGetPolicyKindsDirectSectionsUnranked(t *testing.T) {
 		t.Errorf("-o json lacks %s:\n%s", w, out)
 	}
 }
+
+// -k reads what kustomize builds (here the example moved to namespace
+// prod by an overlay), with -f in the same run; effective takes it too.
+func TestKustomizeFlag(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base")
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join("..", "..", "examples", "gep-713", "example-3", "manifests.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{
+		filepath.Join(base, "manifests.yaml"):            string(data),
+		filepath.Join(base, "kustomization.yaml"):        "resources: [manifests.yaml]\n",
+		filepath.Join(dir, "prod", "kustomization.yaml"): "resources: [../base]\nnamespace: prod\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, errOut, err := run(t, "get", "policies", "-k", filepath.Join(dir, "prod"), "-A")
+	if err != nil || errOut != "" {
+		t.Fatalf("get -k: %v %s", err, errOut)
+	}
+	if !strings.Contains(out, "prod        p3     Gateway/g2") {
+		t.Errorf("get -k: policies not in namespace prod:\n%s", out)
+	}
+	out, errOut, err = run(t, "effective", "-k", filepath.Join(dir, "prod"), "-f", base)
+	if err != nil {
+		t.Fatalf("effective -k -f: %v %s", err, errOut)
+	}
+	// Both inputs are read: the base's copy lands in default, beside prod's.
+	if !strings.Contains(out, `"namespace": "prod"`) || !strings.Contains(out, `"namespace": "default"`) {
+		t.Errorf("effective -k -f: not both namespaces:\n%.2000s", out)
+	}
+	if !strings.Contains(errOut, "kustomization.yaml: a kustomization") {
+		t.Errorf("effective -f base: no word on the kustomization skipped:\n%s", errOut)
+	}
+	if _, _, err := run(t, "get", "policies", "-k", filepath.Join(dir, "none")); err == nil || !strings.Contains(err.Error(), "check the -k folders") {
+		t.Errorf("get -k none: %v", err)
+	}
+}

@@ -1,6 +1,7 @@
 // Package manifest reads Kubernetes objects from files, folders and standard
 // input: multi-document YAML, JSON (one object, a stream of objects, or an
-// array of them), and List objects. It is the file
+// array of them), and List objects; and what kustomizations build, as
+// kubectl -k does. It is the file
 // adapter in front of the engine. A document that cannot be read is reported
 // with its file and position, and the rest is still read.
 package manifest
@@ -21,6 +22,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/kustomize/api/konfig"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
 	"github.com/attache-dev/attache/pkg/diag"
@@ -60,6 +64,12 @@ func Read(paths []string, stdin io.Reader) ([]engine.Object, []diag.Problem, err
 				continue
 			}
 			seen[k] = true
+			if IsKustomization(f) {
+				// kustomize's configuration, no object: reading it as one
+				// only said it has no kind.
+				probs = append(probs, diag.Problem{Source: f, Message: fmt.Sprintf("a kustomization (kustomize's configuration, not an object): skipped; to read what it builds, give its folder with -k %s", filepath.Dir(f))})
+				continue
+			}
 			data, err := os.ReadFile(f)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("cannot read %s: %w", f, unwrapPathError(err)))
@@ -68,6 +78,48 @@ func Read(paths []string, stdin io.Reader) ([]engine.Object, []diag.Problem, err
 			o, pr := Decode(bytes.NewReader(data), f)
 			objs, probs = append(objs, o...), append(probs, pr...)
 		}
+	}
+	return objs, probs, errors.Join(errs...)
+}
+
+// IsKustomization reports whether the file at path f is a kustomization
+// by its name (kustomization.yaml, kustomization.yml or Kustomization, as
+// kustomize recognizes them).
+func IsKustomization(f string) bool {
+	for _, n := range konfig.RecognizedKustomizationFileNames() {
+		if filepath.Base(f) == n {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadKustomizations runs kustomize on each folder, as kubectl -k does
+// (kustomize's default options, the API server's order), and reads the
+// objects it builds. Each object's source is "kustomize DIR#N", N its
+// place in the build. A folder kustomize cannot build (no kustomization,
+// a missing base, a bad patch) is an error naming it; the others are still
+// read.
+func ReadKustomizations(dirs []string) ([]engine.Object, []diag.Problem, error) {
+	var objs []engine.Object
+	var probs []diag.Problem
+	var errs []error
+	fsys := filesys.MakeFsOnDisk()
+	for _, d := range dirs {
+		opts := krusty.MakeDefaultOptions()
+		opts.Reorder = krusty.ReorderOptionLegacy // as kubectl -k
+		m, err := krusty.MakeKustomizer(opts).Run(fsys, d)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("cannot build kustomization %s: %w", d, err))
+			continue
+		}
+		y, err := m.AsYaml()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("cannot build kustomization %s: %w", d, err))
+			continue
+		}
+		o, pr := Decode(bytes.NewReader(y), "kustomize "+d)
+		objs, probs = append(objs, o...), append(probs, pr...)
 	}
 	return objs, probs, errors.Join(errs...)
 }

@@ -239,3 +239,45 @@ func FuzzReadStream(f *testing.F) {
 		}
 	})
 }
+
+// A kustomization in a folder given with -f is no object: it is skipped
+// with a message pointing at -k; -k builds it as kubectl -k does (here its
+// namespace transformer), and a folder kustomize cannot build is an error
+// naming it while the others are still read.
+func TestKustomizations(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel, content string) {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("base/one.yaml", strings.Replace(svc, "%s", "one", 1))
+	write("base/kustomization.yaml", "resources: [one.yaml]\n")
+	write("prod/kustomization.yml", "resources: [../base]\nnamespace: prod\nnamePrefix: p-\n")
+	objs, probs, err := Read([]string{filepath.Join(dir, "base")}, nil)
+	if err != nil || len(objs) != 1 || len(probs) != 1 {
+		t.Fatalf("-f base: objects %d, problems %v, err %v", len(objs), probs, err)
+	}
+	if m := probs[0].Message; probs[0].Source != filepath.Join(dir, "base", "kustomization.yaml") || !strings.Contains(m, "a kustomization") || !strings.Contains(m, "-k "+filepath.Join(dir, "base")) {
+		t.Errorf("-f base: problem %+v", probs[0])
+	}
+	objs, probs, err = ReadKustomizations([]string{filepath.Join(dir, "prod"), filepath.Join(dir, "none"), filepath.Join(dir, "base")})
+	if len(probs) != 0 {
+		t.Fatalf("-k: problems %v", probs)
+	}
+	if err == nil || !strings.Contains(err.Error(), "cannot build kustomization "+filepath.Join(dir, "none")) {
+		t.Errorf("-k none: err %v", err)
+	}
+	var got []string
+	for _, o := range objs {
+		got = append(got, o.Object.GetNamespace()+"/"+o.Object.GetName()+" "+o.Source)
+	}
+	want := []string{"prod/p-one kustomize " + filepath.Join(dir, "prod") + "#1", "/one kustomize " + filepath.Join(dir, "base") + "#1"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("-k objects:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
