@@ -140,6 +140,9 @@ func withProgrammedAsAccepted(conds []Condition) []Condition {
 	prog := Condition{Type: CondProgrammed, Status: "True", Reason: ReasonProgrammed}
 	at := slices.IndexFunc(conds, func(c Condition) bool { return c.Type == CondProgrammed })
 	switch {
+	case conds[acc].Status == "True" && at >= 0 && strings.HasPrefix(conds[at].Message, noGatewayTakesLead):
+		// Its implementation writes nothing for it: it is not programmed.
+		return conds
 	case conds[acc].Status == "True":
 		prog.Message = "Policy is programmed"
 		if at >= 0 && conds[at].Message != "" {

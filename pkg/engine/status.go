@@ -452,8 +452,9 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 		verdicts = append(verdicts, targetVerdict{ref: an.ref, reason: an.reason, msg: an.msg, foreign: an.foreign})
 	}
 	notAccepted = append(notAccepted, ps.noTarget...)
+	throughNone := false // no declared target reaches a Gateway
 	if mode := ps.p.Kind.Ancestor; mode.Gateways() {
-		st.Ancestors = c.gatewayAncestors(ps.p.Kind, st.Ancestors, bads, byGateway, mode)
+		st.Ancestors, throughNone = c.gatewayAncestors(ps.p.Kind, st.Ancestors, bads, byGateway, mode)
 	}
 	switch {
 	case len(accepted) > 0:
@@ -475,6 +476,14 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 			p := c.programmedFrom(ps.p.Kind, ps.reach, setsNone, func() string { return c.cachedLossSummary(&ps.lossMsg, ps.atts) }, nil)
 			p = c.withReplacedBelow(c.withUnreadyRefs(ps.p, ps.reach, c.withWaiting(ps.p.Kind, ps.reach, c.withUnready(ps.p.Kind, ps.reach, p, accepted), accepted)), accepted)
 			p = c.withRequiredObjects(ps.p.Kind, c.withNoGateway(ps.p.Kind, ps.reach, p, accepted))
+			summary = &p
+		}
+		if throughNone && summary.Type == CondProgrammed && summary.Status == "True" {
+			refs := make([]topology.Ref, len(st.Ancestors))
+			for i, an := range st.Ancestors {
+				refs[i] = an.Ref // the declared targets, none reaching a Gateway
+			}
+			p := c.throughNoGateway(ps.p.Kind, refs)
 			summary = &p
 		}
 		st.Conditions = []Condition{{Type: CondAccepted, Status: "True", Reason: ReasonAccepted, Message: msg}, *summary}
@@ -540,16 +549,20 @@ func (c *computation) policyStatus(ps *pstate) *PolicyStatus {
 // gatewaysAbove. A Gateway reached through several targets takes the entry of the
 // first accepted one (else of the first). A target no Gateway reaches (not
 // found, or behind no route) keeps its own entry, so that its condition
-// still says why it has no effect. mode says how Gateways are named:
+// still says why it has no effect; accepted there, it is Programmed=False
+// (throughNoGateway), as no implementation programs it. A Gateway (or
+// ListenerSet) that is not among the objects is none through which the
+// policy takes effect, unless it could not be read (Options.Unread).
+// throughNone reports that no target reaches a Gateway. mode says how Gateways are named:
 // gateway-object drops every sectionName (listener-parents too, and names
 // a Gateway target's ListenerSets: listenerSetAncestors), gateway-parentrefs that of a
 // listener target.
-func (c *computation) gatewayAncestors(k *policy.Kind, in []Ancestor, bads []map[topology.Ref]string, byGateway []func(topology.Ref) []Condition, mode policy.AncestorMode) []Ancestor {
+func (c *computation) gatewayAncestors(k *policy.Kind, in []Ancestor, bads []map[topology.Ref]string, byGateway []func(topology.Ref) []Condition, mode policy.AncestorMode) (out []Ancestor, throughNone bool) {
 	objects := mode.Objects()
-	var out []Ancestor
 	index := map[topology.Ref]int{}
+	throughNone = len(in) > 0
 	for i, an := range in {
-		gws := c.servedGatewaysAbove(k, an.Ref)
+		gws := c.existingGateways(c.servedGatewaysAbove(k, an.Ref))
 		if len(k.AncestorServiceGatewaysBy) > 0 {
 			gws = c.serviceGateways(k, an.Ref, gws)
 		}
@@ -577,9 +590,14 @@ func (c *computation) gatewayAncestors(k *policy.Kind, in []Ancestor, bads []map
 			gws = objs
 		}
 		if len(gws) == 0 {
+			if len(an.Conditions) > 1 && an.Conditions[0].Status == "True" && an.Conditions[1].Type == CondProgrammed && an.Conditions[1].Status == "True" {
+				an.Conditions = slices.Clone(an.Conditions)
+				an.Conditions[1] = c.throughNoGateway(k, []topology.Ref{an.Ref})
+			}
 			out = append(out, an)
 			continue
 		}
+		throughNone = false
 		for _, gw := range gws {
 			e := Ancestor{Ref: gw, Conditions: an.Conditions}
 			if i < len(byGateway) && byGateway[i] != nil {
@@ -612,7 +630,88 @@ func (c *computation) gatewayAncestors(k *policy.Kind, in []Ancestor, bads []map
 			}
 		}
 	}
+	return out, throughNone
+}
+
+// existingGateways is gws without the Gateways and ListenerSets that are
+// not among the objects (a parentRef naming one that does not exist),
+// keeping those that could not be read (Options.Unread). It returns gws
+// itself when it drops none.
+func (c *computation) existingGateways(gws []topology.Ref) []topology.Ref {
+	exists := func(gw topology.Ref) bool {
+		if _, ok := c.graph.Lookup(gw.Object()); ok {
+			return true
+		}
+		return c.opts.Unread != nil && c.opts.Unread(gw.Object())
+	}
+	if !slices.ContainsFunc(gws, func(gw topology.Ref) bool { return !exists(gw) }) {
+		return gws
+	}
+	out := make([]topology.Ref, 0, len(gws))
+	for _, gw := range gws {
+		if exists(gw) {
+			out = append(out, gw)
+		}
+	}
 	return out
+}
+
+// noGatewayTakesLead starts the message of throughNoGateway's condition.
+const noGatewayTakesLead = "Policy is not programmed: no Gateway takes it"
+
+// throughNoGateway is the Programmed condition of an accepted policy of
+// kind k (ancestors named after Gateways) on targets no Gateway reaches:
+// no implementation programs it (Envoy Gateway and NGINX Gateway Fabric
+// write no status for it), so it is not programmed, and says why.
+func (c *computation) throughNoGateway(k *policy.Kind, targets []topology.Ref) Condition {
+	var whys []string
+	for _, t := range targets {
+		if w := c.whyNoGateway(k, t); w != "" && !slices.Contains(whys, w) {
+			whys = append(whys, w)
+		}
+	}
+	msg := noGatewayTakesLead
+	if len(whys) > 0 {
+		msg += " (" + strings.Join(whys, "; ") + ")"
+	}
+	return Condition{Type: CondProgrammed, Status: "False", Reason: ReasonUnknown, Message: msg}
+}
+
+// whyNoGateway says why target ref reaches no Gateway of kind k's
+// implementation: a route names none, or only Gateways not among the
+// objects or of other implementations; no route sends to a backend.
+func (c *computation) whyNoGateway(k *policy.Kind, ref topology.Ref) string {
+	if _, ok := c.graph.Lookup(ref); !ok {
+		return ""
+	}
+	gk := ref.GroupKind()
+	if slices.Contains(topology.RouteKinds, gk) {
+		route := ref.Object()
+		parents := c.routeGateways(route)
+		if len(parents) == 0 {
+			return route.Short() + " names no parent Gateway"
+		}
+		var missing []string
+		for _, p := range parents {
+			if _, ok := c.graph.Lookup(p.Object()); !ok {
+				missing = append(missing, p.Short())
+			}
+		}
+		if len(missing) == len(parents) {
+			return fmt.Sprintf("%s names %s, not among the objects", route.Short(), namedAtMost(missing))
+		}
+		return fmt.Sprintf("the Gateways %s names are not of the implementation of %s", route.Short(), k.GroupKind)
+	}
+	if topology.HoldsListeners(gk) {
+		return ""
+	}
+	if len(c.gatewaysAbove(ref)) == 0 {
+		if ref.IsSection() {
+			return fmt.Sprintf("no route attached to a Gateway sends to %s port %s", ref.Object().Short(), ref.SectionName)
+		}
+		return fmt.Sprintf("no route attached to a Gateway sends to %s", ref.Short())
+	}
+	return fmt.Sprintf("the Gateways above %s are not of the implementation of %s", ref.Short(), k.GroupKind)
 }
 
 // serviceGateways names, of the Gateways gws above Service target ref
