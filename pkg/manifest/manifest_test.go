@@ -39,15 +39,7 @@ func TestDecodeKeepsGoingPastBadDocuments(t *testing.T) {
 
 func TestReadFoldersFilesAndStdin(t *testing.T) {
 	dir := t.TempDir()
-	write := func(rel, content string) {
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(rel, content string) { writeFile(t, dir, rel, content) }
 	write("b/two.yml", strings.Replace(svc, "%s", "two", 1))
 	write("a/one.yaml", strings.Replace(svc, "%s", "one", 1))
 	write("a/notes.txt", "not read")
@@ -246,15 +238,7 @@ func FuzzReadStream(f *testing.F) {
 // naming it while the others are still read.
 func TestKustomizations(t *testing.T) {
 	dir := t.TempDir()
-	write := func(rel, content string) {
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(rel, content string) { writeFile(t, dir, rel, content) }
 	write("base/one.yaml", strings.Replace(svc, "%s", "one", 1))
 	write("base/kustomization.yaml", "resources: [one.yaml]\n")
 	write("prod/kustomization.yml", "resources: [../base]\nnamespace: prod\nnamePrefix: p-\n")
@@ -279,5 +263,17 @@ func TestKustomizations(t *testing.T) {
 	want := []string{"prod/p-one kustomize " + filepath.Join(dir, "prod") + "#1", "/one kustomize " + filepath.Join(dir, "base") + "#1"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("-k objects:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// writeFile writes content to dir/rel, making its folders.
+func writeFile(t *testing.T, dir, rel, content string) {
+	t.Helper()
+	p := filepath.Join(dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
